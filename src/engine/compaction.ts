@@ -1,0 +1,109 @@
+// Compaction is a view, never an edit: messages before a boundary are shown to the model
+// as one `<compacted-history>` block while the canonical history stays whole. The engine
+// owns when it runs (a checkpoint before every model call, and forced on a context
+// overflow); a Compactor owns how. Every forced pass must move the boundary forward or
+// return null, so a model that keeps overflowing still ends in the error path.
+import type { Message } from './messages.js';
+import type { ModelCapabilities, TokenUsage } from './provider.js';
+
+/** Serialisable: the session store keeps it next to the transcript. */
+export interface CompactionState {
+  /** Index into the canonical history of the first message shown verbatim. */
+  boundary: number;
+  /** What the model reads instead of messages[0..boundary) (system messages excepted). */
+  summary: string;
+}
+
+export interface CompactionContext {
+  messages: readonly Message[];
+  state: CompactionState | null;
+  capabilities: ModelCapabilities;
+  model: string;
+  /** Input + cache tokens of the last model call, when the provider reported them. */
+  lastUsage: TokenUsage | undefined;
+  signal: AbortSignal;
+}
+
+export interface CompactionResult {
+  state: CompactionState;
+  /** The notice text the user sees ("compacted 40 earlier messages"). */
+  notice: string;
+}
+
+export interface Compactor {
+  isDue(context: CompactionContext): boolean;
+  /** Null when nothing can move forward (the progress guard). */
+  compact(context: CompactionContext, options: { force: boolean }): Promise<CompactionResult | null>;
+}
+
+/** Render the outbound view of a compacted history. Shared by every compactor. */
+export function applyCompactionView(messages: readonly Message[], state: CompactionState | null): readonly Message[] {
+  if (!state || state.boundary <= 0) return messages;
+  const leadingSystem = messages.filter((m, i) => i < state.boundary && m.role === 'system');
+  const block: Message = {
+    role: 'user',
+    content: `<compacted-history>\n${state.summary}\n</compacted-history>`,
+  };
+  return [...leadingSystem, block, ...messages.slice(state.boundary)];
+}
+
+/** A boundary may only sit on a user message (else an assistant one): never on a tool result. */
+export function isLegalHead(message: Message | undefined): boolean {
+  return message?.role === 'user' || message?.role === 'assistant';
+}
+
+/** Rough token count: four characters a token, the usual estimate without a tokenizer. */
+export function estimateTokens(messages: readonly Message[]): number {
+  let chars = 0;
+  for (const message of messages) chars += JSON.stringify(message).length;
+  return Math.ceil(chars / 4);
+}
+
+/** Never compacts on its own, and cannot make room when forced: overflows surface as errors. */
+export const noCompaction: Compactor = {
+  isDue: () => false,
+  compact: async () => null,
+};
+
+/**
+ * The trivial compactor: when the history outgrows a token budget (or a provider says the
+ * context overflowed), drop the oldest turns from the view, keeping the newest user turn
+ * onwards, and say how many were left out. The summarising compactor replaces it with the
+ * providers work; this one keeps the engine's compaction path honest and tested.
+ */
+export class TrimmingCompactor implements Compactor {
+  constructor(private readonly options: { maxTokens: number }) {}
+
+  isDue(context: CompactionContext): boolean {
+    const signal = context.lastUsage
+      ? context.lastUsage.input + (context.lastUsage.cacheRead ?? 0) + (context.lastUsage.cacheWrite ?? 0)
+      : estimateTokens(applyCompactionView(context.messages, context.state));
+    return signal > this.options.maxTokens;
+  }
+
+  async compact(context: CompactionContext): Promise<CompactionResult | null> {
+    const { messages, state } = context;
+    const previous = state?.boundary ?? 0;
+    // The newest legal head past the old boundary that still leaves a tail to show.
+    let boundary = -1;
+    for (let i = messages.length - 1; i > previous; i--) {
+      if (messages[i]?.role === 'user') {
+        boundary = i;
+        break;
+      }
+    }
+    if (boundary <= previous) {
+      for (let i = previous + 1; i < messages.length - 1; i++) {
+        if (isLegalHead(messages[i])) {
+          boundary = i;
+          break;
+        }
+      }
+    }
+    if (boundary <= previous) return null;
+    const dropped = messages.slice(0, boundary).filter((m) => m.role !== 'system' && m.role !== 'notice').length;
+    // `dropped` counts from the start of history, so it replaces any earlier summary.
+    const summary = `[${dropped} earlier messages were trimmed from this view]`;
+    return { state: { boundary, summary }, notice: `Compacted: ${dropped} earlier messages left out of the model's view.` };
+  }
+}

@@ -1,0 +1,141 @@
+// Prompts that wait for a human: approvals, questions, plans, directory requests.
+//
+// An item is keyed by (session, tool_call_id), so asking again after a restart finds the
+// same item instead of minting a second one, and an answer given before the restart is
+// used without asking again (durable resume). Resolving happens exactly once: the first
+// answer wins. A resolution must be one of the choices the item offered, so free text can
+// never mint a grant or approve a call. This in-memory inbox backs the engine's tests;
+// the persistent one implements the same `InboxLookup` seam.
+import { randomUUID } from 'node:crypto';
+import type { ApprovalOutcome } from './permissions.js';
+
+export type InboxKind = 'approval' | 'question' | 'plan' | 'directory';
+
+export type InboxResolution =
+  | { kind: 'approval'; outcome: ApprovalOutcome }
+  | { kind: 'question'; answer: string }
+  | { kind: 'plan'; approved: boolean; feedback?: string }
+  | { kind: 'directory'; granted: boolean; path?: string }
+  /** The turn was stopped while the prompt waited: a later click is a no-op. */
+  | { kind: 'interrupted' };
+
+export interface InboxItem {
+  id: string;
+  sessionId: string;
+  toolCallId: string;
+  kind: InboxKind;
+  /** The closed vocabulary this prompt accepts (approval outcomes, question options). */
+  choices: string[];
+  state: 'pending' | 'resolved';
+  resolution?: InboxResolution;
+  resolvedBy?: string;
+  createdAt: number;
+  resolvedAt?: number;
+}
+
+/** What the engine needs: has this prompt already been answered? */
+export interface InboxLookup {
+  lookup(sessionId: string, toolCallId: string): Promise<InboxResolution | undefined> | InboxResolution | undefined;
+}
+
+export type ResolveResult =
+  | { ok: true; item: InboxItem }
+  | { ok: false; reason: 'unknown_item' | 'already_resolved' | 'not_a_choice'; item?: InboxItem };
+
+export class InMemoryInbox implements InboxLookup {
+  private readonly items = new Map<string, InboxItem>();
+  private readonly byCall = new Map<string, string>();
+  private readonly waiters = new Map<string, Set<(resolution: InboxResolution) => void>>();
+
+  /** Open (or find) the prompt for a tool call. Idempotent on (session, tool_call_id). */
+  open(input: { sessionId: string; toolCallId: string; kind: InboxKind; choices?: string[] }): InboxItem {
+    const key = callKey(input.sessionId, input.toolCallId);
+    const existing = this.byCall.get(key);
+    if (existing) return this.items.get(existing)!;
+    const item: InboxItem = {
+      id: randomUUID(),
+      sessionId: input.sessionId,
+      toolCallId: input.toolCallId,
+      kind: input.kind,
+      choices: input.choices ?? [],
+      state: 'pending',
+      createdAt: Date.now(),
+    };
+    this.items.set(item.id, item);
+    this.byCall.set(key, item.id);
+    return item;
+  }
+
+  get(itemId: string): InboxItem | undefined {
+    return this.items.get(itemId);
+  }
+
+  findByCall(sessionId: string, toolCallId: string): InboxItem | undefined {
+    const id = this.byCall.get(callKey(sessionId, toolCallId));
+    return id === undefined ? undefined : this.items.get(id);
+  }
+
+  pending(sessionId: string): InboxItem[] {
+    return [...this.items.values()].filter((item) => item.sessionId === sessionId && item.state === 'pending');
+  }
+
+  lookup(sessionId: string, toolCallId: string): InboxResolution | undefined {
+    return this.findByCall(sessionId, toolCallId)?.resolution;
+  }
+
+  /** First answer wins; an answer outside the offered choices is refused. */
+  resolve(itemId: string, resolution: InboxResolution, resolvedBy?: string): ResolveResult {
+    const item = this.items.get(itemId);
+    if (!item) return { ok: false, reason: 'unknown_item' };
+    if (item.state === 'resolved') return { ok: false, reason: 'already_resolved', item };
+    if (!isOfferedChoice(item, resolution)) return { ok: false, reason: 'not_a_choice', item };
+    item.state = 'resolved';
+    item.resolution = resolution;
+    item.resolvedBy = resolvedBy;
+    item.resolvedAt = Date.now();
+    const waiters = this.waiters.get(itemId);
+    this.waiters.delete(itemId);
+    for (const wake of waiters ?? []) wake(resolution);
+    return { ok: true, item };
+  }
+
+  /** Wait for an item's answer; resolves `undefined` if the signal fires first. */
+  wait(itemId: string, signal: AbortSignal): Promise<InboxResolution | undefined> {
+    const item = this.items.get(itemId);
+    if (item?.resolution) return Promise.resolve(item.resolution);
+    if (signal.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const waiters = this.waiters.get(itemId) ?? new Set();
+      this.waiters.set(itemId, waiters);
+      const onAbort = (): void => {
+        waiters.delete(wake);
+        resolve(undefined);
+      };
+      const wake = (resolution: InboxResolution): void => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(resolution);
+      };
+      waiters.add(wake);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}
+
+function callKey(sessionId: string, toolCallId: string): string {
+  return `${sessionId}\u0000${toolCallId}`;
+}
+
+function isOfferedChoice(item: InboxItem, resolution: InboxResolution): boolean {
+  if (resolution.kind === 'interrupted') return true;
+  if (resolution.kind !== item.kind) return false;
+  switch (resolution.kind) {
+    case 'approval':
+      return item.choices.includes(resolution.outcome);
+    case 'question':
+      // Free text may answer a question; options, when offered, are suggestions.
+      return true;
+    case 'plan':
+    case 'directory':
+      return true;
+  }
+}

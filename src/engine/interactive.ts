@@ -1,0 +1,95 @@
+// The three tools the engine answers itself: `ask_user`, `propose_plan`,
+// `request_directory`. Each one asks a human, and the human's answer is itself the consent,
+// so they skip the permission path. Connectors answer them through injected async callbacks;
+// without a callback the model gets a clear "not available here" error.
+import { z } from 'zod';
+import type { InteractionKind } from './events.js';
+import type { InboxResolution } from './inbox.js';
+import { toolSchemaOf } from './tools.js';
+import type { ToolSchema } from './provider.js';
+
+interface InteractiveRequestBase {
+  toolCallId: string;
+  sessionId: string;
+  /** Aborted when the turn is stopped: close the prompt, a later answer is a no-op. */
+  signal: AbortSignal;
+}
+
+export const AskUserArgs = z.object({
+  question: z.string().min(1).describe('The question, in one or two sentences.'),
+  options: z.array(z.string().min(1)).max(10).optional().describe('Suggested answers the user can pick with a click.'),
+});
+export const ProposePlanArgs = z.object({
+  plan: z.string().min(1).describe('The plan, as a short numbered list in markdown.'),
+});
+export const RequestDirectoryArgs = z.object({
+  path: z.string().min(1).describe('The directory you need access to.'),
+  reason: z.string().min(1).describe('Why you need it.'),
+  writable: z.boolean().optional().describe('Whether you need to write there.'),
+});
+
+export interface AskUserAnswer {
+  answer: string;
+}
+export interface PlanDecision {
+  approved: boolean;
+  feedback?: string;
+}
+export interface DirectoryDecision {
+  granted: boolean;
+  path?: string;
+}
+
+export interface InteractiveCallbacks {
+  askUser?: (request: z.output<typeof AskUserArgs> & InteractiveRequestBase) => Promise<AskUserAnswer>;
+  proposePlan?: (request: z.output<typeof ProposePlanArgs> & InteractiveRequestBase) => Promise<PlanDecision>;
+  requestDirectory?: (request: z.output<typeof RequestDirectoryArgs> & InteractiveRequestBase) => Promise<DirectoryDecision>;
+}
+
+interface InteractiveSpec {
+  kind: InteractionKind;
+  description: string;
+  schema: z.ZodObject;
+  available(callbacks: InteractiveCallbacks): boolean;
+  ask(callbacks: InteractiveCallbacks, args: Record<string, unknown>, base: InteractiveRequestBase): Promise<unknown>;
+  /** An answer stored in the inbox, as the tool result the model reads. */
+  fromResolution(resolution: InboxResolution): unknown;
+}
+
+export const INTERACTIVE_TOOLS: Record<string, InteractiveSpec> = {
+  ask_user: {
+    kind: 'question',
+    description: 'Ask the user a question and wait for the answer. Use it when you cannot proceed without their input.',
+    schema: AskUserArgs,
+    available: (c) => c.askUser !== undefined,
+    ask: (c, args, base) => c.askUser!({ ...(args as z.output<typeof AskUserArgs>), ...base }),
+    fromResolution: (r) => (r.kind === 'question' ? { answer: r.answer } : undefined),
+  },
+  propose_plan: {
+    kind: 'plan',
+    description: 'Propose a plan to the user and wait for approval before doing the work.',
+    schema: ProposePlanArgs,
+    available: (c) => c.proposePlan !== undefined,
+    ask: (c, args, base) => c.proposePlan!({ ...(args as z.output<typeof ProposePlanArgs>), ...base }),
+    fromResolution: (r) => (r.kind === 'plan' ? { approved: r.approved, feedback: r.feedback } : undefined),
+  },
+  request_directory: {
+    kind: 'directory',
+    description: 'Ask the user for access to a directory outside your workspace.',
+    schema: RequestDirectoryArgs,
+    available: (c) => c.requestDirectory !== undefined,
+    ask: (c, args, base) => c.requestDirectory!({ ...(args as z.output<typeof RequestDirectoryArgs>), ...base }),
+    fromResolution: (r) => (r.kind === 'directory' ? { granted: r.granted, path: r.path } : undefined),
+  },
+};
+
+export function isInteractiveTool(name: string): boolean {
+  return Object.hasOwn(INTERACTIVE_TOOLS, name);
+}
+
+/** Only the interactive tools this surface can answer are offered to the model. */
+export function interactiveToolSchemas(callbacks: InteractiveCallbacks): ToolSchema[] {
+  return Object.entries(INTERACTIVE_TOOLS)
+    .filter(([, spec]) => spec.available(callbacks))
+    .map(([name, spec]) => toolSchemaOf({ name, description: spec.description, schema: spec.schema }));
+}

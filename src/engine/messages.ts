@@ -1,0 +1,146 @@
+// The canonical message model: what the engine keeps, persists and reloads.
+//
+// History is OpenAI chat shape plus one role of our own (`notice`, display-only markers)
+// and sidecar fields that ride on messages but never reach a provider (see outbound.ts,
+// the one place that removes them). Provider-private extras are assistant keys that start
+// with `_` (e.g. `_anthropic`): they persist, the owning provider replays them, every
+// other provider strips them.
+import { z } from 'zod';
+
+export const NOTICE_KINDS = ['error', 'interrupted', 'model_switch', 'compacted', 'max_iterations'] as const;
+export type NoticeKind = (typeof NOTICE_KINDS)[number];
+
+/** Where a user message came from: the connector fills this; the model never sees it. */
+export const MessageSourceSchema = z.looseObject({
+  platform: z.string(),
+  workspace: z.string().optional(),
+  channel: z.string().optional(),
+  thread: z.string().optional(),
+  userId: z.string().optional(),
+  userName: z.string().optional(),
+  messageId: z.string().optional(),
+  permalink: z.string().optional(),
+});
+export type MessageSource = z.infer<typeof MessageSourceSchema>;
+
+/** Token counts of one model call, tagged with the model that produced them. */
+export const UsageSchema = z.object({
+  model: z.string(),
+  input: z.number(),
+  output: z.number(),
+  cacheRead: z.number().optional(),
+  cacheWrite: z.number().optional(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+
+export const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
+export const ImagePartSchema = z.object({
+  type: z.literal('image_url'),
+  image_url: z.object({ url: z.string(), detail: z.string().optional() }),
+});
+export const FilePartSchema = z.object({
+  type: z.literal('file'),
+  file: z.object({ filename: z.string().optional(), file_data: z.string().optional() }),
+});
+export const ContentPartSchema = z.discriminatedUnion('type', [TextPartSchema, ImagePartSchema, FilePartSchema]);
+export type TextPart = z.infer<typeof TextPartSchema>;
+export type ImagePart = z.infer<typeof ImagePartSchema>;
+export type FilePart = z.infer<typeof FilePartSchema>;
+export type ContentPart = z.infer<typeof ContentPartSchema>;
+
+export const UserContentSchema = z.union([z.string(), z.array(ContentPartSchema)]);
+export type UserContent = z.infer<typeof UserContentSchema>;
+
+export const ToolCallSchema = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+export type ToolCall = z.infer<typeof ToolCallSchema>;
+
+const sidecars = {
+  ts: z.number().optional(),
+};
+
+export const SystemMessageSchema = z.object({ role: z.literal('system'), content: z.string(), ...sidecars });
+export const UserMessageSchema = z.object({
+  role: z.literal('user'),
+  content: UserContentSchema,
+  ...sidecars,
+  source: MessageSourceSchema.optional(),
+  _display: z.unknown().optional(),
+});
+// Loose: provider-private `_extras` ride along and must survive a reload untouched.
+export const AssistantMessageSchema = z.looseObject({
+  role: z.literal('assistant'),
+  content: z.string().nullable(),
+  tool_calls: z.array(ToolCallSchema).optional(),
+  ...sidecars,
+  reasoning: z.string().optional(),
+  usage: UsageSchema.optional(),
+});
+export const ToolMessageSchema = z.object({
+  role: z.literal('tool'),
+  tool_call_id: z.string(),
+  content: z.string(),
+  ...sidecars,
+  _display: z.unknown().optional(),
+});
+export const NoticeMessageSchema = z.object({
+  role: z.literal('notice'),
+  kind: z.enum(NOTICE_KINDS),
+  text: z.string().optional(),
+  ...sidecars,
+});
+
+export type SystemMessage = z.infer<typeof SystemMessageSchema>;
+export type UserMessage = z.infer<typeof UserMessageSchema>;
+export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
+export type ToolMessage = z.infer<typeof ToolMessageSchema>;
+export type NoticeMessage = z.infer<typeof NoticeMessageSchema>;
+
+export const MessageSchema = z.discriminatedUnion('role', [
+  SystemMessageSchema,
+  UserMessageSchema,
+  AssistantMessageSchema,
+  ToolMessageSchema,
+  NoticeMessageSchema,
+]);
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage | NoticeMessage;
+
+/** Parse a stored or foreign record into a canonical message; throws a zod error naming the bad field. */
+export function parseMessage(raw: unknown): Message {
+  return MessageSchema.parse(raw) as Message;
+}
+
+/** Display-only fields: persisted with the transcript, never sent to a provider. */
+export const SIDECAR_KEYS = ['ts', 'source', '_display', 'reasoning', 'usage'] as const;
+
+/** Provider-private extras on an assistant message: `_`-keys that are not display sidecars. */
+export function providerExtras(message: AssistantMessage): Record<string, unknown> {
+  const extras: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(message)) {
+    if (key.startsWith('_') && key !== '_display') extras[key] = value;
+  }
+  return extras;
+}
+
+export function textOf(content: UserContent | null | undefined): string {
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  return content
+    .filter((part): part is TextPart => part.type === 'text')
+    .map((part) => part.text)
+    .join('\n');
+}
+
+export function hasImages(messages: readonly Message[]): boolean {
+  return messages.some(
+    (m) => m.role === 'user' && Array.isArray(m.content) && m.content.some((p) => p.type === 'image_url'),
+  );
+}
+
+/** Tool-error content as the model reads it: a JSON object naming what happened and why. */
+export function toolErrorContent(reason: string, detail?: Record<string, unknown>): string {
+  return JSON.stringify({ error: 'tool call not executed', reason, ...detail });
+}

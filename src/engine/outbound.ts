@@ -1,0 +1,103 @@
+// The one provider feed. Everything a provider receives passes through `buildOutbound`,
+// in this order: the compaction view, then notices dropped and sidecars stripped, then
+// PDFs and images adapted to the active model, then the per-call `<system-context>` block
+// on the last user message. It never mutates the canonical history: downgrades are
+// decided per call, so a model switch mid-session re-decides with the originals intact.
+import { applyCompactionView, type CompactionState } from './compaction.js';
+import type { ContentPart, FilePart, Message, ToolCall, UserContent } from './messages.js';
+import type { ModelCapabilities } from './provider.js';
+
+export type OutboundMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: UserContent }
+  | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; [extra: `_${string}`]: unknown }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+/** Turns a PDF part into something a model without native PDF support can read. */
+export type PdfAdapter = (part: FilePart) => ContentPart[];
+
+export const IMAGE_PLACEHOLDER = '[image attachment — not viewable by this model]';
+
+export const placeholderPdfAdapter: PdfAdapter = (part) => [
+  { type: 'text', text: `[PDF attachment${part.file.filename ? ` "${part.file.filename}"` : ''} — not readable by this model]` },
+];
+
+export interface OutboundOptions {
+  compactionState: CompactionState | null;
+  capabilities: ModelCapabilities;
+  /** Dynamic per-call context (mode reminders, live lists). Empty: nothing is added. */
+  systemContext?: string;
+  pdfAdapter?: PdfAdapter;
+}
+
+// Canonical messages are never edited once appended, so the stripped copy of each one can
+// be made once and reused on every later call: without this, every model call would copy
+// the whole (growing) history, since every message carries at least a `ts` sidecar.
+const strippedCache = new WeakMap<Message, OutboundMessage>();
+
+export function buildOutbound(messages: readonly Message[], options: OutboundOptions): OutboundMessage[] {
+  const view = applyCompactionView(messages, options.compactionState);
+  const out: OutboundMessage[] = [];
+  let lastUserIndex = -1;
+  for (const message of view) {
+    if (message.role === 'notice') continue;
+    let stripped = strippedCache.get(message);
+    if (!stripped) {
+      stripped = stripSidecars(message);
+      strippedCache.set(message, stripped);
+    }
+    if (stripped.role === 'user') {
+      const adapted = adaptContent(stripped.content, options);
+      if (adapted !== stripped.content) stripped = { role: 'user', content: adapted };
+      lastUserIndex = out.length;
+    }
+    out.push(stripped);
+  }
+  const context = options.systemContext?.trim();
+  const lastUser = out[lastUserIndex];
+  if (context && lastUser?.role === 'user') {
+    out[lastUserIndex] = { role: 'user', content: withSystemContext(lastUser.content, context) };
+  }
+  return out;
+}
+
+function stripSidecars(message: Exclude<Message, { role: 'notice' }>): OutboundMessage {
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content };
+    case 'user':
+      return { role: 'user', content: message.content };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.tool_call_id, content: message.content };
+    case 'assistant': {
+      // Keep the provider-private `_extras`: the owning provider replays them and every
+      // other provider strips them. `_display` is a sidecar, not an extra.
+      const { ts: _ts, reasoning: _r, usage: _u, _display: _d, role: _role, content, tool_calls, ...extras } = message;
+      const out: OutboundMessage = { role: 'assistant', content };
+      if (tool_calls && tool_calls.length > 0) out.tool_calls = tool_calls;
+      for (const [key, value] of Object.entries(extras)) {
+        if (key.startsWith('_')) out[key as `_${string}`] = value;
+      }
+      return out;
+    }
+  }
+}
+
+function adaptContent(content: UserContent, options: OutboundOptions): UserContent {
+  if (typeof content === 'string') return content;
+  const { vision, pdf } = options.capabilities;
+  const needsWork = content.some((p) => (p.type === 'image_url' && !vision) || (p.type === 'file' && !pdf));
+  if (!needsWork) return content;
+  const pdfAdapter = options.pdfAdapter ?? placeholderPdfAdapter;
+  return content.flatMap((part): ContentPart[] => {
+    if (part.type === 'image_url' && !vision) return [{ type: 'text', text: IMAGE_PLACEHOLDER }];
+    if (part.type === 'file' && !pdf) return pdfAdapter(part);
+    return [part];
+  });
+}
+
+function withSystemContext(content: UserContent, context: string): UserContent {
+  const block = `<system-context>\n${context}\n</system-context>`;
+  if (typeof content === 'string') return `${content}\n\n${block}`;
+  return [...content, { type: 'text', text: block }];
+}

@@ -1,0 +1,391 @@
+// One assistant turn's tool calls, in two passes.
+//
+// Pass one authorizes every call, sequentially and in call order: approvals are
+// interactive, so the user sees the whole batch of asks before anything runs. Pass two
+// executes what was cleared: runs of adjacent low-risk calls that need no approval go
+// concurrently, everything else one at a time in call order. (Adjacent, not all: a read
+// the model asked for after a write must see that write.)
+//
+// Invariant: every call gets exactly one tool result, on every path. A call that will not
+// run because the user stopped the turn gets "interrupted by user". A tool that ignores
+// the stop is not waited for: its result says it may still finish, its late outcome is
+// only logged.
+import { z } from 'zod';
+import { ABORTED, linkedAbortController, raceAbort, sleep } from './abort.js';
+import type { EngineEvent, ToolStatus } from './events.js';
+import type { InboxLookup, InboxResolution } from './inbox.js';
+import { INTERACTIVE_TOOLS, isInteractiveTool, type InteractiveCallbacks } from './interactive.js';
+import type { EngineLogger } from './logger.js';
+import type { ToolCall, ToolMessage } from './messages.js';
+import { toolErrorContent } from './messages.js';
+import {
+  APPROVAL_OUTCOMES,
+  type ApprovalOutcome,
+  type Approver,
+  type PermissionPolicy,
+  type SessionGrants,
+} from './permissions.js';
+import type { FinishReason } from './provider.js';
+import { diagnoseMangledArguments, type ParsedArguments } from './tool-arguments.js';
+import { isParallelSafe, recordResult, type RecordedResult, type ToolDefinition, type ToolResult } from './tools.js';
+
+export const INTERRUPTED_BY_USER = 'interrupted by user';
+
+export interface ToolPassContext {
+  sessionId: string;
+  /** The turn's stop signal. */
+  signal: AbortSignal;
+  tools: { get(name: string): ToolDefinition | undefined; names(): string[] };
+  policy: PermissionPolicy;
+  approver: Approver;
+  grants: SessionGrants;
+  interactive: InteractiveCallbacks;
+  inbox: InboxLookup | undefined;
+  logger: EngineLogger;
+  /** How long a stopped tool may take to wind down before the turn stops waiting. */
+  toolStopGraceMs: number;
+  append(message: ToolMessage): Promise<void>;
+  grantsChanged(): void | Promise<void>;
+}
+
+export interface PendingToolCall {
+  call: ToolCall;
+  args: ParsedArguments;
+}
+
+interface ClearedCall {
+  call: ToolCall;
+  tool: ToolDefinition;
+  args: unknown;
+}
+
+type Invocation =
+  | { status: 'ok'; result: RecordedResult }
+  | { status: 'error'; result: RecordedResult }
+  | { status: 'interrupted'; result: RecordedResult };
+
+export async function* runToolCalls(
+  ctx: ToolPassContext,
+  calls: PendingToolCall[],
+  finishReason: FinishReason | undefined,
+): AsyncGenerator<EngineEvent, void, undefined> {
+  const answered = new Set<string>();
+  const record = async (call: ToolCall, status: ToolStatus, result: RecordedResult, durationMs?: number) => {
+    answered.add(call.id);
+    const message: ToolMessage = { role: 'tool', tool_call_id: call.id, content: result.content, ts: Date.now() };
+    if (result.display !== undefined) message._display = result.display;
+    await ctx.append(message);
+    return finishedEvent(call, status, result, durationMs);
+  };
+
+  const cleared: ClearedCall[] = [];
+  for (const pending of calls) {
+    if (ctx.signal.aborted) break;
+    const { call } = pending;
+    yield {
+      type: 'tool_proposed',
+      toolCallId: call.id,
+      name: call.function.name,
+      arguments: pending.args.ok ? pending.args.value : pending.args.raw,
+    };
+    const verdict = yield* authorize(ctx, pending, finishReason, record);
+    if (verdict) cleared.push(verdict);
+  }
+
+  for (const segment of segmentsOf(cleared)) {
+    if (ctx.signal.aborted) break;
+    if (segment.length > 1) {
+      yield* executeConcurrently(ctx, segment, record);
+      continue;
+    }
+    const only = segment[0]!;
+    yield { type: 'tool_started', toolCallId: only.call.id, name: only.tool.name };
+    const started = performance.now();
+    const outcome = await invoke(ctx, only);
+    yield await record(only.call, outcome.status, outcome.result, performance.now() - started);
+  }
+
+  // Whatever did not get an answer above (the user stopped the turn) is answered now.
+  for (const { call } of calls) {
+    if (answered.has(call.id)) continue;
+    yield await record(call, 'interrupted', { content: toolErrorContent(INTERRUPTED_BY_USER) });
+  }
+}
+
+type Recorder = (call: ToolCall, status: ToolStatus, result: RecordedResult, durationMs?: number) => Promise<EngineEvent>;
+
+/** Decide one call. Returns it cleared to run, or records its answer and returns null. */
+async function* authorize(
+  ctx: ToolPassContext,
+  pending: PendingToolCall,
+  finishReason: FinishReason | undefined,
+  record: Recorder,
+): AsyncGenerator<EngineEvent, ClearedCall | null, undefined> {
+  const { call, args } = pending;
+  const name = call.function.name;
+  const fail = async (status: ToolStatus, reason: string, detail?: Record<string, unknown>) =>
+    record(call, status, { content: toolErrorContent(reason, detail) });
+
+  if (!args.ok) {
+    yield await fail('error', `${name}: ${diagnoseMangledArguments(finishReason)}`);
+    return null;
+  }
+  if (isInteractiveTool(name)) {
+    yield* answerInteractive(ctx, call, args.value, record);
+    return null;
+  }
+  const tool = ctx.tools.get(name);
+  if (!tool) {
+    yield await fail('error', `unknown tool: ${name}`, { available_tools: ctx.tools.names() });
+    return null;
+  }
+  const parsed = tool.schema.safeParse(args.value);
+  if (!parsed.success) {
+    yield await fail('error', `invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);
+    return null;
+  }
+  const command = tool.commandOf?.(parsed.data);
+  const decision = await ctx.policy.evaluate({ tool, arguments: args.value, command, grants: ctx.grants });
+  if (decision.decision === 'allow') return { call, tool, args: parsed.data };
+  if (decision.decision === 'deny') {
+    yield await fail('denied', decision.reason);
+    return null;
+  }
+
+  // needs_user: an answer given before a restart is used without asking again.
+  const stored = await lookup(ctx, call.id);
+  let outcome: ApprovalOutcome | typeof ABORTED;
+  if (stored?.kind === 'approval') {
+    outcome = stored.outcome;
+  } else if (stored?.kind === 'interrupted') {
+    outcome = ABORTED;
+  } else {
+    yield {
+      type: 'permission_required',
+      toolCallId: call.id,
+      name,
+      arguments: args.value,
+      reason: decision.reason,
+      metadata: tool.metadata,
+      command,
+    };
+    outcome = await askApprover(ctx, {
+      toolName: name,
+      arguments: args.value,
+      metadata: tool.metadata,
+      reason: decision.reason,
+      toolCallId: call.id,
+      sessionId: ctx.sessionId,
+      command,
+    });
+  }
+  if (outcome === ABORTED) {
+    yield await fail('interrupted', INTERRUPTED_BY_USER);
+    return null;
+  }
+  if (outcome === 'deny') {
+    yield await fail('denied', 'denied by user');
+    return null;
+  }
+  if (outcome === 'always_tool') {
+    ctx.grants.allowTool(name);
+    await ctx.grantsChanged();
+  } else if (outcome === 'always_command' && command !== undefined) {
+    ctx.grants.allowCommand(name, command);
+    await ctx.grantsChanged();
+  }
+  return { call, tool, args: parsed.data };
+}
+
+async function askApprover(
+  ctx: ToolPassContext,
+  request: Omit<Parameters<Approver>[0], 'signal'>,
+): Promise<ApprovalOutcome | typeof ABORTED> {
+  const { controller, release } = linkedAbortController(ctx.signal);
+  try {
+    const outcome = await raceAbort(ctx.approver({ ...request, signal: controller.signal }), ctx.signal);
+    if (outcome === ABORTED) return ABORTED;
+    // Fail closed: anything outside the closed vocabulary is a denial.
+    return (APPROVAL_OUTCOMES as readonly string[]).includes(outcome) ? outcome : 'deny';
+  } catch (error) {
+    if (ctx.signal.aborted) return ABORTED;
+    ctx.logger.warn({ err: error, toolCallId: request.toolCallId }, 'approver failed; denying the call');
+    return 'deny';
+  } finally {
+    release();
+  }
+}
+
+async function lookup(ctx: ToolPassContext, toolCallId: string): Promise<InboxResolution | undefined> {
+  if (!ctx.inbox) return undefined;
+  try {
+    return await ctx.inbox.lookup(ctx.sessionId, toolCallId);
+  } catch (error) {
+    ctx.logger.warn({ err: error, toolCallId }, 'inbox lookup failed; asking again');
+    return undefined;
+  }
+}
+
+async function* answerInteractive(
+  ctx: ToolPassContext,
+  call: ToolCall,
+  rawArgs: Record<string, unknown>,
+  record: Recorder,
+): AsyncGenerator<EngineEvent, void, undefined> {
+  const name = call.function.name;
+  const spec = INTERACTIVE_TOOLS[name]!;
+  if (!spec.available(ctx.interactive)) {
+    yield await record(call, 'error', { content: toolErrorContent(`${name} is not available here: nobody can answer it on this surface`) });
+    return;
+  }
+  const parsed = spec.schema.safeParse(rawArgs);
+  if (!parsed.success) {
+    yield await record(call, 'error', {
+      content: toolErrorContent(`invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`),
+    });
+    return;
+  }
+  const stored = await lookup(ctx, call.id);
+  let answer: unknown;
+  if (stored?.kind === 'interrupted') {
+    answer = ABORTED;
+  } else if (stored && spec.fromResolution(stored) !== undefined) {
+    answer = spec.fromResolution(stored);
+  } else {
+    yield { type: 'interaction_required', toolCallId: call.id, kind: spec.kind, arguments: parsed.data };
+    const { controller, release } = linkedAbortController(ctx.signal);
+    try {
+      answer = await raceAbort(
+        spec.ask(ctx.interactive, parsed.data, { toolCallId: call.id, sessionId: ctx.sessionId, signal: controller.signal }),
+        ctx.signal,
+      );
+    } catch (error) {
+      if (!ctx.signal.aborted) {
+        yield await record(call, 'error', { content: toolErrorContent(`${name} failed: ${errorText(error)}`) });
+        return;
+      }
+      answer = ABORTED;
+    } finally {
+      release();
+    }
+  }
+  if (answer === ABORTED) {
+    yield await record(call, 'interrupted', { content: toolErrorContent(INTERRUPTED_BY_USER) });
+    return;
+  }
+  yield await record(call, 'ok', recordResult(answer as ToolResult));
+}
+
+/** Split cleared calls into runs: adjacent parallel-safe calls share a run. */
+function segmentsOf(cleared: ClearedCall[]): ClearedCall[][] {
+  const segments: ClearedCall[][] = [];
+  for (const entry of cleared) {
+    const last = segments.at(-1);
+    if (last && isParallelSafe(entry.tool) && isParallelSafe(last[0]!.tool)) last.push(entry);
+    else segments.push([entry]);
+  }
+  return segments;
+}
+
+async function* executeConcurrently(
+  ctx: ToolPassContext,
+  batch: ClearedCall[],
+  record: Recorder,
+): AsyncGenerator<EngineEvent, void, undefined> {
+  for (const entry of batch) yield { type: 'tool_started', toolCallId: entry.call.id, name: entry.tool.name };
+  const started = performance.now();
+  const running = new Map(
+    batch.map((entry, index) => [index, invoke(ctx, entry).then((outcome) => ({ index, outcome, at: performance.now() }))]),
+  );
+  // Report each call as it finishes, so a card turns "done" when its tool is done.
+  while (running.size > 0) {
+    const { index, outcome, at } = await Promise.race(running.values());
+    running.delete(index);
+    yield await record(batch[index]!.call, outcome.status, outcome.result, at - started);
+  }
+}
+
+/** Run one tool, raced against the stop. Never throws. */
+async function invoke(ctx: ToolPassContext, entry: ClearedCall): Promise<Invocation> {
+  const { controller, release } = linkedAbortController(ctx.signal);
+  let execution: Promise<ToolResult>;
+  try {
+    execution = Promise.resolve(entry.tool.execute(entry.args, { signal: controller.signal, toolCallId: entry.call.id, sessionId: ctx.sessionId }));
+  } catch (error) {
+    release();
+    return { status: 'error', result: { content: thrownContent(error) } };
+  }
+  try {
+    const first = await raceAbort(execution, ctx.signal);
+    if (first !== ABORTED) return { status: 'ok', result: recordResult(first) };
+  } catch (error) {
+    if (!ctx.signal.aborted) return { status: 'error', result: { content: thrownContent(error) } };
+  } finally {
+    release();
+  }
+  return stoppedInvocation(ctx, entry, execution);
+}
+
+/**
+ * The user stopped the turn while this tool ran. A tool that honours its signal usually
+ * settles within a few milliseconds (a killed command, an aborted fetch): its output is
+ * worth keeping. One that does not is not waited for.
+ */
+async function stoppedInvocation(ctx: ToolPassContext, entry: ClearedCall, execution: Promise<ToolResult>): Promise<Invocation> {
+  const settled = await Promise.race([
+    execution.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    ),
+    sleep(ctx.toolStopGraceMs).then(() => null),
+  ]);
+  if (settled && 'value' in settled) {
+    const result = recordResult(settled.value);
+    return {
+      status: 'interrupted',
+      result: { content: JSON.stringify({ interrupted: INTERRUPTED_BY_USER, output: result.content }), display: result.display },
+    };
+  }
+  if (settled) return { status: 'interrupted', result: { content: toolErrorContent(INTERRUPTED_BY_USER) } };
+  execution.then(
+    (value) => ctx.logger.info({ toolCallId: entry.call.id, tool: entry.tool.name, preview: previewOf(recordResult(value).content) }, 'a stopped tool finished late; its result was not recorded'),
+    (error: unknown) => ctx.logger.info({ toolCallId: entry.call.id, tool: entry.tool.name, err: error }, 'a stopped tool failed late'),
+  );
+  return {
+    status: 'interrupted',
+    result: {
+      content: toolErrorContent(INTERRUPTED_BY_USER, {
+        note: 'the tool did not stop in time and may still finish in the background; its outcome is unknown',
+      }),
+    },
+  };
+}
+
+function finishedEvent(call: ToolCall, status: ToolStatus, result: RecordedResult, durationMs?: number): EngineEvent {
+  const event: EngineEvent = {
+    type: 'tool_finished',
+    toolCallId: call.id,
+    name: call.function.name,
+    status,
+    resultPreview: previewOf(result.content),
+  };
+  if (result.display !== undefined) event.display = result.display;
+  if (durationMs !== undefined) event.durationMs = Math.round(durationMs);
+  return event;
+}
+
+export function previewOf(content: string, limit = 300): string {
+  const flat = content.replace(/\r?\n/g, '\\n');
+  return flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat;
+}
+
+function thrownContent(error: unknown): string {
+  return JSON.stringify({
+    error: errorText(error),
+    error_type: error instanceof Error ? error.name : typeof error,
+  });
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

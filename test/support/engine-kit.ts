@@ -1,0 +1,100 @@
+// Small builders shared by the engine scenarios: tools with known behaviour, an event
+// collector, and an engine wired to a scripted provider.
+import { z } from 'zod';
+import {
+  defineTool,
+  TurnEngine,
+  type EngineEvent,
+  type EngineLogger,
+  type ToolDefinition,
+  type ToolMetadata,
+  type TurnEngineOptions,
+} from '../../src/engine/index.js';
+import { ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
+
+export async function collect(events: AsyncIterable<EngineEvent>, onEvent?: (event: EngineEvent) => void | Promise<void>): Promise<EngineEvent[]> {
+  const seen: EngineEvent[] = [];
+  for await (const event of events) {
+    seen.push(event);
+    await onEvent?.(event);
+  }
+  return seen;
+}
+
+export function typesOf(events: EngineEvent[]): string[] {
+  return events.map((e) => e.type);
+}
+
+export function only<T extends EngineEvent['type']>(events: EngineEvent[], type: T): Extract<EngineEvent, { type: T }>[] {
+  return events.filter((e): e is Extract<EngineEvent, { type: T }> => e.type === type);
+}
+
+export const lowRisk: ToolMetadata = { risk: 'low', category: 'read' };
+export const risky: ToolMetadata = { risk: 'high', category: 'write' };
+
+/** A tool that records its calls and returns `{ok, args}` after an optional delay. */
+export function recordingTool(
+  name: string,
+  metadata: ToolMetadata | undefined,
+  options: { delayMs?: number; log?: string[]; result?: (args: Record<string, unknown>) => unknown } = {},
+): ToolDefinition {
+  return defineTool({
+    name,
+    description: `test tool ${name}`,
+    schema: z.record(z.string(), z.unknown()),
+    metadata,
+    async execute(args, { signal }) {
+      options.log?.push(`start:${name}`);
+      if (options.delayMs) await abortableDelay(options.delayMs, signal);
+      options.log?.push(`end:${name}`);
+      return (options.result?.(args) ?? { ok: true, tool: name, args }) as Record<string, unknown>;
+    },
+  });
+}
+
+export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new Error('aborted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export function memoryLogger(): EngineLogger & { lines: { level: string; message: string; details: object }[] } {
+  const lines: { level: string; message: string; details: object }[] = [];
+  const at = (level: string) => (details: object, message: string) => {
+    lines.push({ level, message, details });
+  };
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+export function engineWith(
+  steps: Step[],
+  options: Partial<TurnEngineOptions> = {},
+): { engine: TurnEngine; provider: ScriptedProvider } {
+  const provider = options.provider instanceof ScriptedProvider ? options.provider : new ScriptedProvider(steps);
+  const engine = new TurnEngine({ model: 'scripted-model', sessionId: 'session-1', ...options, provider });
+  return { engine, provider };
+}
+
+export function nextTick(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+export function waitFor(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (predicate()) return resolve();
+      if (Date.now() - started > timeoutMs) return reject(new Error('waitFor timed out'));
+      setTimeout(check, 2);
+    };
+    check();
+  });
+}
