@@ -4,7 +4,7 @@
 // on the last user message. It never mutates the canonical history: downgrades are
 // decided per call, so a model switch mid-session re-decides with the originals intact.
 import { applyCompactionView, type CompactionState } from './compaction.js';
-import type { ContentPart, FilePart, Message, ToolCall, UserContent } from './messages.js';
+import { SIDECAR_KEYS, type ContentPart, type FilePart, type Message, type ToolCall, type UserContent } from './messages.js';
 import type { ModelCapabilities } from './provider.js';
 
 export type OutboundMessage =
@@ -62,6 +62,7 @@ export function buildOutbound(messages: readonly Message[], options: OutboundOpt
 }
 
 function stripSidecars(message: Exclude<Message, { role: 'notice' }>): OutboundMessage {
+  if (!SIDECAR_KEYS.some((key) => key in message)) return message as OutboundMessage;
   switch (message.role) {
     case 'system':
       return { role: 'system', content: message.content };
