@@ -110,7 +110,7 @@ export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessa
 
 /** Parse a stored or foreign record into a canonical message; throws a zod error naming the bad field. */
 export function parseMessage(raw: unknown): Message {
-  return MessageSchema.parse(raw) as Message;
+  return MessageSchema.parse(raw);
 }
 
 /** Display-only fields: persisted with the transcript, never sent to a provider. */

@@ -62,7 +62,7 @@ export function buildOutbound(messages: readonly Message[], options: OutboundOpt
 }
 
 function stripSidecars(message: Exclude<Message, { role: 'notice' }>): OutboundMessage {
-  if (!SIDECAR_KEYS.some((key) => key in message)) return message as OutboundMessage;
+  if (!SIDECAR_KEYS.some((key) => key in message)) return message;
   switch (message.role) {
     case 'system':
       return { role: 'system', content: message.content };

@@ -39,7 +39,7 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
 
 /** Helper that keeps the schema and execute's argument type tied together. */
 export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<Schema>): ToolDefinition {
-  return definition as unknown as ToolDefinition;
+  return definition;
 }
 
 export class ToolRegistry {
