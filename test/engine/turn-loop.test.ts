@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, EngineBusyError, ProviderError, TurnEngine, type Message } from '../../src/engine/index.js';
+import {
+  defineTool,
+  EngineBusyError,
+  ProviderError,
+  TurnEngine,
+  UNKNOWN_MODEL_CAPABILITIES,
+  type Message,
+  type Provider,
+} from '../../src/engine/index.js';
 import { call, callTools, say, ScriptedProvider } from '../fakes/scripted-provider.js';
 import { collect, engineWith, lowRisk, only, recordingTool, typesOf } from '../support/engine-kit.js';
 
@@ -33,6 +41,29 @@ describe('a plain turn', () => {
       reasoning: 'greet them',
       usage: { model: 'scripted-model', input: 12, output: 4, cacheRead: 3 },
     });
+  });
+
+  it('surfaces deltas live while a slow stream is still arriving', async () => {
+    let produced = 0;
+    const slow: Provider = {
+      name: 'slow',
+      capabilities: () => UNKNOWN_MODEL_CAPABILITIES,
+      async *stream() {
+        for (const word of ['one ', 'two ', 'three ', 'four']) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          produced++;
+          yield { type: 'text_delta', text: word };
+        }
+        yield { type: 'final', turn: { text: 'one two three four', toolCalls: [], finishReason: 'stop' } };
+      },
+    };
+    const engine = new TurnEngine({ provider: slow, model: 'slow' });
+    const producedAtEachDelta: number[] = [];
+    await collect(engine.run('count'), (event) => {
+      if (event.type === 'assistant_delta') producedAtEachDelta.push(produced);
+    });
+    // Each delta reached the consumer as soon as it was produced, not after the stream ended.
+    expect(producedAtEachDelta).toEqual([1, 2, 3, 4]);
   });
 
   it('keeps a provider extra on the message and replays it, but never the reasoning', async () => {

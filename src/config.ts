@@ -1,0 +1,32 @@
+// Configuration from the environment (and `.env`), validated in one place. Every problem
+// is reported at once, in one error, so a user fixes their setup in one go instead of
+// discovering variables one crash at a time.
+import { z } from 'zod';
+
+const positiveInt = z.coerce.number().int().positive();
+
+export const ConfigSchema = z.object({
+  MODEL: z.string().trim().min(1).optional(),
+  MAX_ITERATIONS: positiveInt.default(12),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SLACK_BOT_TOKEN: z.string().startsWith('xoxb-', 'must be a bot token (xoxb-…)').optional(),
+  DISCORD_TOKEN: z.string().min(1).optional(),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parse the environment; empty strings count as unset (a blank line in .env). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
+  const parsed = ConfigSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  return parsed.data;
+}
