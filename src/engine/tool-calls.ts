@@ -201,9 +201,11 @@ async function askApprover(
   ctx: ToolPassContext,
   request: Omit<Parameters<Approver>[0], 'signal'>,
 ): Promise<ApprovalOutcome | typeof ABORTED> {
+  // A stop that arrived while the consumer rendered `permission_required`: post no card.
+  if (ctx.signal.aborted) return ABORTED;
   const { controller, release } = linkedAbortController(ctx.signal);
   try {
-    const outcome = await raceAbort(ctx.approver({ ...request, signal: controller.signal }), ctx.signal);
+    const outcome = await raceAbort(ctx.approver({ ...request, signal: controller.signal }), controller.signal);
     if (outcome === ABORTED) return ABORTED;
     // Fail closed: anything outside the closed vocabulary is a denial.
     return (APPROVAL_OUTCOMES as readonly string[]).includes(outcome) ? outcome : 'deny';
@@ -255,10 +257,12 @@ async function* answerInteractive(
     yield { type: 'interaction_required', toolCallId: call.id, kind: spec.kind, arguments: parsed.data };
     const { controller, release } = linkedAbortController(ctx.signal);
     try {
-      answer = await raceAbort(
-        spec.ask(ctx.interactive, parsed.data, { toolCallId: call.id, sessionId: ctx.sessionId, signal: controller.signal }),
-        ctx.signal,
-      );
+      answer = ctx.signal.aborted
+        ? ABORTED
+        : await raceAbort(
+            spec.ask(ctx.interactive, parsed.data, { toolCallId: call.id, sessionId: ctx.sessionId, signal: controller.signal }),
+            controller.signal,
+          );
     } catch (error) {
       if (!ctx.signal.aborted) {
         yield await record(call, 'error', { content: toolErrorContent(`${name} failed: ${errorText(error)}`) });
@@ -307,6 +311,8 @@ async function* executeConcurrently(
 
 /** Run one tool, raced against the stop. Never throws. */
 async function invoke(ctx: ToolPassContext, entry: ClearedCall): Promise<Invocation> {
+  // A stop that arrived while the consumer rendered `tool_started`: never start the tool.
+  if (ctx.signal.aborted) return { status: 'interrupted', result: { content: toolErrorContent(INTERRUPTED_BY_USER) } };
   const { controller, release } = linkedAbortController(ctx.signal);
   let execution: Promise<ToolResult>;
   try {
@@ -316,7 +322,7 @@ async function invoke(ctx: ToolPassContext, entry: ClearedCall): Promise<Invocat
     return { status: 'error', result: { content: thrownContent(error) } };
   }
   try {
-    const first = await raceAbort(execution, ctx.signal);
+    const first = await raceAbort(execution, controller.signal);
     if (first !== ABORTED) return { status: 'ok', result: recordResult(first) };
   } catch (error) {
     if (!ctx.signal.aborted) return { status: 'error', result: { content: thrownContent(error) } };

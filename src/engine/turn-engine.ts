@@ -6,6 +6,7 @@
 // callbacks that may wait for a human as long as it takes; a stop ends any wait at once.
 // The canonical history is the only state: resume and retry are rebuilt from it alone.
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { bridgeStream } from './stream-bridge.js';
 import { noCompaction, type CompactionState, type Compactor } from './compaction.js';
 import type { EngineEvent, TurnEndStatus, TurnKind } from './events.js';
@@ -355,6 +356,11 @@ export class TurnEngine {
   ): AsyncGenerator<EngineEvent, void, undefined> {
     if (this.active) throw new EngineBusyError(`cannot ${kind}`);
     const controller = new AbortController();
+    // Each running tool, approval wait and stream race holds one listener on the turn
+    // signal while it waits, so a wide batch of concurrent tools legitimately exceeds
+    // Node's default warning threshold of 10. Leaks are still caught: every race releases
+    // its listener (test/engine/stream-bridge.test.ts counts them).
+    setMaxListeners(64, controller.signal);
     const turn: ActiveTurn = { kind, controller, signal: controller.signal, iterations: 0, ended: false };
     this.active = turn;
     try {

@@ -18,17 +18,18 @@ function toolResults(engine: TurnEngine): Extract<Message, { role: 'tool' }>[] {
 describe('a stop ends the turn from every state', () => {
   it('while awaiting an approval: the wait ends as interrupted and the tool never runs', async () => {
     const log: string[] = [];
+    const holder: { engine?: TurnEngine } = {};
     let approverSignal: AbortSignal | undefined;
     const { engine, provider } = engineWith([callTools(call('write'), call('write')), say('never reached')], {
       tools: [recordingTool('write', risky, { log })],
       approver: ({ signal }) => {
         approverSignal = signal;
+        setTimeout(() => holder.engine!.requestInterrupt(), 2);
         return new Promise(() => undefined); // a human who never clicks
       },
     });
-    const events = await collect(engine.run('go'), (event) => {
-      if (event.type === 'permission_required') engine.requestInterrupt();
-    });
+    holder.engine = engine;
+    const events = await collect(engine.run('go'));
     expect(log).toEqual([]);
     expect(approverSignal?.aborted).toBe(true);
     expect(only(events, 'tool_finished').map((e) => e.status)).toEqual(['interrupted', 'interrupted']);
@@ -70,7 +71,7 @@ describe('a stop ends the turn from every state', () => {
       },
     });
     const events = await collect(engine.run('deploy'), (event) => {
-      if (event.type === 'interaction_required') engine.requestInterrupt();
+      if (event.type === 'interaction_required') setTimeout(() => engine.requestInterrupt(), 2);
     });
     expect(questionSignal?.aborted).toBe(true);
     expect(only(events, 'tool_finished')[0]).toMatchObject({ status: 'interrupted' });
@@ -146,7 +147,7 @@ describe('a stop ends the turn from every state', () => {
       toolStopGraceMs: 20,
     });
     const events = await collect(engine.run('go'), (event) => {
-      if (event.type === 'tool_started') engine.requestInterrupt();
+      if (event.type === 'tool_started') setTimeout(() => engine.requestInterrupt(), 2);
     });
     // The turn is over while the tool still runs.
     expect(finishedLate).toBe(false);
@@ -159,6 +160,34 @@ describe('a stop ends the turn from every state', () => {
     expect(finishedLate).toBe(true);
     expect(engine.messages).toEqual(historyAtStop);
     expectNoOrphans(engine);
+  });
+
+  it('a stop that lands while a card is being shown posts no approval and starts no tool', async () => {
+    let approverCalls = 0;
+    const log: string[] = [];
+    const { engine } = engineWith([callTools(call('write'), call('read')), say('x')], {
+      tools: [recordingTool('write', risky, { log }), recordingTool('read', lowRisk, { log })],
+      approver: async () => {
+        approverCalls++;
+        return 'once';
+      },
+    });
+    await collect(engine.run('go'), (event) => {
+      if (event.type === 'permission_required') engine.requestInterrupt();
+    });
+    expect(approverCalls).toBe(0);
+    expect(log).toEqual([]);
+    expectNoOrphans(engine);
+  });
+
+  it('a stop that lands while a tool card is being shown never starts the tool', async () => {
+    const log: string[] = [];
+    const { engine } = engineWith([callTools(call('read')), say('x')], { tools: [recordingTool('read', lowRisk, { log, delayMs: 1000 })] });
+    const events = await collect(engine.run('go'), (event) => {
+      if (event.type === 'tool_started') engine.requestInterrupt();
+    });
+    expect(log).toEqual([]);
+    expect(only(events, 'tool_finished')).toMatchObject([{ status: 'interrupted' }]);
   });
 
   it('a concurrent batch is stopped as a whole', async () => {

@@ -79,6 +79,23 @@ describe('authorize every call first, then execute', () => {
     expect(only(events, 'tool_started')).toHaveLength(3);
   });
 
+  it('a wide batch of concurrent tools raises no listener warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const names = Array.from({ length: 12 }, (_, i) => `read_${i}`);
+      const { engine } = engineWith([callTools(...names.map((n) => call(n))), say('done')], {
+        tools: names.map((n) => recordingTool(n, lowRisk, { delayMs: 5 })),
+      });
+      await collect(engine.run('read everything'));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('runs medium-risk, approved and unannotated calls one at a time, in call order', async () => {
     const log: string[] = [];
     const meet = barrier(2, 50);

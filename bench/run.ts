@@ -1,0 +1,44 @@
+// Entry point of `npm run bench`: runs every suite in turn, prints one table of all their
+// figures, and merge-writes them into bench/results.json (see results.ts). Benchmarks
+// report, they do not judge: the exit code is 0 unless a suite itself breaks.
+import { engineSuite } from './engine.bench.js';
+import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
+import type { BenchRow, BenchSuite } from './suite.js';
+
+const SUITES: BenchSuite[] = [engineSuite];
+
+function formatValue(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  const abs = Math.abs(value);
+  return value.toFixed(abs >= 100 ? 1 : abs >= 1 ? 2 : 4);
+}
+
+function printTable(rows: BenchRow[]): void {
+  const cells = rows.map((row) => [row.key, formatValue(row.value), row.unit, row.note]);
+  const header = ['figure', 'value', 'unit', 'note'];
+  const widths = header.map((title, column) => Math.max(title.length, ...cells.map((cell) => cell[column]!.length)));
+  const line = (cell: string[]): string =>
+    cell.map((text, column) => (column === 1 ? text.padStart(widths[column]!) : text.padEnd(widths[column]!))).join('  ').trimEnd();
+  console.log(line(header));
+  console.log(widths.map((width) => '-'.repeat(width)).join('  '));
+  for (const cell of cells) console.log(line(cell));
+}
+
+async function main(): Promise<void> {
+  const rows: BenchRow[] = [];
+  for (const suite of SUITES) {
+    const started = performance.now();
+    console.log(`bench: running ${suite.name} suite…`);
+    rows.push(...(await suite.run()));
+    console.log(`bench: ${suite.name} suite done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  console.log('');
+  printTable(rows);
+  const fresh: BenchResults = {};
+  // Rounded to a microsecond-ish precision: enough to compare runs, readable in a diff.
+  for (const row of rows) fresh[row.key] = Number(row.value.toPrecision(6));
+  await mergeResults(fresh);
+  console.log(`\nbench: wrote ${rows.length} figures to ${RESULTS_PATH}`);
+}
+
+await main();

@@ -1,0 +1,46 @@
+// What well-known models can do. Unknown models get safe fallbacks: tools on (every
+// serious chat model has them, and a server that lacks them says so), no vision and no
+// native PDF (the outbound view then sends a placeholder instead of bytes the model would
+// reject), and a modest context window so compaction starts early rather than late.
+import type { ModelCapabilities } from '../engine/index.js';
+import type { ProviderName } from './model-ref.js';
+
+interface CapabilityRule {
+  provider: ProviderName;
+  /** Matches the model id (prefix match, so dated snapshots inherit). */
+  prefix: string;
+  capabilities: ModelCapabilities;
+}
+
+const full = (contextWindow: number, pdf = false): ModelCapabilities => ({ tools: true, vision: true, pdf, contextWindow });
+
+// Longest prefix wins, so order does not matter. Context windows are the vendors' figures.
+const RULES: CapabilityRule[] = [
+  { provider: 'openai', prefix: 'gpt-4.1', capabilities: full(1_047_576, true) },
+  { provider: 'openai', prefix: 'gpt-4o', capabilities: full(128_000, true) },
+  { provider: 'openai', prefix: 'gpt-5', capabilities: full(400_000, true) },
+  { provider: 'openai', prefix: 'o3', capabilities: full(200_000, true) },
+  { provider: 'openai', prefix: 'o4-mini', capabilities: full(200_000, true) },
+  { provider: 'openai', prefix: 'gpt-3.5-turbo', capabilities: { tools: true, vision: false, pdf: false, contextWindow: 16_385 } },
+  { provider: 'anthropic', prefix: 'claude-opus-4', capabilities: full(200_000, true) },
+  { provider: 'anthropic', prefix: 'claude-sonnet-4', capabilities: full(200_000, true) },
+  { provider: 'anthropic', prefix: 'claude-haiku-4', capabilities: full(200_000, true) },
+  { provider: 'anthropic', prefix: 'claude-3-7-sonnet', capabilities: full(200_000, true) },
+  { provider: 'anthropic', prefix: 'claude-3-5-sonnet', capabilities: full(200_000, true) },
+  { provider: 'anthropic', prefix: 'claude-3-5-haiku', capabilities: full(200_000, false) },
+];
+
+export const FALLBACK_CAPABILITIES: Record<ProviderName, ModelCapabilities> = {
+  // An OpenAI-compatible server (Ollama, vLLM, LM Studio) may run anything: assume little.
+  openai: { tools: true, vision: false, pdf: false, contextWindow: 32_768 },
+  anthropic: full(200_000, true),
+};
+
+export function capabilitiesOf(provider: ProviderName, model: string): ModelCapabilities {
+  const id = model.toLowerCase();
+  let best: CapabilityRule | undefined;
+  for (const rule of RULES) {
+    if (rule.provider === provider && id.startsWith(rule.prefix) && rule.prefix.length > (best?.prefix.length ?? -1)) best = rule;
+  }
+  return best?.capabilities ?? FALLBACK_CAPABILITIES[provider];
+}
