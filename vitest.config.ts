@@ -5,5 +5,6 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'src/**/*.test.ts', 'connectors/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });
