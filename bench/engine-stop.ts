@@ -37,28 +37,22 @@ function scenarios(graceMs: number): StopScenario[] {
       engine: () => new TurnEngine({ provider: new ScriptedProvider([{ stallBeforeFirstToken: true, ignoreAbort: true }]), model: 'bench' }),
       note: 'no first token, provider ignores abort; stop 0-2 ms after turn_start',
     },
+    // The stops below land 1 ms after the event, so the approver is really waiting and the
+    // tool really running: a stop that lands while the consumer is still rendering the
+    // event is cheaper still, since the engine then never asks or starts the tool.
     {
       state: 'awaiting_approval',
       on: 'permission_required',
-      delayMs: () => null,
+      delayMs: () => 1,
       engine: () => oneCallEngine(sleepingTool('risky', highRisk, TOOL_SLEEP_MS), { approver: () => new Promise(() => undefined) }),
-      note: 'high-risk call, approver never answers; stop on permission_required',
+      note: 'high-risk call, approver never answers; stop 1 ms after permission_required',
     },
     {
       state: 'mid_tool',
       on: 'tool_started',
-      delayMs: () => null,
-      engine: () => oneCallEngine(sleepingTool('nap', lowRisk, TOOL_SLEEP_MS)),
-      note: '5 s tool that honours its signal; stop synchronously on tool_started',
-    },
-    {
-      // Not in the brief's list: a synchronous stop on tool_started lands before the engine
-      // has called execute(), so the figure above never sees a tool actually running.
-      state: 'mid_tool_running',
-      on: 'tool_started',
       delayMs: () => 1,
       engine: () => oneCallEngine(sleepingTool('nap', lowRisk, TOOL_SLEEP_MS)),
-      note: 'as mid_tool, but stop 1 ms after tool_started, while the tool sleeps',
+      note: '5 s tool that honours its signal; stop 1 ms after tool_started',
     },
     {
       state: 'between_iterations',
@@ -70,9 +64,9 @@ function scenarios(graceMs: number): StopScenario[] {
     {
       state: 'stubborn_tool',
       on: 'tool_started',
-      delayMs: () => null,
+      delayMs: () => 1,
       engine: () => oneCallEngine(stubbornTool('mule', TOOL_SLEEP_MS)),
-      note: `5 s tool that ignores its signal; default toolStopGraceMs = ${graceMs} ms`,
+      note: `5 s tool that ignores its signal; stop 1 ms after tool_started; default toolStopGraceMs = ${graceMs} ms`,
     },
   ];
 }

@@ -35,11 +35,66 @@ export interface OutboundOptions {
 // the whole (growing) history, since every message carries at least a `ts` sidecar.
 const strippedCache = new WeakMap<Message, OutboundMessage>();
 
+// The history is append-only too, so the view built for the last call is extended with
+// what was appended since, instead of walking the whole history again on every model
+// call. Rebuilt whenever anything the view depends on changed, or the history did not
+// simply grow.
+interface ViewCache {
+  compactionState: CompactionState | null;
+  vision: boolean;
+  pdf: boolean;
+  pdfAdapter: PdfAdapter | undefined;
+  /** How many canonical messages the view covers, and the last of them. */
+  covered: number;
+  lastCovered: Message | undefined;
+  view: OutboundMessage[];
+  lastUserIndex: number;
+}
+const viewCache = new WeakMap<readonly Message[], ViewCache>();
+
 export function buildOutbound(messages: readonly Message[], options: OutboundOptions): OutboundMessage[] {
-  const view = applyCompactionView(messages, options.compactionState);
-  const out: OutboundMessage[] = [];
-  let lastUserIndex = -1;
-  for (const message of view) {
+  let cache = viewCache.get(messages);
+  if (!cache || !stillValid(cache, messages, options)) {
+    cache = {
+      compactionState: options.compactionState,
+      vision: options.capabilities.vision,
+      pdf: options.capabilities.pdf,
+      pdfAdapter: options.pdfAdapter,
+      covered: 0,
+      lastCovered: undefined,
+      view: [],
+      lastUserIndex: -1,
+    };
+    extendView(cache, applyCompactionView(messages, options.compactionState), options);
+    viewCache.set(messages, cache);
+  } else if (cache.covered < messages.length) {
+    extendView(cache, messages.slice(cache.covered), options);
+  }
+  cache.covered = messages.length;
+  cache.lastCovered = messages.at(-1);
+
+  const out = cache.view.slice();
+  const context = options.systemContext?.trim();
+  const lastUser = out[cache.lastUserIndex];
+  if (context && lastUser?.role === 'user') {
+    out[cache.lastUserIndex] = { role: 'user', content: withSystemContext(lastUser.content, context) };
+  }
+  return out;
+}
+
+function stillValid(cache: ViewCache, messages: readonly Message[], options: OutboundOptions): boolean {
+  return (
+    cache.compactionState === options.compactionState &&
+    cache.vision === options.capabilities.vision &&
+    cache.pdf === options.capabilities.pdf &&
+    cache.pdfAdapter === options.pdfAdapter &&
+    messages.length >= cache.covered &&
+    messages[cache.covered - 1] === cache.lastCovered
+  );
+}
+
+function extendView(cache: ViewCache, messages: readonly Message[], options: OutboundOptions): void {
+  for (const message of messages) {
     if (message.role === 'notice') continue;
     let stripped = strippedCache.get(message);
     if (!stripped) {
@@ -49,16 +104,10 @@ export function buildOutbound(messages: readonly Message[], options: OutboundOpt
     if (stripped.role === 'user') {
       const adapted = adaptContent(stripped.content, options);
       if (adapted !== stripped.content) stripped = { role: 'user', content: adapted };
-      lastUserIndex = out.length;
+      cache.lastUserIndex = cache.view.length;
     }
-    out.push(stripped);
+    cache.view.push(stripped);
   }
-  const context = options.systemContext?.trim();
-  const lastUser = out[lastUserIndex];
-  if (context && lastUser?.role === 'user') {
-    out[lastUserIndex] = { role: 'user', content: withSystemContext(lastUser.content, context) };
-  }
-  return out;
 }
 
 function stripSidecars(message: Exclude<Message, { role: 'notice' }>): OutboundMessage {

@@ -123,6 +123,23 @@ describe('the outbound view (the only provider feed)', () => {
     expect(plain[0]).toEqual({ role: 'user', content: 'hello\n\n<system-context>\nx\n</system-context>' });
   });
 
+  it('a growing history gives, call after call, exactly the view a fresh build gives', () => {
+    const history: Message[] = [];
+    const grow = sampleHistory();
+    let state: { boundary: number; summary: string } | null = null;
+    for (let i = 0; i < grow.length * 3; i++) {
+      history.push(structuredClone(grow[i % grow.length]!));
+      if (i === 9) state = { boundary: 4, summary: 'older work' };
+      const capabilities = i % 4 === 0 ? textOnly : full;
+      const options = { compactionState: state, capabilities, systemContext: `call ${i}` };
+      const incremental = buildOutbound(history, options);
+      expect(incremental).toEqual(buildOutbound([...history], options));
+      // The per-call context block never accumulates: once, on the last user message.
+      const blocks = JSON.stringify(incremental).split('<system-context>').length - 1;
+      expect(blocks).toBe(incremental.some((m) => m.role === 'user') ? 1 : 0);
+    }
+  });
+
   it('shows compacted history as one block before the verbatim tail', () => {
     const history = sampleHistory();
     const view = applyCompactionView(history, { boundary: 5, summary: 'the user asked for a report' });

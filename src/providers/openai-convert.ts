@@ -1,0 +1,201 @@
+// Chat Completions wire shapes <-> engine shapes, both ways: outbound messages and tool
+// schemas become request fields; streamed chunk deltas become text, reasoning and one
+// AssistantTurn.
+//
+// The one idea: our canonical history already is Chat Completions shape, so going out is
+// a copy that drops what the API has no field for (every `_` extra); coming back, a
+// `ChatTurnAssembler` is the single place where deltas are glued together, tolerant of
+// what OpenAI-compatible servers (Ollama, vLLM, LM Studio, DeepSeek, OpenRouter) do
+// differently from OpenAI itself.
+import type {
+  ChatCompletionChunk,
+  ChatCompletionContentPart,
+  ChatCompletionFunctionTool,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
+import type { AssistantTurn, ContentPart, FinishReason, OutboundMessage, TokenUsage, ToolSchema, UserContent } from '../engine/index.js';
+
+// ---- outbound ------------------------------------------------------------------------
+
+export function toChatMessages(messages: readonly OutboundMessage[]): ChatCompletionMessageParam[] {
+  return messages.map(toChatMessage);
+}
+
+function toChatMessage(message: OutboundMessage): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content };
+    case 'user':
+      return { role: 'user', content: toChatContent(message.content) };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.tool_call_id, content: message.content };
+    case 'assistant': {
+      // Built field by field rather than copied, so every `_` extra (ours or another
+      // vendor's, e.g. `_anthropic` thinking signatures) stays behind: Chat Completions has
+      // no extras of its own and rejects unknown message keys.
+      const hasCalls = message.tool_calls !== undefined && message.tool_calls.length > 0;
+      // `content: null` is only valid next to tool calls; a reasoning-only partial (kept
+      // after a stop) has neither, and OpenAI answers 400 "expected a string, got null".
+      const out: ChatCompletionMessageParam = { role: 'assistant', content: message.content ?? (hasCalls ? null : '') };
+      if (hasCalls) out.tool_calls = message.tool_calls!.map((call) => ({ id: call.id, type: 'function', function: { ...call.function } }));
+      return out;
+    }
+  }
+}
+
+function toChatContent(content: UserContent): string | ChatCompletionContentPart[] {
+  if (typeof content === 'string') return content;
+  return content.map(toChatPart);
+}
+
+function toChatPart(part: ContentPart): ChatCompletionContentPart {
+  switch (part.type) {
+    case 'text':
+      return { type: 'text', text: part.text };
+    case 'image_url': {
+      // Our schema keeps `detail` as free text (stored records may carry any value); the
+      // API accepts auto | low | high, so pass those and let the server default the rest.
+      const { url, detail } = part.image_url;
+      return detail === 'auto' || detail === 'low' || detail === 'high'
+        ? { type: 'image_url', image_url: { url, detail } }
+        : { type: 'image_url', image_url: { url } };
+    }
+    case 'file':
+      return { type: 'file', file: { ...part.file } };
+  }
+}
+
+export function toChatTools(tools: readonly ToolSchema[]): ChatCompletionFunctionTool[] {
+  return tools.map((tool) => ({
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  }));
+}
+
+// ---- inbound -------------------------------------------------------------------------
+
+/**
+ * Delta fields the SDK types do not know: DeepSeek and older vLLM stream thinking as
+ * `reasoning_content`, Ollama, OpenRouter and newer vLLM as `reasoning`.
+ */
+interface CompatibleDelta extends ChatCompletionChunk.Choice.Delta {
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+}
+
+/** Compatible servers stretch the SDK's types: a missing `index`, any finish string. */
+interface CompatibleToolCallDelta extends Omit<ChatCompletionChunk.Choice.Delta.ToolCall, 'index'> {
+  index?: number;
+}
+
+export type DeltaChunk = { type: 'text_delta'; text: string } | { type: 'reasoning_delta'; text: string };
+
+interface ToolCallSlot {
+  id: string | undefined;
+  name: string;
+  arguments: string;
+}
+
+/** Accumulates one streamed answer; `accept` returns the deltas to show at once. */
+export class ChatTurnAssembler {
+  private text = '';
+  private reasoning = '';
+  private readonly calls: ToolCallSlot[] = [];
+  private readonly slotByIndex = new Map<number, ToolCallSlot>();
+  private rawFinish: string | null = null;
+  private usage: TokenUsage | undefined;
+
+  accept(chunk: ChatCompletionChunk): DeltaChunk[] {
+    // Usage may ride alone (`choices: []`, OpenAI with include_usage) or on a content
+    // chunk (some compatible servers, every chunk): the last one seen is the total.
+    if (chunk.usage) this.usage = toTokenUsage(chunk.usage);
+    const out: DeltaChunk[] = [];
+    for (const choice of chunk.choices ?? []) {
+      // `n > 1` would interleave several answers; the engine asked for one.
+      if (choice.index !== 0 && choice.index !== undefined) continue;
+      const delta = choice.delta as CompatibleDelta | undefined;
+      if (delta) {
+        const thought = delta.reasoning_content || delta.reasoning;
+        if (thought) {
+          this.reasoning += thought;
+          out.push({ type: 'reasoning_delta', text: thought });
+        }
+        // A refusal (structured outputs) is the model's answer to the user: show it as text.
+        const text = delta.content || delta.refusal;
+        if (text) {
+          this.text += text;
+          out.push({ type: 'text_delta', text });
+        }
+        for (const call of (delta.tool_calls ?? []) as CompatibleToolCallDelta[]) this.acceptToolCall(call);
+      }
+      if (choice.finish_reason) this.rawFinish = choice.finish_reason;
+    }
+    return out;
+  }
+
+  /** The whole answer. Arguments stay raw text: judging them is the engine's job. */
+  turn(): AssistantTurn {
+    const turn: AssistantTurn = {
+      text: this.text || null,
+      toolCalls: this.calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })),
+      finishReason: mapFinishReason(this.rawFinish, this.calls.length > 0),
+    };
+    if (this.reasoning) turn.reasoning = this.reasoning;
+    if (this.usage) turn.usage = this.usage;
+    return turn;
+  }
+
+  /**
+   * Calls are keyed by `index`: id and name come with the first delta of a call (some
+   * servers repeat them, or send an empty id first, so the first non-empty one wins),
+   * arguments arrive in pieces to concatenate. A server that sends no `index` (older
+   * Ollama sends each call whole) gets one slot per call id, else continues the last.
+   */
+  private acceptToolCall(delta: CompatibleToolCallDelta): void {
+    let slot = delta.index !== undefined ? this.slotByIndex.get(delta.index) : this.slotWithoutIndex(delta.id);
+    if (!slot) {
+      slot = { id: undefined, name: '', arguments: '' };
+      this.calls.push(slot);
+      if (delta.index !== undefined) this.slotByIndex.set(delta.index, slot);
+    }
+    if (!slot.id && delta.id) slot.id = delta.id;
+    if (!slot.name && delta.function?.name) slot.name = delta.function.name;
+    if (delta.function?.arguments) slot.arguments += delta.function.arguments;
+  }
+
+  private slotWithoutIndex(id: string | undefined): ToolCallSlot | undefined {
+    const last = this.calls.at(-1);
+    if (!id || !last || last.id === id) return last;
+    return this.calls.find((call) => call.id === id);
+  }
+}
+
+export function mapFinishReason(reason: string | null, hasToolCalls: boolean): FinishReason {
+  switch (reason) {
+    case 'stop':
+      return 'stop';
+    // `function_call` is the pre-tools name of the same thing; some servers still send it.
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_calls';
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content_filter';
+    case null:
+    case '':
+      // A server that never says why it stopped: its calls still have to be answered.
+      return hasToolCalls ? 'tool_calls' : 'other';
+    default:
+      return 'other';
+  }
+}
+
+/** OpenAI counts cached tokens inside `prompt_tokens`; the engine wants them apart. */
+export function toTokenUsage(usage: CompletionUsage): TokenUsage {
+  const cached = usage.prompt_tokens_details?.cached_tokens;
+  const result: TokenUsage = { input: (usage.prompt_tokens ?? 0) - (cached ?? 0), output: usage.completion_tokens ?? 0 };
+  if (typeof cached === 'number') result.cacheRead = cached;
+  return result;
+}
