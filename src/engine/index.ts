@@ -9,6 +9,7 @@ export * from './messages.js';
 export * from './outbound.js';
 export * from './permissions.js';
 export * from './provider.js';
+export * from './summary-compactor.js';
 export * from './tools.js';
 export { parseToolArguments, diagnoseMangledArguments } from './tool-arguments.js';
 export { INTERRUPTED_BY_USER, previewOf } from './tool-calls.js';

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { bridgeStream } from './stream-bridge.js';
-import { noCompaction, type CompactionState, type Compactor } from './compaction.js';
+import { noCompaction, type CompactionContext, type CompactionState, type Compactor } from './compaction.js';
 import type { EngineEvent, TurnEndStatus, TurnKind } from './events.js';
 import type { InboxLookup } from './inbox.js';
 import { interactiveToolSchemas, type InteractiveCallbacks } from './interactive.js';
@@ -400,7 +400,7 @@ export class TurnEngine {
         return yield* this.endFailed(turn, error, '', '');
       }
 
-      yield* this.compactionCheckpoint(turn, capabilities);
+      yield* this.compactionCheckpoint(turn, provider, capabilities);
       if (turn.signal.aborted) return yield* this.endInterrupted(turn);
 
       turn.iterations++;
@@ -411,7 +411,7 @@ export class TurnEngine {
       }
       if (outcome.kind === 'failed') {
         if (isContextOverflow(outcome.error) && !turn.signal.aborted) {
-          if (yield* this.compactAfterOverflow(turn, capabilities)) continue;
+          if (yield* this.compactAfterOverflow(turn, provider, capabilities)) continue;
         }
         return yield* this.endFailed(turn, outcome.error, outcome.text, outcome.reasoning);
       }
@@ -559,19 +559,24 @@ export class TurnEngine {
 
   // ---- compaction --------------------------------------------------------------------
 
-  private compactionContext(turn: ActiveTurn, capabilities: ModelCapabilities) {
+  private compactionContext(turn: ActiveTurn, provider: Provider, capabilities: ModelCapabilities): CompactionContext {
     return {
       messages: this.history,
       state: this.compactionState,
       capabilities,
+      provider,
       model: this.currentModel,
       lastUsage: this.lastUsage,
       signal: turn.signal,
     };
   }
 
-  private async *compactionCheckpoint(turn: ActiveTurn, capabilities: ModelCapabilities): AsyncGenerator<EngineEvent, void, undefined> {
-    const context = this.compactionContext(turn, capabilities);
+  private async *compactionCheckpoint(
+    turn: ActiveTurn,
+    provider: Provider,
+    capabilities: ModelCapabilities,
+  ): AsyncGenerator<EngineEvent, void, undefined> {
+    const context = this.compactionContext(turn, provider, capabilities);
     if (!this.compactor.isDue(context)) return;
     // Announced first: a summary takes seconds and the user should know why it is quiet.
     yield { type: 'compacting' };
@@ -588,14 +593,16 @@ export class TurnEngine {
    * try again. Progress-guarded: a pass that cannot move the boundary forward gives up,
    * so a model that keeps overflowing still ends in the error path.
    */
-  private async *compactAfterOverflow(turn: ActiveTurn, capabilities: ModelCapabilities): AsyncGenerator<EngineEvent, boolean, undefined> {
+  private async *compactAfterOverflow(
+    turn: ActiveTurn,
+    provider: Provider,
+    capabilities: ModelCapabilities,
+  ): AsyncGenerator<EngineEvent, boolean, undefined> {
     yield { type: 'compacting' };
     const before = this.compactionState?.boundary ?? 0;
     try {
-      const result = await this.compactor.compact(this.compactionContext(turn, capabilities), { force: true });
+      const result = await this.compactor.compact(this.compactionContext(turn, provider, capabilities), { force: true });
       if (!result || result.state.boundary <= before) return false;
-      // The failed call's usage no longer describes what will be sent.
-      this.lastUsage = undefined;
       yield* this.applyCompaction(result.state, result.notice);
       return true;
     } catch (error) {
@@ -606,6 +613,8 @@ export class TurnEngine {
 
   private async *applyCompaction(state: CompactionState, notice: string): AsyncGenerator<EngineEvent, void, undefined> {
     this.compactionState = state;
+    // The last call's usage described the old view; until the next call reports, estimate.
+    this.lastUsage = undefined;
     await this.onCompactionChanged?.(state);
     await this.appendNotice('compacted', notice);
     yield { type: 'compacted', text: notice };
