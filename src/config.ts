@@ -5,8 +5,23 @@ import { z } from 'zod';
 
 const positiveInt = z.coerce.number().int().positive();
 
+const ratio = z.coerce.number().gt(0).max(1);
+
 export const ConfigSchema = z.object({
+  /** `provider:model`; a bare id goes to OpenAI (or Anthropic for `claude-…`). */
   MODEL: z.string().trim().min(1).optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: z.url({ message: 'must be a URL, e.g. http://localhost:11434/v1' }).optional(),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: z.url({ message: 'must be a URL, without /v1' }).optional(),
+  /** Abandon a model stream that sends nothing for this long. */
+  PROVIDER_STALL_TIMEOUT_MS: positiveInt.default(60_000),
+  /** Extended thinking for Anthropic models: the token budget (unset: off). */
+  ANTHROPIC_THINKING_BUDGET: z.coerce.number().int().min(1024).optional(),
+  COMPACTION_THRESHOLD: ratio.default(0.8),
+  COMPACTION_CAP_TOKENS: positiveInt.default(250_000),
+  /** Summarise with this model instead of the active one. */
+  COMPACTION_MODEL: z.string().trim().min(1).optional(),
   MAX_ITERATIONS: positiveInt.default(12),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SLACK_BOT_TOKEN: z.string().startsWith('xoxb-', 'must be a bot token (xoxb-…)').optional(),
