@@ -34,11 +34,11 @@ function toChatMessage(message: OutboundMessage): ChatCompletionMessageParam {
       // Built field by field rather than copied, so every `_` extra (ours or another
       // vendor's, e.g. `_anthropic` thinking signatures) stays behind: Chat Completions has
       // no extras of its own and rejects unknown message keys.
-      const hasCalls = message.tool_calls !== undefined && message.tool_calls.length > 0;
+      const calls = message.tool_calls ?? [];
       // `content: null` is only valid next to tool calls; a reasoning-only partial (kept
       // after a stop) has neither, and OpenAI answers 400 "expected a string, got null".
-      const out: ChatCompletionMessageParam = { role: 'assistant', content: message.content ?? (hasCalls ? null : '') };
-      if (hasCalls) out.tool_calls = message.tool_calls!.map((call) => ({ id: call.id, type: 'function', function: { ...call.function } }));
+      const out: ChatCompletionMessageParam = { role: 'assistant', content: message.content ?? (calls.length > 0 ? null : '') };
+      if (calls.length > 0) out.tool_calls = calls.map((call) => ({ id: call.id, type: 'function', function: { ...call.function } }));
       return out;
     }
   }

@@ -36,8 +36,12 @@ export function startStallWatchdog(timeoutMs: number, abort: () => void, vendor:
     error: () =>
       new ProviderError(
         'stalled',
-        `${vendor} stopped sending data for ${Math.round(timeoutMs / 1000)} s, so the call was abandoned. Try again.`,
+        `${vendor} stopped sending data for ${formatDuration(timeoutMs)}, so the call was abandoned. Try again.`,
       ),
     stop: () => clearTimeout(timer),
   };
+}
+
+function formatDuration(ms: number): string {
+  return ms >= 10_000 ? `${Math.round(ms / 1000)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${ms} ms`;
 }
