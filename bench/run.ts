@@ -1,11 +1,13 @@
 // Entry point of `npm run bench`: runs every suite in turn, prints one table of all their
 // figures, and merge-writes them into bench/results.json (see results.ts). Benchmarks
 // report, they do not judge: the exit code is 0 unless a suite itself breaks.
+import { anthropicProviderSuite } from './anthropic-provider.bench.js';
 import { engineSuite } from './engine.bench.js';
+import { openaiProviderSuite } from './openai-provider.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite];
+const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);

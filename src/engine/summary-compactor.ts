@@ -77,9 +77,15 @@ export class SummarizingCompactor implements Compactor {
     return this.currentTokens(context) > this.triggerTokens(context);
   }
 
-  async compact(context: CompactionContext): Promise<CompactionResult | null> {
+  async compact(context: CompactionContext, options: { force: boolean } = { force: false }): Promise<CompactionResult | null> {
     const previous = context.state?.boundary ?? 0;
-    const boundary = chooseBoundary(context.messages, previous, this.triggerTokens(context) / 4);
+    let tailTokens = this.triggerTokens(context) / 4;
+    if (options.force) {
+      // The provider said the request does not fit, whatever our estimate thought: keep at
+      // most half of what we believe we send, so the pass makes real room.
+      tailTokens = Math.min(tailTokens, estimateTokens(applyCompactionView(context.messages, context.state)) / 2);
+    }
+    const boundary = chooseBoundary(context.messages, previous, tailTokens);
     if (boundary === null) return null;
     const covered = context.messages.slice(previous, boundary);
     const count = covered.filter((m) => m.role !== 'system' && m.role !== 'notice').length;

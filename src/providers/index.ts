@@ -1,0 +1,66 @@
+// Picking the provider for a model name. `openai:gpt-4.1` and `anthropic:claude-sonnet-4-5`
+// name their vendor; a bare id goes to Anthropic when it starts with `claude`, else to
+// the default provider (OpenAI, which also covers every OpenAI-compatible server through
+// OPENAI_BASE_URL). One client per vendor, created on first use, so a session can switch
+// models across vendors without reconnecting.
+import type { Config } from '../config.js';
+import { SummarizingCompactor, type Provider, type ProviderResolver } from '../engine/index.js';
+import { AnthropicProvider, type AnthropicProviderOptions } from './anthropic.js';
+import { parseModelRef, type ModelRef, type ProviderName } from './model-ref.js';
+import { OpenAIProvider, type OpenAIProviderOptions } from './openai.js';
+
+export interface ProviderSettings {
+  openai?: OpenAIProviderOptions;
+  anthropic?: AnthropicProviderOptions;
+  defaultProvider?: ProviderName;
+}
+
+/** A model name resolved to its vendor, with bare `claude-…` ids going to Anthropic. */
+export function resolveModelRef(name: string, defaultProvider: ProviderName = 'openai'): ModelRef {
+  const ref = parseModelRef(name, defaultProvider);
+  const explicit = name.trim().toLowerCase().startsWith(`${ref.provider}:`);
+  if (!explicit && ref.model.toLowerCase().startsWith('claude')) return { provider: 'anthropic', model: ref.model };
+  return ref;
+}
+
+export function createProviderResolver(settings: ProviderSettings = {}): ProviderResolver {
+  const instances = new Map<ProviderName, Provider>();
+  const make = (name: ProviderName): Provider =>
+    name === 'anthropic' ? new AnthropicProvider(settings.anthropic) : new OpenAIProvider(settings.openai);
+  return (model) => {
+    const { provider } = resolveModelRef(model, settings.defaultProvider);
+    let instance = instances.get(provider);
+    if (!instance) {
+      instance = make(provider);
+      instances.set(provider, instance);
+    }
+    return instance;
+  };
+}
+
+/** Provider settings from the validated configuration. */
+export function providerSettingsFrom(config: Config): ProviderSettings {
+  const stallTimeoutMs = config.PROVIDER_STALL_TIMEOUT_MS;
+  return {
+    openai: { apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL, stallTimeoutMs },
+    anthropic: {
+      apiKey: config.ANTHROPIC_API_KEY,
+      baseURL: config.ANTHROPIC_BASE_URL,
+      stallTimeoutMs,
+      thinking: config.ANTHROPIC_THINKING_BUDGET ? { budgetTokens: config.ANTHROPIC_THINKING_BUDGET } : undefined,
+    },
+  };
+}
+
+/** The compactor the configuration asks for, summarising with COMPACTION_MODEL if set. */
+export function compactorFrom(config: Config, resolve: ProviderResolver): SummarizingCompactor {
+  const model = config.COMPACTION_MODEL;
+  return new SummarizingCompactor({
+    threshold: config.COMPACTION_THRESHOLD,
+    capTokens: config.COMPACTION_CAP_TOKENS,
+    summarizer: model ? { provider: resolve(model), model } : undefined,
+  });
+}
+
+export { AnthropicProvider, OpenAIProvider, parseModelRef };
+export type { AnthropicProviderOptions, OpenAIProviderOptions, ModelRef, ProviderName };
