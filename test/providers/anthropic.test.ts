@@ -411,6 +411,12 @@ describe('AnthropicProvider against the fake Messages API', () => {
       expect(fake.requests).toHaveLength(1);
     });
 
+    it('a credit balance too low to call the API is reported as out of credit', async () => {
+      fake.replyError(400, errorBody('invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.'));
+      const { error } = await drain(provider());
+      expect(expectProviderError(error, 'quota').message).toMatch(/out of quota or credit/);
+    });
+
     it('a plain 400 stays a bad request, with the API\'s own words', async () => {
       fake.replyError(400, errorBody('invalid_request_error', 'messages.0.content: text content blocks must be non-empty'));
       const { error } = await drain(provider());

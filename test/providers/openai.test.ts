@@ -299,6 +299,14 @@ describe('failures become ProviderErrors', () => {
     expect(fake.requests.map((r) => r.headers['x-stainless-retry-count'])).toEqual(['0', '1', '2']);
   });
 
+  it('429 insufficient_quota (no credit left) says so instead of "rate limited"', async () => {
+    const quota = { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } };
+    fake.replyError(429, quota, { 'x-should-retry': 'false' });
+    const error = await failure(provider({ maxRetries: 2 }).stream(ask('hi'), never));
+    expect(error.kind).toBe('quota');
+    expect(error.message).toMatch(/out of quota or credit/);
+  });
+
   it('500 is a server error', async () => {
     fake.replyError(500);
     const error = await failure(provider({ maxRetries: 0 }).stream(ask('hi'), never));
