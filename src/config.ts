@@ -24,8 +24,6 @@ export const ConfigSchema = z.object({
   COMPACTION_MODEL: z.string().trim().min(1).optional(),
   MAX_ITERATIONS: positiveInt.default(12),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  SLACK_BOT_TOKEN: z.string().startsWith('xoxb-', 'must be a bot token (xoxb-…)').optional(),
-  DISCORD_TOKEN: z.string().min(1).optional(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 

@@ -24,7 +24,7 @@ function main(): number {
       [
         'Nothing to start: no chat connector is available and configured.',
         CONNECTORS.length === 0
-          ? 'This build contains the agent engine only; the Slack and Discord connectors are not built yet (see README, "Status").'
+          ? 'This build contains the agent engine and the model providers; the Slack and Discord connectors are not built yet (see README, "Status").'
           : `Configure one of: ${CONNECTORS.map((c) => `${c.name} (${c.needs})`).join('; ')}.`,
       ].join('\n'),
     );

@@ -14,13 +14,13 @@ describe('configuration', () => {
 
   it('reports every malformed variable in one error', () => {
     try {
-      loadConfig({ MAX_ITERATIONS: 'lots', LOG_LEVEL: 'chatty', SLACK_BOT_TOKEN: 'xapp-wrong', OPENAI_BASE_URL: 'localhost' });
+      loadConfig({ MAX_ITERATIONS: 'lots', LOG_LEVEL: 'chatty', ANTHROPIC_THINKING_BUDGET: '100', OPENAI_BASE_URL: 'localhost' });
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
       const problems = (error as ConfigError).problems;
       expect(problems).toHaveLength(4);
-      expect(problems.join('\n')).toMatch(/OPENAI_BASE_URL: must be a URL[\s\S]*MAX_ITERATIONS[\s\S]*LOG_LEVEL[\s\S]*SLACK_BOT_TOKEN: must be a bot token/);
+      expect(problems.join('\n')).toMatch(/OPENAI_BASE_URL: must be a URL[\s\S]*ANTHROPIC_THINKING_BUDGET[\s\S]*MAX_ITERATIONS[\s\S]*LOG_LEVEL/);
     }
   });
 
@@ -32,5 +32,16 @@ describe('configuration', () => {
       expect((error as ConfigError).message).not.toContain('sk-ant-secret-value');
       expect((error as ConfigError).problems).toHaveLength(2);
     }
+  });
+});
+
+describe('.env.example', () => {
+  it('lists exactly the variables the configuration reads, and parses as a valid configuration', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { parseEnv } = await import('node:util');
+    const { ConfigSchema } = await import('../src/config.js');
+    const example = parseEnv(await readFile(new URL('../.env.example', import.meta.url), 'utf8'));
+    expect(Object.keys(example).sort()).toEqual(Object.keys(ConfigSchema.shape).sort());
+    expect(() => loadConfig(example)).not.toThrow();
   });
 });
