@@ -13,7 +13,7 @@ import type { ApprovalOutcome, Approver } from './permissions.js';
 export type InboxKind = 'approval' | 'question' | 'plan' | 'directory';
 
 export type InboxResolution =
-  | { kind: 'approval'; outcome: ApprovalOutcome }
+  | { kind: 'approval'; outcome: ApprovalOutcome; note?: string }
   | { kind: 'question'; answer: string }
   | { kind: 'plan'; approved: boolean; feedback?: string }
   | { kind: 'directory'; granted: boolean; path?: string }
@@ -126,7 +126,8 @@ function callKey(sessionId: string, toolCallId: string): string {
   return `${sessionId}\u0000${toolCallId}`;
 }
 
-function isOfferedChoice(item: InboxItem, resolution: InboxResolution): boolean {
+/** A resolution must be one the item offered: free text never mints a grant or approves. */
+export function isOfferedChoice(item: Pick<InboxItem, 'kind' | 'choices'>, resolution: InboxResolution): boolean {
   if (resolution.kind === 'interrupted') return true;
   if (resolution.kind !== item.kind) return false;
   switch (resolution.kind) {
@@ -157,7 +158,7 @@ export function approverFromInbox(inbox: InMemoryInbox, onOpen?: (item: InboxIte
       inbox.resolve(item.id, { kind: 'interrupted' });
       return 'deny';
     }
-    return resolution.kind === 'approval' ? resolution.outcome : 'deny';
+    return resolution.kind === 'approval' ? { outcome: resolution.outcome, note: resolution.note } : 'deny';
   };
 }
 

@@ -21,7 +21,30 @@ export interface PermissionRequest {
   signal: AbortSignal;
 }
 
-export type Approver = (request: PermissionRequest) => Promise<ApprovalOutcome>;
+/**
+ * An approver's answer: an outcome, optionally with a note the model reads in the tool
+ * result (e.g. a denial because "the user replied instead of approving: use staging").
+ */
+export interface ApprovalDecision {
+  outcome: ApprovalOutcome;
+  note?: string;
+}
+
+export type Approver = (request: PermissionRequest) => Promise<ApprovalOutcome | ApprovalDecision>;
+
+/** Either answer shape, normalised; anything outside the vocabulary is a denial (fail closed). */
+export function normaliseApproval(answer: unknown): ApprovalDecision {
+  if (typeof answer === 'string') {
+    return (APPROVAL_OUTCOMES as readonly string[]).includes(answer) ? { outcome: answer as ApprovalOutcome } : { outcome: 'deny' };
+  }
+  if (answer !== null && typeof answer === 'object' && 'outcome' in answer) {
+    const { outcome, note } = answer as { outcome: unknown; note?: unknown };
+    const decision = normaliseApproval(outcome);
+    if (typeof note === 'string' && note.trim()) decision.note = note;
+    return decision;
+  }
+  return { outcome: 'deny' };
+}
 
 export const denyAll: Approver = async () => 'deny';
 

@@ -19,8 +19,8 @@ import type { EngineLogger } from './logger.js';
 import type { ToolCall, ToolMessage } from './messages.js';
 import { toolErrorContent } from './messages.js';
 import {
-  APPROVAL_OUTCOMES,
-  type ApprovalOutcome,
+  normaliseApproval,
+  type ApprovalDecision,
   type Approver,
   type PermissionPolicy,
   type SessionGrants,
@@ -154,9 +154,9 @@ async function* authorize(
 
   // needs_user: an answer given before a restart is used without asking again.
   const stored = await lookup(ctx, call.id);
-  let outcome: ApprovalOutcome | typeof ABORTED;
+  let outcome: ApprovalDecision | typeof ABORTED;
   if (stored?.kind === 'approval') {
-    outcome = stored.outcome;
+    outcome = normaliseApproval(stored);
   } else if (stored?.kind === 'interrupted') {
     outcome = ABORTED;
   } else {
@@ -183,14 +183,14 @@ async function* authorize(
     yield await fail('interrupted', INTERRUPTED_BY_USER);
     return null;
   }
-  if (outcome === 'deny') {
-    yield await fail('denied', 'denied by user');
+  if (outcome.outcome === 'deny') {
+    yield await fail('denied', outcome.note ?? 'denied by user');
     return null;
   }
-  if (outcome === 'always_tool') {
+  if (outcome.outcome === 'always_tool') {
     ctx.grants.allowTool(name);
     await ctx.grantsChanged();
-  } else if (outcome === 'always_command' && command !== undefined) {
+  } else if (outcome.outcome === 'always_command' && command !== undefined) {
     ctx.grants.allowCommand(name, command);
     await ctx.grantsChanged();
   }
@@ -200,7 +200,7 @@ async function* authorize(
 async function askApprover(
   ctx: ToolPassContext,
   request: Omit<Parameters<Approver>[0], 'signal'>,
-): Promise<ApprovalOutcome | typeof ABORTED> {
+): Promise<ApprovalDecision | typeof ABORTED> {
   // A stop that arrived while the consumer rendered `permission_required`: post no card.
   if (ctx.signal.aborted) return ABORTED;
   const { controller, release } = linkedAbortController(ctx.signal);
@@ -208,11 +208,11 @@ async function askApprover(
     const outcome = await raceAbort(ctx.approver({ ...request, signal: controller.signal }), controller.signal);
     if (outcome === ABORTED) return ABORTED;
     // Fail closed: anything outside the closed vocabulary is a denial.
-    return (APPROVAL_OUTCOMES as readonly string[]).includes(outcome) ? outcome : 'deny';
+    return normaliseApproval(outcome);
   } catch (error) {
     if (ctx.signal.aborted) return ABORTED;
     ctx.logger.warn({ err: error, toolCallId: request.toolCallId }, 'approver failed; denying the call');
-    return 'deny';
+    return { outcome: 'deny' };
   } finally {
     release();
   }

@@ -239,6 +239,16 @@ describe('approvals', () => {
     expect(engine.grantsSnapshot.commands).toEqual([{ tool: 'run_shell', command: 'npm test' }]);
   });
 
+  it('a denial can carry a note the model reads (a reply instead of a click)', async () => {
+    const { engine } = engineWith([callTools(call('write')), say('ok')], {
+      tools: [recordingTool('write', risky)],
+      approver: async () => ({ outcome: 'deny', note: 'the user replied instead of approving: "use staging"' }),
+    });
+    const events = await collect(engine.run('go'));
+    expect(only(events, 'tool_finished')[0]).toMatchObject({ status: 'denied' });
+    expect(engine.messages[2]).toMatchObject({ content: expect.stringContaining('the user replied instead of approving: \\"use staging\\"') });
+  });
+
   it('restores grants given at construction (a reloaded session)', async () => {
     let asked = 0;
     const { engine } = engineWith([callTools(call('write')), say('done')], {
