@@ -39,11 +39,18 @@ export interface InboxLookup {
   lookup(sessionId: string, toolCallId: string): Promise<InboxResolution | undefined> | InboxResolution | undefined;
 }
 
+/** An inbox that can open, wait for and resolve prompts: in memory here, persistent in src/store. */
+export interface InboxPort extends InboxLookup {
+  open(input: { sessionId: string; toolCallId: string; kind: InboxKind; choices?: string[] }): InboxItem | Promise<InboxItem>;
+  wait(itemId: string, signal: AbortSignal): Promise<InboxResolution | undefined>;
+  resolve(itemId: string, resolution: InboxResolution, resolvedBy?: string): ResolveResult | Promise<ResolveResult>;
+}
+
 export type ResolveResult =
   | { ok: true; item: InboxItem }
   | { ok: false; reason: 'unknown_item' | 'already_resolved' | 'not_a_choice'; item?: InboxItem };
 
-export class InMemoryInbox implements InboxLookup {
+export class InMemoryInbox implements InboxPort {
   private readonly items = new Map<string, InboxItem>();
   private readonly byCall = new Map<string, string>();
   private readonly waiters = new Map<string, Set<(resolution: InboxResolution) => void>>();
@@ -148,14 +155,13 @@ export function isOfferedChoice(item: Pick<InboxItem, 'kind' | 'choices'>, resol
  * stale prompt is told "already resolved" instead of landing on the next prompt.
  * `onOpen` lets a connector post the card for a newly opened item.
  */
-export function approverFromInbox(inbox: InMemoryInbox, onOpen?: (item: InboxItem) => void): Approver {
+export function approverFromInbox(inbox: InboxPort, onOpen?: (item: InboxItem) => void): Approver {
   return async (request) => {
-    const choices = request.command === undefined ? ['once', 'always_tool', 'deny'] : ['once', 'always_tool', 'always_command', 'deny'];
-    const item = inbox.open({ sessionId: request.sessionId, toolCallId: request.toolCallId, kind: 'approval', choices });
+    const item = await inbox.open({ sessionId: request.sessionId, toolCallId: request.toolCallId, kind: 'approval', choices: approvalChoices(request.command) });
     onOpen?.(item);
     const resolution = await inbox.wait(item.id, request.signal);
     if (!resolution) {
-      inbox.resolve(item.id, { kind: 'interrupted' });
+      await inbox.resolve(item.id, { kind: 'interrupted' });
       return 'deny';
     }
     return resolution.kind === 'approval' ? { outcome: resolution.outcome, note: resolution.note } : 'deny';
@@ -163,12 +169,12 @@ export function approverFromInbox(inbox: InMemoryInbox, onOpen?: (item: InboxIte
 }
 
 /** Interactive callbacks backed by the inbox, with the same stop behaviour as approvals. */
-export function interactiveFromInbox(inbox: InMemoryInbox, onOpen?: (item: InboxItem) => void): InteractiveCallbacks {
+export function interactiveFromInbox(inbox: InboxPort, onOpen?: (item: InboxItem) => void): InteractiveCallbacks {
   const ask = async (kind: InboxKind, request: { sessionId: string; toolCallId: string; signal: AbortSignal }, choices: string[] = []) => {
-    const item = inbox.open({ sessionId: request.sessionId, toolCallId: request.toolCallId, kind, choices });
+    const item = await inbox.open({ sessionId: request.sessionId, toolCallId: request.toolCallId, kind, choices });
     onOpen?.(item);
     const resolution = await inbox.wait(item.id, request.signal);
-    if (!resolution) inbox.resolve(item.id, { kind: 'interrupted' });
+    if (!resolution) await inbox.resolve(item.id, { kind: 'interrupted' });
     return resolution;
   };
   return {
@@ -177,12 +183,22 @@ export function interactiveFromInbox(inbox: InMemoryInbox, onOpen?: (item: Inbox
       return { answer: r?.kind === 'question' ? r.answer : '' };
     },
     proposePlan: async (request) => {
-      const r = await ask('plan', request, ['approve', 'reject']);
+      const r = await ask('plan', request, interactionChoices('plan'));
       return r?.kind === 'plan' ? { approved: r.approved, ...(r.feedback ? { feedback: r.feedback } : {}) } : { approved: false };
     },
     requestDirectory: async (request) => {
-      const r = await ask('directory', request, ['grant', 'deny']);
+      const r = await ask('directory', request, interactionChoices('directory'));
       return r?.kind === 'directory' ? { granted: r.granted, ...(r.path ? { path: r.path } : {}) } : { granted: false };
     },
   };
+}
+
+/** The choices an approval prompt offers: "always allow this command" only for shell calls. */
+export function approvalChoices(command: string | undefined): string[] {
+  return command === undefined ? ['once', 'always_tool', 'deny'] : ['once', 'always_tool', 'always_command', 'deny'];
+}
+
+/** The choices each interactive prompt offers (a question's options are suggestions only). */
+export function interactionChoices(kind: InboxKind, options: string[] = []): string[] {
+  return kind === 'plan' ? ['approve', 'reject'] : kind === 'directory' ? ['grant', 'deny'] : options;
 }

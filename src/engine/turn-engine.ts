@@ -281,8 +281,8 @@ export class TurnEngine {
   }
 
   /** Queue a user message for the running turn's next safe point. Never dropped. */
-  queueSteering(text: string, source?: MessageSource): SteeringReceipt {
-    const steer: SteeringMessage = { id: randomUUID(), text };
+  queueSteering(text: string, source?: MessageSource, id: string = randomUUID()): SteeringReceipt {
+    const steer: SteeringMessage = { id, text };
     if (source) steer.source = source;
     this.steering.push(steer);
     return { id: steer.id, state: this.active ? 'running' : 'idle' };
@@ -313,6 +313,26 @@ export class TurnEngine {
     if (!capabilities.vision && hasImages(this.history)) text += ' — earlier images cannot be seen by this model';
     await this.appendNotice('model_switch', text);
     return text;
+  }
+
+  /**
+   * Answer the trailing unanswered tool calls without running them, and mark where with a
+   * notice: a stop while a prompt waited but no turn ran (after a restart), or a call that
+   * was running when the process died. Returns the calls it answered. Refused mid-turn.
+   */
+  async closeUnansweredToolCalls(reason: string, notice?: { kind: NoticeKind; text: string }): Promise<ToolCall[]> {
+    if (this.active) throw new EngineBusyError('cannot close tool calls');
+    const calls = this.unansweredToolCalls();
+    for (const call of calls) {
+      await this.append({ role: 'tool', tool_call_id: call.id, content: toolErrorContent(reason), ts: Date.now() });
+    }
+    if (calls.length > 0 && notice) await this.appendNotice(notice.kind, notice.text);
+    return calls;
+  }
+
+  /** The tools this engine offers (read-only use: recovery checks which are idempotent). */
+  get tools(): Pick<ToolRegistry, 'get' | 'names'> {
+    return this.registry;
   }
 
   /** Whether `retry()` would do anything now. */

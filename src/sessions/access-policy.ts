@@ -1,0 +1,90 @@
+// Who may do what, one policy for every transport: a message, a button and a reaction are
+// judged by the same rules, so no path is weaker than another.
+//
+//   start or steer  ALLOWED_USERS (platform user ids, or `*`, the default)
+//   approve         the admins if any are configured, else the user who started the thread
+//   answer          a question: the approvers and everyone who steered the thread
+//   stop            the user who started the thread, anyone who steered it, and the admins
+//
+// A refusal carries a sentence for a private (ephemeral) reply; the prompt stays pending.
+// Malformed configuration fails closed, at start-up, with a clear error.
+import type { InboxKind } from '../engine/index.js';
+import type { SessionRecord } from '../store/session-store.js';
+
+export type AccessDecision = { allowed: true } | { allowed: false; reason: string };
+
+export interface AccessConfig {
+  allowedUsers: '*' | ReadonlySet<string>;
+  admins: ReadonlySet<string>;
+}
+
+const USER_ID = /^[A-Za-z0-9._:@-]+$/;
+
+/** Parse ALLOWED_USERS and ADMINS (comma- or space-separated ids). Throws on anything odd. */
+export function parseAccessConfig(allowedUsers: string | undefined, admins: string | undefined): AccessConfig {
+  const list = (name: string, raw: string): string[] => {
+    const ids = raw.split(/[\s,]+/).filter(Boolean);
+    const bad = ids.filter((id) => !USER_ID.test(id));
+    if (bad.length > 0) throw new Error(`${name}: not user ids: ${bad.join(', ')} (use platform user ids, comma-separated)`);
+    return ids;
+  };
+  const allowedRaw = (allowedUsers ?? '*').trim();
+  let allowed: '*' | Set<string>;
+  if (allowedRaw === '*') allowed = '*';
+  else {
+    const ids = list('ALLOWED_USERS', allowedRaw);
+    if (ids.includes('*')) throw new Error('ALLOWED_USERS: `*` cannot be mixed with user ids');
+    if (ids.length === 0) throw new Error('ALLOWED_USERS is empty: set `*` to allow everyone, or list user ids');
+    allowed = new Set(ids);
+  }
+  return { allowedUsers: allowed, admins: new Set(list('ADMINS', admins ?? '')) };
+}
+
+type SessionPeople = Pick<SessionRecord, 'startedBy' | 'steerers'>;
+
+export class AccessPolicy {
+  constructor(private readonly config: AccessConfig) {}
+
+  get hasAdmins(): boolean {
+    return this.config.admins.size > 0;
+  }
+
+  isAdmin(userId: string): boolean {
+    return this.config.admins.has(userId);
+  }
+
+  mayStartOrSteer(userId: string): AccessDecision {
+    const { allowedUsers } = this.config;
+    if (allowedUsers === '*' || allowedUsers.has(userId) || this.isAdmin(userId)) return { allowed: true };
+    return { allowed: false, reason: 'You are not on the list of people who may use this bot here.' };
+  }
+
+  mayApprove(userId: string, session: SessionPeople): AccessDecision {
+    if (this.hasAdmins) {
+      return this.isAdmin(userId) ? { allowed: true } : { allowed: false, reason: 'Only the bot admins can approve this.' };
+    }
+    if (session.startedBy !== undefined && userId === session.startedBy) return { allowed: true };
+    return { allowed: false, reason: 'Only the person who started this thread can approve this.' };
+  }
+
+  /** Plans and directory grants are consents, like approvals; a question may be answered by steerers too. */
+  mayResolve(userId: string, session: SessionPeople, kind: InboxKind): AccessDecision {
+    const approve = this.mayApprove(userId, session);
+    if (approve.allowed || kind !== 'question') return approve;
+    if (session.steerers.includes(userId)) return { allowed: true };
+    return { allowed: false, reason: 'Only the people working in this thread can answer this.' };
+  }
+
+  mayStop(userId: string, session: SessionPeople): AccessDecision {
+    if (this.isAdmin(userId) || userId === session.startedBy || session.steerers.includes(userId)) return { allowed: true };
+    return { allowed: false, reason: 'Only the person who started this thread, people who took part in it, or an admin can stop it.' };
+  }
+}
+
+/** Start-up warnings about a risky but legal setup. */
+export function accessWarnings(policy: AccessPolicy, riskyToolsEnabled: boolean): string[] {
+  if (!policy.hasAdmins && riskyToolsEnabled) {
+    return ['No ADMINS are set while shell or write tools are enabled: whoever starts a thread can approve its commands.'];
+  }
+  return [];
+}

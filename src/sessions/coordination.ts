@@ -1,0 +1,82 @@
+// The coordination seam: what must hold across machines one day, behind one small
+// interface with an in-process implementation now.
+//
+// - Event de-duplication: a platform event is claimed once (Slack retries, both
+//   `app_mention` and `message` for one mention, gateway replays), and the claim is
+//   persisted with a TTL so a restart does not process a retried event again.
+// - Turn ownership: one running turn per session, owned by one worker.
+// - Exclusive sections per session: deciding "new turn or steering" and applying a
+//   command happen under the session's lock, so two quick messages cannot both start a turn.
+//
+// Keyv stores the data but has no compare-and-set, so it is never used for the claims
+// themselves. A Redis implementation (atomic SET NX claims, leases with fencing tokens,
+// a per-session command stream the owner drains) can replace this without changes to the
+// session layer, the engine or the connectors.
+import { KeyedMutex } from '../store/keyed-mutex.js';
+
+export interface TurnLease {
+  readonly sessionId: string;
+  release(): void;
+}
+
+export interface Coordinator {
+  /** True exactly once per event id (within the de-duplication window). */
+  claimEvent(eventId: string): Promise<boolean>;
+  /** The lease on a session's running turn, or undefined when another worker holds it. */
+  acquireTurn(sessionId: string): TurnLease | undefined;
+  isTurnOwned(sessionId: string): boolean;
+  /** Run `work` while holding the session's lock. */
+  exclusive<T>(sessionId: string, work: () => Promise<T>): Promise<T>;
+}
+
+export interface EventLedger {
+  hasProcessedEvent(eventId: string): Promise<boolean>;
+  markEventProcessed(eventId: string, ttlMs: number): Promise<void>;
+}
+
+/** Slack retries for up to about an hour; a day covers every replay we know of. */
+export const EVENT_DEDUP_TTL_MS = 24 * 60 * 60 * 1000;
+
+const RECENT_CLAIMS = 10_000;
+
+export class InProcessCoordinator implements Coordinator {
+  /** Recent claims, oldest first; older ones are still caught by the persisted ledger. */
+  private readonly claimed = new Set<string>();
+  private readonly owners = new Set<string>();
+  private readonly mutex = new KeyedMutex();
+
+  constructor(private readonly ledger: EventLedger) {}
+
+  async claimEvent(eventId: string): Promise<boolean> {
+    // The in-memory check and add happen in one synchronous step: two deliveries of the
+    // same event in this process cannot both pass, whatever the store's latency.
+    if (this.claimed.has(eventId)) return false;
+    this.claimed.add(eventId);
+    if (this.claimed.size > RECENT_CLAIMS) this.claimed.delete(this.claimed.values().next().value!);
+    if (await this.ledger.hasProcessedEvent(eventId)) return false;
+    await this.ledger.markEventProcessed(eventId, EVENT_DEDUP_TTL_MS);
+    return true;
+  }
+
+  acquireTurn(sessionId: string): TurnLease | undefined {
+    if (this.owners.has(sessionId)) return undefined;
+    this.owners.add(sessionId);
+    let released = false;
+    return {
+      sessionId,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.owners.delete(sessionId);
+      },
+    };
+  }
+
+  isTurnOwned(sessionId: string): boolean {
+    return this.owners.has(sessionId);
+  }
+
+  exclusive<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    return this.mutex.run(sessionId, work);
+  }
+}

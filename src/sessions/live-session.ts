@@ -1,0 +1,125 @@
+// A session as it lives in memory: its stored record, its engine rebuilt from the stored
+// transcript, and the state of its running turn. Building one is the only place that
+// wires the engine's persistence hooks to the store, so every append is a checkpoint:
+// the user message before the model is called, each assistant message and each tool
+// result as they come.
+import {
+  approverFromInbox,
+  interactiveFromInbox,
+  TurnEngine,
+  type Compactor,
+  type ContextProvider,
+  type EngineLogger,
+  type GrantsSnapshot,
+  type InterruptHook,
+  type PermissionPolicy,
+  type Provider,
+  type ProviderResolver,
+  type ToolDefinition,
+} from '../engine/index.js';
+import type { PersistentInbox } from '../store/persistent-inbox.js';
+import type { SessionRecord, SessionStore } from '../store/session-store.js';
+
+/** What the application supplies for each session's engine. */
+export interface EngineSetup {
+  provider: Provider | ProviderResolver;
+  tools: ToolDefinition[];
+  policy?: PermissionPolicy;
+  compactor?: Compactor;
+  instructions?: string;
+  maxIterations?: number;
+  interruptHooks?: InterruptHook[];
+  contextProvider?: ContextProvider;
+  logger?: EngineLogger;
+  /** Release per-session resources (a shell) when the session is evicted. */
+  dispose?: () => Promise<void>;
+}
+
+export type EngineSetupFactory = (session: SessionRecord) => EngineSetup | Promise<EngineSetup>;
+
+/** Where "always" grants are kept: this thread only (default) or the whole channel. */
+export type GrantScope = 'thread' | 'channel';
+
+export interface LiveSession {
+  record: SessionRecord;
+  engine: TurnEngine;
+  setup: EngineSetup;
+  /** The running turn's driver, while one runs. */
+  turn: Promise<void> | null;
+  /** The pending input a `run()` was started with (removed from the store at turn_start). */
+  startedWith: string | undefined;
+  /** The last turn ended by a stop: replies queued during it are not run afterwards. */
+  stopped: boolean;
+  lastUsed: number;
+}
+
+export async function buildLiveSession(input: {
+  record: SessionRecord;
+  store: SessionStore;
+  inbox: PersistentInbox;
+  setup: EngineSetup;
+  grantScope: GrantScope;
+}): Promise<LiveSession> {
+  const { record, store, inbox, setup, grantScope } = input;
+  const messages = await store.loadTranscript(record.id);
+  const channelGrants = await store.getChannelGrants(record.key);
+  const live: LiveSession = {
+    record,
+    setup,
+    turn: null,
+    startedWith: undefined,
+    stopped: false,
+    lastUsed: Date.now(),
+    engine: undefined as unknown as TurnEngine,
+  };
+  live.engine = new TurnEngine({
+    provider: setup.provider,
+    model: record.model,
+    sessionId: record.id,
+    // The system prompt is not stored with the transcript: it always comes from the current
+    // configuration, inserted first on every rebuild (so indices, e.g. the compaction
+    // boundary, stay stable while the configuration keeps a prompt).
+    instructions: setup.instructions,
+    messages,
+    tools: setup.tools,
+    maxIterations: setup.maxIterations,
+    policy: setup.policy,
+    compactor: setup.compactor,
+    compactionState: record.compaction,
+    contextProvider: setup.contextProvider,
+    interruptHooks: setup.interruptHooks,
+    logger: setup.logger,
+    grants: mergeGrants(record.grants, channelGrants),
+    inbox,
+    approver: approverFromInbox(inbox),
+    interactive: interactiveFromInbox(inbox),
+    onAppend: async (message) => {
+      await store.appendMessage(record.id, message);
+    },
+    onGrantsChanged: async (grants) => {
+      if (grantScope === 'channel') {
+        await store.setChannelGrants(record.key, grants);
+      } else {
+        live.record = { ...live.record, grants };
+        await store.saveSession(live.record);
+      }
+    },
+    onCompactionChanged: async (compaction) => {
+      live.record = { ...live.record, compaction };
+      await store.saveSession(live.record);
+    },
+  });
+  return live;
+}
+
+export function mergeGrants(a: GrantsSnapshot, b: GrantsSnapshot): GrantsSnapshot {
+  const tools = [...new Set([...a.tools, ...b.tools])];
+  const seen = new Set<string>();
+  const commands = [...a.commands, ...b.commands].filter((c) => {
+    const key = JSON.stringify([c.tool, c.command]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return { tools, commands };
+}

@@ -1,0 +1,103 @@
+// The inbox, persisted: prompts waiting for a human survive a restart, and so do their
+// answers. Same rules as the engine's in-memory inbox: an item is keyed by (session,
+// tool_call_id), so opening is idempotent; the first answer wins; an answer must be one
+// the item offered. Waiters are in this process: an answer given while no engine waits
+// (after a restart) is stored, and the session layer resumes the turn with it.
+import { randomUUID } from 'node:crypto';
+import {
+  isOfferedChoice,
+  type InboxItem,
+  type InboxKind,
+  type InboxPort,
+  type InboxResolution,
+  type ResolveResult,
+} from '../engine/index.js';
+import { KeyedMutex } from './keyed-mutex.js';
+import type { SessionStore } from './session-store.js';
+
+export class PersistentInbox implements InboxPort {
+  private readonly mutex = new KeyedMutex();
+  private readonly waiters = new Map<string, Set<(resolution: InboxResolution) => void>>();
+
+  constructor(private readonly store: SessionStore) {}
+
+  open(input: { sessionId: string; toolCallId: string; kind: InboxKind; choices?: string[] }): Promise<InboxItem> {
+    return this.mutex.run(`call:${input.sessionId}:${input.toolCallId}`, async () => {
+      const existing = await this.findByCall(input.sessionId, input.toolCallId);
+      if (existing) return existing;
+      const item: InboxItem = {
+        id: randomUUID(),
+        sessionId: input.sessionId,
+        toolCallId: input.toolCallId,
+        kind: input.kind,
+        choices: input.choices ?? [],
+        state: 'pending',
+        createdAt: Date.now(),
+      };
+      await this.store.addItem(item);
+      return item;
+    });
+  }
+
+  get(itemId: string): Promise<InboxItem | undefined> {
+    return this.store.getItem(itemId);
+  }
+
+  async findByCall(sessionId: string, toolCallId: string): Promise<InboxItem | undefined> {
+    const id = await this.store.itemIdForCall(sessionId, toolCallId);
+    return id === undefined ? undefined : this.store.getItem(id);
+  }
+
+  async lookup(sessionId: string, toolCallId: string): Promise<InboxResolution | undefined> {
+    return (await this.findByCall(sessionId, toolCallId))?.resolution;
+  }
+
+  async pending(sessionId: string): Promise<InboxItem[]> {
+    return (await this.store.sessionItems(sessionId)).filter((item) => item.state === 'pending');
+  }
+
+  resolve(itemId: string, resolution: InboxResolution, resolvedBy?: string): Promise<ResolveResult> {
+    return this.mutex.run(`item:${itemId}`, async (): Promise<ResolveResult> => {
+      const item = await this.store.getItem(itemId);
+      if (!item) return { ok: false, reason: 'unknown_item' };
+      if (item.state === 'resolved') return { ok: false, reason: 'already_resolved', item };
+      if (!isOfferedChoice(item, resolution)) return { ok: false, reason: 'not_a_choice', item };
+      const resolved: InboxItem = { ...item, state: 'resolved', resolution, resolvedAt: Date.now() };
+      if (resolvedBy !== undefined) resolved.resolvedBy = resolvedBy;
+      await this.store.updateItem(resolved);
+      const waiters = this.waiters.get(itemId);
+      this.waiters.delete(itemId);
+      for (const wake of waiters ?? []) wake(resolution);
+      return { ok: true, item: resolved };
+    });
+  }
+
+  /** Wait for an item's answer; resolves `undefined` if the signal fires first. */
+  async wait(itemId: string, signal: AbortSignal): Promise<InboxResolution | undefined> {
+    if (signal.aborted) return undefined;
+    return new Promise((resolve) => {
+      const waiters = this.waiters.get(itemId) ?? new Set();
+      this.waiters.set(itemId, waiters);
+      const onAbort = (): void => {
+        waiters.delete(wake);
+        resolve(undefined);
+      };
+      const wake = (resolution: InboxResolution): void => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(resolution);
+      };
+      waiters.add(wake);
+      signal.addEventListener('abort', onAbort, { once: true });
+      // Registered first, then checked: an answer that landed meanwhile is not missed.
+      this.store.getItem(itemId).then(
+        (item) => {
+          if (item?.resolution) {
+            waiters.delete(wake);
+            wake(item.resolution);
+          }
+        },
+        () => undefined, // the store is down: the live waiter still gets a later answer
+      );
+    });
+  }
+}
