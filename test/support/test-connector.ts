@@ -1,0 +1,121 @@
+// A small in-process connector for the session layer's tests: it plays a chat platform
+// (threads, users, buttons, a stop reaction) against a real SessionManager with a real
+// store, and records what the bot showed. The Slack and Discord connectors plug into the
+// same SessionManager calls.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EngineEvent, InboxItem, ToolDefinition } from '../../src/engine/index.js';
+import { AccessPolicy, parseAccessConfig } from '../../src/sessions/access-policy.js';
+import { InProcessCoordinator } from '../../src/sessions/coordination.js';
+import type { EngineSetup } from '../../src/sessions/live-session.js';
+import { SessionManager, type InputDisposition, type SessionManagerOptions } from '../../src/sessions/session-manager.js';
+import { openKeyvStore, type OpenedStore } from '../../src/store/keyv-factory.js';
+import { PersistentInbox } from '../../src/store/persistent-inbox.js';
+import { sessionIdOf, SessionStore, type SessionKey } from '../../src/store/session-store.js';
+import type { ScriptedProvider } from '../fakes/scripted-provider.js';
+import { waitFor } from './engine-kit.js';
+
+export interface Shown {
+  sessionId: string;
+  event: EngineEvent;
+  prompt?: InboxItem;
+}
+
+export interface TestBotOptions {
+  provider: ScriptedProvider;
+  tools?: ToolDefinition[];
+  storeUrl?: string;
+  allowedUsers?: string;
+  admins?: string;
+  setup?: Partial<EngineSetup>;
+  manager?: Partial<SessionManagerOptions>;
+}
+
+export class TestBot {
+  readonly shown: Shown[] = [];
+  readonly inputs: { sessionId: string; inputId: string; disposition: InputDisposition }[] = [];
+  readonly closedPrompts: InboxItem[] = [];
+  private nextEvent = 1;
+
+  private constructor(
+    readonly manager: SessionManager,
+    readonly store: SessionStore,
+    readonly inbox: PersistentInbox,
+    private readonly opened: OpenedStore,
+  ) {}
+
+  static async start(options: TestBotOptions): Promise<TestBot> {
+    const opened = await openKeyvStore(options.storeUrl ?? 'memory://');
+    const store = new SessionStore(opened.keyv);
+    const inbox = new PersistentInbox(store);
+    const holder: { bot?: TestBot } = {};
+    const manager = new SessionManager({
+      store,
+      inbox,
+      coordinator: new InProcessCoordinator(store),
+      access: new AccessPolicy(parseAccessConfig(options.allowedUsers, options.admins)),
+      defaultModel: 'scripted-model',
+      engineSetup: () => ({ provider: options.provider, tools: options.tools ?? [], ...options.setup }),
+      observer: {
+        onEvent: (session, event, prompt) => {
+          holder.bot!.shown.push({ sessionId: session.id, event, ...(prompt ? { prompt } : {}) });
+        },
+        onInput: (session, inputId, disposition) => {
+          holder.bot!.inputs.push({ sessionId: session.id, inputId, disposition });
+        },
+        onPromptClosed: (_session, item) => {
+          holder.bot!.closedPrompts.push(item);
+        },
+      },
+      ...options.manager,
+    });
+    const bot = new TestBot(manager, store, inbox, opened);
+    holder.bot = bot;
+    return bot;
+  }
+
+  static thread(thread: string, channel = 'C1'): SessionKey {
+    return { platform: 'test', workspace: 'W1', channel, thread };
+  }
+
+  /** A user posts in a thread (a mention, a reply): the platform's event id is fresh unless given. */
+  say(thread: string, userId: string, text: string, eventId = `ev-${this.nextEvent++}`) {
+    return this.manager.deliver(TestBot.thread(thread), {
+      text,
+      userId,
+      eventId,
+      source: { platform: 'test', channel: 'C1', thread, userId, messageId: eventId },
+    });
+  }
+
+  events(thread: string): EngineEvent[] {
+    const id = sessionIdOf(TestBot.thread(thread));
+    return this.shown.filter((s) => s.sessionId === id).map((s) => s.event);
+  }
+
+  /** The prompt (inbox item) behind the latest card of this kind in the thread. */
+  async waitForPrompt(thread: string, kind: EngineEvent['type'] = 'permission_required'): Promise<InboxItem> {
+    const id = sessionIdOf(TestBot.thread(thread));
+    await waitFor(() => this.shown.some((s) => s.sessionId === id && s.event.type === kind && s.prompt));
+    return [...this.shown].reverse().find((s) => s.sessionId === id && s.event.type === kind && s.prompt)!.prompt!;
+  }
+
+  async waitForEvent(thread: string, type: EngineEvent['type'], count = 1): Promise<void> {
+    await waitFor(() => this.events(thread).filter((e) => e.type === type).length >= count);
+  }
+
+  sessionId(thread: string): string {
+    return sessionIdOf(TestBot.thread(thread));
+  }
+
+  async stop(): Promise<void> {
+    await this.manager.shutdown(100);
+    await this.opened.close();
+  }
+}
+
+export async function tempDir(prefix = 'chat-agent-'): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
