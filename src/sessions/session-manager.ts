@@ -105,15 +105,21 @@ export class SessionManager {
       const input: PendingInput = { id: randomUUID(), text: message.text, receivedAt: Date.now() };
       if (message.source) input.source = message.source;
 
-      // A reply while a prompt waits answers or declines it (never approves it).
-      const consumed = await this.answerPromptsWithReply(live, message);
-      if (consumed) return { status: 'answered', sessionId, inputId: input.id };
+      // A reply while a question waits is its answer; while an approval waits, it declines it.
+      if (await this.answerPromptsWithReply(live, message)) return { status: 'answered', sessionId, inputId: input.id };
 
       // Recorded before the caller acknowledges the platform.
       await this.options.store.setPendingInputs(sessionId, [...(await this.options.store.getPendingInputs(sessionId)), input]);
       await this.touch(live);
       if (live.engine.isRunning || live.turn) {
         live.engine.queueSteering(input.text, input.source, input.id);
+        await this.notifyInput(live, input.id, 'queued', input.source);
+        return { status: 'queued', sessionId, inputId: input.id };
+      }
+      if (live.engine.unansweredToolCalls().length > 0) {
+        // After a restart: the declined prompts are answered by resuming, and the reply steers.
+        live.engine.queueSteering(input.text, input.source, input.id);
+        this.startResume(live);
         await this.notifyInput(live, input.id, 'queued', input.source);
         return { status: 'queued', sessionId, inputId: input.id };
       }
@@ -377,21 +383,20 @@ export class SessionManager {
   }
 
   /**
-   * A reply while prompts wait: a question takes the reply as its answer; an approval,
-   * plan or directory request is declined, quoting the reply, and the reply then steers.
-   * Returns true when the reply was consumed as an answer.
+   * A reply while prompts wait: a question takes the reply as its answer (returns true: the
+   * reply is consumed); an approval, plan or directory request is declined, quoting the
+   * reply, which then steers like any other message.
    */
   private async answerPromptsWithReply(live: LiveSession, message: InboundMessage): Promise<boolean> {
     const pending = await this.options.inbox.pending(live.record.id);
-    if (pending.length === 0) return false;
     let answered = false;
     for (const item of pending) {
-      if (item.kind === 'question' && !answered && this.options.access.mayResolve(message.userId, live.record, 'question').allowed) {
-        const result = await this.options.inbox.resolve(item.id, { kind: 'question', answer: message.text }, message.userId);
-        answered = result.ok;
+      if (item.kind === 'question') {
+        if (answered || !this.options.access.mayResolve(message.userId, live.record, 'question').allowed) continue;
+        answered = (await this.options.inbox.resolve(item.id, { kind: 'question', answer: message.text }, message.userId)).ok;
+        if (answered && !live.engine.isRunning && !live.turn) this.startResume(live);
         continue;
       }
-      if (item.kind === 'question') continue;
       const note = `the user replied instead of approving: ${JSON.stringify(message.text)}`;
       const resolution: InboxResolution =
         item.kind === 'approval'
@@ -400,12 +405,6 @@ export class SessionManager {
             ? { kind: 'plan', approved: false, feedback: message.text }
             : { kind: 'directory', granted: false };
       await this.closePrompt(live.record, item, resolution, message.userId);
-    }
-    // After a restart no engine waits on these prompts: resume so the answers take effect.
-    if (!live.engine.isRunning && !live.turn && live.engine.unansweredToolCalls().length > 0) {
-      if (!answered) live.engine.queueSteering(message.text, message.source);
-      this.startResume(live);
-      return true;
     }
     return answered;
   }

@@ -37,6 +37,8 @@ export class TestBot {
   readonly inputs: { sessionId: string; inputId: string; disposition: InputDisposition }[] = [];
   readonly closedPrompts: InboxItem[] = [];
   private nextEvent = 1;
+  /** Event ids differ between bots sharing a store, as real platform ids do. */
+  private readonly instance = Math.random().toString(36).slice(2, 8);
 
   private constructor(
     readonly manager: SessionManager,
@@ -68,6 +70,13 @@ export class TestBot {
           holder.bot!.closedPrompts.push(item);
         },
       },
+      // Failures inside turns are logged, not thrown: surface them in test output.
+      logger: {
+        debug: () => undefined,
+        info: () => undefined,
+        warn: (details, message) => console.warn(`[bot] ${message}`, details),
+        error: (details, message) => console.error(`[bot] ${message}`, details),
+      },
       ...options.manager,
     });
     const bot = new TestBot(manager, store, inbox, opened);
@@ -80,7 +89,7 @@ export class TestBot {
   }
 
   /** A user posts in a thread (a mention, a reply): the platform's event id is fresh unless given. */
-  say(thread: string, userId: string, text: string, eventId = `ev-${this.nextEvent++}`) {
+  say(thread: string, userId: string, text: string, eventId = `ev-${this.instance}-${this.nextEvent++}`) {
     return this.manager.deliver(TestBot.thread(thread), {
       text,
       userId,
@@ -109,7 +118,11 @@ export class TestBot {
     return sessionIdOf(TestBot.thread(thread));
   }
 
+  private stopped = false;
+
   async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
     await this.manager.shutdown(100);
     await this.opened.close();
   }

@@ -1,0 +1,314 @@
+// The session's shell: runs one command line at a time with `bash -c`, in a working
+// directory that persists from one command to the next, and can stop any command at once.
+//
+// One idea: every command is its own process group (spawned detached, so its pid is the
+// group id), and stopping means signalling the group, not the pid: `sleep 100 & sleep 100`
+// leaves a child that a kill of bash alone would orphan. A stop sends SIGINT, then SIGKILL
+// after a grace if anything in the group is still alive; the caller gets its answer at once
+// with the output so far, and the escalation finishes in the background (dispose awaits it).
+//
+// The cwd survives between commands through an EXIT trap that writes `pwd -P` to a temp
+// file; it is only accepted if it is inside the workspace. The cwd is a convenience, not a
+// sandbox: a command can still read or write anywhere the process may (that is why the
+// shell is exec-risk and asks). Background jobs (`server &`) keep running after their
+// command returns; their output is drained and discarded, and dispose() stops them.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFile, realpath, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { sleep } from '../engine/index.js';
+import { MiddleTrimmedText } from './output.js';
+import type { Workspace } from './workspace.js';
+
+export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
+/** Between SIGINT and SIGKILL: long enough for a test runner to print its summary. */
+export const DEFAULT_KILL_GRACE_MS = 2_000;
+/**
+ * After a stop, how long to wait for the command to exit before answering anyway. Under
+ * the engine's 50 ms grace, so the partial output reaches the model instead of "did not
+ * stop in time".
+ */
+const STOP_SETTLE_MS = 20;
+/** After the shell exits, output still in the pipe is read for this long (pipes held by a
+ * background job never close, so `close` alone would wait forever). */
+const DRAIN_AFTER_EXIT_MS = 50;
+const GROUP_POLL_MS = 25;
+
+/**
+ * Variables whose names say "secret" are not handed to commands: `env` in a chat thread
+ * must not print the bot's own API keys and tokens. Pass `env` explicitly to hand one over.
+ */
+const SECRET_NAME = /API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(^|_)KEY(_|$)/i;
+
+/** Pagers and prompts would wait for a terminal that is not there. */
+const NON_INTERACTIVE_ENV = { PAGER: 'cat', GIT_PAGER: 'cat', GIT_TERMINAL_PROMPT: '0', TERM: 'dumb' } as const;
+
+export function commandEnvironment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept = Object.entries(base).filter(([name]) => !SECRET_NAME.test(name));
+  return { ...Object.fromEntries(kept), ...NON_INTERACTIVE_ENV };
+}
+
+export interface ShellSessionOptions {
+  maxOutputChars: number;
+  killGraceMs?: number;
+  /** The environment commands see. Default: this process's, without secret-looking names. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ShellRunResult {
+  /** Null when the command did not exit by itself in time (stopped, or still dying). */
+  exitCode: number | null;
+  /** The signal that ended the shell, if one did. */
+  signal: NodeJS.Signals | null;
+  /** The working directory after the command, relative to the workspace root. */
+  cwd: string;
+  /** stdout and stderr interleaved, middle-trimmed to the output budget. */
+  output: string;
+  timedOut: boolean;
+  interrupted: boolean;
+  /** Things the model should know: a reset cwd, a kill. */
+  notes: string[];
+}
+
+interface RunningCommand {
+  child: ChildProcess;
+  pgid: number;
+  /** Settles when the shell has exited (or could not start). */
+  gone: Promise<void>;
+  /** Set when a stop was requested: the reason, for the result. */
+  stop?: 'interrupted' | 'timeout';
+  requestStop(reason: 'interrupted' | 'timeout'): void;
+}
+
+export class ShellSession {
+  /** Real absolute path of the current directory; always inside the workspace. */
+  private cwd: string;
+  private readonly running = new Set<RunningCommand>();
+  /** Groups of finished commands that still had members (background jobs). */
+  private readonly lingering = new Set<number>();
+  private readonly escalations = new Set<Promise<void>>();
+  private readonly disposeController = new AbortController();
+  private readonly maxOutputChars: number;
+  private readonly killGraceMs: number;
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(
+    private readonly workspace: Workspace,
+    options: ShellSessionOptions,
+  ) {
+    this.cwd = workspace.root;
+    this.maxOutputChars = options.maxOutputChars;
+    this.killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+    this.env = options.env ?? commandEnvironment(process.env);
+  }
+
+  get workingDirectory(): string {
+    return this.workspace.relative(this.cwd);
+  }
+
+  /** Run one command line. Resolves (never rejects) once it exits or is stopped. */
+  async run(command: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<ShellRunResult> {
+    if (this.disposeController.signal.aborted) throw new Error('the shell session has ended');
+    const notes: string[] = [];
+    await this.checkCwd(notes);
+    if (options.signal.aborted) {
+      return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: true, notes: ['not started: the turn was stopped'] };
+    }
+
+    const cwdFile = path.join(os.tmpdir(), `chat-agent-cwd-${randomUUID()}`);
+    // `exec 2>&1` merges stderr into stdout inside bash, so the two arrive in the order
+    // they were written (two pipes would only interleave by arrival).
+    const script = `trap 'pwd -P >"$CHAT_AGENT_CWD_FILE" 2>/dev/null' EXIT\nexec 2>&1\n${command}`;
+    const child = spawn('bash', ['-c', script], {
+      cwd: this.cwd,
+      env: { ...this.env, CHAT_AGENT_CWD_FILE: cwdFile },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = new MiddleTrimmedText(this.maxOutputChars);
+
+    return new Promise<ShellRunResult>((resolve) => {
+      let finished = false;
+      let exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+      const timers: NodeJS.Timeout[] = [];
+      const later = (ms: number, action: () => void): void => {
+        timers.push(setTimeout(action, ms));
+      };
+
+      const collect = (stream: NodeJS.ReadableStream | null): void => {
+        if (!stream) return;
+        const decoder = new StringDecoder('utf8');
+        stream.on('data', (chunk: Buffer) => {
+          if (!finished) output.append(decoder.write(chunk));
+        });
+        stream.on('end', () => {
+          if (!finished) output.append(decoder.end());
+        });
+      };
+      collect(child.stdout);
+      collect(child.stderr);
+
+      const running: RunningCommand = {
+        child,
+        pgid: child.pid ?? -1,
+        gone: new Promise<void>((resolveGone) => {
+          child.once('exit', () => resolveGone());
+          child.once('error', () => resolveGone());
+        }),
+        requestStop: (reason) => {
+          if (running.stop || finished) return;
+          running.stop = reason;
+          this.stopGroup(running.pgid, 'SIGINT');
+          // A stop by the user answers now; a timeout may wait for the kill to land.
+          if (reason === 'interrupted') later(STOP_SETTLE_MS, finish);
+          else later(this.killGraceMs + 1_000, finish);
+        },
+      };
+      const onAbort = (): void => running.requestStop('interrupted');
+
+      const finish = (): void => {
+        if (finished) return;
+        finished = true;
+        for (const timer of timers) clearTimeout(timer);
+        options.signal.removeEventListener('abort', onAbort);
+        this.running.delete(running);
+        void this.settle(running, exited, output, cwdFile, notes).then(resolve);
+      };
+
+      child.once('error', (error) => {
+        output.append(`could not start bash: ${error.message}\n`);
+        finish();
+      });
+      child.once('exit', (code, signal) => {
+        exited = { code, signal };
+        if (finished) {
+          // Answered already (a stop); the trap may have written the cwd file since.
+          void rm(cwdFile, { force: true }).catch(() => undefined);
+          return;
+        }
+        later(running.stop ? 5 : DRAIN_AFTER_EXIT_MS, finish);
+      });
+      child.once('close', () => {
+        if (!finished) finish();
+        else if (!groupAlive(running.pgid)) this.lingering.delete(running.pgid);
+      });
+
+      if (child.pid === undefined) return; // spawn failed: 'error' follows
+      this.running.add(running);
+      options.signal.addEventListener('abort', onAbort, { once: true });
+      later(options.timeoutMs, () => running.requestStop('timeout'));
+    });
+  }
+
+  /** Stop every running command (SIGINT to its group, SIGKILL after the grace). */
+  interrupt(): void {
+    for (const running of this.running) running.requestStop('interrupted');
+  }
+
+  /** End the session: kill what still runs, background jobs included, and wait for it. */
+  async dispose(): Promise<void> {
+    this.disposeController.abort();
+    const running = [...this.running];
+    for (const command of running) signalGroup(command.pgid, 'SIGKILL');
+    for (const pgid of this.lingering) signalGroup(pgid, 'SIGKILL');
+    this.lingering.clear();
+    // SIGKILL cannot be ignored, but a process stuck in the kernel can delay its exit: bounded.
+    await Promise.race([Promise.all(running.map((command) => command.gone)), sleep(this.killGraceMs)]);
+    await Promise.all([...this.escalations]);
+  }
+
+  private async settle(
+    running: RunningCommand,
+    exited: { code: number | null; signal: NodeJS.Signals | null } | null,
+    output: MiddleTrimmedText,
+    cwdFile: string,
+    notes: string[],
+  ): Promise<ShellRunResult> {
+    if (exited) {
+      await this.adoptCwd(cwdFile, notes);
+      if (!running.stop && groupAlive(running.pgid)) this.lingering.add(running.pgid);
+    }
+    await rm(cwdFile, { force: true }).catch(() => undefined);
+    if (running.stop === 'timeout') {
+      notes.push(`timed out: the command was stopped (SIGINT, then SIGKILL after ${this.killGraceMs / 1000} s)`);
+    } else if (running.stop === 'interrupted') {
+      notes.push(`interrupted by the user: the command was sent SIGINT${exited ? '' : ` and is killed if still running after ${this.killGraceMs / 1000} s`}`);
+    }
+    return {
+      exitCode: exited?.code ?? null,
+      signal: exited?.signal ?? null,
+      cwd: this.workingDirectory,
+      output: output.toString(),
+      timedOut: running.stop === 'timeout',
+      interrupted: running.stop === 'interrupted',
+      notes,
+    };
+  }
+
+  /** Take the directory the command ended in, if it is inside the workspace. */
+  private async adoptCwd(cwdFile: string, notes: string[]): Promise<void> {
+    let reported: string;
+    try {
+      reported = (await readFile(cwdFile, 'utf8')).trim();
+    } catch {
+      return; // the trap did not run (killed, or `exec` replaced the shell): keep the old cwd
+    }
+    if (!reported) return;
+    const real = await realpath(reported).catch(() => null);
+    if (real !== null && this.workspace.contains(real)) {
+      this.cwd = real;
+      return;
+    }
+    this.cwd = this.workspace.root;
+    notes.push(`the command moved to ${reported}, outside the workspace; the working directory is back at the workspace root`);
+  }
+
+  /** The cwd may have been deleted (or replaced by a link) by an earlier command. */
+  private async checkCwd(notes: string[]): Promise<void> {
+    const real = await realpath(this.cwd).catch(() => null);
+    const isDirectory = real !== null && (await stat(real).then((s) => s.isDirectory(), () => false));
+    if (real !== null && isDirectory && this.workspace.contains(real)) return;
+    notes.push(`the working directory ${this.workingDirectory} is gone; starting at the workspace root`);
+    this.cwd = this.workspace.root;
+  }
+
+  /** Signal the group now; if anything in it is still alive after the grace, SIGKILL it. */
+  private stopGroup(pgid: number, first: NodeJS.Signals): void {
+    signalGroup(pgid, first);
+    const escalation = (async () => {
+      const deadline = Date.now() + this.killGraceMs;
+      while (Date.now() < deadline && groupAlive(pgid) && !this.disposeController.signal.aborted) {
+        await sleep(GROUP_POLL_MS, this.disposeController.signal);
+      }
+      if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+    })();
+    this.escalations.add(escalation);
+    void escalation.finally(() => this.escalations.delete(escalation));
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  if (pgid <= 0) return;
+  try {
+    // A negative pid addresses the whole process group.
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already gone, which is the goal.
+  }
+}
+
+/**
+ * Whether any process of the group still exists. Zombies count (they are not reaped where
+ * PID 1 does not reap orphans), which only means a redundant SIGKILL at the end of a grace.
+ */
+function groupAlive(pgid: number): boolean {
+  if (pgid <= 0) return false;
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

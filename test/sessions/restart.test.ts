@@ -1,0 +1,185 @@
+// Restarts inside one process: the first bot is abandoned mid-turn (its engine never hears
+// from anyone again, as if the process had died), and a second bot opens the same SQLite
+// file, recovers, and carries on. The child-process tests in restart-process.test.ts do
+// the same with a real SIGKILL.
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool, type Message, type ToolDefinition } from '../../src/engine/index.js';
+import { call, callTools, say, ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
+import { recordingTool, risky, waitFor } from '../support/engine-kit.js';
+import { tempDir, TestBot } from '../support/test-connector.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function storeFile(): Promise<string> {
+  const dir = await tempDir();
+  cleanups.push(dir.remove);
+  return `sqlite://${dir.path}/bot.sqlite`;
+}
+
+async function bootBot(storeUrl: string, steps: Step[], tools: ToolDefinition[]) {
+  const provider = new ScriptedProvider(steps);
+  const bot = await TestBot.start({ provider, tools, storeUrl });
+  cleanups.push(() => bot.stop());
+  return { bot, provider };
+}
+
+/** Every tool call in a provider request has its result right after it. */
+function expectNoOrphans(messages: { role: string; tool_calls?: { id: string }[]; tool_call_id?: string }[]): void {
+  const calls = messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : []));
+  const results = messages.flatMap((m) => (m.role === 'tool' && m.tool_call_id ? [m.tool_call_id] : []));
+  expect([...results].sort()).toEqual([...calls].sort());
+}
+
+describe('a restart while an approval is pending', () => {
+  it('the old button still works after the restart: the tool runs exactly once and the turn finishes', async () => {
+    const url = await storeFile();
+    const log: string[] = [];
+    const first = await bootBot(url, [callTools(call('write', { path: 'a.txt' }))], [recordingTool('write', risky, { log })]);
+    await first.bot.say('T1', 'U1', 'write a.txt');
+    const prompt = await first.bot.waitForPrompt('T1');
+    // The process "dies" here: the first bot is abandoned with its turn waiting.
+
+    const second = await bootBot(url, [say('Written.')], [recordingTool('write', risky, { log })]);
+    const report = await second.bot.manager.recover();
+    expect(report).toMatchObject({ sessions: 1, repaired: [], resumed: [] });
+    expect(await second.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: true });
+    await second.bot.manager.idle();
+    expect(log).toEqual(['start:write', 'end:write']);
+    expect(second.provider.requests).toHaveLength(1);
+    expectNoOrphans(second.provider.requests[0]!.messages as never);
+    const stored = await second.bot.store.loadTranscript(second.bot.sessionId('T1'));
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
+  it('a new message instead of a click declines the call, steers, and no orphan reaches the provider', async () => {
+    const url = await storeFile();
+    const log: string[] = [];
+    const first = await bootBot(url, [callTools(call('deploy', { target: 'prod' }))], [recordingTool('deploy', risky, { log })]);
+    await first.bot.say('T1', 'U1', 'deploy');
+    await first.bot.waitForPrompt('T1');
+
+    const second = await bootBot(url, [say('Staging it is.')], [recordingTool('deploy', risky, { log })]);
+    await second.bot.manager.recover();
+    await second.bot.say('T1', 'U1', 'actually, staging');
+    await second.bot.manager.idle();
+    expect(log).toEqual([]);
+    const request = second.provider.requests[0]!.messages;
+    expectNoOrphans(request as never);
+    expect(request.at(-2)).toMatchObject({ role: 'tool', content: expect.stringContaining('replied instead of approving') });
+    expect(request.at(-1)).toEqual({ role: 'user', content: 'actually, staging' });
+  });
+
+  it('a stop after the restart closes the pending prompt and answers the call', async () => {
+    const url = await storeFile();
+    const first = await bootBot(url, [callTools(call('write'))], [recordingTool('write', risky)]);
+    await first.bot.say('T1', 'U1', 'write');
+    const prompt = await first.bot.waitForPrompt('T1');
+    const second = await bootBot(url, [], [recordingTool('write', risky)]);
+    await second.bot.manager.recover();
+    expect(await second.bot.manager.interrupt(second.bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done' });
+    expect(await second.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: false, reason: 'already_resolved' });
+    const stored = await second.bot.store.loadTranscript(second.bot.sessionId('T1'));
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'notice']);
+  });
+});
+
+describe('a restart while a tool runs', () => {
+  function hangingTool(name: string, idempotent: boolean, runs: string[]): ToolDefinition {
+    return defineTool({
+      name,
+      description: name,
+      schema: z.object({}),
+      metadata: { risk: 'low', category: idempotent ? 'read' : 'write', idempotent },
+      execute: async () => {
+        runs.push(name);
+        return new Promise<string>(() => undefined); // dies with the process
+      },
+    });
+  }
+
+  it('a side-effecting call gets an error result and is not run again; the next message finds no orphan', async () => {
+    const url = await storeFile();
+    const runs: string[] = [];
+    const first = await bootBot(url, [callTools(call('migrate_db'))], [hangingTool('migrate_db', false, runs)]);
+    await first.bot.say('T1', 'U1', 'migrate');
+    await first.bot.waitForEvent('T1', 'tool_started');
+
+    const second = await bootBot(url, [say('The migration was interrupted; shall I check its state?')], [hangingTool('migrate_db', false, runs)]);
+    expect(await second.bot.manager.recover()).toMatchObject({ repaired: [second.bot.sessionId('T1')] });
+    expect(runs).toEqual(['migrate_db']);
+    const stored = await second.bot.store.loadTranscript(second.bot.sessionId('T1'));
+    expect(stored.at(-2)).toMatchObject({ role: 'tool', content: expect.stringContaining('interrupted by a restart') });
+    expect(stored.at(-1)).toMatchObject({ role: 'notice', kind: 'interrupted' });
+    await second.bot.say('T1', 'U1', 'what happened?');
+    await second.bot.manager.idle();
+    expectNoOrphans(second.provider.requests[0]!.messages as never);
+  });
+
+  it('an idempotent call (a read) simply runs again and the turn completes', async () => {
+    const url = await storeFile();
+    const runs: string[] = [];
+    const first = await bootBot(url, [callTools(call('read_file'))], [hangingTool('read_file', true, runs)]);
+    await first.bot.say('T1', 'U1', 'read');
+    await first.bot.waitForEvent('T1', 'tool_started');
+    const readAgain = recordingTool('read_file', { risk: 'low', category: 'read', idempotent: true }, { log: runs });
+    const second = await bootBot(url, [say('Here it is.')], [readAgain]);
+    expect(await second.bot.manager.recover()).toMatchObject({ resumed: [second.bot.sessionId('T1')] });
+    await second.bot.manager.idle();
+    expect(runs).toEqual(['read_file', 'start:read_file', 'end:read_file']);
+    const stored = await second.bot.store.loadTranscript(second.bot.sessionId('T1'));
+    expect(stored.at(-1)).toMatchObject({ role: 'assistant', content: 'Here it is.' });
+  });
+});
+
+describe('what was recorded is not lost', () => {
+  it('a message recorded but not yet taken by a turn starts its turn after the restart', async () => {
+    const url = await storeFile();
+    const first = await bootBot(url, [], []);
+    // Recorded (as deliver does before acknowledging) but the process died before the turn began.
+    const sessionId = first.bot.sessionId('T9');
+    await first.bot.store.saveSession({
+      id: sessionId,
+      key: TestBot.thread('T9'),
+      model: 'scripted-model',
+      grants: { tools: [], commands: [] },
+      compaction: null,
+      startedBy: 'U1',
+      steerers: [],
+      createdAt: Date.now(),
+      updatedAt: Date.now(),
+    });
+    await first.bot.store.setPendingInputs(sessionId, [{ id: 'in-1', text: 'hello after the crash', receivedAt: Date.now() }]);
+    const second = await bootBot(url, [say('Hello!')], []);
+    expect(await second.bot.manager.recover()).toMatchObject({ started: [sessionId] });
+    await second.bot.manager.idle();
+    expect(second.provider.requests[0]!.messages).toEqual([{ role: 'user', content: 'hello after the crash' }]);
+    expect(await second.bot.store.getPendingInputs(sessionId)).toEqual([]);
+  });
+
+  it('grants, the model and the history survive a restart', async () => {
+    const url = await storeFile();
+    const log: string[] = [];
+    const first = await bootBot(url, [callTools(call('write')), say('done')], [recordingTool('write', risky, { log })]);
+    await first.bot.say('T1', 'U1', 'write');
+    const prompt = await first.bot.waitForPrompt('T1');
+    await first.bot.manager.resolve(prompt.id, { choice: 'always_tool' }, 'U1');
+    await first.bot.manager.idle();
+    await first.bot.manager.switchModel(first.bot.sessionId('T1'), 'other-model', 'U1');
+    await first.bot.stop();
+
+    const second = await bootBot(url, [callTools(call('write')), say('done again')], [recordingTool('write', risky, { log })]);
+    await second.bot.manager.recover();
+    await second.bot.say('T1', 'U1', 'write again');
+    await second.bot.manager.idle();
+    expect(log).toEqual(['start:write', 'end:write', 'start:write', 'end:write']);
+    expect(second.bot.events('T1').filter((e) => e.type === 'permission_required')).toHaveLength(0);
+    expect(second.provider.requests[0]!.model).toBe('other-model');
+    const messages = second.provider.requests[0]!.messages as Message[];
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
+    await waitFor(() => true);
+  });
+});
