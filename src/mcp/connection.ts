@@ -187,7 +187,11 @@ async function listAllTools(client: Client, options: { signal: AbortSignal; time
 }
 
 async function shutdown(client: Client, pid: number | undefined, endSession: () => Promise<void>): Promise<void> {
-  await Promise.race([endSession().catch(() => undefined), sleep(SESSION_END_WAIT_MS)]);
+  // The timer is cancelled once the race is over: a leftover one would hold the process
+  // open for its full length after everything else has shut down.
+  const done = new AbortController();
+  await Promise.race([endSession().catch(() => undefined), sleep(SESSION_END_WAIT_MS, done.signal)]);
+  done.abort();
   await client.close().catch(() => undefined);
   if (pid !== undefined) await waitForExit(pid);
 }

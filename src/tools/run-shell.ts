@@ -15,8 +15,8 @@ const schema = z.object({
     .describe('A bash command line. Runs in the current working directory, which persists between calls (cd works).'),
 });
 
-export function runShellTool(shell: ShellSession, timeoutMs: number): ToolDefinition<typeof schema> {
-  return {
+export function runShellTool(shell: ShellSession, timeoutMs: number): ToolDefinition {
+  return defineTool({
     name: 'run_shell',
     description:
       `Run a bash command in the workspace and return its exit code, working directory and output (stdout and stderr ` +
@@ -36,5 +36,5 @@ export function runShellTool(shell: ShellSession, timeoutMs: number): ToolDefini
       answer.output = result.output;
       return answer;
     },
-  };
+  });
 }

@@ -50,7 +50,7 @@ describe('a restart while an approval is pending', () => {
     await second.bot.manager.idle();
     expect(log).toEqual(['start:write', 'end:write']);
     expect(second.provider.requests).toHaveLength(1);
-    expectNoOrphans(second.provider.requests[0]!.messages as never);
+    expectNoOrphans(second.provider.requests[0]!.messages);
     const stored = await second.bot.store.loadTranscript(second.bot.sessionId('T1'));
     expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
   });
@@ -68,7 +68,7 @@ describe('a restart while an approval is pending', () => {
     await second.bot.manager.idle();
     expect(log).toEqual([]);
     const request = second.provider.requests[0]!.messages;
-    expectNoOrphans(request as never);
+    expectNoOrphans(request);
     expect(request.at(-2)).toMatchObject({ role: 'tool', content: expect.stringContaining('replied instead of approving') });
     expect(request.at(-1)).toEqual({ role: 'user', content: 'actually, staging' });
   });
@@ -116,7 +116,7 @@ describe('a restart while a tool runs', () => {
     expect(stored.at(-1)).toMatchObject({ role: 'notice', kind: 'interrupted' });
     await second.bot.say('T1', 'U1', 'what happened?');
     await second.bot.manager.idle();
-    expectNoOrphans(second.provider.requests[0]!.messages as never);
+    expectNoOrphans(second.provider.requests[0]!.messages);
   });
 
   it('an idempotent call (a read) simply runs again and the turn completes', async () => {
