@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../../src/engine/index.js';
 import { McpManager, McpToolError, parseMcpConfig, type McpConfig } from '../../src/mcp/index.js';
 import { memoryLogger, waitFor } from '../support/engine-kit.js';
+import { cancelledOnServer, eventually, runTool } from './mcp-kit.js';
 import { createCatalogServer, LONG_TOOL_NAME, ODD_SCHEMA } from './fixtures/catalog-server.js';
 import { refusedUrl, startHttpMcpServer, type HttpMcpServer } from './fixtures/http-server.js';
 import { isAlive, notesServerEntry } from './fixtures/launch.js';
@@ -15,18 +16,8 @@ function configOf(mcpServers: Record<string, unknown>, env: NodeJS.ProcessEnv = 
   return parseMcpConfig({ mcpServers }, { env });
 }
 
-function call(manager: McpManager, name: string, args: Record<string, unknown> = {}, signal = new AbortController().signal): Promise<ToolResult> {
-  const tool = manager.tools().find((candidate) => candidate.name === name);
-  if (!tool) throw new Error(`no tool ${name}; have ${manager.tools().map((t) => t.name).join(', ')}`);
-  return tool.execute(tool.schema.parse(args), { signal, toolCallId: 'call-1', sessionId: 'session-1' });
-}
-
-async function eventually(check: () => Promise<boolean>, attempts = 100): Promise<void> {
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error('the condition never held');
+function call(manager: McpManager, name: string, args: Record<string, unknown> = {}, signal?: AbortSignal): Promise<ToolResult> {
+  return runTool(manager.tools(), name, args, signal);
 }
 
 const NOTES_TOOLS = [
@@ -99,7 +90,7 @@ describe('an MCP server over stdio', () => {
     stop.abort();
     await expect(running).rejects.toThrow(/AbortError|aborted/);
     // The cancellation is a notification: ask the server until it has handled it.
-    await eventually(async () => (JSON.parse((await call(manager, 'notes__cancellations')) as string) as string[]).includes('stdio-stop'));
+    await eventually(async () => (await cancelledOnServer(manager.tools(), 'notes__cancellations')).includes('stdio-stop'));
   });
 });
 
