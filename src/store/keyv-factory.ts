@@ -16,7 +16,12 @@ export interface OpenedStore {
 
 export const DEFAULT_STORE_URL = 'sqlite://data/bot.sqlite';
 
-export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace = 'bot'): Promise<OpenedStore> {
+export interface StoreOptions {
+  /** SQLite only: write-ahead logging (default true). Off: SQLite's default, an fsync per write. */
+  wal?: boolean;
+}
+
+export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace = 'bot', options: StoreOptions = {}): Promise<OpenedStore> {
   const scheme = url.slice(0, url.indexOf(':')).toLowerCase();
   if (url === 'memory://' || scheme === 'memory') {
     const keyv = new Keyv({ namespace });
@@ -28,8 +33,10 @@ export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace =
     await mkdir(dirname(resolve(path)), { recursive: true });
     const { default: KeyvSqlite } = await import('@keyv/sqlite');
     const store = new KeyvSqlite({ uri: `sqlite://${path}`, busyTimeout: 5000 });
-    await store.query('PRAGMA journal_mode=WAL');
-    await store.query('PRAGMA synchronous=NORMAL');
+    if (options.wal !== false) {
+      await store.query('PRAGMA journal_mode=WAL');
+      await store.query('PRAGMA synchronous=NORMAL');
+    }
     return withAdapter(store, namespace, 'sqlite');
   }
   const adapters: Record<string, string> = { redis: '@keyv/redis', rediss: '@keyv/redis', postgres: '@keyv/postgres', postgresql: '@keyv/postgres', mysql: '@keyv/mysql', mongodb: '@keyv/mongo' };

@@ -86,7 +86,7 @@ describe('MCP tools in a turn', () => {
     const events = await collect(engine.run('try it'));
     expect(only(events, 'tool_finished')[0]).toMatchObject({ name: 'notes__fail', status: 'error' });
     const result = engine.messages.find((message) => message.role === 'tool')!;
-    expect(JSON.parse(result.content as string)).toEqual({ error: 'notes/fail reported an error: the disk is full', error_type: 'McpToolError' });
+    expect(JSON.parse(result.content)).toEqual({ error: 'notes/fail reported an error: the disk is full', error_type: 'McpToolError' });
   });
 
   it('a stop during an MCP call ends the turn and cancels the call on the server', async () => {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EngineEvent, InboxItem, Message } from '../../src/engine/index.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
-import type { ChildCommand, ChildMessage } from '../support/bot-core-child.js';
+import type { ChildMessage, ChildRequest } from '../support/bot-core-child.js';
 import { waitFor } from '../support/engine-kit.js';
 import { tempDir } from '../support/test-connector.js';
 
@@ -44,7 +44,7 @@ class BotProcess {
     return bot;
   }
 
-  async call<T>(command: Omit<ChildCommand, 'id'> & { cmd: ChildCommand['cmd'] }): Promise<T> {
+  async call<T>(command: ChildRequest): Promise<T> {
     const id = this.nextId++;
     this.child.send({ ...command, id });
     await waitFor(() => this.results.has(id), 10_000);

@@ -19,6 +19,9 @@ export type ChildCommand =
   | { id: number; cmd: 'recover' }
   | { id: number; cmd: 'transcript'; thread: string };
 
+/** A command as the parent writes it (the id is added on sending). */
+export type ChildRequest = ChildCommand extends infer C ? (C extends ChildCommand ? Omit<C, 'id'> : never) : never;
+
 export type ChildMessage =
   | { type: 'ready' }
   | { type: 'event'; thread: string; event: EngineEvent; prompt?: InboxItem }
