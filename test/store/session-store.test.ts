@@ -1,0 +1,146 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { InProcessCoordinator } from '../../src/sessions/coordination.js';
+import { AppendLog } from '../../src/store/append-log.js';
+import { openKeyvStore, type OpenedStore } from '../../src/store/keyv-factory.js';
+import { PersistentInbox } from '../../src/store/persistent-inbox.js';
+import { SessionStore, type SessionRecord } from '../../src/store/session-store.js';
+import { tempDir } from '../support/test-connector.js';
+
+const opened: OpenedStore[] = [];
+const dirs: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+  for (const remove of dirs.splice(0)) await remove();
+});
+
+async function memoryStore(): Promise<SessionStore> {
+  const store = await openKeyvStore('memory://');
+  opened.push(store);
+  return new SessionStore(store.keyv);
+}
+
+function record(id: string, updatedAt = Date.now()): SessionRecord {
+  return {
+    id,
+    key: { platform: 'test', workspace: 'W', channel: 'C', thread: id },
+    model: 'm',
+    grants: { tools: [], commands: [] },
+    compaction: null,
+    steerers: [],
+    createdAt: updatedAt,
+    updatedAt,
+  };
+}
+
+describe('the store', () => {
+  it('opens SQLite from a URL, creating its folder, and keeps data across a reopen', async () => {
+    const dir = await tempDir();
+    dirs.push(dir.remove);
+    const url = `sqlite://${dir.path}/nested/folder/bot.sqlite`;
+    const first = await openKeyvStore(url);
+    await new SessionStore(first.keyv).appendMessage('s1', { role: 'user', content: 'kept' });
+    await first.close();
+    const second = await openKeyvStore(url);
+    opened.push(second);
+    expect(second.backend).toBe('sqlite');
+    expect(await new SessionStore(second.keyv).loadTranscript('s1')).toEqual([{ role: 'user', content: 'kept' }]);
+  });
+
+  it('says what to install for a backend whose adapter is missing, and refuses unknown schemes', async () => {
+    await expect(openKeyvStore('redis://localhost:6379')).rejects.toThrow(/needs the @keyv\/redis package/);
+    await expect(openKeyvStore('ftp://x')).rejects.toThrow(/unsupported scheme "ftp:"/);
+    await expect(openKeyvStore('sqlite://')).rejects.toThrow(/needs a file path/);
+  });
+
+  it('appends without rewriting, and an entry written before a crash updated the length is not lost', async () => {
+    const store = await openKeyvStore('memory://');
+    opened.push(store);
+    const log = new AppendLog<string>(store.keyv, 'log');
+    await log.append('a');
+    await log.append('b');
+    // A crash between writing entry 2 and updating the length:
+    await store.keyv.set('log:2', 'c');
+    const reopened = new AppendLog<string>(store.keyv, 'log');
+    expect(await reopened.readAll()).toEqual(['a', 'b', 'c']);
+    expect(await reopened.append('d')).toBe(3);
+  });
+
+  it('refuses a corrupted stored record with an error naming the field', async () => {
+    const store = await memoryStore();
+    await store.keyv.set('session:bad', { id: 'bad', model: 42 });
+    await expect(store.getSession('bad')).rejects.toThrow(/model|key/);
+    await store.appendMessage('s', { role: 'user', content: 'fine' });
+    await store.keyv.set('transcript:s:1', { role: 'wizard' });
+    await store.keyv.set('transcript:s:len', 2);
+    await expect(new SessionStore(store.keyv).loadTranscript('s')).rejects.toThrow();
+  });
+
+  it('retention deletes sessions untouched for longer than the limit, with everything they own', async () => {
+    const store = await memoryStore();
+    const inbox = new PersistentInbox(store);
+    const day = 24 * 60 * 60 * 1000;
+    await store.saveSession(record('old'));
+    await store.saveSession(record('new'));
+    await store.keyv.set('session:old', { ...record('old'), updatedAt: Date.now() - 40 * day });
+    await store.appendMessage('old', { role: 'user', content: 'ancient' });
+    const item = await inbox.open({ sessionId: 'old', toolCallId: 'c1', kind: 'approval', choices: ['once', 'deny'] });
+    expect(await store.sweepExpired(30 * day)).toEqual(['old']);
+    expect(await store.listSessionIds()).toEqual(['new']);
+    expect(await store.loadTranscript('old')).toEqual([]);
+    expect(await inbox.get(item.id)).toBeUndefined();
+    expect(await inbox.findByCall('old', 'c1')).toBeUndefined();
+  });
+});
+
+describe('the persistent inbox', () => {
+  it('opens idempotently even when two openers race, and the first answer wins', async () => {
+    const store = await memoryStore();
+    const inbox = new PersistentInbox(store);
+    const [a, b] = await Promise.all([
+      inbox.open({ sessionId: 's', toolCallId: 'c1', kind: 'approval', choices: ['once', 'deny'] }),
+      inbox.open({ sessionId: 's', toolCallId: 'c1', kind: 'approval', choices: ['once', 'deny'] }),
+    ]);
+    expect(b.id).toBe(a.id);
+    const [first, second] = await Promise.all([
+      inbox.resolve(a.id, { kind: 'approval', outcome: 'deny' }, 'U1'),
+      inbox.resolve(a.id, { kind: 'approval', outcome: 'once' }, 'U2'),
+    ]);
+    expect(first).toMatchObject({ ok: true });
+    expect(second).toMatchObject({ ok: false, reason: 'already_resolved' });
+    expect(await inbox.lookup('s', 'c1')).toEqual({ kind: 'approval', outcome: 'deny' });
+  });
+
+  it('a waiter wakes on the answer, including one given just before it started waiting', async () => {
+    const store = await memoryStore();
+    const inbox = new PersistentInbox(store);
+    const item = await inbox.open({ sessionId: 's', toolCallId: 'c1', kind: 'question' });
+    const waiting = inbox.wait(item.id, new AbortController().signal);
+    await inbox.resolve(item.id, { kind: 'question', answer: '42' });
+    expect(await waiting).toEqual({ kind: 'question', answer: '42' });
+    expect(await inbox.wait(item.id, new AbortController().signal)).toEqual({ kind: 'question', answer: '42' });
+    const stopped = new AbortController();
+    const other = await inbox.open({ sessionId: 's', toolCallId: 'c2', kind: 'question' });
+    const pending = inbox.wait(other.id, stopped.signal);
+    stopped.abort();
+    expect(await pending).toBeUndefined();
+  });
+});
+
+describe('event de-duplication', () => {
+  it('claims an event once, also across a restart (the claim is persisted with a TTL)', async () => {
+    const store = await memoryStore();
+    const first = new InProcessCoordinator(store);
+    expect(await Promise.all([first.claimEvent('Ev1'), first.claimEvent('Ev1')])).toEqual([true, false]);
+    const afterRestart = new InProcessCoordinator(store);
+    expect(await afterRestart.claimEvent('Ev1')).toBe(false);
+    expect(await afterRestart.claimEvent('Ev2')).toBe(true);
+  });
+
+  it('one running turn per session', () => {
+    const coordinator = new InProcessCoordinator({ hasProcessedEvent: async () => false, markEventProcessed: async () => undefined });
+    const lease = coordinator.acquireTurn('s')!;
+    expect(coordinator.acquireTurn('s')).toBeUndefined();
+    lease.release();
+    expect(coordinator.acquireTurn('s')).toBeDefined();
+  });
+});
