@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, CompatibilityCallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type CompatibilityCallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { linkedAbortController, sleep } from '../engine/index.js';
 import type { McpServerConfig } from './config.js';
 
@@ -44,6 +44,7 @@ const SESSION_END_WAIT_MS = 1_000;
 
 export class McpConnection {
   private closing: Promise<void> | null = null;
+  private lost = false;
 
   constructor(
     readonly server: string,
@@ -59,6 +60,18 @@ export class McpConnection {
 
   get closed(): boolean {
     return this.closing !== null;
+  }
+
+  /** Why calls cannot go through (we closed it, or the server went away), or undefined. */
+  get unavailable(): string | undefined {
+    if (this.closing) return `the ${this.server} MCP server is shut down`;
+    if (this.lost) return `the ${this.server} MCP server closed the connection; its tools are unavailable until the agent restarts`;
+    return undefined;
+  }
+
+  /** The server went away on its own (a crashed child, a dropped session). */
+  markLost(): void {
+    this.lost = true;
   }
 
   callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult | CompatibilityCallToolResult> {
@@ -84,11 +97,12 @@ export async function connectServer(config: McpServerConfig, options: ConnectOpt
   const { logger } = options;
   const opened = openTransport(config, logger);
   const client = new Client(options.clientInfo, { capabilities: {} });
-  let connected = false;
   let connection: McpConnection | undefined;
   client.onerror = (error) => logger.debug?.({ server: config.name, err: error }, 'MCP transport error');
   client.onclose = () => {
-    if (connected && connection && !connection.closed) {
+    // Only news after a successful connect, and only when we did not close it ourselves.
+    if (connection && !connection.closed) {
+      connection.markLost();
       logger.warn({ server: config.name }, 'MCP server closed the connection; its tools will fail until the agent restarts');
     }
   };
@@ -101,12 +115,13 @@ export async function connectServer(config: McpServerConfig, options: ConnectOpt
     await client.connect(opened.transport, requestOptions);
     const tools = await listAllTools(client, requestOptions);
     connection = new McpConnection(config.name, config.transport, opened.pid(), tools, client, options.callTimeoutMs, opened.endSession);
-    connected = true;
     return connection;
   } catch (error) {
     // The SDK starts its own close when the handshake fails, which forgets the child
     // before it has exited; the pid we kept lets us wait for it all the same.
     await shutdown(client, opened.pid(), opened.endSession);
+    // One more turn of the event loop lets the child's last stderr chunks through the pipe.
+    await new Promise((resolve) => setImmediate(resolve));
     throw new Error(describeFailure(config, error, controller.signal, opened.stderrTail()));
   } finally {
     clearTimeout(deadline);
@@ -238,6 +253,8 @@ function describeFailure(config: McpServerConfig, error: unknown, signal: AbortS
         : `command not found: ${config.command}`;
   } else if (signal.aborted) {
     reason = 'connection abandoned: the MCP manager was closed';
+  } else if (config.transport === 'stdio' && error instanceof McpError && error.code === Number(ErrorCode.ConnectionClosed)) {
+    reason = 'the server process exited before the handshake finished';
   } else {
     reason = messageWithCauses(error);
   }

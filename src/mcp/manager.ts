@@ -128,7 +128,8 @@ export class McpManager {
         continue;
       }
       if (this.stopping.signal.aborted) {
-        // close() ran while this one was connecting and has already taken the list.
+        // close() was called while this one connected. It waits for this start to end,
+        // so what connected is closed here instead of being handed out.
         await outcome.connection.close();
         continue;
       }
@@ -139,6 +140,7 @@ export class McpManager {
       });
       this.servers.push({ connection: outcome.connection, tools });
       report.connected.push({ server, tools: tools.length });
+      this.logger.debug?.({ server, tools: tools.map((tool) => tool.name) }, 'MCP server connected');
     }
     return report;
   }

@@ -30,7 +30,9 @@ export function mcpToolDefinition(
     metadata: toolMetadataOf(tool.annotations),
     async execute(args, { signal }) {
       signal.throwIfAborted();
-      if (connection.closed) throw new Error(`the ${connection.server} MCP server is shut down`);
+      // The SDK's own word for this is "Not connected", which tells the model nothing.
+      const unavailable = connection.unavailable;
+      if (unavailable) throw new Error(unavailable);
       const result = await connection.callTool(tool.name, args, signal);
       const text = resultText(result, options.maxResultChars);
       if ('isError' in result && result.isError === true) {

@@ -24,7 +24,7 @@ describe('MCP tools in a turn', () => {
     const { engine, provider } = engineWith(
       [
         callTools(
-          call('notes__slow', { ms: 400, label: 'beside-add' }),
+          call('notes__slow', { ms: 1_000, label: 'beside-add' }),
           call('notes__add', { a: 2, b: 3 }),
           call('notes__delete_note', { id: 'n-2' }),
           call('notes__fetch_thing', { url: 'https://example.com/secret' }),
@@ -74,7 +74,7 @@ describe('MCP tools in a turn', () => {
     const finished = Object.fromEntries(only(events, 'tool_finished').map((event) => [event.name, [event.status, event.resultPreview]]));
     expect(finished).toEqual({
       notes__add: ['ok', '5'],
-      notes__slow: ['ok', 'waited 400 ms'],
+      notes__slow: ['ok', 'waited 1000 ms'],
       notes__delete_note: ['ok', 'deleted n-2'],
       notes__fetch_thing: ['denied', expect.stringContaining('denied by user')],
     });

@@ -187,6 +187,7 @@ describe('servers that fail to start are reported, not fatal', () => {
         configOf({
           notes: notesServerEntry(),
           ghost: { command: 'definitely-not-an-installed-mcp-server' },
+          misplaced: { command: process.execPath, cwd: join(tmpdir(), 'no-such-folder-for-mcp-tests') },
           crashy: { command: process.execPath, args: ['-e', "console.error('NOTES_TOKEN is not set'); process.exit(3)"] },
           offline: { url: refused },
           silent: { command: process.execPath, args: ['-e', 'process.stdin.resume()'] },
@@ -195,12 +196,13 @@ describe('servers that fail to start are reported, not fatal', () => {
       expect(report.connected).toEqual([{ server: 'notes', tools: NOTES_TOOLS.length }]);
       expect(report.failures).toEqual([
         { server: 'ghost', error: 'command not found: definitely-not-an-installed-mcp-server' },
-        { server: 'crashy', error: expect.stringMatching(/Connection closed; server stderr: NOTES_TOKEN is not set$/) },
+        { server: 'misplaced', error: `working directory not found: ${join(tmpdir(), 'no-such-folder-for-mcp-tests')}` },
+        { server: 'crashy', error: 'the server process exited before the handshake finished; server stderr: NOTES_TOKEN is not set' },
         { server: 'offline', error: expect.stringMatching(new RegExp(`fetch failed.*ECONNREFUSED.*\\(${refused.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)$`)) },
         { server: 'silent', error: 'no answer within 1500 ms' },
       ]);
       const warnings = logger.lines.filter((line) => line.level === 'warn');
-      expect(warnings.map((line) => (line.details as { server: string }).server)).toEqual(['ghost', 'crashy', 'offline', 'silent']);
+      expect(warnings.map((line) => (line.details as { server: string }).server)).toEqual(['ghost', 'misplaced', 'crashy', 'offline', 'silent']);
       expect(warnings[0]).toEqual({
         level: 'warn',
         message: 'MCP server failed to start; going on without it',
@@ -242,6 +244,26 @@ describe('servers that fail to start are reported, not fatal', () => {
     await expect(starting).resolves.toEqual({ connected: [], failures: [{ server: 'silent', error: 'connection abandoned: the MCP manager was closed' }] });
     expect(isAlive(Number(await readFile(pidFile, 'utf8')))).toBe(false);
     expect(manager.tools()).toEqual([]);
+  });
+});
+
+describe('a server that dies after start', () => {
+  it('is logged, and its tools answer with an error that says why', async () => {
+    const logger = memoryLogger();
+    const manager = new McpManager({ logger });
+    try {
+      await manager.start(configOf({ notes: notesServerEntry() }));
+      process.kill(manager.status()[0]!.pid!, 'SIGKILL');
+      await waitFor(() => logger.lines.some((line) => line.level === 'warn'));
+      expect(logger.lines.filter((line) => line.level === 'warn')).toEqual([
+        { level: 'warn', details: { server: 'notes' }, message: 'MCP server closed the connection; its tools will fail until the agent restarts' },
+      ]);
+      await expect(call(manager, 'notes__add', { a: 1, b: 2 })).rejects.toThrow(
+        'the notes MCP server closed the connection; its tools are unavailable until the agent restarts',
+      );
+    } finally {
+      await manager.close();
+    }
   });
 });
 
