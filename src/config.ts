@@ -23,6 +23,26 @@ export const ConfigSchema = z.object({
   /** Summarise with this model instead of the active one. */
   COMPACTION_MODEL: z.string().trim().min(1).optional(),
   MAX_ITERATIONS: positiveInt.default(12),
+  /** Where conversations live: any Keyv backend by URL. */
+  STORE_URL: z.string().regex(/^[a-z][a-z0-9+.-]*:\/\//i, 'must be a URL such as sqlite://data/bot.sqlite').default('sqlite://data/bot.sqlite'),
+  /** How long transcripts and prompts are kept after a thread's last activity. */
+  RETENTION_DAYS: positiveInt.default(30),
+  /** The folder the file and shell tools are confined to. */
+  WORKSPACE_DIR: z.string().min(1).default('./workspace'),
+  /** Who may start or steer a conversation: platform user ids, comma-separated, or `*`. */
+  ALLOWED_USERS: z.string().default('*'),
+  /** Who may always approve and stop (comma-separated user ids). */
+  ADMINS: z.string().optional(),
+  PERMISSION_MODE: z.enum(['interactive', 'auto', 'read-only']).default('interactive'),
+  /** Shell commands that run without asking, comma-separated (`git status, npm test`). */
+  SHELL_ALLOWLIST: z.string().optional(),
+  /** Where "always allow" grants apply: the thread (default) or the whole channel. */
+  GRANT_SCOPE: z.enum(['thread', 'channel']).default('thread'),
+  SHELL_TIMEOUT_MS: positiveInt.default(120_000),
+  /** MCP servers, in the common `mcpServers` format. A missing file means none. */
+  MCP_CONFIG: z.string().min(1).default('./mcp.json'),
+  /** Replace the default system prompt. */
+  SYSTEM_PROMPT: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 export type Config = z.infer<typeof ConfigSchema>;

@@ -5,6 +5,14 @@ describe('configuration', () => {
   it('applies defaults and treats blank values as unset', () => {
     expect(loadConfig({ MODEL: '  ', LOG_LEVEL: '' })).toEqual({
       MAX_ITERATIONS: 12,
+      STORE_URL: 'sqlite://data/bot.sqlite',
+      RETENTION_DAYS: 30,
+      WORKSPACE_DIR: './workspace',
+      ALLOWED_USERS: '*',
+      PERMISSION_MODE: 'interactive',
+      GRANT_SCOPE: 'thread',
+      SHELL_TIMEOUT_MS: 120_000,
+      MCP_CONFIG: './mcp.json',
       LOG_LEVEL: 'info',
       PROVIDER_STALL_TIMEOUT_MS: 60_000,
       COMPACTION_THRESHOLD: 0.8,

@@ -33,13 +33,14 @@ export function createPermissionPolicy(options: PermissionPolicyOptions = {}): C
       const classified = classifyTool(input.tool.metadata);
       switch (mode) {
         case 'auto':
+          // Even a tool that requires approval: whoever chose auto chose not to be asked.
           // File tools stay confined to the workspace by themselves; the mode only stops asking.
           return { decision: 'allow', reason: `auto mode: ${input.tool.name} runs without asking` };
         case 'read-only':
           if (classified.riskClass !== 'read') {
             return {
               decision: 'deny',
-              reason: `read-only mode: ${input.tool.name} is not allowed (${describeRisk(input.tool.name, classified)}); only tools that read run in this mode`,
+              reason: `read-only mode: ${input.tool.name} is not allowed: it ${describeRisk(classified)}, and only tools that read run in this mode`,
             };
           }
           // A read is judged as in interactive mode: a tool that insists on approval still asks.
@@ -69,7 +70,7 @@ function decideInteractively(
   if (insists) {
     return { decision: 'needs_user', reason: `${tool.name} asks before every call: the tool requires approval` };
   }
-  const risk = describeRisk(tool.name, classified);
+  const risk = `${tool.name} ${describeRisk(classified)}`;
   if (classified.riskClass !== 'exec') {
     return { decision: 'needs_user', reason: `${risk}: asks unless always allowed for this session` };
   }

@@ -29,12 +29,15 @@ export function classifyTool(metadata: ToolMetadata | undefined): ClassifiedTool
   return { riskClass: 'unknown', category };
 }
 
-/** "is exec-risk (runs shell commands)", or why an unknown tool counts as risky. */
-export function describeRisk(toolName: string, classified: ClassifiedTool): string {
+/**
+ * The predicate of a sentence about the tool: "is exec-risk (runs shell commands)", or why
+ * an unknown tool counts as risky. Callers put the tool's name (or "it") in front.
+ */
+export function describeRisk(classified: ClassifiedTool): string {
   if (classified.riskClass !== 'unknown') {
-    return `${toolName} is ${classified.riskClass}-risk (${MEANING[classified.riskClass]})`;
+    return `is ${classified.riskClass}-risk (${MEANING[classified.riskClass]})`;
   }
   return classified.category === undefined
-    ? `${toolName} declares no risk class, so it is treated as risky`
-    : `${toolName} has an unrecognised risk class "${classified.category}", so it is treated as risky`;
+    ? 'declares no risk class, so it is treated as risky'
+    : `has an unrecognised risk class "${classified.category}", so it is treated as risky`;
 }

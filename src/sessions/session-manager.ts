@@ -11,6 +11,8 @@
 // their buttons working, a tool call that was running gets an honest error result.
 import { randomUUID } from 'node:crypto';
 import {
+  approvalChoices,
+  interactionChoices,
   silentLogger,
   type EngineEvent,
   type EngineLogger,
@@ -356,7 +358,7 @@ export class SessionManager {
           sessionId: live.record.id,
           toolCallId: event.toolCallId,
           kind: 'approval',
-          choices: event.command === undefined ? ['once', 'always_tool', 'deny'] : ['once', 'always_tool', 'always_command', 'deny'],
+          choices: approvalChoices(event.command),
         });
         break;
       case 'interaction_required': {
@@ -365,7 +367,7 @@ export class SessionManager {
           sessionId: live.record.id,
           toolCallId: event.toolCallId,
           kind: event.kind,
-          choices: event.kind === 'plan' ? ['approve', 'reject'] : event.kind === 'directory' ? ['grant', 'deny'] : options,
+          choices: interactionChoices(event.kind, options),
         });
         break;
       }

@@ -8,7 +8,7 @@
 /** Elements whose content is never part of the readable page. */
 const INVISIBLE = ['script', 'style', 'noscript', 'template', 'svg', 'head', 'iframe', 'object'];
 
-const BLOCK = /<\/?(?:p|div|section|article|main|header|footer|nav|aside|h[1-6]|ul|ol|table|thead|tbody|tr|pre|blockquote|figure|figcaption|form|fieldset|dl|dt|dd|details|summary|address)\b[^>]*>/gi;
+const BLOCK = /<\/?(?:p|div|section|article|main|header|footer|nav|aside|h[1-6]|ul|ol|table|thead|tbody|pre|blockquote|figure|figcaption|form|fieldset|dl|dt|dd|details|summary|address)\b[^>]*>/gi;
 
 const ENTITIES = new Map<string, string>(Object.entries({
   amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', ndash: '–', mdash: '—', hellip: '…',
@@ -35,6 +35,8 @@ export function htmlToText(html: string): PageText {
     .replace(/<hr\b[^>]*>/gi, '\n---\n')
     .replace(/<li\b[^>]*>/gi, '\n- ')
     .replace(/<\/(?:td|th)\s*>/gi, ' \t')
+    // One line per table row: only the row's end breaks the line.
+    .replace(/<\/tr\s*>/gi, '\n')
     .replace(BLOCK, '\n');
   text = decodeEntities(stripTags(text));
   const lines = text.split('\n').map((line) => collapseSpaces(line).trim());

@@ -5,8 +5,8 @@
 // silently stops at 100 hits reads to the model like "there are exactly 100".
 //
 // Known limit: the pattern runs in JavaScript's backtracking regex engine on the event
-// loop, so a pathological pattern on a long line can stall it; lines are searched as they
-// are, but `literal: true` is always safe.
+// loop, so a pathological pattern (`(a+)+$`) on a long line can stall the process and no
+// stop can cut it short; a `literal: true` search cannot.
 import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';

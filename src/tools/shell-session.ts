@@ -108,19 +108,24 @@ export class ShellSession {
     return this.workspace.relative(this.cwd);
   }
 
-  /** Run one command line. Resolves (never rejects) once it exits or is stopped. */
+  /**
+   * Run one command line. Resolves once it exits or is stopped: a failure to start, a
+   * timeout and an interruption are all answers, not errors.
+   */
   async run(command: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<ShellRunResult> {
     if (this.disposeController.signal.aborted) throw new Error('the shell session has ended');
     const notes: string[] = [];
     await this.checkCwd(notes);
     if (options.signal.aborted) {
-      return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: true, notes: ['not started: the turn was stopped'] };
+      notes.push('not started: the turn was stopped');
+      return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: true, notes };
     }
 
     const cwdFile = path.join(os.tmpdir(), `chat-agent-cwd-${randomUUID()}`);
     // `exec 2>&1` merges stderr into stdout inside bash, so the two arrive in the order
-    // they were written (two pipes would only interleave by arrival).
-    const script = `trap 'pwd -P >"$CHAT_AGENT_CWD_FILE" 2>/dev/null' EXIT\nexec 2>&1\n${command}`;
+    // they were written (two pipes would only interleave by arrival). bash runs a -c script
+    // line by line, so this prefix is in force even when the command has a syntax error.
+    const script = `trap 'pwd -P >"$CHAT_AGENT_CWD_FILE" 2>/dev/null' EXIT; exec 2>&1\n${command}`;
     const child = spawn('bash', ['-c', script], {
       cwd: this.cwd,
       env: { ...this.env, CHAT_AGENT_CWD_FILE: cwdFile },
@@ -129,7 +134,7 @@ export class ShellSession {
     });
     const output = new MiddleTrimmedText(this.maxOutputChars);
 
-    return new Promise<ShellRunResult>((resolve) => {
+    return new Promise<ShellRunResult>((resolve, reject) => {
       let finished = false;
       let exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
       const timers: NodeJS.Timeout[] = [];
@@ -174,7 +179,7 @@ export class ShellSession {
         for (const timer of timers) clearTimeout(timer);
         options.signal.removeEventListener('abort', onAbort);
         this.running.delete(running);
-        void this.settle(running, exited, output, cwdFile, notes).then(resolve);
+        this.settle(running, exited, output, cwdFile, notes).then(resolve, reject);
       };
 
       child.once('error', (error) => {
@@ -215,7 +220,10 @@ export class ShellSession {
     for (const pgid of this.lingering) signalGroup(pgid, 'SIGKILL');
     this.lingering.clear();
     // SIGKILL cannot be ignored, but a process stuck in the kernel can delay its exit: bounded.
-    await Promise.race([Promise.all(running.map((command) => command.gone)), sleep(this.killGraceMs)]);
+    const waited = new AbortController();
+    await Promise.race([Promise.all(running.map((command) => command.gone)), sleep(this.killGraceMs, waited.signal)]);
+    waited.abort(); // so the bound's timer does not hold the process open
+
     await Promise.all([...this.escalations]);
   }
 
@@ -228,6 +236,8 @@ export class ShellSession {
   ): Promise<ShellRunResult> {
     if (exited) {
       await this.adoptCwd(cwdFile, notes);
+      // `pwd -P` prints nothing in a deleted directory: check the cwd we kept still exists.
+      await this.checkCwd(notes);
       if (!running.stop && groupAlive(running.pgid)) this.lingering.add(running.pgid);
     }
     await rm(cwdFile, { force: true }).catch(() => undefined);
@@ -262,7 +272,11 @@ export class ShellSession {
       return;
     }
     this.cwd = this.workspace.root;
-    notes.push(`the command moved to ${reported}, outside the workspace; the working directory is back at the workspace root`);
+    notes.push(
+      real === null
+        ? `the working directory ${reported} no longer exists; it is back at the workspace root`
+        : `the command moved to ${reported}, outside the workspace; the working directory is back at the workspace root`,
+    );
   }
 
   /** The cwd may have been deleted (or replaced by a link) by an earlier command. */
@@ -270,7 +284,7 @@ export class ShellSession {
     const real = await realpath(this.cwd).catch(() => null);
     const isDirectory = real !== null && (await stat(real).then((s) => s.isDirectory(), () => false));
     if (real !== null && isDirectory && this.workspace.contains(real)) return;
-    notes.push(`the working directory ${this.workingDirectory} is gone; starting at the workspace root`);
+    notes.push(`the working directory ${this.workingDirectory} no longer exists; it is back at the workspace root`);
     this.cwd = this.workspace.root;
   }
 

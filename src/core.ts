@@ -1,0 +1,118 @@
+// The bot core: everything between a chat platform and the engine that is not specific
+// to a platform, assembled from the configuration. Connectors get a SessionManager and
+// call deliver / interrupt / resolve; they render what its observer reports.
+//
+// Start-up order matters: the store opens, MCP servers connect (a failing one is reported,
+// not fatal), expired sessions are swept, and sessions a crash left mid-turn are repaired
+// before any connector delivers a single event.
+import { resolve } from 'node:path';
+import type { Config } from './config.js';
+import type { EngineLogger } from './engine/index.js';
+import { loadMcpConfig, McpManager, type McpStartReport } from './mcp/index.js';
+import { createPermissionPolicy } from './permissions/index.js';
+import { compactorFrom, createProviderResolver, providerSettingsFrom } from './providers/index.js';
+import { AccessPolicy, accessWarnings, parseAccessConfig } from './sessions/access-policy.js';
+import { InProcessCoordinator } from './sessions/coordination.js';
+import { SessionManager, type SessionObserver } from './sessions/session-manager.js';
+import { openKeyvStore } from './store/keyv-factory.js';
+import { PersistentInbox } from './store/persistent-inbox.js';
+import { SessionStore } from './store/session-store.js';
+import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
+import { createBuiltinTools } from './tools/index.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const RETENTION_SWEEP_EVERY_MS = 6 * 60 * 60 * 1000;
+
+export interface Core {
+  manager: SessionManager;
+  store: SessionStore;
+  mcp: McpStartReport;
+  /** Things worth a warning at start-up (a risky but legal setup, MCP servers that failed). */
+  warnings: string[];
+  close(): Promise<void>;
+}
+
+export interface CoreOptions {
+  logger: EngineLogger;
+  observer?: SessionObserver;
+}
+
+export async function startCore(config: Config, options: CoreOptions): Promise<Core> {
+  const { logger } = options;
+  if (!config.MODEL) throw new Error('MODEL is not set: name the model as provider:model, e.g. openai:gpt-4.1');
+  // Fails closed: a malformed ALLOWED_USERS or ADMINS stops the start, with the reason.
+  const access = new AccessPolicy(parseAccessConfig(config.ALLOWED_USERS, config.ADMINS));
+  const policy = createPermissionPolicy({
+    mode: config.PERMISSION_MODE,
+    shellAllowList: (config.SHELL_ALLOWLIST ?? '').split(',').map((entry) => entry.trim()).filter(Boolean),
+  });
+  const resolveProvider = createProviderResolver(providerSettingsFrom(config));
+  const compactor = compactorFrom(config, resolveProvider);
+
+  const opened = await openKeyvStore(config.STORE_URL);
+  const store = new SessionStore(opened.keyv);
+  const inbox = new PersistentInbox(store);
+  const mcp = new McpManager({ logger });
+  const mcpReport = await mcp.start(await loadMcpConfig(resolve(config.MCP_CONFIG)));
+  const workspaceDir = resolve(config.WORKSPACE_DIR);
+
+  const manager = new SessionManager({
+    store,
+    inbox,
+    coordinator: new InProcessCoordinator(store),
+    access,
+    defaultModel: config.MODEL,
+    logger,
+    grantScope: config.GRANT_SCOPE,
+    observer: options.observer,
+    engineSetup: () => {
+      // One set of built-in tools per session: the shell's working directory is the session's.
+      const builtin = createBuiltinTools({ workspaceDir, shellTimeoutMs: config.SHELL_TIMEOUT_MS });
+      return {
+        provider: resolveProvider,
+        tools: [...builtin.tools, ...mcp.tools()],
+        policy,
+        compactor,
+        instructions: config.SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
+        maxIterations: config.MAX_ITERATIONS,
+        interruptHooks: [builtin.interruptHook],
+        logger,
+        dispose: () => builtin.dispose(),
+      };
+    },
+  });
+
+  const warnings = [
+    ...accessWarnings(access, policy.mode !== 'read-only'),
+    ...mcpReport.failures.map((failure) => `MCP server "${failure.server}" did not start: ${failure.error}`),
+  ];
+  for (const warning of warnings) logger.warn({}, warning);
+
+  const sweep = async () => {
+    try {
+      const deleted = await store.sweepExpired(config.RETENTION_DAYS * DAY_MS);
+      if (deleted.length > 0) logger.info({ sessions: deleted.length }, 'deleted sessions past the retention period');
+    } catch (error) {
+      logger.error({ err: error }, 'retention sweep failed');
+    }
+  };
+  await sweep();
+  const sweeper = setInterval(() => void sweep(), RETENTION_SWEEP_EVERY_MS);
+  sweeper.unref();
+
+  const recovery = await manager.recover();
+  logger.info(recovery, 'recovered sessions after start-up');
+
+  return {
+    manager,
+    store,
+    mcp: mcpReport,
+    warnings,
+    close: async () => {
+      clearInterval(sweeper);
+      await manager.shutdown();
+      await mcp.close();
+      await opened.close();
+    },
+  };
+}

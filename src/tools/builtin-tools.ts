@@ -1,0 +1,87 @@
+// The built-in tools of one session: files, search, shell and web, all bound to one
+// workspace directory.
+//
+// One idea: one instance per session. The shell's working directory and its running
+// commands live in the instance, so a session's `cd` never leaks into another's, and
+// `dispose()` at the end of a session stops everything that session's shell started.
+import { type ToolDefinition } from '../engine/index.js';
+import { editFileTool } from './edit-file.js';
+import { DEFAULT_FETCH_MAX_BYTES, DEFAULT_FETCH_TIMEOUT_MS, fetchUrlTool } from './fetch-url.js';
+import { listDirTool } from './list-dir.js';
+import { DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
+import { readFileTool } from './read-file.js';
+import { runShellTool } from './run-shell.js';
+import { searchTool } from './search.js';
+import { DEFAULT_SHELL_TIMEOUT_MS, ShellSession } from './shell-session.js';
+import { Workspace } from './workspace.js';
+import { writeFileTool } from './write-file.js';
+
+/** Below this, the notes about what was cut would crowd out the content itself. */
+const MIN_OUTPUT_CHARS = 1_000;
+
+export interface BuiltinToolsOptions {
+  /** The directory the file tools are confined to and the shell starts in; created if missing. */
+  workspaceDir: string;
+  /** A shell command is stopped after this long (default 120 s). */
+  shellTimeoutMs?: number;
+  /** Every tool answer is capped at this many characters (default 20,000). */
+  maxOutputChars?: number;
+  /** The fetch fetch_url uses (default: the global one); tests pass their own. */
+  fetchImpl?: typeof fetch;
+  /** fetch_url gives up after this long, body included (default 30 s). */
+  fetchTimeoutMs?: number;
+  /** fetch_url reads at most this many bytes of a body (default 2 MiB). */
+  fetchMaxBytes?: number;
+  /** The environment shell commands see (default: this process's, minus secret-looking names). */
+  shellEnv?: NodeJS.ProcessEnv;
+  /** Between SIGINT and SIGKILL when a command is stopped (default 2 s). */
+  shellKillGraceMs?: number;
+}
+
+export interface BuiltinTools {
+  tools: ToolDefinition[];
+  /** Give to the engine's `interruptHooks`: a stop interrupts the running shell command. */
+  interruptHook: () => void;
+  /** Stop everything the shell still runs, background jobs included. Call when the session ends. */
+  dispose(): Promise<void>;
+  workspace: Workspace;
+}
+
+export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
+  const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  if (!Number.isInteger(maxOutputChars) || maxOutputChars < MIN_OUTPUT_CHARS) {
+    throw new Error(`maxOutputChars must be an integer of at least ${MIN_OUTPUT_CHARS}, got ${maxOutputChars}`);
+  }
+  const shellTimeoutMs = positive('shellTimeoutMs', options.shellTimeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS);
+  const workspace = Workspace.open(options.workspaceDir);
+  const shell = new ShellSession(workspace, {
+    maxOutputChars,
+    killGraceMs: options.shellKillGraceMs,
+    env: options.shellEnv,
+  });
+  const tools = [
+    readFileTool(workspace, maxOutputChars),
+    listDirTool(workspace, maxOutputChars),
+    searchTool(workspace, maxOutputChars),
+    writeFileTool(workspace),
+    editFileTool(workspace),
+    runShellTool(shell, shellTimeoutMs),
+    fetchUrlTool({
+      fetchImpl: options.fetchImpl ?? fetch,
+      timeoutMs: positive('fetchTimeoutMs', options.fetchTimeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS),
+      maxBytes: positive('fetchMaxBytes', options.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES),
+      maxOutputChars,
+    }),
+  ];
+  return {
+    tools,
+    interruptHook: () => shell.interrupt(),
+    dispose: () => shell.dispose(),
+    workspace,
+  };
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${value}`);
+  return value;
+}

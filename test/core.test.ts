@@ -1,0 +1,101 @@
+// The assembled core, from configuration to a finished turn: the real OpenAI provider
+// against the fake server, the built-in tools in a temporary workspace, the permission
+// policy, an MCP server over stdio, the store and the session layer.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { startCore, type Core } from '../src/core.js';
+import type { EngineEvent, InboxItem } from '../src/engine/index.js';
+import { FakeOpenAI } from './fakes/openai-server.js';
+import { notesServerEntry } from './mcp/fixtures/launch.js';
+import { memoryLogger, waitFor } from './support/engine-kit.js';
+import { tempDir } from './support/test-connector.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function boot(env: Record<string, string> = {}) {
+  const dir = await tempDir();
+  cleanups.push(dir.remove);
+  const fake = await new FakeOpenAI().start();
+  cleanups.push(() => fake.stop());
+  const shown: { event: EngineEvent; prompt?: InboxItem }[] = [];
+  const logger = memoryLogger();
+  const config = loadConfig({
+    MODEL: 'openai:gpt-4.1',
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: fake.baseURL,
+    STORE_URL: `sqlite://${dir.path}/data/bot.sqlite`,
+    WORKSPACE_DIR: join(dir.path, 'workspace'),
+    MCP_CONFIG: join(dir.path, 'mcp.json'),
+    ...env,
+  });
+  const core: Core = await startCore(config, { logger, observer: { onEvent: (_s, event, prompt) => void shown.push({ event, ...(prompt ? { prompt } : {}) }) } });
+  cleanups.push(() => core.close());
+  return { core, fake, shown, logger, dir: dir.path };
+}
+
+const key = { platform: 'test', workspace: 'W1', channel: 'C1', thread: 'T1' };
+
+describe('the assembled bot core', () => {
+  it('a write in the workspace asks, is approved by the thread starter, and happens', async () => {
+    const { core, fake, shown, dir } = await boot();
+    fake.replyToolCalls([{ name: 'write_file', arguments: { path: 'notes/todo.md', content: '- ship it\n' } }]);
+    fake.replyText('Saved notes/todo.md.');
+    await core.manager.deliver(key, { text: 'save a todo', userId: 'U1', eventId: 'e1' });
+    await waitFor(() => shown.some((s) => s.prompt));
+    const prompt = shown.find((s) => s.prompt)!.prompt!;
+    expect(await core.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: true });
+    await core.manager.idle();
+    expect(await readFile(join(dir, 'workspace', 'notes', 'todo.md'), 'utf8')).toBe('- ship it\n');
+    // The model was offered the built-in tools, with their schemas.
+    const tools = ((fake.requests[0]!.body as { tools: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
+    expect(tools).toEqual(expect.arrayContaining(['read_file', 'list_dir', 'search', 'write_file', 'edit_file', 'run_shell', 'fetch_url']));
+  });
+
+  it('in read-only mode a write is refused without asking', async () => {
+    const { core, fake, shown } = await boot({ PERMISSION_MODE: 'read-only' });
+    fake.replyToolCalls([{ name: 'write_file', arguments: { path: 'x.txt', content: 'x' } }]);
+    fake.replyText('I cannot write in read-only mode.');
+    await core.manager.deliver(key, { text: 'write x', userId: 'U1', eventId: 'e1' });
+    await core.manager.idle();
+    expect(shown.some((s) => s.event.type === 'permission_required')).toBe(false);
+    expect(shown.find((s) => s.event.type === 'tool_finished')!.event).toMatchObject({ status: 'denied' });
+  });
+
+  it('a path outside the workspace is refused by the tool itself, even in auto mode', async () => {
+    const { core, fake, shown } = await boot({ PERMISSION_MODE: 'auto' });
+    fake.replyToolCalls([{ name: 'read_file', arguments: { path: '../../../etc/passwd' } }]);
+    fake.replyText('That file is outside my workspace.');
+    await core.manager.deliver(key, { text: 'read /etc/passwd', userId: 'U1', eventId: 'e1' });
+    await core.manager.idle();
+    const finished = shown.find((s) => s.event.type === 'tool_finished')!.event;
+    expect(finished).toMatchObject({ status: 'error' });
+    expect(JSON.stringify(finished)).toMatch(/escapes the workspace/);
+  });
+
+  it('MCP tools join the built-in ones; a server that fails to start is a warning, not a crash', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const mcpPath = join(dir.path, 'mcp.json');
+    await writeFile(mcpPath, JSON.stringify({ mcpServers: { notes: notesServerEntry(), broken: { command: join(dir.path, 'no-such-binary') } } }));
+    const { core, fake } = await boot({ MCP_CONFIG: mcpPath });
+    expect(core.mcp.failures.map((f) => f.server)).toEqual(['broken']);
+    expect(core.warnings.some((w) => w.includes('MCP server "broken" did not start'))).toBe(true);
+    fake.replyToolCalls([{ name: 'notes__add', arguments: { a: 2, b: 3 } }]);
+    fake.replyText('5');
+    await core.manager.deliver(key, { text: 'add 2 and 3', userId: 'U1', eventId: 'e1' });
+    await core.manager.idle();
+    const second = fake.requests[1]!.body as { messages: { role: string; content: string }[] };
+    expect(second.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('5') });
+  });
+
+  it('warns when nobody is admin while shell and write tools are on, and fails closed on a malformed user list', async () => {
+    const { core } = await boot();
+    expect(core.warnings).toContain('No ADMINS are set while shell or write tools are enabled: whoever starts a thread can approve its commands.');
+    await expect(boot({ ALLOWED_USERS: 'U1, <script>' })).rejects.toThrow(/ALLOWED_USERS: not user ids: <script>/);
+  });
+});

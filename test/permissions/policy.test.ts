@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool, SessionGrants, type PolicyDecision, type ToolDefinition, type ToolMetadata } from '../../src/engine/index.js';
+import { createPermissionPolicy, type PermissionMode } from '../../src/permissions/index.js';
+
+function tool(name: string, metadata: ToolMetadata | undefined): ToolDefinition {
+  return defineTool({
+    name,
+    description: name,
+    schema: z.object({ command: z.string().optional() }),
+    metadata,
+    commandOf: ({ command }) => command,
+    execute: async () => 'ran',
+  });
+}
+
+const readFile = tool('read_file', { risk: 'low', category: 'read', idempotent: true });
+const writeFile = tool('write_file', { risk: 'medium', category: 'write' });
+const runShell = tool('run_shell', { risk: 'high', category: 'exec' });
+const fetchUrl = tool('fetch_url', { risk: 'high', category: 'external' });
+const bare = tool('mystery', undefined);
+const oddCategory = tool('odd', { risk: 'low', category: 'network' });
+const noCategory = tool('uncategorised', { risk: 'low' });
+const insistingRead = tool('peek_secrets', { risk: 'low', category: 'read', requiresApproval: true });
+
+function decide(
+  mode: PermissionMode,
+  subject: ToolDefinition,
+  options: { command?: string; grants?: SessionGrants; allowList?: string[] } = {},
+): PolicyDecision {
+  const policy = createPermissionPolicy({ mode, shellAllowList: options.allowList ?? [] });
+  return policy.evaluate({
+    tool: subject,
+    arguments: options.command === undefined ? {} : { command: options.command },
+    command: options.command,
+    grants: options.grants ?? new SessionGrants(),
+  });
+}
+
+describe('interactive mode (the default): reads run, the rest asks', () => {
+  it('is the mode a policy gets when none is given', () => {
+    expect(createPermissionPolicy().mode).toBe('interactive');
+  });
+
+  it('a read runs without asking', () => {
+    expect(decide('interactive', readFile).decision).toBe('allow');
+  });
+
+  it.each([
+    ['write_file', writeFile, 'write_file is write-risk (changes files in the workspace): asks unless always allowed for this session'],
+    ['fetch_url', fetchUrl, 'fetch_url is external-risk (reaches the network or other channels): asks unless always allowed for this session'],
+  ])('%s asks, and the card says why', (_name, subject, reason) => {
+    expect(decide('interactive', subject)).toEqual({ decision: 'needs_user', reason });
+  });
+
+  it('a shell command asks unless allow-listed, and the card says why this one is not', () => {
+    expect(decide('interactive', runShell, { command: 'rm -rf build', allowList: ['git status'] })).toEqual({
+      decision: 'needs_user',
+      reason: 'run_shell is exec-risk (runs shell commands): asks unless allow-listed — no shell allow-list entry matches it',
+    });
+    expect(decide('interactive', runShell, { command: 'git status; rm -rf ~', allowList: ['git status'] }).reason).toMatch(
+      /asks unless allow-listed — the command contains ";"/,
+    );
+  });
+
+  it('an allow-listed shell command runs without asking', () => {
+    expect(decide('interactive', runShell, { command: 'git status -s', allowList: ['git status'] })).toEqual({
+      decision: 'allow',
+      reason: 'allow-listed: `git status -s` matches `git status`',
+    });
+  });
+
+  it('the allow-list is for shell tools: it never lets a write or a network call through', () => {
+    expect(decide('interactive', writeFile, { command: 'git status', allowList: ['git status'] }).decision).toBe('needs_user');
+    expect(decide('interactive', fetchUrl, { command: 'git status', allowList: ['git status'] }).decision).toBe('needs_user');
+  });
+
+  it('a tool without metadata, or with a category nobody knows, asks (unknown = careful)', () => {
+    expect(decide('interactive', bare)).toEqual({
+      decision: 'needs_user',
+      reason: 'mystery declares no risk class, so it is treated as risky: asks unless always allowed for this session',
+    });
+    expect(decide('interactive', oddCategory).reason).toMatch(/odd has an unrecognised risk class "network"/);
+    expect(decide('interactive', noCategory).decision).toBe('needs_user');
+  });
+
+  it('a tool that requires approval asks even when it is a low-risk read', () => {
+    expect(decide('interactive', insistingRead)).toEqual({
+      decision: 'needs_user',
+      reason: 'peek_secrets asks before every call: the tool requires approval',
+    });
+  });
+
+  it('a tool that requires approval is not lifted by the shell allow-list', () => {
+    const insistingShell = tool('run_shell', { risk: 'high', category: 'exec', requiresApproval: true });
+    expect(decide('interactive', insistingShell, { command: 'git status', allowList: ['git status'] }).decision).toBe('needs_user');
+  });
+});
+
+describe('grants in interactive mode', () => {
+  it('"always allow <tool>" lets that tool run, and only that tool', () => {
+    const grants = new SessionGrants();
+    grants.allowTool('write_file');
+    expect(decide('interactive', writeFile, { grants })).toEqual({
+      decision: 'allow',
+      reason: 'always allowed for this session: write_file',
+    });
+    expect(decide('interactive', fetchUrl, { grants }).decision).toBe('needs_user');
+  });
+
+  it('"always allow this command" covers exactly that command', () => {
+    const grants = new SessionGrants();
+    grants.allowCommand('run_shell', 'npm run build');
+    expect(decide('interactive', runShell, { grants, command: 'npm run build' }).decision).toBe('allow');
+    expect(decide('interactive', runShell, { grants, command: 'npm run build -- --watch' }).decision).toBe('needs_user');
+  });
+
+  it('a grant covers a tool that requires approval: the human has already answered "always"', () => {
+    const grants = new SessionGrants({ tools: ['peek_secrets'], commands: [] });
+    expect(decide('interactive', insistingRead, { grants }).decision).toBe('allow');
+  });
+
+  it('a grant covers a tool of unknown risk', () => {
+    const grants = new SessionGrants({ tools: ['mystery'], commands: [] });
+    expect(decide('interactive', bare, { grants }).decision).toBe('allow');
+  });
+});
+
+describe('auto mode: everything runs', () => {
+  it.each([readFile, writeFile, runShell, fetchUrl, bare, oddCategory, insistingRead].map((subject) => [subject.name, subject] as const))(
+    '%s runs without asking',
+    (_name, subject) => {
+    expect(decide('auto', subject, { command: 'rm -rf build' })).toEqual({
+      decision: 'allow',
+        reason: `auto mode: ${subject.name} runs without asking`,
+      });
+    },
+  );
+});
+
+describe('read-only mode: only reads run, everything else is refused without asking', () => {
+  it('a read runs', () => {
+    expect(decide('read-only', readFile).decision).toBe('allow');
+  });
+
+  it.each([
+    ['write_file', writeFile, 'read-only mode: write_file is not allowed: it is write-risk (changes files in the workspace), and only tools that read run in this mode'],
+    ['run_shell', runShell, 'read-only mode: run_shell is not allowed: it is exec-risk (runs shell commands), and only tools that read run in this mode'],
+    ['fetch_url', fetchUrl, 'read-only mode: fetch_url is not allowed: it is external-risk (reaches the network or other channels), and only tools that read run in this mode'],
+  ])('%s is denied with a clear reason', (_name, subject, reason) => {
+    expect(decide('read-only', subject)).toEqual({ decision: 'deny', reason });
+  });
+
+  it('a tool of unknown risk is denied', () => {
+    expect(decide('read-only', bare).decision).toBe('deny');
+    expect(decide('read-only', oddCategory).decision).toBe('deny');
+  });
+
+  it('grants do not override it', () => {
+    const grants = new SessionGrants({ tools: ['write_file', 'run_shell'], commands: [{ tool: 'run_shell', command: 'git status' }] });
+    expect(decide('read-only', writeFile, { grants }).decision).toBe('deny');
+    expect(decide('read-only', runShell, { grants, command: 'git status' }).decision).toBe('deny');
+  });
+
+  it('neither does the shell allow-list', () => {
+    expect(decide('read-only', runShell, { command: 'git status', allowList: ['git status'] }).decision).toBe('deny');
+  });
+
+  it('a read that requires approval still asks', () => {
+    expect(decide('read-only', insistingRead).decision).toBe('needs_user');
+  });
+});
