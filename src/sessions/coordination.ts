@@ -7,12 +7,28 @@
 // - Turn ownership: one running turn per session, owned by one worker.
 // - Exclusive sections per session: deciding "new turn or steering" and applying a
 //   command happen under the session's lock, so two quick messages cannot both start a turn.
+// - A command channel to the owner: steering, a stop, an answered prompt. Here the owner is
+//   this process and a command is handled at once; across machines it travels to the owner,
+//   which applies it at its next loop boundary.
 //
 // Keyv stores the data but has no compare-and-set, so it is never used for the claims
 // themselves. A Redis implementation (atomic SET NX claims, leases with fencing tokens,
 // a per-session command stream the owner drains) can replace this without changes to the
 // session layer, the engine or the connectors.
+import type { MessageSource } from '../engine/index.js';
 import { KeyedMutex } from '../store/keyed-mutex.js';
+
+/**
+ * What a worker that does not own a session's running turn asks the owner to do. The data
+ * behind a command (the pending message, the inbox answer) is already persisted when the
+ * command is sent; the command only tells the owner to act on it.
+ */
+export type SessionCommand =
+  | { kind: 'steer'; inputId: string; text: string; source?: MessageSource }
+  | { kind: 'stop'; userId: string }
+  | { kind: 'resolved'; itemId: string; toolCallId: string };
+
+export type CommandHandler = (sessionId: string, command: SessionCommand) => Promise<void>;
 
 export interface TurnLease {
   readonly sessionId: string;
@@ -27,6 +43,10 @@ export interface Coordinator {
   isTurnOwned(sessionId: string): boolean;
   /** Run `work` while holding the session's lock. */
   exclusive<T>(sessionId: string, work: () => Promise<T>): Promise<T>;
+  /** Hand a command to the worker that owns the session (here: this process). */
+  dispatch(sessionId: string, command: SessionCommand): Promise<void>;
+  /** Register this worker's handler for commands of the sessions it owns. */
+  serve(handler: CommandHandler): void;
 }
 
 export interface EventLedger {
@@ -78,5 +98,17 @@ export class InProcessCoordinator implements Coordinator {
 
   exclusive<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
     return this.mutex.run(sessionId, work);
+  }
+
+  private handler: CommandHandler | undefined;
+
+  serve(handler: CommandHandler): void {
+    this.handler = handler;
+  }
+
+  /** In one process the owner is always this one: the command is handled at once. */
+  async dispatch(sessionId: string, command: SessionCommand): Promise<void> {
+    if (!this.handler) throw new Error('no worker serves session commands yet');
+    await this.handler(sessionId, command);
   }
 }

@@ -25,7 +25,7 @@ import {
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import { sessionIdOf, type PendingInput, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
 import type { AccessPolicy } from './access-policy.js';
-import type { Coordinator } from './coordination.js';
+import type { Coordinator, SessionCommand } from './coordination.js';
 import { buildLiveSession, type EngineSetupFactory, type GrantScope, type LiveSession } from './live-session.js';
 
 export type InputDisposition = 'started' | 'queued' | 'injected' | 'answered' | 'dropped';
@@ -91,6 +91,31 @@ export class SessionManager {
     const idleMs = options.idleEvictMs ?? 15 * 60 * 1000;
     this.evictTimer = setInterval(() => void this.evictIdle(idleMs), Math.max(1000, idleMs / 2));
     this.evictTimer.unref();
+    options.coordinator.serve((sessionId, command) => this.applyCommand(sessionId, command));
+  }
+
+  /** The owner's side of the coordination seam: act on a command for a session we run. */
+  private async applyCommand(sessionId: string, command: SessionCommand): Promise<void> {
+    const live = this.live.get(sessionId);
+    switch (command.kind) {
+      case 'steer':
+        live?.engine.queueSteering(command.text, command.source, command.inputId);
+        return;
+      case 'stop':
+        if (live?.engine.isRunning) {
+          live.stopped = true;
+          live.engine.requestInterrupt();
+        }
+        return;
+      case 'resolved':
+        // A live engine waiting on this prompt is woken by the inbox; otherwise resume.
+        await this.options.coordinator.exclusive(sessionId, async () => {
+          const resumable = await this.liveSession(sessionId);
+          if (resumable.engine.isRunning || resumable.turn) return;
+          if (resumable.engine.unansweredToolCalls().some((call) => call.id === command.toolCallId)) this.startResume(resumable);
+        });
+        return;
+    }
   }
 
   // ---- inbound -----------------------------------------------------------------------
@@ -114,7 +139,7 @@ export class SessionManager {
       await this.options.store.setPendingInputs(sessionId, [...(await this.options.store.getPendingInputs(sessionId)), input]);
       await this.touch(live);
       if (live.engine.isRunning || live.turn) {
-        live.engine.queueSteering(input.text, input.source, input.id);
+        await this.options.coordinator.dispatch(sessionId, { kind: 'steer', inputId: input.id, text: input.text, ...(input.source ? { source: input.source } : {}) });
         await this.notifyInput(live, input.id, 'queued', input.source);
         return { status: 'queued', sessionId, inputId: input.id };
       }
@@ -137,10 +162,8 @@ export class SessionManager {
     if (!record) return { status: 'unknown_session' };
     const access = this.options.access.mayStop(userId, record);
     if (!access.allowed) return { status: 'refused', reason: access.reason };
-    const running = this.live.get(sessionId);
-    if (running?.engine.isRunning) {
-      running.stopped = true;
-      running.engine.requestInterrupt();
+    if (this.options.coordinator.isTurnOwned(sessionId)) {
+      await this.options.coordinator.dispatch(sessionId, { kind: 'stop', userId });
       return { status: 'done', sessionId };
     }
     // No turn runs, but a prompt may wait (the process restarted while it did).
@@ -166,12 +189,7 @@ export class SessionManager {
     if (!resolution) return { ok: false, reason: 'invalid_choice' };
     const result = await this.options.inbox.resolve(itemId, resolution, userId);
     if (!result.ok) return result;
-    await this.options.coordinator.exclusive(item.sessionId, async () => {
-      const live = await this.liveSession(item.sessionId);
-      // A live engine waiting on this prompt has been woken by the inbox; otherwise resume.
-      if (live.engine.isRunning || live.turn) return;
-      if (live.engine.unansweredToolCalls().some((call) => call.id === item.toolCallId)) this.startResume(live);
-    });
+    await this.options.coordinator.dispatch(item.sessionId, { kind: 'resolved', itemId, toolCallId: item.toolCallId });
     return result;
   }
 

@@ -148,3 +148,12 @@ describe('${VAR} references keep secrets out of the file', () => {
     expect(config.servers[0]).toMatchObject({ env: { FLAG: '' } });
   });
 });
+
+describe('mcp.example.json', () => {
+  it('is a valid configuration (with its token variable set)', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const example = JSON.parse(await readFile(new URL('../../mcp.example.json', import.meta.url), 'utf8')) as unknown;
+    const config = parseMcpConfig(example, { env: { DOCS_MCP_TOKEN: 'token' } });
+    expect(config.servers.map((server) => server.name)).toEqual(['filesystem', 'docs']);
+  });
+});
