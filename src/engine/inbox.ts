@@ -53,7 +53,7 @@ export type ResolveResult =
 export class InMemoryInbox implements InboxPort {
   private readonly items = new Map<string, InboxItem>();
   private readonly byCall = new Map<string, string>();
-  private readonly waiters = new Map<string, Set<(resolution: InboxResolution) => void>>();
+  private readonly waiters = new PromptWaiters();
 
   /** Open (or find) the prompt for a tool call. Idempotent on (session, tool_call_id). */
   open(input: { sessionId: string; toolCallId: string; kind: InboxKind; choices?: string[] }): InboxItem {
@@ -101,9 +101,7 @@ export class InMemoryInbox implements InboxPort {
     item.resolution = resolution;
     item.resolvedBy = resolvedBy;
     item.resolvedAt = Date.now();
-    const waiters = this.waiters.get(itemId);
-    this.waiters.delete(itemId);
-    for (const wake of waiters ?? []) wake(resolution);
+    this.waiters.wake(itemId, resolution);
     return { ok: true, item };
   }
 
@@ -111,21 +109,40 @@ export class InMemoryInbox implements InboxPort {
   wait(itemId: string, signal: AbortSignal): Promise<InboxResolution | undefined> {
     const item = this.items.get(itemId);
     if (item?.resolution) return Promise.resolve(item.resolution);
+    return this.waiters.wait(itemId, signal);
+  }
+}
+
+/**
+ * The people (engines) waiting for prompts' answers in this process. A wait ends with the
+ * answer, or with `undefined` when its signal fires; either way its listener is released.
+ */
+export class PromptWaiters {
+  private readonly waiting = new Map<string, Set<(resolution: InboxResolution) => void>>();
+
+  wait(itemId: string, signal: AbortSignal): Promise<InboxResolution | undefined> {
     if (signal.aborted) return Promise.resolve(undefined);
     return new Promise((resolve) => {
-      const waiters = this.waiters.get(itemId) ?? new Set();
-      this.waiters.set(itemId, waiters);
+      const waiters = this.waiting.get(itemId) ?? new Set();
+      this.waiting.set(itemId, waiters);
       const onAbort = (): void => {
         waiters.delete(wake);
         resolve(undefined);
       };
       const wake = (resolution: InboxResolution): void => {
+        waiters.delete(wake);
         signal.removeEventListener('abort', onAbort);
         resolve(resolution);
       };
       waiters.add(wake);
       signal.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  wake(itemId: string, resolution: InboxResolution): void {
+    const waiters = this.waiting.get(itemId);
+    this.waiting.delete(itemId);
+    for (const wake of waiters ?? []) wake(resolution);
   }
 }
 

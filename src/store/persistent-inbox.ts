@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   isOfferedChoice,
+  PromptWaiters,
   type InboxItem,
   type InboxKind,
   type InboxPort,
@@ -17,7 +18,7 @@ import type { SessionStore } from './session-store.js';
 
 export class PersistentInbox implements InboxPort {
   private readonly mutex = new KeyedMutex();
-  private readonly waiters = new Map<string, Set<(resolution: InboxResolution) => void>>();
+  private readonly waiters = new PromptWaiters();
 
   constructor(private readonly store: SessionStore) {}
 
@@ -65,39 +66,21 @@ export class PersistentInbox implements InboxPort {
       const resolved: InboxItem = { ...item, state: 'resolved', resolution, resolvedAt: Date.now() };
       if (resolvedBy !== undefined) resolved.resolvedBy = resolvedBy;
       await this.store.updateItem(resolved);
-      const waiters = this.waiters.get(itemId);
-      this.waiters.delete(itemId);
-      for (const wake of waiters ?? []) wake(resolution);
+      this.waiters.wake(itemId, resolution);
       return { ok: true, item: resolved };
     });
   }
 
   /** Wait for an item's answer; resolves `undefined` if the signal fires first. */
-  async wait(itemId: string, signal: AbortSignal): Promise<InboxResolution | undefined> {
-    if (signal.aborted) return undefined;
-    return new Promise((resolve) => {
-      const waiters = this.waiters.get(itemId) ?? new Set();
-      this.waiters.set(itemId, waiters);
-      const onAbort = (): void => {
-        waiters.delete(wake);
-        resolve(undefined);
-      };
-      const wake = (resolution: InboxResolution): void => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(resolution);
-      };
-      waiters.add(wake);
-      signal.addEventListener('abort', onAbort, { once: true });
-      // Registered first, then checked: an answer that landed meanwhile is not missed.
-      this.store.getItem(itemId).then(
-        (item) => {
-          if (item?.resolution) {
-            waiters.delete(wake);
-            wake(item.resolution);
-          }
-        },
-        () => undefined, // the store is down: the live waiter still gets a later answer
-      );
-    });
+  wait(itemId: string, signal: AbortSignal): Promise<InboxResolution | undefined> {
+    const answer = this.waiters.wait(itemId, signal);
+    // Registered first, then checked: an answer that landed meanwhile is not missed.
+    this.store.getItem(itemId).then(
+      (item) => {
+        if (item?.resolution) this.waiters.wake(itemId, item.resolution);
+      },
+      () => undefined, // the store is down: the live waiter still gets a later answer
+    );
+    return answer;
   }
 }

@@ -96,6 +96,20 @@ describe('messages become turns', () => {
   });
 });
 
+describe('engines in memory', () => {
+  it('an idle session is evicted, and rebuilt from the store on the next message', async () => {
+    const provider = new ScriptedProvider([say('first answer'), say('second answer')]);
+    bot = await TestBot.start({ provider, manager: { idleEvictMs: 40 } });
+    await bot.say('T1', 'U1', 'hello');
+    await bot.manager.idle();
+    expect(bot.manager.liveCount).toBe(1);
+    await waitFor(() => bot!.manager.liveCount === 0, 5_000);
+    await bot.say('T1', 'U1', 'and again');
+    await bot.manager.idle();
+    expect(provider.requests[1]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+  });
+});
+
 describe('approvals and who may give them', () => {
   it('the thread starter approves; the tool runs once; a second click on the same card is stale', async () => {
     const log: string[] = [];
