@@ -1,0 +1,901 @@
+// FakeSlack: a real HTTP server on 127.0.0.1 (ephemeral port) that answers as the Slack Web
+// API at `/api/<method>` (platform-and-sdk-facts.md §1), so tests drive the real bolt App and
+// WebClient end to end. It records every call as the SDK sent it (form fields decoded, the
+// JSON-carrying fields parsed) and keeps the workspace's state: messages per channel and
+// thread, reactions, streams, assistant-thread status. A test arranges with `failNext`,
+// `enforceRateTiers` and `addMessage`, acts through the bot, then asserts on `waitForCall`,
+// `message`, `thread` and `reactionsOn`. It also hosts the `response_url` sink (`/response/<id>`)
+// that bolt's `respond()` posts to.
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { nextTs, SLACK_IDS, type AppMentionEventPayload, type UserMessageEventPayload } from './slack-payloads.js';
+
+/** The arguments of one Web API call: form fields (strings) with the JSON-carrying ones parsed. */
+export type SlackArgs = Record<string, unknown>;
+
+/** What the fake answered (`ok: false` answers carry `error`). */
+export interface SlackAnswer {
+  ok: boolean;
+  error?: string;
+  [field: string]: unknown;
+}
+
+export interface SlackCall {
+  /** `chat.postMessage`, … */
+  method: string;
+  args: SlackArgs;
+  headers: IncomingHttpHeaders;
+  /** `Date.now()` when the call arrived. */
+  at: number;
+  /** HTTP status answered (200, or 429/500 when scripted or rate limited). */
+  status: number;
+  answer: unknown;
+}
+
+/**
+ * A scripted failure. A string is a platform error (`200 {"ok":false,"error":…}`, thrown by the
+ * WebClient as `WebAPIPlatformError`). An object is a raw HTTP answer, e.g.
+ * `{ status: 429, headers: { 'retry-after': '1' } }` or `{ status: 500 }`; its body defaults to
+ * `{"ok":false,"error":"ratelimited"}` for 429 and an HTML-ish text for 5xx, like Slack's edge.
+ */
+export type ScriptedFailure = string | { status: number; headers?: Record<string, string>; body?: unknown };
+
+export type StreamState = 'streaming' | 'stopped';
+
+/** A message as the fake workspace holds it now (after updates and appends). */
+export interface StoredMessage {
+  channel: string;
+  ts: string;
+  /** Set on thread replies (and equal to `ts` on nothing: a root has no thread_ts here). */
+  threadTs?: string;
+  user: string;
+  botId?: string;
+  /** For a streamed message: everything appended so far (markdown_text and chunk texts). */
+  text: string;
+  blocks?: unknown[];
+  attachments?: unknown[];
+  metadata?: unknown;
+  /** How many `chat.update` calls changed it. */
+  edits: number;
+  /** Present on messages made by `chat.startStream`. */
+  stream?: {
+    state: StreamState;
+    /** Every chunk received, in order (`markdown_text` given alone is kept as such a chunk). */
+    chunks: unknown[];
+    appendCalls: number;
+  };
+}
+
+export interface EphemeralMessage {
+  channel: string;
+  user: string;
+  ts: string;
+  threadTs?: string;
+  text: string;
+  blocks?: unknown[];
+}
+
+export interface ReactionState {
+  name: string;
+  users: string[];
+  count: number;
+}
+
+export interface FakeUser {
+  id: string;
+  name: string;
+  realName: string;
+  displayName: string;
+  isBot?: boolean;
+  tz?: string;
+}
+
+export interface AssistantThreadState {
+  /** The status line; `''` once cleared (Slack clears it when the app replies in the thread). */
+  status: string;
+  loadingMessages?: string[];
+  title?: string;
+  prompts?: unknown[];
+  promptsTitle?: string;
+}
+
+export interface ResponseUrlPost {
+  /** The `<id>` of `/response/<id>`. */
+  id: string;
+  body: unknown;
+  headers: IncomingHttpHeaders;
+  at: number;
+}
+
+export interface SeedMessage {
+  channel: string;
+  text: string;
+  ts?: string;
+  user?: string;
+  threadTs?: string;
+  botId?: string;
+}
+
+/**
+ * One rate limit, as a token bucket: `limit` calls per `windowMs`, starting full with `burst`
+ * tokens (default `limit`). `perChannel` keys the bucket by the `channel` argument.
+ */
+export interface RateRule {
+  limit: number;
+  windowMs: number;
+  burst?: number;
+  perChannel?: boolean;
+}
+
+const MINUTE = 60_000;
+const tier = (n: 1 | 2 | 3 | 4): RateRule => ({ limit: { 1: 1, 2: 20, 3: 50, 4: 100 }[n], windowMs: MINUTE });
+
+/**
+ * Slack's published limits per method (per workspace, per app). "Special" methods are given the
+ * tier that matches their documented behaviour. Unlisted methods are not limited.
+ */
+export const SLACK_RATE_RULES: Readonly<Record<string, RateRule>> = {
+  'auth.test': tier(4), // "Special": generous in practice
+  'apps.connections.open': tier(1),
+  // "1 message per second per channel, short bursts allowed" (also a workspace-wide cap, not
+  // modelled). Slack publishes no burst size: 3 is this fake's choice.
+  'chat.postMessage': { limit: 1, windowMs: 1_000, burst: 3, perChannel: true },
+  'chat.postEphemeral': tier(4),
+  'chat.update': tier(3),
+  'chat.delete': tier(3),
+  'chat.getPermalink': tier(4), // "Special"
+  'chat.startStream': tier(2),
+  'chat.appendStream': tier(4),
+  'chat.stopStream': tier(2),
+  'reactions.add': tier(3),
+  'reactions.remove': tier(2),
+  'assistant.threads.setStatus': tier(3),
+  'assistant.threads.setTitle': tier(3),
+  'assistant.threads.setSuggestedPrompts': tier(3),
+  'users.info': tier(4),
+  'conversations.history': tier(3),
+  'conversations.replies': tier(3),
+};
+
+export interface RateTierOptions {
+  /**
+   * Multiplies every window: `0.05` turns "per minute" into "per 3 s" so a test of a Tier 3
+   * method runs in seconds. `retry-after` is reported in scaled seconds (at least 1, since the
+   * WebClient parses it as an integer).
+   */
+  scale?: number;
+  /** Replace or add rules, e.g. `{ 'chat.update': { limit: 2, windowMs: 1000 } }`. */
+  rules?: Record<string, RateRule>;
+  /**
+   * Since 2025-05-29 (existing installs: 2026-03-03) apps not approved for the Marketplace get
+   * `conversations.history` / `conversations.replies` at 1 request per minute and at most 15
+   * messages per page. `true` applies both.
+   */
+  nonMarketplaceApp?: boolean;
+}
+
+/** Form fields that carry JSON (the WebClient JSON-encodes every non-scalar argument). */
+export const JSON_FIELDS: readonly string[] = ['blocks', 'chunks', 'metadata', 'attachments', 'prompts', 'unfurls', 'loading_messages'];
+
+const DEFAULT_USERS: FakeUser[] = [
+  { id: SLACK_IDS.humanUserId, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' },
+  { id: SLACK_IDS.botUserId, name: SLACK_IDS.botName, realName: 'Fake Bot', displayName: 'fakebot', isBot: true },
+];
+
+interface Waiter {
+  method: string;
+  predicate: (call: SlackCall) => boolean;
+  resolve: (call: SlackCall) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+}
+
+type Handler = (args: SlackArgs, token: string | undefined) => SlackAnswer;
+
+export class FakeSlack {
+  /** Every Web API call, in arrival order. */
+  readonly calls: SlackCall[] = [];
+  /** Every POST to a response_url (`/response/<id>`), in arrival order. */
+  readonly responsePosts: ResponseUrlPost[] = [];
+
+  private server: Server | undefined;
+  private readonly messages = new Map<string, StoredMessage>();
+  private readonly ephemeralPosts: EphemeralMessage[] = [];
+  private readonly reactionsByMessage = new Map<string, ReactionState[]>();
+  private readonly assistantThreads = new Map<string, AssistantThreadState>();
+  private readonly users = new Map<string, FakeUser>();
+  private readonly failures = new Map<string, ScriptedFailure[]>();
+  private readonly waiters = new Set<Waiter>();
+  private readonly responseWaiters = new Set<{ id: string; resolve: (post: ResponseUrlPost) => void; timer: NodeJS.Timeout; reject: (e: Error) => void }>();
+  private rateRules: Record<string, RateRule> | undefined;
+  private rateScale = 1;
+  private historyPageCap: number | undefined;
+  private readonly buckets = new Map<string, Bucket>();
+  private socketUrl: (() => string) | undefined;
+
+  constructor(options: { users?: FakeUser[] } = {}) {
+    for (const user of [...DEFAULT_USERS, ...(options.users ?? [])]) this.users.set(user.id, user);
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  /** Closes every connection (keep-alive ones too) and fails pending waits. */
+  async stop(): Promise<void> {
+    for (const waiter of this.waiters) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new Error(`FakeSlack stopped while waiting for ${waiter.method}`));
+    }
+    this.waiters.clear();
+    for (const waiter of this.responseWaiters) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new Error(`FakeSlack stopped while waiting for a response_url post`));
+    }
+    this.responseWaiters.clear();
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** The underlying server, for a Socket Mode fake to attach its `upgrade` handler. */
+  get httpServer(): Server {
+    if (!this.server) throw new Error('FakeSlack is not started');
+    return this.server;
+  }
+
+  get port(): number {
+    return (this.httpServer.address() as AddressInfo).port;
+  }
+
+  get origin(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** What `clientOptions.slackApiUrl` (or `SLACK_API_URL`) is set to: `http://127.0.0.1:P/api/`. */
+  get apiUrl(): string {
+    return `${this.origin}/api/`;
+  }
+
+  /** A response_url served by this fake; put it in `blockActions({ responseUrl })`. */
+  responseUrl(id: string = `r${this.responsePosts.length + 1}`): string {
+    return `${this.origin}/response/${encodeURIComponent(id)}`;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Arrange
+  // ---------------------------------------------------------------------------------------
+
+  /**
+   * Make the next call(s) of `method` fail. `times` queues the same failure that many times.
+   * `method` may be `'response_url'` to fail the next `respond()` post (status ≥ 400 only).
+   */
+  failNext(method: string, failure: ScriptedFailure, times = 1): this {
+    const queue = this.failures.get(method) ?? [];
+    for (let i = 0; i < times; i++) queue.push(failure);
+    this.failures.set(method, queue);
+    return this;
+  }
+
+  /** Apply Slack's per-method rate limits (off by default): calls over the limit get 429 + retry-after. */
+  enforceRateTiers(options: RateTierOptions = {}): this {
+    const marketplace: Record<string, RateRule> = options.nonMarketplaceApp
+      ? { 'conversations.history': tier(1), 'conversations.replies': tier(1) }
+      : {};
+    this.rateRules = { ...SLACK_RATE_RULES, ...marketplace, ...options.rules };
+    this.rateScale = options.scale ?? 1;
+    this.historyPageCap = options.nonMarketplaceApp ? 15 : undefined;
+    this.buckets.clear();
+    return this;
+  }
+
+  disableRateTiers(): this {
+    this.rateRules = undefined;
+    this.historyPageCap = undefined;
+    this.buckets.clear();
+    return this;
+  }
+
+  addUser(user: FakeUser): this {
+    this.users.set(user.id, user);
+    return this;
+  }
+
+  /**
+   * Put a message that the bot did not write (a human's mention, an earlier thread reply) into
+   * the workspace, so `conversations.replies` / `history` and `thread()` see it. Accepts the
+   * event payload the test delivers to the bot.
+   */
+  addMessage(input: SeedMessage | AppMentionEventPayload | UserMessageEventPayload): StoredMessage {
+    const seed: SeedMessage = 'type' in input ? { channel: input.channel, text: input.text, ts: input.ts, user: input.user, threadTs: input.thread_ts } : input;
+    const stored: StoredMessage = {
+      channel: seed.channel,
+      ts: seed.ts ?? nextTs(),
+      user: seed.user ?? SLACK_IDS.humanUserId,
+      text: seed.text,
+      edits: 0,
+      ...(seed.threadTs !== undefined && seed.threadTs !== seed.ts ? { threadTs: seed.threadTs } : {}),
+      ...(seed.botId === undefined ? {} : { botId: seed.botId }),
+    };
+    this.messages.set(key(stored.channel, stored.ts), stored);
+    return { ...stored };
+  }
+
+  /** Serve `apps.connections.open` with this ws URL (for a Socket Mode fake). */
+  setSocketUrl(provider: (() => string) | undefined): this {
+    this.socketUrl = provider;
+    return this;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Assert
+  // ---------------------------------------------------------------------------------------
+
+  callsOf(method: string): SlackCall[] {
+    return this.calls.filter((call) => call.method === method);
+  }
+
+  /**
+   * The first call of `method` (already received or still to come) that matches `predicate`.
+   * Bolt acks an event before its listener runs, so this is how a test sees what the bot did.
+   */
+  async waitForCall(method: string, predicate: (call: SlackCall) => boolean = () => true, timeoutMs = 5_000): Promise<SlackCall> {
+    const seen = this.calls.find((call) => call.method === method && predicate(call));
+    if (seen) return seen;
+    return new Promise<SlackCall>((resolve, reject) => {
+      const waiter: Waiter = {
+        method,
+        predicate,
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.waiters.delete(waiter);
+          const got = this.callsOf(method).map((call) => JSON.stringify(call.args));
+          reject(new Error(`no matching ${method} call within ${timeoutMs} ms; received ${got.length}: ${got.join(' | ').slice(0, 2000)}`));
+        }, timeoutMs),
+      };
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** The first post to `/response/<id>` (already received or still to come). */
+  async waitForResponse(id: string, timeoutMs = 5_000): Promise<ResponseUrlPost> {
+    const seen = this.responsePosts.find((post) => post.id === id);
+    if (seen) return seen;
+    return new Promise<ResponseUrlPost>((resolve, reject) => {
+      const waiter = {
+        id,
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.responseWaiters.delete(waiter);
+          reject(new Error(`no post to response_url ${id} within ${timeoutMs} ms`));
+        }, timeoutMs),
+      };
+      this.responseWaiters.add(waiter);
+    });
+  }
+
+  /** The message as it is now, or undefined (never posted, or deleted). */
+  message(channel: string, ts: string): StoredMessage | undefined {
+    const stored = this.messages.get(key(channel, ts));
+    return stored && clone(stored);
+  }
+
+  /** The thread rooted at `ts`: the root (if known) then its replies, oldest first. */
+  thread(channel: string, ts: string): StoredMessage[] {
+    return [...this.messages.values()]
+      .filter((m) => m.channel === channel && (m.ts === ts || m.threadTs === ts))
+      .sort((a, b) => compareTs(a.ts, b.ts))
+      .map(clone);
+  }
+
+  /** Every message of a channel (roots and replies), oldest first. */
+  channelMessages(channel: string): StoredMessage[] {
+    return [...this.messages.values()].filter((m) => m.channel === channel).sort((a, b) => compareTs(a.ts, b.ts)).map(clone);
+  }
+
+  /** The reactions on a message (including ones added to messages this fake never stored). */
+  reactionsOn(channel: string, ts: string): ReactionState[] {
+    return (this.reactionsByMessage.get(key(channel, ts)) ?? []).map((r) => ({ ...r, users: [...r.users] }));
+  }
+
+  ephemerals(channel?: string): EphemeralMessage[] {
+    return this.ephemeralPosts.filter((e) => channel === undefined || e.channel === channel).map((e) => ({ ...e }));
+  }
+
+  /** Status, title and suggested prompts of an assistant thread, or undefined if never set. */
+  assistantThread(channel: string, threadTs: string): AssistantThreadState | undefined {
+    const state = this.assistantThreads.get(key(channel, threadTs));
+    return state && { ...state };
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Wire
+  // ---------------------------------------------------------------------------------------
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+
+    if (url.pathname.startsWith('/response/')) {
+      this.handleResponseUrl(decodeURIComponent(url.pathname.slice('/response/'.length)), req, raw, res);
+      return;
+    }
+    if (!url.pathname.startsWith('/api/')) {
+      send(res, 404, { ok: false, error: 'unknown_method' });
+      return;
+    }
+    const method = url.pathname.slice('/api/'.length);
+    const args = parseArgs(raw, req.headers['content-type'], url.searchParams);
+    const call: SlackCall = { method, args, headers: req.headers, at: Date.now(), status: 200, answer: undefined };
+    const reply = this.answer(method, args, req.headers);
+    call.status = reply.status;
+    call.answer = reply.body;
+    this.record(call);
+    send(res, reply.status, reply.body, reply.headers);
+  }
+
+  private handleResponseUrl(id: string, req: IncomingMessage, raw: string, res: ServerResponse): void {
+    const post: ResponseUrlPost = { id, body: parseArgs(raw, req.headers['content-type'], new URLSearchParams()), headers: req.headers, at: Date.now() };
+    this.responsePosts.push(post);
+    for (const waiter of this.responseWaiters) {
+      if (waiter.id !== id) continue;
+      clearTimeout(waiter.timer);
+      this.responseWaiters.delete(waiter);
+      waiter.resolve(post);
+    }
+    const failure = this.failures.get('response_url')?.shift();
+    if (failure !== undefined && typeof failure !== 'string') {
+      send(res, failure.status, failure.body ?? 'expired_url', failure.headers);
+      return;
+    }
+    send(res, 200, { ok: true });
+  }
+
+  private record(call: SlackCall): void {
+    this.calls.push(call);
+    for (const waiter of this.waiters) {
+      if (waiter.method !== call.method || !waiter.predicate(call)) continue;
+      clearTimeout(waiter.timer);
+      this.waiters.delete(waiter);
+      waiter.resolve(call);
+    }
+  }
+
+  private answer(method: string, args: SlackArgs, headers: IncomingHttpHeaders): { status: number; body: unknown; headers?: Record<string, string> } {
+    const failure = this.failures.get(method)?.shift();
+    if (failure !== undefined) {
+      if (typeof failure === 'string') return { status: 200, body: { ok: false, error: failure } };
+      const body = failure.body ?? (failure.status === 429 ? { ok: false, error: 'ratelimited' } : `<html><body>${failure.status} Server Error</body></html>`);
+      return { status: failure.status, body, headers: failure.headers };
+    }
+    const limited = this.rateLimit(method, args);
+    if (limited !== undefined) return { status: 429, body: { ok: false, error: 'ratelimited' }, headers: { 'retry-after': String(limited) } };
+
+    const token = bearer(headers) ?? str(args, 'token');
+    if (token === undefined) return { status: 200, body: { ok: false, error: 'not_authed' } };
+    const handler = this.handlers[method];
+    if (!handler) return { status: 200, body: { ok: false, error: 'unknown_method' } };
+    return { status: 200, body: handler(args, token) };
+  }
+
+  /** Seconds to wait when this call is over its method's limit, else undefined (and a token is spent). */
+  private rateLimit(method: string, args: SlackArgs): number | undefined {
+    const rule = this.rateRules?.[method];
+    if (!rule) return undefined;
+    const bucketKey = rule.perChannel ? `${method}:${str(args, 'channel') ?? ''}` : method;
+    const capacity = rule.burst ?? rule.limit;
+    const refillPerMs = rule.limit / (rule.windowMs * this.rateScale);
+    const now = Date.now();
+    const bucket = this.buckets.get(bucketKey) ?? { tokens: capacity, updatedAt: now };
+    bucket.tokens = Math.min(capacity, bucket.tokens + (now - bucket.updatedAt) * refillPerMs);
+    bucket.updatedAt = now;
+    this.buckets.set(bucketKey, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return undefined;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / refillPerMs / 1000));
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Methods
+  // ---------------------------------------------------------------------------------------
+
+  private readonly handlers: Record<string, Handler> = {
+    'auth.test': () => ({
+      ok: true,
+      url: `https://${SLACK_IDS.teamDomain}.slack.com/`,
+      team: SLACK_IDS.teamName,
+      user: SLACK_IDS.botName,
+      team_id: SLACK_IDS.teamId,
+      user_id: SLACK_IDS.botUserId,
+      bot_id: SLACK_IDS.botId,
+      is_enterprise_install: false,
+    }),
+
+    'apps.connections.open': (_args, token) => {
+      if (!token?.startsWith('xapp-')) return failed('not_allowed_token_type');
+      const url = this.socketUrl?.();
+      return url === undefined ? failed('unknown_method') : { ok: true, url };
+    },
+
+    'chat.postMessage': (args) => {
+      const channel = str(args, 'channel');
+      if (!channel) return failed('channel_not_found');
+      const text = str(args, 'text') ?? '';
+      const blocks = arr(args, 'blocks');
+      const attachments = arr(args, 'attachments');
+      if (!text && !blocks?.length && !attachments?.length) return failed('no_text');
+      const threadTs = str(args, 'thread_ts');
+      const stored = this.store({ channel, ts: nextTs(), threadTs, text, blocks, attachments, metadata: args.metadata });
+      return { ok: true, channel, ts: stored.ts, message: wireMessage(stored) };
+    },
+
+    'chat.update': (args) => {
+      const stored = this.find(args, 'ts');
+      if (!stored) return failed('message_not_found');
+      if (args.text !== undefined) stored.text = str(args, 'text') ?? '';
+      if (args.blocks !== undefined) stored.blocks = arr(args, 'blocks');
+      if (args.attachments !== undefined) stored.attachments = arr(args, 'attachments');
+      if (args.metadata !== undefined) stored.metadata = args.metadata;
+      stored.edits += 1;
+      return { ok: true, channel: stored.channel, ts: stored.ts, text: stored.text, message: wireMessage(stored) };
+    },
+
+    'chat.delete': (args) => {
+      const stored = this.find(args, 'ts');
+      if (!stored) return failed('message_not_found');
+      this.messages.delete(key(stored.channel, stored.ts));
+      return { ok: true, channel: stored.channel, ts: stored.ts };
+    },
+
+    'chat.postEphemeral': (args) => {
+      const channel = str(args, 'channel');
+      const user = str(args, 'user');
+      if (!channel) return failed('channel_not_found');
+      if (!user) return failed('user_not_found');
+      const ts = nextTs();
+      const threadTs = str(args, 'thread_ts');
+      const blocks = arr(args, 'blocks');
+      this.ephemeralPosts.push({ channel, user, ts, text: str(args, 'text') ?? '', ...(threadTs ? { threadTs } : {}), ...(blocks ? { blocks } : {}) });
+      return { ok: true, message_ts: ts };
+    },
+
+    'chat.getPermalink': (args) => {
+      const channel = str(args, 'channel');
+      const ts = str(args, 'message_ts');
+      if (!channel || !ts) return failed('message_not_found');
+      return { ok: true, channel, permalink: `https://${SLACK_IDS.teamDomain}.slack.com/archives/${channel}/p${ts.replace('.', '')}` };
+    },
+
+    'chat.startStream': (args) => {
+      const channel = str(args, 'channel');
+      if (!channel) return failed('channel_not_found');
+      const threadTs = str(args, 'thread_ts');
+      // Streamed messages are always thread replies; without thread_ts Slack refuses.
+      if (!threadTs) return failed('invalid_arguments');
+      // Outside a DM Slack must know who the stream is for (documented errors of chat.startStream).
+      if (!channel.startsWith('D')) {
+        if (!str(args, 'recipient_team_id')) return failed('missing_recipient_team_id');
+        if (!str(args, 'recipient_user_id')) return failed('missing_recipient_user_id');
+      }
+      const stored = this.store({ channel, ts: nextTs(), threadTs, text: '' });
+      stored.stream = { state: 'streaming', chunks: [], appendCalls: 0 };
+      appendStreamed(stored, args);
+      return { ok: true, channel, ts: stored.ts };
+    },
+
+    'chat.appendStream': (args) => {
+      const stored = this.find(args, 'ts');
+      if (!stored) return failed('message_not_found');
+      if (stored.stream?.state !== 'streaming') return failed('message_not_in_streaming_state');
+      appendStreamed(stored, args);
+      stored.stream.appendCalls += 1;
+      return { ok: true, channel: stored.channel, ts: stored.ts };
+    },
+
+    'chat.stopStream': (args) => {
+      const stored = this.find(args, 'ts');
+      if (!stored) return failed('message_not_found');
+      if (stored.stream?.state !== 'streaming') return failed('message_not_in_streaming_state');
+      appendStreamed(stored, args);
+      const blocks = arr(args, 'blocks');
+      if (blocks) stored.blocks = blocks;
+      if (args.metadata !== undefined) stored.metadata = args.metadata;
+      stored.stream.state = 'stopped';
+      return { ok: true, channel: stored.channel, ts: stored.ts, message: wireMessage(stored) };
+    },
+
+    'reactions.add': (args, token) => {
+      const target = this.reactionTarget(args);
+      if (typeof target === 'string') return failed(target);
+      const user = this.tokenUser(token);
+      const existing = target.list.find((r) => r.name === target.name);
+      if (existing?.users.includes(user)) return failed('already_reacted');
+      if (existing) {
+        existing.users.push(user);
+        existing.count += 1;
+      } else {
+        target.list.push({ name: target.name, users: [user], count: 1 });
+      }
+      this.reactionsByMessage.set(target.key, target.list);
+      return { ok: true };
+    },
+
+    'reactions.remove': (args, token) => {
+      const target = this.reactionTarget(args);
+      if (typeof target === 'string') return failed(target);
+      const user = this.tokenUser(token);
+      const existing = target.list.find((r) => r.name === target.name);
+      if (!existing?.users.includes(user)) return failed('no_reaction');
+      existing.users = existing.users.filter((u) => u !== user);
+      existing.count -= 1;
+      this.reactionsByMessage.set(
+        target.key,
+        target.list.filter((r) => r.count > 0),
+      );
+      return { ok: true };
+    },
+
+    'assistant.threads.setStatus': (args) => {
+      const state = this.assistantState(args);
+      if (typeof state === 'string') return failed(state);
+      state.status = str(args, 'status') ?? '';
+      const loading = arr(args, 'loading_messages');
+      if (loading) state.loadingMessages = loading.map(String);
+      else delete state.loadingMessages;
+      return { ok: true };
+    },
+
+    'assistant.threads.setTitle': (args) => {
+      const state = this.assistantState(args);
+      if (typeof state === 'string') return failed(state);
+      state.title = str(args, 'title') ?? '';
+      return { ok: true };
+    },
+
+    'assistant.threads.setSuggestedPrompts': (args) => {
+      const state = this.assistantState(args);
+      if (typeof state === 'string') return failed(state);
+      state.prompts = arr(args, 'prompts') ?? [];
+      const title = str(args, 'title');
+      if (title !== undefined) state.promptsTitle = title;
+      return { ok: true };
+    },
+
+    'users.info': (args) => {
+      const user = this.users.get(str(args, 'user') ?? '');
+      if (!user) return failed('user_not_found');
+      return {
+        ok: true,
+        user: {
+          id: user.id,
+          team_id: SLACK_IDS.teamId,
+          name: user.name,
+          deleted: false,
+          real_name: user.realName,
+          tz: user.tz ?? 'UTC',
+          tz_offset: 0,
+          is_bot: user.isBot ?? false,
+          is_app_user: false,
+          profile: { display_name: user.displayName, real_name: user.realName, display_name_normalized: user.displayName, real_name_normalized: user.realName },
+        },
+      };
+    },
+
+    'conversations.replies': (args) => {
+      const channel = str(args, 'channel') ?? '';
+      const ts = str(args, 'ts') ?? '';
+      const thread = this.thread(channel, ts);
+      if (thread.length === 0) return failed('thread_not_found');
+      return this.page(thread, args);
+    },
+
+    'conversations.history': (args) => {
+      const channel = str(args, 'channel');
+      if (!channel) return failed('channel_not_found');
+      // history lists roots only, newest first; replies stay inside their thread.
+      const roots = this.channelMessages(channel)
+        .filter((m) => m.threadTs === undefined)
+        .reverse();
+      return this.page(roots, args);
+    },
+  };
+
+  // ---------------------------------------------------------------------------------------
+  // State helpers
+  // ---------------------------------------------------------------------------------------
+
+  private store(fields: { channel: string; ts: string; threadTs: string | undefined; text: string; blocks?: unknown[]; attachments?: unknown[]; metadata?: unknown }): StoredMessage {
+    const stored: StoredMessage = {
+      channel: fields.channel,
+      ts: fields.ts,
+      user: SLACK_IDS.botUserId,
+      botId: SLACK_IDS.botId,
+      text: fields.text,
+      edits: 0,
+      ...(fields.threadTs ? { threadTs: fields.threadTs } : {}),
+      ...(fields.blocks ? { blocks: fields.blocks } : {}),
+      ...(fields.attachments ? { attachments: fields.attachments } : {}),
+      ...(fields.metadata !== undefined ? { metadata: fields.metadata } : {}),
+    };
+    this.messages.set(key(stored.channel, stored.ts), stored);
+    // Slack clears an assistant thread's status when the app replies in that thread.
+    const status = fields.threadTs ? this.assistantThreads.get(key(fields.channel, fields.threadTs)) : undefined;
+    if (status) status.status = '';
+    return stored;
+  }
+
+  private find(args: SlackArgs, tsField: string): StoredMessage | undefined {
+    return this.messages.get(key(str(args, 'channel') ?? '', str(args, tsField) ?? ''));
+  }
+
+  private reactionTarget(args: SlackArgs): { key: string; name: string; list: ReactionState[] } | string {
+    const channel = str(args, 'channel');
+    const ts = str(args, 'timestamp');
+    const name = str(args, 'name');
+    if (!channel || !ts) return 'no_item_specified';
+    if (!name) return 'invalid_name';
+    const messageKey = key(channel, ts);
+    return { key: messageKey, name, list: this.reactionsByMessage.get(messageKey) ?? [] };
+  }
+
+  /** A user token (`xoxp-…`) is not modelled: every call acts as the bot. */
+  private tokenUser(_token: string | undefined): string {
+    return SLACK_IDS.botUserId;
+  }
+
+  private assistantState(args: SlackArgs): AssistantThreadState | string {
+    const channel = str(args, 'channel_id');
+    const threadTs = str(args, 'thread_ts');
+    if (!channel) return 'channel_not_found';
+    if (!threadTs) return 'invalid_arguments';
+    const stateKey = key(channel, threadTs);
+    const state = this.assistantThreads.get(stateKey) ?? { status: '' };
+    this.assistantThreads.set(stateKey, state);
+    return state;
+  }
+
+  private page(messages: StoredMessage[], args: SlackArgs): SlackAnswer {
+    const requested = Number(str(args, 'limit') ?? '0') || 1000;
+    const limit = this.historyPageCap === undefined ? requested : Math.min(requested, this.historyPageCap);
+    const shown = messages.slice(0, limit);
+    const hasMore = messages.length > shown.length;
+    return {
+      ok: true,
+      messages: shown.map((m) => ({ ...wireMessage(m), ...this.replyInfo(m) })),
+      has_more: hasMore,
+      response_metadata: { next_cursor: hasMore ? `cursor_${shown.length}` : '' },
+    };
+  }
+
+  private replyInfo(root: StoredMessage): Record<string, unknown> {
+    if (root.threadTs !== undefined) return {};
+    const replies = this.thread(root.channel, root.ts).filter((m) => m.ts !== root.ts);
+    if (replies.length === 0) return {};
+    return { thread_ts: root.ts, reply_count: replies.length, latest_reply: replies[replies.length - 1]!.ts };
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Pure helpers
+// ---------------------------------------------------------------------------------------
+
+function key(channel: string, ts: string): string {
+  return `${channel}/${ts}`;
+}
+
+function failed(error: string): SlackAnswer {
+  return { ok: false, error };
+}
+
+function str(args: SlackArgs, field: string): string | undefined {
+  const value = args[field];
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+function arr(args: SlackArgs, field: string): unknown[] | undefined {
+  const value = args[field];
+  return Array.isArray(value) ? (value as unknown[]) : undefined;
+}
+
+function compareTs(a: string, b: string): number {
+  const [as = '0', au = '0'] = a.split('.');
+  const [bs = '0', bu = '0'] = b.split('.');
+  return Number(as) - Number(bs) || Number(au) - Number(bu);
+}
+
+function clone(message: StoredMessage): StoredMessage {
+  return structuredClone(message);
+}
+
+function bearer(headers: IncomingHttpHeaders): string | undefined {
+  const match = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
+  return match?.[1];
+}
+
+/** `markdown_text` and `chunks` of start/append/stop go onto the message in arrival order. */
+function appendStreamed(stored: StoredMessage, args: SlackArgs): void {
+  const markdown = str(args, 'markdown_text');
+  const chunks = arr(args, 'chunks') ?? [];
+  const received: unknown[] = markdown ? [{ type: 'markdown_text', text: markdown }, ...chunks] : chunks;
+  for (const chunk of received) {
+    stored.stream?.chunks.push(chunk);
+    const text = (chunk as { type?: unknown; text?: unknown }).type === 'markdown_text' ? (chunk as { text?: unknown }).text : undefined;
+    if (typeof text === 'string') stored.text += text;
+  }
+}
+
+/** A stored message in the shape Slack returns it inside answers. */
+function wireMessage(m: StoredMessage): Record<string, unknown> {
+  return {
+    type: 'message',
+    text: m.text,
+    user: m.user,
+    ts: m.ts,
+    ...(m.botId ? { bot_id: m.botId, app_id: SLACK_IDS.appId } : {}),
+    team: SLACK_IDS.teamId,
+    ...(m.threadTs ? { thread_ts: m.threadTs } : {}),
+    ...(m.blocks ? { blocks: m.blocks } : {}),
+    ...(m.attachments ? { attachments: m.attachments } : {}),
+    ...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
+    ...(m.edits > 0 ? { edited: { user: m.user, ts: m.ts } } : {}),
+  };
+}
+
+/**
+ * Form bodies (what the WebClient sends) become string fields with the JSON-carrying ones
+ * parsed; JSON bodies are taken as they are. Query parameters count too (GET-style calls).
+ */
+function parseArgs(raw: string, contentType: string | undefined, query: URLSearchParams): SlackArgs {
+  const args: SlackArgs = Object.fromEntries(query);
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/json') {
+    try {
+      const parsed: unknown = raw ? JSON.parse(raw) : {};
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) Object.assign(args, parsed);
+      else args._body = parsed;
+    } catch {
+      args._raw = raw;
+    }
+    return args;
+  }
+  if (type === 'application/x-www-form-urlencoded' || (!type && raw.includes('='))) {
+    for (const [field, value] of new URLSearchParams(raw)) {
+      args[field] = JSON_FIELDS.includes(field) ? parseJsonField(value) : value;
+    }
+    return args;
+  }
+  if (raw) args._raw = raw;
+  return args;
+}
+
+function parseJsonField(value: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const contentType = typeof body === 'string' ? 'text/html' : 'application/json; charset=utf-8';
+  res.writeHead(status, { 'content-type': contentType, ...headers });
+  res.end(text);
+}
