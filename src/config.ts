@@ -43,9 +43,29 @@ export const ConfigSchema = z.object({
   MCP_CONFIG: z.string().min(1).default('./mcp.json'),
   /** Replace the default system prompt. */
   SYSTEM_PROMPT: z.string().optional(),
+  /** Slack: the bot token; with SLACK_APP_TOKEN Socket Mode, with SLACK_SIGNING_SECRET HTTP mode. */
+  SLACK_BOT_TOKEN: z.string().startsWith('xoxb-', 'must be a bot token (xoxb-…)').optional(),
+  SLACK_APP_TOKEN: z.string().startsWith('xapp-', 'must be an app-level token (xapp-…)').optional(),
+  SLACK_SIGNING_SECRET: z.string().min(1).optional(),
+  /** The Slack Web API base URL (GovSlack, proxies, tests). */
+  SLACK_API_URL: z.url({ message: 'must be a URL such as https://slack.com/api/' }).optional(),
+  /** HTTP mode: the port for /slack/events and /healthz. */
+  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** Slack is configured when a bot token and one way of receiving events are set. */
+export function slackProblems(config: Config): string[] {
+  const set = [config.SLACK_BOT_TOKEN, config.SLACK_APP_TOKEN, config.SLACK_SIGNING_SECRET].some(Boolean);
+  if (!set) return [];
+  const problems: string[] = [];
+  if (!config.SLACK_BOT_TOKEN) problems.push('SLACK_BOT_TOKEN: missing (the xoxb-… token from OAuth & Permissions)');
+  if (!config.SLACK_APP_TOKEN && !config.SLACK_SIGNING_SECRET) {
+    problems.push('SLACK_APP_TOKEN or SLACK_SIGNING_SECRET: set one (Socket Mode, or HTTP mode with a public URL)');
+  }
+  return problems;
+}
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

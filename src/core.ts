@@ -3,8 +3,9 @@
 // call deliver / interrupt / resolve; they render what its observer reports.
 //
 // Start-up order matters: the store opens, MCP servers connect (a failing one is reported,
-// not fatal), expired sessions are swept, and sessions a crash left mid-turn are repaired
-// before any connector delivers a single event.
+// not fatal), expired sessions are swept; then the caller attaches its connectors, runs
+// `recover()` (sessions a crash left mid-turn are repaired), and only then lets the
+// connectors take events.
 import { resolve } from 'node:path';
 import type { Config } from './config.js';
 import type { EngineLogger } from './engine/index.js';
@@ -13,7 +14,8 @@ import { createPermissionPolicy } from './permissions/index.js';
 import { compactorFrom, createProviderResolver, providerSettingsFrom } from './providers/index.js';
 import { AccessPolicy, accessWarnings, parseAccessConfig } from './sessions/access-policy.js';
 import { InProcessCoordinator } from './sessions/coordination.js';
-import { SessionManager, type SessionObserver } from './sessions/session-manager.js';
+import { ObserverHub } from './sessions/observer-hub.js';
+import { SessionManager } from './sessions/session-manager.js';
 import { openKeyvStore } from './store/keyv-factory.js';
 import { PersistentInbox } from './store/persistent-inbox.js';
 import { SessionStore } from './store/session-store.js';
@@ -26,6 +28,13 @@ const RETENTION_SWEEP_EVERY_MS = 6 * 60 * 60 * 1000;
 export interface Core {
   manager: SessionManager;
   store: SessionStore;
+  /** Connectors register what renders their platform's sessions here. */
+  observers: ObserverHub;
+  /**
+   * Repair what a crash left. Call once every connector is attached and before any of them
+   * starts taking events: nothing may touch a session before it is repaired.
+   */
+  recover(): ReturnType<SessionManager['recover']>;
   mcp: McpStartReport;
   /** Things worth a warning at start-up (a risky but legal setup, MCP servers that failed). */
   warnings: string[];
@@ -34,7 +43,6 @@ export interface Core {
 
 export interface CoreOptions {
   logger: EngineLogger;
-  observer?: SessionObserver;
 }
 
 export async function startCore(config: Config, options: CoreOptions): Promise<Core> {
@@ -53,6 +61,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const store = new SessionStore(opened.keyv);
   const inbox = new PersistentInbox(store);
   const mcp = new McpManager({ logger });
+  const observers = new ObserverHub();
   const mcpReport = await mcp.start(await loadMcpConfig(resolve(config.MCP_CONFIG)));
   const workspaceDir = resolve(config.WORKSPACE_DIR);
 
@@ -64,7 +73,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     defaultModel: config.MODEL,
     logger,
     grantScope: config.GRANT_SCOPE,
-    observer: options.observer,
+    observer: observers,
     engineSetup: () => {
       // One set of built-in tools per session: the shell's working directory is the session's.
       const builtin = createBuiltinTools({ workspaceDir, shellTimeoutMs: config.SHELL_TIMEOUT_MS });
@@ -100,12 +109,15 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const sweeper = setInterval(() => void sweep(), RETENTION_SWEEP_EVERY_MS);
   sweeper.unref();
 
-  const recovery = await manager.recover();
-  logger.info(recovery, 'recovered sessions after start-up');
-
   return {
     manager,
     store,
+    observers,
+    recover: async () => {
+      const report = await manager.recover();
+      logger.info(report, 'recovered sessions after start-up');
+      return report;
+    },
     mcp: mcpReport,
     warnings,
     close: async () => {

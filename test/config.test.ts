@@ -13,6 +13,7 @@ describe('configuration', () => {
       GRANT_SCOPE: 'thread',
       SHELL_TIMEOUT_MS: 120_000,
       MCP_CONFIG: './mcp.json',
+      PORT: 3000,
       LOG_LEVEL: 'info',
       PROVIDER_STALL_TIMEOUT_MS: 60_000,
       COMPACTION_THRESHOLD: 0.8,

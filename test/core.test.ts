@@ -33,8 +33,10 @@ async function boot(env: Record<string, string> = {}) {
     MCP_CONFIG: join(dir.path, 'mcp.json'),
     ...env,
   });
-  const core: Core = await startCore(config, { logger, observer: { onEvent: (_s, event, prompt) => void shown.push({ event, ...(prompt ? { prompt } : {}) }) } });
+  const core: Core = await startCore(config, { logger });
   cleanups.push(() => core.close());
+  core.observers.add('test', { onEvent: (_s, event, prompt) => void shown.push({ event, ...(prompt ? { prompt } : {}) }) });
+  await core.recover();
   return { core, fake, shown, logger, dir: dir.path };
 }
 

@@ -241,6 +241,15 @@ export class SessionManager {
     });
   }
 
+  /** What a status command shows: the model, whether a turn runs, how many prompts wait. */
+  async describe(sessionId: string): Promise<{ model: string; running: boolean; pendingPrompts: number } | undefined> {
+    const live = this.live.get(sessionId);
+    const record = live?.record ?? (await this.options.store.getSession(sessionId));
+    if (!record) return undefined;
+    const pending = await this.options.inbox.pending(sessionId);
+    return { model: live?.engine.model ?? record.model, running: Boolean(live?.engine.isRunning || live?.turn), pendingPrompts: pending.length };
+  }
+
   /** Wait until no turn runs (tests, shutdown). */
   async idle(): Promise<void> {
     for (;;) {

@@ -78,6 +78,8 @@ export const MessageRefSchema = z.object({
   toolCallId: z.string().optional(),
   /** The card or message kind: answer, tool, approval, question, … (the connector's words). */
   kind: z.string(),
+  /** For an index entry that points back at a platform message (a tool card's ts). */
+  platformMessageId: z.string().optional(),
 });
 export type MessageRef = z.infer<typeof MessageRefSchema>;
 

@@ -1,0 +1,53 @@
+// Structured logs (pino), with secrets kept out: known secret fields are redacted by path,
+// and any string that looks like a token or key (xoxb-…, xapp-…, sk-…, Bearer …) is masked
+// wherever it appears, since an SDK error can quote a header or a URL.
+import pino, { type Logger } from 'pino';
+import type { EngineLogger } from './engine/index.js';
+
+const SECRET_PATTERN = /\b(xox[abposr]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+|sk-(?:ant-)?[A-Za-z0-9_-]{8,}|Bearer\s+[A-Za-z0-9._~+/=-]{8,})/g;
+
+const SECRET_PATHS = [
+  '*.token',
+  '*.botToken',
+  '*.appToken',
+  '*.apiKey',
+  '*.signingSecret',
+  '*.authorization',
+  '*.Authorization',
+  '*.headers.authorization',
+  '*.headers.Authorization',
+  'config.SLACK_BOT_TOKEN',
+  'config.SLACK_APP_TOKEN',
+  'config.SLACK_SIGNING_SECRET',
+  'config.OPENAI_API_KEY',
+  'config.ANTHROPIC_API_KEY',
+];
+
+/** Replace token-looking substrings, walking objects and arrays (errors included). */
+export function maskSecrets(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.replace(SECRET_PATTERN, (match) => `${match.slice(0, 5)}…[redacted]`);
+  if (depth > 6 || value === null || typeof value !== 'object') return value;
+  if (value instanceof Error) {
+    return { type: value.name, message: maskSecrets(value.message, depth + 1), stack: maskSecrets(value.stack, depth + 1) };
+  }
+  if (Array.isArray(value)) return value.map((item) => maskSecrets(item, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskSecrets(item, depth + 1)]));
+}
+
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger & EngineLogger {
+  return pino(
+    {
+      level,
+      redact: { paths: SECRET_PATHS, censor: '[redacted]' },
+      formatters: { log: (object) => maskSecrets(object) as Record<string, unknown> },
+      hooks: {
+        logMethod(args, method) {
+          // The message string itself may quote a token too.
+          const masked = args.map((arg) => (typeof arg === 'string' ? (maskSecrets(arg) as string) : arg));
+          method.apply(this, masked as Parameters<typeof method>);
+        },
+      },
+    },
+    destination,
+  );
+}
