@@ -6,7 +6,10 @@ import type { EngineLogger } from './engine/index.js';
 
 const SECRET_PATTERN = /\b(xox[abposr]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+|sk-(?:ant-)?[A-Za-z0-9_-]{8,}|Bearer\s+[A-Za-z0-9._~+/=-]{8,})/g;
 
+const SECRET_FIELDS = ['token', 'botToken', 'appToken', 'apiKey', 'signingSecret', 'authorization', 'Authorization', 'password', 'secret'];
+
 const SECRET_PATHS = [
+  ...SECRET_FIELDS,
   '*.token',
   '*.botToken',
   '*.appToken',
