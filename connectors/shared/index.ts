@@ -1,0 +1,23 @@
+// What the Slack and Discord connectors share: fence-safe splitting, markdown conversion,
+// delta coalescing, tool-card state and the usage footer. A re-export list and nothing else:
+// each concept lives in the module named for it.
+export { MIN_SPLIT_LIMIT, splitMarkdown, splitMarkdownPieces, withoutFenceRepair, type MarkdownPiece } from './chunk-markdown.js';
+export { DeltaCoalescer, type DeltaCoalescerOptions } from './delta-coalescer.js';
+export { escapeSlackText, toSlackMrkdwn } from './markdown-format.js';
+export { scanFences, type Fence, type FenceSpan } from './markdown-fences.js';
+export { tablesToCodeBlocks } from './markdown-tables.js';
+export {
+  applyToolEvent,
+  displayNote,
+  formatDuration,
+  isFinished,
+  newToolCard,
+  phaseIcon,
+  phaseLabel,
+  recordDecision,
+  summarizeArguments,
+  type ToolCardState,
+  type ToolPhase,
+} from './tool-card.js';
+export { ellipsize, truncateForDisplay } from './truncate.js';
+export { estimateCostUsd, formatUsage, formatUsd, MODEL_PRICES, priceOf, type ModelPrice } from './usage-footer.js';
