@@ -50,7 +50,7 @@ export const ConfigSchema = z.object({
   /** The Slack Web API base URL (GovSlack, proxies, tests). */
   SLACK_API_URL: z.url({ message: 'must be a URL such as https://slack.com/api/' }).optional(),
   /** HTTP mode: the port for /slack/events and /healthz. */
-  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 export type Config = z.infer<typeof ConfigSchema>;

@@ -1,12 +1,60 @@
-// `npm start`: read the configuration and start every chat connector that is configured.
-// With nothing configured it says exactly what to set and exits non-zero.
+// `npm start`: read the configuration (environment and `.env`), start the core and every
+// chat connector that is configured, and shut down cleanly on SIGTERM / SIGINT: stop
+// taking events, let running turns stop through the usual interrupt path (after a short
+// grace), persist, exit 0. With nothing configured it says exactly what to set and exits 1.
 import { existsSync } from 'node:fs';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { SlackConnector } from '../connectors/slack/slack-connector.js';
+import { ConfigError, loadConfig, slackProblems, type Config } from './config.js';
+import { startCore, type Core } from './core.js';
+import { createLogger } from './logger.js';
 
-/** The connectors this build can start, and what each needs. */
-const CONNECTORS: { name: string; configured: (config: Config) => boolean; needs: string }[] = [];
+const NOTHING_CONFIGURED = [
+  'Nothing to start: no chat connector is configured.',
+  'Set, for Slack: SLACK_BOT_TOKEN and SLACK_APP_TOKEN (Socket Mode, no public URL needed),',
+  '           or SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP mode on PORT, events at /slack/events).',
+  'And a model: MODEL (e.g. openai:gpt-4.1) with OPENAI_API_KEY, or anthropic:… with ANTHROPIC_API_KEY.',
+  'See README.md ("Set up Slack") and .env.example.',
+].join('\n');
 
-function main(): number {
+interface Running {
+  core: Core;
+  stop(): Promise<void>;
+}
+
+async function start(config: Config): Promise<Running | number> {
+  const logger = createLogger(config.LOG_LEVEL);
+  const problems = slackProblems(config);
+  if (!config.MODEL) problems.push('MODEL: missing (e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5)');
+  if (problems.length > 0) {
+    console.error(new ConfigError(problems).message);
+    return 2;
+  }
+  if (!config.SLACK_BOT_TOKEN) {
+    console.error(NOTHING_CONFIGURED);
+    return 1;
+  }
+  const core = await startCore(config, { logger });
+  let slack: SlackConnector;
+  try {
+    slack = await SlackConnector.create({ config, core, logger });
+  } catch (error) {
+    await core.close();
+    throw error;
+  }
+  // Repaired before any event reaches a session; only then do events flow.
+  await core.recover();
+  await slack.start();
+  logger.info({ mode: config.SLACK_APP_TOKEN ? 'socket' : 'http', port: slack.port }, 'Slack connector started');
+  return {
+    core,
+    stop: async () => {
+      await slack.stop();
+      await core.close();
+    },
+  };
+}
+
+async function main(): Promise<number> {
   if (existsSync('.env')) process.loadEnvFile('.env');
   let config: Config;
   try {
@@ -18,19 +66,29 @@ function main(): number {
     }
     throw error;
   }
-  const ready = CONNECTORS.filter((connector) => connector.configured(config));
-  if (ready.length === 0) {
-    console.error(
-      [
-        'Nothing to start: no chat connector is available and configured.',
-        CONNECTORS.length === 0
-          ? 'This build contains the agent engine and the model providers; the Slack and Discord connectors are not built yet (see README, "Status").'
-          : `Configure one of: ${CONNECTORS.map((c) => `${c.name} (${c.needs})`).join('; ')}.`,
-      ].join('\n'),
-    );
+  let running: Running | number;
+  try {
+    running = await start(config);
+  } catch (error) {
+    console.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
+  if (typeof running === 'number') return running;
+  const bot = running;
+  await new Promise<void>((resolve) => {
+    const shutdown = (): void => {
+      process.off('SIGTERM', shutdown);
+      process.off('SIGINT', shutdown);
+      resolve();
+    };
+    process.on('SIGTERM', shutdown);
+    process.on('SIGINT', shutdown);
+  });
+  await bot.stop();
   return 0;
 }
 
-process.exitCode = main();
+const code = await main();
+// Everything was closed in order above; a stray handle (an SDK's keep-alive socket) must
+// not keep a stopped bot alive.
+process.exit(code);

@@ -132,19 +132,24 @@ export class SessionManager {
       const input: PendingInput = { id: randomUUID(), text: message.text, receivedAt: Date.now() };
       if (message.source) input.source = message.source;
 
-      // A reply while a question waits is its answer; while an approval waits, it declines it.
-      if (await this.answerPromptsWithReply(live, message)) return { status: 'answered', sessionId, inputId: input.id };
+      const prompts = await this.options.inbox.pending(sessionId);
+      // A reply while a question waits is its answer: consumed, not steering.
+      if (await this.answerQuestionWithReply(live, prompts, message)) return { status: 'answered', sessionId, inputId: input.id };
 
       // Recorded before the caller acknowledges the platform.
       await this.options.store.setPendingInputs(sessionId, [...(await this.options.store.getPendingInputs(sessionId)), input]);
       await this.touch(live);
       if (live.engine.isRunning || live.turn) {
+        // Queued before any waiting approval is declined, so the turn that wakes up on the
+        // decline finds the reply already there and takes it right after that tool round.
         await this.options.coordinator.dispatch(sessionId, { kind: 'steer', inputId: input.id, text: input.text, ...(input.source ? { source: input.source } : {}) });
+        await this.declinePromptsWithReply(live, prompts, message);
         await this.notifyInput(live, input.id, 'queued', input.source);
         return { status: 'queued', sessionId, inputId: input.id };
       }
       if (live.engine.unansweredToolCalls().length > 0) {
         // After a restart: the declined prompts are answered by resuming, and the reply steers.
+        await this.declinePromptsWithReply(live, prompts, message);
         live.engine.queueSteering(input.text, input.source, input.id);
         this.startResume(live);
         await this.notifyInput(live, input.id, 'queued', input.source);
@@ -411,21 +416,22 @@ export class SessionManager {
     }
   }
 
+  /** A reply while a question waits is its answer (returns true: the reply is consumed). */
+  private async answerQuestionWithReply(live: LiveSession, prompts: InboxItem[], message: InboundMessage): Promise<boolean> {
+    const question = prompts.find((item) => item.kind === 'question');
+    if (!question || !this.options.access.mayResolve(message.userId, live.record, 'question').allowed) return false;
+    const answered = (await this.options.inbox.resolve(question.id, { kind: 'question', answer: message.text }, message.userId)).ok;
+    if (answered && !live.engine.isRunning && !live.turn) this.startResume(live);
+    return answered;
+  }
+
   /**
-   * A reply while prompts wait: a question takes the reply as its answer (returns true: the
-   * reply is consumed); an approval, plan or directory request is declined, quoting the
-   * reply, which then steers like any other message.
+   * A reply while an approval, plan or directory request waits declines it, quoting the
+   * reply (a reply is a redirection, never an approval); the reply then steers.
    */
-  private async answerPromptsWithReply(live: LiveSession, message: InboundMessage): Promise<boolean> {
-    const pending = await this.options.inbox.pending(live.record.id);
-    let answered = false;
-    for (const item of pending) {
-      if (item.kind === 'question') {
-        if (answered || !this.options.access.mayResolve(message.userId, live.record, 'question').allowed) continue;
-        answered = (await this.options.inbox.resolve(item.id, { kind: 'question', answer: message.text }, message.userId)).ok;
-        if (answered && !live.engine.isRunning && !live.turn) this.startResume(live);
-        continue;
-      }
+  private async declinePromptsWithReply(live: LiveSession, prompts: InboxItem[], message: InboundMessage): Promise<void> {
+    for (const item of prompts) {
+      if (item.kind === 'question') continue;
       const note = `the user replied instead of approving: ${JSON.stringify(message.text)}`;
       const resolution: InboxResolution =
         item.kind === 'approval'
@@ -435,7 +441,6 @@ export class SessionManager {
             : { kind: 'directory', granted: false };
       await this.closePrompt(live.record, item, resolution, message.userId);
     }
-    return answered;
   }
 
   private async closePrompt(record: SessionRecord, item: InboxItem, resolution: InboxResolution, userId: string): Promise<void> {

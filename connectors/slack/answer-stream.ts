@@ -1,0 +1,187 @@
+// One streamed answer in a thread. Slack's native streaming (chat.startStream /
+// appendStream / stopStream) is used where the workspace has it; otherwise (GovSlack, an
+// older Enterprise Grid, a test server that answers unknown_method) the answer is posted
+// once and edited as it grows. Either way the deltas are coalesced, so Slack sees a call
+// at most every interval, and the first text shows as soon as the first token arrives.
+//
+// Slack's streams have sharp edges, each handled here: `markdown_text` is capped at 12,000
+// characters per message, a stream dies after about five minutes (even with traffic) and
+// later calls fail with message_not_in_streaming_state, and a dead stream stays visibly
+// broken until chat.update repairs it. So: roll over to a new message before either limit,
+// repair and continue on that error, and never append after stop. The caller stops the
+// stream before any wait for a human.
+import type { WebClient } from '@slack/web-api';
+import type { EngineLogger } from '../../src/engine/index.js';
+import { DeltaCoalescer, splitMarkdown, toSlackMrkdwn } from '../shared/index.js';
+import type { SlackBlock } from './blocks.js';
+
+export interface AnswerTarget {
+  channel: string;
+  threadTs: string;
+  /** Required by chat.startStream outside DMs. */
+  recipientUserId?: string;
+  recipientTeamId?: string;
+}
+
+/** Shared by every stream of a connector: once a workspace says it has no native streaming, stop trying. */
+export interface StreamingSupport {
+  native: boolean;
+}
+
+export interface AnswerStreamOptions {
+  logger: EngineLogger;
+  support: StreamingSupport;
+  /** Between Slack calls for one message (appendStream is Tier 4, chat.update Tier 3: 50/min). */
+  nativeIntervalMs?: number;
+  postIntervalMs?: number;
+}
+
+const NATIVE_MESSAGE_LIMIT = 11_000; // markdown_text is capped at 12,000 per message
+const NATIVE_MAX_AGE_MS = 4 * 60_000; // streams die after about five minutes
+const POST_MESSAGE_LIMIT = 3_500; // keeps an edited mrkdwn message comfortably readable
+const UNSUPPORTED = new Set(['unknown_method', 'method_deprecated', 'not_allowed_token_type', 'invalid_arguments', 'not_implemented']);
+
+export class AnswerStream {
+  private readonly coalescer: DeltaCoalescer;
+  /** The message being written: its ts, the text it holds, when the stream began. */
+  private ts: string | undefined;
+  private segment = '';
+  private startedAt = 0;
+  private streaming = false;
+  private everText = false;
+  /** Every message this answer used, for the caller to record (reactions find their session). */
+  readonly messages: string[] = [];
+
+  constructor(
+    private readonly client: WebClient,
+    private readonly target: AnswerTarget,
+    private readonly options: AnswerStreamOptions,
+  ) {
+    this.coalescer = new DeltaCoalescer({
+      flush: (chunk) => this.flush(chunk),
+      minIntervalMs: options.support.native ? (options.nativeIntervalMs ?? 400) : (options.postIntervalMs ?? 1_500),
+      onError: (error) => options.logger.warn({ err: error }, 'could not update the streamed answer; will retry with the next text'),
+    });
+  }
+
+  get hasText(): boolean {
+    return this.everText;
+  }
+
+  push(delta: string): void {
+    if (!delta) return;
+    this.everText = true;
+    this.coalescer.push(delta);
+  }
+
+  /** Send what is pending and close the message, with optional blocks (a footer) under it. */
+  async finish(footer: SlackBlock[] = []): Promise<void> {
+    await this.coalescer.close();
+    if (!this.ts) return;
+    if (this.streaming) {
+      await this.stopStream(footer);
+    } else if (footer.length > 0) {
+      await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment), blocks: [...sectionsOf(this.segment), ...footer] });
+    }
+  }
+
+  private async flush(chunk: string): Promise<void> {
+    if (this.options.support.native) {
+      try {
+        await this.flushNative(chunk);
+        return;
+      } catch (error) {
+        if (!UNSUPPORTED.has(slackError(error) ?? '')) throw error;
+        this.options.logger.info({ error: slackError(error) }, 'native streaming is not available here; posting and editing instead');
+        this.options.support.native = false;
+        this.streaming = false;
+      }
+    }
+    await this.flushPosted(chunk);
+  }
+
+  private async flushNative(chunk: string): Promise<void> {
+    const tooOld = this.ts !== undefined && Date.now() - this.startedAt > NATIVE_MAX_AGE_MS;
+    const tooLong = this.segment.length + chunk.length > NATIVE_MESSAGE_LIMIT;
+    if (this.ts && this.streaming && (tooOld || tooLong)) {
+      await this.stopStream([]);
+      this.ts = undefined;
+    }
+    if (!this.ts) {
+      await this.startStream(chunk);
+      return;
+    }
+    try {
+      await this.client.chat.appendStream({ channel: this.target.channel, ts: this.ts, markdown_text: chunk });
+      this.segment += chunk;
+    } catch (error) {
+      if (slackError(error) !== 'message_not_in_streaming_state') throw error;
+      // The stream died under us: repair the stuck message, continue in a new one.
+      await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment) });
+      this.streaming = false;
+      await this.startStream(chunk);
+    }
+  }
+
+  private async startStream(chunk: string): Promise<void> {
+    const args = {
+      channel: this.target.channel,
+      thread_ts: this.target.threadTs,
+      markdown_text: chunk,
+      ...(this.target.recipientUserId ? { recipient_user_id: this.target.recipientUserId } : {}),
+      ...(this.target.recipientTeamId ? { recipient_team_id: this.target.recipientTeamId } : {}),
+    };
+    const started = await this.client.chat.startStream(args);
+    if (!started.ts) throw new Error('chat.startStream answered without a ts');
+    this.ts = started.ts;
+    this.messages.push(started.ts);
+    this.segment = chunk;
+    this.startedAt = Date.now();
+    this.streaming = true;
+  }
+
+  private async stopStream(footer: SlackBlock[]): Promise<void> {
+    if (!this.ts || !this.streaming) return;
+    this.streaming = false;
+    try {
+      await this.client.chat.stopStream({ channel: this.target.channel, ts: this.ts, ...(footer.length > 0 ? { blocks: footer } : {}) });
+    } catch (error) {
+      if (slackError(error) !== 'message_not_in_streaming_state') throw error;
+      await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment), ...(footer.length > 0 ? { blocks: [...sectionsOf(this.segment), ...footer] } : {}) });
+    }
+  }
+
+  /** Post, then edit; roll over to a new message (split safely) when the text grows too long. */
+  private async flushPosted(chunk: string): Promise<void> {
+    this.segment += chunk;
+    const pieces = splitMarkdown(this.segment, POST_MESSAGE_LIMIT);
+    for (let i = 0; i < pieces.length; i++) {
+      const piece = pieces[i]!;
+      const last = i === pieces.length - 1;
+      if (!this.ts) {
+        const posted = await this.client.chat.postMessage({ channel: this.target.channel, thread_ts: this.target.threadTs, text: toSlackMrkdwn(piece) });
+        if (!posted.ts) throw new Error('chat.postMessage answered without a ts');
+        this.ts = posted.ts;
+        this.messages.push(posted.ts);
+      } else {
+        await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(piece) });
+      }
+      if (!last) this.ts = undefined;
+    }
+    this.segment = pieces.at(-1) ?? '';
+  }
+}
+
+/** Markdown as mrkdwn section blocks (3,000 characters each), for a message that also carries a footer. */
+function sectionsOf(markdown: string): SlackBlock[] {
+  if (!markdown) return [];
+  return splitMarkdown(markdown, 2_900)
+    .slice(0, 45)
+    .map((piece) => ({ type: 'section', text: { type: 'mrkdwn', text: toSlackMrkdwn(piece) } }));
+}
+
+/** The `error` code of a Slack platform error (`channel_not_found`, …), if it is one. */
+export function slackError(error: unknown): string | undefined {
+  const data = (error as { data?: { error?: unknown } } | undefined)?.data;
+  return typeof data?.error === 'string' ? data.error : undefined;
+}

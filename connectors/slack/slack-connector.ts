@@ -1,0 +1,325 @@
+// The Slack connector: the only code that knows Slack. Inbound, it turns Bolt events into
+// session calls (a mention or a thread reply → deliver, a 🛑 reaction → interrupt, a
+// button → resolve or retry, `@bot /command` → a thread command); outbound, it registers a
+// ThreadView per session with the core's observer hub.
+//
+// Bolt, configured on purpose: `deferInitialization` so a failing start-up `auth.test`
+// is an error we report instead of an unhandled rejection that kills the process;
+// `processBeforeResponse` so an event is claimed and recorded before Slack gets its 200
+// (never acknowledge what was not recorded); our own retry policy, since the default is
+// 10 retries over about 30 minutes, which would hold a turn hostage to a 5xx.
+import type { AddressInfo } from 'node:net';
+import { App, type Logger as BoltLogger, type LogLevel } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
+import type { Config } from '../../src/config.js';
+import type { Core } from '../../src/core.js';
+import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
+import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
+import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema } from './actions.js';
+import type { StreamingSupport } from './answer-stream.js';
+import { mentionedUsers, readableText, threadCommand } from './message-text.js';
+import { runThreadCommand } from './thread-commands.js';
+import { messageKey, ThreadView } from './thread-view.js';
+
+export const STOP_REACTION = 'octagonal_sign';
+
+export interface SlackConnectorOptions {
+  config: Config;
+  core: Core;
+  logger: EngineLogger;
+}
+
+interface SlackMessageEvent {
+  type: string;
+  subtype?: string;
+  user?: string;
+  bot_id?: string;
+  text?: string;
+  ts: string;
+  thread_ts?: string;
+  channel: string;
+  channel_type?: string;
+  team?: string;
+}
+
+export class SlackConnector {
+  private readonly views = new Map<string, ThreadView>();
+  private readonly names = new Map<string, string>();
+  private readonly support: StreamingSupport = { native: true };
+  private botUserId = '';
+  private teamId = '';
+  private teamUrl = '';
+
+  private constructor(
+    private readonly app: App,
+    private readonly options: SlackConnectorOptions,
+  ) {}
+
+  /** Build the Bolt app and check the token (auth.test). Events flow only after start(). */
+  static async create(options: SlackConnectorOptions): Promise<SlackConnector> {
+    const { config, logger } = options;
+    const clientOptions = {
+      ...(config.SLACK_API_URL ? { slackApiUrl: config.SLACK_API_URL.endsWith('/') ? config.SLACK_API_URL : `${config.SLACK_API_URL}/` } : {}),
+      retryConfig: { retries: 3, factor: 1.6, minTimeout: 500, maxTimeout: 5_000 },
+      timeout: 15_000,
+    };
+    const common = {
+      token: config.SLACK_BOT_TOKEN!,
+      deferInitialization: true,
+      processBeforeResponse: true,
+      clientOptions,
+      logger: boltLogger(logger),
+    };
+    const app = config.SLACK_APP_TOKEN
+      ? new App({ ...common, appToken: config.SLACK_APP_TOKEN, socketMode: true })
+      : new App({
+          ...common,
+          signingSecret: config.SLACK_SIGNING_SECRET!,
+          customRoutes: [
+            {
+              path: '/healthz',
+              method: ['GET'],
+              handler: (_req, res) => {
+                res.writeHead(200, { 'content-type': 'application/json' });
+                res.end('{"ok":true}');
+              },
+            },
+          ],
+        });
+    try {
+      await app.init();
+    } catch (error) {
+      throw new Error(`Slack did not accept SLACK_BOT_TOKEN (auth.test failed): ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const connector = new SlackConnector(app, options);
+    await connector.identify();
+    connector.listen();
+    options.core.observers.add('slack', {
+      onEvent: (session, event, prompt) => connector.viewFor(session).onEvent(event, prompt),
+      onInput: (session, _inputId, disposition, source) => connector.viewFor(session).onInput(disposition, source),
+      onPromptClosed: (session, item) => connector.viewFor(session).onPromptClosed(item),
+    });
+    return connector;
+  }
+
+  /** Start taking events: Socket Mode connects; HTTP mode listens on PORT. */
+  async start(): Promise<void> {
+    if (this.options.config.SLACK_APP_TOKEN) await this.app.start();
+    else await this.app.start(this.options.config.PORT);
+  }
+
+  /** The HTTP port actually bound (HTTP mode; PORT=0 picks a free one). */
+  get port(): number | undefined {
+    const receiver = (this.app as unknown as { receiver?: { server?: { address(): AddressInfo | string | null } } }).receiver;
+    const address = receiver?.server?.address();
+    return typeof address === 'object' && address ? address.port : undefined;
+  }
+
+  async stop(): Promise<void> {
+    await this.app.stop();
+  }
+
+  get client(): WebClient {
+    return this.app.client;
+  }
+
+  private async identify(): Promise<void> {
+    const auth = await this.app.client.auth.test();
+    this.botUserId = auth.user_id ?? '';
+    this.teamId = auth.team_id ?? '';
+    this.teamUrl = (auth.url ?? '').replace(/\/$/, '');
+  }
+
+  private viewFor(session: SessionRecord): ThreadView {
+    let view = this.views.get(session.id);
+    if (!view) {
+      view = new ThreadView({ client: this.app.client, store: this.options.core.store, logger: this.options.logger, support: this.support }, session);
+      this.views.set(session.id, view);
+    }
+    return view;
+  }
+
+  private listen(): void {
+    this.app.event('app_mention', async ({ event, body }) => {
+      const message = event as unknown as SlackMessageEvent;
+      await this.onMessage(message, (body as { team_id?: string }).team_id ?? this.teamId, true);
+    });
+    this.app.event('message', async ({ event, body }) => {
+      await this.onMessage(event, (body as { team_id?: string }).team_id ?? this.teamId, false);
+    });
+    this.app.event('reaction_added', async ({ event, body }) => {
+      if (event.reaction !== STOP_REACTION || event.item.type !== 'message') return;
+      await this.onStopReaction((body as { team_id?: string }).team_id ?? this.teamId, event.item.channel, event.item.ts, event.user);
+    });
+    this.app.action(ACTION_PATTERN, async ({ ack, body, action, respond }) => {
+      await ack();
+      const userId = body.user.id;
+      const value = (action as { value?: string }).value;
+      const actionId = (action as { action_id?: string }).action_id ?? '';
+      const say = async (text: string) => {
+        await respond({ response_type: 'ephemeral', replace_original: false, text }).catch((error: unknown) =>
+          this.options.logger.warn({ err: error }, 'could not answer a click privately'),
+        );
+      };
+      if (actionId.startsWith(PROMPT_ACTION)) await this.onPromptClick(decodeValue(PromptValueSchema, value), userId, say);
+      else if (actionId === RETRY_ACTION) await this.onRetryClick(decodeValue(SessionValueSchema, value), userId, body, say);
+    });
+    this.app.command('/agent', async ({ ack, respond }) => {
+      await ack();
+      await respond({ response_type: 'ephemeral', text: HELP_TEXT });
+    });
+  }
+
+  private async onMessage(message: SlackMessageEvent, teamId: string, mentioned: boolean): Promise<void> {
+    // Other bots (and our own echoes, which Bolt's ignoreSelf drops first) never start turns.
+    if (message.bot_id || !message.user) return;
+    if (message.subtype && message.subtype !== 'file_share' && message.subtype !== 'thread_broadcast') return;
+    const isDm = message.channel_type === 'im' || message.channel.startsWith('D');
+    const threadTs = message.thread_ts ?? message.ts;
+    const key: SessionKey = { platform: 'slack', workspace: teamId, channel: message.channel, thread: threadTs };
+    if (!mentioned && !isDm) {
+      // A plain channel message reaches the bot only as a reply in a thread it works in.
+      if (!message.thread_ts || message.thread_ts === message.ts) return;
+      if (!(await this.options.core.store.getSession(sessionIdOf(key)))) return;
+    }
+    const text = readableText(message.text ?? '', this.botUserId, await this.namesFor(message.text ?? ''));
+    const command = mentioned || isDm ? threadCommand(text) : undefined;
+    if (command) {
+      await runThreadCommand(command, { connector: this, key, userId: message.user, manager: this.options.core.manager, logger: this.options.logger });
+      return;
+    }
+    if (!text) return;
+    const result = await this.options.core.manager.deliver(key, {
+      text,
+      userId: message.user,
+      // One id per Slack message: the app_mention and message events for one mention, and
+      // Slack's retries of either, all claim the same id, so they start one turn.
+      eventId: `slack:${teamId}:${message.channel}:${message.ts}`,
+      source: await this.sourceOf(message, teamId, threadTs),
+    });
+    if (result.status === 'refused') await this.whisper(message.channel, message.user, threadTs, result.reason);
+  }
+
+  private async onStopReaction(teamId: string, channel: string, ts: string, userId: string): Promise<void> {
+    const ref = await this.options.core.store.getMessageRef(messageKey(channel, ts));
+    const sessionId = ref?.sessionId ?? sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts });
+    const record = await this.options.core.store.getSession(sessionId);
+    if (!record) return;
+    this.viewFor(record).noteStoppedBy(userId);
+    const result = await this.options.core.manager.interrupt(sessionId, userId);
+    if (result.status === 'refused') await this.whisper(channel, userId, record.key.thread, result.reason);
+  }
+
+  private async onPromptClick(value: { item: string; choice: string } | undefined, userId: string, say: (text: string) => Promise<void>): Promise<void> {
+    if (!value) return say('That button is not one I recognise.');
+    const result = await this.options.core.manager.resolve(value.item, { choice: value.choice }, userId);
+    if (result.ok) {
+      const record = await this.options.core.store.getSession(result.item.sessionId);
+      if (record) await this.viewFor(record).onDecision(result.item, userId, value.choice);
+      return;
+    }
+    switch (result.reason) {
+      case 'refused':
+        return say(result.message);
+      case 'already_resolved':
+        return say('This was already answered.');
+      case 'unknown_item':
+        return say('This prompt no longer exists (the thread may have been forgotten).');
+      case 'not_a_choice':
+      case 'invalid_choice':
+        return say('That answer is not one this prompt offers.');
+    }
+  }
+
+  private async onRetryClick(
+    value: { session: string } | undefined,
+    userId: string,
+    body: unknown,
+    say: (text: string) => Promise<void>,
+  ): Promise<void> {
+    if (!value) return say('That button is not one I recognise.');
+    const result = await this.options.core.manager.retry(value.session, userId);
+    if (result.status === 'refused') return say(result.reason);
+    if (result.status === 'busy') return say('I am already working in this thread.');
+    if (result.status !== 'done') return say('There is nothing to retry here any more.');
+    // The button has done its job: take it off the note.
+    const container = (body as { container?: { channel_id?: string; message_ts?: string } }).container;
+    const text = (body as { message?: { text?: string } }).message?.text ?? 'Retrying';
+    if (container?.channel_id && container.message_ts) {
+      await this.client.chat
+        .update({ channel: container.channel_id, ts: container.message_ts, text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${text} — retried by <@${userId}>` } }] })
+        .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not update the retry note'));
+    }
+  }
+
+  /** A private answer to one person in the thread (a refusal, a command's output). */
+  async whisper(channel: string, user: string, threadTs: string, text: string): Promise<void> {
+    await this.client.chat
+      .postEphemeral({ channel, user, text, thread_ts: threadTs })
+      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not answer privately'));
+  }
+
+  /** Post in a thread (a command's visible answer). */
+  async post(channel: string, threadTs: string, text: string): Promise<void> {
+    await this.client.chat
+      .postMessage({ channel, thread_ts: threadTs, text })
+      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not post in the thread'));
+  }
+
+  private async namesFor(text: string): Promise<Map<string, string>> {
+    for (const id of mentionedUsers(text)) if (id !== this.botUserId) await this.nameOf(id);
+    return this.names;
+  }
+
+  private async nameOf(userId: string): Promise<string> {
+    const known = this.names.get(userId);
+    if (known) return known;
+    try {
+      const info = await this.client.users.info({ user: userId });
+      const name = info.user?.profile?.display_name || info.user?.real_name || info.user?.name || userId;
+      this.names.set(userId, name);
+      return name;
+    } catch (error) {
+      this.options.logger.debug({ err: error, userId }, 'users.info failed; showing the id');
+      return userId;
+    }
+  }
+
+  private async sourceOf(message: SlackMessageEvent, teamId: string, threadTs: string): Promise<MessageSource> {
+    const source: MessageSource = {
+      platform: 'slack',
+      workspace: teamId,
+      channel: message.channel,
+      thread: threadTs,
+      userId: message.user,
+      userName: await this.nameOf(message.user!),
+      messageId: message.ts,
+    };
+    if (this.teamUrl) source.permalink = `${this.teamUrl}/archives/${message.channel}/p${message.ts.replace('.', '')}`;
+    return source;
+  }
+}
+
+export const HELP_TEXT = [
+  '*How to use me*',
+  '• Mention me in a channel with a task; I work in a thread under your message. Reply in that thread to steer me.',
+  '• React with :octagonal_sign: to my thread to stop me at once.',
+  '• In a thread, mention me with a command: `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/help`.',
+].join('\n');
+
+/** Bolt's log lines, routed into our structured (redacting) logger. */
+function boltLogger(logger: EngineLogger): BoltLogger {
+  let level = 'info' as LogLevel;
+  const line = (args: unknown[]) => args.map((arg) => (typeof arg === 'string' ? arg : JSON.stringify(arg))).join(' ');
+  return {
+    debug: (...args: unknown[]) => logger.debug({ source: 'bolt' }, line(args)),
+    info: (...args: unknown[]) => logger.info({ source: 'bolt' }, line(args)),
+    warn: (...args: unknown[]) => logger.warn({ source: 'bolt' }, line(args)),
+    error: (...args: unknown[]) => logger.error({ source: 'bolt' }, line(args)),
+    setLevel: (next: LogLevel) => {
+      level = next;
+    },
+    getLevel: () => level,
+    setName: () => undefined,
+  };
+}

@@ -1,0 +1,99 @@
+// Thread commands: a mention whose text starts with `/word`, handled by the session layer
+// (which applies the same "who may" policy as buttons and reactions). Answers that
+// concern only the asker are private (ephemeral); a model switch is said in the thread.
+import type { EngineLogger } from '../../src/engine/index.js';
+import type { SessionManager } from '../../src/sessions/session-manager.js';
+import { sessionIdOf, type SessionKey } from '../../src/store/session-store.js';
+
+export interface CommandContext {
+  connector: {
+    whisper(channel: string, user: string, threadTs: string, text: string): Promise<void>;
+    post(channel: string, threadTs: string, text: string): Promise<void>;
+  };
+  key: SessionKey;
+  userId: string;
+  manager: SessionManager;
+  logger: EngineLogger;
+}
+
+export async function runThreadCommand(command: { name: string; args: string[] }, context: CommandContext): Promise<void> {
+  const { key, userId, manager, connector } = context;
+  const sessionId = sessionIdOf(key);
+  const whisper = (text: string) => connector.whisper(key.channel, userId, key.thread, text);
+  const explain = (status: string, reason?: string): Promise<void> => {
+    const words: Record<string, string> = {
+      unknown_session: 'There is no conversation in this thread yet.',
+      busy: 'I am working in this thread right now; try again when I am done (or stop me with 🛑).',
+      nothing_to_do: 'There is nothing to retry here.',
+      idle: 'Nothing is running in this thread.',
+    };
+    return whisper(reason ?? words[status] ?? `Could not do that (${status}).`);
+  };
+  switch (command.name) {
+    case 'help':
+      return whisper(COMMAND_HELP);
+    case 'status': {
+      const grants = await manager.listGrants(sessionId);
+      if (!grants) return explain('unknown_session');
+      const session = await manager.describe(sessionId);
+      return whisper(
+        [
+          `*Model:* ${session?.model ?? 'unknown'}${session?.running ? ' · working now' : ''}`,
+          `*Always allowed here:* ${describeGrants(grants.thread)}${grants.channel.tools.length + grants.channel.commands.length > 0 ? ` · in this channel: ${describeGrants(grants.channel)}` : ''}`,
+          session?.pendingPrompts ? `*Waiting for:* ${session.pendingPrompts} decision(s)` : '',
+        ]
+          .filter(Boolean)
+          .join('\n'),
+      );
+    }
+    case 'model': {
+      const model = command.args[0];
+      if (!model) return whisper('Say which model: `/model openai:gpt-4.1` or `/model anthropic:claude-sonnet-4-5`.');
+      try {
+        const result = await manager.switchModel(sessionId, model, userId);
+        if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
+        return connector.post(key.channel, key.thread, `:arrows_counterclockwise: ${result.notice ?? `Model set to ${model}`} (by <@${userId}>).`);
+      } catch (error) {
+        return whisper(`Could not switch to ${model}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    case 'grants': {
+      const grants = await manager.listGrants(sessionId);
+      if (!grants) return explain('unknown_session');
+      return whisper(`Always allowed in this thread: ${describeGrants(grants.thread)}\nIn this channel: ${describeGrants(grants.channel)}`);
+    }
+    case 'revoke': {
+      const [tool, ...rest] = command.args;
+      if (!tool) return whisper('Say what to revoke: `/revoke write_file` or `/revoke run_shell npm test`.');
+      const result = await manager.revokeGrant(sessionId, rest.length > 0 ? { tool, command: rest.join(' ') } : { tool }, userId);
+      if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
+      return whisper(`Revoked: ${tool}${rest.length > 0 ? ` \`${rest.join(' ')}\`` : ''}. I will ask again.`);
+    }
+    case 'forget': {
+      const result = await manager.forget(sessionId, userId);
+      if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
+      return whisper('Forgotten: everything I stored for this thread is deleted.');
+    }
+    case 'stop': {
+      const result = await manager.interrupt(sessionId, userId);
+      if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
+      return;
+    }
+    case 'retry':
+    case 'continue': {
+      const result = await manager.retry(sessionId, userId);
+      if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
+      return;
+    }
+    default:
+      return whisper(`I do not know \`/${command.name}\`.\n${COMMAND_HELP}`);
+  }
+}
+
+function describeGrants(grants: { tools: string[]; commands: { tool: string; command: string }[] }): string {
+  const parts = [...grants.tools.map((tool) => `\`${tool}\``), ...grants.commands.map((c) => `\`${c.command}\` (${c.tool})`)];
+  return parts.length > 0 ? parts.join(', ') : 'nothing';
+}
+
+export const COMMAND_HELP =
+  'Thread commands (mention me first): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/help`.';

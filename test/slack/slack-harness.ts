@@ -1,0 +1,144 @@
+// The whole bot against fakes: the real Bolt app in HTTP mode, signed requests from a fake
+// Slack, the real core with the real OpenAI provider against a fake OpenAI server, and a
+// SQLite store in a temporary folder. Each scenario drives it as Slack and a user would.
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { startCore, type Core } from '../../src/core.js';
+import { SlackConnector } from '../../connectors/slack/slack-connector.js';
+import { FakeOpenAI } from '../fakes/openai-server.js';
+import { appMention, blockActions, eventCallback, reactionAdded, SLACK_IDS, threadMessage, dmMessage } from '../fakes/slack-payloads.js';
+import { FakeSlack } from '../fakes/slack-server.js';
+import { sendEvent, sendInteraction } from '../fakes/slack-signer.js';
+import { memoryLogger, waitFor } from '../support/engine-kit.js';
+import { tempDir } from '../support/test-connector.js';
+
+export const SECRET = 'test-signing-secret';
+
+export interface SlackBot {
+  slack: FakeSlack;
+  llm: FakeOpenAI;
+  core: Core;
+  connector: SlackConnector;
+  url: string;
+  dir: string;
+  logs: ReturnType<typeof memoryLogger>;
+  /** A user mentions the bot in a channel; returns the message's ts (the thread root). */
+  mention(text: string, options?: { user?: string; threadTs?: string; channel?: string; eventId?: string; retryNum?: number }): Promise<string>;
+  reply(threadTs: string, text: string, options?: { user?: string; channel?: string }): Promise<string>;
+  dm(text: string, options?: { user?: string }): Promise<string>;
+  react(ts: string, reaction: string, options?: { user?: string; channel?: string }): Promise<void>;
+  /** Click a button of a card (found by its action id prefix and, optionally, choice). */
+  click(messageTs: string, match: { actionId: string; choice?: string }, options?: { user?: string; channel?: string }): Promise<string>;
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface BootOptions {
+  env?: Record<string, string>;
+  dir?: string;
+  slack?: FakeSlack;
+  llm?: FakeOpenAI;
+}
+
+export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot> {
+  const own = options.dir === undefined ? await tempDir() : undefined;
+  const dir = options.dir ?? own!.path;
+  const slack = options.slack ?? (await new FakeSlack({ users: [{ id: SLACK_IDS.humanUserId, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }, { id: 'U0HUMAN002', name: 'bob', realName: 'Bob', displayName: 'bob' }] }).start());
+  const llm = options.llm ?? (await new FakeOpenAI().start());
+  const logs = memoryLogger();
+  const config = loadConfig({
+    MODEL: 'openai:gpt-4.1',
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: llm.baseURL,
+    STORE_URL: `sqlite://${dir}/data/bot.sqlite`,
+    WORKSPACE_DIR: join(dir, 'workspace'),
+    MCP_CONFIG: join(dir, 'mcp.json'),
+    SLACK_BOT_TOKEN: 'xoxb-test',
+    SLACK_SIGNING_SECRET: SECRET,
+    SLACK_API_URL: slack.apiUrl,
+    PORT: '0',
+    ...options.env,
+  });
+  const core = await startCore(config, { logger: logs });
+  const connector = await SlackConnector.create({ config, core, logger: logs });
+  await core.recover();
+  await connector.start();
+  const url = `http://127.0.0.1:${connector.port}/slack/events`;
+  let responses = 0;
+
+  const deliver = async (event: Parameters<typeof eventCallback>[0], eventId?: string, retryNum?: number) => {
+    const response = await sendEvent(url, SECRET, eventCallback(event, eventId ? { eventId } : {}), retryNum !== undefined ? { retryNum, retryReason: 'http_timeout' } : {});
+    if (response.status !== 200) throw new Error(`the bot answered ${response.status}: ${response.body}`);
+  };
+
+  const bot: SlackBot = {
+    slack,
+    llm,
+    core,
+    connector,
+    url,
+    dir,
+    logs,
+    async mention(text, o = {}) {
+      const event = appMention({ text, user: o.user ?? SLACK_IDS.humanUserId, ...(o.threadTs ? { threadTs: o.threadTs } : {}), ...(o.channel ? { channel: o.channel } : {}) });
+      slack.addMessage(event);
+      await deliver(event, o.eventId, o.retryNum);
+      return event.ts;
+    },
+    async reply(threadTs, text, o = {}) {
+      const event = threadMessage({ text, threadTs, user: o.user ?? SLACK_IDS.humanUserId, ...(o.channel ? { channel: o.channel } : {}) });
+      slack.addMessage(event);
+      await deliver(event);
+      return event.ts;
+    },
+    async dm(text, o = {}) {
+      const event = dmMessage({ text, user: o.user ?? SLACK_IDS.humanUserId });
+      slack.addMessage(event);
+      await deliver(event);
+      return event.ts;
+    },
+    async react(ts, reaction, o = {}) {
+      await deliver(reactionAdded({ reaction, ts, user: o.user ?? SLACK_IDS.humanUserId, ...(o.channel ? { channel: o.channel } : {}) }));
+    },
+    async click(messageTs, match, o = {}) {
+      const channel = o.channel ?? SLACK_IDS.channelId;
+      const message = slack.message(channel, messageTs);
+      if (!message) throw new Error(`no message ${messageTs}`);
+      const buttons = (message.blocks ?? []).flatMap((block) => ((block as { elements?: unknown[] }).elements ?? []) as { action_id?: string; value?: string; type?: string }[]);
+      const button = buttons.find(
+        (b) => b.type === 'button' && b.action_id?.startsWith(match.actionId) && (match.choice === undefined || (JSON.parse(b.value ?? '{}') as { choice?: string }).choice === match.choice),
+      );
+      if (!button) throw new Error(`no ${match.actionId} ${match.choice ?? ''} button on ${messageTs}: ${JSON.stringify(message.blocks)}`);
+      const responseId = `r${++responses}`;
+      const response = await sendInteraction(
+        url,
+        SECRET,
+        blockActions({ actionId: button.action_id!, value: button.value!, messageTs, channel, user: o.user ?? SLACK_IDS.humanUserId, responseUrl: slack.responseUrl(responseId) }),
+      );
+      if (response.status !== 200) throw new Error(`the click got ${response.status}`);
+      return responseId;
+    },
+    idle: () => core.manager.idle(),
+    async stop() {
+      await connector.stop();
+      await core.close();
+      if (!options.slack) await slack.stop();
+      if (!options.llm) await llm.stop();
+      await own?.remove();
+    },
+  };
+  return bot;
+}
+
+/** The card (a bot message in the thread) whose text mentions the tool. */
+export async function waitForCard(bot: SlackBot, threadTs: string, tool: string, predicate: (text: string) => boolean = () => true, channel = SLACK_IDS.channelId) {
+  let found: { ts: string; text: string; blocks: unknown[] } | undefined;
+  await waitFor(() => {
+    const message = bot.slack
+      .thread(channel, threadTs)
+      .find((m) => m.user === SLACK_IDS.botUserId && JSON.stringify(m.blocks ?? []).includes(`*${tool}*`) && predicate(JSON.stringify(m.blocks ?? [])));
+    if (message) found = { ts: message.ts, text: message.text ?? '', blocks: message.blocks ?? [] };
+    return found !== undefined;
+  }, 8_000);
+  return found!;
+}
