@@ -23,15 +23,15 @@ interface Running {
 
 async function start(config: Config): Promise<Running | number> {
   const logger = createLogger(config.LOG_LEVEL);
+  if (!config.SLACK_BOT_TOKEN && !config.SLACK_APP_TOKEN && !config.SLACK_SIGNING_SECRET) {
+    console.error(NOTHING_CONFIGURED);
+    return 1;
+  }
   const problems = slackProblems(config);
   if (!config.MODEL) problems.push('MODEL: missing (e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5)');
   if (problems.length > 0) {
     console.error(new ConfigError(problems).message);
     return 2;
-  }
-  if (!config.SLACK_BOT_TOKEN) {
-    console.error(NOTHING_CONFIGURED);
-    return 1;
   }
   const core = await startCore(config, { logger });
   let slack: SlackConnector;
