@@ -50,6 +50,7 @@ export function toolCardText(card: ToolCardState): string {
 export function toolCardBlocks(card: ToolCardState, prompt?: { item: InboxItem; question?: string; plan?: string }): SlackBlock[] {
   const headline = `${PHASE_ICON[card.phase]} *${escape(card.name)}*${card.argsSummary ? ` ${inlineCode(card.argsSummary)}` : ''}`;
   const blocks: SlackBlock[] = [{ type: 'section', text: mrkdwn(headline) }];
+  if (card.phase === 'awaiting_approval' && card.approvalReason) blocks.push({ type: 'context', elements: [mrkdwn(`Why I ask: ${escape(card.approvalReason)}`)] });
   if (prompt?.question) blocks.push({ type: 'section', text: mrkdwn(`*Question:* ${escape(prompt.question)}`) });
   if (prompt?.plan) blocks.push({ type: 'section', text: mrkdwn(`*Plan:*\n${escape(prompt.plan)}`) });
   const status = [phaseLabel(card.phase)];

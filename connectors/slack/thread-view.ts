@@ -10,7 +10,7 @@ import type { WebClient } from '@slack/web-api';
 import type { EngineEvent, EngineLogger, InboxItem, MessageSource, Usage } from '../../src/engine/index.js';
 import type { InputDisposition } from '../../src/sessions/session-manager.js';
 import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
-import { applyToolEvent, formatUsage, newToolCard, type ToolCardState } from '../shared/index.js';
+import { applyToolEvent, formatUsage, newToolCard, recordDecision, type ToolCardState } from '../shared/index.js';
 import { AnswerStream, type StreamingSupport } from './answer-stream.js';
 import { escape, footerBlock, noteBlocks, toolCardBlocks, toolCardText } from './blocks.js';
 
@@ -88,7 +88,7 @@ export class ThreadView {
         const card = await this.cardFor(event.toolCallId, event.name);
         card.state = applyToolEvent(card.state, event);
         if (event.type === 'tool_finished') {
-          if (card.prompt?.item.state === 'pending' && event.status === 'interrupted') card.state = { ...card.state, decision: { by: '', choice: 'interrupted' } };
+          if (card.prompt?.item.state === 'pending' && event.status === 'interrupted') card.state = recordDecision(card.state, '', 'interrupted');
           card.prompt = undefined;
         }
         await this.updateCard(card);
@@ -124,7 +124,7 @@ export class ThreadView {
     const card = this.cards.get(item.toolCallId);
     if (!card) return;
     card.prompt = undefined;
-    card.state = { ...card.state, decision: { by: userId, choice } };
+    card.state = recordDecision(card.state, userId, choice);
     await this.updateCard(card);
   }
 
@@ -134,7 +134,7 @@ export class ThreadView {
     if (!card) return;
     card.prompt = undefined;
     const choice = item.resolution?.kind === 'interrupted' ? 'interrupted' : 'replied';
-    card.state = { ...card.state, decision: { by: item.resolvedBy ?? '', choice } };
+    card.state = recordDecision(card.state, item.resolvedBy ?? '', choice);
     await this.updateCard(card);
   }
 
