@@ -39,6 +39,21 @@ export interface InboxLookup {
   lookup(sessionId: string, toolCallId: string): Promise<InboxResolution | undefined> | InboxResolution | undefined;
 }
 
+export type OpenPrompt = { sessionId: string; toolCallId: string; kind: InboxKind; choices?: string[] };
+
+/** A fresh pending item for a tool call's prompt. */
+export function newInboxItem(input: OpenPrompt): InboxItem {
+  return {
+    id: randomUUID(),
+    sessionId: input.sessionId,
+    toolCallId: input.toolCallId,
+    kind: input.kind,
+    choices: input.choices ?? [],
+    state: 'pending',
+    createdAt: Date.now(),
+  };
+}
+
 /** An inbox that can open, wait for and resolve prompts: in memory here, persistent in src/store. */
 export interface InboxPort extends InboxLookup {
   open(input: { sessionId: string; toolCallId: string; kind: InboxKind; choices?: string[] }): InboxItem | Promise<InboxItem>;
@@ -60,15 +75,7 @@ export class InMemoryInbox implements InboxPort {
     const key = callKey(input.sessionId, input.toolCallId);
     const existing = this.byCall.get(key);
     if (existing) return this.items.get(existing)!;
-    const item: InboxItem = {
-      id: randomUUID(),
-      sessionId: input.sessionId,
-      toolCallId: input.toolCallId,
-      kind: input.kind,
-      choices: input.choices ?? [],
-      state: 'pending',
-      createdAt: Date.now(),
-    };
+    const item = newInboxItem(input);
     this.items.set(item.id, item);
     this.byCall.set(key, item.id);
     return item;

@@ -3,9 +3,9 @@
 // tool_call_id), so opening is idempotent; the first answer wins; an answer must be one
 // the item offered. Waiters are in this process: an answer given while no engine waits
 // (after a restart) is stored, and the session layer resumes the turn with it.
-import { randomUUID } from 'node:crypto';
 import {
   isOfferedChoice,
+  newInboxItem,
   PromptWaiters,
   type InboxItem,
   type InboxKind,
@@ -26,15 +26,7 @@ export class PersistentInbox implements InboxPort {
     return this.mutex.run(`call:${input.sessionId}:${input.toolCallId}`, async () => {
       const existing = await this.findByCall(input.sessionId, input.toolCallId);
       if (existing) return existing;
-      const item: InboxItem = {
-        id: randomUUID(),
-        sessionId: input.sessionId,
-        toolCallId: input.toolCallId,
-        kind: input.kind,
-        choices: input.choices ?? [],
-        state: 'pending',
-        createdAt: Date.now(),
-      };
+      const item = newInboxItem(input);
       await this.store.addItem(item);
       return item;
     });
