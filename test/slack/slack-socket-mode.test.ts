@@ -1,0 +1,179 @@
+// The whole bot in Socket Mode: the real Bolt app with SLACK_APP_TOKEN (no signing secret, no
+// HTTP listener) connects to FakeSlackSocket through `apps.connections.open`; events, clicks
+// and slash commands arrive as envelopes and are acked on the socket; the Web API, the core,
+// the real OpenAI SDK (against FakeOpenAI) and the SQLite store are the same as in HTTP mode.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HELP_TEXT, SlackConnector } from '../../connectors/slack/slack-connector.js';
+import { PROMPT_ACTION } from '../../connectors/slack/actions.js';
+import { loadConfig } from '../../src/config.js';
+import { startCore, type Core } from '../../src/core.js';
+import { FakeOpenAI } from '../fakes/openai-server.js';
+import { appMention, blockActions, eventCallback, slashCommand, SLACK_IDS } from '../fakes/slack-payloads.js';
+import { FakeSlack, type StoredMessage } from '../fakes/slack-server.js';
+import { FakeSlackSocket, type SocketAck } from '../fakes/slack-socket.js';
+import { memoryLogger, waitFor } from '../support/engine-kit.js';
+import { tempDir } from '../support/test-connector.js';
+
+const C = SLACK_IDS.channelId;
+const ADA = SLACK_IDS.humanUserId;
+
+interface SocketBot {
+  slack: FakeSlack;
+  socket: FakeSlackSocket;
+  llm: FakeOpenAI;
+  core: Core;
+  connector: SlackConnector;
+  dir: string;
+  /** A user mentions the bot; returns the root ts and the ack of the `events_api` envelope. */
+  mention(text: string): Promise<{ root: string; ack: SocketAck }>;
+  stop(): Promise<void>;
+}
+
+/** `bootSlackBot` of the harness, in Socket Mode. */
+async function bootSocketBot(env: Record<string, string> = {}): Promise<SocketBot> {
+  const dir = await tempDir();
+  const slack = await new FakeSlack({ users: [{ id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }] }).start();
+  const socket = new FakeSlackSocket(slack);
+  const llm = await new FakeOpenAI().start();
+  const logs = memoryLogger();
+  const config = loadConfig({
+    MODEL: 'openai:gpt-4.1',
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: llm.baseURL,
+    STORE_URL: `sqlite://${dir.path}/data/bot.sqlite`,
+    WORKSPACE_DIR: join(dir.path, 'workspace'),
+    MCP_CONFIG: join(dir.path, 'mcp.json'),
+    SLACK_BOT_TOKEN: 'xoxb-test',
+    SLACK_APP_TOKEN: 'xapp-test',
+    SLACK_API_URL: slack.apiUrl,
+    ...env,
+  });
+  const core = await startCore(config, { logger: logs });
+  let connector: SlackConnector | undefined;
+  try {
+    connector = await SlackConnector.create({ config, core, logger: logs });
+    await core.recover();
+    await connector.start(); // resolves on `hello`
+  } catch (error) {
+    await connector?.stop().catch(() => undefined);
+    await core.close();
+    await socket.close();
+    await Promise.all([slack.stop(), llm.stop()]);
+    await dir.remove();
+    throw error;
+  }
+  const started = connector;
+  return {
+    slack,
+    socket,
+    llm,
+    core,
+    connector: started,
+    dir: dir.path,
+    async mention(text) {
+      const event = appMention({ text, user: ADA });
+      slack.addMessage(event);
+      const ack = await socket.deliverEvent(eventCallback(event));
+      return { root: event.ts, ack };
+    },
+    async stop() {
+      await started.stop();
+      // Bolt's receiver does not wait for the close handshake: wait here, so nothing is left open.
+      await socket.waitForNoConnections();
+      await core.close();
+      await socket.close();
+      await Promise.all([slack.stop(), llm.stop()]);
+      await dir.remove();
+    },
+  };
+}
+
+let bot: SocketBot | undefined;
+afterEach(async () => {
+  await bot?.stop();
+  bot = undefined;
+});
+
+const botReply = (b: SocketBot, root: string): StoredMessage | undefined => b.slack.thread(C, root).find((m) => m.user === SLACK_IDS.botUserId);
+
+describe('Slack in Socket Mode', () => {
+  it('connects with the app token, and a mention delivered on the socket is acked and answered in its thread', async () => {
+    bot = await bootSocketBot();
+    expect(bot.socket.connections).toBe(1);
+    const open = bot.slack.callsOf('apps.connections.open');
+    expect(open).toHaveLength(1);
+    expect(open[0]!.headers.authorization).toBe('Bearer xapp-test');
+    expect(bot.slack.callsOf('auth.test')[0]!.headers.authorization).toBe('Bearer xoxb-test');
+    expect(bot.connector.port).toBeUndefined(); // no HTTP listener in Socket Mode
+
+    bot.llm.replyText('Hello over the socket.');
+    const { root, ack } = await bot.mention('hello socket');
+    expect(ack).toEqual({ envelope_id: bot.socket.envelopes[0]!.envelope_id, payload: {} });
+
+    await waitFor(() => bot!.slack.callsOf('chat.stopStream').length === 1, 8_000);
+    await bot.core.manager.idle();
+    expect(String((bot.llm.bodies[0]!.messages.at(-1) as { content?: unknown }).content)).toMatch(/^hello socket/);
+    expect(bot.slack.callsOf('chat.startStream')[0]!.args).toMatchObject({ channel: C, thread_ts: root, recipient_user_id: ADA });
+    expect(botReply(bot, root)!.text).toContain('Hello over the socket.');
+    expect(bot.slack.reactionsOn(C, root).map((r) => r.name)).toContain('eyes');
+  });
+
+  it('an Approve click arrives as an interactive envelope, is acked, and runs the write_file call', async () => {
+    bot = await bootSocketBot();
+    bot.llm.replyToolCalls([{ name: 'write_file', arguments: { path: 'a.txt', content: 'written over the socket' } }]);
+    bot.llm.replyText('Written.');
+    const { root } = await bot.mention('write a.txt');
+
+    let card: StoredMessage | undefined;
+    await waitFor(() => {
+      card = bot!.slack.thread(C, root).find((m) => m.user === SLACK_IDS.botUserId && JSON.stringify(m.blocks ?? []).includes(PROMPT_ACTION));
+      return card !== undefined;
+    }, 8_000);
+    expect(JSON.stringify(card!.blocks)).toContain('*write_file*');
+    const buttons = card!.blocks!.flatMap((block) => ((block as { elements?: unknown[] }).elements ?? []) as { type?: string; action_id?: string; value?: string }[]);
+    const approve = buttons.find((b) => b.type === 'button' && b.action_id?.startsWith(PROMPT_ACTION) && (JSON.parse(b.value ?? '{}') as { choice?: string }).choice === 'once');
+    expect(approve).toBeDefined();
+
+    const ack = await bot.socket.deliverInteractive(
+      blockActions({ actionId: approve!.action_id!, value: approve!.value!, messageTs: card!.ts, threadTs: root, responseUrl: bot.slack.responseUrl('click') }),
+    );
+    expect(ack).toMatchObject({ envelope_id: bot.socket.envelopes.at(-1)!.envelope_id });
+    expect(bot.socket.envelopes.at(-1)).toMatchObject({ type: 'interactive', accepts_response_payload: false });
+
+    await waitFor(() => bot!.llm.requests.length === 2, 8_000);
+    await bot.core.manager.idle();
+    expect(await readFile(join(bot.dir, 'workspace', 'a.txt'), 'utf8')).toBe('written over the socket');
+    const final = JSON.stringify(bot.slack.message(C, card!.ts)!.blocks);
+    expect(final).not.toContain(PROMPT_ACTION);
+    expect(final).toContain(`Approved by <@${ADA}>`);
+    expect(final).toContain('Done');
+    await waitFor(() => bot!.slack.thread(C, root).some((m) => m.text.includes('Written.')));
+  });
+
+  it('a slash command arrives as a slash_commands envelope and is answered privately at its response_url', async () => {
+    bot = await bootSocketBot();
+    const ack = await bot.socket.deliverSlashCommand(slashCommand({ command: '/agent', text: '', responseUrl: bot.slack.responseUrl('help') }));
+    expect(ack).toEqual({ envelope_id: bot.socket.envelopes[0]!.envelope_id, payload: {} });
+    const post = await bot.slack.waitForResponse('help');
+    expect(post.body).toMatchObject({ response_type: 'ephemeral', text: HELP_TEXT });
+  });
+
+  it('after a refresh_requested disconnect the client opens a new connection and events still work', async () => {
+    bot = await bootSocketBot();
+    await bot.socket.disconnect();
+    expect(bot.socket.connections).toBe(0);
+    // The client waits its clientPingTimeout (5 s) before it reconnects.
+    await bot.socket.waitForConnection(2, 12_000);
+    expect(bot.slack.callsOf('apps.connections.open')).toHaveLength(2);
+    expect(bot.socket.accepted).toEqual(['/socket?ticket=1', '/socket?ticket=2']);
+    expect(bot.socket.connections).toBe(1);
+
+    bot.llm.replyText('Still here after the refresh.');
+    const { root, ack } = await bot.mention('are you there?');
+    expect(ack.payload).toEqual({});
+    await waitFor(() => botReply(bot!, root)?.text.includes('Still here after the refresh.') === true, 8_000);
+    await bot.core.manager.idle();
+  }, 25_000);
+});
