@@ -5,9 +5,10 @@
 //
 // Bolt, configured on purpose: `deferInitialization` so a failing start-up `auth.test`
 // is an error we report instead of an unhandled rejection that kills the process;
-// `processBeforeResponse` so an event is claimed and recorded before Slack gets its 200
-// (never acknowledge what was not recorded); our own retry policy, since the default is
-// 10 retries over about 30 minutes, which would hold a turn hostage to a 5xx.
+// `processBeforeResponse` (HTTP) and a record-first receiver (Socket Mode) so an event is
+// claimed and recorded before Slack gets its acknowledgement (never acknowledge what was
+// not recorded); our own retry policy, since the default is 10 retries over about 30
+// minutes, which would hold a turn hostage to a 5xx.
 import type { AddressInfo } from 'node:net';
 import { App, type Logger as BoltLogger, type LogLevel } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
@@ -19,6 +20,7 @@ import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_AC
 import type { StreamingSupport } from './answer-stream.js';
 import { mentionedUsers, readableText, threadCommand } from './message-text.js';
 import { runThreadCommand } from './thread-commands.js';
+import { RecordFirstSocketModeReceiver } from './record-first-receiver.js';
 import { messageKey, ThreadView } from './thread-view.js';
 
 export const STOP_REACTION = 'octagonal_sign';
@@ -71,7 +73,10 @@ export class SlackConnector {
       logger: boltLogger(logger),
     };
     const app = config.SLACK_APP_TOKEN
-      ? new App({ ...common, appToken: config.SLACK_APP_TOKEN, socketMode: true })
+      ? new App({
+          ...common,
+          receiver: new RecordFirstSocketModeReceiver({ appToken: config.SLACK_APP_TOKEN, installerOptions: { clientOptions }, logger: common.logger }),
+        })
       : new App({
           ...common,
           signingSecret: config.SLACK_SIGNING_SECRET!,
@@ -189,15 +194,22 @@ export class SlackConnector {
       return;
     }
     if (!text) return;
+    const source = await this.sourceOf(message, teamId, threadTs);
     const result = await this.options.core.manager.deliver(key, {
       text,
       userId: message.user,
       // One id per Slack message: the app_mention and message events for one mention, and
       // Slack's retries of either, all claim the same id, so they start one turn.
       eventId: `slack:${teamId}:${message.channel}:${message.ts}`,
-      source: await this.sourceOf(message, teamId, threadTs),
+      source,
     });
     if (result.status === 'refused') await this.whisper(message.channel, message.user, threadTs, result.reason);
+    if (result.status === 'answered') {
+      // A reply taken as the answer to the bot's question: the session layer reports no
+      // disposition for it, so mark it here (✅), as an injected reply is.
+      const record = await this.options.core.store.getSession(result.sessionId);
+      if (record) await this.viewFor(record).onInput('answered', source);
+    }
   }
 
   private async onStopReaction(teamId: string, channel: string, ts: string, userId: string): Promise<void> {

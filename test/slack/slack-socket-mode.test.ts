@@ -110,7 +110,12 @@ describe('Slack in Socket Mode', () => {
 
     bot.llm.replyText('Hello over the socket.');
     const { root, ack } = await bot.mention('hello socket');
-    expect(ack).toEqual({ envelope_id: bot.socket.envelopes[0]!.envelope_id, payload: {} });
+    expect(ack).toMatchObject({ envelope_id: bot.socket.envelopes[0]!.envelope_id });
+    // Acknowledged only once recorded: the session and its message are in the store already.
+    const [sessionId] = await bot.core.store.listSessionIds();
+    expect(sessionId).toContain(root);
+    const recorded = [...(await bot.core.store.getPendingInputs(sessionId!)), ...(await bot.core.store.loadTranscript(sessionId!))];
+    expect(JSON.stringify(recorded)).toContain('hello socket');
 
     await waitFor(() => bot!.slack.callsOf('chat.stopStream').length === 1, 8_000);
     await bot.core.manager.idle();
