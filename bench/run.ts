@@ -4,11 +4,12 @@
 import { anthropicProviderSuite } from './anthropic-provider.bench.js';
 import { engineSuite } from './engine.bench.js';
 import { openaiProviderSuite } from './openai-provider.bench.js';
+import { slackSuite } from './slack.bench.js';
 import { storeSuite } from './store.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite];
+const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, slackSuite];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);

@@ -7,12 +7,14 @@
 // Slack's streams have sharp edges, each handled here: `markdown_text` is capped at 12,000
 // characters per message, a stream dies after about five minutes (even with traffic) and
 // later calls fail with message_not_in_streaming_state, and a dead stream stays visibly
-// broken until chat.update repairs it. So: roll over to a new message before either limit,
-// repair and continue on that error, and never append after stop. The caller stops the
-// stream before any wait for a human.
+// broken until chat.update repairs it. So: roll over to a new message before either limit
+// (splitting a burst bigger than one message, and closing a code block the cut falls in,
+// to reopen it in the next message), repair and continue on that error, and never append
+// after stop. The caller stops the stream before any wait for a human.
 import type { WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
-import { DeltaCoalescer, splitMarkdown, toSlackMrkdwn } from '../shared/index.js';
+import { DeltaCoalescer, scanFences, splitMarkdown, splitMarkdownPieces, toSlackMrkdwn, withoutFenceRepair } from '../shared/index.js';
+import { closingLine, openingLine, type Fence } from '../shared/markdown-fences.js';
 import type { SlackBlock } from './blocks.js';
 
 export interface AnswerTarget {
@@ -101,25 +103,39 @@ export class AnswerStream {
   }
 
   private async flushNative(chunk: string): Promise<void> {
-    const tooOld = this.ts !== undefined && Date.now() - this.startedAt > NATIVE_MAX_AGE_MS;
-    const tooLong = this.segment.length + chunk.length > NATIVE_MESSAGE_LIMIT;
-    if (this.ts && this.streaming && (tooOld || tooLong)) {
-      await this.stopStream([]);
-      this.ts = undefined;
-    }
-    if (!this.ts) {
-      await this.startStream(chunk);
-      return;
-    }
-    try {
-      await this.client.chat.appendStream({ channel: this.target.channel, ts: this.ts, markdown_text: chunk });
-      this.segment += chunk;
-    } catch (error) {
-      if (slackError(error) !== 'message_not_in_streaming_state') throw error;
-      // The stream died under us: repair the stuck message, continue in a new one.
-      await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment) });
-      this.streaming = false;
-      await this.startStream(chunk);
+    // A code block open where a message ends is closed there and reopened in the next one.
+    let reopen = '';
+    let rest = chunk;
+    while (rest) {
+      const tooOld = this.ts !== undefined && Date.now() - this.startedAt > NATIVE_MAX_AGE_MS;
+      const tooLong = this.segment.length + rest.length > NATIVE_MESSAGE_LIMIT;
+      if (this.ts && this.streaming && (tooOld || tooLong)) {
+        const fence = openFenceAtEnd(this.segment);
+        await this.stopStream([], fence ? `${this.segment.endsWith('\n') ? '' : '\n'}${closingLine(fence)}` : '');
+        this.ts = undefined;
+        if (fence) reopen = `${openingLine(fence)}\n`;
+      }
+      if (!this.ts) {
+        // More than one message holds (a burst that piled up while Slack was slow): split it.
+        const part = rest.slice(0, cutWithin(rest, NATIVE_MESSAGE_LIMIT - reopen.length));
+        await this.startStream(reopen + part);
+        reopen = '';
+        rest = rest.slice(part.length);
+        continue;
+      }
+      try {
+        await this.client.chat.appendStream({ channel: this.target.channel, ts: this.ts, markdown_text: rest });
+        this.segment += rest;
+        rest = '';
+      } catch (error) {
+        if (slackError(error) !== 'message_not_in_streaming_state') throw error;
+        // The stream died under us: repair the stuck message, continue in a new one.
+        const fence = openFenceAtEnd(this.segment);
+        await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment) });
+        this.streaming = false;
+        this.ts = undefined;
+        if (fence) reopen = `${openingLine(fence)}\n`;
+      }
     }
   }
 
@@ -140,11 +156,13 @@ export class AnswerStream {
     this.streaming = true;
   }
 
-  private async stopStream(footer: SlackBlock[]): Promise<void> {
+  /** Close the stream, with optional last text (a closing fence) and blocks (a footer). */
+  private async stopStream(footer: SlackBlock[], last = ''): Promise<void> {
     if (!this.ts || !this.streaming) return;
     this.streaming = false;
+    this.segment += last;
     try {
-      await this.client.chat.stopStream({ channel: this.target.channel, ts: this.ts, ...(footer.length > 0 ? { blocks: footer } : {}) });
+      await this.client.chat.stopStream({ channel: this.target.channel, ts: this.ts, ...(last ? { markdown_text: last } : {}), ...(footer.length > 0 ? { blocks: footer } : {}) });
     } catch (error) {
       if (slackError(error) !== 'message_not_in_streaming_state') throw error;
       await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment), ...(footer.length > 0 ? { blocks: [...sectionsOf(this.segment), ...footer] } : {}) });
@@ -154,9 +172,11 @@ export class AnswerStream {
   /** Post, then edit; roll over to a new message (split safely) when the text grows too long. */
   private async flushPosted(chunk: string): Promise<void> {
     this.segment += chunk;
-    const pieces = splitMarkdown(this.segment, POST_MESSAGE_LIMIT);
+    const pieces = splitMarkdownPieces(this.segment, POST_MESSAGE_LIMIT);
+    // The splitter drops the text's trailing whitespace; the text still to come must follow it.
+    const trailing = /\s*$/.exec(this.segment)?.[0] ?? '';
     for (let i = 0; i < pieces.length; i++) {
-      const piece = pieces[i]!;
+      const piece = pieces[i]!.text;
       const last = i === pieces.length - 1;
       if (!this.ts) {
         const posted = await this.client.chat.postMessage({ channel: this.target.channel, thread_ts: this.target.threadTs, text: toSlackMrkdwn(piece) });
@@ -168,7 +188,10 @@ export class AnswerStream {
       }
       if (!last) this.ts = undefined;
     }
-    this.segment = pieces.at(-1) ?? '';
+    // What the next flush builds on: the last message's own text, with the fence line that
+    // reopened a cut code block but without the one that closed it for display (it goes on).
+    const last = pieces.at(-1);
+    if (last) this.segment = `${last.reopened}${withoutFenceRepair(last)}${trailing}`;
   }
 }
 
@@ -178,6 +201,28 @@ function sectionsOf(markdown: string): SlackBlock[] {
   return splitMarkdown(markdown, 2_900)
     .slice(0, 45)
     .map((piece) => ({ type: 'section', text: { type: 'mrkdwn', text: toSlackMrkdwn(piece) } }));
+}
+
+/** The code block a text ends inside of (opened and not closed yet), if any. */
+function openFenceAtEnd(text: string): Fence | undefined {
+  const span = scanFences(text).at(-1);
+  return span && !span.closed ? span.fence : undefined;
+}
+
+/**
+ * Where to cut `text` to keep at most `room` characters: after a line, else a word, in the
+ * second half; else at `room`. Always at least one character, so a caller's loop progresses.
+ */
+function cutWithin(text: string, room: number): number {
+  if (text.length <= room) return text.length;
+  if (room <= 1) return 1;
+  const window = text.slice(0, room);
+  for (const boundary of ['\n', ' ']) {
+    const at = window.lastIndexOf(boundary);
+    if (at >= room / 2) return at + 1;
+  }
+  // Never between the two halves of a surrogate pair.
+  return /[\uD800-\uDBFF]/.test(window.charAt(room - 1)) ? room - 1 : room;
 }
 
 /** The `error` code of a Slack platform error (`channel_not_found`, …), if it is one. */

@@ -25,6 +25,12 @@ interface Card {
   state: ToolCardState;
   ts: string | undefined;
   prompt?: { item: InboxItem; question?: string; plan?: string };
+  /**
+   * The card's Slack calls, one at a time, each showing the card as it is by then: a click
+   * (onDecision) and the turn's events cannot race into two posts of one card, or leave an
+   * older state on screen.
+   */
+  rendering: Promise<void>;
 }
 
 const REACTION = { received: 'eyes', injected: 'white_check_mark', dropped: 'x' } as const;
@@ -32,6 +38,8 @@ const REACTION = { received: 'eyes', injected: 'white_check_mark', dropped: 'x' 
 export class ThreadView {
   private stream: AnswerStream | undefined;
   private readonly cards = new Map<string, Card>();
+  /** Decisions clicked before their card is known here (after a restart the resumed turn shows it again). */
+  private readonly decisions = new Map<string, { by: string; choice: string }>();
   private usages: Usage[] = [];
   private stoppedBy: string | undefined;
   private readonly channel: string;
@@ -65,9 +73,14 @@ export class ThreadView {
         if (event.toolCalls.length > 0) await this.endAnswer();
         return;
       case 'tool_proposed': {
-        const card: Card = { state: newToolCard(event), ts: undefined };
+        // A call proposed again (resumed after a restart) already has its card in Slack.
+        const ref = await this.deps.store.getMessageRef(cardKey(this.session.id, event.toolCallId));
+        const card: Card = { state: newToolCard(event), ts: ref?.platformMessageId, rendering: Promise.resolve() };
+        const decision = this.decisions.get(event.toolCallId);
+        if (decision) card.state = recordDecision(card.state, decision.by, decision.choice);
+        this.decisions.delete(event.toolCallId);
         this.cards.set(event.toolCallId, card);
-        await this.postCard(event.toolCallId, card);
+        await this.render(card);
         return;
       }
       case 'permission_required':
@@ -80,7 +93,7 @@ export class ThreadView {
           const args = event.arguments as { question?: string; plan?: string };
           card.prompt = { item: prompt, ...(args.question ? { question: args.question } : {}), ...(args.plan ? { plan: args.plan } : {}) };
         }
-        await this.updateCard(card);
+        await this.render(card);
         return;
       }
       case 'tool_started':
@@ -91,7 +104,7 @@ export class ThreadView {
           if (card.prompt?.item.state === 'pending' && event.status === 'interrupted') card.state = recordDecision(card.state, '', 'interrupted');
           card.prompt = undefined;
         }
-        await this.updateCard(card);
+        await this.render(card);
         return;
       }
       case 'error':
@@ -122,10 +135,14 @@ export class ThreadView {
   /** A click resolved a prompt: show the decision and who made it; the buttons go. */
   async onDecision(item: InboxItem, userId: string, choice: string): Promise<void> {
     const card = this.cards.get(item.toolCallId);
-    if (!card) return;
+    if (!card) {
+      // After a restart: the click resumes the turn, which shows the card again, with this.
+      this.decisions.set(item.toolCallId, { by: userId, choice });
+      return;
+    }
     card.prompt = undefined;
     card.state = recordDecision(card.state, userId, choice);
-    await this.updateCard(card);
+    await this.render(card);
   }
 
   /** A prompt closed without a click (a reply declined it, a stop closed it). */
@@ -135,7 +152,7 @@ export class ThreadView {
     card.prompt = undefined;
     const choice = item.resolution?.kind === 'interrupted' ? 'interrupted' : 'replied';
     card.state = recordDecision(card.state, item.resolvedBy ?? '', choice);
-    await this.updateCard(card);
+    await this.render(card);
   }
 
   /** A reaction on the person's message says what became of it. */
@@ -187,7 +204,7 @@ export class ThreadView {
     if (!card) {
       // After a restart the card exists in Slack but not in memory: find its message.
       const ref = await this.deps.store.getMessageRef(cardKey(this.session.id, toolCallId));
-      card = { state: newToolCard({ type: 'tool_proposed', toolCallId, name, arguments: {} }), ts: ref?.platformMessageId };
+      card = { state: newToolCard({ type: 'tool_proposed', toolCallId, name, arguments: {} }), ts: ref?.platformMessageId, rendering: Promise.resolve() };
       this.cards.set(toolCallId, card);
     }
     return card;
@@ -212,6 +229,12 @@ export class ThreadView {
         });
       }
     });
+  }
+
+  /** Post the card, or update it once posted: in order, after the card's earlier calls. */
+  private render(card: Card): Promise<void> {
+    card.rendering = card.rendering.then(() => this.updateCard(card));
+    return card.rendering;
   }
 
   private async updateCard(card: Card): Promise<void> {

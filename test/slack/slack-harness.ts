@@ -30,6 +30,12 @@ export interface SlackBot {
   /** Click a button of a card (found by its action id prefix and, optionally, choice). */
   click(messageTs: string, match: { actionId: string; choice?: string }, options?: { user?: string; channel?: string }): Promise<string>;
   idle(): Promise<void>;
+  /**
+   * The process dies: Slack can no longer reach this bot and nothing is shut down (a turn
+   * waiting for a click stays waiting, nothing more is written). Boot another bot on the same
+   * `dir`, `slack` and `llm` to play the restart; `stop()` later releases what this one held.
+   */
+  crash(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -65,6 +71,7 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
   await connector.start();
   const url = `http://127.0.0.1:${connector.port}/slack/events`;
   let responses = 0;
+  let crashed = false;
 
   const deliver = async (event: Parameters<typeof eventCallback>[0], eventId?: string, retryNum?: number) => {
     const response = await sendEvent(url, SECRET, eventCallback(event, eventId ? { eventId } : {}), retryNum !== undefined ? { retryNum, retryReason: 'http_timeout' } : {});
@@ -113,14 +120,34 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
       const response = await sendInteraction(
         url,
         SECRET,
-        blockActions({ actionId: button.action_id!, value: button.value!, messageTs, channel, user: o.user ?? SLACK_IDS.humanUserId, responseUrl: slack.responseUrl(responseId) }),
+        blockActions({
+          actionId: button.action_id!,
+          value: button.value!,
+          messageTs,
+          channel,
+          user: o.user ?? SLACK_IDS.humanUserId,
+          responseUrl: slack.responseUrl(responseId),
+          // Slack sends the message as it was when clicked.
+          messageText: message.text,
+          ...(message.blocks ? { messageBlocks: message.blocks } : {}),
+        }),
       );
       if (response.status !== 200) throw new Error(`the click got ${response.status}`);
       return responseId;
     },
     idle: () => core.manager.idle(),
-    async stop() {
+    async crash() {
+      crashed = true;
       await connector.stop();
+    },
+    async stop() {
+      if (crashed) {
+        // A dead process has no turns: end the abandoned ones at once instead of waiting
+        // out the shutdown grace period for a click that will never come.
+        await core.manager.shutdown(0);
+      } else {
+        await connector.stop();
+      }
       await core.close();
       if (!options.slack) await slack.stop();
       if (!options.llm) await llm.stop();
