@@ -204,12 +204,6 @@ export class SlackConnector {
       source,
     });
     if (result.status === 'refused') await this.whisper(message.channel, message.user, threadTs, result.reason);
-    if (result.status === 'answered') {
-      // A reply taken as the answer to the bot's question: the session layer reports no
-      // disposition for it, so mark it here (✅), as an injected reply is.
-      const record = await this.options.core.store.getSession(result.sessionId);
-      if (record) await this.viewFor(record).onInput('answered', source);
-    }
   }
 
   private async onStopReaction(teamId: string, channel: string, ts: string, userId: string): Promise<void> {

@@ -89,6 +89,8 @@ export class ThreadView {
         await this.endAnswer();
         const card = await this.cardFor(event.toolCallId, event.type === 'permission_required' ? event.name : event.kind);
         card.state = applyToolEvent(card.state, event);
+        // A question or a plan is shown in full on the card: its raw arguments would repeat it.
+        if (event.type === 'interaction_required') card.state = { ...card.state, argsSummary: '' };
         if (prompt) {
           const args = event.arguments as { question?: string; plan?: string };
           card.prompt = { item: prompt, ...(args.question ? { question: args.question } : {}), ...(args.plan ? { plan: args.plan } : {}) };

@@ -134,7 +134,10 @@ export class SessionManager {
 
       const prompts = await this.options.inbox.pending(sessionId);
       // A reply while a question waits is its answer: consumed, not steering.
-      if (await this.answerQuestionWithReply(live, prompts, message)) return { status: 'answered', sessionId, inputId: input.id };
+      if (await this.answerQuestionWithReply(live, prompts, message)) {
+        await this.notifyInput(live, input.id, 'answered', input.source);
+        return { status: 'answered', sessionId, inputId: input.id };
+      }
 
       // Recorded before the caller acknowledges the platform.
       await this.options.store.setPendingInputs(sessionId, [...(await this.options.store.getPendingInputs(sessionId)), input]);
