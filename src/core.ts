@@ -87,6 +87,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         interruptHooks: [builtin.interruptHook],
         logger,
         dispose: () => builtin.dispose(),
+        grantDirectory: (dir) => builtin.workspace.grant(dir),
       };
     },
   });
@@ -109,6 +110,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const sweeper = setInterval(() => void sweep(), RETENTION_SWEEP_EVERY_MS);
   sweeper.unref();
 
+  let closed = false;
   return {
     manager,
     store,
@@ -121,6 +123,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     mcp: mcpReport,
     warnings,
     close: async () => {
+      if (closed) return;
+      closed = true;
       clearInterval(sweeper);
       await manager.shutdown();
       await mcp.close();

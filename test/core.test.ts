@@ -17,11 +17,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function boot(env: Record<string, string> = {}) {
-  const dir = await tempDir();
-  cleanups.push(dir.remove);
-  const fake = await new FakeOpenAI().start();
-  cleanups.push(() => fake.stop());
+async function boot(env: Record<string, string> = {}, shared?: { dir: string; fake: FakeOpenAI }) {
+  const dir = shared ? { path: shared.dir } : await tempDir();
+  if (!shared) cleanups.push((dir as Awaited<ReturnType<typeof tempDir>>).remove);
+  const fake = shared?.fake ?? (await new FakeOpenAI().start());
+  if (!shared) cleanups.push(() => fake.stop());
   const shown: { event: EngineEvent; prompt?: InboxItem }[] = [];
   const logger = memoryLogger();
   const config = loadConfig({
@@ -93,6 +93,33 @@ describe('the assembled bot core', () => {
     await core.manager.idle();
     const second = fake.requests[1]!.body as { messages: { role: string; content: string }[] };
     expect(second.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('5') });
+  });
+
+  it('request_directory: a granted folder becomes reachable for the file tools, and stays so after a restart', async () => {
+    const outside = await tempDir();
+    cleanups.push(outside.remove);
+    await writeFile(join(outside.path, 'notes.md'), 'granted content');
+    const first = await boot();
+    first.fake.replyToolCalls([{ name: 'request_directory', arguments: { path: outside.path, reason: 'the notes live there' } }]);
+    first.fake.replyToolCalls([{ name: 'read_file', arguments: { path: join(outside.path, 'notes.md') } }]);
+    first.fake.replyText('Read it.');
+    await first.core.manager.deliver(key, { text: 'read my notes', userId: 'U1', eventId: 'e1' });
+    await waitFor(() => first.shown.some((s) => s.prompt?.kind === 'directory'));
+    const prompt = first.shown.find((s) => s.prompt?.kind === 'directory')!.prompt!;
+    expect(prompt.choices).toEqual(['grant', 'deny']);
+    expect(await first.core.manager.resolve(prompt.id, { choice: 'grant' }, 'U1')).toMatchObject({ ok: true });
+    await first.core.manager.idle();
+    const body = (i: number) => first.fake.requests[i]!.body as { messages: { role: string; content: string }[] };
+    expect(body(1).messages.at(-1)!.content).toContain('"granted":true');
+    expect(body(2).messages.at(-1)!.content).toContain('granted content');
+    await first.core.close();
+
+    const again = await boot({}, { dir: first.dir, fake: first.fake });
+    first.fake.replyToolCalls([{ name: 'read_file', arguments: { path: join(outside.path, 'notes.md') } }]);
+    first.fake.replyText('Still readable.');
+    await again.core.manager.deliver(key, { text: 'once more', userId: 'U1', eventId: 'e2' });
+    await again.core.manager.idle();
+    expect((first.fake.requests.at(-1)!.body as { messages: { content: string }[] }).messages.at(-1)!.content).toContain('granted content');
   });
 
   it('warns when nobody is admin while shell and write tools are on, and fails closed on a malformed user list', async () => {

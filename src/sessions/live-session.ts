@@ -11,6 +11,7 @@ import {
   type ContextProvider,
   type EngineLogger,
   type GrantsSnapshot,
+  type InteractiveCallbacks,
   type InterruptHook,
   type PermissionPolicy,
   type Provider,
@@ -33,6 +34,11 @@ export interface EngineSetup {
   logger?: EngineLogger;
   /** Release per-session resources (a shell) when the session is evicted. */
   dispose?: () => Promise<void>;
+  /**
+   * Let the tools work in a directory a person granted (request_directory); returns its
+   * real path. Without it, request_directory is not offered: a grant must mean something.
+   */
+  grantDirectory?: (dir: string) => string | Promise<string>;
 }
 
 export type EngineSetupFactory = (session: SessionRecord) => EngineSetup | Promise<EngineSetup>;
@@ -62,6 +68,13 @@ export async function buildLiveSession(input: {
 }): Promise<LiveSession> {
   const { record, store, inbox, setup, grantScope } = input;
   const messages = await store.loadTranscript(record.id);
+  for (const dir of record.directories) {
+    try {
+      await setup.grantDirectory?.(dir);
+    } catch {
+      // The directory is gone since it was granted: the tools simply cannot reach it.
+    }
+  }
   const channelGrants = await store.getChannelGrants(record.key);
   const live: LiveSession = {
     record,
@@ -92,7 +105,10 @@ export async function buildLiveSession(input: {
     grants: mergeGrants(record.grants, channelGrants),
     inbox,
     approver: approverFromInbox(inbox),
-    interactive: interactiveFromInbox(inbox),
+    interactive: interactiveCallbacks(interactiveFromInbox(inbox), setup, async (dir) => {
+      live.record = { ...live.record, directories: [...new Set([...live.record.directories, dir])] };
+      await store.saveSession(live.record);
+    }),
     onAppend: async (message) => {
       await store.appendMessage(record.id, message);
     },
@@ -122,4 +138,25 @@ export function mergeGrants(a: GrantsSnapshot, b: GrantsSnapshot): GrantsSnapsho
     return true;
   });
   return { tools, commands };
+}
+
+/** request_directory is offered only when a grant takes effect, and a grant is remembered. */
+function interactiveCallbacks(base: InteractiveCallbacks, setup: EngineSetup, remember: (dir: string) => Promise<void>): InteractiveCallbacks {
+  const { requestDirectory, ...rest } = base;
+  const grant = setup.grantDirectory;
+  if (!requestDirectory || !grant) return rest;
+  return {
+    ...rest,
+    requestDirectory: async (request) => {
+      const decision = await requestDirectory(request);
+      if (!decision.granted) return decision;
+      try {
+        const real = await grant(request.path);
+        await remember(real);
+        return { granted: true, path: real };
+      } catch (error) {
+        return { granted: false, path: `${request.path} (${error instanceof Error ? error.message : String(error)})` };
+      }
+    },
+  };
 }

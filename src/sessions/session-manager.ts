@@ -468,7 +468,7 @@ export class SessionManager {
         if (!record) {
           if (!key) throw new Error(`unknown session ${sessionId}`);
           const now = Date.now();
-          record = { id: sessionId, key, model: this.options.defaultModel, grants: { tools: [], commands: [] }, compaction: null, steerers: [], createdAt: now, updatedAt: now };
+          record = { id: sessionId, key, model: this.options.defaultModel, grants: { tools: [], commands: [] }, compaction: null, steerers: [], directories: [], createdAt: now, updatedAt: now };
           if (starter !== undefined) record.startedBy = starter;
           await this.options.store.saveSession(record);
         }

@@ -45,6 +45,8 @@ export const SessionRecordSchema = z.object({
   startedBy: z.string().optional(),
   /** Everyone who steered the thread: they may stop it too. */
   steerers: z.array(z.string()),
+  /** Directories a person granted the tools in this thread (request_directory). */
+  directories: z.array(z.string()).default([]),
   createdAt: z.number(),
   updatedAt: z.number(),
 });

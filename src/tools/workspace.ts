@@ -24,10 +24,29 @@ export class WorkspaceEscapeError extends Error {
 const MAX_SYMLINK_HOPS = 40;
 
 export class Workspace {
+  /** Directories a person granted this session (request_directory), real paths. */
+  private readonly granted: string[] = [];
+
   private constructor(
     /** The real (symlink-free) absolute path of the root. */
     readonly root: string,
   ) {}
+
+  /**
+   * Let the tools also work in `dir` (a person granted it through request_directory).
+   * Returns its real path. The same rules apply there: symlinks are followed, escapes refused.
+   */
+  grant(dir: string): string {
+    const real = realpathSync(path.resolve(this.root, dir));
+    if (!statSync(real).isDirectory()) throw new Error(`not a directory: ${dir}`);
+    if (!this.contains(real)) this.granted.push(real);
+    return real;
+  }
+
+  /** The roots the tools may work in: the workspace, then granted directories. */
+  get roots(): readonly string[] {
+    return [this.root, ...this.granted];
+  }
 
   /** Open (creating it if missing) the workspace at `dir`. Synchronous: once per session. */
   static open(dir: string): Workspace {
@@ -50,16 +69,24 @@ export class Workspace {
   }
 
   contains(realPath: string): boolean {
-    if (realPath === this.root) return true;
-    const prefix = this.root.endsWith(path.sep) ? this.root : this.root + path.sep;
-    return realPath.startsWith(prefix);
+    return this.roots.some((root) => isInside(realPath, root));
   }
 
-  /** How a path is shown to the model: relative to the root, `/`-separated, `.` for the root. */
+  /**
+   * How a path is shown to the model: relative to the workspace root, `/`-separated, `.`
+   * for the root; a path in a granted directory is shown absolute.
+   */
   relative(realPath: string): string {
+    if (!isInside(realPath, this.root)) return realPath;
     const relative = path.relative(this.root, realPath);
     return relative === '' ? '.' : relative.split(path.sep).join('/');
   }
+}
+
+function isInside(realPath: string, root: string): boolean {
+  if (realPath === root) return true;
+  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
+  return realPath.startsWith(prefix);
 }
 
 /**

@@ -149,6 +149,7 @@ describe('what was recorded is not lost', () => {
       compaction: null,
       startedBy: 'U1',
       steerers: [],
+      directories: [],
       createdAt: Date.now(),
       updatedAt: Date.now(),
     });

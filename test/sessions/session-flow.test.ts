@@ -220,6 +220,17 @@ describe('replies to a waiting prompt', () => {
   });
 });
 
+describe('directory requests', () => {
+  it('are offered to the model only when the tools can act on a grant', async () => {
+    const { bot, provider } = await start([say('hi')]);
+    await bot.say('T1', 'U1', 'hello');
+    await bot.manager.idle();
+    const offered = provider.requests[0]!.tools.map((tool) => tool.name);
+    expect(offered).toEqual(expect.arrayContaining(['ask_user', 'propose_plan']));
+    expect(offered).not.toContain('request_directory');
+  });
+});
+
 describe('stopping', () => {
   it('the starter stops a running turn; its pending prompt is closed, so a later click is stale', async () => {
     const { bot } = await start([callTools(call('write'))], { tools: [recordingTool('write', risky)] });

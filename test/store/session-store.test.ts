@@ -27,6 +27,7 @@ function record(id: string, updatedAt = Date.now()): SessionRecord {
     grants: { tools: [], commands: [] },
     compaction: null,
     steerers: [],
+    directories: [],
     createdAt: updatedAt,
     updatedAt,
   };

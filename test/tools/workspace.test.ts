@@ -79,3 +79,15 @@ describe('every path argument stays inside the workspace', () => {
     expect(workspace.relative(await workspace.resolve(path.join(viaLink, 'x.txt')))).toBe('x.txt');
   });
 });
+
+describe('a directory a person granted (request_directory)', () => {
+  it('becomes reachable, by absolute path, with the same confinement rules inside it', async () => {
+    await expect(sandbox.run('read_file', { path: path.join(sandbox.outside, 'secret.txt') })).rejects.toThrow(/path escapes the workspace/);
+    const real = sandbox.builtin.workspace.grant(sandbox.outside);
+    expect(sandbox.builtin.workspace.roots).toEqual([sandbox.workspace, real]);
+    expect(await sandbox.run('read_file', { path: path.join(sandbox.outside, 'secret.txt') })).toBe('outside secret');
+    // Granting one directory does not open its parent.
+    await expect(sandbox.run('read_file', { path: path.join(sandbox.outside, '..', 'elsewhere.txt') })).rejects.toThrow(/path escapes the workspace/);
+    expect(() => sandbox.builtin.workspace.grant(path.join(sandbox.outside, 'secret.txt'))).toThrow(/not a directory/);
+  });
+});
