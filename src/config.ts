@@ -39,6 +39,8 @@ export const ConfigSchema = z.object({
   /** Where "always allow" grants apply: the thread (default) or the whole channel. */
   GRANT_SCOPE: z.enum(['thread', 'channel']).default('thread'),
   SHELL_TIMEOUT_MS: positiveInt.default(120_000),
+  /** fetch_url may reach localhost and private networks (default: public internet only). */
+  FETCH_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   /** MCP servers, in the common `mcpServers` format. A missing file means none. */
   MCP_CONFIG: z.string().min(1).default('./mcp.json'),
   /** Replace the default system prompt. */

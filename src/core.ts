@@ -76,7 +76,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     observer: observers,
     engineSetup: () => {
       // One set of built-in tools per session: the shell's working directory is the session's.
-      const builtin = createBuiltinTools({ workspaceDir, shellTimeoutMs: config.SHELL_TIMEOUT_MS });
+      const builtin = createBuiltinTools({ workspaceDir, shellTimeoutMs: config.SHELL_TIMEOUT_MS, fetchAllowPrivate: config.FETCH_ALLOW_PRIVATE });
       return {
         provider: resolveProvider,
         tools: [...builtin.tools, ...mcp.tools()],

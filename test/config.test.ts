@@ -12,6 +12,7 @@ describe('configuration', () => {
       PERMISSION_MODE: 'interactive',
       GRANT_SCOPE: 'thread',
       SHELL_TIMEOUT_MS: 120_000,
+      FETCH_ALLOW_PRIVATE: false,
       MCP_CONFIG: './mcp.json',
       PORT: 3000,
       LOG_LEVEL: 'info',

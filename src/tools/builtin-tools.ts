@@ -36,6 +36,8 @@ export interface BuiltinToolsOptions {
   shellEnv?: NodeJS.ProcessEnv;
   /** Between SIGINT and SIGKILL when a command is stopped (default 2 s). */
   shellKillGraceMs?: number;
+  /** fetch_url may reach loopback and private networks (default false: public internet only). */
+  fetchAllowPrivate?: boolean;
 }
 
 export interface BuiltinTools {
@@ -71,6 +73,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
       timeoutMs: positive('fetchTimeoutMs', options.fetchTimeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS),
       maxBytes: positive('fetchMaxBytes', options.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES),
       maxOutputChars,
+      allowPrivateNetworks: options.fetchAllowPrivate ?? false,
     }),
   ];
   return {

@@ -5,12 +5,13 @@
 // exchange (headers and body), and the body is read up to the byte cap and then cancelled,
 // so a slow or endless response costs at most the timeout and the cap.
 //
-// Not covered: requests to private addresses (localhost, cloud metadata) are not blocked.
-// The tool is external-risk, so it asks in interactive mode; auto mode trusts the model.
+// Private addresses (localhost, cloud metadata, the office network) are refused unless
+// allowed, at every redirect hop (network-guard.ts).
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
 import { htmlToText } from './html-text.js';
 import { capOutput, formatCount } from './output.js';
+import { assertPublicUrl, type HostLookup } from './network-guard.js';
 import { looksBinary } from './text-file.js';
 
 export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
@@ -21,7 +22,12 @@ export interface FetchUrlOptions {
   timeoutMs: number;
   maxBytes: number;
   maxOutputChars: number;
+  /** Reach loopback and private networks too (default false). */
+  allowPrivateNetworks?: boolean;
+  resolveHost?: HostLookup;
 }
+
+const MAX_REDIRECTS = 5;
 
 const schema = z.object({
   url: z.string().describe('The http:// or https:// URL to GET.'),
@@ -49,12 +55,7 @@ export function fetchUrlTool(options: FetchUrlOptions): ToolDefinition {
       if (signal.aborted) onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
       try {
-        const response = await options.fetchImpl(url, {
-          method: 'GET',
-          redirect: 'follow',
-          signal: controller.signal,
-          headers: { 'user-agent': 'chat-agent fetch_url', accept: 'text/html, text/plain;q=0.9, */*;q=0.5' },
-        });
+        const response = await fetchFollowing(url, controller.signal, options);
         const body = await readCapped(response, options.maxBytes);
         return describeResponse(response, url, body, options);
       } catch (error) {
@@ -67,6 +68,25 @@ export function fetchUrlTool(options: FetchUrlOptions): ToolDefinition {
       }
     },
   });
+}
+
+/** GET, following redirects by hand so every hop is checked against the network guard. */
+async function fetchFollowing(start: string, signal: AbortSignal, options: FetchUrlOptions): Promise<Response> {
+  let url = start;
+  for (let hop = 0; ; hop++) {
+    if (!options.allowPrivateNetworks) await assertPublicUrl(new URL(url), options.resolveHost);
+    const response = await options.fetchImpl(url, {
+      method: 'GET',
+      redirect: 'manual',
+      signal,
+      headers: { 'user-agent': 'chat-agent fetch_url', accept: 'text/html, text/plain;q=0.9, */*;q=0.5' },
+    });
+    const location = response.headers.get('location');
+    if (response.status < 300 || response.status >= 400 || !location) return response;
+    if (hop >= MAX_REDIRECTS) throw new Error(`too many redirects (more than ${MAX_REDIRECTS})`);
+    await response.body?.cancel().catch(() => undefined);
+    url = parseHttpUrl(new URL(location, url).href);
+  }
 }
 
 function parseHttpUrl(input: string): string {

@@ -22,7 +22,8 @@ beforeEach(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  sandbox = await createSandbox({ fetchTimeoutMs: 500, fetchMaxBytes: 64 * 1024, maxOutputChars: 5_000 });
+  // The local test server is a private address: allowed here, refused by default (tested below).
+  sandbox = await createSandbox({ fetchTimeoutMs: 500, fetchMaxBytes: 64 * 1024, maxOutputChars: 5_000, fetchAllowPrivate: true });
 });
 
 afterEach(async () => {
@@ -132,5 +133,37 @@ describe('fetch_url', () => {
     const pending = sandbox.run('fetch_url', { url: `${base}/stall` }, controller.signal);
     setTimeout(() => controller.abort(new Error('interrupted by user')), 20);
     await expect(pending).rejects.toThrow();
+  });
+});
+
+describe('fetch_url stays on the public internet by default', () => {
+  it('refuses loopback, private, link-local and metadata addresses, also behind a redirect', async () => {
+    const guarded = await createSandbox({ fetchTimeoutMs: 500 });
+    try {
+      for (const url of ['http://127.0.0.1:9/', 'http://169.254.169.254/latest/meta-data/', 'http://10.1.2.3/', 'http://[::1]/', 'http://localhost/']) {
+        await expect(guarded.run('fetch_url', { url })).rejects.toThrow(/private or local address/);
+      }
+    } finally {
+      await guarded.cleanup();
+    }
+    // A public-looking host that resolves to a private address is refused too.
+    const { assertPublicUrl, isPrivateAddress } = await import('../../src/tools/network-guard.js');
+    await expect(assertPublicUrl(new URL('http://internal.example/'), async () => ['192.168.1.5'])).rejects.toThrow(/192\.168\.1\.5/);
+    await expect(assertPublicUrl(new URL('http://example.com/'), async () => ['93.184.215.14'])).resolves.toBeUndefined();
+    expect(['::ffff:127.0.0.1', 'fd00::1', 'fe80::1', '100.64.0.1', '0.0.0.0'].every(isPrivateAddress)).toBe(true);
+    expect(['8.8.8.8', '2606:4700::1111', '172.32.0.1'].some(isPrivateAddress)).toBe(false);
+  });
+
+  it('checks every redirect hop', async () => {
+    const { fetchUrlTool } = await import('../../src/tools/fetch-url.js');
+    const hops: string[] = [];
+    const fakeFetch = (async (input: string | URL | Request) => {
+      const url = String(input);
+      hops.push(url);
+      return new Response(null, { status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data/' } });
+    }) as typeof fetch;
+    const tool = fetchUrlTool({ fetchImpl: fakeFetch, timeoutMs: 500, maxBytes: 1024, maxOutputChars: 5_000, resolveHost: async () => ['93.184.215.14'] });
+    await expect(tool.execute({ url: 'http://example.com/start' }, { signal: new AbortController().signal, toolCallId: 'c', sessionId: 's' })).rejects.toThrow(/169\.254\.169\.254/);
+    expect(hops).toEqual(['http://example.com/start']);
   });
 });
