@@ -157,8 +157,8 @@ describe('fetch_url stays on the public internet by default', () => {
   it('checks every redirect hop', async () => {
     const { fetchUrlTool } = await import('../../src/tools/fetch-url.js');
     const hops: string[] = [];
-    const fakeFetch = (async (input: string | URL | Request) => {
-      const url = String(input);
+    const fakeFetch = (async (input: string | URL) => {
+      const url = input.toString();
       hops.push(url);
       return new Response(null, { status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data/' } });
     }) as typeof fetch;
