@@ -51,7 +51,10 @@ export function toolCardBlocks(card: ToolCardState, prompt?: { item: InboxItem; 
   const headline = `${PHASE_ICON[card.phase]} *${escape(card.name)}*${card.argsSummary ? ` ${inlineCode(card.argsSummary)}` : ''}`;
   const blocks: SlackBlock[] = [{ type: 'section', text: mrkdwn(headline) }];
   if (card.phase === 'awaiting_approval' && card.approvalReason) blocks.push({ type: 'context', elements: [mrkdwn(`Why I ask: ${escape(card.approvalReason)}`)] });
-  if (prompt?.question) blocks.push({ type: 'section', text: mrkdwn(`*Question:* ${escape(prompt.question)}`) });
+  if (prompt?.question) {
+    blocks.push({ type: 'section', text: mrkdwn(`*Question:* ${escape(prompt.question)}`) });
+    if (prompt.item.state === 'pending') blocks.push({ type: 'context', elements: [mrkdwn('Pick an answer, or reply in this thread in your own words.')] });
+  }
   if (prompt?.plan) blocks.push({ type: 'section', text: mrkdwn(`*Plan:*\n${escape(prompt.plan)}`) });
   const status = [phaseLabel(card.phase)];
   if (card.durationMs !== undefined) status.push(formatDuration(card.durationMs));
