@@ -250,7 +250,9 @@ export class SlackConnector {
     if (result.status !== 'done') return say('There is nothing to retry here any more.');
     // The button has done its job: take it off the note.
     const container = (body as { container?: { channel_id?: string; message_ts?: string } }).container;
-    const text = (body as { message?: { text?: string } }).message?.text ?? 'Retrying';
+    // Keep the note's own sentence (its first section), not just the notification fallback.
+    const message = (body as { message?: { text?: string; blocks?: { type?: string; text?: { text?: string } }[] } }).message;
+    const text = message?.blocks?.find((block) => block.type === 'section')?.text?.text ?? message?.text ?? 'Retrying';
     if (container?.channel_id && container.message_ts) {
       await this.client.chat
         .update({ channel: container.channel_id, ts: container.message_ts, text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${text} — retried by <@${userId}>` } }] })
