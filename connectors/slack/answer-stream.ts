@@ -51,6 +51,10 @@ export class AnswerStream {
   private startedAt = 0;
   private streaming = false;
   private everText = false;
+  /** Native streaming: text Slack has not accepted yet. */
+  private unsent = '';
+  /** Post-and-edit: the segment changed since Slack last accepted it. */
+  private dirty = false;
   /** Every message this answer used, for the caller to record (reactions find their session). */
   readonly messages: string[] = [];
 
@@ -79,6 +83,8 @@ export class AnswerStream {
   /** Send what is pending and close the message, with optional blocks (a footer) under it. */
   async finish(footer: SlackBlock[] = []): Promise<void> {
     await this.coalescer.close();
+    // One last try for text a failed call left behind.
+    if (this.unsent || this.dirty) await this.flush('');
     if (!this.ts) return;
     if (this.streaming) {
       await this.stopStream(footer);
@@ -87,26 +93,40 @@ export class AnswerStream {
     }
   }
 
+  /**
+   * Never throws: what Slack has not accepted stays here (native: `unsent`; post-and-edit:
+   * the segment, marked dirty) and goes out with the next flush or at finish. Handing a
+   * failed chunk back to the coalescer instead would repeat text Slack had partly taken.
+   */
   private async flush(chunk: string): Promise<void> {
-    if (this.options.support.native) {
-      try {
-        await this.flushNative(chunk);
-        return;
-      } catch (error) {
-        if (!UNSUPPORTED.has(slackError(error) ?? '')) throw error;
-        this.options.logger.info({ error: slackError(error) }, 'native streaming is not available here; posting and editing instead');
-        this.options.support.native = false;
-        this.streaming = false;
+    this.unsent += chunk;
+    try {
+      if (this.options.support.native) {
+        try {
+          await this.flushNative();
+          return;
+        } catch (error) {
+          if (!UNSUPPORTED.has(slackError(error) ?? '')) throw error;
+          this.options.logger.info({ error: slackError(error) }, 'native streaming is not available here; posting and editing instead');
+          this.options.support.native = false;
+          this.streaming = false;
+        }
       }
+      const text = this.unsent;
+      this.unsent = '';
+      this.dirty = true;
+      await this.flushPosted(text);
+      this.dirty = false;
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'could not update the streamed answer; will retry with the next text');
     }
-    await this.flushPosted(chunk);
   }
 
-  private async flushNative(chunk: string): Promise<void> {
+  private async flushNative(): Promise<void> {
     // A code block open where a message ends is closed there and reopened in the next one.
     let reopen = '';
-    let rest = chunk;
-    while (rest) {
+    while (this.unsent) {
+      const rest = this.unsent;
       const tooOld = this.ts !== undefined && Date.now() - this.startedAt > NATIVE_MAX_AGE_MS;
       const tooLong = this.segment.length + rest.length > NATIVE_MESSAGE_LIMIT;
       if (this.ts && this.streaming && (tooOld || tooLong)) {
@@ -120,13 +140,13 @@ export class AnswerStream {
         const part = rest.slice(0, cutWithin(rest, NATIVE_MESSAGE_LIMIT - reopen.length));
         await this.startStream(reopen + part);
         reopen = '';
-        rest = rest.slice(part.length);
+        this.unsent = rest.slice(part.length);
         continue;
       }
       try {
         await this.client.chat.appendStream({ channel: this.target.channel, ts: this.ts, markdown_text: rest });
         this.segment += rest;
-        rest = '';
+        this.unsent = '';
       } catch (error) {
         if (slackError(error) !== 'message_not_in_streaming_state') throw error;
         // The stream died under us: repair the stuck message, continue in a new one.
