@@ -19,7 +19,7 @@ describe('a Slack failure mid-answer', () => {
     bot = await bootSlackBot();
     // Every attempt of one append fails (the client's retries included), then Slack recovers.
     bot.slack.failNext('chat.appendStream', 'internal_error', 1);
-    bot.llm.replyText(words, { chunkSize: 6, delayMs: 20 } as never);
+    bot.llm.replyText(words, { chunkSize: 6, delayMs: 20 });
     const root = await bot.mention('talk');
     await waitFor(() => bot!.slack.callsOf('chat.stopStream').length === 1, 10_000);
     await bot.idle();
@@ -31,7 +31,7 @@ describe('a Slack failure mid-answer', () => {
     bot = await bootSlackBot();
     bot.slack.failNext('chat.startStream', 'unknown_method');
     bot.slack.failNext('chat.update', 'internal_error', 1);
-    bot.llm.replyText(words, { chunkSize: 6, delayMs: 30 } as never);
+    bot.llm.replyText(words, { chunkSize: 6, delayMs: 30 });
     const root = await bot.mention('talk');
     await waitFor(() => bot!.slack.thread(C, root).some((m) => m.user === SLACK_IDS.botUserId && m.text.includes('word59')), 10_000);
     await bot.idle();
