@@ -8,7 +8,7 @@ import {
   type ToolDefinition,
 } from '../../src/engine/index.js';
 import { call, callTools, say } from '../fakes/scripted-provider.js';
-import { collect, engineWith, lowRisk, only, recordingTool, risky } from '../support/engine-kit.js';
+import { collect, engineWith, lowRisk, only, recordingTool, risky, shellTool } from '../support/engine-kit.js';
 
 /** A barrier: resolves once `size` parties arrived, so a test can prove calls overlap. */
 function barrier(size: number, timeoutMs = 2000) {
@@ -38,19 +38,6 @@ function barrierTool(name: string, metadata: ToolDefinition['metadata'], wait: (
   });
 }
 
-function shellTool(log: string[]): ToolDefinition {
-  return defineTool({
-    name: 'run_shell',
-    description: 'run a command',
-    schema: z.object({ command: z.string() }),
-    metadata: { risk: 'high', category: 'exec' },
-    commandOf: ({ command }) => command,
-    async execute({ command }) {
-      log.push(command);
-      return `ran ${command}`;
-    },
-  });
-}
 
 describe('authorize every call first, then execute', () => {
   it('asks for every approval in the batch before any tool runs', async () => {

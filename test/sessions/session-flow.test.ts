@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, ProviderError, type Message, type ToolDefinition } from '../../src/engine/index.js';
+import { defineTool, ProviderError, type Message } from '../../src/engine/index.js';
 import { call, callTools, say, ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
-import { abortableDelay, lowRisk, recordingTool, risky, waitFor } from '../support/engine-kit.js';
+import { abortableDelay, lowRisk, recordingTool, risky, shellTool, waitFor } from '../support/engine-kit.js';
 import { TestBot } from '../support/test-connector.js';
 
 let bot: TestBot | undefined;
@@ -17,19 +17,6 @@ async function start(steps: Step[], options: Partial<Parameters<typeof TestBot.s
   return { bot, provider };
 }
 
-function shell(log: string[]): ToolDefinition {
-  return defineTool({
-    name: 'run_shell',
-    description: 'run a command',
-    schema: z.object({ command: z.string() }),
-    metadata: { risk: 'high', category: 'exec' },
-    commandOf: ({ command }) => command,
-    execute: async ({ command }) => {
-      log.push(command);
-      return `ran ${command}`;
-    },
-  });
-}
 
 const transcriptRoles = (messages: Message[]) => messages.map((m) => m.role);
 
@@ -168,7 +155,7 @@ describe('approvals and who may give them', () => {
       callTools(call('run_shell', { command: 'npm test' })),
       say('three'),
     ]);
-    bot = await TestBot.start({ provider, tools: [shell(ran)] });
+    bot = await TestBot.start({ provider, tools: [shellTool(ran)] });
     await bot.say('T1', 'U1', 'test it');
     const prompt = await bot.waitForPrompt('T1');
     expect(prompt.choices).toContain('always_command');

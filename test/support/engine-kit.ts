@@ -52,6 +52,21 @@ export function recordingTool(
   });
 }
 
+/** A shell-like tool: high risk, with a command an "always allow this command" grant remembers. */
+export function shellTool(log: string[]): ToolDefinition {
+  return defineTool({
+    name: 'run_shell',
+    description: 'run a command',
+    schema: z.object({ command: z.string() }),
+    metadata: { risk: 'high', category: 'exec' },
+    commandOf: ({ command }) => command,
+    execute: async ({ command }) => {
+      log.push(command);
+      return `ran ${command}`;
+    },
+  });
+}
+
 export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
