@@ -6,9 +6,8 @@ import { z } from 'zod';
 
 export const PROMPT_ACTION = 'agent_prompt';
 export const RETRY_ACTION = 'agent_retry';
-export const STOP_ACTION = 'agent_stop';
 /** Every button's action id starts with this, so one listener routes them all. */
-export const ACTION_PATTERN = /^agent_(prompt|retry|stop)(:.*)?$/;
+export const ACTION_PATTERN = /^agent_(prompt|retry)(:.*)?$/;
 
 export const PromptValueSchema = z.object({ item: z.string().min(1), choice: z.string().min(1) });
 export type PromptValue = z.infer<typeof PromptValueSchema>;

@@ -66,7 +66,6 @@ export class AnswerStream {
     this.coalescer = new DeltaCoalescer({
       flush: (chunk) => this.flush(chunk),
       minIntervalMs: options.support.native ? (options.nativeIntervalMs ?? 400) : (options.postIntervalMs ?? 1_500),
-      onError: (error) => options.logger.warn({ err: error }, 'could not update the streamed answer; will retry with the next text'),
     });
   }
 

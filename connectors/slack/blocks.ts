@@ -4,7 +4,7 @@
 // Limits that bite here (Block Kit docs): 50 blocks a message, 3,000 characters of section
 // text, 75 characters of button text.
 import type { InboxItem } from '../../src/engine/index.js';
-import { displayNote, formatDuration, phaseLabel, type ToolCardState } from '../shared/index.js';
+import { displayNote, escapeSlackText, formatDuration, phaseLabel, truncateForDisplay, type ToolCardState } from '../shared/index.js';
 import { encodeValue, promptActionId, RETRY_ACTION } from './actions.js';
 
 export interface SlackBlock {
@@ -27,7 +27,7 @@ const PHASE_ICON: Record<ToolCardState['phase'], string> = {
 };
 
 function mrkdwn(text: string): { type: 'mrkdwn'; text: string } {
-  return { type: 'mrkdwn', text: text.length > SECTION_LIMIT ? `${text.slice(0, SECTION_LIMIT - 20)}… (cut)` : text };
+  return { type: 'mrkdwn', text: truncateForDisplay(text, SECTION_LIMIT) };
 }
 
 function plain(text: string): { type: 'plain_text'; text: string; emoji: true } {
@@ -35,9 +35,7 @@ function plain(text: string): { type: 'plain_text'; text: string; emoji: true } 
 }
 
 /** Slack mrkdwn needs &, < and > escaped in text we did not write. */
-export function escape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
+export const escape = escapeSlackText;
 
 function inlineCode(text: string): string {
   return `\`${escape(text).replace(/`/g, "'")}\``;
@@ -61,7 +59,7 @@ export function toolCardBlocks(card: ToolCardState, prompt?: { item: InboxItem; 
   if (card.decision) status.push(decisionText(card.decision));
   blocks.push({ type: 'context', elements: [mrkdwn(status.join(' · '))] });
   if (card.resultPreview && ['done', 'failed', 'denied', 'interrupted'].includes(card.phase)) {
-    const preview = card.resultPreview.length > PREVIEW_LIMIT ? `${card.resultPreview.slice(0, PREVIEW_LIMIT)}…` : card.resultPreview;
+    const preview = truncateForDisplay(card.resultPreview, PREVIEW_LIMIT);
     blocks.push({ type: 'section', text: mrkdwn(`\`\`\`${preview.replace(/```/g, "'''")}\`\`\``) });
   }
   const note = displayNote(card.display);

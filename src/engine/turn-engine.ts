@@ -31,7 +31,6 @@ import {
   isContextOverflow,
   ProviderError,
   type AssistantTurn,
-  type FinishReason,
   type ModelCapabilities,
   type Provider,
   type ProviderResolver,
@@ -113,7 +112,7 @@ interface ActiveTurn {
 }
 
 type StreamOutcome =
-  | { kind: 'answer'; turn: AssistantTurn; stoppedAfter: boolean }
+  | { kind: 'answer'; turn: AssistantTurn }
   | { kind: 'interrupted'; text: string; reasoning: string }
   | { kind: 'failed'; error: unknown; text: string; reasoning: string };
 
@@ -502,7 +501,7 @@ export class TurnEngine {
       if (turn.signal.aborted) return { kind: 'interrupted', text, reasoning };
       return { kind: 'failed', error, text, reasoning };
     }
-    if (final) return { kind: 'answer', turn: final, stoppedAfter: turn.signal.aborted };
+    if (final) return { kind: 'answer', turn: final };
     if (turn.signal.aborted) return { kind: 'interrupted', text, reasoning };
     return {
       kind: 'failed',
@@ -747,4 +746,3 @@ export class TurnEngine {
   }
 }
 
-export type { FinishReason };
