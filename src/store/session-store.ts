@@ -89,6 +89,8 @@ export class SessionStore {
   private readonly transcripts = new Map<string, AppendLog<Message>>();
   private readonly itemLogs = new Map<string, AppendLog<string>>();
   private readonly refLogs = new Map<string, AppendLog<string>>();
+  /** Session ids known to be in the `sessions` index already. */
+  private readonly indexed = new Set<string>();
 
   constructor(readonly keyv: Keyv) {}
 
@@ -100,12 +102,14 @@ export class SessionStore {
   }
 
   async saveSession(record: SessionRecord): Promise<void> {
-    const isNew = (await this.keyv.get(`session:${record.id}`)) === undefined;
+    // Saved on every message and turn end: the index is checked once per session, not per save.
+    const isNew = !this.indexed.has(record.id) && (await this.keyv.get(`session:${record.id}`)) === undefined;
     await this.keyv.set(`session:${record.id}`, { ...record, updatedAt: Date.now() });
     if (isNew) {
       const ids = await this.listSessionIds();
       if (!ids.includes(record.id)) await this.keyv.set('sessions', [...ids, record.id]);
     }
+    this.indexed.add(record.id);
   }
 
   async listSessionIds(): Promise<string[]> {
@@ -243,6 +247,7 @@ export class SessionStore {
     this.transcripts.delete(id);
     this.itemLogs.delete(id);
     this.refLogs.delete(id);
+    this.indexed.delete(id);
   }
 
   /** Delete every session untouched for longer than `retentionMs`; returns their ids. */
