@@ -32,7 +32,13 @@ export type EngineEvent =
       command?: string;
     }
   | { type: 'interaction_required'; toolCallId: string; kind: InteractionKind; arguments: unknown }
-  | { type: 'tool_started'; toolCallId: string; name: string }
+  | {
+      type: 'tool_started';
+      toolCallId: string;
+      name: string;
+      /** `rerun`: the call had started before a restart and runs again (its tool is idempotent). */
+      restart?: 'rerun';
+    }
   | {
       type: 'tool_finished';
       toolCallId: string;
@@ -42,6 +48,8 @@ export type EngineEvent =
       resultPreview: string;
       display?: unknown;
       durationMs?: number;
+      /** `not_rerun`: the call was running when the bot restarted; it may have run partly and was not run again. */
+      restart?: 'not_rerun';
     }
   | { type: 'iteration_end'; iteration: number }
   | { type: 'compacting' }

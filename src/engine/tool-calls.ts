@@ -10,6 +10,11 @@
 // run because the user stopped the turn gets "interrupted by user". A tool that ignores
 // the stop is not waited for: its result says it may still finish, its late outcome is
 // only logged.
+//
+// Write-ahead: before a tool's `execute` is invoked, the ledger durably records that the
+// call started (one write per call, one per concurrent batch). A call the ledger says
+// started before a restart, with no result, is never run again unless its tool is
+// idempotent: it may have run partly, and the model and the user are told so.
 import { z } from 'zod';
 import { ABORTED, linkedAbortController, raceAbort, sleep } from './abort.js';
 import type { EngineEvent, ToolStatus } from './events.js';
@@ -27,9 +32,12 @@ import {
 } from './permissions.js';
 import type { FinishReason } from './provider.js';
 import { diagnoseMangledArguments, type ParsedArguments } from './tool-arguments.js';
+import type { ToolLedger } from './tool-ledger.js';
 import { isParallelSafe, recordResult, type RecordedResult, type ToolDefinition, type ToolResult } from './tools.js';
 
 export const INTERRUPTED_BY_USER = 'interrupted by user';
+export const INTERRUPTED_BY_RESTART = 'interrupted by a restart: it may have run partly; it was not run again';
+const LEDGER_FAILED = 'the bot could not record that this call was starting, so it did not run it';
 
 export interface ToolPassContext {
   sessionId: string;
@@ -44,6 +52,9 @@ export interface ToolPassContext {
   logger: EngineLogger;
   /** How long a stopped tool may take to wind down before the turn stops waiting. */
   toolStopGraceMs: number;
+  /** Where starts are recorded before tools run, and which round (assistant message) this is. */
+  ledger: ToolLedger;
+  round: string;
   append(message: ToolMessage): Promise<void>;
   grantsChanged(): void | Promise<void>;
 }
@@ -57,6 +68,8 @@ interface ClearedCall {
   call: ToolCall;
   tool: ToolDefinition;
   args: unknown;
+  /** It started before a restart and runs again: its tool is idempotent. */
+  rerun: boolean;
 }
 
 type Invocation =
@@ -64,45 +77,44 @@ type Invocation =
   | { status: 'error'; result: RecordedResult }
   | { status: 'interrupted'; result: RecordedResult };
 
+/**
+ * Answer one round of tool calls. `startedBefore` names the calls the ledger says started
+ * before a restart (resume): those are never authorized or run again, unless idempotent.
+ */
 export async function* runToolCalls(
   ctx: ToolPassContext,
   calls: PendingToolCall[],
   finishReason: FinishReason | undefined,
+  startedBefore: ReadonlySet<string> = new Set(),
 ): AsyncGenerator<EngineEvent, void, undefined> {
   const answered = new Set<string>();
-  const record = async (call: ToolCall, status: ToolStatus, result: RecordedResult, durationMs?: number) => {
+  const record: Recorder = async (call, status, result, extra = {}) => {
     answered.add(call.id);
     const message: ToolMessage = { role: 'tool', tool_call_id: call.id, content: result.content, ts: Date.now() };
     if (result.display !== undefined) message._display = result.display;
     await ctx.append(message);
-    return finishedEvent(call, status, result, durationMs);
+    return finishedEvent(call, status, result, extra);
   };
 
   const cleared: ClearedCall[] = [];
   for (const pending of calls) {
-    if (ctx.signal.aborted) break;
     const { call } = pending;
-    yield {
-      type: 'tool_proposed',
-      toolCallId: call.id,
-      name: call.function.name,
-      arguments: pending.args.ok ? pending.args.value : pending.args.raw,
-    };
+    const rerun = startedBefore.has(call.id);
+    // Answered from the ledger alone, even after a stop: nothing waits, nothing runs.
+    if (rerun && !ctx.tools.get(call.function.name)?.metadata?.idempotent) {
+      yield proposedEvent(pending);
+      yield await record(call, 'interrupted', { content: toolErrorContent(INTERRUPTED_BY_RESTART) }, { restart: 'not_rerun' });
+      continue;
+    }
+    if (ctx.signal.aborted) break;
+    yield proposedEvent(pending);
     const verdict = yield* authorize(ctx, pending, finishReason, record);
-    if (verdict) cleared.push(verdict);
+    if (verdict) cleared.push({ ...verdict, rerun });
   }
 
   for (const segment of segmentsOf(cleared)) {
     if (ctx.signal.aborted) break;
-    if (segment.length > 1) {
-      yield* executeConcurrently(ctx, segment, record);
-      continue;
-    }
-    const only = segment[0]!;
-    yield { type: 'tool_started', toolCallId: only.call.id, name: only.tool.name };
-    const started = performance.now();
-    const outcome = await invoke(ctx, only);
-    yield await record(only.call, outcome.status, outcome.result, performance.now() - started);
+    yield* executeSegment(ctx, segment, record);
   }
 
   // Whatever did not get an answer above (the user stopped the turn) is answered now.
@@ -112,7 +124,12 @@ export async function* runToolCalls(
   }
 }
 
-type Recorder = (call: ToolCall, status: ToolStatus, result: RecordedResult, durationMs?: number) => Promise<EngineEvent>;
+function proposedEvent({ call, args }: PendingToolCall): EngineEvent {
+  return { type: 'tool_proposed', toolCallId: call.id, name: call.function.name, arguments: args.ok ? args.value : args.raw };
+}
+
+type FinishExtra = { durationMs?: number; restart?: 'not_rerun' };
+type Recorder = (call: ToolCall, status: ToolStatus, result: RecordedResult, extra?: FinishExtra) => Promise<EngineEvent>;
 
 /** Decide one call. Returns it cleared to run, or records its answer and returns null. */
 async function* authorize(
@@ -120,7 +137,7 @@ async function* authorize(
   pending: PendingToolCall,
   finishReason: FinishReason | undefined,
   record: Recorder,
-): AsyncGenerator<EngineEvent, ClearedCall | null, undefined> {
+): AsyncGenerator<EngineEvent, Omit<ClearedCall, 'rerun'> | null, undefined> {
   const { call, args } = pending;
   const name = call.function.name;
   const fail = async (status: ToolStatus, reason: string, detail?: Record<string, unknown>) =>
@@ -291,28 +308,43 @@ function segmentsOf(cleared: ClearedCall[]): ClearedCall[][] {
   return segments;
 }
 
-async function* executeConcurrently(
-  ctx: ToolPassContext,
-  batch: ClearedCall[],
-  record: Recorder,
-): AsyncGenerator<EngineEvent, void, undefined> {
-  for (const entry of batch) yield { type: 'tool_started', toolCallId: entry.call.id, name: entry.tool.name };
-  const started = performance.now();
+/**
+ * Run one segment: a single call, or a run of parallel-safe calls at once. The ledger
+ * records the whole segment as started (one write) before any of its tools is invoked; if
+ * that write fails, nothing in the segment runs.
+ */
+async function* executeSegment(ctx: ToolPassContext, segment: ClearedCall[], record: Recorder): AsyncGenerator<EngineEvent, void, undefined> {
+  for (const entry of segment) {
+    const started: EngineEvent = { type: 'tool_started', toolCallId: entry.call.id, name: entry.tool.name };
+    if (entry.rerun) started.restart = 'rerun';
+    yield started;
+  }
+  // A stop that arrived while the consumer rendered `tool_started`: never start the tools.
+  if (ctx.signal.aborted) {
+    for (const entry of segment) yield await record(entry.call, 'interrupted', { content: toolErrorContent(INTERRUPTED_BY_USER) });
+    return;
+  }
+  try {
+    await ctx.ledger.markStarted(ctx.sessionId, ctx.round, segment.map((entry) => entry.call.id));
+  } catch (error) {
+    ctx.logger.error({ err: error, round: ctx.round }, 'could not record tool starts; not running them');
+    for (const entry of segment) yield await record(entry.call, 'error', { content: toolErrorContent(LEDGER_FAILED) });
+    return;
+  }
+  const startedAt = performance.now();
   const running = new Map(
-    batch.map((entry, index) => [index, invoke(ctx, entry).then((outcome) => ({ index, outcome, at: performance.now() }))]),
+    segment.map((entry, index) => [index, invoke(ctx, entry).then((outcome) => ({ index, outcome, at: performance.now() }))]),
   );
   // Report each call as it finishes, so a card turns "done" when its tool is done.
   while (running.size > 0) {
     const { index, outcome, at } = await Promise.race(running.values());
     running.delete(index);
-    yield await record(batch[index]!.call, outcome.status, outcome.result, at - started);
+    yield await record(segment[index]!.call, outcome.status, outcome.result, { durationMs: at - startedAt });
   }
 }
 
 /** Run one tool, raced against the stop. Never throws. */
 async function invoke(ctx: ToolPassContext, entry: ClearedCall): Promise<Invocation> {
-  // A stop that arrived while the consumer rendered `tool_started`: never start the tool.
-  if (ctx.signal.aborted) return { status: 'interrupted', result: { content: toolErrorContent(INTERRUPTED_BY_USER) } };
   const { controller, release } = linkedAbortController(ctx.signal);
   let execution: Promise<ToolResult>;
   try {
@@ -367,7 +399,7 @@ async function stoppedInvocation(ctx: ToolPassContext, entry: ClearedCall, execu
   };
 }
 
-function finishedEvent(call: ToolCall, status: ToolStatus, result: RecordedResult, durationMs?: number): EngineEvent {
+function finishedEvent(call: ToolCall, status: ToolStatus, result: RecordedResult, extra: FinishExtra): EngineEvent {
   const event: EngineEvent = {
     type: 'tool_finished',
     toolCallId: call.id,
@@ -376,7 +408,8 @@ function finishedEvent(call: ToolCall, status: ToolStatus, result: RecordedResul
     resultPreview: previewOf(result.content),
   };
   if (result.display !== undefined) event.display = result.display;
-  if (durationMs !== undefined) event.durationMs = Math.round(durationMs);
+  if (extra.durationMs !== undefined) event.durationMs = Math.round(extra.durationMs);
+  if (extra.restart) event.restart = extra.restart;
   return event;
 }
 

@@ -1,0 +1,117 @@
+// The canonical history of one session and the questions the engine asks of it. It is the
+// only state a turn leaves behind: resume and retry are decided from it alone (plus the
+// inbox's answers and the tool ledger's start records), never from a second state machine.
+//
+// Append-only: every message goes through `append`, which awaits the persistence hook, so
+// every append is a checkpoint (the outbound view's caches also rely on nothing being
+// edited in place).
+import { randomUUID } from 'node:crypto';
+import { toolErrorContent, type AssistantMessage, type Message, type NoticeKind, type ToolCall } from './messages.js';
+
+export type AppendHook = (message: Message, index: number) => void | Promise<void>;
+
+/** The trailing assistant message's tool calls: the only ones that can lack a result. */
+export interface ToolRound {
+  /** The round's name in the tool ledger: its first call's id (unique per session). */
+  round: string;
+  calls: ToolCall[];
+  unanswered: ToolCall[];
+}
+
+export class History {
+  private readonly list: Message[];
+  private readonly usedToolCallIds = new Set<string>();
+
+  constructor(
+    messages: readonly Message[],
+    private readonly onAppend: AppendHook | undefined,
+  ) {
+    this.list = [...messages];
+    for (const message of this.list) {
+      if (message.role === 'assistant') for (const call of message.tool_calls ?? []) this.usedToolCallIds.add(call.id);
+    }
+  }
+
+  /** The messages, one array for the engine's life (the outbound view caches by its identity). */
+  get messages(): readonly Message[] {
+    return this.list;
+  }
+
+  /** Put the system prompt first (a rebuilt session: the prompt comes from the configuration, not the store). */
+  prependSystem(instructions: string): void {
+    if (this.list[0]?.role !== 'system') this.list.unshift({ role: 'system', content: instructions });
+  }
+
+  async append(message: Message): Promise<void> {
+    this.list.push(message);
+    if (this.onAppend) await this.onAppend(message, this.list.length - 1);
+  }
+
+  async appendNotice(kind: NoticeKind, text?: string): Promise<void> {
+    const notice: Message = { role: 'notice', kind, ts: Date.now() };
+    if (text) notice.text = text;
+    await this.append(notice);
+  }
+
+  /** The partial the user watched arrive: text and thinking, never half-formed tool calls. */
+  async appendPartial(text: string, reasoning: string): Promise<void> {
+    if (!text && !reasoning) return;
+    const message: AssistantMessage = { role: 'assistant', content: text || null, ts: Date.now() };
+    if (reasoning) message.reasoning = reasoning;
+    await this.append(message);
+  }
+
+  /** Answer every call of the trailing round that has no result yet, with an error saying why. */
+  async answerUnanswered(reason: string): Promise<ToolCall[]> {
+    const calls = this.unansweredToolCalls();
+    for (const call of calls) {
+      await this.append({ role: 'tool', tool_call_id: call.id, content: toolErrorContent(reason), ts: Date.now() });
+    }
+    return calls;
+  }
+
+  /** The trailing assistant message's tool calls, if it has any and no user message followed it. */
+  trailingRound(): ToolRound | undefined {
+    for (let i = this.list.length - 1; i >= 0; i--) {
+      const message = this.list[i]!;
+      if (message.role === 'user') return undefined;
+      if (message.role !== 'assistant') continue;
+      const calls = message.tool_calls ?? [];
+      if (calls.length === 0) return undefined;
+      // Ids are unique within a session (see uniqueToolCallId), so a global answered set is exact.
+      const answered = new Set(this.list.slice(i + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])));
+      return { round: calls[0]!.id, calls, unanswered: calls.filter((call) => !answered.has(call.id)) };
+    }
+    return undefined;
+  }
+
+  unansweredToolCalls(): ToolCall[] {
+    return this.trailingRound()?.unanswered ?? [];
+  }
+
+  /**
+   * Whether the history ends in a provider error or the iteration limit, looking through
+   * any model switches after it: switching model and then retrying is the intended recovery.
+   */
+  endsRetryable(): boolean {
+    for (let i = this.list.length - 1; i >= 0; i--) {
+      const message = this.list[i]!;
+      if (message.role !== 'notice') return false;
+      if (message.kind === 'model_switch') continue;
+      return message.kind === 'error' || message.kind === 'max_iterations';
+    }
+    return false;
+  }
+
+  /**
+   * Tool-call ids must be unique within the session: some providers number calls per turn
+   * (`call_0` again every turn) or send none, and a reused id would let an approval or a
+   * resume match an earlier call and silently reuse its decision.
+   */
+  uniqueToolCallId(proposed: string | null | undefined): string {
+    let id = proposed?.trim() ?? '';
+    if (!id || this.usedToolCallIds.has(id)) id = `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    this.usedToolCallIds.add(id);
+    return id;
+  }
+}
