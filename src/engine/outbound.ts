@@ -49,6 +49,8 @@ interface ViewCache {
   lastCovered: Message | undefined;
   view: OutboundMessage[];
   lastUserIndex: number;
+  /** Where each call of the latest assistant message stands among its calls. */
+  callOrder: Map<string, number>;
 }
 const viewCache = new WeakMap<readonly Message[], ViewCache>();
 
@@ -64,6 +66,7 @@ export function buildOutbound(messages: readonly Message[], options: OutboundOpt
       lastCovered: undefined,
       view: [],
       lastUserIndex: -1,
+      callOrder: new Map(),
     };
     extendView(cache, applyCompactionView(messages, options.compactionState), options);
     viewCache.set(messages, cache);
@@ -106,8 +109,24 @@ function extendView(cache: ViewCache, messages: readonly Message[], options: Out
       if (adapted !== stripped.content) stripped = { role: 'user', content: adapted };
       cache.lastUserIndex = cache.view.length;
     }
-    cache.view.push(stripped);
+    if (stripped.role === 'assistant') cache.callOrder = new Map((stripped.tool_calls ?? []).map((call, index) => [call.id, index]));
+    if (stripped.role === 'tool') insertInCallOrder(cache, stripped);
+    else cache.view.push(stripped);
   }
+}
+
+/**
+ * Results are appended as calls finish (a concurrent batch in any order, a refused call
+ * before an approved one that ran), but the model reads them in the order of its calls.
+ * A result moves back only past other results of the same round.
+ */
+function insertInCallOrder(cache: ViewCache, result: Extract<OutboundMessage, { role: 'tool' }>): void {
+  const order = (message: OutboundMessage | undefined) =>
+    message?.role === 'tool' ? (cache.callOrder.get(message.tool_call_id) ?? -1) : Number.NEGATIVE_INFINITY;
+  const rank = cache.callOrder.get(result.tool_call_id) ?? Number.POSITIVE_INFINITY;
+  let at = cache.view.length;
+  while (at > 0 && order(cache.view[at - 1]) > rank) at--;
+  cache.view.splice(at, 0, result);
 }
 
 function stripSidecars(message: Exclude<Message, { role: 'notice' }>): OutboundMessage {

@@ -173,3 +173,40 @@ describe('what the engine sends', () => {
     expect(JSON.stringify(engine.messages[1])).not.toContain('system-context');
   });
 });
+
+describe('tool results reach the model in the order of the calls', () => {
+  const round = (ids: string[]): Message => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'look', arguments: '{}' } })),
+  });
+  const result = (id: string): Message => ({ role: 'tool', tool_call_id: id, content: `result ${id}` });
+
+  it('results recorded as calls finished (c, a, b) are sent as a, b, c, and never across a user message', () => {
+    const history: Message[] = [
+      { role: 'user', content: 'go' },
+      round(['a', 'b', 'c']),
+      result('c'),
+      { role: 'notice', kind: 'interrupted', text: 'x' },
+      result('a'),
+      result('b'),
+      { role: 'user', content: 'again' },
+      round(['d', 'e']),
+      result('e'),
+      result('d'),
+    ];
+    const out = buildOutbound(history, { compactionState: null, capabilities: full });
+    expect(out.map((m) => (m.role === 'tool' ? m.tool_call_id : m.role))).toEqual(['user', 'assistant', 'a', 'b', 'c', 'user', 'assistant', 'd', 'e']);
+  });
+
+  it('holds when the view is extended call after call (the incremental cache)', () => {
+    const history: Message[] = [{ role: 'user', content: 'go' }, round(['a', 'b'])];
+    buildOutbound(history, { compactionState: null, capabilities: full });
+    history.push(result('b'));
+    buildOutbound(history, { compactionState: null, capabilities: full });
+    history.push(result('a'));
+    const out = buildOutbound(history, { compactionState: null, capabilities: full });
+    expect(out.slice(2).map((m) => (m.role === 'tool' ? m.tool_call_id : m.role))).toEqual(['a', 'b']);
+    expect(history.slice(2).map((m) => (m.role === 'tool' ? m.tool_call_id : m.role))).toEqual(['b', 'a']); // canonical history untouched
+  });
+});
