@@ -2,7 +2,7 @@
 // transcript, and the state of its running turn. Building one is the only place that
 // wires the engine's persistence hooks to the store, so every append is a checkpoint:
 // the user message before the model is called, each assistant message and each tool
-// result as they come.
+// result as they come, and each tool start in the ledger before the tool runs.
 import {
   approverFromInbox,
   interactiveFromInbox,
@@ -17,6 +17,7 @@ import {
   type Provider,
   type ProviderResolver,
   type ToolDefinition,
+  type ToolLedger,
 } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { SessionRecord, SessionStore } from '../store/session-store.js';
@@ -63,10 +64,11 @@ export async function buildLiveSession(input: {
   record: SessionRecord;
   store: SessionStore;
   inbox: PersistentInbox;
+  ledger: ToolLedger;
   setup: EngineSetup;
   grantScope: GrantScope;
 }): Promise<LiveSession> {
-  const { record, store, inbox, setup, grantScope } = input;
+  const { record, store, inbox, ledger, setup, grantScope } = input;
   const messages = await store.loadTranscript(record.id);
   for (const dir of record.directories) {
     try {
@@ -104,6 +106,7 @@ export async function buildLiveSession(input: {
     logger: setup.logger,
     grants: mergeGrants(record.grants, channelGrants),
     inbox,
+    ledger,
     approver: approverFromInbox(inbox),
     interactive: interactiveCallbacks(interactiveFromInbox(inbox), setup, async (dir) => {
       live.record = { ...live.record, directories: [...new Set([...live.record.directories, dir])] };

@@ -1,7 +1,12 @@
 // Everything the bot keeps about its conversations, in one Keyv namespace:
 //
 //   session:<id>              the session record (model, grants, compaction state, people)
-//   sessions                  the index of session ids (recovery and retention walk it)
+//   sessions:<shard>          the index of session ids, in 64 shards (retention walks it);
+//                             a new thread rewrites one shard, not a list of every thread
+//   open-sessions             sessions with work in flight: a turn, recorded inputs, a
+//                             prompt or a tool call without its result. Start-up recovery
+//                             reads only these.
+//   tools-started:<id>        the tool ledger: calls of the trailing round that started
 //   transcript:<id>:<n>       the canonical messages, append-only (see append-log.ts)
 //   inbox:<itemId>            prompts waiting for a human; inbox-call:<id>:<callId> → itemId
 //   pending:<id>              inbound messages not yet taken by a turn (steering included)
@@ -14,8 +19,16 @@
 // read back is parsed with zod: a stored record is outside input like any other.
 import type Keyv from 'keyv';
 import { z } from 'zod';
-import { MessageSchema, type GrantsSnapshot, type InboxItem, type Message, type MessageSource } from '../engine/index.js';
+import { MessageSchema, type GrantsSnapshot, type InboxItem, type LedgerRound, type Message, type MessageSource } from '../engine/index.js';
 import { AppendLog } from './append-log.js';
+import { KeyedMutex } from './keyed-mutex.js';
+
+const INDEX_SHARDS = 64;
+/** Before the index was sharded it was one list under this key; it is still read. */
+const LEGACY_INDEX = 'sessions';
+const OPEN_INDEX = 'open-sessions';
+const IdListSchema = z.array(z.string());
+const LedgerRoundSchema = z.object({ round: z.string(), started: z.array(z.string()) });
 
 export const SessionKeySchema = z.object({
   platform: z.string().min(1),
@@ -91,6 +104,10 @@ export class SessionStore {
   private readonly refLogs = new Map<string, AppendLog<string>>();
   /** Session ids known to be in the `sessions` index already. */
   private readonly indexed = new Set<string>();
+  /** The open-sessions index as last read or written (undefined: not read yet). */
+  private open: Set<string> | undefined;
+  /** Read-modify-write of shared index keys, one at a time in this process. */
+  private readonly indexLock = new KeyedMutex();
 
   constructor(readonly keyv: Keyv) {}
 
@@ -106,14 +123,92 @@ export class SessionStore {
     const isNew = !this.indexed.has(record.id) && (await this.keyv.get(`session:${record.id}`)) === undefined;
     await this.keyv.set(`session:${record.id}`, { ...record, updatedAt: Date.now() });
     if (isNew) {
-      const ids = await this.listSessionIds();
-      if (!ids.includes(record.id)) await this.keyv.set('sessions', [...ids, record.id]);
+      const shard = indexShard(record.id);
+      await this.indexLock.run(shard, async () => {
+        const ids = await this.readIds(shard);
+        if (!ids.includes(record.id)) await this.keyv.set(shard, [...ids, record.id]);
+      });
     }
     this.indexed.add(record.id);
   }
 
+  /** Every stored session's id (retention walks them; recovery does not). */
   async listSessionIds(): Promise<string[]> {
-    return z.array(z.string()).parse((await this.keyv.get<unknown>('sessions')) ?? []);
+    const keys = [LEGACY_INDEX, ...Array.from({ length: INDEX_SHARDS }, (_, i) => `sessions:${i}`)];
+    const lists = await this.keyv.getMany<unknown>(keys);
+    return [...new Set(lists.flatMap((list) => (list === undefined ? [] : IdListSchema.parse(list))))];
+  }
+
+  private async readIds(key: string): Promise<string[]> {
+    return IdListSchema.parse((await this.keyv.get<unknown>(key)) ?? []);
+  }
+
+  private async removeFromIndex(id: string): Promise<void> {
+    for (const key of [indexShard(id), LEGACY_INDEX]) {
+      await this.indexLock.run(key, async () => {
+        const ids = await this.readIds(key);
+        if (ids.includes(id)) await this.keyv.set(key, ids.filter((other) => other !== id));
+      });
+    }
+  }
+
+  // ---- sessions with work in flight ----------------------------------------------------
+
+  /**
+   * Note that a session has work in flight, before that work is recorded: a crash must
+   * never leave a session that needs repair outside the index. One write the first time,
+   * none while it stays open.
+   */
+  async markOpen(id: string): Promise<void> {
+    if (this.open?.has(id)) return;
+    await this.indexLock.run(OPEN_INDEX, async () => {
+      const open = await this.openSet();
+      if (open.has(id)) return;
+      open.add(id);
+      await this.keyv.set(OPEN_INDEX, [...open]);
+    });
+  }
+
+  /** The session has nothing in flight any more (call only when that is known). */
+  async markSettled(id: string): Promise<void> {
+    if (this.open && !this.open.has(id)) return;
+    await this.indexLock.run(OPEN_INDEX, async () => {
+      const open = await this.openSet();
+      if (!open.delete(id)) return;
+      await this.keyv.set(OPEN_INDEX, [...open]);
+    });
+  }
+
+  /**
+   * The sessions start-up recovery must look at. A store written before the index existed
+   * has none: then every stored session counts as open, once, and the index is built.
+   */
+  async openSessionIds(): Promise<string[]> {
+    return this.indexLock.run(OPEN_INDEX, async () => [...(await this.openSet())]);
+  }
+
+  private async openSet(): Promise<Set<string>> {
+    if (this.open) return this.open;
+    const raw = await this.keyv.get<unknown>(OPEN_INDEX);
+    if (raw !== undefined) {
+      this.open = new Set(IdListSchema.parse(raw));
+    } else {
+      this.open = new Set(await this.listSessionIds());
+      await this.keyv.set(OPEN_INDEX, [...this.open]);
+    }
+    return this.open;
+  }
+
+  // ---- the tool ledger ---------------------------------------------------------------
+
+  async getToolRound(id: string): Promise<LedgerRound | undefined> {
+    const raw = await this.keyv.get<unknown>(`tools-started:${id}`);
+    return raw === undefined ? undefined : LedgerRoundSchema.parse(raw);
+  }
+
+  /** One write: the whole round's started calls (the ledger keeps one round per session). */
+  async setToolRound(id: string, round: LedgerRound): Promise<void> {
+    await this.keyv.set(`tools-started:${id}`, round);
   }
 
   // ---- transcripts -------------------------------------------------------------------
@@ -241,9 +336,10 @@ export class SessionStore {
     await this.refLog(id).clear();
     await this.transcript(id).clear();
     await this.keyv.delete(`pending:${id}`);
+    await this.keyv.delete(`tools-started:${id}`);
     await this.keyv.delete(`session:${id}`);
-    const ids = await this.listSessionIds();
-    await this.keyv.set('sessions', ids.filter((other) => other !== id));
+    await this.removeFromIndex(id);
+    await this.markSettled(id);
     this.transcripts.delete(id);
     this.itemLogs.delete(id);
     this.refLogs.delete(id);
@@ -253,13 +349,29 @@ export class SessionStore {
   /** Delete every session untouched for longer than `retentionMs`; returns their ids. */
   async sweepExpired(retentionMs: number, now = Date.now()): Promise<string[]> {
     const expired: string[] = [];
-    for (const id of await this.listSessionIds()) {
-      const record = await this.getSession(id);
-      if (!record || now - record.updatedAt > retentionMs) expired.push(id);
+    const ids = await this.listSessionIds();
+    for (let start = 0; start < ids.length; start += SWEEP_BATCH) {
+      const batch = ids.slice(start, start + SWEEP_BATCH);
+      const records = await this.keyv.getMany<unknown>(batch.map((id) => `session:${id}`));
+      batch.forEach((id, i) => {
+        // A record that no longer parses is kept (and stays visible as an error where it is
+        // read): deleting what we cannot read would lose data silently.
+        const parsed = SessionRecordSchema.safeParse(records[i]);
+        if (records[i] === undefined || (parsed.success && now - parsed.data.updatedAt > retentionMs)) expired.push(id);
+      });
     }
     for (const id of expired) await this.deleteSession(id);
     return expired;
   }
+}
+
+const SWEEP_BATCH = 500;
+
+/** Which shard of the session index holds this id (FNV-1a: stable across processes and versions). */
+function indexShard(id: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  return `sessions:${(hash >>> 0) % INDEX_SHARDS}`;
 }
 
 function channelGrantsKey(key: Pick<SessionKey, 'platform' | 'workspace' | 'channel'>): string {

@@ -45,7 +45,7 @@ describe('a restart while an approval is pending', () => {
 
     const second = await bootBot(url, [say('Written.')], [recordingTool('write', risky, { log })]);
     const report = await second.bot.manager.recover();
-    expect(report).toMatchObject({ sessions: 1, repaired: [], resumed: [] });
+    expect(report).toMatchObject({ examined: 1, waiting: [second.bot.sessionId('T1')], resumed: [] });
     expect(await second.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: true });
     await second.bot.manager.idle();
     expect(log).toEqual(['start:write', 'end:write']);
@@ -101,7 +101,7 @@ describe('a restart while a tool runs', () => {
     });
   }
 
-  it('a side-effecting call gets an error result and is not run again; the next message finds no orphan', async () => {
+  it('a side-effecting call gets an error result, is not run again, and the turn goes on with no orphan', async () => {
     const url = await storeFile();
     const runs: string[] = [];
     const first = await bootBot(url, [callTools(call('migrate_db'))], [hangingTool('migrate_db', false, runs)]);
@@ -109,14 +109,17 @@ describe('a restart while a tool runs', () => {
     await first.bot.waitForEvent('T1', 'tool_started');
 
     const second = await bootBot(url, [say('The migration was interrupted; shall I check its state?')], [hangingTool('migrate_db', false, runs)]);
-    expect(await second.bot.manager.recover()).toMatchObject({ repaired: [second.bot.sessionId('T1')] });
-    expect(runs).toEqual(['migrate_db']);
-    const stored = await second.bot.store.loadTranscript(second.bot.sessionId('T1'));
-    expect(stored.at(-2)).toMatchObject({ role: 'tool', content: expect.stringContaining('interrupted by a restart') });
-    expect(stored.at(-1)).toMatchObject({ role: 'notice', kind: 'interrupted' });
-    await second.bot.say('T1', 'U1', 'what happened?');
+    expect(await second.bot.manager.recover()).toMatchObject({ resumed: [second.bot.sessionId('T1')] });
     await second.bot.manager.idle();
+    expect(runs).toEqual(['migrate_db']);
+    const finished = second.bot.events('T1').filter((e) => e.type === 'tool_finished');
+    expect(finished).toMatchObject([{ status: 'interrupted', restart: 'not_rerun' }]);
+    const stored = await second.bot.store.loadTranscript(second.bot.sessionId('T1'));
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(stored[2]).toMatchObject({ role: 'tool', content: expect.stringContaining('interrupted by a restart') });
     expectNoOrphans(second.provider.requests[0]!.messages);
+    // Settled: the next start-up has nothing to read.
+    expect(await second.bot.store.openSessionIds()).toEqual([]);
   });
 
   it('an idempotent call (a read) simply runs again and the turn completes', async () => {

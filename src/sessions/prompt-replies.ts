@@ -1,0 +1,69 @@
+// What a click or a reply does to a prompt that waits for a human. A click must carry one of
+// the choices the prompt offered; a reply answers a waiting question, and declines anything
+// else that waits (an approval, a plan, a directory request), quoting the reply: a reply is a
+// redirection, never an approval, and free text never mints a grant.
+import type { InboxItem, InboxResolution } from '../engine/index.js';
+import type { PersistentInbox } from '../store/persistent-inbox.js';
+import type { SessionRecord } from '../store/session-store.js';
+import type { AccessPolicy } from './access-policy.js';
+import type { Reporter } from './session-observer.js';
+
+/** A click: the choice as the button carries it, checked against the item's vocabulary. */
+export type PromptChoice = { choice: string; text?: string };
+
+export interface Reply {
+  text: string;
+  userId: string;
+}
+
+export class PromptReplies {
+  constructor(
+    private readonly inbox: PersistentInbox,
+    private readonly access: AccessPolicy,
+    private readonly reporter: Reporter,
+  ) {}
+
+  /** A reply while a question waits is its answer. True when the reply was consumed so. */
+  async answerQuestion(record: SessionRecord, prompts: InboxItem[], reply: Reply): Promise<boolean> {
+    const question = prompts.find((item) => item.kind === 'question');
+    if (!question || !this.access.mayResolve(reply.userId, record, 'question').allowed) return false;
+    return (await this.inbox.resolve(question.id, { kind: 'question', answer: reply.text }, reply.userId)).ok;
+  }
+
+  /** Decline every waiting approval, plan and directory request with this reply. */
+  async decline(record: SessionRecord, prompts: InboxItem[], reply: Reply): Promise<void> {
+    for (const item of prompts) {
+      if (item.kind === 'question') continue;
+      const note = `the user replied instead of approving: ${JSON.stringify(reply.text)}`;
+      const resolution: InboxResolution =
+        item.kind === 'approval'
+          ? { kind: 'approval', outcome: 'deny', note }
+          : item.kind === 'plan'
+            ? { kind: 'plan', approved: false, feedback: reply.text }
+            : { kind: 'directory', granted: false };
+      await this.close(record, item, resolution, reply.userId);
+    }
+  }
+
+  /** Resolve a prompt without a click, and tell the view so its card loses its buttons. */
+  async close(record: SessionRecord, item: InboxItem, resolution: InboxResolution, userId?: string): Promise<void> {
+    const result = await this.inbox.resolve(item.id, resolution, userId);
+    if (result.ok) await this.reporter.promptClosed(record, result.item);
+  }
+}
+
+/** A button's choice, checked against the kind of prompt it answers. */
+export function resolutionOf(item: InboxItem, { choice, text }: PromptChoice): InboxResolution | undefined {
+  switch (item.kind) {
+    case 'approval':
+      return choice === 'once' || choice === 'always_tool' || choice === 'always_command' || choice === 'deny'
+        ? { kind: 'approval', outcome: choice }
+        : undefined;
+    case 'plan':
+      return choice === 'approve' ? { kind: 'plan', approved: true } : choice === 'reject' ? { kind: 'plan', approved: false, ...(text ? { feedback: text } : {}) } : undefined;
+    case 'directory':
+      return choice === 'grant' ? { kind: 'directory', granted: true } : choice === 'deny' ? { kind: 'directory', granted: false } : undefined;
+    case 'question':
+      return { kind: 'question', answer: text ?? choice };
+  }
+}

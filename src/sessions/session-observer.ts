@@ -1,0 +1,49 @@
+// What the session layer reports to the connectors that render it. A report a view fails to
+// render is logged and the turn goes on: the conversation is the source of truth, the
+// thread is its rendering.
+import type { EngineEvent, EngineLogger, InboxItem, MessageSource } from '../engine/index.js';
+import type { SessionRecord } from '../store/session-store.js';
+
+export type InputDisposition = 'started' | 'queued' | 'injected' | 'answered' | 'dropped';
+
+/** What the connector renders. Called in order, per session; failures are logged, not fatal. */
+export interface SessionObserver {
+  /** Every engine event; `prompt` is the inbox item behind a permission or interaction card. */
+  onEvent?(session: SessionRecord, event: EngineEvent, prompt?: InboxItem): void | Promise<void>;
+  /** What became of an inbound message: a reaction in the thread, say. */
+  onInput?(session: SessionRecord, inputId: string, disposition: InputDisposition, source?: MessageSource): void | Promise<void>;
+  /** A prompt closed without a click (a stop, a reply, a restart): its card should say so. */
+  onPromptClosed?(session: SessionRecord, item: InboxItem): void | Promise<void>;
+}
+
+/** The observer as the session layer calls it: never throws. */
+export class Reporter {
+  constructor(
+    private readonly observer: SessionObserver,
+    private readonly logger: EngineLogger,
+  ) {}
+
+  async event(session: SessionRecord, event: EngineEvent, prompt?: InboxItem): Promise<void> {
+    try {
+      await this.observer.onEvent?.(session, event, prompt);
+    } catch (error) {
+      this.logger.warn({ err: error, sessionId: session.id, event: event.type }, 'the view failed to render an event');
+    }
+  }
+
+  async input(session: SessionRecord, inputId: string, disposition: InputDisposition, source?: MessageSource): Promise<void> {
+    try {
+      await this.observer.onInput?.(session, inputId, disposition, source);
+    } catch (error) {
+      this.logger.warn({ err: error, sessionId: session.id }, 'the view failed to show a message disposition');
+    }
+  }
+
+  async promptClosed(session: SessionRecord, item: InboxItem): Promise<void> {
+    try {
+      await this.observer.onPromptClosed?.(session, item);
+    } catch (error) {
+      this.logger.warn({ err: error, sessionId: session.id }, 'the view failed to close a prompt');
+    }
+  }
+}
