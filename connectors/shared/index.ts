@@ -14,6 +14,7 @@ export {
   newToolCard,
   phaseIcon,
   phaseLabel,
+  restartNote,
   recordDecision,
   summarizeArguments,
   type ToolCardState,

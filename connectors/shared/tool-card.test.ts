@@ -7,6 +7,7 @@ import {
   isFinished,
   newToolCard,
   phaseLabel,
+  restartNote,
   recordDecision,
   summarizeArguments,
   type ToolCardState,
@@ -187,5 +188,27 @@ describe('displayNote', () => {
 
   it('stays short', () => {
     expect(displayNote('x'.repeat(1000))!.length).toBe(200);
+  });
+});
+
+describe('a call cut by a restart', () => {
+  it('a call that was running when the bot restarted says it may have run partly and was not run again', () => {
+    const card = fold([
+      { type: 'tool_proposed', toolCallId: 'c', name: 'run_shell', arguments: { command: 'make deploy' } },
+      { type: 'tool_finished', toolCallId: 'c', name: 'run_shell', status: 'interrupted', resultPreview: 'interrupted by a restart', restart: 'not_rerun' },
+    ]);
+    expect(card).toMatchObject({ phase: 'interrupted', restart: 'not_rerun' });
+    expect(restartNote(card)).toBe('Interrupted by a restart: it may have run partly; it was not run again');
+  });
+
+  it('an idempotent call that ran again says so', () => {
+    const card = fold([
+      { type: 'tool_proposed', toolCallId: 'c', name: 'read_file', arguments: { path: 'a.md' } },
+      { type: 'tool_started', toolCallId: 'c', name: 'read_file', restart: 'rerun' },
+      { type: 'tool_finished', toolCallId: 'c', name: 'read_file', status: 'ok', resultPreview: 'text' },
+    ]);
+    expect(card).toMatchObject({ phase: 'done', restart: 'rerun' });
+    expect(restartNote(card)).toMatch(/ran again \(this tool is safe to repeat\)/);
+    expect(restartNote({})).toBeUndefined();
   });
 });

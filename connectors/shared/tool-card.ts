@@ -41,6 +41,11 @@ export interface ToolCardState {
   command?: string;
   /** What the tool asks the user (from `interaction_required`). */
   interactionKind?: InteractionKind;
+  /**
+   * The bot restarted while this call ran: `not_rerun` (it may have run partly and was not
+   * run again) or `rerun` (its tool is safe to repeat, so it ran again).
+   */
+  restart?: 'rerun' | 'not_rerun';
 }
 
 const FINISHED: ReadonlySet<ToolPhase> = new Set(['done', 'failed', 'denied', 'interrupted']);
@@ -79,12 +84,16 @@ export function applyToolEvent(card: ToolCardState, event: EngineEvent, now: num
     case 'interaction_required':
       if (event.toolCallId !== card.toolCallId) return card;
       return { ...card, phase: 'awaiting_answer', interactionKind: event.kind };
-    case 'tool_started':
+    case 'tool_started': {
       if (event.toolCallId !== card.toolCallId) return card;
-      return { ...card, phase: 'running', startedAt: now };
+      const next: ToolCardState = { ...card, phase: 'running', startedAt: now };
+      if (event.restart) next.restart = event.restart;
+      return next;
+    }
     case 'tool_finished': {
       if (event.toolCallId !== card.toolCallId) return card;
       const next: ToolCardState = { ...card, phase: finishedPhase(event.status), resultPreview: event.resultPreview };
+      if (event.restart) next.restart = event.restart;
       if (event.display !== undefined) next.display = event.display;
       const durationMs = event.durationMs ?? (card.startedAt !== undefined ? Math.max(0, now - card.startedAt) : undefined);
       if (durationMs !== undefined) next.durationMs = durationMs;
@@ -136,6 +145,20 @@ export function phaseLabel(phase: ToolPhase): string {
       return 'Stopped';
     default:
       return assertNever(phase);
+  }
+}
+
+/** What the card says about a restart that cut this call, if one did. */
+export function restartNote(card: Pick<ToolCardState, 'restart'>): string | undefined {
+  switch (card.restart) {
+    case 'not_rerun':
+      return 'Interrupted by a restart: it may have run partly; it was not run again';
+    case 'rerun':
+      return 'The bot restarted while this ran; it ran again (this tool is safe to repeat)';
+    case undefined:
+      return undefined;
+    default:
+      return assertNever(card.restart);
   }
 }
 

@@ -4,7 +4,7 @@
 // Limits that bite here (Block Kit docs): 50 blocks a message, 3,000 characters of section
 // text, 75 characters of button text.
 import type { InboxItem } from '../../src/engine/index.js';
-import { displayNote, escapeSlackText, formatDuration, phaseLabel, truncateForDisplay, type ToolCardState } from '../shared/index.js';
+import { displayNote, escapeSlackText, formatDuration, phaseLabel, restartNote, truncateForDisplay, type ToolCardState } from '../shared/index.js';
 import { encodeValue, promptActionId, RETRY_ACTION } from './actions.js';
 
 export interface SlackBlock {
@@ -42,7 +42,8 @@ function inlineCode(text: string): string {
 }
 
 export function toolCardText(card: ToolCardState): string {
-  return `${phaseLabel(card.phase)}: ${card.name} ${card.argsSummary}`.slice(0, 300);
+  const restart = restartNote(card);
+  return `${phaseLabel(card.phase)}: ${card.name} ${card.argsSummary}${restart ? ` (${restart})` : ''}`.slice(0, 300);
 }
 
 export function toolCardBlocks(card: ToolCardState, prompt?: { item: InboxItem; question?: string; plan?: string }): SlackBlock[] {
@@ -54,8 +55,11 @@ export function toolCardBlocks(card: ToolCardState, prompt?: { item: InboxItem; 
     if (prompt.item.state === 'pending') blocks.push({ type: 'context', elements: [mrkdwn('Pick an answer, or reply in this thread in your own words.')] });
   }
   if (prompt?.plan) blocks.push({ type: 'section', text: mrkdwn(`*Plan:*\n${escape(prompt.plan)}`) });
-  const status = [phaseLabel(card.phase)];
-  if (card.durationMs !== undefined) status.push(formatDuration(card.durationMs));
+  const restart = restartNote(card);
+  // A call cut by a restart has no meaningful duration: the note says what happened.
+  const status = card.restart === 'not_rerun' && restart ? [`:warning: ${restart}`] : [phaseLabel(card.phase)];
+  if (card.durationMs !== undefined && card.restart !== 'not_rerun') status.push(formatDuration(card.durationMs));
+  if (card.restart === 'rerun' && restart) status.push(restart);
   if (card.decision) status.push(decisionText(card.decision));
   blocks.push({ type: 'context', elements: [mrkdwn(status.join(' · '))] });
   if (card.resultPreview && ['done', 'failed', 'denied', 'interrupted'].includes(card.phase)) {
