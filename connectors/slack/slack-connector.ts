@@ -210,10 +210,10 @@ export class SlackConnector {
     const ref = await this.options.core.store.getMessageRef(messageKey(channel, ts));
     const sessionId = ref?.sessionId ?? sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts });
     const record = await this.options.core.store.getSession(sessionId);
-    if (!record) return;
-    this.viewFor(record).noteStoppedBy(userId);
+    if (record) this.viewFor(record).noteStoppedBy(userId);
+    // Even with no session yet: the mention this reacts to may still be on its way in.
     const result = await this.options.core.manager.interrupt(sessionId, userId);
-    if (result.status === 'refused') await this.whisper(channel, userId, record.key.thread, result.reason);
+    if (result.status === 'refused') await this.whisper(channel, userId, record?.key.thread ?? ts, result.reason);
   }
 
   private async onPromptClick(value: { item: string; choice: string } | undefined, userId: string, say: (text: string) => Promise<void>): Promise<void> {

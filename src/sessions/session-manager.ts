@@ -10,7 +10,7 @@
 // Turns are driven by turn-driver.ts; after a restart, recovery.ts repairs what the crash
 // left before anything else touches a session.
 import { randomUUID } from 'node:crypto';
-import { silentLogger, type EngineLogger, type GrantsSnapshot, type MessageSource, type ResolveResult } from '../engine/index.js';
+import { INTERRUPTED_BY_USER, parseToolArguments, previewOf, silentLogger, toolErrorContent, type EngineLogger, type GrantsSnapshot, type MessageSource, type ResolveResult } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
 import { sessionIdOf, type PendingInput, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
@@ -65,13 +65,16 @@ export class SessionManager {
   private readonly sessions: LiveSessions;
   private readonly driver: TurnDriver;
   private readonly replies: PromptReplies;
+  private readonly reporter: Reporter;
   private readonly logger: EngineLogger;
   private readonly evictTimer: NodeJS.Timeout;
+  private readonly earlyStops = new EarlyStops();
   private closing = false;
 
   constructor(private readonly options: SessionManagerOptions) {
     this.logger = options.logger ?? silentLogger;
     const reporter = new Reporter(options.observer ?? {}, this.logger);
+    this.reporter = reporter;
     this.sessions = new LiveSessions({
       store: options.store,
       inbox: options.inbox,
@@ -158,6 +161,9 @@ export class SessionManager {
       }
       await this.driver.startWithInputs(live, [input]);
       await this.driver.notifyInput(live, input.id, 'started', input.source);
+      // A 🛑 processed before this message was: it meant this turn.
+      const early = this.earlyStops.take(sessionId);
+      if (early && this.options.access.mayStop(early, live.record).allowed) await this.stopOwnedTurn(sessionId, early);
       return { status: 'started', sessionId, inputId: input.id };
     });
   }
@@ -168,22 +174,46 @@ export class SessionManager {
    * moment before, a turn resumed by recovery or a click) is stopped too.
    */
   async interrupt(sessionId: string, userId: string): Promise<ControlResult> {
-    const record = await this.recordOf(sessionId);
-    if (!record) return { status: 'unknown_session' };
-    const access = this.options.access.mayStop(userId, record);
-    if (!access.allowed) return { status: 'refused', reason: access.reason };
-    if (await this.stopOwnedTurn(sessionId, userId)) return { status: 'done', sessionId };
-    return this.options.coordinator.exclusive(sessionId, async () => {
+    const known = await this.recordOf(sessionId);
+    if (known) {
+      const access = this.options.access.mayStop(userId, known);
+      if (!access.allowed) return { status: 'refused', reason: access.reason };
       if (await this.stopOwnedTurn(sessionId, userId)) return { status: 'done', sessionId };
-      const idle = this.sessions.peek(sessionId);
-      // Replies that arrived as the last turn ended are not run after this stop.
-      if (idle) idle.stopped = true;
-      const pending = await this.options.inbox.pending(sessionId);
-      if (pending.length === 0) return { status: 'idle' };
-      // No turn runs, but a prompt waits (the process restarted while it did).
-      for (const item of pending) await this.replies.close(record, item, { kind: 'interrupted' }, userId);
+    }
+    return this.options.coordinator.exclusive(sessionId, async () => {
+      // Unknown a moment ago: the thread's first message may have been delivering as the stop came.
+      const record = known ?? (await this.recordOf(sessionId));
+      if (!record) {
+        this.earlyStops.remember(sessionId, userId);
+        return { status: 'unknown_session' };
+      }
+      if (!known) {
+        const access = this.options.access.mayStop(userId, record);
+        if (!access.allowed) return { status: 'refused', reason: access.reason };
+      }
+      if (await this.stopOwnedTurn(sessionId, userId)) return { status: 'done', sessionId };
       const live = await this.sessions.get(sessionId);
-      await live.engine.closeUnansweredToolCalls('interrupted by user', { kind: 'interrupted', text: 'Stopped by the user.' });
+      // Replies that arrived as the last turn ended are not run after this stop.
+      live.stopped = true;
+      // No turn runs, but something may wait to resume: a prompt (the process restarted
+      // while it waited) or a call whose prompt was answered a moment ago. A stop closes
+      // them all, so the resume that would follow finds nothing to run.
+      const pending = await this.options.inbox.pending(sessionId);
+      if (pending.length === 0 && live.engine.unansweredToolCalls().length === 0) return { status: 'idle' };
+      for (const item of pending) await this.replies.close(record, item, { kind: 'interrupted' }, userId);
+      const closed = await live.engine.closeUnansweredToolCalls(INTERRUPTED_BY_USER, { kind: 'interrupted', text: 'Stopped by the user.' });
+      for (const call of closed) {
+        // The card is shown as a whole again (after a restart the view knows only its message).
+        const args = parseToolArguments(call.function.arguments);
+        await this.reporter.event(live.record, { type: 'tool_proposed', toolCallId: call.id, name: call.function.name, arguments: args.ok ? args.value : args.raw });
+        await this.reporter.event(live.record, {
+          type: 'tool_finished',
+          toolCallId: call.id,
+          name: call.function.name,
+          status: 'interrupted',
+          resultPreview: previewOf(toolErrorContent(INTERRUPTED_BY_USER)),
+        });
+      }
       await this.driver.settleIfQuiet(live);
       return { status: 'done', sessionId };
     });
@@ -326,6 +356,33 @@ export class SessionManager {
       if (isBusy(live)) return { status: 'busy' };
       return work(live);
     });
+  }
+}
+
+/**
+ * Stops for a thread the bot does not know yet. A reaction and the message it reacts to
+ * reach the bot as separate events, in either order: a 🛑 on a mention can be processed
+ * before the mention itself. Such a stop is kept for a minute and applied to the turn that
+ * message starts, if the person may stop it then. Bounded: a flood of reactions on
+ * unrelated messages cannot grow it past `MAX`.
+ */
+class EarlyStops {
+  private static readonly TTL_MS = 60_000;
+  private static readonly MAX = 1_000;
+  private readonly stops = new Map<string, { userId: string; at: number }>();
+
+  remember(sessionId: string, userId: string): void {
+    this.stops.delete(sessionId);
+    this.stops.set(sessionId, { userId, at: Date.now() });
+    if (this.stops.size > EarlyStops.MAX) this.stops.delete(this.stops.keys().next().value!);
+  }
+
+  /** Who stopped this thread before it existed, if it was within the last minute. */
+  take(sessionId: string): string | undefined {
+    const stop = this.stops.get(sessionId);
+    if (!stop) return undefined;
+    this.stops.delete(sessionId);
+    return Date.now() - stop.at <= EarlyStops.TTL_MS ? stop.userId : undefined;
   }
 }
 

@@ -1,0 +1,268 @@
+// Start-up recovery and stops through the session layer: a first bot is abandoned mid-turn
+// (as if its process died), a second bot opens the same SQLite file. Checked: recovery reads
+// only the sessions with work in flight, decides each unanswered call on its own, and a stop
+// that arrives in any gap before a turn's first step still stops that turn.
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool, type ToolDefinition, type ToolMetadata } from '../../src/engine/index.js';
+import { call, callTools, say, ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
+import { lowRisk, recordingTool, risky, waitFor } from '../support/engine-kit.js';
+import { tempDir, TestBot } from '../support/test-connector.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function storeFile(): Promise<string> {
+  const dir = await tempDir();
+  cleanups.push(dir.remove);
+  return `sqlite://${dir.path}/bot.sqlite`;
+}
+
+async function bootBot(storeUrl: string, steps: Step[], tools: ToolDefinition[]) {
+  const provider = new ScriptedProvider(steps);
+  const bot = await TestBot.start({ provider, tools, storeUrl });
+  cleanups.push(() => bot.stop());
+  return { bot, provider };
+}
+
+/** Records its runs, then never returns: the process dies while it runs. */
+function hangingTool(name: string, metadata: ToolMetadata, runs: string[]): ToolDefinition {
+  return defineTool({
+    name,
+    description: name,
+    schema: z.record(z.string(), z.unknown()),
+    metadata,
+    execute: async () => {
+      runs.push(name);
+      return new Promise<string>(() => undefined);
+    },
+  });
+}
+
+type Sent = { role: string; tool_calls?: { id: string }[]; tool_call_id?: string; content?: unknown };
+
+/** Every call has exactly one result, right after its assistant message, in call order. */
+function expectAnsweredInOrder(messages: Sent[]): void {
+  messages.forEach((message, i) => {
+    if (message.role !== 'assistant' || !message.tool_calls?.length) return;
+    const ids = message.tool_calls.map((c) => c.id);
+    const results = messages.slice(i + 1, i + 1 + ids.length).map((m) => (m.role === 'tool' ? m.tool_call_id : m.role));
+    expect(results).toEqual(ids);
+  });
+  const results = messages.flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : []));
+  expect(new Set(results).size).toBe(results.length);
+}
+
+describe('recovery reads only what needs repair', () => {
+  it('quiet sessions leave the open index when their turn ends; recovery examines none of them', async () => {
+    const url = await storeFile();
+    const first = await bootBot(url, [say('one'), say('two'), say('three')], []);
+    for (const thread of ['T1', 'T2', 'T3']) {
+      await first.bot.say(thread, 'U1', 'hello');
+      await first.bot.manager.idle();
+    }
+    expect(await first.bot.store.openSessionIds()).toEqual([]);
+
+    const second = await bootBot(url, [], []);
+    expect(await second.bot.manager.recover()).toEqual({ examined: 0, resumed: [], started: [], waiting: [], settled: [] });
+    expect(second.bot.manager.liveCount).toBe(0);
+  });
+
+  it('a session is in the open index from its first recorded input until its turn ends', async () => {
+    const url = await storeFile();
+    const log: string[] = [];
+    const { bot } = await bootBot(url, [callTools(call('write')), say('done')], [recordingTool('write', risky, { log })]);
+    await bot.say('T1', 'U1', 'write');
+    const prompt = await bot.waitForPrompt('T1');
+    expect(await bot.store.openSessionIds()).toEqual([bot.sessionId('T1')]);
+    await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1');
+    await bot.manager.idle();
+    expect(await bot.store.openSessionIds()).toEqual([]);
+  });
+
+  it('a store written before the open index existed is scanned once, and the index is built', async () => {
+    const url = await storeFile();
+    const first = await bootBot(url, [say('hi')], []);
+    await first.bot.say('T1', 'U1', 'hello');
+    await first.bot.manager.idle();
+    await first.bot.store.keyv.delete('open-sessions'); // as an older version left it
+    await first.bot.stop();
+
+    const second = await bootBot(url, [], []);
+    expect(await second.bot.manager.recover()).toMatchObject({ examined: 1, settled: [second.bot.sessionId('T1')] });
+    const third = await bootBot(url, [], []);
+    expect(await third.bot.manager.recover()).toMatchObject({ examined: 0 });
+  });
+});
+
+describe('recovery decides each unanswered call on its own', () => {
+  it('a batch cut mid-way: the running call is answered, the approved one runs, the turn finishes, nothing runs twice', async () => {
+    const url = await storeFile();
+    const runs: string[] = [];
+    const metaWrite: ToolMetadata = { risk: 'high', category: 'write' };
+    // Round: approve(a) + approve(b); a runs and hangs (the process dies), b was approved, never started.
+    const first = await bootBot(url, [callTools(call('step_a'), call('step_b'))], [hangingTool('step_a', metaWrite, runs), recordingTool('step_b', metaWrite, { log: runs })]);
+    await first.bot.say('T1', 'U1', 'do a then b');
+    const promptA = await first.bot.waitForPrompt('T1');
+    await first.bot.manager.resolve(promptA.id, { choice: 'once' }, 'U1');
+    await waitFor(() => first.bot.shown.filter((s) => s.prompt).length === 2);
+    const promptB = first.bot.shown.filter((s) => s.prompt).at(-1)!.prompt!;
+    await first.bot.manager.resolve(promptB.id, { choice: 'once' }, 'U1');
+    await waitFor(() => runs.includes('step_a'));
+
+    const second = await bootBot(url, [say('a was interrupted, b is done')], [recordingTool('step_a', metaWrite, { log: runs }), recordingTool('step_b', metaWrite, { log: runs })]);
+    expect(await second.bot.manager.recover()).toMatchObject({ resumed: [second.bot.sessionId('T1')] });
+    await second.bot.manager.idle();
+    expect(runs).toEqual(['step_a', 'start:step_b', 'end:step_b']);
+    const finished = second.bot.events('T1').filter((e) => e.type === 'tool_finished');
+    expect(finished).toMatchObject([
+      { name: 'step_a', status: 'interrupted', restart: 'not_rerun' },
+      { name: 'step_b', status: 'ok' },
+    ]);
+    // The old buttons answer "already answered"; nothing runs again.
+    expect(await second.bot.manager.resolve(promptA.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: false, reason: 'already_resolved' });
+    expectAnsweredInOrder(second.provider.requests[0]!.messages);
+    expect(await second.bot.store.openSessionIds()).toEqual([]);
+  });
+
+  it('a reply recorded while a prompt waited, and not yet applied when the process died, declines it and steers', async () => {
+    const url = await storeFile();
+    const log: string[] = [];
+    const first = await bootBot(url, [callTools(call('deploy'))], [recordingTool('deploy', risky, { log })]);
+    await first.bot.say('T1', 'U1', 'deploy');
+    await first.bot.waitForPrompt('T1');
+    const sessionId = first.bot.sessionId('T1');
+    // The reply was recorded; the process died before it declined the prompt.
+    await first.bot.store.setPendingInputs(sessionId, [{ id: 'in-1', text: 'no, staging', receivedAt: Date.now(), source: { platform: 'test', userId: 'U1', messageId: 'm-9' } }]);
+
+    const second = await bootBot(url, [say('Staging then.')], [recordingTool('deploy', risky, { log })]);
+    expect(await second.bot.manager.recover()).toMatchObject({ resumed: [sessionId] });
+    await second.bot.manager.idle();
+    expect(log).toEqual([]);
+    const sent = second.provider.requests[0]!.messages as Sent[];
+    expect(sent.at(-2)).toMatchObject({ role: 'tool', content: expect.stringContaining('replied instead of approving') });
+    expect(sent.at(-1)).toEqual({ role: 'user', content: 'no, staging' });
+  });
+
+  it('an input already in the transcript is not run a second time', async () => {
+    const url = await storeFile();
+    const first = await bootBot(url, [{ stallBeforeFirstToken: true }], []);
+    await first.bot.say('T1', 'U1', 'hello', 'ev-42');
+    await first.bot.waitForEvent('T1', 'turn_start');
+    const sessionId = first.bot.sessionId('T1');
+    // The crash fell between the message joining the history and leaving the pending list.
+    await first.bot.store.setPendingInputs(sessionId, [{ id: 'in-1', text: 'hello', receivedAt: Date.now(), source: { platform: 'test', messageId: 'ev-42' } }]);
+
+    const second = await bootBot(url, [say('hi')], []);
+    expect(await second.bot.manager.recover()).toMatchObject({ settled: [sessionId] });
+    expect(await second.bot.store.getPendingInputs(sessionId)).toEqual([]);
+    expect(second.provider.requests).toEqual([]);
+  });
+
+  it('a prompt whose call already has its result is closed, so its buttons no longer work', async () => {
+    const url = await storeFile();
+    const first = await bootBot(url, [callTools(call('deploy'))], [recordingTool('deploy', risky)]);
+    await first.bot.say('T1', 'U1', 'deploy');
+    const prompt = await first.bot.waitForPrompt('T1');
+    const sessionId = first.bot.sessionId('T1');
+    // The call got its result; the crash came before the prompt was resolved.
+    await first.bot.store.appendMessage(sessionId, { role: 'tool', tool_call_id: prompt.toolCallId, content: 'stopped' });
+
+    const second = await bootBot(url, [], [recordingTool('deploy', risky)]);
+    expect(await second.bot.manager.recover()).toMatchObject({ settled: [sessionId] });
+    expect(second.bot.closedPrompts.map((item) => item.id)).toEqual([prompt.id]);
+    expect(await second.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: false, reason: 'already_resolved' });
+  });
+});
+
+describe('a stop always lands', () => {
+  it('a stop right after the message, before the turn took its first step: the model is never called', async () => {
+    const { bot, provider } = await bootBot(await storeFile(), [say('never')], []);
+    expect(await bot.say('T1', 'U1', 'start something')).toMatchObject({ status: 'started' });
+    expect(await bot.manager.interrupt(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done' });
+    await bot.manager.idle();
+    expect(provider.requests).toEqual([]);
+    expect(bot.events('T1').at(-1)).toMatchObject({ type: 'turn_end', status: 'interrupted' });
+    expect((await bot.store.loadTranscript(bot.sessionId('T1'))).map((m) => m.role)).toEqual(['user', 'notice']);
+  });
+
+  it('a stop processed before the message it reacts to (events in either order) stops the turn that message starts', async () => {
+    const { bot, provider } = await bootBot(await storeFile(), [say('never')], []);
+    // Both issued at once: the session does not exist yet when the stop is looked at.
+    const delivered = bot.say('T1', 'U1', 'start something');
+    const stopped = bot.manager.interrupt(bot.sessionId('T1'), 'U1');
+    expect(await delivered).toMatchObject({ status: 'started' });
+    await stopped;
+    await bot.manager.idle();
+    expect(provider.requests).toEqual([]);
+    expect(bot.events('T1').at(-1)).toMatchObject({ type: 'turn_end', status: 'interrupted' });
+  });
+
+  it('an early stop from someone who may not stop that thread is not applied', async () => {
+    const { bot, provider } = await bootBot(await storeFile(), [say('answer')], []);
+    expect(await bot.manager.interrupt(bot.sessionId('T1'), 'U_STRANGER')).toMatchObject({ status: 'unknown_session' });
+    expect(await bot.say('T1', 'U1', 'start something')).toMatchObject({ status: 'started' });
+    await bot.manager.idle();
+    expect(provider.requests).toHaveLength(1);
+    expect(bot.events('T1').at(-1)).toMatchObject({ type: 'turn_end', status: 'completed' });
+  });
+
+  it('a stop during recovery stops the turn recovery resumes: the approved call never runs', async () => {
+    const url = await storeFile();
+    const log: string[] = [];
+    const first = await bootBot(url, [callTools(call('deploy'))], [recordingTool('deploy', risky, { log })]);
+    await first.bot.say('T1', 'U1', 'deploy');
+    const prompt = await first.bot.waitForPrompt('T1');
+    // The click was recorded, and the process died before the turn heard of it.
+    await first.bot.store.updateItem({ ...prompt, state: 'resolved', resolution: { kind: 'approval', outcome: 'once' }, resolvedBy: 'U1', resolvedAt: Date.now() });
+
+    const second = await bootBot(url, [say('never')], [recordingTool('deploy', risky, { log })]);
+    const recovering = second.bot.manager.recover();
+    const stop = second.bot.manager.interrupt(second.bot.sessionId('T1'), 'U1');
+    await recovering;
+    expect(await stop).toMatchObject({ status: 'done' });
+    await second.bot.manager.idle();
+    expect(log).toEqual([]);
+    expect(second.provider.requests).toEqual([]);
+    const stored = await second.bot.store.loadTranscript(second.bot.sessionId('T1'));
+    expect(stored.at(-2)).toMatchObject({ role: 'tool', content: expect.stringContaining('interrupted by user') });
+  });
+
+  it('a stop while a resumed turn starts (a click after a restart, then 🛑 at once): nothing runs', async () => {
+    const url = await storeFile();
+    const log: string[] = [];
+    const first = await bootBot(url, [callTools(call('deploy'))], [recordingTool('deploy', risky, { log })]);
+    await first.bot.say('T1', 'U1', 'deploy');
+    const prompt = await first.bot.waitForPrompt('T1');
+
+    const second = await bootBot(url, [say('never')], [recordingTool('deploy', risky, { log })]);
+    await second.bot.manager.recover();
+    const click = second.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1');
+    const stop = second.bot.manager.interrupt(second.bot.sessionId('T1'), 'U1');
+    await click;
+    expect(await stop).toMatchObject({ status: 'done' });
+    await second.bot.manager.idle();
+    expect(log).toEqual([]);
+    expect(second.provider.requests).toEqual([]);
+    const finished = second.bot.events('T1').filter((e) => e.type === 'tool_finished');
+    expect(finished).toMatchObject([{ status: 'interrupted' }]);
+    expectAnsweredInOrder((await second.bot.store.loadTranscript(second.bot.sessionId('T1'))));
+  });
+
+  it('a click, then a stop once the resumed turn runs: the stop still lands before the tool', async () => {
+    const url = await storeFile();
+    const log: string[] = [];
+    const first = await bootBot(url, [callTools(call('deploy'))], [recordingTool('deploy', risky, { log })]);
+    await first.bot.say('T1', 'U1', 'deploy');
+    const prompt = await first.bot.waitForPrompt('T1');
+    const second = await bootBot(url, [say('never')], [recordingTool('deploy', lowRisk, { log, delayMs: 200 })]);
+    await second.bot.manager.recover();
+    expect(await second.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: true });
+    expect(await second.bot.manager.interrupt(second.bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done' });
+    await second.bot.manager.idle();
+    expect(log.filter((l) => l.startsWith('end:'))).toEqual([]);
+    expect(second.bot.events('T1').at(-1)).toMatchObject({ type: 'turn_end', status: 'interrupted' });
+  });
+});
