@@ -1,15 +1,17 @@
-// Entry point of `npm run bench`: runs every suite in turn, prints one table of all their
-// figures, and merge-writes them into bench/results.json (see results.ts). Benchmarks
-// report, they do not judge: the exit code is 0 unless a suite itself breaks.
+// Entry point of `npm run bench`: runs every suite in turn (or only those named:
+// `npm run bench -- recovery store`), prints one table of all their figures, and
+// merge-writes them into bench/results.json (see results.ts). Benchmarks report, they do
+// not judge: the exit code is 0 unless a suite itself breaks.
 import { anthropicProviderSuite } from './anthropic-provider.bench.js';
 import { engineSuite } from './engine.bench.js';
 import { openaiProviderSuite } from './openai-provider.bench.js';
+import { recoverySuite } from './recovery.bench.js';
 import { slackSuite } from './slack.bench.js';
 import { storeSuite } from './store.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, slackSuite];
+const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, slackSuite];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);
@@ -30,7 +32,10 @@ function printTable(rows: BenchRow[]): void {
 
 async function main(): Promise<void> {
   const rows: BenchRow[] = [];
-  for (const suite of SUITES) {
+  const named = process.argv.slice(2);
+  const unknown = named.filter((name) => !SUITES.some((suite) => suite.name === name));
+  if (unknown.length > 0) throw new Error(`unknown bench suite ${unknown.join(', ')}: the suites are ${SUITES.map((s) => s.name).join(', ')}`);
+  for (const suite of SUITES.filter((s) => named.length === 0 || named.includes(s.name))) {
     const started = performance.now();
     console.log(`bench: running ${suite.name} suite…`);
     rows.push(...(await suite.run()));

@@ -3,9 +3,10 @@
 // call deliver / interrupt / resolve; they render what its observer reports.
 //
 // Start-up order matters: the store opens, MCP servers connect (a failing one is reported,
-// not fatal), expired sessions are swept; then the caller attaches its connectors, runs
-// `recover()` (sessions a crash left mid-turn are repaired), and only then lets the
-// connectors take events.
+// not fatal); then the caller attaches its connectors, runs `recover()` (sessions a crash
+// left mid-turn are repaired: only those, found through the store's open index), and only
+// then lets the connectors take events. Expired sessions are swept a minute after start and
+// every six hours: the sweep reads every session record, which start-up must not wait for.
 import { resolve } from 'node:path';
 import type { Config } from './config.js';
 import type { EngineLogger } from './engine/index.js';
@@ -24,6 +25,7 @@ import { createBuiltinTools } from './tools/index.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const RETENTION_SWEEP_EVERY_MS = 6 * 60 * 60 * 1000;
+const RETENTION_FIRST_SWEEP_MS = 60 * 1000;
 
 export interface Core {
   manager: SessionManager;
@@ -106,7 +108,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       logger.error({ err: error }, 'retention sweep failed');
     }
   };
-  await sweep();
+  const firstSweep = setTimeout(() => void sweep(), RETENTION_FIRST_SWEEP_MS);
+  firstSweep.unref();
   const sweeper = setInterval(() => void sweep(), RETENTION_SWEEP_EVERY_MS);
   sweeper.unref();
 
@@ -125,6 +128,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     close: async () => {
       if (closed) return;
       closed = true;
+      clearTimeout(firstSweep);
       clearInterval(sweeper);
       await manager.shutdown();
       await mcp.close();

@@ -3,6 +3,7 @@ import { InProcessCoordinator } from '../../src/sessions/coordination.js';
 import { AppendLog } from '../../src/store/append-log.js';
 import { openKeyvStore, type OpenedStore } from '../../src/store/keyv-factory.js';
 import { PersistentInbox } from '../../src/store/persistent-inbox.js';
+import { PersistentToolLedger } from '../../src/store/persistent-tool-ledger.js';
 import { SessionStore, type SessionRecord } from '../../src/store/session-store.js';
 import { tempDir } from '../support/test-connector.js';
 
@@ -143,5 +144,74 @@ describe('event de-duplication', () => {
     expect(coordinator.acquireTurn('s')).toBeUndefined();
     lease.release();
     expect(coordinator.acquireTurn('s')).toBeDefined();
+  });
+});
+
+describe('the tool ledger and the indexes', () => {
+  it('a recorded start survives a reopen; a new round replaces the old one; forgetting a thread removes it', async () => {
+    const dir = await tempDir();
+    dirs.push(dir.remove);
+    const url = `sqlite://${dir.path}/bot.sqlite`;
+    const first = await openKeyvStore(url);
+    const store = new SessionStore(first.keyv);
+    const ledger = new PersistentToolLedger(store);
+    await ledger.markStarted('s1', 'call_a', ['call_a']);
+    await ledger.markStarted('s1', 'call_a', ['call_b']);
+    await first.close();
+
+    const second = await openKeyvStore(url);
+    opened.push(second);
+    const reopened = new PersistentToolLedger(new SessionStore(second.keyv));
+    expect([...(await reopened.started('s1', 'call_a'))]).toEqual(['call_a', 'call_b']);
+    expect([...(await reopened.started('s1', 'call_z'))]).toEqual([]);
+    await reopened.markStarted('s1', 'call_c', ['call_c']);
+    expect(await new SessionStore(second.keyv).getToolRound('s1')).toEqual({ round: 'call_c', started: ['call_c'] });
+    await new SessionStore(second.keyv).deleteSession('s1');
+    expect(await new SessionStore(second.keyv).getToolRound('s1')).toBeUndefined();
+  });
+
+  it('a tool start is one store write', async () => {
+    const store = await memoryStore();
+    const ledger = new PersistentToolLedger(store);
+    await ledger.markStarted('s1', 'r', ['a']);
+    const writes: string[] = [];
+    const set = store.keyv.set.bind(store.keyv);
+    store.keyv.set = (async (key: string, value: unknown, ttl?: number) => {
+      writes.push(key);
+      return set(key, value, ttl);
+    });
+    await ledger.markStarted('s1', 'r', ['b', 'c']);
+    expect(writes).toEqual(['tools-started:s1']);
+  });
+
+  it('the open index: marked once, settled once, survives a reopen', async () => {
+    const dir = await tempDir();
+    dirs.push(dir.remove);
+    const url = `sqlite://${dir.path}/bot.sqlite`;
+    const first = await openKeyvStore(url);
+    const store = new SessionStore(first.keyv);
+    await store.markOpen('a');
+    await store.markOpen('b');
+    await store.markOpen('a');
+    await store.markSettled('b');
+    await first.close();
+    const second = await openKeyvStore(url);
+    opened.push(second);
+    expect(await new SessionStore(second.keyv).openSessionIds()).toEqual(['a']);
+  });
+
+  it('the session index is sharded, still reads a list written before sharding, and forgets deleted ids', async () => {
+    const store = await memoryStore();
+    await store.keyv.set('sessions', ['legacy']);
+    for (let i = 0; i < 200; i++) await store.saveSession(record(`s${i}`));
+    const ids = await store.listSessionIds();
+    expect(ids).toHaveLength(201);
+    expect(ids).toContain('legacy');
+    // A new thread rewrites one shard, never a list of every thread.
+    const biggest = Math.max(...(await Promise.all(Array.from({ length: 64 }, async (_, i) => ((await store.keyv.get<string[]>(`sessions:${i}`)) ?? []).length))));
+    expect(biggest).toBeLessThan(20);
+    await store.deleteSession('legacy');
+    await store.deleteSession('s7');
+    expect(await store.listSessionIds()).toHaveLength(199);
   });
 });
