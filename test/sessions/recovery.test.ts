@@ -4,7 +4,10 @@
 // that arrives in any gap before a turn's first step still stops that turn.
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, type ToolDefinition, type ToolMetadata } from '../../src/engine/index.js';
+import { approvalChoices, defineTool, type ToolDefinition, type ToolMetadata } from '../../src/engine/index.js';
+import { openKeyvStore } from '../../src/store/keyv-factory.js';
+import { PersistentInbox } from '../../src/store/persistent-inbox.js';
+import { sessionIdOf, SessionStore } from '../../src/store/session-store.js';
 import { call, callTools, say, ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
 import { lowRisk, recordingTool, risky, waitFor } from '../support/engine-kit.js';
 import { tempDir, TestBot } from '../support/test-connector.js';
@@ -39,6 +42,24 @@ function hangingTool(name: string, metadata: ToolMetadata, runs: string[]): Tool
       return new Promise<string>(() => undefined);
     },
   });
+}
+
+/** A session as a dead process left it: a `deploy` call awaiting (or holding) its approval. */
+async function writeCrashedSession(url: string, thread: string, options: { approved: boolean }): Promise<string> {
+  const opened = await openKeyvStore(url);
+  const store = new SessionStore(opened.keyv);
+  const inbox = new PersistentInbox(store);
+  const key = TestBot.thread(thread);
+  const id = sessionIdOf(key);
+  const now = Date.now();
+  await store.markOpen(id);
+  await store.saveSession({ id, key, model: 'scripted-model', grants: { tools: [], commands: [] }, compaction: null, startedBy: 'U1', steerers: [], directories: [], createdAt: now, updatedAt: now });
+  await store.appendMessage(id, { role: 'user', content: 'deploy', ts: now });
+  await store.appendMessage(id, { role: 'assistant', content: null, tool_calls: [{ id: 'call_deploy', type: 'function', function: { name: 'deploy', arguments: '{}' } }], ts: now });
+  const item = await inbox.open({ sessionId: id, toolCallId: 'call_deploy', kind: 'approval', choices: approvalChoices(undefined) });
+  if (options.approved) await inbox.resolve(item.id, { kind: 'approval', outcome: 'once' }, 'U1');
+  await opened.close();
+  return id;
 }
 
 type Sent = { role: string; tool_calls?: { id: string }[]; tool_call_id?: string; content?: unknown };
@@ -212,21 +233,19 @@ describe('a stop always lands', () => {
   it('a stop during recovery stops the turn recovery resumes: the approved call never runs', async () => {
     const url = await storeFile();
     const log: string[] = [];
-    const first = await bootBot(url, [callTools(call('deploy'))], [recordingTool('deploy', risky, { log })]);
-    await first.bot.say('T1', 'U1', 'deploy');
-    const prompt = await first.bot.waitForPrompt('T1');
-    // The click was recorded, and the process died before the turn heard of it.
-    await first.bot.store.updateItem({ ...prompt, state: 'resolved', resolution: { kind: 'approval', outcome: 'once' }, resolvedBy: 'U1', resolvedAt: Date.now() });
+    // What a crash left: the call's approval was clicked and recorded, and the process died
+    // before the turn heard of it.
+    const sessionId = await writeCrashedSession(url, 'T1', { approved: true });
 
     const second = await bootBot(url, [say('never')], [recordingTool('deploy', risky, { log })]);
     const recovering = second.bot.manager.recover();
-    const stop = second.bot.manager.interrupt(second.bot.sessionId('T1'), 'U1');
+    const stop = second.bot.manager.interrupt(sessionId, 'U1');
     await recovering;
     expect(await stop).toMatchObject({ status: 'done' });
     await second.bot.manager.idle();
     expect(log).toEqual([]);
     expect(second.provider.requests).toEqual([]);
-    const stored = await second.bot.store.loadTranscript(second.bot.sessionId('T1'));
+    const stored = await second.bot.store.loadTranscript(sessionId);
     expect(stored.at(-2)).toMatchObject({ role: 'tool', content: expect.stringContaining('interrupted by user') });
   });
 
