@@ -18,21 +18,7 @@ import {
   type ToolMetadata,
 } from '../../src/engine/index.js';
 import { call, callTools, say, ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
-import { collect, lowRisk, only, recordingTool, risky, waitFor } from '../support/engine-kit.js';
-
-/** A tool that records its runs and then never returns (the process dies while it runs). */
-function hangingTool(name: string, metadata: ToolMetadata, runs: string[]): ToolDefinition {
-  return defineTool({
-    name,
-    description: name,
-    schema: z.record(z.string(), z.unknown()),
-    metadata,
-    execute: async () => {
-      runs.push(name);
-      return new Promise<string>(() => undefined);
-    },
-  });
-}
+import { collect, hangingTool, lowRisk, only, recordingTool, risky, waitFor } from '../support/engine-kit.js';
 
 interface World {
   store: Message[];

@@ -3,46 +3,19 @@
 // only the sessions with work in flight, decides each unanswered call on its own, and a stop
 // that arrives in any gap before a turn's first step still stops that turn.
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { approvalChoices, defineTool, type ToolDefinition, type ToolMetadata } from '../../src/engine/index.js';
+import { approvalChoices, type ToolDefinition, type ToolMetadata } from '../../src/engine/index.js';
 import { openKeyvStore } from '../../src/store/keyv-factory.js';
 import { PersistentInbox } from '../../src/store/persistent-inbox.js';
 import { sessionIdOf, SessionStore } from '../../src/store/session-store.js';
-import { call, callTools, say, ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
-import { lowRisk, recordingTool, risky, waitFor } from '../support/engine-kit.js';
-import { tempDir, TestBot } from '../support/test-connector.js';
+import { call, callTools, say, type Step } from '../fakes/scripted-provider.js';
+import { hangingTool, lowRisk, recordingTool, risky, waitFor } from '../support/engine-kit.js';
+import { Restarts } from '../support/restarts.js';
+import { TestBot } from '../support/test-connector.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function storeFile(): Promise<string> {
-  const dir = await tempDir();
-  cleanups.push(dir.remove);
-  return `sqlite://${dir.path}/bot.sqlite`;
-}
-
-async function bootBot(storeUrl: string, steps: Step[], tools: ToolDefinition[]) {
-  const provider = new ScriptedProvider(steps);
-  const bot = await TestBot.start({ provider, tools, storeUrl });
-  cleanups.push(() => bot.stop());
-  return { bot, provider };
-}
-
-/** Records its runs, then never returns: the process dies while it runs. */
-function hangingTool(name: string, metadata: ToolMetadata, runs: string[]): ToolDefinition {
-  return defineTool({
-    name,
-    description: name,
-    schema: z.record(z.string(), z.unknown()),
-    metadata,
-    execute: async () => {
-      runs.push(name);
-      return new Promise<string>(() => undefined);
-    },
-  });
-}
+const restarts = new Restarts();
+afterEach(() => restarts.cleanup());
+const storeFile = () => restarts.storeFile();
+const bootBot = (storeUrl: string, steps: Step[], tools: ToolDefinition[]) => restarts.boot(storeUrl, steps, tools);
 
 /** A session as a dead process left it: a `deploy` call awaiting (or holding) its approval. */
 async function writeCrashedSession(url: string, thread: string, options: { approved: boolean }): Promise<string> {

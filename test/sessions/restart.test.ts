@@ -3,29 +3,16 @@
 // file, recovers, and carries on. The child-process tests in restart-process.test.ts do
 // the same with a real SIGKILL.
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool, type Message, type ToolDefinition } from '../../src/engine/index.js';
-import { call, callTools, say, ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
-import { recordingTool, risky, waitFor } from '../support/engine-kit.js';
-import { tempDir, TestBot } from '../support/test-connector.js';
+import type { Message, ToolDefinition, ToolMetadata } from '../../src/engine/index.js';
+import { call, callTools, say, type Step } from '../fakes/scripted-provider.js';
+import { hangingTool, recordingTool, risky, waitFor } from '../support/engine-kit.js';
+import { Restarts } from '../support/restarts.js';
+import { TestBot } from '../support/test-connector.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function storeFile(): Promise<string> {
-  const dir = await tempDir();
-  cleanups.push(dir.remove);
-  return `sqlite://${dir.path}/bot.sqlite`;
-}
-
-async function bootBot(storeUrl: string, steps: Step[], tools: ToolDefinition[]) {
-  const provider = new ScriptedProvider(steps);
-  const bot = await TestBot.start({ provider, tools, storeUrl });
-  cleanups.push(() => bot.stop());
-  return { bot, provider };
-}
+const restarts = new Restarts();
+afterEach(() => restarts.cleanup());
+const storeFile = () => restarts.storeFile();
+const bootBot = (storeUrl: string, steps: Step[], tools: ToolDefinition[]) => restarts.boot(storeUrl, steps, tools);
 
 /** Every tool call in a provider request has its result right after it. */
 function expectNoOrphans(messages: { role: string; tool_calls?: { id: string }[]; tool_call_id?: string }[]): void {
@@ -88,27 +75,16 @@ describe('a restart while an approval is pending', () => {
 });
 
 describe('a restart while a tool runs', () => {
-  function hangingTool(name: string, idempotent: boolean, runs: string[]): ToolDefinition {
-    return defineTool({
-      name,
-      description: name,
-      schema: z.object({}),
-      metadata: { risk: 'low', category: idempotent ? 'read' : 'write', idempotent },
-      execute: async () => {
-        runs.push(name);
-        return new Promise<string>(() => undefined); // dies with the process
-      },
-    });
-  }
+  const hangs = (idempotent: boolean): ToolMetadata => ({ risk: 'low', category: idempotent ? 'read' : 'write', idempotent });
 
   it('a side-effecting call gets an error result, is not run again, and the turn goes on with no orphan', async () => {
     const url = await storeFile();
     const runs: string[] = [];
-    const first = await bootBot(url, [callTools(call('migrate_db'))], [hangingTool('migrate_db', false, runs)]);
+    const first = await bootBot(url, [callTools(call('migrate_db'))], [hangingTool('migrate_db', hangs(false), runs)]);
     await first.bot.say('T1', 'U1', 'migrate');
     await first.bot.waitForEvent('T1', 'tool_started');
 
-    const second = await bootBot(url, [say('The migration was interrupted; shall I check its state?')], [hangingTool('migrate_db', false, runs)]);
+    const second = await bootBot(url, [say('The migration was interrupted; shall I check its state?')], [hangingTool('migrate_db', hangs(false), runs)]);
     expect(await second.bot.manager.recover()).toMatchObject({ resumed: [second.bot.sessionId('T1')] });
     await second.bot.manager.idle();
     expect(runs).toEqual(['migrate_db']);
@@ -125,7 +101,7 @@ describe('a restart while a tool runs', () => {
   it('an idempotent call (a read) simply runs again and the turn completes', async () => {
     const url = await storeFile();
     const runs: string[] = [];
-    const first = await bootBot(url, [callTools(call('read_file'))], [hangingTool('read_file', true, runs)]);
+    const first = await bootBot(url, [callTools(call('read_file'))], [hangingTool('read_file', hangs(true), runs)]);
     await first.bot.say('T1', 'U1', 'read');
     await first.bot.waitForEvent('T1', 'tool_started');
     const readAgain = recordingTool('read_file', { risk: 'low', category: 'read', idempotent: true }, { log: runs });

@@ -113,3 +113,17 @@ export function waitFor(predicate: () => boolean, timeoutMs = 5000): Promise<voi
     check();
   });
 }
+
+/** A tool that records its runs, then never returns: the process dies while it runs. */
+export function hangingTool(name: string, metadata: ToolMetadata, runs: string[]): ToolDefinition {
+  return defineTool({
+    name,
+    description: name,
+    schema: z.record(z.string(), z.unknown()),
+    metadata,
+    execute: async () => {
+      runs.push(name);
+      return new Promise<string>(() => undefined);
+    },
+  });
+}

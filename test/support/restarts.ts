@@ -1,0 +1,28 @@
+// Restarts inside one process, for the session suites: bots that share one SQLite file. A
+// first bot is abandoned mid-turn (its engine never hears from anyone again, as if its
+// process had died); a second one opens the same file, recovers and carries on.
+import type { ToolDefinition } from '../../src/engine/index.js';
+import { ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
+import { tempDir, TestBot } from './test-connector.js';
+
+export class Restarts {
+  private readonly cleanups: (() => Promise<void>)[] = [];
+
+  /** A fresh SQLite store in a temporary folder, removed at clean-up. */
+  async storeFile(): Promise<string> {
+    const dir = await tempDir();
+    this.cleanups.push(dir.remove);
+    return `sqlite://${dir.path}/bot.sqlite`;
+  }
+
+  async boot(storeUrl: string, steps: Step[], tools: ToolDefinition[]): Promise<{ bot: TestBot; provider: ScriptedProvider }> {
+    const provider = new ScriptedProvider(steps);
+    const bot = await TestBot.start({ provider, tools, storeUrl });
+    this.cleanups.push(() => bot.stop());
+    return { bot, provider };
+  }
+
+  async cleanup(): Promise<void> {
+    for (const cleanup of this.cleanups.splice(0).reverse()) await cleanup();
+  }
+}
