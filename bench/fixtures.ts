@@ -1,4 +1,4 @@
-// Fixtures for the engine suite: a zero-latency provider and tools with known timing.
+// Fixtures for the benches: a zero-latency provider, tools with known timing, and a session layer.
 //
 // The provider is written here rather than reusing test/fakes/ScriptedProvider for the
 // overhead figure because ScriptedProvider deep-copies every request (structuredClone of
@@ -17,6 +17,11 @@ import {
   type ToolDefinition,
   type ToolMetadata,
 } from '../src/engine/index.js';
+import { AccessPolicy, parseAccessConfig } from '../src/sessions/access-policy.js';
+import { InProcessCoordinator } from '../src/sessions/coordination.js';
+import { SessionManager } from '../src/sessions/session-manager.js';
+import { PersistentInbox } from '../src/store/persistent-inbox.js';
+import type { SessionStore } from '../src/store/session-store.js';
 
 const CAPABILITIES: ModelCapabilities = { tools: true, vision: true, pdf: true, contextWindow: 1_000_000 };
 
@@ -106,5 +111,17 @@ export function stubbornTool(name: string, ms: number): ToolDefinition {
     schema: anyArguments,
     metadata: lowRisk,
     execute: () => new Promise((resolve) => setTimeout(() => resolve('slept anyway'), ms).unref()),
+  });
+}
+
+/** A session layer on `store` for the session benches: everyone allowed, one tool, a zero-latency model. */
+export function benchSessionManager(store: SessionStore, provider: () => Provider, tool: ToolDefinition): SessionManager {
+  return new SessionManager({
+    store,
+    inbox: new PersistentInbox(store),
+    coordinator: new InProcessCoordinator(store),
+    access: new AccessPolicy(parseAccessConfig('*', '')),
+    defaultModel: 'bench',
+    engineSetup: () => ({ provider: provider(), tools: [tool] }),
   });
 }

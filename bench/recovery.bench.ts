@@ -13,14 +13,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { defineTool, type Message } from '../src/engine/index.js';
-import { AccessPolicy, parseAccessConfig } from '../src/sessions/access-policy.js';
-import { InProcessCoordinator } from '../src/sessions/coordination.js';
-import { SessionManager } from '../src/sessions/session-manager.js';
 import { openKeyvStore } from '../src/store/keyv-factory.js';
-import { PersistentInbox } from '../src/store/persistent-inbox.js';
 import { PersistentToolLedger } from '../src/store/persistent-tool-ledger.js';
 import { SessionStore, type SessionRecord } from '../src/store/session-store.js';
-import { ZeroLatencyProvider } from './fixtures.js';
+import { benchSessionManager, ZeroLatencyProvider } from './fixtures.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
 const CHILD = fileURLToPath(new URL('./recovery-child.ts', import.meta.url));
@@ -100,14 +96,7 @@ export async function recoverAndReport(url: string, fullScan: boolean): Promise<
     const store = new SessionStore(opened.keyv);
     if (fullScan) await opened.keyv.delete('open-sessions'); // as a store from before the index
     const migrate = defineTool({ name: 'migrate', description: 'migrate', schema: z.object({}), metadata: { risk: 'low', category: 'write' }, execute: async () => 'ok' });
-    const manager = new SessionManager({
-      store,
-      inbox: new PersistentInbox(store),
-      coordinator: new InProcessCoordinator(store),
-      access: new AccessPolicy(parseAccessConfig('*', '')),
-      defaultModel: 'bench',
-      engineSetup: () => ({ provider: new ZeroLatencyProvider(0, 'migrate'), tools: [migrate] }),
-    });
+    const manager = benchSessionManager(store, () => new ZeroLatencyProvider(0, 'migrate'), migrate);
     global.gc?.();
     const baselineMb = process.memoryUsage().rss / 1024 / 1024;
     const started = performance.now();

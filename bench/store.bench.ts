@@ -11,13 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { defineTool, type Message } from '../src/engine/index.js';
-import { AccessPolicy, parseAccessConfig } from '../src/sessions/access-policy.js';
-import { InProcessCoordinator } from '../src/sessions/coordination.js';
-import { SessionManager } from '../src/sessions/session-manager.js';
 import { openKeyvStore } from '../src/store/keyv-factory.js';
-import { PersistentInbox } from '../src/store/persistent-inbox.js';
 import { SessionStore } from '../src/store/session-store.js';
-import { ZeroLatencyProvider } from './fixtures.js';
+import { benchSessionManager, ZeroLatencyProvider } from './fixtures.js';
 import { median } from './stats.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
@@ -85,15 +81,8 @@ async function concurrentRows(): Promise<BenchRow[]> {
   return withStore(async (store) => {
     const sessions = 1_000;
     const tool = defineTool({ name: 'noop', description: 'noop', schema: z.object({}), metadata: { risk: 'low' }, execute: async () => 'ok' });
-    const manager = new SessionManager({
-      store,
-      inbox: new PersistentInbox(store),
-      coordinator: new InProcessCoordinator(store),
-      access: new AccessPolicy(parseAccessConfig('*', '')),
-      defaultModel: 'bench',
-      // One tool round then an answer: a short but complete turn.
-      engineSetup: () => ({ provider: new ZeroLatencyProvider(1, 'noop'), tools: [tool] }),
-    });
+    // One tool round then an answer: a short but complete turn.
+    const manager = benchSessionManager(store, () => new ZeroLatencyProvider(1, 'noop'), tool);
     global.gc?.();
     const baseline = process.memoryUsage().rss;
     let peak = baseline;
