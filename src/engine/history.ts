@@ -7,6 +7,7 @@
 // edited in place).
 import { randomUUID } from 'node:crypto';
 import { toolErrorContent, type AssistantMessage, type Message, type NoticeKind, type ToolCall } from './messages.js';
+import { INTERRUPTED_BY_USER } from './tool-calls.js';
 
 export type AppendHook = (message: Message, index: number) => void | Promise<void>;
 
@@ -87,6 +88,22 @@ export class History {
 
   unansweredToolCalls(): ToolCall[] {
     return this.trailingRound()?.unanswered ?? [];
+  }
+
+  /**
+   * The model owes the next message: the history ends in a user message or a tool result
+   * with nothing after it (no answer, no notice saying the turn ended). After a crash mid-
+   * stream or between a tool round and the next model call, that is where to carry on;
+   * not after a round a stop was cutting (its results say "interrupted by user").
+   */
+  awaitsModel(): boolean {
+    const last = this.list.at(-1);
+    if (last?.role === 'user') return true;
+    if (last?.role !== 'tool') return false;
+    const round = this.trailingRound();
+    if (!round || round.unanswered.length > 0) return false;
+    const ids = new Set(round.calls.map((call) => call.id));
+    return !this.list.some((m) => m.role === 'tool' && ids.has(m.tool_call_id) && m.content.includes(INTERRUPTED_BY_USER));
   }
 
   /**

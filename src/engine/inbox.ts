@@ -32,6 +32,9 @@ export interface InboxItem {
   resolvedBy?: string;
   createdAt: number;
   resolvedAt?: number;
+  /** An approval's reason and command, kept so its card can be shown again after a restart. */
+  reason?: string;
+  command?: string;
 }
 
 /** What the engine needs: has this prompt already been answered? */
@@ -39,7 +42,7 @@ export interface InboxLookup {
   lookup(sessionId: string, toolCallId: string): Promise<InboxResolution | undefined> | InboxResolution | undefined;
 }
 
-export type OpenPrompt = { sessionId: string; toolCallId: string; kind: InboxKind; choices?: string[] };
+export type OpenPrompt = { sessionId: string; toolCallId: string; kind: InboxKind; choices?: string[]; reason?: string; command?: string };
 
 /** A fresh pending item for a tool call's prompt. */
 export function newInboxItem(input: OpenPrompt): InboxItem {
@@ -51,12 +54,14 @@ export function newInboxItem(input: OpenPrompt): InboxItem {
     choices: input.choices ?? [],
     state: 'pending',
     createdAt: Date.now(),
+    ...(input.reason !== undefined ? { reason: input.reason } : {}),
+    ...(input.command !== undefined ? { command: input.command } : {}),
   };
 }
 
 /** An inbox that can open, wait for and resolve prompts: in memory here, persistent in src/store. */
 export interface InboxPort extends InboxLookup {
-  open(input: { sessionId: string; toolCallId: string; kind: InboxKind; choices?: string[] }): InboxItem | Promise<InboxItem>;
+  open(input: OpenPrompt): InboxItem | Promise<InboxItem>;
   wait(itemId: string, signal: AbortSignal): Promise<InboxResolution | undefined>;
   resolve(itemId: string, resolution: InboxResolution, resolvedBy?: string): ResolveResult | Promise<ResolveResult>;
 }
@@ -71,7 +76,7 @@ export class InMemoryInbox implements InboxPort {
   private readonly waiters = new PromptWaiters();
 
   /** Open (or find) the prompt for a tool call. Idempotent on (session, tool_call_id). */
-  open(input: { sessionId: string; toolCallId: string; kind: InboxKind; choices?: string[] }): InboxItem {
+  open(input: OpenPrompt): InboxItem {
     const key = callKey(input.sessionId, input.toolCallId);
     const existing = this.byCall.get(key);
     if (existing) return this.items.get(existing)!;

@@ -14,7 +14,7 @@ import { setMaxListeners } from 'node:events';
 import { noCompaction, type CompactionState, type Compactor } from './compaction.js';
 import { CompactionRunner, type ModelCallSetting } from './compaction-runner.js';
 import type { EngineEvent, TurnEndStatus, TurnKind } from './events.js';
-import { History } from './history.js';
+import { History, type ToolRound } from './history.js';
 import type { InboxLookup } from './inbox.js';
 import { interactiveToolSchemas, type InteractiveCallbacks } from './interactive.js';
 import { silentLogger, type EngineLogger } from './logger.js';
@@ -191,6 +191,11 @@ export class TurnEngine {
     return this.history.unansweredToolCalls();
   }
 
+  /** The trailing assistant message's tool calls, answered or not. */
+  trailingRound(): ToolRound | undefined {
+    return this.history.trailingRound();
+  }
+
   // ---- entry points ----------------------------------------------------------------
 
   /** Start a turn with a new user message. Throws EngineBusyError while another turn runs. */
@@ -221,15 +226,16 @@ export class TurnEngine {
   }
 
   /**
-   * Continue a turn that stopped at unanswered tool calls (the process restarted). Each
-   * call is decided on its own: one the ledger says started is answered "interrupted by a
-   * restart" and not run again (unless its tool is idempotent, then it runs again); one
-   * whose prompt was answered meanwhile uses that answer without asking; one never started
-   * goes through the normal pipeline. Then the loop goes on. Yields nothing when there is
-   * nothing to resume.
+   * Continue a turn a restart cut short: at unanswered tool calls, or where the model owed
+   * the next message (the crash came mid-stream, or between a tool round and the next model
+   * call). Each unanswered call is decided on its own: one the ledger says started is
+   * answered "interrupted by a restart" and not run again (unless its tool is idempotent,
+   * then it runs again); one whose prompt was answered meanwhile uses that answer without
+   * asking; one never started goes through the normal pipeline. Then the loop goes on.
+   * Yields nothing when there is nothing to resume.
    */
   resume(): AsyncIterable<EngineEvent> {
-    if (!this.history.trailingRound()?.unanswered.length) return NOTHING;
+    if (!this.canResume()) return NOTHING;
     return this.turn('resume', async function* (this: TurnEngine, turn: ActiveTurn) {
       yield { type: 'turn_start', kind: 'resume', input: null };
       const round = this.history.trailingRound();
@@ -240,6 +246,11 @@ export class TurnEngine {
       yield { type: 'iteration_end', iteration: 0 };
       return 'tools_done' as const;
     });
+  }
+
+  /** Whether `resume()` would do anything now. */
+  canResume(): boolean {
+    return this.history.unansweredToolCalls().length > 0 || this.history.awaitsModel();
   }
 
   /**
@@ -318,6 +329,12 @@ export class TurnEngine {
     const calls = await this.history.answerUnanswered(reason);
     if (calls.length > 0 && notice) await this.history.appendNotice(notice.kind, notice.text);
     return calls;
+  }
+
+  /** Mark a place in the history for the user (an error a turn could not report itself). Refused mid-turn. */
+  async recordNotice(kind: NoticeKind, text: string): Promise<void> {
+    if (this.active) throw new EngineBusyError('cannot add a notice');
+    await this.history.appendNotice(kind, text);
   }
 
   // ---- the turn ----------------------------------------------------------------------

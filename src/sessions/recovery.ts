@@ -10,10 +10,18 @@
 //     a restart" and not run again, unless its tool is idempotent;
 //   - a call never started runs: with the answer its prompt got meanwhile, or with none
 //     needed;
-// then the turn goes on, and inputs recorded but not taken steer it (or start a turn).
-import type { EngineLogger } from '../engine/index.js';
+// then the turn goes on, and inputs recorded but not taken steer it (or start a turn). A
+// turn the crash cut where the model owed the next message (mid-stream, or between a tool
+// round and the next call) goes on too. A turn resumed by two restarts in a row and cut
+// again is given up instead (the thread says so, with Retry): a turn that crashes the bot
+// must not crash it forever.
+//
+// The process that died may not have finished drawing the thread, so the trailing round's
+// cards are drawn again: a waiting prompt with its buttons, a cut call as cut.
+import { INTERRUPTED_BY_RESTART, type EngineLogger } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { PendingInput, SessionStore } from '../store/session-store.js';
+import type { ThreadReplay } from './thread-replay.js';
 import type { Coordinator } from './coordination.js';
 import type { LiveSession } from './live-session.js';
 import { isBusy, type LiveSessions } from './live-sessions.js';
@@ -31,6 +39,8 @@ export interface RecoveryReport {
   waiting: string[];
   /** Nothing was left to do: the session leaves the open index. */
   settled: string[];
+  /** Resumed by too many restarts in a row: closed with a note instead. */
+  givenUp: string[];
 }
 
 export interface RecoveryDeps {
@@ -40,11 +50,16 @@ export interface RecoveryDeps {
   sessions: LiveSessions;
   driver: TurnDriver;
   replies: PromptReplies;
+  replay: ThreadReplay;
   logger: EngineLogger;
 }
 
+/** Restarts in a row that may resume one turn; the next one gives it up. */
+export const MAX_RESTART_RESUMES = 2;
+const GIVEN_UP = 'The bot restarted during this turn several times in a row, so it stopped here rather than loop. Retry to go on.';
+
 export async function recoverSessions(deps: RecoveryDeps): Promise<RecoveryReport> {
-  const report: RecoveryReport = { examined: 0, resumed: [], started: [], waiting: [], settled: [] };
+  const report: RecoveryReport = { examined: 0, resumed: [], started: [], waiting: [], settled: [], givenUp: [] };
   for (const sessionId of await deps.store.openSessionIds()) {
     report.examined++;
     try {
@@ -58,7 +73,7 @@ export async function recoverSessions(deps: RecoveryDeps): Promise<RecoveryRepor
 }
 
 async function recoverOne(deps: RecoveryDeps, sessionId: string, report: RecoveryReport): Promise<void> {
-  const { store, inbox, sessions, driver, replies } = deps;
+  const { store, inbox, sessions, driver, replies, replay } = deps;
   if (!(await store.getSession(sessionId))) {
     await store.markSettled(sessionId);
     return;
@@ -75,12 +90,24 @@ async function recoverOne(deps: RecoveryDeps, sessionId: string, report: Recover
   }
   const waiting = prompts.filter((p) => calls.some((call) => call.id === p.toolCallId));
   const inputs = await notYetTaken(live, await store.getPendingInputs(sessionId), store);
+  await redrawCutCalls(deps, live);
 
   if (waiting.length > 0 && inputs.length === 0) {
+    for (const item of waiting) {
+      const call = calls.find((c) => c.id === item.toolCallId)!;
+      await replay.waiting(live.record, call, item, live.engine.tools.get(call.function.name)?.metadata);
+    }
     report.waiting.push(sessionId);
     return;
   }
-  if (calls.length > 0) {
+  if (live.engine.canResume()) {
+    if ((live.record.restartResumes ?? 0) >= MAX_RESTART_RESUMES) {
+      await giveUp(deps, live);
+      report.givenUp.push(sessionId);
+      return;
+    }
+    live.record = { ...live.record, restartResumes: (live.record.restartResumes ?? 0) + 1 };
+    await store.saveSession(live.record);
     // A reply was recorded while a prompt waited, and the crash came before it declined the
     // prompt: it declines it now, as it would have then, and steers the resumed turn.
     const first = inputs[0];
@@ -98,6 +125,29 @@ async function recoverOne(deps: RecoveryDeps, sessionId: string, report: Recover
   report.settled.push(sessionId);
   // Nothing to do: do not hold it in memory (recovery would otherwise load every open session for good).
   await sessions.evict(sessionId);
+}
+
+/** A call of the trailing round that a restart cut is shown as cut (its card may still say "Running"). */
+async function redrawCutCalls(deps: RecoveryDeps, live: LiveSession): Promise<void> {
+  const round = live.engine.trailingRound();
+  if (!round) return;
+  const cut = new Set(
+    live.engine.messages.flatMap((m) => (m.role === 'tool' && m.content.includes(INTERRUPTED_BY_RESTART) ? [m.tool_call_id] : [])),
+  );
+  for (const call of round.calls) if (cut.has(call.id)) await deps.replay.closed(live.record, call, INTERRUPTED_BY_RESTART);
+}
+
+/** Too many restarts in a row resumed this turn: close it, say so, offer Retry. */
+async function giveUp(deps: RecoveryDeps, live: LiveSession): Promise<void> {
+  const waiting = await deps.inbox.pending(live.record.id);
+  for (const item of waiting) await deps.replies.close(live.record, item, { kind: 'interrupted' });
+  const closed = await live.engine.closeUnansweredToolCalls(INTERRUPTED_BY_RESTART, { kind: 'error', text: GIVEN_UP });
+  for (const call of closed) await deps.replay.closed(live.record, call, INTERRUPTED_BY_RESTART);
+  if (closed.length === 0) await live.engine.recordNotice('error', GIVEN_UP);
+  await deps.replay.error(live.record, GIVEN_UP, 'restart_loop');
+  live.record = { ...live.record, restartResumes: 0 };
+  await deps.store.saveSession(live.record);
+  await deps.driver.settleIfQuiet(live);
 }
 
 /**

@@ -10,13 +10,14 @@
 // Turns are driven by turn-driver.ts; after a restart, recovery.ts repairs what the crash
 // left before anything else touches a session.
 import { randomUUID } from 'node:crypto';
-import { INTERRUPTED_BY_USER, parseToolArguments, previewOf, silentLogger, toolErrorContent, type EngineLogger, type GrantsSnapshot, type MessageSource, type ResolveResult } from '../engine/index.js';
+import { INTERRUPTED_BY_USER, silentLogger, type EngineLogger, type GrantsSnapshot, type MessageSource, type ResolveResult } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
 import { sessionIdOf, type PendingInput, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
 import type { AccessPolicy } from './access-policy.js';
 import type { Coordinator, SessionCommand } from './coordination.js';
 import type { EngineSetupFactory, GrantScope, LiveSession } from './live-session.js';
+import { ThreadReplay } from './thread-replay.js';
 import { isBusy, LiveSessions } from './live-sessions.js';
 import { PromptReplies, resolutionOf, type PromptChoice } from './prompt-replies.js';
 import { recoverSessions, type RecoveryReport } from './recovery.js';
@@ -65,7 +66,7 @@ export class SessionManager {
   private readonly sessions: LiveSessions;
   private readonly driver: TurnDriver;
   private readonly replies: PromptReplies;
-  private readonly reporter: Reporter;
+  private readonly replay: ThreadReplay;
   private readonly logger: EngineLogger;
   private readonly evictTimer: NodeJS.Timeout;
   private readonly earlyStops = new EarlyStops();
@@ -74,7 +75,7 @@ export class SessionManager {
   constructor(private readonly options: SessionManagerOptions) {
     this.logger = options.logger ?? silentLogger;
     const reporter = new Reporter(options.observer ?? {}, this.logger);
-    this.reporter = reporter;
+    this.replay = new ThreadReplay(reporter);
     this.sessions = new LiveSessions({
       store: options.store,
       inbox: options.inbox,
@@ -202,18 +203,7 @@ export class SessionManager {
       if (pending.length === 0 && live.engine.unansweredToolCalls().length === 0) return { status: 'idle' };
       for (const item of pending) await this.replies.close(record, item, { kind: 'interrupted' }, userId);
       const closed = await live.engine.closeUnansweredToolCalls(INTERRUPTED_BY_USER, { kind: 'interrupted', text: 'Stopped by the user.' });
-      for (const call of closed) {
-        // The card is shown as a whole again (after a restart the view knows only its message).
-        const args = parseToolArguments(call.function.arguments);
-        await this.reporter.event(live.record, { type: 'tool_proposed', toolCallId: call.id, name: call.function.name, arguments: args.ok ? args.value : args.raw });
-        await this.reporter.event(live.record, {
-          type: 'tool_finished',
-          toolCallId: call.id,
-          name: call.function.name,
-          status: 'interrupted',
-          resultPreview: previewOf(toolErrorContent(INTERRUPTED_BY_USER)),
-        });
-      }
+      for (const call of closed) await this.replay.closed(record, call, INTERRUPTED_BY_USER);
       await this.driver.settleIfQuiet(live);
       return { status: 'done', sessionId };
     });
@@ -308,7 +298,7 @@ export class SessionManager {
    */
   recover(): Promise<RecoveryReport> {
     const { store, inbox, coordinator } = this.options;
-    return recoverSessions({ store, inbox, coordinator, sessions: this.sessions, driver: this.driver, replies: this.replies, logger: this.logger });
+    return recoverSessions({ store, inbox, coordinator, sessions: this.sessions, driver: this.driver, replies: this.replies, replay: this.replay, logger: this.logger });
   }
 
   /** Wait until no turn runs (tests, shutdown). */

@@ -131,7 +131,14 @@ export class TurnDriver {
         break;
       case 'permission_required':
         // Opened (persisted) before the card is shown, so a click always finds its item.
-        prompt = await inbox.open({ sessionId: live.record.id, toolCallId: event.toolCallId, kind: 'approval', choices: approvalChoices(event.command) });
+        prompt = await inbox.open({
+          sessionId: live.record.id,
+          toolCallId: event.toolCallId,
+          kind: 'approval',
+          choices: approvalChoices(event.command),
+          reason: event.reason,
+          ...(event.command !== undefined ? { command: event.command } : {}),
+        });
         break;
       case 'interaction_required': {
         const options = event.kind === 'question' ? ((event.arguments as { options?: string[] }).options ?? []) : [];
@@ -140,6 +147,8 @@ export class TurnDriver {
       }
       case 'turn_end':
         live.lastUsed = Date.now();
+        // The turn ended on its own: restarts that resumed it no longer count as a loop.
+        if (live.record.restartResumes) live.record = { ...live.record, restartResumes: 0 };
         await this.options.store.saveSession(live.record);
         break;
       default:

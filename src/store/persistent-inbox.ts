@@ -8,7 +8,7 @@ import {
   newInboxItem,
   PromptWaiters,
   type InboxItem,
-  type InboxKind,
+  type OpenPrompt,
   type InboxPort,
   type InboxResolution,
   type ResolveResult,
@@ -22,7 +22,7 @@ export class PersistentInbox implements InboxPort {
 
   constructor(private readonly store: SessionStore) {}
 
-  open(input: { sessionId: string; toolCallId: string; kind: InboxKind; choices?: string[] }): Promise<InboxItem> {
+  open(input: OpenPrompt): Promise<InboxItem> {
     return this.mutex.run(`call:${input.sessionId}:${input.toolCallId}`, async () => {
       const existing = await this.findByCall(input.sessionId, input.toolCallId);
       if (existing) return existing;

@@ -60,6 +60,8 @@ export const SessionRecordSchema = z.object({
   steerers: z.array(z.string()),
   /** Directories a person granted the tools in this thread (request_directory). */
   directories: z.array(z.string()).default([]),
+  /** How many restarts in a row resumed the current turn (reset when a turn ends): a loop guard. */
+  restartResumes: z.number().int().nonnegative().optional(),
   createdAt: z.number(),
   updatedAt: z.number(),
 });
@@ -76,6 +78,8 @@ const InboxItemSchema = z.object({
   resolvedBy: z.string().optional(),
   createdAt: z.number(),
   resolvedAt: z.number().optional(),
+  reason: z.string().optional(),
+  command: z.string().optional(),
 });
 
 /** An inbound message waiting for a turn to take it (persisted before it is acknowledged). */

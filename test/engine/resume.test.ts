@@ -145,9 +145,31 @@ describe('resume after a restart', () => {
     expect(log).toEqual([]);
   });
 
-  it('yields nothing when the history ends with a user message or a plain answer', async () => {
-    const { engine } = restartedEngine([{ role: 'user', content: 'hi' }], new InMemoryInbox(), [], []);
-    expect(await collect(engine.resume())).toEqual([]);
+  it('yields nothing when the history ends with an answer or a notice that ended the turn', async () => {
+    const answered = restartedEngine([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }], new InMemoryInbox(), [], []);
+    expect(await collect(answered.engine.resume())).toEqual([]);
+    const stopped = restartedEngine([{ role: 'user', content: 'hi' }, { role: 'notice', kind: 'interrupted', text: 'Stopped.' }], new InMemoryInbox(), [], []);
+    expect(await collect(stopped.engine.resume())).toEqual([]);
+  });
+
+  it('a history that ends where the model owed an answer (a crash mid-stream, or after a tool round) is answered', async () => {
+    const midStream = restartedEngine([{ role: 'user', content: 'tell me a story' }], new InMemoryInbox(), [say('Once upon a time')], []);
+    const events = await collect(midStream.engine.resume());
+    expect(only(events, 'turn_end')).toMatchObject([{ status: 'completed' }]);
+    expect(midStream.provider.requests[0]!.messages).toEqual([{ role: 'user', content: 'tell me a story' }]);
+
+    const afterRound = restartedEngine(
+      [
+        { role: 'user', content: 'read it' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: 'the text' },
+      ],
+      new InMemoryInbox(),
+      [say('It says: the text')],
+      [],
+    );
+    await collect(afterRound.engine.resume());
+    expect(afterRound.engine.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'It says: the text' });
   });
 });
 

@@ -3,9 +3,10 @@
 // only the sessions with work in flight, decides each unanswered call on its own, and a stop
 // that arrives in any gap before a turn's first step still stops that turn.
 import { afterEach, describe, expect, it } from 'vitest';
-import { approvalChoices, type ToolDefinition, type ToolMetadata } from '../../src/engine/index.js';
+import { approvalChoices, INTERRUPTED_BY_USER, toolErrorContent, type ToolDefinition, type ToolMetadata } from '../../src/engine/index.js';
 import { openKeyvStore } from '../../src/store/keyv-factory.js';
 import { PersistentInbox } from '../../src/store/persistent-inbox.js';
+import { PersistentToolLedger } from '../../src/store/persistent-tool-ledger.js';
 import { sessionIdOf, SessionStore } from '../../src/store/session-store.js';
 import { call, callTools, say, type Step } from '../fakes/scripted-provider.js';
 import { hangingTool, lowRisk, recordingTool, risky, waitFor } from '../support/engine-kit.js';
@@ -17,8 +18,8 @@ afterEach(() => restarts.cleanup());
 const storeFile = () => restarts.storeFile();
 const bootBot = (storeUrl: string, steps: Step[], tools: ToolDefinition[]) => restarts.boot(storeUrl, steps, tools);
 
-/** A session as a dead process left it: a `deploy` call awaiting (or holding) its approval. */
-async function writeCrashedSession(url: string, thread: string, options: { approved: boolean }): Promise<string> {
+/** A session as a dead process left it: a `deploy` call awaiting (or holding) its approval, or running. */
+async function writeCrashedSession(url: string, thread: string, options: { approved: boolean; started?: boolean; restartResumes?: number }): Promise<string> {
   const opened = await openKeyvStore(url);
   const store = new SessionStore(opened.keyv);
   const inbox = new PersistentInbox(store);
@@ -26,11 +27,24 @@ async function writeCrashedSession(url: string, thread: string, options: { appro
   const id = sessionIdOf(key);
   const now = Date.now();
   await store.markOpen(id);
-  await store.saveSession({ id, key, model: 'scripted-model', grants: { tools: [], commands: [] }, compaction: null, startedBy: 'U1', steerers: [], directories: [], createdAt: now, updatedAt: now });
+  await store.saveSession({
+    id,
+    key,
+    model: 'scripted-model',
+    grants: { tools: [], commands: [] },
+    compaction: null,
+    startedBy: 'U1',
+    steerers: [],
+    directories: [],
+    createdAt: now,
+    updatedAt: now,
+    ...(options.restartResumes !== undefined ? { restartResumes: options.restartResumes } : {}),
+  });
   await store.appendMessage(id, { role: 'user', content: 'deploy', ts: now });
   await store.appendMessage(id, { role: 'assistant', content: null, tool_calls: [{ id: 'call_deploy', type: 'function', function: { name: 'deploy', arguments: '{}' } }], ts: now });
   const item = await inbox.open({ sessionId: id, toolCallId: 'call_deploy', kind: 'approval', choices: approvalChoices(undefined) });
   if (options.approved) await inbox.resolve(item.id, { kind: 'approval', outcome: 'once' }, 'U1');
+  if (options.started) await new PersistentToolLedger(store).markStarted(id, 'call_deploy', ['call_deploy']);
   await opened.close();
   return id;
 }
@@ -60,7 +74,7 @@ describe('recovery reads only what needs repair', () => {
     expect(await first.bot.store.openSessionIds()).toEqual([]);
 
     const second = await bootBot(url, [], []);
-    expect(await second.bot.manager.recover()).toEqual({ examined: 0, resumed: [], started: [], waiting: [], settled: [] });
+    expect(await second.bot.manager.recover()).toEqual({ examined: 0, resumed: [], started: [], waiting: [], settled: [], givenUp: [] });
     expect(second.bot.manager.liveCount).toBe(0);
   });
 
@@ -140,7 +154,7 @@ describe('recovery decides each unanswered call on its own', () => {
     expect(sent.at(-1)).toEqual({ role: 'user', content: 'no, staging' });
   });
 
-  it('an input already in the transcript is not run a second time', async () => {
+  it('an input already in the transcript is not run a second time; the model answers it once', async () => {
     const url = await storeFile();
     const first = await bootBot(url, [{ stallBeforeFirstToken: true }], []);
     await first.bot.say('T1', 'U1', 'hello', 'ev-42');
@@ -150,9 +164,11 @@ describe('recovery decides each unanswered call on its own', () => {
     await first.bot.store.setPendingInputs(sessionId, [{ id: 'in-1', text: 'hello', receivedAt: Date.now(), source: { platform: 'test', messageId: 'ev-42' } }]);
 
     const second = await bootBot(url, [say('hi')], []);
-    expect(await second.bot.manager.recover()).toMatchObject({ settled: [sessionId] });
+    expect(await second.bot.manager.recover()).toMatchObject({ resumed: [sessionId] });
+    await second.bot.manager.idle();
     expect(await second.bot.store.getPendingInputs(sessionId)).toEqual([]);
-    expect(second.provider.requests).toEqual([]);
+    expect(second.provider.requests).toHaveLength(1);
+    expect(second.provider.requests[0]!.messages.filter((m) => m.role === 'user')).toHaveLength(1);
   });
 
   it('a prompt whose call already has its result is closed, so its buttons no longer work', async () => {
@@ -161,13 +177,75 @@ describe('recovery decides each unanswered call on its own', () => {
     await first.bot.say('T1', 'U1', 'deploy');
     const prompt = await first.bot.waitForPrompt('T1');
     const sessionId = first.bot.sessionId('T1');
-    // The call got its result; the crash came before the prompt was resolved.
-    await first.bot.store.appendMessage(sessionId, { role: 'tool', tool_call_id: prompt.toolCallId, content: 'stopped' });
+    // A stop answered the call; the crash came before the prompt was resolved.
+    await first.bot.store.appendMessage(sessionId, { role: 'tool', tool_call_id: prompt.toolCallId, content: toolErrorContent(INTERRUPTED_BY_USER) });
 
     const second = await bootBot(url, [], [recordingTool('deploy', risky)]);
     expect(await second.bot.manager.recover()).toMatchObject({ settled: [sessionId] });
     expect(second.bot.closedPrompts.map((item) => item.id)).toEqual([prompt.id]);
     expect(await second.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: false, reason: 'already_resolved' });
+  });
+});
+
+describe('what the thread shows after a restart', () => {
+  it('a prompt still waiting is shown again with its buttons (the dead process may not have drawn them)', async () => {
+    const url = await storeFile();
+    const sessionId = await writeCrashedSession(url, 'T1', { approved: false });
+    const { bot } = await bootBot(url, [], [recordingTool('deploy', risky)]);
+    expect(await bot.manager.recover()).toMatchObject({ waiting: [sessionId] });
+    const shown = bot.shown.filter((s) => s.sessionId === sessionId);
+    expect(shown.map((s) => s.event.type)).toEqual(['tool_proposed', 'permission_required']);
+    expect(shown[1]).toMatchObject({ event: { name: 'deploy', toolCallId: 'call_deploy' }, prompt: { state: 'pending', kind: 'approval' } });
+  });
+
+  it('a call a restart cut is shown as cut again at the next start, in case its card was not updated', async () => {
+    const url = await storeFile();
+    const runs: string[] = [];
+    const first = await bootBot(url, [callTools(call('migrate'))], [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)]);
+    await first.bot.say('T1', 'U1', 'migrate');
+    await first.bot.waitForEvent('T1', 'tool_started');
+    // The second life answers the cut call, then dies before the model call.
+    const second = await bootBot(url, [{ stallBeforeFirstToken: true }], [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)]);
+    await second.bot.manager.recover();
+    await waitFor(() => second.provider.requests.length === 1);
+
+    const third = await bootBot(url, [say('It was cut by a restart.')], [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)]);
+    expect(await third.bot.manager.recover()).toMatchObject({ resumed: [third.bot.sessionId('T1')] });
+    await third.bot.manager.idle();
+    expect(third.bot.events('T1').filter((e) => e.type === 'tool_finished')).toMatchObject([{ name: 'migrate', status: 'interrupted', restart: 'not_rerun' }]);
+    expect(runs).toEqual(['migrate']);
+  });
+});
+
+describe('a turn that keeps crashing the bot', () => {
+  it('is resumed by two restarts in a row, then given up with a note and Retry, never run a third time', async () => {
+    const url = await storeFile();
+    const log: string[] = [];
+    const sessionId = await writeCrashedSession(url, 'T1', { approved: true, restartResumes: 2 });
+    const { bot, provider } = await bootBot(url, [say('never')], [recordingTool('deploy', risky, { log })]);
+    expect(await bot.manager.recover()).toMatchObject({ givenUp: [sessionId], resumed: [] });
+    expect(log).toEqual([]);
+    expect(provider.requests).toEqual([]);
+    const stored = await bot.store.loadTranscript(sessionId);
+    expect(stored.slice(-2)).toMatchObject([
+      { role: 'tool', content: expect.stringContaining('interrupted by a restart') },
+      { role: 'notice', kind: 'error', text: expect.stringContaining('restarted during this turn several times') },
+    ]);
+    expect(bot.events('T1').map((e) => e.type)).toEqual(['tool_proposed', 'tool_finished', 'error']);
+    expect(await bot.store.openSessionIds()).toEqual([]);
+    // Retry goes on from there.
+    expect(await bot.manager.retry(sessionId, 'U1')).toMatchObject({ status: 'done' });
+    await bot.manager.idle();
+    expect(provider.requests).toHaveLength(1);
+  });
+
+  it('a resumed turn that ends on its own clears the count', async () => {
+    const url = await storeFile();
+    const sessionId = await writeCrashedSession(url, 'T1', { approved: true, started: true, restartResumes: 1 });
+    const { bot } = await bootBot(url, [say('The deploy was cut by a restart.')], [recordingTool('deploy', risky)]);
+    expect(await bot.manager.recover()).toMatchObject({ resumed: [sessionId] });
+    await bot.manager.idle();
+    expect((await bot.store.getSession(sessionId))!.restartResumes).toBe(0);
   });
 });
 
