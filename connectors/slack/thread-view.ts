@@ -12,6 +12,7 @@ import type { InputDisposition } from '../../src/sessions/session-manager.js';
 import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
 import { applyToolEvent, formatUsage, newToolCard, recordDecision, type ToolCardState } from '../shared/index.js';
 import { AnswerStream, type StreamingSupport } from './answer-stream.js';
+import { CardIndex } from './card-index.js';
 import { escape, footerBlock, noteBlocks, toolCardBlocks, toolCardText } from './blocks.js';
 
 export interface ThreadViewDeps {
@@ -44,6 +45,7 @@ export class ThreadView {
   private stoppedBy: string | undefined;
   private readonly channel: string;
   private readonly threadTs: string;
+  private readonly cardIndex: CardIndex;
 
   constructor(
     private readonly deps: ThreadViewDeps,
@@ -51,6 +53,7 @@ export class ThreadView {
   ) {
     this.channel = session.key.channel;
     this.threadTs = session.key.thread;
+    this.cardIndex = new CardIndex(deps, session);
   }
 
   /** Who reacted with 🛑, so the note can say it. */
@@ -73,14 +76,17 @@ export class ThreadView {
         if (event.toolCalls.length > 0) await this.endAnswer();
         return;
       case 'tool_proposed': {
-        // A call proposed again (resumed after a restart) already has its card in Slack.
-        const ref = await this.deps.store.getMessageRef(cardKey(this.session.id, event.toolCallId));
-        const card: Card = { state: newToolCard(event), ts: ref?.platformMessageId, rendering: Promise.resolve() };
-        const decision = this.decisions.get(event.toolCallId);
-        if (decision) card.state = recordDecision(card.state, decision.by, decision.choice);
+        // A call proposed again (resumed, or shown again after a restart) already has its
+        // card: in memory, or in Slack. It keeps its message and the decision it shows.
+        const known = this.cards.get(event.toolCallId);
+        const card: Card = known ?? { state: newToolCard(event), ts: await this.cardIndex.find(event.toolCallId), rendering: Promise.resolve() };
+        const decision = known?.state.decision ?? this.decisions.get(event.toolCallId);
+        card.state = decision ? recordDecision(newToolCard(event), decision.by, decision.choice) : newToolCard(event);
+        card.prompt = undefined;
         this.decisions.delete(event.toolCallId);
         this.cards.set(event.toolCallId, card);
-        await this.render(card);
+        // An existing card is not set back to "Pending": the event that follows says where the call stands.
+        if (!card.ts) await this.render(card);
         return;
       }
       case 'permission_required':
@@ -205,8 +211,7 @@ export class ThreadView {
     let card = this.cards.get(toolCallId);
     if (!card) {
       // After a restart the card exists in Slack but not in memory: find its message.
-      const ref = await this.deps.store.getMessageRef(cardKey(this.session.id, toolCallId));
-      card = { state: newToolCard({ type: 'tool_proposed', toolCallId, name, arguments: {} }), ts: ref?.platformMessageId, rendering: Promise.resolve() };
+      card = { state: newToolCard({ type: 'tool_proposed', toolCallId, name, arguments: {} }), ts: await this.cardIndex.find(toolCallId), rendering: Promise.resolve() };
       this.cards.set(toolCallId, card);
     }
     return card;
@@ -214,21 +219,18 @@ export class ThreadView {
 
   private async postCard(toolCallId: string, card: Card): Promise<void> {
     await this.safely('post a tool card', async () => {
+      await this.cardIndex.posting(toolCallId);
       const posted = await this.deps.client.chat.postMessage({
         channel: this.channel,
         thread_ts: this.threadTs,
         text: toolCardText(card.state),
         blocks: toolCardBlocks(card.state, card.prompt),
+        metadata: CardIndex.metadata(toolCallId),
       });
       card.ts = posted.ts;
       if (posted.ts) {
+        await this.cardIndex.posted(toolCallId, posted.ts);
         await this.remember(posted.ts, 'tool_card', toolCallId);
-        await this.deps.store.putMessageRef(cardKey(this.session.id, toolCallId), {
-          sessionId: this.session.id,
-          toolCallId,
-          kind: 'tool_card_index',
-          platformMessageId: posted.ts,
-        });
       }
     });
   }
@@ -301,8 +303,4 @@ export class ThreadView {
 /** The store key of a platform message (a reaction or click on it finds its session). */
 export function messageKey(channel: string, ts: string): string {
   return `slack:${channel}:${ts}`;
-}
-
-function cardKey(sessionId: string, toolCallId: string): string {
-  return `slack-card:${sessionId}:${toolCallId}`;
 }

@@ -99,6 +99,8 @@ export const MessageRefSchema = z.object({
   kind: z.string(),
   /** For an index entry that points back at a platform message (a tool card's ts). */
   platformMessageId: z.string().optional(),
+  /** An index entry written before its message was posted: when the post began (epoch ms). */
+  postingAt: z.number().optional(),
 });
 export type MessageRef = z.infer<typeof MessageRefSchema>;
 
@@ -297,6 +299,11 @@ export class SessionStore {
   async putMessageRef(platformMessageId: string, ref: MessageRef): Promise<void> {
     await this.keyv.set(`ref:${platformMessageId}`, ref);
     await this.refLog(ref.sessionId).append(platformMessageId);
+  }
+
+  /** Rewrite a reference written before with `putMessageRef` (already listed for deletion). */
+  async updateMessageRef(platformMessageId: string, ref: MessageRef): Promise<void> {
+    await this.keyv.set(`ref:${platformMessageId}`, ref);
   }
 
   async getMessageRef(platformMessageId: string): Promise<MessageRef | undefined> {

@@ -30,16 +30,26 @@ export const SLACK_IDS = {
   verificationToken: 'fakeVerificationToken0001',
 } as const;
 
-// ts strings look like Slack's: seconds, a dot, six digits. A counter on the micro part keeps
-// them unique and increasing within the process, whoever asks (builders or FakeSlack).
-const TS_EPOCH_SECONDS = 1795974906;
-let tsCounter = 0;
+// ts strings look like Slack's: seconds, a dot, six digits. The seconds follow the wall
+// clock, as Slack's do (a bot may ask for replies since a moment: `oldest`); a counter on
+// the micro part keeps them unique and increasing within the process, whoever asks
+// (builders or FakeSlack).
+let tsSeconds = 0;
+let tsMicro = 0;
 
-/** The next message timestamp of the fake workspace: "1795974906.000001", "1795974906.000002", … */
+/** The next message timestamp of the fake workspace: "<now>.000001", "<now>.000002", … */
 export function nextTs(): string {
-  tsCounter += 1;
-  const seconds = TS_EPOCH_SECONDS + Math.floor(tsCounter / 1_000_000);
-  return `${seconds}.${String(tsCounter % 1_000_000).padStart(6, '0')}`;
+  const now = Math.floor(Date.now() / 1000);
+  if (now > tsSeconds) {
+    tsSeconds = now;
+    tsMicro = 0;
+  }
+  tsMicro += 1;
+  if (tsMicro >= 1_000_000) {
+    tsSeconds += 1;
+    tsMicro = 1;
+  }
+  return `${tsSeconds}.${String(tsMicro).padStart(6, '0')}`;
 }
 
 let eventCounter = 0;

@@ -701,7 +701,9 @@ export class FakeSlack {
       const ts = str(args, 'ts') ?? '';
       const thread = this.thread(channel, ts);
       if (thread.length === 0) return failed('thread_not_found');
-      return this.page(thread, args);
+      // `oldest` bounds the replies; the thread's root always comes first, as Slack sends it.
+      const oldest = Number(str(args, 'oldest') ?? '0');
+      return this.page(thread.filter((m) => m.ts === ts || Number(m.ts) >= oldest), args);
     },
 
     'conversations.history': (args) => {

@@ -89,6 +89,55 @@ describe('after a restart', () => {
     expect(await readFile(join(dir, 'workspace', 'runs.txt'), 'utf8')).toBe('ran\n');
   });
 
+  it('a card posted just before the crash, whose message was never indexed, is found in the thread and updated, not posted twice', async () => {
+    const { slack, llm } = await fakes();
+    const dir = await folder();
+    const first = await boot({ dir, slack, llm });
+    llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo ran >> runs.txt' } }]);
+    const root = await first.mention('note that you ran');
+    const card = await waitForCard(first, root, 'run_shell', (text) => text.includes(PROMPT_ACTION));
+    await first.crash();
+    // The crash fell between chat.postMessage and writing down the card's ts: only the
+    // "posting" mark is left. The card carries its call id in its message metadata.
+    const toolCallId = (slack.message(C, card.ts)!.metadata as { event_payload: { tool_call_id: string } }).event_payload.tool_call_id;
+    const [sessionId] = await first.core.store.listSessionIds();
+    await first.core.store.updateMessageRef(`slack-card:${sessionId}:${toolCallId}`, { sessionId: sessionId!, toolCallId, kind: 'tool_card_index', postingAt: Date.now() - 1000 });
+
+    llm.replyText('Noted.');
+    const second = await boot({ dir, slack, llm });
+    await second.click(card.ts, { actionId: PROMPT_ACTION, choice: 'once' });
+    await waitFor(() => slack.thread(C, root).some((m) => m.text.includes('Noted.')), 8000);
+    await second.idle();
+    expect(slack.thread(C, root).filter((m) => JSON.stringify(m.blocks ?? []).includes('*run_shell*'))).toHaveLength(1);
+    expect(JSON.stringify(slack.message(C, card.ts)!.blocks)).toContain('Done');
+    const lookups = slack.callsOf('conversations.replies');
+    expect(lookups).toHaveLength(1);
+    expect(lookups[0]!.args).toMatchObject({ channel: C, ts: root });
+    expect(String(lookups[0]!.args.include_all_metadata)).toBe('true');
+  });
+
+  it('a prompt whose buttons were never drawn before the crash gets them after the restart', async () => {
+    const { slack, llm } = await fakes();
+    const dir = await folder();
+    const first = await boot({ dir, slack, llm });
+    llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo ran >> runs.txt' } }]);
+    const root = await first.mention('note that you ran');
+    const card = await waitForCard(first, root, 'run_shell', (text) => text.includes(PROMPT_ACTION));
+    await first.crash();
+    // The process died after the card was posted as "Pending", before the update with its buttons.
+    const drawn = (card.blocks as { type: string }[]).filter((block) => block.type !== 'actions');
+    await first.connector.client.chat.update({ channel: C, ts: card.ts, text: card.text, blocks: drawn });
+    expect(buttonsOf(slack, card.ts)).toEqual([]);
+
+    llm.replyText('Noted.');
+    const second = await boot({ dir, slack, llm });
+    expect(buttonsOf(slack, card.ts)).toContain('Approve');
+    await second.click(card.ts, { actionId: PROMPT_ACTION, choice: 'once' });
+    await waitFor(() => slack.thread(C, root).some((m) => m.text.includes('Noted.')), 8000);
+    await second.idle();
+    expect(await readFile(join(dir, 'workspace', 'runs.txt'), 'utf8')).toBe('ran\n');
+  });
+
   it('a Retry button posted before a restart still works after it', async () => {
     const { slack, llm } = await fakes();
     const dir = await folder();
