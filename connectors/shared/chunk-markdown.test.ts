@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MIN_SPLIT_LIMIT, splitMarkdown, splitMarkdownPieces, withoutFenceRepair, type MarkdownPiece } from './chunk-markdown.js';
 import { scanFences } from './markdown-fences.js';
+import { mulberry32 } from '../../test/support/seeded-random.js';
 
 const DISCORD_LIMIT = 2000;
 
@@ -171,18 +172,6 @@ describe('splitMarkdown', () => {
     });
   });
 });
-
-// A small seeded generator, so a failure names a seed that reproduces it.
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function generateAnswer(random: () => number): string {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;

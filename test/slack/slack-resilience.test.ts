@@ -50,14 +50,20 @@ function buttonsOf(slack: FakeSlack, ts: string): string[] {
   return blocks.filter((b) => b.type === 'actions').flatMap((b) => (b.elements ?? []).map((e) => e.text?.text ?? ''));
 }
 
+/** A bot that posted an approval card for `echo ran >> runs.txt` (the usual start of a crash). */
+async function approvalCardPosted() {
+  const { slack, llm } = await fakes();
+  const dir = await folder();
+  const first = await boot({ dir, slack, llm });
+  llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo ran >> runs.txt' } }]);
+  const root = await first.mention('note that you ran');
+  const card = await waitForCard(first, root, 'run_shell', (text) => text.includes(PROMPT_ACTION));
+  return { slack, llm, dir, first, root, card };
+}
+
 describe('after a restart', () => {
   it('Approve on a card posted before the bot crashed runs the call exactly once and finishes the turn', async () => {
-    const { slack, llm } = await fakes();
-    const dir = await folder();
-    const first = await boot({ dir, slack, llm });
-    llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo ran >> runs.txt' } }]);
-    const root = await first.mention('note that you ran');
-    const card = await waitForCard(first, root, 'run_shell', (text) => text.includes(PROMPT_ACTION));
+    const { slack, llm, dir, first, root, card } = await approvalCardPosted();
 
     // The process dies with the call waiting for approval; a new one starts on the same data.
     await first.crash();
@@ -90,12 +96,7 @@ describe('after a restart', () => {
   });
 
   it('a card posted just before the crash, whose message was never indexed, is found in the thread and updated, not posted twice', async () => {
-    const { slack, llm } = await fakes();
-    const dir = await folder();
-    const first = await boot({ dir, slack, llm });
-    llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo ran >> runs.txt' } }]);
-    const root = await first.mention('note that you ran');
-    const card = await waitForCard(first, root, 'run_shell', (text) => text.includes(PROMPT_ACTION));
+    const { slack, llm, dir, first, root, card } = await approvalCardPosted();
     await first.crash();
     // The crash fell between chat.postMessage and writing down the card's ts: only the
     // "posting" mark is left. The card carries its call id in its message metadata.
@@ -117,12 +118,7 @@ describe('after a restart', () => {
   });
 
   it('a prompt whose buttons were never drawn before the crash gets them after the restart', async () => {
-    const { slack, llm } = await fakes();
-    const dir = await folder();
-    const first = await boot({ dir, slack, llm });
-    llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo ran >> runs.txt' } }]);
-    const root = await first.mention('note that you ran');
-    const card = await waitForCard(first, root, 'run_shell', (text) => text.includes(PROMPT_ACTION));
+    const { slack, llm, dir, first, root, card } = await approvalCardPosted();
     await first.crash();
     // The process died after the card was posted as "Pending", before the update with its buttons.
     const drawn = (card.blocks as { type: string }[]).filter((block) => block.type !== 'actions');
