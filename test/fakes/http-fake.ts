@@ -40,12 +40,23 @@ export class HttpFake {
   private readonly queue: ReplyScript[] = [];
   private server: Server | undefined;
   private readonly openResponses = new Set<ServerResponse>();
+  private responder: ((request: RecordedRequest) => FakeReply) | undefined;
 
   constructor(private readonly fallback: (request: RecordedRequest) => FakeReply) {}
 
   /** Queue replies, one per coming request; when the queue is empty the fallback answers. */
   reply(...replies: ReplyScript[]): this {
     this.queue.push(...replies);
+    return this;
+  }
+
+  /**
+   * Answer every request the queue does not cover with `responder` instead of the fallback:
+   * a fake that decides from each request alone, so a client that restarts and asks again
+   * gets an answer that fits what it sends, not the next line of a script.
+   */
+  respondWith(responder: (request: RecordedRequest) => FakeReply): this {
+    this.responder = responder;
     return this;
   }
 
@@ -96,7 +107,7 @@ export class HttpFake {
       if (!res.writableFinished) recorded.clientClosed = true;
     });
     const next = this.queue.shift();
-    const reply = typeof next === 'function' ? next(recorded) : (next ?? this.fallback(recorded));
+    const reply = typeof next === 'function' ? next(recorded) : (next ?? (this.responder ?? this.fallback)(recorded));
     await this.play(reply, res);
   }
 

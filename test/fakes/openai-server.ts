@@ -2,7 +2,7 @@
 // Chat Completions SSE format (platform-and-sdk-facts.md section 4), so tests drive the
 // real openai SDK end to end and assert on the very body it sent. Each test scripts one
 // reply per request (text, tool calls, errors, stalls, drops); with nothing scripted the
-// fake echoes the last user text.
+// fake echoes the last user text, or lets `answerWith` decide from the request.
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { HttpFake, type RecordedRequest, type SseEvent } from './http-fake.js';
 
@@ -115,6 +115,19 @@ export class FakeOpenAI extends HttpFake {
   replyAnswer(answer: FakeAnswer, options: StreamOptions = {}): this {
     const ids = assignIds(answer.toolCalls);
     return this.reply((request) => ({ kind: 'sse', events: answerEvents(request, answer, ids), delayMs: options.delayMs }));
+  }
+
+  /**
+   * Answer every unscripted chat completion with what `decide` makes of its request (its
+   * body alone: the state lives in the conversation the client sends). Each answer gets
+   * fresh tool call ids. Other paths keep the fallback's 404.
+   */
+  answerWith(decide: (request: RecordedRequest) => FakeAnswer, options: StreamOptions = {}): this {
+    return this.respondWith((request) =>
+      request.path.endsWith('/chat/completions')
+        ? { kind: 'sse', events: answerEvents(request, decide(request)), delayMs: options.delayMs }
+        : { kind: 'json', status: 404, body: { error: { message: `Unknown path ${request.path}`, type: 'invalid_request_error', param: null, code: null } } },
+    );
   }
 
   /**

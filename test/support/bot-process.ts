@@ -1,0 +1,73 @@
+// The whole bot as `npm start` runs it: `node --import tsx src/main.ts` in a child process,
+// with only the environment a test gives (the developer's own must not leak in). One
+// instance is one life of the process: `start` waits for the JSON log line that says the
+// Slack connector listens (and reads its port from it), `kill` is a SIGKILL, the death no
+// shutdown code can soften.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+// Absolute, so the child finds tsx whatever its working directory.
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const STARTED = 'Slack connector started';
+
+export class BotProcess {
+  stdout = '';
+  stderr = '';
+  /** The HTTP port the bot took (PORT=0 lets it pick), known once `start` resolves. */
+  port = 0;
+  /** Settles with the exit code (null after a signal) once the process is gone. */
+  readonly exited: Promise<number | null>;
+
+  private constructor(private readonly child: ChildProcess) {
+    child.stdout?.on('data', (chunk: Buffer) => (this.stdout += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /** Spawn the bot and wait until it takes Slack events over HTTP. */
+  static async start(env: Record<string, string>, cwd: string, timeoutMs = 20_000): Promise<BotProcess> {
+    const bot = new BotProcess(
+      spawn(process.execPath, ['--import', TSX, MAIN], {
+        cwd,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    const started = Date.now();
+    for (;;) {
+      const line = bot.stdout.split('\n').find((l) => l.includes(STARTED));
+      if (line) {
+        bot.port = (JSON.parse(line) as { port: number }).port;
+        return bot;
+      }
+      const problem = !bot.alive ? `the bot exited (${bot.child.exitCode}) before it started` : Date.now() - started > timeoutMs ? `the bot did not start within ${timeoutMs} ms` : undefined;
+      if (problem) {
+        await bot.kill();
+        throw new Error(`${problem}\nstdout:\n${bot.stdout.slice(-4000)}\nstderr:\n${bot.stderr.slice(-4000)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** Where Slack delivers events and clicks. */
+  get eventsUrl(): string {
+    return `http://127.0.0.1:${this.port}/slack/events`;
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** SIGKILL now (synchronously: the moment of the kill is the moment of this call). */
+  killNow(): void {
+    if (this.alive) this.child.kill('SIGKILL');
+  }
+
+  /** SIGKILL and wait until the process is gone. */
+  async kill(): Promise<void> {
+    this.killNow();
+    await this.exited;
+  }
+}
