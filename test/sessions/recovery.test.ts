@@ -27,19 +27,7 @@ async function writeCrashedSession(url: string, thread: string, options: { appro
   const id = sessionIdOf(key);
   const now = Date.now();
   await store.markOpen(id);
-  await store.saveSession({
-    id,
-    key,
-    model: 'scripted-model',
-    grants: { tools: [], commands: [] },
-    compaction: null,
-    startedBy: 'U1',
-    steerers: [],
-    directories: [],
-    createdAt: now,
-    updatedAt: now,
-    ...(options.restartResumes !== undefined ? { restartResumes: options.restartResumes } : {}),
-  });
+  await store.saveSession(TestBot.record(thread, options.restartResumes !== undefined ? { restartResumes: options.restartResumes } : {}));
   await store.appendMessage(id, { role: 'user', content: 'deploy', ts: now });
   await store.appendMessage(id, { role: 'assistant', content: null, tool_calls: [{ id: 'call_deploy', type: 'function', function: { name: 'deploy', arguments: '{}' } }], ts: now });
   const item = await inbox.open({ sessionId: id, toolCallId: 'call_deploy', kind: 'approval', choices: approvalChoices(undefined) });

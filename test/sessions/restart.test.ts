@@ -120,18 +120,7 @@ describe('what was recorded is not lost', () => {
     const first = await bootBot(url, [], []);
     // Recorded (as deliver does before acknowledging) but the process died before the turn began.
     const sessionId = first.bot.sessionId('T9');
-    await first.bot.store.saveSession({
-      id: sessionId,
-      key: TestBot.thread('T9'),
-      model: 'scripted-model',
-      grants: { tools: [], commands: [] },
-      compaction: null,
-      startedBy: 'U1',
-      steerers: [],
-      directories: [],
-      createdAt: Date.now(),
-      updatedAt: Date.now(),
-    });
+    await first.bot.store.saveSession(TestBot.record('T9'));
     await first.bot.store.setPendingInputs(sessionId, [{ id: 'in-1', text: 'hello after the crash', receivedAt: Date.now() }]);
     const second = await bootBot(url, [say('Hello!')], []);
     expect(await second.bot.manager.recover()).toMatchObject({ started: [sessionId] });

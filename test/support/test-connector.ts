@@ -12,7 +12,7 @@ import type { EngineSetup } from '../../src/sessions/live-session.js';
 import { SessionManager, type InputDisposition, type SessionManagerOptions } from '../../src/sessions/session-manager.js';
 import { openKeyvStore, type OpenedStore } from '../../src/store/keyv-factory.js';
 import { PersistentInbox } from '../../src/store/persistent-inbox.js';
-import { sessionIdOf, SessionStore, type SessionKey } from '../../src/store/session-store.js';
+import { sessionIdOf, SessionStore, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
 import type { ScriptedProvider } from '../fakes/scripted-provider.js';
 import { waitFor } from './engine-kit.js';
 
@@ -86,6 +86,13 @@ export class TestBot {
 
   static thread(thread: string, channel = 'C1'): SessionKey {
     return { platform: 'test', workspace: 'W1', channel, thread };
+  }
+
+  /** A session record as the bot stores it for a thread U1 started (for crash states written by hand). */
+  static record(thread: string, extra: Partial<SessionRecord> = {}): SessionRecord {
+    const now = Date.now();
+    const key = TestBot.thread(thread);
+    return { id: sessionIdOf(key), key, model: 'scripted-model', grants: { tools: [], commands: [] }, compaction: null, startedBy: 'U1', steerers: [], directories: [], createdAt: now, updatedAt: now, ...extra };
   }
 
   /** A user posts in a thread (a mention, a reply): the platform's event id is fresh unless given. */
