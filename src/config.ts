@@ -39,6 +39,14 @@ export const ConfigSchema = z.object({
   /** Where "always allow" grants apply: the thread (default) or the whole channel. */
   GRANT_SCOPE: z.enum(['thread', 'channel']).default('thread'),
   SHELL_TIMEOUT_MS: positiveInt.default(120_000),
+  /** Where shell commands run: `auto` (the sandbox if bwrap works, else no shell), `bwrap` (must work), `off` (unconfined). */
+  SHELL_SANDBOX: z.enum(['auto', 'bwrap', 'off']).default('auto'),
+  /** Sandboxed commands may reach the network (default: they have none). */
+  SHELL_NETWORK: z.enum(['on', 'off', 'true', 'false']).default('off').transform((value) => value === 'on' || value === 'true'),
+  /** Variables handed to shell commands besides PATH, LANG, LC_*, TZ (comma-separated names). */
+  SHELL_ENV: z.string().optional(),
+  /** Extra folders commands may read (comma-separated): toolchains outside /usr, e.g. ~/.nvm. */
+  SHELL_READ_PATHS: z.string().optional(),
   /** fetch_url may reach localhost and private networks (default: public internet only). */
   FETCH_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   /** MCP servers, in the common `mcpServers` format. A missing file means none. */

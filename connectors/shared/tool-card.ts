@@ -37,6 +37,8 @@ export interface ToolCardState {
   decision?: { by: string; choice: string };
   /** Why the policy asks for approval (from `permission_required`). */
   approvalReason?: string;
+  /** Where the tool runs and what it can reach (the tool's metadata), for the approver. */
+  confinement?: string;
   /** What an "always allow this command" grant would remember, for shell-like tools. */
   command?: string;
   /** What the tool asks the user (from `interaction_required`). */
@@ -79,6 +81,7 @@ export function applyToolEvent(card: ToolCardState, event: EngineEvent, now: num
       if (event.toolCallId !== card.toolCallId) return card;
       const next: ToolCardState = { ...card, phase: 'awaiting_approval', approvalReason: event.reason };
       if (event.command !== undefined) next.command = event.command;
+      if (event.metadata?.confinement !== undefined) next.confinement = event.metadata.confinement;
       return next;
     }
     case 'interaction_required':

@@ -50,6 +50,7 @@ export function toolCardBlocks(card: ToolCardState, prompt?: { item: InboxItem; 
   const headline = `${PHASE_ICON[card.phase]} *${escape(card.name)}*${card.argsSummary ? ` ${inlineCode(card.argsSummary)}` : ''}`;
   const blocks: SlackBlock[] = [{ type: 'section', text: mrkdwn(headline) }];
   if (card.phase === 'awaiting_approval' && card.approvalReason) blocks.push({ type: 'context', elements: [mrkdwn(`Why I ask: ${escape(card.approvalReason)}`)] });
+  if (card.phase === 'awaiting_approval' && card.confinement) blocks.push({ type: 'context', elements: [mrkdwn(`Runs ${escape(card.confinement)}`)] });
   if (prompt?.question) {
     blocks.push({ type: 'section', text: mrkdwn(`*Question:* ${escape(prompt.question)}`) });
     if (prompt.item.state === 'pending') blocks.push({ type: 'context', elements: [mrkdwn('Pick an answer, or reply in this thread in your own words.')] });

@@ -15,6 +15,11 @@ export interface ToolMetadata {
   idempotent?: boolean;
   /** read / write / exec / external, or anything a policy understands. */
   category?: string;
+  /**
+   * Where the tool runs and what it can reach, in one sentence for its approval card
+   * ("in a sandbox: the workspace only, no network"). A person approves knowing it.
+   */
+  confinement?: string;
 }
 
 export interface ToolContext {

@@ -10,6 +10,10 @@ import { DEFAULT_FETCH_MAX_BYTES, DEFAULT_FETCH_TIMEOUT_MS, fetchUrlTool } from 
 import { listDirTool } from './list-dir.js';
 import { DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 import { readFileTool } from './read-file.js';
+import { BwrapLauncher } from '../sandbox/bwrap-launcher.js';
+import type { BwrapSandbox } from '../sandbox/bwrap-sandbox.js';
+import { shellEnvironment } from '../sandbox/shell-environment.js';
+import { HostLauncher } from './command-launcher.js';
 import { runShellTool } from './run-shell.js';
 import { searchTool } from './search.js';
 import { DEFAULT_SHELL_TIMEOUT_MS, ShellSession } from './shell-session.js';
@@ -32,13 +36,22 @@ export interface BuiltinToolsOptions {
   fetchTimeoutMs?: number;
   /** fetch_url reads at most this many bytes of a body (default 2 MiB). */
   fetchMaxBytes?: number;
-  /** The environment shell commands see (default: this process's, minus secret-looking names). */
-  shellEnv?: NodeJS.ProcessEnv;
+  /**
+   * Where shell commands run: in the bubblewrap sandbox, on the host (unconfined), or not
+   * at all (run_shell is not offered). Default: on the host; the core decides from SHELL_SANDBOX.
+   */
+  shell?: ShellSetup;
+  /** Variables passed to commands besides the allow-list (SHELL_ENV). */
+  shellEnvNames?: readonly string[];
+  /** The environment shell commands see (default: the allow-list, from this process's). */
+  shellEnv?: Record<string, string>;
   /** Between SIGINT and SIGKILL when a command is stopped (default 2 s). */
   shellKillGraceMs?: number;
   /** fetch_url may reach loopback and private networks (default false: public internet only). */
   fetchAllowPrivate?: boolean;
 }
+
+export type ShellSetup = { kind: 'sandbox'; sandbox: BwrapSandbox } | { kind: 'host' } | { kind: 'withheld' };
 
 export interface BuiltinTools {
   tools: ToolDefinition[];
@@ -56,18 +69,30 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
   }
   const shellTimeoutMs = positive('shellTimeoutMs', options.shellTimeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS);
   const workspace = Workspace.open(options.workspaceDir);
+  const setup = options.shell ?? { kind: 'host' };
   const shell = new ShellSession(workspace, {
     maxOutputChars,
     killGraceMs: options.shellKillGraceMs,
-    env: options.shellEnv,
+    env:
+      options.shellEnv ??
+      shellEnvironment(process.env, {
+        home: workspace.root,
+        pass: options.shellEnvNames,
+        hide: setup.kind === 'sandbox' ? setup.sandbox.protectedPaths : [],
+      }),
+    launcher: setup.kind === 'sandbox' ? new BwrapLauncher(setup.sandbox) : new HostLauncher(),
   });
+  const shellTools =
+    setup.kind === 'withheld'
+      ? []
+      : [runShellTool(shell, shellTimeoutMs, setup.kind === 'sandbox' ? { sandboxed: true, network: setup.sandbox.network } : { sandboxed: false })];
   const tools = [
     readFileTool(workspace, maxOutputChars),
     listDirTool(workspace, maxOutputChars),
     searchTool(workspace, maxOutputChars),
     writeFileTool(workspace),
     editFileTool(workspace),
-    runShellTool(shell, shellTimeoutMs),
+    ...shellTools,
     fetchUrlTool({
       fetchImpl: options.fetchImpl ?? fetch,
       timeoutMs: positive('fetchTimeoutMs', options.fetchTimeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS),

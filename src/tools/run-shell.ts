@@ -1,5 +1,6 @@
-// run_shell: the model's shell, as a tool. The mechanics (process groups, the persistent
-// cwd, stopping) live in shell-session.ts; this file is the contract the model sees.
+// run_shell: the model's shell, as a tool. The mechanics (the persistent cwd, stopping)
+// live in shell-session.ts, where it runs in command-launcher.ts and src/sandbox/; this file
+// is the contract the model sees, and what its approval card says about confinement.
 //
 // One idea: the result always says where the shell is now and how the command ended —
 // exit code, timeout or interruption — next to its (middle-trimmed) output, so the model
@@ -15,16 +16,31 @@ const schema = z.object({
     .describe('A bash command line. Runs in the current working directory, which persists between calls (cd works).'),
 });
 
-export function runShellTool(shell: ShellSession, timeoutMs: number): ToolDefinition {
+/** How commands are confined: decided once at start-up (SHELL_SANDBOX, SHELL_NETWORK). */
+export type ShellConfinement = { sandboxed: true; network: boolean } | { sandboxed: false };
+
+/** The sentence an approver reads after "Runs": true, including what is not covered. */
+export function confinementText(confinement: ShellConfinement): string {
+  if (!confinement.sandboxed) {
+    return 'WITHOUT a sandbox (SHELL_SANDBOX=off): the command can read and change everything the bot’s user can, the bot’s tokens included';
+  }
+  const base = 'in a sandbox: it can write only the workspace and granted folders, and cannot see the bot’s files, data or secrets';
+  return confinement.network ? `${base}, but it CAN reach the network (SHELL_NETWORK=on)` : `${base}; no network`;
+}
+
+export function runShellTool(shell: ShellSession, timeoutMs: number, confinement: ShellConfinement): ToolDefinition {
+  const where = confinement.sandboxed
+    ? `It runs in a sandbox: only the workspace${confinement.network ? '' : ', no network'}; ` +
+      `each command starts fresh, and background jobs (&) end when the command returns, so start a server and use it in one command.`
+    : 'Background jobs (&) keep running until the session ends.';
   return defineTool({
     name: 'run_shell',
     description:
       `Run a bash command in the workspace and return its exit code, working directory and output (stdout and stderr ` +
       `together; long output loses its middle). The working directory persists between calls but cannot leave the ` +
-      `workspace. Commands time out after ${Math.round(timeoutMs / 1000)} s; stdin is empty, so nothing can prompt. ` +
-      `Background jobs (&) keep running until the session ends.`,
+      `workspace. Commands time out after ${Math.round(timeoutMs / 1000)} s; stdin is empty, so nothing can prompt. ${where}`,
     schema,
-    metadata: { risk: 'high', category: 'exec', idempotent: false },
+    metadata: { risk: 'high', category: 'exec', idempotent: false, confinement: confinementText(confinement) },
     commandOf: ({ command }) => command,
     async execute({ command }, { signal }) {
       const result = await shell.run(command, { signal, timeoutMs });

@@ -1,24 +1,24 @@
 // The session's shell: runs one command line at a time with `bash -c`, in a working
 // directory that persists from one command to the next, and can stop any command at once.
 //
-// One idea: every command is its own process group (spawned detached, so its pid is the
-// group id), and stopping means signalling the group, not the pid: `sleep 100 & sleep 100`
-// leaves a child that a kill of bash alone would orphan. A stop sends SIGINT, then SIGKILL
-// after a grace if anything in the group is still alive; the caller gets its answer at once
-// with the output so far, and the escalation finishes in the background (dispose awaits it).
+// Where a command runs is the launcher's business (command-launcher.ts): in a bubblewrap
+// sandbox by default, or on the host. This file owns what is the same for both: a stop sends
+// SIGINT, then SIGKILL after a grace if anything the command started is still alive; the
+// caller gets its answer at once with the output so far, and the escalation finishes in the
+// background (dispose awaits it).
 //
-// The cwd survives between commands through an EXIT trap that writes `pwd -P` to a temp
-// file; it is only accepted if it is inside the workspace. The cwd is a convenience, not a
-// sandbox: a command can still read or write anywhere the process may (that is why the
-// shell is exec-risk and asks). Background jobs (`server &`) keep running after their
-// command returns; their output is drained and discarded, and dispose() stops them.
-import { spawn, type ChildProcess } from 'node:child_process';
+// The cwd survives between commands through an EXIT trap that writes `pwd -P` to a file; it
+// is only accepted if it is inside the workspace (or a granted folder). On the host,
+// background jobs (`server &`) keep running after their command returns; their output is
+// drained and discarded, and dispose() stops them. In the sandbox they end with the command.
 import { randomUUID } from 'node:crypto';
-import { readFile, realpath, rm, stat } from 'node:fs/promises';
+import { readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { sleep } from '../engine/index.js';
+import { shellEnvironment } from '../sandbox/shell-environment.js';
+import { HostLauncher, type CommandLauncher, type LaunchedCommand } from './command-launcher.js';
 import { MiddleTrimmedText } from './output.js';
 import type { Workspace } from './workspace.js';
 
@@ -36,25 +36,13 @@ const STOP_SETTLE_MS = 20;
 const DRAIN_AFTER_EXIT_MS = 50;
 const GROUP_POLL_MS = 25;
 
-/**
- * Variables whose names say "secret" are not handed to commands: `env` in a chat thread
- * must not print the bot's own API keys and tokens. Pass `env` explicitly to hand one over.
- */
-const SECRET_NAME = /API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(^|_)KEY(_|$)/i;
-
-/** Pagers and prompts would wait for a terminal that is not there. */
-const NON_INTERACTIVE_ENV = { PAGER: 'cat', GIT_PAGER: 'cat', GIT_TERMINAL_PROMPT: '0', TERM: 'dumb' } as const;
-
-export function commandEnvironment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const kept = Object.entries(base).filter(([name]) => !SECRET_NAME.test(name));
-  return { ...Object.fromEntries(kept), ...NON_INTERACTIVE_ENV };
-}
-
 export interface ShellSessionOptions {
   maxOutputChars: number;
   killGraceMs?: number;
-  /** The environment commands see. Default: this process's, without secret-looking names. */
-  env?: NodeJS.ProcessEnv;
+  /** The environment commands see. Default: the allow-list of shell-environment.ts. */
+  env?: Record<string, string>;
+  /** Where commands run. Default: on the host, unconfined. */
+  launcher?: CommandLauncher;
 }
 
 export interface ShellRunResult {
@@ -73,8 +61,7 @@ export interface ShellRunResult {
 }
 
 interface RunningCommand {
-  child: ChildProcess;
-  pgid: number;
+  launched: LaunchedCommand;
   /** Settles when the shell has exited (or could not start). */
   gone: Promise<void>;
   /** Set when a stop was requested: the reason, for the result. */
@@ -86,13 +73,14 @@ export class ShellSession {
   /** Real absolute path of the current directory; always inside the workspace. */
   private cwd: string;
   private readonly running = new Set<RunningCommand>();
-  /** Groups of finished commands that still had members (background jobs). */
-  private readonly lingering = new Set<number>();
+  /** Finished commands that left something running (background jobs, on the host). */
+  private readonly lingering = new Set<LaunchedCommand>();
   private readonly escalations = new Set<Promise<void>>();
   private readonly disposeController = new AbortController();
   private readonly maxOutputChars: number;
   private readonly killGraceMs: number;
-  private readonly env: NodeJS.ProcessEnv;
+  private readonly env: Record<string, string>;
+  private readonly launcher: CommandLauncher;
 
   constructor(
     private readonly workspace: Workspace,
@@ -101,7 +89,13 @@ export class ShellSession {
     this.cwd = workspace.root;
     this.maxOutputChars = options.maxOutputChars;
     this.killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
-    this.env = options.env ?? commandEnvironment(process.env);
+    this.env = options.env ?? shellEnvironment(process.env, { home: workspace.root });
+    this.launcher = options.launcher ?? new HostLauncher();
+  }
+
+  /** Whether background jobs outlive the command that started them (not in the sandbox). */
+  get keepsBackgroundJobs(): boolean {
+    return this.launcher.keepsBackgroundJobs;
   }
 
   get workingDirectory(): string {
@@ -121,17 +115,21 @@ export class ShellSession {
       return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: true, notes };
     }
 
+    // Created before the command starts: the sandbox binds it in, and only an existing file can be bound.
     const cwdFile = path.join(os.tmpdir(), `chat-agent-cwd-${randomUUID()}`);
+    await writeFile(cwdFile, '', { mode: 0o600 });
     // `exec 2>&1` merges stderr into stdout inside bash, so the two arrive in the order
     // they were written (two pipes would only interleave by arrival). bash runs a -c script
     // line by line, so this prefix is in force even when the command has a syntax error.
     const script = `trap 'pwd -P >"$CHAT_AGENT_CWD_FILE" 2>/dev/null' EXIT; exec 2>&1\n${command}`;
-    const child = spawn('bash', ['-c', script], {
+    const launched = this.launcher.launch({
+      script,
       cwd: this.cwd,
-      env: { ...this.env, CHAT_AGENT_CWD_FILE: cwdFile },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      cwdFile,
+      env: { ...this.env, CHAT_AGENT_CWD_FILE: this.launcher.cwdFileInside(cwdFile) },
+      roots: this.workspace.roots,
     });
+    const { child } = launched;
     const output = new MiddleTrimmedText(this.maxOutputChars);
 
     return new Promise<ShellRunResult>((resolve, reject) => {
@@ -156,8 +154,7 @@ export class ShellSession {
       collect(child.stderr);
 
       const running: RunningCommand = {
-        child,
-        pgid: child.pid ?? -1,
+        launched,
         gone: new Promise<void>((resolveGone) => {
           child.once('exit', () => resolveGone());
           child.once('error', () => resolveGone());
@@ -165,7 +162,7 @@ export class ShellSession {
         requestStop: (reason) => {
           if (running.stop || finished) return;
           running.stop = reason;
-          this.stopGroup(running.pgid, 'SIGINT');
+          this.stopCommand(launched);
           // A stop by the user answers now; a timeout may wait for the kill to land.
           if (reason === 'interrupted') later(STOP_SETTLE_MS, finish);
           else later(this.killGraceMs + 1_000, finish);
@@ -183,7 +180,7 @@ export class ShellSession {
       };
 
       child.once('error', (error) => {
-        output.append(`could not start bash: ${error.message}\n`);
+        output.append(`could not start the command: ${error.message}\n`);
         finish();
       });
       child.once('exit', (code, signal) => {
@@ -197,7 +194,7 @@ export class ShellSession {
       });
       child.once('close', () => {
         if (!finished) finish();
-        else if (!groupAlive(running.pgid)) this.lingering.delete(running.pgid);
+        else if (!launched.alive()) this.lingering.delete(launched);
       });
 
       if (child.pid === undefined) return; // spawn failed: 'error' follows
@@ -216,8 +213,8 @@ export class ShellSession {
   async dispose(): Promise<void> {
     this.disposeController.abort();
     const running = [...this.running];
-    for (const command of running) signalGroup(command.pgid, 'SIGKILL');
-    for (const pgid of this.lingering) signalGroup(pgid, 'SIGKILL');
+    for (const command of running) command.launched.kill();
+    for (const launched of this.lingering) launched.kill();
     this.lingering.clear();
     // SIGKILL cannot be ignored, but a process stuck in the kernel can delay its exit: bounded.
     const waited = new AbortController();
@@ -238,7 +235,7 @@ export class ShellSession {
       await this.adoptCwd(cwdFile, notes);
       // `pwd -P` prints nothing in a deleted directory: check the cwd we kept still exists.
       await this.checkCwd(notes);
-      if (!running.stop && groupAlive(running.pgid)) this.lingering.add(running.pgid);
+      if (!running.stop && running.launched.alive()) this.lingering.add(running.launched);
     }
     await rm(cwdFile, { force: true }).catch(() => undefined);
     if (running.stop === 'timeout') {
@@ -288,41 +285,17 @@ export class ShellSession {
     this.cwd = this.workspace.root;
   }
 
-  /** Signal the group now; if anything in it is still alive after the grace, SIGKILL it. */
-  private stopGroup(pgid: number, first: NodeJS.Signals): void {
-    signalGroup(pgid, first);
+  /** SIGINT now; if anything the command started is still alive after the grace, SIGKILL. */
+  private stopCommand(launched: LaunchedCommand): void {
+    launched.interrupt();
     const escalation = (async () => {
       const deadline = Date.now() + this.killGraceMs;
-      while (Date.now() < deadline && groupAlive(pgid) && !this.disposeController.signal.aborted) {
+      while (Date.now() < deadline && launched.alive() && !this.disposeController.signal.aborted) {
         await sleep(GROUP_POLL_MS, this.disposeController.signal);
       }
-      if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+      if (launched.alive()) launched.kill();
     })();
     this.escalations.add(escalation);
     void escalation.finally(() => this.escalations.delete(escalation));
-  }
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  if (pgid <= 0) return;
-  try {
-    // A negative pid addresses the whole process group.
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone, which is the goal.
-  }
-}
-
-/**
- * Whether any process of the group still exists. Zombies count (they are not reaped where
- * PID 1 does not reap orphans), which only means a redundant SIGKILL at the end of a grace.
- */
-function groupAlive(pgid: number): boolean {
-  if (pgid <= 0) return false;
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { commandEnvironment } from '../../src/tools/shell-session.js';
+import { shellEnvironment } from '../../src/sandbox/index.js';
 import { waitFor } from '../support/engine-kit.js';
 import { asRecord, createSandbox, processGone, type Sandbox } from './tool-kit.js';
 
@@ -61,12 +61,12 @@ describe('run_shell: exit codes and output', () => {
     expect(await sh('read line; echo "got [$line] $?"')).toMatchObject({ output: 'got [] 1\n' });
   });
 
-  it('does not hand the bot\'s secrets to commands', () => {
-    const env = commandEnvironment({ PATH: '/usr/bin', OPENAI_API_KEY: 'sk-1', SLACK_BOT_TOKEN: 'xoxb', DB_PASSWORD: 'p', HOME: '/home/x' });
-    expect(env).toMatchObject({ PATH: '/usr/bin', HOME: '/home/x', PAGER: 'cat' });
-    expect(Object.keys(env)).not.toEqual(expect.arrayContaining(['OPENAI_API_KEY']));
-    expect(env.SLACK_BOT_TOKEN).toBeUndefined();
-    expect(env.DB_PASSWORD).toBeUndefined();
+  it('hands commands an environment built from an allow-list, never the bot\'s own', () => {
+    const env = shellEnvironment(
+      { PATH: '/usr/bin', LANG: 'C.UTF-8', LC_ALL: 'C', OPENAI_API_KEY: 'sk-1', STORE_URL: 'postgresql://bot:hunter2@db/x', HOME: '/home/x', EXTRA: 'yes', OTHER: 'no' },
+      { home: '/work/ws', pass: ['EXTRA'] },
+    );
+    expect(env).toEqual({ PATH: '/usr/bin', LANG: 'C.UTF-8', LC_ALL: 'C', EXTRA: 'yes', HOME: '/work/ws', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat', GIT_TERMINAL_PROMPT: '0' });
   });
 });
 

@@ -1,0 +1,68 @@
+// Starting one shell command inside a fresh bubblewrap sandbox, and stopping it.
+//
+// Stopping: SIGINT goes to the sandbox's process group (its PID 1 leads it, see
+// bwrap-sandbox.ts), so the command hears it first; SIGKILL goes to bwrap's outer process,
+// whose death takes PID 1 with it (--die-with-parent), and the kernel then kills every
+// process left in the PID namespace, whatever session or group it moved to. The same
+// happens when the command simply exits: nothing it started survives it.
+import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { signalGroup, type CommandLauncher, type LaunchedCommand, type LaunchRequest } from '../tools/command-launcher.js';
+import { SANDBOX_CWD_FILE, type BwrapSandbox } from './bwrap-sandbox.js';
+
+export class BwrapLauncher implements CommandLauncher {
+  readonly keepsBackgroundJobs = false;
+
+  constructor(private readonly sandbox: BwrapSandbox) {}
+
+  cwdFileInside(): string {
+    return SANDBOX_CWD_FILE;
+  }
+
+  launch(request: LaunchRequest): LaunchedCommand {
+    const args = this.sandbox.args({ roots: request.roots, cwd: request.cwd, cwdFile: request.cwdFile, script: request.script });
+    // bwrap itself gets the command's clean environment: inside, /proc/1/environ is bwrap's.
+    const child = spawn(this.sandbox.bwrapPath, args, {
+      env: request.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    });
+    const outerGroup = child.pid ?? -1;
+    let sandboxGroup: number | null = null;
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    child.once('error', () => (exited = true));
+    readInfo(child.stdio[3] as Readable | null, (pid) => (sandboxGroup = pid));
+
+    const killAll = (): void => {
+      // The outer process first: its death tears the namespace down.
+      signalGroup(outerGroup, 'SIGKILL');
+      if (sandboxGroup !== null && !exited) signalGroup(sandboxGroup, 'SIGKILL');
+    };
+    return {
+      child,
+      interrupt: () => {
+        if (exited) return;
+        // Before bwrap reports its PID 1, the command has not started: end it all.
+        if (sandboxGroup === null) killAll();
+        else signalGroup(sandboxGroup, 'SIGINT');
+      },
+      kill: killAll,
+      alive: () => !exited,
+    };
+  }
+}
+
+/** bwrap's --info-fd writes `{"child-pid": N, …}` once the sandbox's PID 1 exists. */
+function readInfo(stream: Readable | null, found: (pid: number) => void): void {
+  if (!stream) return;
+  let text = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    if (text.length > 4_096) return;
+    text += chunk;
+    const match = /"child-pid"\s*:\s*(\d+)/.exec(text);
+    if (match) found(Number(match[1]));
+  });
+  stream.on('error', () => undefined);
+}

@@ -1,0 +1,63 @@
+// Deciding, once at start-up, where shell commands will run (SHELL_SANDBOX):
+// - `bwrap`: in the sandbox; if it cannot run here, the bot does not start.
+// - `auto` (default): in the sandbox if the probe passes; otherwise run_shell is not offered
+//   at all, and one start-up line says why and how to fix it. Never silently unconfined.
+// - `off`: on the host, unconfined, with a warning at every start.
+import { randomUUID } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { BwrapSandbox, type SandboxLimits } from './bwrap-sandbox.js';
+import type { BotPaths } from './protected-paths.js';
+import { systemView } from './system-mounts.js';
+
+export type SandboxMode = 'auto' | 'bwrap' | 'off';
+
+export interface ShellSandboxSettings {
+  mode: SandboxMode;
+  network: boolean;
+  /** The workspace's real path: the probe mounts it as a command would. */
+  workspaceRoot: string;
+  botPaths: BotPaths;
+  /** Extra read-only folders (SHELL_READ_PATHS). */
+  readOnlyPaths?: readonly string[];
+  limits?: SandboxLimits;
+  bwrapPath?: string;
+  /** The clean environment bwrap starts with (also for the probe). */
+  env: Record<string, string>;
+}
+
+export type SandboxDecision =
+  | { kind: 'sandbox'; sandbox: BwrapSandbox; probeMs: number; message: string }
+  | { kind: 'host'; message: string }
+  | { kind: 'withheld'; message: string };
+
+const HOW_TO_FIX =
+  'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Alpine: apk add bubblewrap) ' +
+  'and allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04+, an AppArmor profile for bwrap), ' +
+  'or set SHELL_SANDBOX=off to run commands unconfined (see README, "The shell sandbox")';
+
+export const UNCONFINED_WARNING =
+  'SHELL_SANDBOX=off: shell commands run WITHOUT a sandbox; an approved command can read the bot\'s .env, tokens, store and every ' +
+  'file the bot\'s user can, and reach the network';
+
+export async function decideShellSandbox(settings: ShellSandboxSettings): Promise<SandboxDecision> {
+  if (settings.mode === 'off') return { kind: 'host', message: UNCONFINED_WARNING };
+  const sandbox = new BwrapSandbox({
+    view: systemView({ protectedPaths: settings.botPaths.protected, readOnlyPaths: settings.readOnlyPaths, network: settings.network }),
+    network: settings.network,
+    limits: settings.limits,
+    bwrapPath: settings.bwrapPath,
+    protectedPaths: settings.botPaths.protected.map((entry) => entry.path),
+  });
+  const cwdFile = path.join(os.tmpdir(), `chat-agent-probe-${randomUUID()}`);
+  await writeFile(cwdFile, '', { mode: 0o600 });
+  const probe = await sandbox.probe(settings.workspaceRoot, cwdFile, settings.env).finally(() => rm(cwdFile, { force: true }));
+  if (probe.ok) {
+    const network = settings.network ? 'with network (SHELL_NETWORK=on)' : 'no network';
+    return { kind: 'sandbox', sandbox, probeMs: probe.ms, message: `shell commands run in a bubblewrap sandbox, ${network} (probe ${probe.ms.toFixed(0)} ms)` };
+  }
+  const why = `the shell sandbox cannot run here: ${probe.reason}`;
+  if (settings.mode === 'bwrap') throw new Error(`SHELL_SANDBOX=bwrap, but ${why}. To fix: ${HOW_TO_FIX}`);
+  return { kind: 'withheld', message: `run_shell is not offered: ${why}. To fix: ${HOW_TO_FIX}` };
+}

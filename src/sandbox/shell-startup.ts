@@ -1,0 +1,82 @@
+// The shell's start-up, from the configuration: check the workspace holds none of the
+// bot's own files, build the commands' environment, decide where commands run
+// (shell-sandbox.ts) and say so in one log line. Everything here fails at start, with the
+// setting to fix, rather than at the first command.
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../config.js';
+import type { ShellSetup } from '../tools/builtin-tools.js';
+import { botPaths, isInsideOrSame, realOrResolved, workspaceProblem, type BotPaths } from './protected-paths.js';
+import { parseShellEnvNames, shellEnvironment } from './shell-environment.js';
+import { decideShellSandbox } from './shell-sandbox.js';
+
+/** Settings whose values are secrets, or URLs that may carry a password. */
+const SECRET_SETTING = /TOKEN|KEY|SECRET|PASSWORD|_URL$/;
+
+export interface ShellStartup {
+  shell: ShellSetup;
+  /** Names passed to commands besides the allow-list (SHELL_ENV). */
+  envNames: string[];
+  paths: BotPaths;
+  /** The start-up line: where commands run, or why they do not. */
+  message: string;
+  /** Whether the message is a warning (unconfined, or no shell at all). */
+  warn: boolean;
+}
+
+export interface ShellStartupOptions {
+  /** The bwrap executable (default: `bwrap` on PATH). */
+  bwrapPath?: string;
+}
+
+export async function prepareShell(config: Config, options: ShellStartupOptions = {}): Promise<ShellStartup> {
+  const paths = botPaths({ storeUrl: config.STORE_URL, mcpConfig: config.MCP_CONFIG });
+  mkdirSync(config.WORKSPACE_DIR, { recursive: true });
+  const workspaceRoot = realOrResolved(config.WORKSPACE_DIR);
+  const problem = workspaceProblem(workspaceRoot, paths);
+  if (problem) throw new Error(problem);
+
+  const secretNames = new Set(Object.keys(config).filter((name) => SECRET_SETTING.test(name)));
+  const envNames = parseShellEnvNames(config.SHELL_ENV, secretNames);
+  const readOnlyPaths = parseReadPaths(config.SHELL_READ_PATHS, paths);
+  const decision = await decideShellSandbox({
+    mode: config.SHELL_SANDBOX,
+    network: config.SHELL_NETWORK,
+    workspaceRoot,
+    botPaths: paths,
+    readOnlyPaths,
+    bwrapPath: options.bwrapPath,
+    env: shellEnvironment(process.env, { home: workspaceRoot, pass: envNames, hide: paths.protected.map((entry) => entry.path) }),
+  });
+  switch (decision.kind) {
+    case 'sandbox':
+      return { shell: { kind: 'sandbox', sandbox: decision.sandbox }, envNames, paths, message: decision.message, warn: false };
+    case 'host':
+      return { shell: { kind: 'host' }, envNames, paths, message: decision.message, warn: true };
+    case 'withheld':
+      return { shell: { kind: 'withheld' }, envNames, paths, message: decision.message, warn: true };
+  }
+}
+
+/**
+ * SHELL_READ_PATHS: folders shown read-only inside the sandbox. None may be `/`, the home
+ * folder or an ancestor of it, or overlap the bot's own files.
+ */
+function parseReadPaths(raw: string | undefined, paths: BotPaths): string[] {
+  const entries = (raw ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const problems: string[] = [];
+  const accepted: string[] = [];
+  for (const entry of entries) {
+    const real = realOrResolved(entry);
+    if (!path.isAbsolute(entry)) problems.push(`${entry}: give an absolute path`);
+    else if (!existsSync(real)) problems.push(`${entry}: does not exist`);
+    else if (isInsideOrSame(paths.home, real)) problems.push(`${entry}: it holds the home folder of the bot's user (${paths.home})`);
+    else {
+      const overlap = paths.protected.find((p) => p.path !== paths.home && (isInsideOrSame(p.path, real) || isInsideOrSame(real, p.path)));
+      if (overlap) problems.push(`${entry}: it overlaps ${overlap.what} (${overlap.path})`);
+      else accepted.push(real);
+    }
+  }
+  if (problems.length > 0) throw new Error(`SHELL_READ_PATHS: ${problems.join('; ')}`);
+  return accepted;
+}
