@@ -13,6 +13,7 @@ import type { EngineLogger } from './engine/index.js';
 import { loadMcpConfig, McpManager, type McpStartReport } from './mcp/index.js';
 import { createPermissionPolicy } from './permissions/index.js';
 import { compactorFrom, createProviderResolver, providerSettingsFrom } from './providers/index.js';
+import { configSecretValues, mcpSecretValues, SecretMasker } from './secrets/index.js';
 import { AccessPolicy, accessWarnings, parseAccessConfig } from './sessions/access-policy.js';
 import { InProcessCoordinator } from './sessions/coordination.js';
 import { ObserverHub } from './sessions/observer-hub.js';
@@ -21,6 +22,7 @@ import { openKeyvStore } from './store/keyv-factory.js';
 import { PersistentInbox } from './store/persistent-inbox.js';
 import { SessionStore } from './store/session-store.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
+import { prepareShell } from './sandbox/shell-startup.js';
 import { createBuiltinTools } from './tools/index.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -45,10 +47,19 @@ export interface Core {
 
 export interface CoreOptions {
   logger: EngineLogger;
+  /**
+   * The masker the logger masks with (main.ts builds it from the settings); the core adds the
+   * MCP servers' credentials to it. Without one the core makes its own: tool results are
+   * masked either way.
+   */
+  secrets?: SecretMasker;
+  /** The bwrap executable for the shell sandbox (default: `bwrap` on PATH). */
+  bwrapPath?: string;
 }
 
 export async function startCore(config: Config, options: CoreOptions): Promise<Core> {
   const { logger } = options;
+  const secrets = (options.secrets ?? new SecretMasker()).add(configSecretValues(config));
   if (!config.MODEL) throw new Error('MODEL is not set: name the model as provider:model, e.g. openai:gpt-4.1');
   // Fails closed: a malformed ALLOWED_USERS or ADMINS stops the start, with the reason.
   const access = new AccessPolicy(parseAccessConfig(config.ALLOWED_USERS, config.ADMINS));
@@ -56,6 +67,10 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     mode: config.PERMISSION_MODE,
     shellAllowList: (config.SHELL_ALLOWLIST ?? '').split(',').map((entry) => entry.trim()).filter(Boolean),
   });
+  // Before anything is opened: a workspace that holds the bot's own files, a bad SHELL_ENV,
+  // or SHELL_SANDBOX=bwrap where bwrap cannot run stops the start with the reason.
+  const shell = await prepareShell(config, { bwrapPath: options.bwrapPath });
+  if (!shell.warn) logger.info({}, shell.message); // a warning is logged below, with the others
   const resolveProvider = createProviderResolver(providerSettingsFrom(config));
   const compactor = compactorFrom(config, resolveProvider);
 
@@ -64,7 +79,10 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const inbox = new PersistentInbox(store);
   const mcp = new McpManager({ logger });
   const observers = new ObserverHub();
-  const mcpReport = await mcp.start(await loadMcpConfig(resolve(config.MCP_CONFIG)));
+  const mcpConfig = await loadMcpConfig(resolve(config.MCP_CONFIG));
+  // Known before the servers start: their stderr is logged, and may quote their tokens.
+  secrets.add(mcpSecretValues(mcpConfig));
+  const mcpReport = await mcp.start(mcpConfig);
   const workspaceDir = resolve(config.WORKSPACE_DIR);
 
   const manager = new SessionManager({
@@ -78,7 +96,13 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     observer: observers,
     engineSetup: () => {
       // One set of built-in tools per session: the shell's working directory is the session's.
-      const builtin = createBuiltinTools({ workspaceDir, shellTimeoutMs: config.SHELL_TIMEOUT_MS, fetchAllowPrivate: config.FETCH_ALLOW_PRIVATE });
+      const builtin = createBuiltinTools({
+        workspaceDir,
+        shellTimeoutMs: config.SHELL_TIMEOUT_MS,
+        fetchAllowPrivate: config.FETCH_ALLOW_PRIVATE,
+        shell: shell.shell,
+        shellEnvNames: shell.envNames,
+      });
       return {
         provider: resolveProvider,
         tools: [...builtin.tools, ...mcp.tools()],
@@ -88,6 +112,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         maxIterations: config.MAX_ITERATIONS,
         interruptHooks: [builtin.interruptHook],
         logger,
+        maskOutput: secrets.mask,
         dispose: () => builtin.dispose(),
         grantDirectory: (dir) => builtin.workspace.grant(dir),
       };
@@ -96,6 +121,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
 
   const warnings = [
     ...accessWarnings(access, policy.mode !== 'read-only'),
+    ...opened.notes,
+    ...(shell.warn ? [shell.message] : []),
     ...mcpReport.failures.map((failure) => `MCP server "${failure.server}" did not start: ${failure.error}`),
   ];
   for (const warning of warnings) logger.warn({}, warning);

@@ -1,8 +1,10 @@
 // Structured logs (pino), with secrets kept out: known secret fields are redacted by path,
-// and any string that looks like a token or key (xoxb-…, xapp-…, sk-…, Bearer …) is masked
-// wherever it appears, since an SDK error can quote a header or a URL.
+// any string that looks like a token or key (xoxb-…, xapp-…, sk-…, Bearer …) is masked
+// wherever it appears, since an SDK error can quote a header or a URL, and, given the
+// configured secrets, their exact values are masked in every serialized line.
 import pino, { type Logger } from 'pino';
 import type { EngineLogger } from './engine/index.js';
+import type { SecretMasker } from './secrets/index.js';
 
 const SECRET_PATTERN = /\b(xox[abposr]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+|sk-(?:ant-)?[A-Za-z0-9_-]{8,}|Bearer\s+[A-Za-z0-9._~+/=-]{8,})/g;
 
@@ -37,7 +39,14 @@ export function maskSecrets(value: unknown, depth = 0): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskSecrets(item, depth + 1)]));
 }
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger & EngineLogger {
+/**
+ * `secrets`: the configured secrets' exact values are masked in each line as written, after
+ * serialization, so nothing escapes: the message, every field, an error's message and stack,
+ * a child process's stderr, a line a library formatted itself. The masker also knows each
+ * value's JSON-escaped form, which is how a value with a quote or backslash appears here.
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream, secrets?: SecretMasker): Logger & EngineLogger {
+  const target = secrets ? maskedDestination(destination ?? pino.destination(1), secrets) : destination;
   return pino(
     {
       level,
@@ -51,6 +60,17 @@ export function createLogger(level: string, destination?: pino.DestinationStream
         },
       },
     },
-    destination,
+    target,
   );
+}
+
+/** A destination that masks each serialized line before passing it on (flush passes through). */
+function maskedDestination(inner: pino.DestinationStream, secrets: SecretMasker): pino.DestinationStream {
+  const flushable = inner as pino.DestinationStream & { flushSync?: () => void; flush?: (callback?: (error?: Error) => void) => void };
+  const masked: pino.DestinationStream & { flushSync?: () => void; flush?: (callback?: (error?: Error) => void) => void } = {
+    write: (line: string) => inner.write(secrets.mask(line)),
+  };
+  if (flushable.flushSync) masked.flushSync = () => flushable.flushSync!();
+  if (flushable.flush) masked.flush = (callback) => flushable.flush!(callback);
+  return masked;
 }

@@ -7,6 +7,7 @@ import { SlackConnector } from '../connectors/slack/slack-connector.js';
 import { ConfigError, loadConfig, slackProblems, type Config } from './config.js';
 import { startCore, type Core } from './core.js';
 import { createLogger } from './logger.js';
+import { configSecretValues, envFileWarning, SecretMasker } from './secrets/index.js';
 
 const NOTHING_CONFIGURED = [
   'Nothing to start: no chat connector is configured.',
@@ -21,8 +22,11 @@ interface Running {
   stop(): Promise<void>;
 }
 
-async function start(config: Config): Promise<Running | number> {
-  const logger = createLogger(config.LOG_LEVEL);
+async function start(config: Config, secrets: SecretMasker): Promise<Running | number> {
+  // Every log line is masked with the configured secrets' values; the core adds the MCP servers' ones.
+  const logger = createLogger(config.LOG_LEVEL, undefined, secrets);
+  const envWarning = envFileWarning('.env');
+  if (envWarning) logger.warn({}, envWarning);
   if (!config.SLACK_BOT_TOKEN && !config.SLACK_APP_TOKEN && !config.SLACK_SIGNING_SECRET) {
     console.error(NOTHING_CONFIGURED);
     return 1;
@@ -33,7 +37,7 @@ async function start(config: Config): Promise<Running | number> {
     console.error(new ConfigError(problems).message);
     return 2;
   }
-  const core = await startCore(config, { logger });
+  const core = await startCore(config, { logger, secrets });
   let slack: SlackConnector;
   try {
     slack = await SlackConnector.create({ config, core, logger });
@@ -66,11 +70,13 @@ async function main(): Promise<number> {
     }
     throw error;
   }
+  const secrets = new SecretMasker(configSecretValues(config));
   let running: Running | number;
   try {
-    running = await start(config);
+    running = await start(config, secrets);
   } catch (error) {
-    console.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
+    // A store's or an MCP server's error can quote its URL or token.
+    console.error(`Could not start: ${secrets.mask(error instanceof Error ? error.message : String(error))}`);
     return 1;
   }
   if (typeof running === 'number') return running;

@@ -1,7 +1,7 @@
 // The assembled core, from configuration to a finished turn: the real OpenAI provider
 // against the fake server, the built-in tools in a temporary workspace, the permission
 // policy, an MCP server over stdio, the store and the session layer.
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -11,13 +11,14 @@ import { FakeOpenAI } from './fakes/openai-server.js';
 import { notesServerEntry } from './mcp/fixtures/launch.js';
 import { memoryLogger, waitFor } from './support/engine-kit.js';
 import { tempDir } from './support/test-connector.js';
+import { UNCONFINED_WARNING } from '../src/sandbox/index.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function boot(env: Record<string, string> = {}, shared?: { dir: string; fake: FakeOpenAI }) {
+async function boot(env: Record<string, string> = {}, shared?: { dir: string; fake: FakeOpenAI }, options: { bwrapPath?: string } = {}) {
   const dir = shared ? { path: shared.dir } : await tempDir();
   if (!shared) cleanups.push((dir as Awaited<ReturnType<typeof tempDir>>).remove);
   const fake = shared?.fake ?? (await new FakeOpenAI().start());
@@ -33,7 +34,7 @@ async function boot(env: Record<string, string> = {}, shared?: { dir: string; fa
     MCP_CONFIG: join(dir.path, 'mcp.json'),
     ...env,
   });
-  const core: Core = await startCore(config, { logger });
+  const core: Core = await startCore(config, { logger, ...options });
   cleanups.push(() => core.close());
   core.observers.add('test', { onEvent: (_s, event, prompt) => void shown.push({ event, ...(prompt ? { prompt } : {}) }) });
   await core.recover();
@@ -126,5 +127,61 @@ describe('the assembled bot core', () => {
     const { core } = await boot();
     expect(core.warnings).toContain('No ADMINS are set while shell or write tools are enabled: whoever starts a thread can approve its commands.');
     await expect(boot({ ALLOWED_USERS: 'U1, <script>' })).rejects.toThrow(/ALLOWED_USERS: not user ids: <script>/);
+  });
+});
+
+describe('the assembled core: where shell commands run', () => {
+  /** A bwrap that fails as it does where unprivileged user namespaces are off. */
+  async function brokenBwrap(): Promise<string> {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const script = join(dir.path, 'bwrap');
+    await writeFile(script, '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n');
+    await chmod(script, 0o755);
+    return script;
+  }
+
+  const offered = (fake: FakeOpenAI) => ((fake.requests[0]!.body as { tools: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
+
+  it('SHELL_SANDBOX=auto where bwrap cannot run: run_shell is not offered, and one start-up line says why and how to fix it', async () => {
+    const { core, fake, logger } = await boot({}, undefined, { bwrapPath: await brokenBwrap() });
+    const lines = logger.lines.filter((line) => line.message.includes('run_shell is not offered'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 'warn' });
+    expect(lines[0]!.message).toContain('setting up uid map: Permission denied');
+    expect(lines[0]!.message).toContain('apt-get install bubblewrap');
+    expect(lines[0]!.message).toContain('SHELL_SANDBOX=off');
+    fake.replyText('No shell here.');
+    await core.manager.deliver(key, { text: 'run ls', userId: 'U1', eventId: 'e1' });
+    await core.manager.idle();
+    expect(offered(fake)).not.toContain('run_shell');
+    expect(offered(fake)).toContain('read_file');
+  });
+
+  it('SHELL_SANDBOX=bwrap where bwrap cannot run: the start is refused with the reason', async () => {
+    await expect(boot({ SHELL_SANDBOX: 'bwrap' }, undefined, { bwrapPath: await brokenBwrap() })).rejects.toThrow(
+      /SHELL_SANDBOX=bwrap, but the shell sandbox cannot run here: bwrap: setting up uid map: Permission denied/,
+    );
+  });
+
+  it('by default commands run in the sandbox; SHELL_SANDBOX=off runs them unconfined, with a warning at every start', async () => {
+    const sandboxed = await boot();
+    expect(sandboxed.logger.lines.some((line) => line.level === 'info' && line.message.startsWith('shell commands run in a bubblewrap sandbox, no network'))).toBe(true);
+    const off = await boot({ SHELL_SANDBOX: 'off' });
+    expect(off.core.warnings).toContain(UNCONFINED_WARNING);
+    off.fake.replyText('ok');
+    await off.core.manager.deliver(key, { text: 'hi', userId: 'U1', eventId: 'e1' });
+    await off.core.manager.idle();
+    expect(offered(off.fake)).toContain('run_shell');
+  });
+
+  it('a workspace that holds the bot\'s own files refuses to start', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    // The store lives under dir/data: a workspace at dir would show it to every command.
+    await expect(boot({ WORKSPACE_DIR: dir.path, STORE_URL: `sqlite://${dir.path}/data/bot.sqlite` })).rejects.toThrow(
+      /WORKSPACE_DIR \(.+\) holds the store's folder/,
+    );
+    await expect(boot({ SHELL_ENV: 'OPENAI_API_KEY' })).rejects.toThrow(/SHELL_ENV: OPENAI_API_KEY is one of the bot's own secrets/);
   });
 });

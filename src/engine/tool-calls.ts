@@ -15,6 +15,10 @@
 // call started (one write per call, one per concurrent batch). A call the ledger says
 // started before a restart, with no result, is never run again unless its tool is
 // idempotent: it may have run partly, and the model and the user are told so.
+//
+// Masking: every result is passed through `mask` (the configured secrets become `[secret]`)
+// in `record`, the one place a result is turned into history and an event, so the model,
+// the transcript, the thread's cards and the logs all get the masked text and nothing else.
 import { z } from 'zod';
 import { ABORTED, linkedAbortController, raceAbort, sleep } from './abort.js';
 import type { EngineEvent, ToolStatus } from './events.js';
@@ -57,7 +61,12 @@ export interface ToolPassContext {
   round: string;
   append(message: ToolMessage): Promise<void>;
   grantsChanged(): void | Promise<void>;
+  /** Applied to every result (content and display) before anything else sees it. */
+  mask: OutputMask;
 }
+
+/** Rewrites tool output before it leaves the engine (the app masks its secrets' values). */
+export type OutputMask = (text: string) => string;
 
 export interface PendingToolCall {
   call: ToolCall;
@@ -88,8 +97,11 @@ export async function* runToolCalls(
   startedBefore: ReadonlySet<string> = new Set(),
 ): AsyncGenerator<EngineEvent, void, undefined> {
   const answered = new Set<string>();
-  const record: Recorder = async (call, status, result, extra = {}) => {
+  const record: Recorder = async (call, status, unmasked, extra = {}) => {
     answered.add(call.id);
+    // Every path (a result, a thrown error, an MCP result, an answer to ask_user, a denial)
+    // goes through here: masked once, the history and the event carry the same text.
+    const result = maskResult(unmasked, ctx.mask);
     const message: ToolMessage = { role: 'tool', tool_call_id: call.id, content: result.content, ts: Date.now() };
     if (result.display !== undefined) message._display = result.display;
     await ctx.append(message);
@@ -386,7 +398,7 @@ async function stoppedInvocation(ctx: ToolPassContext, entry: ClearedCall, execu
   }
   if (settled) return { status: 'interrupted', result: { content: toolErrorContent(INTERRUPTED_BY_USER) } };
   execution.then(
-    (value) => ctx.logger.info({ toolCallId: entry.call.id, tool: entry.tool.name, preview: previewOf(recordResult(value).content) }, 'a stopped tool finished late; its result was not recorded'),
+    (value) => ctx.logger.info({ toolCallId: entry.call.id, tool: entry.tool.name, preview: previewOf(ctx.mask(recordResult(value).content)) }, 'a stopped tool finished late; its result was not recorded'),
     (error: unknown) => ctx.logger.info({ toolCallId: entry.call.id, tool: entry.tool.name, err: error }, 'a stopped tool failed late'),
   );
   return {
@@ -397,6 +409,20 @@ async function stoppedInvocation(ctx: ToolPassContext, entry: ClearedCall, execu
       }),
     },
   };
+}
+
+function maskResult(result: RecordedResult, mask: OutputMask): RecordedResult {
+  const masked: RecordedResult = { content: mask(result.content) };
+  if (result.display !== undefined) masked.display = maskStrings(result.display, mask);
+  return masked;
+}
+
+/** The display sidecar with every string in it masked (it is rendered in the thread). */
+function maskStrings(value: unknown, mask: OutputMask, depth = 0): unknown {
+  if (typeof value === 'string') return mask(value);
+  if (value === null || typeof value !== 'object' || depth > 20) return value;
+  if (Array.isArray(value)) return value.map((item) => maskStrings(item, mask, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskStrings(item, mask, depth + 1)]));
 }
 
 function finishedEvent(call: ToolCall, status: ToolStatus, result: RecordedResult, extra: FinishExtra): EngineEvent {

@@ -25,7 +25,7 @@ import type { PdfAdapter } from './outbound.js';
 import { denyAll, riskBasedPolicy, SessionGrants, type Approver, type GrantsSnapshot, type PermissionPolicy } from './permissions.js';
 import { describeProviderError, isContextOverflow, type AssistantTurn, type Provider, type ProviderResolver, type ToolSchema } from './provider.js';
 import { parseToolArguments } from './tool-arguments.js';
-import { INTERRUPTED_BY_USER, runToolCalls, type PendingToolCall, type ToolPassContext } from './tool-calls.js';
+import { INTERRUPTED_BY_USER, runToolCalls, type OutputMask, type PendingToolCall, type ToolPassContext } from './tool-calls.js';
 import { InMemoryToolLedger, type ToolLedger } from './tool-ledger.js';
 import { ToolRegistry, type ToolDefinition } from './tools.js';
 
@@ -66,6 +66,14 @@ export interface TurnEngineOptions {
   modelSettings?: Record<string, unknown>;
   toolStopGraceMs?: number;
   logger?: EngineLogger;
+  /**
+   * Rewrites every tool result and error text before the history (so the model and the
+   * transcript), the events (so the thread) and the logs see it: the app masks its secrets'
+   * values here. The model's own answers are not passed through it: the model never saw a
+   * secret (its tool results were masked), so it has none to repeat. Tool arguments are not
+   * either: they are the model's words, shown as written so an approver sees what runs.
+   */
+  maskOutput?: OutputMask;
   /** Called (and awaited) for every message appended: the persistence checkpoint. */
   onAppend?: (message: Message, index: number) => void | Promise<void>;
   onGrantsChanged?: (grants: GrantsSnapshot) => void | Promise<void>;
@@ -112,6 +120,7 @@ export class TurnEngine {
   private readonly modelSettings: Record<string, unknown> | undefined;
   private readonly toolStopGraceMs: number;
   private readonly logger: EngineLogger;
+  private readonly maskOutput: OutputMask;
   private readonly onGrantsChanged: TurnEngineOptions['onGrantsChanged'];
   private readonly steering = new SteeringQueue();
   private active: ActiveTurn | null = null;
@@ -122,6 +131,7 @@ export class TurnEngine {
     this.currentModel = options.model;
     this.sessionId = options.sessionId ?? randomUUID();
     this.logger = options.logger ?? silentLogger;
+    this.maskOutput = options.maskOutput ?? ((text) => text);
     this.history = new History(options.messages ?? [], options.onAppend);
     if (options.instructions) this.history.prependSystem(options.instructions);
     this.registry = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
@@ -471,15 +481,18 @@ export class TurnEngine {
       ? { message: "The conversation no longer fits in the model's context, and compaction could not make room.", kind: 'context_overflow' }
       : describeProviderError(error);
     this.logger.warn({ err: error, kind: described.kind }, 'model call failed');
-    await this.history.appendNotice('error', described.message);
-    yield { type: 'error', message: described.message, errorKind: described.kind };
+    // An SDK's error can quote a URL or a header: the notice reaches the thread.
+    const message = this.maskOutput(described.message);
+    await this.history.appendNotice('error', message);
+    yield { type: 'error', message, errorKind: described.kind };
     return 'error';
   }
 
   /** A bug or a failing store must not kill the bot: report it, keep the history valid. */
   private async *failInternally(turn: ActiveTurn, error: unknown): AsyncGenerator<EngineEvent, TurnEndStatus, undefined> {
     this.logger.error({ err: error }, 'turn failed unexpectedly');
-    const message = `Something went wrong inside the agent: ${error instanceof Error ? error.message : String(error)}`;
+    // A store's error can quote its connection URL, password included.
+    const message = this.maskOutput(`Something went wrong inside the agent: ${error instanceof Error ? error.message : String(error)}`);
     try {
       await this.history.answerUnanswered('the turn failed before this call could run');
       await this.history.appendNotice('error', message);
@@ -524,6 +537,7 @@ export class TurnEngine {
       toolStopGraceMs: this.toolStopGraceMs,
       append: (message) => this.history.append(message),
       grantsChanged: () => this.onGrantsChanged?.(this.grants.snapshot()),
+      mask: this.maskOutput,
     };
   }
 }

@@ -13,6 +13,7 @@ import {
   type GrantsSnapshot,
   type InteractiveCallbacks,
   type InterruptHook,
+  type OutputMask,
   type PermissionPolicy,
   type Provider,
   type ProviderResolver,
@@ -33,6 +34,8 @@ export interface EngineSetup {
   interruptHooks?: InterruptHook[];
   contextProvider?: ContextProvider;
   logger?: EngineLogger;
+  /** Masks the configured secrets in tool results before history, events and logs see them. */
+  maskOutput?: OutputMask;
   /** Release per-session resources (a shell) when the session is evicted. */
   dispose?: () => Promise<void>;
   /**
@@ -104,6 +107,7 @@ export async function buildLiveSession(input: {
     contextProvider: setup.contextProvider,
     interruptHooks: setup.interruptHooks,
     logger: setup.logger,
+    maskOutput: setup.maskOutput,
     grants: mergeGrants(record.grants, channelGrants),
     inbox,
     ledger,

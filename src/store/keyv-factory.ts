@@ -3,7 +3,12 @@
 // data/), tuned for many small writes: WAL with synchronous=NORMAL takes a write from one
 // fsync (about 1,200 writes/s on these machines) to a log append (about 6,900/s), and a
 // crash can then lose at most the last moment's writes, never corrupt the file.
-import { mkdir } from 'node:fs/promises';
+//
+// At rest the transcripts are private to the bot's account: the SQLite folder is 0700 and
+// its files 0600, so another account on the machine can read neither the conversations nor
+// the tool output in them.
+import { chmod, mkdir, open, stat } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import Keyv, { type KeyvStoreAdapter } from 'keyv';
 
@@ -11,6 +16,8 @@ export interface OpenedStore {
   keyv: Keyv;
   /** What kind of backend this is, for logs (never the URL: it may hold a password). */
   backend: string;
+  /** Worth a warning at start-up: permissions that were tightened, or could not be. */
+  notes: string[];
   close(): Promise<void>;
 }
 
@@ -25,19 +32,22 @@ export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace =
   const scheme = url.slice(0, url.indexOf(':')).toLowerCase();
   if (url === 'memory://' || scheme === 'memory') {
     const keyv = new Keyv({ namespace });
-    return { keyv, backend: 'memory', close: () => keyv.disconnect() };
+    return { keyv, backend: 'memory', notes: [], close: () => keyv.disconnect() };
   }
   if (scheme === 'sqlite') {
     const path = url.slice('sqlite://'.length);
     if (!path) throw new Error('STORE_URL sqlite:// needs a file path, e.g. sqlite://data/bot.sqlite');
-    await mkdir(dirname(resolve(path)), { recursive: true });
+    const notes = await privateFolder(dirname(resolve(path)));
+    notes.push(...(await privateFile(resolve(path))));
     const { default: KeyvSqlite } = await import('@keyv/sqlite');
     const store = new KeyvSqlite({ uri: `sqlite://${path}`, busyTimeout: 5000 });
     if (options.wal !== false) {
       await store.query('PRAGMA journal_mode=WAL');
       await store.query('PRAGMA synchronous=NORMAL');
     }
-    return withAdapter(store, namespace, 'sqlite');
+    // Left over from an earlier run with looser permissions (SQLite created them then).
+    for (const companion of ['-wal', '-shm', '-journal']) notes.push(...(await privateFile(resolve(path) + companion, { onlyIfExists: true })));
+    return { ...withAdapter(store, namespace, 'sqlite'), notes };
   }
   const adapters: Record<string, string> = { redis: '@keyv/redis', rediss: '@keyv/redis', postgres: '@keyv/postgres', postgresql: '@keyv/postgres', mysql: '@keyv/mysql', mongodb: '@keyv/mongo' };
   const adapter = adapters[scheme];
@@ -53,5 +63,63 @@ export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace =
 
 function withAdapter(store: KeyvStoreAdapter, namespace: string, backend: string): OpenedStore {
   const keyv = new Keyv({ store, namespace });
-  return { keyv, backend, close: () => keyv.disconnect() };
+  return { keyv, backend, notes: [], close: () => keyv.disconnect() };
+}
+
+/**
+ * The store's folder, created 0700. The folder is what also covers the files SQLite creates
+ * later (the -wal and -shm files appear on the first write, and again after a checkpoint
+ * removes them): whatever mode they get, another account cannot reach them through a
+ * folder it may not enter. (SQLite also gives them the database file's own mode, 0600.)
+ *
+ * An existing folder with looser permissions is tightened, unless it is a shared place
+ * (the working directory, the home folder, the temp folder, `/`, a sticky folder such as
+ * /tmp, or one the bot does not own): there only the files are made private, and a note
+ * says to give the store a folder of its own.
+ */
+const STICKY = 0o1000;
+
+async function privateFolder(folder: string): Promise<string[]> {
+  if (process.platform === 'win32') {
+    await mkdir(folder, { recursive: true });
+    return [];
+  }
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  const info = await stat(folder);
+  const mode = info.mode & 0o777;
+  if ((mode & 0o077) === 0) return [];
+  const shared = [process.cwd(), homedir(), tmpdir(), '/'].map((place) => resolve(place)).includes(folder);
+  const mine = process.getuid === undefined || info.uid === process.getuid();
+  if (shared || (info.mode & STICKY) !== 0 || !mine) {
+    return [`the store's folder ${folder} is open to other accounts (mode ${octal(mode)}) and shared, so it was left as it is; the store's files are private, but give the store a folder of its own, e.g. STORE_URL=sqlite://data/bot.sqlite`];
+  }
+  await chmod(folder, 0o700);
+  return [`the store's folder ${folder} was open to other accounts (mode ${octal(mode)}); it is now 0700`];
+}
+
+/**
+ * Make a file 0600, creating the database file first with that mode so it is never, even
+ * for a moment, readable by others (SQLite would create it with 0644 under a usual umask).
+ */
+async function privateFile(path: string, options: { onlyIfExists?: boolean } = {}): Promise<string[]> {
+  if (process.platform === 'win32') return [];
+  let mode: number;
+  try {
+    if (!options.onlyIfExists) await (await open(path, 'a', 0o600)).close();
+    mode = (await stat(path)).mode & 0o777;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && options.onlyIfExists) return [];
+    throw error;
+  }
+  if ((mode & 0o077) === 0) return [];
+  try {
+    await chmod(path, 0o600);
+  } catch (error) {
+    return [`the store's file ${path} is open to other accounts (mode ${octal(mode)}) and could not be made private: ${(error as Error).message}`];
+  }
+  return [`the store's file ${path} was open to other accounts (mode ${octal(mode)}); it is now 0600`];
+}
+
+function octal(mode: number): string {
+  return mode.toString(8).padStart(3, '0');
 }
