@@ -169,9 +169,30 @@ describe('tool cards and approvals', () => {
     const root = await bot.mention('say hi');
     const card = await waitForCard(bot, root, 'run_shell', (text) => text.includes(PROMPT_ACTION));
     expect(JSON.stringify(card.blocks)).toContain('Always allow this command');
+    // The approver reads where the command will run.
+    expect(JSON.stringify(card.blocks)).toContain('Runs in a sandbox: it can write only the workspace and granted folders');
+    expect(JSON.stringify(card.blocks)).toContain('no network');
     await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'always_command' });
     await bot.idle();
     expect(JSON.stringify(bot.slack.message(C, card.ts)!.blocks)).toContain(`This command always allowed by <@${ADA}>`);
+  });
+
+  it('with SHELL_NETWORK=on, or SHELL_SANDBOX=off, the shell\'s approval card says so', async () => {
+    for (const [env, says] of [
+      [{ SHELL_NETWORK: 'on' }, 'but it CAN reach the network (SHELL_NETWORK=on)'],
+      [{ SHELL_SANDBOX: 'off' }, 'Runs WITHOUT a sandbox (SHELL_SANDBOX=off)'],
+    ] as const) {
+      bot = await bootSlackBot({ env });
+      bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'curl example.com' } }]);
+      bot.llm.replyText('Not fetched.');
+      const root = await bot.mention('fetch it');
+      const card = await waitForCard(bot, root, 'run_shell', (text) => text.includes(PROMPT_ACTION));
+      expect(JSON.stringify(card.blocks)).toContain(says);
+      await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'deny' });
+      await bot.idle();
+      await bot.stop();
+      bot = undefined;
+    }
   });
 
   it('a reply while a call awaits approval declines it and steers', async () => {
