@@ -102,6 +102,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         fetchAllowPrivate: config.FETCH_ALLOW_PRIVATE,
         shell: shell.shell,
         shellEnvNames: shell.envNames,
+        protectedPaths: shell.paths.protected.filter((entry) => entry.path !== shell.paths.home).map((entry) => entry.path),
+        homeDir: shell.paths.home,
       });
       return {
         provider: resolveProvider,
@@ -115,6 +117,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         maskOutput: secrets.mask,
         dispose: () => builtin.dispose(),
         grantDirectory: (dir) => builtin.workspace.grant(dir),
+        grantRefusal: (dir) => builtin.workspace.grantRefusal(dir),
       };
     },
   });

@@ -12,6 +12,8 @@ describe('configuration', () => {
       PERMISSION_MODE: 'interactive',
       GRANT_SCOPE: 'thread',
       SHELL_TIMEOUT_MS: 120_000,
+      SHELL_SANDBOX: 'auto',
+      SHELL_NETWORK: false,
       FETCH_ALLOW_PRIVATE: false,
       MCP_CONFIG: './mcp.json',
       PORT: 3000,
@@ -20,6 +22,12 @@ describe('configuration', () => {
       COMPACTION_THRESHOLD: 0.8,
       COMPACTION_CAP_TOKENS: 250_000,
     });
+  });
+
+  it('SHELL_SANDBOX and SHELL_NETWORK take only their words', () => {
+    expect(loadConfig({ SHELL_SANDBOX: 'off', SHELL_NETWORK: 'on' })).toMatchObject({ SHELL_SANDBOX: 'off', SHELL_NETWORK: true });
+    expect(() => loadConfig({ SHELL_SANDBOX: 'docker' })).toThrow(/SHELL_SANDBOX/);
+    expect(() => loadConfig({ SHELL_NETWORK: 'yes please' })).toThrow(/SHELL_NETWORK/);
   });
 
   it('reports every malformed variable in one error', () => {

@@ -123,6 +123,26 @@ describe('the assembled bot core', () => {
     expect((first.fake.requests.at(-1)!.body as { messages: { content: string }[] }).messages.at(-1)!.content).toContain('granted content');
   });
 
+  it('request_directory for the bot\'s own folders, its home or / is refused without asking anyone, with the reason', async () => {
+    const { core, fake, shown, dir } = await boot();
+    for (const [target, reason] of [
+      [join(dir, 'data'), /refused: .* is one of the bot's own folders/],
+      [dir, /refused: .* holds the workspace/],
+      ['/', /refused: \/ is the whole file system/],
+      [process.env.HOME ?? '/root', /refused: .* the bot's home folder/],
+    ] as const) {
+      fake.replyToolCalls([{ name: 'request_directory', arguments: { path: target, reason: 'I need it' } }]);
+      fake.replyText('Refused, fine.');
+      const before = fake.requests.length;
+      await core.manager.deliver(key, { text: `grant ${target}`, userId: 'U1', eventId: `e-${target}` });
+      await core.manager.idle();
+      expect(shown.some((s) => s.prompt?.kind === 'directory')).toBe(false);
+      const result = (fake.requests[before + 1]!.body as { messages: { role: string; content: string }[] }).messages.at(-1)!;
+      expect(result.content).toContain('"granted":false');
+      expect(result.content).toMatch(reason);
+    }
+  });
+
   it('warns when nobody is admin while shell and write tools are on, and fails closed on a malformed user list', async () => {
     const { core } = await boot();
     expect(core.warnings).toContain('No ADMINS are set while shell or write tools are enabled: whoever starts a thread can approve its commands.');

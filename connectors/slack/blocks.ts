@@ -56,6 +56,9 @@ export function toolCardBlocks(card: ToolCardState, prompt?: { item: InboxItem; 
     if (prompt.item.state === 'pending') blocks.push({ type: 'context', elements: [mrkdwn('Pick an answer, or reply in this thread in your own words.')] });
   }
   if (prompt?.plan) blocks.push({ type: 'section', text: mrkdwn(`*Plan:*\n${escape(prompt.plan)}`) });
+  if (prompt?.item.kind === 'directory' && prompt.item.state === 'pending') {
+    blocks.push({ type: 'context', elements: [mrkdwn('Granting lets the file tools and the shell (inside its sandbox) read and write that folder for the rest of this thread.')] });
+  }
   const restart = restartNote(card);
   // A call cut by a restart has no meaningful duration: the note says what happened.
   const status = card.restart === 'not_rerun' && restart ? [`:warning: ${restart}`] : [phaseLabel(card.phase)];

@@ -44,6 +44,8 @@ export interface InteractiveCallbacks {
   askUser?: (request: z.output<typeof AskUserArgs> & InteractiveRequestBase) => Promise<AskUserAnswer>;
   proposePlan?: (request: z.output<typeof ProposePlanArgs> & InteractiveRequestBase) => Promise<PlanDecision>;
   requestDirectory?: (request: z.output<typeof RequestDirectoryArgs> & InteractiveRequestBase) => Promise<DirectoryDecision>;
+  /** Why a folder could never be granted (the bot's own files, `/`), or null: nobody is asked then. */
+  directoryRefusal?: (path: string) => string | null;
 }
 
 interface InteractiveSpec {
@@ -52,6 +54,8 @@ interface InteractiveSpec {
   schema: z.ZodObject;
   available(callbacks: InteractiveCallbacks): boolean;
   ask(callbacks: InteractiveCallbacks, args: Record<string, unknown>, base: InteractiveRequestBase): Promise<unknown>;
+  /** An answer given without asking anyone, when the request could never be granted. */
+  refuse?(callbacks: InteractiveCallbacks, args: Record<string, unknown>): unknown;
   /** An answer stored in the inbox, as the tool result the model reads. */
   fromResolution(resolution: InboxResolution): unknown;
 }
@@ -79,6 +83,11 @@ export const INTERACTIVE_TOOLS: Record<string, InteractiveSpec> = {
     schema: RequestDirectoryArgs,
     available: (c) => c.requestDirectory !== undefined,
     ask: (c, args, base) => c.requestDirectory!({ ...(args as z.output<typeof RequestDirectoryArgs>), ...base }),
+    refuse: (c, args) => {
+      const { path } = args as z.output<typeof RequestDirectoryArgs>;
+      const reason = c.directoryRefusal?.(path);
+      return reason ? { granted: false, path: `${path} (${reason})` } : undefined;
+    },
     fromResolution: (r) => (r.kind === 'directory' ? { granted: r.granted, path: r.path } : undefined),
   },
 };

@@ -282,6 +282,9 @@ async function* answerInteractive(
     answer = ABORTED;
   } else if (stored && spec.fromResolution(stored) !== undefined) {
     answer = spec.fromResolution(stored);
+  } else if (spec.refuse?.(ctx.interactive, parsed.data) !== undefined) {
+    // Refused before anyone is asked: no card with buttons for a request that cannot be granted.
+    answer = spec.refuse(ctx.interactive, parsed.data);
   } else {
     yield { type: 'interaction_required', toolCallId: call.id, kind: spec.kind, arguments: parsed.data };
     const { controller, release } = linkedAbortController(ctx.signal);

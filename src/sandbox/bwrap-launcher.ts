@@ -6,6 +6,7 @@
 // process left in the PID namespace, whatever session or group it moved to. The same
 // happens when the command simply exits: nothing it started survives it.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { signalGroup, type CommandLauncher, type LaunchedCommand, type LaunchRequest } from '../tools/command-launcher.js';
 import { SANDBOX_CWD_FILE, type BwrapSandbox } from './bwrap-sandbox.js';
@@ -20,7 +21,9 @@ export class BwrapLauncher implements CommandLauncher {
   }
 
   launch(request: LaunchRequest): LaunchedCommand {
-    const args = this.sandbox.args({ roots: request.roots, cwd: request.cwd, cwdFile: request.cwdFile, script: request.script });
+    // A granted folder deleted since would make bwrap refuse to start: it is simply not mounted.
+    const roots = request.roots.filter((root, index) => index === 0 || existsSync(root));
+    const args = this.sandbox.args({ roots, cwd: request.cwd, cwdFile: request.cwdFile, script: request.script });
     // bwrap itself gets the command's clean environment: inside, /proc/1/environ is bwrap's.
     const child = spawn(this.sandbox.bwrapPath, args, {
       env: request.env,

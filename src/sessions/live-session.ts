@@ -43,6 +43,8 @@ export interface EngineSetup {
    * real path. Without it, request_directory is not offered: a grant must mean something.
    */
   grantDirectory?: (dir: string) => string | Promise<string>;
+  /** Why a folder would be refused (the bot's own files, home, `/`), checked before anyone is asked. */
+  grantRefusal?: (dir: string) => string | null;
 }
 
 export type EngineSetupFactory = (session: SessionRecord) => EngineSetup | Promise<EngineSetup>;
@@ -154,10 +156,12 @@ function interactiveCallbacks(base: InteractiveCallbacks, setup: EngineSetup, re
   if (!requestDirectory || !grant) return rest;
   return {
     ...rest,
+    ...(setup.grantRefusal ? { directoryRefusal: setup.grantRefusal } : {}),
     requestDirectory: async (request) => {
       const decision = await requestDirectory(request);
       if (!decision.granted) return decision;
       try {
+        // grant() checks again: the folder may have changed (a symlink swapped) since the question.
         const real = await grant(request.path);
         await remember(real);
         return { granted: true, path: real };

@@ -49,6 +49,10 @@ export interface BuiltinToolsOptions {
   shellKillGraceMs?: number;
   /** fetch_url may reach loopback and private networks (default false: public internet only). */
   fetchAllowPrivate?: boolean;
+  /** The bot's own files and folders: no granted folder may overlap one (protected-paths.ts). */
+  protectedPaths?: readonly string[];
+  /** The bot user's home folder: never granted, nor any folder holding it. */
+  homeDir?: string;
 }
 
 export type ShellSetup = { kind: 'sandbox'; sandbox: BwrapSandbox } | { kind: 'host' } | { kind: 'withheld' };
@@ -68,7 +72,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
     throw new Error(`maxOutputChars must be an integer of at least ${MIN_OUTPUT_CHARS}, got ${maxOutputChars}`);
   }
   const shellTimeoutMs = positive('shellTimeoutMs', options.shellTimeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS);
-  const workspace = Workspace.open(options.workspaceDir);
+  const workspace = Workspace.open(options.workspaceDir, { protectedPaths: options.protectedPaths, homeDir: options.homeDir });
   const setup = options.shell ?? { kind: 'host' };
   const shell = new ShellSession(workspace, {
     maxOutputChars,

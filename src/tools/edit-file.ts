@@ -4,11 +4,11 @@
 // model must say replaceAll), and a refusal says how many times it did occur, so the model
 // knows whether to add context or to re-read the file. Replacement is plain text: no `$&`
 // or `$1` patterns, which String.replace would otherwise interpret inside code.
-import { writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
 import { describeFsError } from './fs-errors.js';
 import { MAX_READ_BYTES } from './read-file.js';
+import { openForEditing, replaceContent } from './safe-open.js';
 import { readTextFile } from './text-file.js';
 import type { Workspace } from './workspace.js';
 
@@ -31,21 +31,26 @@ export function editFileTool(workspace: Workspace): ToolDefinition {
       const real = await workspace.resolve(input);
       const shown = workspace.relative(real);
       try {
-        const file = await readTextFile(real, shown, { maxBytes: MAX_READ_BYTES, strict: true });
-        if (file.truncated) throw new Error(`${shown} is too large to edit here (${file.size} bytes); use run_shell`);
-        const positions = occurrences(file.text, old);
-        if (positions.length === 0) {
-          throw new Error(`old text not found in ${shown}; read the file again and copy the exact text, including whitespace`);
+        // One descriptor for the read and the write: the text replaced is the text that was read.
+        const file = await openForEditing(workspace, real, shown);
+        try {
+          const { text, size, truncated } = await readTextFile(file, shown, { maxBytes: MAX_READ_BYTES, strict: true });
+          if (truncated) throw new Error(`${shown} is too large to edit here (${size} bytes); use run_shell`);
+          const positions = occurrences(text, old);
+          if (positions.length === 0) {
+            throw new Error(`old text not found in ${shown}; read the file again and copy the exact text, including whitespace`);
+          }
+          if (positions.length > 1 && !replaceAll) {
+            throw new Error(
+              `old text matches ${positions.length} times in ${shown}; include more surrounding lines to make it unique, or pass replaceAll: true`,
+            );
+          }
+          const bytes = Buffer.from(spliceAll(text, positions, old.length, replacement), 'utf8');
+          await replaceContent(file, bytes, signal);
+          return { path: shown, replacements: positions.length, bytesWritten: bytes.length };
+        } finally {
+          await file.handle.close();
         }
-        if (positions.length > 1 && !replaceAll) {
-          throw new Error(
-            `old text matches ${positions.length} times in ${shown}; include more surrounding lines to make it unique, or pass replaceAll: true`,
-          );
-        }
-        const updated = spliceAll(file.text, positions, old.length, replacement);
-        const bytes = Buffer.from(updated, 'utf8');
-        await writeFile(real, bytes, { signal });
-        return { path: shown, replacements: positions.length, bytesWritten: bytes.length };
       } catch (error) {
         throw describeFsError(error, shown);
       }

@@ -2,5 +2,5 @@
 // or a connector may want on their own (workspace confinement, output caps).
 export * from './builtin-tools.js';
 export { capOutput, DEFAULT_MAX_OUTPUT_CHARS, MiddleTrimmedText } from './output.js';
-export { Workspace, WorkspaceEscapeError } from './workspace.js';
+export { GrantRefusedError, Workspace, WorkspaceEscapeError, type WorkspaceOptions } from './workspace.js';
 export { htmlToText } from './html-text.js';

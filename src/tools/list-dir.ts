@@ -36,6 +36,7 @@ export function listDirTool(workspace: Workspace, maxOutputChars: number): ToolD
       const real = await workspace.resolve(input);
       const shown = workspace.relative(real);
       try {
+        // Only for the message: the walk itself opens the folder without following a link.
         if (!(await stat(real)).isDirectory()) throw new Error(`${shown} is a file, not a directory; use read_file to read it`);
       } catch (error) {
         throw describeFsError(error, shown);
@@ -70,9 +71,9 @@ async function describeEntry(entry: WalkEntry, recursive: boolean): Promise<stri
       case 'dir':
         return entry.skipped && recursive ? `${entry.shown}/ (not entered)` : `${entry.shown}/`;
       case 'file':
-        return `${entry.shown} (${formatCount((await lstat(entry.realPath)).size)} bytes)`;
+        return `${entry.shown} (${formatCount((await lstat(entry.at)).size)} bytes)`;
       case 'symlink':
-        return `${entry.shown} -> ${await readlink(entry.realPath)}`;
+        return `${entry.shown} -> ${await readlink(entry.at)}`;
       case 'other':
         return `${entry.shown} (special file)`;
     }

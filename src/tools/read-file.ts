@@ -3,12 +3,12 @@
 // One idea: the content comes back verbatim (no line numbers, no quoting), so the model can
 // copy a passage straight into edit_file; anything about the content — which lines these
 // are, what was cut — goes in one bracketed note after it.
-import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
 import { describeFsError } from './fs-errors.js';
 import { capOutput, formatCount } from './output.js';
-import { readTextFile } from './text-file.js';
+import { FileRefusedError, openForReading } from './safe-open.js';
+import { readTextFile, type TextFileContent } from './text-file.js';
 import type { Workspace } from './workspace.js';
 
 /** Files are read up to this size; past it, use the shell (`tail`, `sed -n`). */
@@ -34,12 +34,10 @@ export function readFileTool(workspace: Workspace, maxOutputChars: number): Tool
       if (startLine !== undefined && endLine !== undefined && endLine < startLine) {
         throw new Error(`endLine (${endLine}) is before startLine (${startLine})`);
       }
-      try {
-        if ((await stat(real)).isDirectory()) throw new Error(`${shown} is a directory; use list_dir to see what is in it`);
-      } catch (error) {
-        throw describeFsError(error, shown);
-      }
-      const file = await readTextFile(real, shown, { maxBytes: MAX_READ_BYTES }).catch((error: unknown) => {
+      const file = await readVerified(workspace, real, shown).catch((error: unknown) => {
+        if (error instanceof FileRefusedError && error.reason === 'directory') {
+          throw new Error(`${shown} is a directory; use list_dir to see what is in it`);
+        }
         throw describeFsError(error, shown);
       });
       if (file.size === 0) return `(${shown} is empty)`;
@@ -65,4 +63,14 @@ export function readFileTool(workspace: Workspace, maxOutputChars: number): Tool
       return notes.length > 0 ? `${capped}\n[${notes.join('; ')}]` : capped;
     },
   });
+}
+
+/** The file's text, read through a descriptor checked to be inside the workspace (safe-open.ts). */
+async function readVerified(workspace: Workspace, real: string, shown: string): Promise<TextFileContent> {
+  const file = await openForReading(workspace, real, shown);
+  try {
+    return await readTextFile(file, shown, { maxBytes: MAX_READ_BYTES });
+  } finally {
+    await file.handle.close();
+  }
 }

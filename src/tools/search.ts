@@ -7,13 +7,14 @@
 // Known limit: the pattern runs in JavaScript's backtracking regex engine on the event
 // loop, so a pathological pattern (`(a+)+$`) on a long line can stall the process and no
 // stop can cut it short; a `literal: true` search cannot.
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
 import { describeFsError } from './fs-errors.js';
 import { escapeRegExp, globMatcher } from './glob.js';
 import { capOutput, formatCount } from './output.js';
-import { looksBinary } from './text-file.js';
+import { FileRefusedError, openForReading } from './safe-open.js';
+import { looksBinary, readPrefix } from './text-file.js';
 import { NOT_DESCENDED, walkTree } from './walk.js';
 import type { Workspace } from './workspace.js';
 
@@ -67,18 +68,25 @@ export function searchTool(workspace: Workspace, maxOutputChars: number): ToolDe
         ? filesUnder(workspace, root, matchesGlob, signal)
         : singleFile(root, shownRoot);
       const hits: string[] = [];
-      const counts = { searched: 0, binary: 0, large: 0 };
+      const counts = { searched: 0, binary: 0, large: 0, refused: 0 };
       let capped = false;
       outer: for await (const file of files) {
         signal.throwIfAborted();
-        const size = (await stat(file.realPath).catch(() => null))?.size;
-        if (size === undefined) continue;
-        if (size > MAX_SEARCH_FILE_BYTES) {
-          counts.large++;
+        let bytes: Buffer;
+        try {
+          const content = await readSearchable(workspace, file);
+          if (content === 'large') {
+            counts.large++;
+            continue;
+          }
+          bytes = content;
+        } catch (error) {
+          // A file asked for by name gets its reason. In a tree, a refused file is counted and
+          // one that vanished or cannot be read is passed over.
+          if (!rootStat.isDirectory()) throw describeFsError(error, file.shown);
+          if (error instanceof FileRefusedError) counts.refused++;
           continue;
         }
-        const bytes = await readFile(file.realPath, { signal }).catch(() => null);
-        if (bytes === null) continue;
         if (looksBinary(bytes)) {
           counts.binary++;
           continue;
@@ -101,6 +109,7 @@ export function searchTool(workspace: Workspace, maxOutputChars: number): ToolDe
       if (capped) notes.push(`stopped at ${formatCount(args.maxResults)} matches; narrow the search with path or glob`);
       if (counts.binary > 0) notes.push(`${formatCount(counts.binary)} binary file(s) skipped`);
       if (counts.large > 0) notes.push(`${formatCount(counts.large)} file(s) over ${formatCount(MAX_SEARCH_FILE_BYTES)} bytes skipped`);
+      if (counts.refused > 0) notes.push(`${formatCount(counts.refused)} file(s) not opened (hard links, special files, or changed while searching)`);
       const note = notes.length > 0 ? `\n[${notes.join('; ')}]` : '';
       if (hits.length === 0) {
         return `no matches for ${regex.toString()} in ${shownRoot} (${formatCount(counts.searched)} file(s) searched; ${[...NOT_DESCENDED].join(' and ')} not entered)${note}`;
@@ -121,9 +130,21 @@ async function* filesUnder(
   matchesGlob: (relativePath: string) => boolean,
   signal: AbortSignal,
 ): AsyncGenerator<SearchFile> {
-  // Symlinks are not followed (see walk.ts): a link to a file outside would leak it.
+  // Symlinks are not followed (see walk.ts): a link to a file outside would leak it. Each file
+  // is then opened through safe-open.ts, which refuses hard links and swapped folders.
   for await (const entry of walkTree(workspace, root, { recursive: true, signal })) {
     if (entry.kind === 'file' && matchesGlob(entry.shown)) yield entry;
+  }
+}
+
+/** A file's bytes, through a verified descriptor (safe-open.ts), or 'large' past the size cap. */
+async function readSearchable(workspace: Workspace, file: SearchFile): Promise<Buffer | 'large'> {
+  const opened = await openForReading(workspace, file.realPath, file.shown);
+  try {
+    if (opened.stats.size > MAX_SEARCH_FILE_BYTES) return 'large';
+    return await readPrefix(opened.handle, opened.stats.size);
+  } finally {
+    await opened.handle.close();
   }
 }
 

@@ -2,11 +2,15 @@
 //
 // One idea: the walk never leaves the workspace and never loops, because it does not
 // follow links at all: a symlinked directory is reported as a link, not entered (it may
-// point outside, or back at an ancestor). `.git` and `node_modules` are reported but not
-// entered: they are huge, and what is in them is rarely what the user means.
+// point outside, or back at an ancestor). Each folder is opened without following a link
+// and listed through its verified descriptor (safe-open.ts), so a folder swapped for a link
+// after it was queued is refused, not listed. `.git` and `node_modules` are reported but
+// not entered: they are huge, and what is in them is rarely what the user means. The walk
+// reads no file content: whoever does opens each file through safe-open.ts.
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { openDirectory, type OpenedDirectory } from './safe-open.js';
 import type { Workspace } from './workspace.js';
 
 export const NOT_DESCENDED = new Set(['.git', 'node_modules']);
@@ -21,12 +25,18 @@ export interface WalkEntry {
   kind: EntryKind;
   /** A directory the walk reports but does not enter (`.git`, `node_modules`). */
   skipped: boolean;
+  /**
+   * The entry named through its folder's open descriptor, for lstat and readlink: no swap
+   * of a folder above it can redirect it. Valid only until the walk moves on.
+   */
+  at: string;
 }
 
 /**
  * Entries under `directory` (a resolved path inside the workspace), sorted by name within
- * each directory, nearest first. Unreadable subdirectories are passed over silently: one
- * permission-denied folder should not fail a whole search. Throws if aborted.
+ * each directory, nearest first. Unreadable or swapped subdirectories are passed over
+ * silently: one permission-denied folder should not fail a whole search. Throws if aborted,
+ * or if `directory` itself cannot be listed.
  */
 export async function* walkTree(
   workspace: Workspace,
@@ -36,20 +46,31 @@ export async function* walkTree(
   const queue = [directory];
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
     options.signal?.throwIfAborted();
+    let folder: OpenedDirectory;
     let dirents: Dirent[];
     try {
-      dirents = await readdir(next, { withFileTypes: true });
+      folder = await openDirectory(workspace, next, workspace.relative(next));
     } catch (error) {
       if (next === directory) throw error;
       continue;
     }
-    dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const dirent of dirents) {
-      const realPath = path.join(next, dirent.name);
-      const kind = kindOf(dirent);
-      const skipped = kind === 'dir' && NOT_DESCENDED.has(dirent.name);
-      yield { realPath, shown: workspace.relative(realPath), name: dirent.name, kind, skipped };
-      if (options.recursive && kind === 'dir' && !skipped) queue.push(realPath);
+    try {
+      try {
+        dirents = await readdir(folder.listingPath, { withFileTypes: true });
+      } catch (error) {
+        if (next === directory) throw error;
+        continue;
+      }
+      dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const dirent of dirents) {
+        const realPath = path.join(folder.realPath, dirent.name);
+        const kind = kindOf(dirent);
+        const skipped = kind === 'dir' && NOT_DESCENDED.has(dirent.name);
+        yield { realPath, shown: workspace.relative(realPath), name: dirent.name, kind, skipped, at: folder.entryPath(dirent.name) };
+        if (options.recursive && kind === 'dir' && !skipped) queue.push(realPath);
+      }
+    } finally {
+      await folder.close();
     }
   }
 }

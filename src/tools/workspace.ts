@@ -4,14 +4,36 @@
 // One idea: a path is judged by where it really lands, not by how it is spelled. Each
 // argument is resolved against the workspace root, then through every symlink (`realpath`;
 // for a file that does not exist yet, through its nearest existing parent, following
-// dangling links by hand), and only a result inside the root is accepted. Tools then
-// operate on that resolved path, never on the raw argument, so the check and the use agree.
+// dangling links by hand), and only a result inside the root is accepted. A name can be
+// swapped after that check, so the tools then open the resolved path through safe-open.ts,
+// which judges the open descriptor again (where it really is, how many names it has)
+// before a byte is read or written.
 //
-// Not covered: a symlink swapped in between the check and the use (the tools run inside
-// the agent's own workspace, and the shell, which could do that, is gated by approval).
+// Granted directories (request_directory) widen the roots, never to the bot itself: not
+// `/`, not the bot's home folder, not a folder holding the workspace, and nothing that
+// overlaps the bot's own files (its project and store folders, .env, MCP config).
 import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { readlink, realpath } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+
+/** A request_directory grant the workspace will not make, with the reason in plain words. */
+export class GrantRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GrantRefusedError';
+  }
+}
+
+export interface WorkspaceOptions {
+  /**
+   * Absolute paths of the bot's own files and folders (project folder, store folder, .env,
+   * MCP config). No granted directory may hold one of them or lie inside one.
+   */
+  protectedPaths?: readonly string[];
+  /** The bot user's home folder (default `os.homedir()`); it and its ancestors are never granted. */
+  homeDir?: string;
+}
 
 export class WorkspaceEscapeError extends Error {
   constructor(input: string, resolved: string, root: string) {
@@ -30,17 +52,38 @@ export class Workspace {
   private constructor(
     /** The real (symlink-free) absolute path of the root. */
     readonly root: string,
+    /** Real paths of the bot's own files and folders, and of its home folder. */
+    private readonly guarded: { protectedPaths: readonly string[]; home: string },
   ) {}
 
   /**
    * Let the tools also work in `dir` (a person granted it through request_directory).
    * Returns its real path. The same rules apply there: symlinks are followed, escapes refused.
+   * Throws `GrantRefusedError` for a folder that would reach the bot itself (see the header).
+   * The root, or a folder inside it, is already reachable: granting it changes nothing.
    */
   grant(dir: string): string {
     const real = realpathSync(path.resolve(this.root, dir));
     if (!statSync(real).isDirectory()) throw new Error(`not a directory: ${dir}`);
-    if (!this.contains(real)) this.granted.push(real);
+    if (this.contains(real)) return real;
+    this.refuseBotFolders(real);
+    this.granted.push(real);
     return real;
+  }
+
+  /**
+   * Why `dir` could not be granted, or null: asked before a person is, so nobody is asked
+   * for a grant that would be refused anyway.
+   */
+  grantRefusal(dir: string): string | null {
+    try {
+      const real = realpathSync(path.resolve(this.root, dir));
+      if (!statSync(real).isDirectory()) return `not a directory: ${dir}`;
+      if (!this.contains(real)) this.refuseBotFolders(real);
+      return null;
+    } catch (error) {
+      return error instanceof GrantRefusedError ? error.message : `cannot be granted: ${error instanceof Error ? error.message : String(error)}`;
+    }
   }
 
   /** The roots the tools may work in: the workspace, then granted directories. */
@@ -49,11 +92,28 @@ export class Workspace {
   }
 
   /** Open (creating it if missing) the workspace at `dir`. Synchronous: once per session. */
-  static open(dir: string): Workspace {
+  static open(dir: string, options: WorkspaceOptions = {}): Workspace {
     mkdirSync(dir, { recursive: true });
     const root = realpathSync(dir);
     if (!statSync(root).isDirectory()) throw new Error(`the workspace is not a directory: ${dir}`);
-    return new Workspace(root);
+    return new Workspace(root, {
+      protectedPaths: (options.protectedPaths ?? []).map((protectedPath) => realpathIfExists(path.resolve(protectedPath))),
+      home: realpathIfExists(path.resolve(options.homeDir ?? os.homedir())),
+    });
+  }
+
+  private refuseBotFolders(real: string): void {
+    const { home, protectedPaths } = this.guarded;
+    if (real === path.parse(real).root) throw new GrantRefusedError(`refused: ${real} is the whole file system`);
+    if (real === home) throw new GrantRefusedError(`refused: ${real} is the bot's home folder`);
+    if (isInside(home, real)) throw new GrantRefusedError(`refused: ${real} holds the bot's home folder (${home})`);
+    // Granting a folder around the workspace would also be granting its neighbours.
+    if (isInside(this.root, real)) throw new GrantRefusedError(`refused: ${real} holds the workspace (${this.root}); grant a folder beside it`);
+    for (const guarded of protectedPaths) {
+      if (real === guarded) throw new GrantRefusedError(`refused: ${real} is one of the bot's own folders`);
+      if (isInside(guarded, real)) throw new GrantRefusedError(`refused: ${real} holds the bot's own files (${guarded})`);
+      if (isInside(real, guarded)) throw new GrantRefusedError(`refused: ${real} is inside the bot's own files (${guarded})`);
+    }
   }
 
   /**
@@ -80,6 +140,15 @@ export class Workspace {
     if (!isInside(realPath, this.root)) return realPath;
     const relative = path.relative(this.root, realPath);
     return relative === '' ? '.' : relative.split(path.sep).join('/');
+  }
+}
+
+/** A protected path as it really is, if it exists yet; as given (absolute) otherwise. */
+function realpathIfExists(absolute: string): string {
+  try {
+    return realpathSync(absolute);
+  } catch {
+    return absolute;
   }
 }
 

@@ -1,13 +1,13 @@
 // write_file: create or replace a text file in the workspace.
 //
-// One idea: the write lands on the resolved path the workspace approved, never on the raw
-// argument, and parent directories are created along the way (a model writing
-// `src/new/module.ts` should not need a separate mkdir call).
-import { mkdir, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+// One idea: the write lands on a descriptor checked to be inside the workspace, never on a
+// name looked up again (safe-open.ts): the file is opened without truncating, verified, and
+// only then emptied and written. Parent directories are created along the way (a model
+// writing `src/new/module.ts` should not need a separate mkdir call).
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
 import { describeFsError } from './fs-errors.js';
+import { FileRefusedError, openForWriting, replaceContent } from './safe-open.js';
 import type { Workspace } from './workspace.js';
 
 const schema = z.object({
@@ -25,16 +25,16 @@ export function writeFileTool(workspace: Workspace): ToolDefinition {
       const real = await workspace.resolve(input);
       const shown = workspace.relative(real);
       try {
-        const existing = await stat(real).catch((error: unknown) => {
-          if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-          throw error;
-        });
-        if (existing?.isDirectory()) throw new Error(`${shown} is a directory; give a file path`);
-        await mkdir(path.dirname(real), { recursive: true });
-        const bytes = Buffer.from(content, 'utf8');
-        await writeFile(real, bytes, { signal });
-        return { path: shown, bytesWritten: bytes.length, created: existing === null };
+        const file = await openForWriting(workspace, real, shown);
+        try {
+          const bytes = Buffer.from(content, 'utf8');
+          await replaceContent(file, bytes, signal);
+          return { path: shown, bytesWritten: bytes.length, created: file.created };
+        } finally {
+          await file.handle.close();
+        }
       } catch (error) {
+        if (error instanceof FileRefusedError && error.reason === 'directory') throw new Error(`${shown} is a directory; give a file path`);
         throw describeFsError(error, shown);
       }
     },

@@ -115,6 +115,7 @@ describe('the bot proposes a plan or asks for a directory', () => {
     const root = await bot.mention('check the proxy config');
     const card = await waitForCard(bot, root, 'request_directory', (text) => text.includes(PROMPT_ACTION));
     expect(buttonsOf(bot, card.ts).map((b) => b.text)).toEqual(['Grant access', 'Deny']);
+    expect(JSON.stringify(card.blocks)).toContain('the shell (inside its sandbox) read and write that folder');
 
     await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'deny' });
     await waitFor(() => bot!.llm.requests.length === 2, 8000);

@@ -1,4 +1,6 @@
+import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Workspace } from '../../src/tools/index.js';
@@ -89,5 +91,62 @@ describe('a directory a person granted (request_directory)', () => {
     // Granting one directory does not open its parent.
     await expect(sandbox.run('read_file', { path: path.join(sandbox.outside, '..', 'elsewhere.txt') })).rejects.toThrow(/path escapes the workspace/);
     expect(() => sandbox.builtin.workspace.grant(path.join(sandbox.outside, 'secret.txt'))).toThrow(/not a directory/);
+  });
+});
+
+describe('request_directory never grants the bot itself', () => {
+  // A small host: the bot's home, its project folder (with .env), its store, a workspace
+  // two levels down, and a folder a person may legitimately share.
+  let host: string;
+  let workspace: Workspace;
+  beforeEach(async () => {
+    host = path.join(sandbox.outside, 'host');
+    for (const folder of ['home/bot', 'srv/bot', 'srv/store/sessions', 'srv/config', 'srv/agent/ws', 'shared/docs']) {
+      await mkdir(path.join(host, folder), { recursive: true });
+    }
+    await writeFile(path.join(host, 'srv/bot/.env'), 'API_KEY=secret\n');
+    await symlink(path.join(host, 'srv/bot'), path.join(host, 'bot-link'));
+    workspace = Workspace.open(path.join(host, 'srv/agent/ws'), {
+      homeDir: path.join(host, 'home/bot'),
+      // Given through a link: it is judged by where it really is.
+      protectedPaths: [path.join(host, 'bot-link/.env'), path.join(host, 'srv/store'), path.join(host, 'srv/config/mcp.json')],
+    });
+  });
+  const at = (relative: string) => path.join(host, relative);
+
+  it('refuses the whole file system, the home folder and what holds it', () => {
+    expect(() => workspace.grant('/')).toThrow('refused: / is the whole file system');
+    expect(() => workspace.grant(at('home/bot'))).toThrow(`refused: ${at('home/bot')} is the bot's home folder`);
+    expect(() => workspace.grant(at('home'))).toThrow(`refused: ${at('home')} holds the bot's home folder (${at('home/bot')})`);
+  });
+
+  it('refuses a folder holding the workspace, and takes the workspace itself as already granted', () => {
+    expect(() => workspace.grant(at('srv/agent'))).toThrow(`refused: ${at('srv/agent')} holds the workspace (${workspace.root}); grant a folder beside it`);
+    expect(workspace.grant(workspace.root)).toBe(workspace.root);
+    expect(workspace.grant('.')).toBe(workspace.root);
+    expect(workspace.roots).toEqual([workspace.root]);
+  });
+
+  it("refuses a folder holding the bot's own files, one of them, or one inside them", () => {
+    expect(() => workspace.grant(at('srv/bot'))).toThrow(`refused: ${at('srv/bot')} holds the bot's own files (${at('srv/bot/.env')})`);
+    expect(() => workspace.grant(at('bot-link'))).toThrow(/holds the bot's own files/);
+    expect(() => workspace.grant(at('srv/store'))).toThrow(`refused: ${at('srv/store')} is one of the bot's own folders`);
+    expect(() => workspace.grant(at('srv/store/sessions'))).toThrow(
+      `refused: ${at('srv/store/sessions')} is inside the bot's own files (${at('srv/store')})`,
+    );
+    // A protected path that does not exist (yet) still guards the folder it would be in.
+    expect(() => workspace.grant(at('srv/config'))).toThrow(`refused: ${at('srv/config')} holds the bot's own files (${at('srv/config/mcp.json')})`);
+    expect(workspace.roots).toEqual([workspace.root]);
+  });
+
+  it('still grants a folder beside them all', async () => {
+    expect(workspace.grant(at('shared'))).toBe(at('shared'));
+    expect(workspace.roots).toEqual([workspace.root, at('shared')]);
+    expect(await workspace.resolve(at('shared/docs'))).toBe(at('shared/docs'));
+  });
+
+  const home = existsSync(os.homedir()) ? realpathSync(os.homedir()) : '/';
+  it.skipIf(home === '/')('refuses the real home folder by default', () => {
+    expect(() => Workspace.open(path.join(host, 'srv/agent/ws')).grant(home)).toThrow(`refused: ${home} is the bot's home folder`);
   });
 });
