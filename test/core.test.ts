@@ -129,6 +129,7 @@ describe('the assembled bot core', () => {
       [join(dir, 'data'), /refused: .* is one of the bot's own folders/],
       [dir, /refused: .* holds the workspace/],
       ['/', /refused: \/ is the whole file system/],
+      [join(dir, 'no-such-folder'), /no such folder/],
       [process.env.HOME ?? '/root', /refused: .* the bot's home folder/],
     ] as const) {
       fake.replyToolCalls([{ name: 'request_directory', arguments: { path: target, reason: 'I need it' } }]);

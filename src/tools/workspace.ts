@@ -82,7 +82,9 @@ export class Workspace {
       if (!this.contains(real)) this.refuseBotFolders(real);
       return null;
     } catch (error) {
-      return error instanceof GrantRefusedError ? error.message : `cannot be granted: ${error instanceof Error ? error.message : String(error)}`;
+      if (error instanceof GrantRefusedError) return error.message;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return `no such folder: ${dir}`;
+      return `cannot be granted: ${error instanceof Error ? error.message : String(error)}`;
     }
   }
 

@@ -8,15 +8,18 @@ import { PROMPT_ACTION, RETRY_ACTION } from '../../connectors/slack/actions.js';
 import { blockActions, SLACK_IDS } from '../fakes/slack-payloads.js';
 import { sendInteraction } from '../fakes/slack-signer.js';
 import { waitFor } from '../support/engine-kit.js';
+import { tempDir } from '../support/test-connector.js';
 import { bootSlackBot, SECRET, waitForCard, type SlackBot } from './slack-harness.js';
 
 const C = SLACK_IDS.channelId;
 const ADA = SLACK_IDS.humanUserId;
 
 let bot: SlackBot | undefined;
+const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await bot?.stop();
   bot = undefined;
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 interface WireMessage {
@@ -110,7 +113,9 @@ describe('the bot proposes a plan or asks for a directory', () => {
 
   it('a directory request shows Grant access / Deny; Deny tells the model no', async () => {
     bot = await bootSlackBot();
-    bot.llm.replyToolCalls([{ name: 'request_directory', arguments: { path: '/etc/nginx', reason: 'to read the proxy config' } }]);
+    const nginx = await tempDir();
+    cleanups.push(nginx.remove);
+    bot.llm.replyToolCalls([{ name: 'request_directory', arguments: { path: nginx.path, reason: 'to read the proxy config' } }]);
     bot.llm.replyText('Understood, I will not look there.');
     const root = await bot.mention('check the proxy config');
     const card = await waitForCard(bot, root, 'request_directory', (text) => text.includes(PROMPT_ACTION));
