@@ -83,10 +83,11 @@ export class BwrapSandbox {
       // As root, bwrap keeps every capability unless told otherwise.
       '--cap-drop', 'ALL',
       '--hostname', 'sandbox',
-      ...this.systemArgs,
+      // /tmp first: a read-only folder (SHELL_READ_PATHS) or the workspace may lie under it.
       '--proc', '/proc',
       '--dev', '/dev',
       '--tmpfs', '/tmp',
+      ...this.systemArgs,
       ...writable,
       '--bind', command.cwdFile, SANDBOX_CWD_FILE,
       '--chdir', command.cwd,

@@ -27,10 +27,14 @@ export interface ShellStartup {
 export interface ShellStartupOptions {
   /** The bwrap executable (default: `bwrap` on PATH). */
   bwrapPath?: string;
+  /** Where `.env` is read (default: process.cwd()). */
+  workingDir?: string;
+  /** The bot user's home folder (default: os.homedir()). */
+  homeDir?: string;
 }
 
 export async function prepareShell(config: Config, options: ShellStartupOptions = {}): Promise<ShellStartup> {
-  const paths = botPaths({ storeUrl: config.STORE_URL, mcpConfig: config.MCP_CONFIG });
+  const paths = botPaths({ storeUrl: config.STORE_URL, mcpConfig: config.MCP_CONFIG, workingDir: options.workingDir, homeDir: options.homeDir });
   mkdirSync(config.WORKSPACE_DIR, { recursive: true });
   const workspaceRoot = realOrResolved(config.WORKSPACE_DIR);
   const problem = workspaceProblem(workspaceRoot, paths);

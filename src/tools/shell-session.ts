@@ -12,7 +12,7 @@
 // background jobs (`server &`) keep running after their command returns; their output is
 // drained and discarded, and dispose() stops them. In the sandbox they end with the command.
 import { randomUUID } from 'node:crypto';
-import { readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { open, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -35,6 +35,8 @@ const STOP_SETTLE_MS = 20;
  * background job never close, so `close` alone would wait forever). */
 const DRAIN_AFTER_EXIT_MS = 50;
 const GROUP_POLL_MS = 25;
+/** Linux's PATH_MAX: a longer "working directory" is not one. */
+const CWD_FILE_MAX_BYTES = 4096;
 
 export interface ShellSessionOptions {
   maxOutputChars: number;
@@ -258,7 +260,8 @@ export class ShellSession {
   private async adoptCwd(cwdFile: string, notes: string[]): Promise<void> {
     let reported: string;
     try {
-      reported = (await readFile(cwdFile, 'utf8')).trim();
+      // The command can write to this file too: only a path's worth of it is read.
+      reported = (await readPrefix(cwdFile, CWD_FILE_MAX_BYTES)).trim();
     } catch {
       return; // the trap did not run (killed, or `exec` replaced the shell): keep the old cwd
     }
@@ -297,5 +300,16 @@ export class ShellSession {
     })();
     this.escalations.add(escalation);
     void escalation.finally(() => this.escalations.delete(escalation));
+  }
+}
+
+async function readPrefix(file: string, maxBytes: number): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(maxBytes);
+    const { bytesRead } = await handle.read(buffer, 0, maxBytes, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
   }
 }
