@@ -142,6 +142,17 @@ describe('the sandbox: the bot\'s files are not visible', () => {
   });
 });
 
+describe('the sandbox: the shell still behaves as a shell', () => {
+  it('the working directory persists from one sandbox to the next, and a deleted one falls back to the root', async () => {
+    tools();
+    expect(await sh('mkdir -p deep/er && cd deep/er')).toMatchObject({ exitCode: 0, cwd: 'deep/er' });
+    expect(await sh('pwd')).toMatchObject({ cwd: 'deep/er', output: `${path.join(bot.workspace, 'deep/er')}\n` });
+    const result = await sh(`rm -rf ${path.join(bot.workspace, 'deep')}; echo gone`);
+    expect(result).toMatchObject({ cwd: '.', note: expect.stringContaining('no longer exists') });
+    expect(await sh('pwd')).toMatchObject({ exitCode: 0, output: `${bot.workspace}\n` });
+  });
+});
+
 describe('the sandbox: granted folders', () => {
   it('a folder granted through request_directory is writable from the next command; its siblings stay invisible', async () => {
     const granted = path.join(path.dirname(bot.dir), 'granted');
