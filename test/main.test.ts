@@ -5,11 +5,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeOpenAI } from './fakes/openai-server.js';
 import { appMention, eventCallback } from './fakes/slack-payloads.js';
-import { FakeSlack } from './fakes/slack-server.js';
 import { sendEvent } from './fakes/slack-signer.js';
 import { waitFor } from './support/engine-kit.js';
+import { startBotFakes } from './support/bot-fakes.js';
 import { tempDir } from './support/test-connector.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
@@ -57,12 +56,8 @@ describe('npm start', () => {
   });
 
   it('runs the bot in HTTP mode, and on SIGTERM stops the running turn, persists and exits 0', async () => {
-    const dir = await tempDir();
-    cleanups.push(dir.remove);
-    const slack = await new FakeSlack().start();
-    cleanups.push(() => slack.stop());
-    const llm = await new FakeOpenAI().start();
-    cleanups.push(() => llm.stop());
+    const { dir: home, slack, llm } = await startBotFakes(cleanups);
+    const dir = { path: home };
     llm.replyStall();
     const { child, output, exited } = run(
       {

@@ -9,13 +9,11 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { notesServerEntry } from '../mcp/fixtures/launch.js';
-import { FakeOpenAI } from '../fakes/openai-server.js';
 import { appMention, eventCallback } from '../fakes/slack-payloads.js';
-import { FakeSlack } from '../fakes/slack-server.js';
 import { sendEvent } from '../fakes/slack-signer.js';
 import { BotProcess } from '../support/bot-process.js';
 import { waitFor } from '../support/engine-kit.js';
-import { tempDir } from '../support/test-connector.js';
+import { startBotFakes } from '../support/bot-fakes.js';
 
 // Shaped like no token pattern the logger knows (no sk-, xoxb-, Bearer): only the exact
 // configured value can find them.
@@ -30,12 +28,8 @@ afterEach(async () => {
 
 describe('a configured secret never leaves the bot', () => {
   it('a shell command that prints the OpenAI key: the model, the Slack thread and the logs get [secret]', { timeout: 60_000 }, async () => {
-    const dir = await tempDir();
-    cleanups.push(dir.remove);
-    const slack = await new FakeSlack().start();
-    cleanups.push(() => slack.stop());
-    const llm = await new FakeOpenAI().start();
-    cleanups.push(() => llm.stop());
+    const { dir: home, slack, llm } = await startBotFakes(cleanups);
+    const dir = { path: home };
 
     // The signing secret comes from a .env that other accounts can read: start-up says so.
     await writeFile(join(dir.path, '.env'), `SLACK_SIGNING_SECRET=${SIGNING_SECRET}\n`);
