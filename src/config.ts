@@ -10,6 +10,8 @@ const ratio = z.coerce.number().gt(0).max(1);
 export const ConfigSchema = z.object({
   /** `provider:model`; a bare id goes to OpenAI (or Anthropic for `claude-…`). */
   MODEL: z.string().trim().min(1).optional(),
+  /** The models `/model` may switch to, comma-separated (default: MODEL and COMPACTION_MODEL). */
+  MODELS: z.string().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.url({ message: 'must be a URL, e.g. http://localhost:11434/v1' }).optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),

@@ -22,6 +22,7 @@ import { openKeyvStore } from './store/keyv-factory.js';
 import { PersistentInbox } from './store/persistent-inbox.js';
 import { SessionStore } from './store/session-store.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
+import { modelMenu } from './providers/model-menu.js';
 import { prepareShell } from './sandbox/shell-startup.js';
 import { createBuiltinTools } from './tools/index.js';
 
@@ -93,6 +94,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     defaultModel: config.MODEL,
     logger,
     grantScope: config.GRANT_SCOPE,
+    models: modelMenu({ models: config.MODELS, defaultModel: config.MODEL, compactionModel: config.COMPACTION_MODEL }),
     observer: observers,
     engineSetup: () => {
       // One set of built-in tools per session: the shell's working directory is the session's.

@@ -42,6 +42,8 @@ interface SlackMessageEvent {
   channel: string;
   channel_type?: string;
   team?: string;
+  /** Slack Connect: the author's own team, when it differs from the channel's. */
+  user_team?: string;
 }
 
 export class SlackConnector {
@@ -185,12 +187,21 @@ export class SlackConnector {
     if (!mentioned && !isDm) {
       // A plain channel message reaches the bot only as a reply in a thread it works in.
       if (!message.thread_ts || message.thread_ts === message.ts) return;
+      // A reply that mentions the bot also arrives as app_mention, with the same ts: that
+      // event carries it. One Slack message is one thing, a command or a turn, never both.
+      if (this.botUserId && (message.text ?? '').includes(`<@${this.botUserId}`)) return;
       if (!(await this.options.core.store.getSession(sessionIdOf(key)))) return;
     }
+    // One id per Slack message: Slack's retries of an event claim the same id, so a message
+    // starts one turn, or runs one command, once.
+    const eventId = `slack:${teamId}:${message.channel}:${message.ts}`;
+    // Slack Connect: someone from another organisation, who `*` does not include.
+    const external = Boolean(message.user_team && this.teamId && message.user_team !== this.teamId);
     const text = readableText(message.text ?? '', this.botUserId, await this.namesFor(message.text ?? ''));
     const command = mentioned || isDm ? threadCommand(text) : undefined;
     if (command) {
-      await runThreadCommand(command, { connector: this, key, userId: message.user, manager: this.options.core.manager, logger: this.options.logger });
+      if (!(await this.options.core.manager.claimEvent(eventId))) return;
+      await runThreadCommand(command, { connector: this, key, userId: message.user, external, manager: this.options.core.manager, logger: this.options.logger });
       return;
     }
     if (!text) return;
@@ -198,9 +209,8 @@ export class SlackConnector {
     const result = await this.options.core.manager.deliver(key, {
       text,
       userId: message.user,
-      // One id per Slack message: the app_mention and message events for one mention, and
-      // Slack's retries of either, all claim the same id, so they start one turn.
-      eventId: `slack:${teamId}:${message.channel}:${message.ts}`,
+      eventId,
+      external,
       source,
     });
     if (result.status === 'refused') await this.whisper(message.channel, message.user, threadTs, result.reason);
@@ -244,7 +254,7 @@ export class SlackConnector {
     say: (text: string) => Promise<void>,
   ): Promise<void> {
     if (!value) return say('That button is not one I recognise.');
-    const result = await this.options.core.manager.retry(value.session, userId);
+    const result = await this.options.core.manager.controls.retry(value.session, userId);
     if (result.status === 'refused') return say(result.reason);
     if (result.status === 'busy') return say('I am already working in this thread.');
     if (result.status !== 'done') return say('There is nothing to retry here any more.');

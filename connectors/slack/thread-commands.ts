@@ -12,12 +12,15 @@ export interface CommandContext {
   };
   key: SessionKey;
   userId: string;
+  /** The author belongs to another team than the installing workspace (Slack Connect). */
+  external?: boolean;
   manager: SessionManager;
   logger: EngineLogger;
 }
 
 export async function runThreadCommand(command: { name: string; args: string[] }, context: CommandContext): Promise<void> {
   const { key, userId, manager, connector } = context;
+  const actor = { external: context.external };
   const sessionId = sessionIdOf(key);
   const whisper = (text: string) => connector.whisper(key.channel, userId, key.thread, text);
   const explain = (status: string, reason?: string): Promise<void> => {
@@ -33,9 +36,11 @@ export async function runThreadCommand(command: { name: string; args: string[] }
     case 'help':
       return whisper(COMMAND_HELP);
     case 'status': {
-      const grants = await manager.listGrants(sessionId);
-      if (!grants) return explain('unknown_session');
-      const session = await manager.describe(sessionId);
+      const looked = await manager.controls.listGrants(sessionId, userId, actor);
+      if (looked.status !== 'done') return explain(looked.status, looked.status === 'refused' ? looked.reason : undefined);
+      const grants = looked.value;
+      const described = await manager.controls.status(sessionId, userId, actor);
+      const session = described.status === 'done' ? described.value : undefined;
       return whisper(
         [
           `*Model:* ${session?.model ?? 'unknown'}${session?.running ? ' · working now' : ''}`,
@@ -48,9 +53,16 @@ export async function runThreadCommand(command: { name: string; args: string[] }
     }
     case 'model': {
       const model = command.args[0];
-      if (!model) return whisper('Say which model: `/model openai:gpt-4.1` or `/model anthropic:claude-sonnet-4-5`.');
+      const available = manager.controls.availableModels;
+      if (!model) {
+        return whisper(
+          available.length > 0
+            ? `Say which model: ${available.map((name) => `\`/model ${name}\``).join(', ')}.`
+            : 'Say which model: `/model openai:gpt-4.1` or `/model anthropic:claude-sonnet-4-5`.',
+        );
+      }
       try {
-        const result = await manager.switchModel(sessionId, model, userId);
+        const result = await manager.controls.switchModel(sessionId, model, userId);
         if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
         return connector.post(key.channel, key.thread, `:arrows_counterclockwise: ${result.notice ?? `Model set to ${model}`} (by <@${userId}>).`);
       } catch (error) {
@@ -58,19 +70,20 @@ export async function runThreadCommand(command: { name: string; args: string[] }
       }
     }
     case 'grants': {
-      const grants = await manager.listGrants(sessionId);
-      if (!grants) return explain('unknown_session');
+      const looked = await manager.controls.listGrants(sessionId, userId, actor);
+      if (looked.status !== 'done') return explain(looked.status, looked.status === 'refused' ? looked.reason : undefined);
+      const grants = looked.value;
       return whisper(`Always allowed in this thread: ${describeGrants(grants.thread)}\nIn this channel: ${describeGrants(grants.channel)}`);
     }
     case 'revoke': {
       const [tool, ...rest] = command.args;
       if (!tool) return whisper('Say what to revoke: `/revoke write_file` or `/revoke run_shell npm test`.');
-      const result = await manager.revokeGrant(sessionId, rest.length > 0 ? { tool, command: rest.join(' ') } : { tool }, userId);
+      const result = await manager.controls.revokeGrant(sessionId, rest.length > 0 ? { tool, command: rest.join(' ') } : { tool }, userId);
       if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
       return whisper(`Revoked: ${tool}${rest.length > 0 ? ` \`${rest.join(' ')}\`` : ''}. I will ask again.`);
     }
     case 'forget': {
-      const result = await manager.forget(sessionId, userId);
+      const result = await manager.controls.forget(sessionId, userId);
       if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
       return whisper('Forgotten: everything I stored for this thread is deleted.');
     }
@@ -81,7 +94,7 @@ export async function runThreadCommand(command: { name: string; args: string[] }
     }
     case 'retry':
     case 'continue': {
-      const result = await manager.retry(sessionId, userId);
+      const result = await manager.controls.retry(sessionId, userId);
       if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
       return;
     }

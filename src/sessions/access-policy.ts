@@ -1,10 +1,17 @@
-// Who may do what, one policy for every transport: a message, a button and a reaction are
-// judged by the same rules, so no path is weaker than another.
+// Who may do what, one policy for every transport: a message, a button, a reaction and a
+// command are judged by the same rules, so no path is weaker than another.
 //
-//   start or steer  ALLOWED_USERS (platform user ids, or `*`, the default)
+//   member          ALLOWED_USERS: platform user ids, or `*` (the default), which means every
+//                   member of the installing workspace and never someone from another team
+//                   or organisation (a Slack Connect guest) unless listed by id; admins too
+//   start or steer  members
 //   approve         the admins if any are configured, else the user who started the thread
-//   answer          a question: the approvers and everyone who steered the thread
-//   stop            the user who started the thread, anyone who steered it, and the admins
+//   decline by a    whoever may approve; anyone else's reply waits as steering until the
+//   reply           prompt is answered
+//   answer          a question: the approvers and members who took part in the thread
+//   stop            the user who started the thread, members who took part, and the admins
+//   manage          /model, /forget, /revoke, /retry, Retry and Continue: the starter and admins
+//   look            /status, /grants: members
 //
 // A refusal carries a sentence for a private (ephemeral) reply; the prompt stays pending.
 // Malformed configuration fails closed, at start-up, with a clear error.
@@ -42,6 +49,12 @@ export function parseAccessConfig(allowedUsers: string | undefined, admins: stri
 
 type SessionPeople = Pick<SessionRecord, 'startedBy' | 'steerers'>;
 
+/** What the platform says about who acts, beyond the user id. */
+export interface ActorContext {
+  /** The user belongs to another team or organisation than the installing workspace. */
+  external?: boolean;
+}
+
 export class AccessPolicy {
   constructor(private readonly config: AccessConfig) {}
 
@@ -53,10 +66,28 @@ export class AccessPolicy {
     return this.config.admins.has(userId);
   }
 
-  mayStartOrSteer(userId: string): AccessDecision {
+  /** `external`: the platform says the user belongs to another team than the installing one. */
+  isMember(userId: string, actor: ActorContext = {}): AccessDecision {
     const { allowedUsers } = this.config;
-    if (allowedUsers === '*' || allowedUsers.has(userId) || this.isAdmin(userId)) return { allowed: true };
+    if (this.isAdmin(userId) || (allowedUsers !== '*' && allowedUsers.has(userId))) return { allowed: true };
+    if (allowedUsers === '*' && !actor.external) return { allowed: true };
+    if (actor.external) return { allowed: false, reason: 'You are not a member of the workspace this bot belongs to; ask an admin to add your user id to ALLOWED_USERS.' };
     return { allowed: false, reason: 'You are not on the list of people who may use this bot here.' };
+  }
+
+  mayStartOrSteer(userId: string, actor: ActorContext = {}): AccessDecision {
+    return this.isMember(userId, actor);
+  }
+
+  /** /status and /grants: what a thread does is for members to see. */
+  mayLook(userId: string, actor: ActorContext = {}): AccessDecision {
+    return this.isMember(userId, actor);
+  }
+
+  /** /model, /forget, /revoke, /retry: they change or delete the starter's thread. */
+  mayManage(userId: string, session: SessionPeople): AccessDecision {
+    if (this.isAdmin(userId) || (session.startedBy !== undefined && userId === session.startedBy)) return { allowed: true };
+    return { allowed: false, reason: 'Only the person who started this thread or an admin can do that.' };
   }
 
   mayApprove(userId: string, session: SessionPeople): AccessDecision {

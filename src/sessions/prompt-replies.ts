@@ -30,10 +30,14 @@ export class PromptReplies {
     return (await this.inbox.resolve(question.id, { kind: 'question', answer: reply.text }, reply.userId)).ok;
   }
 
-  /** Decline every waiting approval, plan and directory request with this reply. */
+  /**
+   * Decline what the reply's author may decline: a reply only redirects a prompt its author
+   * could have answered. Anyone else's reply waits as steering until the prompt is answered.
+   */
   async decline(record: SessionRecord, prompts: InboxItem[], reply: Reply): Promise<void> {
     for (const item of prompts) {
       if (item.kind === 'question') continue;
+      if (!this.access.mayResolve(reply.userId, record, item.kind).allowed) continue;
       const note = `the user replied instead of approving: ${JSON.stringify(reply.text)}`;
       const resolution: InboxResolution =
         item.kind === 'approval'

@@ -10,7 +10,7 @@
 // Turns are driven by turn-driver.ts; after a restart, recovery.ts repairs what the crash
 // left before anything else touches a session.
 import { randomUUID } from 'node:crypto';
-import { INTERRUPTED_BY_USER, silentLogger, type EngineLogger, type GrantsSnapshot, type MessageSource, type ResolveResult } from '../engine/index.js';
+import { INTERRUPTED_BY_USER, silentLogger, type EngineLogger, type MessageSource, type ResolveResult } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
 import { sessionIdOf, type PendingInput, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
@@ -22,6 +22,7 @@ import { isBusy, LiveSessions } from './live-sessions.js';
 import { PromptReplies, resolutionOf, type PromptChoice } from './prompt-replies.js';
 import { recoverSessions, type RecoveryReport } from './recovery.js';
 import { Reporter, type SessionObserver } from './session-observer.js';
+import { ThreadControls, type ControlResult, type ModelMenu } from './thread-controls.js';
 import { TurnDriver } from './turn-driver.js';
 
 export type { InputDisposition, SessionObserver } from './session-observer.js';
@@ -34,6 +35,8 @@ export interface InboundMessage {
   source?: MessageSource;
   /** The platform's event id, for de-duplication of retries and replays. */
   eventId?: string;
+  /** The author belongs to another team or organisation than the installing one. */
+  external?: boolean;
 }
 
 export type DeliverResult =
@@ -41,10 +44,7 @@ export type DeliverResult =
   | { status: 'duplicate' }
   | { status: 'refused'; reason: string };
 
-export type ControlResult =
-  | { status: 'done'; sessionId: string }
-  | { status: 'idle' | 'busy' | 'nothing_to_do' | 'unknown_session' }
-  | { status: 'refused'; reason: string };
+export type { ControlResult, LookResult, ModelMenu, ThreadStatus } from './thread-controls.js';
 
 export type ResolveOutcome = ResolveResult | { ok: false; reason: 'refused'; message: string } | { ok: false; reason: 'invalid_choice' };
 
@@ -60,6 +60,8 @@ export interface SessionManagerOptions {
   grantScope?: GrantScope;
   /** Drop an idle session's engine from memory after this long (default 15 min). */
   idleEvictMs?: number;
+  /** Which models /model may choose (default: any). */
+  models?: ModelMenu;
 }
 
 export class SessionManager {
@@ -70,6 +72,8 @@ export class SessionManager {
   private readonly logger: EngineLogger;
   private readonly evictTimer: NodeJS.Timeout;
   private readonly earlyStops = new EarlyStops();
+  /** /retry, /model, /grants, /revoke, /forget, /status. */
+  readonly controls: ThreadControls;
   private closing = false;
 
   constructor(private readonly options: SessionManagerOptions) {
@@ -87,6 +91,7 @@ export class SessionManager {
     });
     this.driver = new TurnDriver({ store: options.store, inbox: options.inbox, coordinator: options.coordinator, reporter, logger: this.logger });
     this.replies = new PromptReplies(options.inbox, options.access, reporter);
+    this.controls = new ThreadControls({ ...options, sessions: this.sessions, driver: this.driver });
     const idleMs = options.idleEvictMs ?? 15 * 60 * 1000;
     this.evictTimer = setInterval(() => void this.sessions.evictIdle(idleMs), Math.max(1000, idleMs / 2));
     this.evictTimer.unref();
@@ -122,7 +127,7 @@ export class SessionManager {
 
   async deliver(key: SessionKey, message: InboundMessage): Promise<DeliverResult> {
     if (this.closing) return { status: 'refused', reason: 'The bot is restarting; send that again in a moment.' };
-    const access = this.options.access.mayStartOrSteer(message.userId);
+    const access = this.options.access.mayStartOrSteer(message.userId, { external: message.external });
     if (!access.allowed) return { status: 'refused', reason: access.reason };
     if (message.eventId !== undefined && !(await this.options.coordinator.claimEvent(message.eventId))) return { status: 'duplicate' };
     const sessionId = sessionIdOf(key);
@@ -231,63 +236,11 @@ export class SessionManager {
     return result;
   }
 
-  // ---- thread commands ---------------------------------------------------------------
+  // ---- thread commands (thread-controls.ts) ------------------------------------------
 
-  /** The Retry button after a provider error, or Continue after the iteration limit. */
-  async retry(sessionId: string, userId: string): Promise<ControlResult> {
-    return this.control(sessionId, userId, async (live) => {
-      if (!live.engine.canRetry()) return { status: 'nothing_to_do' };
-      await this.driver.startRetry(live);
-      return { status: 'done', sessionId };
-    });
-  }
-
-  async switchModel(sessionId: string, model: string, userId: string): Promise<ControlResult & { notice?: string | null }> {
-    return this.control(sessionId, userId, async (live) => {
-      const notice = await live.engine.switchModel(model);
-      live.record = { ...live.record, model: live.engine.model };
-      await this.options.store.saveSession(live.record);
-      return { status: 'done', sessionId, notice };
-    });
-  }
-
-  async listGrants(sessionId: string): Promise<{ thread: GrantsSnapshot; channel: GrantsSnapshot } | undefined> {
-    const record = await this.recordOf(sessionId);
-    if (!record) return undefined;
-    return { thread: record.grants, channel: await this.options.store.getChannelGrants(record.key) };
-  }
-
-  /** Revoke an "always" grant (a tool name, or a command of a tool). Takes effect from the next turn. */
-  async revokeGrant(sessionId: string, grant: { tool: string; command?: string }, userId: string): Promise<ControlResult> {
-    return this.control(sessionId, userId, async (live) => {
-      const without = (grants: GrantsSnapshot): GrantsSnapshot =>
-        grant.command === undefined
-          ? { tools: grants.tools.filter((t) => t !== grant.tool), commands: grants.commands }
-          : { tools: grants.tools, commands: grants.commands.filter((c) => !(c.tool === grant.tool && c.command === grant.command)) };
-      live.record = { ...live.record, grants: without(live.record.grants) };
-      await this.options.store.saveSession(live.record);
-      await this.options.store.setChannelGrants(live.record.key, without(await this.options.store.getChannelGrants(live.record.key)));
-      await this.sessions.evict(sessionId); // rebuilt with the remaining grants on next use
-      return { status: 'done', sessionId };
-    });
-  }
-
-  /** Delete everything stored for this thread. */
-  async forget(sessionId: string, userId: string): Promise<ControlResult> {
-    return this.control(sessionId, userId, async () => {
-      await this.sessions.evict(sessionId);
-      await this.options.store.deleteSession(sessionId);
-      return { status: 'done', sessionId };
-    });
-  }
-
-  /** What a status command shows: the model, whether a turn runs, how many prompts wait. */
-  async describe(sessionId: string): Promise<{ model: string; running: boolean; pendingPrompts: number } | undefined> {
-    const live = this.sessions.peek(sessionId);
-    const record = live?.record ?? (await this.options.store.getSession(sessionId));
-    if (!record) return undefined;
-    const pending = await this.options.inbox.pending(sessionId);
-    return { model: live?.engine.model ?? record.model, running: live ? isBusy(live) : false, pendingPrompts: pending.length };
+  /** Claim a platform event id for something that is not a message (a thread command). */
+  claimEvent(eventId: string): Promise<boolean> {
+    return this.options.coordinator.claimEvent(eventId);
   }
 
   // ---- life cycle --------------------------------------------------------------------
@@ -334,18 +287,6 @@ export class SessionManager {
   private async touch(live: LiveSession): Promise<void> {
     live.lastUsed = Date.now();
     await this.options.store.saveSession(live.record);
-  }
-
-  private async control(sessionId: string, userId: string, work: (live: LiveSession) => Promise<ControlResult & { notice?: string | null }>): Promise<ControlResult & { notice?: string | null }> {
-    const record = await this.recordOf(sessionId);
-    if (!record) return { status: 'unknown_session' };
-    const access = this.options.access.mayStop(userId, record);
-    if (!access.allowed) return { status: 'refused', reason: access.reason };
-    return this.options.coordinator.exclusive(sessionId, async () => {
-      const live = await this.sessions.get(sessionId);
-      if (isBusy(live)) return { status: 'busy' };
-      return work(live);
-    });
   }
 }
 

@@ -78,6 +78,8 @@ export interface AppMentionEventPayload {
   team: string;
   client_msg_id: string;
   thread_ts?: string;
+  /** Slack Connect: the author's own team, when it is not the channel's. */
+  user_team?: string;
 }
 
 /** A human's message (`subtype` absent), in a channel, a thread or a DM. */
@@ -93,6 +95,8 @@ export interface UserMessageEventPayload {
   client_msg_id: string;
   thread_ts?: string;
   parent_user_id?: string;
+  /** Slack Connect: the author's own team, when it is not the channel's. */
+  user_team?: string;
 }
 
 /**
@@ -197,6 +201,8 @@ export interface MessageInput {
   ts?: string;
   threadTs?: string;
   teamId?: string;
+  /** Slack Connect: the author's own team (another organisation's T… id). */
+  userTeam?: string;
 }
 
 const MENTION = `<@${SLACK_IDS.botUserId}>`;
@@ -217,6 +223,7 @@ export function appMention(input: MessageInput): AppMentionEventPayload {
     team: input.teamId ?? SLACK_IDS.teamId,
     client_msg_id: randomUUID(),
     ...(input.threadTs === undefined ? {} : { thread_ts: input.threadTs }),
+    ...(input.userTeam === undefined ? {} : { user_team: input.userTeam }),
   };
 }
 
@@ -233,6 +240,7 @@ function userMessage(input: MessageInput & { parentUserId?: string }, channelTyp
     team: input.teamId ?? SLACK_IDS.teamId,
     client_msg_id: randomUUID(),
     ...(input.threadTs === undefined ? {} : { thread_ts: input.threadTs, parent_user_id: input.parentUserId ?? input.user ?? SLACK_IDS.humanUserId }),
+    ...(input.userTeam === undefined ? {} : { user_team: input.userTeam }),
   };
 }
 

@@ -222,7 +222,7 @@ describe('a turn that keeps crashing the bot', () => {
     expect(bot.events('T1').map((e) => e.type)).toEqual(['tool_proposed', 'tool_finished', 'error']);
     expect(await bot.store.openSessionIds()).toEqual([]);
     // Retry goes on from there.
-    expect(await bot.manager.retry(sessionId, 'U1')).toMatchObject({ status: 'done' });
+    expect(await bot.manager.controls.retry(sessionId, 'U1')).toMatchObject({ status: 'done' });
     await bot.manager.idle();
     expect(provider.requests).toHaveLength(1);
   });

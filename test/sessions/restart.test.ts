@@ -137,7 +137,7 @@ describe('what was recorded is not lost', () => {
     const prompt = await first.bot.waitForPrompt('T1');
     await first.bot.manager.resolve(prompt.id, { choice: 'always_tool' }, 'U1');
     await first.bot.manager.idle();
-    await first.bot.manager.switchModel(first.bot.sessionId('T1'), 'other-model', 'U1');
+    await first.bot.manager.controls.switchModel(first.bot.sessionId('T1'), 'other-model', 'U1');
     await first.bot.stop();
 
     const second = await bootBot(url, [callTools(call('write')), say('done again')], [recordingTool('write', risky, { log })]);

@@ -76,10 +76,10 @@ describe('messages become turns', () => {
     const { bot, provider } = await start([{ error: new ProviderError('server', 'The provider had a server error.') }, say('worked')]);
     await bot.say('T1', 'U1', 'question');
     await bot.manager.idle();
-    expect(await bot.manager.retry(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done' });
+    expect(await bot.manager.controls.retry(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done' });
     await bot.manager.idle();
     expect(provider.requests).toHaveLength(2);
-    expect(await bot.manager.retry(bot.sessionId('T1'), 'U1')).toEqual({ status: 'nothing_to_do' });
+    expect(await bot.manager.controls.retry(bot.sessionId('T1'), 'U1')).toEqual({ status: 'nothing_to_do' });
   });
 });
 
@@ -161,15 +161,15 @@ describe('approvals and who may give them', () => {
     expect(prompt.choices).toContain('always_command');
     await bot.manager.resolve(prompt.id, { choice: 'always_command' }, 'U1');
     await bot.manager.idle();
-    expect(await bot.manager.listGrants(bot.sessionId('T1'))).toMatchObject({ thread: { commands: [{ tool: 'run_shell', command: 'npm test' }] } });
+    expect(await bot.manager.controls.listGrants(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done', value: { thread: { commands: [{ tool: 'run_shell', command: 'npm test' }] } } });
 
     await bot.say('T1', 'U1', 'again');
     await bot.manager.idle();
     expect(ran).toEqual(['npm test', 'npm test']);
     expect(bot.events('T1').filter((e) => e.type === 'permission_required')).toHaveLength(1);
 
-    expect(await bot.manager.revokeGrant(bot.sessionId('T1'), { tool: 'run_shell', command: 'npm test' }, 'U1')).toMatchObject({ status: 'done' });
-    expect(await bot.manager.listGrants(bot.sessionId('T1'))).toMatchObject({ thread: { commands: [] } });
+    expect(await bot.manager.controls.revokeGrant(bot.sessionId('T1'), { tool: 'run_shell', command: 'npm test' }, 'U1')).toMatchObject({ status: 'done' });
+    expect(await bot.manager.controls.listGrants(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done', value: { thread: { commands: [] } } });
     await bot.say('T1', 'U1', 'and again');
     await bot.waitForEvent('T1', 'permission_required', 2);
     expect(ran).toEqual(['npm test', 'npm test']);
@@ -277,7 +277,7 @@ describe('forgetting', () => {
     await bot.manager.resolve(prompt.id, { choice: 'always_tool' }, 'U1');
     await bot.manager.idle();
     await bot.store.putMessageRef('C1:171.1', { sessionId: bot.sessionId('T1'), kind: 'tool', toolCallId: prompt.toolCallId });
-    expect(await bot.manager.forget(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done' });
+    expect(await bot.manager.controls.forget(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done' });
     expect(await bot.store.getSession(bot.sessionId('T1'))).toBeUndefined();
     expect(await bot.store.loadTranscript(bot.sessionId('T1'))).toEqual([]);
     expect(await bot.inbox.get(prompt.id)).toBeUndefined();

@@ -34,7 +34,7 @@ describe('thread commands', () => {
 
     await bot.mention('/revoke run_shell echo hi', { threadTs: root });
     await waitFor(() => lastWhisper(bot!).startsWith('Revoked'));
-    expect(await bot.core.manager.listGrants((await bot.core.store.listSessionIds())[0]!)).toMatchObject({ thread: { commands: [] } });
+    expect(await bot.core.manager.controls.listGrants((await bot.core.store.listSessionIds())[0]!, SLACK_IDS.humanUserId)).toMatchObject({ value: { thread: { commands: [] } } });
 
     await bot.mention('/dance', { threadTs: root });
     await waitFor(() => lastWhisper(bot!).includes('I do not know `/dance`'));

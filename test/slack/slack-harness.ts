@@ -23,8 +23,10 @@ export interface SlackBot {
   dir: string;
   logs: ReturnType<typeof memoryLogger>;
   /** A user mentions the bot in a channel; returns the message's ts (the thread root). */
-  mention(text: string, options?: { user?: string; threadTs?: string; channel?: string; eventId?: string; retryNum?: number }): Promise<string>;
-  reply(threadTs: string, text: string, options?: { user?: string; channel?: string }): Promise<string>;
+  mention(text: string, options?: { user?: string; threadTs?: string; channel?: string; eventId?: string; retryNum?: number; userTeam?: string }): Promise<string>;
+  reply(threadTs: string, text: string, options?: { user?: string; channel?: string; userTeam?: string }): Promise<string>;
+  /** Deliver an event as Slack would (signed), for payloads the helpers above do not build. */
+  deliver(event: Parameters<typeof eventCallback>[0]): Promise<void>;
   dm(text: string, options?: { user?: string }): Promise<string>;
   react(ts: string, reaction: string, options?: { user?: string; channel?: string }): Promise<void>;
   /** Click a button of a card (found by its action id prefix and, optionally, choice). */
@@ -87,13 +89,19 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
     dir,
     logs,
     async mention(text, o = {}) {
-      const event = appMention({ text, user: o.user ?? SLACK_IDS.humanUserId, ...(o.threadTs ? { threadTs: o.threadTs } : {}), ...(o.channel ? { channel: o.channel } : {}) });
+      const event = appMention({
+        text,
+        user: o.user ?? SLACK_IDS.humanUserId,
+        ...(o.threadTs ? { threadTs: o.threadTs } : {}),
+        ...(o.channel ? { channel: o.channel } : {}),
+        ...(o.userTeam ? { userTeam: o.userTeam } : {}),
+      });
       slack.addMessage(event);
       await deliver(event, o.eventId, o.retryNum);
       return event.ts;
     },
     async reply(threadTs, text, o = {}) {
-      const event = threadMessage({ text, threadTs, user: o.user ?? SLACK_IDS.humanUserId, ...(o.channel ? { channel: o.channel } : {}) });
+      const event = threadMessage({ text, threadTs, user: o.user ?? SLACK_IDS.humanUserId, ...(o.channel ? { channel: o.channel } : {}), ...(o.userTeam ? { userTeam: o.userTeam } : {}) });
       slack.addMessage(event);
       await deliver(event);
       return event.ts;
@@ -135,6 +143,7 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
       if (response.status !== 200) throw new Error(`the click got ${response.status}`);
       return responseId;
     },
+    deliver: (event) => deliver(event),
     idle: () => core.manager.idle(),
     async crash() {
       crashed = true;

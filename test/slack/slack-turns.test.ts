@@ -265,11 +265,17 @@ describe('stopping and recovering', () => {
 
 describe('thread commands and many threads', () => {
   it('@bot /model switches the model for this thread; /forget deletes its data', async () => {
-    bot = await bootSlackBot();
+    bot = await bootSlackBot({ env: { MODELS: 'openai:gpt-4.1, gpt-4o' } });
     bot.llm.replyText('first');
     const root = await bot.mention('hi');
     await waitFor(() => bot!.llm.requests.length === 1);
     await bot.idle();
+    // Only what MODELS lists: a pricier model typed by anyone is refused, privately, with the list.
+    await bot.mention('/model openai:o1-pro', { threadTs: root });
+    await waitFor(() => bot!.slack.ephemerals(C).some((e) => e.text.includes('not available here')));
+    expect(bot.slack.ephemerals(C).at(-1)!.text).toContain('`openai:gpt-4.1`, `openai:gpt-4o`');
+    await bot.mention('/model', { threadTs: root });
+    await waitFor(() => bot!.slack.ephemerals(C).some((e) => e.text.startsWith('Say which model: `/model openai:gpt-4.1`, `/model openai:gpt-4o`')));
     await bot.mention('/model openai:gpt-4o', { threadTs: root });
     await waitFor(() => bot!.slack.thread(C, root).some((m) => m.text.includes('Model switched to openai:gpt-4o')));
     bot.llm.replyText('second');

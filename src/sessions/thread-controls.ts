@@ -1,0 +1,133 @@
+// The thread commands' side of the session layer: retry, switch model, list and revoke
+// grants, forget, and what /status shows. Each is checked against the access policy here,
+// the same for every platform, before anything is touched: changing or deleting a thread
+// belongs to its starter and the admins, looking at it to its members.
+import type { GrantsSnapshot } from '../engine/index.js';
+import type { PersistentInbox } from '../store/persistent-inbox.js';
+import type { SessionRecord, SessionStore } from '../store/session-store.js';
+import type { AccessPolicy, ActorContext } from './access-policy.js';
+import type { Coordinator } from './coordination.js';
+import type { LiveSession } from './live-session.js';
+import { isBusy, type LiveSessions } from './live-sessions.js';
+import type { TurnDriver } from './turn-driver.js';
+
+export type ControlResult =
+  | { status: 'done'; sessionId: string }
+  | { status: 'idle' | 'busy' | 'nothing_to_do' | 'unknown_session' }
+  | { status: 'refused'; reason: string };
+
+/** The models /model may choose (MODELS), and the canonical name of a choice, or why not. */
+export interface ModelMenu {
+  available: readonly string[];
+  choose(name: string): { ok: true; model: string } | { ok: false; reason: string };
+}
+
+export type LookResult<T> = { status: 'done'; value: T } | { status: 'unknown_session' } | { status: 'refused'; reason: string };
+
+export interface ThreadStatus {
+  model: string;
+  running: boolean;
+  pendingPrompts: number;
+}
+
+export interface ThreadControlsOptions {
+  store: SessionStore;
+  inbox: PersistentInbox;
+  access: AccessPolicy;
+  coordinator: Coordinator;
+  sessions: LiveSessions;
+  driver: TurnDriver;
+  /** Default: any name (tests); the core passes the MODELS list. */
+  models?: ModelMenu;
+}
+
+export class ThreadControls {
+  constructor(private readonly options: ThreadControlsOptions) {}
+
+  /** The Retry button after a provider error, or Continue after the iteration limit. */
+  async retry(sessionId: string, userId: string): Promise<ControlResult> {
+    return this.manage(sessionId, userId, async (live) => {
+      if (!live.engine.canRetry()) return { status: 'nothing_to_do' };
+      await this.options.driver.startRetry(live);
+      return { status: 'done', sessionId };
+    });
+  }
+
+  async switchModel(sessionId: string, model: string, userId: string): Promise<ControlResult & { notice?: string | null }> {
+    const choice = this.options.models?.choose(model) ?? { ok: true as const, model };
+    if (!choice.ok) return { status: 'refused', reason: choice.reason };
+    return this.manage(sessionId, userId, async (live) => {
+      const notice = await live.engine.switchModel(choice.model);
+      live.record = { ...live.record, model: live.engine.model };
+      await this.options.store.saveSession(live.record);
+      return { status: 'done', sessionId, notice };
+    });
+  }
+
+  /** What /model offers; empty when any name is accepted. */
+  get availableModels(): readonly string[] {
+    return this.options.models?.available ?? [];
+  }
+
+  async listGrants(sessionId: string, userId: string, actor: ActorContext = {}): Promise<LookResult<{ thread: GrantsSnapshot; channel: GrantsSnapshot }>> {
+    return this.look(sessionId, userId, actor, async (record) => ({ thread: record.grants, channel: await this.options.store.getChannelGrants(record.key) }));
+  }
+
+  /** Revoke an "always" grant (a tool name, or a command of a tool). Takes effect from the next turn. */
+  async revokeGrant(sessionId: string, grant: { tool: string; command?: string }, userId: string): Promise<ControlResult> {
+    return this.manage(sessionId, userId, async (live) => {
+      const { store, sessions } = this.options;
+      const without = (grants: GrantsSnapshot): GrantsSnapshot =>
+        grant.command === undefined
+          ? { tools: grants.tools.filter((t) => t !== grant.tool), commands: grants.commands }
+          : { tools: grants.tools, commands: grants.commands.filter((c) => !(c.tool === grant.tool && c.command === grant.command)) };
+      live.record = { ...live.record, grants: without(live.record.grants) };
+      await store.saveSession(live.record);
+      await store.setChannelGrants(live.record.key, without(await store.getChannelGrants(live.record.key)));
+      await sessions.evict(sessionId); // rebuilt with the remaining grants on next use
+      return { status: 'done', sessionId };
+    });
+  }
+
+  /** Delete everything stored for this thread. */
+  async forget(sessionId: string, userId: string): Promise<ControlResult> {
+    return this.manage(sessionId, userId, async () => {
+      await this.options.sessions.evict(sessionId);
+      await this.options.store.deleteSession(sessionId);
+      return { status: 'done', sessionId };
+    });
+  }
+
+  /** What /status shows: the model, whether a turn runs, how many prompts wait. */
+  async status(sessionId: string, userId: string, actor: ActorContext = {}): Promise<LookResult<ThreadStatus>> {
+    return this.look(sessionId, userId, actor, async (record) => {
+      const live = this.options.sessions.peek(sessionId);
+      const pending = await this.options.inbox.pending(sessionId);
+      return { model: live?.engine.model ?? record.model, running: live ? isBusy(live) : false, pendingPrompts: pending.length };
+    });
+  }
+
+  private async recordOf(sessionId: string): Promise<SessionRecord | undefined> {
+    return this.options.sessions.peek(sessionId)?.record ?? (await this.options.store.getSession(sessionId));
+  }
+
+  private async look<T>(sessionId: string, userId: string, actor: ActorContext, read: (record: SessionRecord) => Promise<T>): Promise<LookResult<T>> {
+    const access = this.options.access.mayLook(userId, actor);
+    if (!access.allowed) return { status: 'refused', reason: access.reason };
+    const record = await this.recordOf(sessionId);
+    if (!record) return { status: 'unknown_session' };
+    return { status: 'done', value: await read(record) };
+  }
+
+  private async manage<R extends ControlResult>(sessionId: string, userId: string, work: (live: LiveSession) => Promise<R>): Promise<R | ControlResult> {
+    const record = await this.recordOf(sessionId);
+    if (!record) return { status: 'unknown_session' };
+    const access = this.options.access.mayManage(userId, record);
+    if (!access.allowed) return { status: 'refused', reason: access.reason };
+    return this.options.coordinator.exclusive(sessionId, async () => {
+      const live = await this.options.sessions.get(sessionId);
+      if (isBusy(live)) return { status: 'busy' };
+      return work(live);
+    });
+  }
+}
