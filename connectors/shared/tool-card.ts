@@ -8,6 +8,7 @@
 // per-route rate-limit bucket).
 // Once a call has finished, its card is final: a late or replayed event cannot reopen it.
 import type { EngineEvent, EventOf, InteractionKind } from '../../src/engine/index.js';
+import { callArguments, type ArgumentPart } from './call-arguments.js';
 import { ellipsize } from './truncate.js';
 
 export type ToolPhase =
@@ -41,6 +42,12 @@ export interface ToolCardState {
   confinement?: string;
   /** What an "always allow this command" grant would remember, for shell-like tools. */
   command?: string;
+  /**
+   * Every character of what an approval (or a directory grant) covers, from the event that
+   * asked for it: the approver must be able to see all of it before clicking (DESIGN.md §8b).
+   * `argsSummary` is a one-line glimpse; this is the whole.
+   */
+  fullArguments?: ArgumentPart[];
   /** What the tool asks the user (from `interaction_required`). */
   interactionKind?: InteractionKind;
   /**
@@ -79,14 +86,21 @@ export function applyToolEvent(card: ToolCardState, event: EngineEvent, now: num
       return card;
     case 'permission_required': {
       if (event.toolCallId !== card.toolCallId) return card;
-      const next: ToolCardState = { ...card, phase: 'awaiting_approval', approvalReason: event.reason };
+      const next: ToolCardState = { ...card, phase: 'awaiting_approval', approvalReason: event.reason, fullArguments: callArguments(event.name, event.arguments) };
       if (event.command !== undefined) next.command = event.command;
       if (event.metadata?.confinement !== undefined) next.confinement = event.metadata.confinement;
       return next;
     }
-    case 'interaction_required':
+    case 'interaction_required': {
       if (event.toolCallId !== card.toolCallId) return card;
-      return { ...card, phase: 'awaiting_answer', interactionKind: event.kind };
+      const next: ToolCardState = { ...card, phase: 'awaiting_answer', interactionKind: event.kind };
+      // A directory grant is a consent like an approval: the folder is shown in full. A question
+      // or a plan shows its own text on the card.
+      // A directory grant and a plan are consents like an approval: shown in full, or in a modal.
+      if (event.kind === 'directory') next.fullArguments = callArguments('request_directory', event.arguments);
+      if (event.kind === 'plan') next.fullArguments = callArguments('propose_plan', event.arguments);
+      return next;
+    }
     case 'tool_started': {
       if (event.toolCallId !== card.toolCallId) return card;
       const next: ToolCardState = { ...card, phase: 'running', startedAt: now };

@@ -6,8 +6,10 @@ import { z } from 'zod';
 
 export const PROMPT_ACTION = 'agent_prompt';
 export const RETRY_ACTION = 'agent_retry';
+/** "Show all" on a card whose call is too long to show in full: opens a modal with all of it. */
+export const SHOW_ALL_ACTION = 'agent_show_all';
 /** Every button's action id starts with this, so one listener routes them all. */
-export const ACTION_PATTERN = /^agent_(prompt|retry)(:.*)?$/;
+export const ACTION_PATTERN = /^agent_(prompt|retry|show_all)(:.*)?$/;
 
 export const PromptValueSchema = z.object({ item: z.string().min(1), choice: z.string().min(1) });
 export type PromptValue = z.infer<typeof PromptValueSchema>;
@@ -15,12 +17,19 @@ export type PromptValue = z.infer<typeof PromptValueSchema>;
 export const SessionValueSchema = z.object({ session: z.string().min(1) });
 export type SessionValue = z.infer<typeof SessionValueSchema>;
 
+/**
+ * The tool call a "Show all" button is about. Only a cross-check: the click handler finds the
+ * call from the message clicked (its stored reference), never from this value alone.
+ */
+export const CallValueSchema = z.object({ call: z.string().min(1) });
+export type CallValue = z.infer<typeof CallValueSchema>;
+
 /** Slack wants action ids unique within a message: suffix the choice. */
 export function promptActionId(choice: string): string {
   return `${PROMPT_ACTION}:${choice}`.slice(0, 255);
 }
 
-export function encodeValue(value: PromptValue | SessionValue): string {
+export function encodeValue(value: PromptValue | SessionValue | CallValue): string {
   const text = JSON.stringify(value);
   if (text.length > 2000) throw new Error('button value over Slack\'s 2,000-character limit');
   return text;

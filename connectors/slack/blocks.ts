@@ -1,18 +1,18 @@
 // Block Kit for what the bot posts in a thread: a card per tool call (updated in place as
 // it moves from proposed to done), the buttons of a prompt on that same card, and the
 // notes that end a turn (stopped, failed with Retry, out of steps with Continue).
-// Limits that bite here (Block Kit docs): 50 blocks a message, 3,000 characters of section
-// text, 75 characters of button text.
+// Limits that bite here (Block Kit docs, block-kit.ts): 50 blocks a message, 3,000 characters
+// of section text, 75 characters of button text. What an approval card shows of the call it
+// approves, and which approve buttons that allows, is approval-card.ts's.
 import type { InboxItem } from '../../src/engine/index.js';
 import { displayNote, escapeSlackText, formatDuration, phaseLabel, restartNote, truncateForDisplay, type ToolCardState } from '../shared/index.js';
+import { revealInvisible } from '../shared/visible-text.js';
 import { encodeValue, promptActionId, RETRY_ACTION } from './actions.js';
+import { approvalText, type ApprovalText } from './approval-card.js';
+import { mrkdwn, plain, type SlackBlock } from './block-kit.js';
 
-export interface SlackBlock {
-  type: string;
-  [field: string]: unknown;
-}
+export type { SlackBlock } from './block-kit.js';
 
-const SECTION_LIMIT = 3000;
 const PREVIEW_LIMIT = 600;
 
 const PHASE_ICON: Record<ToolCardState['phase'], string> = {
@@ -26,14 +26,6 @@ const PHASE_ICON: Record<ToolCardState['phase'], string> = {
   interrupted: ':octagonal_sign:',
 };
 
-function mrkdwn(text: string): { type: 'mrkdwn'; text: string } {
-  return { type: 'mrkdwn', text: truncateForDisplay(text, SECTION_LIMIT) };
-}
-
-function plain(text: string): { type: 'plain_text'; text: string; emoji: true } {
-  return { type: 'plain_text', text: text.length > 75 ? `${text.slice(0, 74)}…` : text, emoji: true };
-}
-
 /** Slack mrkdwn needs &, < and > escaped in text we did not write. */
 export const escape = escapeSlackText;
 
@@ -41,21 +33,36 @@ function inlineCode(text: string): string {
   return `\`${escape(text).replace(/`/g, "'")}\``;
 }
 
+/** The message's notification text (Slack reads it as mrkdwn too: escaped, hidden characters shown). */
 export function toolCardText(card: ToolCardState): string {
   const restart = restartNote(card);
-  return `${phaseLabel(card.phase)}: ${card.name} ${card.argsSummary}${restart ? ` (${restart})` : ''}`.slice(0, 300);
+  return escape(`${phaseLabel(card.phase)}: ${card.name} ${revealInvisible(card.argsSummary).text}${restart ? ` (${restart})` : ''}`.slice(0, 300));
 }
 
-export function toolCardBlocks(card: ToolCardState, prompt?: { item: InboxItem; question?: string; plan?: string }): SlackBlock[] {
-  const headline = `${PHASE_ICON[card.phase]} *${escape(card.name)}*${card.argsSummary ? ` ${inlineCode(card.argsSummary)}` : ''}`;
-  const blocks: SlackBlock[] = [{ type: 'section', text: mrkdwn(headline) }];
+/** What a card's prompt needs besides the card: the item, its words, and where a grant applies. */
+export interface CardPrompt {
+  item: InboxItem;
+  question?: string;
+  plan?: string;
+  /** GRANT_SCOPE: where an "always" answer applies (default the thread). */
+  grantScope?: 'thread' | 'channel';
+}
+
+export function toolCardBlocks(card: ToolCardState, prompt?: CardPrompt): SlackBlock[] {
+  const pending = prompt?.item.state === 'pending';
+  // A call that needs a decision shows its arguments in full below; the one-line summary would only repeat a part of them.
+  const approval = approvalText(card, pending);
+  const summary = approval || !card.argsSummary ? '' : ` ${inlineCode(revealInvisible(card.argsSummary).text)}`;
+  const blocks: SlackBlock[] = [{ type: 'section', text: mrkdwn(`${PHASE_ICON[card.phase]} *${escape(card.name)}*${summary}`) }];
   if (card.phase === 'awaiting_approval' && card.approvalReason) blocks.push({ type: 'context', elements: [mrkdwn(`Why I ask: ${escape(card.approvalReason)}`)] });
   if (card.phase === 'awaiting_approval' && card.confinement) blocks.push({ type: 'context', elements: [mrkdwn(`Runs ${escape(card.confinement)}`)] });
   if (prompt?.question) {
     blocks.push({ type: 'section', text: mrkdwn(`*Question:* ${escape(prompt.question)}`) });
     if (prompt.item.state === 'pending') blocks.push({ type: 'context', elements: [mrkdwn('Pick an answer, or reply in this thread in your own words.')] });
   }
-  if (prompt?.plan) blocks.push({ type: 'section', text: mrkdwn(`*Plan:*\n${escape(prompt.plan)}`) });
+  // A plan is approved like a call: its text comes with the approval blocks (in full, or Show all).
+  if (prompt?.plan && !approval) blocks.push({ type: 'section', text: mrkdwn(`*Plan:*\n${escape(truncateForDisplay(prompt.plan, PREVIEW_LIMIT))}`) });
+  if (approval) blocks.push(...approval.blocks);
   if (prompt?.item.kind === 'directory' && prompt.item.state === 'pending') {
     blocks.push({ type: 'context', elements: [mrkdwn('Granting lets the file tools and the shell (inside its sandbox) read and write that folder for the rest of this thread.')] });
   }
@@ -72,15 +79,17 @@ export function toolCardBlocks(card: ToolCardState, prompt?: { item: InboxItem; 
   }
   const note = displayNote(card.display);
   if (note) blocks.push({ type: 'context', elements: [mrkdwn(`:information_source: ${escape(note)}`)] });
-  if (prompt && prompt.item.state === 'pending') blocks.push(promptButtons(card, prompt.item));
+  if (prompt && pending) blocks.push(promptButtons(card, prompt, approval));
   return blocks;
 }
 
 function decisionText(decision: { by: string; choice: string }): string {
   const words: Record<string, string> = {
     once: 'Approved',
-    always_tool: 'Always allowed in this thread',
-    always_command: 'This command always allowed',
+    always_tool: 'Always allowed for their own requests',
+    always_command: 'This command always allowed for their own requests',
+    always_tool_all: 'Always allowed for everyone',
+    always_command_all: 'This command always allowed for everyone',
     deny: 'Denied',
     approve: 'Plan approved',
     reject: 'Plan rejected',
@@ -92,7 +101,26 @@ function decisionText(decision: { by: string; choice: string }): string {
   return decision.by ? `${what} by <@${decision.by}>` : what;
 }
 
-function promptButtons(card: ToolCardState, item: InboxItem): SlackBlock {
+/**
+ * The prompt's buttons. Approve, the "always" grants and Grant access need the call's full text
+ * on the card or behind Show all (`approval`); without it, or when even a modal cannot hold
+ * it, only Deny is offered.
+ */
+/** Slack refuses a button label over 75 characters. */
+const BUTTON_TEXT_MAX = 75;
+
+/**
+ * An "always" button says whose turns it covers: the giver's own ("for me") or, offered only
+ * where admins approve, everyone's; and where (this thread, or this channel).
+ */
+function alwaysLabel(subject: string, who: 'me' | 'everyone', scope: CardPrompt['grantScope']): string {
+  const where = scope === 'channel' ? 'in this channel' : 'in this thread';
+  const label = `Always allow ${subject} for ${who} ${where}`;
+  return label.length <= BUTTON_TEXT_MAX ? label : `Always allow this tool for ${who} ${where}`;
+}
+
+function promptButtons(card: ToolCardState, prompt: CardPrompt, approval: ApprovalText | undefined): SlackBlock {
+  const { item } = prompt;
   const button = (text: string, choice: string, style?: 'primary' | 'danger') => ({
     type: 'button',
     text: plain(text),
@@ -103,18 +131,26 @@ function promptButtons(card: ToolCardState, item: InboxItem): SlackBlock {
   const elements: unknown[] = [];
   switch (item.kind) {
     case 'approval':
-      elements.push(button('Approve', 'once', 'primary'), button(`Always allow ${card.name} here`, 'always_tool'));
-      if (item.choices.includes('always_command')) elements.push(button('Always allow this command', 'always_command'));
+      if (approval?.approvable) {
+        elements.push(button('Approve', 'once', 'primary'), button(alwaysLabel(card.name, 'me', prompt.grantScope), 'always_tool'));
+        if (item.choices.includes('always_tool_all')) elements.push(button(alwaysLabel(card.name, 'everyone', prompt.grantScope), 'always_tool_all'));
+      }
+      if (approval?.approvable && approval.commandInFull && item.choices.includes('always_command')) {
+        elements.push(button(alwaysLabel('this command', 'me', prompt.grantScope), 'always_command'));
+        if (item.choices.includes('always_command_all')) elements.push(button(alwaysLabel('this command', 'everyone', prompt.grantScope), 'always_command_all'));
+      }
       elements.push(button('Deny', 'deny', 'danger'));
       break;
     case 'question':
       for (const option of item.choices.slice(0, 24)) elements.push(button(option, option));
       break;
     case 'plan':
-      elements.push(button('Approve plan', 'approve', 'primary'), button('Reject', 'reject', 'danger'));
+      if (approval?.approvable) elements.push(button('Approve plan', 'approve', 'primary'));
+      elements.push(button('Reject', 'reject', 'danger'));
       break;
     case 'directory':
-      elements.push(button('Grant access', 'grant', 'primary'), button('Deny', 'deny', 'danger'));
+      if (approval?.approvable) elements.push(button('Grant access', 'grant', 'primary'));
+      elements.push(button('Deny', 'deny', 'danger'));
       break;
   }
   return { type: 'actions', block_id: `prompt:${item.id}`.slice(0, 255), elements };

@@ -16,11 +16,13 @@ import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
-import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema } from './actions.js';
+import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
 import type { StreamingSupport } from './answer-stream.js';
 import { mentionedUsers, readableText, threadCommand } from './message-text.js';
 import { runThreadCommand } from './thread-commands.js';
 import { RecordFirstSocketModeReceiver } from './record-first-receiver.js';
+import { guardedFetch } from './outbound-guard.js';
+import { showAll } from './show-all.js';
 import { messageKey, ThreadView } from './thread-view.js';
 
 export const STOP_REACTION = 'octagonal_sign';
@@ -66,6 +68,9 @@ export class SlackConnector {
       ...(config.SLACK_API_URL ? { slackApiUrl: config.SLACK_API_URL.endsWith('/') ? config.SLACK_API_URL : `${config.SLACK_API_URL}/` } : {}),
       retryConfig: { retries: 3, factor: 1.6, minTimeout: 500, maxTimeout: 5_000 },
       timeout: 15_000,
+      // Every Web API call of every client Bolt makes, and respond(), goes out through this:
+      // nothing the bot posts can mass-mention (outbound-guard.ts says why here).
+      fetch: guardedFetch(),
     };
     const common = {
       token: config.SLACK_BOT_TOKEN!,
@@ -137,10 +142,19 @@ export class SlackConnector {
     this.teamUrl = (auth.url ?? '').replace(/\/$/, '');
   }
 
+  /** What a Show all click needs: the live views' card text first, the store after a restart. */
+  private showAllDeps(): Parameters<typeof showAll>[0] {
+    const { store } = this.options.core;
+    return { client: this.app.client, store, logger: this.options.logger, cardText: (sessionId, toolCallId) => this.views.get(sessionId)?.fullTextOf(toolCallId) };
+  }
+
   private viewFor(session: SessionRecord): ThreadView {
     let view = this.views.get(session.id);
     if (!view) {
-      view = new ThreadView({ client: this.app.client, store: this.options.core.store, logger: this.options.logger, support: this.support }, session);
+      view = new ThreadView(
+        { client: this.app.client, store: this.options.core.store, logger: this.options.logger, support: this.support, grantScope: this.options.config.GRANT_SCOPE },
+        session,
+      );
       this.views.set(session.id, view);
     }
     return view;
@@ -170,6 +184,7 @@ export class SlackConnector {
       };
       if (actionId.startsWith(PROMPT_ACTION)) await this.onPromptClick(decodeValue(PromptValueSchema, value), userId, say);
       else if (actionId === RETRY_ACTION) await this.onRetryClick(decodeValue(SessionValueSchema, value), userId, body, say);
+      else if (actionId === SHOW_ALL_ACTION) await showAll(this.showAllDeps(), body, say);
     });
     this.app.command('/agent', async ({ ack, respond }) => {
       await ack();

@@ -11,21 +11,24 @@ import type { EngineEvent, EngineLogger, InboxItem, MessageSource, Usage } from 
 import type { InputDisposition } from '../../src/sessions/session-manager.js';
 import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
 import { applyToolEvent, formatUsage, newToolCard, recordDecision, type ToolCardState } from '../shared/index.js';
+import type { CallText } from '../shared/call-arguments.js';
 import { AnswerStream, type StreamingSupport } from './answer-stream.js';
 import { CardIndex } from './card-index.js';
-import { escape, footerBlock, noteBlocks, toolCardBlocks, toolCardText } from './blocks.js';
+import { escape, footerBlock, noteBlocks, toolCardBlocks, toolCardText, type CardPrompt } from './blocks.js';
 
 export interface ThreadViewDeps {
   client: WebClient;
   store: SessionStore;
   logger: EngineLogger;
   support: StreamingSupport;
+  /** GRANT_SCOPE, for the words of "always" buttons. */
+  grantScope?: 'thread' | 'channel';
 }
 
 interface Card {
   state: ToolCardState;
   ts: string | undefined;
-  prompt?: { item: InboxItem; question?: string; plan?: string };
+  prompt?: CardPrompt;
   /**
    * The card's Slack calls, one at a time, each showing the card as it is by then: a click
    * (onDecision) and the turn's events cannot race into two posts of one card, or leave an
@@ -59,6 +62,12 @@ export class ThreadView {
   /** Who reacted with 🛑, so the note can say it. */
   noteStoppedBy(userId: string): void {
     this.stoppedBy = userId;
+  }
+
+  /** The full text of a card's call as this view drew it (for Show all), if it has it. */
+  fullTextOf(toolCallId: string): CallText | undefined {
+    const state = this.cards.get(toolCallId)?.state;
+    return state?.fullArguments ? { name: state.name, parts: state.fullArguments } : undefined;
   }
 
   async onEvent(event: EngineEvent, prompt?: InboxItem): Promise<void> {
@@ -99,7 +108,12 @@ export class ThreadView {
         if (event.type === 'interaction_required') card.state = { ...card.state, argsSummary: '' };
         if (prompt) {
           const args = event.arguments as { question?: string; plan?: string };
-          card.prompt = { item: prompt, ...(args.question ? { question: args.question } : {}), ...(args.plan ? { plan: args.plan } : {}) };
+          card.prompt = {
+            item: prompt,
+            ...(args.question ? { question: args.question } : {}),
+            ...(args.plan ? { plan: args.plan } : {}),
+            ...(this.deps.grantScope ? { grantScope: this.deps.grantScope } : {}),
+          };
         }
         await this.render(card);
         return;

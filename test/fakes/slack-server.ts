@@ -175,7 +175,17 @@ export interface RateTierOptions {
 }
 
 /** Form fields that carry JSON (the WebClient JSON-encodes every non-scalar argument). */
-export const JSON_FIELDS: readonly string[] = ['blocks', 'chunks', 'metadata', 'attachments', 'prompts', 'unfurls', 'loading_messages'];
+export const JSON_FIELDS: readonly string[] = ['blocks', 'chunks', 'metadata', 'attachments', 'prompts', 'unfurls', 'loading_messages', 'view'];
+
+/** A modal opened with `views.open`, as the fake holds it. */
+export interface OpenedView {
+  id: string;
+  triggerId: string;
+  view: Record<string, unknown>;
+}
+
+/** How long a trigger_id is good for (Slack: 3 seconds after the interaction). */
+export const TRIGGER_TTL_MS = 3_000;
 
 const DEFAULT_USERS: FakeUser[] = [
   { id: SLACK_IDS.humanUserId, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' },
@@ -206,6 +216,7 @@ export class FakeSlack {
   private server: Server | undefined;
   private readonly messages = new Map<string, StoredMessage>();
   private readonly ephemeralPosts: EphemeralMessage[] = [];
+  private readonly openedViews: OpenedView[] = [];
   private readonly reactionsByMessage = new Map<string, ReactionState[]>();
   private readonly assistantThreads = new Map<string, AssistantThreadState>();
   private readonly users = new Map<string, FakeUser>();
@@ -411,6 +422,11 @@ export class FakeSlack {
 
   ephemerals(channel?: string): EphemeralMessage[] {
     return this.ephemeralPosts.filter((e) => channel === undefined || e.channel === channel).map((e) => ({ ...e }));
+  }
+
+  /** Modals opened with `views.open`, oldest first. */
+  views(): OpenedView[] {
+    return this.openedViews.map((view) => structuredClone(view));
   }
 
   /** Status, title and suggested prompts of an assistant thread, or undefined if never set. */
@@ -676,6 +692,22 @@ export class FakeSlack {
       return { ok: true };
     },
 
+    'views.open': (args) => {
+      const triggerId = str(args, 'trigger_id');
+      if (!triggerId) return failed('invalid_arguments');
+      // Our payload fakes mint trigger ids as `<n>.<epoch ms>.<hex>`: enforce Slack's 3 s.
+      const issuedAt = Number(triggerId.split('.')[1]);
+      if (!Number.isFinite(issuedAt) || issuedAt <= 0) return failed('invalid_trigger_id');
+      if (Date.now() - issuedAt > TRIGGER_TTL_MS) return failed('expired_trigger_id');
+      const view = args.view;
+      if (view === null || typeof view !== 'object' || Array.isArray(view)) return failed('invalid_arguments');
+      const problems = modalProblems(view as Record<string, unknown>);
+      if (problems.length > 0) return { ok: false, error: 'invalid_arguments', response_metadata: { messages: problems.map((p) => `[ERROR] ${p}`) } };
+      const id = `V${String(this.openedViews.length + 1).padStart(8, '0')}`;
+      this.openedViews.push({ id, triggerId, view: structuredClone(view as Record<string, unknown>) });
+      return { ok: true, view: { ...(view as Record<string, unknown>), id, team_id: SLACK_IDS.teamId, hash: `${Date.now()}.hash`, state: { values: {} } } };
+    },
+
     'users.info': (args) => {
       const user = this.users.get(str(args, 'user') ?? '');
       if (!user) return failed('user_not_found');
@@ -798,6 +830,33 @@ export class FakeSlack {
 
 function key(channel: string, ts: string): string {
   return `${channel}/${ts}`;
+}
+
+/**
+ * What Slack would refuse in a modal view (docs.slack.dev modal view and Block Kit limits):
+ * type, a title, close and submit of at most 24 characters, at most 100 blocks, section texts
+ * of at most 3,000 characters, button values of at most 2,000.
+ */
+export function modalProblems(view: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  if (view.type !== 'modal') problems.push('view type must be modal');
+  const textOf = (field: unknown) => (field as { text?: unknown } | undefined)?.text;
+  for (const field of ['title', 'close', 'submit']) {
+    const text = textOf(view[field]);
+    if (field === 'title' && typeof text !== 'string') problems.push('missing title');
+    if (typeof text === 'string' && text.length > 24) problems.push(`${field} must be at most 24 characters [json-pointer:/view/${field}/text]`);
+  }
+  const blocks = view.blocks;
+  if (!Array.isArray(blocks)) return [...problems, 'missing blocks'];
+  if (blocks.length > 100) problems.push(`no more than 100 items allowed [json-pointer:/view/blocks]`);
+  blocks.forEach((block: { type?: unknown; text?: { text?: unknown }; elements?: { value?: unknown }[] }, i) => {
+    const text = block.text?.text;
+    if (block.type === 'section' && typeof text === 'string' && text.length > 3000) problems.push(`must be less than 3001 characters [json-pointer:/view/blocks/${i}/text/text]`);
+    for (const element of block.elements ?? []) {
+      if (typeof element.value === 'string' && element.value.length > 2000) problems.push(`must be less than 2001 characters [json-pointer:/view/blocks/${i}/elements]`);
+    }
+  });
+  return problems;
 }
 
 function failed(error: string): SlackAnswer {

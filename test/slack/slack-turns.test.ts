@@ -141,7 +141,7 @@ describe('tool cards and approvals', () => {
     bot.llm.replyText('Written.');
     const root = await bot.mention('write a.txt');
     const card = await waitForCard(bot, root, 'write_file', (text) => text.includes(PROMPT_ACTION));
-    expect(JSON.stringify(card.blocks)).toMatch(/Approve[\s\S]*Always allow write_file here[\s\S]*Deny/);
+    expect(JSON.stringify(card.blocks)).toMatch(/Approve[\s\S]*Always allow write_file for me in this thread[\s\S]*Deny/);
     expect(JSON.stringify(card.blocks)).not.toContain('Always allow this command');
 
     // Someone else clicks: refused privately, still pending.
@@ -174,7 +174,7 @@ describe('tool cards and approvals', () => {
     expect(JSON.stringify(card.blocks)).toContain('no network');
     await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'always_command' });
     await bot.idle();
-    expect(JSON.stringify(bot.slack.message(C, card.ts)!.blocks)).toContain(`This command always allowed by <@${ADA}>`);
+    expect(JSON.stringify(bot.slack.message(C, card.ts)!.blocks)).toContain(`This command always allowed for their own requests by <@${ADA}>`);
   });
 
   it('with SHELL_NETWORK=on, or SHELL_SANDBOX=off, the shell\'s approval card says so', async () => {
