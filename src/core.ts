@@ -64,14 +64,16 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   if (!config.MODEL) throw new Error('MODEL is not set: name the model as provider:model, e.g. openai:gpt-4.1');
   // Fails closed: a malformed ALLOWED_USERS or ADMINS stops the start, with the reason.
   const access = new AccessPolicy(parseAccessConfig(config.ALLOWED_USERS, config.ADMINS));
-  const policy = createPermissionPolicy({
-    mode: config.PERMISSION_MODE,
-    shellAllowList: (config.SHELL_ALLOWLIST ?? '').split(',').map((entry) => entry.trim()).filter(Boolean),
-  });
   // Before anything is opened: a workspace that holds the bot's own files, a bad SHELL_ENV,
   // or SHELL_SANDBOX=bwrap where bwrap cannot run stops the start with the reason.
   const shell = await prepareShell(config, { bwrapPath: options.bwrapPath });
   if (!shell.warn) logger.info({}, shell.message); // a warning is logged below, with the others
+  const policy = createPermissionPolicy({
+    mode: config.PERMISSION_MODE,
+    shellAllowList: (config.SHELL_ALLOWLIST ?? '').split(',').map((entry) => entry.trim()).filter(Boolean),
+    // Absolute paths inside the workspace may follow a ` *` entry; anything else asks.
+    workspaceDir: shell.workspaceRoot,
+  });
   const resolveProvider = createProviderResolver(providerSettingsFrom(config));
   const compactor = compactorFrom(config, resolveProvider);
 

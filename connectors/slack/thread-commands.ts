@@ -1,7 +1,7 @@
 // Thread commands: a mention whose text starts with `/word`, handled by the session layer
 // (which applies the same "who may" policy as buttons and reactions). Answers that
 // concern only the asker are private (ephemeral); a model switch is said in the thread.
-import type { EngineLogger } from '../../src/engine/index.js';
+import type { EngineLogger, GrantOwner, GrantsSnapshot } from '../../src/engine/index.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
 import { sessionIdOf, type SessionKey } from '../../src/store/session-store.js';
 
@@ -79,6 +79,7 @@ export async function runThreadCommand(command: { name: string; args: string[] }
       const [tool, ...rest] = command.args;
       if (!tool) return whisper('Say what to revoke: `/revoke write_file` or `/revoke run_shell npm test`.');
       const result = await manager.controls.revokeGrant(sessionId, rest.length > 0 ? { tool, command: rest.join(' ') } : { tool }, userId);
+      if (result.status === 'nothing_to_do') return whisper(`Nothing to revoke: no grant of ${tool}${rest.length > 0 ? ` \`${rest.join(' ')}\`` : ''} here. See \`/grants\`.`);
       if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
       return whisper(`Revoked: ${tool}${rest.length > 0 ? ` \`${rest.join(' ')}\`` : ''}. I will ask again.`);
     }
@@ -103,8 +104,14 @@ export async function runThreadCommand(command: { name: string; args: string[] }
   }
 }
 
-function describeGrants(grants: { tools: string[]; commands: { tool: string; command: string }[] }): string {
-  const parts = [...grants.tools.map((tool) => `\`${tool}\``), ...grants.commands.map((c) => `\`${c.command}\` (${c.tool})`)];
+/** Each grant with who gave it and whose turns it covers. */
+function describeGrants(grants: GrantsSnapshot): string {
+  const owner = (grant: GrantOwner): string =>
+    grant.everyone ? `by <@${grant.by ?? 'unknown'}>, for everyone` : grant.by ? `by <@${grant.by}>, for their own requests` : 'from before grants had owners: covers no one';
+  const parts = [
+    ...grants.tools.map((grant) => `\`${grant.tool}\` (${owner(grant)})`),
+    ...grants.commands.map((grant) => `\`${grant.command}\` in ${grant.tool} (${owner(grant)})`),
+  ];
   return parts.length > 0 ? parts.join(', ') : 'nothing';
 }
 

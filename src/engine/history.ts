@@ -9,6 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { toolErrorContent, type AssistantMessage, type Message, type NoticeKind, type ToolCall } from './messages.js';
 import { INTERRUPTED_BY_USER } from './tool-calls.js';
 
+/** Notices after which a turn is over: what follows is another turn. */
+const TURN_ENDING_NOTICES: ReadonlySet<NoticeKind> = new Set(['error', 'interrupted', 'max_iterations']);
+
 export type AppendHook = (message: Message, index: number) => void | Promise<void>;
 
 /** The trailing assistant message's tool calls: the only ones that can lack a result. */
@@ -84,6 +87,23 @@ export class History {
       return { round: calls[0]!.id, calls, unanswered: calls.filter((call) => !answered.has(call.id)) };
     }
     return undefined;
+  }
+
+  /**
+   * The authors of the current turn's user messages (the one that started it and any
+   * steering), newest first. The turn began after the last final answer (an assistant
+   * message with no tool calls) or the last notice that ended a turn; walking back further
+   * would only add people, which makes grants cover less, never more.
+   */
+  turnRequesters(): (string | undefined)[] {
+    const requesters: (string | undefined)[] = [];
+    for (let i = this.list.length - 1; i >= 0; i--) {
+      const message = this.list[i]!;
+      if (message.role === 'user') requesters.push(message.source?.userId);
+      else if (message.role === 'assistant' && (message.tool_calls ?? []).length === 0 && requesters.length > 0) break;
+      else if (message.role === 'notice' && TURN_ENDING_NOTICES.has(message.kind) && requesters.length > 0) break;
+    }
+    return requesters;
   }
 
   unansweredToolCalls(): ToolCall[] {

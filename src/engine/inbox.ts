@@ -13,7 +13,8 @@ import type { ApprovalOutcome, Approver } from './permissions.js';
 export type InboxKind = 'approval' | 'question' | 'plan' | 'directory';
 
 export type InboxResolution =
-  | { kind: 'approval'; outcome: ApprovalOutcome; note?: string }
+  /** `by`: who answered; an "always" answer becomes a grant that person owns. */
+  | { kind: 'approval'; outcome: ApprovalOutcome; note?: string; by?: string }
   | { kind: 'question'; answer: string }
   | { kind: 'plan'; approved: boolean; feedback?: string }
   | { kind: 'directory'; granted: boolean; path?: string }
@@ -193,7 +194,7 @@ export function approverFromInbox(inbox: InboxPort, onOpen?: (item: InboxItem) =
       await inbox.resolve(item.id, { kind: 'interrupted' });
       return 'deny';
     }
-    return resolution.kind === 'approval' ? { outcome: resolution.outcome, note: resolution.note } : 'deny';
+    return resolution.kind === 'approval' ? { outcome: resolution.outcome, note: resolution.note, by: resolution.by } : 'deny';
   };
 }
 
@@ -222,9 +223,14 @@ export function interactiveFromInbox(inbox: InboxPort, onOpen?: (item: InboxItem
   };
 }
 
-/** The choices an approval prompt offers: "always allow this command" only for shell calls. */
-export function approvalChoices(command: string | undefined): string[] {
-  return command === undefined ? ['once', 'always_tool', 'deny'] : ['once', 'always_tool', 'always_command', 'deny'];
+/**
+ * The choices an approval prompt offers: "always allow this command" only for shell calls;
+ * "… for everyone" only where admins approve (`everyone`), since only an admin may give it.
+ */
+export function approvalChoices(command: string | undefined, options: { everyone?: boolean } = {}): string[] {
+  const always = command === undefined ? ['always_tool'] : ['always_tool', 'always_command'];
+  const forEveryone = options.everyone ? always.map((choice) => `${choice}_all`) : [];
+  return ['once', ...always, ...forEveryone, 'deny'];
 }
 
 /** The choices each interactive prompt offers (a question's options are suggestions only). */

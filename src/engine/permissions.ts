@@ -4,7 +4,12 @@
 // everything, so an engine built without one never lets a risky call through.
 import type { ToolDefinition, ToolMetadata } from './tools.js';
 
-export const APPROVAL_OUTCOMES = ['once', 'always_tool', 'always_command', 'deny'] as const;
+/**
+ * `always_tool` / `always_command` remember a grant for the turns its giver requests;
+ * `…_all` for everyone's turns in the grant's scope (an admin's choice: the session layer
+ * checks who may pick it).
+ */
+export const APPROVAL_OUTCOMES = ['once', 'always_tool', 'always_command', 'always_tool_all', 'always_command_all', 'deny'] as const;
 export type ApprovalOutcome = (typeof APPROVAL_OUTCOMES)[number];
 
 export interface PermissionRequest {
@@ -28,6 +33,8 @@ export interface PermissionRequest {
 export interface ApprovalDecision {
   outcome: ApprovalOutcome;
   note?: string;
+  /** Who answered: an "always" answer becomes a grant that person owns. */
+  by?: string;
 }
 
 export type Approver = (request: PermissionRequest) => Promise<ApprovalOutcome | ApprovalDecision>;
@@ -38,9 +45,10 @@ export function normaliseApproval(answer: unknown): ApprovalDecision {
     return (APPROVAL_OUTCOMES as readonly string[]).includes(answer) ? { outcome: answer as ApprovalOutcome } : { outcome: 'deny' };
   }
   if (answer !== null && typeof answer === 'object' && 'outcome' in answer) {
-    const { outcome, note } = answer as { outcome: unknown; note?: unknown };
+    const { outcome, note, by } = answer as { outcome: unknown; note?: unknown; by?: unknown };
     const decision = normaliseApproval(outcome);
     if (typeof note === 'string' && note.trim()) decision.note = note;
+    if (typeof by === 'string' && by) decision.by = by;
     return decision;
   }
   return { outcome: 'deny' };
@@ -48,62 +56,100 @@ export function normaliseApproval(answer: unknown): ApprovalDecision {
 
 export const denyAll: Approver = async () => 'deny';
 
+/**
+ * Whose turns a grant covers. A grant belongs to the person who gave it and covers the turns
+ * that person requests; `everyone` (an admin's grant) covers every turn in its scope. A grant
+ * with no giver comes from an approver that names nobody (a library user's own approver, or a
+ * store written before grants had owners): it covers only turns whose requesters are unnamed
+ * too, so in a chat, where every message has an author, it covers nothing.
+ */
+export interface GrantOwner {
+  by?: string;
+  everyone?: boolean;
+}
+export interface ToolGrant extends GrantOwner {
+  tool: string;
+}
+export interface CommandGrant extends GrantOwner {
+  tool: string;
+  command: string;
+}
+
 /** "Always" decisions remembered for the session; serialisable so a store can keep them. */
 export interface GrantsSnapshot {
-  tools: string[];
-  commands: { tool: string; command: string }[];
+  tools: ToolGrant[];
+  commands: CommandGrant[];
+}
+
+/**
+ * Who asked for the turn a call belongs to: the author of every user message in it (the one
+ * that started it and any steering since). `undefined` is a message with no known author.
+ */
+export type Requesters = readonly (string | undefined)[];
+
+/** Whether a grant covers a turn: everyone's, or one only its giver asked for. */
+export function grantCovers(owner: GrantOwner, requesters: Requesters): boolean {
+  if (owner.everyone) return true;
+  return requesters.length > 0 && requesters.every((requester) => requester === owner.by);
 }
 
 export class SessionGrants {
-  private readonly tools = new Set<string>();
-  private readonly commands = new Set<string>();
+  private tools: ToolGrant[] = [];
+  private commands: CommandGrant[] = [];
 
   constructor(snapshot?: GrantsSnapshot) {
-    for (const tool of snapshot?.tools ?? []) this.tools.add(tool);
-    for (const { tool, command } of snapshot?.commands ?? []) this.commands.add(commandKey(tool, command));
+    for (const grant of snapshot?.tools ?? []) this.allowTool(grant.tool, grant);
+    for (const grant of snapshot?.commands ?? []) this.allowCommand(grant.tool, grant.command, grant);
   }
 
-  allowTool(tool: string): void {
-    this.tools.add(tool);
+  allowTool(tool: string, owner: GrantOwner = {}): void {
+    const grant = withOwner({ tool }, owner);
+    if (!this.tools.some((known) => known.tool === tool && sameOwner(known, grant))) this.tools.push(grant);
   }
 
-  allowCommand(tool: string, command: string): void {
-    this.commands.add(commandKey(tool, command));
+  allowCommand(tool: string, command: string, owner: GrantOwner = {}): void {
+    const grant = withOwner({ tool, command }, owner);
+    if (!this.commands.some((known) => known.tool === tool && known.command === command && sameOwner(known, grant))) this.commands.push(grant);
   }
 
-  coversTool(tool: string): boolean {
-    return this.tools.has(tool);
+  /** The grant that lets this turn's requesters use the tool, if one does. */
+  coversTool(tool: string, requesters: Requesters = [undefined]): ToolGrant | undefined {
+    return this.tools.find((grant) => grant.tool === tool && grantCovers(grant, requesters));
   }
 
-  coversCommand(tool: string, command: string | undefined): boolean {
-    return command !== undefined && this.commands.has(commandKey(tool, command));
-  }
-
-  revokeTool(tool: string): boolean {
-    return this.tools.delete(tool);
-  }
-
-  revokeCommand(tool: string, command: string): boolean {
-    return this.commands.delete(commandKey(tool, command));
+  coversCommand(tool: string, command: string | undefined, requesters: Requesters = [undefined]): CommandGrant | undefined {
+    if (command === undefined) return undefined;
+    return this.commands.find((grant) => grant.tool === tool && grant.command === command && grantCovers(grant, requesters));
   }
 
   snapshot(): GrantsSnapshot {
-    return {
-      tools: [...this.tools],
-      commands: [...this.commands].map((key) => {
-        const [tool, command] = JSON.parse(key) as [string, string];
-        return { tool, command };
-      }),
-    };
+    return { tools: this.tools.map((grant) => ({ ...grant })), commands: this.commands.map((grant) => ({ ...grant })) };
   }
 }
 
-function commandKey(tool: string, command: string): string {
-  return JSON.stringify([tool, command]);
+function withOwner<T extends object>(grant: T, owner: GrantOwner): T & GrantOwner {
+  return { ...grant, ...(owner.by !== undefined ? { by: owner.by } : {}), ...(owner.everyone ? { everyone: true } : {}) };
+}
+
+function sameOwner(a: GrantOwner, b: GrantOwner): boolean {
+  return a.by === b.by && Boolean(a.everyone) === Boolean(b.everyone);
+}
+
+/**
+ * How a call that runs came to be allowed, as its tool is told (ToolContext.approval): a
+ * person approved it when asked (`human`), the shell allow-list matched it (`allowlist`:
+ * nobody looked at this command, so run_shell hardens git for it), or another rule of the
+ * policy let it through (`policy`: a read, auto mode, a remembered "always" grant).
+ */
+export type ApprovalVia = 'human' | 'allowlist' | 'policy';
+
+export interface CallApproval {
+  via: ApprovalVia;
 }
 
 export type PolicyDecision =
-  | { decision: 'allow'; reason?: string }
+  /** `via` defaults to `policy`. */
+  | { decision: 'allow'; reason?: string; via?: Exclude<ApprovalVia, 'human'> }
   | { decision: 'deny'; reason: string }
   | { decision: 'needs_user'; reason: string };
 
@@ -112,6 +158,8 @@ export interface PolicyInput {
   arguments: Record<string, unknown>;
   command: string | undefined;
   grants: SessionGrants;
+  /** Who asked for this turn: a grant covers it only if it belongs to them (or everyone). */
+  requesters: Requesters;
 }
 
 export interface PermissionPolicy {
@@ -124,11 +172,11 @@ export interface PermissionPolicy {
  * policy (modes, allow-lists, workspace confinement) comes with the permissions layer.
  */
 export const riskBasedPolicy: PermissionPolicy = {
-  evaluate({ tool, command, grants }) {
+  evaluate({ tool, command, grants, requesters }) {
     const metadata = tool.metadata;
     if (metadata?.risk === 'low' && metadata.requiresApproval !== true) return { decision: 'allow' };
-    if (grants.coversTool(tool.name)) return { decision: 'allow', reason: `always allowed: ${tool.name}` };
-    if (grants.coversCommand(tool.name, command)) return { decision: 'allow', reason: `always allowed: ${command}` };
+    if (grants.coversTool(tool.name, requesters)) return { decision: 'allow', reason: `always allowed: ${tool.name}` };
+    if (grants.coversCommand(tool.name, command, requesters)) return { decision: 'allow', reason: `always allowed: ${command}` };
     if (!metadata) return { decision: 'needs_user', reason: `${tool.name} declares no risk level` };
     if (metadata.requiresApproval) return { decision: 'needs_user', reason: `${tool.name} always asks` };
     return { decision: 'needs_user', reason: `${tool.name} is ${metadata.risk}-risk` };

@@ -31,7 +31,9 @@ import {
   normaliseApproval,
   type ApprovalDecision,
   type Approver,
+  type CallApproval,
   type PermissionPolicy,
+  type Requesters,
   type SessionGrants,
 } from './permissions.js';
 import type { FinishReason } from './provider.js';
@@ -51,6 +53,8 @@ export interface ToolPassContext {
   policy: PermissionPolicy;
   approver: Approver;
   grants: SessionGrants;
+  /** Who asked for this turn (history.turnRequesters): whose grants may cover its calls. */
+  requesters: Requesters;
   interactive: InteractiveCallbacks;
   inbox: InboxLookup | undefined;
   logger: EngineLogger;
@@ -77,6 +81,8 @@ interface ClearedCall {
   call: ToolCall;
   tool: ToolDefinition;
   args: unknown;
+  /** Who or what allowed it: the tool is told (run_shell hardens git for the allow-list). */
+  approval: CallApproval;
   /** It started before a restart and runs again: its tool is idempotent. */
   rerun: boolean;
 }
@@ -174,8 +180,8 @@ async function* authorize(
     return null;
   }
   const command = tool.commandOf?.(parsed.data);
-  const decision = await ctx.policy.evaluate({ tool, arguments: args.value, command, grants: ctx.grants });
-  if (decision.decision === 'allow') return { call, tool, args: parsed.data };
+  const decision = await ctx.policy.evaluate({ tool, arguments: args.value, command, grants: ctx.grants, requesters: ctx.requesters });
+  if (decision.decision === 'allow') return { call, tool, args: parsed.data, approval: { via: decision.via ?? 'policy' } };
   if (decision.decision === 'deny') {
     yield await fail('denied', decision.reason);
     return null;
@@ -216,14 +222,16 @@ async function* authorize(
     yield await fail('denied', outcome.note ?? 'denied by user');
     return null;
   }
-  if (outcome.outcome === 'always_tool') {
-    ctx.grants.allowTool(name);
+  // The grant belongs to whoever answered; `…_all` makes it cover everyone's turns.
+  const owner = { ...(outcome.by !== undefined ? { by: outcome.by } : {}), everyone: outcome.outcome.endsWith('_all') };
+  if (outcome.outcome === 'always_tool' || outcome.outcome === 'always_tool_all') {
+    ctx.grants.allowTool(name, owner);
     await ctx.grantsChanged();
-  } else if (outcome.outcome === 'always_command' && command !== undefined) {
-    ctx.grants.allowCommand(name, command);
+  } else if ((outcome.outcome === 'always_command' || outcome.outcome === 'always_command_all') && command !== undefined) {
+    ctx.grants.allowCommand(name, command, owner);
     await ctx.grantsChanged();
   }
-  return { call, tool, args: parsed.data };
+  return { call, tool, args: parsed.data, approval: { via: 'human' } };
 }
 
 async function askApprover(
@@ -363,7 +371,8 @@ async function invoke(ctx: ToolPassContext, entry: ClearedCall): Promise<Invocat
   const { controller, release } = linkedAbortController(ctx.signal);
   let execution: Promise<ToolResult>;
   try {
-    execution = Promise.resolve(entry.tool.execute(entry.args, { signal: controller.signal, toolCallId: entry.call.id, sessionId: ctx.sessionId }));
+    const context = { signal: controller.signal, toolCallId: entry.call.id, sessionId: ctx.sessionId, approval: entry.approval };
+    execution = Promise.resolve(entry.tool.execute(entry.args, context));
   } catch (error) {
     release();
     return { status: 'error', result: { content: thrownContent(error) } };

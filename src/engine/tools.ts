@@ -3,6 +3,7 @@
 // AbortSignal. A tool without metadata is treated as risky and not parallel-safe:
 // unknown = careful.
 import { z } from 'zod';
+import type { CallApproval } from './permissions.js';
 import type { ToolSchema } from './provider.js';
 
 export type RiskLevel = 'low' | 'medium' | 'high';
@@ -27,6 +28,8 @@ export interface ToolContext {
   signal: AbortSignal;
   toolCallId: string;
   sessionId: string;
+  /** How the engine came to run this call (who or what allowed it); absent outside the engine. */
+  approval?: CallApproval;
 }
 
 /** A tool's answer. A `_display` key on an object result is lifted off for the user only. */

@@ -529,6 +529,7 @@ export class TurnEngine {
       policy: this.policy,
       approver: this.approver,
       grants: this.grants,
+      requesters: this.history.turnRequesters(),
       interactive: this.interactive,
       inbox: this.inbox,
       ledger: this.ledger,

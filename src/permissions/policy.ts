@@ -5,7 +5,9 @@
 // remembered grants and the shell allow-list lift a call from "ask" to "allow". Nothing
 // lifts a call past the ceiling: in read-only mode a grant from earlier in the session does
 // not let a write through. Reasons are written for the person reading the approval card.
-import type { PermissionPolicy, PolicyDecision, PolicyInput } from '../engine/index.js';
+// A call the allow-list lets through is marked `via: 'allowlist'`: nobody looked at it, so
+// the shell runs it with a hardened git (src/tools/hardened-git.ts).
+import type { GrantOwner, PermissionPolicy, PolicyDecision, PolicyInput } from '../engine/index.js';
 import { parsePermissionMode, type PermissionMode, DEFAULT_PERMISSION_MODE } from './permission-mode.js';
 import { classifyTool, describeRisk, type ClassifiedTool } from './risk-class.js';
 import { createShellAllowList, type ShellAllowList } from './shell-allowlist.js';
@@ -13,8 +15,13 @@ import { createShellAllowList, type ShellAllowList } from './shell-allowlist.js'
 export interface PermissionPolicyOptions {
   /** Default `interactive`. Parsed again here, so a raw config string cannot slip through. */
   mode?: PermissionMode;
-  /** Shell commands that run without asking in interactive mode (argv-prefix match). */
+  /**
+   * Shell commands that run without asking in interactive mode: exact argv, or an entry
+   * ending in ` *` for plain extra arguments (shell-allowlist.ts).
+   */
   shellAllowList?: readonly string[];
+  /** The shell's workspace: absolute paths inside it may be extra arguments of ` *` entries. */
+  workspaceDir?: string;
 }
 
 export interface ConfiguredPermissionPolicy extends PermissionPolicy {
@@ -25,7 +32,7 @@ export interface ConfiguredPermissionPolicy extends PermissionPolicy {
 
 export function createPermissionPolicy(options: PermissionPolicyOptions = {}): ConfiguredPermissionPolicy {
   const mode = parsePermissionMode(options.mode ?? DEFAULT_PERMISSION_MODE);
-  const shellAllowList = createShellAllowList(options.shellAllowList ?? []);
+  const shellAllowList = createShellAllowList(options.shellAllowList ?? [], { workspaceRoot: options.workspaceDir });
   return {
     mode,
     shellAllowList,
@@ -53,19 +60,20 @@ export function createPermissionPolicy(options: PermissionPolicyOptions = {}): C
 }
 
 function decideInteractively(
-  { tool, command, grants }: PolicyInput,
+  { tool, command, grants, requesters }: PolicyInput,
   classified: ClassifiedTool,
   shellAllowList: ShellAllowList,
 ): PolicyDecision {
   const insists = tool.metadata?.requiresApproval === true;
   if (classified.riskClass === 'read' && !insists) return { decision: 'allow', reason: `${tool.name} only reads` };
 
-  // A grant is a human's own "always" for this session, so it also covers a tool that
-  // insists on approval: the person it would ask has already answered.
-  if (grants.coversTool(tool.name)) return { decision: 'allow', reason: `always allowed for this session: ${tool.name}` };
-  if (grants.coversCommand(tool.name, command)) {
-    return { decision: 'allow', reason: `always allowed for this session: ${tool.name} \`${command}\`` };
-  }
+  // A grant is a human's own "always", so it also covers a tool that insists on approval:
+  // the person it would ask has already answered. It covers only the turns its giver asked
+  // for (or everyone's, when an admin said so): never a turn someone else steered.
+  const toolGrant = grants.coversTool(tool.name, requesters);
+  if (toolGrant) return { decision: 'allow', reason: `always allowed ${grantedBy(toolGrant)}: ${tool.name}` };
+  const commandGrant = grants.coversCommand(tool.name, command, requesters);
+  if (commandGrant) return { decision: 'allow', reason: `always allowed ${grantedBy(commandGrant)}: ${tool.name} \`${command}\`` };
 
   if (insists) {
     return { decision: 'needs_user', reason: `${tool.name} asks before every call: the tool requires approval` };
@@ -78,6 +86,11 @@ function decideInteractively(
     return { decision: 'needs_user', reason: `${risk}: asks (it names no command the allow-list could match)` };
   }
   const verdict = shellAllowList.check(command);
-  if (verdict.allowed) return { decision: 'allow', reason: `allow-listed: \`${command}\` matches \`${verdict.entry}\`` };
+  if (verdict.allowed) return { decision: 'allow', reason: `allow-listed: \`${command}\` matches \`${verdict.entry}\``, via: 'allowlist' };
   return { decision: 'needs_user', reason: `${risk}: asks unless allow-listed — ${verdict.reason}` };
+}
+
+function grantedBy(grant: GrantOwner): string {
+  if (grant.everyone) return grant.by ? `for everyone by ${grant.by}` : 'for everyone';
+  return grant.by ? `by ${grant.by}` : 'in this session';
 }

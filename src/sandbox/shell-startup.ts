@@ -18,6 +18,8 @@ export interface ShellStartup {
   /** Names passed to commands besides the allow-list (SHELL_ENV). */
   envNames: string[];
   paths: BotPaths;
+  /** The workspace's real path (created if missing). */
+  workspaceRoot: string;
   /** The start-up line: where commands run, or why they do not. */
   message: string;
   /** Whether the message is a warning (unconfined, or no shell at all). */
@@ -54,11 +56,11 @@ export async function prepareShell(config: Config, options: ShellStartupOptions 
   });
   switch (decision.kind) {
     case 'sandbox':
-      return { shell: { kind: 'sandbox', sandbox: decision.sandbox }, envNames, paths, message: decision.message, warn: false };
+      return { shell: { kind: 'sandbox', sandbox: decision.sandbox }, envNames, paths, workspaceRoot, message: decision.message, warn: false };
     case 'host':
-      return { shell: { kind: 'host' }, envNames, paths, message: decision.message, warn: true };
+      return { shell: { kind: 'host' }, envNames, paths, workspaceRoot, message: decision.message, warn: true };
     case 'withheld':
-      return { shell: { kind: 'withheld' }, envNames, paths, message: decision.message, warn: true };
+      return { shell: { kind: 'withheld' }, envNames, paths, workspaceRoot, message: decision.message, warn: true };
   }
 }
 

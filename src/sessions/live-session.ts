@@ -6,6 +6,7 @@
 import {
   approverFromInbox,
   interactiveFromInbox,
+  SessionGrants,
   TurnEngine,
   type Compactor,
   type ContextProvider,
@@ -137,16 +138,9 @@ export async function buildLiveSession(input: {
   return live;
 }
 
+/** The thread's grants and the channel's, as one snapshot (SessionGrants drops repeats). */
 export function mergeGrants(a: GrantsSnapshot, b: GrantsSnapshot): GrantsSnapshot {
-  const tools = [...new Set([...a.tools, ...b.tools])];
-  const seen = new Set<string>();
-  const commands = [...a.commands, ...b.commands].filter((c) => {
-    const key = JSON.stringify([c.tool, c.command]);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-  return { tools, commands };
+  return new SessionGrants({ tools: [...a.tools, ...b.tools], commands: [...a.commands, ...b.commands] }).snapshot();
 }
 
 /** request_directory is offered only when a grant takes effect, and a grant is remembered. */

@@ -2,7 +2,7 @@
 // the choices the prompt offered; a reply answers a waiting question, and declines anything
 // else that waits (an approval, a plan, a directory request), quoting the reply: a reply is a
 // redirection, never an approval, and free text never mints a grant.
-import type { InboxItem, InboxResolution } from '../engine/index.js';
+import { APPROVAL_OUTCOMES, type ApprovalOutcome, type InboxItem, type InboxResolution } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { SessionRecord } from '../store/session-store.js';
 import type { AccessPolicy } from './access-policy.js';
@@ -60,9 +60,7 @@ export class PromptReplies {
 export function resolutionOf(item: InboxItem, { choice, text }: PromptChoice): InboxResolution | undefined {
   switch (item.kind) {
     case 'approval':
-      return choice === 'once' || choice === 'always_tool' || choice === 'always_command' || choice === 'deny'
-        ? { kind: 'approval', outcome: choice }
-        : undefined;
+      return (APPROVAL_OUTCOMES as readonly string[]).includes(choice) ? { kind: 'approval', outcome: choice as ApprovalOutcome } : undefined;
     case 'plan':
       return choice === 'approve' ? { kind: 'plan', approved: true } : choice === 'reject' ? { kind: 'plan', approved: false, ...(text ? { feedback: text } : {}) } : undefined;
     case 'directory':

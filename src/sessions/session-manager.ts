@@ -89,7 +89,14 @@ export class SessionManager {
       grantScope: options.grantScope ?? 'thread',
       logger: this.logger,
     });
-    this.driver = new TurnDriver({ store: options.store, inbox: options.inbox, coordinator: options.coordinator, reporter, logger: this.logger });
+    this.driver = new TurnDriver({
+      store: options.store,
+      inbox: options.inbox,
+      coordinator: options.coordinator,
+      reporter,
+      logger: this.logger,
+      everyoneGrants: options.access.hasAdmins,
+    });
     this.replies = new PromptReplies(options.inbox, options.access, reporter);
     this.controls = new ThreadControls({ ...options, sessions: this.sessions, driver: this.driver });
     const idleMs = options.idleEvictMs ?? 15 * 60 * 1000;
@@ -230,6 +237,13 @@ export class SessionManager {
     if (!access.allowed) return { ok: false, reason: 'refused', message: access.reason };
     const resolution = resolutionOf(item, choice);
     if (!resolution) return { ok: false, reason: 'invalid_choice' };
+    if (resolution.kind === 'approval') {
+      // A grant for everyone's turns is an admin's to give; any grant records its giver.
+      if (resolution.outcome.endsWith('_all') && !this.options.access.isAdmin(userId)) {
+        return { ok: false, reason: 'refused', message: 'Only an admin can allow this for everyone; choose "for me" instead.' };
+      }
+      resolution.by = userId;
+    }
     const result = await this.options.inbox.resolve(itemId, resolution, userId);
     if (!result.ok) return result;
     await this.options.coordinator.dispatch(item.sessionId, { kind: 'resolved', itemId, toolCallId: item.toolCallId });

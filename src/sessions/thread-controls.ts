@@ -2,7 +2,7 @@
 // grants, forget, and what /status shows. Each is checked against the access policy here,
 // the same for every platform, before anything is touched: changing or deleting a thread
 // belongs to its starter and the admins, looking at it to its members.
-import type { GrantsSnapshot } from '../engine/index.js';
+import type { CommandGrant, GrantsSnapshot, ToolGrant } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { SessionRecord, SessionStore } from '../store/session-store.js';
 import type { AccessPolicy, ActorContext } from './access-policy.js';
@@ -73,19 +73,36 @@ export class ThreadControls {
     return this.look(sessionId, userId, actor, async (record) => ({ thread: record.grants, channel: await this.options.store.getChannelGrants(record.key) }));
   }
 
-  /** Revoke an "always" grant (a tool name, or a command of a tool). Takes effect from the next turn. */
-  async revokeGrant(sessionId: string, grant: { tool: string; command?: string }, userId: string): Promise<ControlResult> {
-    return this.manage(sessionId, userId, async (live) => {
+  /**
+   * Revoke "always" grants of a tool (or of one command of it), in the thread and its
+   * channel. The starter and admins may revoke any; anyone else only the grants they gave.
+   * Takes effect from the next turn.
+   */
+  async revokeGrant(sessionId: string, target: { tool: string; command?: string }, userId: string): Promise<ControlResult & { revoked?: number }> {
+    const record = await this.recordOf(sessionId);
+    if (!record) return { status: 'unknown_session' };
+    const anyOfThem = this.options.access.mayManage(userId, record).allowed;
+    const matches = (grant: ToolGrant | CommandGrant): boolean =>
+      grant.tool === target.tool && (target.command === undefined ? !('command' in grant) : 'command' in grant && grant.command === target.command);
+    const mayRevoke = (grant: ToolGrant | CommandGrant): boolean => anyOfThem || grant.by === userId;
+    return this.options.coordinator.exclusive(sessionId, async () => {
       const { store, sessions } = this.options;
-      const without = (grants: GrantsSnapshot): GrantsSnapshot =>
-        grant.command === undefined
-          ? { tools: grants.tools.filter((t) => t !== grant.tool), commands: grants.commands }
-          : { tools: grants.tools, commands: grants.commands.filter((c) => !(c.tool === grant.tool && c.command === grant.command)) };
-      live.record = { ...live.record, grants: without(live.record.grants) };
+      const live = await sessions.get(sessionId);
+      if (isBusy(live)) return { status: 'busy' };
+      const channel = await store.getChannelGrants(live.record.key);
+      const all = [...allGrants(live.record.grants), ...allGrants(channel)].filter(matches);
+      if (all.length === 0) return { status: 'nothing_to_do' };
+      const revocable = all.filter(mayRevoke);
+      if (revocable.length === 0) return { status: 'refused', reason: 'Only the person who gave that grant, the person who started this thread or an admin can revoke it.' };
+      const keep = (grants: GrantsSnapshot): GrantsSnapshot => ({
+        tools: grants.tools.filter((grant) => !(matches(grant) && mayRevoke(grant))),
+        commands: grants.commands.filter((grant) => !(matches(grant) && mayRevoke(grant))),
+      });
+      live.record = { ...live.record, grants: keep(live.record.grants) };
       await store.saveSession(live.record);
-      await store.setChannelGrants(live.record.key, without(await store.getChannelGrants(live.record.key)));
+      await store.setChannelGrants(live.record.key, keep(channel));
       await sessions.evict(sessionId); // rebuilt with the remaining grants on next use
-      return { status: 'done', sessionId };
+      return { status: 'done', sessionId, revoked: revocable.length };
     });
   }
 
@@ -130,4 +147,8 @@ export class ThreadControls {
       return work(live);
     });
   }
+}
+
+function allGrants(grants: GrantsSnapshot): (ToolGrant | CommandGrant)[] {
+  return [...grants.tools, ...grants.commands];
 }

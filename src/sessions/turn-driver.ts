@@ -22,6 +22,8 @@ export interface TurnDriverOptions {
   coordinator: Coordinator;
   reporter: Reporter;
   logger: EngineLogger;
+  /** Approvals also offer "always allow … for everyone" (admins approve, so an admin will answer). */
+  everyoneGrants?: boolean;
 }
 
 export class TurnDriver {
@@ -135,7 +137,7 @@ export class TurnDriver {
           sessionId: live.record.id,
           toolCallId: event.toolCallId,
           kind: 'approval',
-          choices: approvalChoices(event.command),
+          choices: approvalChoices(event.command, { everyone: this.options.everyoneGrants }),
           reason: event.reason,
           ...(event.command !== undefined ? { command: event.command } : {}),
         });

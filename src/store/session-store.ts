@@ -43,9 +43,11 @@ export function sessionIdOf(key: SessionKey): string {
   return [key.platform, key.workspace, key.channel, key.thread].map(encodeURIComponent).join(':');
 }
 
+const GrantOwnerShape = { by: z.string().optional(), everyone: z.boolean().optional() };
+/** A grant stored before grants had owners is a bare tool name: it keeps no giver (and covers no one's turns). */
 const GrantsSchema = z.object({
-  tools: z.array(z.string()),
-  commands: z.array(z.object({ tool: z.string(), command: z.string() })),
+  tools: z.array(z.union([z.string().transform((tool) => ({ tool })), z.object({ tool: z.string(), ...GrantOwnerShape })])),
+  commands: z.array(z.object({ tool: z.string(), command: z.string(), ...GrantOwnerShape })),
 });
 
 export const SessionRecordSchema = z.object({

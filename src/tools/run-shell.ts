@@ -5,8 +5,12 @@
 // One idea: the result always says where the shell is now and how the command ended —
 // exit code, timeout or interruption — next to its (middle-trimmed) output, so the model
 // never has to guess whether a silent command worked.
+//
+// A command the shell allow-list let through ran without anyone looking at it: it gets a
+// hardened git (hardened-git.ts), so the repository's own config cannot make it run programs.
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
+import { hardenedGitEnvironment } from './hardened-git.js';
 import type { ShellSession } from './shell-session.js';
 
 const schema = z.object({
@@ -28,6 +32,9 @@ export function confinementText(confinement: ShellConfinement): string {
   return confinement.network ? `${base}, but it CAN reach the network (SHELL_NETWORK=on)` : `${base}; no network`;
 }
 
+const ALLOW_LISTED_NOTE =
+  'allow-listed, so it ran without approval and with a hardened git (no hooks, fsmonitor, helpers or global config; repositories outside the workspace are not found)';
+
 export function runShellTool(shell: ShellSession, timeoutMs: number, confinement: ShellConfinement): ToolDefinition {
   const where = confinement.sandboxed
     ? `It runs in a sandbox: only the workspace${confinement.network ? '' : ', no network'}; ` +
@@ -42,13 +49,18 @@ export function runShellTool(shell: ShellSession, timeoutMs: number, confinement
     schema,
     metadata: { risk: 'high', category: 'exec', idempotent: false, confinement: confinementText(confinement) },
     commandOf: ({ command }) => command,
-    async execute({ command }, { signal }) {
-      const result = await shell.run(command, { signal, timeoutMs });
+    async execute({ command }, { signal, approval }) {
+      const allowListed = approval?.via === 'allowlist';
+      const extraEnv = allowListed ? hardenedGitEnvironment(shell.roots) : undefined;
+      const result = await shell.run(command, { signal, timeoutMs, extraEnv });
       const answer: Record<string, unknown> = { exitCode: result.exitCode, cwd: result.cwd };
       if (result.signal) answer.signal = result.signal;
       if (result.timedOut) answer.timedOut = true;
       if (result.interrupted) answer.interrupted = true;
-      if (result.notes.length > 0) answer.note = result.notes.join('; ');
+      const notes = [...result.notes];
+      // Said, so a git failure caused by the hardening (no hooks, no global config) is understood.
+      if (allowListed) notes.push(ALLOW_LISTED_NOTE);
+      if (notes.length > 0) answer.note = notes.join('; ');
       answer.output = result.output;
       return answer;
     },

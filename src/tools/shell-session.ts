@@ -47,6 +47,13 @@ export interface ShellSessionOptions {
   launcher?: CommandLauncher;
 }
 
+export interface ShellRunOptions {
+  signal: AbortSignal;
+  timeoutMs: number;
+  /** Variables added to (or replacing some of) the session's environment for this command. */
+  extraEnv?: Readonly<Record<string, string>>;
+}
+
 export interface ShellRunResult {
   /** Null when the command did not exit by itself in time (stopped, or still dying). */
   exitCode: number | null;
@@ -104,11 +111,17 @@ export class ShellSession {
     return this.workspace.relative(this.cwd);
   }
 
+  /** The folders commands may write: the workspace, then granted folders (real paths). */
+  get roots(): readonly string[] {
+    return this.workspace.roots;
+  }
+
   /**
    * Run one command line. Resolves once it exits or is stopped: a failure to start, a
-   * timeout and an interruption are all answers, not errors.
+   * timeout and an interruption are all answers, not errors. `extraEnv` is added to the
+   * session's environment for this command only (an allow-listed command's hardened git).
    */
-  async run(command: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<ShellRunResult> {
+  async run(command: string, options: ShellRunOptions): Promise<ShellRunResult> {
     if (this.disposeController.signal.aborted) throw new Error('the shell session has ended');
     const notes: string[] = [];
     await this.checkCwd(notes);
@@ -128,7 +141,7 @@ export class ShellSession {
       script,
       cwd: this.cwd,
       cwdFile,
-      env: { ...this.env, CHAT_AGENT_CWD_FILE: this.launcher.cwdFileInside(cwdFile) },
+      env: { ...this.env, ...options.extraEnv, CHAT_AGENT_CWD_FILE: this.launcher.cwdFileInside(cwdFile) },
       roots: this.workspace.roots,
     });
     const { child } = launched;

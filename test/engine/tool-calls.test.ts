@@ -197,8 +197,29 @@ describe('approvals', () => {
     await collect(engine.run('first'));
     await collect(engine.run('second'));
     expect(asked).toBe(1);
-    expect(engine.grantsSnapshot).toEqual({ tools: ['write'], commands: [] });
-    expect(grantsSeen).toEqual([{ tools: ['write'], commands: [] }]);
+    expect(engine.grantsSnapshot).toEqual({ tools: [{ tool: 'write' }], commands: [] });
+    expect(grantsSeen).toEqual([{ tools: [{ tool: 'write' }], commands: [] }]);
+  });
+
+  it('a grant belongs to whoever gave it: it covers their next turn, not a turn someone else asked for or steered', async () => {
+    const asked: string[] = [];
+    const { engine } = engineWith(
+      [callTools(call('write', { n: 1 })), say('one'), callTools(call('write', { n: 2 })), say('two'), callTools(call('write', { n: 3 })), say('three')],
+      {
+        tools: [recordingTool('write', risky)],
+        approver: async (request) => {
+          asked.push(request.toolCallId);
+          return { outcome: 'always_tool', by: 'U_ADA' };
+        },
+      },
+    );
+    const from = (userId: string) => ({ source: { platform: 'test', userId } });
+    await collect(engine.run('first', from('U_ADA')));
+    expect(engine.grantsSnapshot).toEqual({ tools: [{ tool: 'write', by: 'U_ADA' }], commands: [] });
+    await collect(engine.run('second', from('U_ADA')));
+    expect(asked).toHaveLength(1); // Ada's own turn: covered
+    await collect(engine.run('third', from('U_BOB')));
+    expect(asked).toHaveLength(2); // Bob's turn: asked again
   });
 
   it('remembers "always allow this command" for that exact command only', async () => {
@@ -240,7 +261,8 @@ describe('approvals', () => {
     let asked = 0;
     const { engine } = engineWith([callTools(call('write')), say('done')], {
       tools: [recordingTool('write', risky)],
-      grants: { tools: ['write'], commands: [] },
+      // A grant from an approver that names nobody covers a turn with no named author.
+      grants: { tools: [{ tool: 'write' }], commands: [] },
       approver: async () => {
         asked++;
         return 'deny';

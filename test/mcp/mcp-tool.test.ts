@@ -10,7 +10,7 @@ function asTool(name: string, annotations: Parameters<typeof toolMetadataOf>[0])
 
 async function decisionFor(annotations: Parameters<typeof toolMetadataOf>[0]): Promise<string> {
   const tool = asTool('t', annotations);
-  const verdict = await riskBasedPolicy.evaluate({ tool, arguments: {}, command: undefined, grants: new SessionGrants() });
+  const verdict = await riskBasedPolicy.evaluate({ tool, arguments: {}, command: undefined, grants: new SessionGrants(), requesters: [] });
   return verdict.decision;
 }
 

@@ -23,10 +23,13 @@ const oddCategory = tool('odd', { risk: 'low', category: 'network' });
 const noCategory = tool('uncategorised', { risk: 'low' });
 const insistingRead = tool('peek_secrets', { risk: 'low', category: 'read', requiresApproval: true });
 
+const ADA = 'U0ADA';
+const BOB = 'U0BOB';
+
 function decide(
   mode: PermissionMode,
   subject: ToolDefinition,
-  options: { command?: string; grants?: SessionGrants; allowList?: string[] } = {},
+  options: { command?: string; grants?: SessionGrants; allowList?: string[]; requesters?: (string | undefined)[] } = {},
 ): PolicyDecision {
   const policy = createPermissionPolicy({ mode, shellAllowList: options.allowList ?? [] });
   return policy.evaluate({
@@ -34,6 +37,7 @@ function decide(
     arguments: options.command === undefined ? {} : { command: options.command },
     command: options.command,
     grants: options.grants ?? new SessionGrants(),
+    requesters: options.requesters ?? [ADA],
   });
 }
 
@@ -63,11 +67,31 @@ describe('interactive mode (the default): reads run, the rest asks', () => {
     );
   });
 
-  it('an allow-listed shell command runs without asking', () => {
-    expect(decide('interactive', runShell, { command: 'git status -s', allowList: ['git status'] })).toEqual({
+  it('an allow-listed shell command runs without asking, marked as let through by the allow-list', () => {
+    expect(decide('interactive', runShell, { command: 'git status', allowList: ['git status'] })).toEqual({
       decision: 'allow',
-      reason: 'allow-listed: `git status -s` matches `git status`',
+      reason: 'allow-listed: `git status` matches `git status`',
+      via: 'allowlist',
     });
+    expect(decide('interactive', runShell, { command: 'git log HEAD~2', allowList: ['git log *'] })).toMatchObject({ decision: 'allow', via: 'allowlist' });
+  });
+
+  it('an entry covers its command exactly: an extra option asks, and the card says why', () => {
+    expect(decide('interactive', runShell, { command: 'git status -s', allowList: ['git status'] })).toEqual({
+      decision: 'needs_user',
+      reason:
+        'run_shell is exec-risk (runs shell commands): asks unless allow-listed — `git status` is allow-listed exactly as written, without further arguments (an entry ending in " *" would allow plain ones)',
+    });
+    expect(decide('interactive', runShell, { command: 'git log --output=../victim.txt', allowList: ['git log *'] }).reason).toMatch(
+      /asks unless allow-listed — `git log \*` allows plain extra arguments, but `--output=\.\.\/victim\.txt` is an option/,
+    );
+  });
+
+  it('absolute paths are judged against the workspace the policy was given', () => {
+    const policy = createPermissionPolicy({ shellAllowList: ['cat *'], workspaceDir: '/srv/bot/workspace' });
+    const judge = (command: string) => policy.evaluate({ tool: runShell, arguments: { command }, command, grants: new SessionGrants(), requesters: [ADA] });
+    expect(judge('cat /srv/bot/workspace/notes.txt')).toMatchObject({ decision: 'allow', via: 'allowlist' });
+    expect(judge('cat /srv/bot/.env')).toMatchObject({ decision: 'needs_user', reason: expect.stringMatching(/is a path outside the workspace/) });
   });
 
   it('the allow-list is for shell tools: it never lets a write or a network call through', () => {
@@ -100,29 +124,62 @@ describe('interactive mode (the default): reads run, the rest asks', () => {
 describe('grants in interactive mode', () => {
   it('"always allow <tool>" lets that tool run, and only that tool', () => {
     const grants = new SessionGrants();
-    grants.allowTool('write_file');
+    grants.allowTool('write_file', { by: ADA });
     expect(decide('interactive', writeFile, { grants })).toEqual({
       decision: 'allow',
-      reason: 'always allowed for this session: write_file',
+      reason: `always allowed by ${ADA}: write_file`,
     });
     expect(decide('interactive', fetchUrl, { grants }).decision).toBe('needs_user');
   });
 
   it('"always allow this command" covers exactly that command', () => {
     const grants = new SessionGrants();
-    grants.allowCommand('run_shell', 'npm run build');
+    grants.allowCommand('run_shell', 'npm run build', { by: ADA });
     expect(decide('interactive', runShell, { grants, command: 'npm run build' }).decision).toBe('allow');
     expect(decide('interactive', runShell, { grants, command: 'npm run build -- --watch' }).decision).toBe('needs_user');
   });
 
   it('a grant covers a tool that requires approval: the human has already answered "always"', () => {
-    const grants = new SessionGrants({ tools: ['peek_secrets'], commands: [] });
+    const grants = new SessionGrants({ tools: [{ tool: 'peek_secrets', by: ADA }], commands: [] });
     expect(decide('interactive', insistingRead, { grants }).decision).toBe('allow');
   });
 
   it('a grant covers a tool of unknown risk', () => {
-    const grants = new SessionGrants({ tools: ['mystery'], commands: [] });
+    const grants = new SessionGrants({ tools: [{ tool: 'mystery', by: ADA }], commands: [] });
     expect(decide('interactive', bare, { grants }).decision).toBe('allow');
+  });
+});
+
+describe('grants belong to people', () => {
+  const grants = new SessionGrants();
+  grants.allowTool('run_shell', { by: ADA });
+  grants.allowCommand('write_file', 'x', { by: ADA });
+
+  it('Ada\'s grant covers turns Ada asked for, never Bob\'s', () => {
+    expect(decide('interactive', runShell, { grants, command: 'cat ../.env', requesters: [ADA] }).decision).toBe('allow');
+    expect(decide('interactive', runShell, { grants, command: 'cat ../.env', requesters: [BOB] }).decision).toBe('needs_user');
+  });
+
+  it('nor Ada\'s turn once Bob steered it', () => {
+    expect(decide('interactive', runShell, { grants, command: 'cat ../.env', requesters: [BOB, ADA] }).decision).toBe('needs_user');
+  });
+
+  it('an admin\'s grant for everyone covers everyone\'s turns', () => {
+    const shared = new SessionGrants();
+    shared.allowTool('run_shell', { by: 'U0ADMIN', everyone: true });
+    expect(decide('interactive', runShell, { grants: shared, command: 'ls', requesters: [BOB, ADA] })).toEqual({
+      decision: 'allow',
+      reason: 'always allowed for everyone by U0ADMIN: run_shell',
+    });
+  });
+
+  it('a grant stored before grants had owners covers no one\'s turn', () => {
+    const legacy = new SessionGrants({ tools: [{ tool: 'run_shell' }], commands: [] });
+    expect(decide('interactive', runShell, { grants: legacy, command: 'ls', requesters: [ADA] }).decision).toBe('needs_user');
+  });
+
+  it('no requesters (no user message in the turn) is covered by no personal grant', () => {
+    expect(decide('interactive', runShell, { grants, command: 'ls', requesters: [] }).decision).toBe('needs_user');
   });
 });
 
@@ -157,7 +214,7 @@ describe('read-only mode: only reads run, everything else is refused without ask
   });
 
   it('grants do not override it', () => {
-    const grants = new SessionGrants({ tools: ['write_file', 'run_shell'], commands: [{ tool: 'run_shell', command: 'git status' }] });
+    const grants = new SessionGrants({ tools: [{ tool: 'write_file', by: ADA }, { tool: 'run_shell', by: ADA }], commands: [{ tool: 'run_shell', command: 'git status', by: ADA }] });
     expect(decide('read-only', writeFile, { grants }).decision).toBe('deny');
     expect(decide('read-only', runShell, { grants, command: 'git status' }).decision).toBe('deny');
   });

@@ -23,6 +23,7 @@ interface Body {
   messages: { role: string; content: unknown }[];
 }
 const bodyOf = (b: SlackBot, i: number) => b.llm.requests[i]!.body as Body;
+const lastToolResult = (b: SlackBot, i: number) => String(bodyOf(b, i).messages.filter((m) => m.role === 'tool').at(-1)?.content);
 const whispersTo = (b: SlackBot, user: string) => b.slack.ephemerals(C).filter((e) => e.user === user).map((e) => e.text);
 
 async function threadWithAnswer(b: SlackBot): Promise<string> {
@@ -60,7 +61,7 @@ describe('thread commands: managing is for the starter and admins, looking for m
   it('Bob\'s /model, /forget, /revoke and /retry are refused privately, saying who may; Ada\'s work', async () => {
     bot = await bootSlackBot({ env: { MODELS: 'openai:gpt-4.1, openai:gpt-4o' } });
     const root = await threadWithAnswer(bot);
-    for (const command of ['/model openai:gpt-4o', '/forget', '/revoke run_shell', '/retry']) {
+    for (const command of ['/model openai:gpt-4o', '/forget', '/retry']) {
       const before = whispersTo(bot, BOB).length;
       await bot.mention(command, { threadTs: root, user: BOB });
       await waitFor(() => whispersTo(bot!, BOB).length > before);
@@ -93,6 +94,77 @@ describe('thread commands: managing is for the starter and admins, looking for m
       await waitFor(() => whispersTo(bot!, BOB).length > 0);
       expect(whispersTo(bot, BOB).at(-1)).toMatch(/Model:|Always allowed in this thread/);
     }
+  });
+});
+
+describe('grants belong to people', () => {
+  const buttons = (b: SlackBot, ts: string) =>
+    JSON.stringify(b.slack.message(C, ts)!.blocks)
+      .match(/"text":\{"type":"plain_text","text":"[^"]+"/g)!
+      .map((m) => m.slice(m.lastIndexOf('"', m.length - 2) + 1, -1));
+
+  async function adaGrantsShell(b: SlackBot, choice: 'always_tool' | 'always_tool_all'): Promise<string> {
+    b.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo one' } }]);
+    b.llm.replyText('Ran it.');
+    const root = await b.mention('run echo');
+    const card = await waitForCard(b, root, 'run_shell', (text) => text.includes(PROMPT_ACTION));
+    await b.click(card.ts, { actionId: PROMPT_ACTION, choice });
+    await b.idle();
+    return root;
+  }
+
+  it('thread scope: Ada\'s "for me" grant does not let Bob\'s turn in her thread run the shell unasked', async () => {
+    bot = await bootSlackBot({ env: { ADMINS: ADA } });
+    const root = await adaGrantsShell(bot, 'always_tool');
+    bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'cat ../.env' } }]);
+    await bot.reply(root, 'show me the env file', { user: BOB });
+    const card = await waitForCard(bot, root, 'run_shell', (text) => text.includes('cat ../.env') && text.includes(PROMPT_ACTION));
+    expect(buttons(bot, card.ts)).toContain('Always allow run_shell for everyone in this thread');
+    // Bob may not approve (admins do), nor give a grant for everyone.
+    const refused = await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'always_tool_all' }, { user: BOB });
+    expect(JSON.stringify(await bot.slack.waitForResponse(refused))).toContain('Only the bot admins can approve this.');
+    // …while Ada's own next turn still runs unasked.
+    await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'deny' });
+    bot.llm.replyText('Not shown.');
+    await bot.idle();
+    bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo two' } }]);
+    bot.llm.replyText('Ran again.');
+    await bot.reply(root, 'once more');
+    await waitFor(() => bot!.llm.requests.length === 6);
+    await bot.idle();
+    expect(lastToolResult(bot, 5)).toMatch(/"exitCode":0.*"output":"two\\n"/);
+  });
+
+  it('channel scope: Ada\'s grant does not cover Bob\'s own new thread in the channel', async () => {
+    bot = await bootSlackBot({ env: { ADMINS: ADA, GRANT_SCOPE: 'channel' } });
+    await adaGrantsShell(bot, 'always_tool');
+    bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'cat ../.env' } }]);
+    const bobs = await bot.mention('print the env file', { user: BOB });
+    const card = await waitForCard(bot, bobs, 'run_shell', (text) => text.includes(PROMPT_ACTION));
+    expect(buttons(bot, card.ts)).toContain('Always allow run_shell for me in this channel');
+    bot.llm.replyText('Not shown.');
+    await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'deny' });
+    await bot.idle();
+  });
+
+  it('an admin\'s grant for everyone covers Bob\'s turn too; Bob may not revoke it, Ada may', async () => {
+    bot = await bootSlackBot({ env: { ADMINS: ADA } });
+    const root = await adaGrantsShell(bot, 'always_tool_all');
+    bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo bob' } }]);
+    bot.llm.replyText('Ran for Bob.');
+    await bot.reply(root, 'run it for me', { user: BOB });
+    await waitFor(() => bot!.llm.requests.length === 4);
+    await bot.idle();
+    expect(lastToolResult(bot, 3)).toMatch(/"exitCode":0.*"output":"bob\\n"/);
+
+    await bot.mention('/grants', { threadTs: root, user: BOB });
+    await waitFor(() => whispersTo(bot!, BOB).length > 0);
+    expect(whispersTo(bot, BOB)[0]).toContain(`\`run_shell\` (by <@${ADA}>, for everyone)`);
+    await bot.mention('/revoke run_shell', { threadTs: root, user: BOB });
+    await waitFor(() => whispersTo(bot!, BOB).length > 1);
+    expect(whispersTo(bot, BOB)[1]).toBe('Only the person who gave that grant, the person who started this thread or an admin can revoke it.');
+    await bot.mention('/revoke run_shell', { threadTs: root });
+    await waitFor(() => whispersTo(bot!, ADA).some((text) => text.startsWith('Revoked')));
   });
 });
 

@@ -26,11 +26,12 @@ describe('thread commands', () => {
 
     await bot.mention('/status', { threadTs: root });
     await waitFor(() => lastWhisper(bot!).includes('*Model:*'));
-    expect(lastWhisper(bot)).toMatch(/openai:gpt-4\.1[\s\S]*`echo hi` \(run_shell\)/);
+    expect(lastWhisper(bot)).toMatch(/openai:gpt-4\.1[\s\S]*`echo hi` in run_shell \(by <@U0HUMAN001>, for their own requests\)/);
 
     await bot.mention('/grants', { threadTs: root });
     await waitFor(() => lastWhisper(bot!).startsWith('Always allowed in this thread'));
-    expect(lastWhisper(bot)).toContain('`echo hi` (run_shell)');
+    // Who granted what, and whose turns it covers.
+    expect(lastWhisper(bot)).toContain(`\`echo hi\` in run_shell (by <@${SLACK_IDS.humanUserId}>, for their own requests)`);
 
     await bot.mention('/revoke run_shell echo hi', { threadTs: root });
     await waitFor(() => lastWhisper(bot!).startsWith('Revoked'));
