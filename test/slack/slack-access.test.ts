@@ -1,6 +1,9 @@
 // Who may do what, tried as a hostile member of a shared workspace would, through the real
 // Bolt app and the fake Slack: Ada starts a thread (no ADMINS: she approves), Bob is another
 // member, Carol is not on ALLOWED_USERS, and a Slack Connect guest comes from another team.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROMPT_ACTION } from '../../connectors/slack/actions.js';
 import { appMention, SLACK_IDS, threadMessage } from '../fakes/slack-payloads.js';
@@ -209,5 +212,38 @@ describe('one Slack message is one thing', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(bot.llm.requests).toHaveLength(1); // no turn started with the text "/model …"
     expect(bot.slack.thread(C, root).filter((m) => m.text.includes('Model switched'))).toHaveLength(1);
+  });
+});
+
+describe('the allow-list, through Slack', () => {
+  it('an allow-listed command runs unasked; each reported bypass gets an approval card instead', async () => {
+    bot = await bootSlackBot({ env: { SHELL_ALLOWLIST: 'git log, git status, npm test' } });
+    execFileSync('git', ['init', '-q', join(bot.dir, 'workspace')]);
+    bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'git status' } }]);
+    bot.llm.replyText('Clean.');
+    const root = await bot.mention('status please');
+    await waitFor(() => bot!.llm.requests.length === 2);
+    await bot.idle();
+    expect(lastToolResult(bot, 1)).toMatch(/"exitCode":0/);
+    expect(bot.slack.thread(C, root).some((m) => JSON.stringify(m.blocks ?? []).includes(PROMPT_ACTION))).toBe(false);
+
+    const bypasses = [
+      "git log -1 --output=.git/config '--format=[core]%n%x09fsmonitor = touch pwned'",
+      'git diff --no-index ../.env /dev/null',
+      'git log --output=../victim.txt',
+      'npm test --prefix /x',
+      'npm test --script-shell=/bin/sh',
+      'npm test --node-options=--require=./evil.js',
+    ];
+    for (const command of bypasses) {
+      bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command } }]);
+      bot.llm.replyText('Not run.');
+      const thread = await bot.mention(`run ${command}`);
+      const card = await waitForCard(bot, thread, 'run_shell', (text) => text.includes(PROMPT_ACTION));
+      expect(JSON.stringify(card.blocks)).toContain('Why I ask');
+      await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'deny' });
+      await bot.idle();
+    }
+    expect(existsSync(join(bot.dir, 'workspace', 'pwned'))).toBe(false);
   });
 });
