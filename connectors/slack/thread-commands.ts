@@ -2,6 +2,7 @@
 // (which applies the same "who may" policy as buttons and reactions). Answers that
 // concern only the asker are private (ephemeral); a model switch is said in the thread.
 import type { EngineLogger, GrantOwner, GrantsSnapshot } from '../../src/engine/index.js';
+import { escapeSlackText } from '../shared/markdown-format.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
 import { sessionIdOf, type SessionKey } from '../../src/store/session-store.js';
 
@@ -64,9 +65,9 @@ export async function runThreadCommand(command: { name: string; args: string[] }
       try {
         const result = await manager.controls.switchModel(sessionId, model, userId);
         if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
-        return connector.post(key.channel, key.thread, `:arrows_counterclockwise: ${result.notice ?? `Model set to ${model}`} (by <@${userId}>).`);
+        return connector.post(key.channel, key.thread, `:arrows_counterclockwise: ${escapeSlackText(result.notice ?? `Model set to ${model}`)} (by <@${userId}>).`);
       } catch (error) {
-        return whisper(`Could not switch to ${model}: ${error instanceof Error ? error.message : String(error)}`);
+        return whisper(escapeSlackText(`Could not switch to ${model}: ${error instanceof Error ? error.message : String(error)}`));
       }
     }
     case 'grants': {
@@ -79,9 +80,11 @@ export async function runThreadCommand(command: { name: string; args: string[] }
       const [tool, ...rest] = command.args;
       if (!tool) return whisper('Say what to revoke: `/revoke write_file` or `/revoke run_shell npm test`.');
       const result = await manager.controls.revokeGrant(sessionId, rest.length > 0 ? { tool, command: rest.join(' ') } : { tool }, userId);
-      if (result.status === 'nothing_to_do') return whisper(`Nothing to revoke: no grant of ${tool}${rest.length > 0 ? ` \`${rest.join(' ')}\`` : ''} here. See \`/grants\`.`);
+      // What the user typed is echoed as text, never as markup (a `<https://…|link>` stays inert).
+      const what = escapeSlackText(`${tool}${rest.length > 0 ? ` \`${rest.join(' ')}\`` : ''}`);
+      if (result.status === 'nothing_to_do') return whisper(`Nothing to revoke: no grant of ${what} here. See \`/grants\`.`);
       if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
-      return whisper(`Revoked: ${tool}${rest.length > 0 ? ` \`${rest.join(' ')}\`` : ''}. I will ask again.`);
+      return whisper(`Revoked: ${what}. I will ask again.`);
     }
     case 'forget': {
       const result = await manager.controls.forget(sessionId, userId);
@@ -100,7 +103,7 @@ export async function runThreadCommand(command: { name: string; args: string[] }
       return;
     }
     default:
-      return whisper(`I do not know \`/${command.name}\`.\n${COMMAND_HELP}`);
+      return whisper(`I do not know \`/${escapeSlackText(command.name)}\`.\n${COMMAND_HELP}`);
   }
 }
 
