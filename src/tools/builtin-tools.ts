@@ -6,7 +6,7 @@
 // `dispose()` at the end of a session stops everything that session's shell started.
 import { type ToolDefinition } from '../engine/index.js';
 import { editFileTool } from './edit-file.js';
-import { DEFAULT_FETCH_MAX_BYTES, DEFAULT_FETCH_TIMEOUT_MS, fetchUrlTool } from './fetch-url.js';
+import { DEFAULT_FETCH_MAX_BYTES, DEFAULT_FETCH_TIMEOUT_MS, fetchUrlTool, type FetchImpl } from './fetch-url.js';
 import { listDirTool } from './list-dir.js';
 import { DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 import { readFileTool } from './read-file.js';
@@ -30,8 +30,8 @@ export interface BuiltinToolsOptions {
   shellTimeoutMs?: number;
   /** Every tool answer is capped at this many characters (default 20,000). */
   maxOutputChars?: number;
-  /** The fetch fetch_url uses (default: the global one); tests pass their own. */
-  fetchImpl?: typeof fetch;
+  /** The fetch fetch_url uses (default: undici's, through the vetted connection); tests pass their own. */
+  fetchImpl?: FetchImpl;
   /** fetch_url gives up after this long, body included (default 30 s). */
   fetchTimeoutMs?: number;
   /** fetch_url reads at most this many bytes of a body (default 2 MiB). */
@@ -98,7 +98,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
     editFileTool(workspace),
     ...shellTools,
     fetchUrlTool({
-      fetchImpl: options.fetchImpl ?? fetch,
+      fetchImpl: options.fetchImpl,
       timeoutMs: positive('fetchTimeoutMs', options.fetchTimeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS),
       maxBytes: positive('fetchMaxBytes', options.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES),
       maxOutputChars,

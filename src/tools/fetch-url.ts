@@ -5,26 +5,58 @@
 // exchange (headers and body), and the body is read up to the byte cap and then cancelled,
 // so a slow or endless response costs at most the timeout and the cap.
 //
-// Private addresses (localhost, cloud metadata, the office network) are refused unless
-// allowed, at every redirect hop (network-guard.ts).
+// Only the public internet, and only the site that was approved (network-guard.ts): an IP
+// host is judged before each request, and a name is resolved once, by the connection itself,
+// which refuses special-purpose addresses and connects to the addresses it judged. A redirect
+// to another origin is not followed: the approver saw one URL, so the answer names the new
+// one and the model makes a new call, with its own approval. Same-origin redirects are
+// followed, each new connection vetted again.
+import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
-import { htmlToText } from './html-text.js';
+import { htmlToTextAsync } from './html-text.js';
 import { capOutput, formatCount } from './output.js';
-import { assertPublicUrl, type HostLookup } from './network-guard.js';
+import { assertPublicHost, BlockedHostError, specialPurposeRange, vettedLookup, type AddressPolicy, type HostLookup } from './network-guard.js';
 import { looksBinary } from './text-file.js';
 
 export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
 export const DEFAULT_FETCH_MAX_BYTES = 2 * 1024 * 1024;
 
+/** What fetch_url sends: undici's fetch, so that `dispatcher` (the vetted connection) applies. */
+export interface FetchInit {
+  method: 'GET';
+  redirect: 'manual';
+  signal: AbortSignal;
+  headers: Record<string, string>;
+  dispatcher: Dispatcher;
+}
+
+/** The parts of a response fetch_url reads. */
+export interface FetchedResponse {
+  status: number;
+  statusText: string;
+  url: string;
+  headers: { get(name: string): string | null };
+  body: ReadableStream<Uint8Array> | null;
+}
+
+export type FetchImpl = (url: string, init: FetchInit) => Promise<FetchedResponse>;
+
 export interface FetchUrlOptions {
-  fetchImpl: typeof fetch;
+  /**
+   * Tests only: a stand-in for undici's fetch. A real client must use `init.dispatcher`, or
+   * host names reach the network without being judged.
+   */
+  fetchImpl?: FetchImpl;
   timeoutMs: number;
   maxBytes: number;
   maxOutputChars: number;
   /** Reach loopback and private networks too (default false). */
   allowPrivateNetworks?: boolean;
+  /** How host names are resolved (default: the system resolver); used even with private networks allowed. */
   resolveHost?: HostLookup;
+  /** Tests only: which addresses count as private (default: every special-purpose range). */
+  addressPolicy?: AddressPolicy;
 }
 
 const MAX_REDIRECTS = 5;
@@ -35,12 +67,22 @@ const schema = z.object({
 
 type BodyKind = 'html' | 'text' | 'binary';
 
+/** A redirect to another origin, handed back to the model instead of followed. */
+interface OffsiteRedirect {
+  kind: 'offsite-redirect';
+  response: FetchedResponse;
+  from: string;
+  to: string;
+}
+
 export function fetchUrlTool(options: FetchUrlOptions): ToolDefinition {
   return defineTool({
     name: 'fetch_url',
     description:
-      'GET a web page or file over http(s). Returns the status, content type and text; HTML is reduced to readable ' +
-      `text, binary content is not shown. Times out after ${Math.round(options.timeoutMs / 1000)} s.`,
+      `GET a web page or file over http(s)${options.allowPrivateNetworks ? '' : ' on the public internet'}. ` +
+      'Returns the status, content type and text; HTML is ' +
+      'reduced to readable text, binary content is not shown. Redirects within the same site are followed; a redirect ' +
+      `to another site is not: the answer gives its URL, to fetch with a new call. Times out after ${Math.round(options.timeoutMs / 1000)} s.`,
     schema,
     metadata: { risk: 'high', category: 'external', idempotent: true },
     async execute({ url: input }, { signal }) {
@@ -54,39 +96,91 @@ export function fetchUrlTool(options: FetchUrlOptions): ToolDefinition {
       const onAbort = (): void => controller.abort(signal.reason);
       if (signal.aborted) onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
+      // One agent per call: its sockets resolve names through the guard, and none outlive the call.
+      const agent = new Agent({
+        connect: {
+          lookup: vettedLookup({
+            resolveHost: options.resolveHost,
+            addressPolicy: options.addressPolicy,
+            allowPrivateNetworks: options.allowPrivateNetworks,
+          }),
+        },
+      });
       try {
-        const response = await fetchFollowing(url, controller.signal, options);
-        const body = await readCapped(response, options.maxBytes);
-        return describeResponse(response, url, body, options);
+        const outcome = await fetchFollowing(url, controller.signal, agent, options);
+        if ('kind' in outcome) return describeOffsiteRedirect(outcome);
+        const body = await readCapped(outcome, options.maxBytes);
+        return await describeResponse(outcome, url, body, options, controller.signal);
       } catch (error) {
+        const blocked = guardRefusal(error);
+        if (blocked) throw new Error(blocked.message);
         if (timedOut) throw new Error(`timed out after ${options.timeoutMs / 1000} s: ${url}`);
         if (signal.aborted) throw error;
         throw new Error(`could not fetch ${url}: ${networkReason(error)}`);
       } finally {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
+        await agent.destroy().catch(() => undefined);
       }
     },
   });
 }
 
-/** GET, following redirects by hand so every hop is checked against the network guard. */
-async function fetchFollowing(start: string, signal: AbortSignal, options: FetchUrlOptions): Promise<Response> {
+/**
+ * GET, following same-origin redirects by hand so every hop is judged (an IP host here, a
+ * name when the agent connects). A redirect to another origin (scheme, host or port) ends the
+ * walk: following it would fetch a site nobody approved.
+ */
+async function fetchFollowing(
+  start: string,
+  signal: AbortSignal,
+  dispatcher: Dispatcher,
+  options: FetchUrlOptions,
+): Promise<FetchedResponse | OffsiteRedirect> {
+  const fetchImpl: FetchImpl = options.fetchImpl ?? ((url, init) => undiciFetch(url, init));
   let url = start;
   for (let hop = 0; ; hop++) {
-    if (!options.allowPrivateNetworks) await assertPublicUrl(new URL(url), options.resolveHost);
-    const response = await options.fetchImpl(url, {
+    if (!options.allowPrivateNetworks) assertPublicHost(new URL(url).hostname, options.addressPolicy ?? specialPurposeRange);
+    const response = await fetchImpl(url, {
       method: 'GET',
       redirect: 'manual',
       signal,
+      dispatcher,
       headers: { 'user-agent': 'chat-agent fetch_url', accept: 'text/html, text/plain;q=0.9, */*;q=0.5' },
     });
     const location = response.headers.get('location');
     if (response.status < 300 || response.status >= 400 || !location) return response;
-    if (hop >= MAX_REDIRECTS) throw new Error(`too many redirects (more than ${MAX_REDIRECTS})`);
     await response.body?.cancel().catch(() => undefined);
-    url = parseHttpUrl(new URL(location, url).href);
+    let next: URL;
+    try {
+      next = new URL(location, url);
+    } catch {
+      throw new Error(`the redirect from ${url} points to an invalid URL: ${JSON.stringify(location)}`);
+    }
+    if (next.origin !== new URL(url).origin) return { kind: 'offsite-redirect', response, from: url, to: next.href };
+    if (hop >= MAX_REDIRECTS) throw new Error(`too many redirects (more than ${MAX_REDIRECTS})`);
+    url = parseHttpUrl(next.href);
   }
+}
+
+function describeOffsiteRedirect({ response, from, to }: OffsiteRedirect): Record<string, unknown> {
+  const answer: Record<string, unknown> = { url: from, status: response.status };
+  if (response.statusText) answer.statusText = response.statusText;
+  answer.redirectsTo = to;
+  answer.text = '';
+  answer.note =
+    `${from} redirects to another site, ${to}, which was not fetched: this call was approved for ${new URL(from).origin} only. ` +
+    'To read it, call fetch_url again with that URL (a new call, with its own approval).';
+  return answer;
+}
+
+/** The guard's refusal, whether thrown directly or as the cause of fetch's "fetch failed". */
+function guardRefusal(error: unknown): BlockedHostError | undefined {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    if (current instanceof BlockedHostError) return current;
+    current = (current as Error & { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 function parseHttpUrl(input: string): string {
@@ -103,10 +197,9 @@ function parseHttpUrl(input: string): string {
 }
 
 /** The body up to `maxBytes`; the rest is never downloaded. */
-async function readCapped(response: Response, maxBytes: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+async function readCapped(response: FetchedResponse, maxBytes: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
   if (!response.body) return { bytes: new Uint8Array(0), truncated: false };
-  // Typed `any` chunks in the fetch typings; a fetch body stream yields bytes.
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -125,12 +218,13 @@ async function readCapped(response: Response, maxBytes: number): Promise<{ bytes
   }
 }
 
-function describeResponse(
-  response: Response,
+async function describeResponse(
+  response: FetchedResponse,
   requested: string,
   body: { bytes: Uint8Array; truncated: boolean },
   options: FetchUrlOptions,
-): Record<string, unknown> {
+  signal: AbortSignal,
+): Promise<Record<string, unknown>> {
   const contentType = response.headers.get('content-type') ?? '';
   const answer: Record<string, unknown> = {
     url: response.url || requested,
@@ -149,7 +243,8 @@ function describeResponse(
     const decoded = decode(body.bytes, contentType, body.truncated);
     let text = decoded;
     if (kind === 'html') {
-      const page = htmlToText(decoded);
+      // In slices, yielding between them: a 2 MiB page never holds the event loop, and a stop ends it.
+      const page = await htmlToTextAsync(decoded, signal);
       if (page.title) answer.title = page.title;
       text = page.text;
     }

@@ -147,6 +147,19 @@ describe('search', () => {
     expect(text).toMatch(/\[stopped at 5 matches; narrow the search with path or glob\]$/);
   });
 
+  it('shows a long line around its match, the same for a regular expression and for literal text', async () => {
+    await put('min.js', `${'x'.repeat(1000)}needle${'y'.repeat(1000)}\r\n`);
+    const regex = asText(await sandbox.run('search', { pattern: 'ne+dle' }));
+    expect(regex).toMatch(/^min\.js:1: …x{100}needley{194}…$/);
+    expect(await sandbox.run('search', { pattern: 'NEEDLE', literal: true, ignoreCase: true })).toBe(regex);
+  });
+
+  it('finds matches in every file of a workspace larger than one batch, in order', async () => {
+    const big = `${'filler line\n'.repeat(90_000)}needle\n`;
+    for (const name of ['a', 'b', 'c']) await put(`big/${name}.txt`, big);
+    expect(await sandbox.run('search', { pattern: '^needle$', path: 'big' })).toBe('big/a.txt:90001: needle\nbig/b.txt:90001: needle\nbig/c.txt:90001: needle');
+  });
+
   it('refuses an invalid regular expression with a hint', async () => {
     await expect(sandbox.run('search', { pattern: 'hello(' })).rejects.toThrow(/invalid regular expression: .*pass literal: true/);
   });
