@@ -6,13 +6,15 @@ import { anthropicProviderSuite } from './anthropic-provider.bench.js';
 import { engineSuite } from './engine.bench.js';
 import { openaiProviderSuite } from './openai-provider.bench.js';
 import { recoverySuite } from './recovery.bench.js';
+import { sessionsMemorySuite } from './sessions-memory.bench.js';
 import { shellSuite } from './shell.bench.js';
 import { slackSuite } from './slack.bench.js';
 import { storeSuite } from './store.bench.js';
+import { toolsSuite } from './tools.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, shellSuite, slackSuite];
+const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, toolsSuite];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);

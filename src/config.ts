@@ -25,6 +25,20 @@ export const ConfigSchema = z.object({
   /** Summarise with this model instead of the active one. */
   COMPACTION_MODEL: z.string().trim().min(1).optional(),
   MAX_ITERATIONS: positiveInt.default(12),
+  /** Tool calls of one model response that run; the rest are answered with an error (one note in the thread). */
+  MAX_TOOL_CALLS_PER_RESPONSE: positiveInt.default(20),
+  /** Messages waiting in one thread while it works (count, and their total size in bytes). */
+  MAX_QUEUED_INPUTS: positiveInt.default(20),
+  MAX_QUEUED_BYTES: positiveInt.default(256 * 1024),
+  /** Fair use per person: new turns per minute, and threads working at once. */
+  TURNS_PER_USER_PER_MINUTE: positiveInt.default(10),
+  THREADS_PER_USER: positiveInt.default(3),
+  /** Model calls running at once for the whole bot; more wait for a free slot. */
+  MAX_CONCURRENT_MODEL_CALLS: positiveInt.default(8),
+  /** Sessions kept in memory (least recently used are dropped, and rebuilt from the store on demand). */
+  MAX_LIVE_SESSIONS: positiveInt.default(500),
+  /** Slack Web API calls in flight for one thread; more wait their turn. */
+  SLACK_CALLS_PER_THREAD: positiveInt.default(3),
   /** Where conversations live: any Keyv backend by URL. */
   STORE_URL: z.string().regex(/^[a-z][a-z0-9+.-]*:\/\//i, 'must be a URL such as sqlite://data/bot.sqlite').default('sqlite://data/bot.sqlite'),
   /** How long transcripts and prompts are kept after a thread's last activity. */

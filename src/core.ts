@@ -20,8 +20,9 @@ import { ObserverHub } from './sessions/observer-hub.js';
 import { SessionManager } from './sessions/session-manager.js';
 import { openKeyvStore } from './store/keyv-factory.js';
 import { PersistentInbox } from './store/persistent-inbox.js';
-import { SessionStore } from './store/session-store.js';
+import { SessionStore, type SessionRecord } from './store/session-store.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
+import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
 import { prepareShell } from './sandbox/shell-startup.js';
 import { createBuiltinTools } from './tools/index.js';
@@ -82,6 +83,14 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const inbox = new PersistentInbox(store);
   const mcp = new McpManager({ logger });
   const observers = new ObserverHub();
+  const modelGate = new ModelCallGate(config.MAX_CONCURRENT_MODEL_CALLS);
+  const reportWaiting = async (session: SessionRecord, ahead: number | null): Promise<void> => {
+    try {
+      await observers.onWaiting(session, ahead);
+    } catch (error) {
+      logger.warn({ err: error }, 'could not show that a model call waits');
+    }
+  };
   const mcpConfig = await loadMcpConfig(resolve(config.MCP_CONFIG));
   // Known before the servers start: their stderr is logged, and may quote their tokens.
   secrets.add(mcpSecretValues(mcpConfig));
@@ -97,8 +106,15 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     logger,
     grantScope: config.GRANT_SCOPE,
     models: modelMenu({ models: config.MODELS, defaultModel: config.MODEL, compactionModel: config.COMPACTION_MODEL }),
+    fairUse: {
+      maxQueuedInputs: config.MAX_QUEUED_INPUTS,
+      maxQueuedBytes: config.MAX_QUEUED_BYTES,
+      turnsPerUserPerMinute: config.TURNS_PER_USER_PER_MINUTE,
+      threadsPerUser: config.THREADS_PER_USER,
+    },
+    maxLiveSessions: config.MAX_LIVE_SESSIONS,
     observer: observers,
-    engineSetup: () => {
+    engineSetup: (session) => {
       // One set of built-in tools per session: the shell's working directory is the session's.
       const builtin = createBuiltinTools({
         workspaceDir,
@@ -110,12 +126,17 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         homeDir: shell.paths.home,
       });
       return {
-        provider: resolveProvider,
+        // Every model call takes a slot of the bot-wide gate; a wait shows in the thread.
+        provider: gatedResolver(resolveProvider, modelGate, {
+          waiting: (ahead) => reportWaiting(session, ahead),
+          admitted: () => reportWaiting(session, null),
+        }),
         tools: [...builtin.tools, ...mcp.tools()],
         policy,
         compactor,
         instructions: config.SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
         maxIterations: config.MAX_ITERATIONS,
+        maxToolCallsPerResponse: config.MAX_TOOL_CALLS_PER_RESPONSE,
         interruptHooks: [builtin.interruptHook],
         logger,
         maskOutput: secrets.mask,

@@ -5,6 +5,14 @@ describe('configuration', () => {
   it('applies defaults and treats blank values as unset', () => {
     expect(loadConfig({ MODEL: '  ', LOG_LEVEL: '' })).toEqual({
       MAX_ITERATIONS: 12,
+      MAX_TOOL_CALLS_PER_RESPONSE: 20,
+      MAX_QUEUED_INPUTS: 20,
+      MAX_QUEUED_BYTES: 262_144,
+      TURNS_PER_USER_PER_MINUTE: 10,
+      THREADS_PER_USER: 3,
+      MAX_CONCURRENT_MODEL_CALLS: 8,
+      MAX_LIVE_SESSIONS: 500,
+      SLACK_CALLS_PER_THREAD: 3,
       STORE_URL: 'sqlite://data/bot.sqlite',
       RETENTION_DAYS: 30,
       WORKSPACE_DIR: './workspace',

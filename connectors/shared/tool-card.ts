@@ -116,6 +116,7 @@ export function applyToolEvent(card: ToolCardState, event: EngineEvent, now: num
       if (durationMs !== undefined) next.durationMs = durationMs;
       return next;
     }
+    case 'tool_calls_limited':
     case 'turn_start':
     case 'reasoning_delta':
     case 'assistant_delta':

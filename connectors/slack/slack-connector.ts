@@ -9,8 +9,12 @@
 // claimed and recorded before Slack gets its acknowledgement (never acknowledge what was
 // not recorded); our own retry policy, since the default is 10 retries over about 30
 // minutes, which would hold a turn hostage to a 5xx.
+//
+// Inbound, the door comes first: a payload that does not parse is acknowledged and dropped
+// (inbound-events.ts: Slack must not resend it), and a message from someone who may not use
+// the bot is refused before anything it holds is looked up (user-names.ts).
 import type { AddressInfo } from 'node:net';
-import { App, type Logger as BoltLogger, type LogLevel } from '@slack/bolt';
+import type { App, Logger as BoltLogger, LogLevel } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
@@ -18,12 +22,15 @@ import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
 import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
 import type { StreamingSupport } from './answer-stream.js';
+import { CheckedApp, firstSectionText, readHumanMessage, readInbound, type ButtonClick, type HumanMessage } from './inbound-events.js';
 import { mentionedUsers, readableText, threadCommand } from './message-text.js';
 import { runThreadCommand } from './thread-commands.js';
 import { RecordFirstSocketModeReceiver } from './record-first-receiver.js';
 import { guardedFetch } from './outbound-guard.js';
 import { showAll } from './show-all.js';
+import { limitClient } from './limited-client.js';
 import { messageKey, ThreadView } from './thread-view.js';
+import { UserNames } from './user-names.js';
 
 export const STOP_REACTION = 'octagonal_sign';
 
@@ -33,24 +40,12 @@ export interface SlackConnectorOptions {
   logger: EngineLogger;
 }
 
-interface SlackMessageEvent {
-  type: string;
-  subtype?: string;
-  user?: string;
-  bot_id?: string;
-  text?: string;
-  ts: string;
-  thread_ts?: string;
-  channel: string;
-  channel_type?: string;
-  team?: string;
-  /** Slack Connect: the author's own team, when it differs from the channel's. */
-  user_team?: string;
-}
+/** Mentions left as ids: enough to tell a command or an empty message, before any lookup. */
+const NO_NAMES: ReadonlyMap<string, string> = new Map();
 
 export class SlackConnector {
   private readonly views = new Map<string, ThreadView>();
-  private readonly names = new Map<string, string>();
+  private readonly names: UserNames;
   private readonly support: StreamingSupport = { native: true };
   private botUserId = '';
   private teamId = '';
@@ -59,7 +54,9 @@ export class SlackConnector {
   private constructor(
     private readonly app: App,
     private readonly options: SlackConnectorOptions,
-  ) {}
+  ) {
+    this.names = new UserNames(app.client, options.logger);
+  }
 
   /** Build the Bolt app and check the token (auth.test). Events flow only after start(). */
   static async create(options: SlackConnectorOptions): Promise<SlackConnector> {
@@ -80,24 +77,30 @@ export class SlackConnector {
       logger: boltLogger(logger),
     };
     const app = config.SLACK_APP_TOKEN
-      ? new App({
-          ...common,
-          receiver: new RecordFirstSocketModeReceiver({ appToken: config.SLACK_APP_TOKEN, installerOptions: { clientOptions }, logger: common.logger }),
-        })
-      : new App({
-          ...common,
-          signingSecret: config.SLACK_SIGNING_SECRET!,
-          customRoutes: [
-            {
-              path: '/healthz',
-              method: ['GET'],
-              handler: (_req, res) => {
-                res.writeHead(200, { 'content-type': 'application/json' });
-                res.end('{"ok":true}');
+      ? new CheckedApp(
+          {
+            ...common,
+            receiver: new RecordFirstSocketModeReceiver({ appToken: config.SLACK_APP_TOKEN, installerOptions: { clientOptions }, logger: common.logger }),
+          },
+          logger,
+        )
+      : new CheckedApp(
+          {
+            ...common,
+            signingSecret: config.SLACK_SIGNING_SECRET!,
+            customRoutes: [
+              {
+                path: '/healthz',
+                method: ['GET'],
+                handler: (_req, res) => {
+                  res.writeHead(200, { 'content-type': 'application/json' });
+                  res.end('{"ok":true}');
+                },
               },
-            },
-          ],
-        });
+            ],
+          },
+          logger,
+        );
     try {
       await app.init();
     } catch (error) {
@@ -108,6 +111,7 @@ export class SlackConnector {
     connector.listen();
     options.core.observers.add('slack', {
       onEvent: (session, event, prompt) => connector.viewFor(session).onEvent(event, prompt),
+      onWaiting: (session, ahead) => connector.viewFor(session).onWaiting(ahead),
       onInput: (session, _inputId, disposition, source) => connector.viewFor(session).onInput(disposition, source),
       onPromptClosed: (session, item) => connector.viewFor(session).onPromptClosed(item),
     });
@@ -148,54 +152,79 @@ export class SlackConnector {
     return { client: this.app.client, store, logger: this.options.logger, cardText: (sessionId, toolCallId) => this.views.get(sessionId)?.fullTextOf(toolCallId) };
   }
 
+  /**
+   * The thread's view, built on demand. At most MAX_LIVE_SESSIONS views are kept: the least
+   * recently used whose thread is not working are dropped (a view holds only the current
+   * turn's cards; a later turn builds a fresh one, and card-index.ts finds earlier cards).
+   * Each view's client lets SLACK_CALLS_PER_THREAD calls run at once; the rest queue.
+   */
   private viewFor(session: SessionRecord): ThreadView {
     let view = this.views.get(session.id);
-    if (!view) {
-      view = new ThreadView(
-        { client: this.app.client, store: this.options.core.store, logger: this.options.logger, support: this.support, grantScope: this.options.config.GRANT_SCOPE },
-        session,
-      );
+    if (view) {
+      this.views.delete(session.id);
       this.views.set(session.id, view);
+      return view;
+    }
+    const { config, core, logger } = this.options;
+    view = new ThreadView(
+      { client: limitClient(this.app.client, config.SLACK_CALLS_PER_THREAD), store: core.store, logger, support: this.support, grantScope: config.GRANT_SCOPE },
+      session,
+    );
+    this.views.set(session.id, view);
+    if (this.views.size > config.MAX_LIVE_SESSIONS) {
+      for (const id of this.views.keys()) {
+        if (this.views.size <= config.MAX_LIVE_SESSIONS) break;
+        if (id !== session.id && !core.manager.isWorking(id)) this.views.delete(id);
+      }
     }
     return view;
   }
 
+  /**
+   * One listener per kind of payload. Each reads its payload through inbound-events.ts and
+   * returns normally on a malformed one: a listener that throws makes Bolt answer 500, and
+   * Slack would send the same bad payload again.
+   */
   private listen(): void {
-    this.app.event('app_mention', async ({ event, body }) => {
-      const message = event as unknown as SlackMessageEvent;
-      await this.onMessage(message, (body as { team_id?: string }).team_id ?? this.teamId, true);
+    const { logger } = this.options;
+    this.app.event('app_mention', async ({ body }) => {
+      const delivery = readHumanMessage(body, 'app_mention', logger);
+      if (delivery) await this.onMessage(delivery.message, delivery.teamId ?? this.teamId, true);
     });
-    this.app.event('message', async ({ event, body }) => {
-      await this.onMessage(event, (body as { team_id?: string }).team_id ?? this.teamId, false);
+    this.app.event('message', async ({ body }) => {
+      const delivery = readHumanMessage(body, 'message', logger);
+      if (delivery) await this.onMessage(delivery.message, delivery.teamId ?? this.teamId, false);
     });
-    this.app.event('reaction_added', async ({ event, body }) => {
-      if (event.reaction !== STOP_REACTION || event.item.type !== 'message') return;
-      await this.onStopReaction((body as { team_id?: string }).team_id ?? this.teamId, event.item.channel, event.item.ts, event.user);
+    this.app.event('reaction_added', async ({ body }) => {
+      const reaction = readInbound('reaction_added', body, logger);
+      const reacted = reaction?.event.reaction === STOP_REACTION ? reaction.event.message : undefined;
+      if (!reaction || !reacted) return;
+      await this.onStopReaction(reaction.team_id ?? this.teamId, reacted.channel, reacted.ts, reaction.event.user);
     });
-    this.app.action(ACTION_PATTERN, async ({ ack, body, action, respond }) => {
+    this.app.action(ACTION_PATTERN, async ({ ack, body, respond }) => {
       await ack();
-      const userId = body.user.id;
-      const value = (action as { value?: string }).value;
-      const actionId = (action as { action_id?: string }).action_id ?? '';
+      const click = readInbound('block_actions', body, logger);
+      if (!click) return;
+      const userId = click.user.id;
+      const [{ action_id: actionId, value }] = click.actions;
       const say = async (text: string) => {
+        if (!click.response_url) return logger.warn({ actionId }, 'a click came without a response_url: its answer is not shown');
         await respond({ response_type: 'ephemeral', replace_original: false, text }).catch((error: unknown) =>
-          this.options.logger.warn({ err: error }, 'could not answer a click privately'),
+          logger.warn({ err: error }, 'could not answer a click privately'),
         );
       };
       if (actionId.startsWith(PROMPT_ACTION)) await this.onPromptClick(decodeValue(PromptValueSchema, value), userId, say);
-      else if (actionId === RETRY_ACTION) await this.onRetryClick(decodeValue(SessionValueSchema, value), userId, body, say);
+      else if (actionId === RETRY_ACTION) await this.onRetryClick(decodeValue(SessionValueSchema, value), userId, click, say);
       else if (actionId === SHOW_ALL_ACTION) await showAll(this.showAllDeps(), body, say);
     });
-    this.app.command('/agent', async ({ ack, respond }) => {
+    this.app.command('/agent', async ({ ack, body, respond }) => {
       await ack();
+      if (!readInbound('slash_command', body, logger)) return;
       await respond({ response_type: 'ephemeral', text: HELP_TEXT });
     });
   }
 
-  private async onMessage(message: SlackMessageEvent, teamId: string, mentioned: boolean): Promise<void> {
-    // Other bots (and our own echoes, which Bolt's ignoreSelf drops first) never start turns.
-    if (message.bot_id || !message.user) return;
-    if (message.subtype && message.subtype !== 'file_share' && message.subtype !== 'thread_broadcast') return;
+  private async onMessage(message: HumanMessage, teamId: string, mentioned: boolean): Promise<void> {
     const isDm = message.channel_type === 'im' || message.channel.startsWith('D');
     const threadTs = message.thread_ts ?? message.ts;
     const key: SessionKey = { platform: 'slack', workspace: teamId, channel: message.channel, thread: threadTs };
@@ -204,7 +233,7 @@ export class SlackConnector {
       if (!message.thread_ts || message.thread_ts === message.ts) return;
       // A reply that mentions the bot also arrives as app_mention, with the same ts: that
       // event carries it. One Slack message is one thing, a command or a turn, never both.
-      if (this.botUserId && (message.text ?? '').includes(`<@${this.botUserId}`)) return;
+      if (this.botUserId && message.text.includes(`<@${this.botUserId}`)) return;
       if (!(await this.options.core.store.getSession(sessionIdOf(key)))) return;
     }
     // One id per Slack message: Slack's retries of an event claim the same id, so a message
@@ -212,16 +241,26 @@ export class SlackConnector {
     const eventId = `slack:${teamId}:${message.channel}:${message.ts}`;
     // Slack Connect: someone from another organisation, who `*` does not include.
     const external = Boolean(message.user_team && this.teamId && message.user_team !== this.teamId);
-    const text = readableText(message.text ?? '', this.botUserId, await this.namesFor(message.text ?? ''));
-    const command = mentioned || isDm ? threadCommand(text) : undefined;
+    const { manager } = this.options.core;
+    // Read with mentions left as ids: a thread command needs no names, and judges its caller
+    // by its own rule (thread-commands.ts).
+    const bare = readableText(message.text, this.botUserId, NO_NAMES);
+    const command = mentioned || isDm ? threadCommand(bare) : undefined;
     if (command) {
-      if (!(await this.options.core.manager.claimEvent(eventId))) return;
-      await runThreadCommand(command, { connector: this, key, userId: message.user, external, manager: this.options.core.manager, logger: this.options.logger });
+      if (!(await manager.claimEvent(eventId))) return;
+      await runThreadCommand(command, { connector: this, key, userId: message.user, external, manager, logger: this.options.logger });
       return;
     }
-    if (!text) return;
-    const source = await this.sourceOf(message, teamId, threadTs);
-    const result = await this.options.core.manager.deliver(key, {
+    if (!bare) return;
+    // The door first: someone who may not use the bot is refused before anything the message
+    // holds is looked up (`deliver` judges the same again).
+    const door = manager.admits(message.user, { external });
+    if (!door.allowed) return this.whisper(message.channel, message.user, threadTs, door.reason);
+    // The author first: their name goes into the source; the mentions share the rest of the budget.
+    const names = await this.names.namesOf([message.user, ...mentionedUsers(message.text).filter((id) => id !== this.botUserId)]);
+    const text = readableText(message.text, this.botUserId, names);
+    const source = this.sourceOf(message, teamId, threadTs, names.get(message.user) ?? message.user);
+    const result = await manager.deliver(key, {
       text,
       userId: message.user,
       eventId,
@@ -265,7 +304,7 @@ export class SlackConnector {
   private async onRetryClick(
     value: { session: string } | undefined,
     userId: string,
-    body: unknown,
+    click: ButtonClick,
     say: (text: string) => Promise<void>,
   ): Promise<void> {
     if (!value) return say('That button is not one I recognise.');
@@ -274,10 +313,9 @@ export class SlackConnector {
     if (result.status === 'busy') return say('I am already working in this thread.');
     if (result.status !== 'done') return say('There is nothing to retry here any more.');
     // The button has done its job: take it off the note.
-    const container = (body as { container?: { channel_id?: string; message_ts?: string } }).container;
+    const { container } = click;
     // Keep the note's own sentence (its first section), not just the notification fallback.
-    const message = (body as { message?: { text?: string; blocks?: { type?: string; text?: { text?: string } }[] } }).message;
-    const text = message?.blocks?.find((block) => block.type === 'section')?.text?.text ?? message?.text ?? 'Retrying';
+    const text = firstSectionText(click) ?? click.message?.text ?? 'Retrying';
     if (container?.channel_id && container.message_ts) {
       await this.client.chat
         .update({ channel: container.channel_id, ts: container.message_ts, text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${text} — retried by <@${userId}>` } }] })
@@ -299,33 +337,14 @@ export class SlackConnector {
       .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not post in the thread'));
   }
 
-  private async namesFor(text: string): Promise<Map<string, string>> {
-    for (const id of mentionedUsers(text)) if (id !== this.botUserId) await this.nameOf(id);
-    return this.names;
-  }
-
-  private async nameOf(userId: string): Promise<string> {
-    const known = this.names.get(userId);
-    if (known) return known;
-    try {
-      const info = await this.client.users.info({ user: userId });
-      const name = info.user?.profile?.display_name || info.user?.real_name || info.user?.name || userId;
-      this.names.set(userId, name);
-      return name;
-    } catch (error) {
-      this.options.logger.debug({ err: error, userId }, 'users.info failed; showing the id');
-      return userId;
-    }
-  }
-
-  private async sourceOf(message: SlackMessageEvent, teamId: string, threadTs: string): Promise<MessageSource> {
+  private sourceOf(message: HumanMessage, teamId: string, threadTs: string, userName: string): MessageSource {
     const source: MessageSource = {
       platform: 'slack',
       workspace: teamId,
       channel: message.channel,
       thread: threadTs,
       userId: message.user,
-      userName: await this.nameOf(message.user!),
+      userName,
       messageId: message.ts,
     };
     if (this.teamUrl) source.permalink = `${this.teamUrl}/archives/${message.channel}/p${message.ts.replace('.', '')}`;

@@ -39,6 +39,9 @@ interface Card {
 
 const REACTION = { received: 'eyes', injected: 'white_check_mark', dropped: 'x' } as const;
 
+/** On a channel thread's first message while its model call waits for a free slot. */
+export const WAITING_REACTION = 'hourglass_flowing_sand';
+
 export class ThreadView {
   private stream: AnswerStream | undefined;
   private readonly cards = new Map<string, Card>();
@@ -129,6 +132,12 @@ export class ThreadView {
         await this.render(card);
         return;
       }
+      case 'tool_calls_limited':
+        await this.post(
+          noteBlocks(`:warning: The model asked for ${event.requested} tool calls at once; only the first ${event.allowed} run (MAX_TOOL_CALLS_PER_RESPONSE). It was told to send fewer.`),
+          `Only ${event.allowed} of ${event.requested} tool calls run`,
+        );
+        return;
       case 'error':
         await this.endAnswer();
         await this.post(noteBlocks(`:warning: ${escape(event.message)}`, { label: 'Retry', sessionId: this.session.id }), `Error: ${event.message}`);
@@ -278,6 +287,21 @@ export class ThreadView {
   }
 
   /** In a DM (the app's Messages tab) Slack shows a native "is thinking…" status. */
+  /**
+   * The model call waits for a free slot (MAX_CONCURRENT_MODEL_CALLS), `ahead` in front of
+   * it, or got one (null). A DM thread says so in its status line; a channel thread gets an
+   * hourglass on its first message while it waits.
+   */
+  async onWaiting(ahead: number | null): Promise<void> {
+    if (this.channel.startsWith('D')) {
+      const status = ahead === null ? 'is thinking…' : `is waiting for a free slot (${ahead} ahead)…`;
+      await this.safely('set the thread status', () => this.deps.client.assistant.threads.setStatus({ channel_id: this.channel, thread_ts: this.threadTs, status }));
+      return;
+    }
+    if (ahead === null) await this.unreact(this.threadTs, WAITING_REACTION);
+    else await this.react(this.threadTs, WAITING_REACTION);
+  }
+
   private async setThinking(on: boolean): Promise<void> {
     if (!this.channel.startsWith('D')) return;
     await this.safely('set the thread status', () =>

@@ -21,6 +21,8 @@ export type EngineEvent =
       usage?: Usage;
     }
   | { type: 'tool_proposed'; toolCallId: string; name: string; arguments: unknown }
+  /** The model asked for more calls in one response than may run: only the first `allowed` did. */
+  | { type: 'tool_calls_limited'; requested: number; allowed: number }
   | {
       type: 'permission_required';
       toolCallId: string;

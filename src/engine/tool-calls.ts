@@ -19,6 +19,8 @@
 // Masking: every result is passed through `mask` (the configured secrets become `[secret]`)
 // in `record`, the one place a result is turned into history and an event, so the model,
 // the transcript, the thread's cards and the logs all get the masked text and nothing else.
+// Then its content is capped as the model will read it (result-cap.ts): after the mask, so a
+// cut never leaves half a secret that the mask would no longer recognise.
 import { z } from 'zod';
 import { ABORTED, linkedAbortController, raceAbort, sleep } from './abort.js';
 import type { EngineEvent, ToolStatus } from './events.js';
@@ -37,6 +39,7 @@ import {
   type SessionGrants,
 } from './permissions.js';
 import type { FinishReason } from './provider.js';
+import { capResultContent, DEFAULT_MAX_RESULT_CHARS } from './result-cap.js';
 import { diagnoseMangledArguments, type ParsedArguments } from './tool-arguments.js';
 import type { ToolLedger } from './tool-ledger.js';
 import { isParallelSafe, recordResult, type RecordedResult, type ToolDefinition, type ToolResult } from './tools.js';
@@ -55,6 +58,8 @@ export interface ToolPassContext {
   grants: SessionGrants;
   /** Who asked for this turn (history.turnRequesters): whose grants may cover its calls. */
   requesters: Requesters;
+  /** At most this many calls of one model response run; the rest are answered with an error. */
+  maxCallsPerResponse?: number;
   interactive: InteractiveCallbacks;
   inbox: InboxLookup | undefined;
   logger: EngineLogger;
@@ -67,6 +72,8 @@ export interface ToolPassContext {
   grantsChanged(): void | Promise<void>;
   /** Applied to every result (content and display) before anything else sees it. */
   mask: OutputMask;
+  /** The most characters a tool message's content may have, as sent (default 24,000). */
+  maxResultChars?: number;
 }
 
 /** Rewrites tool output before it leaves the engine (the app masks its secrets' values). */
@@ -108,14 +115,29 @@ export async function* runToolCalls(
     // Every path (a result, a thrown error, an MCP result, an answer to ask_user, a denial)
     // goes through here: masked once, the history and the event carry the same text.
     const result = maskResult(unmasked, ctx.mask);
+    result.content = capResultContent(result.content, ctx.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
     const message: ToolMessage = { role: 'tool', tool_call_id: call.id, content: result.content, ts: Date.now() };
     if (result.display !== undefined) message._display = result.display;
     await ctx.append(message);
     return finishedEvent(call, status, result, extra);
   };
 
+  // A response with more calls than may run: the rest are answered first (so a restart never
+  // finds them unanswered and runs them) with an error the model can act on, and no card each:
+  // the thread gets one note instead of a message per call.
+  const limit = ctx.maxCallsPerResponse;
+  if (limit !== undefined && calls.length > limit) {
+    yield { type: 'tool_calls_limited', requested: calls.length, allowed: limit };
+    for (const { call } of calls.slice(limit)) {
+      if (answered.has(call.id)) continue;
+      answered.add(call.id);
+      const content = toolErrorContent(`not run: this response held ${calls.length} tool calls and at most ${limit} run per response; send fewer at a time`);
+      await ctx.append({ role: 'tool', tool_call_id: call.id, content, ts: Date.now() });
+    }
+  }
+
   const cleared: ClearedCall[] = [];
-  for (const pending of calls) {
+  for (const pending of limit !== undefined ? calls.slice(0, limit) : calls) {
     const { call } = pending;
     const rerun = startedBefore.has(call.id);
     // Answered from the ledger alone, even after a stop: nothing waits, nothing runs.

@@ -24,12 +24,15 @@ import { SteeringQueue, type SteeringMessage, type SteeringReceipt } from './ste
 import type { PdfAdapter } from './outbound.js';
 import { denyAll, riskBasedPolicy, SessionGrants, type Approver, type GrantsSnapshot, type PermissionPolicy } from './permissions.js';
 import { describeProviderError, isContextOverflow, type AssistantTurn, type Provider, type ProviderResolver, type ToolSchema } from './provider.js';
+import { DEFAULT_MAX_RESULT_CHARS, MIN_MAX_RESULT_CHARS } from './result-cap.js';
 import { parseToolArguments } from './tool-arguments.js';
 import { INTERRUPTED_BY_USER, runToolCalls, type OutputMask, type PendingToolCall, type ToolPassContext } from './tool-calls.js';
 import { InMemoryToolLedger, type ToolLedger } from './tool-ledger.js';
 import { ToolRegistry, type ToolDefinition } from './tools.js';
 
 export const DEFAULT_MAX_ITERATIONS = 12;
+/** A model that asks for hundreds of calls at once would flood the thread with cards. */
+export const DEFAULT_MAX_TOOL_CALLS_PER_RESPONSE = 20;
 export const DEFAULT_TOOL_STOP_GRACE_MS = 50;
 
 export type InterruptHook = () => void | Promise<void>;
@@ -47,6 +50,8 @@ export interface TurnEngineOptions {
   tools?: ToolRegistry | ToolDefinition[];
   /** Model calls allowed per user turn (default 12). */
   maxIterations?: number;
+  /** At most this many tool calls of one model response run (default 20); the rest get an error result. */
+  maxToolCallsPerResponse?: number;
   approver?: Approver;
   policy?: PermissionPolicy;
   grants?: GrantsSnapshot;
@@ -65,6 +70,12 @@ export interface TurnEngineOptions {
   interruptHooks?: InterruptHook[];
   modelSettings?: Record<string, unknown>;
   toolStopGraceMs?: number;
+  /**
+   * The most characters a tool message's content may have as the model reads it, JSON escapes
+   * included (default 24,000: the tools' 20,000 plus room for their JSON). Longer is trimmed,
+   * with a note, by result-cap.ts.
+   */
+  maxResultChars?: number;
   logger?: EngineLogger;
   /**
    * Rewrites every tool result and error text before the history (so the model and the
@@ -106,6 +117,7 @@ export class TurnEngine {
   private readonly resolveProvider: ProviderResolver;
   private readonly registry: ToolRegistry;
   private readonly maxIterations: number;
+  private readonly maxToolCallsPerResponse: number;
   private readonly approver: Approver;
   private readonly policy: PermissionPolicy;
   private readonly grants: SessionGrants;
@@ -119,6 +131,7 @@ export class TurnEngine {
   private readonly interruptHooks: InterruptHook[];
   private readonly modelSettings: Record<string, unknown> | undefined;
   private readonly toolStopGraceMs: number;
+  private readonly maxResultChars: number;
   private readonly logger: EngineLogger;
   private readonly maskOutput: OutputMask;
   private readonly onGrantsChanged: TurnEngineOptions['onGrantsChanged'];
@@ -136,6 +149,7 @@ export class TurnEngine {
     if (options.instructions) this.history.prependSystem(options.instructions);
     this.registry = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.maxIterations = options.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+    this.maxToolCallsPerResponse = options.maxToolCallsPerResponse ?? DEFAULT_MAX_TOOL_CALLS_PER_RESPONSE;
     this.approver = options.approver ?? denyAll;
     this.policy = options.policy ?? riskBasedPolicy;
     this.grants = new SessionGrants(options.grants);
@@ -155,6 +169,10 @@ export class TurnEngine {
     this.interruptHooks = [...(options.interruptHooks ?? [])];
     this.modelSettings = options.modelSettings;
     this.toolStopGraceMs = options.toolStopGraceMs ?? DEFAULT_TOOL_STOP_GRACE_MS;
+    this.maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
+    if (!Number.isInteger(this.maxResultChars) || this.maxResultChars < MIN_MAX_RESULT_CHARS) {
+      throw new Error(`maxResultChars must be an integer of at least ${MIN_MAX_RESULT_CHARS}, got ${this.maxResultChars}`);
+    }
     this.onGrantsChanged = options.onGrantsChanged;
   }
 
@@ -530,6 +548,7 @@ export class TurnEngine {
       approver: this.approver,
       grants: this.grants,
       requesters: this.history.turnRequesters(),
+      maxCallsPerResponse: this.maxToolCallsPerResponse,
       interactive: this.interactive,
       inbox: this.inbox,
       ledger: this.ledger,
@@ -539,6 +558,7 @@ export class TurnEngine {
       append: (message) => this.history.append(message),
       grantsChanged: () => this.onGrantsChanged?.(this.grants.snapshot()),
       mask: this.maskOutput,
+      maxResultChars: this.maxResultChars,
     };
   }
 }

@@ -5,8 +5,12 @@
 // cut with a note saying how much was cut.
 import type { CallToolResult, CompatibilityCallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 
-/** About 12k tokens at four characters a token: room for a big file, not for a dump. */
-export const DEFAULT_MAX_RESULT_CHARS = 50_000;
+/**
+ * About 5k tokens at four characters a token, like the built-in tools' 20,000: under the
+ * engine's cap on every result as sent (24,000, result-cap.ts), so an MCP result is cut once,
+ * here, where the cut can keep whole content blocks and say what was cut.
+ */
+export const DEFAULT_MAX_RESULT_CHARS = 20_000;
 
 export function resultText(result: CallToolResult | CompatibilityCallToolResult, maxChars = DEFAULT_MAX_RESULT_CHARS): string {
   return capText(fullText(result), maxChars);

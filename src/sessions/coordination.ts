@@ -43,6 +43,8 @@ export interface Coordinator {
   isTurnOwned(sessionId: string): boolean;
   /** Run `work` while holding the session's lock. */
   exclusive<T>(sessionId: string, work: () => Promise<T>): Promise<T>;
+  /** Whether this worker holds (or waits for) the session's lock now: the session is in use. */
+  isLocked(sessionId: string): boolean;
   /** Hand a command to the worker that owns the session (here: this process). */
   dispatch(sessionId: string, command: SessionCommand): Promise<void>;
   /** Register this worker's handler for commands of the sessions it owns. */
@@ -90,6 +92,10 @@ export class InProcessCoordinator implements Coordinator {
         this.owners.delete(sessionId);
       },
     };
+  }
+
+  isLocked(sessionId: string): boolean {
+    return this.mutex.isHeld(sessionId);
   }
 
   isTurnOwned(sessionId: string): boolean {

@@ -32,6 +32,7 @@ export interface EngineSetup {
   compactor?: Compactor;
   instructions?: string;
   maxIterations?: number;
+  maxToolCallsPerResponse?: number;
   interruptHooks?: InterruptHook[];
   contextProvider?: ContextProvider;
   logger?: EngineLogger;
@@ -64,6 +65,8 @@ export interface LiveSession {
   /** The last turn ended by a stop: replies queued during it are not run afterwards. */
   stopped: boolean;
   lastUsed: number;
+  /** Who asked for the running turn (fair use counts threads working per person). */
+  turnBy?: string;
 }
 
 export async function buildLiveSession(input: {
@@ -104,6 +107,7 @@ export async function buildLiveSession(input: {
     messages,
     tools: setup.tools,
     maxIterations: setup.maxIterations,
+    maxToolCallsPerResponse: setup.maxToolCallsPerResponse,
     policy: setup.policy,
     compactor: setup.compactor,
     compactionState: record.compaction,

@@ -1,7 +1,9 @@
 // The sessions this process holds in memory, each built once from the store (a second
 // request for a session being built waits for the same build) and dropped again after a
-// while idle. A session is busy while a turn is reserved or its driver still runs; a busy
-// session is never dropped.
+// while idle, or when more than `maxLive` are held (the least recently used go first: a bot
+// that answered ten thousand threads holds a few hundred, and rebuilds any other from the
+// store when it is next needed). A session is busy while a turn is reserved or its driver
+// still runs; a busy session is never dropped.
 import type { EngineLogger } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
@@ -16,7 +18,17 @@ export interface LiveSessionsOptions {
   defaultModel: string;
   grantScope: GrantScope;
   logger: EngineLogger;
+  /** Sessions kept in memory at most (default 500); busy ones are never dropped. */
+  maxLive?: number;
+  /**
+   * Whether a caller works with the session now (it holds the session's lock: a message being
+   * delivered, a click): such a session is not dropped, or the caller's engine would be
+   * disposed under it and a second one built.
+   */
+  inUse?: (sessionId: string) => boolean;
 }
+
+export const DEFAULT_MAX_LIVE = 500;
 
 export function isBusy(live: LiveSession): boolean {
   return live.engine.isRunning || live.turn !== null;
@@ -39,7 +51,12 @@ export class LiveSessions {
    */
   get(sessionId: string, key?: SessionKey, starter?: string): Promise<LiveSession> {
     const existing = this.live.get(sessionId);
-    if (existing) return Promise.resolve(existing);
+    if (existing) {
+      // Map order is recency order: the least recently used come first.
+      this.live.delete(sessionId);
+      this.live.set(sessionId, existing);
+      return Promise.resolve(existing);
+    }
     let building = this.building.get(sessionId);
     if (!building) {
       building = this.build(sessionId, key, starter).finally(() => this.building.delete(sessionId));
@@ -60,7 +77,20 @@ export class LiveSessions {
     }
     const live = await buildLiveSession({ record, store, inbox, ledger, setup: await this.options.engineSetup(record), grantScope });
     this.live.set(sessionId, live);
+    void this.trim();
     return live;
+  }
+
+  /** Drop the least recently used idle sessions past `maxLive`. */
+  private async trim(): Promise<void> {
+    const max = this.options.maxLive ?? DEFAULT_MAX_LIVE;
+    let excess = this.live.size - max;
+    for (const [id, live] of this.live) {
+      if (excess <= 0) return;
+      if (isBusy(live) || this.options.inUse?.(id)) continue;
+      excess--;
+      await this.evict(id);
+    }
   }
 
   all(): LiveSession[] {

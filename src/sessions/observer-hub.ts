@@ -26,4 +26,8 @@ export class ObserverHub implements SessionObserver {
   async onPromptClosed(session: SessionRecord, item: InboxItem): Promise<void> {
     for (const observer of this.observersOf(session)) await observer.onPromptClosed?.(session, item);
   }
+
+  async onWaiting(session: SessionRecord, ahead: number | null): Promise<void> {
+    for (const observer of this.observersOf(session)) await observer.onWaiting?.(session, ahead);
+  }
 }

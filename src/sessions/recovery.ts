@@ -161,7 +161,7 @@ async function notYetTaken(live: LiveSession, inputs: PendingInput[], store: Ses
     live.engine.messages.flatMap((m) => (m.role === 'user' && typeof m.source?.messageId === 'string' ? [m.source.messageId] : [])),
   );
   const fresh = inputs.filter((input) => !(input.source?.messageId && inHistory.has(input.source.messageId)));
-  if (fresh.length !== inputs.length) await store.setPendingInputs(live.record.id, fresh);
+  if (fresh.length !== inputs.length) await store.removePendingInputs(live.record.id, inputs.filter((input) => !fresh.includes(input)).map((input) => input.id));
   return fresh;
 }
 

@@ -14,9 +14,10 @@ import { INTERRUPTED_BY_USER, silentLogger, type EngineLogger, type MessageSourc
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
 import { sessionIdOf, type PendingInput, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
-import type { AccessPolicy } from './access-policy.js';
+import type { AccessDecision, AccessPolicy, ActorContext } from './access-policy.js';
 import type { Coordinator, SessionCommand } from './coordination.js';
 import type { EngineSetupFactory, GrantScope, LiveSession } from './live-session.js';
+import { FairUse, type FairUseLimits } from './fair-use.js';
 import { ThreadReplay } from './thread-replay.js';
 import { isBusy, LiveSessions } from './live-sessions.js';
 import { PromptReplies, resolutionOf, type PromptChoice } from './prompt-replies.js';
@@ -62,6 +63,10 @@ export interface SessionManagerOptions {
   idleEvictMs?: number;
   /** Which models /model may choose (default: any). */
   models?: ModelMenu;
+  /** Queue sizes and per-person limits (default: fair-use.ts). */
+  fairUse?: FairUseLimits;
+  /** Sessions kept in memory (least recently used dropped first; default 500). */
+  maxLiveSessions?: number;
 }
 
 export class SessionManager {
@@ -74,6 +79,7 @@ export class SessionManager {
   private readonly earlyStops = new EarlyStops();
   /** /retry, /model, /grants, /revoke, /forget, /status. */
   readonly controls: ThreadControls;
+  private readonly fairUse: FairUse;
   private closing = false;
 
   constructor(private readonly options: SessionManagerOptions) {
@@ -88,6 +94,8 @@ export class SessionManager {
       defaultModel: options.defaultModel,
       grantScope: options.grantScope ?? 'thread',
       logger: this.logger,
+      maxLive: options.maxLiveSessions,
+      inUse: (sessionId) => options.coordinator.isLocked(sessionId),
     });
     this.driver = new TurnDriver({
       store: options.store,
@@ -99,6 +107,7 @@ export class SessionManager {
     });
     this.replies = new PromptReplies(options.inbox, options.access, reporter);
     this.controls = new ThreadControls({ ...options, sessions: this.sessions, driver: this.driver });
+    this.fairUse = new FairUse(options.fairUse);
     const idleMs = options.idleEvictMs ?? 15 * 60 * 1000;
     this.evictTimer = setInterval(() => void this.sessions.evictIdle(idleMs), Math.max(1000, idleMs / 2));
     this.evictTimer.unref();
@@ -132,6 +141,15 @@ export class SessionManager {
 
   // ---- inbound -----------------------------------------------------------------------
 
+  /**
+   * Whether this person may start or steer a turn, judged as `deliver` will judge it. A
+   * connector asks first, so a refused message costs no work: an outsider's message holding
+   * hundreds of mentions once made as many name lookups before `deliver` refused it.
+   */
+  admits(userId: string, actor: ActorContext = {}): AccessDecision {
+    return this.options.access.mayStartOrSteer(userId, actor);
+  }
+
   async deliver(key: SessionKey, message: InboundMessage): Promise<DeliverResult> {
     if (this.closing) return { status: 'refused', reason: 'The bot is restarting; send that again in a moment.' };
     const access = this.options.access.mayStartOrSteer(message.userId, { external: message.external });
@@ -153,9 +171,16 @@ export class SessionManager {
         return { status: 'answered', sessionId, inputId: input.id };
       }
 
+      // Fair use, checked before anything is recorded: a refusal leaves no trace to undo.
+      const starts = !isBusy(live) && live.engine.unansweredToolCalls().length === 0;
+      const verdict = starts
+        ? this.fairUse.mayStart(message.userId, this.sessions.all().filter((other) => isBusy(other) && other.turnBy === message.userId).length)
+        : this.fairUse.mayQueue(await store.pendingLoad(sessionId), Buffer.byteLength(input.text, 'utf8'));
+      if (!verdict.ok) return { status: 'refused', reason: verdict.reason };
+
       // Recorded (and the session marked open) before the caller acknowledges the platform.
       await store.markOpen(sessionId);
-      await store.setPendingInputs(sessionId, [...(await store.getPendingInputs(sessionId)), input]);
+      await store.addPendingInput(sessionId, input);
       await this.touch(live);
       if (isBusy(live)) {
         // Queued before any waiting approval is declined, so the turn that wakes up on the
@@ -172,6 +197,8 @@ export class SessionManager {
         await this.driver.notifyInput(live, input.id, 'queued', input.source);
         return { status: 'queued', sessionId, inputId: input.id };
       }
+      live.turnBy = message.userId;
+      this.fairUse.started(message.userId);
       await this.driver.startWithInputs(live, [input]);
       await this.driver.notifyInput(live, input.id, 'started', input.source);
       // A 🛑 processed before this message was: it meant this turn.
@@ -285,6 +312,12 @@ export class SessionManager {
     for (const live of this.sessions.all()) if (live.engine.isRunning) live.engine.requestInterrupt();
     await this.idle();
     for (const live of this.sessions.all()) await this.sessions.evict(live.record.id);
+  }
+
+  /** Whether a turn runs (or is reserved) in this thread now. */
+  isWorking(sessionId: string): boolean {
+    const live = this.sessions.peek(sessionId);
+    return live !== undefined && isBusy(live);
   }
 
   /** How many engines are in memory (tests, metrics). */

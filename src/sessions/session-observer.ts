@@ -14,6 +14,8 @@ export interface SessionObserver {
   onInput?(session: SessionRecord, inputId: string, disposition: InputDisposition, source?: MessageSource): void | Promise<void>;
   /** A prompt closed without a click (a stop, a reply, a restart): its card should say so. */
   onPromptClosed?(session: SessionRecord, item: InboxItem): void | Promise<void>;
+  /** The thread's model call waits for a free slot (`ahead` calls in front), or got one (null). */
+  onWaiting?(session: SessionRecord, ahead: number | null): void | Promise<void>;
 }
 
 /** The observer as the session layer calls it: never throws. */

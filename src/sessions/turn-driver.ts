@@ -108,7 +108,7 @@ export class TurnDriver {
         const inputs = leftover.map((steer) => stored.find((input) => input.id === steer.id) ?? { id: steer.id, text: steer.text, receivedAt: Date.now() });
         if (!live.stopped) return this.startWithInputs(live, inputs);
         // The user stopped the turn: running their queued replies now would undo the stop.
-        await store.setPendingInputs(live.record.id, stored.filter((input) => !leftover.some((s) => s.id === input.id)));
+        await store.removePendingInputs(live.record.id, leftover.map((steer) => steer.id));
         for (const input of inputs) await this.notifyInput(live, input.id, 'dropped', input.source);
       }
       try {
@@ -160,9 +160,6 @@ export class TurnDriver {
   }
 
   private async removePending(live: LiveSession, inputId: string): Promise<void> {
-    const pending = await this.options.store.getPendingInputs(live.record.id);
-    if (pending.some((input) => input.id === inputId)) {
-      await this.options.store.setPendingInputs(live.record.id, pending.filter((input) => input.id !== inputId));
-    }
+    await this.options.store.removePendingInputs(live.record.id, [inputId]);
   }
 }

@@ -4,6 +4,11 @@
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<unknown>>();
 
+  /** Whether work holds (or waits for) the key now. */
+  isHeld(key: string): boolean {
+    return this.tails.has(key);
+  }
+
   async run<T>(key: string, work: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve();
     const current = previous.then(work, work);

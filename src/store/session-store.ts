@@ -9,7 +9,9 @@
 //   tools-started:<id>        the tool ledger: calls of the trailing round that started
 //   transcript:<id>:<n>       the canonical messages, append-only (see append-log.ts)
 //   inbox:<itemId>            prompts waiting for a human; inbox-call:<id>:<callId> → itemId
-//   pending:<id>              inbound messages not yet taken by a turn (steering included)
+//   pending-index:<id>, pending-input:<id>:<n>
+//                             inbound messages not yet taken by a turn (steering included),
+//                             one key each (pending-inputs.ts)
 //   ref:<platform message>    which session / tool call a platform message belongs to
 //   grants:channel:<channel>  "always" grants scoped to a whole channel
 //   event:<id>                processed platform event ids, with a TTL (de-duplication)
@@ -18,8 +20,9 @@
 // queue pops live behind the coordination seam (src/sessions/coordination.ts). Everything
 // read back is parsed with zod: a stored record is outside input like any other.
 import type Keyv from 'keyv';
+import { PendingInputs, type PendingInput, type QueueLoad } from './pending-inputs.js';
 import { z } from 'zod';
-import { MessageSchema, type GrantsSnapshot, type InboxItem, type LedgerRound, type Message, type MessageSource } from '../engine/index.js';
+import { MessageSchema, type GrantsSnapshot, type InboxItem, type LedgerRound, type Message } from '../engine/index.js';
 import { AppendLog } from './append-log.js';
 import { KeyedMutex } from './keyed-mutex.js';
 
@@ -84,14 +87,7 @@ const InboxItemSchema = z.object({
   command: z.string().optional(),
 });
 
-/** An inbound message waiting for a turn to take it (persisted before it is acknowledged). */
-export const PendingInputSchema = z.object({
-  id: z.string(),
-  text: z.string(),
-  source: z.looseObject({ platform: z.string() }).optional(),
-  receivedAt: z.number(),
-});
-export type PendingInput = z.infer<typeof PendingInputSchema> & { source?: MessageSource };
+export { PendingInputSchema, type PendingInput, type QueueLoad } from './pending-inputs.js';
 
 /** What a button click or a reaction on a platform message leads to. */
 export const MessageRefSchema = z.object({
@@ -117,7 +113,11 @@ export class SessionStore {
   /** Read-modify-write of shared index keys, one at a time in this process. */
   private readonly indexLock = new KeyedMutex();
 
-  constructor(readonly keyv: Keyv) {}
+  private readonly pending: PendingInputs;
+
+  constructor(readonly keyv: Keyv) {
+    this.pending = new PendingInputs(keyv);
+  }
 
   // ---- sessions ----------------------------------------------------------------------
 
@@ -241,13 +241,29 @@ export class SessionStore {
 
   // ---- pending inbound messages ------------------------------------------------------
 
-  async getPendingInputs(id: string): Promise<PendingInput[]> {
-    return z.array(PendingInputSchema).parse((await this.keyv.get<unknown>(`pending:${id}`)) ?? []);
+  /** Inbound messages not yet taken by a turn, in arrival order. */
+  getPendingInputs(id: string): Promise<PendingInput[]> {
+    return this.pending.list(id);
   }
 
-  async setPendingInputs(id: string, inputs: PendingInput[]): Promise<void> {
-    if (inputs.length === 0) await this.keyv.delete(`pending:${id}`);
-    else await this.keyv.set(`pending:${id}`, inputs);
+  /** How much waits in a thread: what the queue caps are checked against. */
+  pendingLoad(id: string): Promise<QueueLoad> {
+    return this.pending.load(id);
+  }
+
+  /** Record one more inbound message; the others are not rewritten. */
+  addPendingInput(id: string, input: PendingInput): Promise<void> {
+    return this.pending.add(id, input);
+  }
+
+  /** Drop messages a turn has taken. */
+  removePendingInputs(id: string, inputIds: readonly string[]): Promise<void> {
+    return this.pending.remove(id, inputIds);
+  }
+
+  /** Replace the whole queue (tests, and hand-written sessions). */
+  setPendingInputs(id: string, inputs: PendingInput[]): Promise<void> {
+    return this.pending.replace(id, inputs);
   }
 
   // ---- inbox items -------------------------------------------------------------------
@@ -348,7 +364,7 @@ export class SessionStore {
     for (const ref of await this.refLog(id).readAll()) await this.keyv.delete(`ref:${ref}`);
     await this.refLog(id).clear();
     await this.transcript(id).clear();
-    await this.keyv.delete(`pending:${id}`);
+    await this.pending.clear(id);
     await this.keyv.delete(`tools-started:${id}`);
     await this.keyv.delete(`session:${id}`);
     await this.removeFromIndex(id);

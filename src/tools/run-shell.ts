@@ -3,8 +3,9 @@
 // is the contract the model sees, and what its approval card says about confinement.
 //
 // One idea: the result always says where the shell is now and how the command ended —
-// exit code, timeout or interruption — next to its (middle-trimmed) output, so the model
-// never has to guess whether a silent command worked.
+// exit code, timeout or interruption — next to its (cleaned, middle-trimmed) output, so the
+// model never has to guess whether a silent command worked. Binary output is a count in the
+// note, not a dump (command-output.ts).
 //
 // A command the shell allow-list let through ran without anyone looking at it: it gets a
 // hardened git (hardened-git.ts), so the repository's own config cannot make it run programs.
@@ -44,7 +45,7 @@ export function runShellTool(shell: ShellSession, timeoutMs: number, confinement
     name: 'run_shell',
     description:
       `Run a bash command in the workspace and return its exit code, working directory and output (stdout and stderr ` +
-      `together; long output loses its middle). The working directory persists between calls but cannot leave the ` +
+      `together; long output loses its middle, colour codes are dropped, binary output is counted, not shown). The working directory persists between calls but cannot leave the ` +
       `workspace. Commands time out after ${Math.round(timeoutMs / 1000)} s; stdin is empty, so nothing can prompt. ${where}`,
     schema,
     metadata: { risk: 'high', category: 'exec', idempotent: false, confinement: confinementText(confinement) },

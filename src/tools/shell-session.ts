@@ -11,15 +11,18 @@
 // is only accepted if it is inside the workspace (or a granted folder). On the host,
 // background jobs (`server &`) keep running after their command returns; their output is
 // drained and discarded, and dispose() stops them. In the sandbox they end with the command.
+//
+// What the command printed reaches the model cleaned (command-output.ts): escape sequences
+// dropped, control characters made visible, binary summarised in a line and a note.
 import { randomUUID } from 'node:crypto';
 import { open, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { sleep } from '../engine/index.js';
 import { shellEnvironment } from '../sandbox/shell-environment.js';
 import { HostLauncher, type CommandLauncher, type LaunchedCommand } from './command-launcher.js';
-import { MiddleTrimmedText } from './output.js';
+import { CommandOutput } from './command-output.js';
+import { formatCount } from './output.js';
 import type { Workspace } from './workspace.js';
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
@@ -61,7 +64,7 @@ export interface ShellRunResult {
   signal: NodeJS.Signals | null;
   /** The working directory after the command, relative to the workspace root. */
   cwd: string;
-  /** stdout and stderr interleaved, middle-trimmed to the output budget. */
+  /** stdout and stderr interleaved, cleaned (command-output.ts), middle-trimmed to the output budget. */
   output: string;
   timedOut: boolean;
   interrupted: boolean;
@@ -145,7 +148,7 @@ export class ShellSession {
       roots: this.workspace.roots,
     });
     const { child } = launched;
-    const output = new MiddleTrimmedText(this.maxOutputChars);
+    const output = new CommandOutput(this.maxOutputChars);
 
     return new Promise<ShellRunResult>((resolve, reject) => {
       let finished = false;
@@ -157,12 +160,12 @@ export class ShellSession {
 
       const collect = (stream: NodeJS.ReadableStream | null): void => {
         if (!stream) return;
-        const decoder = new StringDecoder('utf8');
+        const pipe = output.pipe();
         stream.on('data', (chunk: Buffer) => {
-          if (!finished) output.append(decoder.write(chunk));
+          if (!finished) pipe.write(chunk);
         });
         stream.on('end', () => {
-          if (!finished) output.append(decoder.end());
+          if (!finished) pipe.end();
         });
       };
       collect(child.stdout);
@@ -195,7 +198,7 @@ export class ShellSession {
       };
 
       child.once('error', (error) => {
-        output.append(`could not start the command: ${error.message}\n`);
+        output.note(`could not start the command: ${error.message}\n`);
         finish();
       });
       child.once('exit', (code, signal) => {
@@ -242,7 +245,7 @@ export class ShellSession {
   private async settle(
     running: RunningCommand,
     exited: { code: number | null; signal: NodeJS.Signals | null } | null,
-    output: MiddleTrimmedText,
+    output: CommandOutput,
     cwdFile: string,
     notes: string[],
   ): Promise<ShellRunResult> {
@@ -253,6 +256,10 @@ export class ShellSession {
       if (!running.stop && running.launched.alive()) this.lingering.add(running.launched);
     }
     await rm(cwdFile, { force: true }).catch(() => undefined);
+    const collected = output.finish();
+    if (collected.binaryBytes > 0) {
+      notes.push(`${formatCount(collected.binaryBytes)} bytes of binary output (not shown); pipe it through \`xxd | head\` or \`file -\` to inspect it`);
+    }
     if (running.stop === 'timeout') {
       notes.push(`timed out: the command was stopped (SIGINT, then SIGKILL after ${this.killGraceMs / 1000} s)`);
     } else if (running.stop === 'interrupted') {
@@ -262,7 +269,7 @@ export class ShellSession {
       exitCode: exited?.code ?? null,
       signal: exited?.signal ?? null,
       cwd: this.workingDirectory,
-      output: output.toString(),
+      output: collected.text,
       timedOut: running.stop === 'timeout',
       interrupted: running.stop === 'interrupted',
       notes,

@@ -378,3 +378,23 @@ describe('interactive tools are answered through callbacks', () => {
     expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed' });
   });
 });
+
+describe('a response with more tool calls than may run', () => {
+  it('runs the first ones, answers the rest with an error the model can act on, and says so once', async () => {
+    const log: string[] = [];
+    const calls = Array.from({ length: 300 }, (_unused, i) => call('read', { n: i }));
+    const { engine, provider } = engineWith([callTools(...calls), say('fewer next time')], {
+      tools: [recordingTool('read', lowRisk, { log })],
+      maxToolCallsPerResponse: 20,
+    });
+    const events = await collect(engine.run('read everything'));
+    expect(only(events, 'tool_calls_limited')).toEqual([{ type: 'tool_calls_limited', requested: 300, allowed: 20 }]);
+    expect(only(events, 'tool_proposed')).toHaveLength(20); // one card per call that runs, not 300
+    expect(log.filter((entry) => entry.startsWith('end:'))).toHaveLength(20);
+    // The model got an answer to every call, in order: 20 results, then 280 refusals.
+    const results = provider.requests[1]!.messages.filter((m) => m.role === 'tool');
+    expect(results).toHaveLength(300);
+    expect(String(results[19]!.content)).toContain('"ok":true');
+    expect(String(results[20]!.content)).toContain('at most 20 run per response; send fewer at a time');
+  });
+});

@@ -10,7 +10,7 @@ import { PROMPT_ACTION } from '../../connectors/slack/actions.js';
 import { loadConfig } from '../../src/config.js';
 import { startCore, type Core } from '../../src/core.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
-import { appMention, blockActions, eventCallback, slashCommand, SLACK_IDS } from '../fakes/slack-payloads.js';
+import { appMention, blockActions, eventCallback, nextTs, reactionAdded, slashCommand, SLACK_IDS } from '../fakes/slack-payloads.js';
 import { FakeSlack, type StoredMessage } from '../fakes/slack-server.js';
 import { FakeSlackSocket, type SocketAck } from '../fakes/slack-socket.js';
 import { memoryLogger, waitFor } from '../support/engine-kit.js';
@@ -26,6 +26,7 @@ interface SocketBot {
   core: Core;
   connector: SlackConnector;
   dir: string;
+  logs: ReturnType<typeof memoryLogger>;
   /** A user mentions the bot; returns the root ts and the ack of the `events_api` envelope. */
   mention(text: string): Promise<{ root: string; ack: SocketAck }>;
   stop(): Promise<void>;
@@ -72,6 +73,7 @@ async function bootSocketBot(env: Record<string, string> = {}): Promise<SocketBo
     core,
     connector: started,
     dir: dir.path,
+    logs,
     async mention(text) {
       const event = appMention({ text, user: ADA });
       slack.addMessage(event);
@@ -163,6 +165,29 @@ describe('Slack in Socket Mode', () => {
     expect(ack).toEqual({ envelope_id: bot.socket.envelopes[0]!.envelope_id, payload: {} });
     const post = await bot.slack.waitForResponse('help');
     expect(post.body).toMatchObject({ response_type: 'ephemeral', text: HELP_TEXT });
+  });
+
+  it('malformed envelopes are acknowledged (so Slack does not redeliver them), reported once each, and start nothing', async () => {
+    bot = await bootSocketBot();
+    const before = bot.logs.lines.length;
+    // Our listener reads this one; Bolt itself trips on the other two.
+    const { item: _item, ...reactionWithoutItem } = reactionAdded({ reaction: 'octagonal_sign', ts: nextTs() });
+    const reactionWithNullItem = { ...reactionAdded({ reaction: 'octagonal_sign', ts: nextTs() }), item: null };
+    const { actions: _actions, ...clickWithoutActions } = blockActions({ actionId: PROMPT_ACTION, value: '{}', messageTs: nextTs(), responseUrl: bot.slack.responseUrl('x') });
+    const acks = [
+      await bot.socket.deliverEvent(eventCallback(reactionWithoutItem)),
+      await bot.socket.deliverEvent({ ...eventCallback({ type: 'reaction_added' }), event: reactionWithNullItem }),
+      await bot.socket.deliverInteractive(clickWithoutActions),
+    ];
+    expect(acks.map((ack) => ack.envelope_id)).toEqual(bot.socket.envelopes.map((envelope) => envelope.envelope_id));
+    const reported = bot.logs.lines.slice(before).filter((line) => line.level === 'warn' || line.level === 'error');
+    expect(reported.map((line) => [line.level, (line.details as { type?: string }).type])).toEqual([
+      ['warn', 'reaction_added'],
+      ['warn', 'reaction_added'],
+      ['warn', 'block_actions'],
+    ]);
+    expect(bot.llm.requests).toHaveLength(0);
+    expect(await bot.core.store.listSessionIds()).toEqual([]);
   });
 
   it('after a refresh_requested disconnect the client opens a new connection and events still work', async () => {
