@@ -135,6 +135,11 @@ export class SlackConnector {
     await this.app.stop();
   }
 
+  /** Thread views held in memory (bounded by MAX_LIVE_SESSIONS; tests, metrics). */
+  get viewCount(): number {
+    return this.views.size;
+  }
+
   get client(): WebClient {
     return this.app.client;
   }

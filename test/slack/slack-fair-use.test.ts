@@ -43,6 +43,25 @@ describe('heavy use, seen in Slack', () => {
     await waitFor(() => !bot!.slack.reactionsOn(C, second).some((r) => r.name === 'hourglass_flowing_sand'));
   });
 
+  it('idle sessions and thread views stay within MAX_LIVE_SESSIONS; an old thread still works', async () => {
+    bot = await bootSlackBot({ env: { MAX_LIVE_SESSIONS: '3', TURNS_PER_USER_PER_MINUTE: '100' } });
+    const roots: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      bot.llm.replyText(`answer ${i}`);
+      roots.push(await bot.mention(`question ${i}`));
+      await waitFor(() => bot!.llm.requests.length === i + 1);
+      await bot.idle();
+    }
+    await waitFor(() => bot!.core.manager.liveCount <= 3);
+    expect(bot.connector.viewCount).toBeLessThanOrEqual(3);
+    bot.llm.replyText('still here');
+    await bot.reply(roots[0]!, 'and the first thread?');
+    await waitFor(() => bot!.llm.requests.length === 9);
+    await bot.idle();
+    expect(JSON.stringify(bot.llm.requests[8]!.body)).toContain('question 0');
+    await waitFor(() => bot!.slack.thread(C, roots[0]!).some((m) => m.text.includes('still here')));
+  });
+
   it('a reply past the queue cap is refused privately', async () => {
     bot = await bootSlackBot({ env: { MAX_QUEUED_INPUTS: '2' } });
     bot.llm.replyStall();
