@@ -15,7 +15,8 @@ import type { WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
 import { DeltaCoalescer, scanFences, splitMarkdown, splitMarkdownPieces, toSlackMrkdwn, withoutFenceRepair } from '../shared/index.js';
 import { closingLine, openingLine, type Fence } from '../shared/markdown-fences.js';
-import type { SlackBlock } from './blocks.js';
+import type { AnswerDraft } from '../shared/thread-surface.js';
+import { footerBlock, type SlackBlock } from './blocks.js';
 
 export interface AnswerTarget {
   channel: string;
@@ -43,7 +44,7 @@ const NATIVE_MAX_AGE_MS = 4 * 60_000; // streams die after about five minutes
 const POST_MESSAGE_LIMIT = 3_500; // keeps an edited mrkdwn message comfortably readable
 const UNSUPPORTED = new Set(['unknown_method', 'method_deprecated', 'not_allowed_token_type', 'invalid_arguments', 'not_implemented']);
 
-export class AnswerStream {
+export class AnswerStream implements AnswerDraft {
   private readonly coalescer: DeltaCoalescer;
   /** The message being written: its ts, the text it holds, when the stream began. */
   private ts: string | undefined;
@@ -79,8 +80,9 @@ export class AnswerStream {
     this.coalescer.push(delta);
   }
 
-  /** Send what is pending and close the message, with optional blocks (a footer) under it. */
-  async finish(footer: SlackBlock[] = []): Promise<void> {
+  /** Send what is pending and close the message, with an optional footer (the usage line) under it. */
+  async finish(footerText?: string): Promise<void> {
+    const footer = footerText === undefined ? [] : [footerBlock(footerText)];
     await this.coalescer.close();
     // One last try for text a failed call left behind.
     if (this.unsent || this.dirty) await this.flush('');

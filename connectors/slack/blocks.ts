@@ -1,17 +1,20 @@
 // Block Kit for what the bot posts in a thread: a card per tool call (updated in place as
 // it moves from proposed to done), the buttons of a prompt on that same card, and the
-// notes that end a turn (stopped, failed with Retry, out of steps with Continue).
+// notes that end a turn (stopped, failed with Retry, out of steps with Continue). The thread
+// presenter says what to show (shared/thread-surface.ts: CardView, ThreadNote); this file
+// says it in Slack's words and markup.
 // Limits that bite here (Block Kit docs, block-kit.ts): 50 blocks a message, 3,000 characters
 // of section text, 75 characters of button text. What an approval card shows of the call it
 // approves, and which approve buttons that allows, is approval-card.ts's.
-import type { InboxItem } from '../../src/engine/index.js';
 import { displayNote, escapeSlackText, formatDuration, phaseLabel, restartNote, truncateForDisplay, type ToolCardState } from '../shared/index.js';
+import type { CardPrompt, NoteAction, ThreadNote } from '../shared/thread-surface.js';
 import { revealInvisible } from '../shared/visible-text.js';
 import { encodeValue, promptActionId, RETRY_ACTION } from './actions.js';
 import { approvalText, type ApprovalText } from './approval-card.js';
 import { mrkdwn, plain, type SlackBlock } from './block-kit.js';
 
 export type { SlackBlock } from './block-kit.js';
+export type { CardPrompt } from '../shared/thread-surface.js';
 
 const PREVIEW_LIMIT = 600;
 
@@ -37,15 +40,6 @@ function inlineCode(text: string): string {
 export function toolCardText(card: ToolCardState): string {
   const restart = restartNote(card);
   return escape(`${phaseLabel(card.phase)}: ${card.name} ${revealInvisible(card.argsSummary).text}${restart ? ` (${restart})` : ''}`.slice(0, 300));
-}
-
-/** What a card's prompt needs besides the card: the item, its words, and where a grant applies. */
-export interface CardPrompt {
-  item: InboxItem;
-  question?: string;
-  plan?: string;
-  /** GRANT_SCOPE: where an "always" answer applies (default the thread). */
-  grantScope?: 'thread' | 'channel';
 }
 
 export function toolCardBlocks(card: ToolCardState, prompt?: CardPrompt): SlackBlock[] {
@@ -156,12 +150,41 @@ function promptButtons(card: ToolCardState, prompt: CardPrompt, approval: Approv
   return { type: 'actions', block_id: `prompt:${item.id}`.slice(0, 255), elements };
 }
 
-export function noteBlocks(text: string, action?: { label: string; sessionId: string }): SlackBlock[] {
+/** A note that ends a turn, in Slack's words: its blocks, and the notification text. */
+export function noteMessage(note: ThreadNote): { text: string; blocks: SlackBlock[] } {
+  switch (note.kind) {
+    case 'tool_calls_limited':
+      return {
+        text: `Only ${note.allowed} of ${note.requested} tool calls run`,
+        blocks: noteBlocks(
+          `:warning: The model asked for ${note.requested} tool calls at once; only the first ${note.allowed} run (MAX_TOOL_CALLS_PER_RESPONSE). It was told to send fewer.`,
+        ),
+      };
+    case 'failed':
+      return { text: `Error: ${note.message}`, blocks: noteBlocks(`:warning: ${escape(note.message)}`, note.action) };
+    case 'stopped':
+      return { text: 'Stopped', blocks: noteBlocks(note.by ? `:octagonal_sign: Stopped by <@${note.by}>.` : ':octagonal_sign: Stopped.') };
+    case 'step_limit':
+      return {
+        text: 'Reached the step limit',
+        blocks: noteBlocks(`:hourglass: I used the ${note.iterations} model calls allowed for one request. Continue?`, note.action),
+      };
+    default: {
+      const never: never = note;
+      throw new Error(`unknown note ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue' };
+
+/** A note's text, with its button (Retry, Continue: both retry the session's last request). */
+function noteBlocks(text: string, action?: NoteAction): SlackBlock[] {
   const blocks: SlackBlock[] = [{ type: 'section', text: mrkdwn(text) }];
   if (action) {
     blocks.push({
       type: 'actions',
-      elements: [{ type: 'button', text: plain(action.label), action_id: RETRY_ACTION, value: encodeValue({ session: action.sessionId }) }],
+      elements: [{ type: 'button', text: plain(NOTE_ACTION_LABEL[action.kind]), action_id: RETRY_ACTION, value: encodeValue({ session: action.sessionId }) }],
     });
   }
   return blocks;

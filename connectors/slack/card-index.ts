@@ -10,6 +10,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
+import type { CardLocator } from '../shared/thread-surface.js';
 
 export const CARD_METADATA_EVENT = 'agent_tool_card';
 
@@ -19,7 +20,7 @@ export interface CardIndexDeps {
   logger: EngineLogger;
 }
 
-export class CardIndex {
+export class CardIndex implements CardLocator {
   private readonly channel: string;
   private readonly threadTs: string;
 

@@ -3,9 +3,9 @@
 // The button carries only the call's id (a value holds at most 2,000 characters). The call is
 // found from the message that was clicked: its stored reference (written when the card was
 // posted) names the session and the tool call, so a click can only ever open the call of the
-// card it was made on. Its arguments come from the thread's live view when it has them (the
+// card it was made on. Its arguments come from the thread's live presenter when it has them (the
 // exact text the card was drawn from), else from the session's stored transcript (after a
-// restart, for a card decided before it), parsed the way the engine parses them.
+// restart, for a card decided before it: shared/stored-call-text.ts).
 //
 // Who may open it: anyone Slack lets click the card, that is anyone who can see the thread.
 // The modal shows the arguments of a call already posted in that thread, and opens only for
@@ -15,18 +15,19 @@
 // stands between the click and views.open (one stored reference, at worst one transcript).
 import type { WebClient } from '@slack/web-api';
 import { z } from 'zod';
-import { parseToolArguments, type EngineLogger } from '../../src/engine/index.js';
+import type { EngineLogger } from '../../src/engine/index.js';
 import type { SessionStore } from '../../src/store/session-store.js';
-import { callArguments, type CallText } from '../shared/call-arguments.js';
+import type { CallText } from '../shared/call-arguments.js';
+import { storedCallText } from '../shared/stored-call-text.js';
 import { CallValueSchema, decodeValue } from './actions.js';
 import { fullTextView } from './approval-modal.js';
-import { messageKey } from './thread-view.js';
+import { messageKey } from './slack-surface.js';
 
 export interface ShowAllDeps {
   client: WebClient;
   store: SessionStore;
   logger: EngineLogger;
-  /** The full text a live thread view holds for a card's call, if it has it. */
+  /** The full text a live thread presenter holds for a card's call, if it has it. */
   cardText(sessionId: string, toolCallId: string): CallText | undefined;
 }
 
@@ -56,18 +57,4 @@ export async function showAll(deps: ShowAllDeps, click: unknown, say: (text: str
     const reason = (error as { data?: { error?: string } }).data?.error;
     await say(`I could not open the full text${reason ? ` (Slack said: ${reason})` : ''}. Click Show all again, and do not approve what you have not seen.`);
   }
-}
-
-/** The call's full text from the session's transcript, or undefined when it is no longer stored. */
-async function storedCallText(store: SessionStore, sessionId: string, toolCallId: string): Promise<CallText | undefined> {
-  const transcript = await store.loadTranscript(sessionId);
-  for (let i = transcript.length - 1; i >= 0; i--) {
-    const message = transcript[i]!;
-    if (message.role !== 'assistant') continue;
-    const call = message.tool_calls?.find((candidate) => candidate.id === toolCallId);
-    if (!call) continue;
-    const args = parseToolArguments(call.function.arguments);
-    return { name: call.function.name, parts: callArguments(call.function.name, args.ok ? args.value : args.raw) };
-  }
-  return undefined;
 }

@@ -1,7 +1,8 @@
 // The Slack connector: the only code that knows Slack. Inbound, it turns Bolt events into
 // session calls (a mention or a thread reply → deliver, a 🛑 reaction → interrupt, a
 // button → resolve or retry, `@bot /command` → a thread command); outbound, it registers a
-// ThreadView per session with the core's observer hub.
+// thread presenter per session (shared/thread-presenter.ts) drawing on a Slack surface
+// (slack-surface.ts) with the core's observer hub.
 //
 // Bolt, configured on purpose: `deferInitialization` so a failing start-up `auth.test`
 // is an error we report instead of an unhandled rejection that kills the process;
@@ -20,6 +21,7 @@ import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
+import { ThreadPresenter } from '../shared/thread-presenter.js';
 import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
 import type { StreamingSupport } from './answer-stream.js';
 import { CheckedApp, firstSectionText, readHumanMessage, readInbound, type ButtonClick, type HumanMessage } from './inbound-events.js';
@@ -29,7 +31,7 @@ import { RecordFirstSocketModeReceiver } from './record-first-receiver.js';
 import { guardedFetch } from './outbound-guard.js';
 import { showAll } from './show-all.js';
 import { limitClient } from './limited-client.js';
-import { messageKey, ThreadView } from './thread-view.js';
+import { messageKey, SlackSurface } from './slack-surface.js';
 import { UserNames } from './user-names.js';
 
 export const STOP_REACTION = 'octagonal_sign';
@@ -44,7 +46,7 @@ export interface SlackConnectorOptions {
 const NO_NAMES: ReadonlyMap<string, string> = new Map();
 
 export class SlackConnector {
-  private readonly views = new Map<string, ThreadView>();
+  private readonly presenters = new Map<string, ThreadPresenter>();
   private readonly names: UserNames;
   private readonly support: StreamingSupport = { native: true };
   private botUserId = '';
@@ -110,10 +112,10 @@ export class SlackConnector {
     await connector.identify();
     connector.listen();
     options.core.observers.add('slack', {
-      onEvent: (session, event, prompt) => connector.viewFor(session).onEvent(event, prompt),
-      onWaiting: (session, ahead) => connector.viewFor(session).onWaiting(ahead),
-      onInput: (session, _inputId, disposition, source) => connector.viewFor(session).onInput(disposition, source),
-      onPromptClosed: (session, item) => connector.viewFor(session).onPromptClosed(item),
+      onEvent: (session, event, prompt) => connector.presenterFor(session).onEvent(event, prompt),
+      onWaiting: (session, ahead) => connector.presenterFor(session).onWaiting(ahead),
+      onInput: (session, _inputId, disposition, source) => connector.presenterFor(session).onInput(disposition, source),
+      onPromptClosed: (session, item) => connector.presenterFor(session).onPromptClosed(item),
     });
     return connector;
   }
@@ -135,9 +137,9 @@ export class SlackConnector {
     await this.app.stop();
   }
 
-  /** Thread views held in memory (bounded by MAX_LIVE_SESSIONS; tests, metrics). */
+  /** Thread presenters held in memory (bounded by MAX_LIVE_SESSIONS; tests, metrics). */
   get viewCount(): number {
-    return this.views.size;
+    return this.presenters.size;
   }
 
   get client(): WebClient {
@@ -151,38 +153,38 @@ export class SlackConnector {
     this.teamUrl = (auth.url ?? '').replace(/\/$/, '');
   }
 
-  /** What a Show all click needs: the live views' card text first, the store after a restart. */
+  /** What a Show all click needs: the live presenters' card text first, the store after a restart. */
   private showAllDeps(): Parameters<typeof showAll>[0] {
     const { store } = this.options.core;
-    return { client: this.app.client, store, logger: this.options.logger, cardText: (sessionId, toolCallId) => this.views.get(sessionId)?.fullTextOf(toolCallId) };
+    return { client: this.app.client, store, logger: this.options.logger, cardText: (sessionId, toolCallId) => this.presenters.get(sessionId)?.fullTextOf(toolCallId) };
   }
 
   /**
-   * The thread's view, built on demand. At most MAX_LIVE_SESSIONS views are kept: the least
-   * recently used whose thread is not working are dropped (a view holds only the current
-   * turn's cards; a later turn builds a fresh one, and card-index.ts finds earlier cards).
-   * Each view's client lets SLACK_CALLS_PER_THREAD calls run at once; the rest queue.
+   * The thread's presenter, built on demand with its Slack surface. At most MAX_LIVE_SESSIONS
+   * are kept: the least recently used whose thread is not working are dropped (a presenter
+   * holds only the current turn's cards; a later turn builds a fresh one, and card-index.ts
+   * finds earlier cards). Each surface's client lets SLACK_CALLS_PER_THREAD calls run at once;
+   * the rest queue.
    */
-  private viewFor(session: SessionRecord): ThreadView {
-    let view = this.views.get(session.id);
-    if (view) {
-      this.views.delete(session.id);
-      this.views.set(session.id, view);
-      return view;
+  private presenterFor(session: SessionRecord): ThreadPresenter {
+    let presenter = this.presenters.get(session.id);
+    if (presenter) {
+      this.presenters.delete(session.id);
+      this.presenters.set(session.id, presenter);
+      return presenter;
     }
     const { config, core, logger } = this.options;
-    view = new ThreadView(
-      { client: limitClient(this.app.client, config.SLACK_CALLS_PER_THREAD), store: core.store, logger, support: this.support, grantScope: config.GRANT_SCOPE },
-      session,
-    );
-    this.views.set(session.id, view);
-    if (this.views.size > config.MAX_LIVE_SESSIONS) {
-      for (const id of this.views.keys()) {
-        if (this.views.size <= config.MAX_LIVE_SESSIONS) break;
-        if (id !== session.id && !core.manager.isWorking(id)) this.views.delete(id);
+    const client = limitClient(this.app.client, config.SLACK_CALLS_PER_THREAD);
+    const surface = new SlackSurface({ client, store: core.store, logger, support: this.support }, session);
+    presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE }, session);
+    this.presenters.set(session.id, presenter);
+    if (this.presenters.size > config.MAX_LIVE_SESSIONS) {
+      for (const id of this.presenters.keys()) {
+        if (this.presenters.size <= config.MAX_LIVE_SESSIONS) break;
+        if (id !== session.id && !core.manager.isWorking(id)) this.presenters.delete(id);
       }
     }
-    return view;
+    return presenter;
   }
 
   /**
@@ -279,7 +281,7 @@ export class SlackConnector {
     const ref = await this.options.core.store.getMessageRef(messageKey(channel, ts));
     const sessionId = ref?.sessionId ?? sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts });
     const record = await this.options.core.store.getSession(sessionId);
-    if (record) this.viewFor(record).noteStoppedBy(userId);
+    if (record) this.presenterFor(record).noteStoppedBy(userId);
     // Even with no session yet: the mention this reacts to may still be on its way in.
     const result = await this.options.core.manager.interrupt(sessionId, userId);
     if (result.status === 'refused') await this.whisper(channel, userId, record?.key.thread ?? ts, result.reason);
@@ -290,7 +292,7 @@ export class SlackConnector {
     const result = await this.options.core.manager.resolve(value.item, { choice: value.choice }, userId);
     if (result.ok) {
       const record = await this.options.core.store.getSession(result.item.sessionId);
-      if (record) await this.viewFor(record).onDecision(result.item, userId, value.choice);
+      if (record) await this.presenterFor(record).onDecision(result.item, userId, value.choice);
       return;
     }
     switch (result.reason) {

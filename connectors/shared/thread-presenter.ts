@@ -1,0 +1,185 @@
+// What one thread shows while the bot works in it, on any platform. The presenter consumes the
+// session layer's reports (engine events, message dispositions, closed prompts, waits for a
+// model slot, clicks) and draws them on the thread's surface (thread-surface.ts): the answer
+// as one message per text segment, every tool call its own card updated in place
+// (thread-cards.ts), a prompt's buttons on its tool's card, and a note when a turn was
+// stopped, failed or ran out of steps.
+//
+// The idea to hold: the presenter decides what the thread shows and when; the surface only
+// how. A surface call that fails is logged and the turn goes on (thread-output.ts): the
+// conversation is the source of truth, the thread is its rendering.
+import type { EngineEvent, EngineLogger, InboxItem, MessageSource, Usage } from '../../src/engine/index.js';
+import type { InputDisposition } from '../../src/sessions/session-manager.js';
+import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
+import type { CallText } from './call-arguments.js';
+import { ThreadCards } from './thread-cards.js';
+import { ThreadOutput } from './thread-output.js';
+import type { AnswerDraft, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from './thread-surface.js';
+import { formatUsage } from './usage-footer.js';
+
+export interface ThreadPresenterDeps {
+  surface: ThreadSurface;
+  /** Where the presenter records the messages it posts (thread-output.ts). */
+  store: Pick<SessionStore, 'putMessageRef'>;
+  logger: EngineLogger;
+  /** GRANT_SCOPE, for the words of "always" buttons. */
+  grantScope?: 'thread' | 'channel';
+}
+
+export class ThreadPresenter {
+  /** The answer segment being written, if one is open. */
+  private answer: AnswerDraft | undefined;
+  private readonly output: ThreadOutput;
+  private readonly cards: ThreadCards;
+  /** The turn's model calls, for the usage footer under its last answer. */
+  private usages: Usage[] = [];
+  private stoppedBy: string | undefined;
+
+  constructor(
+    deps: ThreadPresenterDeps,
+    private readonly session: Pick<SessionRecord, 'id'>,
+  ) {
+    this.output = new ThreadOutput({ surface: deps.surface, store: deps.store, logger: deps.logger, sessionId: session.id });
+    this.cards = new ThreadCards(this.output, deps.grantScope);
+  }
+
+  /** Who reacted with 🛑, so the note can say it. */
+  noteStoppedBy(userId: string): void {
+    this.stoppedBy = userId;
+  }
+
+  /** The full text of a card's call as this thread drew it (for Show all), if it has it. */
+  fullTextOf(toolCallId: string): CallText | undefined {
+    return this.cards.fullTextOf(toolCallId);
+  }
+
+  /** One engine event of this thread's turn; `prompt` is the inbox item behind a permission or interaction. */
+  async onEvent(event: EngineEvent, prompt?: InboxItem): Promise<void> {
+    switch (event.type) {
+      case 'turn_start':
+        this.usages = [];
+        this.stoppedBy = undefined;
+        await this.setStatus('thinking');
+        return;
+      case 'assistant_delta':
+        this.answer ??= this.output.surface.startAnswer();
+        this.answer.push(event.text);
+        return;
+      case 'assistant_message':
+        if (event.usage) this.usages.push(event.usage);
+        // Tool calls follow: the text before them is a segment of its own, above their cards.
+        if (event.toolCalls.length > 0) await this.endAnswer();
+        return;
+      case 'tool_proposed':
+        await this.cards.proposed(event);
+        return;
+      case 'permission_required':
+      case 'interaction_required':
+        // An answer must not stay open while a human decides: a Slack stream dies after ~5 minutes.
+        await this.endAnswer();
+        await this.cards.asked(event, prompt);
+        return;
+      case 'tool_started':
+      case 'tool_finished':
+        await this.cards.progressed(event);
+        return;
+      case 'tool_calls_limited':
+        await this.note({ kind: 'tool_calls_limited', requested: event.requested, allowed: event.allowed });
+        return;
+      case 'error':
+        await this.endAnswer();
+        await this.note({ kind: 'failed', message: event.message, action: { kind: 'retry', sessionId: this.session.id } });
+        return;
+      case 'interrupted':
+        await this.endAnswer();
+        await this.note({ kind: 'stopped', ...(this.stoppedBy ? { by: this.stoppedBy } : {}) });
+        return;
+      case 'turn_end':
+        await this.endAnswer(this.usages.length > 0 ? formatUsage(this.usages) : undefined);
+        if (event.status === 'max_iterations_exceeded') {
+          await this.note({ kind: 'step_limit', iterations: event.iterations, action: { kind: 'continue', sessionId: this.session.id } });
+        }
+        await this.setStatus('idle');
+        return;
+      case 'reasoning_delta':
+      case 'iteration_end':
+      case 'compacting':
+      case 'compacted':
+      case 'steering_injected':
+        return;
+      default:
+        return assertNever(event);
+    }
+  }
+
+  /** A click resolved a prompt: show the decision and who made it; the buttons go. */
+  async onDecision(item: InboxItem, userId: string, choice: string): Promise<void> {
+    await this.cards.decided(item, userId, choice);
+  }
+
+  /** A prompt closed without a click (a reply declined it, a stop closed it). */
+  async onPromptClosed(item: InboxItem): Promise<void> {
+    await this.cards.closed(item);
+  }
+
+  /** A mark on the person's message says what became of it. */
+  async onInput(disposition: InputDisposition, source: MessageSource | undefined): Promise<void> {
+    const messageId = source?.messageId;
+    if (!messageId) return;
+    switch (disposition) {
+      case 'started':
+      case 'queued':
+        await this.react(messageId, 'received');
+        return;
+      case 'injected':
+      case 'answered':
+        await this.react(messageId, 'taken');
+        return;
+      case 'dropped':
+        await this.unreact(messageId, 'received');
+        await this.react(messageId, 'dropped');
+        return;
+      default:
+        return assertNever(disposition);
+    }
+  }
+
+  /** The model call waits for a free slot (MAX_CONCURRENT_MODEL_CALLS), `ahead` in front of it, or got one (null). */
+  async onWaiting(ahead: number | null): Promise<void> {
+    await this.output.safely('show the wait for a model slot', () => this.output.surface.showWaiting(ahead));
+  }
+
+  // ---- pieces ------------------------------------------------------------------------
+
+  /** Close the open answer segment (with the usage footer under it at the end of a turn) and record its messages. */
+  private async endAnswer(footer?: string): Promise<void> {
+    const answer = this.answer;
+    this.answer = undefined;
+    if (!answer) return;
+    await this.output.safely('finish the answer', () => answer.finish(footer));
+    for (const messageId of answer.messages) await this.output.remember(messageId, 'answer');
+  }
+
+  private async note(note: ThreadNote): Promise<void> {
+    await this.output.safely('post a note', async () => {
+      const messageId = await this.output.surface.postNote(note);
+      if (messageId) await this.output.remember(messageId, 'note');
+    });
+  }
+
+  private async setStatus(status: WorkStatus): Promise<void> {
+    await this.output.safely('set the thread status', () => this.output.surface.setStatus(status));
+  }
+
+  private async react(messageId: MessageId, mark: InputMark): Promise<void> {
+    await this.output.safely('add a reaction', () => this.output.surface.react(messageId, mark));
+  }
+
+  private async unreact(messageId: MessageId, mark: InputMark): Promise<void> {
+    await this.output.safely('remove a reaction', () => this.output.surface.unreact(messageId, mark));
+  }
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unexpected value: ${String(value)}`);
+}

@@ -1,0 +1,134 @@
+// One Slack thread as the thread presenter's surface (shared/thread-surface.ts): cards and
+// notes in Block Kit (blocks.ts), an answer streamed natively or posted and edited
+// (answer-stream.ts), marks as emoji reactions, and where each card is across restarts
+// (card-index.ts).
+//
+// Slack's quirks, answered here: adding a reaction that is there already fails with
+// `already_reacted`, removing one that is not with `no_reaction` (neither is a failure);
+// the native "is thinking…" status exists only in DM (assistant) threads, so a channel thread
+// shows a wait for a model slot as an hourglass on its first message instead.
+import type { WebClient } from '@slack/web-api';
+import type { EngineLogger } from '../../src/engine/index.js';
+import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
+import type { AnswerDraft, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import { AnswerStream, slackError, type StreamingSupport } from './answer-stream.js';
+import { noteMessage, toolCardBlocks, toolCardText } from './blocks.js';
+import { CardIndex } from './card-index.js';
+
+export interface SlackSurfaceDeps {
+  /** The thread's client (limited-client.ts: at most SLACK_CALLS_PER_THREAD calls in flight). */
+  client: WebClient;
+  store: SessionStore;
+  logger: EngineLogger;
+  support: StreamingSupport;
+}
+
+const REACTION: Record<InputMark, string> = { received: 'eyes', taken: 'white_check_mark', dropped: 'x' };
+
+/** On a channel thread's first message while its model call waits for a free slot. */
+export const WAITING_REACTION = 'hourglass_flowing_sand';
+
+export class SlackSurface implements ThreadSurface {
+  readonly platform = 'Slack';
+  readonly cards: CardIndex;
+  private readonly channel: string;
+  private readonly threadTs: string;
+
+  constructor(
+    private readonly deps: SlackSurfaceDeps,
+    private readonly session: SessionRecord,
+  ) {
+    this.channel = session.key.channel;
+    this.threadTs = session.key.thread;
+    this.cards = new CardIndex(deps, session);
+  }
+
+  messageKey(ts: MessageId): string {
+    return messageKey(this.channel, ts);
+  }
+
+  async postCard(card: CardView): Promise<MessageId | undefined> {
+    const posted = await this.deps.client.chat.postMessage({
+      channel: this.channel,
+      thread_ts: this.threadTs,
+      text: toolCardText(card.state),
+      blocks: toolCardBlocks(card.state, card.prompt),
+      // How card-index.ts recognises the card if this process dies before it records the ts.
+      metadata: CardIndex.metadata(card.state.toolCallId),
+    });
+    return posted.ts;
+  }
+
+  async updateCard(ts: MessageId, card: CardView): Promise<void> {
+    await this.deps.client.chat.update({ channel: this.channel, ts, text: toolCardText(card.state), blocks: toolCardBlocks(card.state, card.prompt) });
+  }
+
+  async postNote(note: ThreadNote): Promise<MessageId | undefined> {
+    const { text, blocks } = noteMessage(note);
+    const posted = await this.deps.client.chat.postMessage({ channel: this.channel, thread_ts: this.threadTs, text, blocks });
+    return posted.ts;
+  }
+
+  startAnswer(): AnswerDraft {
+    return new AnswerStream(
+      this.deps.client,
+      {
+        channel: this.channel,
+        threadTs: this.threadTs,
+        ...(this.session.startedBy ? { recipientUserId: this.session.startedBy } : {}),
+        ...(this.session.key.workspace ? { recipientTeamId: this.session.key.workspace } : {}),
+      },
+      { logger: this.deps.logger, support: this.deps.support },
+    );
+  }
+
+  async react(ts: MessageId, mark: InputMark): Promise<void> {
+    await this.addReaction(ts, REACTION[mark]);
+  }
+
+  async unreact(ts: MessageId, mark: InputMark): Promise<void> {
+    await this.removeReaction(ts, REACTION[mark]);
+  }
+
+  /** In a DM (the app's Messages tab) Slack shows a native "is thinking…" status. */
+  async setStatus(status: WorkStatus): Promise<void> {
+    if (!this.isDm) return;
+    await this.setThreadStatus(status === 'thinking' ? 'is thinking…' : '');
+  }
+
+  /** A DM thread says so in its status line; a channel thread gets an hourglass on its first message. */
+  async showWaiting(ahead: number | null): Promise<void> {
+    if (this.isDm) return this.setThreadStatus(ahead === null ? 'is thinking…' : `is waiting for a free slot (${ahead} ahead)…`);
+    if (ahead === null) await this.removeReaction(this.threadTs, WAITING_REACTION);
+    else await this.addReaction(this.threadTs, WAITING_REACTION);
+  }
+
+  private get isDm(): boolean {
+    return this.channel.startsWith('D');
+  }
+
+  private async setThreadStatus(status: string): Promise<void> {
+    await this.deps.client.assistant.threads.setStatus({ channel_id: this.channel, thread_ts: this.threadTs, status });
+  }
+
+  private async addReaction(ts: string, name: string): Promise<void> {
+    try {
+      await this.deps.client.reactions.add({ channel: this.channel, timestamp: ts, name });
+    } catch (error) {
+      if (slackError(error) !== 'already_reacted') throw error;
+    }
+  }
+
+  private async removeReaction(ts: string, name: string): Promise<void> {
+    try {
+      await this.deps.client.reactions.remove({ channel: this.channel, timestamp: ts, name });
+    } catch (error) {
+      if (slackError(error) !== 'no_reaction') throw error;
+    }
+  }
+}
+
+/** The store key of a Slack message (a reaction or click on it finds its session). */
+export function messageKey(channel: string, ts: string): string {
+  return `slack:${channel}:${ts}`;
+}
