@@ -75,6 +75,12 @@ export const ConfigSchema = z.object({
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   /** The Slack Web API base URL (GovSlack, proxies, tests). */
   SLACK_API_URL: z.url({ message: 'must be a URL such as https://slack.com/api/' }).optional(),
+  /** Discord: the bot token (Developer Portal → Bot → Reset Token). Set, the Discord connector starts. */
+  DISCORD_TOKEN: z.string().trim().min(1).optional(),
+  /** The Discord REST base URL, without the version (discord.js `rest.api`; proxies, tests). The gateway URL comes from `GET /gateway/bot` there. */
+  DISCORD_API_URL: z.url({ message: 'must be a URL such as https://discord.com/api' }).optional(),
+  /** A Discord server (guild) id: slash commands are registered there (appear at once) instead of globally. */
+  DISCORD_GUILD_ID: z.string().regex(/^\d{17,20}$/, 'must be a Discord server id (a long number)').optional(),
   /** HTTP mode: the port for /slack/events and /healthz. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -91,6 +97,16 @@ export function slackProblems(config: Config): string[] {
     problems.push('SLACK_APP_TOKEN or SLACK_SIGNING_SECRET: set one (Socket Mode, or HTTP mode with a public URL)');
   }
   return problems;
+}
+
+/** Slack is wanted when any of its variables is set. */
+export function slackConfigured(config: Config): boolean {
+  return [config.SLACK_BOT_TOKEN, config.SLACK_APP_TOKEN, config.SLACK_SIGNING_SECRET].some(Boolean);
+}
+
+/** Discord is wanted when its token is set. */
+export function discordConfigured(config: Config): boolean {
+  return Boolean(config.DISCORD_TOKEN);
 }
 
 export class ConfigError extends Error {

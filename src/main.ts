@@ -3,8 +3,9 @@
 // taking events, let running turns stop through the usual interrupt path (after a short
 // grace), persist, exit 0. With nothing configured it says exactly what to set and exits 1.
 import { existsSync } from 'node:fs';
+import { DiscordConnector } from '../connectors/discord/discord-connector.js';
 import { SlackConnector } from '../connectors/slack/slack-connector.js';
-import { ConfigError, loadConfig, slackProblems, type Config } from './config.js';
+import { ConfigError, discordConfigured, loadConfig, slackConfigured, slackProblems, type Config } from './config.js';
 import { startCore, type Core } from './core.js';
 import { createLogger } from './logger.js';
 import { configSecretValues, envFileWarning, SecretMasker } from './secrets/index.js';
@@ -13,8 +14,9 @@ const NOTHING_CONFIGURED = [
   'Nothing to start: no chat connector is configured.',
   'Set, for Slack: SLACK_BOT_TOKEN and SLACK_APP_TOKEN (Socket Mode, no public URL needed),',
   '           or SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP mode on PORT, events at /slack/events).',
+  'And/or, for Discord: DISCORD_TOKEN (the bot token; see manifest/discord.md).',
   'And a model: MODEL (e.g. openai:gpt-4.1) with OPENAI_API_KEY, or anthropic:… with ANTHROPIC_API_KEY.',
-  'See README.md ("Set up Slack") and .env.example.',
+  'See README.md ("Set up Slack", "Set up Discord") and .env.example.',
 ].join('\n');
 
 interface Running {
@@ -27,7 +29,9 @@ async function start(config: Config, secrets: SecretMasker): Promise<Running | n
   const logger = createLogger(config.LOG_LEVEL, undefined, secrets);
   const envWarning = envFileWarning('.env');
   if (envWarning) logger.warn({}, envWarning);
-  if (!config.SLACK_BOT_TOKEN && !config.SLACK_APP_TOKEN && !config.SLACK_SIGNING_SECRET) {
+  const withSlack = slackConfigured(config);
+  const withDiscord = discordConfigured(config);
+  if (!withSlack && !withDiscord) {
     console.error(NOTHING_CONFIGURED);
     return 1;
   }
@@ -38,21 +42,36 @@ async function start(config: Config, secrets: SecretMasker): Promise<Running | n
     return 2;
   }
   const core = await startCore(config, { logger, secrets });
-  let slack: SlackConnector;
+  let slack: SlackConnector | undefined;
+  let discord: DiscordConnector | undefined;
+  const stopConnectors = async (): Promise<void> => {
+    await slack?.stop();
+    await discord?.stop();
+  };
   try {
-    slack = await SlackConnector.create({ config, core, logger });
+    // Every connector is attached before recovery, and takes events only after it.
+    if (withSlack) slack = await SlackConnector.create({ config, core, logger });
+    if (withDiscord) discord = DiscordConnector.create({ config, core, logger });
+    // Repaired before any event reaches a session; only then do events flow.
+    await core.recover();
+    if (slack) {
+      await slack.start();
+      logger.info({ mode: config.SLACK_APP_TOKEN ? 'socket' : 'http', port: slack.port }, 'Slack connector started');
+    }
+    if (discord) {
+      const info = await discord.start();
+      // A bot in no server yet: the line says where to invite it (manifest/discord.md explains the permissions).
+      logger.info({ botUserId: info.botUserId, guilds: info.guilds, ...(info.guilds === 0 ? { inviteUrl: info.inviteUrl } : {}) }, 'Discord connector started');
+    }
   } catch (error) {
+    await stopConnectors().catch(() => undefined);
     await core.close();
     throw error;
   }
-  // Repaired before any event reaches a session; only then do events flow.
-  await core.recover();
-  await slack.start();
-  logger.info({ mode: config.SLACK_APP_TOKEN ? 'socket' : 'http', port: slack.port }, 'Slack connector started');
   return {
     core,
     stop: async () => {
-      await slack.stop();
+      await stopConnectors();
       await core.close();
     },
   };

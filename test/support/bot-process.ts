@@ -1,7 +1,8 @@
 // The whole bot as `npm start` runs it: `node --import tsx src/main.ts` in a child process,
 // with only the environment a test gives (the developer's own must not leak in). One
 // instance is one life of the process: `start` waits for the JSON log line that says the
-// Slack connector listens (and reads its port from it), `kill` is a SIGKILL, the death no
+// Slack connector listens (and reads its port from it) — or, with `{ waitFor: 'discord' }`,
+// the line that says the Discord connector is ready — `kill` is a SIGKILL, the death no
 // shutdown code can soften.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -10,13 +11,15 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 // Absolute, so the child finds tsx whatever its working directory.
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const STARTED = 'Slack connector started';
+const STARTED = { slack: 'Slack connector started', discord: 'Discord connector started' } as const;
 
 export class BotProcess {
   stdout = '';
   stderr = '';
   /** The HTTP port the bot took (PORT=0 lets it pick), known once `start` resolves. */
   port = 0;
+  /** The start-up line waited for, parsed (the Discord one carries `botUserId`, `guilds`, `inviteUrl`). */
+  startedLine: Record<string, unknown> = {};
   /** Settles with the exit code (null after a signal) once the process is gone. */
   readonly exited: Promise<number | null>;
 
@@ -26,8 +29,9 @@ export class BotProcess {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
-  /** Spawn the bot and wait until it takes Slack events over HTTP. */
-  static async start(env: Record<string, string>, cwd: string, timeoutMs = 20_000): Promise<BotProcess> {
+  /** Spawn the bot and wait until it takes Slack events over HTTP (or, `waitFor: 'discord'`, until Discord is ready). */
+  static async start(env: Record<string, string>, cwd: string, timeoutMs = 20_000, options: { waitFor?: keyof typeof STARTED } = {}): Promise<BotProcess> {
+    const started = STARTED[options.waitFor ?? 'slack'];
     const bot = new BotProcess(
       spawn(process.execPath, ['--import', TSX, MAIN], {
         cwd,
@@ -35,14 +39,15 @@ export class BotProcess {
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );
-    const started = Date.now();
+    const startedAt = Date.now();
     for (;;) {
-      const line = bot.stdout.split('\n').find((l) => l.includes(STARTED));
+      const line = bot.stdout.split('\n').find((l) => l.includes(started));
       if (line) {
-        bot.port = (JSON.parse(line) as { port: number }).port;
+        bot.startedLine = JSON.parse(line) as Record<string, unknown>;
+        bot.port = typeof bot.startedLine.port === 'number' ? bot.startedLine.port : 0;
         return bot;
       }
-      const problem = !bot.alive ? `the bot exited (${bot.child.exitCode}) before it started` : Date.now() - started > timeoutMs ? `the bot did not start within ${timeoutMs} ms` : undefined;
+      const problem = !bot.alive ? `the bot exited (${bot.child.exitCode}) before it started` : Date.now() - startedAt > timeoutMs ? `the bot did not start within ${timeoutMs} ms` : undefined;
       if (problem) {
         await bot.kill();
         throw new Error(`${problem}\nstdout:\n${bot.stdout.slice(-4000)}\nstderr:\n${bot.stderr.slice(-4000)}`);

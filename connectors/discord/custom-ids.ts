@@ -1,0 +1,49 @@
+// What a Discord button carries in its custom id. Buttons are stateless, as in Slack
+// (slack/actions.ts): the id names the kind of click and holds only ids and the choice, so a
+// card posted before a restart still works after it. Discord's limit: a custom id is at most
+// 100 characters, and unique within its message.
+//   p:<item id>:<choice>   answer a prompt (approve, deny, a question's option, …)
+//   p:<item id>#<index>    the same, for a choice too long to fit (a question's option): the
+//                          click handler reads the item's choices from the store
+//   r:<session id>         Retry / Continue: run the thread's last request again
+import { z } from 'zod';
+
+export const CUSTOM_ID_MAX = 100;
+
+export type ButtonAction =
+  | { kind: 'prompt'; item: string; choice: string }
+  | { kind: 'prompt_index'; item: string; index: number }
+  | { kind: 'retry'; session: string };
+
+/** The custom id of a prompt's button, or undefined when even the short form would not fit. */
+export function promptCustomId(itemId: string, choice: string, index: number): string | undefined {
+  const full = `p:${itemId}:${choice}`;
+  if (full.length <= CUSTOM_ID_MAX) return full;
+  const short = `p:${itemId}#${index}`;
+  return short.length <= CUSTOM_ID_MAX ? short : undefined;
+}
+
+export function retryCustomId(sessionId: string): string | undefined {
+  const id = `r:${sessionId}`;
+  return id.length <= CUSTOM_ID_MAX ? id : undefined;
+}
+
+const ItemId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
+
+/** The action a clicked button's custom id names, or undefined for one that is not ours. */
+export function readCustomId(customId: string): ButtonAction | undefined {
+  if (customId.startsWith('r:')) {
+    const session = customId.slice(2);
+    return session ? { kind: 'retry', session } : undefined;
+  }
+  if (!customId.startsWith('p:')) return undefined;
+  const rest = customId.slice(2);
+  const indexed = /^([^:#]+)#(\d{1,3})$/.exec(rest);
+  if (indexed && ItemId.safeParse(indexed[1]).success) return { kind: 'prompt_index', item: indexed[1]!, index: Number(indexed[2]) };
+  const colon = rest.indexOf(':');
+  if (colon <= 0) return undefined;
+  const item = rest.slice(0, colon);
+  const choice = rest.slice(colon + 1);
+  if (!ItemId.safeParse(item).success || !choice) return undefined;
+  return { kind: 'prompt', item, choice };
+}

@@ -1,0 +1,399 @@
+// The Discord connector: the only code that knows Discord (through discord.js v14). Inbound,
+// it turns gateway events into session calls (a mention → a thread on that message and
+// `deliver`; a message in such a thread or a DM → `deliver`; 🛑 → `interrupt`; a button →
+// `resolve` or `controls.retry`; a slash command → the shared command runner, slash-commands.ts);
+// outbound, it registers a thread presenter per session
+// (shared/thread-presenter.ts) drawing on a Discord surface (discord-surface.ts) with the
+// core's observer hub. Everything it sends goes through outbound.ts (no mass mentions).
+//
+// Decisions a reader must hold:
+// - The session is the thread: key { platform 'discord', workspace: guild id, channel: the
+//   parent channel, thread: the thread id }. A DM channel is its own thread (workspace 'dm').
+// - De-duplication is `deliver`'s: eventId `discord:<message id>`, persisted, so a gateway
+//   replay after a Resume, or a redelivery after a restart, starts no second turn; a second
+//   thread on the same message is refused by Discord (160004) and the existing one is used.
+// - Access: the author's id is passed, `external` is false: whoever can post in the guild's
+//   channels is a member of it (Discord has no Slack Connect guests). ALLOWED_USERS and ADMINS
+//   name Discord user ids.
+// - Refusals are private where Discord allows it: a click's is an ephemeral follow-up; a
+//   message's or a reaction's (Discord has no ephemeral answer to those) is a DM to the
+//   person, or, when their DMs are closed, a reply in the thread that pings nobody.
+// - Every interaction is acknowledged first (deferUpdate, within Discord's 3 seconds), work after.
+import { once } from 'node:events';
+import {
+  Client,
+  Events,
+  GatewayIntentBits,
+  MessageFlags,
+  MessageType,
+  Partials,
+  PermissionsBitField,
+  type ButtonInteraction,
+  type ChatInputCommandInteraction,
+  type Interaction,
+  type Message,
+  type MessageReaction,
+  type PartialMessage,
+  type PartialMessageReaction,
+  type PartialUser,
+  type User,
+} from 'discord.js';
+import type { Config } from '../../src/config.js';
+import type { Core } from '../../src/core.js';
+import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
+import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
+import { ThreadPresenter } from '../shared/thread-presenter.js';
+import { safeCutIndex } from '../shared/visible-text.js';
+import { readCustomId } from './custom-ids.js';
+import { DiscordSurface, discordMessageKey } from './discord-surface.js';
+import { DiscordOutbound, safeContent } from './outbound.js';
+import { registerSlashCommands, runSlashCommand } from './slash-commands.js';
+
+export const STOP_EMOJI = ['🛑', 'octagonal_sign'];
+
+/** Guilds, messages in them and in DMs, their text (privileged: Message Content), reactions. */
+export const INTENTS = [
+  GatewayIntentBits.Guilds,
+  GatewayIntentBits.GuildMessages,
+  GatewayIntentBits.MessageContent,
+  GatewayIntentBits.GuildMessageReactions,
+  GatewayIntentBits.DirectMessages,
+  GatewayIntentBits.DirectMessageReactions,
+];
+/** So a reaction on a message sent before a restart, and a DM channel never cached, are seen. */
+export const PARTIALS = [Partials.Message, Partials.Reaction, Partials.Channel];
+
+/** manifest/discord.md explains each: reactions, view, send, attach, history, threads. */
+export const INVITE_PERMISSIONS = new PermissionsBitField([
+  'AddReactions',
+  'ViewChannel',
+  'SendMessages',
+  'AttachFiles',
+  'ReadMessageHistory',
+  'CreatePublicThreads',
+  'SendMessagesInThreads',
+]).bitfield;
+
+/** The workspace of a DM session (a DM belongs to no guild). */
+const DM_WORKSPACE = 'dm';
+const THREAD_NAME_MAX = 100;
+/** Discord: "A thread has already been created for this message". */
+const THREAD_ALREADY_EXISTS = 160004;
+
+export interface DiscordConnectorOptions {
+  config: Config;
+  core: Core;
+  logger: EngineLogger;
+  /** Between two edits of a streamed answer (default 1 s; tests shorten it). */
+  answerIntervalMs?: number;
+}
+
+export interface DiscordStartInfo {
+  botUserId: string;
+  guilds: number;
+  /** Where to add the bot to a server. */
+  inviteUrl: string;
+}
+
+interface LiveThread {
+  presenter: ThreadPresenter;
+  surface: DiscordSurface;
+}
+
+export class DiscordConnector {
+  private readonly threads = new Map<string, LiveThread>();
+  private readonly outbound: DiscordOutbound;
+  private botUserId = '';
+
+  private constructor(
+    readonly client: Client,
+    private readonly options: DiscordConnectorOptions,
+  ) {
+    this.outbound = new DiscordOutbound(client.rest);
+  }
+
+  /** Build the client and register the observer. Events flow only after start(). */
+  static create(options: DiscordConnectorOptions): DiscordConnector {
+    const { config } = options;
+    const client = new Client({
+      intents: INTENTS,
+      partials: PARTIALS,
+      // A second lock besides outbound.ts: whatever discord.js sends by itself pings nobody.
+      allowedMentions: { parse: [], repliedUser: false },
+      ...(config.DISCORD_API_URL ? { rest: { api: config.DISCORD_API_URL.replace(/\/+$/, '') } } : {}),
+    });
+    const connector = new DiscordConnector(client, options);
+    connector.listen();
+    options.core.observers.add('discord', {
+      onEvent: (session, event, prompt) => connector.presenterFor(session).onEvent(event, prompt),
+      onWaiting: (session, ahead) => connector.presenterFor(session).onWaiting(ahead),
+      onInput: (session, _inputId, disposition, source) => connector.presenterFor(session).onInput(disposition, source),
+      onPromptClosed: (session, item) => connector.presenterFor(session).onPromptClosed(item),
+    });
+    return connector;
+  }
+
+  /** Log in and wait until the gateway is ready (guilds known). */
+  async start(): Promise<DiscordStartInfo> {
+    const ready = once(this.client, Events.ClientReady);
+    try {
+      await this.client.login(this.options.config.DISCORD_TOKEN);
+    } catch (error) {
+      throw new Error(`Discord did not accept DISCORD_TOKEN: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    await ready;
+    const user = this.client.user;
+    if (!user) throw new Error('Discord is ready but the bot user is unknown');
+    this.botUserId = user.id;
+    const applicationId = this.client.application?.id ?? user.id;
+    const guildId = this.options.config.DISCORD_GUILD_ID;
+    try {
+      await registerSlashCommands(this.client as Client<true>, guildId);
+    } catch (error) {
+      // Not fatal: mentions, buttons and 🛑 work without them.
+      this.options.logger.warn({ err: error }, 'could not register the Discord slash commands');
+    }
+    return {
+      botUserId: user.id,
+      guilds: this.client.guilds.cache.size,
+      inviteUrl: `https://discord.com/oauth2/authorize?client_id=${applicationId}&scope=bot%20applications.commands&permissions=${INVITE_PERMISSIONS}`,
+    };
+  }
+
+  async stop(): Promise<void> {
+    for (const live of this.threads.values()) live.surface.dispose();
+    await this.client.destroy();
+  }
+
+  /** Thread presenters held in memory (bounded by MAX_LIVE_SESSIONS). */
+  get viewCount(): number {
+    return this.threads.size;
+  }
+
+  /**
+   * The thread's presenter, built on demand with its Discord surface. At most
+   * MAX_LIVE_SESSIONS are kept: the least recently used whose thread is not working are
+   * dropped (a later turn builds a fresh one; the store finds earlier cards).
+   */
+  private presenterFor(session: SessionRecord): ThreadPresenter {
+    const known = this.threads.get(session.id);
+    if (known) {
+      this.threads.delete(session.id);
+      this.threads.set(session.id, known);
+      return known.presenter;
+    }
+    const { config, core, logger } = this.options;
+    const surface = new DiscordSurface(
+      { outbound: this.outbound, store: core.store, logger, ...(this.options.answerIntervalMs !== undefined ? { answerIntervalMs: this.options.answerIntervalMs } : {}) },
+      session,
+    );
+    const presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE }, session);
+    this.threads.set(session.id, { presenter, surface });
+    if (this.threads.size > config.MAX_LIVE_SESSIONS) {
+      for (const [id, live] of this.threads) {
+        if (this.threads.size <= config.MAX_LIVE_SESSIONS) break;
+        if (id === session.id || core.manager.isWorking(id)) continue;
+        live.surface.dispose();
+        this.threads.delete(id);
+      }
+    }
+    return presenter;
+  }
+
+  /** One listener per kind of event; each logs its own failure (a listener must not throw into discord.js). */
+  private listen(): void {
+    const { logger } = this.options;
+    const guard = (what: string, work: Promise<void>): void => {
+      work.catch((error: unknown) => logger.error({ err: error }, `Discord: could not handle ${what}`));
+    };
+    this.client.on(Events.MessageCreate, (message) => guard('a message', this.onMessage(message)));
+    this.client.on(Events.MessageReactionAdd, (reaction, user) => guard('a reaction', this.onReaction(reaction, user)));
+    this.client.on(Events.InteractionCreate, (interaction) => guard('an interaction', this.onInteraction(interaction)));
+    this.client.on(Events.Error, (error) => logger.error({ err: error }, 'Discord client error'));
+  }
+
+  // ---- inbound: messages -----------------------------------------------------------------
+
+  private async onMessage(message: Message): Promise<void> {
+    // Our own posts, other bots and webhooks never start turns; nor do joins, pins, thread notices.
+    if (message.author.bot || message.webhookId || message.author.id === this.botUserId) return;
+    if (message.type !== MessageType.Default && message.type !== MessageType.Reply) return;
+    const { manager, store } = this.options.core;
+    const mentioned = message.mentions.users.has(this.botUserId);
+    let key: SessionKey;
+    if (!message.guildId) {
+      key = { platform: 'discord', workspace: DM_WORKSPACE, channel: message.channelId, thread: message.channelId };
+    } else if (message.channel.isThread()) {
+      const parent = message.channel.parentId;
+      if (!parent) return;
+      key = { platform: 'discord', workspace: message.guildId, channel: parent, thread: message.channelId };
+      // In a thread the bot works in, no mention is needed; elsewhere a thread is only joined by a mention.
+      if (!mentioned && !(await store.getSession(sessionIdOf(key)))) return;
+    } else {
+      if (!mentioned) return;
+      key = { platform: 'discord', workspace: message.guildId, channel: message.channelId, thread: message.id };
+    }
+    const text = this.readableText(message);
+    if (!text) return;
+    // The door first: someone who may not use the bot gets no thread (`deliver` judges again).
+    const door = manager.admits(message.author.id, { external: false });
+    if (!door.allowed) return this.whisper(message.author.id, key.thread === message.id ? message.channelId : key.thread, message.id, door.reason);
+    if (key.thread === message.id && message.guildId) key.thread = await this.threadFor(message, text);
+    const source: MessageSource = {
+      platform: 'discord',
+      workspace: key.workspace,
+      channel: key.channel,
+      thread: key.thread,
+      userId: message.author.id,
+      userName: message.author.globalName ?? message.author.username,
+      messageId: message.id,
+      permalink: message.url,
+    };
+    const result = await manager.deliver(key, { text, userId: message.author.id, eventId: `discord:${message.id}`, external: false, source });
+    if (result.status === 'refused') await this.whisper(message.author.id, key.thread, message.id, result.reason);
+  }
+
+  /** Start a thread on the mention, named from the request; one that exists already is used. */
+  private async threadFor(message: Message, text: string): Promise<string> {
+    try {
+      return await this.outbound.startThread(message.channelId, message.id, threadName(text));
+    } catch (error) {
+      // A replay of the mention (after a Resume or a restart): the thread is the one made then.
+      if ((error as { code?: unknown }).code === THREAD_ALREADY_EXISTS) return message.id;
+      throw error;
+    }
+  }
+
+  /** The text for the model: the bot's mention removed, other people's mentions as @names. */
+  private readableText(message: Message): string {
+    return message.content
+      .replace(new RegExp(`<@!?${this.botUserId}>`, 'g'), '')
+      .replace(/<@!?(\d+)>/g, (whole, id: string) => {
+        const user = message.mentions.users.get(id);
+        return user ? `@${user.globalName ?? user.username}` : whole;
+      })
+      .trim();
+  }
+
+  // ---- inbound: 🛑 ---------------------------------------------------------------------------
+
+  private async onReaction(reaction: MessageReaction | PartialMessageReaction, user: User | PartialUser): Promise<void> {
+    if (user.bot || user.id === this.botUserId) return;
+    const name = reaction.emoji.name ?? '';
+    if (!STOP_EMOJI.includes(name)) return;
+    const { channelId, id: messageId, guildId } = reaction.message;
+    const { core } = this.options;
+    const sessionId = (await core.store.getMessageRef(discordMessageKey(channelId, messageId)))?.sessionId ?? this.sessionIdAt(reaction.message, guildId);
+    const record = await core.store.getSession(sessionId);
+    if (record) this.presenterFor(record).noteStoppedBy(user.id);
+    // Even with no session yet: the mention this reacts to may still be on its way in.
+    const result = await core.manager.interrupt(sessionId, user.id);
+    if (result.status === 'refused') await this.whisper(user.id, record?.key.thread ?? channelId, messageId, result.reason);
+  }
+
+  /** The session a reaction's message belongs to when no message of the bot's is recorded there. */
+  private sessionIdAt(message: Message | PartialMessage, guildId: string | null): string {
+    if (!guildId) return sessionIdOf({ platform: 'discord', workspace: DM_WORKSPACE, channel: message.channelId, thread: message.channelId });
+    const channel = this.client.channels.cache.get(message.channelId);
+    if (channel?.isThread() && channel.parentId) return sessionIdOf({ platform: 'discord', workspace: guildId, channel: channel.parentId, thread: channel.id });
+    // The thread's starter message, in the parent channel: the thread has its id.
+    return sessionIdOf({ platform: 'discord', workspace: guildId, channel: message.channelId, thread: message.id });
+  }
+
+  // ---- inbound: buttons ----------------------------------------------------------------------
+
+  private async onInteraction(interaction: Interaction): Promise<void> {
+    if (interaction.isChatInputCommand()) {
+      const { manager } = this.options.core;
+      return runSlashCommand(interaction, { manager, outbound: this.outbound, logger: this.options.logger, keyOf: (command) => this.commandKey(command) });
+    }
+    if (!interaction.isButton()) return;
+    const action = readCustomId(interaction.customId);
+    // Acknowledge first: Discord gives 3 seconds, and resolving may take longer.
+    try {
+      await interaction.deferUpdate();
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'could not acknowledge a Discord button in time');
+      return;
+    }
+    const say = (text: string): Promise<void> => this.whisperTo(interaction, text);
+    const userId = interaction.user.id;
+    const { core } = this.options;
+    if (!action) return say('That button is not one I recognise.');
+    if (action.kind === 'retry') return this.onRetryClick(interaction, action.session, say);
+    let choice: string | undefined = action.kind === 'prompt' ? action.choice : undefined;
+    if (action.kind === 'prompt_index') choice = (await core.store.getItem(action.item))?.choices[action.index];
+    if (choice === undefined) return say('That answer is not one this prompt offers.');
+    const result = await core.manager.resolve(action.item, { choice }, userId);
+    if (result.ok) {
+      const record = await core.store.getSession(result.item.sessionId);
+      if (record) await this.presenterFor(record).onDecision(result.item, userId, choice);
+      return;
+    }
+    switch (result.reason) {
+      case 'refused':
+        return say(result.message);
+      case 'already_resolved':
+        return say('This was already answered.');
+      case 'unknown_item':
+        return say('This prompt no longer exists (the thread may have been forgotten).');
+      case 'not_a_choice':
+      case 'invalid_choice':
+        return say('That answer is not one this prompt offers.');
+    }
+  }
+
+  private async onRetryClick(interaction: ButtonInteraction, sessionId: string, say: (text: string) => Promise<void>): Promise<void> {
+    const userId = interaction.user.id;
+    const result = await this.options.core.manager.controls.retry(sessionId, userId);
+    if (result.status === 'refused') return say(result.reason);
+    if (result.status === 'busy') return say('I am already working in this thread.');
+    if (result.status !== 'done') return say('There is nothing to retry here any more.');
+    // The button has done its job: take it off the note, which says who used it.
+    await this.outbound
+      .edit(interaction.channelId, interaction.message.id, { content: `${interaction.message.content} — retried by <@${userId}>`, components: [] })
+      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not update the retry note'));
+  }
+
+  /** The session a slash command acts on: the thread (or DM) it was run in. */
+  private commandKey(interaction: ChatInputCommandInteraction): SessionKey | undefined {
+    if (!interaction.guildId) return { platform: 'discord', workspace: DM_WORKSPACE, channel: interaction.channelId, thread: interaction.channelId };
+    const channel = interaction.channel ?? this.client.channels.cache.get(interaction.channelId);
+    if (!channel?.isThread() || !channel.parentId) return undefined;
+    return { platform: 'discord', workspace: interaction.guildId, channel: channel.parentId, thread: channel.id };
+  }
+
+  // ---- private answers -----------------------------------------------------------------------
+
+  /** A click's answer, seen only by the person who clicked (an ephemeral follow-up). */
+  private async whisperTo(interaction: ButtonInteraction, text: string): Promise<void> {
+    await interaction
+      .followUp({ content: safeContent(text), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } })
+      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not answer a click privately'));
+  }
+
+  /**
+   * An answer to a message or a reaction for one person. Discord has no ephemeral reply to
+   * those: it goes to the person's DMs, or, when they do not accept DMs from the bot, as a
+   * reply in `channelId` that pings nobody.
+   */
+  private async whisper(userId: string, channelId: string, replyTo: string, text: string): Promise<void> {
+    try {
+      const dm = await this.outbound.dmChannel(userId);
+      await this.outbound.post(dm, { content: text });
+    } catch (error) {
+      this.options.logger.info({ err: error }, 'could not answer by DM; replying in the channel instead');
+      await this.outbound
+        .post(channelId, { content: text, replyTo })
+        .catch((failure: unknown) => this.options.logger.warn({ err: failure }, 'could not answer in the channel either'));
+    }
+  }
+}
+
+/** A thread's name from the request: one line, 1–100 characters. */
+export function threadName(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (!line) return 'Conversation';
+  if (line.length <= THREAD_NAME_MAX) return line;
+  return `${line.slice(0, safeCutIndex(line, THREAD_NAME_MAX - 1))}…`;
+}

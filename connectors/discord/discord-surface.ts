@@ -1,0 +1,150 @@
+// One Discord thread (or DM) as the thread presenter's surface (shared/thread-surface.ts):
+// cards and notes as messages with button rows (thread-messages.ts), an answer posted and
+// edited (answer-message.ts), marks as emoji reactions, the typing indicator for "working",
+// ⏳ on the thread's starter message while its model call waits for a slot.
+//
+// Where a message lives: everything the bot posts is in the thread. A person's first message
+// (the mention) is in the parent channel, and Discord gives the thread that message's id; so
+// a message whose id is the thread's is looked for in the parent channel. A DM is its own
+// thread (channel = thread = the DM channel's id).
+//
+// Discord's quirks, answered here: adding a reaction that is there already, or removing one
+// that is not, succeeds (204) — no error to swallow; the typing indicator lasts about ten
+// seconds, so it is renewed every eight while the thread works.
+import type { EngineLogger } from '../../src/engine/index.js';
+import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
+import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import { AnswerMessage } from './answer-message.js';
+import type { DiscordOutbound } from './outbound.js';
+import { cardMessage, fullArgumentsFile, noteMessage } from './thread-messages.js';
+
+export interface DiscordSurfaceDeps {
+  outbound: DiscordOutbound;
+  store: SessionStore;
+  logger: EngineLogger;
+  /** Between two edits of a streamed answer (tests shorten it). */
+  answerIntervalMs?: number;
+}
+
+const REACTION: Record<InputMark, string> = { received: '👀', taken: '✅', dropped: '❌' };
+export const WAITING_REACTION = '⏳';
+const TYPING_RENEW_MS = 8_000;
+
+export class DiscordSurface implements ThreadSurface {
+  readonly platform = 'Discord';
+  readonly cards: CardLocator;
+  private readonly channel: string;
+  private readonly thread: string;
+  /** Tool calls whose full arguments were posted as a file by this process. */
+  private readonly attached = new Set<string>();
+  private typing: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly deps: DiscordSurfaceDeps,
+    session: SessionRecord,
+  ) {
+    this.channel = session.key.channel;
+    this.thread = session.key.thread;
+    this.cards = new StoredCardLocator(deps.store, session.id);
+  }
+
+  messageKey(messageId: MessageId): string {
+    return discordMessageKey(this.channelOf(messageId), messageId);
+  }
+
+  async postCard(card: CardView): Promise<MessageId | undefined> {
+    await this.attachArguments(card);
+    return this.deps.outbound.post(this.thread, cardMessage(card.state, card.prompt));
+  }
+
+  async updateCard(messageId: MessageId, card: CardView): Promise<void> {
+    await this.attachArguments(card);
+    await this.deps.outbound.edit(this.thread, messageId, cardMessage(card.state, card.prompt));
+  }
+
+  async postNote(note: ThreadNote): Promise<MessageId | undefined> {
+    return this.deps.outbound.post(this.thread, noteMessage(note));
+  }
+
+  startAnswer(): AnswerDraft {
+    return new AnswerMessage(this.deps.outbound, this.thread, { logger: this.deps.logger, ...(this.deps.answerIntervalMs !== undefined ? { intervalMs: this.deps.answerIntervalMs } : {}) });
+  }
+
+  async react(messageId: MessageId, mark: InputMark): Promise<void> {
+    await this.deps.outbound.react(this.channelOf(messageId), messageId, REACTION[mark]);
+  }
+
+  async unreact(messageId: MessageId, mark: InputMark): Promise<void> {
+    await this.deps.outbound.unreact(this.channelOf(messageId), messageId, REACTION[mark]);
+  }
+
+  async setStatus(status: WorkStatus): Promise<void> {
+    clearInterval(this.typing);
+    this.typing = undefined;
+    if (status === 'idle') return;
+    const renew = (): Promise<void> =>
+      this.deps.outbound.typing(this.thread).catch((error: unknown) => this.deps.logger.debug({ err: error }, 'could not renew the typing indicator'));
+    this.typing = setInterval(() => void renew(), TYPING_RENEW_MS);
+    this.typing.unref();
+    await this.deps.outbound.typing(this.thread);
+  }
+
+  async showWaiting(ahead: number | null): Promise<void> {
+    if (ahead === null) await this.deps.outbound.unreact(this.channelOf(this.thread), this.thread, WAITING_REACTION);
+    else await this.deps.outbound.react(this.channelOf(this.thread), this.thread, WAITING_REACTION);
+  }
+
+  /** Stop renewing the typing indicator (the presenter is dropped). */
+  dispose(): void {
+    clearInterval(this.typing);
+    this.typing = undefined;
+  }
+
+  /**
+   * A card whose arguments do not fit on it: every character goes out first, as a text file in
+   * the thread, so it is there before the card shows its buttons.
+   */
+  private async attachArguments(card: CardView): Promise<void> {
+    const file = fullArgumentsFile(card.state, card.prompt);
+    if (!file || this.attached.has(card.state.toolCallId)) return;
+    await this.deps.outbound.post(this.thread, { content: `📎 Every character of the **${card.state.name}** call below, in full:`, files: [file] });
+    this.attached.add(card.state.toolCallId);
+  }
+
+  private channelOf(messageId: MessageId): string {
+    return messageId === this.thread ? this.channel : this.thread;
+  }
+}
+
+/** The store key of a Discord message: a reaction or a click on it finds its session. */
+export function discordMessageKey(channelId: string, messageId: string): string {
+  return `discord:${channelId}:${messageId}`;
+}
+
+/**
+ * Where each card is, in the store: written ahead ("posting") and after ("posted"). Unlike
+ * Slack's (card-index.ts), it does not search the thread for a card a crash left between the
+ * two marks: that card is posted again (a duplicate card is the lesser harm than none).
+ */
+class StoredCardLocator implements CardLocator {
+  constructor(
+    private readonly store: SessionStore,
+    private readonly sessionId: string,
+  ) {}
+
+  async find(toolCallId: string): Promise<MessageId | undefined> {
+    return (await this.store.getMessageRef(this.key(toolCallId)))?.platformMessageId;
+  }
+
+  async posting(toolCallId: string): Promise<void> {
+    await this.store.putMessageRef(this.key(toolCallId), { sessionId: this.sessionId, toolCallId, kind: 'tool_card_index', postingAt: Date.now() });
+  }
+
+  async posted(toolCallId: string, messageId: MessageId): Promise<void> {
+    await this.store.updateMessageRef(this.key(toolCallId), { sessionId: this.sessionId, toolCallId, kind: 'tool_card_index', platformMessageId: messageId });
+  }
+
+  private key(toolCallId: string): string {
+    return `discord-card:${this.sessionId}:${toolCallId}`;
+  }
+}

@@ -1,0 +1,113 @@
+// Discord's slash commands: `/status`, `/model`, `/grants`, `/revoke`, `/retry`, `/stop`,
+// `/forget`, `/help`, registered for the application (for one server when DISCORD_GUILD_ID is
+// set, so they appear at once; globally otherwise, which Discord may take an hour to show),
+// and run by the shared command runner (shared/thread-commands.ts) with the same roles as in
+// Slack. A command acts on the thread (or DM) it is run in.
+//
+// Every command is acknowledged first with a deferred ephemeral reply (Discord's 3 seconds);
+// its private answer then fills that reply, so only the person who ran it sees it. A model
+// switch is also said in the thread, as in Slack.
+import { MessageFlags, type ApplicationCommandDataResolvable, type ChatInputCommandInteraction, type Client } from 'discord.js';
+import type { EngineLogger } from '../../src/engine/index.js';
+import type { SessionManager } from '../../src/sessions/session-manager.js';
+import type { SessionKey } from '../../src/store/session-store.js';
+import { runThreadCommand, type CommandMarkup } from '../shared/thread-commands.js';
+import { safeContent, type DiscordOutbound } from './outbound.js';
+
+export const DISCORD_COMMAND_HELP =
+  'Commands, run in a thread where I work (or in a DM with me): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/help`. Mention me in a channel to start a thread; react with 🛑 to stop me.';
+
+const DISCORD_MARKUP: CommandMarkup = {
+  bold: (text) => `**${text}**`,
+  // What is sent passes outbound.ts (no mass mentions); markdown in a model name is harmless.
+  escape: (text) => text,
+  switched: '🔄',
+  help: DISCORD_COMMAND_HELP,
+};
+
+const STRING = 3;
+
+/** The commands as Discord registers them (names and options only; the roles are the session layer's). */
+export const SLASH_COMMANDS: ApplicationCommandDataResolvable[] = [
+  { name: 'status', description: 'The model and what is always allowed in this thread' },
+  { name: 'model', description: 'Switch this thread to another model', options: [{ type: STRING, name: 'model', description: 'provider:model, e.g. openai:gpt-4.1', required: false }] },
+  { name: 'grants', description: 'What is always allowed here, and who allowed it' },
+  {
+    name: 'revoke',
+    description: 'Take back an "always allow"',
+    options: [
+      { type: STRING, name: 'tool', description: 'The tool, e.g. write_file or run_shell', required: true },
+      { type: STRING, name: 'command', description: 'For run_shell: the exact command', required: false },
+    ],
+  },
+  { name: 'retry', description: 'Run the thread\'s last request again' },
+  { name: 'stop', description: 'Stop what I am doing in this thread' },
+  { name: 'forget', description: 'Delete everything stored for this thread' },
+  { name: 'help', description: 'How to use me' },
+];
+
+/** Register the commands: for one server (appear at once) or globally. */
+export async function registerSlashCommands(client: Client<true>, guildId: string | undefined): Promise<void> {
+  if (guildId) await client.application.commands.set(SLASH_COMMANDS, guildId);
+  else await client.application.commands.set(SLASH_COMMANDS);
+}
+
+export interface SlashCommandDeps {
+  manager: SessionManager;
+  outbound: DiscordOutbound;
+  logger: EngineLogger;
+  /** The session key of the thread or DM a command was run in, or undefined outside one. */
+  keyOf: (interaction: ChatInputCommandInteraction) => SessionKey | undefined;
+}
+
+export async function runSlashCommand(interaction: ChatInputCommandInteraction, deps: SlashCommandDeps): Promise<void> {
+  try {
+    await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+  } catch (error) {
+    deps.logger.warn({ err: error }, 'could not acknowledge a Discord slash command in time');
+    return;
+  }
+  let answered = false;
+  const reply = async (text: string): Promise<void> => {
+    answered = true;
+    await interaction
+      .editReply({ content: safeContent(text), allowedMentions: { parse: [] } })
+      .catch((error: unknown) => deps.logger.warn({ err: error }, 'could not answer a slash command'));
+  };
+  const name = interaction.commandName;
+  if (name === 'help') return reply(DISCORD_COMMAND_HELP);
+  const key = deps.keyOf(interaction);
+  if (!key) return reply('Run this in a thread where I work (or in a DM with me).');
+  const args = commandArgs(interaction);
+  await runThreadCommand(
+    { name, args },
+    {
+      connector: {
+        whisper: (_channel, _user, _thread, text) => reply(text),
+        post: async (_channel, thread, text) => {
+          await deps.outbound.post(thread, { content: text }).catch((error: unknown) => deps.logger.warn({ err: error }, 'could not post in the thread'));
+        },
+      },
+      key,
+      userId: interaction.user.id,
+      external: false,
+      manager: deps.manager,
+      logger: deps.logger,
+    },
+    DISCORD_MARKUP,
+  );
+  // `/stop` and `/retry` say nothing when they work: the thread shows it. Close the "thinking…".
+  if (!answered) await reply('Done.');
+}
+
+function commandArgs(interaction: ChatInputCommandInteraction): string[] {
+  const words = (text: string | null): string[] => (text?.trim() ? text.trim().split(/\s+/) : []);
+  switch (interaction.commandName) {
+    case 'model':
+      return words(interaction.options.getString('model'));
+    case 'revoke':
+      return [...words(interaction.options.getString('tool')), ...words(interaction.options.getString('command'))];
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { InboxItem } from '../../src/engine/index.js';
+import type { ToolCardState } from '../shared/tool-card.js';
+import { threadName } from './discord-connector.js';
+import { cardMessage, fullArgumentsFile, noteMessage } from './thread-messages.js';
+
+const approval = (): InboxItem =>
+  ({ id: 'item-1', kind: 'approval', state: 'pending', choices: ['once', 'always_tool', 'always_command', 'deny'], sessionId: 's', toolCallId: 'call_1' }) as unknown as InboxItem;
+
+function shellCard(command: string): ToolCardState {
+  return {
+    toolCallId: 'call_1',
+    name: 'run_shell',
+    argsSummary: command,
+    phase: 'awaiting_approval',
+    command,
+    fullArguments: [{ label: 'Command', text: command }],
+  };
+}
+
+describe('a Discord approval card', () => {
+  it('shows a short command in full, in a code block, with the "this command" button', () => {
+    const message = cardMessage(shellCard('echo hi'), { item: approval() });
+    expect(message.content).toContain('```\necho hi\n```');
+    expect(message.components.flatMap((row) => row.components.map((b) => b.label))).toEqual([
+      'Approve',
+      'Always allow run_shell for me in this thread',
+      'Always allow this command for me in this thread',
+      'Deny',
+    ]);
+    expect(fullArgumentsFile(shellCard('echo hi'), { item: approval() })).toBeUndefined();
+  });
+
+  it('reveals hidden characters and withholds "always allow this command" for such a command', () => {
+    const card = shellCard('echo safe\u202E; rm -rf x');
+    const message = cardMessage(card, { item: approval() });
+    expect(message.content).toContain('⟨U+202E⟩');
+    expect(message.content).toContain('invisible or direction-changing');
+    expect(JSON.stringify(message.components)).not.toContain('always_command');
+  });
+
+  it('a command too long for 2,000 characters, or holding ```, goes to a file with every character', () => {
+    for (const command of [`echo ${'x'.repeat(2_500)}`, 'printf "```"']) {
+      const card = shellCard(command);
+      const file = fullArgumentsFile(card, { item: approval() })!;
+      expect(file.text).toContain(command);
+      const message = cardMessage(card, { item: approval() });
+      expect(message.content.length).toBeLessThanOrEqual(2_000);
+      expect(message.content).toContain('attached file');
+      expect(JSON.stringify(message.components)).not.toContain('always_command');
+    }
+  });
+
+  it('a decided card shows who decided and has no buttons', () => {
+    const message = cardMessage({ ...shellCard('ls'), phase: 'done', decision: { by: '42', choice: 'once' } }, { item: { ...approval(), state: 'resolved' } });
+    expect(message.components).toEqual([]);
+    expect(message.content).toContain('Approved by <@42>');
+  });
+
+  it('a failure note carries a Retry button with the session id', () => {
+    const note = noteMessage({ kind: 'failed', message: 'server error', action: { kind: 'retry', sessionId: 'sess' } });
+    expect(note.components[0]!.components[0]).toMatchObject({ label: 'Retry', custom_id: 'r:sess' });
+  });
+});
+
+describe('a thread name', () => {
+  it('is one line of 1 to 100 characters', () => {
+    expect(threadName('  plan\n the   release ')).toBe('plan the release');
+    expect(threadName('')).toBe('Conversation');
+    const long = threadName('word '.repeat(50));
+    expect(long.length).toBeLessThanOrEqual(100);
+    expect(long.endsWith('…')).toBe(true);
+  });
+});

@@ -1,0 +1,135 @@
+// Thread commands (`/status`, `/model`, `/grants`, `/revoke`, `/retry`, `/stop`, `/forget`,
+// `/help`), for every platform: each is a call on the session layer, which applies the same
+// "who may" policy as buttons and reactions. Answers that concern only the asker are private
+// (whispered); a model switch is said in the thread. How the words are marked up is the
+// platform's (`CommandMarkup`: Slack mrkdwn, Discord markdown); Slack reads a command from a
+// mention (`@bot /model …`), Discord from a slash command.
+import type { EngineLogger, GrantOwner, GrantsSnapshot } from '../../src/engine/index.js';
+import type { SessionManager } from '../../src/sessions/session-manager.js';
+import { sessionIdOf, type SessionKey } from '../../src/store/session-store.js';
+
+export interface CommandContext {
+  connector: {
+    /** A private answer to the person who ran the command. */
+    whisper(channel: string, user: string, threadTs: string, text: string): Promise<void>;
+    /** An answer everyone in the thread sees. */
+    post(channel: string, threadTs: string, text: string): Promise<void>;
+  };
+  key: SessionKey;
+  userId: string;
+  /** The author belongs to another team than the installing workspace (Slack Connect). */
+  external?: boolean;
+  manager: SessionManager;
+  logger: EngineLogger;
+}
+
+/** How a platform marks up the commands' answers. */
+export interface CommandMarkup {
+  bold: (text: string) => string;
+  /** Text the person typed or a model name, made inert for the platform's markup. */
+  escape: (text: string) => string;
+  /** The mark before "Model set to …". */
+  switched: string;
+  /** The answer to `/help` and to a command nobody knows. */
+  help: string;
+}
+
+export async function runThreadCommand(command: { name: string; args: string[] }, context: CommandContext, markup: CommandMarkup): Promise<void> {
+  const { key, userId, manager, connector } = context;
+  const { bold, escape } = markup;
+  const actor = { external: context.external };
+  const sessionId = sessionIdOf(key);
+  const whisper = (text: string) => connector.whisper(key.channel, userId, key.thread, text);
+  const explain = (status: string, reason?: string): Promise<void> => {
+    const words: Record<string, string> = {
+      unknown_session: 'There is no conversation in this thread yet.',
+      busy: 'I am working in this thread right now; try again when I am done (or stop me with 🛑).',
+      nothing_to_do: 'There is nothing to retry here.',
+      idle: 'Nothing is running in this thread.',
+    };
+    return whisper(reason ?? words[status] ?? `Could not do that (${status}).`);
+  };
+  switch (command.name) {
+    case 'help':
+      return whisper(markup.help);
+    case 'status': {
+      const looked = await manager.controls.listGrants(sessionId, userId, actor);
+      if (looked.status !== 'done') return explain(looked.status, looked.status === 'refused' ? looked.reason : undefined);
+      const grants = looked.value;
+      const described = await manager.controls.status(sessionId, userId, actor);
+      const session = described.status === 'done' ? described.value : undefined;
+      return whisper(
+        [
+          `${bold('Model:')} ${session?.model ?? 'unknown'}${session?.running ? ' · working now' : ''}`,
+          `${bold('Always allowed here:')} ${describeGrants(grants.thread)}${grants.channel.tools.length + grants.channel.commands.length > 0 ? ` · in this channel: ${describeGrants(grants.channel)}` : ''}`,
+          session?.pendingPrompts ? `${bold('Waiting for:')} ${session.pendingPrompts} decision(s)` : '',
+        ]
+          .filter(Boolean)
+          .join('\n'),
+      );
+    }
+    case 'model': {
+      const model = command.args[0];
+      const available = manager.controls.availableModels;
+      if (!model) {
+        return whisper(
+          available.length > 0
+            ? `Say which model: ${available.map((name) => `\`/model ${name}\``).join(', ')}.`
+            : 'Say which model: `/model openai:gpt-4.1` or `/model anthropic:claude-sonnet-4-5`.',
+        );
+      }
+      try {
+        const result = await manager.controls.switchModel(sessionId, model, userId);
+        if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
+        return connector.post(key.channel, key.thread, `${markup.switched} ${escape(result.notice ?? `Model set to ${model}`)} (by <@${userId}>).`);
+      } catch (error) {
+        return whisper(escape(`Could not switch to ${model}: ${error instanceof Error ? error.message : String(error)}`));
+      }
+    }
+    case 'grants': {
+      const looked = await manager.controls.listGrants(sessionId, userId, actor);
+      if (looked.status !== 'done') return explain(looked.status, looked.status === 'refused' ? looked.reason : undefined);
+      const grants = looked.value;
+      return whisper(`Always allowed in this thread: ${describeGrants(grants.thread)}\nIn this channel: ${describeGrants(grants.channel)}`);
+    }
+    case 'revoke': {
+      const [tool, ...rest] = command.args;
+      if (!tool) return whisper('Say what to revoke: `/revoke write_file` or `/revoke run_shell npm test`.');
+      const result = await manager.controls.revokeGrant(sessionId, rest.length > 0 ? { tool, command: rest.join(' ') } : { tool }, userId);
+      // What the user typed is echoed as text, never as markup (a `<https://…|link>` stays inert).
+      const what = escape(`${tool}${rest.length > 0 ? ` \`${rest.join(' ')}\`` : ''}`);
+      if (result.status === 'nothing_to_do') return whisper(`Nothing to revoke: no grant of ${what} here. See \`/grants\`.`);
+      if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
+      return whisper(`Revoked: ${what}. I will ask again.`);
+    }
+    case 'forget': {
+      const result = await manager.controls.forget(sessionId, userId);
+      if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
+      return whisper('Forgotten: everything I stored for this thread is deleted.');
+    }
+    case 'stop': {
+      const result = await manager.interrupt(sessionId, userId);
+      if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
+      return;
+    }
+    case 'retry':
+    case 'continue': {
+      const result = await manager.controls.retry(sessionId, userId);
+      if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
+      return;
+    }
+    default:
+      return whisper(`I do not know \`/${escape(command.name)}\`.\n${markup.help}`);
+  }
+}
+
+/** Each grant with who gave it and whose turns it covers. */
+function describeGrants(grants: GrantsSnapshot): string {
+  const owner = (grant: GrantOwner): string =>
+    grant.everyone ? `by <@${grant.by ?? 'unknown'}>, for everyone` : grant.by ? `by <@${grant.by}>, for their own requests` : 'from before grants had owners: covers no one';
+  const parts = [
+    ...grants.tools.map((grant) => `\`${grant.tool}\` (${owner(grant)})`),
+    ...grants.commands.map((grant) => `\`${grant.command}\` in ${grant.tool} (${owner(grant)})`),
+  ];
+  return parts.length > 0 ? parts.join(', ') : 'nothing';
+}

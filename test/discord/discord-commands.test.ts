@@ -1,0 +1,64 @@
+// Discord's slash commands, end to end: registered for the server named by DISCORD_GUILD_ID,
+// acknowledged with a private "thinking…", answered privately, with the same roles as Slack's.
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/engine-kit.js';
+import { bootDiscordBot, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
+
+let bot: DiscordBot | undefined;
+afterEach(async () => {
+  await bot?.stop();
+  bot = undefined;
+});
+
+/** The private answer to an interaction, once it is there (the deferred reply, edited). */
+async function privateAnswer(b: DiscordBot, interactionId: string): Promise<string> {
+  let content: string | undefined;
+  await waitFor(() => {
+    const token = b.fake.interaction(interactionId)!.token;
+    const edit = b.fake.rest.callsTo('PATCH /webhooks/:application/:token/messages/:message').find((c) => c.params.token === token);
+    content = (edit?.body as { content?: string } | undefined)?.content;
+    return content !== undefined;
+  }, 8_000);
+  return content!;
+}
+
+describe('slash commands', () => {
+  it('are registered for the server in DISCORD_GUILD_ID, and /status in a thread answers privately', async () => {
+    bot = await bootDiscordBot({ env: { DISCORD_GUILD_ID: DISCORD_IDS.guildId } });
+    const registered = bot.fake.rest.callsTo('PUT /applications/:application/guilds/:guild/commands')[0]!;
+    expect(registered.params.guild).toBe(DISCORD_IDS.guildId);
+    expect((registered.body as { name: string }[]).map((c) => c.name)).toEqual(['status', 'model', 'grants', 'revoke', 'retry', 'stop', 'forget', 'help']);
+
+    bot.llm.replyText('Hi.');
+    const asked = bot.mention('hello');
+    await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Hi.'));
+    await bot.idle();
+    const status = bot.fake.runSlashCommand({ name: 'status', channelId: asked.id });
+    expect(await privateAnswer(bot, status.id)).toContain('**Model:** openai:gpt-4.1');
+    // Acknowledged as a deferred, ephemeral reply.
+    expect(bot.fake.rest.callsTo('POST /interactions/:interaction/:token/callback').find((c) => c.params.interaction === status.id)!.body).toMatchObject({ type: 5, data: { flags: 64 } });
+  });
+
+  it('/stop by someone with no part in the thread is refused privately; by the starter it stops the turn', async () => {
+    bot = await bootDiscordBot();
+    expect(bot.fake.rest.callsTo('PUT /applications/:application/commands')).toHaveLength(1);
+    bot.llm.replyStall();
+    const asked = bot.mention('think forever');
+    await waitFor(() => bot!.llm.requests.length === 1);
+    await waitFor(() => bot!.fake.guild.channel(asked.id) !== undefined);
+    const refused = bot.fake.runSlashCommand({ name: 'stop', channelId: asked.id, userId: DISCORD_IDS.otherHumanUserId });
+    expect(await privateAnswer(bot, refused.id)).toMatch(/started this thread|admin/i);
+    const stop = bot.fake.runSlashCommand({ name: 'stop', channelId: asked.id });
+    await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Stopped'));
+    await bot.idle();
+    expect(await privateAnswer(bot, stop.id)).toBe('Done.');
+  });
+
+  it('outside a thread, a command says where to run it; /help works anywhere', async () => {
+    bot = await bootDiscordBot();
+    const status = bot.fake.runSlashCommand({ name: 'status' });
+    expect(await privateAnswer(bot, status.id)).toContain('Run this in a thread where I work');
+    const help = bot.fake.runSlashCommand({ name: 'help' });
+    expect(await privateAnswer(bot, help.id)).toContain('/model');
+  });
+});

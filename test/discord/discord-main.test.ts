@@ -1,0 +1,100 @@
+// `npm start` with Discord alone: no Slack variable set, the bot starts, says so, and answers
+// a mention. The Discord and model servers are local fakes; the bot is a child process.
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { INVITE_PERMISSIONS } from '../../connectors/discord/discord-connector.js';
+import { DISCORD_IDS, mention } from '../fakes/discord-payloads.js';
+import { FakeDiscord } from '../fakes/discord-server.js';
+import { FakeOpenAI } from '../fakes/openai-server.js';
+import { appMention, eventCallback, SLACK_IDS } from '../fakes/slack-payloads.js';
+import { FakeSlack } from '../fakes/slack-server.js';
+import { sendEvent } from '../fakes/slack-signer.js';
+import { waitFor } from '../support/engine-kit.js';
+import { BotProcess } from '../support/bot-process.js';
+import { tempDir } from '../support/test-connector.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+describe('npm start with Discord alone', () => {
+  it('starts with only DISCORD_TOKEN (no Slack variable), logs that Discord is ready, and answers a mention in a thread', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const fake = await new FakeDiscord().start();
+    cleanups.push(() => fake.stop());
+    const llm = await new FakeOpenAI().start();
+    cleanups.push(() => llm.stop());
+    llm.replyText('Hello from the process.');
+
+    const bot = await BotProcess.start(
+      {
+        MODEL: 'openai:gpt-4.1',
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: llm.baseURL,
+        DISCORD_TOKEN: fake.token,
+        DISCORD_API_URL: fake.apiUrl,
+        STORE_URL: `sqlite://${join(dir.path, 'data', 'bot.sqlite')}`,
+        WORKSPACE_DIR: join(dir.path, 'workspace'),
+      },
+      dir.path,
+      30_000,
+      { waitFor: 'discord' },
+    );
+    cleanups.push(() => bot.kill());
+    expect(bot.startedLine).toMatchObject({ botUserId: DISCORD_IDS.botUserId, guilds: 1 });
+    // In a guild already: no invite link needed.
+    expect(bot.startedLine.inviteUrl).toBeUndefined();
+    expect(bot.stdout).not.toContain('Slack connector started');
+
+    const asked = fake.sendMessage({ content: `${mention(DISCORD_IDS.botUserId)} say hello` });
+    const answer = await fake.waitForMessage(asked.id, (m) => m.content.includes('Hello from the process.'), 15_000);
+    expect(answer.author.id).toBe(DISCORD_IDS.botUserId);
+  });
+
+  it('Slack and Discord in one process: both start, and each answers its own mention', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const fake = await new FakeDiscord().start();
+    cleanups.push(() => fake.stop());
+    const slack = await new FakeSlack().start();
+    cleanups.push(() => slack.stop());
+    const llm = await new FakeOpenAI().start();
+    cleanups.push(() => llm.stop());
+    llm.replyText('Answer one.').replyText('Answer two.');
+
+    const bot = await BotProcess.start(
+      {
+        MODEL: 'openai:gpt-4.1',
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: llm.baseURL,
+        DISCORD_TOKEN: fake.token,
+        DISCORD_API_URL: fake.apiUrl,
+        SLACK_BOT_TOKEN: 'xoxb-test',
+        SLACK_SIGNING_SECRET: 'secret',
+        SLACK_API_URL: slack.apiUrl,
+        PORT: '0',
+        STORE_URL: `sqlite://${join(dir.path, 'data', 'bot.sqlite')}`,
+        WORKSPACE_DIR: join(dir.path, 'workspace'),
+      },
+      dir.path,
+      30_000,
+      { waitFor: 'discord' },
+    );
+    cleanups.push(() => bot.kill());
+    expect(bot.stdout).toContain('Slack connector started');
+    const port = (JSON.parse(bot.stdout.split('\n').find((line) => line.includes('Slack connector started'))!) as { port: number }).port;
+
+    const asked = fake.sendMessage({ content: `${mention(DISCORD_IDS.botUserId)} first` });
+    await fake.waitForMessage(asked.id, (m) => m.content.includes('Answer one.'), 15_000);
+    const slackMention = appMention({ text: 'second' });
+    slack.addMessage(slackMention);
+    await sendEvent(`http://127.0.0.1:${port}/slack/events`, 'secret', eventCallback(slackMention));
+    await waitFor(() => slack.thread(SLACK_IDS.channelId, slackMention.ts).some((m) => (m.text ?? '').includes('Answer two.')), 15_000);
+  });
+
+  it('the invite URL asks for exactly the permissions manifest/discord.md explains', () => {
+    expect(INVITE_PERMISSIONS).toBe(309237746752n);
+  });
+});
