@@ -11,11 +11,20 @@
 // Discord's quirks, answered here: adding a reaction that is there already, or removing one
 // that is not, succeeds (204) — no error to swallow; the typing indicator lasts about ten
 // seconds, so it is renewed every eight while the thread works.
+//
+// A card is posted once, also across a crash between the locator's two marks: it goes out
+// with a nonce of the session and the call and `enforce_nonce`, so posting it again (a
+// restarted process that found only the "posting" mark) returns the card posted then, which
+// is then edited to the card's current state. Discord remembers a nonce only "for a few
+// minutes" (unspecified), and a fetched message carries no nonce, so there is nothing to
+// search the thread for afterwards: a restart later than that posts a second card (the lesser
+// harm than none). The arguments file before a card is posted once the same way.
+import { createHash } from 'node:crypto';
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
 import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
 import { AnswerMessage } from './answer-message.js';
-import type { DiscordOutbound } from './outbound.js';
+import { NONCE_MAX, type DiscordOutbound } from './outbound.js';
 import { cardMessage, fullArgumentsFile, noteMessage } from './thread-messages.js';
 
 export interface DiscordSurfaceDeps {
@@ -33,6 +42,8 @@ const TYPING_RENEW_MS = 8_000;
 export class DiscordSurface implements ThreadSurface {
   readonly platform = 'Discord';
   readonly cards: CardLocator;
+  private readonly locator: StoredCardLocator;
+  private readonly sessionId: string;
   private readonly channel: string;
   private readonly thread: string;
   /** Tool calls whose full arguments were posted as a file by this process. */
@@ -45,7 +56,9 @@ export class DiscordSurface implements ThreadSurface {
   ) {
     this.channel = session.key.channel;
     this.thread = session.key.thread;
-    this.cards = new StoredCardLocator(deps.store, session.id);
+    this.sessionId = session.id;
+    this.locator = new StoredCardLocator(deps.store, session.id);
+    this.cards = this.locator;
   }
 
   messageKey(messageId: MessageId): string {
@@ -54,7 +67,12 @@ export class DiscordSurface implements ThreadSurface {
 
   async postCard(card: CardView): Promise<MessageId | undefined> {
     await this.attachArguments(card);
-    return this.deps.outbound.post(this.thread, cardMessage(card.state, card.prompt));
+    const toolCallId = card.state.toolCallId;
+    const message = cardMessage(card.state, card.prompt);
+    const messageId = await this.deps.outbound.post(this.thread, { ...message, nonce: messageNonce('c', this.sessionId, toolCallId) });
+    // A process before this one may have posted it (the nonce returned that card, as it was then).
+    if (this.locator.mayBePosted(toolCallId)) await this.deps.outbound.edit(this.thread, messageId, message);
+    return messageId;
   }
 
   async updateCard(messageId: MessageId, card: CardView): Promise<void> {
@@ -107,7 +125,11 @@ export class DiscordSurface implements ThreadSurface {
   private async attachArguments(card: CardView): Promise<void> {
     const file = fullArgumentsFile(card.state, card.prompt);
     if (!file || this.attached.has(card.state.toolCallId)) return;
-    await this.deps.outbound.post(this.thread, { content: `📎 Every character of the **${card.state.name}** call below, in full:`, files: [file] });
+    await this.deps.outbound.post(this.thread, {
+      content: `📎 Every character of the **${card.state.name}** call below, in full:`,
+      files: [file],
+      nonce: messageNonce('a', this.sessionId, card.state.toolCallId),
+    });
     this.attached.add(card.state.toolCallId);
   }
 
@@ -122,18 +144,39 @@ export function discordMessageKey(channelId: string, messageId: string): string 
 }
 
 /**
- * Where each card is, in the store: written ahead ("posting") and after ("posted"). Unlike
- * Slack's (card-index.ts), it does not search the thread for a card a crash left between the
- * two marks: that card is posted again (a duplicate card is the lesser harm than none).
+ * The nonce of one of a call's messages (`kind`: c the card, a its arguments file): the same
+ * in every process, unique per session and call, within Discord's 25 characters.
+ */
+export function messageNonce(kind: 'c' | 'a', sessionId: string, toolCallId: string): string {
+  const digest = createHash('sha256').update(`${sessionId}\n${toolCallId}`).digest('base64url');
+  return `${kind}${digest}`.slice(0, NONCE_MAX);
+}
+
+/**
+ * Where each card is, in the store: written ahead ("posting") and after ("posted"). A card a
+ * crash left between the two marks cannot be searched for in Discord (no metadata, no nonce on
+ * fetched messages): `find` reports it as not posted, remembers that it may have been, and the
+ * surface posts it again under the same nonce, which returns that card (see the header).
  */
 class StoredCardLocator implements CardLocator {
+  /** Calls whose "posting" mark a process before this one left without "posted". */
+  private readonly unsure = new Set<string>();
+
   constructor(
     private readonly store: SessionStore,
     private readonly sessionId: string,
   ) {}
 
   async find(toolCallId: string): Promise<MessageId | undefined> {
-    return (await this.store.getMessageRef(this.key(toolCallId)))?.platformMessageId;
+    const ref = await this.store.getMessageRef(this.key(toolCallId));
+    if (ref?.platformMessageId) return ref.platformMessageId;
+    if (ref?.postingAt !== undefined) this.unsure.add(toolCallId);
+    return undefined;
+  }
+
+  /** Whether a post for this call may have found a card posted before (asked once per post). */
+  mayBePosted(toolCallId: string): boolean {
+    return this.unsure.delete(toolCallId);
   }
 
   async posting(toolCallId: string): Promise<void> {

@@ -35,7 +35,17 @@ export interface OutgoingMessage {
   files?: { name: string; text: string }[];
   /** The only users this message may ping. */
   pingUsers?: string[];
+  /**
+   * Post at most once under this nonce (≤ 25 characters): sent with `enforce_nonce`, so a
+   * second post with it within a few minutes returns the message posted first and creates
+   * none. Discord returns the nonce on the message it creates and over the gateway, never on
+   * a message fetched later: it marks a post, it cannot be searched for.
+   */
+  nonce?: string;
 }
+
+/** Discord's limit for a message nonce. */
+export const NONCE_MAX = 25;
 
 export function allowedMentions(pingUsers: readonly string[] = []): { parse: []; users?: string[]; replied_user: false } {
   return { parse: [], ...(pingUsers.length > 0 ? { users: [...pingUsers] } : {}), replied_user: false };
@@ -57,6 +67,7 @@ export class DiscordOutbound {
       allowed_mentions: allowedMentions(message.pingUsers),
       ...(message.components ? { components: message.components } : {}),
       ...(message.replyTo ? { message_reference: { message_id: message.replyTo, fail_if_not_exists: false } } : {}),
+      ...(message.nonce ? { nonce: message.nonce, enforce_nonce: true } : {}),
     };
     const files: RawFile[] | undefined = message.files?.map((file) => ({ name: file.name, data: Buffer.from(file.text, 'utf8'), contentType: 'text/plain; charset=utf-8' }));
     if (files) body.attachments = files.map((file, index) => ({ id: index, filename: file.name }));

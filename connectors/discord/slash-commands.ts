@@ -7,6 +7,11 @@
 // Every command is acknowledged first with a deferred ephemeral reply (Discord's 3 seconds);
 // its private answer then fills that reply, so only the person who ran it sees it. A model
 // switch is also said in the thread, as in Slack.
+//
+// A command runs once per interaction: the gateway replays INTERACTION_CREATE after a Resume,
+// and a restart may see the same interaction again, so its id is claimed
+// (`discord:interaction:<id>`, persisted) before anything else. A second delivery is not
+// acknowledged either: the first one was, and a second acknowledgement gets 40060.
 import { MessageFlags, type ApplicationCommandDataResolvable, type ChatInputCommandInteraction, type Client } from 'discord.js';
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
@@ -61,6 +66,10 @@ export interface SlashCommandDeps {
 }
 
 export async function runSlashCommand(interaction: ChatInputCommandInteraction, deps: SlashCommandDeps): Promise<void> {
+  if (!(await deps.manager.claimEvent(`discord:interaction:${interaction.id}`))) {
+    deps.logger.debug({ interactionId: interaction.id }, 'a Discord slash command delivered again; it ran already');
+    return;
+  }
   try {
     await interaction.deferReply({ flags: MessageFlags.Ephemeral });
   } catch (error) {

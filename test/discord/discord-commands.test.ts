@@ -54,6 +54,27 @@ describe('slash commands', () => {
     expect(await privateAnswer(bot, stop.id)).toBe('Done.');
   });
 
+  it('the same slash command delivered twice (a gateway replay) runs once and is acknowledged once', async () => {
+    bot = await bootDiscordBot({ env: { MODELS: 'openai:gpt-4.1,openai:gpt-4o' } });
+    bot.llm.replyText('Hi.');
+    const asked = bot.mention('hello');
+    await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Hi.'));
+    await bot.idle();
+    const model = bot.fake.runSlashCommand({ name: 'model', channelId: asked.id, options: [{ type: 3, name: 'model', value: 'openai:gpt-4o' }] });
+    expect(await privateAnswer(bot, model.id)).toBe('Done.');
+    await waitForBotMessage(bot, asked.id, (m) => m.content.includes('openai:gpt-4o'));
+    bot.fake.redeliverInteraction(model.id);
+    // A later command answered means the replay, delivered before it, was handled.
+    const help = bot.fake.runSlashCommand({ name: 'help', channelId: asked.id });
+    await privateAnswer(bot, help.id);
+    const b = bot;
+    await waitFor(() => b.fake.rest.callsTo('POST /interactions/:interaction/:token/callback').some((c) => c.params.interaction === help.id));
+    expect(bot.fake.rest.callsTo('POST /interactions/:interaction/:token/callback').filter((c) => c.params.interaction === model.id)).toHaveLength(1);
+    // The switch is said in the thread once.
+    expect(bot.fake.thread(asked.id).filter((m) => m.content.includes('openai:gpt-4o'))).toHaveLength(1);
+    expect(bot.logs.lines.some((l) => l.message.includes('could not acknowledge'))).toBe(false);
+  });
+
   it('outside a thread, a command says where to run it; /help works anywhere', async () => {
     bot = await bootDiscordBot();
     const status = bot.fake.runSlashCommand({ name: 'status' });

@@ -94,6 +94,37 @@ describe('npm start with Discord alone', () => {
     await waitFor(() => slack.thread(SLACK_IDS.channelId, slackMention.ts).some((m) => (m.text ?? '').includes('Answer two.')), 15_000);
   });
 
+  it('a bot in no server yet logs where to invite it: the application, both scopes, the permissions', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const fake = await new FakeDiscord({ inGuild: false }).start();
+    cleanups.push(() => fake.stop());
+    const llm = await new FakeOpenAI().start();
+    cleanups.push(() => llm.stop());
+
+    const bot = await BotProcess.start(
+      {
+        MODEL: 'openai:gpt-4.1',
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: llm.baseURL,
+        DISCORD_TOKEN: fake.token,
+        DISCORD_API_URL: fake.apiUrl,
+        STORE_URL: `sqlite://${join(dir.path, 'data', 'bot.sqlite')}`,
+        WORKSPACE_DIR: join(dir.path, 'workspace'),
+      },
+      dir.path,
+      30_000,
+      { waitFor: 'discord' },
+    );
+    cleanups.push(() => bot.kill());
+    expect(bot.startedLine).toMatchObject({ botUserId: DISCORD_IDS.botUserId, guilds: 0 });
+    const invite = new URL(String(bot.startedLine.inviteUrl));
+    expect(`${invite.origin}${invite.pathname}`).toBe('https://discord.com/oauth2/authorize');
+    expect(invite.searchParams.get('client_id')).toBe(DISCORD_IDS.applicationId);
+    expect(String(bot.startedLine.inviteUrl)).toContain('scope=bot%20applications.commands');
+    expect(invite.searchParams.get('permissions')).toBe('309237746752');
+  });
+
   it('the invite URL asks for exactly the permissions manifest/discord.md explains', () => {
     expect(INVITE_PERMISSIONS).toBe(309237746752n);
   });

@@ -42,6 +42,41 @@ describe('a restart while an approval is pending', () => {
   });
 });
 
+describe('a crash between posting a card and recording it', () => {
+  it('the next process finds the card Discord holds (same nonce) and updates it in place: one card', async () => {
+    const first = await bootDiscordBot();
+    bots.push(first);
+    // The process dies right after Discord created the card: "posting" is stored, "posted" never is.
+    const store = first.core.store;
+    const update = store.updateMessageRef.bind(store);
+    store.updateMessageRef = async (key, ref) => (key.startsWith('discord-card:') ? undefined : update(key, ref));
+    first.llm.replyToolCalls([{ name: 'write_file', arguments: { path: 'once.txt', content: 'once\n' } }]);
+    const asked = first.mention('write once.txt');
+    const card = await waitForBotMessage(first, asked.id, (m) => buttonsOf(m).length > 0);
+    const cardPost = first.fake.rest.callsTo('POST /channels/:channel/messages').find((c) => (c.body as { content?: string }).content?.includes('write_file'))!;
+    expect(cardPost.body).toMatchObject({ nonce: expect.any(String), enforce_nonce: true });
+    expect(((cardPost.body as { nonce: string }).nonce).length).toBeLessThanOrEqual(25);
+    // As on Discord, a fetched message carries no nonce: there is nothing to search for.
+    expect(first.fake.message(asked.id, card.id)).not.toHaveProperty('nonce');
+
+    await first.crash();
+    first.llm.replyText('Written once.');
+    const second = await bootDiscordBot({ dir: first.dir, fake: first.fake, llm: first.llm });
+    bots.push(second);
+
+    const approve = buttonsOf(card).find((b) => b.label === 'Approve')!;
+    first.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: approve.customId });
+    await waitForBotMessage(second, asked.id, (m) => m.content.includes('Written once.'));
+    await second.idle();
+    expect(await readFile(join(first.dir, 'workspace', 'once.txt'), 'utf8')).toBe('once\n');
+    const cards = botMessages(second, asked.id).filter((m) => m.content.includes('write_file'));
+    expect(cards.map((m) => m.id)).toEqual([card.id]);
+    const final = bot(second, asked.id, card.id);
+    expect(final.content).toContain(`Approved by <@${DISCORD_IDS.humanUserId}>`);
+    expect(buttonsOf(final)).toEqual([]);
+  });
+});
+
 function bot(b: DiscordBot, channelId: string, messageId: string) {
   return b.fake.message(channelId, messageId)!;
 }

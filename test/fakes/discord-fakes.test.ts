@@ -331,6 +331,26 @@ describe('the bot answers', () => {
 });
 
 describe('the rest of what a connector does', () => {
+  it('a post with a nonce and enforce_nonce, repeated, returns the first message and creates none; a fetched message has no nonce', async () => {
+    const fake = await startFake();
+    const client = await startBot(fake);
+    const route = Routes.channelMessages(DISCORD_IDS.generalChannelId);
+    const first = (await client.rest.post(route, { body: { content: 'card v1', nonce: 'c-abc', enforce_nonce: true } })) as { id: string; nonce?: string };
+    const again = (await client.rest.post(route, { body: { content: 'card v2', nonce: 'c-abc', enforce_nonce: true } })) as { id: string; content: string };
+    expect(again.id).toBe(first.id);
+    expect(again.content).toBe('card v1');
+    expect(first.nonce).toBe('c-abc');
+    // Without enforce_nonce the nonce is only echoed: a second message is created.
+    const loose = (await client.rest.post(route, { body: { content: 'card v3', nonce: 'c-abc' } })) as { id: string };
+    expect(loose.id).not.toBe(first.id);
+    expect(fake.thread(DISCORD_IDS.generalChannelId).filter((m) => m.content.startsWith('card'))).toHaveLength(2);
+    const fetched = (await client.rest.get(Routes.channelMessage(DISCORD_IDS.generalChannelId, first.id))) as Record<string, unknown>;
+    expect(fetched).not.toHaveProperty('nonce');
+    // Discord takes a nonce of at most 25 characters.
+    await expect(client.rest.post(route, { body: { content: 'x', nonce: 'n'.repeat(26) } })).rejects.toMatchObject({ code: 50035 });
+  });
+
+
   it('a DM arrives with a partial DM channel and the reply goes back to it', async () => {
     const fake = await startFake();
     const client = await startBot(fake);
@@ -377,7 +397,7 @@ describe('the rest of what a connector does', () => {
     expect(upload.headers['content-type']).toMatch(/^multipart\/form-data/);
     // discord.js puts the JSON in `payload_json` and names each file `files[n]`; `attachments` refers to them by index.
     expect(upload.body).toMatchObject({ content: 'full log attached', attachments: [{ id: '0' }] });
-    expect(upload.files).toEqual([{ field: 'files[0]', filename: 'build.log', size: 14, contentType: expect.any(String) }]);
+    expect(upload.files).toEqual([{ field: 'files[0]', filename: 'build.log', size: 14, contentType: expect.any(String), text: 'line 1\nline 2\n' }]);
     expect(log.attachments.first()?.name).toBe('build.log');
 
     // History, newest first from Discord, as discord.js fetches it after a restart.

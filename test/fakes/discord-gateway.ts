@@ -135,6 +135,8 @@ export interface FakeGatewayOptions {
   heartbeatIntervalMs?: number;
   /** Privileged intents enabled in the (fake) developer portal. All on by default. */
   privilegedIntents?: { messageContent?: boolean; guildMembers?: boolean; guildPresences?: boolean };
+  /** The bot is in the guild (default true). False: READY lists no guild and no GUILD_CREATE follows (a bot not yet invited). */
+  inGuild?: boolean;
 }
 
 export class FakeDiscordGateway {
@@ -454,10 +456,11 @@ export class FakeDiscordGateway {
     connection.record.sessionId = session.id;
 
     const guild = this.options.guild;
+    const inGuild = this.options.inGuild ?? true;
     this.dispatchTo(session, 'READY', {
       v: 10,
       user: { ...userObject(guild.botUser), verified: true, mfa_enabled: false, email: null },
-      guilds: [{ id: guild.id, unavailable: true }],
+      guilds: inGuild ? [{ id: guild.id, unavailable: true }] : [],
       session_id: session.id,
       session_type: 'normal',
       resume_gateway_url: this.resumeUrl,
@@ -472,7 +475,7 @@ export class FakeDiscordGateway {
       geo_ordered_rtc_regions: [],
       _trace: ['["fake-gateway",{"micros":0}]'],
     });
-    this.dispatchTo(session, 'GUILD_CREATE', guild.guildCreatePayload());
+    if (inGuild) this.dispatchTo(session, 'GUILD_CREATE', guild.guildCreatePayload());
   }
 
   private onResume(connection: LiveConnection, d: ResumeData): void {

@@ -51,6 +51,10 @@ export interface AllowedMentions {
  */
 export const DISCORD_LIMITS = {
   contentChars: 2000,
+  /** A message nonce (a string; Discord also takes an integer). */
+  nonceChars: 25,
+  /** How long `enforce_nonce` remembers a nonce: Discord says "the past few minutes" (unspecified). */
+  enforcedNonceMs: 5 * 60_000,
   embedsPerMessage: 10,
   embedTitleChars: 256,
   embedDescriptionChars: 4096,
@@ -90,6 +94,8 @@ export interface MessageBody {
   flags?: number;
   tts?: boolean;
   nonce?: string | number;
+  /** With a nonce: a second message with the same nonce, by the same author, within a few minutes returns the first. */
+  enforce_nonce?: boolean;
   allowed_mentions?: AllowedMentions;
   message_reference?: { message_id?: string; channel_id?: string; fail_if_not_exists?: boolean };
   sticker_ids?: string[];
@@ -114,6 +120,9 @@ export function validateMessageBody(body: MessageBody, context: { creating: bool
   const embeds = body.embeds ?? [];
   const components = (body.components ?? []) as ComponentLike[];
   const v2 = ((body.flags ?? 0) & FLAG.componentsV2) !== 0;
+  if (typeof body.nonce === 'string' && body.nonce.length > DISCORD_LIMITS.nonceChars) {
+    throw invalidFormBody('nonce', 'BASE_TYPE_MAX_LENGTH', `Must be ${DISCORD_LIMITS.nonceChars} or fewer in length.`);
+  }
   if (content.length > DISCORD_LIMITS.contentChars) {
     throw invalidFormBody('content', 'BASE_TYPE_MAX_LENGTH', `Must be ${DISCORD_LIMITS.contentChars} or fewer in length.`);
   }

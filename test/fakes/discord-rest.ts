@@ -75,6 +75,8 @@ export interface UploadedFile {
   filename: string;
   size: number;
   contentType: string;
+  /** The file's bytes as UTF-8 text: what a person opening the attachment reads. */
+  text: string;
 }
 
 export interface RestCall {
@@ -149,6 +151,8 @@ export class FakeDiscordRest {
   private readonly failures = new Map<string, RestFailure[]>();
   private readonly delays = new Map<string, number[]>();
   private readonly guild: FakeDiscordGuild;
+  /** `<channel>:<nonce>` of messages created with `enforce_nonce`: which message, and when. */
+  private readonly enforcedNonces = new Map<string, { messageId: string; at: number }>();
 
   constructor(private readonly options: FakeRestOptions) {
     this.guild = options.guild;
@@ -275,6 +279,14 @@ export class FakeDiscordRest {
     extra: { type?: number; webhook?: boolean; interaction?: StoredInteraction; allowEphemeral?: boolean; loading?: boolean } = {},
   ): APIMessage {
     validateMessageBody(body, { creating: !extra.loading, hasFiles: files.length > 0 });
+    // Discord's `enforce_nonce`: the same nonce again within a few minutes returns the message
+    // created then, and creates nothing (no MESSAGE_CREATE either).
+    const nonceKey = body.enforce_nonce && body.nonce !== undefined ? `${channelId}:${String(body.nonce)}` : undefined;
+    const earlier = nonceKey ? this.enforcedNonces.get(nonceKey) : undefined;
+    if (earlier && Date.now() - earlier.at <= DISCORD_LIMITS.enforcedNonceMs) {
+      const existing = this.guild.message(channelId, earlier.messageId);
+      if (existing) return { ...structuredClone(existing), nonce: body.nonce! };
+    }
     const channel = this.guild.requireChannel(channelId);
     if (isThread(channel)) this.reopenIfArchived(channel);
     let referenced: APIMessage | undefined;
@@ -308,7 +320,6 @@ export class FakeDiscordRest {
       })),
       flags: ((body.flags ?? 0) & allowedFlags) | (extra.loading ? FLAG.loading : 0),
       tts: body.tts ?? false,
-      ...(body.nonce !== undefined ? { nonce: body.nonce } : {}),
       ...(referenced
         ? {
             messageReference: { message_id: referenced.id, channel_id: referenced.channel_id, ...(this.guild.guildIdOf(channelId) ? { guild_id: this.guild.id } : {}) },
@@ -323,9 +334,13 @@ export class FakeDiscordRest {
       this.guild.ephemeralMessages.push(ephemeral);
       return ephemeral;
     }
+    // The nonce comes back in the answer and over the gateway, but is not kept: a message
+    // fetched later (GET) has none, as on Discord.
     const stored = this.guild.addMessage(message, body.allowed_mentions);
-    this.echoMessage('MESSAGE_CREATE', stored);
-    return stored;
+    if (nonceKey) this.enforcedNonces.set(nonceKey, { messageId: stored.id, at: Date.now() });
+    const created = body.nonce !== undefined ? { ...stored, nonce: body.nonce } : stored;
+    this.echoMessage('MESSAGE_CREATE', created);
+    return created;
   }
 
   /** Apply a bot edit (channel PATCH, interaction update, webhook edit). */
@@ -766,7 +781,7 @@ async function parseBody(raw: Buffer, contentType: string | undefined): Promise<
     for (const [field, value] of form.entries()) {
       if (typeof value === 'string') {
         if (field === 'payload_json') body = JSON.parse(value);
-      } else files.push({ field, filename: value.name, size: value.size, contentType: value.type });
+      } else files.push({ field, filename: value.name, size: value.size, contentType: value.type, text: await value.text() });
     }
     return { body, files };
   }

@@ -55,6 +55,8 @@ export interface FakeDiscordOptions {
   users?: FakeDiscordUser[];
   /** Seed an active thread in #general (default true) so GUILD_CREATE carries `threads`. */
   seedThread?: boolean;
+  /** The bot is in the guild (default true). False: a bot nobody invited yet (READY with no guilds). */
+  inGuild?: boolean;
 }
 
 export interface UserMessageOptions {
@@ -79,6 +81,8 @@ export class FakeDiscord {
   readonly token: string;
 
   private server: Server | undefined;
+  /** The INTERACTION_CREATE payload of each interaction, for `redeliverInteraction`. */
+  private readonly interactionPayloads = new Map<string, unknown>();
 
   constructor(options: FakeDiscordOptions = {}) {
     this.token = options.token ?? DISCORD_TOKEN;
@@ -89,6 +93,7 @@ export class FakeDiscord {
       origin: () => `ws://127.0.0.1:${this.port}`,
       ...(options.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
       ...(options.privilegedIntents ? { privilegedIntents: options.privilegedIntents } : {}),
+      ...(options.inGuild === false ? { inGuild: false } : {}),
     });
     this.rest = new FakeDiscordRest({
       token: this.token,
@@ -215,10 +220,9 @@ export class FakeDiscord {
     const interaction = this.newInteraction(3, channelId, options.userId, options.ageMs);
     interaction.componentMessageId = message.id;
     const channel = this.guild.requireChannel(channelId);
-    this.gateway.dispatch(
-      'INTERACTION_CREATE',
-      buttonInteractionPayload({ id: interaction.id, token: interaction.token, user: this.guild.requireUser(interaction.userId), channel, guildId: interaction.guildId, customId: options.customId, message }),
-    );
+    const payload = buttonInteractionPayload({ id: interaction.id, token: interaction.token, user: this.guild.requireUser(interaction.userId), channel, guildId: interaction.guildId, customId: options.customId, message });
+    this.interactionPayloads.set(interaction.id, payload);
+    this.gateway.dispatch('INTERACTION_CREATE', payload);
     return interaction;
   }
 
@@ -244,8 +248,19 @@ export class FakeDiscord {
       ...(guildCommand ? { commandGuildId: this.guild.id } : {}),
       ...this.resolvedOptions(options.options ?? []),
     });
+    this.interactionPayloads.set(interaction.id, payload);
     this.gateway.dispatch('INTERACTION_CREATE', payload);
     return interaction;
+  }
+
+  /**
+   * The same INTERACTION_CREATE again, same id and token: what a bot sees when the gateway
+   * replays it after a Resume, or when a restarted process is handed it again.
+   */
+  redeliverInteraction(interactionId: string): void {
+    const payload = this.interactionPayloads.get(interactionId);
+    if (!payload) throw new Error(`no interaction ${interactionId} to deliver again`);
+    this.gateway.dispatch('INTERACTION_CREATE', structuredClone(payload));
   }
 
   /** A person starts a thread, from a message of theirs or bare (THREAD_CREATE, newly_created). */
