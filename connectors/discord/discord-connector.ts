@@ -42,7 +42,7 @@ import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
-import { ThreadPresenter } from '../shared/thread-presenter.js';
+import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import { safeCutIndex } from '../shared/visible-text.js';
 import { readCustomId } from './custom-ids.js';
 import { DiscordSurface, discordMessageKey } from './discord-surface.js';
@@ -124,12 +124,7 @@ export class DiscordConnector {
     });
     const connector = new DiscordConnector(client, options);
     connector.listen();
-    options.core.observers.add('discord', {
-      onEvent: (session, event, prompt) => connector.presenterFor(session).onEvent(event, prompt),
-      onWaiting: (session, ahead) => connector.presenterFor(session).onWaiting(ahead),
-      onInput: (session, _inputId, disposition, source) => connector.presenterFor(session).onInput(disposition, source),
-      onPromptClosed: (session, item) => connector.presenterFor(session).onPromptClosed(item),
-    });
+    options.core.observers.add('discord', presenterObserver((session) => connector.presenterFor(session)));
     return connector;
   }
 

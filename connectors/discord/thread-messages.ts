@@ -11,6 +11,7 @@
 // what is drawn, so it always goes to the file too.
 import { displayNote, formatDuration, phaseIcon, phaseLabel, restartNote, truncateForDisplay, type ToolCardState } from '../shared/index.js';
 import type { CardPrompt, NoteAction, ThreadNote } from '../shared/thread-surface.js';
+import { alwaysLabel, decisionText } from '../shared/card-words.js';
 import { invisibleWarning, revealInvisible } from '../shared/visible-text.js';
 import { promptCustomId, retryCustomId } from './custom-ids.js';
 import { MESSAGE_LIMIT, type ApiActionRow, type ApiButton } from './outbound.js';
@@ -92,30 +93,7 @@ function cardContent(card: ToolCardState, prompt: CardPrompt | undefined, argume
   return lines.join('\n');
 }
 
-export function decisionText(decision: { by: string; choice: string }): string {
-  const words: Record<string, string> = {
-    once: 'Approved',
-    always_tool: 'Always allowed for their own requests',
-    always_command: 'This command always allowed for their own requests',
-    always_tool_all: 'Always allowed for everyone',
-    always_command_all: 'This command always allowed for everyone',
-    deny: 'Denied',
-    approve: 'Plan approved',
-    reject: 'Plan rejected',
-    grant: 'Access granted',
-    interrupted: 'Closed: the turn was stopped',
-    replied: 'Declined: answered by a reply',
-  };
-  const what = words[decision.choice] ?? `Answered "${decision.choice}"`;
-  // A user mention renders the name; allowed_mentions (outbound.ts) keeps it from pinging.
-  return decision.by ? `${what} by <@${decision.by}>` : what;
-}
 
-function alwaysLabel(subject: string, who: 'me' | 'everyone', scope: CardPrompt['grantScope']): string {
-  const where = scope === 'channel' ? 'in this channel' : 'in this thread';
-  const label = `Always allow ${subject} for ${who} ${where}`;
-  return label.length <= LABEL_MAX ? label : `Always allow this tool for ${who} ${where}`;
-}
 
 function promptRows(card: ToolCardState, prompt: CardPrompt): ApiActionRow[] {
   const { item } = prompt;
@@ -133,10 +111,10 @@ function promptRows(card: ToolCardState, prompt: CardPrompt): ApiActionRow[] {
   switch (item.kind) {
     case 'approval':
       button('Approve', 'once', 3);
-      if (item.choices.includes('always_tool')) button(alwaysLabel(card.name, 'me', prompt.grantScope), 'always_tool');
-      if (item.choices.includes('always_tool_all')) button(alwaysLabel(card.name, 'everyone', prompt.grantScope), 'always_tool_all');
-      if (commandInFull && item.choices.includes('always_command')) button(alwaysLabel('this command', 'me', prompt.grantScope), 'always_command');
-      if (commandInFull && item.choices.includes('always_command_all')) button(alwaysLabel('this command', 'everyone', prompt.grantScope), 'always_command_all');
+      if (item.choices.includes('always_tool')) button(alwaysLabel(card.name, 'me', prompt.grantScope, LABEL_MAX), 'always_tool');
+      if (item.choices.includes('always_tool_all')) button(alwaysLabel(card.name, 'everyone', prompt.grantScope, LABEL_MAX), 'always_tool_all');
+      if (commandInFull && item.choices.includes('always_command')) button(alwaysLabel('this command', 'me', prompt.grantScope, LABEL_MAX), 'always_command');
+      if (commandInFull && item.choices.includes('always_command_all')) button(alwaysLabel('this command', 'everyone', prompt.grantScope, LABEL_MAX), 'always_command_all');
       button('Deny', 'deny', 4);
       break;
     case 'question':

@@ -9,7 +9,7 @@
 // how. A surface call that fails is logged and the turn goes on (thread-output.ts): the
 // conversation is the source of truth, the thread is its rendering.
 import type { EngineEvent, EngineLogger, InboxItem, MessageSource, Usage } from '../../src/engine/index.js';
-import type { InputDisposition } from '../../src/sessions/session-manager.js';
+import type { InputDisposition, SessionObserver } from '../../src/sessions/session-manager.js';
 import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
 import type { CallText } from './call-arguments.js';
 import { ThreadCards } from './thread-cards.js';
@@ -182,4 +182,14 @@ export class ThreadPresenter {
 
 function assertNever(value: never): never {
   throw new Error(`unexpected value: ${String(value)}`);
+}
+
+/** The session layer's observer for a platform: each report goes to its thread's presenter. */
+export function presenterObserver(presenterFor: (session: SessionRecord) => ThreadPresenter): SessionObserver {
+  return {
+    onEvent: (session, event, prompt) => presenterFor(session).onEvent(event, prompt),
+    onWaiting: (session, ahead) => presenterFor(session).onWaiting(ahead),
+    onInput: (session, _inputId, disposition, source) => presenterFor(session).onInput(disposition, source),
+    onPromptClosed: (session, item) => presenterFor(session).onPromptClosed(item),
+  };
 }

@@ -8,6 +8,7 @@
 // approves, and which approve buttons that allows, is approval-card.ts's.
 import { displayNote, escapeSlackText, formatDuration, phaseLabel, restartNote, truncateForDisplay, type ToolCardState } from '../shared/index.js';
 import type { CardPrompt, NoteAction, ThreadNote } from '../shared/thread-surface.js';
+import { alwaysLabel, decisionText } from '../shared/card-words.js';
 import { revealInvisible } from '../shared/visible-text.js';
 import { encodeValue, promptActionId, RETRY_ACTION } from './actions.js';
 import { approvalText, type ApprovalText } from './approval-card.js';
@@ -77,23 +78,6 @@ export function toolCardBlocks(card: ToolCardState, prompt?: CardPrompt): SlackB
   return blocks;
 }
 
-function decisionText(decision: { by: string; choice: string }): string {
-  const words: Record<string, string> = {
-    once: 'Approved',
-    always_tool: 'Always allowed for their own requests',
-    always_command: 'This command always allowed for their own requests',
-    always_tool_all: 'Always allowed for everyone',
-    always_command_all: 'This command always allowed for everyone',
-    deny: 'Denied',
-    approve: 'Plan approved',
-    reject: 'Plan rejected',
-    grant: 'Access granted',
-    interrupted: 'Closed: the turn was stopped',
-    replied: 'Declined: answered by a reply',
-  };
-  const what = words[decision.choice] ?? `Answered "${decision.choice}"`;
-  return decision.by ? `${what} by <@${decision.by}>` : what;
-}
 
 /**
  * The prompt's buttons. Approve, the "always" grants and Grant access need the call's full text
@@ -107,11 +91,6 @@ const BUTTON_TEXT_MAX = 75;
  * An "always" button says whose turns it covers: the giver's own ("for me") or, offered only
  * where admins approve, everyone's; and where (this thread, or this channel).
  */
-function alwaysLabel(subject: string, who: 'me' | 'everyone', scope: CardPrompt['grantScope']): string {
-  const where = scope === 'channel' ? 'in this channel' : 'in this thread';
-  const label = `Always allow ${subject} for ${who} ${where}`;
-  return label.length <= BUTTON_TEXT_MAX ? label : `Always allow this tool for ${who} ${where}`;
-}
 
 function promptButtons(card: ToolCardState, prompt: CardPrompt, approval: ApprovalText | undefined): SlackBlock {
   const { item } = prompt;
@@ -126,12 +105,12 @@ function promptButtons(card: ToolCardState, prompt: CardPrompt, approval: Approv
   switch (item.kind) {
     case 'approval':
       if (approval?.approvable) {
-        elements.push(button('Approve', 'once', 'primary'), button(alwaysLabel(card.name, 'me', prompt.grantScope), 'always_tool'));
-        if (item.choices.includes('always_tool_all')) elements.push(button(alwaysLabel(card.name, 'everyone', prompt.grantScope), 'always_tool_all'));
+        elements.push(button('Approve', 'once', 'primary'), button(alwaysLabel(card.name, 'me', prompt.grantScope, BUTTON_TEXT_MAX), 'always_tool'));
+        if (item.choices.includes('always_tool_all')) elements.push(button(alwaysLabel(card.name, 'everyone', prompt.grantScope, BUTTON_TEXT_MAX), 'always_tool_all'));
       }
       if (approval?.approvable && approval.commandInFull && item.choices.includes('always_command')) {
-        elements.push(button(alwaysLabel('this command', 'me', prompt.grantScope), 'always_command'));
-        if (item.choices.includes('always_command_all')) elements.push(button(alwaysLabel('this command', 'everyone', prompt.grantScope), 'always_command_all'));
+        elements.push(button(alwaysLabel('this command', 'me', prompt.grantScope, BUTTON_TEXT_MAX), 'always_command'));
+        if (item.choices.includes('always_command_all')) elements.push(button(alwaysLabel('this command', 'everyone', prompt.grantScope, BUTTON_TEXT_MAX), 'always_command_all'));
       }
       elements.push(button('Deny', 'deny', 'danger'));
       break;

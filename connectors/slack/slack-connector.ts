@@ -21,7 +21,7 @@ import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
-import { ThreadPresenter } from '../shared/thread-presenter.js';
+import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
 import type { StreamingSupport } from './answer-stream.js';
 import { CheckedApp, firstSectionText, readHumanMessage, readInbound, type ButtonClick, type HumanMessage } from './inbound-events.js';
@@ -111,12 +111,7 @@ export class SlackConnector {
     const connector = new SlackConnector(app, options);
     await connector.identify();
     connector.listen();
-    options.core.observers.add('slack', {
-      onEvent: (session, event, prompt) => connector.presenterFor(session).onEvent(event, prompt),
-      onWaiting: (session, ahead) => connector.presenterFor(session).onWaiting(ahead),
-      onInput: (session, _inputId, disposition, source) => connector.presenterFor(session).onInput(disposition, source),
-      onPromptClosed: (session, item) => connector.presenterFor(session).onPromptClosed(item),
-    });
+    options.core.observers.add('slack', presenterObserver((session) => connector.presenterFor(session)));
     return connector;
   }
 

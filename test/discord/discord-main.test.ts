@@ -18,25 +18,38 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
+/** A folder for the bot, the fake Discord and the fake model, each cleaned up after the test. */
+async function fakes(options?: ConstructorParameters<typeof FakeDiscord>[0]): Promise<{ dir: { path: string }; fake: FakeDiscord; llm: FakeOpenAI }> {
+  const dir = await tempDir();
+  cleanups.push(dir.remove);
+  const fake = await new FakeDiscord(options).start();
+  cleanups.push(() => fake.stop());
+  const llm = await new FakeOpenAI().start();
+  cleanups.push(() => llm.stop());
+  return { dir, fake, llm };
+}
+
+/** What `npm start` needs to run on Discord alone against the fakes. */
+function discordEnv(dir: string, fake: FakeDiscord, llm: FakeOpenAI): Record<string, string> {
+  return {
+    MODEL: 'openai:gpt-4.1',
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: llm.baseURL,
+    DISCORD_TOKEN: fake.token,
+    DISCORD_API_URL: fake.apiUrl,
+    STORE_URL: `sqlite://${join(dir, 'data', 'bot.sqlite')}`,
+    WORKSPACE_DIR: join(dir, 'workspace'),
+  };
+}
+
 describe('npm start with Discord alone', () => {
   it('starts with only DISCORD_TOKEN (no Slack variable), logs that Discord is ready, and answers a mention in a thread', async () => {
-    const dir = await tempDir();
-    cleanups.push(dir.remove);
-    const fake = await new FakeDiscord().start();
-    cleanups.push(() => fake.stop());
-    const llm = await new FakeOpenAI().start();
-    cleanups.push(() => llm.stop());
+    const { dir, fake, llm } = await fakes();
     llm.replyText('Hello from the process.');
 
     const bot = await BotProcess.start(
       {
-        MODEL: 'openai:gpt-4.1',
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: llm.baseURL,
-        DISCORD_TOKEN: fake.token,
-        DISCORD_API_URL: fake.apiUrl,
-        STORE_URL: `sqlite://${join(dir.path, 'data', 'bot.sqlite')}`,
-        WORKSPACE_DIR: join(dir.path, 'workspace'),
+        ...discordEnv(dir.path, fake, llm),
       },
       dir.path,
       30_000,
@@ -95,22 +108,11 @@ describe('npm start with Discord alone', () => {
   });
 
   it('a bot in no server yet logs where to invite it: the application, both scopes, the permissions', async () => {
-    const dir = await tempDir();
-    cleanups.push(dir.remove);
-    const fake = await new FakeDiscord({ inGuild: false }).start();
-    cleanups.push(() => fake.stop());
-    const llm = await new FakeOpenAI().start();
-    cleanups.push(() => llm.stop());
+    const { dir, fake, llm } = await fakes({ inGuild: false });
 
     const bot = await BotProcess.start(
       {
-        MODEL: 'openai:gpt-4.1',
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: llm.baseURL,
-        DISCORD_TOKEN: fake.token,
-        DISCORD_API_URL: fake.apiUrl,
-        STORE_URL: `sqlite://${join(dir.path, 'data', 'bot.sqlite')}`,
-        WORKSPACE_DIR: join(dir.path, 'workspace'),
+        ...discordEnv(dir.path, fake, llm),
       },
       dir.path,
       30_000,

@@ -1,0 +1,34 @@
+// The words of a card's decisions and "always" buttons, the same on every platform: a person
+// reads who decided what, and whose requests an "always" covers, in one vocabulary.
+import type { CardPrompt } from './thread-surface.js';
+
+const DECISION_WORDS: Readonly<Record<string, string>> = {
+  once: 'Approved',
+  always_tool: 'Always allowed for their own requests',
+  always_command: 'This command always allowed for their own requests',
+  always_tool_all: 'Always allowed for everyone',
+  always_command_all: 'This command always allowed for everyone',
+  deny: 'Denied',
+  approve: 'Plan approved',
+  reject: 'Plan rejected',
+  grant: 'Access granted',
+  interrupted: 'Closed: the turn was stopped',
+  replied: 'Declined: answered by a reply',
+};
+
+/** "Approved by <@U…>": a platform that renders `<@id>` mentions shows the name. */
+export function decisionText(decision: { by: string; choice: string }): string {
+  const what = DECISION_WORDS[decision.choice] ?? `Answered "${decision.choice}"`;
+  return decision.by ? `${what} by <@${decision.by}>` : what;
+}
+
+/**
+ * An "always" button says whose requests it covers ("for me", or "for everyone", which only
+ * admins are offered) and where (this thread, or this channel), within the platform's label
+ * limit (`maxLength`).
+ */
+export function alwaysLabel(subject: string, who: 'me' | 'everyone', scope: CardPrompt['grantScope'], maxLength: number): string {
+  const where = scope === 'channel' ? 'in this channel' : 'in this thread';
+  const label = `Always allow ${subject} for ${who} ${where}`;
+  return label.length <= maxLength ? label : `Always allow this tool for ${who} ${where}`;
+}
