@@ -42,6 +42,7 @@ import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
+import { answerPromptClick } from '../shared/prompt-click.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import { safeCutIndex } from '../shared/visible-text.js';
 import { readCustomId } from './custom-ids.js';
@@ -319,23 +320,7 @@ export class DiscordConnector {
     let choice: string | undefined = action.kind === 'prompt' ? action.choice : undefined;
     if (action.kind === 'prompt_index') choice = (await core.store.getItem(action.item))?.choices[action.index];
     if (choice === undefined) return say('That answer is not one this prompt offers.');
-    const result = await core.manager.resolve(action.item, { choice }, userId);
-    if (result.ok) {
-      const record = await core.store.getSession(result.item.sessionId);
-      if (record) await this.presenterFor(record).onDecision(result.item, userId, choice);
-      return;
-    }
-    switch (result.reason) {
-      case 'refused':
-        return say(result.message);
-      case 'already_resolved':
-        return say('This was already answered.');
-      case 'unknown_item':
-        return say('This prompt no longer exists (the thread may have been forgotten).');
-      case 'not_a_choice':
-      case 'invalid_choice':
-        return say('That answer is not one this prompt offers.');
-    }
+    await answerPromptClick(core, (session) => this.presenterFor(session), { item: action.item, choice, userId }, say);
   }
 
   private async onRetryClick(interaction: ButtonInteraction, sessionId: string, say: (text: string) => Promise<void>): Promise<void> {

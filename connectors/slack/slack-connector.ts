@@ -21,6 +21,7 @@ import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
+import { answerPromptClick } from '../shared/prompt-click.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
 import type { StreamingSupport } from './answer-stream.js';
@@ -284,23 +285,7 @@ export class SlackConnector {
 
   private async onPromptClick(value: { item: string; choice: string } | undefined, userId: string, say: (text: string) => Promise<void>): Promise<void> {
     if (!value) return say('That button is not one I recognise.');
-    const result = await this.options.core.manager.resolve(value.item, { choice: value.choice }, userId);
-    if (result.ok) {
-      const record = await this.options.core.store.getSession(result.item.sessionId);
-      if (record) await this.presenterFor(record).onDecision(result.item, userId, value.choice);
-      return;
-    }
-    switch (result.reason) {
-      case 'refused':
-        return say(result.message);
-      case 'already_resolved':
-        return say('This was already answered.');
-      case 'unknown_item':
-        return say('This prompt no longer exists (the thread may have been forgotten).');
-      case 'not_a_choice':
-      case 'invalid_choice':
-        return say('That answer is not one this prompt offers.');
-    }
+    await answerPromptClick(this.options.core, (session) => this.presenterFor(session), { item: value.item, choice: value.choice, userId }, say);
   }
 
   private async onRetryClick(
