@@ -9,6 +9,7 @@ import { startCore, type Core } from '../src/core.js';
 import type { EngineEvent, InboxItem } from '../src/engine/index.js';
 import { FakeOpenAI } from './fakes/openai-server.js';
 import { notesServerEntry } from './mcp/fixtures/launch.js';
+import { coreTestEnv } from './support/core-env.js';
 import { memoryLogger, waitFor } from './support/engine-kit.js';
 import { tempDir } from './support/test-connector.js';
 import { UNCONFINED_WARNING } from '../src/sandbox/index.js';
@@ -26,12 +27,7 @@ async function boot(env: Record<string, string> = {}, shared?: { dir: string; fa
   const shown: { event: EngineEvent; prompt?: InboxItem }[] = [];
   const logger = memoryLogger();
   const config = loadConfig({
-    MODEL: 'openai:gpt-4.1',
-    OPENAI_API_KEY: 'sk-test',
-    OPENAI_BASE_URL: fake.baseURL,
-    STORE_URL: `sqlite://${dir.path}/data/bot.sqlite`,
-    WORKSPACE_DIR: join(dir.path, 'workspace'),
-    MCP_CONFIG: join(dir.path, 'mcp.json'),
+    ...coreTestEnv(dir.path, fake),
     ...env,
   });
   const core: Core = await startCore(config, { logger, ...options });

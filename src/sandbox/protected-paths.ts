@@ -6,10 +6,11 @@
 // configuration, and the home folder of the bot's user (SSH keys, cloud credentials, shell
 // history). Paths are made real (symlinks resolved) where they exist, so a check compares
 // like with like.
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isInside, realpathIfExists } from '../tools/workspace.js';
 
 export interface BotPathsInput {
   storeUrl: string;
@@ -46,13 +47,9 @@ export function storeFolderOf(storeUrl: string, workingDir: string): string | nu
   return file ? path.dirname(path.resolve(workingDir, file)) : null;
 }
 
+/** A path made absolute, and real where it exists, so checks compare like with like. */
 export function realOrResolved(candidate: string): string {
-  const absolute = path.resolve(candidate);
-  try {
-    return realpathSync(absolute);
-  } catch {
-    return absolute;
-  }
+  return realpathIfExists(path.resolve(candidate));
 }
 
 export function botPaths(input: BotPathsInput): BotPaths {
@@ -79,11 +76,6 @@ export function botPaths(input: BotPathsInput): BotPaths {
   return { home, protected: unique };
 }
 
-export function isInsideOrSame(candidate: string, root: string): boolean {
-  if (candidate === root) return true;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return candidate.startsWith(prefix);
-}
 
 /**
  * Why the workspace may not be used, or null. One of the bot's own paths inside the
@@ -91,7 +83,7 @@ export function isInsideOrSame(candidate: string, root: string): boolean {
  */
 export function workspaceProblem(workspaceRoot: string, paths: BotPaths): string | null {
   const root = realOrResolved(workspaceRoot);
-  const exposed = paths.protected.filter((entry) => isInsideOrSame(entry.path, root));
+  const exposed = paths.protected.filter((entry) => isInside(entry.path, root));
   if (exposed.length === 0) return null;
   return (
     `WORKSPACE_DIR (${root}) holds ${exposed.map((entry) => `${entry.what} (${entry.path})`).join(', ')}; ` +

@@ -6,7 +6,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import type { ShellSetup } from '../tools/builtin-tools.js';
-import { botPaths, isInsideOrSame, realOrResolved, workspaceProblem, type BotPaths } from './protected-paths.js';
+import { isInside } from '../tools/workspace.js';
+import { botPaths, realOrResolved, workspaceProblem, type BotPaths } from './protected-paths.js';
 import { parseShellEnvNames, shellEnvironment } from './shell-environment.js';
 import { decideShellSandbox } from './shell-sandbox.js';
 
@@ -76,9 +77,9 @@ function parseReadPaths(raw: string | undefined, paths: BotPaths): string[] {
     const real = realOrResolved(entry);
     if (!path.isAbsolute(entry)) problems.push(`${entry}: give an absolute path`);
     else if (!existsSync(real)) problems.push(`${entry}: does not exist`);
-    else if (isInsideOrSame(paths.home, real)) problems.push(`${entry}: it holds the home folder of the bot's user (${paths.home})`);
+    else if (isInside(paths.home, real)) problems.push(`${entry}: it holds the home folder of the bot's user (${paths.home})`);
     else {
-      const overlap = paths.protected.find((p) => p.path !== paths.home && (isInsideOrSame(p.path, real) || isInsideOrSame(real, p.path)));
+      const overlap = paths.protected.find((p) => p.path !== paths.home && (isInside(p.path, real) || isInside(real, p.path)));
       if (overlap) problems.push(`${entry}: it overlaps ${overlap.what} (${overlap.path})`);
       else accepted.push(real);
     }

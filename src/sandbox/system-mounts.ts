@@ -9,7 +9,8 @@
 // the bot's own that lies under a mounted folder is covered up the same way.
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { isInsideOrSame, type ProtectedPath } from './protected-paths.js';
+import { isInside } from '../tools/workspace.js';
+import type { ProtectedPath } from './protected-paths.js';
 
 /** The folders a command needs to run programs; on merged-/usr systems most are symlinks. */
 const SYSTEM_FOLDERS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
@@ -69,7 +70,7 @@ export function systemView(options: SystemViewOptions): SystemView {
   };
   if (sources.includes('/etc')) walkPrivate('/etc', hide);
   for (const entry of options.protectedPaths) {
-    if (!sources.some((source) => isInsideOrSame(entry.path, source))) continue;
+    if (!sources.some((source) => isInside(entry.path, source))) continue;
     const stats = lstatOrNull(entry.path);
     if (stats && !hidden.includes(entry.path)) hide(entry.path, stats);
   }
@@ -107,7 +108,7 @@ function walkPrivate(root: string, hide: (target: string, stats: Stats) => void)
 function resolvConfOutside(sources: readonly string[]): string | null {
   try {
     const real = realpathSync('/etc/resolv.conf');
-    if (sources.some((source) => isInsideOrSame(real, source))) return null;
+    if (sources.some((source) => isInside(real, source))) return null;
     return statSync(real).mode & 0o004 ? real : null;
   } catch {
     return null;

@@ -146,7 +146,8 @@ export class Workspace {
 }
 
 /** A protected path as it really is, if it exists yet; as given (absolute) otherwise. */
-function realpathIfExists(absolute: string): string {
+/** The real path of `absolute` if it exists; otherwise `absolute` as given. */
+export function realpathIfExists(absolute: string): string {
   try {
     return realpathSync(absolute);
   } catch {
@@ -154,7 +155,8 @@ function realpathIfExists(absolute: string): string {
   }
 }
 
-function isInside(realPath: string, root: string): boolean {
+/** Whether `realPath` is `root` or lies below it (both real, absolute). */
+export function isInside(realPath: string, root: string): boolean {
   if (realPath === root) return true;
   const prefix = root.endsWith(path.sep) ? root : root + path.sep;
   return realPath.startsWith(prefix);

@@ -2,7 +2,6 @@
 // Discord (gateway + REST), the real core with the real OpenAI provider against a fake OpenAI
 // server, and a SQLite store in a temporary folder. Scenarios act as the people in the guild
 // (`fake.sendMessage`, `fake.react`, `fake.clickButton`) and read what the bot did.
-import { join } from 'node:path';
 import type { APIMessage } from 'discord.js';
 import { DiscordConnector } from '../../connectors/discord/discord-connector.js';
 import { loadConfig } from '../../src/config.js';
@@ -10,6 +9,7 @@ import { startCore, type Core } from '../../src/core.js';
 import { DISCORD_IDS, mention } from '../fakes/discord-payloads.js';
 import { FakeDiscord } from '../fakes/discord-server.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
+import { coreTestEnv } from '../support/core-env.js';
 import { memoryLogger, waitFor } from '../support/engine-kit.js';
 import { tempDir } from '../support/test-connector.js';
 
@@ -51,12 +51,7 @@ export async function bootDiscordBot(options: DiscordBootOptions = {}): Promise<
   const llm = options.llm ?? (await new FakeOpenAI().start());
   const logs = memoryLogger();
   const config = loadConfig({
-    MODEL: 'openai:gpt-4.1',
-    OPENAI_API_KEY: 'sk-test',
-    OPENAI_BASE_URL: llm.baseURL,
-    STORE_URL: `sqlite://${dir.path}/data/bot.sqlite`,
-    WORKSPACE_DIR: join(dir.path, 'workspace'),
-    MCP_CONFIG: join(dir.path, 'mcp.json'),
+    ...coreTestEnv(dir.path, llm),
     DISCORD_TOKEN: fake.token,
     DISCORD_API_URL: fake.apiUrl,
     ...options.env,

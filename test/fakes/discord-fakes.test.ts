@@ -14,7 +14,6 @@ import {
   DiscordAPIError,
   Events,
   GatewayIntentBits,
-  Partials,
   Routes,
   type ClientEvents,
   type ClientOptions,
@@ -22,18 +21,11 @@ import {
   type TextChannel,
 } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { INTENTS, PARTIALS } from '../../connectors/discord/discord-connector.js';
 import { DISCORD_IDS, mention, until } from './discord-payloads.js';
 import { FakeDiscord, type FakeDiscordOptions } from './discord-server.js';
 
-const INTENTS = [
-  GatewayIntentBits.Guilds,
-  GatewayIntentBits.GuildMessages,
-  GatewayIntentBits.MessageContent,
-  GatewayIntentBits.GuildMessageReactions,
-  GatewayIntentBits.DirectMessages,
-  GatewayIntentBits.DirectMessageReactions,
-];
-const PARTIALS = [Partials.Message, Partials.Reaction, Partials.Channel];
+// The connector's own intents and partials: the fake is proven against what the bot asks for.
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -1,7 +1,6 @@
 // The whole bot against fakes: the real Bolt app in HTTP mode, signed requests from a fake
 // Slack, the real core with the real OpenAI provider against a fake OpenAI server, and a
 // SQLite store in a temporary folder. Each scenario drives it as Slack and a user would.
-import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { startCore, type Core } from '../../src/core.js';
 import { SlackConnector } from '../../connectors/slack/slack-connector.js';
@@ -9,6 +8,7 @@ import { FakeOpenAI } from '../fakes/openai-server.js';
 import { appMention, blockActions, eventCallback, reactionAdded, SLACK_IDS, threadMessage, dmMessage } from '../fakes/slack-payloads.js';
 import { FakeSlack } from '../fakes/slack-server.js';
 import { sendEvent, sendInteraction } from '../fakes/slack-signer.js';
+import { coreTestEnv } from '../support/core-env.js';
 import { memoryLogger, waitFor } from '../support/engine-kit.js';
 import { tempDir } from '../support/test-connector.js';
 
@@ -55,12 +55,7 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
   const llm = options.llm ?? (await new FakeOpenAI().start());
   const logs = memoryLogger();
   const config = loadConfig({
-    MODEL: 'openai:gpt-4.1',
-    OPENAI_API_KEY: 'sk-test',
-    OPENAI_BASE_URL: llm.baseURL,
-    STORE_URL: `sqlite://${dir}/data/bot.sqlite`,
-    WORKSPACE_DIR: join(dir, 'workspace'),
-    MCP_CONFIG: join(dir, 'mcp.json'),
+    ...coreTestEnv(dir, llm),
     SLACK_BOT_TOKEN: 'xoxb-test',
     SLACK_SIGNING_SECRET: SECRET,
     SLACK_API_URL: slack.apiUrl,
