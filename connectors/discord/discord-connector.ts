@@ -12,9 +12,10 @@
 // - De-duplication is `deliver`'s: eventId `discord:<message id>`, persisted, so a gateway
 //   replay after a Resume, or a redelivery after a restart, starts no second turn; a second
 //   thread on the same message is refused by Discord (160004) and the existing one is used.
-// - Access: the author's id is passed, `external` is false: whoever can post in the guild's
-//   channels is a member of it (Discord has no Slack Connect guests). ALLOWED_USERS and ADMINS
-//   name Discord user ids.
+// - Access: `ALLOWED_USERS=*` means the members of the bot's own server: DISCORD_GUILD_ID when
+//   set, else any server the bot was invited to (turn "Public Bot" off so only you can invite
+//   it). A message from another server, or a DM from someone who is a member of none of them,
+//   is `external`: refused unless their id is listed. ALLOWED_USERS and ADMINS name user ids.
 // - Refusals are private where Discord allows it: a click's is an ephemeral follow-up; a
 //   message's or a reaction's (Discord has no ephemeral answer to those) is a DM to the
 //   person, or, when their DMs are closed, a reply in the thread that pings nobody.
@@ -129,6 +130,27 @@ export class DiscordConnector {
     return connector;
   }
 
+  /**
+   * Whether a person is from outside the bot's own server(s) (see the header): a message in
+   * another server than DISCORD_GUILD_ID, or a DM from someone in none of the bot's servers.
+   */
+  private async isOutsider(userId: string, guildId: string | null): Promise<boolean> {
+    const home = this.options.config.DISCORD_GUILD_ID;
+    if (guildId) return home !== undefined && guildId !== home;
+    const guilds = home ? [home] : [...this.client.guilds.cache.keys()];
+    for (const id of guilds) {
+      const guild = this.client.guilds.cache.get(id);
+      if (!guild) continue;
+      try {
+        await guild.members.fetch(userId); // cached by discord.js after the first answer
+        return false;
+      } catch {
+        // 10007 Unknown Member: not in this one
+      }
+    }
+    return true;
+  }
+
   /** Log in and wait until the gateway is ready (guilds known). */
   async start(): Promise<DiscordStartInfo> {
     const ready = once(this.client, Events.ClientReady);
@@ -232,7 +254,8 @@ export class DiscordConnector {
     const text = this.readableText(message);
     if (!text) return;
     // The door first: someone who may not use the bot gets no thread (`deliver` judges again).
-    const door = manager.admits(message.author.id, { external: false });
+    const external = await this.isOutsider(message.author.id, message.guildId);
+    const door = manager.admits(message.author.id, { external });
     if (!door.allowed) return this.whisper(message.author.id, key.thread === message.id ? message.channelId : key.thread, message.id, door.reason);
     if (key.thread === message.id && message.guildId) key.thread = await this.threadFor(message, text);
     const source: MessageSource = {
@@ -245,7 +268,7 @@ export class DiscordConnector {
       messageId: message.id,
       permalink: message.url,
     };
-    const result = await manager.deliver(key, { text, userId: message.author.id, eventId: `discord:${message.id}`, external: false, source });
+    const result = await manager.deliver(key, { text, userId: message.author.id, eventId: `discord:${message.id}`, external, source });
     if (result.status === 'refused') await this.whisper(message.author.id, key.thread, message.id, result.reason);
   }
 
@@ -301,7 +324,13 @@ export class DiscordConnector {
   private async onInteraction(interaction: Interaction): Promise<void> {
     if (interaction.isChatInputCommand()) {
       const { manager } = this.options.core;
-      return runSlashCommand(interaction, { manager, outbound: this.outbound, logger: this.options.logger, keyOf: (command) => this.commandKey(command) });
+      return runSlashCommand(interaction, {
+        manager,
+        outbound: this.outbound,
+        logger: this.options.logger,
+        keyOf: (command) => this.commandKey(command),
+        isOutsider: (userId, guildId) => this.isOutsider(userId, guildId),
+      });
     }
     if (!interaction.isButton()) return;
     const action = readCustomId(interaction.customId);

@@ -63,6 +63,8 @@ export interface SlashCommandDeps {
   logger: EngineLogger;
   /** The session key of the thread or DM a command was run in, or undefined outside one. */
   keyOf: (interaction: ChatInputCommandInteraction) => SessionKey | undefined;
+  /** Whether the person is from outside the bot's server(s): `*` does not include them. */
+  isOutsider: (userId: string, guildId: string | null) => Promise<boolean>;
 }
 
 export async function runSlashCommand(interaction: ChatInputCommandInteraction, deps: SlashCommandDeps): Promise<void> {
@@ -99,7 +101,7 @@ export async function runSlashCommand(interaction: ChatInputCommandInteraction, 
       },
       key,
       userId: interaction.user.id,
-      external: false,
+      external: await deps.isOutsider(interaction.user.id, interaction.guildId),
       manager: deps.manager,
       logger: deps.logger,
     },

@@ -1,6 +1,7 @@
 // What a Discord user sees, end to end: the real discord.js client against the fake Discord,
 // the real core and the real OpenAI SDK against a fake server.
 import { afterEach, describe, expect, it } from 'vitest';
+import { FakeDiscord } from '../fakes/discord-server.js';
 import { waitFor } from '../support/engine-kit.js';
 import { botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
 
@@ -78,6 +79,36 @@ describe('a mention starts a conversation in a thread', () => {
     expect(bot.llm.requests).toHaveLength(2);
     expect(JSON.stringify(bot.llm.requests[1]!.body)).toContain('answer in French');
     await waitFor(() => bot!.fake.guild.reactors(steer.id, { id: null, name: '✅' }).length === 1);
+  });
+
+  it('a DM from someone in none of the bot\'s servers is refused under ALLOWED_USERS=*, unless listed by id', async () => {
+    const STRANGER = '900000000000000001';
+    const fake = await new FakeDiscord({ users: [{ id: STRANGER, username: 'stranger', globalName: 'Stranger', outsider: true }] }).start();
+    try {
+      bot = await bootDiscordBot({ fake });
+      const dm = bot.fake.sendDirectMessage({ content: 'read your secrets', authorId: STRANGER });
+      await waitForBotMessage(bot, dm.channel_id, (m) => m.content.includes('not a member of the workspace this bot belongs to'));
+      expect(bot.llm.requests).toHaveLength(0);
+      await bot.stop();
+
+      bot = await bootDiscordBot({ fake, env: { ALLOWED_USERS: `${ADA},${STRANGER}` } });
+      bot.llm.replyText('Hello, listed guest.');
+      const again = bot.fake.sendDirectMessage({ content: 'hello', authorId: STRANGER });
+      await waitForBotMessage(bot, again.channel_id, (m) => m.content.includes('Hello, listed guest.'));
+      await bot.idle();
+    } finally {
+      await bot?.stop();
+      bot = undefined;
+      await fake.stop();
+    }
+  });
+
+  it('with DISCORD_GUILD_ID, a mention in another server is from an outsider', async () => {
+    bot = await bootDiscordBot({ env: { DISCORD_GUILD_ID: '123456789012345678' } });
+    const asked = bot.mention('hello from a server the bot was not set up for');
+    await waitForBotMessage(bot, bot.fake.guild.dmChannelFor(ADA).id, (m) => m.content.includes('not a member of the workspace this bot belongs to'));
+    expect(bot.llm.requests).toHaveLength(0);
+    expect(bot.fake.guild.channel(asked.id)).toBeUndefined(); // no thread started for it
   });
 
   it('a DM is its own conversation', async () => {

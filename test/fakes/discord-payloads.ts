@@ -94,6 +94,8 @@ export interface FakeDiscordUser {
   username: string;
   globalName: string | null;
   bot?: boolean;
+  /** Not a member of the fake guild (someone who can only DM the bot, from another server). */
+  outsider?: boolean;
 }
 
 export const DISCORD_USERS: readonly FakeDiscordUser[] = [

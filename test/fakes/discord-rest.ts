@@ -499,7 +499,7 @@ export class FakeDiscordRest {
     'GET /guilds/:guild/members/:user': ({ params }) => {
       if (params.guild !== this.guild.id) throw new DiscordApiError(404, 10004, 'Unknown Guild');
       const user = this.guild.user(params.user!);
-      if (!user) throw new DiscordApiError(404, 10007, 'Unknown Member');
+      if (!user || user.outsider) throw new DiscordApiError(404, 10007, 'Unknown Member');
       return { status: 200, body: memberObject(user) };
     },
 
