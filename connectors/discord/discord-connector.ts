@@ -106,6 +106,8 @@ export class DiscordConnector {
   private readonly threads = new Map<string, LiveThread>();
   private readonly outbound: DiscordOutbound;
   private botUserId = '';
+  /** False once the shutdown began: inbound events are ignored. */
+  private taking = true;
 
   private constructor(
     readonly client: Client,
@@ -178,7 +180,22 @@ export class DiscordConnector {
     };
   }
 
+  /** Stop and release everything (tests; the bot shuts down in two steps, below). */
   async stop(): Promise<void> {
+    await this.stopTaking();
+    await this.close();
+  }
+
+  /**
+   * Take no new event: the gateway's events are ignored from now on (a click is told the bot
+   * is restarting). REST keeps working, for the shutdown's notes.
+   */
+  async stopTaking(): Promise<void> {
+    this.taking = false;
+  }
+
+  async close(): Promise<void> {
+    this.taking = false;
     for (const live of this.threads.values()) live.surface.dispose();
     await this.client.destroy();
   }

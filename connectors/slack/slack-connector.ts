@@ -50,6 +50,7 @@ export class SlackConnector {
   private readonly presenters = new Map<string, ThreadPresenter>();
   private readonly names: UserNames;
   private readonly support: StreamingSupport = { native: true };
+  private taking = false;
   private botUserId = '';
   private teamId = '';
   private teamUrl = '';
@@ -120,6 +121,7 @@ export class SlackConnector {
   async start(): Promise<void> {
     if (this.options.config.SLACK_APP_TOKEN) await this.app.start();
     else await this.app.start(this.options.config.PORT);
+    this.taking = true;
   }
 
   /** The HTTP port actually bound (HTTP mode; PORT=0 picks a free one). */
@@ -129,8 +131,24 @@ export class SlackConnector {
     return typeof address === 'object' && address ? address.port : undefined;
   }
 
+  /** Stop and release everything (tests; the bot shuts down in two steps, below). */
   async stop(): Promise<void> {
-    await this.app.stop();
+    await this.stopTaking();
+    await this.close();
+  }
+
+  /**
+   * Take no new event: the HTTP server or the Socket Mode connection closes (Slack retries
+   * what it could not deliver). The Web API client keeps working, for the shutdown's notes.
+   */
+  async stopTaking(): Promise<void> {
+    if (this.taking) await this.app.stop();
+    this.taking = false;
+  }
+
+  /** Nothing is left open once the receiver stopped: the Web API client holds no socket of its own. */
+  async close(): Promise<void> {
+    await this.stopTaking();
   }
 
   /** Thread presenters held in memory (bounded by MAX_LIVE_SESSIONS; tests, metrics). */

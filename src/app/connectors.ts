@@ -1,0 +1,61 @@
+// Which chat connectors this process runs, each behind the ChatConnector contract that
+// run-bot.ts starts and shuts down: Slack and Discord when configured, or, for
+// `npm run playground`, only the local web playground.
+import type { ChatConnector } from '../../connectors/shared/chat-connector.js';
+import { DiscordConnector } from '../../connectors/discord/discord-connector.js';
+import { SlackConnector } from '../../connectors/slack/slack-connector.js';
+import { discordConfigured, slackConfigured, type Config } from '../config.js';
+import type { Core } from '../core.js';
+import type { Logger } from 'pino';
+
+export interface ConnectorSetup {
+  config: Config;
+  core: Core;
+  logger: Logger;
+}
+
+/** The platforms a configuration asks for (empty: nothing to start). */
+export function wantedPlatforms(config: Config): string[] {
+  return [...(slackConfigured(config) ? ['slack'] : []), ...(discordConfigured(config) ? ['discord'] : [])];
+}
+
+/** Build (not start) every configured connector; on a failure, the ones already built are closed. */
+export async function createConnectors(setup: ConnectorSetup): Promise<ChatConnector[]> {
+  const built: ChatConnector[] = [];
+  try {
+    if (slackConfigured(setup.config)) built.push(slackConnector(await SlackConnector.create(setup), setup.config));
+    if (discordConfigured(setup.config)) built.push(discordConnector(DiscordConnector.create(setup)));
+  } catch (error) {
+    for (const connector of built) await connector.close().catch(() => undefined);
+    throw error;
+  }
+  return built;
+}
+
+function slackConnector(slack: SlackConnector, config: Config): ChatConnector {
+  return {
+    name: 'slack',
+    start: async () => {
+      await slack.start();
+      return { message: 'Slack connector started', fields: { mode: config.SLACK_APP_TOKEN ? 'socket' : 'http', port: slack.port } };
+    },
+    stopTaking: () => slack.stopTaking(),
+    close: () => slack.close(),
+  };
+}
+
+function discordConnector(discord: DiscordConnector): ChatConnector {
+  return {
+    name: 'discord',
+    start: async () => {
+      const info = await discord.start();
+      // A bot in no server yet: the line says where to invite it (manifest/discord.md explains the permissions).
+      return {
+        message: 'Discord connector started',
+        fields: { botUserId: info.botUserId, guilds: info.guilds, ...(info.guilds === 0 ? { inviteUrl: info.inviteUrl } : {}) },
+      };
+    },
+    stopTaking: () => discord.stopTaking(),
+    close: () => discord.close(),
+  };
+}

@@ -1,0 +1,136 @@
+// The bot's life: start-up in a safe order, then, on SIGTERM or SIGINT, a shutdown that
+// keeps everything.
+//
+// Start-up: the configuration is checked first and nothing is created on disk before it
+// (and the platforms) pass; then the core (store, MCP servers, sandbox), every connector
+// attached, recovery, and only then do events flow.
+//
+// Shutdown: stop taking events (Slack retries what it could not deliver); bring every
+// running turn to a safe point where the next start carries it on (core.suspend); then close
+// the connectors and the core, and exit 0. A ref'd deadline bounds it all: a stuck socket
+// cannot keep a stopping bot alive, and the process never exits because its event loop
+// emptied while it waited.
+import type { Logger } from 'pino';
+import type { ChatConnector } from '../../connectors/shared/chat-connector.js';
+import { ConfigError, slackProblems, type Config } from '../config.js';
+import { startCore, type Core } from '../core.js';
+import type { SecretMasker } from '../secrets/index.js';
+import { createConnectors, wantedPlatforms } from './connectors.js';
+
+const NOTHING_CONFIGURED = [
+  'Nothing to start: no chat connector is configured.',
+  'Set, for Slack: SLACK_BOT_TOKEN and SLACK_APP_TOKEN (Socket Mode, no public URL needed),',
+  '           or SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP mode on PORT, events at /slack/events).',
+  'And/or, for Discord: DISCORD_TOKEN (the bot token; see manifest/discord.md).',
+  'And a model: MODEL (e.g. openai:gpt-4.1) with OPENAI_API_KEY, or anthropic:… with ANTHROPIC_API_KEY.',
+  'Or try it without a chat platform: npm run playground.',
+  'See README.md and .env.example.',
+].join('\n');
+
+/** How long a shutdown may take before the process exits anyway (non-zero). */
+export const SHUTDOWN_DEADLINE_MS = 20_000;
+
+export interface RunOptions {
+  config: Config;
+  logger: Logger;
+  secrets: SecretMasker;
+  /** Builds the connectors (default: the configured Slack and Discord ones). */
+  connectors?: (core: Core) => Promise<ChatConnector[]>;
+  /** What to say when no connector is configured (default: how to configure Slack or Discord). */
+  requireConnectors?: boolean;
+}
+
+interface Running {
+  core: Core;
+  connectors: ChatConnector[];
+}
+
+/** Start, run until SIGTERM / SIGINT, stop. Resolves with the exit code. */
+export async function runBot(options: RunOptions): Promise<number> {
+  const { config, logger } = options;
+  if ((options.requireConnectors ?? true) && wantedPlatforms(config).length === 0) {
+    console.error(NOTHING_CONFIGURED);
+    return 1;
+  }
+  const problems = slackProblems(config);
+  if (!config.MODEL) problems.push('MODEL: missing (e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-6)');
+  if (problems.length > 0) {
+    console.error(new ConfigError(problems).message);
+    return 2;
+  }
+  let running: Running;
+  try {
+    running = await start(options);
+  } catch (error) {
+    // A store's or an MCP server's error can quote its URL or token.
+    console.error(`Could not start: ${options.secrets.mask(error instanceof Error ? error.message : String(error))}`);
+    return 1;
+  }
+  const signal = await untilSignal();
+  return stop(running, logger, signal);
+}
+
+async function start(options: RunOptions): Promise<Running> {
+  const { config, logger } = options;
+  const core = await startCore(config, { logger, secrets: options.secrets });
+  let connectors: ChatConnector[] = [];
+  try {
+    // Every connector is attached before recovery, and takes events only after it.
+    connectors = options.connectors ? await options.connectors(core) : await createConnectors({ config, core, logger });
+    await core.recover();
+    for (const connector of connectors) {
+      const started = await connector.start();
+      logger.info(started.fields, started.message);
+    }
+  } catch (error) {
+    for (const connector of connectors) await connector.close().catch(() => undefined);
+    await core.close();
+    throw error;
+  }
+  return { core, connectors };
+}
+
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stopOn = (signal: NodeJS.Signals): void => {
+      process.off('SIGTERM', stopOn);
+      process.off('SIGINT', stopOn);
+      resolve(signal);
+    };
+    process.on('SIGTERM', stopOn);
+    process.on('SIGINT', stopOn);
+  });
+}
+
+async function stop(running: Running, logger: Logger, signal: NodeJS.Signals): Promise<number> {
+  const startedAt = Date.now();
+  logger.info({ signal }, 'stopping…');
+  // Ref'd on purpose: it keeps the event loop alive while the shutdown awaits, and bounds it.
+  let deadline: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<number>((resolve) => {
+    deadline = setTimeout(() => {
+      logger.error({ afterMs: SHUTDOWN_DEADLINE_MS }, 'the shutdown did not finish in time; exiting anyway');
+      resolve(1);
+    }, SHUTDOWN_DEADLINE_MS);
+  });
+  const stopped = (async () => {
+    for (const connector of running.connectors) await settle(connector.stopTaking(), logger, `${connector.name}: could not stop taking events`);
+    await running.core.close();
+    for (const connector of running.connectors) await settle(connector.close(), logger, `${connector.name}: could not close`);
+    logger.info({ tookMs: Date.now() - startedAt }, 'stopped');
+    return 0;
+  })();
+  try {
+    return await Promise.race([stopped, timedOut]);
+  } finally {
+    clearTimeout(deadline);
+  }
+}
+
+async function settle(work: Promise<void>, logger: Logger, failure: string): Promise<void> {
+  try {
+    await work;
+  } catch (error) {
+    logger.warn({ err: error }, failure);
+  }
+}
