@@ -83,6 +83,14 @@ export const ConfigSchema = z.object({
   DISCORD_GUILD_ID: z.string().regex(/^\d{17,20}$/, 'must be a Discord server id (a long number)').optional(),
   /** HTTP mode: the port for /slack/events and /healthz. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** Socket Mode or Discord: serve GET /healthz on this port (HTTP mode answers it on PORT). Unset: no health endpoint. */
+  HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** `npm run playground`: the local web page's port on 127.0.0.1 (0 picks a free one). */
+  PLAYGROUND_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  /** Log lines: `pretty` (coloured, for a terminal), `json` (one object per line); default: pretty on a terminal, else json. */
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  /** Built-in tools the model is not offered, by name, comma-separated (e.g. run_shell,fetch_url). */
+  DISABLED_TOOLS: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 export type Config = z.infer<typeof ConfigSchema>;

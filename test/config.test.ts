@@ -25,6 +25,7 @@ describe('configuration', () => {
       FETCH_ALLOW_PRIVATE: false,
       MCP_CONFIG: './mcp.json',
       PORT: 3000,
+      PLAYGROUND_PORT: 0,
       LOG_LEVEL: 'info',
       PROVIDER_STALL_TIMEOUT_MS: 60_000,
       COMPACTION_THRESHOLD: 0.8,
