@@ -9,6 +9,7 @@
 // every six hours: the sweep reads every session record, which start-up must not wait for.
 import { resolve } from 'node:path';
 import type { Config } from './config.js';
+import { disabledToolNames } from './config-checks.js';
 import type { EngineLogger } from './engine/index.js';
 import { loadMcpConfig, McpManager, type McpStartReport } from './mcp/index.js';
 import { createPermissionPolicy } from './permissions/index.js';
@@ -19,6 +20,7 @@ import { InProcessCoordinator } from './sessions/coordination.js';
 import { ObserverHub } from './sessions/observer-hub.js';
 import { SessionManager } from './sessions/session-manager.js';
 import { openKeyvStore } from './store/keyv-factory.js';
+import { fenceWrites } from './store/write-fence.js';
 import { PersistentInbox } from './store/persistent-inbox.js';
 import { SessionStore, type SessionRecord } from './store/session-store.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
@@ -42,6 +44,17 @@ export interface Core {
    */
   recover(): ReturnType<SessionManager['recover']>;
   mcp: McpStartReport;
+  /**
+   * The first half of a shutdown for a restart (a deploy), once the connectors take no more
+   * events: every turn in flight is left where a crash would leave it, and the next start
+   * carries it on. The store is fenced (no write from now on: nothing is recorded as stopped,
+   * a pending approval stays pending), the threads are muted, each working thread gets its
+   * open answer closed and a note that it carries on after the restart, and the tools'
+   * processes end. Resolves with how many turns were left to carry on. `close` follows.
+   */
+  suspend(): Promise<number>;
+  /** A connector's own rendering documents under `prefix` stay writable after `suspend` (see store/write-fence.ts `keep`). */
+  keepWritableAtShutdown(prefix: string): void;
   /** Things worth a warning at start-up (a risky but legal setup, MCP servers that failed). */
   warnings: string[];
   close(): Promise<void>;
@@ -79,6 +92,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const compactor = compactorFrom(config, resolveProvider);
 
   const opened = await openKeyvStore(config.STORE_URL);
+  // Closed by `suspend`: from then on the store holds what a crash would have left.
+  const fence = fenceWrites(opened.keyv);
   const store = new SessionStore(opened.keyv);
   const inbox = new PersistentInbox(store);
   const mcp = new McpManager({ logger });
@@ -91,11 +106,14 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       logger.warn({ err: error }, 'could not show that a model call waits');
     }
   };
-  const mcpConfig = await loadMcpConfig(resolve(config.MCP_CONFIG));
+  // A server whose `${VAR}` is unset is skipped with a warning; a malformed file stops the start.
+  const mcpConfig = await loadMcpConfig(resolve(config.MCP_CONFIG), process.env, { unsetVariables: 'skip' });
   // Known before the servers start: their stderr is logged, and may quote their tokens.
   secrets.add(mcpSecretValues(mcpConfig));
   const mcpReport = await mcp.start(mcpConfig);
   const workspaceDir = resolve(config.WORKSPACE_DIR);
+  // DISABLED_TOOLS: never offered to the model (loadConfig refused unknown names).
+  const disabledTools = new Set(disabledToolNames(config.DISABLED_TOOLS));
 
   const manager = new SessionManager({
     store,
@@ -131,7 +149,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
           waiting: (ahead) => reportWaiting(session, ahead),
           admitted: () => reportWaiting(session, null),
         }),
-        tools: [...builtin.tools, ...mcp.tools()],
+        tools: [...builtin.tools.filter((tool) => !disabledTools.has(tool.name)), ...mcp.tools()],
         policy,
         compactor,
         instructions: config.SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
@@ -147,13 +165,10 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     },
   });
 
-  const warnings = [
-    ...accessWarnings(access, policy.mode !== 'read-only'),
-    ...opened.notes,
-    ...(shell.warn ? [shell.message] : []),
-    ...mcpReport.failures.map((failure) => `MCP server "${failure.server}" did not start: ${failure.error}`),
-  ];
-  for (const warning of warnings) logger.warn({}, warning);
+  const setupWarnings = [...accessWarnings(access, policy.mode !== 'read-only'), ...opened.notes, ...(shell.warn ? [shell.message] : [])];
+  for (const warning of setupWarnings) logger.warn({}, warning);
+  // Listed, not logged again: the manager logged each MCP failure, with its reason, as it happened.
+  const warnings = [...setupWarnings, ...mcpReport.failures.map((failure) => `MCP server "${failure.server}" did not start: ${failure.error}`)];
 
   const sweep = async () => {
     try {
@@ -169,6 +184,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   sweeper.unref();
 
   let closed = false;
+  let suspended = false;
   return {
     manager,
     store,
@@ -180,12 +196,30 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     },
     mcp: mcpReport,
     warnings,
+    keepWritableAtShutdown: (prefix) => fence.keep(prefix),
+    suspend: async () => {
+      if (suspended || closed) return 0;
+      suspended = true;
+      const working = await manager.beginSuspend();
+      observers.mute();
+      fence.close('the bot is shutting down');
+      for (const { record, waitingForAnswer } of working) {
+        try {
+          await observers.onSuspend(record, waitingForAnswer);
+        } catch (error) {
+          logger.warn({ err: error, sessionId: record.id }, 'could not say in the thread that the bot restarts');
+        }
+      }
+      await manager.releaseTools();
+      return working.length;
+    },
     close: async () => {
       if (closed) return;
       closed = true;
       clearTimeout(firstSweep);
       clearInterval(sweeper);
-      await manager.shutdown();
+      // After a suspend the turns are left as they are (the store is fenced); else they stop.
+      if (!suspended) await manager.shutdown();
       await mcp.close();
       await opened.close();
     },

@@ -5,6 +5,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { appMention, eventCallback } from './fakes/slack-payloads.js';
 import { sendEvent } from './fakes/slack-signer.js';
 import { waitFor } from './support/engine-kit.js';
@@ -20,8 +22,8 @@ afterEach(async () => {
 });
 
 /** Only the variables a test gives, plus what node needs: the developer's own env must not leak in. */
-function run(env: Record<string, string>, cwd: string) {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+function run(env: Record<string, string>, cwd: string, args: string[] = []) {
+  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -55,7 +57,7 @@ describe('npm start', () => {
     expect(output.stderr).not.toContain('xapp-wrong-kind');
   });
 
-  it('runs the bot in HTTP mode, and on SIGTERM stops the running turn, persists and exits 0', async () => {
+  it('runs the bot in HTTP mode, and on SIGTERM leaves the running turn for the next start, logs the shutdown and exits 0', async () => {
     const { dir: home, slack, llm } = await startBotFakes(cleanups);
     const dir = { path: home };
     llm.replyStall();
@@ -83,8 +85,78 @@ describe('npm start', () => {
     await waitFor(() => llm.requests.length === 1, 10_000);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    // The stalled call was cut off and the turn was closed as stopped, then persisted.
+    // The stalled call was cut off with the process; nothing was recorded as stopped (test/app/deploy-restart.test.ts
+    // checks that the turn carries on after the restart).
     await llm.waitForClientClose(0);
+    expect(output.stdout).toContain('"msg":"stopping…"');
+    expect(output.stdout).toContain('"msg":"stopped"');
     expect(output.stdout + output.stderr).not.toMatch(/xoxb-test-secret-value|sk-test-secret-value/);
   });
+
+  it('reports every configuration problem in one run, in words, before creating anything', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const { output, exited } = run(
+      {
+        MODEL: 'bogus:thing',
+        COMPACTION_MODEL: 'anthropic:claude-haiku-4-5',
+        OPENAI_BASE_URL: 'localhost:11434',
+        SLACK_BOT_TOKEN: 'xoxb-test-secret-value',
+        PORT: 'eighty',
+        ADMINS: 'alice',
+        DISABLED_TOOLS: 'nuke',
+      },
+      dir.path,
+    );
+    expect(await exited).toBe(2);
+    const lines = output.stderr.trim().split('\n');
+    expect(lines[0]).toBe('Invalid configuration:');
+    expect(lines.slice(1).map((line) => line.replace(/^ {2}- ([A-Z_]+( or [A-Z_]+)?):.*$/, '$1'))).toEqual([
+      'MODEL',
+      'OPENAI_BASE_URL',
+      'ANTHROPIC_API_KEY',
+      'ADMINS',
+      'SLACK_APP_TOKEN or SLACK_SIGNING_SECRET',
+      'PORT',
+      'DISABLED_TOOLS',
+    ]);
+    expect(output.stderr).toContain('PORT: must be a whole number from 0 to 65535 (got "eighty")');
+    expect(output.stderr).not.toMatch(/Invalid input|xoxb-test-secret-value/);
+    expect(await readdir(dir.path)).toEqual([]);
+  });
+
+  it('a Slack that refuses the token stops the start before the store or the workspace exist', async () => {
+    const { dir, slack, llm } = await startBotFakes(cleanups);
+    slack.failNext('auth.test', 'invalid_auth');
+    const env = { MODEL: 'openai:gpt-4.1', OPENAI_API_KEY: 'sk-test-secret-value', OPENAI_BASE_URL: llm.baseURL, SLACK_BOT_TOKEN: 'xoxb-test-secret-value', SLACK_APP_TOKEN: 'xapp-test-secret-value', SLACK_API_URL: slack.apiUrl };
+    const { output, exited } = run(env, dir);
+    expect(await exited).toBe(1);
+    expect(output.stderr).toContain(`Slack did not accept SLACK_BOT_TOKEN (invalid_auth) at ${slack.apiUrl}auth.test`);
+    // The defaults (data/bot.sqlite, ./workspace) are relative to the bot's folder: neither was made.
+    expect(await readdir(dir)).toEqual([]);
+    expect(output.stdout + output.stderr).not.toMatch(/xoxb-test-secret-value|sk-test-secret-value/);
+  });
+
+  it('--check: reachable fakes give one ✓ line per check and exit 0; a closed port exits 1', async () => {
+    const { dir, slack, llm } = await startBotFakes(cleanups);
+    const env = { MODEL: 'openai:gpt-4.1', OPENAI_API_KEY: 'sk-test-secret-value', OPENAI_BASE_URL: llm.baseURL, SLACK_BOT_TOKEN: 'xoxb-test-secret-value', SLACK_APP_TOKEN: 'xapp-test-secret-value', SLACK_API_URL: slack.apiUrl };
+    const reachable = run(env, dir, ['--check']);
+    expect(await reachable.exited).toBe(0);
+    const lines = reachable.output.stdout.trim().split('\n');
+    expect(lines.map((line) => line.split(':')[0])).toEqual(['✓ configuration', '✓ Slack', '✓ model openai', '✓ MCP', 'Ready']);
+
+    const port = await closedPort();
+    const unreachable = run({ ...env, SLACK_API_URL: `http://127.0.0.1:${port}/api/` }, dir, ['--check']);
+    expect(await unreachable.exited).toBe(1);
+    expect(unreachable.output.stdout).toContain(`✗ Slack: Could not reach Slack at http://127.0.0.1:${port}/api/auth.test: connect ECONNREFUSED`);
+    expect(await readdir(dir)).toEqual([]);
+  });
 });
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

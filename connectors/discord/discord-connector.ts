@@ -159,7 +159,12 @@ export class DiscordConnector {
     try {
       await this.client.login(this.options.config.DISCORD_TOKEN);
     } catch (error) {
-      throw new Error(`Discord did not accept DISCORD_TOKEN: ${error instanceof Error ? error.message : String(error)}`);
+      // discord.js says TokenInvalid for a 401; a network failure carries the system's code.
+      const reason = error instanceof Error ? error.message : String(error);
+      const code = (error as { code?: unknown; cause?: { code?: unknown } }).code ?? (error as { cause?: { code?: unknown } }).cause?.code;
+      const unreachable = typeof code === 'string' && /^(E[A-Z]+|UND_ERR_\w+|CERT_\w+|\w+_TLS_\w+)$/.test(code);
+      const url = `${this.options.config.DISCORD_API_URL ?? 'https://discord.com/api'}/v10`;
+      throw new Error(unreachable ? `Could not reach Discord at ${url}: ${reason}` : `Discord did not accept DISCORD_TOKEN: ${reason}`);
     }
     await ready;
     const user = this.client.user;
@@ -339,6 +344,14 @@ export class DiscordConnector {
   // ---- inbound: buttons ----------------------------------------------------------------------
 
   private async onInteraction(interaction: Interaction): Promise<void> {
+    if (!this.taking) {
+      // Shutting down: a click now could not be recorded (the store is fenced). Discord never
+      // redelivers an interaction, so the person is told to click again once the bot is back;
+      // the card's buttons keep working then. (A message is refused by the session layer with
+      // the same advice.)
+      if (interaction.isRepliable()) await interaction.reply({ content: 'The bot is restarting; try again in a moment.', flags: MessageFlags.Ephemeral });
+      return;
+    }
     if (interaction.isChatInputCommand()) {
       const { manager } = this.options.core;
       return runSlashCommand(interaction, {

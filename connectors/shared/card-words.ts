@@ -16,6 +16,9 @@ const DECISION_WORDS: Readonly<Record<string, string>> = {
   replied: 'Declined: answered by a reply',
 };
 
+/** The note a working thread gets when the bot shuts down for a restart (a deploy): the turn carries on after it. */
+export const RESTARTING_NOTE = 'The bot is restarting. It will carry on here in a moment.';
+
 /** "Approved by <@U…>": a platform that renders `<@id>` mentions shows the name. */
 export function decisionText(decision: { by: string; choice: string }): string {
   const what = DECISION_WORDS[decision.choice] ?? `Answered "${decision.choice}"`;

@@ -5,7 +5,7 @@
 // tool card, note) naming its session, under the surface's `messageKey`, so a 🛑 on any of
 // them finds the session and a Show all click on a card finds its call. Platform-neutral;
 // only the key's spelling is the platform's.
-import type { EngineLogger } from '../../src/engine/index.js';
+import { isWritesFenced, type EngineLogger } from '../../src/engine/index.js';
 import type { SessionStore } from '../../src/store/session-store.js';
 import type { MessageId, ThreadSurface } from './thread-surface.js';
 
@@ -31,6 +31,8 @@ export class ThreadOutput {
     try {
       await work();
     } catch (error) {
+      // Fenced: the bot is shutting down and may record nothing more; the post itself went out.
+      if (isWritesFenced(error)) return;
       this.deps.logger.warn({ err: error, sessionId: this.deps.sessionId }, `could not ${what} in ${this.surface.platform}`);
     }
   }

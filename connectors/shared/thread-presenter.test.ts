@@ -332,3 +332,31 @@ describe('the thread presenter', () => {
     expect(surface.of('postCard')).toHaveLength(1);
   });
 });
+
+describe('the thread presenter at a shutdown for a restart', () => {
+  it('closes an answer being streamed, says the turn carries on after the restart, and goes idle', async () => {
+    const { surface, presenter, play } = thread();
+    await play({ type: 'turn_start', kind: 'run', input: 'hi' }, { type: 'assistant_delta', text: 'Half an ans' });
+    await presenter.onSuspend(false);
+    expect(surface.of('finishAnswer').map((call) => call.text)).toEqual(['Half an ans']);
+    expect(surface.of('postNote').map((call) => call.note)).toEqual([{ kind: 'restarting' }]);
+    expect(surface.ops().slice(-3)).toEqual(['finishAnswer', 'postNote', 'setStatus']);
+    expect(surface.of('setStatus').at(-1)?.status).toBe('idle');
+  });
+
+  it('adds nothing to a thread that only waits for a click: its buttons keep working after the restart', async () => {
+    const { surface, presenter, play } = thread();
+    await play({ type: 'turn_start', kind: 'run', input: 'hi' }, proposed);
+    await presenter.onEvent(permission, approvalItem());
+    await presenter.onSuspend(true);
+    expect(surface.of('postNote')).toEqual([]);
+    expect(surface.of('updateCard').filter((call) => call.card.prompt?.item.state !== 'pending')).toEqual([]);
+  });
+
+  it('says so when a tool was running (its card is redrawn as cut by the next start)', async () => {
+    const { surface, presenter, play } = thread();
+    await play({ type: 'turn_start', kind: 'run', input: 'hi' }, proposed, started);
+    await presenter.onSuspend(false);
+    expect(surface.of('postNote').map((call) => call.note.kind)).toEqual(['restarting']);
+  });
+});

@@ -112,6 +112,19 @@ export class ThreadPresenter {
     }
   }
 
+  /**
+   * The bot is shutting down while this thread works (a deploy). The open answer is closed
+   * (a Slack stream must not be left open), and unless the turn only waits for a person's
+   * answer (its buttons keep working after the restart), a note says the turn carries on
+   * after the restart.
+   */
+  async onSuspend(waitingForAnswer: boolean): Promise<void> {
+    const streaming = this.answer !== undefined;
+    await this.endAnswer();
+    if (streaming || !waitingForAnswer) await this.note({ kind: 'restarting' });
+    await this.setStatus('idle');
+  }
+
   /** A click resolved a prompt: show the decision and who made it; the buttons go. */
   async onDecision(item: InboxItem, userId: string, choice: string): Promise<void> {
     await this.cards.decided(item, userId, choice);
@@ -191,5 +204,6 @@ export function presenterObserver(presenterFor: (session: SessionRecord) => Thre
     onWaiting: (session, ahead) => presenterFor(session).onWaiting(ahead),
     onInput: (session, _inputId, disposition, source) => presenterFor(session).onInput(disposition, source),
     onPromptClosed: (session, item) => presenterFor(session).onPromptClosed(item),
+    onSuspend: (session, waitingForAnswer) => presenterFor(session).onSuspend(waitingForAnswer),
   };
 }

@@ -66,7 +66,9 @@ export type ThreadNote =
   /** The turn was stopped, by this person's 🛑 when known. */
   | { kind: 'stopped'; by?: string }
   /** The turn used every model call one request may make (MAX_ITERATIONS). */
-  | { kind: 'step_limit'; iterations: number; action: NoteAction };
+  | { kind: 'step_limit'; iterations: number; action: NoteAction }
+  /** The bot is shutting down mid-turn (a deploy): the turn carries on after the restart. Words: card-words.ts RESTARTING_NOTE. */
+  | { kind: 'restarting' };
 
 /**
  * What became of a person's message, shown as a reaction on it:

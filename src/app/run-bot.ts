@@ -12,10 +12,12 @@
 // emptied while it waited.
 import type { Logger } from 'pino';
 import type { ChatConnector } from '../../connectors/shared/chat-connector.js';
-import { ConfigError, slackProblems, type Config } from '../config.js';
+import { ConfigError, configStartProblems, type Config } from '../config.js';
 import { startCore, type Core } from '../core.js';
 import type { SecretMasker } from '../secrets/index.js';
 import { createConnectors, wantedPlatforms } from './connectors.js';
+import { platformProblems, whatRunsWhere } from './preflight.js';
+import { startHealthServer, type HealthServer } from './health-server.js';
 
 const NOTHING_CONFIGURED = [
   'Nothing to start: no chat connector is configured.',
@@ -43,6 +45,7 @@ export interface RunOptions {
 interface Running {
   core: Core;
   connectors: ChatConnector[];
+  health?: HealthServer;
 }
 
 /** Start, run until SIGTERM / SIGINT, stop. Resolves with the exit code. */
@@ -52,12 +55,21 @@ export async function runBot(options: RunOptions): Promise<number> {
     console.error(NOTHING_CONFIGURED);
     return 1;
   }
-  const problems = slackProblems(config);
-  if (!config.MODEL) problems.push('MODEL: missing (e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-6)');
+  // loadConfig checked these already when a platform is set; a caller's own config (the
+  // playground's) is checked here.
+  const problems = configStartProblems(config);
   if (problems.length > 0) {
     console.error(new ConfigError(problems).message);
     return 2;
   }
+  // Before the core: a refused token or an unreachable platform leaves nothing on disk.
+  const unreachable = options.connectors ? [] : await platformProblems(config);
+  if (unreachable.length > 0) {
+    console.error(`Could not start:\n${unreachable.map((problem) => `  - ${options.secrets.mask(problem)}`).join('\n')}`);
+    return 1;
+  }
+  // Listened for from here: a SIGTERM during start-up stops the bot once it has started.
+  const signal = untilSignal();
   let running: Running;
   try {
     running = await start(options);
@@ -66,14 +78,14 @@ export async function runBot(options: RunOptions): Promise<number> {
     console.error(`Could not start: ${options.secrets.mask(error instanceof Error ? error.message : String(error))}`);
     return 1;
   }
-  const signal = await untilSignal();
-  return stop(running, logger, signal);
+  return stop(running, logger, await signal);
 }
 
 async function start(options: RunOptions): Promise<Running> {
   const { config, logger } = options;
   const core = await startCore(config, { logger, secrets: options.secrets });
   let connectors: ChatConnector[] = [];
+  let health: HealthServer | undefined;
   try {
     // Every connector is attached before recovery, and takes events only after it.
     connectors = options.connectors ? await options.connectors(core) : await createConnectors({ config, core, logger });
@@ -82,12 +94,18 @@ async function start(options: RunOptions): Promise<Running> {
       const started = await connector.start();
       logger.info(started.fields, started.message);
     }
+    logger.info(whatRunsWhere(config), 'running');
+    if (config.HEALTH_PORT !== undefined) {
+      health = await startHealthServer(config.HEALTH_PORT);
+      logger.info({ port: health.port }, 'health endpoint: GET /healthz');
+    }
   } catch (error) {
     for (const connector of connectors) await connector.close().catch(() => undefined);
+    await health?.close();
     await core.close();
     throw error;
   }
-  return { core, connectors };
+  return { core, connectors, health };
 }
 
 function untilSignal(): Promise<NodeJS.Signals> {
@@ -114,9 +132,13 @@ async function stop(running: Running, logger: Logger, signal: NodeJS.Signals): P
     }, SHUTDOWN_DEADLINE_MS);
   });
   const stopped = (async () => {
+    running.health?.stopping();
     for (const connector of running.connectors) await settle(connector.stopTaking(), logger, `${connector.name}: could not stop taking events`);
+    const carried = await running.core.suspend();
+    if (carried > 0) logger.info({ turns: carried }, 'turns in flight are kept; they carry on after the restart');
     await running.core.close();
     for (const connector of running.connectors) await settle(connector.close(), logger, `${connector.name}: could not close`);
+    await running.health?.close();
     logger.info({ tookMs: Date.now() - startedAt }, 'stopped');
     return 0;
   })();

@@ -17,3 +17,4 @@ export * from './turn-engine.js';
 export * from './tool-ledger.js';
 export { History, type ToolRound } from './history.js';
 export * from './steering.js';
+export * from './fenced.js';

@@ -28,6 +28,7 @@ import { DEFAULT_MAX_RESULT_CHARS, MIN_MAX_RESULT_CHARS } from './result-cap.js'
 import { parseToolArguments } from './tool-arguments.js';
 import { INTERRUPTED_BY_USER, runToolCalls, type OutputMask, type PendingToolCall, type ToolPassContext } from './tool-calls.js';
 import { InMemoryToolLedger, type ToolLedger } from './tool-ledger.js';
+import { isWritesFenced } from './fenced.js';
 import { ToolRegistry, type ToolDefinition } from './tools.js';
 
 export const DEFAULT_MAX_ITERATIONS = 12;
@@ -508,6 +509,13 @@ export class TurnEngine {
 
   /** A bug or a failing store must not kill the bot: report it, keep the history valid. */
   private async *failInternally(turn: ActiveTurn, error: unknown): AsyncGenerator<EngineEvent, TurnEndStatus, undefined> {
+    if (isWritesFenced(error)) {
+      // This process may no longer write the session (the bot is shutting down): the store
+      // keeps what was written before, which the next owner carries on from. Nothing to record.
+      turn.controller.abort(error);
+      this.logger.debug({ sessionId: this.sessionId }, 'turn left as it was: writes are fenced');
+      return 'interrupted';
+    }
     this.logger.error({ err: error }, 'turn failed unexpectedly');
     // A store's error can quote its connection URL, password included.
     const message = this.maskOutput(`Something went wrong inside the agent: ${error instanceof Error ? error.message : String(error)}`);
@@ -528,7 +536,7 @@ export class TurnEngine {
       await this.history.answerUnanswered(INTERRUPTED_BY_USER);
       await this.history.appendNotice('interrupted', 'Stopped.');
     } catch (error) {
-      this.logger.error({ err: error }, 'could not close an abandoned turn');
+      if (!isWritesFenced(error)) this.logger.error({ err: error }, 'could not close an abandoned turn');
     }
   }
 

@@ -1,17 +1,28 @@
-// Several connectors (Slack, Discord) watch one session layer: the hub hands each report
-// to the observers registered for that session's platform.
+// Several connectors (Slack, Discord, the playground) watch one session layer: the hub hands
+// each report to the observers registered for that session's platform.
+//
+// At shutdown the hub is muted: the turns still in memory go on until the process exits, but
+// their writes are fenced (store/write-fence.ts) and nothing they do may reach a thread any
+// more; only the suspend report (the "restarting" note) still goes through.
 import type { EngineEvent, InboxItem, MessageSource } from '../engine/index.js';
 import type { SessionRecord } from '../store/session-store.js';
 import type { InputDisposition, SessionObserver } from './session-manager.js';
 
 export class ObserverHub implements SessionObserver {
   private readonly byPlatform = new Map<string, SessionObserver[]>();
+  private muted = false;
 
   add(platform: string, observer: SessionObserver): void {
     this.byPlatform.set(platform, [...(this.byPlatform.get(platform) ?? []), observer]);
   }
 
+  /** From now on, pass on nothing but `onSuspend`. */
+  mute(): void {
+    this.muted = true;
+  }
+
   private observersOf(session: SessionRecord): SessionObserver[] {
+    if (this.muted) return [];
     return this.byPlatform.get(session.key.platform) ?? [];
   }
 
@@ -29,5 +40,9 @@ export class ObserverHub implements SessionObserver {
 
   async onWaiting(session: SessionRecord, ahead: number | null): Promise<void> {
     for (const observer of this.observersOf(session)) await observer.onWaiting?.(session, ahead);
+  }
+
+  async onSuspend(session: SessionRecord, waitingForAnswer: boolean): Promise<void> {
+    for (const observer of this.byPlatform.get(session.key.platform) ?? []) await observer.onSuspend?.(session, waitingForAnswer);
   }
 }

@@ -314,6 +314,40 @@ export class SessionManager {
     for (const live of this.sessions.all()) await this.sessions.evict(live.record.id);
   }
 
+  /**
+   * The bot is shutting down for a restart: take no more work, and name the sessions whose
+   * turn is in flight (with whether it only waits for a person's answer). Nothing is stopped
+   * or written: the caller fences the store, so what persists is what a crash at this instant
+   * would leave, and the next start's recovery carries each turn on (core.ts `suspend`).
+   */
+  async beginSuspend(): Promise<{ record: SessionRecord; waitingForAnswer: boolean }[]> {
+    this.closing = true;
+    clearInterval(this.evictTimer);
+    const working: { record: SessionRecord; waitingForAnswer: boolean }[] = [];
+    for (const live of this.sessions.all()) {
+      if (!isBusy(live)) continue;
+      const prompts = await this.options.inbox.pending(live.record.id);
+      working.push({ record: live.record, waitingForAnswer: prompts.length > 0 });
+    }
+    return working;
+  }
+
+  /**
+   * After `beginSuspend` and the fence: end every session's tools now (a command on the host
+   * would outlive the process), without waiting for the turns, which can record nothing more.
+   */
+  async releaseTools(): Promise<void> {
+    await Promise.all(
+      this.sessions.all().map(async (live) => {
+        try {
+          await live.setup.dispose?.();
+        } catch (error) {
+          this.logger.warn({ err: error, sessionId: live.record.id }, 'could not end a session’s tools');
+        }
+      }),
+    );
+  }
+
   /** Whether a turn runs (or is reserved) in this thread now. */
   isWorking(sessionId: string): boolean {
     const live = this.sessions.peek(sessionId);

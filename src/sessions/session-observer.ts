@@ -16,6 +16,11 @@ export interface SessionObserver {
   onPromptClosed?(session: SessionRecord, item: InboxItem): void | Promise<void>;
   /** The thread's model call waits for a free slot (`ahead` calls in front), or got one (null). */
   onWaiting?(session: SessionRecord, ahead: number | null): void | Promise<void>;
+  /**
+   * The bot is shutting down while this session's turn is in flight; the turn carries on
+   * after the restart. `waitingForAnswer`: it only waits for a person's click.
+   */
+  onSuspend?(session: SessionRecord, waitingForAnswer: boolean): void | Promise<void>;
 }
 
 /** The observer as the session layer calls it: never throws. */

@@ -9,7 +9,7 @@
 // lease and the engine's reservation are taken in one synchronous step, so a stop that
 // finds the lease held always finds a turn to stop.
 import type { EngineEvent, EngineLogger, InboxItem, MessageSource } from '../engine/index.js';
-import { approvalChoices, interactionChoices } from '../engine/index.js';
+import { approvalChoices, interactionChoices, isWritesFenced } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { PendingInput, SessionStore } from '../store/session-store.js';
 import type { Coordinator } from './coordination.js';
@@ -88,12 +88,17 @@ export class TurnDriver {
       try {
         for await (const event of events) await this.handleEvent(live, event);
       } catch (error) {
-        this.options.logger.error({ err: error, sessionId }, 'turn failed');
+        if (!isWritesFenced(error)) this.options.logger.error({ err: error, sessionId }, 'turn failed');
       } finally {
         lease.release();
         live.lastUsed = Date.now();
       }
-      await this.afterTurn(live);
+      try {
+        await this.afterTurn(live);
+      } catch (error) {
+        // Nobody awaits this promise to the end: a rejection here would be unhandled.
+        if (!isWritesFenced(error)) this.options.logger.error({ err: error, sessionId }, 'could not start what followed the turn');
+      }
     })();
   }
 
@@ -114,7 +119,7 @@ export class TurnDriver {
       try {
         await this.settleIfQuiet(live);
       } catch (error) {
-        this.options.logger.warn({ err: error, sessionId: live.record.id }, 'could not mark the session settled');
+        if (!isWritesFenced(error)) this.options.logger.warn({ err: error, sessionId: live.record.id }, 'could not mark the session settled');
       }
     });
   }

@@ -1,0 +1,38 @@
+# The bot in a container, started exactly as the tests start it in a production install
+# (test/app/deploy-restart.test.ts): `npm ci --omit=dev`, then `npm start`, whose `exec`
+# hands SIGTERM from `docker stop` straight to the bot. The bot then keeps every turn in
+# flight (a pending approval stays pending; a streamed answer carries on after the restart)
+# and exits 0 within 20 s, so keep docker's stop timeout above that (`--stop-timeout 30`).
+#
+# Not built in CI: no Docker engine runs on the machines the tests run on.
+#
+# The shell sandbox needs bubblewrap and user namespaces. Docker's default seccomp profile
+# refuses the unshare bubblewrap needs; with SHELL_SANDBOX=auto (the default) the bot then
+# starts without its shell tool and says why in one warning line. To keep the shell, run with
+# a seccomp profile that allows unshare/clone of user namespaces (or
+# `--security-opt seccomp=unconfined`), or see README "The shell sandbox".
+FROM node:20-bookworm-slim
+
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends bubblewrap python3 make g++ ca-certificates \
+  && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY . .
+
+# A user of its own: the store (data/) and the workspace belong to it, nothing else does.
+RUN useradd --create-home --uid 10001 bot && mkdir -p /app/data /app/workspace && chown -R bot:bot /app/data /app/workspace
+USER bot
+
+ENV NODE_ENV=production LOG_FORMAT=json PORT=3000 HEALTH_PORT=8080
+EXPOSE 3000 8080
+VOLUME ["/app/data", "/app/workspace"]
+
+# HTTP mode answers /healthz on PORT; Socket Mode and Discord on HEALTH_PORT (503 while stopping).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:' + process.env.HEALTH_PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
+
+STOPSIGNAL SIGTERM
+CMD ["npm", "start"]
