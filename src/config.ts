@@ -1,11 +1,19 @@
 // Configuration from the environment (and `.env`), validated in one place. Every problem
 // is reported at once, in one error, so a user fixes their setup in one go instead of
-// discovering variables one crash at a time.
+// discovering variables one crash at a time: the schema's issues, reworded, and the checks
+// of src/config-checks.ts (model names, provider keys, user ids, tool names), in the order
+// the variables are declared here.
 import { z } from 'zod';
+import { describeIssue, startProblems, valueProblems, wantsToRun, type RawSettings } from './config-checks.js';
+
+export { discordConfigured, slackConfigured, slackProblems } from './config-checks.js';
 
 const positiveInt = z.coerce.number().int().positive();
 
 const ratio = z.coerce.number().gt(0).max(1);
+
+/** An http(s) URL: `localhost:11434` parses as a URL of scheme `localhost:`, which no client can reach. */
+const httpUrl = (example: string) => z.url({ protocol: /^https?$/, message: `must be a URL starting with http:// or https://, e.g. ${example}` });
 
 export const ConfigSchema = z.object({
   /** `provider:model`; a bare id goes to OpenAI (or Anthropic for `claude-…`). */
@@ -13,9 +21,11 @@ export const ConfigSchema = z.object({
   /** The models `/model` may switch to, comma-separated (default: MODEL and COMPACTION_MODEL). */
   MODELS: z.string().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
-  OPENAI_BASE_URL: z.url({ message: 'must be a URL, e.g. http://localhost:11434/v1' }).optional(),
+  /** An OpenAI-compatible server (Ollama, LM Studio, vLLM…); set, OPENAI_API_KEY is optional. */
+  OPENAI_BASE_URL: httpUrl('http://localhost:11434/v1').optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
-  ANTHROPIC_BASE_URL: z.url({ message: 'must be a URL, without /v1' }).optional(),
+  /** Without /v1 (the SDK adds it); set, ANTHROPIC_API_KEY is optional (a proxy may hold it). */
+  ANTHROPIC_BASE_URL: httpUrl('https://api.anthropic.com (without /v1)').optional(),
   /** Abandon a model stream that sends nothing for this long. */
   PROVIDER_STALL_TIMEOUT_MS: positiveInt.default(60_000),
   /** Extended thinking for Anthropic models: the token budget (unset: off). */
@@ -74,11 +84,11 @@ export const ConfigSchema = z.object({
   SLACK_APP_TOKEN: z.string().startsWith('xapp-', 'must be an app-level token (xapp-…)').optional(),
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   /** The Slack Web API base URL (GovSlack, proxies, tests). */
-  SLACK_API_URL: z.url({ message: 'must be a URL such as https://slack.com/api/' }).optional(),
+  SLACK_API_URL: httpUrl('https://slack.com/api/').optional(),
   /** Discord: the bot token (Developer Portal → Bot → Reset Token). Set, the Discord connector starts. */
   DISCORD_TOKEN: z.string().trim().min(1).optional(),
   /** The Discord REST base URL, without the version (discord.js `rest.api`; proxies, tests). The gateway URL comes from `GET /gateway/bot` there. */
-  DISCORD_API_URL: z.url({ message: 'must be a URL such as https://discord.com/api' }).optional(),
+  DISCORD_API_URL: httpUrl('https://discord.com/api').optional(),
   /** A Discord server (guild) id: slash commands are registered there (appear at once) instead of globally. */
   DISCORD_GUILD_ID: z.string().regex(/^\d{17,20}$/, 'must be a Discord server id (a long number)').optional(),
   /** HTTP mode: the port for /slack/events and /healthz. */
@@ -95,28 +105,6 @@ export const ConfigSchema = z.object({
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
-/** Slack is configured when a bot token and one way of receiving events are set. */
-export function slackProblems(config: Config): string[] {
-  const set = [config.SLACK_BOT_TOKEN, config.SLACK_APP_TOKEN, config.SLACK_SIGNING_SECRET].some(Boolean);
-  if (!set) return [];
-  const problems: string[] = [];
-  if (!config.SLACK_BOT_TOKEN) problems.push('SLACK_BOT_TOKEN: missing (the xoxb-… token from OAuth & Permissions)');
-  if (!config.SLACK_APP_TOKEN && !config.SLACK_SIGNING_SECRET) {
-    problems.push('SLACK_APP_TOKEN or SLACK_SIGNING_SECRET: set one (Socket Mode, or HTTP mode with a public URL)');
-  }
-  return problems;
-}
-
-/** Slack is wanted when any of its variables is set. */
-export function slackConfigured(config: Config): boolean {
-  return [config.SLACK_BOT_TOKEN, config.SLACK_APP_TOKEN, config.SLACK_SIGNING_SECRET].some(Boolean);
-}
-
-/** Discord is wanted when its token is set. */
-export function discordConfigured(config: Config): boolean {
-  return Boolean(config.DISCORD_TOKEN);
-}
-
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -124,12 +112,37 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parse the environment; empty strings count as unset (a blank line in .env). */
+/**
+ * Parse the environment; empty strings count as unset (a blank line in .env). Throws one
+ * ConfigError with every problem. With a chat platform configured, what a run needs (MODEL,
+ * the provider keys, Slack's second token) is checked too.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
-  const parsed = ConfigSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
-  }
+  const raw: RawSettings = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
+  const parsed = ConfigSchema.safeParse(raw);
+  const problems = parsed.success ? [] : parsed.error.issues.map((issue) => describeIssue(issue, fieldSchema(issue.path[0]), raw));
+  problems.push(...valueProblems(raw));
+  if (wantsToRun(raw)) problems.push(...startProblems(raw));
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(inDeclarationOrder(problems));
   return parsed.data;
+}
+
+/** The problems a configuration has for a run (MODEL, keys, Slack): for a caller that built it without a platform. */
+export function configStartProblems(config: Config): string[] {
+  return inDeclarationOrder(startProblems(config as unknown as RawSettings));
+}
+
+function fieldSchema(key: PropertyKey | undefined): z.ZodType | undefined {
+  return typeof key === 'string' && key in ConfigSchema.shape ? ConfigSchema.shape[key as keyof Config] : undefined;
+}
+
+const DECLARED = Object.keys(ConfigSchema.shape);
+
+/** Sorted as the variables are declared (and .env.example lists them): models, then limits, then platforms. */
+function inDeclarationOrder(problems: string[]): string[] {
+  const rank = (problem: string): number => {
+    const index = DECLARED.indexOf(problem.match(/^[A-Z_]+/)?.[0] ?? '');
+    return index === -1 ? DECLARED.length : index;
+  };
+  return problems.map((problem, at) => ({ problem, at })).sort((a, b) => rank(a.problem) - rank(b.problem) || a.at - b.at).map(({ problem }) => problem);
 }

@@ -2,7 +2,13 @@
 // any string that looks like a token or key (xoxb-…, xapp-…, sk-…, Bearer …) is masked
 // wherever it appears, since an SDK error can quote a header or a URL, and, given the
 // configured secrets, their exact values are masked in every serialized line.
+//
+// On a terminal the lines are pretty and coloured (pino-pretty, run synchronously in this
+// process so a crash loses no line); piped, they are JSON, one object per line, which is what
+// log collectors and the tests that read a child's stdout parse. LOG_FORMAT forces either.
+// Masking happens on the JSON line, before pretty-printing, so both formats are masked alike.
 import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
 import type { EngineLogger } from './engine/index.js';
 import type { SecretMasker } from './secrets/index.js';
 
@@ -45,8 +51,21 @@ export function maskSecrets(value: unknown, depth = 0): unknown {
  * a child process's stderr, a line a library formatted itself. The masker also knows each
  * value's JSON-escaped form, which is how a value with a quote or backslash appears here.
  */
-export function createLogger(level: string, destination?: pino.DestinationStream, secrets?: SecretMasker): Logger & EngineLogger {
-  const target = secrets ? maskedDestination(destination ?? pino.destination(1), secrets) : destination;
+export interface LogOutput {
+  /** Default: `pretty` when writing to stdout and stdout is a terminal, else `json`. */
+  format?: 'json' | 'pretty';
+  /** Pretty only. Default: whether stdout is a terminal. */
+  colorize?: boolean;
+}
+
+export function createLogger(level: string, destination?: pino.DestinationStream, secrets?: SecretMasker, output: LogOutput = {}): Logger & EngineLogger {
+  const toTerminal = destination === undefined && process.stdout.isTTY === true;
+  const format = output.format ?? (toTerminal ? 'pretty' : 'json');
+  const written =
+    format === 'pretty'
+      ? pretty({ colorize: output.colorize ?? toTerminal, sync: true, destination: destination ?? 1, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+      : destination;
+  const target = secrets ? maskedDestination(written ?? pino.destination(1), secrets) : written;
   return pino(
     {
       level,

@@ -27,3 +27,30 @@ describe('logs never carry secrets', () => {
     expect(all).toContain('provider failed');
   });
 });
+
+describe('log formats', () => {
+  it('piped (any destination given), lines are JSON, one object per line', () => {
+    const { lines, logger } = capture();
+    logger.info({ port: 3000 }, 'Slack connector started');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 30, port: 3000, msg: 'Slack connector started' });
+  });
+
+  it('pretty lines read as text and are masked like JSON ones, configured secrets included', async () => {
+    const { SecretMasker } = await import('../src/secrets/index.js');
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const logger = createLogger('info', stream, new SecretMasker(['store-password-42']), { format: 'pretty', colorize: false });
+    logger.info({ store: 'postgresql://bot:store-password-42@db/bot', config: { SLACK_BOT_TOKEN: 'xoxb-1111-2222-secret' } }, 'running with xapp-1-A0-secret');
+    logger.warn({ err: new Error('401 for Bearer sk-ant-api03-verysecretvalue') }, 'provider failed');
+    const all = lines.join('');
+    expect(all).toMatch(/INFO.*running with/);
+    expect(all).toMatch(/WARN.*provider failed/);
+    expect(() => JSON.parse(lines[0]!) as unknown).toThrow();
+    for (const secret of ['store-password-42', 'xoxb-1111-2222-secret', 'xapp-1-A0-secret', 'sk-ant-api03-verysecretvalue']) expect(all).not.toContain(secret);
+  });
+});

@@ -108,7 +108,14 @@ export class SlackConnector {
     try {
       await app.init();
     } catch (error) {
-      throw new Error(`Slack did not accept SLACK_BOT_TOKEN (auth.test failed): ${error instanceof Error ? error.message : String(error)}`);
+      // auth.test: Slack's own `ok: false` is a refused token; anything else never got an answer.
+      const url = `${config.SLACK_API_URL ?? 'https://slack.com/api/'}auth.test`;
+      const reason = error instanceof Error ? error.message : String(error);
+      const code = (error as { code?: string }).code;
+      const refusal = (error as { data?: { error?: string } }).data?.error ?? reason.match(/An API error occurred: (\w+)/)?.[1];
+      if (refusal) throw new Error(`Slack did not accept SLACK_BOT_TOKEN (${refusal}) at ${url}`);
+      if (code === 'slack_webapi_request_error' || /A request error occurred/.test(reason)) throw new Error(`Could not reach Slack at ${url}: ${reason}`);
+      throw new Error(`Slack did not accept SLACK_BOT_TOKEN (auth.test at ${url} failed): ${reason}`);
     }
     const connector = new SlackConnector(app, options);
     await connector.identify();

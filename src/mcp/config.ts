@@ -36,6 +36,11 @@ export type McpServerConfig = StdioServerConfig | HttpServerConfig;
 export interface McpConfig {
   /** In file order; disabled entries are left out. */
   servers: McpServerConfig[];
+  /**
+   * With `unsetVariables: 'skip'`: servers left out because a `${VAR}` they use is not set,
+   * each with the reason. The manager reports them like servers that failed to start.
+   */
+  skipped?: { server: string; error: string }[];
 }
 
 export class McpConfigError extends Error {
@@ -71,7 +76,7 @@ const httpEntry = z.strictObject({
 const fileShape = z.object({ mcpServers: z.record(z.string(), z.unknown()).default({}) });
 
 /** Read `path`. A missing file means no MCP servers, not an error: MCP is optional. */
-export async function loadMcpConfig(path: string, env: NodeJS.ProcessEnv = process.env): Promise<McpConfig> {
+export async function loadMcpConfig(path: string, env: NodeJS.ProcessEnv = process.env, options: Pick<ParseOptions, 'unsetVariables'> = {}): Promise<McpConfig> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -85,7 +90,7 @@ export async function loadMcpConfig(path: string, env: NodeJS.ProcessEnv = proce
   } catch (error) {
     throw new McpConfigError(path, [`not valid JSON: ${(error as Error).message}`]);
   }
-  return parseMcpConfig(json, { env, source: path, baseDir: dirname(resolve(path)) });
+  return parseMcpConfig(json, { ...options, env, source: path, baseDir: dirname(resolve(path)) });
 }
 
 export interface ParseOptions {
@@ -94,6 +99,12 @@ export interface ParseOptions {
   source?: string;
   /** A relative `cwd` is taken relative to this (the file's folder), not to wherever the agent was started. */
   baseDir?: string;
+  /**
+   * A server whose `${VAR}` is not set: an error (default), or `skip`: left out, with the
+   * reason in `skipped`. The bot skips: an example entry copied with its token unset must not
+   * stop it; a malformed file still does.
+   */
+  unsetVariables?: 'error' | 'skip';
 }
 
 export function parseMcpConfig(json: unknown, options: ParseOptions = {}): McpConfig {
@@ -103,6 +114,7 @@ export function parseMcpConfig(json: unknown, options: ParseOptions = {}): McpCo
 
   const problems: string[] = [];
   const servers: McpServerConfig[] = [];
+  const skipped: { server: string; error: string }[] = [];
   for (const [name, raw] of Object.entries(file.data.mcpServers)) {
     const at = `server "${name}"`;
     if (!SERVER_NAME_PATTERN.test(name)) {
@@ -110,14 +122,16 @@ export function parseMcpConfig(json: unknown, options: ParseOptions = {}): McpCo
       continue;
     }
     const entry = parseEntry(name, raw, env, baseDir);
-    if ('problems' in entry) problems.push(...entry.problems.map((problem) => `${at}: ${problem}`));
+    if ('unset' in entry && options.unsetVariables === 'skip') skipped.push({ server: name, error: `not started: ${entry.problems.join('; ')}` });
+    else if ('problems' in entry) problems.push(...entry.problems.map((problem) => `${at}: ${problem}`));
     else if (entry.server) servers.push(entry.server);
   }
   if (problems.length > 0) throw new McpConfigError(source, problems);
-  return { servers };
+  return skipped.length > 0 ? { servers, skipped } : { servers };
 }
 
-type EntryOutcome = { server: McpServerConfig | null } | { problems: string[] };
+/** `unset`: the entry is well-formed, and its only problems are unset variables. */
+type EntryOutcome = { server: McpServerConfig | null } | { problems: string[]; unset?: true };
 
 function parseEntry(name: string, raw: unknown, env: NodeJS.ProcessEnv, baseDir: string): EntryOutcome {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { problems: ['must be an object'] };
@@ -173,7 +187,7 @@ function expandAll(
   values: Record<string, string>,
   field: 'env' | 'headers',
   env: NodeJS.ProcessEnv,
-): { values: Record<string, string> } | { problems: string[] } {
+): { values: Record<string, string> } | { problems: string[]; unset: true } {
   const out: Record<string, string> = {};
   const problems: string[] = [];
   for (const [key, raw] of Object.entries(values)) {
@@ -181,7 +195,7 @@ function expandAll(
     for (const variable of missing) problems.push(`${field}.${key}: \${${variable}} is not set in the environment`);
     out[key] = value;
   }
-  return problems.length > 0 ? { problems } : { values: out };
+  return problems.length > 0 ? { problems, unset: true } : { values: out };
 }
 
 function issuesOf(error: z.ZodError, where?: string): string[] {

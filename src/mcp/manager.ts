@@ -72,7 +72,7 @@ export class McpManager {
   start(config: McpConfig): Promise<McpStartReport> {
     if (this.starting) throw new Error('McpManager.start() was already called');
     if (this.stopping.signal.aborted) throw new Error('McpManager is closed');
-    this.starting = this.connectAll(config.servers);
+    this.starting = this.connectAll(config.servers, config.skipped ?? []);
     return this.starting;
   }
 
@@ -99,7 +99,7 @@ export class McpManager {
     await Promise.all(servers.map(({ connection }) => connection.close()));
   }
 
-  private async connectAll(configs: McpServerConfig[]): Promise<McpStartReport> {
+  private async connectAll(configs: McpServerConfig[], skipped: McpStartFailure[]): Promise<McpStartReport> {
     const outcomes = await Promise.all(
       configs.map(async (config) => {
         try {
@@ -118,6 +118,11 @@ export class McpManager {
     );
 
     const report: McpStartReport = { connected: [], failures: [] };
+    // Left out by the config (a `${VAR}` not set): reported like a server that did not start.
+    for (const failure of skipped) {
+      report.failures.push(failure);
+      this.logger.warn(failure, 'MCP server failed to start; going on without it');
+    }
     // Named in config order, not in order of arrival, so every start names tools alike.
     const taken = new Set<string>();
     for (const outcome of outcomes) {

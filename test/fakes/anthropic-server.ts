@@ -225,7 +225,21 @@ function gate(request: RecordedRequest): FakeReply | undefined {
   return undefined;
 }
 
+/** The ids `GET /v1/models` lists. */
+export const FAKE_ANTHROPIC_MODELS = ['claude-sonnet-4-6', 'claude-opus-4-1', 'claude-haiku-4-5'];
+
+/** `GET /v1/models` as the API answers it, behind the same key check as the Messages API. */
+function modelList(request: RecordedRequest): FakeReply {
+  const { authorization } = request.headers;
+  if (!authorization?.startsWith('Bearer ') && !request.headers['x-api-key']) {
+    return { kind: 'json', status: 401, body: errorBody('authentication_error', 'x-api-key header is required') };
+  }
+  const data = FAKE_ANTHROPIC_MODELS.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' }));
+  return { kind: 'json', status: 200, body: { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null } };
+}
+
 function echoLastUserText(request: RecordedRequest): FakeReply {
+  if (request.method === 'GET' && request.path.split('?')[0] === '/v1/models') return modelList(request);
   const blocked = gate(request);
   if (blocked) return blocked;
   const text = lastUserText(request.body) || '(nothing to echo)';

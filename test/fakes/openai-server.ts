@@ -4,7 +4,7 @@
 // reply per request (text, tool calls, errors, stalls, drops); with nothing scripted the
 // fake echoes the last user text, or lets `answerWith` decide from the request.
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
-import { HttpFake, type RecordedRequest, type SseEvent } from './http-fake.js';
+import { HttpFake, type FakeReply, type RecordedRequest, type SseEvent } from './http-fake.js';
 
 export interface FakeUsage {
   prompt_tokens: number;
@@ -85,13 +85,21 @@ const STALLING_TEXT = 'This answer starts, then the server goes quiet forever.';
 
 let nextCallId = 1;
 
+/** The ids `GET /v1/models` lists by default. */
+export const FAKE_OPENAI_MODELS = ['gpt-4.1', 'gpt-4.1-mini', 'gpt-4o'];
+
 export class FakeOpenAI extends HttpFake {
+  /** What `GET /v1/models` lists (`npm run doctor` checks MODEL against it); change it freely. */
+  readonly models: string[];
+
   constructor() {
+    const models = [...FAKE_OPENAI_MODELS];
     super((request) =>
       request.path.endsWith('/chat/completions')
         ? { kind: 'sse', events: answerEvents(request, { text: lastUserText(request) }) }
-        : { kind: 'json', status: 404, body: { error: { message: `Unknown path ${request.path}`, type: 'invalid_request_error', param: null, code: null } } },
+        : (modelList(request, models) ?? { kind: 'json', status: 404, body: { error: { message: `Unknown path ${request.path}`, type: 'invalid_request_error', param: null, code: null } } }),
     );
+    this.models = models;
   }
 
   /** What the SDK is pointed at. */
@@ -126,7 +134,7 @@ export class FakeOpenAI extends HttpFake {
     return this.respondWith((request) =>
       request.path.endsWith('/chat/completions')
         ? { kind: 'sse', events: answerEvents(request, decide(request)), delayMs: options.delayMs }
-        : { kind: 'json', status: 404, body: { error: { message: `Unknown path ${request.path}`, type: 'invalid_request_error', param: null, code: null } } },
+        : (modelList(request, this.models) ?? { kind: 'json', status: 404, body: { error: { message: `Unknown path ${request.path}`, type: 'invalid_request_error', param: null, code: null } } }),
     );
   }
 
@@ -249,4 +257,10 @@ function lastUserText(request: RecordedRequest): string {
       .join('\n');
   }
   return '(no user text)';
+}
+
+/** `GET /v1/models` as the API answers it (every model owned by the fake), or undefined for any other request. */
+function modelList(request: RecordedRequest, models: readonly string[]): FakeReply | undefined {
+  if (request.method !== 'GET' || request.path.split('?')[0] !== '/v1/models') return undefined;
+  return { kind: 'json', status: 200, body: { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'fake' })) } };
 }
