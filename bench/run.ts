@@ -6,6 +6,7 @@ import { anthropicProviderSuite } from './anthropic-provider.bench.js';
 import { discordSuite } from './discord.bench.js';
 import { engineSuite } from './engine.bench.js';
 import { openaiProviderSuite } from './openai-provider.bench.js';
+import { playgroundSuite } from './playground.bench.js';
 import { recoverySuite } from './recovery.bench.js';
 import { sessionsMemorySuite } from './sessions-memory.bench.js';
 import { shellSuite } from './shell.bench.js';
@@ -15,7 +16,7 @@ import { toolsSuite } from './tools.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, discordSuite, toolsSuite];
+const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, discordSuite, playgroundSuite, toolsSuite];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);

@@ -2,13 +2,17 @@
 // (src/app/run-bot.ts: start-up, and a shutdown on SIGTERM / SIGINT that keeps every
 // conversation where it was). With nothing configured it says exactly what to set and exits 1.
 import { existsSync } from 'node:fs';
+import { runDoctor } from './app/doctor.js';
 import { runBot } from './app/run-bot.js';
+import { playgroundConfig, playgroundConnectors } from '../connectors/web/playground.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { configSecretValues, envFileWarning, SecretMasker } from './secrets/index.js';
 
 async function main(): Promise<number> {
   if (existsSync('.env')) process.loadEnvFile('.env');
+  // `npm run doctor`: check the configuration, the platforms and the model; start nothing.
+  if (process.argv.includes('--check')) return runDoctor(process.env);
   let config: Config;
   try {
     config = loadConfig();
@@ -21,9 +25,14 @@ async function main(): Promise<number> {
   }
   const secrets = new SecretMasker(configSecretValues(config));
   // Every log line is masked with the configured secrets' values; the core adds the MCP servers' ones.
-  const logger = createLogger(config.LOG_LEVEL, undefined, secrets);
+  const logger = createLogger(config.LOG_LEVEL, undefined, secrets, { format: config.LOG_FORMAT });
   const envWarning = envFileWarning('.env');
   if (envWarning) logger.warn({}, envWarning);
+  if (process.argv.includes('--playground')) {
+    // `npm run playground`: only the local web page (connectors/web/), on its own store by default.
+    const settings = playgroundConfig(config, process.env);
+    return runBot({ config: settings, logger, secrets, requireConnectors: false, connectors: (core) => playgroundConnectors({ config: settings, core, logger }) });
+  }
   return runBot({ config, logger, secrets });
 }
 

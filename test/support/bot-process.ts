@@ -2,7 +2,8 @@
 // with only the environment a test gives (the developer's own must not leak in). One
 // instance is one life of the process: `start` waits for the JSON log line that says the
 // Slack connector listens (and reads its port from it) — or, with `{ waitFor: 'discord' }`,
-// the line that says the Discord connector is ready — `kill` is a SIGKILL, the death no
+// the line that says the Discord connector is ready, or with `{ waitFor: 'playground' }` runs
+// `--playground` and waits for 'Playground started' — `kill` is a SIGKILL, the death no
 // shutdown code can soften.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -11,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 // Absolute, so the child finds tsx whatever its working directory.
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const STARTED = { slack: 'Slack connector started', discord: 'Discord connector started' } as const;
+const STARTED = { slack: 'Slack connector started', discord: 'Discord connector started', playground: 'Playground started' } as const;
 
 export class BotProcess {
   stdout = '';
@@ -33,7 +34,8 @@ export class BotProcess {
   static async start(env: Record<string, string>, cwd: string, timeoutMs = 20_000, options: { waitFor?: keyof typeof STARTED } = {}): Promise<BotProcess> {
     const started = STARTED[options.waitFor ?? 'slack'];
     const bot = new BotProcess(
-      spawn(process.execPath, ['--import', TSX, MAIN], {
+      // The playground is `npm run playground`: main.ts with `--playground`.
+      spawn(process.execPath, ['--import', TSX, MAIN, ...(options.waitFor === 'playground' ? ['--playground'] : [])], {
         cwd,
         env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],

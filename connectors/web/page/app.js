@@ -1,0 +1,320 @@
+// The playground page: a channel on the left (each message a thread's root, with its reply
+// count), the open thread on the right. It draws what the live stream says (a snapshot first,
+// then every change) and sends what the person does: a message, a reply, a click, 🛑, Retry.
+//
+// The access token is in the page's URL; every request sends it (the stream in its query, the
+// actions in a header). The open thread is in the URL's hash, so a reload reopens it.
+/* global window, document, location, history, EventSource, fetch, CSS, HTMLTextAreaElement, HTMLFormElement */
+import { element, fillAnswer, messageElement, whisperElement } from './render.js';
+
+/** @typedef {import('./render.js').PageThread} PageThread */
+/** @typedef {import('./render.js').PageMessage} PageMessage */
+/** @typedef {import('./render.js').Person} Person */
+/** @typedef {import('./render.js').Actions} Actions */
+
+const token = new URLSearchParams(location.search).get('token') ?? '';
+
+/** @type {Map<string, PageThread>} */
+const threads = new Map();
+/** @type {{ user: Person, bot: Person }} */
+const people = { user: { id: 'local', name: 'you' }, bot: { id: 'bot', name: 'bot' } };
+
+const channelList = byId('channel-messages');
+const threadPane = byId('thread-pane');
+const threadList = byId('thread-messages');
+const threadStatus = byId('thread-status');
+const connection = byId('connection');
+/** A mention this page just sent: its thread opens as soon as the bot says it exists, before the bot answers. */
+let mentionSent = '';
+
+/** @type {Actions} */
+const actions = {
+  click: (itemId, choice, button) => {
+    const row = button.parentElement;
+    const buttons = row ? [...row.querySelectorAll('button')] : [button];
+    for (const other of buttons) other.disabled = true;
+    void send('/api/click', { item: itemId, choice }).then((ok) => {
+      if (!ok) for (const other of buttons) other.disabled = false;
+    });
+  },
+  noteAction: (messageId, button) => {
+    const thread = openThreadId();
+    if (!thread) return;
+    button.disabled = true;
+    void send('/api/note-action', { thread, message: messageId }).then((ok) => {
+      if (!ok) button.disabled = false;
+    });
+  },
+  openThread: (threadId) => openThread(threadId),
+};
+
+/**
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+function byId(id) {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`the page has no #${id}`);
+  return found;
+}
+
+// ---- the live stream ------------------------------------------------------------------
+
+/**
+ * Listen to one kind of event on the stream, its JSON data handed over parsed.
+ * @template T
+ * @param {EventSource} stream
+ * @param {string} name
+ * @param {(data: T) => void} handle
+ */
+function on(stream, name, handle) {
+  stream.addEventListener(name, (event) => {
+    const text = /** @type {MessageEvent<string>} */ (event).data;
+    handle(/** @type {T} */ (parseJson(text)));
+  });
+}
+
+/**
+ * @param {string} text
+ * @returns {unknown}
+ */
+function parseJson(text) {
+  return JSON.parse(text);
+}
+
+function connect() {
+  const stream = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
+  stream.addEventListener('open', () => setConnection('live', 'live'));
+  stream.addEventListener('error', () => setConnection('reconnecting', 'reconnecting…'));
+  on(stream, 'snapshot', /** @param {{ user: Person, bot: Person, threads: PageThread[] }} snapshot */ (snapshot) => {
+    people.user = snapshot.user;
+    people.bot = snapshot.bot;
+    threads.clear();
+    for (const thread of snapshot.threads) threads.set(thread.id, thread);
+    drawChannel();
+    drawThread();
+  });
+  on(stream, 'thread', /** @param {{ thread: PageThread }} data */ ({ thread }) => {
+    threads.set(thread.id, thread);
+    drawChannelItem(thread);
+    const root = thread.messages[0];
+    if (mentionSent && root?.kind === 'input' && root.author.id === people.user.id && root.text === mentionSent) {
+      mentionSent = '';
+      openThread(thread.id);
+    } else if (thread.id === openThreadId()) drawThread();
+  });
+  on(stream, 'message', /** @param {{ threadId: string, message: PageMessage }} data */ ({ threadId, message }) => {
+    const thread = threads.get(threadId);
+    if (!thread) return;
+    const index = thread.messages.findIndex((known) => known.id === message.id);
+    if (index >= 0) thread.messages[index] = message;
+    else thread.messages.push(message);
+    drawChannelItem(thread);
+    if (threadId === openThreadId()) drawMessage(message);
+  });
+  on(stream, 'append', /** @param {{ threadId: string, messageId: string, text: string }} data */ ({ threadId, messageId, text }) => {
+    const message = threads.get(threadId)?.messages.find((known) => known.id === messageId);
+    if (message?.kind !== 'answer') return;
+    message.text += text;
+    if (threadId !== openThreadId()) return;
+    const body = threadList.querySelector(`li[data-id="${CSS.escape(messageId)}"] .msg-body`);
+    if (body instanceof window.HTMLElement) {
+      const follow = nearBottom(threadList);
+      fillAnswer(body, message);
+      if (follow) scrollDown(threadList);
+    } else drawMessage(message);
+  });
+  on(stream, 'status', /** @param {{ threadId: string, status: 'thinking' | 'idle', waiting: number | null }} update */ (update) => {
+    const thread = threads.get(update.threadId);
+    if (!thread) return;
+    thread.status = update.status;
+    thread.waiting = update.waiting;
+    drawChannelItem(thread);
+    if (thread.id === openThreadId()) drawStatus(thread);
+  });
+  on(stream, 'removed', /** @param {{ threadId: string }} data */ ({ threadId }) => {
+    threads.delete(threadId);
+    channelList.querySelector(`li[data-thread="${CSS.escape(threadId)}"]`)?.remove();
+    if (threadId === openThreadId()) openThread(undefined);
+  });
+  on(stream, 'whisper', /** @param {{ threadId?: string, text: string }} whisper */ (whisper) => {
+    showWhisper(whisper.text, whisper.threadId);
+  });
+}
+
+/**
+ * @param {string} state
+ * @param {string} text
+ */
+function setConnection(state, text) {
+  connection.dataset.state = state;
+  connection.textContent = text;
+}
+
+// ---- drawing --------------------------------------------------------------------------
+
+function drawChannel() {
+  channelList.replaceChildren();
+  for (const thread of threads.values()) drawChannelItem(thread);
+  scrollDown(channelList);
+}
+
+/**
+ * A thread's root in the channel, with how many replies it has and whether the bot works in it.
+ * @param {PageThread} thread
+ */
+function drawChannelItem(thread) {
+  const root = thread.messages[0];
+  if (!root) return;
+  const item = messageElement(root, { bot: people.bot, actions });
+  item.dataset.thread = thread.id;
+  const replies = thread.messages.length - 1;
+  if (replies > 0 || thread.sessionId) {
+    const link = /** @type {HTMLButtonElement} */ (element('button', 'replies', replies === 1 ? '1 reply' : `${replies} replies`));
+    link.type = 'button';
+    link.addEventListener('click', () => openThread(thread.id));
+    if (thread.status === 'thinking') link.append(element('span', 'working', ' · bot is working…'));
+    item.querySelector('.msg-body')?.append(link);
+  }
+  if (thread.id === openThreadId()) item.classList.add('selected');
+  const known = channelList.querySelector(`li[data-thread="${CSS.escape(thread.id)}"]`);
+  if (known) known.replaceWith(item);
+  else {
+    const follow = nearBottom(channelList);
+    channelList.append(item);
+    if (follow) scrollDown(channelList);
+  }
+}
+
+function drawThread() {
+  const thread = threads.get(openThreadId() ?? '');
+  threadPane.hidden = !thread;
+  document.body.classList.toggle('with-thread', Boolean(thread));
+  for (const item of channelList.querySelectorAll('li.selected')) item.classList.remove('selected');
+  if (!thread) return;
+  channelList.querySelector(`li[data-thread="${CSS.escape(thread.id)}"]`)?.classList.add('selected');
+  threadList.replaceChildren(...thread.messages.map((message) => messageElement(message, { bot: people.bot, actions })));
+  drawStatus(thread);
+  scrollDown(threadList);
+}
+
+/**
+ * One message of the open thread, drawn again in place or added at the end.
+ * @param {PageMessage} message
+ */
+function drawMessage(message) {
+  const follow = nearBottom(threadList);
+  const item = messageElement(message, { bot: people.bot, actions });
+  const known = threadList.querySelector(`li[data-id="${CSS.escape(message.id)}"]`);
+  if (known) known.replaceWith(item);
+  else threadList.insertBefore(item, threadList.querySelector('li.whisper'));
+  if (follow) scrollDown(threadList);
+}
+
+/** @param {PageThread} thread */
+function drawStatus(thread) {
+  const waiting = thread.waiting;
+  threadStatus.textContent =
+    waiting !== null ? `bot is waiting for a free model slot (${waiting} ahead)…` : thread.status === 'thinking' ? 'bot is working…' : '';
+  threadStatus.dataset.status = thread.status;
+}
+
+/**
+ * A private answer: in the thread it concerns when that is open, else in the channel.
+ * @param {string} text
+ * @param {string} [threadId]
+ */
+function showWhisper(text, threadId) {
+  const open = openThreadId();
+  const list = open && (threadId === undefined || threadId === open) ? threadList : channelList;
+  list.append(whisperElement(text, people.bot));
+  scrollDown(list);
+}
+
+/** @param {HTMLElement} list */
+function nearBottom(list) {
+  return list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+}
+
+/** @param {HTMLElement} list */
+function scrollDown(list) {
+  list.scrollTop = list.scrollHeight;
+}
+
+// ---- the open thread --------------------------------------------------------------------
+
+/** @returns {string | undefined} */
+function openThreadId() {
+  const match = /^#thread=(.+)$/.exec(location.hash);
+  return match?.[1] ? decodeURIComponent(match[1]) : undefined;
+}
+
+/** @param {string | undefined} threadId */
+function openThread(threadId) {
+  history.replaceState(null, '', `${location.pathname}${location.search}${threadId ? `#thread=${encodeURIComponent(threadId)}` : ''}`);
+  drawThread();
+}
+
+// ---- what the person does ----------------------------------------------------------------
+
+/**
+ * Send one action; a refusal is shown to this person alone. Resolves with whether it was done.
+ * @param {string} path
+ * @param {Record<string, string>} body
+ * @returns {Promise<boolean>}
+ */
+async function send(path, body) {
+  try {
+    const response = await fetch(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-playground-token': token },
+      body: JSON.stringify(body),
+    });
+    const answer = /** @type {{ ok: boolean, message?: string, thread?: string, status?: string }} */ (parseJson(await response.text()));
+    if (!answer.ok) showWhisper(answer.message ?? `The bot refused (${response.status}).`, body.thread);
+    else if (path === '/api/messages' && !body.thread && answer.thread && answer.status !== 'posted' && answer.thread !== openThreadId()) openThread(answer.thread);
+    return answer.ok;
+  } catch {
+    showWhisper('Could not reach the bot: is the playground still running?', body.thread);
+    return false;
+  }
+}
+
+/**
+ * A composer: Enter sends, Shift+Enter starts a new line.
+ * @param {string} formId
+ * @param {() => string | undefined} threadOf
+ */
+function composer(formId, threadOf) {
+  const form = byId(formId);
+  const input = form.querySelector('textarea');
+  if (!(form instanceof HTMLFormElement) || !(input instanceof HTMLTextAreaElement)) return;
+  const submit = () => {
+    const text = input.value.trim();
+    if (!text) return;
+    const thread = threadOf();
+    input.value = '';
+    if (!thread && /@bot\b/i.test(text)) mentionSent = text;
+    void send('/api/messages', thread ? { text, thread } : { text });
+  };
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    submit();
+  });
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      submit();
+    }
+  });
+}
+
+composer('channel-composer', () => undefined);
+composer('thread-composer', openThreadId);
+byId('thread-stop').addEventListener('click', () => {
+  const thread = openThreadId();
+  if (thread) void send('/api/stop', { thread });
+});
+byId('thread-close').addEventListener('click', () => openThread(undefined));
+window.addEventListener('hashchange', () => drawThread());
+connect();

@@ -1,0 +1,213 @@
+// How each message of a thread looks: a person's message with its marks, an answer segment,
+// a tool card with its buttons, a note with Retry / Continue, a private answer. Every string
+// goes in as text (textContent, or markdown.js, which builds text nodes): nothing the model,
+// a tool or a person wrote is ever parsed as HTML.
+/* global document */
+import { appendInline, renderMarkdown } from './markdown.js';
+
+/** @typedef {{ id: string, name: string }} Person */
+/** @typedef {{ label: string, choice: string, style: 'primary' | 'danger' | 'default' }} CardButton */
+/**
+ * @typedef {{ name: string, phase?: string, icon: string, summary: string, status: string, notes: string[],
+ *   question?: string, plan?: string, parts: { label: string, text: string }[], result?: string,
+ *   itemId?: string, buttons: CardButton[] }} CardModel
+ */
+/**
+ * @typedef {{ kind: 'input', id: string, at: number, author: Person, text: string, marks: string[] }
+ *   | { kind: 'answer', id: string, at: number, text: string, footer?: string, streaming: boolean }
+ *   | { kind: 'card', id: string, at: number, toolCallId: string, card: CardModel }
+ *   | { kind: 'note', id: string, at: number, text: string, action?: { kind: string, label: string }, done?: string }
+ *   | { kind: 'bot', id: string, at: number, text: string }} PageMessage
+ */
+/**
+ * @typedef {{ id: string, sessionId?: string, createdAt: number, status: 'thinking' | 'idle',
+ *   waiting: number | null, messages: PageMessage[] }} PageThread
+ */
+/**
+ * What a message's buttons do (app.js sends them to the bot).
+ * @typedef {{ click: (itemId: string, choice: string, button: HTMLButtonElement) => void,
+ *   noteAction: (messageId: string, button: HTMLButtonElement) => void,
+ *   openThread?: (threadId: string) => void }} Actions
+ */
+
+const MARKS = /** @type {Record<string, string>} */ ({ received: '👀', taken: '✅', dropped: '❌' });
+const MARK_TITLES = /** @type {Record<string, string>} */ ({
+  received: 'The bot got it',
+  taken: 'It steered the running turn, or answered a prompt',
+  dropped: 'It will not be acted on',
+});
+
+/**
+ * @param {string} tag
+ * @param {string} [className]
+ * @param {string} [text]
+ * @returns {HTMLElement}
+ */
+export function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/**
+ * The frame every message shares: avatar, name, time; the body is the caller's.
+ * @param {PageMessage} message
+ * @param {Person} author
+ * @param {boolean} isBot
+ * @returns {{ item: HTMLElement, body: HTMLElement }}
+ */
+function frame(message, author, isBot) {
+  const item = element('li', `msg msg-${message.kind}${isBot ? ' from-bot' : ''}`);
+  item.dataset.id = message.id;
+  item.dataset.kind = message.kind;
+  const avatar = element('div', 'avatar', author.name.slice(0, 1).toUpperCase());
+  const main = element('div', 'msg-main');
+  const head = element('div', 'msg-head');
+  head.append(element('span', 'author', author.name));
+  if (isBot) head.append(element('span', 'badge', 'APP'));
+  const time = element('time', 'time', new Date(message.at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }));
+  time.setAttribute('datetime', new Date(message.at).toISOString());
+  head.append(time);
+  const body = element('div', 'msg-body');
+  main.append(head, body);
+  item.append(avatar, main);
+  return { item, body };
+}
+
+/**
+ * One message as a list item.
+ * @param {PageMessage} message
+ * @param {{ bot: Person, actions: Actions }} context
+ * @returns {HTMLElement}
+ */
+export function messageElement(message, context) {
+  switch (message.kind) {
+    case 'input': {
+      const { item, body } = frame(message, message.author, false);
+      const text = element('div', 'text plain', message.text);
+      body.append(text);
+      if (message.marks.length > 0) {
+        const marks = element('div', 'marks');
+        for (const mark of message.marks) {
+          const pill = element('span', `mark mark-${mark}`, MARKS[mark] ?? mark);
+          pill.title = MARK_TITLES[mark] ?? mark;
+          marks.append(pill);
+        }
+        body.append(marks);
+      }
+      return item;
+    }
+    case 'answer': {
+      const { item, body } = frame(message, context.bot, true);
+      fillAnswer(body, message);
+      return item;
+    }
+    case 'card': {
+      const { item, body } = frame(message, context.bot, true);
+      body.append(cardElement(message.card, context.actions));
+      return item;
+    }
+    case 'note': {
+      const { item, body } = frame(message, context.bot, true);
+      const text = element('div', 'text note-text');
+      appendInline(text, message.text);
+      body.append(text);
+      if (message.action) {
+        const button = /** @type {HTMLButtonElement} */ (element('button', 'btn btn-primary', message.action.label));
+        button.type = 'button';
+        button.dataset.action = message.action.kind;
+        button.addEventListener('click', () => context.actions.noteAction(message.id, button));
+        const row = element('div', 'buttons');
+        row.append(button);
+        body.append(row);
+      }
+      if (message.done) body.append(element('div', 'context', message.done));
+      return item;
+    }
+    case 'bot': {
+      const { item, body } = frame(message, context.bot, true);
+      const text = element('div', 'text');
+      text.append(renderMarkdown(message.text));
+      body.append(text);
+      return item;
+    }
+  }
+}
+
+/**
+ * An answer's text (markdown), its caret while it streams, its usage footer.
+ * @param {HTMLElement} body
+ * @param {{ text: string, footer?: string, streaming: boolean }} answer
+ */
+export function fillAnswer(body, answer) {
+  body.replaceChildren();
+  const text = element('div', 'text answer-text');
+  text.append(renderMarkdown(answer.text));
+  if (answer.streaming) text.append(element('span', 'caret'));
+  body.append(text);
+  if (answer.footer) body.append(element('div', 'context footer', answer.footer));
+}
+
+/**
+ * A tool call's card: name and arguments, why it asks, every character it covers, its
+ * result, its status, and, while a prompt waits, the buttons.
+ * @param {CardModel} card
+ * @param {Actions} actions
+ * @returns {HTMLElement}
+ */
+function cardElement(card, actions) {
+  const box = element('div', 'card');
+  if (card.phase) box.dataset.phase = card.phase;
+  const title = element('div', 'card-title');
+  title.append(element('span', 'icon', card.icon), element('strong', 'tool', card.name));
+  if (card.summary) title.append(element('code', 'summary', card.summary));
+  box.append(title);
+  for (const note of card.notes) box.append(element('div', 'context', note));
+  if (card.question) box.append(labelled('Question', element('div', 'text plain', card.question)));
+  if (card.plan) box.append(labelled('Plan', element('div', 'text plain', card.plan)));
+  for (const part of card.parts) box.append(labelled(part.label, element('pre', 'argument', part.text)));
+  if (card.result) box.append(labelled('Result', element('pre', 'result', card.result)));
+  box.append(element('div', 'context status', card.status));
+  if (card.itemId && card.buttons.length > 0) {
+    const itemId = card.itemId;
+    const row = element('div', 'buttons');
+    for (const choice of card.buttons) {
+      const button = /** @type {HTMLButtonElement} */ (element('button', `btn btn-${choice.style}`, choice.label));
+      button.type = 'button';
+      button.dataset.choice = choice.choice;
+      button.addEventListener('click', () => actions.click(itemId, choice.choice, button));
+      row.append(button);
+    }
+    box.append(row);
+  }
+  return box;
+}
+
+/**
+ * @param {string} label
+ * @param {HTMLElement} content
+ * @returns {HTMLElement}
+ */
+function labelled(label, content) {
+  const section = element('div', 'part');
+  section.append(element('div', 'part-label', label), content);
+  return section;
+}
+
+/**
+ * A private answer, for the person at the page only; gone on reload, as an ephemeral message.
+ * @param {string} text
+ * @param {Person} bot
+ * @returns {HTMLElement}
+ */
+export function whisperElement(text, bot) {
+  const { item, body } = frame({ kind: 'bot', id: `whisper-${Date.now()}`, at: Date.now(), text }, bot, true);
+  item.classList.add('whisper');
+  item.dataset.kind = 'whisper';
+  body.append(element('div', 'context', 'Only visible to you'));
+  const content = element('div', 'text');
+  content.append(renderMarkdown(text));
+  body.append(content);
+  return item;
+}

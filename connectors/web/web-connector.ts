@@ -1,0 +1,120 @@
+// The playground connector: a local web page that plays a chat channel, the third surface on
+// the shared thread presenter (after Slack and Discord). Inbound, the page's actions become
+// session calls (web-inbound.ts); outbound, a presenter per session draws on a WebSurface
+// (web-surface.ts), whose changes go into the thread documents (page-threads.ts) and, live,
+// to every open page over server-sent events (live-updates.ts). The HTTP side and everything
+// about who may ask lives in http-server.ts.
+//
+// Decisions a reader must hold:
+// - It binds to 127.0.0.1 only and every request carries a random access token (printed in
+//   the URL at start-up); see http-server.ts.
+// - The page's threads are the playground's only copy of what was shown: they are kept in the
+//   bot's store (web:* keys), so a reload and a restart redraw them, and a click on a card
+//   posted before a restart resumes the turn, as on the other platforms.
+// - Like every connector it is built before recovery (so resumed turns are drawn), takes
+//   requests only after `start`, and shuts down in two steps: `stopTaking` (new messages are
+//   refused, pending answer text is written before the store is fenced), then `close`.
+import type { Config } from '../../src/config.js';
+import type { Core } from '../../src/core.js';
+import type { EngineLogger } from '../../src/engine/index.js';
+import type { SessionRecord } from '../../src/store/session-store.js';
+import type { ChatConnector, ConnectorStarted } from '../shared/chat-connector.js';
+import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
+import { AccessToken, storedAccessToken } from './access-token.js';
+import { PlaygroundServer } from './http-server.js';
+import { LiveUpdates } from './live-updates.js';
+import { PageThreads } from './page-threads.js';
+import { nameOf, WebInbound } from './web-inbound.js';
+import { WebSurface } from './web-surface.js';
+
+export interface WebConnectorOptions {
+  config: Pick<Config, 'PLAYGROUND_PORT' | 'GRANT_SCOPE'>;
+  core: Pick<Core, 'manager' | 'store' | 'observers'> & Partial<Pick<Core, 'keepWritableAtShutdown'>>;
+  logger: EngineLogger;
+  /** The access token (default: the one kept in the store, made the first time; tests may fix it). */
+  token?: string;
+}
+
+export class WebConnector implements ChatConnector {
+  readonly name = 'playground';
+  private readonly presenters = new Map<string, ThreadPresenter>();
+  private readonly live = new LiveUpdates();
+  private readonly server: PlaygroundServer;
+  private readonly token: AccessToken;
+  private taking = false;
+  private url_ = '';
+
+  private constructor(
+    private readonly options: WebConnectorOptions,
+    readonly threads: PageThreads,
+    token: string,
+  ) {
+    this.token = new AccessToken(token);
+    threads.onUpdate((update) => this.live.broadcast(update));
+    const inbound = new WebInbound({
+      core: options.core,
+      threads,
+      live: this.live,
+      logger: options.logger,
+      presenterFor: (session) => this.presenterFor(session),
+      taking: () => this.taking,
+    });
+    this.server = new PlaygroundServer({
+      token: this.token,
+      live: this.live,
+      actions: inbound,
+      onError: (error) => options.logger.error({ err: error }, 'playground: a request failed'),
+    });
+  }
+
+  /** Read the stored threads and register the presenters with the core. Requests flow only after start(). */
+  static async create(options: WebConnectorOptions): Promise<WebConnector> {
+    // The page's threads are what it shows, not conversation state: the shutdown's fence
+    // leaves them writable, so the "restarting" note is still there after a reload.
+    options.core.keepWritableAtShutdown?.('web:');
+    const threads = await PageThreads.load(options.core.store.keyv, options.logger);
+    const connector = new WebConnector(options, threads, options.token ?? (await storedAccessToken(options.core.store.keyv)));
+    options.core.observers.add('web', presenterObserver((session) => connector.presenterFor(session)));
+    return connector;
+  }
+
+  async start(): Promise<ConnectorStarted> {
+    const port = await this.server.listen(this.options.config.PLAYGROUND_PORT);
+    this.url_ = `http://127.0.0.1:${port}/?token=${this.token.value}`;
+    this.taking = true;
+    return { message: 'Playground started', fields: { url: this.url_, port } };
+  }
+
+  /** The page's address with its token (known once started). */
+  get url(): string {
+    return this.url_;
+  }
+
+  get port(): number {
+    return this.server.port;
+  }
+
+  async stopTaking(): Promise<void> {
+    this.taking = false;
+    // Before the core fences the store: answer text still waiting for its timer.
+    await this.threads.flush();
+  }
+
+  async close(): Promise<void> {
+    this.taking = false;
+    await this.threads.flush();
+    this.live.close();
+    await this.server.close();
+  }
+
+  /** The thread's presenter, built on demand (one per session; the playground has few). */
+  private presenterFor(session: SessionRecord): ThreadPresenter {
+    const known = this.presenters.get(session.id);
+    if (known) return known;
+    const { core, logger, config } = this.options;
+    const surface = new WebSurface(this.threads, WebSurface.threadIdOf(session), nameOf);
+    const presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE }, session);
+    this.presenters.set(session.id, presenter);
+    return presenter;
+  }
+}

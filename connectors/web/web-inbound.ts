@@ -1,0 +1,167 @@
+// What the person at the page does, turned into session calls, as the Slack and Discord
+// connectors turn their platform's events: a message that mentions the bot starts a thread
+// (`deliver`), a reply in the thread continues or steers it (`deliver`: the session decides),
+// 🛑 is `interrupt`, a card's button is the shared prompt click (prompt-click.ts), Retry and
+// Continue are `controls.retry`, and `/status`, `/model …` and the other thread commands go
+// to the shared command runner. The access policy is the core's, applied as on any platform:
+// the person is one user, `local`, who starts their threads.
+//
+// Refusals (who may not, a stale card, nothing to stop) are the HTTP answer: the page that
+// asked shows them to its person alone ("only visible to you"), as Slack shows an ephemeral
+// message. A thread command's private answers arrive the same way over the live stream.
+import type { Core } from '../../src/core.js';
+import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
+import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
+import { answerPromptClick } from '../shared/prompt-click.js';
+import { runThreadCommand, type CommandMarkup } from '../shared/thread-commands.js';
+import type { ThreadPresenter } from '../shared/thread-presenter.js';
+import { withNames, type NameOf } from './card-model.js';
+import type { ActionAnswer, PlaygroundActions } from './http-server.js';
+import type { LiveUpdates, PageSnapshot } from './live-updates.js';
+import { newMessageId, type PageThread, type PageThreads, type Person } from './page-threads.js';
+import type { ClickBody, NoteActionBody, PostMessage, StopBody } from './request-bodies.js';
+import type { z } from 'zod';
+
+/** The person at the page. One user: they start (and so may approve in) every thread they open. */
+export const LOCAL_USER: Person = { id: 'local', name: 'you' };
+/** The bot, as the page names it: mention `@bot` to start a thread. */
+export const BOT: Person = { id: 'bot', name: 'bot' };
+/** Where the playground's sessions live: one workspace, one channel. */
+const WORKSPACE = 'playground';
+const CHANNEL = 'general';
+const MENTION = /(^|\s)@bot(?![\p{L}\p{N}_])/giu;
+const COMMAND = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i;
+
+export const COMMAND_HELP =
+  'Thread commands (type them in a thread): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/help`.';
+
+/** The page renders a small, escape-first markdown (page/markdown.js): a backslash makes a mark literal. */
+const WEB_MARKUP: CommandMarkup = {
+  bold: (text) => `**${text}**`,
+  escape: (text) => text.replace(/[\\`*_]/g, (mark) => `\\${mark}`),
+  switched: '🔄',
+  help: COMMAND_HELP,
+};
+
+export const nameOf: NameOf = (userId) => (userId === LOCAL_USER.id ? LOCAL_USER.name : userId);
+
+export interface WebInboundDeps {
+  core: Pick<Core, 'manager' | 'store'>;
+  threads: PageThreads;
+  live: LiveUpdates;
+  logger: EngineLogger;
+  presenterFor: (session: SessionRecord) => ThreadPresenter;
+  /** False once the bot shuts down: nothing new is taken. */
+  taking: () => boolean;
+}
+
+export class WebInbound implements PlaygroundActions {
+  constructor(private readonly deps: WebInboundDeps) {}
+
+  snapshot(): PageSnapshot {
+    return { user: LOCAL_USER, bot: BOT, threads: this.deps.threads.all() };
+  }
+
+  async postMessage(body: PostMessage): Promise<ActionAnswer> {
+    if (!this.deps.taking()) return { ok: false, status: 503, message: 'The bot is restarting; send that again in a moment.' };
+    const { threads } = this.deps;
+    const mentioned = new RegExp(MENTION.source, MENTION.flags).test(body.text);
+    const input = { kind: 'input' as const, id: newMessageId(), at: Date.now(), author: LOCAL_USER, text: body.text, marks: [] };
+    let thread: PageThread;
+    if (body.thread === undefined) {
+      thread = await threads.create(input);
+    } else {
+      const known = threads.get(body.thread);
+      if (!known) return { ok: false, status: 404, message: 'There is no such thread (it may have been forgotten).' };
+      thread = known;
+      await threads.add(thread.id, input);
+    }
+    // A channel message that does not mention the bot is only a message, as in any channel.
+    if (!mentioned && thread.sessionId === undefined) return { ok: true, thread: thread.id, message: input.id, status: 'posted' };
+
+    const text = body.text.replace(MENTION, '$1').trim();
+    const key: SessionKey = { platform: 'web', workspace: WORKSPACE, channel: CHANNEL, thread: thread.id };
+    const command = COMMAND.exec(text);
+    if (command) {
+      await this.runCommand(key, command[1]!.toLowerCase(), (command[2] ?? '').trim());
+      return { ok: true, thread: thread.id, message: input.id, status: 'command' };
+    }
+    if (!text) return { ok: false, status: 400, message: 'Say what you need after @bot.' };
+    // Known before the turn's first event, so the marks and the answer land in this thread.
+    await threads.attachSession(thread.id, sessionIdOf(key));
+    const source: MessageSource = {
+      platform: 'web',
+      workspace: WORKSPACE,
+      channel: CHANNEL,
+      thread: thread.id,
+      userId: LOCAL_USER.id,
+      userName: LOCAL_USER.name,
+      messageId: input.id,
+    };
+    const result = await this.deps.core.manager.deliver(key, { text, userId: LOCAL_USER.id, eventId: `web:${input.id}`, source });
+    if (result.status === 'refused') return { ok: false, status: 403, message: result.reason };
+    return { ok: true, thread: thread.id, message: input.id, status: result.status };
+  }
+
+  async stop(body: z.infer<typeof StopBody>): Promise<ActionAnswer> {
+    const thread = this.deps.threads.get(body.thread);
+    if (!thread?.sessionId) return { ok: false, status: 404, message: 'There is no conversation in this thread.' };
+    const record = await this.deps.core.store.getSession(thread.sessionId);
+    if (record) this.deps.presenterFor(record).noteStoppedBy(LOCAL_USER.id);
+    const result = await this.deps.core.manager.interrupt(thread.sessionId, LOCAL_USER.id);
+    if (result.status === 'refused') return this.refuse(403, result.reason);
+    if (result.status === 'idle' || result.status === 'unknown_session') return this.refuse(409, 'Nothing is running in this thread.');
+    return { ok: true, status: result.status };
+  }
+
+  async click(body: z.infer<typeof ClickBody>): Promise<ActionAnswer> {
+    let refusal: string | undefined;
+    await answerPromptClick(this.deps.core, this.deps.presenterFor, { item: body.item, choice: body.choice, userId: LOCAL_USER.id }, async (text) => {
+      refusal = text;
+    });
+    return refusal === undefined ? { ok: true } : this.refuse(409, refusal);
+  }
+
+  async noteAction(body: z.infer<typeof NoteActionBody>): Promise<ActionAnswer> {
+    const thread = this.deps.threads.get(body.thread);
+    const note = thread?.messages.find((message) => message.id === body.message);
+    if (!thread?.sessionId || note?.kind !== 'note' || !note.action) return { ok: false, status: 404, message: 'That button is not there any more.' };
+    const result = await this.deps.core.manager.controls.retry(thread.sessionId, LOCAL_USER.id);
+    if (result.status === 'refused') return this.refuse(403, result.reason);
+    if (result.status === 'busy') return this.refuse(409, 'I am already working in this thread.');
+    if (result.status !== 'done') return this.refuse(409, 'There is nothing to retry here any more.');
+    // The button has done its job: the note says who used it instead.
+    const done = `${note.action.kind === 'continue' ? 'Continued' : 'Retried'} by @${LOCAL_USER.name}`;
+    await this.deps.threads.change(thread.id, note.id, (message) => (message.kind === 'note' ? { id: message.id, at: message.at, kind: 'note', text: message.text, done } : message));
+    return { ok: true };
+  }
+
+  private async runCommand(key: SessionKey, name: string, rest: string): Promise<void> {
+    const { threads, core, logger } = this.deps;
+    await runThreadCommand(
+      { name, args: rest ? rest.split(/\s+/) : [] },
+      {
+        connector: {
+          whisper: async (_channel, _user, threadId, text) => this.whisper(threadId, withNames(text, nameOf)),
+          post: async (_channel, threadId, text) => threads.add(threadId, { kind: 'bot', id: newMessageId(), at: Date.now(), text: withNames(text, nameOf) }),
+        },
+        key,
+        userId: LOCAL_USER.id,
+        manager: core.manager,
+        logger,
+      },
+      WEB_MARKUP,
+    );
+    // `/forget` deleted the conversation: its drawing goes too (the page is part of what was stored).
+    if (name === 'forget' && !(await core.store.getSession(sessionIdOf(key)))) await threads.remove(key.thread);
+  }
+
+  /** A refusal goes back in the HTTP answer; the page that asked shows it privately. */
+  private refuse(status: number, message: string): ActionAnswer {
+    return { ok: false, status, message };
+  }
+
+  private whisper(threadId: string | undefined, text: string): void {
+    this.deps.live.broadcast({ type: 'whisper', ...(threadId ? { threadId } : {}), text });
+  }
+}

@@ -1,0 +1,124 @@
+// One playground thread as the thread presenter's surface (shared/thread-surface.ts). The
+// playground's "platform" is its thread documents (page-threads.ts): posting a card is adding
+// a message to the document, updating it is replacing that message, and the live stream
+// shows each change on the page as it happens.
+//
+// What the other surfaces work around does not exist here: no message length (an answer is
+// one message however long; every character of a call is on its card), no edit rate (each
+// delta is pushed at once), no lost card between a post and its index (the post IS the write
+// to the document, so `cards.find` reads the document and `posting` / `posted` have nothing
+// to record).
+import type { SessionRecord } from '../../src/store/session-store.js';
+import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import { cardModel, noteModel, type NameOf } from './card-model.js';
+import { newMessageId, type PageThreads } from './page-threads.js';
+
+export class WebSurface implements ThreadSurface {
+  readonly platform = 'the playground';
+  readonly cards: CardLocator;
+  private status: WorkStatus = 'idle';
+
+  constructor(
+    private readonly threads: PageThreads,
+    /** The thread's id on the page (its root message's). */
+    private readonly threadId: string,
+    private readonly nameOf: NameOf,
+  ) {
+    this.cards = {
+      find: async (toolCallId) => threads.cardOf(threadId, toolCallId)?.id,
+      posting: async () => undefined,
+      posted: async () => undefined,
+    };
+  }
+
+  /** The thread a session draws on: its key's thread is the root message's id. */
+  static threadIdOf(session: Pick<SessionRecord, 'key'>): string {
+    return session.key.thread;
+  }
+
+  messageKey(messageId: MessageId): string {
+    return webMessageKey(messageId);
+  }
+
+  async postCard(view: CardView): Promise<MessageId | undefined> {
+    const id = newMessageId();
+    await this.threads.add(this.threadId, { kind: 'card', id, at: Date.now(), toolCallId: view.state.toolCallId, card: cardModel(view, this.nameOf) });
+    return id;
+  }
+
+  async updateCard(messageId: MessageId, view: CardView): Promise<void> {
+    await this.threads.change(this.threadId, messageId, (message) => (message.kind === 'card' ? { ...message, card: cardModel(view, this.nameOf) } : message));
+  }
+
+  async postNote(note: ThreadNote): Promise<MessageId | undefined> {
+    const id = newMessageId();
+    await this.threads.add(this.threadId, { kind: 'note', id, at: Date.now(), ...noteModel(note, this.nameOf) });
+    return id;
+  }
+
+  startAnswer(): AnswerDraft {
+    return new WebAnswer(this.threads, this.threadId);
+  }
+
+  async react(messageId: MessageId, mark: InputMark): Promise<void> {
+    await this.threads.change(this.threadId, messageId, (message) =>
+      message.kind === 'input' && !message.marks.includes(mark) ? { ...message, marks: [...message.marks, mark] } : message,
+    );
+  }
+
+  async unreact(messageId: MessageId, mark: InputMark): Promise<void> {
+    await this.threads.change(this.threadId, messageId, (message) =>
+      message.kind === 'input' ? { ...message, marks: message.marks.filter((other) => other !== mark) } : message,
+    );
+  }
+
+  async setStatus(status: WorkStatus): Promise<void> {
+    this.status = status;
+    this.threads.setStatus(this.threadId, status, null);
+  }
+
+  async showWaiting(ahead: number | null): Promise<void> {
+    this.threads.setStatus(this.threadId, this.status, ahead);
+  }
+}
+
+/**
+ * One answer segment: a message added on the first delta, each delta pushed to the page at
+ * once (no edit rate to respect), the footer added at `finish`.
+ */
+class WebAnswer implements AnswerDraft {
+  private id: string | undefined;
+  private posting: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly threads: PageThreads,
+    private readonly threadId: string,
+  ) {}
+
+  get messages(): readonly MessageId[] {
+    return this.id ? [this.id] : [];
+  }
+
+  push(delta: string): void {
+    if (!delta) return;
+    if (this.id) return this.threads.appendAnswer(this.threadId, this.id, delta);
+    const id = newMessageId();
+    this.id = id;
+    // Added to memory (and shown) synchronously; only the write is awaited, at `finish`.
+    this.posting = this.threads.add(this.threadId, { kind: 'answer', id, at: Date.now(), text: delta, streaming: true });
+  }
+
+  async finish(footer?: string): Promise<void> {
+    await this.posting;
+    const id = this.id;
+    if (!id) return;
+    await this.threads.change(this.threadId, id, (message) =>
+      message.kind === 'answer' ? { ...message, streaming: false, ...(footer ? { footer } : {}) } : message,
+    );
+  }
+}
+
+/** The store key of a playground message: a click or a stop on it finds its session. */
+export function webMessageKey(messageId: string): string {
+  return `web:${messageId}`;
+}

@@ -1,0 +1,218 @@
+// The playground over real HTTP, as its page uses it: the access token on every request, a
+// mention that starts a thread, the model's answer streamed to the page, one card per tool
+// call updated in place, a click that resolves it, and clear refusals for a wrong token or a
+// click on a card that was already decided. The bot is the real core against FakeOpenAI.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FakeOpenAI } from '../fakes/openai-server.js';
+import { tempDir } from '../support/test-connector.js';
+import { bootWebBot, messageOf, type WebBot } from './web-harness.js';
+
+const bots: WebBot[] = [];
+afterEach(async () => {
+  for (const bot of bots.splice(0).reverse()) await bot.stop();
+});
+
+async function boot(options: Parameters<typeof bootWebBot>[0] = {}): Promise<WebBot> {
+  const bot = await bootWebBot(options);
+  bots.push(bot);
+  return bot;
+}
+
+describe('the access token', () => {
+  it('refuses every request without it (401) or with a wrong one (403), the live stream and the actions included', async () => {
+    const bot = await boot();
+    const get = (path: string, headers: Record<string, string> = {}) => fetch(`${bot.origin}${path}`, { headers });
+
+    expect((await get('/')).status).toBe(401);
+    expect((await get('/?token=nope')).status).toBe(403);
+    expect((await get('/app.js')).status).toBe(401);
+    expect((await get('/api/events')).status).toBe(401);
+    expect((await get('/api/events?token=nope')).status).toBe(403);
+    const refused = await bot.act('/api/messages', { text: '@bot hi' }, { token: null });
+    expect(refused.status).toBe(401);
+    expect(refused.body.message).toMatch(/access token/);
+    expect((await bot.act('/api/messages', { text: '@bot hi' }, { token: 'wrong' })).status).toBe(403);
+    // A token of another length, or sharing a prefix, is just as wrong.
+    expect((await bot.act('/api/messages', { text: '@bot hi' }, { token: `${bot.token}x` })).status).toBe(403);
+    expect(bot.llm.requests).toHaveLength(0);
+
+    const page = await get(`/?token=${bot.token}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const cookie = page.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    // The cookie opens the page's own files, never the stream or an action.
+    const pair = cookie.split(';')[0]!;
+    expect((await get('/app.js', { cookie: pair })).status).toBe(200);
+    expect((await get('/api/events', { cookie: pair })).status).toBe(401);
+    const withCookie = await fetch(`${bot.origin}/api/messages`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: pair }, body: '{"text":"@bot hi"}' });
+    expect(withCookie.status).toBe(401);
+  });
+
+  it('answers only at the loopback address (a DNS-rebinding host is refused)', async () => {
+    const bot = await boot();
+    const { request } = await import('node:http');
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: bot.connector.port, path: `/?token=${bot.token}`, headers: { host: `evil.example:${bot.connector.port}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(403);
+  });
+
+  it('refuses a malformed action clearly', async () => {
+    const bot = await boot();
+    const empty = await bot.act('/api/messages', { text: '   ' });
+    expect(empty.status).toBe(400);
+    expect(empty.body.message).toMatch(/text/);
+    const notJson = await fetch(`${bot.origin}/api/messages`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-playground-token': bot.token }, body: 'hi' });
+    expect(notJson.status).toBe(415);
+  });
+});
+
+describe('a thread in the playground', () => {
+  it('a mention starts a thread and the streamed answer arrives on the page, with its usage footer', async () => {
+    const bot = await boot();
+    const live = await bot.stream();
+    expect(live.events[0]!.event).toBe('snapshot');
+    bot.llm.replyText('Hello from the fake model, in **several** pieces.', { chunkSize: 5 });
+
+    const posted = await bot.act('/api/messages', { text: '@bot say hello' });
+    expect(posted.status).toBe(200);
+    expect(posted.body.status).toBe('started');
+    const threadId = posted.body.thread as string;
+
+    const opened = await live.next((e) => e.event === 'message' && messageOf(e)?.kind === 'answer');
+    expect((opened.data.threadId as string)).toBe(threadId);
+    await live.next((e) => e.event === 'append');
+    await bot.idle();
+    const finished = await live.next((e) => messageOf(e)?.kind === 'answer' && messageOf(e)?.streaming === false);
+    const answer = messageOf(finished)!;
+    expect(answer.text).toBe('Hello from the fake model, in **several** pieces.');
+    expect(answer.footer).toMatch(/\d+ in · \d+ out/);
+    // What the model was asked: the text without the mention.
+    expect(JSON.stringify(bot.llm.bodies[0]!.messages)).toContain('"say hello"');
+    // The person's message was marked as received.
+    await live.next((e) => messageOf(e)?.kind === 'input' && (messageOf(e)?.marks as string[]).includes('received'));
+  });
+
+  it('a channel message without a mention stays a message: no thread, no model call', async () => {
+    const bot = await boot();
+    const posted = await bot.act('/api/messages', { text: 'just chatting' });
+    expect(posted.body.status).toBe('posted');
+    expect(bot.connector.threads.get(posted.body.thread as string)?.sessionId).toBeUndefined();
+    expect(bot.llm.requests).toHaveLength(0);
+  });
+
+  it('a tool call gets one card, updated in place; Approve runs it once; a second click is refused as already answered', async () => {
+    const bot = await boot();
+    const live = await bot.stream();
+    bot.llm.replyToolCalls([{ id: 'call_w1', name: 'write_file', arguments: { path: 'notes.txt', content: 'hello <b>world</b>\n' } }]);
+    bot.llm.replyText('Written.');
+
+    const posted = await bot.act('/api/messages', { text: '@bot write my notes' });
+    const threadId = posted.body.thread as string;
+    const asking = await live.next((e) => messageOf(e)?.kind === 'card' && ((messageOf(e)?.card as { buttons: unknown[] }).buttons.length > 0));
+    const card = messageOf(asking)!;
+    const model = card.card as { itemId: string; name: string; parts: { label: string; text: string }[]; buttons: { label: string; choice: string }[]; status: string };
+    expect(model.name).toBe('write_file');
+    expect(model.parts).toEqual([
+      { label: 'File', text: 'notes.txt' },
+      { label: 'Content', text: 'hello <b>world</b>\n' },
+    ]);
+    expect(model.buttons.map((b) => b.choice)).toEqual(expect.arrayContaining(['once', 'always_tool', 'deny']));
+    expect(model.buttons[0]!.label).toBe('Approve');
+    expect(model.status).toBe('Awaiting approval');
+
+    const click = await bot.act('/api/click', { item: model.itemId, choice: 'once' });
+    expect(click.status).toBe(200);
+    await bot.idle();
+    expect(await readFile(join(bot.dir, 'workspace', 'notes.txt'), 'utf8')).toBe('hello <b>world</b>\n');
+
+    const cards = bot.connector.threads.get(threadId)!.messages.filter((m) => m.kind === 'card');
+    expect(cards).toHaveLength(1);
+    expect(cards[0]!.id).toBe(card.id);
+    const done = cards[0]!.kind === 'card' ? cards[0]!.card : undefined;
+    expect(done?.buttons).toEqual([]);
+    expect(done?.status).toMatch(/^Done · .* · Approved by @you$/);
+    expect(done?.icon).toBe('✅');
+
+    const again = await bot.act('/api/click', { item: model.itemId, choice: 'once' });
+    expect(again.status).toBe(409);
+    expect(again.body.message).toBe('This was already answered.');
+    const invented = await bot.act('/api/click', { item: 'no-such-item', choice: 'once' });
+    expect(invented.status).toBe(409);
+    expect(invented.body.message).toMatch(/no longer exists/);
+    // The model was asked twice: the call, then the answer after it ran once.
+    expect(bot.llm.requests).toHaveLength(2);
+  });
+
+  it('thread commands answer privately; /forget deletes the thread from the page too', async () => {
+    const bot = await boot();
+    const live = await bot.stream();
+    bot.llm.replyText('Noted.');
+    const posted = await bot.act('/api/messages', { text: '@bot note this' });
+    const thread = posted.body.thread as string;
+    await bot.idle();
+
+    expect((await bot.act('/api/messages', { text: '/status', thread })).body.status).toBe('command');
+    const status = await live.next((e) => e.event === 'whisper');
+    expect(status.data).toMatchObject({ threadId: thread });
+    expect(status.data.text).toMatch(/\*\*Model:\*\* openai:gpt-4\.1/);
+
+    await bot.act('/api/messages', { text: '/forget', thread });
+    await live.next((e) => e.event === 'removed' && e.data.threadId === thread);
+    expect(bot.connector.threads.get(thread)).toBeUndefined();
+    expect(await bot.core.store.getSession(`web:playground:general:${thread}`)).toBeUndefined();
+  });
+
+  it('a failed turn gets a note with Retry; Retry runs the request again and the button goes', async () => {
+    const bot = await boot();
+    bot.llm.replyError(400, { error: { message: 'The model is having a bad day.', type: 'invalid_request_error', param: null, code: null } });
+    bot.llm.replyText('Second time lucky.');
+    const posted = await bot.act('/api/messages', { text: '@bot try this' });
+    const thread = posted.body.thread as string;
+    await bot.idle();
+    const note = bot.connector.threads.get(thread)!.messages.find((m) => m.kind === 'note');
+    expect(note).toMatchObject({ kind: 'note', action: { kind: 'retry', label: 'Retry' } });
+
+    expect((await bot.act('/api/note-action', { thread, message: note!.id })).status).toBe(200);
+    await bot.idle();
+    const after = bot.connector.threads.get(thread)!.messages;
+    expect(after.find((m) => m.id === note!.id)).toMatchObject({ done: 'Retried by @you' });
+    expect(after.find((m) => m.id === note!.id)).not.toHaveProperty('action');
+    expect(after.some((m) => m.kind === 'answer' && m.text === 'Second time lucky.')).toBe(true);
+    const stale = await bot.act('/api/note-action', { thread, message: note!.id });
+    expect(stale.status).toBe(404);
+  });
+
+  it('the threads survive a restart: a new process redraws them from the store', async () => {
+    const dir = await tempDir();
+    const llm = await new FakeOpenAI().start();
+    try {
+      const first = await bootWebBot({ dir: dir.path, llm });
+      llm.replyText('Kept.');
+      const posted = await first.act('/api/messages', { text: '@bot remember this' });
+      await first.idle();
+      await first.stop();
+
+      const second = await boot({ dir: dir.path, llm });
+      const live = await second.stream();
+      const snapshot = live.events[0]!.data as { threads: { id: string; messages: { kind: string; text?: string }[] }[] };
+      const thread = snapshot.threads.find((t) => t.id === posted.body.thread);
+      expect(thread?.messages.map((m) => m.kind)).toEqual(['input', 'answer']);
+      expect(thread?.messages[1]!.text).toBe('Kept.');
+      await second.stop();
+      bots.splice(bots.indexOf(second), 1);
+    } finally {
+      await llm.stop();
+      await dir.remove();
+    }
+  });
+});
