@@ -1,5 +1,5 @@
 // Type-aware lint: the rules that matter most here are the promise rules, because a
-// promise nobody awaits is a bug waiting for a stop button (CONVENTIONS.md).
+// promise nobody awaits is a bug waiting for a stop button (CONTRIBUTING.md, "Conventions").
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 

@@ -75,7 +75,7 @@ export async function runThreadCommand(command: { name: string; args: string[] }
         return whisper(
           available.length > 0
             ? `Say which model: ${available.map((name) => `\`/model ${name}\``).join(', ')}.`
-            : 'Say which model: `/model openai:gpt-4.1` or `/model anthropic:claude-sonnet-4-5`.',
+            : 'Say which model: `/model openai:gpt-4.1` or `/model anthropic:claude-sonnet-4-6`.',
         );
       }
       try {

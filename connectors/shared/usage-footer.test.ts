@@ -15,7 +15,7 @@ describe('formatUsage', () => {
 
   it('prices each model of a turn at its own rate, then sums', () => {
     const usages: Usage[] = [
-      { model: 'anthropic:claude-sonnet-4-5', input: 10_000, output: 1000, cacheRead: 50_000, cacheWrite: 2000 },
+      { model: 'anthropic:claude-sonnet-4-6', input: 10_000, output: 1000, cacheRead: 50_000, cacheWrite: 2000 },
       { model: 'anthropic:claude-haiku-4-5-20251001', input: 20_000, output: 500 },
     ];
     const sonnet = (10_000 * 3 + 1000 * 15 + 50_000 * 0.3 + 2000 * 3.75) / 1e6;

@@ -1,7 +1,13 @@
-// What well-known models can do. Unknown models get safe fallbacks: tools on (every
-// serious chat model has them, and a server that lacks them says so), no vision and no
-// native PDF (the outbound view then sends a placeholder instead of bytes the model would
-// reject), and a modest context window so compaction starts early rather than late.
+// What well-known models can do. A model this table does not know still works, on safe
+// fallbacks chosen per vendor (a new model name needs no code change):
+// - OpenAI and every OpenAI-compatible server (Ollama, vLLM, LM Studio may run anything):
+//   tools on (every serious chat model has them, and a server that lacks them says so), no
+//   vision and no native PDF (the outbound view then sends a placeholder instead of bytes the
+//   model would reject), and a modest context window, so compaction starts early, not late.
+// - Anthropic: every Claude model reads images and PDFs and has at least a 200k window, so a
+//   Claude newer than this table (claude-sonnet-5-5, say) is treated as one.
+// The output cap is not a capability: Anthropic calls send max_tokens 8192 (anthropic.ts),
+// which every current Claude model accepts; OpenAI calls send none (the server decides).
 import type { ModelCapabilities } from '../engine/index.js';
 import type { ProviderName } from './model-ref.js';
 

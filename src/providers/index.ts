@@ -1,4 +1,4 @@
-// Picking the provider for a model name. `openai:gpt-4.1` and `anthropic:claude-sonnet-4-5`
+// Picking the provider for a model name. `openai:gpt-4.1` and `anthropic:claude-sonnet-4-6`
 // name their vendor; a bare id goes to Anthropic when it starts with `claude`, else to
 // the default provider (OpenAI, which also covers every OpenAI-compatible server through
 // OPENAI_BASE_URL). One client per vendor, created on first use, so a session can switch

@@ -1,5 +1,5 @@
 // Model names as users write them: `provider:model` (`openai:gpt-4.1`,
-// `anthropic:claude-sonnet-4-5`). A bare id goes to the default provider. Model ids may
+// `anthropic:claude-sonnet-4-6`). A bare id goes to the default provider. Model ids may
 // themselves contain colons (`ollama` tags like `llama3.1:8b`), so only a known provider
 // prefix is split off.
 export const PROVIDER_NAMES = ['openai', 'anthropic'] as const;

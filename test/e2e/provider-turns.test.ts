@@ -67,7 +67,7 @@ function anthropicHarness(): Harness {
   type Block = { type: string; text?: string; tool_use_id?: string };
   return {
     name: 'Anthropic',
-    model: 'anthropic:claude-sonnet-4-5',
+    model: 'anthropic:claude-sonnet-4-6',
     start: async () => {
       await fake.start();
       return new AnthropicProvider({ apiKey: 'sk-ant-test', baseURL: fake.baseURL, maxRetries: 0 });

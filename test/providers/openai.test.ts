@@ -95,7 +95,7 @@ describe('what reaches the wire', () => {
         tool_calls: [{ id: 'call_old1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
         ts: 3,
         reasoning: 'I should look it up.',
-        usage: { model: 'anthropic:claude-sonnet-4-5', input: 50, output: 9 },
+        usage: { model: 'anthropic:claude-sonnet-4-6', input: 50, output: 9 },
         _anthropic: { thinking: [{ type: 'thinking', thinking: 'look it up', signature: 'sig-abc' }] },
       },
       { role: 'tool', tool_call_id: 'call_old1', content: '{"city":"Oslo","tempC":3}', ts: 4, _display: { summary: '3 °C' } },

@@ -15,7 +15,7 @@ import { capabilitiesOf, FALLBACK_CAPABILITIES } from '../../src/providers/capab
 describe('model names', () => {
   it('split a known provider prefix and send bare ids to the default provider', () => {
     expect(parseModelRef('openai:gpt-4.1')).toEqual({ provider: 'openai', model: 'gpt-4.1' });
-    expect(parseModelRef('Anthropic:claude-sonnet-4-5')).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
+    expect(parseModelRef('Anthropic:claude-sonnet-4-6')).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-6' });
     expect(parseModelRef('gpt-4o-mini')).toEqual({ provider: 'openai', model: 'gpt-4o-mini' });
     // Ollama tags carry colons of their own.
     expect(parseModelRef('llama3.1:8b')).toEqual({ provider: 'openai', model: 'llama3.1:8b' });
@@ -31,7 +31,7 @@ describe('model names', () => {
 
   it('know the capabilities of well-known models and fall back safely for others', () => {
     expect(capabilitiesOf('openai', 'gpt-4.1-2025-04-14')).toMatchObject({ vision: true, contextWindow: 1_047_576 });
-    expect(capabilitiesOf('anthropic', 'claude-sonnet-4-5')).toMatchObject({ tools: true, vision: true, pdf: true, contextWindow: 200_000 });
+    expect(capabilitiesOf('anthropic', 'claude-sonnet-4-6')).toMatchObject({ tools: true, vision: true, pdf: true, contextWindow: 200_000 });
     expect(capabilitiesOf('openai', 'llama3.1:8b')).toEqual(FALLBACK_CAPABILITIES.openai);
     expect(FALLBACK_CAPABILITIES.openai).toMatchObject({ tools: true, vision: false, pdf: false });
   });
@@ -43,10 +43,10 @@ describe('the provider resolver', () => {
     const a = resolve('openai:gpt-4.1');
     expect(a).toBeInstanceOf(OpenAIProvider);
     expect(resolve('gpt-4o')).toBe(a);
-    const b = resolve('anthropic:claude-sonnet-4-5');
+    const b = resolve('anthropic:claude-sonnet-4-6');
     expect(b).toBeInstanceOf(AnthropicProvider);
-    expect(resolve('claude-opus-4-1')).toBe(b);
-    expect(b.capabilities('anthropic:claude-sonnet-4-5').contextWindow).toBe(200_000);
+    expect(resolve('claude-opus-4-7')).toBe(b);
+    expect(b.capabilities('anthropic:claude-sonnet-4-6').contextWindow).toBe(200_000);
   });
 
   it('is configured from the environment, compaction included', () => {
