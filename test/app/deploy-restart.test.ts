@@ -33,7 +33,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setup() {
+async function setup(extraEnv: Record<string, string> = {}) {
   const dir = await tempDir('deploy-restart-');
   cleanups.push(dir.remove);
   const slack = await new FakeSlack().start();
@@ -53,6 +53,7 @@ async function setup() {
     MCP_CONFIG: join(dir.path, 'no-mcp.json'),
     PERMISSION_MODE: 'interactive',
     LOG_LEVEL: 'info',
+    ...extraEnv,
   };
   const lives: NpmStart[] = [];
   cleanups.push(async () => {
@@ -67,7 +68,7 @@ async function setup() {
 }
 
 /** SIGTERM to npm; the bot must stop cleanly, say so, and leave nothing running. */
-async function stopCleanly(life: NpmStart): Promise<void> {
+async function stopCleanly(life: NpmStart, workspace?: string): Promise<void> {
   life.terminate();
   const code = await Promise.race([life.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 30_000))]);
   const story = `\nstdout:\n${life.stdout.slice(-3000)}\nstderr:\n${life.stderr.slice(-3000)}`;
@@ -78,6 +79,8 @@ async function stopCleanly(life: NpmStart): Promise<void> {
   expect(life.lines().filter((line) => Number(line.level) >= 50), `no error was logged${story}`).toEqual([]);
   await waitFor(() => !alive(life.botPid), 5_000);
   expect(await processesIn(copy.path)).toEqual([]);
+  // A command the bot ran (its cwd is the workspace) must not outlive it either.
+  if (workspace) expect(await processesIn(workspace)).toEqual([]);
 }
 
 function approveButton(message: StoredMessage): { value: string; actionId: string } | undefined {
@@ -115,6 +118,32 @@ describe('npm start in a production install, SIGTERM to npm, npm start again', (
     const results = last.filter((m) => m.role === 'tool');
     expect(results.map((m) => m.tool_call_id)).toEqual(['call_deploy_1']);
     expect(JSON.stringify(results[0]!.content)).not.toMatch(/interrupted/i);
+    await stopCleanly(second);
+  });
+
+  it('gives a command running at the stop the same treatment as a crash: ended, reported as cut by the restart, never run again', { timeout: 120_000 }, async () => {
+    const { dir, slack, llm, start } = await setup({ PERMISSION_MODE: 'auto', SHELL_SANDBOX: 'bwrap' });
+    const script = 'echo started >> side-effect.txt; sleep 60; echo finished >> side-effect.txt';
+    llm.replyToolCalls([{ name: 'run_shell', arguments: { command: script }, id: 'call_deploy_shell' }]);
+    const first = await start();
+    const mention = appMention({ text: 'run the long job' });
+    slack.addMessage(mention);
+    expect((await sendEvent(first.eventsUrl, SECRET, eventCallback(mention))).status).toBe(200);
+    const sideEffect = () => readFile(join(dir, 'workspace', 'side-effect.txt'), 'utf8').catch(() => '');
+    for (let started = ''; !started.includes('started'); started = await sideEffect()) await new Promise((resolve) => setTimeout(resolve, 50));
+
+    await stopCleanly(first, join(dir, 'workspace'));
+    const botText = () => slack.thread(C, mention.ts).filter((m) => m.user === SLACK_IDS.botUserId).map((m) => m.text).join('\n');
+    expect(botText()).toContain(RESTARTING_NOTE);
+
+    llm.replyText('The job was cut by the restart; I will not run it again unasked.');
+    const second = await start();
+    await waitFor(() => botText().includes('I will not run it again unasked.'), 20_000);
+    // Ran once, cut once: the model was told so, and the card says so.
+    expect(await sideEffect()).toBe('started\n');
+    const results = llm.bodies.at(-1)!.messages.filter((m) => m.role === 'tool');
+    expect(results.map((m) => m.tool_call_id)).toEqual(['call_deploy_shell']);
+    expect(JSON.stringify(results[0]!.content)).toContain('interrupted by a restart');
     await stopCleanly(second);
   });
 
