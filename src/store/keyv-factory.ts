@@ -4,13 +4,19 @@
 // fsync (about 1,200 writes/s on these machines) to a log append (about 6,900/s), and a
 // crash can then lose at most the last moment's writes, never corrupt the file.
 //
+// Redis (redis://, rediss://) is cluster mode's store: src/cluster/redis-keyv-store.ts, an
+// adapter of our own whose writes are fenced by the session lease; it needs no @keyv/redis.
+//
 // At rest the transcripts are private to the bot's account: the SQLite folder is 0700 and
 // its files 0600, so another account on the machine can read neither the conversations nor
 // the tool output in them.
 import { chmod, mkdir, open, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import type { Redis } from 'ioredis';
 import Keyv, { type KeyvStoreAdapter } from 'keyv';
+import type { ClusterKeys } from '../cluster/cluster-keys.js';
+import { openRedisKeyvStore } from '../cluster/redis-keyv-store.js';
 
 export interface OpenedStore {
   keyv: Keyv;
@@ -19,6 +25,16 @@ export interface OpenedStore {
   /** Worth a warning at start-up: permissions that were tightened, or could not be. */
   notes: string[];
   close(): Promise<void>;
+  /**
+   * Redis backends only: the store's connection, for the cluster coordinator to share (one
+   * connection, one set of failure settings). `close()` closes it; the coordinator does not.
+   * Pub/Sub and blocking commands need a connection of their own: `connectedDuplicate(redis)`
+   * (src/cluster/redis-keyv-store.ts). A bare `duplicate()` inherits the disabled offline
+   * queue and fails its first command ("Stream isn't writeable") until it has connected.
+   */
+  redis?: Redis;
+  /** Redis backends only: the Redis key under which a store key (`session:x`) lives, for scripts. */
+  documentKey?(storeKey: string): string;
 }
 
 export const DEFAULT_STORE_URL = 'sqlite://data/bot.sqlite';
@@ -26,6 +42,10 @@ export const DEFAULT_STORE_URL = 'sqlite://data/bot.sqlite';
 export interface StoreOptions {
   /** SQLite only: write-ahead logging (default true). Off: SQLite's default, an fsync per write. */
   wal?: boolean;
+  /** Redis only: the cluster's key names (default `clusterKeys()`, prefix `chat-agent:`). */
+  keys?: ClusterKeys;
+  /** Redis only: how long a command may go unanswered before it fails (default 5,000 ms). */
+  commandTimeoutMs?: number;
 }
 
 export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace = 'bot', options: StoreOptions = {}): Promise<OpenedStore> {
@@ -49,7 +69,13 @@ export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace =
     for (const companion of ['-wal', '-shm', '-journal']) notes.push(...(await privateFile(resolve(path) + companion, { onlyIfExists: true })));
     return { ...withAdapter(store, namespace, 'sqlite'), notes };
   }
-  const adapters: Record<string, string> = { redis: '@keyv/redis', rediss: '@keyv/redis', postgres: '@keyv/postgres', postgresql: '@keyv/postgres', mysql: '@keyv/mysql', mongodb: '@keyv/mongo' };
+  if (scheme === 'redis' || scheme === 'rediss') {
+    const store = await openRedisKeyvStore(url, { keys: options.keys, commandTimeoutMs: options.commandTimeoutMs });
+    // throwOnErrors: Keyv 5 otherwise turns a failed get into "not found" and a failed set into `false`.
+    const keyv = new Keyv({ store, namespace, throwOnErrors: true });
+    return { keyv, backend: scheme, notes: [], close: () => keyv.disconnect(), redis: store.client, documentKey: (key) => store.documentKey(key) };
+  }
+  const adapters: Record<string, string> = { postgres: '@keyv/postgres', postgresql: '@keyv/postgres', mysql: '@keyv/mysql', mongodb: '@keyv/mongo' };
   const adapter = adapters[scheme];
   if (!adapter) throw new Error(`STORE_URL: unsupported scheme "${scheme}:" (use sqlite://, memory://, redis://, postgresql://, mysql:// or mongodb://)`);
   let module: { default: new (url: string) => KeyvStoreAdapter };

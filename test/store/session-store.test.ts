@@ -1,23 +1,32 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { InProcessCoordinator } from '../../src/sessions/coordination.js';
 import { AppendLog } from '../../src/store/append-log.js';
 import { openKeyvStore, type OpenedStore } from '../../src/store/keyv-factory.js';
 import { PersistentInbox } from '../../src/store/persistent-inbox.js';
 import { PersistentToolLedger } from '../../src/store/persistent-tool-ledger.js';
 import { SessionStore, type SessionRecord } from '../../src/store/session-store.js';
-import { tempDir } from '../support/test-connector.js';
+import { storeBackends, type StoreBackend } from './store-backends.js';
 
+// Every scenario below runs on each backend (store-backends.ts): memory and SQLite as a
+// single bot uses them, and Redis through cluster mode's adapter.
+const backends = storeBackends();
 const opened: OpenedStore[] = [];
-const dirs: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const store of opened.splice(0)) await store.close();
-  for (const remove of dirs.splice(0)) await remove();
+  for (const backend of backends) await backend.cleanup();
+});
+afterAll(async () => {
+  for (const backend of backends) await backend.dispose();
 });
 
-async function memoryStore(): Promise<SessionStore> {
-  const store = await openKeyvStore('memory://');
+async function freshStore(backend: StoreBackend): Promise<OpenedStore> {
+  const store = await backend.fresh();
   opened.push(store);
-  return new SessionStore(store.keyv);
+  return store;
+}
+
+async function sessionStoreOn(backend: StoreBackend): Promise<SessionStore> {
+  return new SessionStore((await freshStore(backend)).keyv);
 }
 
 function record(id: string, updatedAt = Date.now()): SessionRecord {
@@ -34,29 +43,27 @@ function record(id: string, updatedAt = Date.now()): SessionRecord {
   };
 }
 
-describe('the store', () => {
-  it('opens SQLite from a URL, creating its folder, and keeps data across a reopen', async () => {
-    const dir = await tempDir();
-    dirs.push(dir.remove);
-    const url = `sqlite://${dir.path}/nested/folder/bot.sqlite`;
-    const first = await openKeyvStore(url);
+describe.each(backends)('the store ($name)', (backend) => {
+  it('opens from a URL (SQLite: creating its folder) and keeps data across a reopen', async () => {
+    const reopen = await backend.place();
+    const first = await reopen();
     await new SessionStore(first.keyv).appendMessage('s1', { role: 'user', content: 'kept' });
     await first.close();
-    const second = await openKeyvStore(url);
+    const second = await reopen();
     opened.push(second);
-    expect(second.backend).toBe('sqlite');
+    expect(second.backend).toBe(backend.persistent);
     expect(await new SessionStore(second.keyv).loadTranscript('s1')).toEqual([{ role: 'user', content: 'kept' }]);
   });
 
+  // Redis needs no package since cluster mode brought its own adapter: PostgreSQL stands in.
   it('says what to install for a backend whose adapter is missing, and refuses unknown schemes', async () => {
-    await expect(openKeyvStore('redis://localhost:6379')).rejects.toThrow(/needs the @keyv\/redis package/);
+    await expect(openKeyvStore('postgresql://localhost/bot')).rejects.toThrow(/needs the @keyv\/postgres package/);
     await expect(openKeyvStore('ftp://x')).rejects.toThrow(/unsupported scheme "ftp:"/);
     await expect(openKeyvStore('sqlite://')).rejects.toThrow(/needs a file path/);
   });
 
   it('appends without rewriting, and an entry written before a crash updated the length is not lost', async () => {
-    const store = await openKeyvStore('memory://');
-    opened.push(store);
+    const store = await freshStore(backend);
     const log = new AppendLog<string>(store.keyv, 'log');
     await log.append('a');
     await log.append('b');
@@ -68,7 +75,7 @@ describe('the store', () => {
   });
 
   it('refuses a corrupted stored record with an error naming the field', async () => {
-    const store = await memoryStore();
+    const store = await sessionStoreOn(backend);
     await store.keyv.set('session:bad', { id: 'bad', model: 42 });
     await expect(store.getSession('bad')).rejects.toThrow(/model|key/);
     await store.appendMessage('s', { role: 'user', content: 'fine' });
@@ -78,7 +85,7 @@ describe('the store', () => {
   });
 
   it('retention deletes sessions untouched for longer than the limit, with everything they own', async () => {
-    const store = await memoryStore();
+    const store = await sessionStoreOn(backend);
     const inbox = new PersistentInbox(store);
     const day = 24 * 60 * 60 * 1000;
     await store.saveSession(record('old'));
@@ -94,9 +101,9 @@ describe('the store', () => {
   });
 });
 
-describe('the persistent inbox', () => {
+describe.each(backends)('the persistent inbox ($name)', (backend) => {
   it('opens idempotently even when two openers race, and the first answer wins', async () => {
-    const store = await memoryStore();
+    const store = await sessionStoreOn(backend);
     const inbox = new PersistentInbox(store);
     const [a, b] = await Promise.all([
       inbox.open({ sessionId: 's', toolCallId: 'c1', kind: 'approval', choices: ['once', 'deny'] }),
@@ -113,7 +120,7 @@ describe('the persistent inbox', () => {
   });
 
   it('a waiter wakes on the answer, including one given just before it started waiting', async () => {
-    const store = await memoryStore();
+    const store = await sessionStoreOn(backend);
     const inbox = new PersistentInbox(store);
     const item = await inbox.open({ sessionId: 's', toolCallId: 'c1', kind: 'question' });
     const waiting = inbox.wait(item.id, new AbortController().signal);
@@ -128,9 +135,9 @@ describe('the persistent inbox', () => {
   });
 });
 
-describe('event de-duplication', () => {
+describe.each(backends)('event de-duplication ($name)', (backend) => {
   it('claims an event once, also across a restart (the claim is persisted with a TTL)', async () => {
-    const store = await memoryStore();
+    const store = await sessionStoreOn(backend);
     const first = new InProcessCoordinator(store);
     expect(await Promise.all([first.claimEvent('Ev1'), first.claimEvent('Ev1')])).toEqual([true, false]);
     const afterRestart = new InProcessCoordinator(store);
@@ -147,19 +154,17 @@ describe('event de-duplication', () => {
   });
 });
 
-describe('the tool ledger and the indexes', () => {
+describe.each(backends)('the tool ledger and the indexes ($name)', (backend) => {
   it('a recorded start survives a reopen; a new round replaces the old one; forgetting a thread removes it', async () => {
-    const dir = await tempDir();
-    dirs.push(dir.remove);
-    const url = `sqlite://${dir.path}/bot.sqlite`;
-    const first = await openKeyvStore(url);
+    const reopen = await backend.place();
+    const first = await reopen();
     const store = new SessionStore(first.keyv);
     const ledger = new PersistentToolLedger(store);
     await ledger.markStarted('s1', 'call_a', ['call_a']);
     await ledger.markStarted('s1', 'call_a', ['call_b']);
     await first.close();
 
-    const second = await openKeyvStore(url);
+    const second = await reopen();
     opened.push(second);
     const reopened = new PersistentToolLedger(new SessionStore(second.keyv));
     expect([...(await reopened.started('s1', 'call_a'))]).toEqual(['call_a', 'call_b']);
@@ -171,7 +176,7 @@ describe('the tool ledger and the indexes', () => {
   });
 
   it('a tool start is one store write', async () => {
-    const store = await memoryStore();
+    const store = await sessionStoreOn(backend);
     const ledger = new PersistentToolLedger(store);
     await ledger.markStarted('s1', 'r', ['a']);
     const writes: string[] = [];
@@ -185,23 +190,21 @@ describe('the tool ledger and the indexes', () => {
   });
 
   it('the open index: marked once, settled once, survives a reopen', async () => {
-    const dir = await tempDir();
-    dirs.push(dir.remove);
-    const url = `sqlite://${dir.path}/bot.sqlite`;
-    const first = await openKeyvStore(url);
+    const reopen = await backend.place();
+    const first = await reopen();
     const store = new SessionStore(first.keyv);
     await store.markOpen('a');
     await store.markOpen('b');
     await store.markOpen('a');
     await store.markSettled('b');
     await first.close();
-    const second = await openKeyvStore(url);
+    const second = await reopen();
     opened.push(second);
     expect(await new SessionStore(second.keyv).openSessionIds()).toEqual(['a']);
   });
 
   it('the session index is sharded, still reads a list written before sharding, and forgets deleted ids', async () => {
-    const store = await memoryStore();
+    const store = await sessionStoreOn(backend);
     await store.keyv.set('sessions', ['legacy']);
     for (let i = 0; i < 200; i++) await store.saveSession(record(`s${i}`));
     const ids = await store.listSessionIds();

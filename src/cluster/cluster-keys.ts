@@ -1,0 +1,38 @@
+// The Redis keys of cluster mode, in one place. Every key of one session carries the session
+// id in a hash tag (`{…}`), so a session's keys stay on one node should the deployment ever
+// move to Redis Cluster; the scripts that touch a lease and a session's data together need
+// that. `prefix` namespaces one bot's keys (several bots may share a Redis).
+export interface ClusterKeys {
+  /** `{node}:{epoch}` of the instance that owns the session, with a TTL (the lease). */
+  lease(sessionId: string): string;
+  /** INCR'd at every acquire: the fencing token's monotonic part. */
+  epoch(sessionId: string): string;
+  /** The session's durable command list (deliver, stop, resolve), drained by the owner. */
+  commands(sessionId: string): string;
+  /** A platform event's de-duplication claim (SET NX with a TTL). */
+  event(eventId: string): string;
+  /** A prompt's resolve-once claim (SET NX): one click wins, across instances. */
+  resolved(itemId: string): string;
+  /** Sorted set: session id → its lease deadline (ms); what the takeover sweep reads. */
+  readonly running: string;
+  /** Pub/Sub channel of one instance: wake-up hints ("drain session S"), never the delivery itself. */
+  poke(nodeId: string): string;
+  /** A lease held by one instance for the whole bot (the Discord gateway). */
+  singleton(name: string): string;
+  /** A Keyv document (the store's key, as SessionStore writes it). */
+  doc(key: string): string;
+}
+
+export function clusterKeys(prefix = 'chat-agent:'): ClusterKeys {
+  return {
+    lease: (sessionId) => `${prefix}lease:{${sessionId}}`,
+    epoch: (sessionId) => `${prefix}epoch:{${sessionId}}`,
+    commands: (sessionId) => `${prefix}cmd:{${sessionId}}`,
+    event: (eventId) => `${prefix}evt:${eventId}`,
+    resolved: (itemId) => `${prefix}resolved:${itemId}`,
+    running: `${prefix}running`,
+    poke: (nodeId) => `${prefix}poke:${nodeId}`,
+    singleton: (name) => `${prefix}singleton:${name}`,
+    doc: (key) => `${prefix}doc:${key}`,
+  };
+}
