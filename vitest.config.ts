@@ -2,9 +2,28 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'src/**/*.test.ts', 'connectors/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'default',
+          include: ['test/**/*.test.ts', 'src/**/*.test.ts', 'connectors/**/*.test.ts'],
+        },
+      },
+      {
+        // The session layer's suites again, on the Redis coordinator of cluster mode: every
+        // bot there is one instance on a real redis-server (test/support/cluster-global-setup.ts).
+        extends: true,
+        test: {
+          name: 'sessions-on-redis',
+          include: ['test/sessions/*.test.ts'],
+          exclude: ['test/sessions/chaos-restart.test.ts', 'test/sessions/restart-process.test.ts'],
+          globalSetup: ['./test/support/cluster-global-setup.ts'],
+        },
+      },
+    ],
   },
 });

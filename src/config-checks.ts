@@ -148,6 +148,10 @@ function storeUrlProblems(raw: RawSettings): string[] {
   if (!url || !scheme) return [];
   if (!STORE_SCHEMES.includes(scheme)) return [`STORE_URL: unsupported scheme "${scheme}://" (use sqlite://, memory://, redis://, postgresql://, mysql:// or mongodb://)`];
   if (scheme === 'sqlite' && url.length === 'sqlite://'.length) return ['STORE_URL: sqlite:// needs a file path, e.g. sqlite://data/bot.sqlite'];
+  const coordination = raw.COORDINATION_URL?.trim();
+  if (coordination && url !== coordination) {
+    return ['STORE_URL: with COORDINATION_URL set, conversations are kept in that same Redis (its writes are checked against the session leases there): leave STORE_URL unset or give it the same URL'];
+  }
   return [];
 }
 

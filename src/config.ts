@@ -49,6 +49,15 @@ export const ConfigSchema = z.object({
   MAX_LIVE_SESSIONS: positiveInt.default(500),
   /** Slack Web API calls in flight for one thread; more wait their turn. */
   SLACK_CALLS_PER_THREAD: positiveInt.default(3),
+  /**
+   * Cluster mode: several instances share this Redis (leases, command lists, and the store).
+   * Same as STORE_URL=redis://…; with it set, STORE_URL may be left out.
+   */
+  COORDINATION_URL: z.string().regex(/^rediss?:\/\/\S+$/i, 'must be a Redis URL such as redis://10.0.0.5:6379').optional(),
+  /** Cluster mode: how long a session's lease lasts unrenewed (a dead instance's sessions are taken over after this plus a sweep). */
+  CLUSTER_LEASE_MS: z.coerce.number().int().min(1_000).default(15_000),
+  /** Cluster mode: how often each instance looks for sessions whose owner stopped renewing. */
+  CLUSTER_SWEEP_MS: z.coerce.number().int().min(100).default(2_000),
   /** Where conversations live: any Keyv backend by URL. */
   STORE_URL: z.string().regex(/^[a-z][a-z0-9+.-]*:\/\//i, 'must be a URL such as sqlite://data/bot.sqlite').default('sqlite://data/bot.sqlite'),
   /** How long transcripts and prompts are kept after a thread's last activity. */
@@ -145,4 +154,14 @@ function inDeclarationOrder(problems: string[]): string[] {
     return index === -1 ? DECLARED.length : index;
   };
   return problems.map((problem, at) => ({ problem, at })).sort((a, b) => rank(a.problem) - rank(b.problem) || a.at - b.at).map(({ problem }) => problem);
+}
+
+/** Where conversations live: COORDINATION_URL's Redis in cluster mode, else STORE_URL. */
+export function storeUrlOf(config: Pick<Config, 'STORE_URL' | 'COORDINATION_URL'>): string {
+  return config.COORDINATION_URL ?? config.STORE_URL;
+}
+
+/** Cluster mode: the store is a Redis that several instances share. */
+export function clustered(config: Pick<Config, 'STORE_URL' | 'COORDINATION_URL'>): boolean {
+  return /^rediss?:\/\//i.test(storeUrlOf(config));
 }

@@ -8,7 +8,7 @@
 // then lets the connectors take events. Expired sessions are swept a minute after start and
 // every six hours: the sweep reads every session record, which start-up must not wait for.
 import { resolve } from 'node:path';
-import type { Config } from './config.js';
+import { clustered, storeUrlOf, type Config } from './config.js';
 import { disabledToolNames } from './config-checks.js';
 import type { EngineLogger } from './engine/index.js';
 import { loadMcpConfig, McpManager, type McpStartReport } from './mcp/index.js';
@@ -20,6 +20,7 @@ import { InProcessCoordinator } from './sessions/coordination.js';
 import { ObserverHub } from './sessions/observer-hub.js';
 import { SessionManager } from './sessions/session-manager.js';
 import { openKeyvStore } from './store/keyv-factory.js';
+import { clusterCoordinator } from './cluster/cluster-setup.js';
 import { fenceWrites } from './store/write-fence.js';
 import { PersistentInbox } from './store/persistent-inbox.js';
 import { SessionStore, type SessionRecord } from './store/session-store.js';
@@ -91,11 +92,13 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const resolveProvider = createProviderResolver(providerSettingsFrom(config));
   const compactor = compactorFrom(config, resolveProvider);
 
-  const opened = await openKeyvStore(config.STORE_URL);
+  const opened = await openKeyvStore(storeUrlOf(config));
   // Closed by `suspend`: from then on the store holds what a crash would have left.
   const fence = fenceWrites(opened.keyv);
   const store = new SessionStore(opened.keyv);
-  const inbox = new PersistentInbox(store);
+  // Cluster mode (a Redis store): sessions are owned by lease across instances (src/cluster).
+  const cluster = clustered(config) && opened.redis ? await clusterCoordinator(opened.redis, config, logger) : undefined;
+  const inbox = new PersistentInbox(store, cluster ? { claim: (itemId) => cluster.resolveOnce(itemId), release: (itemId) => cluster.unresolve(itemId) } : undefined);
   const mcp = new McpManager({ logger });
   const observers = new ObserverHub();
   const modelGate = new ModelCallGate(config.MAX_CONCURRENT_MODEL_CALLS);
@@ -118,7 +121,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const manager = new SessionManager({
     store,
     inbox,
-    coordinator: new InProcessCoordinator(store),
+    coordinator: cluster ?? new InProcessCoordinator(store),
     access,
     defaultModel: config.MODEL,
     logger,
@@ -190,6 +193,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     store,
     observers,
     recover: async () => {
+      // Sweeps and pokes start with events: a session taken over is drawn by attached connectors.
+      await cluster?.start();
       const report = await manager.recover();
       logger.info(report, 'recovered sessions after start-up');
       return report;
@@ -203,6 +208,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       const working = await manager.beginSuspend();
       observers.mute();
       fence.close('the bot is shutting down');
+      // Cluster mode: another instance takes these sessions at its next sweep, not a lease later.
+      await cluster?.handOver();
       for (const { record, waitingForAnswer } of working) {
         try {
           await observers.onSuspend(record, waitingForAnswer);
@@ -221,6 +228,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       // After a suspend the turns are left as they are (the store is fenced); else they stop.
       if (!suspended) await manager.shutdown();
       await mcp.close();
+      await cluster?.close();
       await opened.close();
     },
   };

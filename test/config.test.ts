@@ -26,6 +26,8 @@ describe('configuration', () => {
       MCP_CONFIG: './mcp.json',
       PORT: 3000,
       PLAYGROUND_PORT: 0,
+      CLUSTER_LEASE_MS: 15_000,
+      CLUSTER_SWEEP_MS: 2_000,
       LOG_LEVEL: 'info',
       PROVIDER_STALL_TIMEOUT_MS: 60_000,
       COMPACTION_THRESHOLD: 0.8,

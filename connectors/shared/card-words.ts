@@ -19,6 +19,9 @@ const DECISION_WORDS: Readonly<Record<string, string>> = {
 /** The note a working thread gets when the bot shuts down for a restart (a deploy): the turn carries on after it. */
 export const RESTARTING_NOTE = 'The bot is restarting. It will carry on here in a moment.';
 
+/** The note a thread gets when an instance takes it over from one that stopped renewing its lease (cluster mode). */
+export const TAKEN_OVER_NOTE = 'The instance of the bot that was working here stopped responding; another one picked this thread up. A call that was running is not run again.';
+
 /** "Approved by <@U…>": a platform that renders `<@id>` mentions shows the name. */
 export function decisionText(decision: { by: string; choice: string }): string {
   const what = DECISION_WORDS[decision.choice] ?? `Answered "${decision.choice}"`;

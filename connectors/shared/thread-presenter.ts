@@ -125,6 +125,12 @@ export class ThreadPresenter {
     await this.setStatus('idle');
   }
 
+  /** Cluster mode: this instance took the thread over after its owner died; say so. */
+  async onTakeover(): Promise<void> {
+    await this.endAnswer();
+    await this.note({ kind: 'taken_over' });
+  }
+
   /** A click resolved a prompt: show the decision and who made it; the buttons go. */
   async onDecision(item: InboxItem, userId: string, choice: string): Promise<void> {
     await this.cards.decided(item, userId, choice);
@@ -205,5 +211,6 @@ export function presenterObserver(presenterFor: (session: SessionRecord) => Thre
     onInput: (session, _inputId, disposition, source) => presenterFor(session).onInput(disposition, source),
     onPromptClosed: (session, item) => presenterFor(session).onPromptClosed(item),
     onSuspend: (session, waitingForAnswer) => presenterFor(session).onSuspend(waitingForAnswer),
+    onTakeover: (session) => presenterFor(session).onTakeover(),
   };
 }

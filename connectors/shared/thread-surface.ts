@@ -68,7 +68,9 @@ export type ThreadNote =
   /** The turn used every model call one request may make (MAX_ITERATIONS). */
   | { kind: 'step_limit'; iterations: number; action: NoteAction }
   /** The bot is shutting down mid-turn (a deploy): the turn carries on after the restart. Words: card-words.ts RESTARTING_NOTE. */
-  | { kind: 'restarting' };
+  | { kind: 'restarting' }
+  /** Cluster mode: another instance took the thread over after its owner died. Words: card-words.ts TAKEN_OVER_NOTE. */
+  | { kind: 'taken_over' };
 
 /**
  * What became of a person's message, shown as a reaction on it:

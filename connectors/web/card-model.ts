@@ -8,7 +8,7 @@
 // warning; "Always allow this command" is offered only when the command holds nothing hidden,
 // as in Slack.
 import { z } from 'zod';
-import { alwaysLabel, decisionText, RESTARTING_NOTE } from '../shared/card-words.js';
+import { alwaysLabel, decisionText, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
 import { displayNote, formatDuration, phaseIcon, phaseLabel, restartNote } from '../shared/tool-card.js';
 import type { CardPrompt, CardView, NoteAction, ThreadNote } from '../shared/thread-surface.js';
 import { truncateForDisplay } from '../shared/truncate.js';
@@ -133,6 +133,8 @@ export function noteModel(note: ThreadNote, nameOf: NameOf): { text: string; act
       return { text: note.by ? `🛑 Stopped by @${nameOf(note.by)}.` : '🛑 Stopped.' };
     case 'step_limit':
       return { text: `⌛ I used the ${note.iterations} model calls allowed for one request. Continue?`, action: { kind: note.action.kind, label: NOTE_ACTION_LABEL[note.action.kind] } };
+    case 'taken_over':
+      return { text: `🔄 ${TAKEN_OVER_NOTE}` };
     case 'restarting':
       return { text: `🔄 ${RESTARTING_NOTE}` };
     default: {

@@ -118,3 +118,59 @@ export class InProcessCoordinator implements Coordinator {
     await this.handler(sessionId, command);
   }
 }
+
+/** An exclusive section was asked for on a session another instance owns (cluster mode). */
+export class OwnedElsewhereError extends Error {
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} is owned by another instance`);
+    this.name = 'OwnedElsewhereError';
+  }
+}
+
+/** What the session layer reacts to, in cluster mode. */
+export interface OwnershipEvents {
+  /** A command waits in the list of a session this instance owns (a poke, or the poll). */
+  commandsWaiting(sessionId: string): void;
+  /** A session's lease ran out with no one renewing it: its owner may have died. */
+  overdue(sessionId: string): void;
+  /** This instance lost a session's lease (could not renew in time, or another took it): stop acting on it. */
+  lost(sessionId: string): void;
+  /** This instance took a session's lease: what it holds of the session in memory may be stale. */
+  acquired(sessionId: string): void;
+  /** Whether a session still needs its owner (a turn runs or waits): if not, its lease is released. */
+  busy(sessionId: string): boolean;
+}
+
+/**
+ * Coordination across instances (cluster mode, src/cluster/redis-coordinator.ts): every
+ * inbound action becomes a command on the session's durable list, and the instance that owns
+ * the session (by a fenced lease) applies them. `exclusive` then also requires the lease: it
+ * throws OwnedElsewhereError when another instance holds it.
+ */
+export interface RoutingCoordinator extends Coordinator {
+  readonly routes: true;
+  /** The de-duplication claim (when `eventId` is given) and the enqueue, in one atomic step. False: a duplicate. */
+  enqueue(sessionId: string, command: string, eventId?: string): Promise<boolean>;
+  /** One click wins a prompt, across instances. */
+  resolveOnce(itemId: string): Promise<boolean>;
+  /** Hold the session's lease (acquire it when free). False: another instance owns it. */
+  own(sessionId: string): Promise<boolean>;
+  /** Whether this instance holds the session's lease now. */
+  owns(sessionId: string): boolean;
+  /** The commands waiting, oldest first (as stored: pass one back to `consume`). */
+  commands(sessionId: string): Promise<string[]>;
+  /** Remove an applied command, if still the owner. False: the lease was lost. */
+  consume(sessionId: string, command: string): Promise<boolean>;
+  /** Release the lease unless the session is busy or a command waits. */
+  releaseIfIdle(sessionId: string): Promise<'released' | 'pending' | 'busy' | 'lost'>;
+  /** Wake the owner up (a hint: the owner also polls). */
+  poke(sessionId: string): Promise<void>;
+  watch(events: OwnershipEvents): void;
+  /** Give every lease up now, for another instance to take at once (a graceful shutdown). */
+  handOver(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function routes(coordinator: Coordinator): coordinator is RoutingCoordinator {
+  return (coordinator as Partial<RoutingCoordinator>).routes === true;
+}

@@ -67,6 +67,11 @@ export interface LiveSession {
   lastUsed: number;
   /** Who asked for the running turn (fair use counts threads working per person). */
   turnBy?: string;
+  /**
+   * This instance lost the session (cluster mode: another instance owns it now). A turn still
+   * running here records nothing (its writes are fenced) and shows nothing.
+   */
+  fenced?: boolean;
 }
 
 export async function buildLiveSession(input: {

@@ -114,6 +114,24 @@ export class LiveSessions {
     }
   }
 
+  /**
+   * Drop the session from memory even while a turn runs (cluster mode: another instance owns
+   * it now): the turn is silenced (`fenced`), its tools end, and the next use rebuilds the
+   * session from the store.
+   */
+  async drop(sessionId: string): Promise<void> {
+    const live = this.live.get(sessionId);
+    if (!live) return;
+    this.live.delete(sessionId);
+    live.fenced = true;
+    this.options.ledger.forget(sessionId);
+    try {
+      await live.setup.dispose?.();
+    } catch (error) {
+      this.options.logger.warn({ err: error, sessionId }, 'disposing a session failed');
+    }
+  }
+
   async evictIdle(idleMs: number, now = Date.now()): Promise<void> {
     for (const [id, live] of this.live) {
       if (!isBusy(live) && now - live.lastUsed > idleMs) await this.evict(id);

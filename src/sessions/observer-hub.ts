@@ -42,6 +42,10 @@ export class ObserverHub implements SessionObserver {
     for (const observer of this.observersOf(session)) await observer.onWaiting?.(session, ahead);
   }
 
+  async onTakeover(session: SessionRecord): Promise<void> {
+    for (const observer of this.observersOf(session)) await observer.onTakeover?.(session);
+  }
+
   async onSuspend(session: SessionRecord, waitingForAnswer: boolean): Promise<void> {
     for (const observer of this.byPlatform.get(session.key.platform) ?? []) await observer.onSuspend?.(session, waitingForAnswer);
   }

@@ -22,7 +22,7 @@ import { INTERRUPTED_BY_RESTART, type EngineLogger } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { PendingInput, SessionStore } from '../store/session-store.js';
 import type { ThreadReplay } from './thread-replay.js';
-import type { Coordinator } from './coordination.js';
+import { OwnedElsewhereError, type Coordinator } from './coordination.js';
 import type { LiveSession } from './live-session.js';
 import { isBusy, type LiveSessions } from './live-sessions.js';
 import type { PromptReplies } from './prompt-replies.js';
@@ -65,10 +65,19 @@ export async function recoverSessions(deps: RecoveryDeps): Promise<RecoveryRepor
     try {
       await deps.coordinator.exclusive(sessionId, () => recoverOne(deps, sessionId, report));
     } catch (error) {
+      // Another instance owns it (cluster mode): it is that one's to carry on.
+      if (error instanceof OwnedElsewhereError) continue;
       // One unreadable session must not keep the others (or the bot) from starting.
       deps.logger.error({ err: error, sessionId }, 'could not recover a session');
     }
   }
+  return report;
+}
+
+/** Recovery for one session (cluster mode: a session taken over from an instance that died). */
+export async function recoverSession(deps: RecoveryDeps, sessionId: string): Promise<RecoveryReport> {
+  const report: RecoveryReport = { examined: 1, resumed: [], started: [], waiting: [], settled: [], givenUp: [] };
+  await deps.coordinator.exclusive(sessionId, () => recoverOne(deps, sessionId, report));
   return report;
 }
 

@@ -15,13 +15,14 @@ import type { PersistentInbox } from '../store/persistent-inbox.js';
 import { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
 import { sessionIdOf, type PendingInput, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
 import type { AccessDecision, AccessPolicy, ActorContext } from './access-policy.js';
-import type { Coordinator, SessionCommand } from './coordination.js';
+import { routes, type Coordinator, type SessionCommand } from './coordination.js';
+import { ClusterRouting, DUPLICATE } from './cluster-routing.js';
 import type { EngineSetupFactory, GrantScope, LiveSession } from './live-session.js';
 import { FairUse, type FairUseLimits } from './fair-use.js';
 import { ThreadReplay } from './thread-replay.js';
 import { isBusy, LiveSessions } from './live-sessions.js';
 import { PromptReplies, resolutionOf, type PromptChoice } from './prompt-replies.js';
-import { recoverSessions, type RecoveryReport } from './recovery.js';
+import { recoverSession, recoverSessions, type RecoveryReport } from './recovery.js';
 import { Reporter, type SessionObserver } from './session-observer.js';
 import { ThreadControls, type ControlResult, type ModelMenu } from './thread-controls.js';
 import { TurnDriver } from './turn-driver.js';
@@ -80,6 +81,9 @@ export class SessionManager {
   /** /retry, /model, /grants, /revoke, /forget, /status. */
   readonly controls: ThreadControls;
   private readonly fairUse: FairUse;
+  /** Cluster mode only: inbound actions go through the sessions' command lists (cluster-routing.ts). */
+  private readonly routing: ClusterRouting | undefined;
+  private readonly reporter: Reporter;
   private closing = false;
 
   constructor(private readonly options: SessionManagerOptions) {
@@ -112,6 +116,48 @@ export class SessionManager {
     this.evictTimer = setInterval(() => void this.sessions.evictIdle(idleMs), Math.max(1000, idleMs / 2));
     this.evictTimer.unref();
     options.coordinator.serve((sessionId, command) => this.applyCommand(sessionId, command));
+    this.reporter = reporter;
+    this.routing = routes(options.coordinator) ? this.clusterRouting(options.coordinator) : undefined;
+  }
+
+  /** The one-process paths, as the cluster routing applies the commands this instance owns. */
+  private clusterRouting(coordinator: Parameters<typeof routes>[0] & { routes: true }): ClusterRouting {
+    return new ClusterRouting(
+      coordinator as ConstructorParameters<typeof ClusterRouting>[0],
+      {
+        deliverHere: (key, message, inputId) => this.deliverHere(key, message, inputId),
+        interruptHere: async (sessionId, userId) => this.interruptHere(sessionId, userId, await this.recordOf(sessionId)),
+        resolvedHere: (sessionId, itemId, toolCallId) => this.resolvedHere(sessionId, itemId, toolCallId),
+        recoverHere: async (sessionId) => {
+          const { store, inbox } = this.options;
+          const report = await recoverSession({ store, inbox, coordinator, sessions: this.sessions, driver: this.driver, replies: this.replies, replay: this.replay, logger: this.logger }, sessionId);
+          return [report.resumed, report.started, report.waiting, report.givenUp].some((ids) => ids.includes(sessionId));
+        },
+        announceTakeover: async (sessionId) => {
+          const record = await this.recordOf(sessionId);
+          if (record) await this.reporter.takenOver(record);
+        },
+        busy: (sessionId) => {
+          const live = this.sessions.peek(sessionId);
+          return live !== undefined && isBusy(live);
+        },
+        forget: (sessionId, lost) => {
+          if (lost) this.logger.warn({ sessionId }, 'cluster: this instance lost a session to another; its work here stops');
+          void this.sessions.drop(sessionId);
+        },
+      },
+      this.logger,
+    );
+  }
+
+  /**
+   * Whether a message (applied again after its owner died between applying and consuming
+   * it) is already recorded: as a pending input, or in the transcript.
+   */
+  private async alreadyHas(live: LiveSession, inputId: string, message: InboundMessage): Promise<boolean> {
+    if ((await this.options.store.getPendingInputs(live.record.id)).some((input) => input.id === inputId)) return true;
+    const messageId = message.source?.messageId;
+    return messageId !== undefined && live.engine.messages.some((m) => m.role === 'user' && m.source?.messageId === messageId);
   }
 
   /** The owner's side of the coordination seam: act on a command for a session we run. */
@@ -129,14 +175,19 @@ export class SessionManager {
         }
         return;
       case 'resolved':
-        // A live engine waiting on this prompt is woken by the inbox; otherwise resume.
-        await this.options.coordinator.exclusive(sessionId, async () => {
-          const resumable = await this.sessions.get(sessionId);
-          if (isBusy(resumable)) return;
-          if (resumable.engine.unansweredToolCalls().some((call) => call.id === command.toolCallId)) await this.driver.startResume(resumable);
-        });
-        return;
+        return this.resolvedHere(sessionId, command.itemId, command.toolCallId);
     }
+  }
+
+  /** A prompt was answered: a live engine waiting on it is woken by the inbox; otherwise the turn resumes. */
+  private async resolvedHere(sessionId: string, itemId: string, toolCallId: string): Promise<void> {
+    // Answered on another instance (cluster mode): this one's waiting engine learns it from the store.
+    if (this.routing) await this.options.inbox.refresh(itemId);
+    await this.options.coordinator.exclusive(sessionId, async () => {
+      const resumable = await this.sessions.get(sessionId);
+      if (isBusy(resumable)) return;
+      if (resumable.engine.unansweredToolCalls().some((call) => call.id === toolCallId)) await this.driver.startResume(resumable);
+    });
   }
 
   // ---- inbound -----------------------------------------------------------------------
@@ -154,13 +205,30 @@ export class SessionManager {
     if (this.closing) return { status: 'refused', reason: 'The bot is restarting; send that again in a moment.' };
     const access = this.options.access.mayStartOrSteer(message.userId, { external: message.external });
     if (!access.allowed) return { status: 'refused', reason: access.reason };
+    const sessionId = sessionIdOf(key);
+    if (this.routing) {
+      // Cluster mode: queued with its claim, applied by whichever instance owns the thread.
+      const routed = await this.routing.deliver(key, message);
+      if (routed === DUPLICATE) return { status: 'duplicate' };
+      return (routed as DeliverResult | undefined) ?? { status: 'queued', sessionId, inputId: '' };
+    }
     if (message.eventId !== undefined && !(await this.options.coordinator.claimEvent(message.eventId))) return { status: 'duplicate' };
+    return this.deliverHere(key, message, randomUUID());
+  }
+
+  /**
+   * A message, applied on the instance that owns its session. `inputId` names the pending
+   * input it becomes: in cluster mode the command's id, so a command applied twice (its
+   * owner died between applying and consuming it) is recorded once.
+   */
+  private async deliverHere(key: SessionKey, message: InboundMessage, inputId: string): Promise<DeliverResult> {
     const sessionId = sessionIdOf(key);
     const { store, coordinator } = this.options;
     return coordinator.exclusive(sessionId, async () => {
       const live = await this.sessions.get(sessionId, key, message.userId);
+      if (this.routing && (await this.alreadyHas(live, inputId, message))) return { status: 'duplicate' };
       noteParticipant(live, message.userId);
-      const input: PendingInput = { id: randomUUID(), text: message.text, receivedAt: Date.now() };
+      const input: PendingInput = { id: inputId, text: message.text, receivedAt: Date.now() };
       if (message.source) input.source = message.source;
 
       const prompts = await this.options.inbox.pending(sessionId);
@@ -218,8 +286,14 @@ export class SessionManager {
     if (known) {
       const access = this.options.access.mayStop(userId, known);
       if (!access.allowed) return { status: 'refused', reason: access.reason };
-      if (await this.stopOwnedTurn(sessionId, userId)) return { status: 'done', sessionId };
+      if (this.routing) return ((await this.routing.stop(sessionId, userId)) as ControlResult | undefined) ?? { status: 'done', sessionId };
     }
+    return this.interruptHere(sessionId, userId, known);
+  }
+
+  /** A stop, applied on the instance that owns the session (access was checked where it came in). */
+  private async interruptHere(sessionId: string, userId: string, known?: SessionRecord): Promise<ControlResult> {
+    if (known && (await this.stopOwnedTurn(sessionId, userId))) return { status: 'done', sessionId };
     return this.options.coordinator.exclusive(sessionId, async () => {
       // Unknown a moment ago: the thread's first message may have been delivering as the stop came.
       const record = known ?? (await this.recordOf(sessionId));
@@ -273,7 +347,9 @@ export class SessionManager {
     }
     const result = await this.options.inbox.resolve(itemId, resolution, userId);
     if (!result.ok) return result;
-    await this.options.coordinator.dispatch(item.sessionId, { kind: 'resolved', itemId, toolCallId: item.toolCallId });
+    // Cluster mode: recorded here (one click wins, across instances); the owner's turn is told.
+    if (this.routing) await this.routing.resolved(item.sessionId, itemId, item.toolCallId);
+    else await this.options.coordinator.dispatch(item.sessionId, { kind: 'resolved', itemId, toolCallId: item.toolCallId });
     return result;
   }
 

@@ -21,6 +21,8 @@ export interface SessionObserver {
    * after the restart. `waitingForAnswer`: it only waits for a person's click.
    */
   onSuspend?(session: SessionRecord, waitingForAnswer: boolean): void | Promise<void>;
+  /** Cluster mode: this instance took the session over from one that died. */
+  onTakeover?(session: SessionRecord): void | Promise<void>;
 }
 
 /** The observer as the session layer calls it: never throws. */
@@ -43,6 +45,14 @@ export class Reporter {
       await this.observer.onInput?.(session, inputId, disposition, source);
     } catch (error) {
       this.logger.warn({ err: error, sessionId: session.id }, 'the view failed to show a message disposition');
+    }
+  }
+
+  async takenOver(session: SessionRecord): Promise<void> {
+    try {
+      await this.observer.onTakeover?.(session);
+    } catch (error) {
+      this.logger.warn({ err: error, sessionId: session.id }, 'the view failed to say the thread was taken over');
     }
   }
 

@@ -6,7 +6,7 @@ import type { CommandGrant, GrantsSnapshot, ToolGrant } from '../engine/index.js
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { SessionRecord, SessionStore } from '../store/session-store.js';
 import type { AccessPolicy, ActorContext } from './access-policy.js';
-import type { Coordinator } from './coordination.js';
+import { OwnedElsewhereError, type Coordinator } from './coordination.js';
 import type { LiveSession } from './live-session.js';
 import { isBusy, type LiveSessions } from './live-sessions.js';
 import type { TurnDriver } from './turn-driver.js';
@@ -85,7 +85,7 @@ export class ThreadControls {
     const matches = (grant: ToolGrant | CommandGrant): boolean =>
       grant.tool === target.tool && (target.command === undefined ? !('command' in grant) : 'command' in grant && grant.command === target.command);
     const mayRevoke = (grant: ToolGrant | CommandGrant): boolean => anyOfThem || grant.by === userId;
-    return this.options.coordinator.exclusive(sessionId, async () => {
+    return this.exclusiveOrBusy(sessionId, async () => {
       const { store, sessions } = this.options;
       const live = await sessions.get(sessionId);
       if (isBusy(live)) return { status: 'busy' };
@@ -124,6 +124,16 @@ export class ThreadControls {
     });
   }
 
+  /** The session's exclusive section; with several instances, one that another instance works on is busy. */
+  private async exclusiveOrBusy<R>(sessionId: string, work: () => Promise<R>): Promise<R | { status: 'busy' }> {
+    try {
+      return await this.options.coordinator.exclusive(sessionId, work);
+    } catch (error) {
+      if (error instanceof OwnedElsewhereError) return { status: 'busy' };
+      throw error;
+    }
+  }
+
   private async recordOf(sessionId: string): Promise<SessionRecord | undefined> {
     return this.options.sessions.peek(sessionId)?.record ?? (await this.options.store.getSession(sessionId));
   }
@@ -141,7 +151,7 @@ export class ThreadControls {
     if (!record) return { status: 'unknown_session' };
     const access = this.options.access.mayManage(userId, record);
     if (!access.allowed) return { status: 'refused', reason: access.reason };
-    return this.options.coordinator.exclusive(sessionId, async () => {
+    return this.exclusiveOrBusy(sessionId, async () => {
       const live = await this.options.sessions.get(sessionId);
       if (isBusy(live)) return { status: 'busy' };
       return work(live);

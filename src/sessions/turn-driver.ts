@@ -12,7 +12,7 @@ import type { EngineEvent, EngineLogger, InboxItem, MessageSource } from '../eng
 import { approvalChoices, interactionChoices, isWritesFenced } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { PendingInput, SessionStore } from '../store/session-store.js';
-import type { Coordinator } from './coordination.js';
+import { OwnedElsewhereError, type Coordinator } from './coordination.js';
 import type { LiveSession } from './live-session.js';
 import type { InputDisposition, Reporter } from './session-observer.js';
 
@@ -96,8 +96,11 @@ export class TurnDriver {
       try {
         await this.afterTurn(live);
       } catch (error) {
+        // afterTurn clears it under the session's lock; it could not run (another instance
+        // owns the session now, or the store refused): the turn is over all the same.
+        live.turn = null;
         // Nobody awaits this promise to the end: a rejection here would be unhandled.
-        if (!isWritesFenced(error)) this.options.logger.error({ err: error, sessionId }, 'could not start what followed the turn');
+        if (!isWritesFenced(error) && !(error instanceof OwnedElsewhereError)) this.options.logger.error({ err: error, sessionId }, 'could not start what followed the turn');
       }
     })();
   }
@@ -125,6 +128,8 @@ export class TurnDriver {
   }
 
   private async handleEvent(live: LiveSession, event: EngineEvent): Promise<void> {
+    // Another instance owns the session now: nothing of this turn may be recorded or shown.
+    if (live.fenced) return;
     const { inbox } = this.options;
     let prompt: InboxItem | undefined;
     switch (event.type) {

@@ -20,7 +20,15 @@ export class PersistentInbox implements InboxPort {
   private readonly mutex = new KeyedMutex();
   private readonly waiters = new PromptWaiters();
 
-  constructor(private readonly store: SessionStore) {}
+  /**
+   * `once` (cluster mode): every final answer of an item (a click, a reply that declines it,
+   * a stop that closes it) first claims the item across instances, so two instances cannot
+   * both answer it; `release` gives the claim back when the answer could not be recorded.
+   */
+  constructor(
+    private readonly store: SessionStore,
+    private readonly once?: { claim(itemId: string): Promise<boolean>; release(itemId: string): Promise<void> },
+  ) {}
 
   open(input: OpenPrompt): Promise<InboxItem> {
     return this.mutex.run(`call:${input.sessionId}:${input.toolCallId}`, async () => {
@@ -55,12 +63,27 @@ export class PersistentInbox implements InboxPort {
       if (!item) return { ok: false, reason: 'unknown_item' };
       if (item.state === 'resolved') return { ok: false, reason: 'already_resolved', item };
       if (!isOfferedChoice(item, resolution)) return { ok: false, reason: 'not_a_choice', item };
+      if (this.once && !(await this.once.claim(itemId))) return { ok: false, reason: 'already_resolved', item };
       const resolved: InboxItem = { ...item, state: 'resolved', resolution, resolvedAt: Date.now() };
       if (resolvedBy !== undefined) resolved.resolvedBy = resolvedBy;
-      await this.store.updateItem(resolved);
+      try {
+        await this.store.updateItem(resolved);
+      } catch (error) {
+        await this.once?.release(itemId).catch(() => undefined);
+        throw error;
+      }
       this.waiters.wake(itemId, resolution);
       return { ok: true, item: resolved };
     });
+  }
+
+  /**
+   * Another instance answered the item (cluster mode): wake this instance's waiting turn with
+   * the answer now in the store.
+   */
+  async refresh(itemId: string): Promise<void> {
+    const item = await this.store.getItem(itemId);
+    if (item?.resolution) this.waiters.wake(itemId, item.resolution);
   }
 
   /** Wait for an item's answer; resolves `undefined` if the signal fires first. */

@@ -4,7 +4,6 @@
 // that arrives in any gap before a turn's first step still stops that turn.
 import { afterEach, describe, expect, it } from 'vitest';
 import { approvalChoices, INTERRUPTED_BY_USER, toolErrorContent, type ToolDefinition, type ToolMetadata } from '../../src/engine/index.js';
-import { openKeyvStore } from '../../src/store/keyv-factory.js';
 import { PersistentInbox } from '../../src/store/persistent-inbox.js';
 import { PersistentToolLedger } from '../../src/store/persistent-tool-ledger.js';
 import { sessionIdOf, SessionStore } from '../../src/store/session-store.js';
@@ -20,7 +19,7 @@ const bootBot = (storeUrl: string, steps: Step[], tools: ToolDefinition[]) => re
 
 /** A session as a dead process left it: a `deploy` call awaiting (or holding) its approval, or running. */
 async function writeCrashedSession(url: string, thread: string, options: { approved: boolean; started?: boolean; restartResumes?: number }): Promise<string> {
-  const opened = await openKeyvStore(url);
+  const opened = await TestBot.openStore(url);
   const store = new SessionStore(opened.keyv);
   const inbox = new PersistentInbox(store);
   const key = TestBot.thread(thread);

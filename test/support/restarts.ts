@@ -7,6 +7,7 @@ import { tempDir, TestBot } from './test-connector.js';
 
 export class Restarts {
   private readonly cleanups: (() => Promise<void>)[] = [];
+  private readonly booted = new Map<string, TestBot[]>();
 
   /** A fresh SQLite store in a temporary folder, removed at clean-up. */
   async storeFile(): Promise<string> {
@@ -17,7 +18,10 @@ export class Restarts {
 
   async boot(storeUrl: string, steps: Step[], tools: ToolDefinition[]): Promise<{ bot: TestBot; provider: ScriptedProvider }> {
     const provider = new ScriptedProvider(steps);
+    // The bots booted on this store before "died" (cluster mode: their leases run out).
+    for (const earlier of this.booted.get(storeUrl) ?? []) await earlier.die();
     const bot = await TestBot.start({ provider, tools, storeUrl });
+    this.booted.set(storeUrl, [...(this.booted.get(storeUrl) ?? []), bot]);
     this.cleanups.push(() => bot.stop());
     return { bot, provider };
   }

@@ -2,7 +2,13 @@
 // (threads, users, buttons, a stop reaction) against a real SessionManager with a real
 // store, and records what the bot showed. The Slack and Discord connectors plug into the
 // same SessionManager calls.
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { Redis } from 'ioredis';
+import { inject } from 'vitest';
+import { clusterKeys, type ClusterKeys } from '../../src/cluster/cluster-keys.js';
+import { RedisCoordinator, type ClusterTimings } from '../../src/cluster/redis-coordinator.js';
+import { connectedDuplicate } from '../../src/cluster/redis-keyv-store.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineEvent, InboxItem, ToolDefinition } from '../../src/engine/index.js';
@@ -30,6 +36,11 @@ export interface TestBotOptions {
   admins?: string;
   setup?: Partial<EngineSetup>;
   manager?: Partial<SessionManagerOptions>;
+  /**
+   * Cluster mode: the bot is one instance on this Redis (default: the `sessions-on-redis`
+   * test project's, so the session tests also run on the Redis coordinator). Bots with the same `storeUrl` share keys; others are kept apart.
+   */
+  cluster?: { url: string; timings?: Partial<ClusterTimings> };
 }
 
 export class TestBot {
@@ -45,17 +56,31 @@ export class TestBot {
     readonly store: SessionStore,
     readonly inbox: PersistentInbox,
     private readonly opened: OpenedStore,
+    /** Cluster mode: this bot's coordinator. */
+    readonly coordinator?: RedisCoordinator,
+    private readonly keys: ClusterKeys = clusterKeys(),
   ) {}
 
+  /**
+   * The store a bot started with `storeUrl` uses: that URL, or in cluster mode the Redis,
+   * under keys of that URL's own (for crash states written by hand).
+   */
+  static openStore(storeUrl: string | undefined, clusterUrl = clusterRedisUrl(), keys = testKeys(storeUrl)): Promise<OpenedStore> {
+    return clusterUrl ? openKeyvStore(clusterUrl, 'bot', { keys }) : openKeyvStore(storeUrl ?? 'memory://');
+  }
+
   static async start(options: TestBotOptions): Promise<TestBot> {
-    const opened = await openKeyvStore(options.storeUrl ?? 'memory://');
+    const clusterUrl = options.cluster?.url ?? clusterRedisUrl();
+    const keys = testKeys(options.storeUrl);
+    const opened = await TestBot.openStore(options.storeUrl, clusterUrl, keys);
     const store = new SessionStore(opened.keyv);
-    const inbox = new PersistentInbox(store);
+    const coordinator = clusterUrl && opened.redis ? clusterTestCoordinator(opened.redis, await connectedDuplicate(opened.redis), keys, options.cluster?.timings) : undefined;
+    const inbox = new PersistentInbox(store, coordinator ? { claim: (id) => coordinator.resolveOnce(id), release: (id) => coordinator.unresolve(id) } : undefined);
     const holder: { bot?: TestBot } = {};
     const manager = new SessionManager({
       store,
       inbox,
-      coordinator: new InProcessCoordinator(store),
+      coordinator: coordinator ?? new InProcessCoordinator(store),
       access: new AccessPolicy(parseAccessConfig(options.allowedUsers, options.admins)),
       defaultModel: 'scripted-model',
       engineSetup: () => ({ provider: options.provider, tools: options.tools ?? [], ...options.setup }),
@@ -79,8 +104,9 @@ export class TestBot {
       },
       ...options.manager,
     });
-    const bot = new TestBot(manager, store, inbox, opened);
+    const bot = new TestBot(manager, store, inbox, opened, coordinator, keys);
     holder.bot = bot;
+    await coordinator?.start();
     return bot;
   }
 
@@ -127,10 +153,22 @@ export class TestBot {
 
   private stopped = false;
 
+  /**
+   * The process "dies" (restart tests): in cluster mode its coordinator stops renewing and
+   * its leases run out now, as they would a lease time after a real death. (In one process
+   * the abandoned bot needs nothing: the next one simply opens the same store.)
+   */
+  async die(): Promise<void> {
+    if (!this.coordinator || !this.opened.redis) return;
+    for (const sessionId of this.coordinator.halt()) await this.opened.redis.pexpire(this.keys.lease(sessionId), 1);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     await this.manager.shutdown(100);
+    await this.coordinator?.close();
     await this.opened.close();
   }
 }
@@ -138,4 +176,26 @@ export class TestBot {
 export async function tempDir(prefix = 'chat-agent-'): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** The `sessions-on-redis` project's Redis (cluster-global-setup.ts), or TEST_CLUSTER_REDIS_URL; none elsewhere. */
+function clusterRedisUrl(): string | undefined {
+  return process.env.TEST_CLUSTER_REDIS_URL ?? inject('clusterRedisUrl');
+}
+
+/** Bots with the same store URL share keys in the cluster's Redis; any other bot gets its own. */
+function testKeys(storeUrl: string | undefined): ClusterKeys {
+  return clusterKeys(`t${createHash('sha256').update(storeUrl ?? randomUUID()).digest('hex').slice(0, 12)}:`);
+}
+
+/** One test instance's coordinator: short timings, so takeovers happen within a test. */
+function clusterTestCoordinator(redis: Redis, subscriber: Redis, keys: ClusterKeys, timings: Partial<ClusterTimings> = {}): RedisCoordinator {
+  return new RedisCoordinator({
+    redis,
+    subscriber,
+    keys,
+    timings: { leaseMs: 3_000, sweepMs: 200, pollMs: 100, ...timings },
+    logger: { debug: () => undefined, info: () => undefined, warn: (details, message) => console.warn(`[cluster] ${message}`, details), error: (details, message) => console.error(`[cluster] ${message}`, details) },
+    onClose: () => subscriber.quit().then(() => undefined),
+  });
 }
