@@ -3,6 +3,7 @@
 // merge-writes them into bench/results.json (see results.ts). Benchmarks report, they do
 // not judge: the exit code is 0 unless a suite itself breaks.
 import { anthropicProviderSuite } from './anthropic-provider.bench.js';
+import { clusterSuite } from './cluster.bench.js';
 import { discordSuite } from './discord.bench.js';
 import { engineSuite } from './engine.bench.js';
 import { openaiProviderSuite } from './openai-provider.bench.js';
@@ -16,7 +17,7 @@ import { toolsSuite } from './tools.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, discordSuite, playgroundSuite, toolsSuite];
+const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, discordSuite, playgroundSuite, toolsSuite, clusterSuite];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);

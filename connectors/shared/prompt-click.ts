@@ -5,13 +5,25 @@ import type { Core } from '../../src/core.js';
 import type { SessionRecord } from '../../src/store/session-store.js';
 import type { ThreadPresenter } from './thread-presenter.js';
 
+/** What a clicker reads when the click could not be recorded. */
+export const CLICK_NOT_RECORDED = 'I could not record that answer: the bot cannot reach its store right now. Click again in a moment.';
+
 export async function answerPromptClick(
   core: Pick<Core, 'manager' | 'store'>,
   presenterFor: (session: SessionRecord) => ThreadPresenter,
   click: { item: string; choice: string; userId: string },
   say: (text: string) => Promise<void>,
 ): Promise<void> {
-  const result = await core.manager.resolve(click.item, { choice: click.choice }, click.userId);
+  let result: Awaited<ReturnType<typeof core.manager.resolve>>;
+  try {
+    result = await core.manager.resolve(click.item, { choice: click.choice }, click.userId);
+  } catch (error) {
+    // The store (or, with several instances, Redis) could not be reached: nothing was
+    // recorded, and the platform will not send the click again. The clicker is told, then
+    // the connector logs the failure.
+    await say(CLICK_NOT_RECORDED).catch(() => undefined);
+    throw error;
+  }
   if (result.ok) {
     const record = await core.store.getSession(result.item.sessionId);
     if (record) await presenterFor(record).onDecision(result.item, click.userId, click.choice);
