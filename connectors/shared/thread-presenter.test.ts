@@ -360,3 +360,21 @@ describe('the thread presenter at a shutdown for a restart', () => {
     expect(surface.of('postNote').map((call) => call.note.kind)).toEqual(['restarting']);
   });
 });
+
+describe('the thread presenter when this instance takes a thread over (cluster mode)', () => {
+  it('closes the answer the stopped instance left open, then says it picked the thread up', async () => {
+    const { surface, presenter } = thread();
+    const closed: string[] = [];
+    Object.assign(surface, { closeStaleAnswer: async () => void closed.push('stale answer closed') });
+    await presenter.onTakeover();
+    expect(closed).toEqual(['stale answer closed']);
+    expect(surface.of('postNote').map((call) => call.note)).toEqual([{ kind: 'taken_over' }]);
+  });
+
+  it('still says so when closing the old answer fails', async () => {
+    const { surface, presenter } = thread();
+    Object.assign(surface, { closeStaleAnswer: () => Promise.reject(new Error('ratelimited')) });
+    await presenter.onTakeover();
+    expect(surface.of('postNote').map((call) => call.note.kind)).toEqual(['taken_over']);
+  });
+});

@@ -128,6 +128,8 @@ export class ThreadPresenter {
   /** Cluster mode: this instance took the thread over after its owner died; say so. */
   async onTakeover(): Promise<void> {
     await this.endAnswer();
+    const surface = this.output.surface;
+    if (surface.closeStaleAnswer) await this.output.safely('close the answer the stopped instance left open', () => surface.closeStaleAnswer!());
     await this.note({ kind: 'taken_over' });
   }
 

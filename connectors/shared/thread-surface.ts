@@ -147,6 +147,13 @@ export interface ThreadSurface {
    * (the presenter begins one on the first delta of a segment).
    */
   startAnswer(): AnswerDraft;
+  /**
+   * Cluster mode, optional: this instance took the thread over from one that died, possibly
+   * mid-answer. Close the answer it left open, if the platform leaves such a message visibly
+   * unfinished (Slack: a stream still "streaming"); a platform that edits plain messages
+   * needs nothing.
+   */
+  closeStaleAnswer?(): Promise<void>;
 
   /** Mark a person's message with what became of it (see InputMark). Marking twice is no failure. */
   react(messageId: MessageId, mark: InputMark): Promise<void>;

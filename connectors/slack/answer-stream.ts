@@ -37,6 +37,8 @@ export interface AnswerStreamOptions {
   /** Between Slack calls for one message (appendStream is Tier 4, chat.update Tier 3: 50/min). */
   nativeIntervalMs?: number;
   postIntervalMs?: number;
+  /** A native stream began (its ts) or was stopped (undefined): recorded, for a takeover to close it. */
+  streaming?: (ts: string | undefined) => Promise<void>;
 }
 
 const NATIVE_MESSAGE_LIMIT = 11_000; // markdown_text is capped at 12,000 per message
@@ -175,6 +177,16 @@ export class AnswerStream implements AnswerDraft {
     this.segment = chunk;
     this.startedAt = Date.now();
     this.streaming = true;
+    await this.recordStreaming(started.ts);
+  }
+
+  /** Best effort: losing the record only means a takeover cannot close this stream early. */
+  private async recordStreaming(ts: string | undefined): Promise<void> {
+    try {
+      await this.options.streaming?.(ts);
+    } catch (error) {
+      this.options.logger.debug({ err: error }, 'could not record the open stream');
+    }
   }
 
   /** Close the stream, with optional last text (a closing fence) and blocks (a footer). */
@@ -188,6 +200,7 @@ export class AnswerStream implements AnswerDraft {
       if (slackError(error) !== 'message_not_in_streaming_state') throw error;
       await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment), ...(footer.length > 0 ? { blocks: [...sectionsOf(this.segment), ...footer] } : {}) });
     }
+    await this.recordStreaming(undefined);
   }
 
   /** Post, then edit; roll over to a new message (split safely) when the text grows too long. */

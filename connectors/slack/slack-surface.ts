@@ -78,8 +78,24 @@ export class SlackSurface implements ThreadSurface {
         ...(this.session.startedBy ? { recipientUserId: this.session.startedBy } : {}),
         ...(this.session.key.workspace ? { recipientTeamId: this.session.key.workspace } : {}),
       },
-      { logger: this.deps.logger, support: this.deps.support },
+      { logger: this.deps.logger, support: this.deps.support, streaming: (ts) => this.deps.store.setOpenAnswer(this.session.id, ts) },
     );
+  }
+
+  /**
+   * The instance that owned this thread died mid-stream (cluster mode): stop its stream, which
+   * Slack would otherwise show as still being written for minutes. A stream Slack already
+   * ended refuses (message_not_in_streaming_state): nothing left to do then.
+   */
+  async closeStaleAnswer(): Promise<void> {
+    const ts = await this.deps.store.getOpenAnswer(this.session.id);
+    if (!ts) return;
+    try {
+      await this.deps.client.chat.stopStream({ channel: this.channel, ts });
+    } catch (error) {
+      if (slackError(error) !== 'message_not_in_streaming_state') throw error;
+    }
+    await this.deps.store.setOpenAnswer(this.session.id, undefined);
   }
 
   async react(ts: MessageId, mark: InputMark): Promise<void> {

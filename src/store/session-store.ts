@@ -353,6 +353,21 @@ export class SessionStore {
   // ---- forgetting --------------------------------------------------------------------
 
   /** Delete everything stored for a session (platform terms forbid long-term copies). */
+  /**
+   * The answer a thread is streaming now (its platform message id), kept while the stream is
+   * open: an instance that takes the thread over after its owner died closes that stream
+   * instead of leaving it visibly broken. Undefined clears it.
+   */
+  async setOpenAnswer(id: string, messageId: string | undefined): Promise<void> {
+    if (messageId === undefined) await this.keyv.delete(`open-answer:${id}`);
+    else await this.keyv.set(`open-answer:${id}`, messageId);
+  }
+
+  async getOpenAnswer(id: string): Promise<string | undefined> {
+    const raw = await this.keyv.get<unknown>(`open-answer:${id}`);
+    return typeof raw === 'string' ? raw : undefined;
+  }
+
   async deleteSession(id: string): Promise<void> {
     const items = await this.itemLog(id).readAll();
     for (const itemId of items) {
@@ -366,6 +381,7 @@ export class SessionStore {
     await this.transcript(id).clear();
     await this.pending.clear(id);
     await this.keyv.delete(`tools-started:${id}`);
+    await this.keyv.delete(`open-answer:${id}`);
     await this.keyv.delete(`session:${id}`);
     await this.removeFromIndex(id);
     await this.markSettled(id);
