@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { appMention, eventCallback } from './fakes/slack-payloads.js';
 import { sendEvent } from './fakes/slack-signer.js';
 import { waitFor } from './support/engine-kit.js';
 import { startBotFakes } from './support/bot-fakes.js';
 import { tempDir } from './support/test-connector.js';
+import { freePort } from './support/loopback-port.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 // Absolute, so the child finds tsx whatever its working directory.
@@ -145,7 +145,7 @@ describe('npm start', () => {
     const lines = reachable.output.stdout.trim().split('\n');
     expect(lines.map((line) => line.split(':')[0])).toEqual(['✓ configuration', '✓ Slack', '✓ model openai', '✓ MCP', 'Ready']);
 
-    const port = await closedPort();
+    const port = await freePort();
     const unreachable = run({ ...env, SLACK_API_URL: `http://127.0.0.1:${port}/api/` }, dir, ['--check']);
     expect(await unreachable.exited).toBe(1);
     expect(unreachable.output.stdout).toContain(`✗ Slack: Could not reach Slack at http://127.0.0.1:${port}/api/auth.test: connect ECONNREFUSED`);
@@ -153,10 +153,3 @@ describe('npm start', () => {
   });
 });
 
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

@@ -9,13 +9,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RESTARTING_NOTE } from '../../connectors/shared/card-words.js';
-import { FakeOpenAI } from '../fakes/openai-server.js';
 import { appMention, blockActions, eventCallback, SLACK_IDS } from '../fakes/slack-payloads.js';
-import { FakeSlack, type StoredMessage } from '../fakes/slack-server.js';
+import type { StoredMessage } from '../fakes/slack-server.js';
 import { sendEvent, sendInteraction } from '../fakes/slack-signer.js';
 import { waitFor } from '../support/engine-kit.js';
 import { alive, NpmStart, processesIn, productionCopy } from '../support/npm-start.js';
-import { tempDir } from '../support/test-connector.js';
+import { startBotFakes } from '../support/bot-fakes.js';
 
 const SECRET = 'signing-secret';
 const C = SLACK_IDS.channelId;
@@ -34,12 +33,7 @@ afterEach(async () => {
 });
 
 async function setup(extraEnv: Record<string, string> = {}) {
-  const dir = await tempDir('deploy-restart-');
-  cleanups.push(dir.remove);
-  const slack = await new FakeSlack().start();
-  cleanups.push(() => slack.stop());
-  const llm = await new FakeOpenAI().start();
-  cleanups.push(() => llm.stop());
+  const { dir, slack, llm } = await startBotFakes(cleanups);
   const env = {
     MODEL: 'openai:gpt-4.1',
     OPENAI_API_KEY: 'sk-test-deploy',
@@ -48,9 +42,9 @@ async function setup(extraEnv: Record<string, string> = {}) {
     SLACK_SIGNING_SECRET: SECRET,
     SLACK_API_URL: slack.apiUrl,
     PORT: '0',
-    STORE_URL: `sqlite://${join(dir.path, 'data', 'bot.sqlite')}`,
-    WORKSPACE_DIR: join(dir.path, 'workspace'),
-    MCP_CONFIG: join(dir.path, 'no-mcp.json'),
+    STORE_URL: `sqlite://${join(dir, 'data', 'bot.sqlite')}`,
+    WORKSPACE_DIR: join(dir, 'workspace'),
+    MCP_CONFIG: join(dir, 'no-mcp.json'),
     PERMISSION_MODE: 'interactive',
     LOG_LEVEL: 'info',
     ...extraEnv,
@@ -64,7 +58,7 @@ async function setup(extraEnv: Record<string, string> = {}) {
     lives.push(life);
     return life;
   };
-  return { dir: dir.path, slack, llm, start };
+  return { dir, slack, llm, start };
 }
 
 /** SIGTERM to npm; the bot must stop cleanly, say so, and leave nothing running. */

@@ -1,36 +1,22 @@
 // `npm run doctor` as a user reads it: one line per check, against the fake Slack, Discord
 // and model servers, and nothing created on disk.
 import { readdir, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDoctor } from '../../src/app/doctor.js';
 import { FakeAnthropic } from '../fakes/anthropic-server.js';
 import { FakeDiscord } from '../fakes/discord-server.js';
-import { FakeOpenAI } from '../fakes/openai-server.js';
-import { FakeSlack } from '../fakes/slack-server.js';
-import { tempDir } from '../support/test-connector.js';
+import { startBotFakes } from '../support/bot-fakes.js';
+import { freePort } from '../support/loopback-port.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function setting() {
-  const dir = await tempDir();
-  cleanups.push(dir.remove);
-  const slack = await new FakeSlack().start();
-  cleanups.push(() => slack.stop());
-  const llm = await new FakeOpenAI().start();
-  cleanups.push(() => llm.stop());
+  const { dir, slack, llm } = await startBotFakes(cleanups);
   const env = {
     MODEL: 'openai:gpt-4.1',
     OPENAI_API_KEY: 'sk-test-secret-value',
@@ -38,11 +24,11 @@ async function setting() {
     SLACK_BOT_TOKEN: 'xoxb-test-secret-value',
     SLACK_APP_TOKEN: 'xapp-test-secret-value',
     SLACK_API_URL: slack.apiUrl,
-    STORE_URL: `sqlite://${join(dir.path, 'data', 'bot.sqlite')}`,
-    WORKSPACE_DIR: join(dir.path, 'workspace'),
-    MCP_CONFIG: join(dir.path, 'mcp.json'),
+    STORE_URL: `sqlite://${join(dir, 'data', 'bot.sqlite')}`,
+    WORKSPACE_DIR: join(dir, 'workspace'),
+    MCP_CONFIG: join(dir, 'mcp.json'),
   };
-  return { dir: dir.path, slack, llm, env };
+  return { dir, slack, llm, env };
 }
 
 function escape(text: string): string {
@@ -84,7 +70,7 @@ describe('npm run doctor', () => {
     const { env } = await setting();
     const anthropic = await new FakeAnthropic().start();
     cleanups.push(() => anthropic.stop());
-    const port = await closedPort();
+    const port = await freePort();
     const { code, lines } = await doctor({
       ...env,
       SLACK_API_URL: `http://127.0.0.1:${port}/api/`,

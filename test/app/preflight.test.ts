@@ -1,25 +1,17 @@
 // The platform checks before a start: a platform that cannot be reached and one that refuses
 // the token are told apart, and the line names the URL tried. Fakes on loopback; a closed
 // port stands for an unreachable platform.
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkDiscord, checkSlack, maskedUrl } from '../../src/app/preflight.js';
 import { FakeDiscord } from '../fakes/discord-server.js';
 import { FakeSlack } from '../fakes/slack-server.js';
+import { freePort } from '../support/loopback-port.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A loopback port nothing listens on: taken, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('Slack before the start', () => {
   it('a token the Web API accepts passes, naming the bot and the workspace', async () => {
@@ -39,7 +31,7 @@ describe('Slack before the start', () => {
   });
 
   it('a closed port is "could not reach", naming the URL and the system\'s reason', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const result = await checkSlack('xoxb-test', `http://127.0.0.1:${port}/api/`);
     expect(result.status).toBe('fail');
     expect(result.detail).toBe(`Could not reach Slack at http://127.0.0.1:${port}/api/auth.test: connect ECONNREFUSED 127.0.0.1:${port}`);
@@ -75,7 +67,7 @@ describe('Discord before the start', () => {
   });
 
   it('a closed port is "could not reach", naming the URL', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const result = await checkDiscord('token', `http://127.0.0.1:${port}/api`);
     expect(result.detail).toBe(`Could not reach Discord at http://127.0.0.1:${port}/api/v10/users/@me: connect ECONNREFUSED 127.0.0.1:${port}`);
   });

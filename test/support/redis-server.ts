@@ -10,7 +10,8 @@
 // setting of scale-out.md §4.1, for tests where data must survive a restart.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
+import { freePort } from './loopback-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -143,19 +144,6 @@ export class RedisServer {
     clearTimeout(timer);
     this.paused = false;
   }
-}
-
-/** A port the kernel just handed out on 127.0.0.1 (and that we released). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port from the kernel');
-  return address.port;
 }
 
 /** Poll with a raw RESP PING until the server answers +PONG (no client library involved). */

@@ -8,7 +8,6 @@
 // A screenshot of a thread with a card and its buttons goes to docs/playground.png when
 // UPDATE_SCREENSHOT=1, else to a temporary folder.
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -17,6 +16,7 @@ import { FakeOpenAI } from '../fakes/openai-server.js';
 import { BotProcess } from '../support/bot-process.js';
 import { coreTestEnv } from '../support/core-env.js';
 import { tempDir } from '../support/test-connector.js';
+import { freePort } from '../support/loopback-port.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -35,14 +35,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A free loopback port (so a restarted bot keeps the page's address). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function setup(env: Record<string, string> = {}) {
   const dir = await tempDir();
