@@ -8,6 +8,7 @@
 // then lets the connectors take events. Expired sessions are swept a minute after start and
 // every six hours: the sweep reads every session record, which start-up must not wait for.
 import { resolve } from 'node:path';
+import type { Redis } from 'ioredis';
 import { clustered, storeUrlOf, type Config } from './config.js';
 import { disabledToolNames } from './config-checks.js';
 import type { EngineLogger } from './engine/index.js';
@@ -21,6 +22,8 @@ import { ObserverHub } from './sessions/observer-hub.js';
 import { SessionManager } from './sessions/session-manager.js';
 import { openKeyvStore } from './store/keyv-factory.js';
 import { clusterCoordinator } from './cluster/cluster-setup.js';
+import { clusterKeys } from './cluster/cluster-keys.js';
+import { SingletonLease } from './cluster/singleton-lease.js';
 import { fenceWrites } from './store/write-fence.js';
 import { PersistentInbox } from './store/persistent-inbox.js';
 import { SessionStore, type SessionRecord } from './store/session-store.js';
@@ -58,6 +61,12 @@ export interface Core {
   keepWritableAtShutdown(prefix: string): void;
   /** Things worth a warning at start-up (a risky but legal setup, MCP servers that failed). */
   warnings: string[];
+  /**
+   * Cluster mode only: a lease one instance holds for the whole bot (`name`: e.g.
+   * 'discord-gateway'), the others standing by (src/cluster/singleton-lease.ts). Absent when
+   * this process is the only instance: it holds everything.
+   */
+  singleton?(name: string): SingletonLease;
   close(): Promise<void>;
 }
 
@@ -202,6 +211,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     mcp: mcpReport,
     warnings,
     keepWritableAtShutdown: (prefix) => fence.keep(prefix),
+    ...(cluster && opened.redis ? { singleton: singletonOn(opened.redis, cluster.nodeId, config.CLUSTER_LEASE_MS, logger) } : {}),
     suspend: async () => {
       if (suspended || closed) return 0;
       suspended = true;
@@ -232,4 +242,10 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       await opened.close();
     },
   };
+}
+
+/** Singleton leases on the cluster's Redis, under this instance's node id (same keys as the coordinator's). */
+function singletonOn(redis: Redis, nodeId: string, leaseMs: number, logger: EngineLogger): (name: string) => SingletonLease {
+  const keys = clusterKeys();
+  return (name) => new SingletonLease({ redis, key: keys.singleton(name), nodeId, leaseMs, logger });
 }

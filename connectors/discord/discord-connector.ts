@@ -20,10 +20,20 @@
 //   message's or a reaction's (Discord has no ephemeral answer to those) is a DM to the
 //   person, or, when their DMs are closed, a reply in the thread that pings nobody.
 // - Every interaction is acknowledged first (deferUpdate, within Discord's 3 seconds), work after.
+// - Cluster mode (core.singleton): one instance holds the gateway, chosen by a lease
+//   (src/cluster/singleton-lease.ts); the others stand by and take it when the holder dies.
+//   Posting needs no gateway: every instance posts through its own REST client, whatever it
+//   holds. A holder that loses the lease disconnects before the lease can run out elsewhere;
+//   during a handover both may briefly receive the same event, and `deliver`'s persisted
+//   event claim runs it once. A discord.js Client cannot log in again once destroyed (its
+//   gateway manager stays `destroyed` and its ready state stays set), so every tenure of the
+//   gateway gets a fresh Client.
 import { once } from 'node:events';
 import {
   Client,
   Events,
+  REST,
+  Routes,
   GatewayIntentBits,
   MessageFlags,
   MessageType,
@@ -37,10 +47,12 @@ import {
   type PartialMessage,
   type PartialMessageReaction,
   type PartialUser,
+  type APIUser,
   type User,
 } from 'discord.js';
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
+import type { SingletonLease } from '../../src/cluster/singleton-lease.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
@@ -81,6 +93,8 @@ const DM_WORKSPACE = 'dm';
 const THREAD_NAME_MAX = 100;
 /** Discord: "A thread has already been created for this message". */
 const THREAD_ALREADY_EXISTS = 160004;
+/** The cluster-wide lease of the gateway connection (core.singleton). */
+export const GATEWAY_LEASE = 'discord-gateway';
 
 export interface DiscordConnectorOptions {
   config: Config;
@@ -90,12 +104,22 @@ export interface DiscordConnectorOptions {
   answerIntervalMs?: number;
 }
 
-export interface DiscordStartInfo {
+export interface DiscordGatewayInfo {
   botUserId: string;
   guilds: number;
   /** Where to add the bot to a server. */
   inviteUrl: string;
+  /** Cluster mode: this instance holds the gateway. */
+  gateway?: 'holder';
 }
+
+/** Cluster mode: another instance holds the gateway; this one posts and stands by. */
+export interface DiscordStandbyInfo {
+  botUserId: string;
+  gateway: 'standby';
+}
+
+export type DiscordStartInfo = DiscordGatewayInfo | DiscordStandbyInfo;
 
 interface LiveThread {
   presenter: ThreadPresenter;
@@ -105,31 +129,53 @@ interface LiveThread {
 export class DiscordConnector {
   private readonly threads = new Map<string, LiveThread>();
   private readonly outbound: DiscordOutbound;
+  /** What the bot posts with: its own REST client, so posting outlives any gateway connection. */
+  private readonly rest: REST;
   private botUserId = '';
   /** False once the shutdown began: inbound events are ignored. */
   private taking = true;
+  /** The gateway client of this tenure (a fresh one after each loss of the lease). */
+  private gateway: Client;
+  /** Whether `gateway` has logged in (or tried): a used Client is not logged in again. */
+  private gatewayUsed = false;
+  /** Cancels a login in progress when the lease is lost meanwhile. */
+  private tenure = new AbortController();
+  /** Cluster mode: the gateway's lease. */
+  private lease: SingletonLease | undefined;
 
-  private constructor(
-    readonly client: Client,
-    private readonly options: DiscordConnectorOptions,
-  ) {
-    this.outbound = new DiscordOutbound(client.rest);
+  private constructor(private readonly options: DiscordConnectorOptions) {
+    this.rest = new REST(restOptions(options.config)).setToken(botToken(options.config.DISCORD_TOKEN));
+    this.outbound = new DiscordOutbound(this.rest);
+    this.gateway = this.newClient();
   }
 
   /** Build the client and register the observer. Events flow only after start(). */
   static create(options: DiscordConnectorOptions): DiscordConnector {
-    const { config } = options;
+    const connector = new DiscordConnector(options);
+    options.core.observers.add('discord', presenterObserver((session) => connector.presenterFor(session)));
+    return connector;
+  }
+
+  /** The gateway client now (another one after a handover in cluster mode). */
+  get client(): Client {
+    return this.gateway;
+  }
+
+  /** Cluster mode: whether this instance holds the gateway now; outside it, always. */
+  get holdsGateway(): boolean {
+    return this.lease ? this.lease.held : true;
+  }
+
+  private newClient(): Client {
     const client = new Client({
       intents: INTENTS,
       partials: PARTIALS,
       // A second lock besides outbound.ts: whatever discord.js sends by itself pings nobody.
       allowedMentions: { parse: [], repliedUser: false },
-      ...(config.DISCORD_API_URL ? { rest: { api: config.DISCORD_API_URL.replace(/\/+$/, '') } } : {}),
+      rest: restOptions(this.options.config),
     });
-    const connector = new DiscordConnector(client, options);
-    connector.listen();
-    options.core.observers.add('discord', presenterObserver((session) => connector.presenterFor(session)));
-    return connector;
+    this.listen(client);
+    return client;
   }
 
   /**
@@ -153,34 +199,123 @@ export class DiscordConnector {
     return true;
   }
 
-  /** Log in and wait until the gateway is ready (guilds known). */
+  /**
+   * Log in and wait until the gateway is ready (guilds known). In cluster mode only the
+   * instance that takes the gateway's lease logs in; the others resolve at once, standing by,
+   * and log in when the lease comes to them.
+   */
   async start(): Promise<DiscordStartInfo> {
-    const ready = once(this.client, Events.ClientReady);
+    const lease = this.options.core.singleton?.(GATEWAY_LEASE);
+    if (!lease) return this.connect();
+    this.lease = lease;
+    const held = await lease.start({ onAcquired: () => this.takeOver(), onLost: () => this.standDown() });
+    if (held) {
+      try {
+        return { ...(await this.connect()), gateway: 'holder' };
+      } catch (error) {
+        await lease.release().catch(() => undefined);
+        throw error;
+      }
+    }
+    // A standby posts (a session it owns answers through REST): check the token now, not at takeover.
+    let user: APIUser;
     try {
-      await this.client.login(this.options.config.DISCORD_TOKEN);
+      user = await this.whoAmI();
     } catch (error) {
-      // discord.js says TokenInvalid for a 401; a network failure carries the system's code.
-      const reason = error instanceof Error ? error.message : String(error);
-      const code = (error as { code?: unknown; cause?: { code?: unknown } }).code ?? (error as { cause?: { code?: unknown } }).cause?.code;
-      const unreachable = typeof code === 'string' && /^(E[A-Z]+|UND_ERR_\w+|CERT_\w+|\w+_TLS_\w+)$/.test(code);
-      const url = `${this.options.config.DISCORD_API_URL ?? 'https://discord.com/api'}/v10`;
-      throw new Error(unreachable ? `Could not reach Discord at ${url}: ${reason}` : `Discord did not accept DISCORD_TOKEN: ${reason}`);
+      await lease.release().catch(() => undefined);
+      throw error;
+    }
+    this.botUserId = user.id;
+    this.options.logger.info({ botUserId: user.id }, 'Discord gateway: standing by (another instance holds it)');
+    return { botUserId: user.id, gateway: 'standby' };
+  }
+
+  /** The bot user, through REST (a check of DISCORD_TOKEN without the gateway). */
+  private async whoAmI(): Promise<APIUser> {
+    try {
+      return (await this.rest.get(Routes.user())) as APIUser;
+    } catch (error) {
+      throw this.loginError(error);
+    }
+  }
+
+  /** What a failed login or token check says: Discord unreachable, or the token refused. */
+  private loginError(error: unknown): Error {
+    // discord.js says TokenInvalid for a 401; a network failure carries the system's code.
+    const reason = error instanceof Error ? error.message : String(error);
+    const code = (error as { code?: unknown; cause?: { code?: unknown } }).code ?? (error as { cause?: { code?: unknown } }).cause?.code;
+    const unreachable = typeof code === 'string' && /^(E[A-Z]+|UND_ERR_\w+|CERT_\w+|\w+_TLS_\w+)$/.test(code);
+    const url = `${this.options.config.DISCORD_API_URL ?? 'https://discord.com/api'}/v10`;
+    return new Error(unreachable ? `Could not reach Discord at ${url}: ${reason}` : `Discord did not accept DISCORD_TOKEN: ${reason}`);
+  }
+
+  /** The lease came to this instance (its holder died or left): connect the gateway. */
+  private async takeOver(): Promise<void> {
+    if (!this.taking) return;
+    const { logger } = this.options;
+    logger.info({}, 'Discord gateway: taking over (the lease is ours)');
+    try {
+      if (this.gatewayUsed) this.replaceClient();
+      const info = await this.connect();
+      logger.info({ botUserId: info.botUserId, guilds: info.guilds }, 'Discord gateway: connected (holding it)');
+    } catch (error) {
+      if (this.tenure.signal.aborted) return; // lost meanwhile: standDown disconnected it
+      logger.error({ err: error }, 'Discord gateway: could not connect after taking the lease; giving it up');
+      this.replaceClient();
+      await this.lease?.yieldToOthers();
+    }
+  }
+
+  /**
+   * The lease is gone (another instance took it, or it could not be renewed in time): drop the
+   * gateway connection now, before the lease can run out and another instance connect. REST
+   * stays: sessions this instance owns still post.
+   */
+  private async standDown(): Promise<void> {
+    this.options.logger.warn({}, 'Discord gateway: lease lost; disconnecting (another instance takes over)');
+    this.replaceClient();
+  }
+
+  /** End this tenure's client (destroyed in the background) and prepare a fresh one. */
+  private replaceClient(): void {
+    const old = this.gateway;
+    this.tenure.abort();
+    this.tenure = new AbortController();
+    this.gateway = this.newClient();
+    this.gatewayUsed = false;
+    // Its events go nowhere from now on; an 'error' without a listener would throw, so one stays.
+    old.removeAllListeners();
+    old.on(Events.Error, (error) => this.options.logger.debug({ err: error }, 'Discord: a former gateway client failed while closing'));
+    old.destroy().catch((error: unknown) => this.options.logger.warn({ err: error }, 'Discord: could not close a gateway connection'));
+  }
+
+  /** Log this tenure's client in and wait until the gateway is ready (guilds known). */
+  private async connect(): Promise<DiscordGatewayInfo> {
+    const client = this.gateway;
+    const signal = this.tenure.signal;
+    this.gatewayUsed = true;
+    const ready = once(client, Events.ClientReady, { signal });
+    ready.catch(() => undefined); // a failed login rejects below; an abort is this tenure's end
+    try {
+      await client.login(this.options.config.DISCORD_TOKEN);
+    } catch (error) {
+      throw this.loginError(error);
     }
     await ready;
-    const user = this.client.user;
+    const user = client.user;
     if (!user) throw new Error('Discord is ready but the bot user is unknown');
     this.botUserId = user.id;
-    const applicationId = this.client.application?.id ?? user.id;
+    const applicationId = client.application?.id ?? user.id;
     const guildId = this.options.config.DISCORD_GUILD_ID;
     try {
-      await registerSlashCommands(this.client as Client<true>, guildId);
+      await registerSlashCommands(client as Client<true>, guildId);
     } catch (error) {
       // Not fatal: mentions, buttons and 🛑 work without them.
       this.options.logger.warn({ err: error }, 'could not register the Discord slash commands');
     }
     return {
       botUserId: user.id,
-      guilds: this.client.guilds.cache.size,
+      guilds: client.guilds.cache.size,
       inviteUrl: `https://discord.com/oauth2/authorize?client_id=${applicationId}&scope=bot%20applications.commands&permissions=${INVITE_PERMISSIONS}`,
     };
   }
@@ -193,16 +328,28 @@ export class DiscordConnector {
 
   /**
    * Take no new event: the gateway's events are ignored from now on (a click is told the bot
-   * is restarting). REST keeps working, for the shutdown's notes.
+   * is restarting). REST keeps working, for the shutdown's notes. In cluster mode the gateway
+   * is handed over now: another instance takes the events while this one shuts down.
    */
   async stopTaking(): Promise<void> {
     this.taking = false;
+    if (this.lease) await this.leaveGateway();
   }
 
   async close(): Promise<void> {
     this.taking = false;
     for (const live of this.threads.values()) live.surface.dispose();
-    await this.client.destroy();
+    if (this.lease) await this.leaveGateway();
+    await this.gateway.destroy();
+    // Nothing posts after close, as after a crash (discord.js's destroy() clears its REST token too).
+    this.rest.setToken(null as unknown as string);
+  }
+
+  /** Disconnect, then release the lease (a standby connects at its next retry, not a lease later). */
+  private async leaveGateway(): Promise<void> {
+    this.tenure.abort();
+    await this.gateway.destroy();
+    await this.lease?.release().catch((error: unknown) => this.options.logger.warn({ err: error }, 'Discord: could not release the gateway lease (it runs out on its own)'));
   }
 
   /** Thread presenters held in memory (bounded by MAX_LIVE_SESSIONS). */
@@ -241,15 +388,15 @@ export class DiscordConnector {
   }
 
   /** One listener per kind of event; each logs its own failure (a listener must not throw into discord.js). */
-  private listen(): void {
+  private listen(client: Client): void {
     const { logger } = this.options;
     const guard = (what: string, work: Promise<void>): void => {
       work.catch((error: unknown) => logger.error({ err: error }, `Discord: could not handle ${what}`));
     };
-    this.client.on(Events.MessageCreate, (message) => guard('a message', this.onMessage(message)));
-    this.client.on(Events.MessageReactionAdd, (reaction, user) => guard('a reaction', this.onReaction(reaction, user)));
-    this.client.on(Events.InteractionCreate, (interaction) => guard('an interaction', this.onInteraction(interaction)));
-    this.client.on(Events.Error, (error) => logger.error({ err: error }, 'Discord client error'));
+    client.on(Events.MessageCreate, (message) => guard('a message', this.onMessage(message)));
+    client.on(Events.MessageReactionAdd, (reaction, user) => guard('a reaction', this.onReaction(reaction, user)));
+    client.on(Events.InteractionCreate, (interaction) => guard('an interaction', this.onInteraction(interaction)));
+    client.on(Events.Error, (error) => logger.error({ err: error }, 'Discord client error'));
   }
 
   // ---- inbound: messages -----------------------------------------------------------------
@@ -427,6 +574,16 @@ export class DiscordConnector {
         .catch((failure: unknown) => this.options.logger.warn({ err: failure }, 'could not answer in the channel either'));
     }
   }
+}
+
+/** REST options shared by the posting client and every gateway client: DISCORD_API_URL when set. */
+function restOptions(config: Config): { api?: string } {
+  return config.DISCORD_API_URL ? { api: config.DISCORD_API_URL.replace(/\/+$/, '') } : {};
+}
+
+/** The token as REST wants it: discord.js's login() strips a "Bot " prefix too. */
+function botToken(token: string | undefined): string {
+  return (token ?? '').replace(/^(Bot|Bearer)\s*/i, '');
 }
 
 /** A thread's name from the request: one line, 1–100 characters. */

@@ -17,7 +17,7 @@
 import type { AddressInfo } from 'node:net';
 import type { App, Logger as BoltLogger, LogLevel } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import type { Config } from '../../src/config.js';
+import { clustered, type Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
@@ -28,7 +28,7 @@ import type { StreamingSupport } from './answer-stream.js';
 import { CheckedApp, firstSectionText, readHumanMessage, readInbound, type ButtonClick, type HumanMessage } from './inbound-events.js';
 import { mentionedUsers, readableText, threadCommand } from './message-text.js';
 import { runThreadCommand } from './thread-commands.js';
-import { RecordFirstSocketModeReceiver } from './record-first-receiver.js';
+import { connectionCountWarner, RecordFirstSocketModeReceiver } from './record-first-receiver.js';
 import { guardedFetch } from './outbound-guard.js';
 import { showAll } from './show-all.js';
 import { limitClient } from './limited-client.js';
@@ -84,7 +84,12 @@ export class SlackConnector {
       ? new CheckedApp(
           {
             ...common,
-            receiver: new RecordFirstSocketModeReceiver({ appToken: config.SLACK_APP_TOKEN, installerOptions: { clientOptions }, logger: common.logger }),
+            receiver: new RecordFirstSocketModeReceiver({
+              appToken: config.SLACK_APP_TOKEN,
+              installerOptions: { clientOptions },
+              logger: common.logger,
+              onConnectionCount: connectionCountWarner(logger),
+            }),
           },
           logger,
         )
@@ -126,6 +131,9 @@ export class SlackConnector {
 
   /** Start taking events: Socket Mode connects; HTTP mode listens on PORT. */
   async start(): Promise<void> {
+    const { config, logger } = this.options;
+    // Several instances each open a connection and Slack spreads events over them (up to 10).
+    if (config.SLACK_APP_TOKEN && clustered(config)) logger.warn({}, SOCKET_MODE_CLUSTER_WARNING);
     if (this.options.config.SLACK_APP_TOKEN) await this.app.start();
     else await this.app.start(this.options.config.PORT);
     this.taking = true;
@@ -370,6 +378,10 @@ export const HELP_TEXT = [
   '• React with :octagonal_sign: to my thread to stop me at once.',
   '• In a thread, mention me with a command: `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/help`.',
 ].join('\n');
+
+/** Logged once at start in cluster mode with Socket Mode. */
+export const SOCKET_MODE_CLUSTER_WARNING =
+  'Slack Socket Mode in cluster mode: every instance opens its own connection and Slack spreads events over them (at most 10 connections). HTTP mode is the multi-instance mode (README: Several instances).';
 
 /** Bolt's log lines, routed into our structured (redacting) logger. */
 function boltLogger(logger: EngineLogger): BoltLogger {

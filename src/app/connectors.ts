@@ -49,10 +49,12 @@ function discordConnector(discord: DiscordConnector): ChatConnector {
     name: 'discord',
     start: async () => {
       const info = await discord.start();
+      // Cluster mode: another instance holds the gateway; this one posts and takes it over if that one dies.
+      if (info.gateway === 'standby') return { message: 'Discord connector started', fields: { botUserId: info.botUserId, gateway: 'standby' } };
       // A bot in no server yet: the line says where to invite it (manifest/discord.md explains the permissions).
       return {
         message: 'Discord connector started',
-        fields: { botUserId: info.botUserId, guilds: info.guilds, ...(info.guilds === 0 ? { inviteUrl: info.inviteUrl } : {}) },
+        fields: { botUserId: info.botUserId, guilds: info.guilds, ...(info.gateway ? { gateway: info.gateway } : {}), ...(info.guilds === 0 ? { inviteUrl: info.inviteUrl } : {}) },
       };
     },
     stopTaking: () => discord.stopTaking(),

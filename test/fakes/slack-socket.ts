@@ -61,6 +61,14 @@ export class FakeSlackSocket {
   readonly acks: SocketAck[] = [];
   /** The request URL (`/socket?ticket=<n>`) of every accepted connection, in order. */
   readonly accepted: string[] = [];
+  /**
+   * Connections the app holds elsewhere (other instances, another fake): Slack's `hello`
+   * counts every open connection of the app in `num_connections`, so a new connection's hello
+   * says this plus the ones open here.
+   */
+  otherConnections = 0;
+  /** The `num_connections` of every `hello` sent, in order. */
+  readonly helloCounts: number[] = [];
 
   private readonly wss = new WebSocketServer({ noServer: true });
   private readonly sockets: WebSocket[] = [];
@@ -192,10 +200,12 @@ export class FakeSlackSocket {
       this.failPending((pending) => pending.socket === socket, 'the Socket Mode connection closed before the ack');
     });
     socket.on('error', () => undefined); // a reset by the client is not the fake's failure
+    const numConnections = this.otherConnections + this.sockets.length;
+    this.helloCounts.push(numConnections);
     socket.send(
       JSON.stringify({
         type: 'hello',
-        num_connections: this.sockets.length,
+        num_connections: numConnections,
         debug_info: { host: 'fake', build_number: 1, approximate_connection_time: 18060 },
         connection_info: { app_id: SLACK_IDS.appId },
       }),
