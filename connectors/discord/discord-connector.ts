@@ -20,25 +20,15 @@
 //   message's or a reaction's (Discord has no ephemeral answer to those) is a DM to the
 //   person, or, when their DMs are closed, a reply in the thread that pings nobody.
 // - Every interaction is acknowledged first (deferUpdate, within Discord's 3 seconds), work after.
-// - Cluster mode (core.singleton): one instance holds the gateway, chosen by a lease
-//   (src/cluster/singleton-lease.ts); the others stand by and take it when the holder dies.
-//   Posting needs no gateway: every instance posts through its own REST client, whatever it
-//   holds. A holder that loses the lease disconnects before the lease can run out elsewhere;
-//   during a handover both may briefly receive the same event, and `deliver`'s persisted
-//   event claim runs it once. A discord.js Client cannot log in again once destroyed (its
-//   gateway manager stays `destroyed` and its ready state stays set), so every tenure of the
-//   gateway gets a fresh Client.
-import { once } from 'node:events';
+// - Cluster mode (core.singleton): one instance holds the gateway, chosen by a lease; the
+//   others stand by (discord-gateway.ts). Posting needs no gateway: every instance posts
+//   through its own REST client, whatever it holds.
 import {
   Client,
   Events,
   REST,
-  Routes,
-  GatewayIntentBits,
   MessageFlags,
   MessageType,
-  Partials,
-  PermissionsBitField,
   type ButtonInteraction,
   type ChatInputCommandInteraction,
   type Interaction,
@@ -47,12 +37,10 @@ import {
   type PartialMessage,
   type PartialMessageReaction,
   type PartialUser,
-  type APIUser,
   type User,
 } from 'discord.js';
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
-import type { SingletonLease } from '../../src/cluster/singleton-lease.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
@@ -61,41 +49,18 @@ import { safeCutIndex } from '../shared/visible-text.js';
 import { readCustomId } from './custom-ids.js';
 import { DiscordSurface, discordMessageKey } from './discord-surface.js';
 import { DiscordOutbound, safeContent } from './outbound.js';
-import { registerSlashCommands, runSlashCommand } from './slash-commands.js';
+import { DiscordGateway, GATEWAY_LEASE, restOptions, type DiscordStartInfo } from './discord-gateway.js';
+import { runSlashCommand } from './slash-commands.js';
+
+export { INTENTS, INVITE_PERMISSIONS, PARTIALS, type DiscordGatewayInfo, type DiscordStandbyInfo, type DiscordStartInfo } from './discord-gateway.js';
 
 export const STOP_EMOJI = ['🛑', 'octagonal_sign'];
-
-/** Guilds, messages in them and in DMs, their text (privileged: Message Content), reactions. */
-export const INTENTS = [
-  GatewayIntentBits.Guilds,
-  GatewayIntentBits.GuildMessages,
-  GatewayIntentBits.MessageContent,
-  GatewayIntentBits.GuildMessageReactions,
-  GatewayIntentBits.DirectMessages,
-  GatewayIntentBits.DirectMessageReactions,
-];
-/** So a reaction on a message sent before a restart, and a DM channel never cached, are seen. */
-export const PARTIALS = [Partials.Message, Partials.Reaction, Partials.Channel];
-
-/** manifest/discord.md explains each: reactions, view, send, attach, history, threads. */
-export const INVITE_PERMISSIONS = new PermissionsBitField([
-  'AddReactions',
-  'ViewChannel',
-  'SendMessages',
-  'AttachFiles',
-  'ReadMessageHistory',
-  'CreatePublicThreads',
-  'SendMessagesInThreads',
-]).bitfield;
 
 /** The workspace of a DM session (a DM belongs to no guild). */
 const DM_WORKSPACE = 'dm';
 const THREAD_NAME_MAX = 100;
 /** Discord: "A thread has already been created for this message". */
 const THREAD_ALREADY_EXISTS = 160004;
-/** The cluster-wide lease of the gateway connection (core.singleton). */
-export const GATEWAY_LEASE = 'discord-gateway';
-
 export interface DiscordConnectorOptions {
   config: Config;
   core: Core;
@@ -103,23 +68,6 @@ export interface DiscordConnectorOptions {
   /** Between two edits of a streamed answer (default 1 s; tests shorten it). */
   answerIntervalMs?: number;
 }
-
-export interface DiscordGatewayInfo {
-  botUserId: string;
-  guilds: number;
-  /** Where to add the bot to a server. */
-  inviteUrl: string;
-  /** Cluster mode: this instance holds the gateway. */
-  gateway?: 'holder';
-}
-
-/** Cluster mode: another instance holds the gateway; this one posts and stands by. */
-export interface DiscordStandbyInfo {
-  botUserId: string;
-  gateway: 'standby';
-}
-
-export type DiscordStartInfo = DiscordGatewayInfo | DiscordStandbyInfo;
 
 interface LiveThread {
   presenter: ThreadPresenter;
@@ -134,19 +82,20 @@ export class DiscordConnector {
   private botUserId = '';
   /** False once the shutdown began: inbound events are ignored. */
   private taking = true;
-  /** The gateway client of this tenure (a fresh one after each loss of the lease). */
-  private gateway: Client;
-  /** Whether `gateway` has logged in (or tried): a used Client is not logged in again. */
-  private gatewayUsed = false;
-  /** Cancels a login in progress when the lease is lost meanwhile. */
-  private tenure = new AbortController();
-  /** Cluster mode: the gateway's lease. */
-  private lease: SingletonLease | undefined;
+  private readonly gateway: DiscordGateway;
 
   private constructor(private readonly options: DiscordConnectorOptions) {
     this.rest = new REST(restOptions(options.config)).setToken(botToken(options.config.DISCORD_TOKEN));
     this.outbound = new DiscordOutbound(this.rest);
-    this.gateway = this.newClient();
+    this.gateway = new DiscordGateway({
+      config: options.config,
+      logger: options.logger,
+      rest: this.rest,
+      ...(options.core.singleton ? { lease: options.core.singleton(GATEWAY_LEASE) } : {}),
+      listen: (client) => this.listen(client),
+      taking: () => this.taking,
+      identified: (botUserId) => (this.botUserId = botUserId),
+    });
   }
 
   /** Build the client and register the observer. Events flow only after start(). */
@@ -158,24 +107,20 @@ export class DiscordConnector {
 
   /** The gateway client now (another one after a handover in cluster mode). */
   get client(): Client {
-    return this.gateway;
+    return this.gateway.client;
   }
 
   /** Cluster mode: whether this instance holds the gateway now; outside it, always. */
   get holdsGateway(): boolean {
-    return this.lease ? this.lease.held : true;
+    return this.gateway.holdsGateway;
   }
 
-  private newClient(): Client {
-    const client = new Client({
-      intents: INTENTS,
-      partials: PARTIALS,
-      // A second lock besides outbound.ts: whatever discord.js sends by itself pings nobody.
-      allowedMentions: { parse: [], repliedUser: false },
-      rest: restOptions(this.options.config),
-    });
-    this.listen(client);
-    return client;
+  /**
+   * Log in and wait until the gateway is ready (guilds known). In cluster mode only the
+   * instance that takes the gateway's lease logs in; the others resolve at once, standing by.
+   */
+  start(): Promise<DiscordStartInfo> {
+    return this.gateway.start();
   }
 
   /**
@@ -199,127 +144,6 @@ export class DiscordConnector {
     return true;
   }
 
-  /**
-   * Log in and wait until the gateway is ready (guilds known). In cluster mode only the
-   * instance that takes the gateway's lease logs in; the others resolve at once, standing by,
-   * and log in when the lease comes to them.
-   */
-  async start(): Promise<DiscordStartInfo> {
-    const lease = this.options.core.singleton?.(GATEWAY_LEASE);
-    if (!lease) return this.connect();
-    this.lease = lease;
-    const held = await lease.start({ onAcquired: () => this.takeOver(), onLost: () => this.standDown() });
-    if (held) {
-      try {
-        return { ...(await this.connect()), gateway: 'holder' };
-      } catch (error) {
-        await lease.release().catch(() => undefined);
-        throw error;
-      }
-    }
-    // A standby posts (a session it owns answers through REST): check the token now, not at takeover.
-    let user: APIUser;
-    try {
-      user = await this.whoAmI();
-    } catch (error) {
-      await lease.release().catch(() => undefined);
-      throw error;
-    }
-    this.botUserId = user.id;
-    this.options.logger.info({ botUserId: user.id }, 'Discord gateway: standing by (another instance holds it)');
-    return { botUserId: user.id, gateway: 'standby' };
-  }
-
-  /** The bot user, through REST (a check of DISCORD_TOKEN without the gateway). */
-  private async whoAmI(): Promise<APIUser> {
-    try {
-      return (await this.rest.get(Routes.user())) as APIUser;
-    } catch (error) {
-      throw this.loginError(error);
-    }
-  }
-
-  /** What a failed login or token check says: Discord unreachable, or the token refused. */
-  private loginError(error: unknown): Error {
-    // discord.js says TokenInvalid for a 401; a network failure carries the system's code.
-    const reason = error instanceof Error ? error.message : String(error);
-    const code = (error as { code?: unknown; cause?: { code?: unknown } }).code ?? (error as { cause?: { code?: unknown } }).cause?.code;
-    const unreachable = typeof code === 'string' && /^(E[A-Z]+|UND_ERR_\w+|CERT_\w+|\w+_TLS_\w+)$/.test(code);
-    const url = `${this.options.config.DISCORD_API_URL ?? 'https://discord.com/api'}/v10`;
-    return new Error(unreachable ? `Could not reach Discord at ${url}: ${reason}` : `Discord did not accept DISCORD_TOKEN: ${reason}`);
-  }
-
-  /** The lease came to this instance (its holder died or left): connect the gateway. */
-  private async takeOver(): Promise<void> {
-    if (!this.taking) return;
-    const { logger } = this.options;
-    logger.info({}, 'Discord gateway: taking over (the lease is ours)');
-    try {
-      if (this.gatewayUsed) this.replaceClient();
-      const info = await this.connect();
-      logger.info({ botUserId: info.botUserId, guilds: info.guilds }, 'Discord gateway: connected (holding it)');
-    } catch (error) {
-      if (this.tenure.signal.aborted) return; // lost meanwhile: standDown disconnected it
-      logger.error({ err: error }, 'Discord gateway: could not connect after taking the lease; giving it up');
-      this.replaceClient();
-      await this.lease?.yieldToOthers();
-    }
-  }
-
-  /**
-   * The lease is gone (another instance took it, or it could not be renewed in time): drop the
-   * gateway connection now, before the lease can run out and another instance connect. REST
-   * stays: sessions this instance owns still post.
-   */
-  private async standDown(): Promise<void> {
-    this.options.logger.warn({}, 'Discord gateway: lease lost; disconnecting (another instance takes over)');
-    this.replaceClient();
-  }
-
-  /** End this tenure's client (destroyed in the background) and prepare a fresh one. */
-  private replaceClient(): void {
-    const old = this.gateway;
-    this.tenure.abort();
-    this.tenure = new AbortController();
-    this.gateway = this.newClient();
-    this.gatewayUsed = false;
-    // Its events go nowhere from now on; an 'error' without a listener would throw, so one stays.
-    old.removeAllListeners();
-    old.on(Events.Error, (error) => this.options.logger.debug({ err: error }, 'Discord: a former gateway client failed while closing'));
-    old.destroy().catch((error: unknown) => this.options.logger.warn({ err: error }, 'Discord: could not close a gateway connection'));
-  }
-
-  /** Log this tenure's client in and wait until the gateway is ready (guilds known). */
-  private async connect(): Promise<DiscordGatewayInfo> {
-    const client = this.gateway;
-    const signal = this.tenure.signal;
-    this.gatewayUsed = true;
-    const ready = once(client, Events.ClientReady, { signal });
-    ready.catch(() => undefined); // a failed login rejects below; an abort is this tenure's end
-    try {
-      await client.login(this.options.config.DISCORD_TOKEN);
-    } catch (error) {
-      throw this.loginError(error);
-    }
-    await ready;
-    const user = client.user;
-    if (!user) throw new Error('Discord is ready but the bot user is unknown');
-    this.botUserId = user.id;
-    const applicationId = client.application?.id ?? user.id;
-    const guildId = this.options.config.DISCORD_GUILD_ID;
-    try {
-      await registerSlashCommands(client as Client<true>, guildId);
-    } catch (error) {
-      // Not fatal: mentions, buttons and 🛑 work without them.
-      this.options.logger.warn({ err: error }, 'could not register the Discord slash commands');
-    }
-    return {
-      botUserId: user.id,
-      guilds: client.guilds.cache.size,
-      inviteUrl: `https://discord.com/oauth2/authorize?client_id=${applicationId}&scope=bot%20applications.commands&permissions=${INVITE_PERMISSIONS}`,
-    };
-  }
-
   /** Stop and release everything (tests; the bot shuts down in two steps, below). */
   async stop(): Promise<void> {
     await this.stopTaking();
@@ -333,23 +157,16 @@ export class DiscordConnector {
    */
   async stopTaking(): Promise<void> {
     this.taking = false;
-    if (this.lease) await this.leaveGateway();
+    if (this.gateway.leased) await this.gateway.leave();
   }
 
   async close(): Promise<void> {
     this.taking = false;
     for (const live of this.threads.values()) live.surface.dispose();
-    if (this.lease) await this.leaveGateway();
+    if (this.gateway.leased) await this.gateway.leave();
     await this.gateway.destroy();
     // Nothing posts after close, as after a crash (discord.js's destroy() clears its REST token too).
     this.rest.setToken(null as unknown as string);
-  }
-
-  /** Disconnect, then release the lease (a standby connects at its next retry, not a lease later). */
-  private async leaveGateway(): Promise<void> {
-    this.tenure.abort();
-    await this.gateway.destroy();
-    await this.lease?.release().catch((error: unknown) => this.options.logger.warn({ err: error }, 'Discord: could not release the gateway lease (it runs out on its own)'));
   }
 
   /** Thread presenters held in memory (bounded by MAX_LIVE_SESSIONS). */
@@ -574,11 +391,6 @@ export class DiscordConnector {
         .catch((failure: unknown) => this.options.logger.warn({ err: failure }, 'could not answer in the channel either'));
     }
   }
-}
-
-/** REST options shared by the posting client and every gateway client: DISCORD_API_URL when set. */
-function restOptions(config: Config): { api?: string } {
-  return config.DISCORD_API_URL ? { api: config.DISCORD_API_URL.replace(/\/+$/, '') } : {};
 }
 
 /** The token as REST wants it: discord.js's login() strips a "Bot " prefix too. */
