@@ -35,6 +35,9 @@ export interface ClusterTimings {
   pollMs: number;
 }
 
+/** A background check that keeps failing (Redis down) warns on its 1st, 50th, 100th… failure. */
+const FAILURES_BETWEEN_WARNINGS = 50;
+
 export const DEFAULT_CLUSTER_TIMINGS: ClusterTimings = { leaseMs: 15_000, sweepMs: 2_000, pollMs: 1_000 };
 
 export interface RedisCoordinatorOptions {
@@ -87,21 +90,32 @@ export class RedisCoordinator implements RoutingCoordinator {
     });
     // Connected already (redis-keyv-store.ts connectedDuplicate): the store's settings fail a command sent while disconnected.
     await this.options.subscriber.subscribe(channel);
-    const every = (ms: number, work: () => Promise<void>): void => {
+    const every = (check: string, ms: number, work: () => Promise<void>): void => {
       let running = false;
+      // While Redis is down every check fails, every sweep period (200 ms in the cluster
+      // tests): say so on the first failure, then every FAILURES_BETWEEN_WARNINGS-th, and once
+      // when it works again, instead of a stack trace per attempt.
+      let failures = 0;
       const timer = setInterval(() => {
         if (running || this.closed) return;
         running = true;
         work()
-          .catch((error: unknown) => this.options.logger.warn({ err: error }, 'cluster: background check failed'))
+          .then(() => {
+            if (failures > 0) this.options.logger.info({ check, failures }, 'cluster: background check works again');
+            failures = 0;
+          })
+          .catch((error: unknown) => {
+            failures++;
+            if (failures === 1 || failures % FAILURES_BETWEEN_WARNINGS === 0) this.options.logger.warn({ err: error, check, failures }, 'cluster: background check failed');
+          })
           .finally(() => (running = false));
       }, ms);
       timer.unref();
       this.timers.push(timer);
     };
-    every(Math.max(50, Math.floor(this.timings.leaseMs / 3)), () => this.renewAll());
-    every(this.timings.pollMs, () => this.pollCommands());
-    every(this.timings.sweepMs, () => this.sweep());
+    every('renew', Math.max(50, Math.floor(this.timings.leaseMs / 3)), () => this.renewAll());
+    every('poll', this.timings.pollMs, () => this.pollCommands());
+    every('sweep', this.timings.sweepMs, () => this.sweep());
   }
 
   watch(events: OwnershipEvents): void {

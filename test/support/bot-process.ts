@@ -67,6 +67,28 @@ export class BotProcess {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
+  /** The process id (cluster tests match it with what the instance logged). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** The JSON log lines printed so far (lines that are not JSON are skipped). */
+  lines(): Record<string, unknown>[] {
+    return this.stdout.split('\n').flatMap((line) => {
+      if (!line.startsWith('{')) return [];
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  /** Send a signal (SIGSTOP/SIGCONT to pause and resume, SIGTERM for a graceful stop); nothing when the process is gone. */
+  signal(signal: NodeJS.Signals): void {
+    if (this.alive) this.child.kill(signal);
+  }
+
   /** SIGKILL now (synchronously: the moment of the kill is the moment of this call). */
   killNow(): void {
     if (this.alive) this.child.kill('SIGKILL');
