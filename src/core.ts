@@ -23,6 +23,7 @@ import { SessionManager } from './sessions/session-manager.js';
 import { openKeyvStore } from './store/keyv-factory.js';
 import { clusterCoordinator } from './cluster/cluster-setup.js';
 import { clusterKeys } from './cluster/cluster-keys.js';
+import { redisIdSet } from './cluster/redis-id-set.js';
 import { SingletonLease } from './cluster/singleton-lease.js';
 import { fenceWrites } from './store/write-fence.js';
 import { PersistentInbox } from './store/persistent-inbox.js';
@@ -104,9 +105,10 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const opened = await openKeyvStore(storeUrlOf(config));
   // Closed by `suspend`: from then on the store holds what a crash would have left.
   const fence = fenceWrites(opened.keyv);
-  const store = new SessionStore(opened.keyv);
   // Cluster mode (a Redis store): sessions are owned by lease across instances (src/cluster).
-  const cluster = clustered(config) && opened.redis ? await clusterCoordinator(opened.redis, config, logger) : undefined;
+  const shared = clustered(config) && opened.redis ? opened.redis : undefined;
+  const store = new SessionStore(opened.keyv, shared ? redisIdSet(shared, clusterKeys().openSessions) : undefined);
+  const cluster = shared ? await clusterCoordinator(shared, config, logger) : undefined;
   const inbox = new PersistentInbox(store, cluster ? { claim: (itemId) => cluster.resolveOnce(itemId), release: (itemId) => cluster.unresolve(itemId) } : undefined);
   const mcp = new McpManager({ logger });
   const observers = new ObserverHub();

@@ -20,7 +20,7 @@ const DECISION_WORDS: Readonly<Record<string, string>> = {
 export const RESTARTING_NOTE = 'The bot is restarting. It will carry on here in a moment.';
 
 /** The note a thread gets when an instance takes it over from one that stopped renewing its lease (cluster mode). */
-export const TAKEN_OVER_NOTE = 'The instance of the bot that was working here stopped responding; another one picked this thread up. A call that was running is not run again.';
+export const TAKEN_OVER_NOTE = 'The instance of the bot that was working here stopped responding; another one picked this thread up and carries on from where it was.';
 
 /** "Approved by <@U…>": a platform that renders `<@id>` mentions shows the name. */
 export function decisionText(decision: { by: string; choice: string }): string {

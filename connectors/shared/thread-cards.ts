@@ -96,6 +96,8 @@ export class ThreadCards {
       this.decisions.set(item.toolCallId, { by: userId, choice });
       return;
     }
+    // Already shown (cluster mode: the clicking instance and then the owner both report it).
+    if (!card.prompt && card.state.decision?.by === userId && card.state.decision.choice === choice) return;
     card.prompt = undefined;
     card.state = recordDecision(card.state, userId, choice);
     await this.render(card);

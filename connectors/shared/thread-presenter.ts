@@ -10,6 +10,7 @@
 // conversation is the source of truth, the thread is its rendering.
 import type { EngineEvent, EngineLogger, InboxItem, MessageSource, Usage } from '../../src/engine/index.js';
 import type { InputDisposition, SessionObserver } from '../../src/sessions/session-manager.js';
+import { choiceOf } from '../../src/sessions/prompt-replies.js';
 import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
 import type { CallText } from './call-arguments.js';
 import { ThreadCards } from './thread-cards.js';
@@ -214,5 +215,9 @@ export function presenterObserver(presenterFor: (session: SessionRecord) => Thre
     onPromptClosed: (session, item) => presenterFor(session).onPromptClosed(item),
     onSuspend: (session, waitingForAnswer) => presenterFor(session).onSuspend(waitingForAnswer),
     onTakeover: (session) => presenterFor(session).onTakeover(),
+    onDecision: async (session, item) => {
+      const choice = item.resolution ? choiceOf(item.resolution) : undefined;
+      if (choice !== undefined && item.resolvedBy) await presenterFor(session).onDecision(item, item.resolvedBy, choice);
+    },
   };
 }

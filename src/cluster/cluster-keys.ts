@@ -13,12 +13,16 @@ export interface ClusterKeys {
   event(eventId: string): string;
   /** A prompt's resolve-once claim (SET NX): one click wins, across instances. */
   resolved(itemId: string): string;
+  /** Set for a while when an instance handed the session over on a graceful stop (a deploy, not a death). */
+  handedOver(sessionId: string): string;
   /** Sorted set: session id → its lease deadline (ms); what the takeover sweep reads. */
   readonly running: string;
   /** Pub/Sub channel of one instance: wake-up hints ("drain session S"), never the delivery itself. */
   poke(nodeId: string): string;
   /** A lease held by one instance for the whole bot (the Discord gateway). */
   singleton(name: string): string;
+  /** The set of sessions with work in flight (SessionStore's open index, in cluster mode). */
+  readonly openSessions: string;
   /** A Keyv document (the store's key, as SessionStore writes it). */
   doc(key: string): string;
 }
@@ -30,7 +34,9 @@ export function clusterKeys(prefix = 'chat-agent:'): ClusterKeys {
     commands: (sessionId) => `${prefix}cmd:{${sessionId}}`,
     event: (eventId) => `${prefix}evt:${eventId}`,
     resolved: (itemId) => `${prefix}resolved:${itemId}`,
+    handedOver: (sessionId) => `${prefix}handover:{${sessionId}}`,
     running: `${prefix}running`,
+    openSessions: `${prefix}open-sessions`,
     poke: (nodeId) => `${prefix}poke:${nodeId}`,
     singleton: (name) => `${prefix}singleton:${name}`,
     doc: (key) => `${prefix}doc:${key}`,

@@ -26,14 +26,18 @@ const SCRIPTS = {
       redis.call('ZADD', KEYS[3], 'NX', now + tonumber(ARGV[5]), ARGV[4])
       return 1`,
   },
-  /** KEYS: lease, running. ARGV: token, sessionId. Give a lease up for another instance to take at once. */
+  /**
+   * KEYS: lease, running, handedOver. ARGV: token, sessionId, markMs. Give a lease up for
+   * another instance to take at once, and leave a mark that this was a hand-over, not a death.
+   */
   handOver: {
-    keys: 2,
+    keys: 3,
     lua: `
       if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
       ${NOW_MS}
       redis.call('DEL', KEYS[1])
       redis.call('ZADD', KEYS[2], now, ARGV[2])
+      redis.call('SET', KEYS[3], '1', 'PX', ARGV[3])
       return 1`,
   },
   /** KEYS: lease, epoch, running. ARGV: node, ttlMs, sessionId. → {1, token} or {0, holder}. */

@@ -213,10 +213,17 @@ export class RedisCoordinator implements RoutingCoordinator {
     return true;
   }
 
+  /** Whether the session was handed over by a graceful stop (and forget that it was). */
+  async handedOver(sessionId: string): Promise<boolean> {
+    return (await this.options.redis.getdel(this.keys.handedOver(sessionId))) !== null;
+  }
+
   async handOver(): Promise<void> {
+    // From now on this instance takes no lease (a turn ending during the shutdown would).
+    this.closed = true;
     for (const [sessionId, lease] of [...this.held]) {
       this.held.delete(sessionId);
-      await this.scripts.run('handOver', [this.keys.lease(sessionId), this.keys.running], [lease.token, sessionId]).catch((error: unknown) => {
+      await this.scripts.run('handOver', [this.keys.lease(sessionId), this.keys.running, this.keys.handedOver(sessionId)], [lease.token, sessionId, this.timings.leaseMs * 4]).catch((error: unknown) => {
         this.options.logger.warn({ err: error, sessionId }, 'cluster: could not hand a session over (it is taken over when its lease runs out)');
       });
     }

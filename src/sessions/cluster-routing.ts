@@ -23,8 +23,10 @@ export interface LocalSessions {
   deliverHere(key: SessionKey, message: { text: string; userId: string; source?: RoutedDeliverSource; external?: boolean }, inputId: string): Promise<unknown>;
   interruptHere(sessionId: string, userId: string): Promise<unknown>;
   resolvedHere(sessionId: string, itemId: string, toolCallId: string): Promise<void>;
-  /** Restart recovery for one session; true when something was in flight (a turn resumed, a prompt waits). */
-  recoverHere(sessionId: string): Promise<boolean>;
+  /** Restart recovery for one session. */
+  recoverHere(sessionId: string): Promise<void>;
+  /** Whether the session had something in flight (it is in the store's open index). */
+  inFlight(sessionId: string): Promise<boolean>;
   /** Say in the thread that this instance picked the session up after another stopped. */
   announceTakeover(sessionId: string): Promise<void>;
   busy(sessionId: string): boolean;
@@ -104,18 +106,25 @@ export class ClusterRouting {
     this.settle(sessionId);
   }
 
-  /** Sweep: the session's owner stopped renewing. Stops first, then the restart recovery, then the rest. */
+  /**
+   * Sweep: the session's owner stopped renewing (or handed it over on a graceful stop). Stops
+   * first; then, after a death, a note in the thread (before anything the resumed turn
+   * posts); then the restart recovery; then the other commands.
+   */
   async takeover(sessionId: string): Promise<void> {
     if (!(await this.coordinator.own(sessionId))) return;
+    const handedOver = await this.coordinator.handedOver(sessionId);
     let inFlight = false;
     await this.drains.run(sessionId, async () => {
       for (const raw of await this.coordinator.commands(sessionId)) {
         if (decodeCommand(raw)?.kind === 'stop' && !(await this.applyOne(sessionId, raw))) return;
       }
-      inFlight = await this.local.recoverHere(sessionId);
+      inFlight = await this.local.inFlight(sessionId);
+      // A deploy's hand-over was announced by the instance that stopped ("restarting").
+      if (inFlight && !handedOver) await this.local.announceTakeover(sessionId);
+      await this.local.recoverHere(sessionId);
     });
-    if (inFlight) await this.local.announceTakeover(sessionId);
-    this.logger.info({ sessionId, inFlight }, 'cluster: took a session over');
+    this.logger.info({ sessionId, inFlight, handedOver }, 'cluster: took a session over');
     await this.drain(sessionId);
   }
 

@@ -166,6 +166,8 @@ export interface RoutingCoordinator extends Coordinator {
   /** Wake the owner up (a hint: the owner also polls). */
   poke(sessionId: string): Promise<void>;
   watch(events: OwnershipEvents): void;
+  /** Whether the session was handed over by a graceful stop rather than left by a death (asked once). */
+  handedOver(sessionId: string): Promise<boolean>;
   /** Give every lease up now, for another instance to take at once (a graceful shutdown). */
   handOver(): Promise<void>;
   close(): Promise<void>;

@@ -42,6 +42,10 @@ export class ObserverHub implements SessionObserver {
     for (const observer of this.observersOf(session)) await observer.onWaiting?.(session, ahead);
   }
 
+  async onDecision(session: SessionRecord, item: InboxItem): Promise<void> {
+    for (const observer of this.observersOf(session)) await observer.onDecision?.(session, item);
+  }
+
   async onTakeover(session: SessionRecord): Promise<void> {
     for (const observer of this.observersOf(session)) await observer.onTakeover?.(session);
   }

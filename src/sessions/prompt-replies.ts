@@ -57,6 +57,22 @@ export class PromptReplies {
 }
 
 /** A button's choice, checked against the kind of prompt it answers. */
+/** The button a resolution came from (the inverse of `resolutionOf`); none for a stop's closing. */
+export function choiceOf(resolution: InboxResolution): string | undefined {
+  switch (resolution.kind) {
+    case 'approval':
+      return resolution.outcome;
+    case 'plan':
+      return resolution.approved ? 'approve' : 'reject';
+    case 'directory':
+      return resolution.granted ? 'grant' : 'deny';
+    case 'question':
+      return resolution.answer;
+    case 'interrupted':
+      return undefined;
+  }
+}
+
 export function resolutionOf(item: InboxItem, { choice, text }: PromptChoice): InboxResolution | undefined {
   switch (item.kind) {
     case 'approval':

@@ -131,9 +131,9 @@ export class SessionManager {
         resolvedHere: (sessionId, itemId, toolCallId) => this.resolvedHere(sessionId, itemId, toolCallId),
         recoverHere: async (sessionId) => {
           const { store, inbox } = this.options;
-          const report = await recoverSession({ store, inbox, coordinator, sessions: this.sessions, driver: this.driver, replies: this.replies, replay: this.replay, logger: this.logger }, sessionId);
-          return [report.resumed, report.started, report.waiting, report.givenUp].some((ids) => ids.includes(sessionId));
+          await recoverSession({ store, inbox, coordinator, sessions: this.sessions, driver: this.driver, replies: this.replies, replay: this.replay, logger: this.logger }, sessionId);
         },
+        inFlight: async (sessionId) => (await this.options.store.openSessionIds()).includes(sessionId),
         announceTakeover: async (sessionId) => {
           const record = await this.recordOf(sessionId);
           if (record) await this.reporter.takenOver(record);
@@ -144,6 +144,8 @@ export class SessionManager {
         },
         forget: (sessionId, lost) => {
           if (lost) this.logger.warn({ sessionId }, 'cluster: this instance lost a session to another; its work here stops');
+          // Another instance may have written the session since: nothing held here is current.
+          this.options.store.forgetCached(sessionId);
           void this.sessions.drop(sessionId);
         },
       },
@@ -182,8 +184,14 @@ export class SessionManager {
 
   /** A prompt was answered: a live engine waiting on it is woken by the inbox; otherwise the turn resumes. */
   private async resolvedHere(sessionId: string, itemId: string, toolCallId: string): Promise<void> {
-    // Answered on another instance (cluster mode): this one's waiting engine learns it from the store.
-    if (this.routing) await this.options.inbox.refresh(itemId);
+    // Answered on another instance (cluster mode): this one's waiting engine learns it from
+    // the store, and its card shows who decided (the next render would drop it otherwise).
+    if (this.routing) {
+      await this.options.inbox.refresh(itemId);
+      const item = await this.options.inbox.get(itemId);
+      const record = await this.recordOf(sessionId);
+      if (item && record) await this.reporter.decided(record, item);
+    }
     await this.options.coordinator.exclusive(sessionId, async () => {
       const resumable = await this.sessions.get(sessionId);
       if (isBusy(resumable)) return;

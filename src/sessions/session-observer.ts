@@ -21,6 +21,11 @@ export interface SessionObserver {
    * after the restart. `waitingForAnswer`: it only waits for a person's click.
    */
   onSuspend?(session: SessionRecord, waitingForAnswer: boolean): void | Promise<void>;
+  /**
+   * Cluster mode: a prompt of a turn this instance runs was answered on another instance. Its
+   * card here must show the decision too, or the next render of the card would drop it.
+   */
+  onDecision?(session: SessionRecord, item: InboxItem): void | Promise<void>;
   /** Cluster mode: this instance took the session over from one that died. */
   onTakeover?(session: SessionRecord): void | Promise<void>;
 }
@@ -45,6 +50,14 @@ export class Reporter {
       await this.observer.onInput?.(session, inputId, disposition, source);
     } catch (error) {
       this.logger.warn({ err: error, sessionId: session.id }, 'the view failed to show a message disposition');
+    }
+  }
+
+  async decided(session: SessionRecord, item: InboxItem): Promise<void> {
+    try {
+      await this.observer.onDecision?.(session, item);
+    } catch (error) {
+      this.logger.warn({ err: error, sessionId: session.id }, 'the view failed to show a decision');
     }
   }
 

@@ -102,6 +102,13 @@ export const MessageRefSchema = z.object({
 });
 export type MessageRef = z.infer<typeof MessageRefSchema>;
 
+/** A set of ids several processes change at once, each change atomic (cluster mode: a Redis set). */
+export interface SharedIdSet {
+  add(id: string): Promise<void>;
+  remove(id: string): Promise<void>;
+  all(): Promise<string[]>;
+}
+
 export class SessionStore {
   private readonly transcripts = new Map<string, AppendLog<Message>>();
   private readonly itemLogs = new Map<string, AppendLog<string>>();
@@ -115,8 +122,26 @@ export class SessionStore {
 
   private readonly pending: PendingInputs;
 
-  constructor(readonly keyv: Keyv) {
+  /**
+   * `openIndex` (cluster mode): the open-sessions index as an atomic shared set (Redis), in
+   * place of the Keyv document this process caches and rewrites, which several instances
+   * would overwrite in each other's stead.
+   */
+  constructor(
+    readonly keyv: Keyv,
+    private readonly openIndex?: SharedIdSet,
+  ) {
     this.pending = new PendingInputs(keyv);
+  }
+
+  /**
+   * Forget what this process holds in memory about a session (cluster mode: another instance
+   * may have written it since; an append at a remembered length would overwrite its entries).
+   */
+  forgetCached(id: string): void {
+    this.transcripts.delete(id);
+    this.itemLogs.delete(id);
+    this.refLogs.delete(id);
   }
 
   // ---- sessions ----------------------------------------------------------------------
@@ -168,6 +193,7 @@ export class SessionStore {
    * none while it stays open.
    */
   async markOpen(id: string): Promise<void> {
+    if (this.openIndex) return this.openIndex.add(id);
     if (this.open?.has(id)) return;
     await this.indexLock.run(OPEN_INDEX, async () => {
       const open = await this.openSet();
@@ -179,6 +205,7 @@ export class SessionStore {
 
   /** The session has nothing in flight any more (call only when that is known). */
   async markSettled(id: string): Promise<void> {
+    if (this.openIndex) return this.openIndex.remove(id);
     if (this.open && !this.open.has(id)) return;
     await this.indexLock.run(OPEN_INDEX, async () => {
       const open = await this.openSet();
@@ -192,6 +219,7 @@ export class SessionStore {
    * has none: then every stored session counts as open, once, and the index is built.
    */
   async openSessionIds(): Promise<string[]> {
+    if (this.openIndex) return this.openIndex.all();
     return this.indexLock.run(OPEN_INDEX, async () => [...(await this.openSet())]);
   }
 

@@ -259,9 +259,9 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     // One clicker was told; the other's click was the decision.
     const told = slack.responsePosts.filter((p) => JSON.stringify(p.body).includes('already answered'));
     expect(told).toHaveLength(1);
-    // The card never shows two decisions. (It should show exactly one; under CPU load the
-    // "Approved by" line is sometimes missing from the final card: reported, not asserted.)
-    expect((JSON.stringify(slack.message(C, card.ts)?.blocks).match(/Approved by/g) ?? []).length).toBeLessThanOrEqual(1);
+    // The card shows the decision once, whichever instance drew it last: the owner, told of a
+    // click made elsewhere, keeps it in its own renders of the card.
+    expect((JSON.stringify(slack.message(C, card.ts)?.blocks).match(/Approved by/g) ?? []).length).toBe(1);
   });
 
   it('SIGKILL of the owner while an approval waits, then the click on another instance: taken over, the call runs once', { timeout: 60_000 }, async () => {
@@ -323,8 +323,9 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     figures['cluster.failover_mid_stream_ms'] = (await cluster.waitForTakeover(sessionId, owner)).at - killedAt;
     await until('the answer', () => botText(slack, event.ts).includes('The whole answer, from another instance.'), cluster);
     figures['cluster.failover_mid_stream_to_answer_ms'] = Date.now() - killedAt;
-    // The dead owner's stream was closed by the new owner, not left for Slack to time out.
-    expect(slack.thread(C, event.ts).filter((m) => m.stream && m.stream.state !== 'stopped')).toEqual([]);
+    // The dead owner's stream was closed by the new owner, not left for Slack to time out (and
+    // the new answer's own stream is stopped once it is whole).
+    await until('no stream left open', () => slack.thread(C, event.ts).filter((m) => m.stream && m.stream.state !== 'stopped').length === 0, cluster, 5_000);
     await sleep(1_000);
     expect(llm.requests).toHaveLength(2);
     const again = messagesOf(llm.requests[1]!);
@@ -430,6 +431,8 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     expect(results[0]).not.toContain('interrupted');
     expect(wireProblems(llm.requests)).toEqual([]);
     expect(botMessages(slack, event.ts).filter((m) => m.text.includes('Ran after the rolling restart.'))).toHaveLength(1);
+    // Handed over by graceful stops, not taken from a dead owner: no "stopped responding" note.
+    expect(botText(slack, event.ts)).not.toContain(TAKEN_OVER_NOTE);
     expect(botMessages(slack, event.ts).filter((m) => approveButtonOf(m) || /approved\.txt|rolled\.txt/.test(m.text))).toHaveLength(1);
   });
 });

@@ -94,6 +94,23 @@ describe('two instances on one Redis', () => {
   });
 });
 
+describe('ownership that moves between instances', () => {
+  it('turns of one thread alternating between instances keep the whole transcript (nothing stale overwrites it)', async () => {
+    const { a, b } = await twoInstances({ a: [say('one'), say('three')], b: [say('two'), say('four')] });
+    const turns: [TestBot, string][] = [[a.bot, 'first'], [b.bot, 'second'], [a.bot, 'third'], [b.bot, 'fourth']];
+    for (const [bot, text] of turns) {
+      // Each instance owns the thread for its turn, then releases it when idle.
+      expect(await bot.say('T1', 'U1', text)).toMatchObject({ status: 'started' });
+      await bot.manager.idle();
+      await waitFor(() => !a.bot.coordinator!.owns(a.bot.sessionId('T1')) && !b.bot.coordinator!.owns(a.bot.sessionId('T1')), 5_000);
+    }
+    const transcript = await b.bot.store.loadTranscript(b.bot.sessionId('T1'));
+    expect(transcript.map((m) => (m.role === 'user' || m.role === 'assistant' ? m.content : m.role))).toEqual(['first', 'one', 'second', 'two', 'third', 'three', 'fourth', 'four']);
+    // The last request saw the whole conversation, as stored by both instances.
+    expect(b.provider.requests.at(-1)!.messages.map((m) => m.content)).toEqual(['first', 'one', 'second', 'two', 'third', 'three', 'fourth']);
+  });
+});
+
 describe('an owner that dies', () => {
   it('its waiting thread is taken over: the card is shown again, the click resumes it there, the tool runs once', async () => {
     const logA: string[] = [];

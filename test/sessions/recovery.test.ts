@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { approvalChoices, INTERRUPTED_BY_USER, toolErrorContent, type ToolDefinition, type ToolMetadata } from '../../src/engine/index.js';
 import { PersistentInbox } from '../../src/store/persistent-inbox.js';
 import { PersistentToolLedger } from '../../src/store/persistent-tool-ledger.js';
-import { sessionIdOf, SessionStore } from '../../src/store/session-store.js';
+import { sessionIdOf } from '../../src/store/session-store.js';
 import { call, callTools, say, type Step } from '../fakes/scripted-provider.js';
 import { hangingTool, lowRisk, recordingTool, risky, waitFor } from '../support/engine-kit.js';
 import { Restarts } from '../support/restarts.js';
@@ -20,7 +20,7 @@ const bootBot = (storeUrl: string, steps: Step[], tools: ToolDefinition[]) => re
 /** A session as a dead process left it: a `deploy` call awaiting (or holding) its approval, or running. */
 async function writeCrashedSession(url: string, thread: string, options: { approved: boolean; started?: boolean; restartResumes?: number }): Promise<string> {
   const opened = await TestBot.openStore(url);
-  const store = new SessionStore(opened.keyv);
+  const store = TestBot.sessionStore(opened, url);
   const inbox = new PersistentInbox(store);
   const key = TestBot.thread(thread);
   const id = sessionIdOf(key);
@@ -75,20 +75,6 @@ describe('recovery reads only what needs repair', () => {
     await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1');
     await bot.manager.idle();
     expect(await bot.store.openSessionIds()).toEqual([]);
-  });
-
-  it('a store written before the open index existed is scanned once, and the index is built', async () => {
-    const url = await storeFile();
-    const first = await bootBot(url, [say('hi')], []);
-    await first.bot.say('T1', 'U1', 'hello');
-    await first.bot.manager.idle();
-    await first.bot.store.keyv.delete('open-sessions'); // as an older version left it
-    await first.bot.stop();
-
-    const second = await bootBot(url, [], []);
-    expect(await second.bot.manager.recover()).toMatchObject({ examined: 1, settled: [second.bot.sessionId('T1')] });
-    const third = await bootBot(url, [], []);
-    expect(await third.bot.manager.recover()).toMatchObject({ examined: 0 });
   });
 });
 

@@ -121,6 +121,7 @@ describe('what was recorded is not lost', () => {
     // Recorded (as deliver does before acknowledging) but the process died before the turn began.
     const sessionId = first.bot.sessionId('T9');
     await first.bot.store.saveSession(TestBot.record('T9'));
+    await first.bot.store.markOpen(sessionId);
     await first.bot.store.setPendingInputs(sessionId, [{ id: 'in-1', text: 'hello after the crash', receivedAt: Date.now() }]);
     const second = await bootBot(url, [say('Hello!')], []);
     expect(await second.bot.manager.recover()).toMatchObject({ started: [sessionId] });

@@ -9,6 +9,7 @@ import { inject } from 'vitest';
 import { clusterKeys, type ClusterKeys } from '../../src/cluster/cluster-keys.js';
 import { RedisCoordinator, type ClusterTimings } from '../../src/cluster/redis-coordinator.js';
 import { connectedDuplicate } from '../../src/cluster/redis-keyv-store.js';
+import { redisIdSet } from '../../src/cluster/redis-id-set.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineEvent, InboxItem, ToolDefinition } from '../../src/engine/index.js';
@@ -69,11 +70,16 @@ export class TestBot {
     return clusterUrl ? openKeyvStore(clusterUrl, 'bot', { keys }) : openKeyvStore(storeUrl ?? 'memory://');
   }
 
+  /** The session store a bot started with `storeUrl` sees (in cluster mode, its open index is the shared Redis set). */
+  static sessionStore(opened: OpenedStore, storeUrl: string | undefined, clusterUrl = clusterRedisUrl()): SessionStore {
+    return new SessionStore(opened.keyv, clusterUrl && opened.redis ? redisIdSet(opened.redis, testKeys(storeUrl).openSessions) : undefined);
+  }
+
   static async start(options: TestBotOptions): Promise<TestBot> {
     const clusterUrl = options.cluster?.url ?? clusterRedisUrl();
     const keys = testKeys(options.storeUrl);
     const opened = await TestBot.openStore(options.storeUrl, clusterUrl, keys);
-    const store = new SessionStore(opened.keyv);
+    const store = new SessionStore(opened.keyv, clusterUrl && opened.redis ? redisIdSet(opened.redis, keys.openSessions) : undefined);
     const coordinator = clusterUrl && opened.redis ? clusterTestCoordinator(opened.redis, await connectedDuplicate(opened.redis), keys, options.cluster?.timings) : undefined;
     const inbox = new PersistentInbox(store, coordinator ? { claim: (id) => coordinator.resolveOnce(id), release: (id) => coordinator.unresolve(id) } : undefined);
     const holder: { bot?: TestBot } = {};
