@@ -23,6 +23,8 @@ export interface ClusterKeys {
   singleton(name: string): string;
   /** The set of sessions with work in flight (SessionStore's open index, in cluster mode). */
   readonly openSessions: string;
+  /** The set of every stored session (SessionStore's session index, in cluster mode). */
+  readonly allSessions: string;
   /** A Keyv document (the store's key, as SessionStore writes it). */
   doc(key: string): string;
 }
@@ -37,6 +39,7 @@ export function clusterKeys(prefix = 'chat-agent:'): ClusterKeys {
     handedOver: (sessionId) => `${prefix}handover:{${sessionId}}`,
     running: `${prefix}running`,
     openSessions: `${prefix}open-sessions`,
+    allSessions: `${prefix}all-sessions`,
     poke: (nodeId) => `${prefix}poke:${nodeId}`,
     singleton: (name) => `${prefix}singleton:${name}`,
     doc: (key) => `${prefix}doc:${key}`,

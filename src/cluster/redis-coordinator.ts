@@ -21,7 +21,7 @@ import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { EngineLogger } from '../engine/index.js';
 import { KeyedMutex } from '../store/keyed-mutex.js';
-import { EVENT_DEDUP_TTL_MS, OwnedElsewhereError, type CommandHandler, type OwnershipEvents, type RoutingCoordinator, type SessionCommand, type TurnLease } from '../sessions/coordination.js';
+import { EVENT_DEDUP_TTL_MS, OwnedElsewhereError, TurnOwners, type CommandHandler, type OwnershipEvents, type RoutingCoordinator, type SessionCommand, type TurnLease } from '../sessions/coordination.js';
 import { clusterKeys, type ClusterKeys } from './cluster-keys.js';
 import { fenceScope } from './fence-scope.js';
 import { LeaseScripts } from './lease-scripts.js';
@@ -68,7 +68,7 @@ export class RedisCoordinator implements RoutingCoordinator {
   private readonly scripts: LeaseScripts;
   private readonly mutex = new KeyedMutex();
   private readonly held = new Map<string, HeldLease>();
-  private readonly turnOwners = new Set<string>();
+  private readonly turnOwners = new TurnOwners();
   private readonly acquiring = new Map<string, Promise<boolean>>();
   private handler: CommandHandler | undefined;
   private events: OwnershipEvents | undefined;
@@ -252,17 +252,7 @@ export class RedisCoordinator implements RoutingCoordinator {
   // ---- the Coordinator seam -----------------------------------------------------------
 
   acquireTurn(sessionId: string): TurnLease | undefined {
-    if (this.turnOwners.has(sessionId)) return undefined;
-    this.turnOwners.add(sessionId);
-    let released = false;
-    return {
-      sessionId,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.turnOwners.delete(sessionId);
-      },
-    };
+    return this.turnOwners.acquire(sessionId);
   }
 
   isTurnOwned(sessionId: string): boolean {

@@ -61,10 +61,33 @@ export const EVENT_DEDUP_TTL_MS = 24 * 60 * 60 * 1000;
 
 const RECENT_CLAIMS = 10_000;
 
+/** The running turns of this process, one per session: what `acquireTurn` hands out. */
+export class TurnOwners {
+  private readonly owners = new Set<string>();
+
+  acquire(sessionId: string): TurnLease | undefined {
+    if (this.owners.has(sessionId)) return undefined;
+    this.owners.add(sessionId);
+    let released = false;
+    return {
+      sessionId,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.owners.delete(sessionId);
+      },
+    };
+  }
+
+  has(sessionId: string): boolean {
+    return this.owners.has(sessionId);
+  }
+}
+
 export class InProcessCoordinator implements Coordinator {
   /** Recent claims, oldest first; older ones are still caught by the persisted ledger. */
   private readonly claimed = new Set<string>();
-  private readonly owners = new Set<string>();
+  private readonly owners = new TurnOwners();
   private readonly mutex = new KeyedMutex();
 
   constructor(private readonly ledger: EventLedger) {}
@@ -81,17 +104,7 @@ export class InProcessCoordinator implements Coordinator {
   }
 
   acquireTurn(sessionId: string): TurnLease | undefined {
-    if (this.owners.has(sessionId)) return undefined;
-    this.owners.add(sessionId);
-    let released = false;
-    return {
-      sessionId,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.owners.delete(sessionId);
-      },
-    };
+    return this.owners.acquire(sessionId);
   }
 
   isLocked(sessionId: string): boolean {

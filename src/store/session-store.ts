@@ -123,13 +123,15 @@ export class SessionStore {
   private readonly pending: PendingInputs;
 
   /**
-   * `openIndex` (cluster mode): the open-sessions index as an atomic shared set (Redis), in
-   * place of the Keyv document this process caches and rewrites, which several instances
-   * would overwrite in each other's stead.
+   * `openIndex` and `sessionIndex` (cluster mode): the open-sessions index and the index of
+   * every session as atomic shared sets (Redis), in place of Keyv documents this process
+   * caches and rewrites, which several instances would overwrite in each other's stead.
    */
   constructor(
     readonly keyv: Keyv,
     private readonly openIndex?: SharedIdSet,
+    /** Cluster mode: the index of every session, likewise a shared set (retention walks it). */
+    private readonly sessionIndex?: SharedIdSet,
   ) {
     this.pending = new PendingInputs(keyv);
   }
@@ -155,7 +157,8 @@ export class SessionStore {
     // Saved on every message and turn end: the index is checked once per session, not per save.
     const isNew = !this.indexed.has(record.id) && (await this.keyv.get(`session:${record.id}`)) === undefined;
     await this.keyv.set(`session:${record.id}`, { ...record, updatedAt: Date.now() });
-    if (isNew) {
+    if (isNew && this.sessionIndex) await this.sessionIndex.add(record.id);
+    else if (isNew) {
       const shard = indexShard(record.id);
       await this.indexLock.run(shard, async () => {
         const ids = await this.readIds(shard);
@@ -167,6 +170,7 @@ export class SessionStore {
 
   /** Every stored session's id (retention walks them; recovery does not). */
   async listSessionIds(): Promise<string[]> {
+    if (this.sessionIndex) return this.sessionIndex.all();
     const keys = [LEGACY_INDEX, ...Array.from({ length: INDEX_SHARDS }, (_, i) => `sessions:${i}`)];
     const lists = await this.keyv.getMany<unknown>(keys);
     return [...new Set(lists.flatMap((list) => (list === undefined ? [] : IdListSchema.parse(list))))];
@@ -177,6 +181,7 @@ export class SessionStore {
   }
 
   private async removeFromIndex(id: string): Promise<void> {
+    if (this.sessionIndex) return this.sessionIndex.remove(id);
     for (const key of [indexShard(id), LEGACY_INDEX]) {
       await this.indexLock.run(key, async () => {
         const ids = await this.readIds(key);

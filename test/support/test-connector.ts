@@ -72,14 +72,16 @@ export class TestBot {
 
   /** The session store a bot started with `storeUrl` sees (in cluster mode, its open index is the shared Redis set). */
   static sessionStore(opened: OpenedStore, storeUrl: string | undefined, clusterUrl = clusterRedisUrl()): SessionStore {
-    return new SessionStore(opened.keyv, clusterUrl && opened.redis ? redisIdSet(opened.redis, testKeys(storeUrl).openSessions) : undefined);
+    if (!clusterUrl || !opened.redis) return new SessionStore(opened.keyv);
+    const keys = testKeys(storeUrl);
+    return new SessionStore(opened.keyv, redisIdSet(opened.redis, keys.openSessions), redisIdSet(opened.redis, keys.allSessions));
   }
 
   static async start(options: TestBotOptions): Promise<TestBot> {
     const clusterUrl = options.cluster?.url ?? clusterRedisUrl();
     const keys = testKeys(options.storeUrl);
     const opened = await TestBot.openStore(options.storeUrl, clusterUrl, keys);
-    const store = new SessionStore(opened.keyv, clusterUrl && opened.redis ? redisIdSet(opened.redis, keys.openSessions) : undefined);
+    const store = TestBot.sessionStore(opened, options.storeUrl, clusterUrl);
     const coordinator = clusterUrl && opened.redis ? clusterTestCoordinator(opened.redis, await connectedDuplicate(opened.redis), keys, options.cluster?.timings) : undefined;
     const inbox = new PersistentInbox(store, coordinator ? { claim: (id) => coordinator.resolveOnce(id), release: (id) => coordinator.unresolve(id) } : undefined);
     const holder: { bot?: TestBot } = {};
