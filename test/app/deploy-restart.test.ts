@@ -14,7 +14,7 @@ import type { StoredMessage } from '../fakes/slack-server.js';
 import { sendEvent, sendInteraction } from '../fakes/slack-signer.js';
 import { waitFor } from '../support/engine-kit.js';
 import { alive, NpmStart, processesIn, productionCopy } from '../support/npm-start.js';
-import { startBotFakes } from '../support/bot-fakes.js';
+import { slackHttpEnv, startBotFakes } from '../support/bot-fakes.js';
 
 const SECRET = 'signing-secret';
 const C = SLACK_IDS.channelId;
@@ -33,22 +33,9 @@ afterEach(async () => {
 });
 
 async function setup(extraEnv: Record<string, string> = {}) {
-  const { dir, slack, llm } = await startBotFakes(cleanups);
-  const env = {
-    MODEL: 'openai:gpt-4.1',
-    OPENAI_API_KEY: 'sk-test-deploy',
-    OPENAI_BASE_URL: llm.baseURL,
-    SLACK_BOT_TOKEN: 'xoxb-test-deploy',
-    SLACK_SIGNING_SECRET: SECRET,
-    SLACK_API_URL: slack.apiUrl,
-    PORT: '0',
-    STORE_URL: `sqlite://${join(dir, 'data', 'bot.sqlite')}`,
-    WORKSPACE_DIR: join(dir, 'workspace'),
-    MCP_CONFIG: join(dir, 'no-mcp.json'),
-    PERMISSION_MODE: 'interactive',
-    LOG_LEVEL: 'info',
-    ...extraEnv,
-  };
+  const fakes = await startBotFakes(cleanups);
+  const { dir, slack, llm } = fakes;
+  const env = slackHttpEnv(fakes, SECRET, { PERMISSION_MODE: 'interactive', ...extraEnv });
   const lives: NpmStart[] = [];
   cleanups.push(async () => {
     for (const life of lives) await life.kill();

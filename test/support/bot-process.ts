@@ -74,14 +74,7 @@ export class BotProcess {
 
   /** The JSON log lines printed so far (lines that are not JSON are skipped). */
   lines(): Record<string, unknown>[] {
-    return this.stdout.split('\n').flatMap((line) => {
-      if (!line.startsWith('{')) return [];
-      try {
-        return [JSON.parse(line) as Record<string, unknown>];
-      } catch {
-        return [];
-      }
-    });
+    return jsonLines(this.stdout);
   }
 
   /** Send a signal (SIGSTOP/SIGCONT to pause and resume, SIGTERM for a graceful stop); nothing when the process is gone. */
@@ -99,4 +92,16 @@ export class BotProcess {
     this.killNow();
     await this.exited;
   }
+}
+
+/** The JSON log lines of a process's output (lines that are not JSON are skipped). */
+export function jsonLines(output: string): Record<string, unknown>[] {
+  return output.split('\n').flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
 }

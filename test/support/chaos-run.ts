@@ -17,6 +17,7 @@ import type { FakeAnswer, FakeOpenAI } from '../fakes/openai-server.js';
 import { appMention, blockActions, eventCallback, SLACK_IDS, threadMessage } from '../fakes/slack-payloads.js';
 import type { FakeSlack, StoredMessage } from '../fakes/slack-server.js';
 import { sendEvent, sendInteraction } from '../fakes/slack-signer.js';
+import { slackHttpEnv } from './bot-fakes.js';
 import { BotProcess } from './bot-process.js';
 import { describePlan, type ChaosPlan, type KillMoment } from './chaos-plan.js';
 
@@ -245,22 +246,7 @@ export class ChaosRun {
   private async boot(): Promise<void> {
     const { slack, llm, dir, plan } = this.setup;
     const number = this.lives.length + 1;
-    const bot = await BotProcess.start(
-      {
-        MODEL: 'openai:gpt-4.1',
-        OPENAI_API_KEY: 'sk-chaos-test',
-        OPENAI_BASE_URL: llm.baseURL,
-        SLACK_BOT_TOKEN: 'xoxb-chaos-test',
-        SLACK_SIGNING_SECRET: SECRET,
-        SLACK_API_URL: slack.apiUrl,
-        PORT: '0',
-        STORE_URL: `sqlite://${join(dir, 'data', 'bot.sqlite')}`,
-        WORKSPACE_DIR: join(dir, 'workspace'),
-        MCP_CONFIG: join(dir, 'no-mcp.json'),
-        LOG_LEVEL: 'info',
-      },
-      dir,
-    );
+    const bot = await BotProcess.start(slackHttpEnv({ dir, slack, llm }, SECRET), dir);
     this.lives.push({ bot, number, kill: plan.kills[number - 1], killed: false, requests: 0, newCards: 0, clicks: 0, lines: 0, finished: 0, clicked: new Set() });
     this.killPending = false;
     this.note(`life ${number} started (port ${bot.port})`);

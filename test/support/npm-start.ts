@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { jsonLines } from './bot-process.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -74,14 +75,7 @@ export class NpmStart {
 
   /** The JSON log lines so far. */
   lines(): Record<string, unknown>[] {
-    return this.stdout.split('\n').flatMap((line) => {
-      if (!line.startsWith('{')) return [];
-      try {
-        return [JSON.parse(line) as Record<string, unknown>];
-      } catch {
-        return [];
-      }
-    });
+    return jsonLines(this.stdout);
   }
 
   get eventsUrl(): string {
