@@ -88,7 +88,9 @@ export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace =
 }
 
 function withAdapter(store: KeyvStoreAdapter, namespace: string, backend: string): OpenedStore {
-  const keyv = new Keyv({ store, namespace });
+  // throwOnErrors: without it Keyv 5 turns a failed write into `false` and a failed read into
+  // "not found", and the store of record would lose data without a word.
+  const keyv = new Keyv({ store, namespace, throwOnErrors: true });
   return { keyv, backend, notes: [], close: () => keyv.disconnect() };
 }
 

@@ -70,3 +70,14 @@ describe.skipIf(process.platform === 'win32')('the SQLite store is private to th
     expect(opened.notes[0]).toMatch(/open to other accounts \(mode 755\) and shared, so it was left as it is/);
   });
 });
+
+describe('a store of record', () => {
+  it('throws when SQLite fails to write, instead of answering false and losing the data quietly', async () => {
+    const dir = await tempDir();
+    const opened = await openKeyvStore(`sqlite://${join(dir.path, 'bot.sqlite')}`);
+    await opened.keyv.set('kept', 1);
+    await opened.close();
+    await expect(opened.keyv.set('lost', 2)).rejects.toThrow();
+    await dir.remove();
+  });
+});
