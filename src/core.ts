@@ -107,7 +107,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const fence = fenceWrites(opened.keyv);
   // Cluster mode (a Redis store): sessions are owned by lease across instances (src/cluster).
   const shared = clustered(config) && opened.redis ? opened.redis : undefined;
-  const store = shared ? new SessionStore(opened.keyv, redisIdSet(shared, clusterKeys().openSessions), redisIdSet(shared, clusterKeys().allSessions)) : new SessionStore(opened.keyv);
+  const keys = clusterKeys();
+  const store = shared ? new SessionStore(opened.keyv, redisIdSet(shared, keys.openSessions), redisIdSet(shared, keys.allSessions)) : new SessionStore(opened.keyv);
   const cluster = shared ? await clusterCoordinator(shared, config, logger) : undefined;
   const inbox = new PersistentInbox(store, cluster ? { claim: (itemId) => cluster.resolveOnce(itemId), release: (itemId) => cluster.unresolve(itemId) } : undefined);
   const mcp = new McpManager({ logger });

@@ -90,13 +90,6 @@ const SCRIPTS = {
       ${NOW_MS}
       return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))`,
   },
-  /** KEYS: running, lease. ARGV: sessionId. Forget a `running` entry whose lease is gone and whose session is settled. */
-  forgetIfFree: {
-    keys: 2,
-    lua: `
-      if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-      return redis.call('ZREM', KEYS[1], ARGV[1])`,
-  },
   /** KEYS: singleton. ARGV: node, ttlMs. → 1 held (taken or renewed), 0 another holds it. */
   holdSingleton: {
     keys: 1,
@@ -106,8 +99,8 @@ const SCRIPTS = {
       redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
       return 1`,
   },
-  /** KEYS: singleton. ARGV: node. */
-  dropSingleton: {
+  /** KEYS: key. ARGV: value. Delete a key only while it still holds our value (a singleton lease, a resolve-once claim). */
+  dropIfMine: {
     keys: 1,
     lua: `
       if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end

@@ -143,7 +143,7 @@ export class RedisCoordinator implements RoutingCoordinator {
 
   /** Give a resolve-once claim back (the answer could not be recorded). */
   async unresolve(itemId: string): Promise<void> {
-    await this.scripts.run('dropSingleton', [this.keys.resolved(itemId)], [this.nodeId]);
+    await this.scripts.run('dropIfMine', [this.keys.resolved(itemId)], [this.nodeId]);
   }
 
   async poke(sessionId: string): Promise<void> {
@@ -334,14 +334,9 @@ export class RedisCoordinator implements RoutingCoordinator {
   private async sweep(): Promise<void> {
     const overdue = (await this.scripts.run('overdue', [this.keys.running], [50])) as string[];
     for (const sessionId of overdue) {
+      // A live lease (renewed late) makes the takeover's acquire fail: nothing to check first.
       if (this.held.has(sessionId) || this.mutex.isHeld(sessionId)) continue;
-      if ((await this.options.redis.exists(this.keys.lease(sessionId))) === 1) continue;
       this.events?.overdue(sessionId);
     }
-  }
-
-  /** Forget a `running` entry whose session needs nothing (its lease is gone). */
-  async forget(sessionId: string): Promise<void> {
-    await this.scripts.run('forgetIfFree', [this.keys.running, this.keys.lease(sessionId)], [sessionId]);
   }
 }

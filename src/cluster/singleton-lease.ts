@@ -1,7 +1,7 @@
 // A lease held by one instance for the whole bot (cluster mode): the Discord gateway, which
 // must have one holder while the other instances stand by (scale-out.md §2.4, §4.8). It is a
 // Redis key `singleton:{name}` whose value is the holder's node id, with a TTL, taken and
-// renewed by one script (`holdSingleton`) and dropped only by its holder (`dropSingleton`).
+// renewed by one script (`holdSingleton`) and dropped only by its holder (`dropIfMine`).
 //
 // The one idea: the holder fences itself. It renews every third of the lease; if a renewal is
 // refused (another instance took the key) or none has succeeded for the lease minus a fifth
@@ -95,7 +95,7 @@ export class SingletonLease {
     this.enter('stopped');
     // An acquire still on its way could set the key after the drop: let it land first.
     await this.inFlight.catch(() => undefined);
-    await this.scripts.run('dropSingleton', [this.options.key], [this.options.nodeId]);
+    await this.scripts.run('dropIfMine', [this.options.key], [this.options.nodeId]);
   }
 
   /** Give the lease up but keep standing by (the holder could not use it, e.g. a failed login). */
@@ -103,7 +103,7 @@ export class SingletonLease {
     if (this.state === 'stopped' || this.state === 'idle') return;
     this.enter('standby');
     await this.inFlight.catch(() => undefined);
-    await this.scripts.run('dropSingleton', [this.options.key], [this.options.nodeId]);
+    await this.scripts.run('dropIfMine', [this.options.key], [this.options.nodeId]);
     if (this.state === 'standby') this.schedule(() => this.retry(), this.retryMs);
   }
 

@@ -103,7 +103,7 @@ export class ClusterRouting {
         for (const raw of waiting) if (!(await this.applyOne(sessionId, raw))) return;
       }
     });
-    this.settle(sessionId);
+    this.coordinator.settle(sessionId);
   }
 
   /**
@@ -156,14 +156,6 @@ export class ClusterRouting {
       case 'resolved':
         return this.local.resolvedHere(sessionId, command.itemId, command.toolCallId);
     }
-  }
-
-  private settle(sessionId: string): void {
-    if (this.local.busy(sessionId) || !this.coordinator.owns(sessionId)) return;
-    void this.coordinator
-      .releaseIfIdle(sessionId)
-      .then((outcome) => (outcome === 'pending' ? this.drain(sessionId) : undefined))
-      .catch((error: unknown) => this.failed(error, sessionId, 'release a session'));
   }
 
   private failed(error: unknown, sessionId: string, what: string): void {

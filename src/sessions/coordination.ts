@@ -176,6 +176,8 @@ export interface RoutingCoordinator extends Coordinator {
   consume(sessionId: string, command: string): Promise<boolean>;
   /** Release the lease unless the session is busy or a command waits. */
   releaseIfIdle(sessionId: string): Promise<'released' | 'pending' | 'busy' | 'lost'>;
+  /** `releaseIfIdle` in the background; a waiting command is drained (`commandsWaiting`). */
+  settle(sessionId: string): void;
   /** Wake the owner up (a hint: the owner also polls). */
   poke(sessionId: string): Promise<void>;
   watch(events: OwnershipEvents): void;

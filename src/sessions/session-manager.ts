@@ -15,7 +15,7 @@ import type { PersistentInbox } from '../store/persistent-inbox.js';
 import { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
 import { sessionIdOf, type PendingInput, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
 import type { AccessDecision, AccessPolicy, ActorContext } from './access-policy.js';
-import { routes, type Coordinator, type SessionCommand } from './coordination.js';
+import { routes, type Coordinator, type RoutingCoordinator, type SessionCommand } from './coordination.js';
 import { ClusterRouting, DUPLICATE } from './cluster-routing.js';
 import type { EngineSetupFactory, GrantScope, LiveSession } from './live-session.js';
 import { EarlyStops } from './early-stops.js';
@@ -122,9 +122,9 @@ export class SessionManager {
   }
 
   /** The one-process paths, as the cluster routing applies the commands this instance owns. */
-  private clusterRouting(coordinator: Parameters<typeof routes>[0] & { routes: true }): ClusterRouting {
+  private clusterRouting(coordinator: RoutingCoordinator): ClusterRouting {
     return new ClusterRouting(
-      coordinator as ConstructorParameters<typeof ClusterRouting>[0],
+      coordinator,
       {
         deliverHere: (key, message, inputId) => this.deliverHere(key, message, inputId),
         interruptHere: async (sessionId, userId) => this.interruptHere(sessionId, userId, await this.recordOf(sessionId)),
