@@ -14,6 +14,7 @@ import type { SingletonLease } from '../../src/cluster/singleton-lease.js';
 import type { Config } from '../../src/config.js';
 import type { EngineLogger } from '../../src/engine/index.js';
 import { registerSlashCommands } from './slash-commands.js';
+import { makeDiscordRequest } from './rest-request.js';
 
 /** Guilds, messages in them and in DMs, their text (privileged: Message Content), reactions. */
 export const INTENTS = [
@@ -247,6 +248,6 @@ export class DiscordGateway {
 }
 
 /** REST options shared by the posting client and every gateway client: DISCORD_API_URL when set. */
-export function restOptions(config: Config): { api?: string } {
-  return config.DISCORD_API_URL ? { api: config.DISCORD_API_URL.replace(/\/+$/, '') } : {};
+export function restOptions(config: Config): { api?: string; makeRequest: typeof makeDiscordRequest } {
+  return { makeRequest: makeDiscordRequest, ...(config.DISCORD_API_URL ? { api: config.DISCORD_API_URL.replace(/\/+$/, '') } : {}) };
 }

@@ -10,6 +10,7 @@ import { appMention, eventCallback, SLACK_IDS } from '../fakes/slack-payloads.js
 import { FakeSlack } from '../fakes/slack-server.js';
 import { sendEvent } from '../fakes/slack-signer.js';
 import { waitFor } from '../support/engine-kit.js';
+import { buttonsOf } from './discord-harness.js';
 import { BotProcess } from '../support/bot-process.js';
 import { tempDir } from '../support/test-connector.js';
 
@@ -65,6 +66,30 @@ describe('npm start with Discord alone', () => {
     const answer = await fake.waitForMessage(asked.id, (m) => m.content.includes('Hello from the process.'), 15_000);
     expect(answer.author.id).toBe(DISCORD_IDS.botUserId);
   });
+
+  it('a call too long for its card gets the arguments attached and its buttons, and Approve runs it (the module graph npm start loads, undici 7 beside discord.js\'s own)', async () => {
+    const { dir, fake, llm } = await fakes();
+    // About 2,400 characters: past what a card shows inline, so the card's update carries
+    // the arguments as a file (multipart), which is what failed under npm start.
+    const command = `echo ${'0123456789'.repeat(240)} > /dev/null && echo ran-long-command`;
+    llm.replyToolCalls([{ name: 'run_shell', arguments: { command } }]).replyText('Done.');
+
+    const bot = await BotProcess.start({ ...discordEnv(dir.path, fake, llm) }, dir.path, 30_000, { waitFor: 'discord' });
+    cleanups.push(() => bot.kill());
+
+    const asked = fake.sendMessage({ content: `${mention(DISCORD_IDS.botUserId)} run the long one` });
+    const card = await fake.waitForMessage(asked.id, (m) => buttonsOf(m).some((b) => b.label === 'Approve'), 20_000).catch((error: unknown) => {
+      throw new Error(`no buttons on the card: ${String(error)}\n${bot.stdout.slice(-3000)}`);
+    });
+    const upload = fake.rest.callsTo('POST /channels/:channel/messages').find((c) => c.files.length > 0);
+    expect(upload?.files[0]).toMatchObject({ filename: expect.stringMatching(/arguments\.txt$/) });
+    expect(bot.stdout).not.toContain('could not update a tool card');
+
+    fake.clickButton({ channelId: asked.id, messageId: card.id, customId: buttonsOf(card).find((b) => b.label === 'Approve')!.customId });
+    await fake.waitForMessage(asked.id, (m) => m.content.includes('Done.'), 20_000);
+    const toolResult = llm.bodies[1]?.messages.find((m) => m.role === 'tool');
+    expect(JSON.stringify(toolResult)).toContain('ran-long-command');
+  }, 90_000);
 
   it('Slack and Discord in one process: both start, and each answers its own mention', async () => {
     const dir = await tempDir();
