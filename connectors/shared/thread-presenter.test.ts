@@ -153,6 +153,24 @@ describe('the thread presenter', () => {
     expect(refs.get('test:C1:m1')).toEqual({ sessionId: SESSION, kind: 'answer' });
   });
 
+  it('a reply taken in after a plain answer: the answer to it is a new message (below the reply), and the usage footer goes under the last one', async () => {
+    const { surface, play } = thread();
+    await play(
+      { type: 'turn_start', kind: 'run', input: 'tell me' },
+      { type: 'assistant_delta', text: 'The story ends here.' },
+      { type: 'assistant_message', text: 'The story ends here.', toolCalls: [], usage },
+      { type: 'steering_injected', id: 's1', text: 'actually, shorter' },
+      { type: 'assistant_delta', text: 'Shorter: it ends.' },
+      { type: 'assistant_message', text: 'Shorter: it ends.', toolCalls: [], usage },
+      { type: 'turn_end', status: 'completed', iterations: 2, pendingSteering: 0 },
+    );
+    expect(surface.ops()).toEqual(['setStatus', 'startAnswer', 'finishAnswer', 'startAnswer', 'finishAnswer', 'setStatus']);
+    expect(surface.of('finishAnswer').map((call) => [call.text, call.footer !== undefined, call.messages])).toEqual([
+      ['The story ends here.', false, ['m1']],
+      ['Shorter: it ends.', true, ['m2']],
+    ]);
+  });
+
   it('a tool card through approval: the answer closes first, the card is posted once (written ahead) and then updated in place', async () => {
     const { surface, refs, presenter, play } = thread({ grantScope: 'channel' });
     await play(

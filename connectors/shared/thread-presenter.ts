@@ -102,11 +102,16 @@ export class ThreadPresenter {
         }
         await this.setStatus('idle');
         return;
+      case 'steering_injected':
+        // A reply was taken in and the model answers it next. That answer belongs below the
+        // reply, so the segment written before it closes here; otherwise the new text would be
+        // glued onto the earlier message, above the reply that caused it.
+        await this.endAnswer();
+        return;
       case 'reasoning_delta':
       case 'iteration_end':
       case 'compacting':
       case 'compacted':
-      case 'steering_injected':
         return;
       default:
         return assertNever(event);

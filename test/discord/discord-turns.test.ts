@@ -67,6 +67,25 @@ describe('a mention starts a conversation in a thread', () => {
     expect(bot.fake.guild.reactors(reply.id, { id: null, name: '👀' })).toEqual([DISCORD_IDS.botUserId]);
   });
 
+  it('a reply while a text answer streams: the answer to it is a new message below the reply, not glued onto the first', async () => {
+    bot = await bootDiscordBot();
+    const held = bot.llm.replyTextHeld('The first answer, to the end.');
+    bot.llm.replyText('You said: actually, shorter.');
+    const asked = bot.mention('tell me something');
+    await waitForBotMessage(bot, asked.id, (m) => m.content.length > 0);
+    const steer = bot.fake.sendMessage({ channelId: asked.id, content: 'actually, shorter' });
+    await waitFor(() => bot!.fake.guild.reactors(steer.id, { id: null, name: '👀' }).length === 1);
+    held.release();
+    const second = await waitForBotMessage(bot, asked.id, (m) => m.content.includes('You said'));
+    await bot.idle();
+    expect(bot.llm.requests).toHaveLength(2);
+    const first = botMessages(bot, asked.id).find((m) => m.content.includes('The first answer'))!;
+    expect(first.content).not.toContain('You said');
+    // Discord ids grow with time: the first answer was posted before the reply, the second after it.
+    expect(BigInt(first.id) < BigInt(steer.id)).toBe(true);
+    expect(BigInt(second.id) > BigInt(steer.id)).toBe(true);
+  });
+
   it('a reply while the bot works steers the running turn', async () => {
     bot = await bootDiscordBot();
     bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' } }], { delayMs: 300 });

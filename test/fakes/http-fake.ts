@@ -14,6 +14,8 @@ export interface SseEvent {
 export type FakeReply =
   /** Stream these events; `delayMs` between events. */
   | { kind: 'sse'; events: SseEvent[]; delayMs?: number; headers?: Record<string, string> }
+  /** Stream these events, but after the first `holdAfter` wait for `until` (a test acts while an answer is visibly mid-stream). */
+  | { kind: 'sse_held'; events: SseEvent[]; holdAfter: number; until: Promise<void> }
   /** Send headers and these events, then go silent with the connection open. */
   | { kind: 'sse_then_stall'; events: SseEvent[]; headers?: Record<string, string> }
   /** Send headers and these events, then destroy the socket mid-stream. */
@@ -118,6 +120,17 @@ export class HttpFake {
       case 'json': {
         res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
         res.end(JSON.stringify(reply.body));
+        return;
+      }
+      case 'sse_held': {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+        res.flushHeaders();
+        for (const [index, event] of reply.events.entries()) {
+          if (index === reply.holdAfter) await reply.until;
+          if (res.destroyed) return;
+          res.write(formatSse(event));
+        }
+        res.end();
         return;
       }
       case 'sse':

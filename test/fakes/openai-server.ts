@@ -152,6 +152,19 @@ export class FakeOpenAI extends HttpFake {
     });
   }
 
+  /**
+   * Stream `text`, but hold after its first `heldAfter` text deltas until `release()` is
+   * called: the answer is visibly mid-stream for as long as a test needs, however slow the
+   * machine.
+   */
+  replyTextHeld(text: string, heldAfter = 2, answer: Omit<FakeAnswer, 'text' | 'toolCalls'> = {}): { release: () => void } {
+    let release = () => {};
+    const until = new Promise<void>((resolve) => (release = resolve));
+    // The first event is the role chunk; the text deltas follow it.
+    this.reply((request) => ({ kind: 'sse_held', events: answerEvents(request, { ...answer, text }), holdAfter: 1 + heldAfter, until }));
+    return { release };
+  }
+
   /** Accept the request and never answer, not even headers. */
   replyStall(): this {
     return this.reply({ kind: 'no_answer' });

@@ -195,6 +195,27 @@ describe('tool cards and approvals', () => {
     }
   });
 
+  it('a reply while a text answer streams: the answer to it is a new message below the reply, not glued onto the first', async () => {
+    bot = await bootSlackBot();
+    const held = bot.llm.replyTextHeld('The first answer, to the end.');
+    bot.llm.replyText('You said: actually, shorter.');
+    const root = await bot.mention('tell me something');
+    await waitFor(() => bot!.slack.thread(C, root).some((m) => m.user === SLACK_IDS.botUserId && (m.text ?? '').length > 0));
+    const reply = await bot.reply(root, 'actually, shorter');
+    await waitFor(() => bot!.slack.reactionsOn(C, reply).some((r) => r.name === 'eyes'));
+    held.release();
+    await waitFor(() => bot!.slack.thread(C, root).some((m) => (m.text ?? '').includes('You said')));
+    await bot.idle();
+    // One turn: the reply was taken in as steering, not as a turn of its own.
+    expect(bot.llm.requests).toHaveLength(2);
+    const thread = bot.slack.thread(C, root);
+    const first = thread.find((m) => (m.text ?? '').includes('The first answer'))!;
+    const second = thread.find((m) => (m.text ?? '').includes('You said'))!;
+    expect(first.text).not.toContain('You said');
+    expect(thread.map((m) => m.ts).indexOf(second.ts)).toBeGreaterThan(thread.map((m) => m.ts).indexOf(reply));
+    expect(thread.map((m) => m.ts).indexOf(first.ts)).toBeLessThan(thread.map((m) => m.ts).indexOf(reply));
+  });
+
   it('a reply while a call awaits approval declines it and steers', async () => {
     bot = await bootSlackBot();
     bot.llm.replyToolCalls([{ name: 'write_file', arguments: { path: 'prod.txt', content: 'x' } }]);

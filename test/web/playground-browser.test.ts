@@ -108,21 +108,27 @@ describe('the playground in a browser', () => {
     expect(await page.title()).not.toBe('pwned');
   });
 
-  it('a reply while the model works steers the running turn', async () => {
+  it('a reply while the model works steers the running turn, and its answer is a new message below the reply', async () => {
     const { llm, boot, page } = await setup();
-    llm.replyText('Deploying to production: checking the build, then the migrations, then the rollout.', { chunkSize: 3, delayMs: 60 });
+    const held = llm.replyTextHeld('Deploying to production: checking the build, then the migrations, then the rollout.');
     llm.replyText('Understood: staging it is.');
     const bot = await boot();
     await page.goto(urlOf(bot));
     await mention(page, '@bot deploy the app');
-    await thread(page).locator('li[data-kind="answer"]', { hasText: 'Deploying' }).waitFor();
+    await thread(page).locator('li[data-kind="answer"]', { hasText: 'Deplo' }).waitFor();
 
     await reply(page, 'no, use staging');
-    await thread(page).locator('li[data-kind="answer"]', { hasText: 'staging it is' }).waitFor();
     const steering = thread(page).locator('li[data-kind="input"]', { hasText: 'no, use staging' });
+    await steering.locator('.mark-received').waitFor();
+    held.release();
+    await thread(page).locator('li[data-kind="answer"]', { hasText: 'staging it is' }).waitFor();
     await steering.locator('.mark-taken').waitFor();
     expect(llm.requests).toHaveLength(2);
     expect(JSON.stringify(llm.bodies[1]!.messages)).toContain('no, use staging');
+    // In the thread's order: the first answer, the reply, then the answer to the reply.
+    const texts = await thread(page).locator('li[data-kind="answer"], li[data-kind="input"]').allTextContents();
+    const order = texts.map((text) => (text.includes('staging it is') ? 'second' : text.includes('no, use staging') ? 'reply' : text.includes('Deploying') ? 'first' : 'other'));
+    expect(order.filter((o) => o !== 'other')).toEqual(['first', 'reply', 'second']);
   });
 
   it('🛑 during a stalled stream stops the turn and keeps the partial text', async () => {
