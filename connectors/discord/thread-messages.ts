@@ -11,7 +11,7 @@
 // what is drawn, so it always goes to the file too.
 import { displayNote, formatDuration, phaseIcon, phaseLabel, restartNote, truncateForDisplay, type ToolCardState } from '../shared/index.js';
 import type { CardPrompt, NoteAction, ThreadNote } from '../shared/thread-surface.js';
-import { alwaysLabel, decisionText, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
+import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
 import { invisibleWarning, revealInvisible } from '../shared/visible-text.js';
 import { promptCustomId, retryCustomId } from './custom-ids.js';
 import { MESSAGE_LIMIT, type ApiActionRow, type ApiButton } from './outbound.js';
@@ -158,6 +158,8 @@ export function noteMessage(note: ThreadNote): CardMessage {
       return { content: `🔄 ${TAKEN_OVER_NOTE}`, components: [] };
     case 'restarting':
       return { content: `🔄 ${RESTARTING_NOTE}`, components: [] };
+    case 'dropped_at_stop':
+      return { content: DROPPED_AT_STOP_NOTE, components: [] };
     default: {
       const never: never = note;
       throw new Error(`unknown note ${JSON.stringify(never)}`);

@@ -16,6 +16,9 @@ const DECISION_WORDS: Readonly<Record<string, string>> = {
   replied: 'Declined: answered by a reply',
 };
 
+/** The note under a stop when replies sent before it were not acted on (each is marked as dropped). */
+export const DROPPED_AT_STOP_NOTE = 'What you sent before the stop was not acted on (marked ❌). Send it again to carry on.';
+
 /** The note a working thread gets when the bot shuts down for a restart (a deploy): the turn carries on after it. */
 export const RESTARTING_NOTE = 'The bot is restarting. It will carry on here in a moment.';
 

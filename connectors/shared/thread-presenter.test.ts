@@ -311,6 +311,7 @@ describe('the thread presenter', () => {
     await presenter.onInput('injected', from('u3'));
     await presenter.onInput('answered', from('u4'));
     await presenter.onInput('dropped', from('u5'));
+    await presenter.onInput('dropped', from('u6'));
     await presenter.onInput('started', undefined);
     expect(surface.calls).toEqual([
       { op: 'react', id: 'u1', mark: 'received' },
@@ -319,6 +320,10 @@ describe('the thread presenter', () => {
       { op: 'react', id: 'u4', mark: 'taken' },
       { op: 'unreact', id: 'u5', mark: 'received' },
       { op: 'react', id: 'u5', mark: 'dropped' },
+      // Dropped replies are explained in words, once however many there are.
+      { op: 'postNote', id: 'm1', note: { kind: 'dropped_at_stop' } },
+      { op: 'unreact', id: 'u6', mark: 'received' },
+      { op: 'react', id: 'u6', mark: 'dropped' },
     ]);
   });
 
@@ -339,7 +344,7 @@ describe('the thread presenter', () => {
     await play(proposed);
     await presenter.onInput('dropped', { platform: 'test', workspace: 'W1', channel: 'C1', thread: 'T1', userId: 'U_ADA', messageId: 'u1' });
     await play({ type: 'error', message: 'boom', errorKind: 'provider' });
-    expect(surface.ops()).toEqual(['cards.find', 'cards.posting', 'react', 'postNote']);
+    expect(surface.ops()).toEqual(['cards.find', 'cards.posting', 'react', 'postNote', 'postNote']);
     expect(logger.lines.filter((line) => line.level === 'warn').map((line) => line.message)).toEqual([
       'could not post a tool card in Test',
       'could not remove a reaction in Test',

@@ -35,6 +35,8 @@ export class ThreadPresenter {
   /** The turn's model calls, for the usage footer under its last answer. */
   private usages: Usage[] = [];
   private stoppedBy: string | undefined;
+  /** The note about replies dropped with a stopped turn was posted (once per turn, however many). */
+  private droppedNoted = false;
 
   constructor(
     deps: ThreadPresenterDeps,
@@ -60,6 +62,7 @@ export class ThreadPresenter {
       case 'turn_start':
         this.usages = [];
         this.stoppedBy = undefined;
+        this.droppedNoted = false;
         await this.setStatus('thinking');
         return;
       case 'assistant_delta':
@@ -165,6 +168,11 @@ export class ThreadPresenter {
       case 'dropped':
         await this.unreact(messageId, 'received');
         await this.react(messageId, 'dropped');
+        // A mark alone reads as an error; the thread says in words why nothing will happen.
+        if (!this.droppedNoted) {
+          this.droppedNoted = true;
+          await this.note({ kind: 'dropped_at_stop' });
+        }
         return;
       default:
         return assertNever(disposition);

@@ -70,7 +70,9 @@ export type ThreadNote =
   /** The bot is shutting down mid-turn (a deploy): the turn carries on after the restart. Words: card-words.ts RESTARTING_NOTE. */
   | { kind: 'restarting' }
   /** Cluster mode: another instance took the thread over after its owner died. Words: card-words.ts TAKEN_OVER_NOTE. */
-  | { kind: 'taken_over' };
+  | { kind: 'taken_over' }
+  /** Replies queued when a stop landed were dropped with the stopped turn. Words: card-words.ts DROPPED_AT_STOP_NOTE. */
+  | { kind: 'dropped_at_stop' };
 
 /**
  * What became of a person's message, shown as a reaction on it:

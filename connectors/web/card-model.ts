@@ -8,7 +8,7 @@
 // warning; "Always allow this command" is offered only when the command holds nothing hidden,
 // as in Slack.
 import { z } from 'zod';
-import { alwaysLabel, decisionText, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
+import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
 import { displayNote, formatDuration, phaseIcon, phaseLabel, restartNote } from '../shared/tool-card.js';
 import type { CardPrompt, CardView, NoteAction, ThreadNote } from '../shared/thread-surface.js';
 import { truncateForDisplay } from '../shared/truncate.js';
@@ -137,6 +137,8 @@ export function noteModel(note: ThreadNote, nameOf: NameOf): { text: string; act
       return { text: `🔄 ${TAKEN_OVER_NOTE}` };
     case 'restarting':
       return { text: `🔄 ${RESTARTING_NOTE}` };
+    case 'dropped_at_stop':
+      return { text: DROPPED_AT_STOP_NOTE };
     default: {
       const never: never = note;
       throw new Error(`unknown note ${JSON.stringify(never)}`);

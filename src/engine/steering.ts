@@ -37,6 +37,10 @@ export class SteeringQueue {
     return this.queued.some((steer) => steer.id === id);
   }
 
+  ids(): string[] {
+    return this.queued.map((steer) => steer.id);
+  }
+
   takeAll(): SteeringMessage[] {
     return this.queued.splice(0, this.queued.length);
   }

@@ -321,6 +321,11 @@ export class TurnEngine {
     return this.steering.has(id);
   }
 
+  /** The ids of the steering messages waiting to be taken, in order. */
+  queuedSteeringIds(): string[] {
+    return this.steering.ids();
+  }
+
   /**
    * Steering no turn took: queued while idle, or arriving as a turn finished (or after it
    * was stopped). Call after every turn's event stream ends; a non-empty answer means

@@ -62,8 +62,12 @@ export interface LiveSession {
   turn: Promise<void> | null;
   /** The pending input a `run()` was started with (removed from the store at turn_start). */
   startedWith: string | undefined;
-  /** The last turn ended by a stop: replies queued during it are not run afterwards. */
-  stopped: boolean;
+  /**
+   * Set when a stop lands: the replies queued at that instant, which are not run after the
+   * stop (running them would undo it). A reply that arrives after the stop, while the
+   * stopped turn winds down, is not in it: it starts the next turn. Cleared when a turn starts.
+   */
+  stoppedWith: ReadonlySet<string> | undefined;
   lastUsed: number;
   /** Who asked for the running turn (fair use counts threads working per person). */
   turnBy?: string;
@@ -97,7 +101,7 @@ export async function buildLiveSession(input: {
     setup,
     turn: null,
     startedWith: undefined,
-    stopped: false,
+    stoppedWith: undefined,
     lastUsed: Date.now(),
     engine: undefined as unknown as TurnEngine,
   };
@@ -173,4 +177,9 @@ function interactiveCallbacks(base: InteractiveCallbacks, setup: EngineSetup, re
       }
     },
   };
+}
+
+/** A stop landed on this session: what is queued now is dropped with the stopped turn, what comes later is not. */
+export function markStopped(live: LiveSession): void {
+  live.stoppedWith = new Set([...(live.stoppedWith ?? []), ...live.engine.queuedSteeringIds()]);
 }

@@ -17,7 +17,7 @@ import { sessionIdOf, type PendingInput, type SessionKey, type SessionRecord, ty
 import type { AccessDecision, AccessPolicy, ActorContext } from './access-policy.js';
 import { routes, type Coordinator, type RoutingCoordinator, type SessionCommand } from './coordination.js';
 import { ClusterRouting, DUPLICATE } from './cluster-routing.js';
-import type { EngineSetupFactory, GrantScope, LiveSession } from './live-session.js';
+import { markStopped, type EngineSetupFactory, type GrantScope, type LiveSession } from './live-session.js';
 import { EarlyStops } from './early-stops.js';
 import { FairUse, type FairUseLimits } from './fair-use.js';
 import { ThreadReplay } from './thread-replay.js';
@@ -173,7 +173,7 @@ export class SessionManager {
       case 'stop':
         // A reserved turn counts: a stop right after the message that started it lands.
         if (live?.engine.isRunning) {
-          live.stopped = true;
+          markStopped(live);
           live.engine.requestInterrupt();
         }
         return;
@@ -317,7 +317,7 @@ export class SessionManager {
       if (await this.stopOwnedTurn(sessionId, userId)) return { status: 'done', sessionId };
       const live = await this.sessions.get(sessionId);
       // Replies that arrived as the last turn ended are not run after this stop.
-      live.stopped = true;
+      markStopped(live);
       // No turn runs, but something may wait to resume: a prompt (the process restarted
       // while it waited) or a call whose prompt was answered a moment ago. A stop closes
       // them all, so the resume that would follow finds nothing to run.

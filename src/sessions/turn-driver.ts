@@ -83,7 +83,7 @@ export class TurnDriver {
       lease.release();
       throw error;
     }
-    live.stopped = false;
+    live.stoppedWith = undefined;
     live.turn = (async () => {
       try {
         for await (const event of events) await this.handleEvent(live, event);
@@ -105,7 +105,12 @@ export class TurnDriver {
     })();
   }
 
-  /** Replies that arrived as the turn finished start the next turn (unless it was stopped). */
+  /**
+   * Replies that arrived as the turn finished start the next turn. After a stop, those that
+   * were queued when it landed are dropped (running them would undo the stop) and the thread
+   * says so; one sent after the stop (the person saw "Stopped" and wrote again) starts the
+   * next turn, however quickly it followed.
+   */
   private async afterTurn(live: LiveSession): Promise<void> {
     const { store, coordinator } = this.options;
     await coordinator.exclusive(live.record.id, async () => {
@@ -114,10 +119,14 @@ export class TurnDriver {
       if (leftover.length > 0) {
         const stored = await store.getPendingInputs(live.record.id);
         const inputs = leftover.map((steer) => stored.find((input) => input.id === steer.id) ?? { id: steer.id, text: steer.text, receivedAt: Date.now() });
-        if (!live.stopped) return this.startWithInputs(live, inputs);
-        // The user stopped the turn: running their queued replies now would undo the stop.
-        await store.removePendingInputs(live.record.id, leftover.map((steer) => steer.id));
-        for (const input of inputs) await this.notifyInput(live, input.id, 'dropped', input.source);
+        const cut = live.stoppedWith ?? new Set<string>();
+        const dropped = inputs.filter((input) => cut.has(input.id));
+        const next = inputs.filter((input) => !cut.has(input.id));
+        if (dropped.length > 0) {
+          await store.removePendingInputs(live.record.id, dropped.map((input) => input.id));
+          for (const input of dropped) await this.notifyInput(live, input.id, 'dropped', input.source);
+        }
+        if (next.length > 0) return this.startWithInputs(live, next);
       }
       try {
         await this.settleIfQuiet(live);

@@ -188,9 +188,20 @@ export class FakeDiscordRest {
     return this.failNext(route, ...Array.from({ length: count }, () => failure));
   }
 
+  private readonly answerHooks: { route: DiscordRoute; predicate: (call: RestCall) => boolean; action: (call: RestCall) => Promise<void> | void }[] = [];
+
   /** Hold the next call(s) of `route` for `ms` before handling it (a slow Discord). */
   delayNext(route: DiscordRoute, ms: number, count = 1): this {
     this.delays.set(route, [...(this.delays.get(route) ?? []), ...Array.from({ length: count }, () => ms)]);
+    return this;
+  }
+
+  /**
+   * Once, when a call of `route` matching `predicate` has been handled (its effect is in the
+   * guild) but before the answer reaches the bot, run `action` and wait for it.
+   */
+  onceAnswered(route: DiscordRoute, predicate: (call: RestCall) => boolean, action: (call: RestCall) => Promise<void> | void): this {
+    this.answerHooks.push({ route, predicate, action });
     return this;
   }
 
@@ -237,6 +248,11 @@ export class FakeDiscordRest {
     const answer = this.answer(matched, call, req.headers, url.searchParams);
     call.status = answer.status;
     call.answer = answer.body;
+    const hook = this.answerHooks.find((h) => h.route === call.route && h.predicate(call));
+    if (hook) {
+      this.answerHooks.splice(this.answerHooks.indexOf(hook), 1);
+      await hook.action(call);
+    }
     send(res, answer);
   }
 

@@ -229,6 +229,8 @@ export class FakeSlack {
   private readonly buckets = new Map<string, Bucket>();
   private socketUrl: (() => string) | undefined;
 
+  private readonly answerHooks: { method: string; predicate: (call: SlackCall) => boolean; action: (call: SlackCall) => Promise<void> }[] = [];
+
   constructor(options: { users?: FakeUser[] } = {}) {
     for (const user of [...DEFAULT_USERS, ...(options.users ?? [])]) this.users.set(user.id, user);
   }
@@ -460,6 +462,11 @@ export class FakeSlack {
     call.status = reply.status;
     call.answer = reply.body;
     this.record(call);
+    const hook = this.answerHooks.find((h) => h.method === method && h.predicate(call));
+    if (hook) {
+      this.answerHooks.splice(this.answerHooks.indexOf(hook), 1);
+      await hook.action(call);
+    }
     send(res, reply.status, reply.body, reply.headers);
   }
 
@@ -505,6 +512,17 @@ export class FakeSlack {
     const handler = this.handlers[method];
     if (!handler) return { status: 200, body: { ok: false, error: 'unknown_method' } };
     return { status: 200, body: handler(args, token) };
+  }
+
+  /**
+   * Once, when a call of `method` matching `predicate` has been answered here but before the
+   * answer reaches the bot, run `action` and wait for it: what it does happens at the instant
+   * the call's effect is visible in the workspace (say, a person replying to a note the bot is
+   * still posting).
+   */
+  onceAnswered(method: string, predicate: (call: SlackCall) => boolean, action: (call: SlackCall) => Promise<void>): this {
+    this.answerHooks.push({ method, predicate, action });
+    return this;
   }
 
   /** Seconds to wait when this call is over its method's limit, else undefined (and a token is spent). */

@@ -267,6 +267,48 @@ describe('stopping', () => {
     expect(provider.requests).toHaveLength(1);
     expect(await bot.store.getPendingInputs(bot.sessionId('T1'))).toEqual([]);
   });
+
+  it('a reply sent the moment the stop note is shown starts the next turn; it is not dropped with the stopped turn', async () => {
+    let again: Awaited<ReturnType<TestBot['say']>> | undefined;
+    const { bot, provider } = await start([{ text: 'Thinking about it', stallAfterChunks: 1 }, say('Again, from the top.')], {
+      // The reply leaves as the "Stopped" note is drawn, before the stopped turn has ended.
+      onShown: async (event, shownBot) => {
+        if (event.type === 'interrupted') again = await shownBot.say('T1', 'U1', 'again');
+      },
+    });
+    await bot.say('T1', 'U1', 'think');
+    await bot.waitForEvent('T1', 'assistant_delta');
+    await bot.manager.interrupt(bot.sessionId('T1'), 'U1');
+    await waitFor(() => provider.requests.length === 2);
+    await bot.manager.idle();
+    expect(provider.requests[1]!.messages.at(-1)).toEqual({ role: 'user', content: 'again' });
+    const mine = bot.inputs.filter((i) => again?.status === 'queued' && i.inputId === again.inputId).map((i) => i.disposition);
+    expect(mine).not.toContain('dropped');
+    expect(bot.events('T1').filter((e) => e.type === 'turn_start')).toHaveLength(2);
+    expect(await bot.store.getPendingInputs(bot.sessionId('T1'))).toEqual([]);
+  });
+
+  it('of the replies left when a stop lands, only those queued before it are dropped; one sent after it starts the next turn', async () => {
+    let after: Awaited<ReturnType<TestBot['say']>> | undefined;
+    const { bot, provider } = await start([{ text: 'Thinking about it', stallAfterChunks: 1 }, say('After the stop.')], {
+      onShown: async (event, shownBot) => {
+        if (event.type === 'interrupted') after = await shownBot.say('T1', 'U1', 'sent after the stop');
+      },
+    });
+    await bot.say('T1', 'U1', 'think');
+    await bot.waitForEvent('T1', 'assistant_delta');
+    // Queued as steering while the answer streams: the stop lands before any safe point takes it.
+    const before = await bot.say('T1', 'U1', 'sent before the stop');
+    await bot.manager.interrupt(bot.sessionId('T1'), 'U1');
+    await waitFor(() => provider.requests.length === 2);
+    await bot.manager.idle();
+    const dispositionsOf = (reply: typeof before | undefined) => bot.inputs.filter((i) => reply?.status === 'queued' && i.inputId === reply.inputId).map((i) => i.disposition);
+    expect(dispositionsOf(before).at(-1)).toBe('dropped');
+    expect(dispositionsOf(after)).not.toContain('dropped');
+    const asked = JSON.stringify(provider.requests[1]!.messages);
+    expect(asked).toContain('sent after the stop');
+    expect(asked).not.toContain('sent before the stop');
+  });
 });
 
 describe('forgetting', () => {

@@ -42,6 +42,8 @@ export interface TestBotOptions {
    * test project's, so the session tests also run on the Redis coordinator). Bots with the same `storeUrl` share keys; others are kept apart.
    */
   cluster?: { url: string; timings?: Partial<ClusterTimings> };
+  /** Awaited as each event is shown, like a platform call that draws it: a test can act at that instant. */
+  onShown?: (event: EngineEvent, bot: TestBot) => void | Promise<void>;
 }
 
 export class TestBot {
@@ -93,8 +95,9 @@ export class TestBot {
       defaultModel: 'scripted-model',
       engineSetup: () => ({ provider: options.provider, tools: options.tools ?? [], ...options.setup }),
       observer: {
-        onEvent: (session, event, prompt) => {
+        onEvent: async (session, event, prompt) => {
           holder.bot!.shown.push({ sessionId: session.id, event, ...(prompt ? { prompt } : {}) });
+          await options.onShown?.(event, holder.bot!);
         },
         onInput: (session, inputId, disposition) => {
           holder.bot!.inputs.push({ sessionId: session.id, inputId, disposition });
