@@ -131,9 +131,10 @@ describe('the playground in a browser', () => {
     expect(order.filter((o) => o !== 'other')).toEqual(['first', 'reply', 'second']);
   });
 
-  it('🛑 during a stalled stream stops the turn and keeps the partial text', async () => {
+  it('🛑 during a stalled stream stops the turn and keeps the partial text; a reply as soon as "Stopped" shows starts the next turn', async () => {
     const { llm, boot, page } = await setup();
     llm.replyStallAfter(3, { text: 'This answer starts, then the server goes quiet forever.' });
+    llm.replyText('Again, from the top.');
     const bot = await boot();
     await page.goto(urlOf(bot));
     await mention(page, '@bot tell me a long story');
@@ -141,8 +142,12 @@ describe('the playground in a browser', () => {
 
     await page.locator('#thread-stop').click();
     await thread(page).locator('li[data-kind="note"]', { hasText: 'Stopped by @you' }).waitFor();
-    expect(await thread(page).locator('li[data-kind="answer"]').textContent()).toContain('This answ');
+    await reply(page, 'again');
+    expect(await thread(page).locator('li[data-kind="answer"]').first().textContent()).toContain('This answ');
     await llm.waitForClientClose(0, 5_000);
+    await thread(page).locator('li[data-kind="answer"]', { hasText: 'Again, from the top.' }).waitFor();
+    expect(JSON.stringify(llm.bodies[1]!.messages.at(-1))).toContain('again');
+    expect(await thread(page).locator('li[data-kind="input"]', { hasText: 'again' }).locator('.mark-dropped').count()).toBe(0);
   });
 
   it('after a restart with an approval pending, the click in the reloaded page approves and runs the call once', async () => {
