@@ -6,7 +6,7 @@
 // a copy that drops what the API has no field for (every `_` extra); coming back, a
 // `ChatTurnAssembler` is the single place where deltas are glued together, tolerant of
 // what OpenAI-compatible servers (Ollama, vLLM, LM Studio, DeepSeek, OpenRouter) do
-// differently from OpenAI itself.
+// differently from OpenAI itself, and the one judge of whether the stream finished.
 import type {
   ChatCompletionChunk,
   ChatCompletionContentPart,
@@ -14,7 +14,16 @@ import type {
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
-import type { AssistantTurn, ContentPart, FinishReason, OutboundMessage, TokenUsage, ToolSchema, UserContent } from '../engine/index.js';
+import {
+  ProviderError,
+  type AssistantTurn,
+  type ContentPart,
+  type FinishReason,
+  type OutboundMessage,
+  type TokenUsage,
+  type ToolSchema,
+  type UserContent,
+} from '../engine/index.js';
 
 // ---- outbound ------------------------------------------------------------------------
 
@@ -107,8 +116,9 @@ export class ChatTurnAssembler {
   private usage: TokenUsage | undefined;
 
   accept(chunk: ChatCompletionChunk): DeltaChunk[] {
-    // Usage may ride alone (`choices: []`, OpenAI with include_usage) or on a content
-    // chunk (some compatible servers, every chunk): the last one seen is the total.
+    // Usage may ride alone (`choices: []`, OpenAI with include_usage, after the finish
+    // chunk) or on a content chunk (some compatible servers, every chunk): the last one seen
+    // is the total.
     if (chunk.usage) this.usage = toTokenUsage(chunk.usage);
     const out: DeltaChunk[] = [];
     for (const choice of chunk.choices ?? []) {
@@ -129,17 +139,29 @@ export class ChatTurnAssembler {
         }
         for (const call of (delta.tool_calls ?? []) as CompatibleToolCallDelta[]) this.acceptToolCall(call);
       }
+      // Some servers send "" on every chunk before the real reason (Ollama, SGLang).
       if (choice.finish_reason) this.rawFinish = choice.finish_reason;
     }
     return out;
   }
 
-  /** The whole answer. Arguments stay raw text: judging them is the engine's job. */
-  turn(): AssistantTurn {
+  /**
+   * The whole answer. Arguments stay raw text: judging them is the engine's job.
+   *
+   * Only a finish_reason makes an answer whole, and without one this throws: half a text is
+   * not an answer, and a half-streamed call must never run. `[DONE]` cannot stand in for it
+   * (the SDK swallows it, and some servers close without it after the finish chunk), and a
+   * proxy or load balancer closing a chunked body early ends it just as cleanly as the
+   * server would. Usage-only chunks come after the finish chunk and change nothing.
+   */
+  turn(vendor: string): AssistantTurn {
+    if (this.rawFinish === null) {
+      throw new ProviderError('connection', `The stream from ${vendor} ended before the answer was complete. Try again.`);
+    }
     const turn: AssistantTurn = {
       text: this.text || null,
       toolCalls: this.calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })),
-      finishReason: mapFinishReason(this.rawFinish, this.calls.length > 0),
+      finishReason: mapFinishReason(this.rawFinish),
     };
     if (this.reasoning) turn.reasoning = this.reasoning;
     if (this.usage) turn.usage = this.usage;
@@ -171,7 +193,7 @@ export class ChatTurnAssembler {
   }
 }
 
-export function mapFinishReason(reason: string | null, hasToolCalls: boolean): FinishReason {
+export function mapFinishReason(reason: string): FinishReason {
   switch (reason) {
     case 'stop':
       return 'stop';
@@ -183,10 +205,6 @@ export function mapFinishReason(reason: string | null, hasToolCalls: boolean): F
       return 'length';
     case 'content_filter':
       return 'content_filter';
-    case null:
-    case '':
-      // A server that never says why it stopped: its calls still have to be answered.
-      return hasToolCalls ? 'tool_calls' : 'other';
     default:
       return 'other';
   }

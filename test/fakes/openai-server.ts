@@ -27,11 +27,13 @@ export interface FakeAnswer {
   /** DeepSeek / older vLLM say `reasoning_content`; Ollama / OpenRouter say `reasoning`. */
   reasoningField?: 'reasoning_content' | 'reasoning';
   toolCalls?: FakeToolCall[];
-  /** Default: `tool_calls` with calls, else `stop`. `null`: the server never says. */
+  /** Default: `tool_calls` with calls, else `stop`. `null`: the server never says (yet ends with `[DONE]`). */
   finishReason?: string | null;
   usage?: FakeUsage;
   /** Characters per content / reasoning / arguments delta (default 8). */
   chunkSize?: number;
+  /** Close the body after the finish (and usage) chunk without `data: [DONE]`, as some servers do. */
+  omitDone?: boolean;
 }
 
 export interface StreamOptions {
@@ -176,6 +178,15 @@ export class FakeOpenAI extends HttpFake {
     return this.reply((request) => ({ kind: 'sse_then_stall', events: answerEvents(request, answer, ids).slice(0, events) }));
   }
 
+  /**
+   * Send headers and the first `events` SSE events of an answer, then end the body cleanly:
+   * no finish_reason, no `[DONE]`, no socket error (a proxy or load balancer closing early).
+   */
+  replyCleanEnd(events: number, answer: FakeAnswer = { text: STALLING_TEXT }): this {
+    const ids = assignIds(answer.toolCalls);
+    return this.reply((request) => ({ kind: 'sse', events: answerEvents(request, answer, ids).slice(0, events) }));
+  }
+
   /** Send headers and the first `events` SSE events of an answer, then destroy the socket. */
   replyDrop(events: number, answer: FakeAnswer = { text: STALLING_TEXT }): this {
     const ids = assignIds(answer.toolCalls);
@@ -250,7 +261,7 @@ export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: 
       }),
     );
   }
-  events.push({ data: '[DONE]' });
+  if (!answer.omitDone) events.push({ data: '[DONE]' });
   return events;
 }
 

@@ -1,0 +1,95 @@
+// OpenAIProvider against the shapes OpenAI-compatible servers really stream, through the
+// real openai SDK and FakeOpenAI: a body that ends cleanly before the answer is finished
+// (no finish_reason, no [DONE]), a finish_reason followed by a close without [DONE], and
+// usage alone in a last chunk with empty `choices`.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ProviderError, type AssistantTurn, type ProviderChunk, type ProviderRequest } from '../../src/engine/index.js';
+import { OpenAIProvider } from '../../src/providers/openai.js';
+import { FakeOpenAI } from '../fakes/openai-server.js';
+
+let fake: FakeOpenAI;
+
+beforeEach(async () => {
+  fake = await new FakeOpenAI().start();
+});
+
+afterEach(async () => {
+  await fake.stop();
+});
+
+function provider(): OpenAIProvider {
+  return new OpenAIProvider({ apiKey: 'sk-test', baseURL: fake.baseURL, maxRetries: 0 });
+}
+
+function ask(text: string, extra: Partial<ProviderRequest> = {}): ProviderRequest {
+  return { model: 'openai:gpt-4.1', messages: [{ role: 'user', content: text }], tools: [], ...extra };
+}
+
+const never = new AbortController().signal;
+
+/** Every chunk of a stream, and how it ended: its final turn, or the error it threw. */
+async function run(request: ProviderRequest): Promise<{ chunks: ProviderChunk[]; final?: AssistantTurn; error?: unknown }> {
+  const chunks: ProviderChunk[] = [];
+  try {
+    for await (const chunk of provider().stream(request, never)) chunks.push(chunk);
+  } catch (error) {
+    return { chunks, error };
+  }
+  const last = chunks.at(-1);
+  return { chunks, final: last?.type === 'final' ? last.turn : undefined };
+}
+
+function textOf(chunks: ProviderChunk[]): string {
+  return chunks.map((c) => (c.type === 'text_delta' ? c.text : '')).join('');
+}
+
+describe('a stream is complete only when the server says why it stopped', () => {
+  it('a body that ends cleanly mid-text is a connection error, not a whole answer', async () => {
+    // role chunk + two text pieces, then the body simply ends: no finish_reason, no [DONE].
+    fake.replyCleanEnd(3, { text: 'Capital of France is Paris.', chunkSize: 5 });
+    const { chunks, final, error } = await run(ask('Capital of France?'));
+    expect(textOf(chunks)).toBe('Capital of');
+    expect(final).toBeUndefined();
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ kind: 'connection' });
+    expect((error as ProviderError).message).toMatch(/ended before the answer was complete.*Try again/);
+  });
+
+  it('a body that ends cleanly mid tool call yields no call at all', async () => {
+    // Mistral's incremental shape cut after the opening piece: id and name, arguments "".
+    fake.replyCleanEnd(2, { toolCalls: [{ id: 'call_cut', name: 'get_weather', arguments: { city: 'Oslo' } }] });
+    const { chunks, error } = await run(ask('weather?'));
+    expect(chunks.some((c) => c.type === 'final')).toBe(false);
+    expect(error).toMatchObject({ kind: 'connection' });
+  });
+
+  it('a body that ends cleanly halfway through the arguments yields no call either', async () => {
+    fake.replyCleanEnd(3, { toolCalls: [{ id: 'call_cut', name: 'get_weather', arguments: { city: 'Oslo' } }] });
+    const { chunks, error } = await run(ask('weather?'));
+    expect(chunks.some((c) => c.type === 'final')).toBe(false);
+    expect(error).toMatchObject({ kind: 'connection' });
+  });
+
+  it('[DONE] without any finish_reason is not enough: a server that never says why it stopped is not trusted', async () => {
+    fake.replyToolCalls([{ name: 'get_weather', arguments: { city: 'Oslo' } }], { finishReason: null });
+    const { chunks, error } = await run(ask('weather?'));
+    expect(chunks.some((c) => c.type === 'final')).toBe(false);
+    expect(error).toMatchObject({ kind: 'connection' });
+  });
+
+  it('finish_reason, then usage alone with empty `choices`, then a close without [DONE] is a whole answer', async () => {
+    fake.replyText('Paris.', { omitDone: true, usage: { prompt_tokens: 30, completion_tokens: 2 } });
+    const { final, error } = await run(ask('Capital of France?'));
+    expect(error).toBeUndefined();
+    expect(final).toEqual({ text: 'Paris.', toolCalls: [], finishReason: 'stop', usage: { input: 30, output: 2, cacheRead: 0 } });
+    // The shape the SDK read: the usage chunk came after the finish chunk, with no choices.
+    expect(fake.bodies[0]).toMatchObject({ stream_options: { include_usage: true } });
+  });
+
+  it('finish_reason tool_calls and a close without [DONE] runs the call', async () => {
+    fake.replyToolCalls([{ id: 'call_1', name: 'get_weather', arguments: { city: 'Oslo' } }], { omitDone: true });
+    const { final } = await run(ask('weather?'));
+    expect(final?.finishReason).toBe('tool_calls');
+    expect(final?.toolCalls).toEqual([{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' }]);
+  });
+});
