@@ -5,7 +5,7 @@
 // The one idea: our canonical history already is Chat Completions shape, so going out is
 // a copy that drops what the API has no field for (every `_` extra); coming back, a
 // `ChatTurnAssembler` is the single place where deltas are glued together, tolerant of
-// what OpenAI-compatible servers (Ollama, vLLM, LM Studio, DeepSeek, OpenRouter) do
+// what OpenAI-compatible servers (Ollama, vLLM, LM Studio, DeepSeek, OpenRouter, Kimi) do
 // differently from OpenAI itself, and the one judge of whether the stream finished.
 import type {
   ChatCompletionChunk,
@@ -93,7 +93,7 @@ interface CompatibleDelta extends ChatCompletionChunk.Choice.Delta {
   reasoning?: string | null;
 }
 
-/** Compatible servers stretch the SDK's types: a missing `index`, any finish string. */
+/** Compatible servers stretch the SDK's types: a missing `index`, an empty `id`, any finish string. */
 interface CompatibleToolCallDelta extends Omit<ChatCompletionChunk.Choice.Delta.ToolCall, 'index'> {
   index?: number;
 }
@@ -111,7 +111,9 @@ export class ChatTurnAssembler {
   private text = '';
   private reasoning = '';
   private readonly calls: ToolCallSlot[] = [];
-  private readonly slotByIndex = new Map<number, ToolCallSlot>();
+  /** A call by its `index`, or by its place in `tool_calls` when the server sends no index. */
+  private readonly slotByPlace = new Map<number, ToolCallSlot>();
+  private readonly slotById = new Map<string, ToolCallSlot>();
   private rawFinish: string | null = null;
   private usage: TokenUsage | undefined;
 
@@ -137,7 +139,7 @@ export class ChatTurnAssembler {
           this.text += text;
           out.push({ type: 'text_delta', text });
         }
-        for (const call of (delta.tool_calls ?? []) as CompatibleToolCallDelta[]) this.acceptToolCall(call);
+        ((delta.tool_calls ?? []) as CompatibleToolCallDelta[]).forEach((call, place) => this.acceptToolCall(call, place));
       }
       // Some servers send "" on every chunk before the real reason (Ollama, SGLang).
       if (choice.finish_reason) this.rawFinish = choice.finish_reason;
@@ -169,27 +171,33 @@ export class ChatTurnAssembler {
   }
 
   /**
-   * Calls are keyed by `index`: id and name come with the first delta of a call (some
-   * servers repeat them, or send an empty id first, so the first non-empty one wins),
-   * arguments arrive in pieces to concatenate. A server that sends no `index` (older
-   * Ollama sends each call whole) gets one slot per call id, else continues the last.
+   * A call's first piece brings its id and name (some servers repeat them, or send an empty
+   * id first, so the first non-empty one wins); later pieces bring only arguments, to
+   * concatenate. A piece finds its call by id when it has one, else by `index`, else by its
+   * place in this chunk's `tool_calls` (Kimi-compatible servers send no index: a chunk
+   * carrying pieces of two calls lists them in the same order each time). An id unlike the
+   * one already at that place is a new call (a server that numbers each chunk's calls from
+   * 0, or streams whole calls one per chunk, as older Ollama does).
    */
-  private acceptToolCall(delta: CompatibleToolCallDelta): void {
-    let slot = delta.index !== undefined ? this.slotByIndex.get(delta.index) : this.slotWithoutIndex(delta.id);
+  private acceptToolCall(delta: CompatibleToolCallDelta, place: number): void {
+    const id = delta.id || undefined;
+    const key = delta.index ?? place;
+    let slot = id ? this.slotById.get(id) : undefined;
+    if (!slot) {
+      const atPlace = this.slotByPlace.get(key);
+      if (atPlace && !(id && atPlace.id && atPlace.id !== id)) slot = atPlace;
+    }
     if (!slot) {
       slot = { id: undefined, name: '', arguments: '' };
       this.calls.push(slot);
-      if (delta.index !== undefined) this.slotByIndex.set(delta.index, slot);
     }
-    if (!slot.id && delta.id) slot.id = delta.id;
+    this.slotByPlace.set(key, slot);
+    if (!slot.id && id) {
+      slot.id = id;
+      this.slotById.set(id, slot);
+    }
     if (!slot.name && delta.function?.name) slot.name = delta.function.name;
     if (delta.function?.arguments) slot.arguments += delta.function.arguments;
-  }
-
-  private slotWithoutIndex(id: string | undefined): ToolCallSlot | undefined {
-    const last = this.calls.at(-1);
-    if (!id || !last || last.id === id) return last;
-    return this.calls.find((call) => call.id === id);
   }
 }
 

@@ -32,6 +32,14 @@ export interface FakeAnswer {
   usage?: FakeUsage;
   /** Characters per content / reasoning / arguments delta (default 8). */
   chunkSize?: number;
+  /** Tool-call pieces carry no `index` (Kimi-compatible servers): only their place in `tool_calls` tells them apart. */
+  withoutIndex?: boolean;
+  /**
+   * All calls open in one chunk (id and name, empty arguments), then each chunk carries the
+   * next arguments piece of every call, each at its call's place in `tool_calls` (a call whose
+   * arguments are done sends an empty piece). Default: one call streamed after the other.
+   */
+  parallelCalls?: boolean;
   /** Close the body after the finish (and usage) chunk without `data: [DONE]`, as some servers do. */
   omitDone?: boolean;
 }
@@ -237,16 +245,32 @@ export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: 
     events.push(choice({ content: piece }));
     deltas++;
   }
-  (answer.toolCalls ?? []).forEach((call, index) => {
+  const calls = (answer.toolCalls ?? []).map((call, index) => {
     const args = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
     const callId = ids[index];
-    const opening = { index, ...(callId === undefined ? {} : { id: callId }), type: 'function', function: { name: call.name, arguments: '' } };
-    events.push(choice({ tool_calls: [opening] }));
-    for (const piece of pieces(args, size)) {
-      events.push(choice({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    const place = answer.withoutIndex ? {} : { index };
+    return {
+      opening: { ...place, ...(callId === undefined ? {} : { id: callId }), type: 'function', function: { name: call.name, arguments: '' } },
+      pieces: pieces(args, size).map((piece) => ({ ...place, function: { arguments: piece } })),
+    };
+  });
+  if (answer.parallelCalls && calls.length > 0) {
+    events.push(choice({ tool_calls: calls.map((call) => call.opening) }));
+    const rounds = Math.max(...calls.map((call) => call.pieces.length));
+    for (let round = 0; round < rounds; round++) {
+      const place = (index: number) => (answer.withoutIndex ? {} : { index });
+      events.push(choice({ tool_calls: calls.map((call, index) => call.pieces[round] ?? { ...place(index), function: { arguments: '' } }) }));
       deltas++;
     }
-  });
+  } else {
+    for (const call of calls) {
+      events.push(choice({ tool_calls: [call.opening] }));
+      for (const piece of call.pieces) {
+        events.push(choice({ tool_calls: [piece] }));
+        deltas++;
+      }
+    }
+  }
   const finish = answer.finishReason === undefined ? (answer.toolCalls?.length ? 'tool_calls' : 'stop') : answer.finishReason;
   events.push(choice({}, finish));
   if (includeUsage) {

@@ -1,11 +1,14 @@
 // OpenAIProvider against the shapes OpenAI-compatible servers really stream, through the
 // real openai SDK and FakeOpenAI: a body that ends cleanly before the answer is finished
-// (no finish_reason, no [DONE]), a finish_reason followed by a close without [DONE], and
-// usage alone in a last chunk with empty `choices`.
+// (no finish_reason, no [DONE]), a finish_reason followed by a close without [DONE], usage
+// alone in a last chunk with empty `choices`, and tool-call pieces without `index` (Kimi-
+// compatible servers).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ProviderError, type AssistantTurn, type ProviderChunk, type ProviderRequest } from '../../src/engine/index.js';
+import { z } from 'zod';
+import { defineTool, ProviderError, TurnEngine, type AssistantTurn, type ProviderChunk, type ProviderRequest } from '../../src/engine/index.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
+import { collect, lowRisk, only } from '../support/engine-kit.js';
 
 let fake: FakeOpenAI;
 
@@ -42,6 +45,16 @@ async function run(request: ProviderRequest): Promise<{ chunks: ProviderChunk[];
 function textOf(chunks: ProviderChunk[]): string {
   return chunks.map((c) => (c.type === 'text_delta' ? c.text : '')).join('');
 }
+
+const weather = defineTool({
+  name: 'get_weather',
+  description: 'Current weather for a city',
+  schema: z.object({ city: z.string() }),
+  metadata: lowRisk,
+  async execute({ city }) {
+    return { city, tempC: 3 };
+  },
+});
 
 describe('a stream is complete only when the server says why it stopped', () => {
   it('a body that ends cleanly mid-text is a connection error, not a whole answer', async () => {
@@ -91,5 +104,61 @@ describe('a stream is complete only when the server says why it stopped', () => 
     const { final } = await run(ask('weather?'));
     expect(final?.finishReason).toBe('tool_calls');
     expect(final?.toolCalls).toEqual([{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' }]);
+  });
+});
+
+describe('tool-call pieces without `index`', () => {
+  const calls = [
+    { id: 'functions.get_weather:0', name: 'get_weather', arguments: { city: 'Oslo' } },
+    { id: 'functions.get_weather:1', name: 'get_weather', arguments: { city: 'Bergen, Vestland' } },
+  ];
+
+  it('two calls streamed side by side are kept apart by their place in `tool_calls`', async () => {
+    fake.replyToolCalls(calls, { withoutIndex: true, parallelCalls: true, chunkSize: 4 });
+    const { final } = await run(ask('weather?'));
+    expect(final?.toolCalls).toEqual([
+      { id: 'functions.get_weather:0', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+      { id: 'functions.get_weather:1', name: 'get_weather', arguments: '{"city":"Bergen, Vestland"}' },
+    ]);
+  });
+
+  it('and so are calls without ids', async () => {
+    fake.replyToolCalls(
+      calls.map((call) => ({ ...call, id: null })),
+      { withoutIndex: true, parallelCalls: true, chunkSize: 4 },
+    );
+    const { final } = await run(ask('weather?'));
+    expect(final?.toolCalls).toEqual([
+      { id: undefined, name: 'get_weather', arguments: '{"city":"Oslo"}' },
+      { id: undefined, name: 'get_weather', arguments: '{"city":"Bergen, Vestland"}' },
+    ]);
+  });
+
+  it('calls streamed one after the other, each at place 0, are told apart by their ids', async () => {
+    fake.replyToolCalls(calls, { withoutIndex: true, chunkSize: 4 });
+    const { final } = await run(ask('weather?'));
+    expect(final?.toolCalls.map((c) => [c.id, c.arguments])).toEqual([
+      ['functions.get_weather:0', '{"city":"Oslo"}'],
+      ['functions.get_weather:1', '{"city":"Bergen, Vestland"}'],
+    ]);
+  });
+
+  it('side-by-side calls with an `index` still work as OpenAI streams them', async () => {
+    fake.replyToolCalls(calls, { parallelCalls: true, chunkSize: 4 });
+    const { final } = await run(ask('weather?'));
+    expect(final?.toolCalls.map((c) => c.arguments)).toEqual(['{"city":"Oslo"}', '{"city":"Bergen, Vestland"}']);
+  });
+
+  it('a whole turn with index-less calls runs both and answers each by its id', async () => {
+    fake.replyToolCalls(calls, { withoutIndex: true, parallelCalls: true, chunkSize: 4 });
+    fake.replyText('Both 3 °C.');
+    const engine = new TurnEngine({ provider: provider(), model: 'openai:kimi-k2.5', sessionId: 's1', tools: [weather] });
+    const events = await collect(engine.run('Weather in Oslo and Bergen?'));
+    expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed', iterations: 2 });
+    const results = fake.bodies[1]!.messages.filter((m) => m.role === 'tool');
+    expect(results.map((m) => [m.tool_call_id, m.content])).toEqual([
+      ['functions.get_weather:0', '{"city":"Oslo","tempC":3}'],
+      ['functions.get_weather:1', '{"city":"Bergen, Vestland","tempC":3}'],
+    ]);
   });
 });
