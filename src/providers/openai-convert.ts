@@ -3,11 +3,14 @@
 // AssistantTurn.
 //
 // The one idea: our canonical history already is Chat Completions shape, so going out is
-// a copy that drops what the API has no field for (every `_` extra); coming back, a
-// `ChatTurnAssembler` is the single place where deltas are glued together, tolerant of
-// what OpenAI-compatible servers (Ollama, vLLM, LM Studio, DeepSeek, OpenRouter, Kimi) do
-// differently from OpenAI itself, and the one judge of whether the stream finished.
+// a copy that drops what the API has no field for (every `_` extra but our own, which only
+// a server that demands its reasoning back gets); coming back, a `ChatTurnAssembler` is the
+// single place where deltas are glued together, tolerant of what OpenAI-compatible servers
+// (Ollama, vLLM, LM Studio, DeepSeek, OpenRouter, Kimi) do differently from OpenAI itself,
+// and the one judge of whether the stream finished.
+import { z } from 'zod';
 import type {
+  ChatCompletionAssistantMessageParam,
   ChatCompletionChunk,
   ChatCompletionContentPart,
   ChatCompletionFunctionTool,
@@ -25,13 +28,37 @@ import {
   type UserContent,
 } from '../engine/index.js';
 
-// ---- outbound ------------------------------------------------------------------------
+/** The assistant-message key this provider owns (see messages.ts: provider-private extras). */
+export const OPENAI_EXTRAS_KEY = '_openai';
 
-export function toChatMessages(messages: readonly OutboundMessage[]): ChatCompletionMessageParam[] {
-  return messages.map(toChatMessage);
+/** What an answer keeps for the next call: its reasoning, for a server that demands it back. */
+export interface OpenAIExtras {
+  reasoning_content: string;
 }
 
-function toChatMessage(message: OutboundMessage): ChatCompletionMessageParam {
+// `_openai` comes back from persisted transcripts, so it is parsed, not trusted.
+const ExtrasSchema = z.object({ reasoning_content: z.string() });
+
+function storedReasoningOf(extras: unknown): string | undefined {
+  const parsed = ExtrasSchema.safeParse(extras);
+  return parsed.success ? parsed.data.reasoning_content : undefined;
+}
+
+// ---- outbound ------------------------------------------------------------------------
+
+/** An assistant message with DeepSeek's field, which the SDK types do not know. */
+type ReplayingAssistantMessage = ChatCompletionAssistantMessageParam & { reasoning_content?: string };
+
+export interface ChatMessageOptions {
+  /** Send each answer's reasoning back as `reasoning_content` (capabilities.ts: replaysReasoning). */
+  replayReasoning?: boolean;
+}
+
+export function toChatMessages(messages: readonly OutboundMessage[], options: ChatMessageOptions = {}): ChatCompletionMessageParam[] {
+  return messages.map((message) => toChatMessage(message, options));
+}
+
+function toChatMessage(message: OutboundMessage, options: ChatMessageOptions): ChatCompletionMessageParam {
   switch (message.role) {
     case 'system':
       return { role: 'system', content: message.content };
@@ -46,7 +73,10 @@ function toChatMessage(message: OutboundMessage): ChatCompletionMessageParam {
       const calls = message.tool_calls ?? [];
       // `content: null` is only valid next to tool calls; a reasoning-only partial (kept
       // after a stop) has neither, and OpenAI answers 400 "expected a string, got null".
-      const out: ChatCompletionMessageParam = { role: 'assistant', content: message.content ?? (calls.length > 0 ? null : '') };
+      const out: ReplayingAssistantMessage = { role: 'assistant', content: message.content ?? (calls.length > 0 ? null : '') };
+      // DeepSeek checks that the field is there on every answer of a tool loop, not what it
+      // holds: an answer from another model (or a partial kept after a failure) sends ''.
+      if (options.replayReasoning) out.reasoning_content = storedReasoningOf(message[OPENAI_EXTRAS_KEY]) ?? '';
       if (calls.length > 0) out.tool_calls = calls.map((call) => ({ id: call.id, type: 'function', function: { ...call.function } }));
       return out;
     }
@@ -168,6 +198,12 @@ export class ChatTurnAssembler {
     if (this.reasoning) turn.reasoning = this.reasoning;
     if (this.usage) turn.usage = this.usage;
     return turn;
+  }
+
+  /** The extras to keep on this answer when the server demands its reasoning back. */
+  replayExtras(): Record<string, unknown> | undefined {
+    if (!this.reasoning) return undefined;
+    return { [OPENAI_EXTRAS_KEY]: { reasoning_content: this.reasoning } satisfies OpenAIExtras };
   }
 
   /**

@@ -18,7 +18,7 @@ import {
   type ProviderChunk,
   type ProviderRequest,
 } from '../engine/index.js';
-import { capabilitiesOf } from './capabilities.js';
+import { capabilitiesOf, replaysReasoning } from './capabilities.js';
 import { friendlyProviderError } from './errors.js';
 import { parseModelRef } from './model-ref.js';
 import { ChatTurnAssembler, toChatMessages, toChatTools } from './openai-convert.js';
@@ -106,7 +106,10 @@ export class OpenAIProvider implements Provider {
     if (watchdog.fired) throw watchdog.error();
     // A body that ended without a finish_reason throws here, as a dropped connection would:
     // the engine keeps what was shown, says so, and offers Retry; no half call ever runs.
-    yield { type: 'final', turn: assembler.turn(vendor) };
+    const turn = assembler.turn(vendor);
+    const extras = replaysReasoning(model, request.settings) ? assembler.replayExtras() : undefined;
+    if (extras) turn.extras = extras;
+    yield { type: 'final', turn };
   }
 
   /**
@@ -142,7 +145,7 @@ function requestBody(model: string, request: ProviderRequest): ChatCompletionCre
     // but must not replace the model or history, or switch streaming off underneath us.
     ...(request.settings as Partial<ChatCompletionCreateParamsStreaming> | undefined),
     model,
-    messages: toChatMessages(request.messages),
+    messages: toChatMessages(request.messages, { replayReasoning: replaysReasoning(model, request.settings) }),
     stream: true,
     stream_options: { include_usage: true },
   };

@@ -91,6 +91,16 @@ export const OPENAI_ERROR_BODIES = {
 } as const;
 
 const DEFAULT_CHUNK = 8;
+
+/** DeepSeek's answer to a thinking-mode request whose earlier tool-call turn lost its `reasoning_content`. */
+export const DEEPSEEK_REASONING_REPLAY_ERROR = {
+  error: {
+    message: 'The reasoning_content in the thinking mode must be passed back to the API.',
+    type: 'invalid_request_error',
+    param: null,
+    code: 'invalid_request_error',
+  },
+} as const;
 const STALLING_TEXT = 'This answer starts, then the server goes quiet forever.';
 
 let nextCallId = 1;
@@ -101,6 +111,8 @@ export const FAKE_OPENAI_MODELS = ['gpt-4.1', 'gpt-4.1-mini', 'gpt-4o'];
 export class FakeOpenAI extends HttpFake {
   /** What `GET /v1/models` lists (`npm run doctor` checks MODEL against it); change it freely. */
   readonly models: string[];
+
+  private reasoningBackFor: RegExp | undefined;
 
   constructor() {
     const models = [...FAKE_OPENAI_MODELS];
@@ -193,6 +205,26 @@ export class FakeOpenAI extends HttpFake {
   replyCleanEnd(events: number, answer: FakeAnswer = { text: STALLING_TEXT }): this {
     const ids = assignIds(answer.toolCalls);
     return this.reply((request) => ({ kind: 'sse', events: answerEvents(request, answer, ids).slice(0, events) }));
+  }
+
+  /**
+   * Act as DeepSeek's thinking mode for models matching `model`: a request in which an
+   * assistant message with tool calls has no `reasoning_content` is refused with DeepSeek's
+   * 400, before any scripted reply is used.
+   */
+  demandReasoningBack(model: RegExp = /^deepseek-reasoner/): this {
+    this.reasoningBackFor = model;
+    return this;
+  }
+
+  protected override refuse(request: RecordedRequest): FakeReply | undefined {
+    if (!this.reasoningBackFor || !request.path.endsWith('/chat/completions')) return undefined;
+    const body = (request.body ?? {}) as { model?: unknown; messages?: Record<string, unknown>[] };
+    if (typeof body.model !== 'string' || !this.reasoningBackFor.test(body.model)) return undefined;
+    const lost = (body.messages ?? []).some(
+      (message) => message.role === 'assistant' && Array.isArray(message.tool_calls) && typeof message.reasoning_content !== 'string',
+    );
+    return lost ? { kind: 'json', status: 400, body: DEEPSEEK_REASONING_REPLAY_ERROR } : undefined;
   }
 
   /** Send headers and the first `events` SSE events of an answer, then destroy the socket. */

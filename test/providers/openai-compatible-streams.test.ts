@@ -1,11 +1,21 @@
 // OpenAIProvider against the shapes OpenAI-compatible servers really stream, through the
 // real openai SDK and FakeOpenAI: a body that ends cleanly before the answer is finished
 // (no finish_reason, no [DONE]), a finish_reason followed by a close without [DONE], usage
-// alone in a last chunk with empty `choices`, and tool-call pieces without `index` (Kimi-
-// compatible servers).
+// alone in a last chunk with empty `choices`, tool-call pieces without `index` (Kimi-
+// compatible servers), and DeepSeek's thinking mode, which refuses a tool loop whose
+// `reasoning_content` was not sent back.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, ProviderError, TurnEngine, type AssistantTurn, type ProviderChunk, type ProviderRequest } from '../../src/engine/index.js';
+import {
+  defineTool,
+  ProviderError,
+  TurnEngine,
+  type AssistantTurn,
+  type Message,
+  type OutboundMessage,
+  type ProviderChunk,
+  type ProviderRequest,
+} from '../../src/engine/index.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { collect, lowRisk, only } from '../support/engine-kit.js';
@@ -160,5 +170,118 @@ describe('tool-call pieces without `index`', () => {
       ['functions.get_weather:0', '{"city":"Oslo","tempC":3}'],
       ['functions.get_weather:1', '{"city":"Bergen, Vestland","tempC":3}'],
     ]);
+  });
+});
+
+describe("DeepSeek's thinking mode gets its reasoning_content back, and nobody else does", () => {
+  function engine(model: string, messages?: Message[]): TurnEngine {
+    return new TurnEngine({ provider: provider(), model, sessionId: 's1', tools: [weather], messages });
+  }
+
+  it('a deepseek-reasoner tool loop sends the reasoning of each answer back on it', async () => {
+    fake.demandReasoningBack();
+    fake.replyToolCalls([{ id: 'call_ds1', name: 'get_weather', arguments: { city: 'Oslo' } }], {
+      reasoning: 'The user wants Oslo. Call the tool.',
+    });
+    fake.replyText('It is 3 °C in Oslo.', { reasoning: 'The tool says 3.' });
+    const deepseek = engine('openai:deepseek-reasoner');
+    const events = await collect(deepseek.run('Weather in Oslo?'));
+
+    expect(only(events, 'error')).toEqual([]);
+    expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed', iterations: 2 });
+    expect(fake.bodies[1]!.messages).toEqual([
+      { role: 'user', content: 'Weather in Oslo?' },
+      {
+        role: 'assistant',
+        content: null,
+        reasoning_content: 'The user wants Oslo. Call the tool.',
+        tool_calls: [{ id: 'call_ds1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_ds1', content: '{"city":"Oslo","tempC":3}' },
+    ]);
+
+    // "In all subsequent requests": the next user turn sends every answer's reasoning again,
+    // from a history saved and loaded as JSON (a restart keeps it).
+    fake.replyText('You are welcome.');
+    const restored = engine('openai:deepseek-reasoner', JSON.parse(JSON.stringify(deepseek.messages)) as Message[]);
+    await collect(restored.run('Thanks'));
+    const third = fake.bodies[2]!.messages.filter((m) => m.role === 'assistant');
+    expect(third.map((m) => (m as { reasoning_content?: unknown }).reasoning_content)).toEqual([
+      'The user wants Oslo. Call the tool.',
+      'The tool says 3.',
+    ]);
+  });
+
+  it('a tool call from another model goes to DeepSeek with an empty reasoning_content: the field must be there', async () => {
+    const history: OutboundMessage[] = [
+      { role: 'user', content: 'Weather in Oslo?' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: '3' },
+    ];
+    fake.demandReasoningBack();
+    const { final } = await run(ask('', { model: 'openai:deepseek-reasoner', messages: history }));
+    expect(final?.finishReason).toBe('stop');
+    expect(fake.bodies[0]!.messages[1]).toMatchObject({ role: 'assistant', reasoning_content: '' });
+
+    // What the fake refuses, as DeepSeek does: the same history without the field.
+    fake.demandReasoningBack(/^gpt-4\.1$/);
+    const refused = await run(ask('', { model: 'openai:gpt-4.1', messages: history }));
+    expect(fake.bodies[1]!.messages[1]).not.toHaveProperty('reasoning_content');
+    expect(refused.error).toMatchObject({ kind: 'bad_request', status: 400 });
+    expect((refused.error as ProviderError).message).toContain('The reasoning_content in the thinking mode must be passed back to the API');
+  });
+
+  it.each(['openai:deepseek-v4-pro', 'openai:deepseek/deepseek-v4.1-flash', 'openai:deepseek-flash', 'openai:deepseek-ai/DeepSeek-V3.2'])(
+    '%s is a thinking DeepSeek too',
+    async (model) => {
+      fake.demandReasoningBack(/deepseek/i);
+      fake.replyToolCalls([{ id: 'call_x', name: 'get_weather', arguments: { city: 'Oslo' } }], { reasoning: 'Check.' });
+      fake.replyText('3 °C.');
+      const events = await collect(engine(model).run('Weather in Oslo?'));
+      expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed' });
+      expect(fake.bodies[1]!.messages[1]).toMatchObject({ role: 'assistant', reasoning_content: 'Check.' });
+    },
+  );
+
+  it.each(['openai:gpt-4.1', 'openai:qwen3:8b', 'openai:deepseek-chat', 'openai:deepseek-r1-distill-llama-70b'])(
+    '%s streams reasoning but never gets it back',
+    async (model) => {
+      fake.replyToolCalls([{ id: 'call_g', name: 'get_weather', arguments: { city: 'Oslo' } }], { reasoning: 'Think.' });
+      fake.replyText('3 °C.');
+      const events = await collect(engine(model).run('Weather in Oslo?'));
+      expect(only(events, 'reasoning_delta').length).toBeGreaterThan(0);
+      expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed' });
+      expect(JSON.stringify(fake.bodies[1])).not.toContain('reasoning');
+    },
+  );
+
+  it("deepseek-chat gets it back once the call's settings turn DeepSeek's thinking on", async () => {
+    fake.demandReasoningBack(/^deepseek-chat$/);
+    fake.replyToolCalls([{ id: 'call_t', name: 'get_weather', arguments: { city: 'Oslo' } }], { reasoning: 'Thinking on.' });
+    fake.replyText('3 °C.');
+    const thinking = new TurnEngine({
+      provider: provider(),
+      model: 'openai:deepseek-chat',
+      sessionId: 's1',
+      tools: [weather],
+      modelSettings: { thinking: { type: 'enabled' } },
+    });
+    const events = await collect(thinking.run('Weather in Oslo?'));
+    expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed' });
+    expect(fake.bodies[1]).toMatchObject({ thinking: { type: 'enabled' } });
+    expect(fake.bodies[1]!.messages[1]).toMatchObject({ role: 'assistant', reasoning_content: 'Thinking on.' });
+  });
+
+  it('a DeepSeek history switched to another model sends that model no reasoning_content', async () => {
+    fake.replyToolCalls([{ id: 'call_s', name: 'get_weather', arguments: { city: 'Oslo' } }], { reasoning: 'Tool first.' });
+    fake.replyText('3 °C.', { reasoning: 'Done.' });
+    const deepseek = engine('openai:deepseek-reasoner');
+    await collect(deepseek.run('Weather in Oslo?'));
+    expect(fake.bodies[1]!.messages[1]).toHaveProperty('reasoning_content', 'Tool first.');
+
+    await deepseek.switchModel('openai:gpt-4.1');
+    fake.replyText('Sure.');
+    await collect(deepseek.run('Thanks'));
+    expect(JSON.stringify(fake.bodies[2])).not.toContain('reasoning');
   });
 });
