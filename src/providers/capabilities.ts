@@ -50,3 +50,40 @@ export function capabilitiesOf(provider: ProviderName, model: string): ModelCapa
   }
   return best?.capabilities ?? FALLBACK_CAPABILITIES[provider];
 }
+
+// ---- reasoning sent back -------------------------------------------------------------
+
+// DeepSeek's thinking mode (tool calls in thinking mode came with V3.2) demands that the
+// `reasoning_content` of every answer in a tool loop be sent back on that assistant message,
+// in every later request: without it the API answers 400 "The reasoning_content in the
+// thinking mode must be passed back to the API". Everywhere else reasoning is shown, never
+// replayed, and strict servers (OpenAI, Groq) refuse a message key they do not know, so it
+// goes only where it is demanded.
+//
+// How it is known, decided here: by model name, matched on the id after any `vendor/`
+// prefix (OpenRouter's `deepseek/…`, Hugging Face's `deepseek-ai/…`):
+// - `deepseek-reasoner` (DeepSeek's name for its thinking mode), `deepseek-flash` and
+//   `deepseek-pro` (its current names, thinking by default), and `deepseek-v<N>` from 3.2 on
+//   (`deepseek-v4-pro`, `deepseek-v4.1-flash`, `DeepSeek-V3.2`), thinking by default too;
+// - `deepseek-chat` (the non-thinking mode) and older or distilled models (`deepseek-r1…`,
+//   which had no tools in thinking mode) only when the call's settings turn thinking on
+//   (`thinking: {type: "enabled"}`, DeepSeek's own switch).
+// No setting: a name this misses gets DeepSeek's 400 in the thread, which names the field;
+// a new DeepSeek name belongs in this rule.
+const THINKING_DEEPSEEK = /^deepseek-(?:reasoner|flash|pro)\b/;
+const DEEPSEEK_VERSION = /^deepseek-v(\d+)(?:\.(\d+))?/;
+
+/** Whether calls to this model must carry each answer's `reasoning_content` back (see above). */
+export function replaysReasoning(model: string, settings?: Record<string, unknown>): boolean {
+  const id = (model.split('/').at(-1) ?? model).toLowerCase();
+  if (!id.startsWith('deepseek')) return false;
+  if (THINKING_DEEPSEEK.test(id)) return true;
+  const version = DEEPSEEK_VERSION.exec(id);
+  if (version) {
+    const major = Number(version[1]);
+    const minor = Number(version[2] ?? 0);
+    if (major > 3 || (major === 3 && minor >= 2)) return true;
+  }
+  const thinking = settings?.thinking;
+  return typeof thinking === 'object' && thinking !== null && (thinking as { type?: unknown }).type === 'enabled';
+}

@@ -3,26 +3,62 @@
 // AssistantTurn.
 //
 // The one idea: our canonical history already is Chat Completions shape, so going out is
-// a copy that drops what the API has no field for (every `_` extra); coming back, a
-// `ChatTurnAssembler` is the single place where deltas are glued together, tolerant of
-// what OpenAI-compatible servers (Ollama, vLLM, LM Studio, DeepSeek, OpenRouter) do
-// differently from OpenAI itself.
+// a copy that drops what the API has no field for (every `_` extra but our own, which only
+// a server that demands its reasoning back gets); coming back, a `ChatTurnAssembler` is the
+// single place where deltas are glued together, tolerant of what OpenAI-compatible servers
+// (Ollama, vLLM, LM Studio, DeepSeek, OpenRouter, Kimi) do differently from OpenAI itself,
+// and the one judge of whether the stream finished.
+import { z } from 'zod';
 import type {
+  ChatCompletionAssistantMessageParam,
   ChatCompletionChunk,
   ChatCompletionContentPart,
   ChatCompletionFunctionTool,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
-import type { AssistantTurn, ContentPart, FinishReason, OutboundMessage, TokenUsage, ToolSchema, UserContent } from '../engine/index.js';
+import {
+  ProviderError,
+  type AssistantTurn,
+  type ContentPart,
+  type FinishReason,
+  type OutboundMessage,
+  type TokenUsage,
+  type ToolSchema,
+  type UserContent,
+} from '../engine/index.js';
+
+/** The assistant-message key this provider owns (see messages.ts: provider-private extras). */
+export const OPENAI_EXTRAS_KEY = '_openai';
+
+/** What an answer keeps for the next call: its reasoning, for a server that demands it back. */
+export interface OpenAIExtras {
+  reasoning_content: string;
+}
+
+// `_openai` comes back from persisted transcripts, so it is parsed, not trusted.
+const ExtrasSchema = z.object({ reasoning_content: z.string() });
+
+function storedReasoningOf(extras: unknown): string | undefined {
+  const parsed = ExtrasSchema.safeParse(extras);
+  return parsed.success ? parsed.data.reasoning_content : undefined;
+}
 
 // ---- outbound ------------------------------------------------------------------------
 
-export function toChatMessages(messages: readonly OutboundMessage[]): ChatCompletionMessageParam[] {
-  return messages.map(toChatMessage);
+/** An assistant message with DeepSeek's field, which the SDK types do not know. */
+type ReplayingAssistantMessage = ChatCompletionAssistantMessageParam & { reasoning_content?: string };
+
+export interface ChatMessageOptions {
+  /** Send each answer's reasoning back as `reasoning_content` (capabilities.ts: replaysReasoning). */
+  replayReasoning?: boolean;
 }
 
-function toChatMessage(message: OutboundMessage): ChatCompletionMessageParam {
+export function toChatMessages(messages: readonly OutboundMessage[], options: ChatMessageOptions = {}): ChatCompletionMessageParam[] {
+  return messages.map((message) => toChatMessage(message, options));
+}
+
+function toChatMessage(message: OutboundMessage, options: ChatMessageOptions): ChatCompletionMessageParam {
   switch (message.role) {
     case 'system':
       return { role: 'system', content: message.content };
@@ -37,7 +73,10 @@ function toChatMessage(message: OutboundMessage): ChatCompletionMessageParam {
       const calls = message.tool_calls ?? [];
       // `content: null` is only valid next to tool calls; a reasoning-only partial (kept
       // after a stop) has neither, and OpenAI answers 400 "expected a string, got null".
-      const out: ChatCompletionMessageParam = { role: 'assistant', content: message.content ?? (calls.length > 0 ? null : '') };
+      const out: ReplayingAssistantMessage = { role: 'assistant', content: message.content ?? (calls.length > 0 ? null : '') };
+      // DeepSeek checks that the field is there on every answer of a tool loop, not what it
+      // holds: an answer from another model (or a partial kept after a failure) sends ''.
+      if (options.replayReasoning) out.reasoning_content = storedReasoningOf(message[OPENAI_EXTRAS_KEY]) ?? '';
       if (calls.length > 0) out.tool_calls = calls.map((call) => ({ id: call.id, type: 'function', function: { ...call.function } }));
       return out;
     }
@@ -84,7 +123,7 @@ interface CompatibleDelta extends ChatCompletionChunk.Choice.Delta {
   reasoning?: string | null;
 }
 
-/** Compatible servers stretch the SDK's types: a missing `index`, any finish string. */
+/** Compatible servers stretch the SDK's types: a missing `index`, an empty `id`, any finish string. */
 interface CompatibleToolCallDelta extends Omit<ChatCompletionChunk.Choice.Delta.ToolCall, 'index'> {
   index?: number;
 }
@@ -102,13 +141,16 @@ export class ChatTurnAssembler {
   private text = '';
   private reasoning = '';
   private readonly calls: ToolCallSlot[] = [];
-  private readonly slotByIndex = new Map<number, ToolCallSlot>();
+  /** A call by its `index`, or by its place in `tool_calls` when the server sends no index. */
+  private readonly slotByPlace = new Map<number, ToolCallSlot>();
+  private readonly slotById = new Map<string, ToolCallSlot>();
   private rawFinish: string | null = null;
   private usage: TokenUsage | undefined;
 
   accept(chunk: ChatCompletionChunk): DeltaChunk[] {
-    // Usage may ride alone (`choices: []`, OpenAI with include_usage) or on a content
-    // chunk (some compatible servers, every chunk): the last one seen is the total.
+    // Usage may ride alone (`choices: []`, OpenAI with include_usage, after the finish
+    // chunk) or on a content chunk (some compatible servers, every chunk): the last one seen
+    // is the total.
     if (chunk.usage) this.usage = toTokenUsage(chunk.usage);
     const out: DeltaChunk[] = [];
     for (const choice of chunk.choices ?? []) {
@@ -127,51 +169,75 @@ export class ChatTurnAssembler {
           this.text += text;
           out.push({ type: 'text_delta', text });
         }
-        for (const call of (delta.tool_calls ?? []) as CompatibleToolCallDelta[]) this.acceptToolCall(call);
+        ((delta.tool_calls ?? []) as CompatibleToolCallDelta[]).forEach((call, place) => this.acceptToolCall(call, place));
       }
+      // Some servers send "" on every chunk before the real reason (Ollama, SGLang).
       if (choice.finish_reason) this.rawFinish = choice.finish_reason;
     }
     return out;
   }
 
-  /** The whole answer. Arguments stay raw text: judging them is the engine's job. */
-  turn(): AssistantTurn {
+  /**
+   * The whole answer. Arguments stay raw text: judging them is the engine's job.
+   *
+   * Only a finish_reason makes an answer whole, and without one this throws: half a text is
+   * not an answer, and a half-streamed call must never run. `[DONE]` cannot stand in for it
+   * (the SDK swallows it, and some servers close without it after the finish chunk), and a
+   * proxy or load balancer closing a chunked body early ends it just as cleanly as the
+   * server would. Usage-only chunks come after the finish chunk and change nothing.
+   */
+  turn(vendor: string): AssistantTurn {
+    if (this.rawFinish === null) {
+      throw new ProviderError('connection', `The stream from ${vendor} ended before the answer was complete. Try again.`);
+    }
     const turn: AssistantTurn = {
       text: this.text || null,
       toolCalls: this.calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })),
-      finishReason: mapFinishReason(this.rawFinish, this.calls.length > 0),
+      finishReason: mapFinishReason(this.rawFinish),
     };
     if (this.reasoning) turn.reasoning = this.reasoning;
     if (this.usage) turn.usage = this.usage;
     return turn;
   }
 
+  /** The extras to keep on this answer when the server demands its reasoning back. */
+  replayExtras(): Record<string, unknown> | undefined {
+    if (!this.reasoning) return undefined;
+    return { [OPENAI_EXTRAS_KEY]: { reasoning_content: this.reasoning } satisfies OpenAIExtras };
+  }
+
   /**
-   * Calls are keyed by `index`: id and name come with the first delta of a call (some
-   * servers repeat them, or send an empty id first, so the first non-empty one wins),
-   * arguments arrive in pieces to concatenate. A server that sends no `index` (older
-   * Ollama sends each call whole) gets one slot per call id, else continues the last.
+   * A call's first piece brings its id and name (some servers repeat them, or send an empty
+   * id first, so the first non-empty one wins); later pieces bring only arguments, to
+   * concatenate. A piece finds its call by id when it has one, else by `index`, else by its
+   * place in this chunk's `tool_calls` (Kimi-compatible servers send no index: a chunk
+   * carrying pieces of two calls lists them in the same order each time). An id unlike the
+   * one already at that place is a new call (a server that numbers each chunk's calls from
+   * 0, or streams whole calls one per chunk, as older Ollama does).
    */
-  private acceptToolCall(delta: CompatibleToolCallDelta): void {
-    let slot = delta.index !== undefined ? this.slotByIndex.get(delta.index) : this.slotWithoutIndex(delta.id);
+  private acceptToolCall(delta: CompatibleToolCallDelta, place: number): void {
+    const id = delta.id || undefined;
+    const key = delta.index ?? place;
+    let slot = id ? this.slotById.get(id) : undefined;
+    if (!slot) {
+      const atPlace = this.slotByPlace.get(key);
+      if (atPlace && !(id && atPlace.id && atPlace.id !== id)) slot = atPlace;
+    }
     if (!slot) {
       slot = { id: undefined, name: '', arguments: '' };
       this.calls.push(slot);
-      if (delta.index !== undefined) this.slotByIndex.set(delta.index, slot);
     }
-    if (!slot.id && delta.id) slot.id = delta.id;
+    this.slotByPlace.set(key, slot);
+    if (!slot.id && id) {
+      slot.id = id;
+      this.slotById.set(id, slot);
+    }
     if (!slot.name && delta.function?.name) slot.name = delta.function.name;
     if (delta.function?.arguments) slot.arguments += delta.function.arguments;
   }
-
-  private slotWithoutIndex(id: string | undefined): ToolCallSlot | undefined {
-    const last = this.calls.at(-1);
-    if (!id || !last || last.id === id) return last;
-    return this.calls.find((call) => call.id === id);
-  }
 }
 
-export function mapFinishReason(reason: string | null, hasToolCalls: boolean): FinishReason {
+export function mapFinishReason(reason: string): FinishReason {
   switch (reason) {
     case 'stop':
       return 'stop';
@@ -183,10 +249,6 @@ export function mapFinishReason(reason: string | null, hasToolCalls: boolean): F
       return 'length';
     case 'content_filter':
       return 'content_filter';
-    case null:
-    case '':
-      // A server that never says why it stopped: its calls still have to be answered.
-      return hasToolCalls ? 'tool_calls' : 'other';
     default:
       return 'other';
   }

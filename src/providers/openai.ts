@@ -5,7 +5,8 @@
 // call gets its own AbortController, fired by the caller's signal or by an idle watchdog,
 // and when the stream ends that controller's story decides the outcome: the caller
 // stopped (return quietly, no final chunk), the watchdog fired (throw 'stalled'), or
-// neither (a whole answer, or an SDK error translated into a ProviderError).
+// neither (a whole answer if the server said why it stopped, else a 'connection' error,
+// or an SDK error translated into a ProviderError).
 // Wire-shape conversion lives in openai-convert.ts.
 import OpenAI, { APIError } from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
@@ -17,7 +18,7 @@ import {
   type ProviderChunk,
   type ProviderRequest,
 } from '../engine/index.js';
-import { capabilitiesOf } from './capabilities.js';
+import { capabilitiesOf, replaysReasoning } from './capabilities.js';
 import { friendlyProviderError } from './errors.js';
 import { parseModelRef } from './model-ref.js';
 import { ChatTurnAssembler, toChatMessages, toChatTools } from './openai-convert.js';
@@ -103,7 +104,12 @@ export class OpenAIProvider implements Provider {
     // signals can tell a stop or a stall from a complete answer.
     if (signal.aborted) return;
     if (watchdog.fired) throw watchdog.error();
-    yield { type: 'final', turn: assembler.turn() };
+    // A body that ended without a finish_reason throws here, as a dropped connection would:
+    // the engine keeps what was shown, says so, and offers Retry; no half call ever runs.
+    const turn = assembler.turn(vendor);
+    const extras = replaysReasoning(model, request.settings) ? assembler.replayExtras() : undefined;
+    if (extras) turn.extras = extras;
+    yield { type: 'final', turn };
   }
 
   /**
@@ -139,7 +145,7 @@ function requestBody(model: string, request: ProviderRequest): ChatCompletionCre
     // but must not replace the model or history, or switch streaming off underneath us.
     ...(request.settings as Partial<ChatCompletionCreateParamsStreaming> | undefined),
     model,
-    messages: toChatMessages(request.messages),
+    messages: toChatMessages(request.messages, { replayReasoning: replaysReasoning(model, request.settings) }),
     stream: true,
     stream_options: { include_usage: true },
   };

@@ -91,6 +91,11 @@ export class HttpFake {
     }
   }
 
+  /** A server's own validation of a request, before any script: a reply to refuse it with, or undefined. */
+  protected refuse(_request: RecordedRequest): FakeReply | undefined {
+    return undefined;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -108,8 +113,10 @@ export class HttpFake {
       this.openResponses.delete(res);
       if (!res.writableFinished) recorded.clientClosed = true;
     });
-    const next = this.queue.shift();
-    const reply = typeof next === 'function' ? next(recorded) : (next ?? (this.responder ?? this.fallback)(recorded));
+    // A request the server refuses on sight does not use up the next scripted reply.
+    const refusal = this.refuse(recorded);
+    const next = refusal ? undefined : this.queue.shift();
+    const reply = refusal ?? (typeof next === 'function' ? next(recorded) : (next ?? (this.responder ?? this.fallback)(recorded)));
     await this.play(reply, res);
   }
 

@@ -27,11 +27,21 @@ export interface FakeAnswer {
   /** DeepSeek / older vLLM say `reasoning_content`; Ollama / OpenRouter say `reasoning`. */
   reasoningField?: 'reasoning_content' | 'reasoning';
   toolCalls?: FakeToolCall[];
-  /** Default: `tool_calls` with calls, else `stop`. `null`: the server never says. */
+  /** Default: `tool_calls` with calls, else `stop`. `null`: the server never says (yet ends with `[DONE]`). */
   finishReason?: string | null;
   usage?: FakeUsage;
   /** Characters per content / reasoning / arguments delta (default 8). */
   chunkSize?: number;
+  /** Tool-call pieces carry no `index` (Kimi-compatible servers): only their place in `tool_calls` tells them apart. */
+  withoutIndex?: boolean;
+  /**
+   * All calls open in one chunk (id and name, empty arguments), then each chunk carries the
+   * next arguments piece of every call, each at its call's place in `tool_calls` (a call whose
+   * arguments are done sends an empty piece). Default: one call streamed after the other.
+   */
+  parallelCalls?: boolean;
+  /** Close the body after the finish (and usage) chunk without `data: [DONE]`, as some servers do. */
+  omitDone?: boolean;
 }
 
 export interface StreamOptions {
@@ -81,6 +91,16 @@ export const OPENAI_ERROR_BODIES = {
 } as const;
 
 const DEFAULT_CHUNK = 8;
+
+/** DeepSeek's answer to a thinking-mode request whose earlier tool-call turn lost its `reasoning_content`. */
+export const DEEPSEEK_REASONING_REPLAY_ERROR = {
+  error: {
+    message: 'The reasoning_content in the thinking mode must be passed back to the API.',
+    type: 'invalid_request_error',
+    param: null,
+    code: 'invalid_request_error',
+  },
+} as const;
 const STALLING_TEXT = 'This answer starts, then the server goes quiet forever.';
 
 let nextCallId = 1;
@@ -91,6 +111,8 @@ export const FAKE_OPENAI_MODELS = ['gpt-4.1', 'gpt-4.1-mini', 'gpt-4o'];
 export class FakeOpenAI extends HttpFake {
   /** What `GET /v1/models` lists (`npm run doctor` checks MODEL against it); change it freely. */
   readonly models: string[];
+
+  private reasoningBackFor: RegExp | undefined;
 
   constructor() {
     const models = [...FAKE_OPENAI_MODELS];
@@ -176,6 +198,35 @@ export class FakeOpenAI extends HttpFake {
     return this.reply((request) => ({ kind: 'sse_then_stall', events: answerEvents(request, answer, ids).slice(0, events) }));
   }
 
+  /**
+   * Send headers and the first `events` SSE events of an answer, then end the body cleanly:
+   * no finish_reason, no `[DONE]`, no socket error (a proxy or load balancer closing early).
+   */
+  replyCleanEnd(events: number, answer: FakeAnswer = { text: STALLING_TEXT }): this {
+    const ids = assignIds(answer.toolCalls);
+    return this.reply((request) => ({ kind: 'sse', events: answerEvents(request, answer, ids).slice(0, events) }));
+  }
+
+  /**
+   * Act as DeepSeek's thinking mode for models matching `model`: a request in which an
+   * assistant message with tool calls has no `reasoning_content` is refused with DeepSeek's
+   * 400, before any scripted reply is used.
+   */
+  demandReasoningBack(model: RegExp = /^deepseek-reasoner/): this {
+    this.reasoningBackFor = model;
+    return this;
+  }
+
+  protected override refuse(request: RecordedRequest): FakeReply | undefined {
+    if (!this.reasoningBackFor || !request.path.endsWith('/chat/completions')) return undefined;
+    const body = (request.body ?? {}) as { model?: unknown; messages?: Record<string, unknown>[] };
+    if (typeof body.model !== 'string' || !this.reasoningBackFor.test(body.model)) return undefined;
+    const lost = (body.messages ?? []).some(
+      (message) => message.role === 'assistant' && Array.isArray(message.tool_calls) && typeof message.reasoning_content !== 'string',
+    );
+    return lost ? { kind: 'json', status: 400, body: DEEPSEEK_REASONING_REPLAY_ERROR } : undefined;
+  }
+
   /** Send headers and the first `events` SSE events of an answer, then destroy the socket. */
   replyDrop(events: number, answer: FakeAnswer = { text: STALLING_TEXT }): this {
     const ids = assignIds(answer.toolCalls);
@@ -226,16 +277,32 @@ export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: 
     events.push(choice({ content: piece }));
     deltas++;
   }
-  (answer.toolCalls ?? []).forEach((call, index) => {
+  const calls = (answer.toolCalls ?? []).map((call, index) => {
     const args = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
     const callId = ids[index];
-    const opening = { index, ...(callId === undefined ? {} : { id: callId }), type: 'function', function: { name: call.name, arguments: '' } };
-    events.push(choice({ tool_calls: [opening] }));
-    for (const piece of pieces(args, size)) {
-      events.push(choice({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    const place = answer.withoutIndex ? {} : { index };
+    return {
+      opening: { ...place, ...(callId === undefined ? {} : { id: callId }), type: 'function', function: { name: call.name, arguments: '' } },
+      pieces: pieces(args, size).map((piece) => ({ ...place, function: { arguments: piece } })),
+    };
+  });
+  if (answer.parallelCalls && calls.length > 0) {
+    events.push(choice({ tool_calls: calls.map((call) => call.opening) }));
+    const rounds = Math.max(...calls.map((call) => call.pieces.length));
+    for (let round = 0; round < rounds; round++) {
+      const place = (index: number) => (answer.withoutIndex ? {} : { index });
+      events.push(choice({ tool_calls: calls.map((call, index) => call.pieces[round] ?? { ...place(index), function: { arguments: '' } }) }));
       deltas++;
     }
-  });
+  } else {
+    for (const call of calls) {
+      events.push(choice({ tool_calls: [call.opening] }));
+      for (const piece of call.pieces) {
+        events.push(choice({ tool_calls: [piece] }));
+        deltas++;
+      }
+    }
+  }
   const finish = answer.finishReason === undefined ? (answer.toolCalls?.length ? 'tool_calls' : 'stop') : answer.finishReason;
   events.push(choice({}, finish));
   if (includeUsage) {
@@ -250,7 +317,7 @@ export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: 
       }),
     );
   }
-  events.push({ data: '[DONE]' });
+  if (!answer.omitDone) events.push({ data: '[DONE]' });
   return events;
 }
 

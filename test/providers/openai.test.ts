@@ -250,17 +250,10 @@ describe('what comes back', () => {
     ['content_filter', 'content_filter'],
     ['function_call', 'tool_calls'],
     ['eos_token', 'other'],
-    [null, 'other'],
   ] as const)('maps finish_reason %s to %s', async (wire, expected) => {
     fake.replyText('cut', { finishReason: wire });
     const { final } = await drain(provider().stream(ask('hi'), never));
     expect(final?.finishReason).toBe(expected);
-  });
-
-  it('treats tool calls with no finish_reason as tool_calls', async () => {
-    fake.replyToolCalls([{ name: 'get_weather', arguments: { city: 'Oslo' } }], { finishReason: null });
-    const { final } = await drain(provider().stream(ask('hi'), never));
-    expect(final?.finishReason).toBe('tool_calls');
   });
 });
 
