@@ -1,11 +1,16 @@
 // The papers a newcomer reads first (README.md, LICENSE, package.json) against the code they
 // describe: a list typed into the README is checked against the list the code uses, and a
 // command the README gives is run, so neither can drift from what the bot does.
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../src/config.js';
+import { envFileWarning } from '../src/secrets/index.js';
 import { BUILTIN_TOOL_NAMES } from '../src/tools/index.js';
+import { tempDir } from './support/test-connector.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const README = readFileSync(`${ROOT}/README.md`, 'utf8');
@@ -15,10 +20,17 @@ function codeSpans(markdown: string): string[] {
   return [...markdown.matchAll(/`([^`\n]+)`/g)].map((match) => match[1]!);
 }
 
+/** One `## ` section of the README, up to the next. */
+function section(title: string): string {
+  const start = README.indexOf(`\n## ${title}\n`);
+  expect(start, `README has a "## ${title}" section`).toBeGreaterThanOrEqual(0);
+  const end = README.indexOf('\n## ', start + 1);
+  return README.slice(start, end === -1 ? undefined : end);
+}
+
 /** The README's "Configuration" table, one row per line. */
 function configurationRows(): string[] {
-  const section = README.slice(README.indexOf('## Configuration'));
-  return section.split('\n').filter((line) => line.startsWith('| `'));
+  return section('Configuration').split('\n').filter((line) => line.startsWith('| `'));
 }
 
 describe('README.md', () => {
@@ -33,6 +45,25 @@ describe('README.md', () => {
   it('the Configuration table has a row for every setting the code reads, and none it does not', () => {
     const documented = configurationRows().flatMap((line) => codeSpans(line.split('|')[1]!));
     expect([...documented].sort()).toEqual(Object.keys(ConfigSchema.shape).sort());
+  });
+});
+
+describe('README.md: creating .env', () => {
+  it('every command the README gives for it makes a file only its owner can read, which start-up does not warn about', async () => {
+    const commands = codeSpans(README).filter((span) => /\.env\.example\s+\.env$/.test(span));
+    expect(commands.length).toBeGreaterThan(0);
+    for (const command of commands) {
+      const dir = await tempDir();
+      try {
+        await writeFile(join(dir.path, '.env.example'), 'MODEL=\n');
+        // A usual umask: a plain copy would come out 644.
+        execFileSync('/bin/sh', ['-c', `umask 022 && ${command}`], { cwd: dir.path });
+        expect((await stat(join(dir.path, '.env'))).mode & 0o777, command).toBe(0o600);
+        expect(envFileWarning(join(dir.path, '.env')), command).toBeNull();
+      } finally {
+        await dir.remove();
+      }
+    }
   });
 });
 
