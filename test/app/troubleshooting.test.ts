@@ -16,7 +16,7 @@ import { tempDir } from '../support/test-connector.js';
 
 const SECRET = 'troubleshooting-signing-secret';
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const cleanups: (() => Promise<unknown>)[] = [];
+const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
