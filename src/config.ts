@@ -147,7 +147,7 @@ function fieldSchema(key: PropertyKey | undefined): z.ZodType | undefined {
 
 const DECLARED = Object.keys(ConfigSchema.shape);
 
-/** Sorted as the variables are declared (and .env.example lists them): models, then limits, then platforms. */
+/** Sorted as the variables are declared here: models, then limits, then platforms. */
 function inDeclarationOrder(problems: string[]): string[] {
   const rank = (problem: string): number => {
     const index = DECLARED.indexOf(problem.match(/^[A-Z_]+/)?.[0] ?? '');

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
+import { ConfigError, ConfigSchema, configStartProblems, loadConfig } from '../src/config.js';
+import { STORE_PACKAGES } from '../src/store/keyv-factory.js';
 
 describe('configuration', () => {
   it('applies defaults and treats blank values as unset', () => {
@@ -65,12 +68,60 @@ describe('configuration', () => {
 });
 
 describe('.env.example', () => {
-  it('lists exactly the variables the configuration reads, and parses as a valid configuration', async () => {
-    const { readFile } = await import('node:fs/promises');
-    const { parseEnv } = await import('node:util');
-    const { ConfigSchema } = await import('../src/config.js');
-    const example = parseEnv(await readFile(new URL('../.env.example', import.meta.url), 'utf8'));
+  const text = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
+  const example = parseEnv(text);
+  /** The settings above the "Optional" line: what the file says a start needs. */
+  const needed = Object.keys(parseEnv(text.slice(0, text.search(/^# =+ Optional/m))));
+  const filled = (values: Record<string, string>) => ({ ...example, ...values });
+
+  it('lists exactly the variables the configuration reads, and parses as a valid configuration', () => {
     expect(Object.keys(example).sort()).toEqual(Object.keys(ConfigSchema.shape).sort());
     expect(() => loadConfig(example)).not.toThrow();
+  });
+
+  it('opens with the few settings a start needs, said to be those, before an "Optional" line', () => {
+    expect(text).toMatch(/^# =+ Needed to start\b/m);
+    expect(text.search(/^# =+ Optional/m)).toBeGreaterThan(0);
+    expect(needed.length).toBeGreaterThan(0);
+    expect(needed.length).toBeLessThanOrEqual(8);
+  });
+
+  it('filling in only that block, for one model and one platform, makes a configuration that starts', () => {
+    const setups: Record<string, string>[] = [
+      { MODEL: 'openai:gpt-4.1', OPENAI_API_KEY: 'sk-test-value', SLACK_BOT_TOKEN: 'xoxb-test-value', SLACK_APP_TOKEN: 'xapp-test-value' },
+      { MODEL: 'anthropic:claude-sonnet-4-6', ANTHROPIC_API_KEY: 'sk-ant-test-value', DISCORD_TOKEN: 'discord-test-value' },
+      { MODEL: 'openai:llama3.1:8b', OPENAI_BASE_URL: 'http://localhost:11434/v1', DISCORD_TOKEN: 'discord-test-value' },
+    ];
+    for (const setup of setups) {
+      expect(Object.keys(setup).filter((name) => !needed.includes(name))).toEqual([]);
+      expect(configStartProblems(loadConfig(filled(setup)))).toEqual([]);
+    }
+  });
+
+  it('whatever a start says is missing, the block names it', () => {
+    const starts: Record<string, string>[] = [{ SLACK_BOT_TOKEN: 'xoxb-test-value' }, { DISCORD_TOKEN: 'discord-test-value', MODEL: 'openai:gpt-4.1' }, { DISCORD_TOKEN: 'discord-test-value', MODEL: 'claude-sonnet-4-6' }];
+    for (const start of starts) {
+      let problems: string[] = [];
+      try {
+        loadConfig(filled(start));
+      } catch (error) {
+        problems = (error as ConfigError).problems;
+      }
+      expect(problems.length).toBeGreaterThan(0);
+      for (const problem of problems) {
+        // "SLACK_APP_TOKEN or SLACK_SIGNING_SECRET: …": one of the variables named is in the block.
+        const named = problem.split(':')[0]!.split(' or ');
+        expect(named.some((name) => needed.includes(name)), problem).toBe(true);
+      }
+    }
+  });
+
+  it('names only store packages the store really loads by URL (Redis is built in)', () => {
+    const docs = `${text}\n${readFileSync(new URL('../README.md', import.meta.url), 'utf8')}`;
+    const named = new Set([...docs.matchAll(/@keyv\/[a-z0-9-]+/g)].map((match) => match[0]));
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
+    const loadable = new Set([...Object.values(STORE_PACKAGES), ...Object.keys(pkg.dependencies)]);
+    expect(named.size).toBeGreaterThan(0);
+    expect([...named].filter((name) => !loadable.has(name))).toEqual([]);
   });
 });

@@ -143,7 +143,7 @@ describe('npm start', () => {
     const reachable = run(env, dir, ['--check']);
     expect(await reachable.exited).toBe(0);
     const lines = reachable.output.stdout.trim().split('\n');
-    expect(lines.map((line) => line.split(':')[0])).toEqual(['✓ configuration', '✓ Slack', '✓ model openai', '✓ MCP', 'Ready']);
+    expect(lines.map((line) => line.split(':')[0])).toEqual(['✓ .env', '✓ configuration', '✓ Slack', '✓ model openai', '✓ shell sandbox', '✓ MCP', 'Setup', 'Ready']);
 
     const port = await freePort();
     const unreachable = run({ ...env, SLACK_API_URL: `http://127.0.0.1:${port}/api/` }, dir, ['--check']);

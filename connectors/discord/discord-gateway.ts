@@ -165,6 +165,14 @@ export class DiscordGateway {
     const code = (error as { code?: unknown; cause?: { code?: unknown } }).code ?? (error as { cause?: { code?: unknown } }).cause?.code;
     const unreachable = typeof code === 'string' && /^(E[A-Z]+|UND_ERR_\w+|CERT_\w+|\w+_TLS_\w+)$/.test(code);
     const url = `${this.options.config.DISCORD_API_URL ?? 'https://discord.com/api'}/v10`;
+    // Gateway close 4014: a privileged intent the application has not turned on. Of INTENTS
+    // only Message Content is privileged; the token itself was accepted.
+    if (/disallowed intents/i.test(reason)) {
+      return new Error(
+        `Discord refused the Message Content intent (${reason}): the bot needs it to read replies in its threads. ` +
+          'Turn on Message Content Intent in the Developer Portal → your application → Bot → Privileged Gateway Intents, then start again (manifest/discord.md)',
+      );
+    }
     return new Error(unreachable ? `Could not reach Discord at ${url}: ${reason}` : `Discord did not accept DISCORD_TOKEN: ${reason}`);
   }
 

@@ -1,19 +1,27 @@
 // `npm run doctor` (`npm start -- --check`): everything a start would check, and the model,
-// without starting the bot. One line per check, ✓ / ! / ✗ with the reason; exit 0 when
-// nothing failed (warnings allowed), 1 otherwise. Nothing is created on disk: no store, no
-// workspace, no MCP server started (their file is only read).
+// without starting the bot. One line per check, ✓ / ! / ✗ with the reason, then what would
+// run where, then the verdict; exit 0 when nothing failed (warnings allowed), 1 otherwise.
+// Nothing is created on disk: no store, no workspace, no MCP server started (their file is
+// only read).
 //
+//   .env            the file main.ts reads: missing is fine; readable by others is a warning,
+//                   as at start (src/secrets/env-file.ts)
 //   configuration   every problem loadConfig finds, and what a run needs (MODEL, keys)
 //   Slack, Discord  the token, at the configured API URL (src/app/preflight.ts)
 //   model           each provider's model list, with the configured key: GET {base}/models
 //                   (OpenAI-compatible) or GET {base}/v1/models (Anthropic). A model the
 //                   list lacks is a warning: some servers list only part of what they serve.
+//   shell sandbox   the start's own decision (src/sandbox/shell-startup.ts): the bubblewrap
+//                   probe, SHELL_SANDBOX, the workspace against the bot's files, SHELL_ENV and
+//                   SHELL_READ_PATHS; run_shell withheld or unconfined is a warning
 //   MCP             the MCP_CONFIG file parses; servers with an unset ${VAR} are warnings
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError, configStartProblems, loadConfig, type Config } from '../config.js';
 import { maskSecrets } from '../logger.js';
 import { loadMcpConfig } from '../mcp/index.js';
-import { configSecretValues, SecretMasker } from '../secrets/index.js';
+import { prepareShell } from '../sandbox/shell-startup.js';
+import { configSecretValues, envFileWarning, SecretMasker } from '../secrets/index.js';
 import { resolveModelRef, type ProviderName } from '../providers/index.js';
 import { call, checkPlatforms, whatRunsWhere, type CheckOptions, type CheckResult } from './preflight.js';
 import { wantedPlatforms } from './connectors.js';
@@ -22,8 +30,15 @@ const MARK: Record<CheckResult['status'], string> = { ok: '✓', warn: '!', fail
 const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
+export interface DoctorOptions extends CheckOptions {
+  /** The `.env` file main.ts reads (default: `.env` in the working directory). */
+  envFile?: string;
+  /** The bwrap executable for the sandbox probe (default: `bwrap` on PATH). */
+  bwrapPath?: string;
+}
+
 /** Run every check, print one line each, resolve with the exit code. */
-export async function runDoctor(env: NodeJS.ProcessEnv, print: (line: string) => void = console.log, options: CheckOptions = {}): Promise<number> {
+export async function runDoctor(env: NodeJS.ProcessEnv, print: (line: string) => void = console.log, options: DoctorOptions = {}): Promise<number> {
   const results: CheckResult[] = [];
   // A server's error may quote the key it refused.
   const secrets = new SecretMasker(configSecretValues(env as unknown as Config));
@@ -31,13 +46,14 @@ export async function runDoctor(env: NodeJS.ProcessEnv, print: (line: string) =>
     results.push(result);
     print(secrets.mask(maskSecrets(`${MARK[result.status]} ${result.name}: ${result.detail}`) as string));
   };
+  show(checkEnvFile(options.envFile ?? '.env'));
   let config: Config;
   try {
     config = loadConfig(env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     for (const problem of error.problems) show({ name: 'configuration', status: 'fail', detail: problem });
-    print('Fix the configuration, then run the check again: the platforms and the model were not tried.');
+    print('Not ready: fix the configuration above, then run the check again (the platforms, the model and the shell sandbox were not tried).');
     return 1;
   }
   const problems = configStartProblems(config);
@@ -47,14 +63,50 @@ export async function runDoctor(env: NodeJS.ProcessEnv, print: (line: string) =>
   if (wantedPlatforms(config).length === 0) {
     show({ name: 'chat platform', status: 'fail', detail: 'none configured: set SLACK_BOT_TOKEN with SLACK_APP_TOKEN or SLACK_SIGNING_SECRET, and/or DISCORD_TOKEN (or try npm run playground)' });
   }
-  const checks = await Promise.all([checkPlatforms(config, options), checkModels(config, options)]);
+  const checks = await Promise.all([checkPlatforms(config, options), checkModels(config, options), checkShell(config, options)]);
   for (const result of checks.flat()) show(result);
   show(await checkMcp(config, env));
 
-  const failed = results.some((result) => result.status === 'fail');
   const where = whatRunsWhere(config);
-  print(`${failed ? 'Not ready' : 'Ready'}: model ${String(where.model)}, store ${String(where.store)}, workspace ${String(where.workspace)}, shell sandbox ${String(where.shellSandbox)}, permission mode ${String(where.permissionMode)}`);
-  return failed ? 1 : 0;
+  print(`Setup: model ${String(where.model)}, store ${String(where.store)}, workspace ${String(where.workspace)}, permission mode ${String(where.permissionMode)}`);
+  print(verdict(results));
+  return results.some((result) => result.status === 'fail') ? 1 : 0;
+}
+
+/** The last line: whether `npm start` would start, in words that match the marks above. */
+function verdict(results: CheckResult[]): string {
+  const count = (status: CheckResult['status']): number => results.filter((result) => result.status === status).length;
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const failed = count('fail');
+  const warned = count('warn');
+  if (failed > 0) return `Not ready: ${plural(failed, 'check')} failed (✗ above); fix ${failed === 1 ? 'it' : 'them'} and run the check again.`;
+  if (warned > 0) return `Ready, with ${plural(warned, 'warning')} (! above): npm start would start the bot.`;
+  return `Ready: all ${results.length} checks passed; npm start would start the bot.`;
+}
+
+/** `.env` holds every key: a file others can read is what start-up warns about. */
+export function checkEnvFile(path: string): CheckResult {
+  const file = resolve(path);
+  if (!existsSync(file)) return { name: '.env', status: 'ok', detail: `none at ${file}; the settings come from the environment` };
+  // Windows: modes do not describe who may read a file.
+  if (process.platform === 'win32') return { name: '.env', status: 'ok', detail: `${file} read` };
+  const warning = envFileWarning(file);
+  if (warning) return { name: '.env', status: 'warn', detail: warning };
+  return { name: '.env', status: 'ok', detail: `${file} is private to its owner (mode ${(statSync(file).mode & 0o777).toString(8).padStart(3, '0')})` };
+}
+
+/**
+ * Where shell commands would run, decided as the start decides it (the same probe), without
+ * creating the workspace: the sandbox is ✓; run_shell withheld (SHELL_SANDBOX=auto where
+ * bubblewrap cannot run) or unconfined (off) is a warning; what stops a start is ✗.
+ */
+export async function checkShell(config: Config, options: DoctorOptions = {}): Promise<CheckResult> {
+  try {
+    const shell = await prepareShell(config, { bwrapPath: options.bwrapPath, createWorkspace: false });
+    return { name: 'shell sandbox', status: shell.warn ? 'warn' : 'ok', detail: shell.message };
+  } catch (error) {
+    return { name: 'shell sandbox', status: 'fail', detail: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 /** Each provider a configured model uses is asked once for its model list. */

@@ -2,7 +2,8 @@
 // bot's own files, build the commands' environment, decide where commands run
 // (shell-sandbox.ts) and say so in one log line. Everything here fails at start, with the
 // setting to fix, rather than at the first command.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import type { ShellSetup } from '../tools/builtin-tools.js';
@@ -34,26 +35,41 @@ export interface ShellStartupOptions {
   workingDir?: string;
   /** The bot user's home folder (default: os.homedir()). */
   homeDir?: string;
+  /**
+   * Create the workspace when it is missing (default true). `npm run doctor` creates nothing:
+   * it probes the sandbox with a temporary folder in the workspace's place.
+   */
+  createWorkspace?: boolean;
 }
 
 export async function prepareShell(config: Config, options: ShellStartupOptions = {}): Promise<ShellStartup> {
   const paths = botPaths({ storeUrl: config.STORE_URL, mcpConfig: config.MCP_CONFIG, workingDir: options.workingDir, homeDir: options.homeDir });
-  mkdirSync(config.WORKSPACE_DIR, { recursive: true });
+  if (options.createWorkspace !== false) mkdirSync(config.WORKSPACE_DIR, { recursive: true });
   const workspaceRoot = realOrResolved(config.WORKSPACE_DIR);
   const problem = workspaceProblem(workspaceRoot, paths);
   if (problem) throw new Error(problem);
+  // The probe mounts the workspace as a command would: one that does not exist yet (a check
+  // that creates nothing) is stood in for by an empty temporary folder.
+  const standIn = existsSync(workspaceRoot) || config.SHELL_SANDBOX === 'off' ? undefined : mkdtempSync(path.join(os.tmpdir(), 'chat-agent-workspace-'));
+  try {
+    return await decideShell(config, paths, workspaceRoot, standIn ?? workspaceRoot, options.bwrapPath);
+  } finally {
+    if (standIn) rmSync(standIn, { recursive: true, force: true });
+  }
+}
 
+async function decideShell(config: Config, paths: BotPaths, workspaceRoot: string, probeRoot: string, bwrapPath: string | undefined): Promise<ShellStartup> {
   const secretNames = new Set(Object.keys(config).filter((name) => SECRET_SETTING.test(name)));
   const envNames = parseShellEnvNames(config.SHELL_ENV, secretNames);
   const readOnlyPaths = parseReadPaths(config.SHELL_READ_PATHS, paths);
   const decision = await decideShellSandbox({
     mode: config.SHELL_SANDBOX,
     network: config.SHELL_NETWORK,
-    workspaceRoot,
+    workspaceRoot: probeRoot,
     botPaths: paths,
     readOnlyPaths,
-    bwrapPath: options.bwrapPath,
-    env: shellEnvironment(process.env, { home: workspaceRoot, pass: envNames, hide: paths.protected.map((entry) => entry.path) }),
+    bwrapPath,
+    env: shellEnvironment(process.env, { home: probeRoot, pass: envNames, hide: paths.protected.map((entry) => entry.path) }),
   });
   switch (decision.kind) {
     case 'sandbox':

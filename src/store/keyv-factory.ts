@@ -39,6 +39,12 @@ export interface OpenedStore {
 
 export const DEFAULT_STORE_URL = 'sqlite://data/bot.sqlite';
 
+/**
+ * The Keyv backends opened by URL from a package the operator installs (not a dependency:
+ * most deployments never need them). SQLite and Redis are built in.
+ */
+export const STORE_PACKAGES: Readonly<Record<string, string>> = { postgres: '@keyv/postgres', postgresql: '@keyv/postgres', mysql: '@keyv/mysql', mongodb: '@keyv/mongo' };
+
 export interface StoreOptions {
   /** SQLite only: write-ahead logging (default true). Off: SQLite's default, an fsync per write. */
   wal?: boolean;
@@ -75,8 +81,7 @@ export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace =
     const keyv = new Keyv({ store, namespace, throwOnErrors: true });
     return { keyv, backend: scheme, notes: [], close: () => keyv.disconnect(), redis: store.client, documentKey: (key) => store.documentKey(key) };
   }
-  const adapters: Record<string, string> = { postgres: '@keyv/postgres', postgresql: '@keyv/postgres', mysql: '@keyv/mysql', mongodb: '@keyv/mongo' };
-  const adapter = adapters[scheme];
+  const adapter = STORE_PACKAGES[scheme];
   if (!adapter) throw new Error(`STORE_URL: unsupported scheme "${scheme}:" (use sqlite://, memory://, redis://, postgresql://, mysql:// or mongodb://)`);
   let module: { default: new (url: string) => KeyvStoreAdapter };
   try {

@@ -57,6 +57,35 @@ export interface BuiltinToolsOptions {
 
 export type ShellSetup = { kind: 'sandbox'; sandbox: BwrapSandbox } | { kind: 'host' } | { kind: 'withheld' };
 
+/** What the tools of one session are built from. */
+interface ToolContext {
+  workspace: Workspace;
+  maxOutputChars: number;
+  /** The session's run_shell; undefined where commands may not run (SHELL_SANDBOX=auto without a sandbox). */
+  shell: ToolDefinition | undefined;
+  fetch: Parameters<typeof fetchUrlTool>[0];
+}
+
+/**
+ * The registry of built-in tools: each tool under the name the model calls it by, in the
+ * order it is offered. It is the one list: a session gets these tools, and DISABLED_TOOLS
+ * accepts these names (BUILTIN_TOOL_NAMES); a test checks each key is its tool's name.
+ */
+const BUILTIN_TOOLS = {
+  read_file: (c: ToolContext) => readFileTool(c.workspace, c.maxOutputChars),
+  list_dir: (c: ToolContext) => listDirTool(c.workspace, c.maxOutputChars),
+  search: (c: ToolContext) => searchTool(c.workspace, c.maxOutputChars),
+  write_file: (c: ToolContext) => writeFileTool(c.workspace),
+  edit_file: (c: ToolContext) => editFileTool(c.workspace),
+  run_shell: (c: ToolContext) => c.shell,
+  fetch_url: (c: ToolContext) => fetchUrlTool(c.fetch),
+} satisfies Record<string, (context: ToolContext) => ToolDefinition | undefined>;
+
+export type BuiltinToolName = keyof typeof BUILTIN_TOOLS;
+
+/** Every built-in tool's name, as the model sees it: what DISABLED_TOOLS may name. */
+export const BUILTIN_TOOL_NAMES = Object.keys(BUILTIN_TOOLS) as readonly BuiltinToolName[];
+
 export interface BuiltinTools {
   tools: ToolDefinition[];
   /** Give to the engine's `interruptHooks`: a stop interrupts the running shell command. */
@@ -86,25 +115,22 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
       }),
     launcher: setup.kind === 'sandbox' ? new BwrapLauncher(setup.sandbox) : new HostLauncher(),
   });
-  const shellTools =
-    setup.kind === 'withheld'
-      ? []
-      : [runShellTool(shell, shellTimeoutMs, setup.kind === 'sandbox' ? { sandboxed: true, network: setup.sandbox.network } : { sandboxed: false })];
-  const tools = [
-    readFileTool(workspace, maxOutputChars),
-    listDirTool(workspace, maxOutputChars),
-    searchTool(workspace, maxOutputChars),
-    writeFileTool(workspace),
-    editFileTool(workspace),
-    ...shellTools,
-    fetchUrlTool({
+  const context: ToolContext = {
+    workspace,
+    maxOutputChars,
+    shell:
+      setup.kind === 'withheld'
+        ? undefined
+        : runShellTool(shell, shellTimeoutMs, setup.kind === 'sandbox' ? { sandboxed: true, network: setup.sandbox.network } : { sandboxed: false }),
+    fetch: {
       fetchImpl: options.fetchImpl,
       timeoutMs: positive('fetchTimeoutMs', options.fetchTimeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS),
       maxBytes: positive('fetchMaxBytes', options.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES),
       maxOutputChars,
       allowPrivateNetworks: options.fetchAllowPrivate ?? false,
-    }),
-  ];
+    },
+  };
+  const tools = BUILTIN_TOOL_NAMES.map((name) => BUILTIN_TOOLS[name](context)).filter((tool): tool is ToolDefinition => tool !== undefined);
   return {
     tools,
     interruptHook: () => shell.interrupt(),

@@ -1,13 +1,15 @@
 // `npm run doctor` as a user reads it: one line per check, against the fake Slack, Discord
 // and model servers, and nothing created on disk.
-import { readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, readdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runDoctor } from '../../src/app/doctor.js';
+import { runDoctor, type DoctorOptions } from '../../src/app/doctor.js';
+import { UNCONFINED_WARNING } from '../../src/sandbox/shell-sandbox.js';
 import { FakeAnthropic } from '../fakes/anthropic-server.js';
 import { FakeDiscord } from '../fakes/discord-server.js';
 import { startBotFakes } from '../support/bot-fakes.js';
 import { freePort } from '../support/loopback-port.js';
+import { tempDir } from '../support/test-connector.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -28,17 +30,28 @@ async function setting() {
     WORKSPACE_DIR: join(dir, 'workspace'),
     MCP_CONFIG: join(dir, 'mcp.json'),
   };
-  return { dir, slack, llm, env };
+  return { dir, slack, llm, env, envFile: join(dir, '.env') };
 }
 
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-async function doctor(env: Record<string, string>): Promise<{ code: number; lines: string[] }> {
+/** The doctor as main.ts runs it, reading `.env` from the test's folder (never the developer's). */
+async function doctor(env: Record<string, string>, options: DoctorOptions = {}): Promise<{ code: number; lines: string[] }> {
   const lines: string[] = [];
-  const code = await runDoctor(env, (line) => lines.push(line));
+  const code = await runDoctor(env, (line) => lines.push(line), { envFile: join(dirname(env.MCP_CONFIG!), '.env'), ...options });
   return { code, lines };
+}
+
+/** A bwrap that fails as it does where unprivileged user namespaces are off (a container, Ubuntu's AppArmor). */
+async function brokenBwrap(): Promise<string> {
+  const dir = await tempDir();
+  cleanups.push(dir.remove);
+  const script = join(dir.path, 'bwrap');
+  await writeFile(script, '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n');
+  await chmod(script, 0o755);
+  return script;
 }
 
 describe('npm run doctor', () => {
@@ -46,11 +59,15 @@ describe('npm run doctor', () => {
     const { dir, llm, env } = await setting();
     const { code, lines } = await doctor(env);
     expect(lines).toEqual([
+      `✓ .env: none at ${join(dir, '.env')}; the settings come from the environment`,
       '✓ configuration: every variable is valid',
       expect.stringMatching(new RegExp(`^✓ Slack: SLACK_BOT_TOKEN accepted at ${escape(env.SLACK_API_URL)}auth\\.test \\(bot \\S+ in .+\\)$`)),
       `✓ model openai:gpt-4.1: ${llm.baseURL}/models lists it`,
+      expect.stringMatching(/^✓ shell sandbox: shell commands run in a bubblewrap sandbox, no network \(probe \d+ ms\)$/),
       `✓ MCP: no servers (${env.MCP_CONFIG})`,
-      `Ready: model openai:gpt-4.1, store ${env.STORE_URL}, workspace ${env.WORKSPACE_DIR}, shell sandbox auto, permission mode interactive`,
+      `Setup: model openai:gpt-4.1, store ${env.STORE_URL}, workspace ${env.WORKSPACE_DIR}, permission mode interactive`,
+      // The last line is the verdict, and reads as one.
+      'Ready: all 6 checks passed; npm start would start the bot.',
     ]);
     expect(code).toBe(0);
     // It asked for the model list, with the key, and sent no chat request.
@@ -63,6 +80,7 @@ describe('npm run doctor', () => {
     const { env } = await setting();
     const { code, lines } = await doctor({ ...env, MODEL: 'openai:gpt-nope' });
     expect(lines).toContainEqual(expect.stringMatching(/^! model openai:gpt-nope: reachable at .*\/models, but its 3 listed models do not include "gpt-nope": check the name$/));
+    expect(lines.at(-1)).toBe('Ready, with 1 warning (! above): npm start would start the bot.');
     expect(code).toBe(0);
   });
 
@@ -80,7 +98,7 @@ describe('npm run doctor', () => {
     });
     expect(lines).toContain(`✗ Slack: Could not reach Slack at http://127.0.0.1:${port}/api/auth.test: connect ECONNREFUSED 127.0.0.1:${port}`);
     expect(lines).toContain(`✗ model anthropic: Anthropic at ${anthropic.baseURL}/v1/models did not accept ANTHROPIC_API_KEY (401: x-api-key header is required)`);
-    expect(lines.at(-1)).toMatch(/^Not ready: /);
+    expect(lines.at(-1)).toBe('Not ready: 2 checks failed (✗ above); fix them and run the check again.');
     expect(code).toBe(1);
   });
 
@@ -114,5 +132,46 @@ describe('npm run doctor', () => {
     const failed = await doctor(env);
     expect(failed.lines).toContainEqual(expect.stringMatching(/^✗ MCP: .*mcp\.json is invalid: - not valid JSON/));
     expect(failed.code).toBe(1);
+  });
+
+  it('.env readable by others: the warning a start gives, with the fix; once private, a ✓', async () => {
+    const { env, envFile } = await setting();
+    await writeFile(envFile, 'LOG_LEVEL=info\n', { mode: 0o644 });
+    await chmod(envFile, 0o644); // whatever the umask
+    const open = await doctor(env);
+    expect(open.lines[0]).toBe(`! .env: ${envFile} holds the bot's secrets but is readable by every account on this machine (mode 644). Fix: chmod 600 ${envFile}`);
+    expect(open.code).toBe(0);
+    await chmod(envFile, 0o600);
+    const closed = await doctor(env);
+    expect(closed.lines[0]).toBe(`✓ .env: ${envFile} is private to its owner (mode 600)`);
+    expect(closed.lines.at(-1)).toBe('Ready: all 6 checks passed; npm start would start the bot.');
+  });
+
+  it('where bubblewrap cannot run: SHELL_SANDBOX=auto warns that run_shell is not offered, bwrap fails, as a start would; off warns', async () => {
+    const { dir, env } = await setting();
+    const bwrapPath = await brokenBwrap();
+    const auto = await doctor(env, { bwrapPath });
+    const withheld = auto.lines.find((line) => line.startsWith('! shell sandbox: '));
+    expect(withheld).toMatch(/^! shell sandbox: run_shell is not offered: the shell sandbox cannot run here: bwrap: setting up uid map: Permission denied\. To fix: install bubblewrap .*SHELL_SANDBOX=off/);
+    expect(auto.lines.at(-1)).toBe('Ready, with 1 warning (! above): npm start would start the bot.');
+    expect(auto.code).toBe(0);
+
+    const required = await doctor({ ...env, SHELL_SANDBOX: 'bwrap' }, { bwrapPath });
+    expect(required.lines).toContainEqual(expect.stringMatching(/^✗ shell sandbox: SHELL_SANDBOX=bwrap, but the shell sandbox cannot run here: bwrap: setting up uid map: Permission denied/));
+    expect(required.lines.at(-1)).toBe('Not ready: 1 check failed (✗ above); fix it and run the check again.');
+    expect(required.code).toBe(1);
+
+    const off = await doctor({ ...env, SHELL_SANDBOX: 'off' }, { bwrapPath });
+    expect(off.lines).toContain(`! shell sandbox: ${UNCONFINED_WARNING}`);
+    expect(off.code).toBe(0);
+    // The probe ran without the workspace: nothing was created for it.
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('a workspace that holds the bot\'s own files fails the check, as it stops a start', async () => {
+    const { dir, env } = await setting();
+    const { code, lines } = await doctor({ ...env, WORKSPACE_DIR: dir });
+    expect(lines).toContainEqual(expect.stringMatching(/^✗ shell sandbox: WORKSPACE_DIR \(.+\) holds .*the store's folder/));
+    expect(code).toBe(1);
   });
 });

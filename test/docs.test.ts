@@ -1,0 +1,80 @@
+// The papers a newcomer reads first (README.md, LICENSE, package.json) against the code they
+// describe: a list typed into the README is checked against the list the code uses, and a
+// command the README gives is run, so neither can drift from what the bot does.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ConfigSchema } from '../src/config.js';
+import { envFileWarning } from '../src/secrets/index.js';
+import { BUILTIN_TOOL_NAMES } from '../src/tools/index.js';
+import { tempDir } from './support/test-connector.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const README = readFileSync(`${ROOT}/README.md`, 'utf8');
+
+/** The code spans (`…`) of a piece of Markdown, in order. */
+function codeSpans(markdown: string): string[] {
+  return [...markdown.matchAll(/`([^`\n]+)`/g)].map((match) => match[1]!);
+}
+
+/** One `## ` section of the README, up to the next. */
+function section(title: string): string {
+  const start = README.indexOf(`\n## ${title}\n`);
+  expect(start, `README has a "## ${title}" section`).toBeGreaterThanOrEqual(0);
+  const end = README.indexOf('\n## ', start + 1);
+  return README.slice(start, end === -1 ? undefined : end);
+}
+
+/** The README's "Configuration" table, one row per line. */
+function configurationRows(): string[] {
+  return section('Configuration').split('\n').filter((line) => line.startsWith('| `'));
+}
+
+describe('README.md', () => {
+  it('the DISABLED_TOOLS row names exactly the built-in tools the code registers', () => {
+    const row = configurationRows().find((line) => line.startsWith('| `DISABLED_TOOLS` |'));
+    expect(row, 'the Configuration table has a DISABLED_TOOLS row').toBeDefined();
+    const listed = row!.match(/\(of ([^)]*)\)/)?.[1];
+    expect(listed, 'the row lists the tools as "(of `a`, `b`, …)"').toBeDefined();
+    expect(codeSpans(listed!)).toEqual([...BUILTIN_TOOL_NAMES]);
+  });
+
+  it('the Configuration table has a row for every setting the code reads, and none it does not', () => {
+    const documented = configurationRows().flatMap((line) => codeSpans(line.split('|')[1]!));
+    expect([...documented].sort()).toEqual(Object.keys(ConfigSchema.shape).sort());
+  });
+});
+
+describe('README.md: creating .env', () => {
+  it('every command the README gives for it makes a file only its owner can read, which start-up does not warn about', async () => {
+    const commands = codeSpans(README).filter((span) => /\.env\.example\s+\.env$/.test(span));
+    expect(commands.length).toBeGreaterThan(0);
+    for (const command of commands) {
+      const dir = await tempDir();
+      try {
+        await writeFile(join(dir.path, '.env.example'), 'MODEL=\n');
+        // A usual umask: a plain copy would come out 644.
+        execFileSync('/bin/sh', ['-c', `umask 022 && ${command}`], { cwd: dir.path });
+        expect((await stat(join(dir.path, '.env'))).mode & 0o777, command).toBe(0o600);
+        expect(envFileWarning(join(dir.path, '.env')), command).toBeNull();
+      } finally {
+        await dir.remove();
+      }
+    }
+  });
+});
+
+describe('LICENSE', () => {
+  it('is the MIT licence, and package.json says so', () => {
+    const license = readFileSync(`${ROOT}/LICENSE`, 'utf8');
+    expect(license.split('\n')[0]).toBe('MIT License');
+    expect(license).toContain('Copyright (c) 2026 The chat-agent contributors');
+    expect(license).toContain('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND');
+    const pkg = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { license?: string };
+    expect(pkg.license).toBe('MIT');
+  });
+});
+
