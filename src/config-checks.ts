@@ -10,7 +10,7 @@
 import type { z } from 'zod';
 import type { Config } from './config.js';
 import { resolveModelRef } from './providers/index.js';
-import { PROVIDER_NAMES, type ProviderName } from './providers/model-ref.js';
+import { PROVIDER_NAMES, type ProviderName, type VendorName } from './providers/model-ref.js';
 import { parseAccessConfig } from './sessions/access-policy.js';
 import { BUILTIN_TOOL_NAMES } from './tools/index.js';
 
@@ -159,7 +159,7 @@ function storeUrlProblems(raw: RawSettings): string[] {
 // Start checks
 // ---------------------------------------------------------------------------------------
 
-const KEY_OF: Record<ProviderName, { key: string; baseUrl: string; vendor: string }> = {
+const KEY_OF: Record<VendorName, { key: string; baseUrl: string; vendor: string }> = {
   openai: { key: 'OPENAI_API_KEY', baseUrl: 'OPENAI_BASE_URL', vendor: 'OpenAI' },
   anthropic: { key: 'ANTHROPIC_API_KEY', baseUrl: 'ANTHROPIC_BASE_URL', vendor: 'Anthropic' },
 };
@@ -169,7 +169,7 @@ const KEY_OF: Record<ProviderName, { key: string; baseUrl: string; vendor: strin
  * a configured model uses, and a complete Slack setup. A provider with a base URL set may
  * go without a key: a local OpenAI-compatible server (Ollama, LM Studio, vLLM) needs none,
  * and a proxy in front of Anthropic may hold the key itself; `npm run doctor` then shows
- * whether the server accepts the bot.
+ * whether the server accepts the bot. The built-in demo model (`MODEL=demo`) needs nothing.
  */
 export function startProblems(raw: RawSettings): string[] {
   const problems = [...slackProblems(raw)];
@@ -182,6 +182,7 @@ export function startProblems(raw: RawSettings): string[] {
     users.set(provider, [...(users.get(provider) ?? []), `${variable}=${name}`]);
   }
   for (const [provider, uses] of users) {
+    if (provider === 'demo') continue;
     const { key, baseUrl, vendor } = KEY_OF[provider];
     if (raw[key] || raw[baseUrl]) continue;
     problems.push(`${key}: missing, and ${[...new Set(uses)].join(', ')} uses ${vendor} (set the key; or ${baseUrl} for a server that needs none)`);

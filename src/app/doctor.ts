@@ -11,6 +11,7 @@
 //   model           each provider's model list, with the configured key: GET {base}/models
 //                   (OpenAI-compatible) or GET {base}/v1/models (Anthropic). A model the
 //                   list lacks is a warning: some servers list only part of what they serve.
+//                   The built-in demo model (MODEL=demo) has no server: nothing is asked.
 //   shell sandbox   the start's own decision (src/sandbox/shell-startup.ts): the bubblewrap
 //                   probe, SHELL_SANDBOX, the workspace against the bot's files, SHELL_ENV and
 //                   SHELL_READ_PATHS; run_shell withheld or unconfined is a warning
@@ -23,12 +24,14 @@ import { loadMcpConfig } from '../mcp/index.js';
 import { prepareShell } from '../sandbox/shell-startup.js';
 import { configSecretValues, envFileWarning, SecretMasker } from '../secrets/index.js';
 import { resolveModelRef, type ProviderName } from '../providers/index.js';
+import type { VendorName } from '../providers/model-ref.js';
 import { call, checkPlatforms, whatRunsWhere, type CheckOptions, type CheckResult } from './preflight.js';
 import { wantedPlatforms } from './connectors.js';
 
 const MARK: Record<CheckResult['status'], string> = { ok: '✓', warn: '!', fail: '✗' };
 const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+const DEMO_CHECK: CheckResult = { name: 'model demo', status: 'ok', detail: 'the built-in demo model: scripted answers, no AI, nothing to reach' };
 
 export interface DoctorOptions extends CheckOptions {
   /** The `.env` file main.ts reads (default: `.env` in the working directory). */
@@ -117,10 +120,13 @@ export async function checkModels(config: Config, options: CheckOptions = {}): P
     const ref = resolveModelRef(name);
     byProvider.set(ref.provider, [...(byProvider.get(ref.provider) ?? []), ref.model]);
   }
-  return (await Promise.all([...byProvider].map(([provider, models]) => checkProvider(config, provider, models, options)))).flat();
+  const checks = [...byProvider].map(([provider, models]) =>
+    provider === 'demo' ? Promise.resolve([DEMO_CHECK]) : checkProvider(config, provider, models, options),
+  );
+  return (await Promise.all(checks)).flat();
 }
 
-async function checkProvider(config: Config, provider: ProviderName, models: string[], options: CheckOptions): Promise<CheckResult[]> {
+async function checkProvider(config: Config, provider: VendorName, models: string[], options: CheckOptions): Promise<CheckResult[]> {
   const anthropic = provider === 'anthropic';
   const vendor = anthropic ? 'Anthropic' : 'the OpenAI-compatible server';
   const keyName = anthropic ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY';

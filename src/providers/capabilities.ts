@@ -6,6 +6,8 @@
 //   model would reject), and a modest context window, so compaction starts early, not late.
 // - Anthropic: every Claude model reads images and PDFs and has at least a 200k window, so a
 //   Claude newer than this table (claude-sonnet-5-5, say) is treated as one.
+// - The demo model (demo-provider.ts): tools, no media (it reads only text), and a window
+//   large enough that compaction, which would ask the demo for a summary, is rare.
 // The output cap is not a capability: Anthropic calls send max_tokens 8192 (anthropic.ts),
 // which every current Claude model accepts; OpenAI calls send none (the server decides).
 import type { ModelCapabilities } from '../engine/index.js';
@@ -40,6 +42,7 @@ export const FALLBACK_CAPABILITIES: Record<ProviderName, ModelCapabilities> = {
   // An OpenAI-compatible server (Ollama, vLLM, LM Studio) may run anything: assume little.
   openai: { tools: true, vision: false, pdf: false, contextWindow: 32_768 },
   anthropic: full(200_000, true),
+  demo: { tools: true, vision: false, pdf: false, contextWindow: 128_000 },
 };
 
 export function capabilitiesOf(provider: ProviderName, model: string): ModelCapabilities {

@@ -2,16 +2,19 @@
 // name their vendor; a bare id goes to Anthropic when it starts with `claude`, else to
 // the default provider (OpenAI, which also covers every OpenAI-compatible server through
 // OPENAI_BASE_URL). One client per vendor, created on first use, so a session can switch
-// models across vendors without reconnecting.
+// models across vendors without reconnecting. `demo` is the built-in scripted model
+// (demo-provider.ts), which needs neither.
 import type { Config } from '../config.js';
 import { SummarizingCompactor, type Provider, type ProviderResolver } from '../engine/index.js';
 import { AnthropicProvider, type AnthropicProviderOptions } from './anthropic.js';
+import { DemoProvider, type DemoProviderOptions } from './demo-provider.js';
 import { parseModelRef, type ModelRef, type ProviderName } from './model-ref.js';
 import { OpenAIProvider, type OpenAIProviderOptions } from './openai.js';
 
 export interface ProviderSettings {
   openai?: OpenAIProviderOptions;
   anthropic?: AnthropicProviderOptions;
+  demo?: DemoProviderOptions;
   defaultProvider?: ProviderName;
 }
 
@@ -25,8 +28,16 @@ export function resolveModelRef(name: string, defaultProvider: ProviderName = 'o
 
 export function createProviderResolver(settings: ProviderSettings = {}): ProviderResolver {
   const instances = new Map<ProviderName, Provider>();
-  const make = (name: ProviderName): Provider =>
-    name === 'anthropic' ? new AnthropicProvider(settings.anthropic) : new OpenAIProvider(settings.openai);
+  const make = (name: ProviderName): Provider => {
+    switch (name) {
+      case 'anthropic':
+        return new AnthropicProvider(settings.anthropic);
+      case 'openai':
+        return new OpenAIProvider(settings.openai);
+      case 'demo':
+        return new DemoProvider(settings.demo);
+    }
+  };
   return (model) => {
     const { provider } = resolveModelRef(model, settings.defaultProvider);
     let instance = instances.get(provider);
@@ -62,5 +73,5 @@ export function compactorFrom(config: Config, resolve: ProviderResolver): Summar
   });
 }
 
-export { AnthropicProvider, OpenAIProvider, parseModelRef };
-export type { AnthropicProviderOptions, OpenAIProviderOptions, ModelRef, ProviderName };
+export { AnthropicProvider, DemoProvider, OpenAIProvider, parseModelRef };
+export type { AnthropicProviderOptions, DemoProviderOptions, OpenAIProviderOptions, ModelRef, ProviderName };
