@@ -98,6 +98,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     shellAllowList: (config.SHELL_ALLOWLIST ?? '').split(',').map((entry) => entry.trim()).filter(Boolean),
     // Absolute paths inside the workspace may follow a ` *` entry; anything else asks.
     workspaceDir: shell.workspaceRoot,
+    grantScope: config.GRANT_SCOPE,
   });
   const resolveProvider = createProviderResolver(providerSettingsFrom(config));
   const compactor = compactorFrom(config, resolveProvider);

@@ -22,6 +22,12 @@ export interface PermissionPolicyOptions {
   shellAllowList?: readonly string[];
   /** The shell's workspace: absolute paths inside it may be extra arguments of ` *` entries. */
   workspaceDir?: string;
+  /**
+   * GRANT_SCOPE: where an "always" answer applies (default the thread). The reasons say it in
+   * the words of the card's buttons ("… for me in this thread"): a card that said "for this
+   * session" above a button saying "in this thread" left the reader guessing which it was.
+   */
+  grantScope?: 'thread' | 'channel';
 }
 
 export interface ConfiguredPermissionPolicy extends PermissionPolicy {
@@ -33,6 +39,7 @@ export interface ConfiguredPermissionPolicy extends PermissionPolicy {
 export function createPermissionPolicy(options: PermissionPolicyOptions = {}): ConfiguredPermissionPolicy {
   const mode = parsePermissionMode(options.mode ?? DEFAULT_PERMISSION_MODE);
   const shellAllowList = createShellAllowList(options.shellAllowList ?? [], { workspaceRoot: options.workspaceDir });
+  const where = options.grantScope === 'channel' ? 'in this channel' : 'in this thread';
   return {
     mode,
     shellAllowList,
@@ -51,9 +58,9 @@ export function createPermissionPolicy(options: PermissionPolicyOptions = {}): C
             };
           }
           // A read is judged as in interactive mode: a tool that insists on approval still asks.
-          return decideInteractively(input, classified, shellAllowList);
+          return decideInteractively(input, classified, shellAllowList, where);
         case 'interactive':
-          return decideInteractively(input, classified, shellAllowList);
+          return decideInteractively(input, classified, shellAllowList, where);
       }
     },
   };
@@ -63,6 +70,8 @@ function decideInteractively(
   { tool, command, grants, requesters }: PolicyInput,
   classified: ClassifiedTool,
   shellAllowList: ShellAllowList,
+  /** Where a grant applies, as the card's buttons say it: `in this thread` or `in this channel`. */
+  where: string,
 ): PolicyDecision {
   const insists = tool.metadata?.requiresApproval === true;
   if (classified.riskClass === 'read' && !insists) return { decision: 'allow', reason: `${tool.name} only reads` };
@@ -71,16 +80,16 @@ function decideInteractively(
   // the person it would ask has already answered. It covers only the turns its giver asked
   // for (or everyone's, when an admin said so): never a turn someone else steered.
   const toolGrant = grants.coversTool(tool.name, requesters);
-  if (toolGrant) return { decision: 'allow', reason: `always allowed ${grantedBy(toolGrant)}: ${tool.name}` };
+  if (toolGrant) return { decision: 'allow', reason: `always allowed ${grantedBy(toolGrant, where)}: ${tool.name}` };
   const commandGrant = grants.coversCommand(tool.name, command, requesters);
-  if (commandGrant) return { decision: 'allow', reason: `always allowed ${grantedBy(commandGrant)}: ${tool.name} \`${command}\`` };
+  if (commandGrant) return { decision: 'allow', reason: `always allowed ${grantedBy(commandGrant, where)}: ${tool.name} \`${command}\`` };
 
   if (insists) {
     return { decision: 'needs_user', reason: `${tool.name} asks before every call: the tool requires approval` };
   }
   const risk = `${tool.name} ${describeRisk(classified)}`;
   if (classified.riskClass !== 'exec') {
-    return { decision: 'needs_user', reason: `${risk}: asks unless always allowed for this session` };
+    return { decision: 'needs_user', reason: `${risk}: asks unless always allowed ${where}` };
   }
   if (command === undefined) {
     return { decision: 'needs_user', reason: `${risk}: asks (it names no command the allow-list could match)` };
@@ -90,7 +99,7 @@ function decideInteractively(
   return { decision: 'needs_user', reason: `${risk}: asks unless allow-listed — ${verdict.reason}` };
 }
 
-function grantedBy(grant: GrantOwner): string {
+function grantedBy(grant: GrantOwner, where: string): string {
   if (grant.everyone) return grant.by ? `for everyone by ${grant.by}` : 'for everyone';
-  return grant.by ? `by ${grant.by}` : 'in this session';
+  return grant.by ? `by ${grant.by}` : where;
 }

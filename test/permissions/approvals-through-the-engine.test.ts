@@ -46,7 +46,7 @@ describe('the policy decides through the engine', () => {
     expect(asked).toHaveLength(1);
     expect(asked[0]).toMatchObject({
       toolName: 'write_file',
-      reason: 'write_file is write-risk (changes files in the workspace): asks unless always allowed for this session',
+      reason: 'write_file is write-risk (changes files in the workspace): asks unless always allowed in this thread',
       metadata: { category: 'write' },
     });
     expect(only(events, 'permission_required')).toHaveLength(1);

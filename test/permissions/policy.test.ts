@@ -29,9 +29,9 @@ const BOB = 'U0BOB';
 function decide(
   mode: PermissionMode,
   subject: ToolDefinition,
-  options: { command?: string; grants?: SessionGrants; allowList?: string[]; requesters?: (string | undefined)[] } = {},
+  options: { command?: string; grants?: SessionGrants; allowList?: string[]; requesters?: (string | undefined)[]; grantScope?: 'thread' | 'channel' } = {},
 ): PolicyDecision {
-  const policy = createPermissionPolicy({ mode, shellAllowList: options.allowList ?? [] });
+  const policy = createPermissionPolicy({ mode, shellAllowList: options.allowList ?? [], ...(options.grantScope ? { grantScope: options.grantScope } : {}) });
   return policy.evaluate({
     tool: subject,
     arguments: options.command === undefined ? {} : { command: options.command },
@@ -51,10 +51,16 @@ describe('interactive mode (the default): reads run, the rest asks', () => {
   });
 
   it.each([
-    ['write_file', writeFile, 'write_file is write-risk (changes files in the workspace): asks unless always allowed for this session'],
-    ['fetch_url', fetchUrl, 'fetch_url is external-risk (reaches the network or other channels): asks unless always allowed for this session'],
+    ['write_file', writeFile, 'write_file is write-risk (changes files in the workspace): asks unless always allowed in this thread'],
+    ['fetch_url', fetchUrl, 'fetch_url is external-risk (reaches the network or other channels): asks unless always allowed in this thread'],
   ])('%s asks, and the card says why', (_name, subject, reason) => {
     expect(decide('interactive', subject)).toEqual({ decision: 'needs_user', reason });
+  });
+
+  it('the reason names where an "always" applies in the words of the card\'s buttons (GRANT_SCOPE), never "for this session"', () => {
+    expect(decide('interactive', writeFile).reason).toMatch(/asks unless always allowed in this thread$/);
+    expect(decide('interactive', writeFile, { grantScope: 'channel' }).reason).toMatch(/asks unless always allowed in this channel$/);
+    expect(decide('interactive', writeFile).reason).not.toMatch(/session/);
   });
 
   it('a shell command asks unless allow-listed, and the card says why this one is not', () => {
@@ -102,7 +108,7 @@ describe('interactive mode (the default): reads run, the rest asks', () => {
   it('a tool without metadata, or with a category nobody knows, asks (unknown = careful)', () => {
     expect(decide('interactive', bare)).toEqual({
       decision: 'needs_user',
-      reason: 'mystery declares no risk class, so it is treated as risky: asks unless always allowed for this session',
+      reason: 'mystery declares no risk class, so it is treated as risky: asks unless always allowed in this thread',
     });
     expect(decide('interactive', oddCategory).reason).toMatch(/odd has an unrecognised risk class "network"/);
     expect(decide('interactive', noCategory).decision).toBe('needs_user');
