@@ -16,7 +16,7 @@ const ratio = z.coerce.number().gt(0).max(1);
 const httpUrl = (example: string) => z.url({ protocol: /^https?$/, message: `must be a URL starting with http:// or https://, e.g. ${example}` });
 
 export const ConfigSchema = z.object({
-  /** `provider:model`; a bare id goes to OpenAI (or Anthropic for `claude-…`). */
+  /** `provider:model`; a bare id goes to OpenAI (or Anthropic for `claude-…`); `demo`: the built-in scripted model (the playground's default). */
   MODEL: z.string().trim().min(1).optional(),
   /** The models `/model` may switch to, comma-separated (default: MODEL and COMPACTION_MODEL). */
   MODELS: z.string().optional(),

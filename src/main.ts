@@ -7,6 +7,7 @@ import { runBot } from './app/run-bot.js';
 import { playgroundConfig, playgroundConnectors } from '../connectors/web/playground.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
+import { isDemoModel } from './providers/model-ref.js';
 import { configSecretValues, envFileWarning, SecretMasker } from './secrets/index.js';
 
 async function main(): Promise<number> {
@@ -30,9 +31,15 @@ async function main(): Promise<number> {
   if (envWarning) logger.warn({}, envWarning);
   if (process.argv.includes('--playground')) {
     // `npm run playground`: only the local web page (connectors/web/), on its own store by default.
+    // Without MODEL it runs the built-in demo model, and says so (connectors/web/playground.ts).
     const settings = playgroundConfig(config, process.env);
-    return runBot({ config: settings, logger, secrets, requireConnectors: false, connectors: (core) => playgroundConnectors({ config: settings, core, logger }) });
+    const modelDefaulted = !config.MODEL;
+    return runBot({ config: settings, logger, secrets, requireConnectors: false, connectors: (core) => playgroundConnectors({ config: settings, core, logger, modelDefaulted }) });
   }
+  // MODEL=demo is allowed for the bot too, by name only (without MODEL it still refuses to
+  // start): it checks a Slack or Discord setup end to end before any key is at hand. It is
+  // never a silent default, and every start says what it is.
+  if (isDemoModel(config.MODEL)) logger.warn({ model: config.MODEL }, 'MODEL=demo: the bot answers with the built-in demo model (scripted answers, no AI); set MODEL to a real model for real use');
   return runBot({ config, logger, secrets });
 }
 

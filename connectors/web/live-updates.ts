@@ -10,11 +10,13 @@ import type { PageThread, PageUpdate, Person } from './page-threads.js';
 
 const HEARTBEAT_MS = 15_000;
 
-/** What a page is told once, first: the whole channel, and who the person at the page is. */
+/** What a page is told once, first: the whole channel, who the person at the page is, and whether the bot is the demo model. */
 export interface PageSnapshot {
   user: Person;
   bot: Person;
   threads: PageThread[];
+  /** The bot answers with the built-in demo model (MODEL=demo, or no MODEL set): the page says so in a banner. */
+  demo: boolean;
 }
 
 /** A private answer for the person at the page ("only visible to you"); never stored. */

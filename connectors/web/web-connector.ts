@@ -17,6 +17,7 @@
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger } from '../../src/engine/index.js';
+import { isDemoModel } from '../../src/providers/model-ref.js';
 import type { SessionRecord } from '../../src/store/session-store.js';
 import type { ChatConnector, ConnectorStarted } from '../shared/chat-connector.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
@@ -28,7 +29,7 @@ import { nameOf, WebInbound } from './web-inbound.js';
 import { WebSurface } from './web-surface.js';
 
 export interface WebConnectorOptions {
-  config: Pick<Config, 'PLAYGROUND_PORT' | 'GRANT_SCOPE'>;
+  config: Pick<Config, 'PLAYGROUND_PORT' | 'GRANT_SCOPE'> & Partial<Pick<Config, 'MODEL'>>;
   core: Pick<Core, 'manager' | 'store' | 'observers'> & Partial<Pick<Core, 'keepWritableAtShutdown'>>;
   logger: EngineLogger;
   /** The access token (default: the one kept in the store, made the first time; tests may fix it). */
@@ -58,6 +59,7 @@ export class WebConnector implements ChatConnector {
       logger: options.logger,
       presenterFor: (session) => this.presenterFor(session),
       taking: () => this.taking,
+      demo: isDemoModel(options.config.MODEL),
     });
     this.server = new PlaygroundServer({
       token: this.token,

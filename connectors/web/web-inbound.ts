@@ -53,13 +53,15 @@ export interface WebInboundDeps {
   presenterFor: (session: SessionRecord) => ThreadPresenter;
   /** False once the bot shuts down: nothing new is taken. */
   taking: () => boolean;
+  /** The bot's model is the built-in demo (the page shows a banner). */
+  demo: boolean;
 }
 
 export class WebInbound implements PlaygroundActions {
   constructor(private readonly deps: WebInboundDeps) {}
 
   snapshot(): PageSnapshot {
-    return { user: LOCAL_USER, bot: BOT, threads: this.deps.threads.all() };
+    return { user: LOCAL_USER, bot: BOT, threads: this.deps.threads.all(), demo: this.deps.demo };
   }
 
   async postMessage(body: PostMessage): Promise<ActionAnswer> {

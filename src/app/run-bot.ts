@@ -25,7 +25,7 @@ const NOTHING_CONFIGURED = [
   '           or SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP mode on PORT, events at /slack/events).',
   'And/or, for Discord: DISCORD_TOKEN (the bot token; see manifest/discord.md).',
   'And a model: MODEL (e.g. openai:gpt-4.1) with OPENAI_API_KEY, or anthropic:… with ANTHROPIC_API_KEY.',
-  'Or try it without a chat platform: npm run playground.',
+  'Or try it without a chat platform, and without a key: npm run playground (it has a built-in demo model).',
   'See README.md and .env.example.',
 ].join('\n');
 

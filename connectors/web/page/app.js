@@ -86,9 +86,10 @@ function connect() {
   const stream = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
   stream.addEventListener('open', () => setConnection('live', 'live'));
   stream.addEventListener('error', () => setConnection('reconnecting', 'reconnecting…'));
-  on(stream, 'snapshot', /** @param {{ user: Person, bot: Person, threads: PageThread[] }} snapshot */ (snapshot) => {
+  on(stream, 'snapshot', /** @param {{ user: Person, bot: Person, threads: PageThread[], demo: boolean }} snapshot */ (snapshot) => {
     people.user = snapshot.user;
     people.bot = snapshot.bot;
+    byId('demo-banner').hidden = !snapshot.demo;
     threads.clear();
     for (const thread of snapshot.threads) threads.set(thread.id, thread);
     drawChannel();
