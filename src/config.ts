@@ -104,7 +104,7 @@ export const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /** Socket Mode or Discord: serve GET /healthz on this port (HTTP mode answers it on PORT). Unset: no health endpoint. */
   HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
-  /** `npm run playground`: the local web page's port on 127.0.0.1 (0 picks a free one). */
+  /** `npm run playground`: the local web page's port on 127.0.0.1 (0: the last run's port when free, else any free one). */
   PLAYGROUND_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   /** Log lines: `pretty` (coloured, for a terminal), `json` (one object per line); default: pretty on a terminal, else json. */
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),

@@ -4,8 +4,8 @@
 // must carry it, and it is compared in constant time (hashes of equal length, then
 // timingSafeEqual: neither the length nor a common prefix leaks through timing).
 //
-// The token is kept in the store (`web:access-token`): a restart on the same PLAYGROUND_PORT
-// keeps the same URL, so an open page reconnects by itself. Whoever can read the store can
+// The token is kept in the store (`web:access-token`), and so is the last port
+// (page-address.ts): a restart keeps the same URL, so an open page reconnects by itself. Whoever can read the store can
 // read every conversation in it anyway.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type Keyv from 'keyv';

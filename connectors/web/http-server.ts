@@ -87,6 +87,17 @@ export class PlaygroundServer {
     return this.port;
   }
 
+  /** Listen on `preferred` if it is free, else on any free port. */
+  async listenPreferring(preferred: number): Promise<number> {
+    try {
+      return await this.listen(preferred);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EADDRINUSE' && code !== 'EACCES') throw error;
+      return this.listen(0);
+    }
+  }
+
   get port(): number {
     return (this.server.address() as AddressInfo).port;
   }

@@ -24,6 +24,8 @@ export interface Whisper {
   type: 'whisper';
   threadId?: string;
   text: string;
+  /** When it was said: the page places it after what came before it (the command it answers). */
+  at: number;
 }
 
 export class LiveUpdates {

@@ -164,6 +164,20 @@ export class PageThreads {
     await this.save(threadId);
   }
 
+  /** Take one mark off every message of the thread that has it (one write for them all). */
+  async clearMark(threadId: string, mark: MessageOf<'input'>['marks'][number]): Promise<void> {
+    const thread = this.require(threadId);
+    let changed = false;
+    thread.messages = thread.messages.map((message) => {
+      if (message.kind !== 'input' || !message.marks.includes(mark)) return message;
+      const next = { ...message, marks: message.marks.filter((other) => other !== mark) };
+      this.listener({ type: 'message', threadId, message: next });
+      changed = true;
+      return next;
+    });
+    if (changed) await this.save(threadId);
+  }
+
   /** More text for a streaming answer: announced at once, written a moment later. */
   appendAnswer(threadId: string, messageId: string, text: string): void {
     const message = this.require(threadId).messages.find((candidate) => candidate.id === messageId);

@@ -23,6 +23,7 @@ import type { ChatConnector, ConnectorStarted } from '../shared/chat-connector.j
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import { AccessToken, storedAccessToken } from './access-token.js';
 import { PlaygroundServer } from './http-server.js';
+import { lastPort, rememberPort } from './page-address.js';
 import { LiveUpdates } from './live-updates.js';
 import { PageThreads } from './page-threads.js';
 import { nameOf, WebInbound } from './web-inbound.js';
@@ -81,7 +82,12 @@ export class WebConnector implements ChatConnector {
   }
 
   async start(): Promise<ConnectorStarted> {
-    const port = await this.server.listen(this.options.config.PLAYGROUND_PORT);
+    // PLAYGROUND_PORT=0 (the default): the last run's port when it is free (page-address.ts).
+    const wanted = this.options.config.PLAYGROUND_PORT;
+    const keyv = this.options.core.store.keyv;
+    const last = wanted === 0 ? await lastPort(keyv) : undefined;
+    const port = last === undefined ? await this.server.listen(wanted) : await this.server.listenPreferring(last);
+    if (wanted === 0 && port !== last) await rememberPort(keyv, port);
     this.url_ = `http://127.0.0.1:${port}/?token=${this.token.value}`;
     this.taking = true;
     return { message: 'Playground started', fields: { url: this.url_, port } };

@@ -164,6 +164,6 @@ export class WebInbound implements PlaygroundActions {
   }
 
   private whisper(threadId: string | undefined, text: string): void {
-    this.deps.live.broadcast({ type: 'whisper', ...(threadId ? { threadId } : {}), text });
+    this.deps.live.broadcast({ type: 'whisper', ...(threadId ? { threadId } : {}), text, at: Date.now() });
   }
 }

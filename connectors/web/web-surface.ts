@@ -75,6 +75,10 @@ export class WebSurface implements ThreadSurface {
   async setStatus(status: WorkStatus): Promise<void> {
     this.status = status;
     this.threads.setStatus(this.threadId, status, null);
+    // 👀 says "the bot has it and works on it": once the thread is idle that is over, and a
+    // mark left on a finished message would say the bot still works on it. (A reply that
+    // arrives later is marked again when it is taken.)
+    if (status === 'idle') await this.threads.clearMark(this.threadId, 'received');
   }
 
   async showWaiting(ahead: number | null): Promise<void> {

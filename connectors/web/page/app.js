@@ -4,13 +4,17 @@
 //
 // The access token is in the page's URL; every request sends it (the stream in its query, the
 // actions in a header). The open thread is in the URL's hash, so a reload reopens it.
-/* global window, document, location, history, EventSource, fetch, CSS, HTMLTextAreaElement, HTMLFormElement */
+//
+// Private answers ("only visible to you") are the page's alone: kept here, never stored, and
+// drawn where they belong in time, right after what they answer, not below everything.
+/* global window, document, location, history, EventSource, fetch, CSS, HTMLTextAreaElement, HTMLFormElement, HTMLButtonElement */
 import { element, fillAnswer, messageElement, whisperElement } from './render.js';
 
 /** @typedef {import('./render.js').PageThread} PageThread */
 /** @typedef {import('./render.js').PageMessage} PageMessage */
 /** @typedef {import('./render.js').Person} Person */
 /** @typedef {import('./render.js').Actions} Actions */
+/** @typedef {{ text: string, at: number }} Whisper */
 
 const token = new URLSearchParams(location.search).get('token') ?? '';
 
@@ -24,8 +28,18 @@ const threadPane = byId('thread-pane');
 const threadList = byId('thread-messages');
 const threadStatus = byId('thread-status');
 const connection = byId('connection');
+const stopButton = /** @type {HTMLButtonElement} */ (byId('thread-stop'));
 /** A mention this page just sent: its thread opens as soon as the bot says it exists, before the bot answers. */
 let mentionSent = '';
+/** Private answers, by where they were shown: a thread's id, or '' for the channel. Gone on reload. */
+/** @type {Map<string, Whisper[]>} */
+const whispers = new Map();
+/**
+ * After this many failed attempts in a row the page stops only saying "reconnecting…": the
+ * playground may be down for good, or running at another address (a restart whose old port
+ * was taken), which this page cannot learn.
+ */
+const FAILURES_BEFORE_ADVICE = 3;
 
 /** @type {Actions} */
 const actions = {
@@ -84,8 +98,26 @@ function parseJson(text) {
 
 function connect() {
   const stream = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
-  stream.addEventListener('open', () => setConnection('live', 'live'));
-  stream.addEventListener('error', () => setConnection('reconnecting', 'reconnecting…'));
+  let failures = 0;
+  stream.addEventListener('open', () => {
+    failures = 0;
+    setConnection('live', 'live');
+  });
+  stream.addEventListener('error', () => {
+    // Closed for good: something answered at this address, but not with our live stream (another
+    // program took the port, or a playground with another token). The browser will not retry.
+    if (stream.readyState === EventSource.CLOSED) {
+      setConnection('moved', 'The playground no longer answers at this address: it was restarted at another one. Open the address it printed in its terminal.');
+      return;
+    }
+    failures += 1;
+    setConnection(
+      'reconnecting',
+      failures < FAILURES_BEFORE_ADVICE
+        ? 'reconnecting…'
+        : 'reconnecting… The playground is not running at this address. If you restarted it, open the address it printed in its terminal.',
+    );
+  });
   on(stream, 'snapshot', /** @param {{ user: Person, bot: Person, threads: PageThread[], demo: boolean }} snapshot */ (snapshot) => {
     people.user = snapshot.user;
     people.bot = snapshot.bot;
@@ -111,7 +143,10 @@ function connect() {
     if (index >= 0) thread.messages[index] = message;
     else thread.messages.push(message);
     drawChannelItem(thread);
-    if (threadId === openThreadId()) drawMessage(message);
+    if (threadId === openThreadId()) {
+      drawMessage(message);
+      drawStatus(thread);
+    }
   });
   on(stream, 'append', /** @param {{ threadId: string, messageId: string, text: string }} data */ ({ threadId, messageId, text }) => {
     const message = threads.get(threadId)?.messages.find((known) => known.id === messageId);
@@ -138,8 +173,8 @@ function connect() {
     channelList.querySelector(`li[data-thread="${CSS.escape(threadId)}"]`)?.remove();
     if (threadId === openThreadId()) openThread(undefined);
   });
-  on(stream, 'whisper', /** @param {{ threadId?: string, text: string }} whisper */ (whisper) => {
-    showWhisper(whisper.text, whisper.threadId);
+  on(stream, 'whisper', /** @param {{ threadId?: string, text: string, at: number }} whisper */ (whisper) => {
+    showWhisper(whisper.text, whisper.threadId, whisper.at);
   });
 }
 
@@ -157,6 +192,7 @@ function setConnection(state, text) {
 function drawChannel() {
   channelList.replaceChildren();
   for (const thread of threads.values()) drawChannelItem(thread);
+  for (const whisper of whispers.get('') ?? []) placeWhisper(channelList, whisper);
   scrollDown(channelList);
 }
 
@@ -178,11 +214,12 @@ function drawChannelItem(thread) {
     item.querySelector('.msg-body')?.append(link);
   }
   if (thread.id === openThreadId()) item.classList.add('selected');
+  item.dataset.at = String(root.at);
   const known = channelList.querySelector(`li[data-thread="${CSS.escape(thread.id)}"]`);
   if (known) known.replaceWith(item);
   else {
     const follow = nearBottom(channelList);
-    channelList.append(item);
+    channelList.insertBefore(item, laterWhispers(channelList, root.at));
     if (follow) scrollDown(channelList);
   }
 }
@@ -194,41 +231,93 @@ function drawThread() {
   for (const item of channelList.querySelectorAll('li.selected')) item.classList.remove('selected');
   if (!thread) return;
   channelList.querySelector(`li[data-thread="${CSS.escape(thread.id)}"]`)?.classList.add('selected');
-  threadList.replaceChildren(...thread.messages.map((message) => messageElement(message, { bot: people.bot, actions })));
+  threadList.replaceChildren(...thread.messages.map((message) => threadItem(message)));
+  for (const whisper of whispers.get(thread.id) ?? []) placeWhisper(threadList, whisper);
   drawStatus(thread);
   scrollDown(threadList);
 }
 
 /**
- * One message of the open thread, drawn again in place or added at the end.
+ * A message of the open thread as a list item, with its time for placing private answers.
+ * @param {PageMessage} message
+ * @returns {HTMLElement}
+ */
+function threadItem(message) {
+  const item = messageElement(message, { bot: people.bot, actions });
+  item.dataset.at = String(message.at);
+  return item;
+}
+
+/**
+ * One message of the open thread, drawn again in place or added after the others (and after
+ * the private answers that came before it).
  * @param {PageMessage} message
  */
 function drawMessage(message) {
   const follow = nearBottom(threadList);
-  const item = messageElement(message, { bot: people.bot, actions });
+  const item = threadItem(message);
   const known = threadList.querySelector(`li[data-id="${CSS.escape(message.id)}"]`);
   if (known) known.replaceWith(item);
-  else threadList.insertBefore(item, threadList.querySelector('li.whisper'));
+  else threadList.insertBefore(item, laterWhispers(threadList, message.at));
   if (follow) scrollDown(threadList);
 }
 
-/** @param {PageThread} thread */
+/**
+ * Where a message of time `at` goes at the end of a list: before the private answers at its
+ * end that are later than it (null: at the very end).
+ * @param {HTMLElement} list
+ * @param {number} at
+ * @returns {Element | null}
+ */
+function laterWhispers(list, at) {
+  let before = null;
+  for (let node = list.lastElementChild; node?.classList.contains('whisper') && Number(/** @type {HTMLElement} */ (node).dataset.at) > at; node = node.previousElementSibling) {
+    before = node;
+  }
+  return before;
+}
+
+/**
+ * A private answer in a list, after everything of its time or earlier.
+ * @param {HTMLElement} list
+ * @param {Whisper} whisper
+ */
+function placeWhisper(list, whisper) {
+  const item = whisperElement(whisper.text, people.bot, whisper.at);
+  item.dataset.at = String(whisper.at);
+  let after = list.lastElementChild;
+  while (after && Number(/** @type {HTMLElement} */ (after).dataset.at) > whisper.at) after = after.previousElementSibling;
+  list.insertBefore(item, after ? after.nextElementSibling : list.firstElementChild);
+}
+
+/**
+ * The thread's status line, and Stop: enabled only while there is something to stop (a turn
+ * running, or a card waiting for an answer, which a stop closes).
+ * @param {PageThread} thread
+ */
 function drawStatus(thread) {
   const waiting = thread.waiting;
   threadStatus.textContent =
     waiting !== null ? `bot is waiting for a free model slot (${waiting} ahead)…` : thread.status === 'thinking' ? 'bot is working…' : '';
   threadStatus.dataset.status = thread.status;
+  const asking = thread.messages.some((message) => message.kind === 'card' && message.card.itemId !== undefined && message.card.buttons.length > 0);
+  stopButton.disabled = !thread.sessionId || (thread.status !== 'thinking' && !asking);
 }
 
 /**
- * A private answer: in the thread it concerns when that is open, else in the channel.
+ * A private answer: in the thread it concerns when that is open, else in the channel; placed
+ * by its time (the server's clock for the bot's, this page's for a refusal: the same machine).
  * @param {string} text
  * @param {string} [threadId]
+ * @param {number} [at]
  */
-function showWhisper(text, threadId) {
+function showWhisper(text, threadId, at = Date.now()) {
   const open = openThreadId();
-  const list = open && (threadId === undefined || threadId === open) ? threadList : channelList;
-  list.append(whisperElement(text, people.bot));
+  const where = open && (threadId === undefined || threadId === open) ? open : '';
+  const list = where ? threadList : channelList;
+  const whisper = { text, at };
+  whispers.set(where, [...(whispers.get(where) ?? []), whisper]);
+  placeWhisper(list, whisper);
   scrollDown(list);
 }
 
@@ -312,7 +401,7 @@ function composer(formId, threadOf) {
 
 composer('channel-composer', () => undefined);
 composer('thread-composer', openThreadId);
-byId('thread-stop').addEventListener('click', () => {
+stopButton.addEventListener('click', () => {
   const thread = openThreadId();
   if (thread) void send('/api/stop', { thread });
 });

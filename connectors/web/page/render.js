@@ -199,10 +199,11 @@ function labelled(label, content) {
  * A private answer, for the person at the page only; gone on reload, as an ephemeral message.
  * @param {string} text
  * @param {Person} bot
+ * @param {number} at
  * @returns {HTMLElement}
  */
-export function whisperElement(text, bot) {
-  const { item, body } = frame({ kind: 'bot', id: `whisper-${Date.now()}`, at: Date.now(), text }, bot, true);
+export function whisperElement(text, bot, at) {
+  const { item, body } = frame({ kind: 'bot', id: `whisper-${at}`, at, text }, bot, true);
   item.classList.add('whisper');
   item.dataset.kind = 'whisper';
   body.append(element('div', 'context', 'Only visible to you'));
