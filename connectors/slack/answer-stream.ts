@@ -13,6 +13,7 @@
 // after stop. The caller stops the stream before any wait for a human.
 import type { WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
+import type { OpenAnswer } from '../../src/store/session-store.js';
 import { DeltaCoalescer, scanFences, splitMarkdown, splitMarkdownPieces, toSlackMrkdwn, withoutFenceRepair } from '../shared/index.js';
 import { closingLine, openingLine, type Fence } from '../shared/markdown-fences.js';
 import type { AnswerDraft } from '../shared/thread-surface.js';
@@ -37,8 +38,13 @@ export interface AnswerStreamOptions {
   /** Between Slack calls for one message (appendStream is Tier 4, chat.update Tier 3: 50/min). */
   nativeIntervalMs?: number;
   postIntervalMs?: number;
-  /** A native stream began (its ts) or was stopped (undefined): recorded, for a takeover to close it. */
-  streaming?: (ts: string | undefined) => Promise<void>;
+  /**
+   * A native stream is about to open (`startingAt`), opened (its `messageId`), or was stopped
+   * (undefined): recorded, for a takeover to close it. The mark is awaited before Slack is
+   * asked, so the record never misses a stream Slack shows (it may name one already stopped,
+   * which closing tolerates).
+   */
+  streaming?: (answer: OpenAnswer | undefined) => Promise<void>;
 }
 
 const NATIVE_MESSAGE_LIMIT = 11_000; // markdown_text is capped at 12,000 per message
@@ -170,20 +176,31 @@ export class AnswerStream implements AnswerDraft {
       ...(this.target.recipientUserId ? { recipient_user_id: this.target.recipientUserId } : {}),
       ...(this.target.recipientTeamId ? { recipient_team_id: this.target.recipientTeamId } : {}),
     };
-    const started = await this.client.chat.startStream(args);
+    // Written ahead: Slack shows the stream as soon as it opens it, and a process killed before
+    // it records the ts (or before the answer even reaches it) would leave a stream nobody can
+    // name. The mark lets the instance that takes over find it (stale-stream.ts).
+    await this.recordStreaming({ startingAt: Date.now() });
+    let started: Awaited<ReturnType<WebClient['chat']['startStream']>>;
+    try {
+      started = await this.client.chat.startStream(args);
+    } catch (error) {
+      // Refused by Slack: no stream opened, nothing for a takeover to look for.
+      if (slackError(error) !== undefined) await this.recordStreaming(undefined);
+      throw error;
+    }
     if (!started.ts) throw new Error('chat.startStream answered without a ts');
     this.ts = started.ts;
     this.messages.push(started.ts);
     this.segment = chunk;
     this.startedAt = Date.now();
     this.streaming = true;
-    await this.recordStreaming(started.ts);
+    await this.recordStreaming({ messageId: started.ts });
   }
 
   /** Best effort: losing the record only means a takeover cannot close this stream early. */
-  private async recordStreaming(ts: string | undefined): Promise<void> {
+  private async recordStreaming(answer: OpenAnswer | undefined): Promise<void> {
     try {
-      await this.options.streaming?.(ts);
+      await this.options.streaming?.(answer);
     } catch (error) {
       this.options.logger.debug({ err: error }, 'could not record the open stream');
     }

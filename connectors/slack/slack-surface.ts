@@ -14,6 +14,7 @@ import type { AnswerDraft, CardView, InputMark, MessageId, ThreadNote, ThreadSur
 import { AnswerStream, slackError, type StreamingSupport } from './answer-stream.js';
 import { noteMessage, toolCardBlocks, toolCardText } from './blocks.js';
 import { CardIndex } from './card-index.js';
+import { closeStaleStream } from './stale-stream.js';
 
 export interface SlackSurfaceDeps {
   /** The thread's client (limited-client.ts: at most SLACK_CALLS_PER_THREAD calls in flight). */
@@ -21,6 +22,8 @@ export interface SlackSurfaceDeps {
   store: SessionStore;
   logger: EngineLogger;
   support: StreamingSupport;
+  /** This bot's user id (auth.test): which replies in the thread are its own. */
+  botUserId?: string;
 }
 
 const REACTION: Record<InputMark, string> = { received: 'eyes', taken: 'white_check_mark', dropped: 'x' };
@@ -78,23 +81,18 @@ export class SlackSurface implements ThreadSurface {
         ...(this.session.startedBy ? { recipientUserId: this.session.startedBy } : {}),
         ...(this.session.key.workspace ? { recipientTeamId: this.session.key.workspace } : {}),
       },
-      { logger: this.deps.logger, support: this.deps.support, streaming: (ts) => this.deps.store.setOpenAnswer(this.session.id, ts) },
+      { logger: this.deps.logger, support: this.deps.support, streaming: (answer) => this.deps.store.setOpenAnswer(this.session.id, answer) },
     );
   }
 
   /**
    * The instance that owned this thread died mid-stream (cluster mode): stop its stream, which
-   * Slack would otherwise show as still being written for minutes. A stream Slack already
-   * ended refuses (message_not_in_streaming_state): nothing left to do then.
+   * Slack would otherwise show as still being written for minutes (stale-stream.ts).
    */
   async closeStaleAnswer(): Promise<void> {
-    const ts = await this.deps.store.getOpenAnswer(this.session.id);
-    if (!ts) return;
-    try {
-      await this.deps.client.chat.stopStream({ channel: this.channel, ts });
-    } catch (error) {
-      if (slackError(error) !== 'message_not_in_streaming_state') throw error;
-    }
+    const open = await this.deps.store.getOpenAnswer(this.session.id);
+    if (!open) return;
+    await closeStaleStream(this.deps.client, { channel: this.channel, threadTs: this.threadTs, ...(this.deps.botUserId ? { botUserId: this.deps.botUserId } : {}) }, open);
     await this.deps.store.setOpenAnswer(this.session.id, undefined);
   }
 

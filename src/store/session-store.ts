@@ -15,6 +15,7 @@
 //   ref:<platform message>    which session / tool call a platform message belongs to
 //   grants:channel:<channel>  "always" grants scoped to a whole channel
 //   event:<id>                processed platform event ids, with a TTL (de-duplication)
+//   open-answer:<id>          the answer the thread is streaming now (OpenAnswerSchema)
 //
 // Keyv is for data, not for coordination: it has no compare-and-set, so claims, locks and
 // queue pops live behind the coordination seam (src/sessions/coordination.ts). Everything
@@ -101,6 +102,15 @@ export const MessageRefSchema = z.object({
   postingAt: z.number().optional(),
 });
 export type MessageRef = z.infer<typeof MessageRefSchema>;
+
+/**
+ * A thread's open answer, written ahead as the card index is: `startingAt` (epoch ms) right
+ * before the platform is asked to open the stream, its `messageId` once the platform answered.
+ * An owner that dies between the two (the stream open in the thread, its id known nowhere)
+ * leaves the mark, and the instance that takes over looks for the stream posted since.
+ */
+export const OpenAnswerSchema = z.union([z.object({ messageId: z.string() }), z.object({ startingAt: z.number() })]);
+export type OpenAnswer = z.infer<typeof OpenAnswerSchema>;
 
 /** A set of ids several processes change at once, each change atomic (cluster mode: a Redis set). */
 export interface SharedIdSet {
@@ -385,22 +395,25 @@ export class SessionStore {
 
   // ---- forgetting --------------------------------------------------------------------
 
-  /** Delete everything stored for a session (platform terms forbid long-term copies). */
   /**
-   * The answer a thread is streaming now (its platform message id), kept while the stream is
-   * open: an instance that takes the thread over after its owner died closes that stream
-   * instead of leaving it visibly broken. Undefined clears it.
+   * The answer a thread is streaming now, kept while the stream is open: an instance that
+   * takes the thread over after its owner died closes that stream instead of leaving it
+   * visibly "being written". Written ahead (see OpenAnswerSchema). Undefined clears it.
    */
-  async setOpenAnswer(id: string, messageId: string | undefined): Promise<void> {
-    if (messageId === undefined) await this.keyv.delete(`open-answer:${id}`);
-    else await this.keyv.set(`open-answer:${id}`, messageId);
+  async setOpenAnswer(id: string, answer: OpenAnswer | undefined): Promise<void> {
+    if (answer === undefined) await this.keyv.delete(`open-answer:${id}`);
+    else await this.keyv.set(`open-answer:${id}`, answer);
   }
 
-  async getOpenAnswer(id: string): Promise<string | undefined> {
+  async getOpenAnswer(id: string): Promise<OpenAnswer | undefined> {
     const raw = await this.keyv.get<unknown>(`open-answer:${id}`);
-    return typeof raw === 'string' ? raw : undefined;
+    // Before the write-ahead mark, the record was the stream's message id alone.
+    if (typeof raw === 'string') return { messageId: raw };
+    const parsed = OpenAnswerSchema.safeParse(raw);
+    return parsed.success ? parsed.data : undefined;
   }
 
+  /** Delete everything stored for a session (platform terms forbid long-term copies). */
   async deleteSession(id: string): Promise<void> {
     const items = await this.itemLog(id).readAll();
     for (const itemId of items) {
