@@ -9,6 +9,11 @@ import type { ToolResult } from '../../src/engine/index.js';
 import { asText, createSandbox, type Sandbox } from './tool-kit.js';
 
 const SECRET = 'API_KEY=sk-secret-marker';
+/**
+ * The races below are bounded by work (a count of calls), not by time: on a busy machine, with
+ * the swapper taking a core of its own, they take longer and must not fail for it.
+ */
+const RACE_TIMEOUT = { timeout: 300_000 };
 
 let sandbox: Sandbox;
 let swapper: ChildProcess | undefined;
@@ -53,15 +58,15 @@ describe('a hard link in the workspace to a secret outside it', () => {
 });
 
 describe('a FIFO in the workspace', () => {
+  // Opening a FIFO for reading waits for a writer that never comes: a tool that did would
+  // never answer, and the test would end at its timeout, not on a clock.
   it('read_file and write_file refuse it at once instead of waiting for the other end', async () => {
     execFileSync('mkfifo', [path.join(sandbox.workspace, 'pipe')]);
-    const started = Date.now();
     await expect(sandbox.run('read_file', { path: 'pipe' })).rejects.toThrow(
       'pipe is not a regular file (a named pipe); only regular files can be opened',
     );
     await expect(sandbox.run('write_file', { path: 'pipe', content: 'x' })).rejects.toThrow(/pipe is not a regular file \(a named pipe\)/);
     await expect(sandbox.run('edit_file', { path: 'pipe', old: 'x', new: 'y' })).rejects.toThrow(/pipe is not a regular file/);
-    expect(Date.now() - started).toBeLessThan(2_000);
   });
 });
 
@@ -81,7 +86,7 @@ describe('a folder swapped for a link to outside while the tools run', () => {
     swapper = await startSwapping(sandbox.workspace);
   });
 
-  it('read_file never returns the outside file, over 3,000 reads', async () => {
+  it('read_file never returns the outside file, over 3,000 reads', RACE_TIMEOUT, async () => {
     const outcome = { read: 0, refused: 0, leaked: 0 };
     for (let i = 0; i < 3_000; i++) {
       const answer = await sandbox.run('read_file', { path: 'dir/file.txt' }).then(asText, (error: unknown) => {
@@ -97,7 +102,7 @@ describe('a folder swapped for a link to outside while the tools run', () => {
     expect(outcome.read).toBeGreaterThan(0);
   });
 
-  it('write_file never writes outside, nor leaves a file or folder there, over 1,000 writes', async () => {
+  it('write_file never writes outside, nor leaves a file or folder there, over 1,000 writes', RACE_TIMEOUT, async () => {
     const outsideFile = path.join(sandbox.outside, 'file.txt');
     const outcome = { written: 0, refused: 0, overwroteOutside: 0 };
     for (let i = 0; i < 1_000; i++) {
@@ -120,7 +125,7 @@ describe('a folder swapped for a link to outside while the tools run', () => {
     expect(outcome.written).toBeGreaterThan(0);
   });
 
-  it('list_dir and search never show what is in the outside folder, over 1,000 calls each', async () => {
+  it('list_dir and search never show what is in the outside folder, over 1,000 calls each', RACE_TIMEOUT, async () => {
     const outcome = { listed: 0, searched: 0, refused: 0, leaked: 0 };
     const answer = (result: Promise<ToolResult>, succeeded: 'listed' | 'searched') =>
       result.then(
@@ -135,7 +140,10 @@ describe('a folder swapped for a link to outside while the tools run', () => {
       );
     for (let i = 0; i < 1_000; i++) {
       const listing = await answer(sandbox.run('list_dir', { path: 'dir' }), 'listed');
-      const found = await answer(sandbox.run('search', { pattern: 'secret-marker', path: 'dir' }), 'searched');
+      // Literal text is matched on this thread; a regular expression in a worker started per
+      // search, which costs more than the race itself. Files are opened here either way
+      // (search.ts), so one call in fifty takes the worker's path and the rest stay cheap.
+      const found = await answer(sandbox.run('search', { pattern: 'secret-marker', literal: i % 50 !== 0, path: 'dir' }), 'searched');
       if (listing.includes('only-outside') || found.includes('sk-secret-marker')) outcome.leaked++;
     }
     report('list_dir+search', outcome);
