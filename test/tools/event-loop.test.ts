@@ -7,16 +7,19 @@ import type { ToolDefinition } from '../../src/engine/index.js';
 import { htmlToText, htmlToTextAsync } from '../../src/tools/html-text.js';
 import { runningPatternWorkers } from '../../src/tools/pattern-worker.js';
 import { searchTool } from '../../src/tools/search.js';
-import { CATASTROPHIC_LINE, hostilePages, measureStalls, writeCatastrophicWorkspace } from '../support/hostile-inputs.js';
+import { calmestStalls, CATASTROPHIC_LINE, hostilePages, writeCatastrophicWorkspace } from '../support/hostile-inputs.js';
 import { asText, createSandbox, type Sandbox } from './tool-kit.js';
 
-/** Generous against CI noise; the regex versions held the loop for seconds to minutes. */
-const MAX_STALL_MS = 200;
+/**
+ * Generous against a busy machine (and the calmest of three runs is taken, see calmestStalls);
+ * the regex versions held the loop for seconds to minutes.
+ */
+const MAX_STALL_MS = 500;
 const PAGE_CHARS = 2 * 1024 * 1024;
 
 describe('a hostile page', () => {
   it.each(Object.entries(hostilePages(PAGE_CHARS)))('of 2 MiB (%s) becomes text without holding the event loop', async (_shape, page) => {
-    const { result, maxDelayMs, longestTickGapMs } = await measureStalls(() => htmlToTextAsync(page));
+    const { result, maxDelayMs, longestTickGapMs } = await calmestStalls(() => htmlToTextAsync(page), MAX_STALL_MS);
     expect(maxDelayMs).toBeLessThan(MAX_STALL_MS);
     expect(longestTickGapMs).toBeLessThan(MAX_STALL_MS);
     expect(result).toEqual(htmlToText(page));
@@ -55,7 +58,7 @@ describe('a catastrophic search pattern', () => {
   });
 
   it('is stopped after its time limit, says so, and never holds the event loop', async () => {
-    const { result, maxDelayMs, longestTickGapMs } = await measureStalls(() => run({ pattern: '^(a+)+$' }));
+    const { result, maxDelayMs, longestTickGapMs } = await calmestStalls(() => run({ pattern: '^(a+)+$' }), MAX_STALL_MS);
     expect(result).toBe(
       'the pattern took too long (over 0.5 s) and was stopped; simplify it or use literal: true (no matches in the 0 file(s) searched before it was stopped)',
     );
@@ -81,7 +84,8 @@ describe('a catastrophic search pattern', () => {
     const stopped = performance.now();
     controller.abort(new Error('stopped by 🛑'));
     await expect(searching).rejects.toThrow('stopped by 🛑');
-    expect(performance.now() - stopped).toBeLessThan(500);
+    // Against the 60 s it would otherwise run: generous for a busy machine, far from the budget.
+    expect(performance.now() - stopped).toBeLessThan(5_000);
     expect(runningPatternWorkers()).toBe(0);
   });
 
