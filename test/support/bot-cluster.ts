@@ -28,6 +28,8 @@ export const CLUSTER_SECRET = 'cluster-signing-secret';
 const CLUSTER_LINE = 'cluster mode: sessions are shared through Redis';
 /** The prefix of every key the bot writes (src/cluster/cluster-keys.ts, the default). */
 export const KEY_PREFIX = 'chat-agent:';
+/** How long one instance may take to start: generous, as several start at once on a machine that may be busy. */
+const START_TIMEOUT_MS = 60_000;
 /** What an instance logs when its sweep took a session over (src/sessions/cluster-routing.ts). */
 const TAKEOVER_LINE = 'cluster: took a session over';
 
@@ -90,7 +92,7 @@ export class BotCluster {
     const redisClient = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
     redisClient.on('error', () => undefined);
     await redisClient.connect();
-    const started = await Promise.allSettled(Array.from({ length: options.size }, () => BotProcess.start(env, dir, 30_000)));
+    const started = await Promise.allSettled(Array.from({ length: options.size }, () => BotProcess.start(env, dir, START_TIMEOUT_MS)));
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) {
       for (const s of started) if (s.status === 'fulfilled') await s.value.kill();
@@ -160,7 +162,7 @@ export class BotCluster {
   async restart(slot: number): Promise<BotProcess> {
     const old = this.instance(slot);
     if (old.alive) await old.kill();
-    const bot = await BotProcess.start(this.env, this.options.dir, 30_000);
+    const bot = await BotProcess.start(this.env, this.options.dir, START_TIMEOUT_MS);
     this.place(slot, bot);
     this.proxy.setBackend(slot, `http://127.0.0.1:${bot.port}`);
     return bot;
