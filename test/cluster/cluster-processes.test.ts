@@ -228,7 +228,7 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     expect(botText(slack, event.ts)).not.toMatch(/Stopped|Interrupted/);
     expect(wireProblems(llm.requests)).toEqual([]);
     // The reply shows it was taken (✅), as in one process.
-    await until('✅ on the reply', () => slack.reactionsOn(C, reply.ts).some((r) => r.name === 'white_check_mark'), cluster, 5_000);
+    await until('✅ on the reply', () => slack.reactionsOn(C, reply.ts).some((r) => r.name === 'white_check_mark'), cluster);
   });
 
   it('a 🛑 on the thread that lands on the instance not running the turn stops it', SLOW, async () => {
@@ -260,7 +260,7 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     const clicks = await Promise.all([cluster.click(0, approveClick(slack, card, event.ts, 'click-a')), cluster.click(1, approveClick(slack, card, event.ts, 'click-b'))]);
     expect(clicks.map((c) => c.status)).toEqual([200, 200]);
     await until('the answer', () => botText(slack, event.ts).includes('The file is written.'), cluster);
-    await until('the second clicker is told', () => slack.responsePosts.some((p) => JSON.stringify(p.body).includes('already answered')), cluster, 5_000);
+    await until('the second clicker is told', () => slack.responsePosts.some((p) => JSON.stringify(p.body).includes('already answered')), cluster);
     await sleep(1_000);
     expect(await fileText(dir, 'twice.txt')).toBe('written once\n');
     expect(llm.requests).toHaveLength(2);
@@ -441,7 +441,7 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     const backAt = Date.now();
     while (!acknowledged) {
       retry++;
-      if (Date.now() - backAt > 15_000) throw new Error(`no retry was acknowledged after Redis came back${cluster.story()}`);
+      if (Date.now() - backAt > 30_000) throw new Error(`no retry was acknowledged after Redis came back${cluster.story()}`);
       acknowledged = (await cluster.sendEvent('proxy', body, { retryNum: Math.min(retry, 3), retryReason: 'http_error' })).status === 200;
       if (!acknowledged) await sleep(300);
     }
