@@ -57,7 +57,8 @@ describe('a malformed payload is acknowledged, reported once, and starts nothing
     const started = Date.now();
     const answer = await send(bot);
     expect(answer.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(1_000); // not Bolt's 3-second "nobody acknowledged" 404
+    // Not Bolt's 3-second "nobody acknowledged" 404 (which would also fail the status above): generous for a busy machine.
+    expect(Date.now() - started).toBeLessThan(2_500);
     await new Promise((resolve) => setTimeout(resolve, 100));
 
     const logged = bot.logs.lines.slice(before).filter((line) => line.level === 'warn' || line.level === 'error');
