@@ -21,7 +21,6 @@ import { InProcessCoordinator } from './sessions/coordination.js';
 import { ObserverHub } from './sessions/observer-hub.js';
 import { SessionManager } from './sessions/session-manager.js';
 import { openKeyvStore } from './store/keyv-factory.js';
-import { clusterCoordinator } from './cluster/cluster-setup.js';
 import { clusterKeys } from './cluster/cluster-keys.js';
 import { redisIdSet } from './cluster/redis-id-set.js';
 import { SingletonLease } from './cluster/singleton-lease.js';
@@ -110,7 +109,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const shared = clustered(config) && opened.redis ? opened.redis : undefined;
   const keys = clusterKeys();
   const store = shared ? new SessionStore(opened.keyv, redisIdSet(shared, keys.openSessions), redisIdSet(shared, keys.allSessions)) : new SessionStore(opened.keyv);
-  const cluster = shared ? await clusterCoordinator(shared, config, logger) : undefined;
+  // Imported only in cluster mode: it brings ioredis, which a bot on SQLite does not need.
+  const cluster = shared ? await (await import('./cluster/cluster-setup.js')).clusterCoordinator(shared, config, logger) : undefined;
   const inbox = new PersistentInbox(store, cluster ? { claim: (itemId) => cluster.resolveOnce(itemId), release: (itemId) => cluster.unresolve(itemId) } : undefined);
   const mcp = new McpManager({ logger });
   const observers = new ObserverHub();

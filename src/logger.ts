@@ -7,8 +7,11 @@
 // process so a crash loses no line); piped, they are JSON, one object per line, which is what
 // log collectors and the tests that read a child's stdout parse. LOG_FORMAT forces either.
 // Masking happens on the JSON line, before pretty-printing, so both formats are masked alike.
+// pino-pretty (with its colour and date libraries) is loaded only when the format is pretty:
+// a bot writing JSON never needs it.
+import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import type { EngineLogger } from './engine/index.js';
 import type { SecretMasker } from './secrets/index.js';
 
@@ -63,7 +66,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   const format = output.format ?? (toTerminal ? 'pretty' : 'json');
   const written =
     format === 'pretty'
-      ? pretty({ colorize: output.colorize ?? toTerminal, sync: true, destination: destination ?? 1, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+      ? loadPretty()({ colorize: output.colorize ?? toTerminal, sync: true, destination: destination ?? 1, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
       : destination;
   const target = secrets ? maskedDestination(written ?? pino.destination(1), secrets) : written;
   return pino(
@@ -81,6 +84,11 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     },
     target,
   );
+}
+
+/** pino-pretty, required on demand (synchronously: createLogger is), so the JSON format never loads it. */
+function loadPretty(): typeof PinoPretty {
+  return createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
 }
 
 /** A destination that masks each serialized line before passing it on (flush passes through). */

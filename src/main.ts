@@ -1,10 +1,11 @@
 // `npm start`: read the configuration (environment and `.env`) and run the bot
 // (src/app/run-bot.ts: start-up, and a shutdown on SIGTERM / SIGINT that keeps every
 // conversation where it was). With nothing configured it says exactly what to set and exits 1.
+//
+// What only one mode needs (the doctor's checks, the playground's web connector) is imported
+// when that mode runs, so the bot does not hold it in memory.
 import { existsSync } from 'node:fs';
-import { runDoctor } from './app/doctor.js';
 import { runBot } from './app/run-bot.js';
-import { playgroundConfig, playgroundConnectors } from '../connectors/web/playground.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { isDemoModel } from './providers/model-ref.js';
@@ -13,7 +14,7 @@ import { configSecretValues, envFileWarning, SecretMasker } from './secrets/inde
 async function main(): Promise<number> {
   if (existsSync('.env')) process.loadEnvFile('.env');
   // `npm run doctor`: check the configuration, the platforms and the model; start nothing.
-  if (process.argv.includes('--check')) return runDoctor(process.env);
+  if (process.argv.includes('--check')) return (await import('./app/doctor.js')).runDoctor(process.env);
   let config: Config;
   try {
     config = loadConfig();
@@ -32,6 +33,7 @@ async function main(): Promise<number> {
   if (process.argv.includes('--playground')) {
     // `npm run playground`: only the local web page (connectors/web/), on its own store by default.
     // Without MODEL it runs the built-in demo model, and says so (connectors/web/playground.ts).
+    const { playgroundConfig, playgroundConnectors } = await import('../connectors/web/playground.js');
     const settings = playgroundConfig(config, process.env);
     const modelDefaulted = !config.MODEL;
     return runBot({ config: settings, logger, secrets, requireConnectors: false, connectors: (core) => playgroundConnectors({ config: settings, core, logger, modelDefaulted }) });

@@ -1,9 +1,13 @@
 // Which chat connectors this process runs, each behind the ChatConnector contract that
 // run-bot.ts starts and shuts down: Slack and Discord when configured, or, for
 // `npm run playground`, only the local web playground.
+//
+// Each platform's connector, and its SDK, is imported only when that platform is configured:
+// discord.js (with the two copies of undici its REST and gateway bring) costs a Slack-only
+// bot about 30 MB it never uses, and a Discord-only bot never loads Bolt.
 import type { ChatConnector } from '../../connectors/shared/chat-connector.js';
-import { DiscordConnector } from '../../connectors/discord/discord-connector.js';
-import { SlackConnector } from '../../connectors/slack/slack-connector.js';
+import type { DiscordConnector } from '../../connectors/discord/discord-connector.js';
+import type { SlackConnector } from '../../connectors/slack/slack-connector.js';
 import { discordConfigured, slackConfigured, type Config } from '../config.js';
 import type { Core } from '../core.js';
 import type { Logger } from 'pino';
@@ -23,8 +27,14 @@ export function wantedPlatforms(config: Config): string[] {
 export async function createConnectors(setup: ConnectorSetup): Promise<ChatConnector[]> {
   const built: ChatConnector[] = [];
   try {
-    if (slackConfigured(setup.config)) built.push(slackConnector(await SlackConnector.create(setup), setup.config));
-    if (discordConfigured(setup.config)) built.push(discordConnector(DiscordConnector.create(setup)));
+    if (slackConfigured(setup.config)) {
+      const { SlackConnector } = await import('../../connectors/slack/slack-connector.js');
+      built.push(slackConnector(await SlackConnector.create(setup), setup.config));
+    }
+    if (discordConfigured(setup.config)) {
+      const { DiscordConnector } = await import('../../connectors/discord/discord-connector.js');
+      built.push(discordConnector(DiscordConnector.create(setup)));
+    }
   } catch (error) {
     for (const connector of built) await connector.close().catch(() => undefined);
     throw error;

@@ -5,7 +5,7 @@
 // the others. `close()` takes every connection down and waits for every child to exit.
 import type { ToolDefinition } from '../engine/index.js';
 import type { McpConfig, McpServerConfig } from './config.js';
-import { connectServer, type McpConnection, type McpLogger } from './connection.js';
+import type { McpConnection, McpLogger } from './connection.js';
 import { mcpToolDefinition } from './mcp-tool.js';
 import { DEFAULT_MAX_RESULT_CHARS } from './result-text.js';
 import { engineToolName } from './tool-names.js';
@@ -46,6 +46,8 @@ export interface McpServerStatus {
   /** Engine tool names, as the model sees them. */
   tools: string[];
 }
+
+type ConnectOutcome = { config: McpServerConfig; connection: McpConnection; error?: undefined } | { config: McpServerConfig; connection?: undefined; error: string };
 
 const silentLogger: McpLogger = { warn: () => undefined };
 
@@ -100,22 +102,7 @@ export class McpManager {
   }
 
   private async connectAll(configs: McpServerConfig[], skipped: McpStartFailure[]): Promise<McpStartReport> {
-    const outcomes = await Promise.all(
-      configs.map(async (config) => {
-        try {
-          const connection = await connectServer(config, {
-            timeoutMs: this.connectTimeoutMs,
-            callTimeoutMs: this.callTimeoutMs,
-            signal: this.stopping.signal,
-            logger: this.logger,
-            clientInfo: this.clientInfo,
-          });
-          return { config, connection };
-        } catch (error) {
-          return { config, error: error instanceof Error ? error.message : String(error) };
-        }
-      }),
-    );
+    const outcomes = configs.length > 0 ? await this.connectEach(configs) : [];
 
     const report: McpStartReport = { connected: [], failures: [] };
     // Left out by the config (a `${VAR}` not set): reported like a server that did not start.
@@ -148,5 +135,29 @@ export class McpManager {
       this.logger.debug?.({ server, tools: tools.map((tool) => tool.name) }, 'MCP server connected');
     }
     return report;
+  }
+
+  /**
+   * Every server connected in parallel. The MCP SDK (with the JSON Schema validator it brings,
+   * about 15 MB) is loaded here, not at start-up: a bot without MCP servers would hold it for nothing.
+   */
+  private async connectEach(configs: McpServerConfig[]): Promise<ConnectOutcome[]> {
+    const { connectServer } = await import('./connection.js');
+    return Promise.all(
+      configs.map(async (config): Promise<ConnectOutcome> => {
+        try {
+          const connection = await connectServer(config, {
+            timeoutMs: this.connectTimeoutMs,
+            callTimeoutMs: this.callTimeoutMs,
+            signal: this.stopping.signal,
+            logger: this.logger,
+            clientInfo: this.clientInfo,
+          });
+          return { config, connection };
+        } catch (error) {
+          return { config, error: error instanceof Error ? error.message : String(error) };
+        }
+      }),
+    );
   }
 }

@@ -4,7 +4,11 @@
 // AssistantTurn, and every way that stream can end is decided here. A finished message
 // yields `final`; the caller's stop ends it silently; our stall watchdog, an `error` event
 // or a dropped socket become a ProviderError. Conversion lives in anthropic-convert.ts.
-import Anthropic, { APIError } from '@anthropic-ai/sdk';
+//
+// The SDK is imported on the first call, not with this file: a bot that never calls Claude
+// would otherwise hold it (with the OpenTelemetry API it brings, about 20 MB) for nothing.
+import type Anthropic from '@anthropic-ai/sdk';
+import type { APIError } from '@anthropic-ai/sdk';
 import {
   linkedAbortController,
   ProviderError,
@@ -30,6 +34,10 @@ import { parseModelRef } from './model-ref.js';
 import { DEFAULT_STALL_TIMEOUT_MS, startStallWatchdog } from './stall-watchdog.js';
 
 const VENDOR = 'Anthropic';
+
+type AnthropicSdk = typeof import('@anthropic-ai/sdk');
+/** Set once the first call has imported it; an error that is not a ProviderError comes after that. */
+let sdk: AnthropicSdk | undefined;
 
 export interface AnthropicProviderOptions {
   /** Defaults to `ANTHROPIC_API_KEY`; with neither, each call fails with an `auth` error. */
@@ -71,7 +79,7 @@ export class AnthropicProvider implements Provider {
 
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderChunk, void, undefined> {
     const model = parseModelRef(request.model, 'anthropic').model;
-    const client = this.clientOrThrow();
+    const client = await this.clientOrThrow();
     const body = this.requestBody(model, request);
     // Our own controller per call: the turn's signal lives long, and the watchdog must be
     // able to abort this request alone.
@@ -109,7 +117,7 @@ export class AnthropicProvider implements Provider {
     }
   }
 
-  private clientOrThrow(): Anthropic {
+  private async clientOrThrow(): Promise<Anthropic> {
     if (this.client) return this.client;
     const apiKey = this.options.apiKey ?? process.env.ANTHROPIC_API_KEY;
     // Checked here, not in the constructor, so a bot configured for OpenAI starts without
@@ -117,7 +125,9 @@ export class AnthropicProvider implements Provider {
     if (!apiKey) {
       throw new ProviderError('auth', 'ANTHROPIC_API_KEY is not set: add the Anthropic API key to the configuration to use Claude models.');
     }
-    this.client = new Anthropic({
+    sdk ??= await import('@anthropic-ai/sdk');
+    // `??=`: two first calls at once share one client.
+    this.client ??= new sdk.default({
       apiKey,
       baseURL: this.options.baseURL,
       maxRetries: this.options.maxRetries ?? 2,
@@ -318,7 +328,7 @@ const STATUS_OF_ERROR_TYPE: Readonly<Record<string, number>> = {
 function toProviderError(error: unknown, model: string, streaming: boolean): ProviderError {
   if (error instanceof ProviderError) return error;
   // `instanceof` on the generic class narrows to APIError<any, any, any>; the cast restores its declared defaults.
-  if (error instanceof APIError) return apiErrorToProviderError(error as APIError, model);
+  if (sdk && error instanceof sdk.APIError) return apiErrorToProviderError(error as APIError, model);
   // Once the body is streaming, a non-SDK error is fetch's body reader failing: the socket
   // dropped mid-answer (undici's "TypeError: terminated").
   if (streaming) {

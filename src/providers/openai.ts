@@ -8,7 +8,11 @@
 // neither (a whole answer if the server said why it stopped, else a 'connection' error,
 // or an SDK error translated into a ProviderError).
 // Wire-shape conversion lives in openai-convert.ts.
-import OpenAI, { APIError } from 'openai';
+//
+// The SDK (about 15 MB) is imported on the first call, not with this file: a bot whose models
+// are all Anthropic's never loads it.
+import type OpenAI from 'openai';
+import type { APIError } from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import {
   linkedAbortController,
@@ -46,6 +50,10 @@ const NO_KEY_NEEDED = 'not-needed';
 
 const OPENAI_HOST = 'api.openai.com';
 
+type OpenAISdk = typeof import('openai');
+/** Set once the first call has imported it; an error that is not a ProviderError comes after that. */
+let sdk: OpenAISdk | undefined;
+
 export class OpenAIProvider implements Provider {
   readonly name = 'openai';
   private readonly options: OpenAIProviderOptions;
@@ -63,7 +71,7 @@ export class OpenAIProvider implements Provider {
 
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderChunk, void, undefined> {
     const model = parseModelRef(request.model, 'openai').model;
-    const { client, vendor } = this.connect();
+    const { client, vendor } = await this.connect();
     if (signal.aborted) return;
     // Our own controller, not the caller's signal: openai 6 adds an abort listener to every
     // signal it is given and never removes it (see abort.ts), and the watchdog needs a
@@ -117,7 +125,7 @@ export class OpenAIProvider implements Provider {
    * server needs none, so a placeholder goes in when a base URL is set; with neither, the
    * failure is the user's config, said at call time rather than crashing the bot at start.
    */
-  private connect(): { client: OpenAI; vendor: string } {
+  private async connect(): Promise<{ client: OpenAI; vendor: string }> {
     const baseURL = this.options.baseURL || process.env.OPENAI_BASE_URL || undefined;
     const vendor = vendorLabel(baseURL);
     if (!this.client) {
@@ -128,7 +136,9 @@ export class OpenAIProvider implements Provider {
           'OPENAI_API_KEY is not set: add it to the configuration, or set a base URL for a local OpenAI-compatible server (which needs no key).',
         );
       }
-      this.client = new OpenAI({
+      sdk ??= await import('openai');
+      // `??=`: two first calls at once share one client.
+      this.client ??= new sdk.default({
         apiKey,
         baseURL,
         maxRetries: this.options.maxRetries ?? 2,
@@ -205,7 +215,7 @@ function translateError(error: unknown, facts: CallFacts): ProviderError {
 
 // `instanceof` alone narrows to `APIError<any, any, any>`; the guard pins the defaults.
 function isApiError(error: unknown): error is APIError {
-  return error instanceof APIError;
+  return sdk !== undefined && error instanceof sdk.APIError;
 }
 
 /**

@@ -6,6 +6,7 @@
 //
 // Redis (redis://, rediss://) is cluster mode's store: src/cluster/redis-keyv-store.ts, an
 // adapter of our own whose writes are fenced by the session lease; it needs no @keyv/redis.
+// It is imported only for a Redis URL: ioredis would cost every SQLite bot about 10 MB.
 //
 // At rest the transcripts are private to the bot's account: the SQLite folder is 0700 and
 // its files 0600, so another account on the machine can read neither the conversations nor
@@ -16,7 +17,6 @@ import { dirname, resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import Keyv, { type KeyvStoreAdapter } from 'keyv';
 import type { ClusterKeys } from '../cluster/cluster-keys.js';
-import { openRedisKeyvStore } from '../cluster/redis-keyv-store.js';
 
 export interface OpenedStore {
   keyv: Keyv;
@@ -76,6 +76,7 @@ export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace =
     return { ...withAdapter(store, namespace, 'sqlite'), notes };
   }
   if (scheme === 'redis' || scheme === 'rediss') {
+    const { openRedisKeyvStore } = await import('../cluster/redis-keyv-store.js');
     const store = await openRedisKeyvStore(url, { keys: options.keys, commandTimeoutMs: options.commandTimeoutMs });
     // throwOnErrors: Keyv 5 otherwise turns a failed get into "not found" and a failed set into `false`.
     const keyv = new Keyv({ store, namespace, throwOnErrors: true });

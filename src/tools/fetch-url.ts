@@ -11,10 +11,12 @@
 // to another origin is not followed: the approver saw one URL, so the answer names the new
 // one and the model makes a new call, with its own approval. Same-origin redirects are
 // followed, each new connection vetted again.
-import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
+//
+// undici and the HTML tokenizer (html-text.ts) are imported by the first fetch, not with this
+// file: a bot that never fetches a page has no use for them.
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
-import { htmlToTextAsync } from './html-text.js';
 import { capOutput, formatCount } from './output.js';
 import { assertPublicHost, BlockedHostError, specialPurposeRange, vettedLookup, type AddressPolicy, type HostLookup } from './network-guard.js';
 import { looksBinary } from './text-file.js';
@@ -96,8 +98,9 @@ export function fetchUrlTool(options: FetchUrlOptions): ToolDefinition {
       const onAbort = (): void => controller.abort(signal.reason);
       if (signal.aborted) onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
+      const undici = await import('undici');
       // One agent per call: its sockets resolve names through the guard, and none outlive the call.
-      const agent = new Agent({
+      const agent = new undici.Agent({
         connect: {
           lookup: vettedLookup({
             resolveHost: options.resolveHost,
@@ -107,7 +110,7 @@ export function fetchUrlTool(options: FetchUrlOptions): ToolDefinition {
         },
       });
       try {
-        const outcome = await fetchFollowing(url, controller.signal, agent, options);
+        const outcome = await fetchFollowing(url, controller.signal, agent, options.fetchImpl ?? ((target, init) => undici.fetch(target, init)), options);
         if ('kind' in outcome) return describeOffsiteRedirect(outcome);
         const body = await readCapped(outcome, options.maxBytes);
         return await describeResponse(outcome, url, body, options, controller.signal);
@@ -135,9 +138,9 @@ async function fetchFollowing(
   start: string,
   signal: AbortSignal,
   dispatcher: Dispatcher,
+  fetchImpl: FetchImpl,
   options: FetchUrlOptions,
 ): Promise<FetchedResponse | OffsiteRedirect> {
-  const fetchImpl: FetchImpl = options.fetchImpl ?? ((url, init) => undiciFetch(url, init));
   let url = start;
   for (let hop = 0; ; hop++) {
     if (!options.allowPrivateNetworks) assertPublicHost(new URL(url).hostname, options.addressPolicy ?? specialPurposeRange);
@@ -244,6 +247,7 @@ async function describeResponse(
     let text = decoded;
     if (kind === 'html') {
       // In slices, yielding between them: a 2 MiB page never holds the event loop, and a stop ends it.
+      const { htmlToTextAsync } = await import('./html-text.js');
       const page = await htmlToTextAsync(decoded, signal);
       if (page.title) answer.title = page.title;
       text = page.text;

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { globMatcher } from '../../src/tools/glob.js';
-import { htmlToTextAsync } from '../../src/tools/html-text.js';
-import { htmlToText } from '../../src/tools/index.js';
+import { htmlToText, htmlToTextAsync } from '../../src/tools/html-text.js';
 
 describe('glob filters for search', () => {
   it.each([
