@@ -25,6 +25,13 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-unsafe-assignment': 'off', '@typescript-eslint/no-unsafe-argument': 'off' },
   },
   {
+    // Plain JavaScript for Node (bin/start.mjs, which runs before any build; a test preload):
+    // tsc checks it (checkJs), names included, so ESLint's own undefined-name rule would only
+    // repeat it without Node's globals, as typescript-eslint advises for TypeScript files.
+    files: ['**/*.mjs'],
+    rules: { 'no-undef': 'off' },
+  },
+  {
     files: ['eslint.config.js'],
     ...tseslint.configs.disableTypeChecked,
   },

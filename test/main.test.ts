@@ -1,9 +1,7 @@
 // `npm start` as a user runs it: a child process with an environment, its exit code, and
 // what it prints. Slack and the model are local fakes.
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readdir } from 'node:fs/promises';
 import { appMention, eventCallback } from './fakes/slack-payloads.js';
@@ -12,10 +10,8 @@ import { waitFor } from './support/engine-kit.js';
 import { startBotFakes } from './support/bot-fakes.js';
 import { tempDir } from './support/test-connector.js';
 import { freePort } from './support/loopback-port.js';
+import { startCommand } from './support/start-command.js';
 
-const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-// Absolute, so the child finds tsx whatever its working directory.
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -23,7 +19,8 @@ afterEach(async () => {
 
 /** Only the variables a test gives, plus what node needs: the developer's own env must not leak in. */
 function run(env: Record<string, string>, cwd: string, args: string[] = []) {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
+  const { command, args: startArgs } = startCommand(args);
+  const child = spawn(command, startArgs, {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

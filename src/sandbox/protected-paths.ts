@@ -34,10 +34,16 @@ export interface BotPaths {
   protected: ProtectedPath[];
 }
 
-/** The folder holding the bot's package.json: two levels above this file, in src/ or dist/. */
+/**
+ * The folder holding the bot's package.json: the nearest one above this file, which runs from
+ * src/sandbox/ or from a build's copy of it, dist/<stamp>/src/sandbox/ (bin/build.mjs).
+ */
 function projectFolder(): string | null {
-  const candidate = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-  return existsSync(path.join(candidate, 'package.json')) ? candidate : null;
+  for (let folder = path.dirname(fileURLToPath(import.meta.url)), depth = 0; depth < 5; depth++) {
+    folder = path.dirname(folder);
+    if (existsSync(path.join(folder, 'package.json'))) return folder;
+  }
+  return null;
 }
 
 /** The SQLite file's folder for a sqlite:// URL; other backends keep no files here. */

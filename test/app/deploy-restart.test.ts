@@ -58,6 +58,8 @@ async function stopCleanly(life: NpmStart, workspace?: string): Promise<void> {
   expect(messages, story).toContain('stopping…');
   expect(messages, story).toContain('stopped');
   expect(life.lines().filter((line) => Number(line.level) >= 50), `no error was logged${story}`).toEqual([]);
+  // A production install (no dev dependencies) compiles the bot at its first start and runs it compiled.
+  expect(life.stderr, story).not.toContain('Could not build the bot');
   await waitFor(() => !alive(life.botPid), 5_000);
   expect(await processesIn(copy.path)).toEqual([]);
   // A command the bot ran (its cwd is the workspace) must not outlive it either.

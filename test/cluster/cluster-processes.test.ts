@@ -1,5 +1,5 @@
 // Issue 14's acceptance tests: cluster mode as it is deployed. Two or three whole bots
-// (`node --import tsx src/main.ts`, test/support/bot-cluster.ts) in Slack HTTP mode share
+// (`npm start`'s command, test/support/bot-cluster.ts) in Slack HTTP mode share
 // one real redis-server (COORDINATION_URL, lease 2 s, sweep 200 ms) behind a round-robin
 // proxy; Slack is the fake Slack (signed requests through the real Bolt HTTP receiver) and
 // the model is the fake OpenAI (through the real OpenAI SDK). The instances' bad days are

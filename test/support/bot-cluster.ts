@@ -1,5 +1,5 @@
-// Several whole bots in cluster mode, as a deployment runs them: N processes of `node
-// --import tsx src/main.ts` (bot-process.ts) in Slack HTTP mode with the same environment
+// Several whole bots in cluster mode, as a deployment runs them: N processes of `npm start`'s
+// command (bot-process.ts) in Slack HTTP mode with the same environment
 // (the fake Slack API, the fake model, one Redis as COORDINATION_URL and store, short lease
 // and sweep times), each on its own random port, behind the round-robin proxy a load
 // balancer would be. What a test needs to play the cluster's bad days is here: deliver an

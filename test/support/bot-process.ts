@@ -1,4 +1,4 @@
-// The whole bot as `npm start` runs it: `node --import tsx src/main.ts` in a child process,
+// The whole bot as `npm start` runs it (start-command.ts: the compiled bot) in a child process,
 // with only the environment a test gives (the developer's own must not leak in). One
 // instance is one life of the process: `start` waits for the JSON log line that says the
 // Slack connector listens (and reads its port from it) — or, with `{ waitFor: 'discord' }`,
@@ -6,12 +6,8 @@
 // `--playground` and waits for 'Playground started' — `kill` is a SIGKILL, the death no
 // shutdown code can soften.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startCommand } from './start-command.js';
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-// Absolute, so the child finds tsx whatever its working directory.
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const STARTED = { slack: 'Slack connector started', discord: 'Discord connector started', playground: 'Playground started' } as const;
 
 export class BotProcess {
@@ -33,9 +29,10 @@ export class BotProcess {
   /** Spawn the bot and wait until it takes Slack events over HTTP (or, `waitFor: 'discord'`, until Discord is ready). */
   static async start(env: Record<string, string>, cwd: string, timeoutMs = 20_000, options: { waitFor?: keyof typeof STARTED } = {}): Promise<BotProcess> {
     const started = STARTED[options.waitFor ?? 'slack'];
+    // The playground is `npm run playground`: the start command with `--playground`.
+    const { command, args } = startCommand(options.waitFor === 'playground' ? ['--playground'] : []);
     const bot = new BotProcess(
-      // The playground is `npm run playground`: main.ts with `--playground`.
-      spawn(process.execPath, ['--import', TSX, MAIN, ...(options.waitFor === 'playground' ? ['--playground'] : [])], {
+      spawn(command, args, {
         cwd,
         env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],

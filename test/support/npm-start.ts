@@ -1,10 +1,11 @@
 // The bot as a production host runs it: a copy of the project's tracked files (what a clean
-// clone holds, with this working tree's edits), `npm ci --omit=dev` in it (no tsx from dev
-// dependencies, no test code needed), and `npm start` there, with npm's script shell set to
-// dash, Debian's /bin/sh, the shell that does not pass a signal on to its child. Signals go
-// to the npm process itself, as `docker stop` or a process manager sends them.
+// clone holds, with this working tree's edits, and no build: its first `npm start` compiles
+// the bot), `npm ci --omit=dev` in it (no dev dependencies, no test code needed), and
+// `npm start` there, with npm's script shell set to dash, Debian's /bin/sh, the shell that
+// does not pass a signal on to its child. Signals go to the npm process itself, as
+// `docker stop` or a process manager sends them.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,9 +15,8 @@ import { jsonLines } from './bot-process.js';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** A production copy of the project, installed without dev dependencies. */
-export async function productionCopy(): Promise<{ path: string; remove: () => Promise<void> }> {
-  const path = await mkdtemp(join(tmpdir(), 'chat-agent-prod-'));
+/** What a clean clone of this working tree holds (tracked files, with its edits), copied into `path`. */
+async function copyClone(path: string): Promise<void> {
   const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
   for (const file of stdout.split('\0').filter(Boolean)) {
     // Deleted in the working tree but still in the index: a clean clone of the edit would not have it.
@@ -25,6 +25,23 @@ export async function productionCopy(): Promise<{ path: string; remove: () => Pr
       if (error.code !== 'ENOENT') throw error;
     });
   }
+}
+
+/**
+ * A clone of the project without a build (no dist/), its dependencies this checkout's own
+ * (node_modules linked, not installed): for tests of what `npm start` does with the sources.
+ */
+export async function cloneCopy(): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), 'chat-agent-clone-'));
+  await copyClone(path);
+  await symlink(join(ROOT, 'node_modules'), join(path, 'node_modules'), 'dir');
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** A production copy of the project, installed without dev dependencies. */
+export async function productionCopy(): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), 'chat-agent-prod-'));
+  await copyClone(path);
   // Install scripts are skipped and sqlite3's native binding is taken from this checkout's own
   // install (same Node, same machine): building it from source again takes a minute or more
   // here, and is what the `npm ci` that installed this checkout already did. Everything else is
