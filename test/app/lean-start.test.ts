@@ -1,0 +1,73 @@
+// What a start brings into memory (issue 19, "Memory"): the bot as `npm start` runs it, in
+// Slack HTTP mode on SQLite, with no MCP servers and JSON logs, loads what it runs and
+// nothing else. Before, every start loaded discord.js (with two more copies of undici), the
+// MCP SDK, ioredis, pino-pretty, the Anthropic SDK, the HTML tokenizer, the playground and
+// the doctor, and ran the TypeScript sources through tsx: 207 MB before the first message,
+// about 100 MB now (`npm run bench -- process`). Which modules a process loaded is exact,
+// where its memory is not, so that is what this test holds the start to
+// (test/support/module-log.mjs writes it down).
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { appMention, eventCallback, SLACK_IDS } from '../fakes/slack-payloads.js';
+import { sendEvent } from '../fakes/slack-signer.js';
+import { slackHttpEnv, startBotFakes } from '../support/bot-fakes.js';
+import { BotProcess } from '../support/bot-process.js';
+import { waitFor } from '../support/engine-kit.js';
+
+const MODULE_LOG_HOOK = pathToFileURL(new URL('../support/module-log.mjs', import.meta.url).pathname).href;
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The packages (`node_modules/<name>`) and the bot's own modules (`src/…`, `connectors/…`) process `pid` loaded, from a module log. */
+async function loaded(log: string, pid: number): Promise<{ packages: Set<string>; own: string[] }> {
+  const lines = (await readFile(log, 'utf8').catch(() => ''))
+    .split('\n')
+    .filter((line) => line.startsWith(`${pid} `))
+    .map((line) => line.slice(line.indexOf(' ') + 1));
+  const packages = new Set<string>();
+  const own: string[] = [];
+  for (const line of lines) {
+    const inPackage = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(line);
+    if (inPackage) packages.add(inPackage[1]!);
+    else if (/\/(src|connectors)\//.test(line)) own.push(line.replace(/^.*?\/((?:dist\/[^/]+\/)?(?:src|connectors)\/)/, '$1'));
+  }
+  return { packages, own };
+}
+
+/** What a Slack-only bot with no MCP servers, on SQLite, logging JSON, has no use for. */
+const NEVER_LOADED = ['discord.js', '@discordjs/rest', '@discordjs/ws', '@modelcontextprotocol/sdk', 'ioredis', 'pino-pretty', '@anthropic-ai/sdk', 'htmlparser2', 'tsx', 'esbuild'];
+
+describe('a start loads only what it runs', () => {
+  it('a Slack bot in HTTP mode loads no other platform, no MCP SDK, no Redis, no pretty printer, no other vendor, no TypeScript loader; its model SDK comes with the first call', { timeout: 60_000 }, async () => {
+    const fakes = await startBotFakes(cleanups);
+    const log = join(fakes.dir, 'modules.log');
+    const bot = await BotProcess.start(slackHttpEnv(fakes, 'secret', { LOG_FORMAT: 'json', NODE_OPTIONS: `--import ${MODULE_LOG_HOOK}`, MODULE_LOG: log }), fakes.dir);
+    cleanups.push(() => bot.kill());
+
+    const idle = await loaded(log, bot.pid!);
+    // The log works: the platform's SDK and the compiled bot are in it.
+    expect(idle.packages).toContain('@slack/bolt');
+    expect(idle.own).toEqual(expect.arrayContaining([expect.stringMatching(/^dist\/[0-9a-f]+\/connectors\/slack\/slack-connector\.js$/)]));
+    // The bot runs compiled: none of its own modules is TypeScript.
+    expect(idle.own.filter((file) => file.endsWith('.ts'))).toEqual([]);
+    expect([...idle.packages].filter((name) => NEVER_LOADED.includes(name) || name === 'openai')).toEqual([]);
+    expect(idle.own.filter((file) => /connectors\/(discord|web)\/|app\/doctor|mcp\/connection|cluster\/redis-keyv-store|tools\/html-text/.test(file))).toEqual([]);
+
+    const mention = appMention({ text: 'hello there' });
+    await sendEvent(bot.eventsUrl, 'secret', eventCallback(mention));
+    await waitFor(() => fakes.slack.thread(SLACK_IDS.channelId, mention.ts).some((message) => message.user === SLACK_IDS.botUserId && message.text.includes('hello there')), 20_000);
+    bot.signal('SIGTERM');
+    expect(await bot.exited).toBe(0);
+
+    // Over its whole life, the CommonJS modules included (written at exit): the model's SDK
+    // was loaded for the answer, and the rest still never.
+    const life = await loaded(log, bot.pid!);
+    expect(life.packages).toContain('openai');
+    expect([...life.packages].filter((name) => NEVER_LOADED.includes(name))).toEqual([]);
+  });
+});
