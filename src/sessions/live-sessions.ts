@@ -85,9 +85,13 @@ export class LiveSessions {
   private async trim(): Promise<void> {
     const max = this.options.maxLive ?? DEFAULT_MAX_LIVE;
     let excess = this.live.size - max;
-    for (const [id, live] of this.live) {
+    if (excess <= 0) return;
+    // By key, not by entry: with a thousand sessions busy at once every build walks them all,
+    // and an entry is an array made for each step.
+    for (const id of this.live.keys()) {
       if (excess <= 0) return;
-      if (isBusy(live) || this.options.inUse?.(id)) continue;
+      const live = this.live.get(id);
+      if (!live || isBusy(live) || this.options.inUse?.(id)) continue;
       excess--;
       await this.evict(id);
     }

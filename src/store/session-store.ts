@@ -26,6 +26,7 @@ import { z } from 'zod';
 import { MessageSchema, type GrantsSnapshot, type InboxItem, type LedgerRound, type Message } from '../engine/index.js';
 import { AppendLog } from './append-log.js';
 import { KeyedMutex } from './keyed-mutex.js';
+import { KeyvIdSet } from './keyv-id-set.js';
 
 const INDEX_SHARDS = 64;
 /** Before the index was sharded it was one list under this key; it is still read. */
@@ -125,8 +126,8 @@ export class SessionStore {
   private readonly refLogs = new Map<string, AppendLog<string>>();
   /** Session ids known to be in the `sessions` index already. */
   private readonly indexed = new Set<string>();
-  /** The open-sessions index as last read or written (undefined: not read yet). */
-  private open: Set<string> | undefined;
+  /** The open-sessions index: a Redis set in cluster mode, else a Keyv document (keyv-id-set.ts). */
+  private readonly openSessions: SharedIdSet;
   /** Read-modify-write of shared index keys, one at a time in this process. */
   private readonly indexLock = new KeyedMutex();
 
@@ -139,11 +140,13 @@ export class SessionStore {
    */
   constructor(
     readonly keyv: Keyv,
-    private readonly openIndex?: SharedIdSet,
+    openIndex?: SharedIdSet,
     /** Cluster mode: the index of every session, likewise a shared set (retention walks it). */
     private readonly sessionIndex?: SharedIdSet,
   ) {
     this.pending = new PendingInputs(keyv);
+    // A store from before the open index had none: then every stored session counts as open, once.
+    this.openSessions = openIndex ?? new KeyvIdSet(keyv, OPEN_INDEX, () => this.listSessionIds());
   }
 
   /**
@@ -207,47 +210,21 @@ export class SessionStore {
    * never leave a session that needs repair outside the index. One write the first time,
    * none while it stays open.
    */
-  async markOpen(id: string): Promise<void> {
-    if (this.openIndex) return this.openIndex.add(id);
-    if (this.open?.has(id)) return;
-    await this.indexLock.run(OPEN_INDEX, async () => {
-      const open = await this.openSet();
-      if (open.has(id)) return;
-      open.add(id);
-      await this.keyv.set(OPEN_INDEX, [...open]);
-    });
+  markOpen(id: string): Promise<void> {
+    return this.openSessions.add(id);
   }
 
   /** The session has nothing in flight any more (call only when that is known). */
-  async markSettled(id: string): Promise<void> {
-    if (this.openIndex) return this.openIndex.remove(id);
-    if (this.open && !this.open.has(id)) return;
-    await this.indexLock.run(OPEN_INDEX, async () => {
-      const open = await this.openSet();
-      if (!open.delete(id)) return;
-      await this.keyv.set(OPEN_INDEX, [...open]);
-    });
+  markSettled(id: string): Promise<void> {
+    return this.openSessions.remove(id);
   }
 
   /**
    * The sessions start-up recovery must look at. A store written before the index existed
    * has none: then every stored session counts as open, once, and the index is built.
    */
-  async openSessionIds(): Promise<string[]> {
-    if (this.openIndex) return this.openIndex.all();
-    return this.indexLock.run(OPEN_INDEX, async () => [...(await this.openSet())]);
-  }
-
-  private async openSet(): Promise<Set<string>> {
-    if (this.open) return this.open;
-    const raw = await this.keyv.get<unknown>(OPEN_INDEX);
-    if (raw !== undefined) {
-      this.open = new Set(IdListSchema.parse(raw));
-    } else {
-      this.open = new Set(await this.listSessionIds());
-      await this.keyv.set(OPEN_INDEX, [...this.open]);
-    }
-    return this.open;
+  openSessionIds(): Promise<string[]> {
+    return this.openSessions.all();
   }
 
   // ---- the tool ledger ---------------------------------------------------------------

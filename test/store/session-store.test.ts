@@ -203,6 +203,41 @@ describe.each(backends)('the tool ledger and the indexes ($name)', (backend) => 
     expect(await new SessionStore(second.keyv).openSessionIds()).toEqual(['a']);
   });
 
+  it('1,000 sessions opened at once rewrite the open index a few times, not once each, and each is stored before its markOpen resolves', async () => {
+    const store = await sessionStoreOn(backend);
+    await store.markOpen('earlier');
+    // Each write of the index as it completed: the list it stored.
+    const stored: string[][] = [];
+    const set = store.keyv.set.bind(store.keyv);
+    store.keyv.set = (async (key: string, value: unknown, ttl?: number) => {
+      const done = await set(key, value, ttl);
+      if (key === 'open-sessions') stored.push([...(value as string[])]);
+      return done;
+    });
+    const ids = Array.from({ length: 1_000 }, (_, i) => `s${i}`);
+    const storedOnReturn = await Promise.all(
+      ids.map(async (id) => {
+        await store.markOpen(id);
+        return stored.some((list) => list.includes(id));
+      }),
+    );
+    expect(storedOnReturn.every(Boolean)).toBe(true);
+    // Before, every change rewrote the whole list: 1,000 writes of up to 1,000 ids.
+    expect(stored.length).toBeLessThanOrEqual(5);
+    expect((await new SessionStore(store.keyv).openSessionIds()).sort()).toEqual(['earlier', ...ids].sort());
+
+    stored.length = 0;
+    const settledOnReturn = await Promise.all(
+      ids.map(async (id) => {
+        await store.markSettled(id);
+        return stored.some((list) => !list.includes(id));
+      }),
+    );
+    expect(settledOnReturn.every(Boolean)).toBe(true);
+    expect(stored.length).toBeLessThanOrEqual(5);
+    expect(await new SessionStore(store.keyv).openSessionIds()).toEqual(['earlier']);
+  });
+
   it('the session index is sharded, still reads a list written before sharding, and forgets deleted ids', async () => {
     const store = await sessionStoreOn(backend);
     await store.keyv.set('sessions', ['legacy']);
