@@ -1,6 +1,6 @@
 // What `npm start` runs (and `npm run doctor` / `npm run playground`, with their flag): the
 // bot's compiled main (bin/build.mjs), in this very process, so `exec` in package.json still
-// hands a `docker stop`'s SIGTERM straight to the bot.
+// hands a `docker stop`'s SIGTERM straight to the bot, with the V8 settings of v8-flags.mjs.
 //
 // The one idea: a build is never a step to remember. When the sources have no build yet (a
 // fresh clone, an edit, a deploy), it is made first, by a child process, so the bot itself
@@ -12,7 +12,12 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import { buildFolder, ROOT, shown, sourceStamp } from './build.mjs';
+import { V8_FLAGS } from './v8-flags.mjs';
+
+// Before the bot allocates anything (v8-flags.mjs says what and why).
+for (const flag of V8_FLAGS) setFlagsFromString(flag);
 
 const folder = buildFolder(sourceStamp());
 let built = existsSync(folder);
