@@ -6,7 +6,7 @@
 // fresh clone, an edit, a deploy), it is made first, by a child process, so the bot itself
 // never holds the compiler; later starts find it and only hash the sources (a few ms). When
 // no build can be written here (a folder the bot's account may not write, as in a container
-// image made without `npm run build`), the bot still starts: it says so in one line and runs
+// image made without `npm run build`), the bot still starts: it says so on stderr and runs
 // the TypeScript sources through tsx, as before the build existed, at about 50 MB more.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
