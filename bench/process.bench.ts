@@ -65,7 +65,16 @@ async function npmStart(folder: string, env: Record<string, string>): Promise<Ru
     cwd: folder,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', npm_config_update_notifier: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, npm and the bot it execs: a failed run can end both.
+    detached: true,
   });
+  const killAll = (): void => {
+    try {
+      process.kill(-npm.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
   let stdout = '';
   let stderr = '';
   npm.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -74,23 +83,38 @@ async function npmStart(folder: string, env: Record<string, string>): Promise<Ru
   try {
     await waitFor(() => stdout.includes('Slack connector started') || npm.exitCode !== null, 60_000);
   } catch (error) {
-    npm.kill('SIGKILL');
+    killAll();
     throw error;
   }
   const line = jsonLines(stdout).find((entry) => entry.msg === 'Slack connector started');
-  if (!line) throw new Error(`npm start did not start the bot:\n${stdout.slice(-2000)}\n${stderr.slice(-2000)}`);
+  if (!line) {
+    killAll();
+    throw new Error(`npm start did not start the bot:\n${stdout.slice(-2000)}\n${stderr.slice(-2000)}`);
+  }
+  const pid = Number(line.pid);
   const startMs = performance.now() - started;
   return {
     npm,
-    pid: Number(line.pid),
+    pid,
     port: Number(line.port),
     startMs,
     stdout: () => stdout,
     async stop() {
+      // SIGTERM to npm, as a process manager sends it; the bot stops within its own 20 s deadline.
       npm.kill('SIGTERM');
       await exited;
+      await waitFor(() => !alive(pid), 30_000).catch(killAll);
     },
   };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function status(pid: number, field: 'VmRSS' | 'VmHWM'): Promise<number> {
