@@ -1,6 +1,7 @@
 # The bot in a container, started exactly as the tests start it in a production install
-# (test/app/deploy-restart.test.ts): `npm ci --omit=dev`, then `npm start`, whose `exec`
-# hands SIGTERM from `docker stop` straight to the bot. The bot then keeps every turn in
+# (test/app/deploy-restart.test.ts): `npm ci --omit=dev`, then what `npm start` execs,
+# `node bin/start.mjs`, run directly so SIGTERM from `docker stop` goes straight to the bot and
+# no npm process sits beside it (npm alone holds about 56 MB). The bot then keeps every turn in
 # flight (a pending approval stays pending; a streamed answer carries on after the restart)
 # and exits 0 within 20 s, so keep docker's stop timeout above that (`--stop-timeout 30`).
 #
@@ -15,7 +16,8 @@
 # starts without its shell tool and says why in one warning line. To keep the shell, run with
 # a seccomp profile that allows unshare/clone of user namespaces (or
 # `--security-opt seccomp=unconfined`), or see README "The shell sandbox".
-FROM node:20-bookworm-slim
+# Node 24: CI tests 20, 22 and 24 (.ci/node-matrix), and 20 is past its end of life.
+FROM node:24-bookworm-slim
 
 RUN apt-get update \
   && apt-get install -y --no-install-recommends bubblewrap python3 make g++ ca-certificates \
@@ -40,4 +42,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:' + process.env.HEALTH_PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 
 STOPSIGNAL SIGTERM
-CMD ["npm", "start"]
+CMD ["node", "bin/start.mjs"]
