@@ -1,58 +1,32 @@
 // `npm start` with Discord alone: no Slack variable set, the bot starts, says so, and answers
 // a mention. The Discord and model servers are local fakes; the bot is a child process.
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { INVITE_PERMISSIONS } from '../../connectors/discord/discord-connector.js';
 import { DISCORD_IDS, mention } from '../fakes/discord-payloads.js';
-import { FakeDiscord } from '../fakes/discord-server.js';
-import { FakeOpenAI } from '../fakes/openai-server.js';
 import { appMention, eventCallback, SLACK_IDS } from '../fakes/slack-payloads.js';
 import { FakeSlack } from '../fakes/slack-server.js';
 import { sendEvent } from '../fakes/slack-signer.js';
 import { waitFor } from '../support/engine-kit.js';
 import { buttonsOf } from './discord-harness.js';
+import { discordEnv, startDiscordBotFakes } from '../support/bot-fakes.js';
 import { BotProcess } from '../support/bot-process.js';
-import { tempDir } from '../support/test-connector.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-/** A folder for the bot, the fake Discord and the fake model, each cleaned up after the test. */
-async function fakes(options?: ConstructorParameters<typeof FakeDiscord>[0]): Promise<{ dir: { path: string }; fake: FakeDiscord; llm: FakeOpenAI }> {
-  const dir = await tempDir();
-  cleanups.push(dir.remove);
-  const fake = await new FakeDiscord(options).start();
-  cleanups.push(() => fake.stop());
-  const llm = await new FakeOpenAI().start();
-  cleanups.push(() => llm.stop());
-  return { dir, fake, llm };
-}
-
-/** What `npm start` needs to run on Discord alone against the fakes. */
-function discordEnv(dir: string, fake: FakeDiscord, llm: FakeOpenAI): Record<string, string> {
-  return {
-    MODEL: 'openai:gpt-4.1',
-    OPENAI_API_KEY: 'sk-test',
-    OPENAI_BASE_URL: llm.baseURL,
-    DISCORD_TOKEN: fake.token,
-    DISCORD_API_URL: fake.apiUrl,
-    STORE_URL: `sqlite://${join(dir, 'data', 'bot.sqlite')}`,
-    WORKSPACE_DIR: join(dir, 'workspace'),
-  };
-}
-
 describe('npm start with Discord alone', () => {
   it('starts with only DISCORD_TOKEN (no Slack variable), logs that Discord is ready, and answers a mention in a thread', async () => {
-    const { dir, fake, llm } = await fakes();
+    const fakes = await startDiscordBotFakes(cleanups);
+    const { dir, fake, llm } = fakes;
     llm.replyText('Hello from the process.');
 
     const bot = await BotProcess.start(
       {
-        ...discordEnv(dir.path, fake, llm),
+        ...discordEnv(fakes),
       },
-      dir.path,
+      dir,
       30_000,
       { waitFor: 'discord' },
     );
@@ -68,13 +42,14 @@ describe('npm start with Discord alone', () => {
   });
 
   it('a call too long for its card gets the arguments attached and its buttons, and Approve runs it (the module graph npm start loads, undici 7 beside discord.js\'s own)', async () => {
-    const { dir, fake, llm } = await fakes();
+    const fakes = await startDiscordBotFakes(cleanups);
+    const { dir, fake, llm } = fakes;
     // About 2,400 characters: past what a card shows inline, so the card's update carries
     // the arguments as a file (multipart), which is what failed under npm start.
     const command = `echo ${'0123456789'.repeat(240)} > /dev/null && echo ran-long-command`;
     llm.replyToolCalls([{ name: 'run_shell', arguments: { command } }]).replyText('Done.');
 
-    const bot = await BotProcess.start({ ...discordEnv(dir.path, fake, llm) }, dir.path, 30_000, { waitFor: 'discord' });
+    const bot = await BotProcess.start({ ...discordEnv(fakes) }, dir, 30_000, { waitFor: 'discord' });
     cleanups.push(() => bot.kill());
 
     const asked = fake.sendMessage({ content: `${mention(DISCORD_IDS.botUserId)} run the long one` });
@@ -92,31 +67,15 @@ describe('npm start with Discord alone', () => {
   }, 90_000);
 
   it('Slack and Discord in one process: both start, and each answers its own mention', async () => {
-    const dir = await tempDir();
-    cleanups.push(dir.remove);
-    const fake = await new FakeDiscord().start();
-    cleanups.push(() => fake.stop());
+    const fakes = await startDiscordBotFakes(cleanups);
+    const { dir, fake, llm } = fakes;
     const slack = await new FakeSlack().start();
     cleanups.push(() => slack.stop());
-    const llm = await new FakeOpenAI().start();
-    cleanups.push(() => llm.stop());
     llm.replyText('Answer one.').replyText('Answer two.');
 
     const bot = await BotProcess.start(
-      {
-        MODEL: 'openai:gpt-4.1',
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: llm.baseURL,
-        DISCORD_TOKEN: fake.token,
-        DISCORD_API_URL: fake.apiUrl,
-        SLACK_BOT_TOKEN: 'xoxb-test',
-        SLACK_SIGNING_SECRET: 'secret',
-        SLACK_API_URL: slack.apiUrl,
-        PORT: '0',
-        STORE_URL: `sqlite://${join(dir.path, 'data', 'bot.sqlite')}`,
-        WORKSPACE_DIR: join(dir.path, 'workspace'),
-      },
-      dir.path,
+      discordEnv(fakes, { SLACK_BOT_TOKEN: 'xoxb-test', SLACK_SIGNING_SECRET: 'secret', SLACK_API_URL: slack.apiUrl, PORT: '0' }),
+      dir,
       30_000,
       { waitFor: 'discord' },
     );
@@ -133,13 +92,14 @@ describe('npm start with Discord alone', () => {
   });
 
   it('a bot in no server yet logs where to invite it: the application, both scopes, the permissions', async () => {
-    const { dir, fake, llm } = await fakes({ inGuild: false });
+    const fakes = await startDiscordBotFakes(cleanups, { inGuild: false });
+    const { dir } = fakes;
 
     const bot = await BotProcess.start(
       {
-        ...discordEnv(dir.path, fake, llm),
+        ...discordEnv(fakes),
       },
-      dir.path,
+      dir,
       30_000,
       { waitFor: 'discord' },
     );

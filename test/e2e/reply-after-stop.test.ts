@@ -3,18 +3,15 @@
 // worst case is a reply that leaves the instant the stop note is written, while the stopped
 // turn is still winding down; the fakes hold the note's answer until the reply is delivered.
 // Each test runs the bot through its real start command, as a user runs it.
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DISCORD_IDS, mention } from '../fakes/discord-payloads.js';
-import { FakeDiscord } from '../fakes/discord-server.js';
-import { FakeOpenAI } from '../fakes/openai-server.js';
+import type { FakeOpenAI } from '../fakes/openai-server.js';
 import { appMention, eventCallback, reactionAdded, SLACK_IDS, threadMessage } from '../fakes/slack-payloads.js';
 import type { FakeSlack } from '../fakes/slack-server.js';
 import { sendEvent } from '../fakes/slack-signer.js';
-import { startBotFakes, slackHttpEnv } from '../support/bot-fakes.js';
+import { discordEnv, slackHttpEnv, startBotFakes, startDiscordBotFakes } from '../support/bot-fakes.js';
 import { BotProcess } from '../support/bot-process.js';
 import { waitFor } from '../support/engine-kit.js';
-import { tempDir } from '../support/test-connector.js';
 
 const SECRET = 'reply-after-stop-secret';
 const C = SLACK_IDS.channelId;
@@ -95,28 +92,11 @@ describe('a reply right after a stop (Slack, through npm start)', () => {
 
 describe('a reply right after a stop (Discord, through npm start)', () => {
   it('a reply sent the instant the stop note is written starts the next turn', async () => {
-    const dir = await tempDir();
-    cleanups.push(dir.remove);
-    const fake = await new FakeDiscord().start();
-    cleanups.push(() => fake.stop());
-    const llm = await new FakeOpenAI().start();
-    cleanups.push(() => llm.stop());
+    const fakes = await startDiscordBotFakes(cleanups);
+    const { fake, llm } = fakes;
     llm.replyStallAfter(2, { text: 'Thinking about it for a long while.' });
     llm.replyText('Again, from the top.');
-    const bot = await BotProcess.start(
-      {
-        MODEL: 'openai:gpt-4.1',
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: llm.baseURL,
-        DISCORD_TOKEN: fake.token,
-        DISCORD_API_URL: fake.apiUrl,
-        STORE_URL: `sqlite://${join(dir.path, 'data', 'bot.sqlite')}`,
-        WORKSPACE_DIR: join(dir.path, 'workspace'),
-      },
-      dir.path,
-      30_000,
-      { waitFor: 'discord' },
-    );
+    const bot = await BotProcess.start(discordEnv(fakes), fakes.dir, 30_000, { waitFor: 'discord' });
     cleanups.push(() => bot.kill());
 
     const asked = fake.sendMessage({ content: `${mention(DISCORD_IDS.botUserId)} think` });
