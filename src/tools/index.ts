@@ -3,4 +3,3 @@
 export * from './builtin-tools.js';
 export { capOutput, DEFAULT_MAX_OUTPUT_CHARS, MiddleTrimmedText } from './output.js';
 export { GrantRefusedError, Workspace, WorkspaceEscapeError, type WorkspaceOptions } from './workspace.js';
-
