@@ -29,15 +29,20 @@ async function slackSay(bot: BotProcess, slack: FakeSlack, event: ReturnType<typ
   return event.ts;
 }
 
-/** When the "Stopped" note is written to the thread, a reply leaves at that instant: returns its ts once sent. */
-function replyAsTheStopNoteIsWritten(bot: () => BotProcess, slack: FakeSlack, root: () => string, text: string): Promise<string> {
-  return new Promise((resolve) => {
+/**
+ * 🛑 on `root`, and a reply that leaves the instant the "Stopped" note is written to the
+ * thread (before the bot hears back from that post): returns the reply's ts once it is sent.
+ */
+async function stopThenReplyAtOnce(bot: BotProcess, slack: FakeSlack, root: string, text: string): Promise<string> {
+  const replied = new Promise<string>((resolve) => {
     slack.onceAnswered(
       'chat.postMessage',
       (call) => JSON.stringify(call.args).includes('Stopped by'),
-      async () => resolve(await slackSay(bot(), slack, threadMessage({ text, threadTs: root() }))),
+      async () => resolve(await slackSay(bot, slack, threadMessage({ text, threadTs: root }))),
     );
   });
+  await sendEvent(bot.eventsUrl, SECRET, eventCallback(reactionAdded({ reaction: 'octagonal_sign', ts: root, itemUser: SLACK_IDS.humanUserId })));
+  return replied;
 }
 
 describe('a reply right after a stop (Slack, through npm start)', () => {
@@ -51,9 +56,7 @@ describe('a reply right after a stop (Slack, through npm start)', () => {
 
     const root = await slackSay(bot, slack, appMention({ text: 'think' }));
     await slack.waitForCall('chat.startStream', () => true, 15_000);
-    const replied = replyAsTheStopNoteIsWritten(() => bot, slack, () => root, 'again');
-    await sendEvent(bot.eventsUrl, SECRET, eventCallback(reactionAdded({ reaction: 'octagonal_sign', ts: root, itemUser: SLACK_IDS.humanUserId })));
-    const again = await replied;
+    const again = await stopThenReplyAtOnce(bot, slack, root, 'again');
 
     await waitFor(() => slack.thread(C, root).some((m) => (m.text ?? '').includes('Again, from the top.')), 15_000);
     expect(llm.requests).toHaveLength(2);
@@ -77,11 +80,9 @@ describe('a reply right after a stop (Slack, through npm start)', () => {
     bot = await BotProcess.start(slackHttpEnv(fakes, SECRET), fakes.dir, 30_000);
     await slackSay(bot, slack, threadMessage({ text: 'go on', threadTs: root }));
     await waitFor(() => llm.requests.length === 2, 15_000);
-    await slack.waitForCall('chat.startStream', (call) => call.at > 0 && slack.callsOf('chat.startStream').length === 2, 15_000);
-    const replied = replyAsTheStopNoteIsWritten(() => bot, slack, () => root, 'again');
-    // The thread's first message was posted before the restart.
-    await sendEvent(bot.eventsUrl, SECRET, eventCallback(reactionAdded({ reaction: 'octagonal_sign', ts: root, itemUser: SLACK_IDS.humanUserId })));
-    const again = await replied;
+    await waitFor(() => slack.callsOf('chat.startStream').length === 2, 15_000);
+    // The thread's first message, which the 🛑 is on, was posted before the restart.
+    const again = await stopThenReplyAtOnce(bot, slack, root, 'again');
 
     await waitFor(() => slack.thread(C, root).some((m) => (m.text ?? '').includes('Again, after the restart.')), 15_000);
     expect(llm.requests).toHaveLength(3);
