@@ -42,7 +42,7 @@ async function setup(): Promise<{ dir: string; bot: WebBot; page: Page }> {
   const bot = await boot(dir.path);
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   cleanups.push(() => page.close());
-  await page.goto(`${bot.origin}/?token=${bot.token}`);
+  await page.goto(bot.url);
   await page.locator('#connection[data-state="live"]').waitFor();
   return { dir: dir.path, bot, page };
 }
