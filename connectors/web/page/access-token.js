@@ -5,7 +5,7 @@
 // so a reload keeps it and no other server on 127.0.0.1 can read it. It goes out only as
 // `Authorization: Bearer …` on this page's own requests: never as a cookie, which the browser
 // would also send to every other port of 127.0.0.1.
-/* global location, history, sessionStorage */
+/* global window, location, history, sessionStorage */
 
 const KEY = 'playground-token';
 
@@ -25,6 +25,18 @@ export function takeToken() {
   } catch {
     return '';
   }
+}
+
+/**
+ * A new address pasted into this tab differs from the page's only in its fragment, so the
+ * browser does not load the page again: keep the new token and load it again ourselves.
+ */
+export function reloadOnNewToken() {
+  window.addEventListener('hashchange', () => {
+    if (!new URLSearchParams(location.hash.slice(1)).has('token')) return;
+    takeToken();
+    location.reload();
+  });
 }
 
 /** The playground refused the token (it was restarted with a new one): this tab no longer keeps it. */

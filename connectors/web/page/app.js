@@ -9,7 +9,7 @@
 // Private answers ("only visible to you") are the page's alone: kept here, never stored, and
 // drawn where they belong in time, right after what they answer, not below everything.
 /* global window, document, location, history, fetch, CSS, HTMLTextAreaElement, HTMLFormElement, HTMLButtonElement, CustomEvent */
-import { forgetToken, takeToken, withToken } from './access-token.js';
+import { forgetToken, reloadOnNewToken, takeToken, withToken } from './access-token.js';
 import { LiveStream } from './live-stream.js';
 import { element, fillAnswer, messageElement, whisperElement } from './render.js';
 
@@ -414,4 +414,5 @@ stopButton.addEventListener('click', () => {
 });
 byId('thread-close').addEventListener('click', () => openThread(undefined));
 window.addEventListener('hashchange', () => drawThread());
+reloadOnNewToken();
 connect();
