@@ -106,6 +106,8 @@ describe('the access token', () => {
       const first = await bootWebBot({ dir: dir.path, llm });
       expect(first.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(first.url).toBe(`${first.origin}/#token=${first.token}`);
+      // A tool that prints it (a log file, the page's address pasted in a thread) shows it masked.
+      expect(first.secrets.mask(`open ${first.url}`)).not.toContain(first.token);
       // What an earlier version kept in the store, a token that never changed: not used, removed.
       const retired = 'R'.repeat(43);
       await first.core.store.keyv.set('web:access-token', retired);

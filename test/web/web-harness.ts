@@ -6,6 +6,7 @@
 import { WebConnector } from '../../connectors/web/web-connector.js';
 import { loadConfig } from '../../src/config.js';
 import { startCore, type Core } from '../../src/core.js';
+import { SecretMasker } from '../../src/secrets/index.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { coreTestEnv } from '../support/core-env.js';
 import { memoryLogger, waitFor } from '../support/engine-kit.js';
@@ -27,6 +28,8 @@ export interface WebBot {
   url: string;
   dir: string;
   logs: ReturnType<typeof memoryLogger>;
+  /** What tool results are masked with (the access token included). */
+  secrets: SecretMasker;
   /** POST an action as the page does; `token: null` sends none. */
   act(path: string, body: unknown, options?: { token?: string | null }): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Open the live stream; events accumulate in `events` until `close`. */
@@ -41,8 +44,10 @@ export async function bootWebBot(options: { env?: Record<string, string>; dir?: 
   const llm = options.llm ?? (await new FakeOpenAI().start());
   const logs = memoryLogger();
   const config = loadConfig({ ...coreTestEnv(dir, llm), PERMISSION_MODE: 'interactive', ...options.env });
-  const core = await startCore(config, { logger: logs });
-  const connector = await WebConnector.create({ config, core, logger: logs });
+  // As main.ts does: one masker for the core's tools and the connector, which adds its token.
+  const secrets = new SecretMasker();
+  const core = await startCore(config, { logger: logs, secrets });
+  const connector = await WebConnector.create({ config, core, logger: logs, secrets });
   await core.recover();
   await connector.start();
   const origin = `http://127.0.0.1:${connector.port}`;
@@ -58,6 +63,7 @@ export async function bootWebBot(options: { env?: Record<string, string>; dir?: 
     url,
     dir,
     logs,
+    secrets,
     async act(path, body, o = {}) {
       const given = o.token === undefined ? token : o.token;
       const response = await fetch(`${origin}${path}`, {
