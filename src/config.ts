@@ -106,6 +106,14 @@ export const ConfigSchema = z.object({
   HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** `npm run playground`: the local web page's port on 127.0.0.1 (0: the last run's port when free, else any free one). */
   PLAYGROUND_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  /**
+   * `npm run playground`: a fixed access token (unset: a new one at each start, so one that
+   * leaked dies at the next start). URL-safe, and long enough not to be guessed.
+   */
+  PLAYGROUND_TOKEN: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{32,256}$/, 'must be 32 to 256 characters of A-Z, a-z, 0-9, - and _ (e.g. the output of: openssl rand -hex 32)')
+    .optional(),
   /** Log lines: `pretty` (coloured, for a terminal), `json` (one object per line); default: pretty on a terminal, else json. */
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   /** Built-in tools the model is not offered, by name, comma-separated (e.g. run_shell,fetch_url). */
