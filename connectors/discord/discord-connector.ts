@@ -125,7 +125,7 @@ export class DiscordConnector {
    */
   async start(): Promise<DiscordStartInfo> {
     // Beside the login, not before it: the lookup never fails a start, it only warns.
-    const checked = this.home.checkApplication();
+    const checked = this.home.checkHome();
     let info: DiscordStartInfo;
     try {
       info = await this.gateway.start();

@@ -58,11 +58,15 @@ export class HomeGuilds {
   }
 
   /**
-   * With no server listed: whether the application is public, and the warning when it is or
-   * when Discord could not say. Never throws: a failed lookup is a warning, not a failed start.
+   * The start-up's line about the home servers: the listed ones; with none listed, whether the
+   * application is public, a warning when it is or when Discord could not say. Never throws:
+   * a failed lookup is a warning, not a failed start.
    */
-  async checkApplication(): Promise<void> {
-    if (this.listed.length > 0) return;
+  async checkHome(): Promise<void> {
+    if (this.listed.length > 0) {
+      this.options.logger.info({ guilds: this.listed }, `Discord: ${homeVerdict(this.listed).detail}`);
+      return;
+    }
     let application: DiscordApplication | { error: string };
     try {
       application = readApplication(await this.options.rest.get(Routes.currentApplication()));

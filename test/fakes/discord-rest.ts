@@ -514,7 +514,7 @@ export class FakeDiscordRest {
 
     'GET /guilds/:guild': ({ params }) => {
       if (!this.guild.hasGuild(params.guild!)) throw new DiscordApiError(404, 10004, 'Unknown Guild');
-      const { channels: _c, threads: _t, members: _m, presences: _p, voice_states: _v, ...guild } = this.guild.guildCreatePayload(params.guild!);
+      const { channels: _c, threads: _t, members: _m, presences: _p, voice_states: _v, ...guild } = this.guild.guildCreatePayload(params.guild);
       return { status: 200, body: guild };
     },
 
@@ -527,7 +527,7 @@ export class FakeDiscordRest {
 
     'GET /guilds/:guild/threads/active': ({ params }) => {
       if (!this.guild.hasGuild(params.guild!)) throw new DiscordApiError(404, 10004, 'Unknown Guild');
-      const threads = this.guild.threads(params.guild!).filter((t) => !t.thread_metadata?.archived);
+      const threads = this.guild.threads(params.guild).filter((t) => !t.thread_metadata?.archived);
       return { status: 200, body: { threads, members: threads.filter((t) => t.member).map((t) => t.member) } };
     },
 
