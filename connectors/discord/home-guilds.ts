@@ -12,7 +12,8 @@
 // - Start-up lines: listed servers the bot is not in (a typo, or not invited yet) and servers
 //   it is in but not listed; a server joined while running is logged with what it counts as.
 import { Routes, type Client, type Guild, type REST } from 'discord.js';
-import { homeVerdict, readApplication, type DiscordApplication } from '../../src/app/discord-home.js';
+import { listedVerdict, readApplication, unlistedVerdict, type DiscordApplication } from '../../src/app/discord-home.js';
+import { CHECK_TIMEOUT_MS } from '../../src/app/preflight.js';
 import { discordGuildIds, type Config } from '../../src/config.js';
 import type { EngineLogger } from '../../src/engine/index.js';
 
@@ -64,16 +65,19 @@ export class HomeGuilds {
    */
   async checkHome(): Promise<void> {
     if (this.listed.length > 0) {
-      this.options.logger.info({ guilds: this.listed }, `Discord: ${homeVerdict(this.listed).detail}`);
+      this.options.logger.info({ guilds: this.listed }, `Discord: ${listedVerdict(this.listed).detail}`);
       return;
     }
     let application: DiscordApplication | { error: string };
     try {
-      application = readApplication(await this.options.rest.get(Routes.currentApplication()));
+      // Bounded: the start waits for this line, and discord.js alone would retry a silent Discord for a minute.
+      application = readApplication(await this.options.rest.get(Routes.currentApplication(), { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) }));
     } catch (error) {
-      application = { error: `GET /applications/@me: ${error instanceof Error ? error.message : String(error)}` };
+      const silent = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+      const reason = silent ? `no answer within ${CHECK_TIMEOUT_MS / 1000} s` : error instanceof Error ? error.message : String(error);
+      application = { error: `GET /applications/@me: ${reason}` };
     }
-    const verdict = homeVerdict(this.listed, application);
+    const verdict = unlistedVerdict(application);
     const botPublic = 'bot_public' in application ? application.bot_public : undefined;
     if (verdict.status === 'warn') this.options.logger.warn({ botPublic }, `Discord: ${verdict.detail}`);
     else this.options.logger.info({ botPublic }, `Discord: ${verdict.detail}`);

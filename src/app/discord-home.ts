@@ -25,19 +25,18 @@ export interface HomeVerdict {
   detail: string;
 }
 
-/**
- * What to say about the home servers: listed ones need no lookup (`application` is not
- * asked for); otherwise the application's `bot_public`, or why it could not be read.
- */
-export function homeVerdict(guildIds: readonly string[], application?: DiscordApplication | { error: string }): HomeVerdict {
-  if (guildIds.length > 0) {
-    return { status: 'ok', detail: `home servers ${guildIds.join(', ')} (DISCORD_GUILD_ID): their members are members; in any other server everyone is an outsider` };
-  }
-  if (!application || 'error' in application) {
+/** What to say when DISCORD_GUILD_ID lists the home servers: nothing to ask Discord. */
+export function listedVerdict(guildIds: readonly string[]): HomeVerdict {
+  return { status: 'ok', detail: `home servers ${guildIds.join(', ')} (DISCORD_GUILD_ID): their members are members; in any other server everyone is an outsider` };
+}
+
+/** What to say when no server is listed: by the application's `bot_public`, or why it could not be read. */
+export function unlistedVerdict(application: DiscordApplication | { error: string }): HomeVerdict {
+  if ('error' in application) {
     return {
       status: 'warn',
       detail:
-        `DISCORD_GUILD_ID is not set, so every server the bot is in counts as home, and whether the application is public could not be checked (${application?.error ?? 'not asked'}). ` +
+        `DISCORD_GUILD_ID is not set, so every server the bot is in counts as home, and whether the application is public could not be checked (${application.error}). ` +
         `If it is, anyone can add this bot to their own server and approve their own commands there. ${PUBLIC_BOT_FIX}`,
     };
   }
@@ -58,15 +57,15 @@ export function readApplication(body: unknown): DiscordApplication | { error: st
   return parsed.success ? parsed.data : { error: 'Discord\'s answer has no bot_public flag' };
 }
 
-/** `npm run doctor`: the home servers, asking Discord when none is listed. */
+/** `npm run doctor`: the home servers, asking Discord when none is listed (CHECK_TIMEOUT_MS at most). */
 export async function checkDiscordHome(config: Pick<Config, 'DISCORD_TOKEN' | 'DISCORD_API_URL' | 'DISCORD_GUILD_ID'>, options: CheckOptions = {}): Promise<CheckResult> {
   const guildIds = discordGuildIds(config.DISCORD_GUILD_ID);
-  if (guildIds.length > 0) return { name: 'Discord servers', ...homeVerdict(guildIds) };
+  if (guildIds.length > 0) return { name: 'Discord servers', ...listedVerdict(guildIds) };
   const url = `${(config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL).replace(/\/+$/, '')}/v10/applications/@me`;
   const answer = await call('Discord', url, { headers: { authorization: `Bot ${(config.DISCORD_TOKEN ?? '').replace(/^(Bot|Bearer)\s*/i, '')}` } }, options);
   let application: DiscordApplication | { error: string };
   if ('unreachable' in answer) application = { error: answer.unreachable };
   else if (answer.status !== 200) application = { error: `GET ${url} answered HTTP ${answer.status}` };
   else application = readApplication(answer.json);
-  return { name: 'Discord servers', ...homeVerdict(guildIds, application) };
+  return { name: 'Discord servers', ...unlistedVerdict(application) };
 }

@@ -99,6 +99,21 @@ describe('DISCORD_GUILD_ID with two servers', () => {
   });
 });
 
+describe('a server that adds the bot while it runs', () => {
+  it('is logged with what it counts as: outside DISCORD_GUILD_ID, its members are refused there', async () => {
+    fake = await new FakeDiscord({ users: [{ id: CAROL, username: 'carol', globalName: 'Carol', outsider: true }] }).start();
+    bot = await bootDiscordBot({ fake, env: { DISCORD_GUILD_ID: HOME } });
+    const joined = fake.joinGuild({ id: STRANGERS, name: 'A stranger\'s server', memberIds: [CAROL] });
+    await waitFor(() => bot!.logs.lines.some((line) => line.message.includes('added to a server not in DISCORD_GUILD_ID')));
+    const line = bot.logs.lines.find((entry) => entry.message.includes('added to a server not in DISCORD_GUILD_ID'))!;
+    expect(line).toMatchObject({ level: 'warn', details: { guild: `A stranger's server (${STRANGERS})` } });
+
+    fake.sendMessage({ channelId: joined.channelId, authorId: CAROL, content: `${mention(DISCORD_IDS.botUserId)} hello` });
+    await waitForBotMessage(bot, fake.guild.dmChannelFor(CAROL).id, (m) => m.content.includes(REFUSED));
+    expect(bot.llm.requests).toHaveLength(0);
+  });
+});
+
 describe('DISCORD_GUILD_ID unset', () => {
   it('every server the bot is in counts; a start-up whose application lookup fails warns that it could not check, and the bot runs', async () => {
     const discord = await threeServers();

@@ -110,12 +110,15 @@ export class FakeDiscordGuild {
   // Servers
   // -------------------------------------------------------------------------------------------
 
-  private addOtherGuild(spec: FakeOtherGuildSpec): void {
+  /** Another server the bot is in, with its #general (FakeDiscord.joinGuild also tells the bot). */
+  addOtherGuild(spec: FakeOtherGuildSpec): FakeOtherGuild {
     if (spec.id === this.id || this.otherGuilds.has(spec.id)) throw new Error(`a second server with id ${spec.id}`);
     for (const id of spec.memberIds) this.requireUser(id);
     const channelId = snowflake();
     this.addChannel(textChannelObject({ id: channelId, name: 'general', position: 0, guildId: spec.id }));
-    this.otherGuilds.set(spec.id, { ...spec, memberIds: [...spec.memberIds], channelId });
+    const guild = { ...spec, memberIds: [...spec.memberIds], channelId };
+    this.otherGuilds.set(spec.id, guild);
+    return guild;
   }
 
   /** Every server the bot is in: the fake guild first. */

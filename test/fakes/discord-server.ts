@@ -24,7 +24,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApplicationCommandOptionType, type APIApplicationCommandInteractionDataOption, type APIMessage, type APIThreadChannel, type ClientOptions } from 'discord.js';
 import { FakeDiscordGateway, type FakeGatewayOptions } from './discord-gateway.js';
-import { FakeDiscordGuild, isThread, type FakeOtherGuildSpec, type StoredInteraction } from './discord-guild.js';
+import { FakeDiscordGuild, isThread, type FakeOtherGuild, type FakeOtherGuildSpec, type StoredInteraction } from './discord-guild.js';
 import {
   APP_PERMISSIONS,
   DISCORD_IDS,
@@ -289,6 +289,13 @@ export class FakeDiscord {
     const thread = this.guild.setThreadState(threadId, state);
     this.gateway.dispatch('THREAD_UPDATE', structuredClone(thread));
     return thread;
+  }
+
+  /** Someone adds the bot to another server while it runs: GUILD_CREATE for it. */
+  joinGuild(spec: FakeOtherGuildSpec): FakeOtherGuild {
+    const guild = this.guild.addOtherGuild(spec);
+    this.gateway.dispatch('GUILD_CREATE', this.guild.guildCreatePayload(spec.id));
+    return guild;
   }
 
   /** THREAD_LIST_SYNC for the guild's active threads (Discord sends it when the bot gains access to channels). */
