@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { describeIssue, startProblems, valueProblems, wantsToRun, type RawSettings } from './config-checks.js';
 
-export { discordConfigured, slackConfigured, slackProblems } from './config-checks.js';
+export { discordConfigured, discordGuildIds, slackConfigured, slackProblems } from './config-checks.js';
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -98,8 +98,12 @@ export const ConfigSchema = z.object({
   DISCORD_TOKEN: z.string().trim().min(1).optional(),
   /** The Discord REST base URL, without the version (discord.js `rest.api`; proxies, tests). The gateway URL comes from `GET /gateway/bot` there. */
   DISCORD_API_URL: httpUrl('https://discord.com/api').optional(),
-  /** A Discord server (guild) id: slash commands are registered there (appear at once) instead of globally. */
-  DISCORD_GUILD_ID: z.string().regex(/^\d{17,20}$/, 'must be a Discord server id (a long number)').optional(),
+  /**
+   * The Discord servers (guild ids, comma-separated) whose members are members; the slash
+   * commands are registered there (appear at once). Unset: every server the bot is in counts.
+   * Each id is checked in src/config-checks.ts (discordGuildIds reads the list).
+   */
+  DISCORD_GUILD_ID: z.string().optional(),
   /** HTTP mode: the port for /slack/events and /healthz. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /** Socket Mode or Discord: serve GET /healthz on this port (HTTP mode answers it on PORT). Unset: no health endpoint. */
