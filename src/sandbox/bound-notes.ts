@@ -4,8 +4,10 @@
 // prints its own complaint (Python's MemoryError, V8's "Failed to reserve virtual memory",
 // "Cannot allocate memory"); past RLIMIT_NPROC, fork fails with EAGAIN; past RLIMIT_FSIZE the
 // kernel sends SIGXFSZ ("File size limit exceeded"); a full tmpfs says "No space left on
-// device". Those words in the output of a command that failed name the bound, and the note
-// says which setting holds it, so the model changes its approach instead of retrying.
+// device". Those words in a command's output point at the bound, and the note says which
+// setting holds it, so the model changes its approach instead of retrying. The output is
+// read whatever the exit code (`big-job | tail` exits 0), so the note says what the output
+// shows rather than claiming the cap was hit.
 import type { SandboxLimits } from './bwrap-sandbox.js';
 
 const MB = 1024 * 1024;
@@ -24,26 +26,25 @@ export interface FinishedCommand {
 }
 
 export function boundNotes(limits: SandboxLimits, finished: FinishedCommand): string[] {
-  if (finished.exitCode === 0 && finished.signal === null) return [];
   const { output } = finished;
   const notes: string[] = [];
   if (MEMORY.test(output)) {
     notes.push(
-      `the command ran into the memory cap: each process may use at most ${mb(limits.maxMemoryBytes)} of address space (SHELL_MAX_MEMORY_MB); use less memory (smaller inputs, streaming)`,
+      `the output shows memory running out: the memory cap allows each process at most ${mb(limits.maxMemoryBytes)} of address space (SHELL_MAX_MEMORY_MB); use less memory (smaller inputs, streaming)`,
     );
   }
   if (PROCESSES.test(output)) {
-    notes.push(`the command ran into the process cap: at most ${limits.maxProcesses.toLocaleString('en-US')} processes at once; start fewer`);
+    notes.push(`the output shows a process that could not start: the process cap allows at most ${limits.maxProcesses.toLocaleString('en-US')} processes at once; start fewer`);
   }
   if (FILE_SIZE.test(output) || finished.signal === 'SIGXFSZ') {
     notes.push(
       finished.maxFileBytes < limits.maxFileBytes
-        ? `a file reached what is left of the workspace's cap (${mb(finished.maxFileBytes)}, WORKSPACE_MAX_MB); delete files in the workspace before writing more`
-        : `a file reached the largest size a command may write (${mb(limits.maxFileBytes)})`,
+        ? `the output shows a file stopped at what was left of the workspace's cap (${mb(finished.maxFileBytes)}, WORKSPACE_MAX_MB); delete files in the workspace before writing more`
+        : `the output shows a file stopped at the largest size a command may write (${mb(limits.maxFileBytes)})`,
     );
   }
   if (NO_SPACE.test(output)) {
-    notes.push(`a disk was full: the private /tmp (and /dev/shm) holds at most ${mb(limits.tmpBytes)} (SHELL_TMP_MB); write large files in the workspace instead`);
+    notes.push(`the output shows a full disk: the private /tmp (and /dev/shm) holds at most ${mb(limits.tmpBytes)} (SHELL_TMP_MB); write large files in the workspace instead`);
   }
   return notes;
 }

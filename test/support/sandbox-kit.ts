@@ -45,13 +45,14 @@ export async function fakeBot(): Promise<FakeBot> {
 }
 
 /** The sandbox as the core builds it (SHELL_SANDBOX=bwrap: it must work, or the test fails). */
-export async function sandboxFor(bot: FakeBot, options: { network?: boolean; limits?: Partial<SandboxLimits> } = {}): Promise<BwrapSandbox> {
+export async function sandboxFor(bot: FakeBot, options: { network?: boolean; limits?: Partial<SandboxLimits>; readOnlyPaths?: string[] } = {}): Promise<BwrapSandbox> {
   const decision = await decideShellSandbox({
     mode: 'bwrap',
     network: options.network ?? false,
     workspaceRoot: bot.workspace,
     botPaths: bot.paths,
     limits: options.limits,
+    readOnlyPaths: options.readOnlyPaths,
     runAs: decideRunAs(undefined).runAs,
     env: shellEnvironment(process.env, { home: bot.workspace }),
   });
