@@ -35,7 +35,7 @@ export class BwrapLauncher implements CommandLauncher {
     if (runAs) chownSync(request.cwdFile, runAs.uid, runAs.gid);
     // bwrap itself gets the command's clean environment: inside, /proc/1/environ is bwrap's.
     // As root, bwrap is started as the run-as user (run-as.ts).
-    const child = spawn(this.sandbox.bwrapPath, args, {
+    const child = spawn(this.sandbox.executable ?? this.sandbox.bwrapPath, args, {
       env: this.sandbox.environment(request.env),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],

@@ -21,7 +21,8 @@
 // --die-with-parent would SIGKILL the command before it could print a summary). PID 1 itself
 // ignores SIGINT: the kernel delivers to a namespace's init only signals it handles.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
+import path from 'node:path';
 import { isInside } from '../tools/workspace.js';
 import type { SandboxOwner } from './run-as.js';
 import { mountArgs, type SystemView } from './system-mounts.js';
@@ -64,6 +65,8 @@ export interface BwrapSandboxOptions {
   readOnlyPaths?: readonly string[];
   /** Start bwrap as this user (the bot is root, run-as.ts); undefined: as the bot's own. */
   runAs?: SandboxOwner;
+  /** Where a bare bwrapPath is looked for (default: the bot's PATH); commands get another PATH. */
+  searchPath?: string;
 }
 
 export interface SandboxedCommand {
@@ -83,6 +86,8 @@ export class BwrapSandbox {
   readonly network: boolean;
   readonly limits: SandboxLimits;
   readonly bwrapPath: string;
+  /** bwrapPath found on the bot's PATH (null: not there), so spawning with the commands' PATH finds the same one. */
+  readonly executable: string | null;
   readonly runAs: SandboxOwner | undefined;
   private readonly systemArgs: string[];
   private readonly readOnlyPaths: readonly string[];
@@ -91,6 +96,7 @@ export class BwrapSandbox {
     this.network = options.network;
     this.limits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
     this.bwrapPath = options.bwrapPath ?? 'bwrap';
+    this.executable = findExecutable(this.bwrapPath, options.searchPath ?? process.env.PATH);
     this.runAs = options.runAs;
     this.readOnlyPaths = options.readOnlyPaths ?? [];
     this.systemArgs = options.view.mounts.flatMap(mountArgs);
@@ -179,8 +185,12 @@ export class BwrapSandbox {
     return new Promise((resolve) => {
       const elapsed = (): number => performance.now() - started;
       let stderr = '';
+      if (this.executable === null) {
+        resolve({ ok: false, ms: elapsed(), reason: `${this.bwrapPath} was not found` });
+        return;
+      }
       // Started as a command's bwrap is: as the run-as user when the bot is root.
-      const child = spawn(this.bwrapPath, args, { env: this.environment(env), stdio: ['ignore', 'ignore', 'pipe'], ...this.runAs });
+      const child = spawn(this.executable, args, { env: this.environment(env), stdio: ['ignore', 'ignore', 'pipe'], ...this.runAs });
       child.stderr.on('data', (chunk: Buffer) => {
         if (stderr.length < 2_000) stderr += chunk.toString('utf8');
       });
@@ -197,4 +207,20 @@ export class BwrapSandbox {
       });
     });
   }
+}
+
+/** `name` as the shell would find it on `searchPath`; a name with a slash is taken as given. */
+function findExecutable(name: string, searchPath: string | undefined): string | null {
+  if (name.includes('/')) return name;
+  for (const folder of (searchPath ?? '').split(':')) {
+    if (!folder) continue;
+    const candidate = path.join(folder, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return null;
 }

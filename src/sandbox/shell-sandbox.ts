@@ -58,6 +58,7 @@ export async function decideShellSandbox(settings: ShellSandboxSettings): Promis
     protectedPaths: settings.botPaths.protected.map((entry) => entry.path),
     readOnlyPaths: settings.readOnlyPaths,
     runAs: settings.runAs,
+    searchPath: settings.env.PATH,
   });
   const unreachable = settings.runAs ? unreachableFolder(settings, settings.runAs) : null;
   if (unreachable) return refuse(settings, unreachable, 'see README, "The shell sandbox", on a bot that runs as root');
@@ -72,7 +73,7 @@ export async function decideShellSandbox(settings: ShellSandboxSettings): Promis
       kind: 'sandbox',
       sandbox,
       probeMs: probe.ms,
-      message: `shell commands run in a bubblewrap sandbox ${who}, ${network}; ${boundsText(sandbox.limits, settings.workspaceMaxBytes)} (probe ${probe.ms.toFixed(0)} ms)`,
+      message: `shell commands run in a bubblewrap sandbox, ${network}, ${who}; ${boundsText(sandbox.limits, settings.workspaceMaxBytes)} (probe ${probe.ms.toFixed(0)} ms)`,
     };
   }
   return refuse(settings, probe.reason);

@@ -58,6 +58,8 @@ export async function prepareShell(config: Config, options: ShellStartupOptions 
   // The probe mounts the workspace as a command would: one that does not exist yet (a check
   // that creates nothing) is stood in for by an empty temporary folder.
   const standIn = existsSync(workspaceRoot) || config.SHELL_SANDBOX === 'off' ? undefined : mkdtempSync(path.join(os.tmpdir(), 'chat-agent-workspace-'));
+  // As the workspace would be when the bot makes it: the run-as user's.
+  if (standIn && runAs.runAs) chownSync(standIn, runAs.runAs.uid, runAs.runAs.gid);
   try {
     return await decideShell(config, paths, workspaceRoot, standIn ?? workspaceRoot, options.bwrapPath, runAs);
   } finally {
