@@ -12,6 +12,10 @@
 // background jobs (`server &`) keep running after their command returns; their output is
 // drained and discarded, and dispose() stops them. In the sandbox they end with the command.
 //
+// With a workspace cap (workspace-usage.ts), a command is refused while the workspace is over
+// it (one that only deletes runs), may write no file larger than what is left, and is ended if
+// the workspace passes the cap while it runs; the launcher says which bound a command ran into.
+//
 // What the command printed reaches the model cleaned (command-output.ts): escape sequences
 // dropped, control characters made visible, binary summarised in a line and a note.
 import { randomUUID } from 'node:crypto';
@@ -24,7 +28,7 @@ import { HostLauncher, type CommandLauncher, type LaunchedCommand } from './comm
 import { CommandOutput } from './command-output.js';
 import { formatCount } from './output.js';
 import type { Workspace } from './workspace.js';
-import type { WorkspaceQuota } from './workspace-usage.js';
+import { onlyDeletes, type WorkspaceQuota } from './workspace-usage.js';
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 /** Between SIGINT and SIGKILL: long enough for a test runner to print its summary. */
@@ -381,12 +385,6 @@ export class ShellSession {
     this.escalations.add(escalation);
     void escalation.finally(() => this.escalations.delete(escalation));
   }
-}
-
-/** `rm …` alone (with `cd`s, `;`, `&&`): frees space, so a full workspace still lets it run. */
-function onlyDeletes(command: string): boolean {
-  const parts = command.split(/&&|;|\n/).map((part) => part.trim()).filter(Boolean);
-  return parts.length > 0 && parts.every((part) => /^(rm|rmdir|cd|git clean)(\s|$)/.test(part) && !/[|`$<>(]/.test(part));
 }
 
 async function readPrefix(file: string, maxBytes: number): Promise<string> {

@@ -96,3 +96,13 @@ export function megabytes(bytes: number): string {
   const mb = bytes / (1024 * 1024);
   return `${mb < 10 ? mb.toFixed(2) : Math.round(mb).toLocaleString('en-US')} MB`;
 }
+
+/**
+ * A command line of `rm`, `rmdir` and `cd` alone (joined by `;` or `&&`): it frees
+ * space, which is what a full workspace asks for, so it runs. No pipes, substitutions or
+ * redirections, which could write.
+ */
+export function onlyDeletes(command: string): boolean {
+  const parts = command.split(/&&|;|\n/).map((part) => part.trim()).filter(Boolean);
+  return parts.length > 0 && parts.every((part) => /^(rm|rmdir|cd)(\s|$)/.test(part) && !/[|`$<>(]/.test(part));
+}
