@@ -47,7 +47,8 @@ export interface ShellStartupOptions {
 
 export async function prepareShell(config: Config, options: ShellStartupOptions = {}): Promise<ShellStartup> {
   const paths = botPaths({ storeUrl: config.STORE_URL, mcpConfig: config.MCP_CONFIG, workingDir: options.workingDir, homeDir: options.homeDir });
-  const runAs = decideRunAs(config.SHELL_SANDBOX === 'off' ? undefined : config.SHELL_RUN_AS);
+  // Unconfined (SHELL_SANDBOX=off), commands run as the bot itself: nobody to hand anything to.
+  const runAs: RunAsDecision = config.SHELL_SANDBOX === 'off' ? { uid: process.getuid?.() ?? -1 } : decideRunAs(config.SHELL_RUN_AS);
   const existed = existsSync(config.WORKSPACE_DIR);
   if (options.createWorkspace !== false) mkdirSync(config.WORKSPACE_DIR, { recursive: true });
   const workspaceRoot = realOrResolved(config.WORKSPACE_DIR);
