@@ -64,6 +64,8 @@ export const ConfigSchema = z.object({
   RETENTION_DAYS: positiveInt.default(30),
   /** The folder the file and shell tools are confined to. */
   WORKSPACE_DIR: z.string().min(1).default('./workspace'),
+  /** What one workspace may hold on disk, in MB: past it, commands and file writes are refused. */
+  WORKSPACE_MAX_MB: positiveInt.default(2048),
   /** Who may start or steer a conversation: platform user ids, comma-separated, or `*`. */
   ALLOWED_USERS: z.string().default('*'),
   /** Who may always approve and stop (comma-separated user ids). */
@@ -82,6 +84,16 @@ export const ConfigSchema = z.object({
   SHELL_ENV: z.string().optional(),
   /** Extra folders commands may read (comma-separated): toolchains outside /usr, e.g. ~/.nvm. */
   SHELL_READ_PATHS: z.string().optional(),
+  /** When the bot runs as root: the unprivileged `uid:gid` sandboxed commands run as (default 65534:65534, nobody). */
+  SHELL_RUN_AS: z
+    .string()
+    .regex(/^\d+:\d+$/, 'must be uid:gid, e.g. 65534:65534')
+    .refine((value) => !value.split(':').includes('0'), 'must not be 0 (root): commands run as an unprivileged user')
+    .optional(),
+  /** Address space of each process of a command, in MB (RLIMIT_AS). */
+  SHELL_MAX_MEMORY_MB: z.coerce.number().int().min(256).default(4096),
+  /** Size of a command's private /tmp (and /dev/shm), in MB. */
+  SHELL_TMP_MB: positiveInt.default(512),
   /** fetch_url may reach localhost and private networks (default: public internet only). */
   FETCH_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   /** MCP servers, in the common `mcpServers` format. A missing file means none. */
