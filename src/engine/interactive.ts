@@ -46,6 +46,18 @@ export interface InteractiveCallbacks {
   requestDirectory?: (request: z.output<typeof RequestDirectoryArgs> & InteractiveRequestBase) => Promise<DirectoryDecision>;
   /** Why a folder could never be granted (the bot's own files, `/`), or null: nobody is asked then. */
   directoryRefusal?: (path: string) => string | null;
+  /**
+   * What the person is shown for a grantable folder: its real path (what is granted, not the
+   * model's spelling) and what the tools could do there. Undefined: shown as the model wrote it.
+   */
+  directoryPreview?: (path: string) => DirectoryPreview | undefined;
+}
+
+export interface DirectoryPreview {
+  /** The folder's real path. */
+  path: string;
+  /** Whether it becomes writable, and for which tools, in words (the card's "Access"). */
+  access: string;
 }
 
 interface InteractiveSpec {
@@ -56,6 +68,8 @@ interface InteractiveSpec {
   ask(callbacks: InteractiveCallbacks, args: Record<string, unknown>, base: InteractiveRequestBase): Promise<unknown>;
   /** An answer given without asking anyone, when the request could never be granted. */
   refuse?(callbacks: InteractiveCallbacks, args: Record<string, unknown>): unknown;
+  /** The arguments as the person is shown them and the request is made, when not as the model wrote them. */
+  shown?(callbacks: InteractiveCallbacks, args: Record<string, unknown>): Record<string, unknown>;
   /** An answer stored in the inbox, as the tool result the model reads. */
   fromResolution(resolution: InboxResolution): unknown;
 }
@@ -87,6 +101,13 @@ export const INTERACTIVE_TOOLS: Record<string, InteractiveSpec> = {
       const { path } = args as z.output<typeof RequestDirectoryArgs>;
       const reason = c.directoryRefusal?.(path);
       return reason ? { granted: false, path: `${path} (${reason})` } : undefined;
+    },
+    // The real path is asked for and granted: a link the model named cannot lead elsewhere
+    // than the card said. `writable` (the model's wish) gives way to what access really is.
+    shown: (c, args) => {
+      const { path, reason } = args as z.output<typeof RequestDirectoryArgs>;
+      const preview = c.directoryPreview?.(path);
+      return preview ? { path: preview.path, reason, access: preview.access } : args;
     },
     fromResolution: (r) => (r.kind === 'directory' ? { granted: r.granted, path: r.path } : undefined),
   },

@@ -316,13 +316,14 @@ async function* answerInteractive(
     // Refused before anyone is asked: no card with buttons for a request that cannot be granted.
     answer = spec.refuse(ctx.interactive, parsed.data);
   } else {
-    yield { type: 'interaction_required', toolCallId: call.id, kind: spec.kind, arguments: parsed.data };
+    const shown = spec.shown?.(ctx.interactive, parsed.data) ?? parsed.data;
+    yield { type: 'interaction_required', toolCallId: call.id, kind: spec.kind, arguments: shown };
     const { controller, release } = linkedAbortController(ctx.signal);
     try {
       answer = ctx.signal.aborted
         ? ABORTED
         : await raceAbort(
-            spec.ask(ctx.interactive, parsed.data, { toolCallId: call.id, sessionId: ctx.sessionId, signal: controller.signal }),
+            spec.ask(ctx.interactive, shown, { toolCallId: call.id, sessionId: ctx.sessionId, signal: controller.signal }),
             controller.signal,
           );
     } catch (error) {

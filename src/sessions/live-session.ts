@@ -47,6 +47,8 @@ export interface EngineSetup {
   grantDirectory?: (dir: string) => string | Promise<string>;
   /** Why a folder would be refused (the bot's own files, home, `/`), checked before anyone is asked. */
   grantRefusal?: (dir: string) => string | null;
+  /** What the card shows for a grantable folder: its real path and what becomes writable. */
+  grantPreview?: (dir: string) => { path: string; accessText: string };
 }
 
 export type EngineSetupFactory = (session: SessionRecord) => EngineSetup | Promise<EngineSetup>;
@@ -164,18 +166,33 @@ function interactiveCallbacks(base: InteractiveCallbacks, setup: EngineSetup, re
   return {
     ...rest,
     ...(setup.grantRefusal ? { directoryRefusal: setup.grantRefusal } : {}),
+    ...(setup.grantPreview ? { directoryPreview: previewOf(setup.grantPreview) } : {}),
     requestDirectory: async (request) => {
       const decision = await requestDirectory(request);
       if (!decision.granted) return decision;
       try {
         // grant() checks again: the folder may have changed (a symlink swapped) since the question.
         const real = await grant(request.path);
+        // The card showed the real path: a folder that resolves elsewhere now is not the one granted.
+        if (setup.grantPreview && real !== request.path) throw new Error(`it now leads to ${real}, not the folder that was shown`);
         await remember(real);
         return { granted: true, path: real };
       } catch (error) {
         return { granted: false, path: `${request.path} (${error instanceof Error ? error.message : String(error)})` };
       }
     },
+  };
+}
+
+/** The preview for the card; a folder that vanished since the refusal check is shown as the model wrote it. */
+function previewOf(preview: NonNullable<EngineSetup['grantPreview']>): (dir: string) => { path: string; access: string } | undefined {
+  return (dir) => {
+    try {
+      const shown = preview(dir);
+      return { path: shown.path, access: shown.accessText };
+    } catch {
+      return undefined;
+    }
   };
 }
 

@@ -17,6 +17,7 @@ import { HostLauncher } from './command-launcher.js';
 import { runShellTool } from './run-shell.js';
 import { searchTool } from './search.js';
 import { DEFAULT_SHELL_TIMEOUT_MS, ShellSession } from './shell-session.js';
+import type { ShellWriteCheck } from './grant-rules.js';
 import { Workspace } from './workspace.js';
 import { writeFileTool } from './write-file.js';
 
@@ -26,6 +27,15 @@ const MIN_OUTPUT_CHARS = 1_000;
 export interface BuiltinToolsOptions {
   /** The directory the file tools are confined to and the shell starts in; created if missing. */
   workspaceDir: string;
+  /**
+   * WORKSPACE_DIR, when `workspaceDir` is one conversation's folder in it: nothing else in it
+   * may be granted (another conversation's files). Unset in `shared` scope.
+   */
+  workspaceBase?: string;
+  /** GRANT_ROOTS, real paths: request_directory grants only folders inside one of them. */
+  grantRoots?: readonly string[];
+  /** Whether shell commands could write in a folder, for the grant card (default: the bot's own access). */
+  shellCanWrite?: ShellWriteCheck;
   /** A shell command is stopped after this long (default 120 s). */
   shellTimeoutMs?: number;
   /** Every tool answer is capped at this many characters (default 20,000). */
@@ -101,7 +111,13 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
     throw new Error(`maxOutputChars must be an integer of at least ${MIN_OUTPUT_CHARS}, got ${maxOutputChars}`);
   }
   const shellTimeoutMs = positive('shellTimeoutMs', options.shellTimeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS);
-  const workspace = Workspace.open(options.workspaceDir, { protectedPaths: options.protectedPaths, homeDir: options.homeDir });
+  const workspace = Workspace.open(options.workspaceDir, {
+    protectedPaths: options.protectedPaths,
+    homeDir: options.homeDir,
+    base: options.workspaceBase,
+    grantRoots: options.grantRoots,
+    shellCanWrite: options.shellCanWrite,
+  });
   const setup = options.shell ?? { kind: 'host' };
   const shell = new ShellSession(workspace, {
     maxOutputChars,
