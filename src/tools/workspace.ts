@@ -152,7 +152,8 @@ export class Workspace {
     if (real === path.parse(real).root) throw new GrantRefusedError(`refused: ${real} is the whole file system`);
     const system = systemFolderOf(real);
     if (system !== null) {
-      throw new GrantRefusedError(`refused: ${real} is ${real === system ? '' : 'in '}${system}, a system folder; only project folders are granted`);
+      const where = real === system ? 'a system folder' : `in ${system}, a system folder`;
+      throw new GrantRefusedError(`refused: ${real} is ${where}; only project folders are granted`);
     }
     if (base !== undefined && isInside(base, real)) {
       throw new GrantRefusedError(`refused: ${real} holds the workspace folder (WORKSPACE_DIR, ${base}), with every conversation's files`);
