@@ -19,6 +19,7 @@ describe('configuration', () => {
       STORE_URL: 'sqlite://data/bot.sqlite',
       RETENTION_DAYS: 30,
       WORKSPACE_DIR: './workspace',
+      WORKSPACE_SCOPE: 'thread',
       ALLOWED_USERS: '*',
       PERMISSION_MODE: 'interactive',
       GRANT_SCOPE: 'thread',

@@ -201,32 +201,36 @@ describe('allow-listed git never runs configuration another conversation wrote',
     'cd ..',
   ].join(' && ');
 
+  /** Every FILTER-RAN anywhere under WORKSPACE_DIR: the folders whose repository ran the filter. */
+  async function filterRuns(bot: Bot): Promise<string[]> {
+    const entries = await readdir(bot.workspace, { recursive: true });
+    return entries.filter((entry) => entry.endsWith('FILTER-RAN')).map((entry) => join(bot.workspace, entry));
+  }
+
   async function plantAndCheck(scope: 'thread' | 'channel'): Promise<void> {
     const bot = await boot({ SHELL_ALLOWLIST: 'git status', WORKSPACE_SCOPE: scope });
     expect(shellOutput(await callTool(bot, threadA, 'run_shell', { command: PLANT })).exitCode).toBe(0);
-    const folders = [...new Set([folderOf(bot, threadA, scope), folderOf(bot, threadB, scope)])];
-    const markers = () => folders.filter((folder) => existsSync(join(folder, 'repo', 'FILTER-RAN')));
 
-    // Thread B: the allow-listed status runs without a prompt, in B's folder (or, channel scope, the shared one).
+    // Thread B goes where the repository is, as the issue's thread did (`cd` is not allow-listed:
+    // approved; in thread scope there is no such folder), then runs the allow-listed status,
+    // which nobody approves.
+    const cd = shellOutput(await callTool(bot, threadB, 'run_shell', { command: 'cd repo' }));
     const asked = bot.prompts.length;
     const status = shellOutput(await callTool(bot, threadB, 'run_shell', { command: 'git status' }));
     expect(bot.prompts.length).toBe(asked);
-    if (scope === 'channel') {
-      // `cd` is not allow-listed: approved, it moves B's shell into the repository; the status there is not approved by anyone.
-      expect(shellOutput(await callTool(bot, threadB, 'run_shell', { command: 'cd repo' })).exitCode).toBe(0);
-      const askedBefore = bot.prompts.length;
-      const there = shellOutput(await callTool(bot, threadB, 'run_shell', { command: 'git status' }));
-      expect(there.exitCode).toBe(0);
-      expect(bot.prompts.length).toBe(askedBefore);
-      expect(there.output).toContain('modified:   a.txt');
-    } else {
+    expect(await filterRuns(bot)).toEqual([]);
+    if (scope === 'thread') {
+      expect(cd.exitCode).not.toBe(0);
       expect(status.output).toMatch(/not a git repository/);
+    } else {
+      expect(cd.exitCode).toBe(0);
+      expect(status.exitCode).toBe(0);
+      expect(status.output).toContain('modified:   a.txt');
     }
-    expect(markers()).toEqual([]);
 
     // The plant is live: thread A's own approved git status runs it (an approved command is trusted).
     await callTool(bot, threadA, 'run_shell', { command: 'cd repo && git status --short' });
-    expect(markers()).toEqual([folderOf(bot, threadA, scope)]);
+    expect(await filterRuns(bot)).toEqual([join(folderOf(bot, threadA, scope), 'repo', 'FILTER-RAN')]);
   }
 
   it('thread scope: thread B does not even see thread A’s repository', async () => {
