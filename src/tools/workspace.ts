@@ -110,7 +110,10 @@ export class Workspace {
       return null;
     } catch (error) {
       if (error instanceof GrantRefusedError) return error.message;
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return `no such folder: ${dir}`;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        // A missing system folder (`/boot` in a container) is refused as one, not as missing.
+        return systemFolderRefusal(path.resolve(this.root, dir)) ?? `no such folder: ${dir}`;
+      }
       return `cannot be granted: ${error instanceof Error ? error.message : String(error)}`;
     }
   }
@@ -150,11 +153,8 @@ export class Workspace {
   private refuseUngrantable(real: string): void {
     const { home, protectedPaths, base, grantRoots } = this.guarded;
     if (real === path.parse(real).root) throw new GrantRefusedError(`refused: ${real} is the whole file system`);
-    const system = systemFolderOf(real);
-    if (system !== null) {
-      const where = real === system ? 'a system folder' : `in ${system}, a system folder`;
-      throw new GrantRefusedError(`refused: ${real} is ${where}; only project folders are granted`);
-    }
+    const system = systemFolderRefusal(real);
+    if (system !== null) throw new GrantRefusedError(system);
     if (base !== undefined && isInside(base, real)) {
       throw new GrantRefusedError(`refused: ${real} holds the workspace folder (WORKSPACE_DIR, ${base}), with every conversation's files`);
     }
@@ -209,7 +209,13 @@ export class Workspace {
   }
 }
 
-/** A protected path as it really is, if it exists yet; as given (absolute) otherwise. */
+/** Why `target` (an absolute path) is never granted as a system folder, or null. */
+function systemFolderRefusal(target: string): string | null {
+  const system = systemFolderOf(target);
+  if (system === null) return null;
+  return `refused: ${target} is ${target === system ? 'a system folder' : `in ${system}, a system folder`}; only project folders are granted`;
+}
+
 /** The real path of `absolute` if it exists; otherwise `absolute` as given. */
 export function realpathIfExists(absolute: string): string {
   try {
