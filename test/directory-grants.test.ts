@@ -28,11 +28,11 @@ interface Bot {
   shown: { event: EngineEvent; prompt?: InboxItem }[];
 }
 
-async function boot(env: Record<string, string> = {}): Promise<Bot> {
-  const dir = await tempDir();
-  cleanups.push(dir.remove);
-  const fake = await new FakeOpenAI().start();
-  cleanups.push(() => fake.stop());
+async function boot(env: Record<string, string> = {}, again?: Pick<Bot, 'dir' | 'fake'>): Promise<Bot> {
+  const dir = again ? { path: again.dir } : await tempDir();
+  if (!again) cleanups.push((dir as Awaited<ReturnType<typeof tempDir>>).remove);
+  const fake = again?.fake ?? (await new FakeOpenAI().start());
+  if (!again) cleanups.push(() => fake.stop());
   const config = loadConfig({ ...coreTestEnv(dir.path, fake), TURNS_PER_USER_PER_MINUTE: '1000', ...env });
   const core = await startCore(config, { logger: memoryLogger() });
   cleanups.push(() => core.close());
@@ -140,5 +140,27 @@ describe('the card shows the real folder and what becomes writable', () => {
     expect(shownArgs.access).toBe('read and write: the file tools and shell commands can change and delete files there');
     expect(JSON.stringify(shownArgs)).not.toContain('nice-name');
     expect(result).toContain(`"path":"${join(project.path, 'real-project')}"`);
+  }, 120_000);
+
+  it('a card still waiting after a restart is drawn again with the real path and the access', async () => {
+    const first = await boot();
+    const project = await tempDir();
+    cleanups.push(project.remove);
+    await mkdir(join(project.path, 'real-project'));
+    await symlink(join(project.path, 'real-project'), join(project.path, 'nice-name'));
+    first.fake.replyToolCalls([{ name: 'request_directory', arguments: { path: join(project.path, 'nice-name'), reason: 'the project' } }]);
+    await first.core.manager.deliver(key, { text: 'grant it', userId: 'U1', eventId: 'before-restart' });
+    await waitFor(() => first.shown.some((s) => s.prompt), 30_000);
+    // A deploy: the turn is left as a crash would leave it, its prompt pending.
+    await first.core.suspend();
+    await first.core.close();
+
+    const again = await boot({}, first);
+    const redrawn = again.shown.find((s) => s.event.type === 'interaction_required');
+    expect(redrawn?.prompt).toBeDefined();
+    expect((redrawn!.event as Extract<EngineEvent, { type: 'interaction_required' }>).arguments).toMatchObject({
+      path: join(project.path, 'real-project'),
+      access: 'read and write: the file tools and shell commands can change and delete files there',
+    });
   }, 120_000);
 });

@@ -4,6 +4,7 @@
 // the user message before the model is called, each assistant message and each tool
 // result as they come, and each tool start in the ledger before the tool runs.
 import {
+  INTERACTIVE_TOOLS,
   approverFromInbox,
   interactiveFromInbox,
   SessionGrants,
@@ -166,7 +167,7 @@ function interactiveCallbacks(base: InteractiveCallbacks, setup: EngineSetup, re
   return {
     ...rest,
     ...(setup.grantRefusal ? { directoryRefusal: setup.grantRefusal } : {}),
-    ...(setup.grantPreview ? { directoryPreview: previewOf(setup.grantPreview) } : {}),
+    ...(setup.grantPreview ? { directoryPreview: directoryPreviewOf(setup.grantPreview) } : {}),
     requestDirectory: async (request) => {
       const decision = await requestDirectory(request);
       if (!decision.granted) return decision;
@@ -184,8 +185,19 @@ function interactiveCallbacks(base: InteractiveCallbacks, setup: EngineSetup, re
   };
 }
 
+/**
+ * The arguments of an interactive call as its card shows them (a directory request: the real
+ * path and its access), for a prompt redrawn after a restart as the engine first drew it.
+ */
+export function shownInteraction(setup: EngineSetup, tool: string, args: unknown): unknown {
+  const spec = Object.hasOwn(INTERACTIVE_TOOLS, tool) ? INTERACTIVE_TOOLS[tool] : undefined;
+  if (!spec?.shown || !setup.grantPreview || typeof args !== 'object' || args === null || Array.isArray(args)) return args;
+  const parsed = spec.schema.safeParse(args);
+  return parsed.success ? spec.shown({ directoryPreview: directoryPreviewOf(setup.grantPreview) }, parsed.data) : args;
+}
+
 /** The preview for the card; a folder that vanished since the refusal check is shown as the model wrote it. */
-function previewOf(preview: NonNullable<EngineSetup['grantPreview']>): (dir: string) => { path: string; access: string } | undefined {
+function directoryPreviewOf(preview: NonNullable<EngineSetup['grantPreview']>): (dir: string) => { path: string; access: string } | undefined {
   return (dir) => {
     try {
       const shown = preview(dir);
