@@ -3,7 +3,7 @@
 // conversation's folder and, with GRANT_ROOTS, anything outside the roots are refused before
 // anyone is asked; a folder that may be granted is shown by its real path, with what becomes
 // writable, and the grant is of that very folder.
-import { mkdir, symlink } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -142,7 +142,7 @@ describe('the card shows the real folder and what becomes writable', () => {
     expect(result).toContain(`"path":"${join(project.path, 'real-project')}"`);
   }, 120_000);
 
-  it('a card still waiting after a restart is drawn again with the real path and the access', async () => {
+  it('a card still waiting after a restart is drawn again with the real path and the access, and a grant given then takes effect', async () => {
     const first = await boot();
     const project = await tempDir();
     cleanups.push(project.remove);
@@ -162,5 +162,17 @@ describe('the card shows the real folder and what becomes writable', () => {
       path: join(project.path, 'real-project'),
       access: 'read and write: the file tools and shell commands can change and delete files there',
     });
+
+    // Granted now, with nothing waiting since the restart: the grant takes effect all the same.
+    await writeFile(join(project.path, 'real-project', 'notes.md'), 'granted after the restart');
+    first.fake.replyToolCalls([{ name: 'read_file', arguments: { path: join(project.path, 'real-project', 'notes.md') } }]);
+    first.fake.replyText('Read it.');
+    const before = first.fake.requests.length;
+    expect(await again.core.manager.resolve(redrawn!.prompt!.id, { choice: 'grant' }, 'U1')).toMatchObject({ ok: true });
+    await waitFor(() => first.fake.requests.length >= before + 2, 30_000);
+    await again.core.manager.idle();
+    const body = (i: number) => first.fake.requests[i]!.body as { messages: { role: string; content: string }[] };
+    expect(body(before).messages.at(-1)!.content).toContain(`"granted":true,"path":"${join(project.path, 'real-project')}"`);
+    expect(body(before + 1).messages.at(-1)!.content).toContain('granted after the restart');
   }, 120_000);
 });

@@ -51,6 +51,12 @@ export interface InteractiveCallbacks {
    * model's spelling) and what the tools could do there. Undefined: shown as the model wrote it.
    */
   directoryPreview?: (path: string) => DirectoryPreview | undefined;
+  /**
+   * Make a grant a person gave while no request waited for it (the answer was stored across a
+   * restart): the same checks and effect as a grant given live. Without it, such an answer
+   * would tell the model "granted" while the tools could not reach the folder.
+   */
+  grantAnswered?: (path: string) => Promise<DirectoryDecision>;
 }
 
 export interface DirectoryPreview {
@@ -70,6 +76,8 @@ interface InteractiveSpec {
   refuse?(callbacks: InteractiveCallbacks, args: Record<string, unknown>): unknown;
   /** The arguments as the person is shown them and the request is made, when not as the model wrote them. */
   shown?(callbacks: InteractiveCallbacks, args: Record<string, unknown>): Record<string, unknown>;
+  /** A stored answer (given while nothing waited) made to take effect; `args` as shown. */
+  settle?(callbacks: InteractiveCallbacks, args: Record<string, unknown>, answer: unknown): Promise<unknown>;
   /** An answer stored in the inbox, as the tool result the model reads. */
   fromResolution(resolution: InboxResolution): unknown;
 }
@@ -108,6 +116,11 @@ export const INTERACTIVE_TOOLS: Record<string, InteractiveSpec> = {
       const { path, reason } = args as z.output<typeof RequestDirectoryArgs>;
       const preview = c.directoryPreview?.(path);
       return preview ? { path: preview.path, reason, access: preview.access } : args;
+    },
+    settle: async (c, args, answer) => {
+      const decision = answer as DirectoryDecision;
+      if (!decision.granted || !c.grantAnswered) return answer;
+      return c.grantAnswered((args as z.output<typeof RequestDirectoryArgs>).path);
     },
     fromResolution: (r) => (r.kind === 'directory' ? { granted: r.granted, path: r.path } : undefined),
   },

@@ -312,6 +312,8 @@ async function* answerInteractive(
     answer = ABORTED;
   } else if (stored && spec.fromResolution(stored) !== undefined) {
     answer = spec.fromResolution(stored);
+    // Answered while nothing here waited (before a restart): what a live answer would have done is done now.
+    if (spec.settle) answer = await spec.settle(ctx.interactive, spec.shown?.(ctx.interactive, parsed.data) ?? parsed.data, answer);
   } else if (spec.refuse?.(ctx.interactive, parsed.data) !== undefined) {
     // Refused before anyone is asked: no card with buttons for a request that cannot be granted.
     answer = spec.refuse(ctx.interactive, parsed.data);

@@ -11,6 +11,7 @@ import {
   TurnEngine,
   type Compactor,
   type ContextProvider,
+  type DirectoryDecision,
   type EngineLogger,
   type GrantsSnapshot,
   type InteractiveCallbacks,
@@ -164,24 +165,28 @@ function interactiveCallbacks(base: InteractiveCallbacks, setup: EngineSetup, re
   const { requestDirectory, ...rest } = base;
   const grant = setup.grantDirectory;
   if (!requestDirectory || !grant) return rest;
+  /** Grant the folder the card showed (`shown`: its real path when a preview was shown). */
+  const grantShown = async (shown: string): Promise<DirectoryDecision> => {
+    try {
+      // grant() checks again: the folder may have changed (a symlink swapped) since the question.
+      const real = await grant(shown);
+      // The card showed the real path: a folder that resolves elsewhere now is not the one granted.
+      if (setup.grantPreview && real !== shown) throw new Error(`it now leads to ${real}, not the folder that was shown`);
+      await remember(real);
+      return { granted: true, path: real };
+    } catch (error) {
+      return { granted: false, path: `${shown} (${error instanceof Error ? error.message : String(error)})` };
+    }
+  };
   return {
     ...rest,
     ...(setup.grantRefusal ? { directoryRefusal: setup.grantRefusal } : {}),
     ...(setup.grantPreview ? { directoryPreview: directoryPreviewOf(setup.grantPreview) } : {}),
     requestDirectory: async (request) => {
       const decision = await requestDirectory(request);
-      if (!decision.granted) return decision;
-      try {
-        // grant() checks again: the folder may have changed (a symlink swapped) since the question.
-        const real = await grant(request.path);
-        // The card showed the real path: a folder that resolves elsewhere now is not the one granted.
-        if (setup.grantPreview && real !== request.path) throw new Error(`it now leads to ${real}, not the folder that was shown`);
-        await remember(real);
-        return { granted: true, path: real };
-      } catch (error) {
-        return { granted: false, path: `${request.path} (${error instanceof Error ? error.message : String(error)})` };
-      }
+      return decision.granted ? grantShown(request.path) : decision;
     },
+    grantAnswered: grantShown,
   };
 }
 
