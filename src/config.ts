@@ -62,10 +62,14 @@ export const ConfigSchema = z.object({
   STORE_URL: z.string().regex(/^[a-z][a-z0-9+.-]*:\/\//i, 'must be a URL such as sqlite://data/bot.sqlite').default('sqlite://data/bot.sqlite'),
   /** How long transcripts and prompts are kept after a thread's last activity. */
   RETENTION_DAYS: positiveInt.default(30),
-  /** The folder the file and shell tools are confined to. */
+  /** The folder the file and shell tools are confined to: each conversation gets a folder of its own in it (WORKSPACE_SCOPE). */
   WORKSPACE_DIR: z.string().min(1).default('./workspace'),
-  /** What one workspace may hold on disk, in MB: past it, commands and file writes are refused. */
+  /** What one conversation's folder (all of WORKSPACE_DIR when shared) may hold on disk, in MB: past it, commands and file writes are refused. */
   WORKSPACE_MAX_MB: positiveInt.default(2048),
+  /** Whose files a conversation sees: its thread's own folder (default), its channel's, or all of WORKSPACE_DIR (`shared`). */
+  WORKSPACE_SCOPE: z.enum(['thread', 'channel', 'shared']).default('thread'),
+  /** request_directory may grant only folders inside these (absolute paths, comma-separated); unset: anywhere but system and bot folders. */
+  GRANT_ROOTS: z.string().optional(),
   /** Who may start or steer a conversation: platform user ids, comma-separated, or `*`. */
   ALLOWED_USERS: z.string().default('*'),
   /** Who may always approve and stop (comma-separated user ids). */

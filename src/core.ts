@@ -31,7 +31,7 @@ import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
 import { prepareShell } from './sandbox/shell-startup.js';
-import { createBuiltinTools } from './tools/index.js';
+import { createBuiltinTools, openConversationFolder, parseGrantRoots, removeThreadFolder } from './tools/index.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const RETENTION_SWEEP_EVERY_MS = 6 * 60 * 60 * 1000;
@@ -92,13 +92,15 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   // or SHELL_SANDBOX=bwrap where bwrap cannot run stops the start with the reason.
   const shell = await prepareShell(config, { bwrapPath: options.bwrapPath });
   if (!shell.warn) logger.info({}, shell.message); // a warning is logged below, with the others
-  const policy = createPermissionPolicy({
+  const policyOptions = {
     mode: config.PERMISSION_MODE,
     shellAllowList: (config.SHELL_ALLOWLIST ?? '').split(',').map((entry) => entry.trim()).filter(Boolean),
-    // Absolute paths inside the workspace may follow a ` *` entry; anything else asks.
-    workspaceDir: shell.workspaceRoot,
     grantScope: config.GRANT_SCOPE,
-  });
+  };
+  // Checks the allow-list's entries at start; each session has its own, for its own folder.
+  const policy = createPermissionPolicy({ ...policyOptions, workspaceDir: shell.workspaceRoot });
+  // A GRANT_ROOTS entry that is not an existing project folder stops the start, with the reason.
+  const grantRoots = parseGrantRoots(config.GRANT_ROOTS);
   const resolveProvider = createProviderResolver(providerSettingsFrom(config));
   const compactor = compactorFrom(config, resolveProvider);
 
@@ -128,6 +130,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   secrets.add(mcpSecretValues(mcpConfig));
   const mcpReport = await mcp.start(mcpConfig);
   const workspaceDir = resolve(config.WORKSPACE_DIR);
+  const scope = config.WORKSPACE_SCOPE;
   // DISABLED_TOOLS: never offered to the model (loadConfig refused unknown names).
   const disabledTools = new Set(disabledToolNames(config.DISABLED_TOOLS));
 
@@ -148,10 +151,18 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     },
     maxLiveSessions: config.MAX_LIVE_SESSIONS,
     observer: observers,
+    // A forgotten or expired thread's own folder goes with it (never a channel's, never WORKSPACE_DIR).
+    removeThreadFiles: async (key) => {
+      await removeThreadFolder(workspaceDir, key);
+    },
     engineSetup: (session) => {
-      // One set of built-in tools per session: the shell's working directory is the session's.
+      // One set of built-in tools per session: the shell's working directory is the session's,
+      // in the conversation's own folder (WORKSPACE_SCOPE).
+      const folder = openConversationFolder(workspaceDir, scope, session.key, shell.shell.kind === 'sandbox' ? shell.shell.sandbox.runAs : undefined);
       const builtin = createBuiltinTools({
-        workspaceDir,
+        workspaceDir: folder,
+        workspaceBase: scope === 'shared' ? undefined : workspaceDir,
+        grantRoots,
         shellTimeoutMs: config.SHELL_TIMEOUT_MS,
         fetchAllowPrivate: config.FETCH_ALLOW_PRIVATE,
         shell: shell.shell,
@@ -167,7 +178,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
           admitted: () => reportWaiting(session, null),
         }),
         tools: [...builtin.tools.filter((tool) => !disabledTools.has(tool.name)), ...mcp.tools()],
-        policy,
+        // Absolute paths inside the conversation's folder may follow a ` *` entry; anything else asks.
+        policy: scope === 'shared' ? policy : createPermissionPolicy({ ...policyOptions, workspaceDir: folder }),
         compactor,
         instructions: config.SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
         maxIterations: config.MAX_ITERATIONS,
@@ -178,6 +190,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         dispose: () => builtin.dispose(),
         grantDirectory: (dir) => builtin.workspace.grant(dir),
         grantRefusal: (dir) => builtin.workspace.grantRefusal(dir),
+        grantPreview: (dir) => builtin.workspace.grantPreview(dir),
       };
     },
   });
@@ -189,7 +202,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
 
   const sweep = async () => {
     try {
-      const deleted = await store.sweepExpired(config.RETENTION_DAYS * DAY_MS);
+      const deleted = await manager.sweepExpired(config.RETENTION_DAYS * DAY_MS);
       if (deleted.length > 0) logger.info({ sessions: deleted.length }, 'deleted sessions past the retention period');
     } catch (error) {
       logger.error({ err: error }, 'retention sweep failed');

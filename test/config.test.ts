@@ -20,6 +20,7 @@ describe('configuration', () => {
       RETENTION_DAYS: 30,
       WORKSPACE_DIR: './workspace',
       WORKSPACE_MAX_MB: 2048,
+      WORKSPACE_SCOPE: 'thread',
       ALLOWED_USERS: '*',
       PERMISSION_MODE: 'interactive',
       GRANT_SCOPE: 'thread',

@@ -13,6 +13,7 @@ import { coreTestEnv } from './support/core-env.js';
 import { memoryLogger, waitFor } from './support/engine-kit.js';
 import { tempDir } from './support/test-connector.js';
 import { UNCONFINED_WARNING } from '../src/sandbox/index.js';
+import { threadFolder } from './support/conversation-folders.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -49,7 +50,7 @@ describe('the assembled bot core', () => {
     const prompt = shown.find((s) => s.prompt)!.prompt!;
     expect(await core.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: true });
     await core.manager.idle();
-    expect(await readFile(join(dir, 'workspace', 'notes', 'todo.md'), 'utf8')).toBe('- ship it\n');
+    expect(await readFile(join(threadFolder(join(dir, 'workspace'), key), 'notes', 'todo.md'), 'utf8')).toBe('- ship it\n');
     // The model was offered the built-in tools, with their schemas.
     const tools = ((fake.requests[0]!.body as { tools: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
     expect(tools).toEqual(expect.arrayContaining(['read_file', 'list_dir', 'search', 'write_file', 'edit_file', 'run_shell', 'fetch_url']));

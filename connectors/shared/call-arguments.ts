@@ -36,8 +36,10 @@ const NAMED_FIELDS: Readonly<Record<string, readonly (readonly [field: string, l
     ['new', 'With'],
   ],
   fetch_url: [['url', 'URL']],
+  // The engine shows the folder's real path and what becomes writable (src/engine/interactive.ts).
   request_directory: [
     ['path', 'Folder'],
+    ['access', 'Access'],
     ['reason', 'Reason'],
   ],
   propose_plan: [['plan', 'Plan']],

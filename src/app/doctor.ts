@@ -24,6 +24,7 @@ import { ConfigError, configStartProblems, loadConfig, type Config } from '../co
 import { maskSecrets } from '../logger.js';
 import { loadMcpConfig } from '../mcp/index.js';
 import { prepareShell } from '../sandbox/shell-startup.js';
+import { parseGrantRoots } from '../tools/grant-rules.js';
 import { configSecretValues, envFileWarning, SecretMasker } from '../secrets/index.js';
 import { resolveModelRef, type ProviderName } from '../providers/index.js';
 import type { VendorName } from '../providers/model-ref.js';
@@ -115,6 +116,8 @@ export function checkEnvFile(path: string): CheckResult {
  */
 export async function checkShell(config: Config, options: DoctorOptions = {}): Promise<CheckResult> {
   try {
+    // Checked where the start checks it, before the sandbox is probed: a bad entry stops a start.
+    parseGrantRoots(config.GRANT_ROOTS);
     const shell = await prepareShell(config, { bwrapPath: options.bwrapPath, createWorkspace: false });
     return { name: 'shell sandbox', status: shell.warn ? 'warn' : 'ok', detail: shell.message };
   } catch (error) {

@@ -46,6 +46,24 @@ export interface InteractiveCallbacks {
   requestDirectory?: (request: z.output<typeof RequestDirectoryArgs> & InteractiveRequestBase) => Promise<DirectoryDecision>;
   /** Why a folder could never be granted (the bot's own files, `/`), or null: nobody is asked then. */
   directoryRefusal?: (path: string) => string | null;
+  /**
+   * What the person is shown for a grantable folder: its real path (what is granted, not the
+   * model's spelling) and what the tools could do there. Undefined: shown as the model wrote it.
+   */
+  directoryPreview?: (path: string) => DirectoryPreview | undefined;
+  /**
+   * Make a grant a person gave while no request waited for it (the answer was stored across a
+   * restart): the same checks and effect as a grant given live. Without it, such an answer
+   * would tell the model "granted" while the tools could not reach the folder.
+   */
+  grantAnswered?: (path: string) => Promise<DirectoryDecision>;
+}
+
+export interface DirectoryPreview {
+  /** The folder's real path. */
+  path: string;
+  /** Whether it becomes writable, and for which tools, in words (the card's "Access"). */
+  access: string;
 }
 
 interface InteractiveSpec {
@@ -56,6 +74,10 @@ interface InteractiveSpec {
   ask(callbacks: InteractiveCallbacks, args: Record<string, unknown>, base: InteractiveRequestBase): Promise<unknown>;
   /** An answer given without asking anyone, when the request could never be granted. */
   refuse?(callbacks: InteractiveCallbacks, args: Record<string, unknown>): unknown;
+  /** The arguments as the person is shown them and the request is made, when not as the model wrote them. */
+  shown?(callbacks: InteractiveCallbacks, args: Record<string, unknown>): Record<string, unknown>;
+  /** A stored answer (given while nothing waited) made to take effect; `args` as shown. */
+  settle?(callbacks: InteractiveCallbacks, args: Record<string, unknown>, answer: unknown): Promise<unknown>;
   /** An answer stored in the inbox, as the tool result the model reads. */
   fromResolution(resolution: InboxResolution): unknown;
 }
@@ -87,6 +109,18 @@ export const INTERACTIVE_TOOLS: Record<string, InteractiveSpec> = {
       const { path } = args as z.output<typeof RequestDirectoryArgs>;
       const reason = c.directoryRefusal?.(path);
       return reason ? { granted: false, path: `${path} (${reason})` } : undefined;
+    },
+    // The real path is asked for and granted: a link the model named cannot lead elsewhere
+    // than the card said. `writable` (the model's wish) gives way to what access really is.
+    shown: (c, args) => {
+      const { path, reason } = args as z.output<typeof RequestDirectoryArgs>;
+      const preview = c.directoryPreview?.(path);
+      return preview ? { path: preview.path, reason, access: preview.access } : args;
+    },
+    settle: async (c, args, answer) => {
+      const decision = answer as DirectoryDecision;
+      if (!decision.granted || !c.grantAnswered) return answer;
+      return c.grantAnswered((args as z.output<typeof RequestDirectoryArgs>).path);
     },
     fromResolution: (r) => (r.kind === 'directory' ? { granted: r.granted, path: r.path } : undefined),
   },

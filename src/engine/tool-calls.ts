@@ -312,17 +312,20 @@ async function* answerInteractive(
     answer = ABORTED;
   } else if (stored && spec.fromResolution(stored) !== undefined) {
     answer = spec.fromResolution(stored);
+    // Answered while nothing here waited (before a restart): what a live answer would have done is done now.
+    if (spec.settle) answer = await spec.settle(ctx.interactive, spec.shown?.(ctx.interactive, parsed.data) ?? parsed.data, answer);
   } else if (spec.refuse?.(ctx.interactive, parsed.data) !== undefined) {
     // Refused before anyone is asked: no card with buttons for a request that cannot be granted.
     answer = spec.refuse(ctx.interactive, parsed.data);
   } else {
-    yield { type: 'interaction_required', toolCallId: call.id, kind: spec.kind, arguments: parsed.data };
+    const shown = spec.shown?.(ctx.interactive, parsed.data) ?? parsed.data;
+    yield { type: 'interaction_required', toolCallId: call.id, kind: spec.kind, arguments: shown };
     const { controller, release } = linkedAbortController(ctx.signal);
     try {
       answer = ctx.signal.aborted
         ? ABORTED
         : await raceAbort(
-            spec.ask(ctx.interactive, parsed.data, { toolCallId: call.id, sessionId: ctx.sessionId, signal: controller.signal }),
+            spec.ask(ctx.interactive, shown, { toolCallId: call.id, sessionId: ctx.sessionId, signal: controller.signal }),
             controller.signal,
           );
     } catch (error) {

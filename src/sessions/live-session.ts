@@ -4,12 +4,14 @@
 // the user message before the model is called, each assistant message and each tool
 // result as they come, and each tool start in the ledger before the tool runs.
 import {
+  INTERACTIVE_TOOLS,
   approverFromInbox,
   interactiveFromInbox,
   SessionGrants,
   TurnEngine,
   type Compactor,
   type ContextProvider,
+  type DirectoryDecision,
   type EngineLogger,
   type GrantsSnapshot,
   type InteractiveCallbacks,
@@ -47,6 +49,8 @@ export interface EngineSetup {
   grantDirectory?: (dir: string) => string | Promise<string>;
   /** Why a folder would be refused (the bot's own files, home, `/`), checked before anyone is asked. */
   grantRefusal?: (dir: string) => string | null;
+  /** What the card shows for a grantable folder: its real path and what becomes writable. */
+  grantPreview?: (dir: string) => { path: string; accessText: string };
 }
 
 export type EngineSetupFactory = (session: SessionRecord) => EngineSetup | Promise<EngineSetup>;
@@ -161,21 +165,51 @@ function interactiveCallbacks(base: InteractiveCallbacks, setup: EngineSetup, re
   const { requestDirectory, ...rest } = base;
   const grant = setup.grantDirectory;
   if (!requestDirectory || !grant) return rest;
+  /** Grant the folder the card showed (`shown`: its real path when a preview was shown). */
+  const grantShown = async (shown: string): Promise<DirectoryDecision> => {
+    try {
+      // grant() checks again: the folder may have changed (a symlink swapped) since the question.
+      const real = await grant(shown);
+      // The card showed the real path: a folder that resolves elsewhere now is not the one granted.
+      if (setup.grantPreview && real !== shown) throw new Error(`it now leads to ${real}, not the folder that was shown`);
+      await remember(real);
+      return { granted: true, path: real };
+    } catch (error) {
+      return { granted: false, path: `${shown} (${error instanceof Error ? error.message : String(error)})` };
+    }
+  };
   return {
     ...rest,
     ...(setup.grantRefusal ? { directoryRefusal: setup.grantRefusal } : {}),
+    ...(setup.grantPreview ? { directoryPreview: directoryPreviewOf(setup.grantPreview) } : {}),
     requestDirectory: async (request) => {
       const decision = await requestDirectory(request);
-      if (!decision.granted) return decision;
-      try {
-        // grant() checks again: the folder may have changed (a symlink swapped) since the question.
-        const real = await grant(request.path);
-        await remember(real);
-        return { granted: true, path: real };
-      } catch (error) {
-        return { granted: false, path: `${request.path} (${error instanceof Error ? error.message : String(error)})` };
-      }
+      return decision.granted ? grantShown(request.path) : decision;
     },
+    grantAnswered: grantShown,
+  };
+}
+
+/**
+ * The arguments of an interactive call as its card shows them (a directory request: the real
+ * path and its access), for a prompt redrawn after a restart as the engine first drew it.
+ */
+export function shownInteraction(setup: EngineSetup, tool: string, args: unknown): unknown {
+  const spec = Object.hasOwn(INTERACTIVE_TOOLS, tool) ? INTERACTIVE_TOOLS[tool] : undefined;
+  if (!spec?.shown || !setup.grantPreview || typeof args !== 'object' || args === null || Array.isArray(args)) return args;
+  const parsed = spec.schema.safeParse(args);
+  return parsed.success ? spec.shown({ directoryPreview: directoryPreviewOf(setup.grantPreview) }, parsed.data) : args;
+}
+
+/** The preview for the card; a folder that vanished since the refusal check is shown as the model wrote it. */
+function directoryPreviewOf(preview: NonNullable<EngineSetup['grantPreview']>): (dir: string) => { path: string; access: string } | undefined {
+  return (dir) => {
+    try {
+      const shown = preview(dir);
+      return { path: shown.path, access: shown.accessText };
+    } catch {
+      return undefined;
+    }
   };
 }
 

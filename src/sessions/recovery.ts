@@ -23,7 +23,7 @@ import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { PendingInput, SessionStore } from '../store/session-store.js';
 import type { ThreadReplay } from './thread-replay.js';
 import { OwnedElsewhereError, type Coordinator } from './coordination.js';
-import type { LiveSession } from './live-session.js';
+import { shownInteraction, type LiveSession } from './live-session.js';
 import { isBusy, type LiveSessions } from './live-sessions.js';
 import type { PromptReplies } from './prompt-replies.js';
 import type { TurnDriver } from './turn-driver.js';
@@ -104,7 +104,8 @@ async function recoverOne(deps: RecoveryDeps, sessionId: string, report: Recover
   if (waiting.length > 0 && inputs.length === 0) {
     for (const item of waiting) {
       const call = calls.find((c) => c.id === item.toolCallId)!;
-      await replay.waiting(live.record, call, item, live.engine.tools.get(call.function.name)?.metadata);
+      const metadata = live.engine.tools.get(call.function.name)?.metadata;
+      await replay.waiting(live.record, call, item, metadata, (args) => shownInteraction(live.setup, call.function.name, args));
     }
     report.waiting.push(sessionId);
     return;

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { INTERRUPTED_BY_USER, silentLogger, type EngineLogger, type MessageSource, type ResolveResult } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
-import { sessionIdOf, type PendingInput, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
+import { sessionIdOf, sessionKeyOf, type PendingInput, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
 import type { AccessDecision, AccessPolicy, ActorContext } from './access-policy.js';
 import { routes, type Coordinator, type RoutingCoordinator, type SessionCommand } from './coordination.js';
 import { ClusterRouting, DUPLICATE } from './cluster-routing.js';
@@ -69,6 +69,8 @@ export interface SessionManagerOptions {
   fairUse?: FairUseLimits;
   /** Sessions kept in memory (least recently used dropped first; default 500). */
   maxLiveSessions?: number;
+  /** Remove what a thread keeps outside the store (its own workspace folder) when /forget or retention deletes it. */
+  removeThreadFiles?: (key: SessionKey) => Promise<void>;
 }
 
 export class SessionManager {
@@ -431,6 +433,26 @@ export class SessionManager {
         }
       }),
     );
+  }
+
+  /**
+   * Retention: delete every session untouched for longer than `retentionMs`, with its thread's
+   * own folder (each session is dropped from memory first, so no shell of it runs while its
+   * folder goes). Resolves with the deleted ids.
+   */
+  async sweepExpired(retentionMs: number, now = Date.now()): Promise<string[]> {
+    const deleted = await this.options.store.sweepExpired(retentionMs, now);
+    for (const sessionId of deleted) {
+      await this.sessions.drop(sessionId);
+      const key = sessionKeyOf(sessionId);
+      if (!key || !this.options.removeThreadFiles) continue;
+      try {
+        await this.options.removeThreadFiles(key);
+      } catch (error) {
+        this.logger.warn({ err: error, sessionId }, "could not remove an expired thread's folder");
+      }
+    }
+    return deleted;
   }
 
   /** Whether a turn runs (or is reserved) in this thread now. */

@@ -2,9 +2,9 @@
 // grants, forget, and what /status shows. Each is checked against the access policy here,
 // the same for every platform, before anything is touched: changing or deleting a thread
 // belongs to its starter and the admins, looking at it to its members.
-import type { CommandGrant, GrantsSnapshot, ToolGrant } from '../engine/index.js';
+import type { CommandGrant, EngineLogger, GrantsSnapshot, ToolGrant } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
-import type { SessionRecord, SessionStore } from '../store/session-store.js';
+import type { SessionKey, SessionRecord, SessionStore } from '../store/session-store.js';
 import type { AccessPolicy, ActorContext } from './access-policy.js';
 import { OwnedElsewhereError, type Coordinator } from './coordination.js';
 import type { LiveSession } from './live-session.js';
@@ -39,6 +39,9 @@ export interface ThreadControlsOptions {
   driver: TurnDriver;
   /** Default: any name (tests); the core passes the MODELS list. */
   models?: ModelMenu;
+  /** Remove the files a thread keeps besides the store (its own workspace folder), once it is forgotten. */
+  removeThreadFiles?: (key: SessionKey) => Promise<void>;
+  logger?: EngineLogger;
 }
 
 export class ThreadControls {
@@ -108,9 +111,15 @@ export class ThreadControls {
 
   /** Delete everything stored for this thread. */
   async forget(sessionId: string, userId: string): Promise<ControlResult> {
-    return this.manage(sessionId, userId, async () => {
+    return this.manage(sessionId, userId, async (live) => {
+      // Evicted first: the thread's shell stops before its folder is removed.
       await this.options.sessions.evict(sessionId);
       await this.options.store.deleteSession(sessionId);
+      try {
+        await this.options.removeThreadFiles?.(live.record.key);
+      } catch (error) {
+        this.options.logger?.warn({ err: error, sessionId }, "could not remove the forgotten thread's folder");
+      }
       return { status: 'done', sessionId };
     });
   }

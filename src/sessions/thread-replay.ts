@@ -40,8 +40,11 @@ export class ThreadReplay {
     await this.reporter.event(record, { type: 'error', message, errorKind });
   }
 
-  /** A prompt still waiting for a human: its card, with its buttons. */
-  async waiting(record: SessionRecord, call: ToolCall, item: InboxItem, metadata: ToolMetadata | undefined): Promise<void> {
+  /**
+   * A prompt still waiting for a human: its card, with its buttons. `shown` gives an interactive
+   * call's arguments as its card first showed them (a directory request's real path).
+   */
+  async waiting(record: SessionRecord, call: ToolCall, item: InboxItem, metadata: ToolMetadata | undefined, shown: (args: unknown) => unknown = (args) => args): Promise<void> {
     const args = await this.proposed(record, call);
     const event: EngineEvent =
       item.kind === 'approval'
@@ -54,7 +57,7 @@ export class ThreadReplay {
             ...(metadata ? { metadata } : {}),
             ...(item.command !== undefined ? { command: item.command } : {}),
           }
-        : { type: 'interaction_required', toolCallId: call.id, kind: item.kind, arguments: args };
+        : { type: 'interaction_required', toolCallId: call.id, kind: item.kind, arguments: shown(args) };
     await this.reporter.event(record, event, item);
   }
 

@@ -48,6 +48,19 @@ export function sessionIdOf(key: SessionKey): string {
   return [key.platform, key.workspace, key.channel, key.thread].map(encodeURIComponent).join(':');
 }
 
+/** The key a session id was made from (sessionIdOf's inverse), or undefined for an id it did not make. */
+export function sessionKeyOf(id: string): SessionKey | undefined {
+  const parts = id.split(':');
+  if (parts.length !== 4) return undefined;
+  try {
+    const [platform, workspace, channel, thread] = parts.map(decodeURIComponent) as [string, string, string, string];
+    const parsed = SessionKeySchema.safeParse({ platform, workspace, channel, thread });
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined; // a malformed escape: not an id sessionIdOf made
+  }
+}
+
 const GrantOwnerShape = { by: z.string().optional(), everyone: z.boolean().optional() };
 /** A grant stored before grants had owners is a bare tool name: it keeps no giver (and covers no one's turns). */
 const GrantsSchema = z.object({

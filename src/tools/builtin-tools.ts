@@ -17,6 +17,7 @@ import { HostLauncher } from './command-launcher.js';
 import { runShellTool } from './run-shell.js';
 import { searchTool } from './search.js';
 import { DEFAULT_SHELL_TIMEOUT_MS, ShellSession } from './shell-session.js';
+import { ownerCanWrite, type ShellWriteCheck } from './grant-rules.js';
 import { Workspace } from './workspace.js';
 import { WorkspaceQuota } from './workspace-usage.js';
 import { writeFileTool } from './write-file.js';
@@ -27,6 +28,15 @@ const MIN_OUTPUT_CHARS = 1_000;
 export interface BuiltinToolsOptions {
   /** The directory the file tools are confined to and the shell starts in; created if missing. */
   workspaceDir: string;
+  /**
+   * WORKSPACE_DIR, when `workspaceDir` is one conversation's folder in it: nothing else in it
+   * may be granted (another conversation's files). Unset in `shared` scope.
+   */
+  workspaceBase?: string;
+  /** GRANT_ROOTS, real paths: request_directory grants only folders inside one of them. */
+  grantRoots?: readonly string[];
+  /** Whether shell commands could write in a folder, for the grant card (default: the bot's own access). */
+  shellCanWrite?: ShellWriteCheck;
   /** A shell command is stopped after this long (default 120 s). */
   shellTimeoutMs?: number;
   /** Every tool answer is capped at this many characters (default 20,000). */
@@ -110,7 +120,15 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
   const setup = options.shell ?? { kind: 'host' };
   // A root bot's commands run as another uid: what the tools create is theirs too (run-as.ts).
   const owner = setup.kind === 'sandbox' ? setup.sandbox.runAs : undefined;
-  const workspace = Workspace.open(options.workspaceDir, { protectedPaths: options.protectedPaths, homeDir: options.homeDir, owner });
+  const workspace = Workspace.open(options.workspaceDir, {
+    protectedPaths: options.protectedPaths,
+    homeDir: options.homeDir,
+    base: options.workspaceBase,
+    grantRoots: options.grantRoots,
+    // A grant card says whether commands can write the folder: as the run-as uid, when there is one.
+    shellCanWrite: options.shellCanWrite ?? (owner ? (real) => ownerCanWrite(real, owner) : undefined),
+    owner,
+  });
   const quota = options.workspaceMaxBytes === undefined ? undefined : new WorkspaceQuota(() => workspace.root, options.workspaceMaxBytes);
   const shell = new ShellSession(workspace, {
     maxOutputChars,

@@ -9,19 +9,26 @@
 // is known is set to a harmless value; the system and "global" files are skipped too (the
 // shell's HOME is the workspace, so "global" is as writable as the repository).
 //
+// Driver keys named by attributes — `filter.<driver>.clean/smudge/process` (`git status` and
+// `git diff` run clean filters: a filter planted by an approved command in one thread ran at
+// another thread's allow-listed `git status`), `diff.<driver>.command` and `.textconv`,
+// `merge.<driver>.driver` — cannot be listed ahead: `.gitattributes` picks their names.
+// Ignoring attributes would not help (attr.tree is git 2.42+, and the same hostile `.git` can
+// hold `info/attributes`). So the command's bash gets a `git` function (exported through the
+// environment, as bash imports `BASH_FUNC_git%%`, so every bash the command starts has it)
+// that asks git which such keys the repository's configuration defines (`git config` runs
+// no program) and adds an empty value for each after the list below. A filter with no
+// command passes content through unchanged (and `required` is set false, so nothing fails);
+// a diff or merge driver with an empty command fails instead of running ("cannot run"),
+// which is safe and says why. It covers `git` as a bash command, which is what an
+// allow-list entry starts with; a program that runs git itself (`make`) is not an entry to
+// allow-list on an untrusted repository. With WORKSPACE_SCOPE=thread another conversation
+// cannot write this repository at all; in channel or shared scope it is this function that
+// keeps one conversation's config from running in another's allow-listed git.
+//
 // NOT covered, because git offers no setting that switches them off:
 // - `diff.external`: an empty value does not mean "none", it makes every diff fail ("external
 //   diff died", git 2.39). Only `--no-ext-diff` disables it.
-// - Driver keys named by attributes: `diff.<driver>.command` and `diff.<driver>.textconv`
-//   (`git diff` runs both, `git log -p` and `git show` run textconv, by default),
-//   `filter.<driver>.clean/smudge/process` (`git status` and `git diff` run clean filters),
-//   `merge.<driver>.driver`. Their names are chosen by `.gitattributes`, so they cannot be
-//   listed here. `--no-ext-diff --no-textconv` disable the diff ones; nothing disables filters.
-//   Ignoring the worktree's attributes (attr.tree, git 2.42+) would not help: the same
-//   hostile `.git` can hold `info/attributes`, and it would break LFS and eol handling. Nor
-//   is the allow-list refused where a `.gitattributes` exists: attributes alone run nothing
-//   (the driver must be defined in a config), and the policy cannot know which repository a
-//   command will meet (a batch is judged before an earlier call's `cd` runs).
 // - Other per-name keys: `alias.*` (an entry naming an alias runs what the repository says),
 //   `submodule.<name>.update=!cmd`, `pager.<cmd>` (only with a terminal, which commands never
 //   have), `man.*`/`web.browser` (`git help`), `difftool.*`/`mergetool.*`.
@@ -60,6 +67,24 @@ const HARMLESS_CONFIG: readonly (readonly [key: string, value: string])[] = [
 ];
 
 /**
+ * bash's `git` for an allow-listed command (see the header): the repository's driver keys,
+ * each overridden after the HARMLESS_CONFIG entries already counted in GIT_CONFIG_COUNT.
+ * `local -x`: exported to that one git, gone when the function returns.
+ */
+const GIT_FUNCTION = `() {
+  local count=\${GIT_CONFIG_COUNT:-0} key
+  while IFS= read -r -d '' key; do
+    case "\${key,,}" in
+      filter.*.clean|filter.*.smudge|filter.*.process|diff.*.command|diff.*.textconv|merge.*.driver)
+        local -x "GIT_CONFIG_KEY_$count=$key" "GIT_CONFIG_VALUE_$count="; count=$((count + 1)) ;;
+      filter.*.required)
+        local -x "GIT_CONFIG_KEY_$count=$key" "GIT_CONFIG_VALUE_$count=false"; count=$((count + 1)) ;;
+    esac
+  done < <(command git config -z --name-only --get-regexp '^(filter|diff|merge)[.]' 2>/dev/null)
+  GIT_CONFIG_COUNT=$count command git "$@"
+}`;
+
+/**
  * The variables to add to an allow-listed command's environment. `roots` are the shell's
  * writable folders (workspace first): git stops looking for a repository at their parents,
  * so an allow-listed `git` never reads one around the workspace (the bot's own checkout).
@@ -74,6 +99,7 @@ export function hardenedGitEnvironment(roots: readonly string[]): Record<string,
     GIT_TERMINAL_PROMPT: '0',
     GIT_PAGER: 'cat',
     GIT_CONFIG_COUNT: String(HARMLESS_CONFIG.length),
+    'BASH_FUNC_git%%': GIT_FUNCTION,
   };
   HARMLESS_CONFIG.forEach(([key, value], index) => {
     env[`GIT_CONFIG_KEY_${index}`] = key;

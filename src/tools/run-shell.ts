@@ -34,7 +34,7 @@ export function confinementText(confinement: ShellConfinement): string {
 }
 
 const ALLOW_LISTED_NOTE =
-  'allow-listed, so it ran without approval and with a hardened git (no hooks, fsmonitor, helpers or global config; repositories outside the workspace are not found)';
+  'allow-listed, so it ran without approval and with a hardened git (no hooks, fsmonitor, filters, diff drivers, helpers or global config; repositories outside the workspace are not found)';
 
 export function runShellTool(shell: ShellSession, timeoutMs: number, confinement: ShellConfinement): ToolDefinition {
   const where = confinement.sandboxed

@@ -9,13 +9,19 @@
 // which judges the open descriptor again (where it really is, how many names it has)
 // before a byte is read or written.
 //
+// A path outside is refused in the same words whether or not it exists, and without saying
+// where it led: the answer must not tell one conversation what lies in another's folder.
+//
 // Granted directories (request_directory) widen the roots, never to the bot itself: not
-// `/`, not the bot's home folder, not a folder holding the workspace, and nothing that
-// overlaps the bot's own files (its project and store folders, .env, MCP config).
+// `/`, not the bot's home folder, not a folder holding the workspace, nothing that
+// overlaps the bot's own files (its project and store folders, .env, MCP config), no
+// system folder (grant-rules.ts), nothing in WORKSPACE_DIR outside this conversation's own
+// folder (another conversation's files), and, with GRANT_ROOTS, nothing outside those.
 import { chownSync, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { readlink, realpath } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { accessText, botCanWrite, outsideGrantRoots, systemFolderOf, type DirectoryAccess, type ShellWriteCheck } from './grant-rules.js';
 
 /** A request_directory grant the workspace will not make, with the reason in plain words. */
 export class GrantRefusedError extends Error {
@@ -34,6 +40,16 @@ export interface WorkspaceOptions {
   /** The bot user's home folder (default `os.homedir()`); it and its ancestors are never granted. */
   homeDir?: string;
   /**
+   * WORKSPACE_DIR, when the workspace is one conversation's folder in it (WORKSPACE_SCOPE
+   * thread or channel): nothing else in it (another conversation's folder) may be granted,
+   * nor a folder holding it.
+   */
+  base?: string;
+  /** GRANT_ROOTS, real paths (grant-rules.ts parseGrantRoots): grants only inside one of them. Empty: no such limit. */
+  grantRoots?: readonly string[];
+  /** Whether shell commands could write a folder, for the card (default: the bot's own access). */
+  shellCanWrite?: ShellWriteCheck;
+  /**
    * The sandbox owner (the run-as user of a root bot, src/sandbox/run-as.ts): the workspace
    * folder, when this creates it, and what the file tools create are given to it, so a file
    * write_file made can be changed by a command and the other way round.
@@ -47,10 +63,20 @@ export interface WorkspaceOwner {
 }
 
 export class WorkspaceEscapeError extends Error {
-  constructor(input: string, resolved: string, root: string) {
-    super(`path escapes the workspace: ${input} resolves to ${resolved}, outside ${root}`);
+  constructor(input: string) {
+    // Never where it led: that would say what exists outside (another conversation's files).
+    super(`path escapes the workspace: ${input} is outside it`);
     this.name = 'WorkspaceEscapeError';
   }
+}
+
+/** What a person is shown before granting a folder: where it really is, and what the tools may do there. */
+export interface GrantPreview {
+  /** The folder's real path: what is granted, whatever the model spelled. */
+  path: string;
+  access: DirectoryAccess;
+  /** `access` in words, for the card. */
+  accessText: string;
 }
 
 /** Linux gives up after 40 links (ELOOP); so do we, so a link cycle cannot hang a tool. */
@@ -63,8 +89,9 @@ export class Workspace {
   private constructor(
     /** The real (symlink-free) absolute path of the root. */
     readonly root: string,
-    /** Real paths of the bot's own files and folders, and of its home folder. */
-    private readonly guarded: { protectedPaths: readonly string[]; home: string },
+    /** Real paths of the bot's own files and folders, of its home folder, WORKSPACE_DIR and GRANT_ROOTS. */
+    private readonly guarded: { protectedPaths: readonly string[]; home: string; base: string | undefined; grantRoots: readonly string[] },
+    private readonly shellCanWrite: ShellWriteCheck,
     /** Who owns what the tools create (see WorkspaceOptions.owner); undefined: the bot. */
     readonly owner?: WorkspaceOwner,
   ) {}
@@ -79,7 +106,7 @@ export class Workspace {
     const real = realpathSync(path.resolve(this.root, dir));
     if (!statSync(real).isDirectory()) throw new Error(`not a directory: ${dir}`);
     if (this.contains(real)) return real;
-    this.refuseBotFolders(real);
+    this.refuseUngrantable(real);
     this.granted.push(real);
     return real;
   }
@@ -92,13 +119,26 @@ export class Workspace {
     try {
       const real = realpathSync(path.resolve(this.root, dir));
       if (!statSync(real).isDirectory()) return `not a directory: ${dir}`;
-      if (!this.contains(real)) this.refuseBotFolders(real);
+      if (!this.contains(real)) this.refuseUngrantable(real);
       return null;
     } catch (error) {
       if (error instanceof GrantRefusedError) return error.message;
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return `no such folder: ${dir}`;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        // A missing system folder (`/boot` in a container) is refused as one, not as missing.
+        return systemFolderRefusal(path.resolve(this.root, dir)) ?? `no such folder: ${dir}`;
+      }
       return `cannot be granted: ${error instanceof Error ? error.message : String(error)}`;
     }
+  }
+
+  /**
+   * What the card shows for a grantable `dir` (call `grantRefusal` first): its real path and
+   * whether the file tools (the bot's own access) and shell commands could write there.
+   */
+  grantPreview(dir: string): GrantPreview {
+    const real = realpathSync(path.resolve(this.root, dir));
+    const access: DirectoryAccess = { files: botCanWrite(real), shell: this.shellCanWrite(real) };
+    return { path: real, access, accessText: accessText(access) };
   }
 
   /** The roots the tools may work in: the workspace, then granted directories. */
@@ -118,14 +158,25 @@ export class Workspace {
       {
         protectedPaths: (options.protectedPaths ?? []).map((protectedPath) => realpathIfExists(path.resolve(protectedPath))),
         home: realpathIfExists(path.resolve(options.homeDir ?? os.homedir())),
+        base: options.base === undefined ? undefined : realpathIfExists(path.resolve(options.base)),
+        grantRoots: options.grantRoots ?? [],
       },
+      options.shellCanWrite ?? botCanWrite,
       options.owner,
     );
   }
 
-  private refuseBotFolders(real: string): void {
-    const { home, protectedPaths } = this.guarded;
+  private refuseUngrantable(real: string): void {
+    const { home, protectedPaths, base, grantRoots } = this.guarded;
     if (real === path.parse(real).root) throw new GrantRefusedError(`refused: ${real} is the whole file system`);
+    const system = systemFolderRefusal(real);
+    if (system !== null) throw new GrantRefusedError(system);
+    if (base !== undefined && isInside(base, real)) {
+      throw new GrantRefusedError(`refused: ${real} holds the workspace folder (WORKSPACE_DIR, ${base}), with every conversation's files`);
+    }
+    if (base !== undefined && isInside(real, base)) {
+      throw new GrantRefusedError(`refused: ${real} is in the workspace folder (WORKSPACE_DIR), where other conversations keep their files`);
+    }
     if (real === home) throw new GrantRefusedError(`refused: ${real} is the bot's home folder`);
     if (isInside(home, real)) throw new GrantRefusedError(`refused: ${real} holds the bot's home folder (${home})`);
     // Granting a folder around the workspace would also be granting its neighbours.
@@ -134,6 +185,9 @@ export class Workspace {
       if (real === guarded) throw new GrantRefusedError(`refused: ${real} is one of the bot's own folders`);
       if (isInside(guarded, real)) throw new GrantRefusedError(`refused: ${real} holds the bot's own files (${guarded})`);
       if (isInside(real, guarded)) throw new GrantRefusedError(`refused: ${real} is inside the bot's own files (${guarded})`);
+    }
+    if (outsideGrantRoots(real, grantRoots)) {
+      throw new GrantRefusedError(`refused: ${real} is outside the folders grants may come from (GRANT_ROOTS: ${grantRoots.join(', ')})`);
     }
   }
 
@@ -144,8 +198,15 @@ export class Workspace {
   async resolve(input: string): Promise<string> {
     if (input.includes('\0')) throw new Error(`invalid path (it contains a NUL byte): ${JSON.stringify(input)}`);
     const lexical = path.resolve(this.root, input);
-    const real = await realpathAllowingMissing(lexical);
-    if (!this.contains(real)) throw new WorkspaceEscapeError(input, real, this.root);
+    let real: string;
+    try {
+      real = await realpathAllowingMissing(lexical);
+    } catch (error) {
+      // Outside, an error (no permission, a link loop) would say something about what is there.
+      if (!this.contains(lexical)) throw new WorkspaceEscapeError(input);
+      throw error;
+    }
+    if (!this.contains(real)) throw new WorkspaceEscapeError(input);
     return real;
   }
 
@@ -164,7 +225,13 @@ export class Workspace {
   }
 }
 
-/** A protected path as it really is, if it exists yet; as given (absolute) otherwise. */
+/** Why `target` (an absolute path) is never granted as a system folder, or null. */
+function systemFolderRefusal(target: string): string | null {
+  const system = systemFolderOf(target);
+  if (system === null) return null;
+  return `refused: ${target} is ${target === system ? 'a system folder' : `in ${system}, a system folder`}; only project folders are granted`;
+}
+
 /** The real path of `absolute` if it exists; otherwise `absolute` as given. */
 export function realpathIfExists(absolute: string): string {
   try {

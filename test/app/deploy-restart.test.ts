@@ -15,6 +15,7 @@ import { sendEvent, sendInteraction } from '../fakes/slack-signer.js';
 import { waitFor } from '../support/engine-kit.js';
 import { alive, NpmStart, processesIn, productionCopy } from '../support/npm-start.js';
 import { slackHttpEnv, startBotFakes } from '../support/bot-fakes.js';
+import { inOnlyConversation } from '../support/conversation-folders.js';
 
 const SECRET = 'signing-secret';
 const C = SLACK_IDS.channelId;
@@ -95,7 +96,7 @@ describe('npm start in a production install, SIGTERM to npm, npm start again', (
     const click = blockActions({ actionId: button.actionId, value: button.value, messageTs: card.ts, threadTs: mention.ts, channel: C, responseUrl: slack.responseUrl('deploy-click'), messageText: card.text, ...(card.blocks ? { messageBlocks: card.blocks } : {}) });
     expect((await sendInteraction(second.eventsUrl, SECRET, click)).status).toBe(200);
     await waitFor(() => slack.thread(C, mention.ts).some((m) => m.user === SLACK_IDS.botUserId && m.text.includes('The file is written.')), 20_000);
-    expect(await readFile(join(dir, 'workspace', 'deployed.txt'), 'utf8')).toBe('written once\n');
+    expect(await readFile(inOnlyConversation(join(dir, 'workspace'), 'deployed.txt'), 'utf8')).toBe('written once\n');
     // The model got the call's result once, from the run after the click (not "interrupted").
     const last = llm.bodies.at(-1)!.messages;
     const results = last.filter((m) => m.role === 'tool');
@@ -112,7 +113,7 @@ describe('npm start in a production install, SIGTERM to npm, npm start again', (
     const mention = appMention({ text: 'run the long job' });
     slack.addMessage(mention);
     expect((await sendEvent(first.eventsUrl, SECRET, eventCallback(mention))).status).toBe(200);
-    const sideEffect = () => readFile(join(dir, 'workspace', 'side-effect.txt'), 'utf8').catch(() => '');
+    const sideEffect = () => readFile(inOnlyConversation(join(dir, 'workspace'), 'side-effect.txt'), 'utf8').catch(() => '');
     for (let started = ''; !started.includes('started'); started = await sideEffect()) await new Promise((resolve) => setTimeout(resolve, 50));
 
     await stopCleanly(first, join(dir, 'workspace'));

@@ -210,4 +210,11 @@ describe('npm run doctor', () => {
     expect(lines).toContainEqual(expect.stringMatching(/^✗ shell sandbox: WORKSPACE_DIR \(.+\) holds .*the store's folder/));
     expect(code).toBe(1);
   });
+
+  it('a GRANT_ROOTS entry that is not a project folder fails the check, as it stops a start', async () => {
+    const { env } = await setting();
+    const { code, lines } = await doctor({ ...env, GRANT_ROOTS: '/etc' });
+    expect(lines).toContainEqual('✗ shell sandbox: GRANT_ROOTS: /etc: it is in /etc, a system folder, which is never granted');
+    expect(code).toBe(1);
+  });
 });

@@ -21,6 +21,7 @@ import { FakeSlack, type StoredMessage } from '../fakes/slack-server.js';
 import { BotCluster, sleep, slackSessionId } from '../support/bot-cluster.js';
 import { RedisServer } from '../support/redis-server.js';
 import { tempDir } from '../support/test-connector.js';
+import { inOnlyConversation } from '../support/conversation-folders.js';
 
 const C = SLACK_IDS.channelId;
 const BOT = SLACK_IDS.botUserId;
@@ -180,7 +181,8 @@ function approveClick(slack: FakeSlack, card: StoredMessage, root: string, respo
   });
 }
 
-const fileText = (dir: string, name: string): Promise<string> => readFile(join(dir, 'workspace', name), 'utf8').catch(() => '');
+/** A file the test's one thread wrote, in its own folder (WORKSPACE_SCOPE=thread); '' while there is none. */
+const fileText = (dir: string, name: string): Promise<string> => readFile(inOnlyConversation(join(dir, 'workspace'), name), 'utf8').catch(() => '');
 const other = (slot: number, size: number): number => (slot + 1) % size;
 
 describe('bot processes on one Redis, through Bolt over HTTP', () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/engine-kit.js';
 import { botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
+import { inOnlyConversation } from '../support/conversation-folders.js';
 
 const bots: DiscordBot[] = [];
 afterEach(async () => {
@@ -31,7 +32,7 @@ describe('a restart while an approval is pending', () => {
     first.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: approve.customId });
     await waitForBotMessage(second, asked.id, (m) => m.content.includes('Noted.'));
     await second.idle();
-    expect(await readFile(join(first.dir, 'workspace', 'runs.txt'), 'utf8')).toBe('ran\n');
+    expect(await readFile(inOnlyConversation(join(first.dir, 'workspace'), 'runs.txt'), 'utf8')).toBe('ran\n');
     expect(first.llm.requests).toHaveLength(2);
     await waitFor(() => bot(second, asked.id, card.id).content.includes('Done'));
     const final = bot(second, asked.id, card.id);
@@ -68,7 +69,7 @@ describe('a crash between posting a card and recording it', () => {
     first.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: approve.customId });
     await waitForBotMessage(second, asked.id, (m) => m.content.includes('Written once.'));
     await second.idle();
-    expect(await readFile(join(first.dir, 'workspace', 'once.txt'), 'utf8')).toBe('once\n');
+    expect(await readFile(inOnlyConversation(join(first.dir, 'workspace'), 'once.txt'), 'utf8')).toBe('once\n');
     const cards = botMessages(second, asked.id).filter((m) => m.content.includes('write_file'));
     expect(cards.map((m) => m.id)).toEqual([card.id]);
     const final = bot(second, asked.id, card.id);

@@ -14,6 +14,7 @@ import { sendEvent } from '../fakes/slack-signer.js';
 import { BotProcess } from '../support/bot-process.js';
 import { waitFor } from '../support/engine-kit.js';
 import { startBotFakes } from '../support/bot-fakes.js';
+import { threadFolder } from '../support/conversation-folders.js';
 
 // Shaped like no token pattern the logger knows (no sk-, xoxb-, Bearer): only the exact
 // configured value can find them.
@@ -34,8 +35,11 @@ describe('a configured secret never leaves the bot', () => {
     // The signing secret comes from a .env that other accounts can read: start-up says so.
     await writeFile(join(dir.path, '.env'), `SLACK_SIGNING_SECRET=${SIGNING_SECRET}\n`);
     await chmod(join(dir.path, '.env'), 0o644);
-    await mkdir(join(dir.path, 'workspace'));
-    await writeFile(join(dir.path, 'workspace', 'deploy.env'), `OPENAI_API_KEY=${OPENAI_KEY}\nSLACK_SIGNING_SECRET=${SIGNING_SECRET}\n`);
+    // In the folder of the thread the mention below starts (WORKSPACE_SCOPE=thread).
+    const mention = appMention({ text: 'what is in deploy.env?' });
+    const folder = threadFolder(join(dir.path, 'workspace'), { platform: 'slack', workspace: mention.team, channel: mention.channel, thread: mention.ts });
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, 'deploy.env'), `OPENAI_API_KEY=${OPENAI_KEY}\nSLACK_SIGNING_SECRET=${SIGNING_SECRET}\n`);
     // The notes server gets a token (by a secret-looking name) and prints it, and the OpenAI
     // key, on stderr as it starts.
     const notes = notesServerEntry({ NOTES_API_TOKEN: '${NOTES_TOKEN}', NOTES_FIXTURE_GREETING: 'token ${NOTES_TOKEN}, key ${OPENAI_API_KEY}' });
@@ -63,7 +67,6 @@ describe('a configured secret never leaves the bot', () => {
     );
     cleanups.push(() => bot.kill());
 
-    const mention = appMention({ text: 'what is in deploy.env?' });
     slack.addMessage(mention);
     const response = await sendEvent(bot.eventsUrl, SIGNING_SECRET, eventCallback(mention));
     expect(response.status).toBe(200);

@@ -3,7 +3,7 @@
 // policy and a real host shell, against a real git repository whose config is hostile.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -132,6 +132,38 @@ describe('an allow-listed command gets a git that ignores the repository’s pro
     await collect(approved.engine.run('status?'));
     expect(shellAnswer(approved.engine.messages).exitCode).toBe(0);
     expect(existsSync(marker)).toBe(true);
+  });
+
+  it('filters and diff drivers the repository names (by any name) do not run: status passes content through, diff fails instead of running', async () => {
+    await hostileRepository(workspaceDir);
+    const drivers = path.join(base, 'driver-ran');
+    await mkdir(drivers);
+    // Names chosen by attributes, so no list could hold them (one with a dot and an "=").
+    for (const [key, value] of [
+      ['filter.we.ird=1.clean', `touch '${drivers}/clean'; cat`],
+      ['diff.evil.textconv', `touch '${drivers}/textconv'; cat`],
+      ['diff.evil.command', `touch '${drivers}/command'`],
+    ]) {
+      git(workspaceDir, 'config', key!, value!);
+    }
+    // In .git/info/attributes: ignoring the worktree's .gitattributes would not help.
+    await writeFile(path.join(workspaceDir, '.git', 'info', 'attributes'), '*.md filter=we.ird=1 diff=evil\n');
+    await writeFile(path.join(workspaceDir, 'README.md'), 'jello\n');
+
+    const status = session('git status', ['git status', 'git diff']);
+    await collect(status.engine.run('status?'));
+    expect(status.asked).toEqual([]);
+    expect(shellAnswer(status.engine.messages)).toMatchObject({ exitCode: 0, output: expect.stringContaining('modified:   README.md') });
+    const diff = session('git diff', ['git status', 'git diff']);
+    await collect(diff.engine.run('diff?'));
+    expect(diff.asked).toEqual([]);
+    expect(await readdir(drivers)).toEqual([]);
+    expect(shellAnswer(diff.engine.messages)).toMatchObject({ exitCode: 128, output: expect.stringContaining('cannot run') });
+
+    // Approved, the same status runs the repository's filter, as git normally does.
+    const approved = session('git status', []);
+    await collect(approved.engine.run('status?'));
+    expect(await readdir(drivers)).toEqual(['clean']);
   });
 
   it('allow-listed `git log *` still refuses the option that rewrote .git/config, and asks instead', async () => {

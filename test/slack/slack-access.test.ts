@@ -217,7 +217,9 @@ describe('one Slack message is one thing', () => {
 
 describe('the allow-list, through Slack', () => {
   it('an allow-listed command runs unasked; each reported bypass gets an approval card instead', async () => {
-    bot = await bootSlackBot({ env: { SHELL_ALLOWLIST: 'git log, git status, npm test' } });
+    // One folder for every thread (WORKSPACE_SCOPE=shared): the repository made before the first
+    // mention is the one its `git status` meets, and `pwned` is looked for where any thread would write it.
+    bot = await bootSlackBot({ env: { SHELL_ALLOWLIST: 'git log, git status, npm test', WORKSPACE_SCOPE: 'shared' } });
     execFileSync('git', ['init', '-q', join(bot.dir, 'workspace')]);
     bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'git status' } }]);
     bot.llm.replyText('Clean.');

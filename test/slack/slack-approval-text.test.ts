@@ -14,6 +14,7 @@ import { waitFor } from '../support/engine-kit.js';
 import { codeBlocksIn, sectionTexts } from '../support/slack-code-blocks.js';
 import { tempDir } from '../support/test-connector.js';
 import { bootSlackBot, SECRET, waitForCard, type SlackBot } from './slack-harness.js';
+import { inOnlyConversation } from '../support/conversation-folders.js';
 
 const C = SLACK_IDS.channelId;
 const BOB = 'U0HUMAN002';
@@ -141,7 +142,7 @@ describe('an approval card shows every character it approves', () => {
     await bot.click(ts, { actionId: PROMPT_ACTION, choice: 'once' });
     await waitFor(() => bot.llm.requests.length === 2, 8000);
     await bot.idle();
-    expect(await readFile(join(bot.dir, 'workspace', 'big.html'), 'utf8')).toBe(content);
+    expect(await readFile(inOnlyConversation(join(bot.dir, 'workspace'), 'big.html'), 'utf8')).toBe(content);
     // Decided: the prompt's buttons are gone, Show all stays so what was approved can be read.
     expect(buttonTexts(sentBlocks(bot, ts))).toEqual(['Show all']);
   });

@@ -11,6 +11,7 @@ import { FakeSlack } from '../fakes/slack-server.js';
 import { waitFor } from '../support/engine-kit.js';
 import { tempDir } from '../support/test-connector.js';
 import { bootSlackBot, waitForCard, type SlackBot } from './slack-harness.js';
+import { inOnlyConversation } from '../support/conversation-folders.js';
 
 const C = SLACK_IDS.channelId;
 const ADA = SLACK_IDS.humanUserId;
@@ -74,7 +75,7 @@ describe('after a restart', () => {
     await second.click(card.ts, { actionId: PROMPT_ACTION, choice: 'once' });
     await waitFor(() => llm.requests.length === 2, 8000);
     await second.idle();
-    expect(await readFile(join(dir, 'workspace', 'runs.txt'), 'utf8')).toBe('ran\n');
+    expect(await readFile(inOnlyConversation(join(dir, 'workspace'), 'runs.txt'), 'utf8')).toBe('ran\n');
     // The model sees the call answered once, by the command's real result.
     const results = messagesOf(llm, 1).filter((m) => m.role === 'tool');
     expect(results).toHaveLength(1);
@@ -92,7 +93,7 @@ describe('after a restart', () => {
     const again = await second.click(card.ts, { actionId: PROMPT_ACTION, choice: 'once' }).catch(() => undefined);
     expect(again).toBeUndefined(); // no buttons left to click
     await second.idle();
-    expect(await readFile(join(dir, 'workspace', 'runs.txt'), 'utf8')).toBe('ran\n');
+    expect(await readFile(inOnlyConversation(join(dir, 'workspace'), 'runs.txt'), 'utf8')).toBe('ran\n');
   });
 
   it('a card posted just before the crash, whose message was never indexed, is found in the thread and updated, not posted twice', async () => {
@@ -131,7 +132,7 @@ describe('after a restart', () => {
     await second.click(card.ts, { actionId: PROMPT_ACTION, choice: 'once' });
     await waitFor(() => slack.thread(C, root).some((m) => m.text.includes('Noted.')), 8000);
     await second.idle();
-    expect(await readFile(join(dir, 'workspace', 'runs.txt'), 'utf8')).toBe('ran\n');
+    expect(await readFile(inOnlyConversation(join(dir, 'workspace'), 'runs.txt'), 'utf8')).toBe('ran\n');
   });
 
   it('a Retry button posted before a restart still works after it', async () => {

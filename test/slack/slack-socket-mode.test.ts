@@ -15,6 +15,7 @@ import { FakeSlack, type StoredMessage } from '../fakes/slack-server.js';
 import { FakeSlackSocket, type SocketAck } from '../fakes/slack-socket.js';
 import { memoryLogger, waitFor } from '../support/engine-kit.js';
 import { tempDir } from '../support/test-connector.js';
+import { inOnlyConversation } from '../support/conversation-folders.js';
 
 const C = SLACK_IDS.channelId;
 const ADA = SLACK_IDS.humanUserId;
@@ -151,7 +152,7 @@ describe('Slack in Socket Mode', () => {
 
     await waitFor(() => bot!.llm.requests.length === 2, 8_000);
     await bot.core.manager.idle();
-    expect(await readFile(join(bot.dir, 'workspace', 'a.txt'), 'utf8')).toBe('written over the socket');
+    expect(await readFile(inOnlyConversation(join(bot.dir, 'workspace'), 'a.txt'), 'utf8')).toBe('written over the socket');
     const final = JSON.stringify(bot.slack.message(C, card!.ts)!.blocks);
     expect(final).not.toContain(PROMPT_ACTION);
     expect(final).toContain(`Approved by <@${ADA}>`);

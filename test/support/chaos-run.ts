@@ -20,6 +20,7 @@ import { sendEvent, sendInteraction } from '../fakes/slack-signer.js';
 import { slackHttpEnv } from './bot-fakes.js';
 import { BotProcess } from './bot-process.js';
 import { describePlan, type ChaosPlan, type KillMoment } from './chaos-plan.js';
+import { inOnlyConversation } from './conversation-folders.js';
 
 export const STEPS = 6;
 export const FINAL_TEXT = 'All six steps are done.';
@@ -153,7 +154,8 @@ export class ChaosRun {
   }
 
   get chaosFile(): string {
-    return join(this.setup.dir, 'workspace', 'chaos.txt');
+    // The run's one thread has its own folder (WORKSPACE_SCOPE=thread).
+    return inOnlyConversation(join(this.setup.dir, 'workspace'), 'chaos.txt');
   }
 
   /** What happened, in order, for assertion messages. */

@@ -150,3 +150,23 @@ describe('request_directory never grants the bot itself', () => {
     expect(() => Workspace.open(path.join(host, 'srv/agent/ws')).grant(home)).toThrow(`refused: ${home} is the bot's home folder`);
   });
 });
+
+describe('what a grant card says about a folder (grantPreview)', () => {
+  it('the real path, and writability for the file tools (the bot) and for shell commands (the sandbox’s own check)', async () => {
+    await mkdir(path.join(sandbox.outside, 'project'));
+    await symlink(path.join(sandbox.outside, 'project'), path.join(sandbox.outside, 'alias'));
+    const asked: string[] = [];
+    const workspace = Workspace.open(sandbox.workspace, {
+      shellCanWrite: (real) => {
+        asked.push(real);
+        return false;
+      },
+    });
+    expect(workspace.grantPreview(path.join(sandbox.outside, 'alias'))).toEqual({
+      path: path.join(sandbox.outside, 'project'),
+      access: { files: true, shell: false },
+      accessText: 'read and write for the file tools (they can change and delete files there); shell commands can only read it',
+    });
+    expect(asked).toEqual([path.join(sandbox.outside, 'project')]);
+  });
+});

@@ -17,6 +17,7 @@ import { BotProcess } from '../support/bot-process.js';
 import { coreTestEnv } from '../support/core-env.js';
 import { tempDir } from '../support/test-connector.js';
 import { freePort } from '../support/loopback-port.js';
+import { inOnlyConversation } from '../support/conversation-folders.js';
 import { printedUrl } from './browser.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -105,7 +106,7 @@ describe('the playground in a browser', () => {
     expect(await thread(page).locator('li[data-kind="card"]').count()).toBe(1);
     expect(await card.getAttribute('data-id')).toBe(cardId);
     expect(await card.locator('button').count()).toBe(0);
-    expect(await readFile(join(dir, 'workspace', 'notes.txt'), 'utf8')).toBe('Ship the playground on Friday.\n');
+    expect(await readFile(inOnlyConversation(join(dir, 'workspace'), 'notes.txt'), 'utf8')).toBe('Ship the playground on Friday.\n');
     expect(llm.requests).toHaveLength(2);
     // Rendered as text: the bold mark is a <strong>, nothing else became markup.
     expect(await thread(page).locator('li[data-kind="answer"] strong').last().textContent()).toBe('notes.txt');
@@ -183,7 +184,7 @@ describe('the playground in a browser', () => {
     await thread(page).locator('li[data-kind="answer"]', { hasText: 'Written after the restart.' }).waitFor();
     await card.locator('.status', { hasText: 'Approved by @you' }).waitFor();
     expect(await thread(page).locator('li[data-kind="card"]').count()).toBe(1);
-    expect(await readFile(join(dir, 'workspace', 'after-restart.txt'), 'utf8')).toBe('written once\n');
+    expect(await readFile(inOnlyConversation(join(dir, 'workspace'), 'after-restart.txt'), 'utf8')).toBe('written once\n');
     expect(llm.requests).toHaveLength(2);
   });
 });

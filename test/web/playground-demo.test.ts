@@ -12,6 +12,7 @@ import { DEMO_NOTE_CONTENT, DEMO_NOTE_PATH } from '../../src/providers/demo-scri
 import { BotProcess } from '../support/bot-process.js';
 import { tempDir } from '../support/test-connector.js';
 import { answerWith, idle, launchChromium, mention, printedUrl, reply, thread, waitForCount } from './browser.js';
+import { inOnlyConversation } from '../support/conversation-folders.js';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -61,7 +62,7 @@ describe('npm run playground without a model', () => {
     await writeCard.locator('button[data-choice="once"]').click();
     await answerWith(page, `Done: I wrote ${DEMO_NOTE_PATH}`).waitFor();
     await writeCard.locator('.status', { hasText: 'Approved by @you' }).waitFor();
-    expect(await readFile(join(dir.path, 'workspace', DEMO_NOTE_PATH), 'utf8')).toBe(DEMO_NOTE_CONTENT);
+    expect(await readFile(inOnlyConversation(join(dir.path, 'workspace'), DEMO_NOTE_PATH), 'utf8')).toBe(DEMO_NOTE_CONTENT);
     await idle(page);
 
     // A command that asks first, approved, and what it printed.

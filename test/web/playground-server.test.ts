@@ -10,6 +10,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { tempDir } from '../support/test-connector.js';
 import { bootWebBot, messageOf, type WebBot } from './web-harness.js';
+import { inOnlyConversation } from '../support/conversation-folders.js';
 
 const bots: WebBot[] = [];
 afterEach(async () => {
@@ -241,7 +242,7 @@ describe('a thread in the playground', () => {
     const click = await bot.act('/api/click', { item: model.itemId, choice: 'once' });
     expect(click.status).toBe(200);
     await bot.idle();
-    expect(await readFile(join(bot.dir, 'workspace', 'notes.txt'), 'utf8')).toBe('hello <b>world</b>\n');
+    expect(await readFile(inOnlyConversation(join(bot.dir, 'workspace'), 'notes.txt'), 'utf8')).toBe('hello <b>world</b>\n');
 
     const cards = bot.connector.threads.get(threadId)!.messages.filter((m) => m.kind === 'card');
     expect(cards).toHaveLength(1);
