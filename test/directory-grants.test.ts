@@ -3,7 +3,7 @@
 // conversation's folder and, with GRANT_ROOTS, anything outside the roots are refused before
 // anyone is asked; a folder that may be granted is shown by its real path, with what becomes
 // writable, and the grant is of that very folder.
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { chown, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -137,7 +137,12 @@ describe('the card shows the real folder and what becomes writable', () => {
     expect(card).toMatchObject({ type: 'interaction_required', kind: 'directory' });
     const shownArgs = (card as Extract<EngineEvent, { type: 'interaction_required' }>).arguments as Record<string, unknown>;
     expect(shownArgs.path).toBe(join(project.path, 'real-project'));
-    expect(shownArgs.access).toBe('read and write: the file tools and shell commands can change and delete files there');
+    // A root bot's commands run as uid 65534 (SHELL_RUN_AS), which may not write a folder root made 0755.
+    expect(shownArgs.access).toBe(
+      process.getuid?.() === 0
+        ? 'read and write for the file tools (they can change and delete files there); shell commands can only read it'
+        : 'read and write: the file tools and shell commands can change and delete files there',
+    );
     expect(JSON.stringify(shownArgs)).not.toContain('nice-name');
     expect(result).toContain(`"path":"${join(project.path, 'real-project')}"`);
   }, 120_000);
@@ -147,6 +152,8 @@ describe('the card shows the real folder and what becomes writable', () => {
     const project = await tempDir();
     cleanups.push(project.remove);
     await mkdir(join(project.path, 'real-project'));
+    // Handed to the commands' uid, as an operator would: both the file tools and commands may write it.
+    if (process.getuid?.() === 0) await chown(join(project.path, 'real-project'), 65534, 65534);
     await symlink(join(project.path, 'real-project'), join(project.path, 'nice-name'));
     first.fake.replyToolCalls([{ name: 'request_directory', arguments: { path: join(project.path, 'nice-name'), reason: 'the project' } }]);
     await first.core.manager.deliver(key, { text: 'grant it', userId: 'U1', eventId: 'before-restart' });
