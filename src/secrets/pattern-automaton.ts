@@ -6,13 +6,16 @@
 // What a pass reports is what masking needs and no more: at each position, the longest
 // search string that ends there (a shorter one ending there lies inside it), and at the end,
 // how many trailing characters could still be the start of one (a stream holds those back).
+//
+// Laid out for the common case, ordinary text that matches nothing: the root's edges are one
+// table indexed by character, and most other nodes have a single edge, kept in two arrays.
 
 export interface Pattern {
   text: string;
   /**
    * The shortest start of `text` that counts as found (default: all of it). A secret's own
-   * value is found from its first FRAGMENT characters on: a piece of it at the end of one
-   * result, the rest in the next.
+   * value is found from its first FRAGMENT_LENGTH characters on: a piece of it at the end of
+   * one result, the rest in the next.
    */
   foundFrom?: number;
 }
@@ -24,60 +27,71 @@ export interface PassResult {
   openDepth: number;
 }
 
+const NONE = -1;
+
 export class PatternAutomaton {
-  /** Edges: key `node * 65536 + code unit`. One map for the whole trie: fewer objects than one per node. */
-  private readonly edges = new Map<number, number>();
-  private readonly depth: number[] = [0];
-  private readonly fail: number[] = [0];
+  /** The root's edge for each UTF-16 code unit (0: back to the root). */
+  private readonly rootNext = new Int32Array(65536);
+  /** A node with one edge: its character and target (NONE: no single edge). */
+  private readonly onlyCode: Int32Array;
+  private readonly onlyNext: Int32Array;
+  /** A node with several edges. */
+  private readonly branches = new Map<number, Map<number, number>>();
+  private readonly depth: Int32Array;
+  private readonly fail: Int32Array;
   /** The longest search string that ends at this node, itself or by its failure chain (0: none). */
-  private readonly longest: number[] = [0];
+  private readonly longest: Int32Array;
   readonly size: number;
 
   constructor(patterns: Iterable<Pattern>) {
+    const children: Map<number, number>[] = [new Map()];
+    const depth: number[] = [0];
     const found: boolean[] = [false];
-    let count = 0;
+    const texts = new Set<string>();
     for (const pattern of patterns) {
       if (pattern.text.length === 0) continue;
-      count++;
+      texts.add(pattern.text);
+      const from = Math.min(pattern.text.length, pattern.foundFrom ?? pattern.text.length);
       let node = 0;
       for (let i = 0; i < pattern.text.length; i++) {
-        const key = node * 65536 + pattern.text.charCodeAt(i);
-        let next = this.edges.get(key);
+        const code = pattern.text.charCodeAt(i);
+        let next = children[node]!.get(code);
         if (next === undefined) {
-          next = this.depth.length;
-          this.edges.set(key, next);
-          this.depth.push(i + 1);
-          this.fail.push(0);
-          this.longest.push(0);
+          next = children.length;
+          children[node]!.set(code, next);
+          children.push(new Map());
+          depth.push(i + 1);
           found.push(false);
         }
         node = next;
-      }
-      const from = Math.min(pattern.text.length, pattern.foundFrom ?? pattern.text.length);
-      // Every node along the path from depth `from` on ends a search string.
-      let walk = 0;
-      for (let i = 0; i < pattern.text.length; i++) {
-        walk = this.edges.get(walk * 65536 + pattern.text.charCodeAt(i))!;
-        if (i + 1 >= from) found[walk] = true;
+        // Every node along the path from depth `from` on ends a search string.
+        if (i + 1 >= from) found[node] = true;
       }
     }
-    this.size = count;
-    this.link(found);
-  }
-
-  /** Breadth first: each node's failure link and longest match, from its parent's. */
-  private link(found: boolean[]): void {
-    const children = new Map<number, [number, number][]>();
-    for (const [key, child] of this.edges) {
-      const parent = Math.floor(key / 65536);
-      const list = children.get(parent) ?? [];
-      list.push([key - parent * 65536, child]);
-      children.set(parent, list);
+    this.size = texts.size;
+    const count = children.length;
+    this.onlyCode = new Int32Array(count).fill(NONE);
+    this.onlyNext = new Int32Array(count);
+    this.depth = Int32Array.from(depth);
+    this.fail = new Int32Array(count);
+    this.longest = new Int32Array(count);
+    for (const [code, child] of children[0]!) this.rootNext[code] = child;
+    for (let node = 1; node < count; node++) {
+      const edges = children[node]!;
+      if (edges.size === 1) {
+        for (const [code, child] of edges) {
+          this.onlyCode[node] = code;
+          this.onlyNext[node] = child;
+        }
+      } else if (edges.size > 1) {
+        this.branches.set(node, edges);
+      }
     }
+    // Breadth first: each node's failure link and longest match, from its parent's.
     const queue: number[] = [0];
     for (let head = 0; head < queue.length; head++) {
       const node = queue[head]!;
-      for (const [code, child] of children.get(node) ?? []) {
+      for (const [code, child] of children[node]!) {
         this.fail[child] = node === 0 ? 0 : this.step(this.fail[node]!, code);
         this.longest[child] = found[child] ? this.depth[child]! : this.longest[this.fail[child]!]!;
         queue.push(child);
@@ -87,9 +101,10 @@ export class PatternAutomaton {
 
   private step(node: number, code: number): number {
     for (;;) {
-      const next = this.edges.get(node * 65536 + code);
+      if (node === 0) return this.rootNext[code]!;
+      if (this.onlyCode[node] === code) return this.onlyNext[node]!;
+      const next = this.branches.get(node)?.get(code);
       if (next !== undefined) return next;
-      if (node === 0) return 0;
       node = this.fail[node]!;
     }
   }
@@ -97,11 +112,12 @@ export class PatternAutomaton {
   /** One pass over `text` (or, with `reversed`, over it from its end to its start). */
   run(text: string, reversed = false): PassResult {
     const matches: [number, number][] = [];
-    let node = 0;
     const length = text.length;
+    let node = 0;
     for (let i = 0; i < length; i++) {
       const at = reversed ? length - 1 - i : i;
       node = this.step(node, text.charCodeAt(at));
+      if (node === 0) continue;
       const found = this.longest[node]!;
       if (found > 0) matches.push(reversed ? [at, at + found] : [at + 1 - found, at + 1]);
     }

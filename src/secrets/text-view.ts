@@ -31,46 +31,56 @@ const LOWER_R = 0x72;
 /** The view of `text` (see the header). Linear in the text's length. */
 export function viewOf(text: string): TextView {
   const length = text.length;
+  const start = new Int32Array(length);
+  const end = new Int32Array(length);
   // Most text has nothing to undo: the view is the text itself.
-  if (!needsView(text)) return { text, start: identity(length, 0), end: identity(length, 1) };
-  const chars: number[] = [];
-  const start: number[] = [];
-  const end: number[] = [];
+  if (!needsView(text)) {
+    for (let i = 0; i < length; i++) {
+      start[i] = i;
+      end[i] = i + 1;
+    }
+    return { text, start, end };
+  }
+  // The view is built from slices of the text (the runs left as they are) and the characters
+  // percent-escapes stand for.
+  const parts: string[] = [];
+  let kept = 0;
+  let size = 0;
   let at = 0;
+  const map = (from: number, to: number) => {
+    start[size] = from;
+    end[size++] = to;
+  };
   while (at < length) {
     const code = text.charCodeAt(at);
     if (code === PERCENT) {
       const byte = percentByte(text, at);
       if (byte !== -1) {
-        chars.push(byte);
-        start.push(at);
-        end.push(at + 3);
+        parts.push(text.slice(kept, at), String.fromCharCode(byte));
+        map(at, at + 3);
         at += 3;
+        kept = at;
         continue;
       }
     } else if (code === SPACE || code === TAB || code === CR || code === LF || code === BACKSLASH) {
       const run = blankRun(text, at);
       if (run.broken) {
+        parts.push(text.slice(kept, at));
         at = run.end;
+        kept = at;
         continue;
       }
       // Blanks with no line break among them are ordinary characters.
-      for (let i = at; i < run.end; i++) {
-        chars.push(text.charCodeAt(i));
-        start.push(i);
-        end.push(i + 1);
-      }
       if (run.end > at) {
-        at = run.end;
+        for (; at < run.end; at++) map(at, at + 1);
         continue;
       }
     }
-    chars.push(code);
-    start.push(at);
-    end.push(at + 1);
+    map(at, at + 1);
     at++;
   }
-  return { text: fromCodes(chars), start: Int32Array.from(start), end: Int32Array.from(end) };
+  parts.push(text.slice(kept, at));
+  return { text: parts.join(''), start: start.subarray(0, size), end: end.subarray(0, size) };
 }
 
 /**
@@ -145,17 +155,4 @@ function hexValue(code: number): number {
   if (code >= 0x41 && code <= 0x46) return code - 0x41 + 10;
   if (code >= 0x61 && code <= 0x66) return code - 0x61 + 10;
   return -1;
-}
-
-function identity(length: number, offset: number): Int32Array {
-  const map = new Int32Array(length);
-  for (let i = 0; i < length; i++) map[i] = i + offset;
-  return map;
-}
-
-function fromCodes(codes: number[]): string {
-  let text = '';
-  // In slices: String.fromCharCode takes its arguments on the stack.
-  for (let i = 0; i < codes.length; i += 8192) text += String.fromCharCode(...codes.slice(i, i + 8192));
-  return text;
 }
