@@ -3,7 +3,8 @@
 // piece alone, so each piece's end that could still become a secret is held back:
 // - the longest end of the text so far that is the start of some secret's form (the search
 //   automaton's open depth: usually none or a character or two of ordinary text);
-// - a `%` or `%X` the next piece may complete, and trailing blanks a line break may join.
+// - a `%` or `%X` the next piece may complete (trailing blanks a line break may join are held
+//   only when the text before them is such a start).
 // What is let through is masked as a whole text would be; `end()` lets out the rest, masked.
 // The limit: a piece that ends a secret (FRAGMENT_LENGTH or more of its last characters) is
 // found only when it arrives within one release, not spread across several.
@@ -19,10 +20,14 @@ export class StreamMasker {
   /** Take the next piece; returns what may be shown now (possibly ''), masked. */
   push(piece: string): string {
     const text = this.held + piece;
-    const settled = unsettledTail(text);
-    const view = viewOf(text.slice(0, settled));
+    // Searched without its unsettled end, so trailing blanks do not hide that the text
+    // before them is the start of a secret a line break would continue.
+    const tail = unsettledTail(text);
+    const view = viewOf(text.slice(0, tail.at));
     const { spans, openDepth } = this.masker.find(view);
-    let cut = openDepth === 0 ? settled : view.start[view.text.length - openDepth]!;
+    // Blanks after text that starts no secret go out at once (a line end stays where the model
+    // put it); an unfinished escape waits.
+    let cut = openDepth > 0 ? view.start[view.text.length - openDepth]! : tail.escape ? tail.at : text.length;
     // A whole match may overlap the open end (a secret that begins again as it ends): keep it whole.
     for (const [start, end] of spans) if (start < cut && end > cut) cut = start;
     this.held = text.slice(cut);

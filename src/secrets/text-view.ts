@@ -84,21 +84,21 @@ export function viewOf(text: string): TextView {
 }
 
 /**
- * Where the end of `text` could still change its view once more text follows: a `%` or `%X`
- * that the next characters may complete, or trailing blanks that a line break may join. A
- * stream holds everything from here back until it knows.
+ * Where the end of `text` could still change its view once more text follows: trailing
+ * blanks that a line break may join (`blanks`), or a `%` / `%X` that the next characters may
+ * complete (`escape`). `at` is where that end begins (the text's length when there is none).
  */
-export function unsettledTail(text: string): number {
+export function unsettledTail(text: string): { at: number; escape: boolean } {
   const length = text.length;
-  if (length >= 1 && text.charCodeAt(length - 1) === PERCENT) return length - 1;
-  if (length >= 2 && text.charCodeAt(length - 2) === PERCENT && isHex(text.charCodeAt(length - 1))) return length - 2;
+  if (length >= 1 && text.charCodeAt(length - 1) === PERCENT) return { at: length - 1, escape: true };
+  if (length >= 2 && text.charCodeAt(length - 2) === PERCENT && isHex(text.charCodeAt(length - 1))) return { at: length - 2, escape: true };
   let at = length;
   while (at > 0) {
     const code = text.charCodeAt(at - 1);
     if (code !== SPACE && code !== TAB && code !== CR && code !== LF && code !== BACKSLASH) break;
     at--;
   }
-  return at;
+  return { at, escape: false };
 }
 
 function needsView(text: string): boolean {

@@ -145,11 +145,12 @@ describe('a stream masks a secret split across its pieces', () => {
     expect(shown + stream.end().length).toBe(text.length);
   });
 
-  it('an unfinished %X or blanks at a piece end wait for the next piece', () => {
+  it('an unfinished %X waits for the next piece; blanks wait only after what could start a secret', () => {
     const stream = masker.streamMask();
     expect(stream.push('ok %2')).toBe('ok ');
-    expect(stream.push('0 done ')).toBe('%20 done');
-    expect(stream.end()).toBe(' ');
+    expect(stream.push('0 done \n')).toBe('%20 done \n');
+    expect(stream.push(`then ${SECRET.slice(0, 5)} `)).toBe('then ');
+    expect(stream.push(`\n  ${SECRET.slice(5)} end`) + stream.end()).toBe('[secret] end');
   });
 
   it('a secret not yet whole when the stream ends: its start is masked if long enough', () => {
