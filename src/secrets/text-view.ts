@@ -84,9 +84,10 @@ export function viewOf(text: string): TextView {
 }
 
 /**
- * Where the end of `text` could still change its view once more text follows: trailing
- * blanks that a line break may join (`blanks`), or a `%` / `%X` that the next characters may
- * complete (`escape`). `at` is where that end begins (the text's length when there is none).
+ * Where the end of `text` could still change its view once more text follows: `at` is where
+ * its trailing blanks begin (a line break may join what comes next to what came before), or
+ * its `%` / `%X` that the next characters may complete (`escape`); the text's length when
+ * neither.
  */
 export function unsettledTail(text: string): { at: number; escape: boolean } {
   const length = text.length;
