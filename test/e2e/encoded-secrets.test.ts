@@ -4,11 +4,14 @@
 // sandbox: an MCP server, a bot without bwrap). The model has the shell print the OpenAI key
 // as base64 (its own, and shifted inside a longer blob, in base64url), percent-encoded with
 // `%2D` and `%2d` and every byte encoded, as hex, folded over lines, and cut in two across two
-// results; then it streams the key back in its answer, a few characters per delta. Neither
-// the model's next request nor anything the thread shows holds the key in any of those forms.
+// results; an MCP server (outside any sandbox) returns the token it was started with in the
+// same encodings; then the model streams the key back in its answer, a few characters per
+// delta. Neither the model's next request nor anything the thread shows holds either secret
+// in any of those forms.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { credentialServerEntry } from '../mcp/fixtures/launch.js';
 import { appMention, eventCallback } from '../fakes/slack-payloads.js';
 import { sendEvent } from '../fakes/slack-signer.js';
 import { BotProcess } from '../support/bot-process.js';
@@ -18,6 +21,7 @@ import { slackHttpEnv, startBotFakes } from '../support/bot-fakes.js';
 // Its base64 holds `+` and `/` at some offsets (from `~`, `?`, `>`), so base64url differs.
 const KEY = 'e2e-openai-key~7f3a?9c1d>5b-end';
 const SIGNING_SECRET = 'encoded-signing-secret-5e1';
+const MCP_TOKEN = 'mcp-token_Zq9/x+Lw-3141';
 
 /** The shell commands, each a result of its own, and what each would print unmasked. */
 const COMMANDS = {
@@ -32,7 +36,11 @@ const COMMANDS = {
   restPiece: 'tail -c +14 key.txt',
 } as const;
 
+/** The MCP tool's encodings, each a result of its own. */
+const MCP_ENCODINGS = ['base64', 'base64url', 'hex', 'percent', 'folded'] as const;
+
 const bytes = Buffer.from(KEY);
+const mcpBytes = Buffer.from(MCP_TOKEN);
 /** The middle of an encoded form: any of it left would say a part of the key. */
 const middle = (form: string) => form.slice(6, -4);
 const LEAKS: Record<string, string> = {
@@ -47,6 +55,13 @@ const LEAKS: Record<string, string> = {
   foldedLine2: KEY.slice(10, 20),
   firstPiece: KEY.slice(0, 13),
   restPiece: KEY.slice(13),
+  mcpExact: MCP_TOKEN,
+  mcpBase64: middle(mcpBytes.toString('base64')),
+  mcpBase64url: middle(mcpBytes.toString('base64url')),
+  mcpHex: middle(mcpBytes.toString('hex')),
+  mcpPercent: middle([...mcpBytes].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('')),
+  mcpFolded1: MCP_TOKEN.slice(0, 7),
+  mcpFolded2: MCP_TOKEN.slice(7, 14),
 };
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -55,7 +70,7 @@ afterEach(async () => {
 });
 
 describe('a secret in an encoded form never leaves the bot', () => {
-  it('base64, base64url, %2D / %2d / every byte, hex, folded, cut across two results, and streamed in pieces: the model and the thread get [secret]', { timeout: 90_000 }, async () => {
+  it('base64, base64url, %2D / %2d / every byte, hex, folded, cut across two results, from a shell on the host and an MCP server, and streamed in pieces: the model and the thread get [secret]', { timeout: 90_000 }, async () => {
     // The test's own premise: base64url is not base64 here, so both are exercised.
     expect(Buffer.from(`KEY=${KEY}`).toString('base64url')).not.toBe(Buffer.from(`KEY=${KEY}`).toString('base64').replace(/=+$/, ''));
 
@@ -63,13 +78,17 @@ describe('a secret in an encoded form never leaves the bot', () => {
     const { dir, slack, llm } = fakes;
     await mkdir(join(dir, 'workspace'));
     await writeFile(join(dir, 'workspace', 'key.txt'), KEY);
+    await writeFile(join(dir, 'mcp.json'), JSON.stringify({ mcpServers: { credential: credentialServerEntry({ CREDENTIAL_API_TOKEN: MCP_TOKEN }) } }));
 
-    llm.replyToolCalls(Object.values(COMMANDS).map((command) => ({ name: 'run_shell', arguments: { command } })));
+    llm.replyToolCalls([
+      ...Object.values(COMMANDS).map((command) => ({ name: 'run_shell', arguments: { command } })),
+      ...MCP_ENCODINGS.map((encoding) => ({ name: 'credential__show_credential', arguments: { encoding } })),
+    ]);
     // The key in the answer, four characters a delta: no delta holds it whole.
     llm.replyText(`Done. The key is ${KEY} and nothing else.`, { chunkSize: 4 });
 
     const bot = await BotProcess.start(
-      slackHttpEnv(fakes, SIGNING_SECRET, { OPENAI_API_KEY: KEY, PERMISSION_MODE: 'auto', SHELL_SANDBOX: 'off', MAX_TOOL_CALLS_PER_RESPONSE: '20' }),
+      slackHttpEnv(fakes, SIGNING_SECRET, { OPENAI_API_KEY: KEY, PERMISSION_MODE: 'auto', SHELL_SANDBOX: 'off', MCP_CONFIG: join(dir, 'mcp.json') }),
       dir,
     );
     cleanups.push(() => bot.kill());
@@ -87,13 +106,14 @@ describe('a secret in an encoded form never leaves the bot', () => {
     // The model: each tool result it got back says [secret] where the key was.
     const messages = (llm.requests[1]!.body as { messages: { role: string; tool_call_id?: string; content?: unknown }[] }).messages;
     const results = messages.filter((message) => message.role === 'tool').map((message) => String(message.content));
-    expect(results).toHaveLength(Object.keys(COMMANDS).length);
+    const names = [...Object.keys(COMMANDS), ...MCP_ENCODINGS.map((encoding) => `mcp ${encoding}`)];
+    expect(results).toHaveLength(names.length);
     // The thread: the streamed answer, the cards, every Slack call's body.
     const modelBodies = JSON.stringify(llm.requests.map((request) => request.body));
     const threadShown = JSON.stringify([slack.thread(mention.channel, mention.ts), slack.calls.map((call) => call.args), slack.responsePosts]);
     // Listed whole, so a failure names every form that got through.
     const problems = [
-      ...Object.keys(COMMANDS).flatMap((name, index) => (results[index]!.includes('[secret]') ? [] : [`result not masked: ${name}`])),
+      ...names.flatMap((name, index) => (results[index]!.includes('[secret]') ? [] : [`result not masked: ${name}`])),
       ...Object.entries(LEAKS).flatMap(([form, leak]) => [
         ...(modelBodies.includes(leak) ? [`model request: ${form}`] : []),
         ...(threadShown.includes(leak) ? [`thread: ${form}`] : []),
