@@ -44,7 +44,7 @@ export class PatternAutomaton {
   readonly size: number;
 
   constructor(patterns: Iterable<Pattern>) {
-    const children: Map<number, number>[] = [new Map()];
+    const children: Map<number, number>[] = [new Map<number, number>()];
     const depth: number[] = [0];
     const found: boolean[] = [false];
     const texts = new Set<string>();
@@ -59,7 +59,7 @@ export class PatternAutomaton {
         if (next === undefined) {
           next = children.length;
           children[node]!.set(code, next);
-          children.push(new Map());
+          children.push(new Map<number, number>());
           depth.push(i + 1);
           found.push(false);
         }
@@ -93,7 +93,7 @@ export class PatternAutomaton {
       const node = queue[head]!;
       for (const [code, child] of children[node]!) {
         this.fail[child] = node === 0 ? 0 : this.step(this.fail[node]!, code);
-        this.longest[child] = found[child] ? this.depth[child]! : this.longest[this.fail[child]!]!;
+        this.longest[child] = found[child] ? this.depth[child]! : this.longest[this.fail[child]]!;
         queue.push(child);
       }
     }
