@@ -3,9 +3,12 @@
 // it matches values, not shapes, in every form a value takes in the text that leaves (see
 // secret-forms.ts: as written, JSON-escaped, percent-encoded in any case, hex, base64 and
 // base64url, also inside a longer encoded blob), wherever a line break or a percent-escape
-// falls inside it (text-view.ts). A run of FRAGMENT_LENGTH or more characters that starts or
-// ends a secret is masked too: the piece left at the edge of a result that cut a secret in
-// two (a middle-trimmed output, `head -c`), and the other piece in the next.
+// falls inside it (text-view.ts). Pieces of a secret's own text are masked too: a run of
+// FRAGMENT_LENGTH or more characters that starts or ends it (the piece left at the edge of a
+// result that cut a secret in two: a middle-trimmed output, `head -c`, and the other piece in
+// the next), and any INNER_PIECE_LENGTH or more from its middle (`cut -c`, a dump's text
+// column). Shorter pieces from the middle are not: they would too often be ordinary words of
+// a passphrase.
 //
 // One pass finds all forms of all secrets (pattern-automaton.ts), plus one backwards for the
 // pieces that end a secret: linear in the text, whatever the number of secrets.
@@ -21,8 +24,11 @@ export { SECRET_MASK };
 /** The shortest piece of a secret's start or end that is masked on its own. */
 export const FRAGMENT_LENGTH = 8;
 
+/** The shortest piece from anywhere inside a secret that is masked on its own. */
+export const INNER_PIECE_LENGTH = 12;
+
 interface Searchers {
-  /** Every form of every secret, and the starts of each secret from FRAGMENT_LENGTH on. */
+  /** Every form of every secret, its starts from FRAGMENT_LENGTH on, its inner pieces of INNER_PIECE_LENGTH. */
   forward: PatternAutomaton;
   /** Each secret reversed, found from FRAGMENT_LENGTH on: the ends of secrets, read backwards. */
   backward: PatternAutomaton;
@@ -101,6 +107,8 @@ export class SecretMasker {
         forward.push({ text: plain, foundFrom: FRAGMENT_LENGTH });
         backward.push({ text: plain.split('').reverse().join(''), foundFrom: FRAGMENT_LENGTH });
       }
+      // A longer piece is found as overlapping ones, merged into one span.
+      for (let at = 1; at + INNER_PIECE_LENGTH < plain.length; at++) forward.push({ text: plain.slice(at, at + INNER_PIECE_LENGTH) });
     }
     this.searchers = { forward: new PatternAutomaton(forward), backward: new PatternAutomaton(backward) };
     return this.searchers;

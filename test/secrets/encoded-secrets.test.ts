@@ -3,7 +3,7 @@
 // two across results, and arriving in pieces (a stream). Each is masked; ordinary text that
 // only looks encoded is left as it was.
 import { describe, expect, it } from 'vitest';
-import { FRAGMENT_LENGTH, SecretMasker } from '../../src/secrets/index.js';
+import { FRAGMENT_LENGTH, INNER_PIECE_LENGTH, SecretMasker } from '../../src/secrets/index.js';
 
 const SECRET = 'ghp-Secret~Token?8c2f1a>9e';
 const masker = new SecretMasker([SECRET]);
@@ -90,9 +90,16 @@ describe('cut in two across results', () => {
     }
   });
 
-  it('the limit: a shorter piece, or one from the middle, is not (see the README)', () => {
+  it('a piece of 12 or more from the middle is masked (`cut -c 5-16`), a longer one whole', () => {
+    expect(INNER_PIECE_LENGTH).toBe(12);
+    expect(mask(`|${SECRET.slice(4, 16)}|`)).toBe('|[secret]|');
+    const long = 'sk-live-0123456789abcdefghijklmnopqrstuvwxyz';
+    expect(new SecretMasker([long]).mask(`a ${long.slice(9, 39)} b`)).toBe('a [secret] b');
+  });
+
+  it('the limit: a shorter piece from the middle, or one under 8 at an edge, is not (see the README)', () => {
     expect(mask(SECRET.slice(0, 7))).toBe(SECRET.slice(0, 7));
-    expect(mask(SECRET.slice(4, 4 + 12))).toBe(SECRET.slice(4, 16));
+    expect(mask(SECRET.slice(4, 15))).toBe(SECRET.slice(4, 15));
   });
 });
 
@@ -148,7 +155,7 @@ describe('a stream masks a secret split across its pieces', () => {
   it('an unfinished %X waits for the next piece; blanks wait only after what could start a secret', () => {
     const stream = masker.streamMask();
     expect(stream.push('ok %2')).toBe('ok ');
-    expect(stream.push('0 done \n')).toBe('%20 done \n');
+    expect(stream.push('0 go!\n')).toBe('%20 go!\n');
     expect(stream.push(`then ${SECRET.slice(0, 5)} `)).toBe('then ');
     expect(stream.push(`\n  ${SECRET.slice(5)} end`) + stream.end()).toBe('[secret] end');
   });
