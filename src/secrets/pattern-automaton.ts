@@ -18,12 +18,20 @@ export interface Pattern {
    * one result, the rest in the next.
    */
   foundFrom?: number;
+  /**
+   * How many of its first characters at a text's end make a stream hold that end back
+   * (default: 1, any). See `openDepth`.
+   */
+  holdFrom?: number;
 }
 
 export interface PassResult {
   /** [start, end) of the longest match ending at each position that has one, in end order. */
   matches: [number, number][];
-  /** How many of the text's last characters are the start of some search string. */
+  /**
+   * How many of the text's last characters are the start of some search string, at least
+   * that string's `holdFrom` of them (0: none).
+   */
   openDepth: number;
 }
 
@@ -41,12 +49,15 @@ export class PatternAutomaton {
   private readonly fail: Int32Array;
   /** The longest search string that ends at this node, itself or by its failure chain (0: none). */
   private readonly longest: Int32Array;
+  /** 1: a text ending at this node is held back by a stream (see Pattern.holdFrom). */
+  private readonly holdable: Uint8Array;
   readonly size: number;
 
   constructor(patterns: Iterable<Pattern>) {
     const children: Map<number, number>[] = [new Map<number, number>()];
     const depth: number[] = [0];
     const found: boolean[] = [false];
+    const holdable: number[] = [0];
     const texts = new Set<string>();
     for (const pattern of patterns) {
       if (pattern.text.length === 0) continue;
@@ -62,10 +73,12 @@ export class PatternAutomaton {
           children.push(new Map<number, number>());
           depth.push(i + 1);
           found.push(false);
+          holdable.push(0);
         }
         node = next;
         // Every node along the path from depth `from` on ends a search string.
         if (i + 1 >= from) found[node] = true;
+        if (i + 1 >= (pattern.holdFrom ?? 1)) holdable[node] = 1;
       }
     }
     this.size = texts.size;
@@ -75,6 +88,7 @@ export class PatternAutomaton {
     this.depth = Int32Array.from(depth);
     this.fail = new Int32Array(count);
     this.longest = new Int32Array(count);
+    this.holdable = Uint8Array.from(holdable);
     for (const [code, child] of children[0]!) this.rootNext[code] = child;
     for (let node = 1; node < count; node++) {
       const edges = children[node]!;
@@ -121,6 +135,8 @@ export class PatternAutomaton {
       const found = this.longest[node]!;
       if (found > 0) matches.push(reversed ? [at, at + found] : [at + 1 - found, at + 1]);
     }
+    // The longest open end worth holding: along the failure chain, depths only shrink.
+    while (node !== 0 && this.holdable[node] === 0) node = this.fail[node]!;
     return { matches, openDepth: this.depth[node]! };
   }
 }

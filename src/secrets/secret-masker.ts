@@ -27,6 +27,14 @@ export const FRAGMENT_LENGTH = 8;
 /** The shortest piece from anywhere inside a secret that is masked on its own. */
 export const INNER_PIECE_LENGTH = 12;
 
+/**
+ * A stream holds back a delta's end that could start an encoded form or an inner piece only
+ * from this many characters on: one or two could nearly always (every letter starts some
+ * base64), and an answer stalled mid-stream would hide its last word. A secret's own start is
+ * held from its first character; pieces of the rest are masked all the same.
+ */
+const STREAM_HOLD_FROM = 3;
+
 interface Searchers {
   /** Every form of every secret, its starts from FRAGMENT_LENGTH on, its inner pieces of INNER_PIECE_LENGTH. */
   forward: PatternAutomaton;
@@ -101,14 +109,16 @@ export class SecretMasker {
     const forward: Pattern[] = [];
     const backward: Pattern[] = [];
     for (const value of this.values) {
-      for (const form of formsOf(value)) forward.push({ text: form });
       const plain = viewOf(value).text;
+      for (const form of formsOf(value)) forward.push({ text: form, holdFrom: form === plain ? 1 : STREAM_HOLD_FROM });
       if (plain.length > FRAGMENT_LENGTH) {
         forward.push({ text: plain, foundFrom: FRAGMENT_LENGTH });
         backward.push({ text: plain.split('').reverse().join(''), foundFrom: FRAGMENT_LENGTH });
       }
       // A longer piece is found as overlapping ones, merged into one span.
-      for (let at = 1; at + INNER_PIECE_LENGTH < plain.length; at++) forward.push({ text: plain.slice(at, at + INNER_PIECE_LENGTH) });
+      for (let at = 1; at + INNER_PIECE_LENGTH < plain.length; at++) {
+        forward.push({ text: plain.slice(at, at + INNER_PIECE_LENGTH), holdFrom: STREAM_HOLD_FROM });
+      }
     }
     this.searchers = { forward: new PatternAutomaton(forward), backward: new PatternAutomaton(backward) };
     return this.searchers;

@@ -1,13 +1,14 @@
 // Masking for text that arrives in pieces: the model's streamed answer and its reasoning. A
 // secret split across two pieces (`sk-abc` then `def…`) would pass a masker that sees each
 // piece alone, so each piece's end that could still become a secret is held back:
-// - the longest end of the text so far that is the start of some secret's form (the search
-//   automaton's open depth: usually none or a character or two of ordinary text);
+// - the longest end of the text so far that is the start of a secret as written (from one
+//   character), or of an encoded form or an inner piece (from STREAM_HOLD_FROM characters);
 // - a `%` or `%X` the next piece may complete (trailing blanks a line break may join are held
 //   only when the text before them is such a start).
 // What is let through is masked as a whole text would be; `end()` lets out the rest, masked.
-// The limit: a piece that ends a secret (FRAGMENT_LENGTH or more of its last characters) is
-// found only when it arrives within one release, not spread across several.
+// The limits: an encoded form cut within its first two characters is not masked (a secret as
+// written is: its remaining pieces are found on their own), nor is a piece that ends a
+// secret spread across several releases.
 import type { SecretMasker } from './secret-masker.js';
 import { replaceSpans } from './spans.js';
 import { unsettledTail, viewOf } from './text-view.js';

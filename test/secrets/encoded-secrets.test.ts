@@ -160,6 +160,13 @@ describe('a stream masks a secret split across its pieces', () => {
     expect(stream.push(`\n  ${SECRET.slice(5)} end`) + stream.end()).toBe('[secret] end');
   });
 
+  it('a delta that ends a word shows it whole, unless its last characters could start the secret as written', () => {
+    // Every letter starts some encoded form or inner piece: those are held from three characters on.
+    expect(masker.streamMask().push('Thinker')).toBe('Thinker');
+    // The secret starts with `g`.
+    expect(masker.streamMask().push('Thinking')).toBe('Thinkin');
+  });
+
   it('a secret not yet whole when the stream ends: its start is masked if long enough', () => {
     const stream = masker.streamMask();
     const shown = stream.push(`key ${SECRET.slice(0, 12)}`) + stream.end();
