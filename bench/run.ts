@@ -10,6 +10,7 @@ import { openaiProviderSuite } from './openai-provider.bench.js';
 import { playgroundSuite } from './playground.bench.js';
 import { processSuite } from './process.bench.js';
 import { recoverySuite } from './recovery.bench.js';
+import { secretsSuite } from './secrets.bench.js';
 import { sessionsMemorySuite } from './sessions-memory.bench.js';
 import { shellSuite } from './shell.bench.js';
 import { slackSuite } from './slack.bench.js';
@@ -18,7 +19,7 @@ import { toolsSuite } from './tools.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, discordSuite, playgroundSuite, toolsSuite, clusterSuite, processSuite];
+const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, discordSuite, playgroundSuite, toolsSuite, secretsSuite, clusterSuite, processSuite];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);

@@ -187,6 +187,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         interruptHooks: [builtin.interruptHook],
         logger,
         maskOutput: secrets.mask,
+        maskStream: secrets.streamMask,
         dispose: () => builtin.dispose(),
         grantDirectory: (dir) => builtin.workspace.grant(dir),
         grantRefusal: (dir) => builtin.workspace.grantRefusal(dir),

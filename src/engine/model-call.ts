@@ -1,7 +1,10 @@
 // One model call: build the request through the one outbound path, stream it through the
 // bridge (which races every chunk against the stop), surface deltas as they come, and say
 // how it ended; then shape a complete answer into the message history keeps. Nothing here
-// appends to history: the engine decides what to keep.
+// appends to history: the engine decides what to keep. The model's words are masked like a
+// tool's output (a secret it read in a form the masks missed, or that a person typed, is not
+// repeated into the thread): the deltas through a stream mask, which holds back an end that
+// could be the start of a secret until the next delta says, the complete answer as a whole.
 import type { CompactionState } from './compaction.js';
 import type { EngineEvent } from './events.js';
 import type { AssistantMessage, Message, Usage } from './messages.js';
@@ -9,7 +12,18 @@ import { buildOutbound, type PdfAdapter } from './outbound.js';
 import { ProviderError, type AssistantTurn, type ModelCapabilities, type Provider, type TokenUsage, type ToolSchema } from './provider.js';
 import { bridgeStream } from './stream-bridge.js';
 import { parseToolArguments } from './tool-arguments.js';
-import type { PendingToolCall } from './tool-calls.js';
+import type { OutputMask, PendingToolCall } from './tool-calls.js';
+
+/** Masks text that arrives in pieces: `push` returns what may be shown now, `end` the rest. */
+export interface StreamMask {
+  push(text: string): string;
+  end(): string;
+}
+
+/** A stream mask for a mask with no memory: each piece is masked alone. */
+export function piecewise(mask: OutputMask): () => StreamMask {
+  return () => ({ push: mask, end: () => '' });
+}
 
 export type StreamOutcome =
   | { kind: 'answer'; turn: AssistantTurn }
@@ -28,12 +42,30 @@ export interface ModelCall {
   tools: ToolSchema[];
   settings: Record<string, unknown> | undefined;
   signal: AbortSignal;
+  mask: OutputMask;
+  maskStream: () => StreamMask;
 }
 
 export async function* streamModel(call: ModelCall): AsyncGenerator<EngineEvent, StreamOutcome, undefined> {
+  // What was shown, masked: a cut-short answer is kept in history as the thread showed it.
   let text = '';
   let reasoning = '';
   let final: AssistantTurn | undefined;
+  const textMask = call.maskStream();
+  const reasoningMask = call.maskStream();
+  /** The held-back ends, let out when the stream is over, however it ended. */
+  const flush = function* (): Generator<EngineEvent, void, undefined> {
+    const restText = textMask.end();
+    if (restText) {
+      text += restText;
+      yield { type: 'assistant_delta', text: restText };
+    }
+    const restReasoning = reasoningMask.end();
+    if (restReasoning) {
+      reasoning += restReasoning;
+      yield { type: 'reasoning_delta', text: restReasoning };
+    }
+  };
   try {
     const request = {
       model: call.model,
@@ -48,24 +80,30 @@ export async function* streamModel(call: ModelCall): AsyncGenerator<EngineEvent,
     };
     for await (const chunk of bridgeStream(call.provider, request, call.signal)) {
       switch (chunk.type) {
-        case 'text_delta':
-          text += chunk.text;
-          yield { type: 'assistant_delta', text: chunk.text };
+        case 'text_delta': {
+          const shown = textMask.push(chunk.text);
+          text += shown;
+          if (shown) yield { type: 'assistant_delta', text: shown };
           break;
-        case 'reasoning_delta':
-          reasoning += chunk.text;
-          yield { type: 'reasoning_delta', text: chunk.text };
+        }
+        case 'reasoning_delta': {
+          const shown = reasoningMask.push(chunk.text);
+          reasoning += shown;
+          if (shown) yield { type: 'reasoning_delta', text: shown };
           break;
+        }
         case 'final':
           final = chunk.turn;
           break;
       }
     }
   } catch (error) {
+    yield* flush();
     if (call.signal.aborted) return { kind: 'interrupted', text, reasoning };
     return { kind: 'failed', error, text, reasoning };
   }
-  if (final) return { kind: 'answer', turn: final };
+  yield* flush();
+  if (final) return { kind: 'answer', turn: maskedTurn(final, call.mask) };
   if (call.signal.aborted) return { kind: 'interrupted', text, reasoning };
   return {
     kind: 'failed',
@@ -73,6 +111,14 @@ export async function* streamModel(call: ModelCall): AsyncGenerator<EngineEvent,
     text,
     reasoning,
   };
+}
+
+/** The answer's words masked as whole texts (its tool calls are the model's words to the approver, shown as written). */
+function maskedTurn(turn: AssistantTurn, mask: OutputMask): AssistantTurn {
+  const masked = { ...turn };
+  if (turn.text) masked.text = mask(turn.text);
+  if (turn.reasoning) masked.reasoning = mask(turn.reasoning);
+  return masked;
 }
 
 /** A complete answer as history keeps it, with its tool calls ready for the tool pass. */

@@ -19,7 +19,7 @@ import type { InboxLookup } from './inbox.js';
 import { interactiveToolSchemas, type InteractiveCallbacks } from './interactive.js';
 import { silentLogger, type EngineLogger } from './logger.js';
 import { hasImages, type Message, type MessageSource, type NoticeKind, type ToolCall, type UserContent } from './messages.js';
-import { recordableAnswer, streamModel } from './model-call.js';
+import { piecewise, recordableAnswer, streamModel, type StreamMask } from './model-call.js';
 import { SteeringQueue, type SteeringMessage, type SteeringReceipt } from './steering.js';
 import type { PdfAdapter } from './outbound.js';
 import { denyAll, riskBasedPolicy, SessionGrants, type Approver, type GrantsSnapshot, type PermissionPolicy } from './permissions.js';
@@ -81,11 +81,18 @@ export interface TurnEngineOptions {
   /**
    * Rewrites every tool result and error text before the history (so the model and the
    * transcript), the events (so the thread) and the logs see it: the app masks its secrets'
-   * values here. The model's own answers are not passed through it: the model never saw a
-   * secret (its tool results were masked), so it has none to repeat. Tool arguments are not
-   * either: they are the model's words, shown as written so an approver sees what runs.
+   * values here. The model's complete answers too: a secret can reach the model in a form
+   * no mask knows, or typed by a person, and it must not repeat it into the thread. Tool
+   * arguments are not masked: they are the model's words, shown as written so an approver
+   * sees what runs.
    */
   maskOutput?: OutputMask;
+  /**
+   * The same masking for the model's streamed deltas, one per stream: it holds back an end
+   * that could be the start of a secret, so a secret split across two deltas is masked
+   * (default: each delta masked alone by `maskOutput`).
+   */
+  maskStream?: () => StreamMask;
   /** Called (and awaited) for every message appended: the persistence checkpoint. */
   onAppend?: (message: Message, index: number) => void | Promise<void>;
   onGrantsChanged?: (grants: GrantsSnapshot) => void | Promise<void>;
@@ -135,6 +142,7 @@ export class TurnEngine {
   private readonly maxResultChars: number;
   private readonly logger: EngineLogger;
   private readonly maskOutput: OutputMask;
+  private readonly maskStream: () => StreamMask;
   private readonly onGrantsChanged: TurnEngineOptions['onGrantsChanged'];
   private readonly steering = new SteeringQueue();
   private active: ActiveTurn | null = null;
@@ -146,6 +154,7 @@ export class TurnEngine {
     this.sessionId = options.sessionId ?? randomUUID();
     this.logger = options.logger ?? silentLogger;
     this.maskOutput = options.maskOutput ?? ((text) => text);
+    this.maskStream = options.maskStream ?? piecewise(this.maskOutput);
     this.history = new History(options.messages ?? [], options.onAppend);
     if (options.instructions) this.history.prependSystem(options.instructions);
     this.registry = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
@@ -477,6 +486,8 @@ export class TurnEngine {
       pdfAdapter: this.pdfAdapter,
       tools: this.toolSchemas(),
       settings: this.modelSettings,
+      mask: this.maskOutput,
+      maskStream: this.maskStream,
     });
   }
 

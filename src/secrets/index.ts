@@ -1,5 +1,7 @@
 // Secrets' public surface: collect the configured secret values, mask them in whatever
-// leaves the process, and check the `.env` file's permissions at start-up.
-export { SecretMasker, SECRET_MASK } from './secret-masker.js';
+// leaves the process (whole texts and streamed ones), and check the `.env` file's permissions
+// at start-up.
+export { SecretMasker, SECRET_MASK, FRAGMENT_LENGTH, INNER_PIECE_LENGTH } from './secret-masker.js';
+export { StreamMasker } from './stream-masker.js';
 export { configSecretValues, mcpSecretValues, looksSecretName, urlCredentials, MIN_SECRET_LENGTH, MIN_SECRET_USERNAME_LENGTH } from './secret-values.js';
 export { envFileWarning } from './env-file.js';

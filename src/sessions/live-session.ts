@@ -17,6 +17,7 @@ import {
   type InteractiveCallbacks,
   type InterruptHook,
   type OutputMask,
+  type StreamMask,
   type PermissionPolicy,
   type Provider,
   type ProviderResolver,
@@ -38,8 +39,10 @@ export interface EngineSetup {
   interruptHooks?: InterruptHook[];
   contextProvider?: ContextProvider;
   logger?: EngineLogger;
-  /** Masks the configured secrets in tool results before history, events and logs see them. */
+  /** Masks the configured secrets in tool results and answers before history, events and logs see them. */
   maskOutput?: OutputMask;
+  /** The same for the model's streamed deltas (a secret split across two is still masked). */
+  maskStream?: () => StreamMask;
   /** Release per-session resources (a shell) when the session is evicted. */
   dispose?: () => Promise<void>;
   /**
@@ -128,6 +131,7 @@ export async function buildLiveSession(input: {
     interruptHooks: setup.interruptHooks,
     logger: setup.logger,
     maskOutput: setup.maskOutput,
+    maskStream: setup.maskStream,
     grants: mergeGrants(record.grants, channelGrants),
     inbox,
     ledger,

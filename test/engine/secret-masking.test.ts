@@ -85,6 +85,41 @@ describe('a tool result that echoes a configured secret', () => {
     expect(JSON.stringify([engine.messages, events])).not.toContain(STORE_PASSWORD);
   });
 
+  it("the model's answer streamed a few characters a delta: the deltas, the answer event and the history say [secret]", async () => {
+    const { engine } = engineWith([{ text: `The key is ${API_KEY}, as base64 ${Buffer.from(API_KEY).toString('base64')}.`, reasoning: `I saw ${API_KEY} earlier`, chunkSize: 4 }], {
+      maskOutput: masker.mask,
+      maskStream: masker.streamMask,
+    });
+    const events = await collect(engine.run('what is the key?'));
+    expect(
+      only(events, 'assistant_delta')
+        .map((event) => event.text)
+        .join(''),
+    ).toBe('The key is [secret], as base64 [secret].');
+    expect(
+      only(events, 'reasoning_delta')
+        .map((event) => event.text)
+        .join(''),
+    ).toBe('I saw [secret] earlier');
+    expect(only(events, 'assistant_message')[0]!.text).toBe('The key is [secret], as base64 [secret].');
+    expect(JSON.stringify([engine.messages, events])).not.toContain(API_KEY);
+  });
+
+  it('an answer cut short with half a secret shown: the piece held back is masked when the stream fails, and history keeps what the thread saw', async () => {
+    // 8 deltas of 3: `partial e2e-openai-key-7`, then the connection fails.
+    const { engine } = engineWith([{ text: `partial ${API_KEY} and more`, chunkSize: 3, failAfterChunks: 8, error: new Error('connection reset') }], {
+      maskOutput: masker.mask,
+      maskStream: masker.streamMask,
+    });
+    const events = await collect(engine.run('go'));
+    const shown = only(events, 'assistant_delta')
+      .map((event) => event.text)
+      .join('');
+    expect(shown).toBe('partial [secret]');
+    expect(engine.messages.find((message) => message.role === 'assistant')?.content).toBe('partial [secret]');
+    expect(JSON.stringify([engine.messages, events])).not.toContain('e2e-openai');
+  });
+
   it('without maskOutput, results are recorded exactly as the tool returned them', async () => {
     const { engine } = engineWith([callTools(call('print_setting', { name: 'OPENAI_API_KEY' })), say('ok')], { tools: [printSetting] });
     await collect(engine.run('show'));
