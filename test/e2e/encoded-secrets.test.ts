@@ -88,7 +88,8 @@ describe('a secret in an encoded form never leaves the bot', () => {
     llm.replyText(`Done. The key is ${KEY} and nothing else.`, { chunkSize: 4 });
 
     const bot = await BotProcess.start(
-      slackHttpEnv(fakes, SIGNING_SECRET, { OPENAI_API_KEY: KEY, PERMISSION_MODE: 'auto', SHELL_SANDBOX: 'off', MCP_CONFIG: join(dir, 'mcp.json') }),
+      // Shared scope: key.txt, put in WORKSPACE_DIR before the thread exists, is where the commands start.
+      slackHttpEnv(fakes, SIGNING_SECRET, { OPENAI_API_KEY: KEY, PERMISSION_MODE: 'auto', SHELL_SANDBOX: 'off', WORKSPACE_SCOPE: 'shared', MCP_CONFIG: join(dir, 'mcp.json') }),
       dir,
     );
     cleanups.push(() => bot.kill());
