@@ -28,7 +28,7 @@ describe('a Discord approval card', () => {
       'Always allow this command for me in this thread',
       'Deny',
     ]);
-    expect(fullArgumentsFile(shellCard('echo hi'), { item: approval() })).toBeUndefined();
+    expect(fullArgumentsFile(shellCard('echo hi'))).toBeUndefined();
   });
 
   it('reveals hidden characters and withholds "always allow this command" for such a command', () => {
@@ -42,7 +42,7 @@ describe('a Discord approval card', () => {
   it('a command too long for 2,000 characters, or holding ```, goes to a file with every character', () => {
     for (const command of [`echo ${'x'.repeat(2_500)}`, 'printf "```"']) {
       const card = shellCard(command);
-      const file = fullArgumentsFile(card, { item: approval() })!;
+      const file = fullArgumentsFile(card)!;
       expect(file.text).toContain(command);
       const message = cardMessage(card, { item: approval() });
       expect(message.content.length).toBeLessThanOrEqual(2_000);
