@@ -83,8 +83,8 @@ function hostFlag(url: string): TextFlag | undefined {
   const host = /^[^:]+:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)/u.exec(url)?.[1];
   if (!host || /^[\x00-\x7F]*$/.test(host)) return undefined;
   const ascii = domainToASCII(host);
-  const resolves = ascii ? `it resolves as ${ascii}` : 'it is not a valid host name';
-  return { kind: 'non_ascii_host', word: url, message: `${url} → host ${ascii || '(invalid)'}: the host name '${host}' is not ASCII, ${resolves}` };
+  const resolves = ascii ? `→ host ${ascii}: the host name '${host}' is not ASCII; that is the name looked up` : `: the host name '${host}' is not ASCII and not a valid host name`;
+  return { kind: 'non_ascii_host', word: url, message: `${url} ${resolves}` };
 }
 
 function mixedMessage(word: string, scripts: Map<string, { count: number; letters: string[] }>): string {
