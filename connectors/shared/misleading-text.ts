@@ -63,7 +63,7 @@ export function misleadingFlags(texts: readonly string[]): TextFlag[] {
         add({ kind: 'mixed_scripts', word, message: mixedMessage(word, scripts) });
       } else if (scripts.size === 1 && !scripts.has('Latin') && [...word].every((char) => !isLetter(char) || LOOKALIKES.has(char))) {
         lookalikes.push(word);
-      } else if (/[^\x00-\x7F]/.test(word)) {
+      } else if (!isAscii(word)) {
         otherNonAscii = true;
       }
     }
@@ -81,7 +81,7 @@ export function misleadingFlags(texts: readonly string[]): TextFlag[] {
 /** The flag for a URL whose host is not ASCII: what it resolves as, beside it. */
 function hostFlag(url: string): TextFlag | undefined {
   const host = /^[^:]+:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)/u.exec(url)?.[1];
-  if (!host || /^[\x00-\x7F]*$/.test(host)) return undefined;
+  if (!host || isAscii(host)) return undefined;
   const ascii = domainToASCII(host);
   const resolves = ascii ? `→ host ${ascii}: the host name '${host}' is not ASCII; that is the name looked up` : `: the host name '${host}' is not ASCII and not a valid host name`;
   return { kind: 'non_ascii_host', word: url, message: `${url} ${resolves}` };
@@ -112,6 +112,11 @@ function scriptsOf(word: string): Map<string, { count: number; letters: string[]
     scripts.set(name, known);
   }
   return scripts;
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
 }
 
 function isLetter(char: string): boolean {
