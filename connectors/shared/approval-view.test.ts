@@ -73,4 +73,11 @@ describe('what may be answered from where', () => {
     expect(view.warnings).toContain('Long runs of blank characters are shown as their count, e.g. ⟨1,200 spaces⟩.');
     expect(offeredChoices({ choices: SHELL }, view, { cardHoldsAll: true, fullView: false })).toEqual(['once', 'always_tool', 'deny']);
   });
+
+  it('⟨ and ⟩ the model wrote are shown as marks: a typed "⟨1,200 spaces⟩" cannot pass for a count, and no "always"', () => {
+    const view = shell('echo ⟨1,200 spaces⟩; rm -rf ~');
+    expect(view.card[0]!.text).toBe('echo ⟨U+27E8⟩1,200 spaces⟨U+27E9⟩; rm -rf ~');
+    expect(view.warnings[0]).toContain('U+27E8, U+27E9');
+    expect(offeredChoices({ choices: SHELL }, view, { cardHoldsAll: true, fullView: false })).toEqual(['once', 'deny']);
+  });
 });

@@ -51,12 +51,21 @@ export function approvalView(parts: readonly ArgumentPart[], command?: string): 
   let collapsed = 0;
   let lossy = false;
   const show = (part: ArgumentPart, mode: 'card' | 'full'): ShownPart => {
-    const visible = revealInvisible(part.text);
-    for (const name of visible.hidden) hidden.add(name);
-    const blanks = collapseBlankRuns(visible.text, mode);
-    if (mode === 'full') collapsed += blanks.collapsed;
-    lossy ||= blanks.lossy;
-    return { label: part.label, length: part.text.length, text: blanks.text };
+    // ⟨ and ⟩ written in the text itself are shown as marks too: every ⟨…⟩ on a card is then
+    // the card's own, and "⟨1,200 spaces⟩" typed by the model cannot pass for a count.
+    const pieces = part.text.split(/([⟨⟩])/u).map((piece, i) => {
+      if (i % 2 === 1) {
+        hidden.add(piece === '⟨' ? 'U+27E8' : 'U+27E9');
+        return piece === '⟨' ? '⟨U+27E8⟩' : '⟨U+27E9⟩';
+      }
+      const visible = revealInvisible(piece);
+      for (const name of visible.hidden) hidden.add(name);
+      const blanks = collapseBlankRuns(visible.text, mode);
+      if (mode === 'full') collapsed += blanks.collapsed;
+      lossy ||= blanks.lossy;
+      return blanks.text;
+    });
+    return { label: part.label, length: part.text.length, text: pieces.join('') };
   };
   const full = parts.map((part) => show(part, 'full'));
   const card = parts.map((part) => show(part, 'card'));
@@ -70,6 +79,9 @@ export function approvalView(parts: readonly ArgumentPart[], command?: string): 
     command !== undefined && !flagged && parts.some((part) => part.text === command) && collapseBlankRuns(command, 'full').collapsed === 0;
   return { card, full, warnings, flags, flagged, lossy, commandRememberable };
 }
+
+/** The refusal of an approval made on a card that does not hold the whole call. */
+export const NOT_ALL_ON_CARD = 'Not all of this call is on its card. Open *Show all*, read it, and decide there.';
 
 /** Choices that approve (run the call, grant the folder, approve the plan). */
 const APPROVING: ReadonlySet<string> = new Set(['once', 'always_tool', 'always_command', 'always_tool_all', 'always_command_all', 'approve', 'grant']);
@@ -96,9 +108,7 @@ export function choiceRefusal(choice: string, view: ApprovalView, place: ChoiceP
   if (ALWAYS_COMMAND.has(choice) && !view.commandRememberable) {
     return '"Always allow this command" is not offered for this call: its command is not shown exactly as it would be remembered.';
   }
-  if (!place.fullView && !place.cardHoldsAll) {
-    return 'Not all of this call is on its card. Open *Show all*, read it, and decide there.';
-  }
+  if (!place.fullView && !place.cardHoldsAll) return NOT_ALL_ON_CARD;
   return undefined;
 }
 

@@ -9,7 +9,7 @@
 import type { Core } from '../../src/core.js';
 import type { SessionRecord } from '../../src/store/session-store.js';
 import type { CallText } from './call-arguments.js';
-import { approvalView, choiceRefusal, type ApprovalView } from './approval-view.js';
+import { approvalView, choiceRefusal, NOT_ALL_ON_CARD, type ApprovalView } from './approval-view.js';
 import { storedCallText } from './stored-call-text.js';
 import type { ThreadPresenter } from './thread-presenter.js';
 
@@ -22,6 +22,8 @@ export interface ClickPlace {
   fullViewOf?: string;
   /** Whether this platform's card holds every character of the call (its own measure). */
   cardHoldsAll(call: CallText, view: ApprovalView): boolean;
+  /** Whether the full view holds every character (Slack's modal has a size); always, when not given. */
+  fullViewHoldsAll?(call: CallText): boolean;
 }
 
 export async function answerPromptClick(
@@ -75,6 +77,10 @@ async function placeRefusal(
   const call = presenterFor(record).fullTextOf(item.toolCallId) ?? (await storedCallText(core.store, item.sessionId, item.toolCallId));
   if (!call) return undefined;
   const view = approvalView(call.parts, item.command);
-  const fullView = place.fullViewOf !== undefined && place.fullViewOf === item.toolCallId;
-  return choiceRefusal(click.choice, view, { cardHoldsAll: place.cardHoldsAll(call, view), fullView });
+  const claimed = place.fullViewOf !== undefined && place.fullViewOf === item.toolCallId;
+  const fullView = claimed && (place.fullViewHoldsAll?.(call) ?? true);
+  const refusal = choiceRefusal(click.choice, view, { cardHoldsAll: place.cardHoldsAll(call, view), fullView });
+  // From a full view that could show only part of it: no view here shows it all.
+  if (refusal === NOT_ALL_ON_CARD && claimed) return 'This call is too long to be shown in full here, so it cannot be approved here: deny it, or reply in the thread to ask for something smaller.';
+  return refusal;
 }

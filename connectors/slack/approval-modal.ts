@@ -18,6 +18,7 @@ import { alwaysLabel } from '../shared/card-words.js';
 import { escapeSlackText } from '../shared/markdown-format.js';
 import type { CardPrompt } from '../shared/thread-surface.js';
 import { encodeValue, promptActionId } from './actions.js';
+import type { ButtonClick } from './inbound-events.js';
 import { codeBlock, context, LIMITS, plain, section, splitForCode, type PlainText, type SlackBlock } from './block-kit.js';
 
 export const FULL_TEXT_CALLBACK = 'agent_full_text';
@@ -138,4 +139,18 @@ export function fitsInModal(call: CallText): boolean {
 
 function count(characters: number): string {
   return `${characters.toLocaleString('en-US')} character${characters === 1 ? '' : 's'}`;
+}
+
+/**
+ * The Show all modal a click was made in, from what Slack says of the click's container and
+ * view (the metadata is the bot's own, handed back unchanged), or undefined for a card's click.
+ */
+export function fullTextModalOf(click: ButtonClick): FullTextMetadata | undefined {
+  if (click.container?.type !== 'view' || click.view?.callback_id !== FULL_TEXT_CALLBACK) return undefined;
+  try {
+    const parsed = FullTextMetadataSchema.safeParse(JSON.parse(click.view.private_metadata ?? ''));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }

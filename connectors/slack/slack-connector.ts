@@ -23,7 +23,7 @@ import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
 import { slackCardHoldsAll } from './approval-card.js';
-import { FULL_TEXT_CALLBACK, FullTextMetadataSchema, type FullTextMetadata } from './approval-modal.js';
+import { fitsInModal, fullTextModalOf } from './approval-modal.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
 import type { StreamingSupport } from './answer-stream.js';
@@ -333,6 +333,8 @@ export class SlackConnector {
     await answerPromptClick(this.options.core, (session) => this.presenterFor(session), { item: value.item, choice: value.choice, userId }, say, {
       ...(fullViewOf ? { fullViewOf } : {}),
       cardHoldsAll: (_call, view) => slackCardHoldsAll(view),
+      // A call too long for a modal shows there only in part: it cannot be approved from Slack.
+      fullViewHoldsAll: (call) => fitsInModal(call),
     });
   }
 
@@ -413,18 +415,4 @@ function boltLogger(logger: EngineLogger): BoltLogger {
     getLevel: () => level,
     setName: () => undefined,
   };
-}
-
-/**
- * The Show all modal a click was made in, from what Slack says of the click's container and
- * view (the metadata is the bot's own, handed back unchanged), or undefined for a card's click.
- */
-function fullTextModalOf(click: ButtonClick): FullTextMetadata | undefined {
-  if (click.container?.type !== 'view' || click.view?.callback_id !== FULL_TEXT_CALLBACK) return undefined;
-  try {
-    const parsed = FullTextMetadataSchema.safeParse(JSON.parse(click.view.private_metadata ?? ''));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -192,6 +192,14 @@ describe('an approval card shows every character it approves', () => {
     const shown = modalParts(opened).get('Content')!;
     expect(content.startsWith(shown)).toBe(true);
     expect(JSON.stringify(opened.args.view)).toContain(`The last ${(content.length - shown.length).toLocaleString('en-US')} characters are not shown`);
+    expect(modalButtons(opened)).toEqual([]);
+    // Nor from its modal: an Approve made there anyway (forged) is refused.
+    const view = (opened.answer as { view: Record<string, unknown> }).view;
+    const item = itemOf(card);
+    await sendInteraction(bot.url, SECRET, modalBlockActions({ actionId: `${PROMPT_ACTION}:once`, value: JSON.stringify({ item, choice: 'once' }), view }));
+    await waitFor(() => bot.slack.callsOf('chat.postEphemeral').length === 1);
+    expect(bot.slack.callsOf('chat.postEphemeral')[0]!.args.text).toContain('This call is too long to be shown in full here, so it cannot be approved here');
+    expect(bot.llm.requests).toHaveLength(1);
 
     await bot.click(ts, { actionId: PROMPT_ACTION, choice: 'deny' });
     await bot.idle();
