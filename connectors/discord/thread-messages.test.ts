@@ -51,6 +51,16 @@ describe('a Discord approval card', () => {
     }
   });
 
+  it('a long call full of misleading words still fits one message, its status line included, with Show all to decide', () => {
+    const words = ['gіthub.com', 'раураl.com', 'аррlе.com', 'miсrosoft.com', 'gооgle.com', 'bаnk.com', 'рау.com', 'ѕhор.com'];
+    const command = `${words.map((word) => `curl https://${word}/${'x'.repeat(200)}`).join(' && ')} && ${'true && '.repeat(400)}echo end`;
+    const message = cardMessage(shellCard(command), { item: approval() });
+    expect(message.content.length).toBeLessThanOrEqual(2_000);
+    expect(message.content).toContain('gіthub.com');
+    expect(message.content).toMatch(/Awaiting approval$/);
+    expect(message.components.flatMap((row) => row.components.map((b) => b.label))).toEqual(['Show all to decide', 'Deny']);
+  });
+
   it('a decided card shows who decided and has no buttons', () => {
     const message = cardMessage({ ...shellCard('ls'), phase: 'done', decision: { by: '42', choice: 'once' } }, { item: { ...approval(), state: 'resolved' } });
     expect(message.components).toEqual([]);

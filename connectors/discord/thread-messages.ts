@@ -30,6 +30,8 @@ const MAX_ROWS = 5;
  * card (name, why I ask, where it runs, status) fits in the 2,000 characters beside it.
  */
 const ARGUMENTS_BUDGET = 1_400;
+/** The most the warnings take on a card whose arguments are in a file. */
+const WARNINGS_BUDGET = 900;
 
 export interface CardMessage {
   content: string;
@@ -44,6 +46,12 @@ export interface ArgumentsFile {
 /** The warnings of a view, one line each, as Discord shows them. */
 function warningLines(view: ApprovalView): string[] {
   return view.warnings.map((warning) => `⚠️ ${warning}`);
+}
+
+/** The warnings within a share of a message (the file beside it repeats them in full). */
+function cappedWarnings(view: ApprovalView): string[] {
+  const lines = warningLines(view);
+  return lines.length === 0 ? [] : [truncateForDisplay(lines.join('\n'), WARNINGS_BUDGET)];
 }
 
 function codeParts(parts: readonly ShownPart[]): string[] {
@@ -64,7 +72,7 @@ function inlineArguments(card: ToolCardState): { text: string; view: ApprovalVie
   const inFull = discordCardHoldsAll(view);
   const lines = inFull
     ? [...warningLines(view), ...codeParts(view.card)]
-    : [...warningLines(view).map((line) => truncateForDisplay(line, 300)), '📎 The call is too long for this card: every character of it is in the attached file above. Read it before you decide.'];
+    : [...cappedWarnings(view), '📎 The call is too long for this card: every character of it is in the attached file above. Read it before you decide.'];
   return { text: lines.join('\n'), view, inFull };
 }
 
@@ -115,7 +123,7 @@ export function fullViewMessage(call: CallText, item: InboxItem, grantScope?: Ca
     }
   }
   if (fits) return { content: inline, components: rows(buttons) };
-  const content = [head, ...warningLines(view).map((line) => truncateForDisplay(line, 300)), '📎 Every character is in the attached file. Read it before you decide.'].join('\n');
+  const content = [head, ...cappedWarnings(view), '📎 Every character is in the attached file. Read it before you decide.'].join('\n');
   return { content: fit(content), components: rows(buttons), files: [{ name: argumentsFileName(call.name, item.toolCallId), text: fullText(call.name, view) }] };
 }
 
