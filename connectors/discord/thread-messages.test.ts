@@ -52,11 +52,12 @@ describe('a Discord approval card', () => {
   });
 
   it('a long call full of misleading words still fits one message, its status line included, with Show all to decide', () => {
-    const words = ['gіthub.com', 'раураl.com', 'аррlе.com', 'miсrosoft.com', 'gооgle.com', 'bаnk.com', 'рау.com', 'ѕhор.com'];
-    const command = `${words.map((word) => `curl https://${word}/${'x'.repeat(200)}`).join(' && ')} && ${'true && '.repeat(400)}echo end`;
+    // Long host names: each warning quotes the host, what it is looked up as, and the mixed word.
+    const words = ['gіthub', 'раураl', 'аррlе', 'miсrosoft'].map((name) => `${name}${'-mirror'.repeat(7)}.example.com`);
+    const command = `${words.map((word) => `curl https://${word}/${'x'.repeat(300)}`).join(' && ')} && ${'true && '.repeat(400)}echo end`;
     const message = cardMessage(shellCard(command), { item: approval() });
     expect(message.content.length).toBeLessThanOrEqual(2_000);
-    expect(message.content).toContain('gіthub.com');
+    expect(message.content).toContain('gіthub-mirror');
     expect(message.content).toMatch(/Awaiting approval$/);
     expect(message.components.flatMap((row) => row.components.map((b) => b.label))).toEqual(['Show all to decide', 'Deny']);
   });

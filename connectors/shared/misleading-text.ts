@@ -37,6 +37,8 @@ const LOOKALIKES = new Set([...'аеорсухіјѕԁԛԝһӏвкмнтАВЕК
 const WORD = /[\p{L}\p{M}\p{N}][\p{L}\p{M}\p{N}._-]*[\p{L}\p{M}\p{N}]|[\p{L}\p{M}\p{N}]/gu;
 /** A URL with a scheme: up to the first character that cannot be in one unescaped. */
 const URL_PATTERN = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>`()]+/giu;
+/** How much of a flagged URL its warning quotes. */
+const URL_SHOWN = 120;
 /** Most flags a card lists: more say the same thing again. */
 const MAX_FLAGS = 6;
 
@@ -84,7 +86,9 @@ function hostFlag(url: string): TextFlag | undefined {
   if (!host || isAscii(host)) return undefined;
   const ascii = domainToASCII(host);
   const resolves = ascii ? `→ host ${ascii}: the host name '${host}' is not ASCII; that is the name looked up` : `: the host name '${host}' is not ASCII and not a valid host name`;
-  return { kind: 'non_ascii_host', word: url, message: `${url} ${resolves}` };
+  // The URL is in the arguments in full; the warning needs its host, and enough of the rest to find it.
+  const shown = url.length > URL_SHOWN ? `${url.slice(0, URL_SHOWN)}…` : url;
+  return { kind: 'non_ascii_host', word: url, message: `${shown} ${resolves}` };
 }
 
 function mixedMessage(word: string, scripts: Map<string, { count: number; letters: string[] }>): string {
