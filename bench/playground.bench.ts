@@ -48,7 +48,7 @@ async function measure(): Promise<{ inDom: number[]; drawn: number[] }> {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await page.goto(`${bot.origin}/?token=${bot.token}`);
+    await page.goto(bot.url);
     await page.locator('#connection[data-state="live"]').waitFor();
     const inDom: number[] = [];
     const drawn: number[] = [];

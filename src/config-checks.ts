@@ -46,7 +46,7 @@ export function slackProblems(config: SlackSettings): string[] {
 
 /** Problems with single values that hold whatever runs: model names, user ids, tool names, the store's scheme. */
 export function valueProblems(raw: RawSettings): string[] {
-  return [...modelNameProblems(raw), ...userIdProblems(raw), ...disabledToolProblems(raw), ...storeUrlProblems(raw)];
+  return [...modelNameProblems(raw), ...userIdProblems(raw), ...disabledToolProblems(raw), ...storeUrlProblems(raw), ...discordGuildProblems(raw)];
 }
 
 /** The model variables, each model name with the variable it came from. */
@@ -125,6 +125,29 @@ function userIdProblems(raw: RawSettings): string[] {
     problems.push((error as Error).message);
   }
   return problems;
+}
+
+/** Discord server (guild) ids are snowflakes, like user ids. */
+const DISCORD_GUILD_ID = /^\d{17,20}$/;
+
+/**
+ * DISCORD_GUILD_ID as a list: the home servers, in the order given, each once. Commas or
+ * blanks separate them. Empty: no server is named (every server the bot is in counts).
+ */
+export function discordGuildIds(value: string | undefined): string[] {
+  return [...new Set((value ?? '').split(/[\s,]+/).filter(Boolean))];
+}
+
+/**
+ * Every entry must be a server id: a name or a mistyped id would match no server, and the
+ * bot would then treat everyone, even the operator's own server, as outsiders.
+ */
+function discordGuildProblems(raw: RawSettings): string[] {
+  const bad = discordGuildIds(raw.DISCORD_GUILD_ID).filter((id) => !DISCORD_GUILD_ID.test(id));
+  if (bad.length === 0) return [];
+  return [
+    `DISCORD_GUILD_ID: not server ids: ${bad.join(', ')}. Discord server ids are 17–20 digits, comma-separated for several (in Discord: Settings → Advanced → Developer Mode on, then right-click the server → Copy Server ID)`,
+  ];
 }
 
 function disabledToolProblems(raw: RawSettings): string[] {

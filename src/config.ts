@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { describeIssue, startProblems, valueProblems, wantsToRun, type RawSettings } from './config-checks.js';
 
-export { discordConfigured, slackConfigured, slackProblems } from './config-checks.js';
+export { discordConfigured, discordGuildIds, slackConfigured, slackProblems } from './config-checks.js';
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -64,6 +64,8 @@ export const ConfigSchema = z.object({
   RETENTION_DAYS: positiveInt.default(30),
   /** The folder the file and shell tools are confined to. */
   WORKSPACE_DIR: z.string().min(1).default('./workspace'),
+  /** What one workspace may hold on disk, in MB: past it, commands and file writes are refused. */
+  WORKSPACE_MAX_MB: positiveInt.default(2048),
   /** Who may start or steer a conversation: platform user ids, comma-separated, or `*`. */
   ALLOWED_USERS: z.string().default('*'),
   /** Who may always approve and stop (comma-separated user ids). */
@@ -82,6 +84,16 @@ export const ConfigSchema = z.object({
   SHELL_ENV: z.string().optional(),
   /** Extra folders commands may read (comma-separated): toolchains outside /usr, e.g. ~/.nvm. */
   SHELL_READ_PATHS: z.string().optional(),
+  /** When the bot runs as root: the unprivileged `uid:gid` sandboxed commands run as (default 65534:65534, nobody). */
+  SHELL_RUN_AS: z
+    .string()
+    .regex(/^\d+:\d+$/, 'must be uid:gid, e.g. 65534:65534')
+    .refine((value) => !value.split(':').includes('0'), 'must not be 0 (root): commands run as an unprivileged user')
+    .optional(),
+  /** Address space of each process of a command, in MB (RLIMIT_AS). */
+  SHELL_MAX_MEMORY_MB: z.coerce.number().int().min(256).default(4096),
+  /** Size of a command's private /tmp (and /dev/shm), in MB. */
+  SHELL_TMP_MB: positiveInt.default(512),
   /** fetch_url may reach localhost and private networks (default: public internet only). */
   FETCH_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   /** MCP servers, in the common `mcpServers` format. A missing file means none. */
@@ -98,14 +110,26 @@ export const ConfigSchema = z.object({
   DISCORD_TOKEN: z.string().trim().min(1).optional(),
   /** The Discord REST base URL, without the version (discord.js `rest.api`; proxies, tests). The gateway URL comes from `GET /gateway/bot` there. */
   DISCORD_API_URL: httpUrl('https://discord.com/api').optional(),
-  /** A Discord server (guild) id: slash commands are registered there (appear at once) instead of globally. */
-  DISCORD_GUILD_ID: z.string().regex(/^\d{17,20}$/, 'must be a Discord server id (a long number)').optional(),
+  /**
+   * The Discord servers (guild ids, comma-separated) whose members are members; the slash
+   * commands are registered there (appear at once). Unset: every server the bot is in counts.
+   * Each id is checked in src/config-checks.ts (discordGuildIds reads the list).
+   */
+  DISCORD_GUILD_ID: z.string().optional(),
   /** HTTP mode: the port for /slack/events and /healthz. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /** Socket Mode or Discord: serve GET /healthz on this port (HTTP mode answers it on PORT). Unset: no health endpoint. */
   HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** `npm run playground`: the local web page's port on 127.0.0.1 (0: the last run's port when free, else any free one). */
   PLAYGROUND_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  /**
+   * `npm run playground`: a fixed access token (unset: a new one at each start, so one that
+   * leaked dies at the next start). URL-safe, and long enough not to be guessed.
+   */
+  PLAYGROUND_TOKEN: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{32,256}$/, 'must be 32 to 256 characters of A-Z, a-z, 0-9, - and _ (e.g. the output of: openssl rand -hex 32)')
+    .optional(),
   /** Log lines: `pretty` (coloured, for a terminal), `json` (one object per line); default: pretty on a terminal, else json. */
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   /** Built-in tools the model is not offered, by name, comma-separated (e.g. run_shell,fetch_url). */

@@ -158,6 +158,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         shellEnvNames: shell.envNames,
         protectedPaths: shell.paths.protected.filter((entry) => entry.path !== shell.paths.home).map((entry) => entry.path),
         homeDir: shell.paths.home,
+        workspaceMaxBytes: config.WORKSPACE_MAX_MB * 1024 * 1024,
       });
       return {
         // Every model call takes a slot of the bot-wide gate; a wait shows in the thread.

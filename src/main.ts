@@ -36,7 +36,7 @@ async function main(): Promise<number> {
     const { playgroundConfig, playgroundConnectors } = await import('../connectors/web/playground.js');
     const settings = playgroundConfig(config, process.env);
     const modelDefaulted = !config.MODEL;
-    return runBot({ config: settings, logger, secrets, requireConnectors: false, connectors: (core) => playgroundConnectors({ config: settings, core, logger, modelDefaulted }) });
+    return runBot({ config: settings, logger, secrets, requireConnectors: false, connectors: (core) => playgroundConnectors({ config: settings, core, logger, secrets, modelDefaulted }) });
   }
   // MODEL=demo is allowed for the bot too, by name only (without MODEL it still refuses to
   // start): it checks a Slack or Discord setup end to end before any key is at hand. It is

@@ -1,7 +1,7 @@
 // Configuration mistakes as a person makes them, each answered in words that name the
 // variable and say what to write instead; all of them at once, never one per attempt.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, discordGuildIds, loadConfig } from '../src/config.js';
 import { BUILTIN_TOOL_NAMES, createBuiltinTools } from '../src/tools/index.js';
 import { tempDir } from './support/test-connector.js';
 
@@ -76,6 +76,19 @@ describe('configuration problems, in words', () => {
 
   it('with both platforms, either kind of id is accepted', () => {
     expect(problemsOf({ ...SLACK, DISCORD_TOKEN: 'discord-token', ...OPENAI, ADMINS: 'U0ADA 123456789012345678' })).toEqual([]);
+  });
+
+  it('DISCORD_GUILD_ID takes one server id or several, comma-separated; every other entry is named, with where to copy an id', () => {
+    const discord = { DISCORD_TOKEN: 'discord-token', ...OPENAI };
+    expect(problemsOf({ ...discord, DISCORD_GUILD_ID: '123456789012345678' })).toEqual([]);
+    expect(problemsOf({ ...discord, DISCORD_GUILD_ID: '123456789012345678, 223456789012345678,' })).toEqual([]);
+    expect(discordGuildIds(loadConfig({ ...discord, DISCORD_GUILD_ID: '123456789012345678, 223456789012345678,123456789012345678' }).DISCORD_GUILD_ID)).toEqual([
+      '123456789012345678',
+      '223456789012345678',
+    ]);
+    expect(problemsOf({ ...discord, DISCORD_GUILD_ID: '123456789012345678,my-server,12345' })).toEqual([
+      'DISCORD_GUILD_ID: not server ids: my-server, 12345. Discord server ids are 17–20 digits, comma-separated for several (in Discord: Settings → Advanced → Developer Mode on, then right-click the server → Copy Server ID)',
+    ]);
   });
 
   it('PORT and the other numbers say what they take, not zod\'s words', () => {

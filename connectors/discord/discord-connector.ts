@@ -12,10 +12,11 @@
 // - De-duplication is `deliver`'s: eventId `discord:<message id>`, persisted, so a gateway
 //   replay after a Resume, or a redelivery after a restart, starts no second turn; a second
 //   thread on the same message is refused by Discord (160004) and the existing one is used.
-// - Access: `ALLOWED_USERS=*` means the members of the bot's own server: DISCORD_GUILD_ID when
-//   set, else any server the bot was invited to (turn "Public Bot" off so only you can invite
-//   it). A message from another server, or a DM from someone who is a member of none of them,
-//   is `external`: refused unless their id is listed. ALLOWED_USERS and ADMINS name user ids.
+// - Access: `ALLOWED_USERS=*` means the members of the bot's home servers: those DISCORD_GUILD_ID
+//   lists, else any server the bot was invited to (start-up warns when the application is
+//   public). A message from another server, or a DM from someone who is a member of none of
+//   them, is `external`: refused unless their id is listed (home-guilds.ts). ALLOWED_USERS and
+//   ADMINS name user ids.
 // - Refusals are private where Discord allows it: a click's is an ephemeral follow-up; a
 //   message's or a reaction's (Discord has no ephemeral answer to those) is a DM to the
 //   person, or, when their DMs are closed, a reply in the thread that pings nobody.
@@ -50,6 +51,7 @@ import { readCustomId } from './custom-ids.js';
 import { DiscordSurface, discordMessageKey } from './discord-surface.js';
 import { DiscordOutbound, safeContent } from './outbound.js';
 import { DiscordGateway, GATEWAY_LEASE, restOptions, type DiscordStartInfo } from './discord-gateway.js';
+import { HomeGuilds } from './home-guilds.js';
 import { runSlashCommand } from './slash-commands.js';
 import { fromPrivateMessage, showAllPrivately, type ShowAllDeps } from './show-all.js';
 import { discordCardHoldsAll } from './thread-messages.js';
@@ -85,9 +87,11 @@ export class DiscordConnector {
   /** False once the shutdown began: inbound events are ignored. */
   private taking = true;
   private readonly gateway: DiscordGateway;
+  private readonly home: HomeGuilds;
 
   private constructor(private readonly options: DiscordConnectorOptions) {
     this.rest = new REST(restOptions(options.config)).setToken(botToken(options.config.DISCORD_TOKEN));
+    this.home = new HomeGuilds({ config: options.config, rest: this.rest, logger: options.logger });
     this.outbound = new DiscordOutbound(this.rest);
     this.gateway = new DiscordGateway({
       config: options.config,
@@ -121,29 +125,22 @@ export class DiscordConnector {
    * Log in and wait until the gateway is ready (guilds known). In cluster mode only the
    * instance that takes the gateway's lease logs in; the others resolve at once, standing by.
    */
-  start(): Promise<DiscordStartInfo> {
-    return this.gateway.start();
+  async start(): Promise<DiscordStartInfo> {
+    // Beside the login, not before it: the lookup never fails a start, it only warns.
+    const checked = this.home.checkHome();
+    let info: DiscordStartInfo;
+    try {
+      info = await this.gateway.start();
+    } finally {
+      await checked;
+    }
+    if (info.gateway !== 'standby') this.home.reportGuilds(this.client);
+    return info;
   }
 
-  /**
-   * Whether a person is from outside the bot's own server(s) (see the header): a message in
-   * another server than DISCORD_GUILD_ID, or a DM from someone in none of the bot's servers.
-   */
-  private async isOutsider(userId: string, guildId: string | null): Promise<boolean> {
-    const home = this.options.config.DISCORD_GUILD_ID;
-    if (guildId) return home !== undefined && guildId !== home;
-    const guilds = home ? [home] : [...this.client.guilds.cache.keys()];
-    for (const id of guilds) {
-      const guild = this.client.guilds.cache.get(id);
-      if (!guild) continue;
-      try {
-        await guild.members.fetch(userId); // cached by discord.js after the first answer
-        return false;
-      } catch {
-        // 10007 Unknown Member: not in this one
-      }
-    }
-    return true;
+  /** Whether a person is from outside the bot's home servers (home-guilds.ts). */
+  private isOutsider(userId: string, guildId: string | null): Promise<boolean> {
+    return this.home.isOutsider(this.client, userId, guildId);
   }
 
   /** Stop and release everything (tests; the bot shuts down in two steps, below). */
@@ -215,6 +212,7 @@ export class DiscordConnector {
     client.on(Events.MessageCreate, (message) => guard('a message', this.onMessage(message)));
     client.on(Events.MessageReactionAdd, (reaction, user) => guard('a reaction', this.onReaction(reaction, user)));
     client.on(Events.InteractionCreate, (interaction) => guard('an interaction', this.onInteraction(interaction)));
+    client.on(Events.GuildCreate, (guild) => this.home.joined(guild));
     client.on(Events.Error, (error) => logger.error({ err: error }, 'Discord client error'));
   }
 

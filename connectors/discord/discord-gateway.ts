@@ -11,7 +11,7 @@
 import { once } from 'node:events';
 import { Client, Events, GatewayIntentBits, Partials, PermissionsBitField, REST, Routes, type APIUser } from 'discord.js';
 import type { SingletonLease } from '../../src/cluster/singleton-lease.js';
-import type { Config } from '../../src/config.js';
+import { discordGuildIds, type Config } from '../../src/config.js';
 import type { EngineLogger } from '../../src/engine/index.js';
 import { registerSlashCommands } from './slash-commands.js';
 import { makeDiscordRequest } from './rest-request.js';
@@ -233,9 +233,8 @@ export class DiscordGateway {
     if (!user) throw new Error('Discord is ready but the bot user is unknown');
     this.options.identified(user.id);
     const applicationId = client.application?.id ?? user.id;
-    const guildId = this.options.config.DISCORD_GUILD_ID;
     try {
-      await registerSlashCommands(client as Client<true>, guildId);
+      await registerSlashCommands(client as Client<true>, discordGuildIds(this.options.config.DISCORD_GUILD_ID), this.options.logger);
     } catch (error) {
       // Not fatal: mentions, buttons and 🛑 work without them.
       this.options.logger.warn({ err: error }, 'could not register the Discord slash commands');

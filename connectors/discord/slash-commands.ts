@@ -1,6 +1,6 @@
 // Discord's slash commands: `/status`, `/model`, `/grants`, `/revoke`, `/retry`, `/stop`,
-// `/forget`, `/help`, registered for the application (for one server when DISCORD_GUILD_ID is
-// set, so they appear at once; globally otherwise, which Discord may take an hour to show),
+// `/forget`, `/help`, registered for the application (for each server DISCORD_GUILD_ID lists,
+// so they appear at once; globally otherwise, which Discord may take an hour to show),
 // and run by the shared command runner (shared/thread-commands.ts) with the same roles as in
 // Slack. A command acts on the thread (or DM) it is run in.
 //
@@ -51,10 +51,23 @@ export const SLASH_COMMANDS: ApplicationCommandDataResolvable[] = [
   { name: 'help', description: 'How to use me' },
 ];
 
-/** Register the commands: for one server (appear at once) or globally. */
-export async function registerSlashCommands(client: Client<true>, guildId: string | undefined): Promise<void> {
-  if (guildId) await client.application.commands.set(SLASH_COMMANDS, guildId);
-  else await client.application.commands.set(SLASH_COMMANDS);
+/**
+ * Register the commands: for each home server (they appear at once), or globally when none is
+ * listed. A server that refuses (the bot is not in it: 50001 Missing Access) is logged and
+ * does not keep the others from theirs.
+ */
+export async function registerSlashCommands(client: Client<true>, guildIds: readonly string[], logger: EngineLogger): Promise<void> {
+  if (guildIds.length === 0) {
+    await client.application.commands.set(SLASH_COMMANDS);
+    return;
+  }
+  for (const guildId of guildIds) {
+    try {
+      await client.application.commands.set(SLASH_COMMANDS, guildId);
+    } catch (error) {
+      logger.warn({ err: error, guildId }, 'could not register the Discord slash commands for a server in DISCORD_GUILD_ID');
+    }
+  }
 }
 
 export interface SlashCommandDeps {

@@ -1,30 +1,32 @@
 // The playground's one secret: a random token in the URL it prints. Anyone who can reach
 // 127.0.0.1 (another local user, a web page in the browser doing cross-origin requests, a
-// DNS-rebinding site) could otherwise drive the bot and approve its calls, so every request
-// must carry it, and it is compared in constant time (hashes of equal length, then
-// timingSafeEqual: neither the length nor a common prefix leaks through timing).
+// DNS-rebinding site, another local server the browser visits) could otherwise drive the bot
+// and approve its calls, so every request for data or an action must carry it, and it is
+// compared in constant time (hashes of equal length, then timingSafeEqual: neither the length
+// nor a common prefix leaks through timing).
 //
-// The token is kept in the store (`web:access-token`), and so is the last port
-// (page-address.ts): a restart keeps the same URL, so an open page reconnects by itself. Whoever can read the store can
-// read every conversation in it anyway.
+// A new token at each start, unless the operator fixes one in PLAYGROUND_TOKEN: a token that
+// leaked (a screenshot, a shared terminal) is dead at the next start. It is never written to
+// the store; earlier versions kept it there (`web:access-token`), and that key is removed.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type Keyv from 'keyv';
-import { z } from 'zod';
 
-const TOKEN_KEY = 'web:access-token';
+/** Where earlier versions kept a token that never changed: deleted at start, never read. */
+const RETIRED_TOKEN_KEY = 'web:access-token';
 
-/** 32 random bytes, URL-safe: unguessable, and fine in a query string as it is. */
+/** 32 random bytes, URL-safe: unguessable, and fine in a URL's fragment as it is. */
 export function newAccessToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** The token this store's playground uses, made (and kept) the first time. */
-export async function storedAccessToken(keyv: Keyv): Promise<string> {
-  const known = z.string().min(32).safeParse(await keyv.get<unknown>(TOKEN_KEY));
-  if (known.success) return known.data;
-  const token = newAccessToken();
-  await keyv.set(TOKEN_KEY, token);
-  return token;
+/** The token for this start: the fixed one when the operator set PLAYGROUND_TOKEN, else a new one. */
+export function accessTokenForStart(fixed: string | undefined): string {
+  return fixed ?? newAccessToken();
+}
+
+/** Remove the token an earlier version kept in the store: it would otherwise outlive every start. */
+export async function forgetStoredToken(keyv: Keyv): Promise<void> {
+  await keyv.delete(RETIRED_TOKEN_KEY);
 }
 
 export class AccessToken {

@@ -2,18 +2,21 @@
 // live stream (SSE) and four JSON actions. Everything about who may ask is decided here,
 // before a request reaches the bot:
 //
-// - Every request carries the access token (access-token.ts), or gets 401 (none) / 403 (a
-//   wrong one). The page and the live stream carry it in the query (EventSource cannot set
-//   headers); the actions in an `x-playground-token` header, which a cross-origin page cannot
-//   send without a preflight we never answer; the page's own CSS and JS in an HttpOnly,
-//   SameSite=Strict cookie set when the page was opened with the token (so the files can
-//   import each other without each URL repeating it). The cookie is never enough for the
-//   stream or an action: a cookie is what a cross-site request would bring along.
+// - Every /api/ route (the live stream and the actions) carries the access token
+//   (access-token.ts) as `Authorization: Bearer <token>`, or gets 401 (none) / 403 (a wrong
+//   one). Only a header: never a cookie, which the browser would also send to every other
+//   server on 127.0.0.1 (cookies ignore the port), and never the query, which lands in
+//   history and logs. The page holds the token in script state (page/access-token.js); a
+//   cross-origin page cannot send the header without a preflight we never answer.
+// - The page's own files (index.html, its scripts and CSS) are served without the token:
+//   they are the repository's source, the same for everyone, and hold no conversation, no
+//   setting and no token. All data comes over /api/.
 // - The Host header must name the loopback address and our port: a DNS-rebinding site, whose
-//   requests carry its own host name, is refused (403) even before the token is looked at.
+//   requests carry its own host name, is refused (403) even before the token is looked at. An
+//   Origin header, when the browser sends one, must be this very origin (port included).
 // - Action bodies are JSON (content-type checked), at most BODY_MAX bytes, parsed with zod.
 // - The page may run only its own scripts (Content-Security-Policy), is never framed, and
-//   sends no Referer (the URL holds the token).
+//   sends no Referer.
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,10 +32,11 @@ const PAGE_FILES: Readonly<Record<string, string>> = {
   'app.js': 'text/javascript; charset=utf-8',
   'render.js': 'text/javascript; charset=utf-8',
   'markdown.js': 'text/javascript; charset=utf-8',
+  'access-token.js': 'text/javascript; charset=utf-8',
+  'live-stream.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
 };
 const BODY_MAX = 256 * 1024;
-const COOKIE = 'playground_token';
 const SECURITY_HEADERS = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -112,20 +116,19 @@ export class PlaygroundServer {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     if (!this.isOurHost(request.headers.host)) return reply(response, 403, { ok: false, message: 'This playground answers only at 127.0.0.1 or localhost.' });
+    if (!this.isOurOrigin(request.headers.origin)) return reply(response, 403, { ok: false, message: 'This playground answers only its own page.' });
     const route = `${request.method ?? 'GET'} ${url.pathname}`;
     const file = route.startsWith('GET /') ? pageFile(url.pathname) : undefined;
-    const isPage = file === 'index.html';
-    // Which ways of carrying the token count for this request (see the header).
-    const given =
-      url.pathname.startsWith('/api/')
-        ? (request.headers['x-playground-token'] as string | undefined) ?? (route === 'GET /api/events' ? (url.searchParams.get('token') ?? undefined) : undefined)
-        : (url.searchParams.get('token') ?? (isPage ? undefined : cookieOf(request, COOKIE)));
-    if (given === undefined || given === '') {
-      return reply(response, 401, { ok: false, message: 'The playground needs its access token: open the URL it printed when it started (…/?token=…).' });
-    }
-    if (!this.options.token.matches(given)) return reply(response, 403, { ok: false, message: 'Wrong access token: open the URL the playground printed when it started.' });
-
     if (file) return this.servePage(response, file);
+    if (!url.pathname.startsWith('/api/')) return reply(response, 404, { ok: false, message: `Nothing at ${route}.` });
+
+    const given = bearerToken(request.headers.authorization);
+    if (given === undefined) {
+      return reply(response, 401, { ok: false, message: 'The playground needs its access token: open the address it printed in its terminal (…/#token=…).' }, { 'www-authenticate': 'Bearer realm="playground"' });
+    }
+    if (!this.options.token.matches(given)) {
+      return reply(response, 403, { ok: false, message: 'Wrong access token (the playground makes a new one at each start): open the address it printed in its terminal.' });
+    }
     switch (route) {
       case 'GET /api/events':
         return this.options.live.open(response, this.options.actions.snapshot());
@@ -148,12 +151,14 @@ export class PlaygroundServer {
     return host === `127.0.0.1:${this.port}` || host === `localhost:${this.port}`;
   }
 
+  /** No Origin (a navigation, a same-origin GET) or exactly ours: another port is another origin. */
+  private isOurOrigin(origin: string | undefined): boolean {
+    return origin === undefined || origin === `http://127.0.0.1:${this.port}` || origin === `http://localhost:${this.port}`;
+  }
+
   private async servePage(response: ServerResponse, file: string): Promise<void> {
     const body = await readFile(`${PAGE_DIR}${file}`);
-    const headers: Record<string, string> = { ...SECURITY_HEADERS, 'content-type': PAGE_FILES[file] ?? 'application/octet-stream' };
-    // The page's own files come with the cookie (see the header); the token is URL-safe base64.
-    if (file === 'index.html') headers['set-cookie'] = `${COOKIE}=${this.options.token.value}; HttpOnly; SameSite=Strict; Path=/`;
-    response.writeHead(200, headers);
+    response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': PAGE_FILES[file] ?? 'application/octet-stream' });
     response.end(body);
   }
 
@@ -182,17 +187,15 @@ function pageFile(pathname: string): string | undefined {
   return Object.hasOwn(PAGE_FILES, name) ? name : undefined;
 }
 
-function reply(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' });
+function reply(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { ...SECURITY_HEADERS, ...headers, 'content-type': 'application/json; charset=utf-8' });
   response.end(JSON.stringify(body));
 }
 
-function cookieOf(request: IncomingMessage, name: string): string | undefined {
-  for (const pair of (request.headers.cookie ?? '').split(';')) {
-    const [key, ...value] = pair.trim().split('=');
-    if (key === name) return value.join('=');
-  }
-  return undefined;
+/** The token of an `Authorization: Bearer <token>` header (undefined: none, another scheme, or empty). */
+function bearerToken(header: string | undefined): string | undefined {
+  const match = /^Bearer +(\S+)\s*$/i.exec(header ?? '');
+  return match?.[1];
 }
 
 /** The body as text, or undefined when it is larger than BODY_MAX (the rest is not read). */

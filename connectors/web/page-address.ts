@@ -1,9 +1,10 @@
-// The page's address across restarts. The token is kept in the store (access-token.ts); so is
-// the port the last run listened on, and with PLAYGROUND_PORT unset (0) the next run tries it
-// first: a tab left open on the old address then reconnects by itself instead of saying
-// "reconnecting…" to a port nobody listens on any more. When that port is taken, any free
-// one is used and printed; the open tab cannot learn it, and its live stream, answered by
-// whatever holds the old port now, tells it so (page/app.js).
+// The page's address across restarts: the port the last run listened on is kept in the store,
+// and with PLAYGROUND_PORT unset (0) the next run tries it first, so the address stays the
+// same. The access token is new at each start (access-token.ts): a tab left open then says
+// the playground was restarted and where its new address is (page/app.js); with
+// PLAYGROUND_TOKEN fixed it reconnects by itself. When that port is taken, any free one is
+// used and printed; the open tab cannot learn it, and its live stream, answered by whatever
+// holds the old port now, tells it so.
 import type Keyv from 'keyv';
 import { z } from 'zod';
 

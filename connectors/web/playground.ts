@@ -15,6 +15,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
+import type { SecretMasker } from '../../src/secrets/index.js';
 import { DEMO_MODEL, isDemoModel } from '../../src/providers/model-ref.js';
 import type { ChatConnector } from '../shared/chat-connector.js';
 import { WebConnector } from './web-connector.js';
@@ -45,7 +46,7 @@ export function demoModelNotice(model: string | undefined, defaulted: boolean): 
  * The playground's one connector; its start prints the page's address for a human, plainly,
  * and, with the demo model, that it is the demo. `modelDefaulted`: no MODEL was set.
  */
-export async function playgroundConnectors(setup: { config: Config; core: Core; logger: Logger; modelDefaulted?: boolean }): Promise<ChatConnector[]> {
+export async function playgroundConnectors(setup: { config: Config; core: Core; logger: Logger; secrets?: SecretMasker; modelDefaulted?: boolean }): Promise<ChatConnector[]> {
   const web = await WebConnector.create(setup);
   const notice = demoModelNotice(setup.config.MODEL, setup.modelDefaulted ?? false);
   return [
@@ -53,7 +54,8 @@ export async function playgroundConnectors(setup: { config: Config; core: Core; 
       name: web.name,
       start: async () => {
         const started = await web.start();
-        // The JSON log line carries it too; this one is for the person who ran the command.
+        // For the person who ran the command: the address with its access token. The JSON log
+        // line has the address only (the logger masks the token).
         console.log(`\nPlayground: open ${web.url}\n${notice ? `\n${notice}\n` : ''}`);
         return started;
       },

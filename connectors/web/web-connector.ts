@@ -6,8 +6,10 @@
 // about who may ask lives in http-server.ts.
 //
 // Decisions a reader must hold:
-// - It binds to 127.0.0.1 only and every request carries a random access token (printed in
-//   the URL at start-up); see http-server.ts.
+// - It binds to 127.0.0.1 only, and every request for data or an action carries an access
+//   token, new at each start unless PLAYGROUND_TOKEN fixes it, printed in the address's
+//   fragment at start-up and never logged (it joins the secrets the logger masks); see
+//   http-server.ts and access-token.ts.
 // - The page's threads are the playground's only copy of what was shown: they are kept in the
 //   bot's store (web:* keys), so a reload and a restart redraw them, and a click on a card
 //   posted before a restart resumes the turn, as on the other platforms.
@@ -21,7 +23,8 @@ import { isDemoModel } from '../../src/providers/model-ref.js';
 import type { SessionRecord } from '../../src/store/session-store.js';
 import type { ChatConnector, ConnectorStarted } from '../shared/chat-connector.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
-import { AccessToken, storedAccessToken } from './access-token.js';
+import type { SecretMasker } from '../../src/secrets/index.js';
+import { AccessToken, accessTokenForStart, forgetStoredToken } from './access-token.js';
 import { PlaygroundServer } from './http-server.js';
 import { lastPort, rememberPort } from './page-address.js';
 import { LiveUpdates } from './live-updates.js';
@@ -30,11 +33,11 @@ import { nameOf, WebInbound } from './web-inbound.js';
 import { WebSurface } from './web-surface.js';
 
 export interface WebConnectorOptions {
-  config: Pick<Config, 'PLAYGROUND_PORT' | 'GRANT_SCOPE'> & Partial<Pick<Config, 'MODEL'>>;
+  config: Pick<Config, 'PLAYGROUND_PORT' | 'GRANT_SCOPE'> & Partial<Pick<Config, 'MODEL' | 'PLAYGROUND_TOKEN'>>;
   core: Pick<Core, 'manager' | 'store' | 'observers'> & Partial<Pick<Core, 'keepWritableAtShutdown'>>;
   logger: EngineLogger;
-  /** The access token (default: the one kept in the store, made the first time; tests may fix it). */
-  token?: string;
+  /** The masker the logger and the tools mask with: the access token is added to it, so no log line or tool result shows it. */
+  secrets?: SecretMasker;
 }
 
 export class WebConnector implements ChatConnector {
@@ -77,7 +80,10 @@ export class WebConnector implements ChatConnector {
     // leaves them writable, so the "restarting" note is still there after a reload.
     options.core.keepWritableAtShutdown?.('web:');
     const threads = await PageThreads.load(options.core.store.keyv, options.logger);
-    const connector = new WebConnector(options, threads, options.token ?? (await storedAccessToken(options.core.store.keyv)));
+    await forgetStoredToken(options.core.store.keyv);
+    const token = accessTokenForStart(options.config.PLAYGROUND_TOKEN);
+    options.secrets?.add([token]);
+    const connector = new WebConnector(options, threads, token);
     options.core.observers.add('web', presenterObserver((session) => connector.presenterFor(session)));
     return connector;
   }
@@ -89,12 +95,15 @@ export class WebConnector implements ChatConnector {
     const last = wanted === 0 ? await lastPort(keyv) : undefined;
     const port = last === undefined ? await this.server.listen(wanted) : await this.server.listenPreferring(last);
     if (wanted === 0 && port !== last) await rememberPort(keyv, port);
-    this.url_ = `http://127.0.0.1:${port}/?token=${this.token.value}`;
+    // In the fragment: the browser never sends it to a server (no log, no Referer); the page
+    // takes it from there and out of the address bar (page/access-token.js).
+    this.url_ = `http://127.0.0.1:${port}/#token=${this.token.value}`;
     this.taking = true;
-    return { message: 'Playground started', fields: { url: this.url_, port } };
+    // The log line has the address without the token; the terminal line has it whole (playground.ts).
+    return { message: 'Playground started', fields: { url: `http://127.0.0.1:${port}/`, port } };
   }
 
-  /** The page's address with its token (known once started). */
+  /** The page's address with its token in the fragment (known once started): for the terminal, never the log. */
   get url(): string {
     return this.url_;
   }

@@ -8,6 +8,8 @@
 //                   as at start (src/secrets/env-file.ts)
 //   configuration   every problem loadConfig finds, and what a run needs (MODEL, keys)
 //   Slack, Discord  the token, at the configured API URL (src/app/preflight.ts)
+//   Discord servers the home servers (DISCORD_GUILD_ID); unset, a public application is a
+//                   warning that says how to close it (src/app/discord-home.ts)
 //   model           each provider's model list, with the configured key: GET {base}/models
 //                   (OpenAI-compatible) or GET {base}/v1/models (Anthropic). A model the
 //                   list lacks is a warning: some servers list only part of what they serve.
@@ -25,6 +27,7 @@ import { prepareShell } from '../sandbox/shell-startup.js';
 import { configSecretValues, envFileWarning, SecretMasker } from '../secrets/index.js';
 import { resolveModelRef, type ProviderName } from '../providers/index.js';
 import type { VendorName } from '../providers/model-ref.js';
+import { checkDiscordHome } from './discord-home.js';
 import { call, checkPlatforms, whatRunsWhere, type CheckOptions, type CheckResult } from './preflight.js';
 import { wantedPlatforms } from './connectors.js';
 
@@ -66,7 +69,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv, print: (line: string) =>
   if (wantedPlatforms(config).length === 0) {
     show({ name: 'chat platform', status: 'fail', detail: 'none configured: set SLACK_BOT_TOKEN with SLACK_APP_TOKEN or SLACK_SIGNING_SECRET, and/or DISCORD_TOKEN (or try npm run playground)' });
   }
-  const checks = await Promise.all([checkPlatforms(config, options), checkModels(config, options), checkShell(config, options)]);
+  const checks = await Promise.all([platformChecks(config, options), checkModels(config, options), checkShell(config, options)]);
   for (const result of checks.flat()) show(result);
   show(await checkMcp(config, env));
 
@@ -74,6 +77,13 @@ export async function runDoctor(env: NodeJS.ProcessEnv, print: (line: string) =>
   print(`Setup: model ${String(where.model)}, store ${String(where.store)}, workspace ${String(where.workspace)}, permission mode ${String(where.permissionMode)}`);
   print(verdict(results));
   return results.some((result) => result.status === 'fail') ? 1 : 0;
+}
+
+/** The platforms' token checks; once Discord accepted its token, its home servers too. */
+async function platformChecks(config: Config, options: CheckOptions): Promise<CheckResult[]> {
+  const platforms = await checkPlatforms(config, options);
+  const discord = platforms.find((result) => result.name === 'Discord');
+  return discord?.status === 'ok' ? [...platforms, await checkDiscordHome(config, options)] : platforms;
 }
 
 /** The last line: whether `npm start` would start, in words that match the marks above. */

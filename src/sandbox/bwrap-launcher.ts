@@ -6,9 +6,10 @@
 // process left in the PID namespace, whatever session or group it moved to. The same
 // happens when the command simply exits: nothing it started survives it.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chownSync, existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { signalGroup, type CommandLauncher, type LaunchedCommand, type LaunchRequest } from '../tools/command-launcher.js';
+import { boundNotes } from './bound-notes.js';
 import { SANDBOX_CWD_FILE, type BwrapSandbox } from './bwrap-sandbox.js';
 
 export class BwrapLauncher implements CommandLauncher {
@@ -20,15 +21,25 @@ export class BwrapLauncher implements CommandLauncher {
     return SANDBOX_CWD_FILE;
   }
 
+  boundNotes(finished: { exitCode: number | null; signal: NodeJS.Signals | null; output: string; maxFileBytes?: number }): string[] {
+    const limits = this.sandbox.limits;
+    return boundNotes(limits, { ...finished, maxFileBytes: Math.min(finished.maxFileBytes ?? limits.maxFileBytes, limits.maxFileBytes) });
+  }
+
   launch(request: LaunchRequest): LaunchedCommand {
     // A granted folder deleted since would make bwrap refuse to start: it is simply not mounted.
     const roots = request.roots.filter((root, index) => index === 0 || existsSync(root));
-    const args = this.sandbox.args({ roots, cwd: request.cwd, cwdFile: request.cwdFile, script: request.script });
+    const args = this.sandbox.args({ roots, cwd: request.cwd, cwdFile: request.cwdFile, script: request.script, maxFileBytes: request.maxFileBytes });
+    const runAs = this.sandbox.runAs;
+    // The command's EXIT trap writes its cwd there, as the run-as user.
+    if (runAs) chownSync(request.cwdFile, runAs.uid, runAs.gid);
     // bwrap itself gets the command's clean environment: inside, /proc/1/environ is bwrap's.
-    const child = spawn(this.sandbox.bwrapPath, args, {
-      env: request.env,
+    // As root, bwrap is started as the run-as user (run-as.ts).
+    const child = spawn(this.sandbox.executable ?? this.sandbox.bwrapPath, args, {
+      env: this.sandbox.environment(request.env),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      ...runAs,
     });
     const outerGroup = child.pid ?? -1;
     let sandboxGroup: number | null = null;

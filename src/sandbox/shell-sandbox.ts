@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BwrapSandbox, type SandboxLimits } from './bwrap-sandbox.js';
 import type { BotPaths } from './protected-paths.js';
+import { unreachableBy, type SandboxOwner } from './run-as.js';
 import { systemView } from './system-mounts.js';
 
 export type SandboxMode = 'auto' | 'bwrap' | 'off';
@@ -21,7 +22,13 @@ export interface ShellSandboxSettings {
   botPaths: BotPaths;
   /** Extra read-only folders (SHELL_READ_PATHS). */
   readOnlyPaths?: readonly string[];
-  limits?: SandboxLimits;
+  limits?: Partial<SandboxLimits>;
+  /** Start bwrap as this user (the bot is root); undefined: as the bot's own uid. */
+  runAs?: SandboxOwner;
+  /** The uid commands run as, for the start-up line (default: the bot's own). */
+  commandUid?: number;
+  /** What one workspace may hold, in bytes, for the start-up line. */
+  workspaceMaxBytes?: number;
   bwrapPath?: string;
   /** The clean environment bwrap starts with (also for the probe). */
   env: Record<string, string>;
@@ -49,15 +56,58 @@ export async function decideShellSandbox(settings: ShellSandboxSettings): Promis
     limits: settings.limits,
     bwrapPath: settings.bwrapPath,
     protectedPaths: settings.botPaths.protected.map((entry) => entry.path),
+    readOnlyPaths: settings.readOnlyPaths,
+    runAs: settings.runAs,
+    searchPath: settings.env.PATH,
   });
+  const unreachable = settings.runAs ? unreachableFolder(settings, settings.runAs) : null;
+  if (unreachable) return refuse(settings, unreachable, 'see README, "The shell sandbox", on a bot that runs as root');
   const cwdFile = path.join(os.tmpdir(), `chat-agent-probe-${randomUUID()}`);
   await writeFile(cwdFile, '', { mode: 0o600 });
   const probe = await sandbox.probe(settings.workspaceRoot, cwdFile, settings.env).finally(() => rm(cwdFile, { force: true }));
   if (probe.ok) {
     const network = settings.network ? 'with network (SHELL_NETWORK=on)' : 'no network';
-    return { kind: 'sandbox', sandbox, probeMs: probe.ms, message: `shell commands run in a bubblewrap sandbox, ${network} (probe ${probe.ms.toFixed(0)} ms)` };
+    const uid = settings.commandUid ?? process.getuid?.() ?? -1;
+    const who = settings.runAs ? `as uid ${uid} (SHELL_RUN_AS; the bot is root)` : `as uid ${uid} (the bot's own)`;
+    return {
+      kind: 'sandbox',
+      sandbox,
+      probeMs: probe.ms,
+      message: `shell commands run in a bubblewrap sandbox, ${network}, ${who}; ${boundsText(sandbox.limits, settings.workspaceMaxBytes)} (probe ${probe.ms.toFixed(0)} ms)`,
+    };
   }
-  const why = `the shell sandbox cannot run here: ${probe.reason}`;
-  if (settings.mode === 'bwrap') throw new Error(`SHELL_SANDBOX=bwrap, but ${why}. To fix: ${HOW_TO_FIX}`);
-  return { kind: 'withheld', message: `run_shell is not offered: ${why}. To fix: ${HOW_TO_FIX}` };
+  return refuse(settings, probe.reason);
+}
+
+function refuse(settings: ShellSandboxSettings, reason: string, fix = HOW_TO_FIX): SandboxDecision {
+  const why = `the shell sandbox cannot run here: ${reason}`;
+  if (settings.mode === 'bwrap') throw new Error(`SHELL_SANDBOX=bwrap, but ${why}. To fix: ${fix}`);
+  return { kind: 'withheld', message: `run_shell is not offered: ${why}. To fix: ${fix}` };
+}
+
+/**
+ * bwrap, started as the run-as user, looks each folder it mounts up with that user's rights:
+ * a workspace under /root (mode 700) cannot be reached. Said plainly, before bwrap's own
+ * "Permission denied" would.
+ */
+function unreachableFolder(settings: ShellSandboxSettings, owner: SandboxOwner): string | null {
+  const folders = [{ folder: settings.workspaceRoot, name: 'WORKSPACE_DIR' }, ...(settings.readOnlyPaths ?? []).map((folder) => ({ folder, name: 'SHELL_READ_PATHS' }))];
+  for (const { folder, name } of folders) {
+    const why = unreachableBy(folder, owner);
+    if (why) return `${name} (${folder}) cannot be reached by the user commands run as: ${why}; move it, or let that user enter the folder (chmod o+x)`;
+  }
+  return null;
+}
+
+/** The bounds of one command, in words, for the start-up line. */
+export function boundsText(limits: SandboxLimits, workspaceMaxBytes: number | undefined): string {
+  const mb = (bytes: number): string => `${Math.round(bytes / (1024 * 1024)).toLocaleString('en-US')} MB`;
+  const parts = [
+    `${limits.maxProcesses.toLocaleString('en-US')} processes`,
+    `${mb(limits.maxMemoryBytes)} of memory per process`,
+    `${mb(limits.tmpBytes)} /tmp`,
+    `${mb(limits.maxFileBytes)} per file`,
+  ];
+  if (workspaceMaxBytes !== undefined) parts.push(`${mb(workspaceMaxBytes)} per workspace`);
+  return `bounds per command: ${parts.join(', ')}`;
 }

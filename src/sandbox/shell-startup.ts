@@ -2,15 +2,18 @@
 // bot's own files, build the commands' environment, decide where commands run
 // (shell-sandbox.ts) and say so in one log line. Everything here fails at start, with the
 // setting to fix, rather than at the first command.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import type { ShellSetup } from '../tools/builtin-tools.js';
 import { isInside } from '../tools/workspace.js';
 import { botPaths, realOrResolved, workspaceProblem, type BotPaths } from './protected-paths.js';
+import { decideRunAs, type RunAsDecision, type SandboxOwner } from './run-as.js';
 import { parseShellEnvNames, shellEnvironment } from './shell-environment.js';
 import { decideShellSandbox } from './shell-sandbox.js';
+
+const MB = 1024 * 1024;
 
 /** Settings whose values are secrets, or URLs that may carry a password. */
 const SECRET_SETTING = /TOKEN|KEY|SECRET|PASSWORD|_URL$/;
@@ -44,21 +47,35 @@ export interface ShellStartupOptions {
 
 export async function prepareShell(config: Config, options: ShellStartupOptions = {}): Promise<ShellStartup> {
   const paths = botPaths({ storeUrl: config.STORE_URL, mcpConfig: config.MCP_CONFIG, workingDir: options.workingDir, homeDir: options.homeDir });
+  // Unconfined (SHELL_SANDBOX=off), commands run as the bot itself: nobody to hand anything to.
+  const runAs: RunAsDecision = config.SHELL_SANDBOX === 'off' ? { uid: process.getuid?.() ?? -1 } : decideRunAs(config.SHELL_RUN_AS);
+  const existed = existsSync(config.WORKSPACE_DIR);
   if (options.createWorkspace !== false) mkdirSync(config.WORKSPACE_DIR, { recursive: true });
   const workspaceRoot = realOrResolved(config.WORKSPACE_DIR);
   const problem = workspaceProblem(workspaceRoot, paths);
   if (problem) throw new Error(problem);
+  // A workspace the bot creates is the commands' own; one that existed is the operator's (README).
+  if (!existed && existsSync(workspaceRoot) && runAs.runAs) chownSync(workspaceRoot, runAs.runAs.uid, runAs.runAs.gid);
   // The probe mounts the workspace as a command would: one that does not exist yet (a check
   // that creates nothing) is stood in for by an empty temporary folder.
   const standIn = existsSync(workspaceRoot) || config.SHELL_SANDBOX === 'off' ? undefined : mkdtempSync(path.join(os.tmpdir(), 'chat-agent-workspace-'));
+  // As the workspace would be when the bot makes it: the run-as user's.
+  if (standIn && runAs.runAs) chownSync(standIn, runAs.runAs.uid, runAs.runAs.gid);
   try {
-    return await decideShell(config, paths, workspaceRoot, standIn ?? workspaceRoot, options.bwrapPath);
+    return await decideShell(config, paths, workspaceRoot, standIn ?? workspaceRoot, options.bwrapPath, runAs);
   } finally {
     if (standIn) rmSync(standIn, { recursive: true, force: true });
   }
 }
 
-async function decideShell(config: Config, paths: BotPaths, workspaceRoot: string, probeRoot: string, bwrapPath: string | undefined): Promise<ShellStartup> {
+async function decideShell(
+  config: Config,
+  paths: BotPaths,
+  workspaceRoot: string,
+  probeRoot: string,
+  bwrapPath: string | undefined,
+  runAs: RunAsDecision,
+): Promise<ShellStartup> {
   const secretNames = new Set(Object.keys(config).filter((name) => SECRET_SETTING.test(name)));
   const envNames = parseShellEnvNames(config.SHELL_ENV, secretNames);
   const readOnlyPaths = parseReadPaths(config.SHELL_READ_PATHS, paths);
@@ -69,15 +86,33 @@ async function decideShell(config: Config, paths: BotPaths, workspaceRoot: strin
     botPaths: paths,
     readOnlyPaths,
     bwrapPath,
+    runAs: runAs.runAs,
+    commandUid: runAs.uid,
+    limits: { maxMemoryBytes: config.SHELL_MAX_MEMORY_MB * MB, tmpBytes: config.SHELL_TMP_MB * MB },
+    workspaceMaxBytes: config.WORKSPACE_MAX_MB * MB,
     env: shellEnvironment(process.env, { home: probeRoot, pass: envNames, hide: paths.protected.map((entry) => entry.path) }),
   });
   switch (decision.kind) {
-    case 'sandbox':
-      return { shell: { kind: 'sandbox', sandbox: decision.sandbox }, envNames, paths, workspaceRoot, message: decision.message, warn: false };
+    case 'sandbox': {
+      const notes = [runAs.note, runAs.runAs ? ownershipNote(workspaceRoot, runAs.runAs) : undefined].filter(Boolean);
+      const message = [decision.message, ...notes].join('; ');
+      return { shell: { kind: 'sandbox', sandbox: decision.sandbox }, envNames, paths, workspaceRoot, message, warn: notes.length > 0 };
+    }
     case 'host':
       return { shell: { kind: 'host' }, envNames, paths, workspaceRoot, message: decision.message, warn: true };
     case 'withheld':
       return { shell: { kind: 'withheld' }, envNames, paths, workspaceRoot, message: decision.message, warn: true };
+  }
+}
+
+/** A workspace root commands cannot write (a root-owned one from before SHELL_RUN_AS), and how to hand it over. */
+function ownershipNote(workspaceRoot: string, owner: SandboxOwner): string | undefined {
+  try {
+    const stats = statSync(workspaceRoot);
+    if (stats.uid === owner.uid) return undefined;
+    return `WORKSPACE_DIR (${workspaceRoot}) belongs to uid ${stats.uid}, so commands (uid ${owner.uid}) cannot write there: hand it over with chown -R ${owner.uid}:${owner.gid} ${workspaceRoot}`;
+  } catch {
+    return undefined; // stood in for (doctor): nothing to hand over yet
   }
 }
 

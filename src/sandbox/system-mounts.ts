@@ -132,7 +132,8 @@ export function mountArgs(mount: Mount): string[] {
     case 'hide-file':
       return ['--ro-bind', '/dev/null', mount.target];
     case 'hide-folder':
-      // A private, empty tmpfs: writable, but nothing of the host is in it.
-      return ['--tmpfs', mount.target];
+      // A private, empty tmpfs, read-only: nothing of the host is in it, and a command cannot
+      // fill it (a writable one would hold half the machine's memory, past SHELL_TMP_MB).
+      return ['--tmpfs', mount.target, '--remount-ro', mount.target];
   }
 }

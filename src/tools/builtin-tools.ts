@@ -18,6 +18,7 @@ import { runShellTool } from './run-shell.js';
 import { searchTool } from './search.js';
 import { DEFAULT_SHELL_TIMEOUT_MS, ShellSession } from './shell-session.js';
 import { Workspace } from './workspace.js';
+import { WorkspaceQuota } from './workspace-usage.js';
 import { writeFileTool } from './write-file.js';
 
 /** Below this, the notes about what was cut would crowd out the content itself. */
@@ -53,6 +54,10 @@ export interface BuiltinToolsOptions {
   protectedPaths?: readonly string[];
   /** The bot user's home folder: never granted, nor any folder holding it. */
   homeDir?: string;
+  /** What the workspace may hold on disk, in bytes (WORKSPACE_MAX_MB); unset: no cap. */
+  workspaceMaxBytes?: number;
+  /** How often a running command's workspace is measured against the cap (default 2 s). */
+  quotaCheckMs?: number;
 }
 
 export type ShellSetup = { kind: 'sandbox'; sandbox: BwrapSandbox } | { kind: 'host' } | { kind: 'withheld' };
@@ -60,6 +65,7 @@ export type ShellSetup = { kind: 'sandbox'; sandbox: BwrapSandbox } | { kind: 'h
 /** What the tools of one session are built from. */
 interface ToolContext {
   workspace: Workspace;
+  quota: WorkspaceQuota | undefined;
   maxOutputChars: number;
   /** The session's run_shell; undefined where commands may not run (SHELL_SANDBOX=auto without a sandbox). */
   shell: ToolDefinition | undefined;
@@ -75,8 +81,8 @@ const BUILTIN_TOOLS = {
   read_file: (c: ToolContext) => readFileTool(c.workspace, c.maxOutputChars),
   list_dir: (c: ToolContext) => listDirTool(c.workspace, c.maxOutputChars),
   search: (c: ToolContext) => searchTool(c.workspace, c.maxOutputChars),
-  write_file: (c: ToolContext) => writeFileTool(c.workspace),
-  edit_file: (c: ToolContext) => editFileTool(c.workspace),
+  write_file: (c: ToolContext) => writeFileTool(c.workspace, c.quota),
+  edit_file: (c: ToolContext) => editFileTool(c.workspace, c.quota),
   run_shell: (c: ToolContext) => c.shell,
   fetch_url: (c: ToolContext) => fetchUrlTool(c.fetch),
 } satisfies Record<string, (context: ToolContext) => ToolDefinition | undefined>;
@@ -101,8 +107,11 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
     throw new Error(`maxOutputChars must be an integer of at least ${MIN_OUTPUT_CHARS}, got ${maxOutputChars}`);
   }
   const shellTimeoutMs = positive('shellTimeoutMs', options.shellTimeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS);
-  const workspace = Workspace.open(options.workspaceDir, { protectedPaths: options.protectedPaths, homeDir: options.homeDir });
   const setup = options.shell ?? { kind: 'host' };
+  // A root bot's commands run as another uid: what the tools create is theirs too (run-as.ts).
+  const owner = setup.kind === 'sandbox' ? setup.sandbox.runAs : undefined;
+  const workspace = Workspace.open(options.workspaceDir, { protectedPaths: options.protectedPaths, homeDir: options.homeDir, owner });
+  const quota = options.workspaceMaxBytes === undefined ? undefined : new WorkspaceQuota(() => workspace.root, options.workspaceMaxBytes);
   const shell = new ShellSession(workspace, {
     maxOutputChars,
     killGraceMs: options.shellKillGraceMs,
@@ -114,9 +123,12 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
         hide: setup.kind === 'sandbox' ? setup.sandbox.protectedPaths : [],
       }),
     launcher: setup.kind === 'sandbox' ? new BwrapLauncher(setup.sandbox) : new HostLauncher(),
+    quota,
+    quotaCheckMs: options.quotaCheckMs,
   });
   const context: ToolContext = {
     workspace,
+    quota,
     maxOutputChars,
     shell:
       setup.kind === 'withheld'

@@ -18,6 +18,8 @@ export interface LaunchRequest {
   env: Record<string, string>;
   /** Writable folders, real paths: the workspace, then granted folders. */
   roots: readonly string[];
+  /** The largest file the command may write (what is left of the workspace's cap); the sandbox applies it. */
+  maxFileBytes?: number;
 }
 
 export interface LaunchedCommand {
@@ -37,6 +39,8 @@ export interface CommandLauncher {
   launch(request: LaunchRequest): LaunchedCommand;
   /** Whether background jobs (`server &`) outlive the command that started them. */
   readonly keepsBackgroundJobs: boolean;
+  /** Which of the launcher's bounds a finished command ran into, in words (the sandbox's; none on the host). */
+  boundNotes?(finished: { exitCode: number | null; signal: NodeJS.Signals | null; output: string; maxFileBytes?: number }): string[];
 }
 
 export class HostLauncher implements CommandLauncher {

@@ -11,6 +11,8 @@ import { MAX_READ_BYTES } from './read-file.js';
 import { openForEditing, replaceContent } from './safe-open.js';
 import { readTextFile } from './text-file.js';
 import type { Workspace } from './workspace.js';
+import type { WorkspaceQuota } from './workspace-usage.js';
+import { refuseOverCap } from './write-file.js';
 
 const schema = z.object({
   path: z.string().describe('The file to edit, relative to the workspace root.'),
@@ -19,7 +21,7 @@ const schema = z.object({
   replaceAll: z.boolean().default(false).describe('Replace every occurrence. Without it, old must occur exactly once.'),
 });
 
-export function editFileTool(workspace: Workspace): ToolDefinition {
+export function editFileTool(workspace: Workspace, quota?: WorkspaceQuota): ToolDefinition {
   return defineTool({
     name: 'edit_file',
     description:
@@ -46,6 +48,7 @@ export function editFileTool(workspace: Workspace): ToolDefinition {
             );
           }
           const bytes = Buffer.from(spliceAll(text, positions, old.length, replacement), 'utf8');
+          await refuseOverCap(quota, workspace, file.realPath, bytes.length, size);
           await replaceContent(file, bytes, signal);
           return { path: shown, replacements: positions.length, bytesWritten: bytes.length };
         } finally {

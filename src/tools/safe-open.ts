@@ -87,7 +87,9 @@ export async function openForWriting(workspace: Workspace, realPath: string, sho
       // O_EXCL first, to know whether we created the file: only then may a refusal remove it.
       try {
         const handle = await open(target, WRITE_FLAGS | O_CREAT | O_EXCL, 0o666);
-        return await verifyFile(workspace, handle, target, shown, true);
+        const file = await verifyFile(workspace, handle, target, shown, true);
+        await giveToOwner(workspace, file.handle);
+        return file;
       } catch (error) {
         if (errorCode(error) !== 'EEXIST') throw refusalFor(error, shown);
       }
@@ -127,6 +129,8 @@ export interface OpenedDirectory {
   listingPath: string;
   /** A path naming `name` inside this very folder (for lstat, readlink); valid until `close`. */
   entryPath(name: string): string;
+  /** Chown the very folder held open to the workspace's owner, if it has one (a folder we made). */
+  giveToOwner(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -155,12 +159,23 @@ async function openVerifiedDirectory(workspace: Workspace, openAs: string, shown
       realPath: real,
       listingPath: viaDescriptor ?? real,
       entryPath: (name) => path.join(viaDescriptor ?? real, name),
+      giveToOwner: () => giveToOwner(workspace, handle),
       close: () => handle.close(),
     };
   } catch (error) {
     await handle.close();
     throw error;
   }
+}
+
+/**
+ * What the file tools create belongs to the sandbox owner when there is one (a root bot's
+ * commands run as an unprivileged uid and must be able to change it). Through the verified
+ * descriptor, so no name is looked up again.
+ */
+async function giveToOwner(workspace: Workspace, handle: FileHandle): Promise<void> {
+  const owner = workspace.owner;
+  if (owner) await handle.chown(owner.uid, owner.gid);
 }
 
 /** Everything a tool checks on an open descriptor before using it; closes it on refusal. */
@@ -228,6 +243,7 @@ async function openFolderCreating(workspace: Workspace, folder: string): Promise
         made = false; // someone else made it meanwhile: check it all the same
       }
       const next = await openVerifiedDirectory(workspace, at, workspace.relative(path.join(current.realPath, name)), made);
+      if (made) await next.giveToOwner();
       await current.close();
       current = next;
     }

@@ -12,6 +12,10 @@
 // background jobs (`server &`) keep running after their command returns; their output is
 // drained and discarded, and dispose() stops them. In the sandbox they end with the command.
 //
+// With a workspace cap (workspace-usage.ts), a command is refused while the workspace is over
+// it (one that only deletes runs), may write no file larger than what is left, and is ended if
+// the workspace passes the cap while it runs; the launcher says which bound a command ran into.
+//
 // What the command printed reaches the model cleaned (command-output.ts): escape sequences
 // dropped, control characters made visible, binary summarised in a line and a note.
 import { randomUUID } from 'node:crypto';
@@ -24,6 +28,7 @@ import { HostLauncher, type CommandLauncher, type LaunchedCommand } from './comm
 import { CommandOutput } from './command-output.js';
 import { formatCount } from './output.js';
 import type { Workspace } from './workspace.js';
+import { onlyDeletes, type WorkspaceQuota } from './workspace-usage.js';
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 /** Between SIGINT and SIGKILL: long enough for a test runner to print its summary. */
@@ -38,6 +43,8 @@ const STOP_SETTLE_MS = 20;
  * background job never close, so `close` alone would wait forever). */
 const DRAIN_AFTER_EXIT_MS = 50;
 const GROUP_POLL_MS = 25;
+/** How often a running command's workspace is measured against its cap. */
+export const DEFAULT_QUOTA_CHECK_MS = 2_000;
 /** Linux's PATH_MAX: a longer "working directory" is not one. */
 const CWD_FILE_MAX_BYTES = 4096;
 
@@ -48,6 +55,10 @@ export interface ShellSessionOptions {
   env?: Record<string, string>;
   /** Where commands run. Default: on the host, unconfined. */
   launcher?: CommandLauncher;
+  /** The workspace's cap on disk (WORKSPACE_MAX_MB): checked before a command and while it runs. */
+  quota?: WorkspaceQuota;
+  /** How often a running command's workspace is measured (default 2 s). */
+  quotaCheckMs?: number;
 }
 
 export interface ShellRunOptions {
@@ -74,12 +85,17 @@ export interface ShellRunResult {
 
 interface RunningCommand {
   launched: LaunchedCommand;
+  /** The file size limit it was given (what was left of the workspace's cap). */
+  maxFileBytes?: number;
   /** Settles when the shell has exited (or could not start). */
   gone: Promise<void>;
   /** Set when a stop was requested: the reason, for the result. */
-  stop?: 'interrupted' | 'timeout';
-  requestStop(reason: 'interrupted' | 'timeout'): void;
+  stop?: StopReason;
+  requestStop(reason: StopReason): void;
 }
+
+/** `workspace-full`: the workspace passed its cap while the command ran. */
+type StopReason = 'interrupted' | 'timeout' | 'workspace-full';
 
 export class ShellSession {
   /** Real absolute path of the current directory; always inside the workspace. */
@@ -93,6 +109,8 @@ export class ShellSession {
   private readonly killGraceMs: number;
   private readonly env: Record<string, string>;
   private readonly launcher: CommandLauncher;
+  private readonly quota: WorkspaceQuota | undefined;
+  private readonly quotaCheckMs: number;
 
   constructor(
     private readonly workspace: Workspace,
@@ -103,6 +121,8 @@ export class ShellSession {
     this.killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
     this.env = options.env ?? shellEnvironment(process.env, { home: workspace.root });
     this.launcher = options.launcher ?? new HostLauncher();
+    this.quota = options.quota;
+    this.quotaCheckMs = options.quotaCheckMs ?? DEFAULT_QUOTA_CHECK_MS;
   }
 
   /** Whether background jobs outlive the command that started them (not in the sandbox). */
@@ -133,6 +153,18 @@ export class ShellSession {
       return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: true, notes };
     }
 
+    // A full workspace takes no command (but `rm`, which needs none of its space, would be
+    // refused too: the words say to delete files, and a command that only deletes is let through).
+    let maxFileBytes: number | undefined;
+    if (this.quota) {
+      const check = await this.quota.check();
+      if (check.full && !onlyDeletes(command)) {
+        notes.push(`not started: ${check.full}`);
+        return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: false, notes };
+      }
+      maxFileBytes = Math.max(check.left, 1);
+    }
+
     // Created before the command starts: the sandbox binds it in, and only an existing file can be bound.
     const cwdFile = path.join(os.tmpdir(), `chat-agent-cwd-${randomUUID()}`);
     await writeFile(cwdFile, '', { mode: 0o600 });
@@ -146,6 +178,7 @@ export class ShellSession {
       cwdFile,
       env: { ...this.env, ...options.extraEnv, CHAT_AGENT_CWD_FILE: this.launcher.cwdFileInside(cwdFile) },
       roots: this.workspace.roots,
+      maxFileBytes,
     });
     const { child } = launched;
     const output = new CommandOutput(this.maxOutputChars);
@@ -173,6 +206,7 @@ export class ShellSession {
 
       const running: RunningCommand = {
         launched,
+        maxFileBytes,
         gone: new Promise<void>((resolveGone) => {
           child.once('exit', () => resolveGone());
           child.once('error', () => resolveGone());
@@ -180,6 +214,12 @@ export class ShellSession {
         requestStop: (reason) => {
           if (running.stop || finished) return;
           running.stop = reason;
+          if (reason === 'workspace-full') {
+            // Filling the disk is not something to wait on: everything it started ends now.
+            launched.kill();
+            later(this.killGraceMs + 1_000, finish);
+            return;
+          }
           this.stopCommand(launched);
           // A stop by the user answers now; a timeout may wait for the kill to land.
           if (reason === 'interrupted') later(STOP_SETTLE_MS, finish);
@@ -219,7 +259,27 @@ export class ShellSession {
       this.running.add(running);
       options.signal.addEventListener('abort', onAbort, { once: true });
       later(options.timeoutMs, () => running.requestStop('timeout'));
+      if (this.quota) this.watchQuota(this.quota, running, () => finished, later);
     });
+  }
+
+  /**
+   * Measure the workspace every quotaCheckMs while the command runs; past its cap, end the
+   * command. One walk at a time (each bounded by the walk's entry count).
+   */
+  private watchQuota(quota: WorkspaceQuota, running: RunningCommand, done: () => boolean, later: (ms: number, action: () => void) => void): void {
+    const tick = (): void => {
+      if (done()) return;
+      void quota.check().then(
+        (check) => {
+          if (done()) return;
+          if (check.full) running.requestStop('workspace-full');
+          else later(this.quotaCheckMs, tick);
+        },
+        () => later(this.quotaCheckMs, tick),
+      );
+    };
+    later(this.quotaCheckMs, tick);
   }
 
   /** Stop every running command (SIGINT to its group, SIGKILL after the grace). */
@@ -259,6 +319,10 @@ export class ShellSession {
     const collected = output.finish();
     if (collected.binaryBytes > 0) {
       notes.push(`${formatCount(collected.binaryBytes)} bytes of binary output (not shown); pipe it through \`xxd | head\` or \`file -\` to inspect it`);
+    }
+    if (running.stop === 'workspace-full' && this.quota) notes.push(this.quota.endedText());
+    if (exited && !running.stop && this.launcher.boundNotes) {
+      notes.push(...this.launcher.boundNotes({ exitCode: exited.code, signal: exited.signal, output: collected.text, maxFileBytes: running.maxFileBytes }));
     }
     if (running.stop === 'timeout') {
       notes.push(`timed out: the command was stopped (SIGINT, then SIGKILL after ${this.killGraceMs / 1000} s)`);

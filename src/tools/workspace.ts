@@ -12,7 +12,7 @@
 // Granted directories (request_directory) widen the roots, never to the bot itself: not
 // `/`, not the bot's home folder, not a folder holding the workspace, and nothing that
 // overlaps the bot's own files (its project and store folders, .env, MCP config).
-import { mkdirSync, realpathSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { readlink, realpath } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +33,17 @@ export interface WorkspaceOptions {
   protectedPaths?: readonly string[];
   /** The bot user's home folder (default `os.homedir()`); it and its ancestors are never granted. */
   homeDir?: string;
+  /**
+   * The sandbox owner (the run-as user of a root bot, src/sandbox/run-as.ts): the workspace
+   * folder, when this creates it, and what the file tools create are given to it, so a file
+   * write_file made can be changed by a command and the other way round.
+   */
+  owner?: WorkspaceOwner;
+}
+
+export interface WorkspaceOwner {
+  uid: number;
+  gid: number;
 }
 
 export class WorkspaceEscapeError extends Error {
@@ -54,6 +65,8 @@ export class Workspace {
     readonly root: string,
     /** Real paths of the bot's own files and folders, and of its home folder. */
     private readonly guarded: { protectedPaths: readonly string[]; home: string },
+    /** Who owns what the tools create (see WorkspaceOptions.owner); undefined: the bot. */
+    readonly owner?: WorkspaceOwner,
   ) {}
 
   /**
@@ -95,13 +108,19 @@ export class Workspace {
 
   /** Open (creating it if missing) the workspace at `dir`. Synchronous: once per session. */
   static open(dir: string, options: WorkspaceOptions = {}): Workspace {
+    const existed = existsSync(dir);
     mkdirSync(dir, { recursive: true });
     const root = realpathSync(dir);
     if (!statSync(root).isDirectory()) throw new Error(`the workspace is not a directory: ${dir}`);
-    return new Workspace(root, {
-      protectedPaths: (options.protectedPaths ?? []).map((protectedPath) => realpathIfExists(path.resolve(protectedPath))),
-      home: realpathIfExists(path.resolve(options.homeDir ?? os.homedir())),
-    });
+    if (!existed && options.owner) chownSync(root, options.owner.uid, options.owner.gid);
+    return new Workspace(
+      root,
+      {
+        protectedPaths: (options.protectedPaths ?? []).map((protectedPath) => realpathIfExists(path.resolve(protectedPath))),
+        home: realpathIfExists(path.resolve(options.homeDir ?? os.homedir())),
+      },
+      options.owner,
+    );
   }
 
   private refuseBotFolders(real: string): void {

@@ -8,14 +8,15 @@ import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
 import { describeFsError } from './fs-errors.js';
 import { FileRefusedError, openForWriting, replaceContent } from './safe-open.js';
-import type { Workspace } from './workspace.js';
+import { isInside, type Workspace } from './workspace.js';
+import type { WorkspaceQuota } from './workspace-usage.js';
 
 const schema = z.object({
   path: z.string().describe('The file to write, relative to the workspace root. Missing parent directories are created.'),
   content: z.string().describe('The complete new content of the file (UTF-8). An existing file is replaced.'),
 });
 
-export function writeFileTool(workspace: Workspace): ToolDefinition {
+export function writeFileTool(workspace: Workspace, quota?: WorkspaceQuota): ToolDefinition {
   return defineTool({
     name: 'write_file',
     description: 'Create a file in the workspace, or replace one, with the given content. For small changes to an existing file, prefer edit_file.',
@@ -28,6 +29,7 @@ export function writeFileTool(workspace: Workspace): ToolDefinition {
         const file = await openForWriting(workspace, real, shown);
         try {
           const bytes = Buffer.from(content, 'utf8');
+          await refuseOverCap(quota, workspace, file.realPath, bytes.length, file.stats.size);
           await replaceContent(file, bytes, signal);
           return { path: shown, bytesWritten: bytes.length, created: file.created };
         } finally {
@@ -39,4 +41,14 @@ export function writeFileTool(workspace: Workspace): ToolDefinition {
       }
     },
   });
+}
+
+/**
+ * A write that would take the workspace past its cap (WORKSPACE_MAX_MB) is refused before a
+ * byte is written; a file in a granted folder is outside the cap (it is the person's).
+ */
+export async function refuseOverCap(quota: WorkspaceQuota | undefined, workspace: Workspace, realPath: string, adding: number, replacing: number): Promise<void> {
+  if (!quota || !isInside(realPath, workspace.root)) return;
+  const check = await quota.check(adding, replacing);
+  if (check.full) throw new Error(`refused: ${check.full}`);
 }

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runDoctor, type DoctorOptions } from '../../src/app/doctor.js';
 import { UNCONFINED_WARNING } from '../../src/sandbox/shell-sandbox.js';
 import { FakeAnthropic } from '../fakes/anthropic-server.js';
+import { DISCORD_IDS } from '../fakes/discord-payloads.js';
 import { FakeDiscord } from '../fakes/discord-server.js';
 import { startBotFakes } from '../support/bot-fakes.js';
 import { freePort } from '../support/loopback-port.js';
@@ -63,7 +64,7 @@ describe('npm run doctor', () => {
       '✓ configuration: every variable is valid',
       expect.stringMatching(new RegExp(`^✓ Slack: SLACK_BOT_TOKEN accepted at ${escape(env.SLACK_API_URL)}auth\\.test \\(bot \\S+ in .+\\)$`)),
       `✓ model openai:gpt-4.1: ${llm.baseURL}/models lists it`,
-      expect.stringMatching(/^✓ shell sandbox: shell commands run in a bubblewrap sandbox, no network \(probe \d+ ms\)$/),
+      expect.stringMatching(/^✓ shell sandbox: shell commands run in a bubblewrap sandbox, no network, as uid \d+ .*; bounds per command: .* \(probe \d+ ms\)$/),
       `✓ MCP: no servers (${env.MCP_CONFIG})`,
       `Setup: model openai:gpt-4.1, store ${env.STORE_URL}, workspace ${env.WORKSPACE_DIR}, permission mode interactive`,
       // The last line is the verdict, and reads as one.
@@ -112,6 +113,41 @@ describe('npm run doctor', () => {
     expect(lines).toContain(`✗ Discord: Discord did not accept DISCORD_TOKEN (401: 401: Unauthorized) at ${discord.apiUrl}/v10/users/@me`);
     expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^✗ model openai: Could not reach the model server at ${escape(modelUrl)}/models: connect ECONNREFUSED`)));
     expect(code).toBe(1);
+  });
+
+  it('Discord servers: without DISCORD_GUILD_ID a public application is a warning saying what it means and how to close it; "Public Bot" off, or servers listed, is ✓', async () => {
+    const { env } = await setting();
+    const discord = await new FakeDiscord().start();
+    cleanups.push(() => discord.stop());
+    const discordOnly = { ...env, SLACK_BOT_TOKEN: '', SLACK_APP_TOKEN: '', DISCORD_TOKEN: discord.token, DISCORD_API_URL: discord.apiUrl };
+
+    // Discord creates applications public, as the fake's is.
+    const open = await doctor(discordOnly);
+    expect(open.lines).toContain(
+      '! Discord servers: DISCORD_GUILD_ID is not set and the application "Fake Bot" is public: anyone can add this bot to their own server and approve their own commands there (every server it is in counts as home). ' +
+        'Set DISCORD_GUILD_ID to your server id (several: comma-separated), and turn off "Public Bot" in the Discord Developer Portal → your application → Bot tab',
+    );
+    expect(open.code).toBe(0);
+    expect(open.lines.at(-1)).toMatch(/^Ready, with \d+ warnings? \(! above\)/);
+    expect(discord.rest.callsTo('GET /applications/@me')[0]?.headers.authorization).toBe(`Bot ${discord.token}`);
+
+    discord.rest.botPublic = false;
+    const closed = await doctor(discordOnly);
+    expect(closed.lines).toContain('✓ Discord servers: DISCORD_GUILD_ID is not set: every server the bot is in counts as home; "Public Bot" is off, so only the application\'s owner can add it to a server');
+
+    discord.rest.botPublic = true;
+    const asked = discord.rest.callsTo('GET /applications/@me').length;
+    const listed = await doctor({ ...discordOnly, DISCORD_GUILD_ID: `${DISCORD_IDS.guildId},222222222222222222` });
+    expect(listed.lines).toContain(`✓ Discord servers: home servers ${DISCORD_IDS.guildId}, 222222222222222222 (DISCORD_GUILD_ID): their members are members; in any other server everyone is an outsider`);
+    expect(discord.rest.callsTo('GET /applications/@me')).toHaveLength(asked);
+
+    // Discord could not say: a warning that it could not check, never a failure.
+    discord.rest.failNext('GET /applications/@me', { status: 500, code: 0, message: 'Internal Server Error' });
+    const unknown = await doctor(discordOnly);
+    expect(unknown.lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^! Discord servers: DISCORD_GUILD_ID is not set, so every server the bot is in counts as home, and whether the application is public could not be checked \\(GET ${escape(discord.apiUrl)}/v10/applications/@me answered HTTP 500\\)\\. .*"Public Bot"`)),
+    );
+    expect(unknown.code).toBe(0);
   });
 
   it('a broken configuration is listed in full and nothing is tried', async () => {

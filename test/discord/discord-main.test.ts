@@ -116,6 +116,39 @@ describe('npm start with Discord alone', () => {
     expect(invite.searchParams.get('permissions')).toBe('309237746752');
   });
 
+  it('without DISCORD_GUILD_ID, a public application is a start-up warning that says what it means and how to close it; none once "Public Bot" is off, nor with the servers listed', async () => {
+    const fakes = await startDiscordBotFakes(cleanups);
+    const { dir, fake } = fakes;
+    const PUBLIC = 'anyone can add this bot to their own server and approve their own commands there';
+    const messages = (bot: BotProcess, level: number): string[] => bot.lines().filter((line) => line.level === level).map((line) => String(line.msg));
+    const warnings = (bot: BotProcess): string[] => messages(bot, 40);
+
+    // Discord creates applications public: the fake's is, as a new one would be.
+    const open = await BotProcess.start(discordEnv(fakes), dir, 30_000, { waitFor: 'discord' });
+    cleanups.push(() => open.kill());
+    const warning = warnings(open).find((line) => line.includes(PUBLIC));
+    expect(warning, open.stdout.slice(-3000)).toBeDefined();
+    expect(warning).toContain('DISCORD_GUILD_ID is not set');
+    expect(warning).toContain('Set DISCORD_GUILD_ID to your server id');
+    expect(warning).toContain('turn off "Public Bot" in the Discord Developer Portal → your application → Bot tab');
+    await open.kill();
+
+    fake.rest.botPublic = false;
+    const closed = await BotProcess.start(discordEnv(fakes), dir, 30_000, { waitFor: 'discord' });
+    cleanups.push(() => closed.kill());
+    expect(warnings(closed).filter((line) => /public/i.test(line))).toEqual([]);
+    expect(messages(closed, 30)).toContainEqual(expect.stringContaining('"Public Bot" is off, so only the application\'s owner can add it to a server'));
+    await closed.kill();
+
+    fake.rest.botPublic = true;
+    const asked = fake.rest.callsTo('GET /applications/@me').length;
+    const listed = await BotProcess.start(discordEnv(fakes, { DISCORD_GUILD_ID: DISCORD_IDS.guildId }), dir, 30_000, { waitFor: 'discord' });
+    cleanups.push(() => listed.kill());
+    expect(warnings(listed).filter((line) => /public/i.test(line))).toEqual([]);
+    expect(messages(listed, 30)).toContainEqual(expect.stringContaining(`home servers ${DISCORD_IDS.guildId} (DISCORD_GUILD_ID): their members are members`));
+    expect(fake.rest.callsTo('GET /applications/@me')).toHaveLength(asked);
+  }, 120_000);
+
   it('the invite URL asks for exactly the permissions manifest/discord.md explains', () => {
     expect(INVITE_PERMISSIONS).toBe(309237746752n);
   });

@@ -135,7 +135,7 @@ export interface FakeGatewayOptions {
   heartbeatIntervalMs?: number;
   /** Privileged intents enabled in the (fake) developer portal. All on by default. */
   privilegedIntents?: { messageContent?: boolean; guildMembers?: boolean; guildPresences?: boolean };
-  /** The bot is in the guild (default true). False: READY lists no guild and no GUILD_CREATE follows (a bot not yet invited). */
+  /** The bot is in the fake guild (default true). False: READY does not list it and no GUILD_CREATE follows for it (a bot not yet invited). */
   inGuild?: boolean;
 }
 
@@ -456,11 +456,10 @@ export class FakeDiscordGateway {
     connection.record.sessionId = session.id;
 
     const guild = this.options.guild;
-    const inGuild = this.options.inGuild ?? true;
     this.dispatchTo(session, 'READY', {
       v: 10,
       user: { ...userObject(guild.botUser), verified: true, mfa_enabled: false, email: null },
-      guilds: inGuild ? [{ id: guild.id, unavailable: true }] : [],
+      guilds: this.guildIds().map((id) => ({ id, unavailable: true })),
       session_id: session.id,
       session_type: 'normal',
       resume_gateway_url: this.resumeUrl,
@@ -475,7 +474,13 @@ export class FakeDiscordGateway {
       geo_ordered_rtc_regions: [],
       _trace: ['["fake-gateway",{"micros":0}]'],
     });
-    if (inGuild) this.dispatchTo(session, 'GUILD_CREATE', guild.guildCreatePayload());
+    for (const id of this.guildIds()) this.dispatchTo(session, 'GUILD_CREATE', guild.guildCreatePayload(id));
+  }
+
+  /** The servers READY lists: the fake guild unless the bot is not in it, then the others. */
+  private guildIds(): string[] {
+    const inGuild = this.options.inGuild ?? true;
+    return this.options.guild.guildIds.filter((id) => inGuild || id !== this.options.guild.id);
   }
 
   private onResume(connection: LiveConnection, d: ResumeData): void {

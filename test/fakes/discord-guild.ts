@@ -1,4 +1,5 @@
-// The world behind the fake Discord: one guild (its channels, active threads and members), the
+// The world behind the fake Discord: one guild (its channels, active threads and members), and
+// optionally other servers the bot is in (a #general and their members each), the
 // DM channels, every message as it stands now (after edits, deletions and reactions), the
 // interactions handed to the bot and the application commands it registered. REST handlers and
 // the test's "a user does X" helpers both change it; the gateway reads GUILD_CREATE from it.
@@ -42,6 +43,21 @@ export interface StoredInteraction {
   followUpIds: string[];
 }
 
+/**
+ * Another server the bot is in, besides the fake guild: one text channel (#general) and the
+ * members named (users the fake knows; mark them `outsider` to keep them out of the fake guild).
+ */
+export interface FakeOtherGuildSpec {
+  id: string;
+  name: string;
+  memberIds: string[];
+}
+
+export interface FakeOtherGuild extends FakeOtherGuildSpec {
+  /** Its #general. */
+  channelId: string;
+}
+
 export type GuildChannel = APITextChannel | APIThreadChannel;
 export type AnyChannel = GuildChannel | APIDMChannel;
 
@@ -73,6 +89,8 @@ export class FakeDiscordGuild {
   readonly ephemeralMessages: APIMessage[] = [];
   /** Registered commands: `global` and per guild id. */
   readonly commands = new Map<string, APIApplicationCommand[]>();
+  /** The other servers the bot is in, by id. */
+  readonly otherGuilds = new Map<string, FakeOtherGuild>();
 
   private readonly channels = new Map<string, AnyChannel>();
   private readonly messages = new Map<string, Map<string, APIMessage>>();
@@ -80,11 +98,44 @@ export class FakeDiscordGuild {
   private readonly allowedMentionsByMessage = new Map<string, AllowedMentions | undefined>();
   private readonly editCounts = new Map<string, number>();
 
-  constructor(options: { users?: FakeDiscordUser[]; seedThread?: boolean } = {}) {
+  constructor(options: { users?: FakeDiscordUser[]; seedThread?: boolean; otherGuilds?: FakeOtherGuildSpec[] } = {}) {
     for (const user of [...DISCORD_USERS, ...(options.users ?? [])]) this.users.set(user.id, user);
     this.addChannel(textChannelObject({ id: DISCORD_IDS.generalChannelId, name: 'general', position: 0 }));
     this.addChannel(textChannelObject({ id: DISCORD_IDS.randomChannelId, name: 'random', position: 1 }));
     if (options.seedThread ?? true) this.seedThread();
+    for (const spec of options.otherGuilds ?? []) this.addOtherGuild(spec);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Servers
+  // -------------------------------------------------------------------------------------------
+
+  /** Another server the bot is in, with its #general (FakeDiscord.joinGuild also tells the bot). */
+  addOtherGuild(spec: FakeOtherGuildSpec): FakeOtherGuild {
+    if (spec.id === this.id || this.otherGuilds.has(spec.id)) throw new Error(`a second server with id ${spec.id}`);
+    for (const id of spec.memberIds) this.requireUser(id);
+    const channelId = snowflake();
+    this.addChannel(textChannelObject({ id: channelId, name: 'general', position: 0, guildId: spec.id }));
+    const guild = { ...spec, memberIds: [...spec.memberIds], channelId };
+    this.otherGuilds.set(spec.id, guild);
+    return guild;
+  }
+
+  /** Every server the bot is in: the fake guild first. */
+  get guildIds(): string[] {
+    return [this.id, ...this.otherGuilds.keys()];
+  }
+
+  hasGuild(guildId: string): boolean {
+    return guildId === this.id || this.otherGuilds.has(guildId);
+  }
+
+  /** Whether a user is a member of a server: the fake guild holds every user not marked `outsider`. */
+  isMember(guildId: string, userId: string): boolean {
+    const user = this.users.get(userId);
+    if (!user) return false;
+    if (guildId === this.id) return !user.outsider;
+    return this.otherGuilds.get(guildId)?.memberIds.includes(userId) ?? false;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -123,11 +174,13 @@ export class FakeDiscordGuild {
   /** The guild id a channel belongs to, undefined for DMs. */
   guildIdOf(channelId: string): string | undefined {
     const channel = this.channels.get(channelId);
-    return channel && channelType(channel) !== 1 ? this.id : undefined;
+    if (!channel || channelType(channel) === 1) return undefined;
+    return (channel as GuildChannel).guild_id ?? this.id;
   }
 
-  threads(): APIThreadChannel[] {
-    return [...this.channels.values()].filter(isThread);
+  /** The threads of one server (default the fake guild). */
+  threads(guildId: string = this.id): APIThreadChannel[] {
+    return [...this.channels.values()].filter(isThread).filter((thread) => (thread.guild_id ?? this.id) === guildId);
   }
 
   /** The DM channel between the bot and `userId`, made on first use (like `POST /users/@me/channels`). */
@@ -140,16 +193,20 @@ export class FakeDiscordGuild {
   }
 
   /** GUILD_CREATE as sent right after READY: channels, active (unarchived) threads, members, @everyone. */
-  guildCreatePayload(): GatewayGuildCreateDispatchData {
-    const channels = [...this.channels.values()].filter((c): c is APITextChannel => channelType(c) === 0);
-    const activeThreads = this.threads().filter((t) => !t.thread_metadata?.archived);
+  guildCreatePayload(guildId: string = this.id): GatewayGuildCreateDispatchData {
+    const home = guildId === this.id;
+    const other = this.otherGuilds.get(guildId);
+    if (!home && !other) throw new Error(`no server ${guildId} in the fake`);
+    const channels = [...this.channels.values()].filter((c): c is APITextChannel => channelType(c) === 0 && this.guildIdOf(c.id) === guildId);
+    const activeThreads = this.threads(guildId).filter((t) => !t.thread_metadata?.archived);
+    const members = [...this.users.values()].filter((user) => this.isMember(guildId, user.id));
     return {
-      id: this.id,
-      name: this.name,
+      id: guildId,
+      name: other?.name ?? this.name,
       icon: null,
       splash: null,
       discovery_splash: null,
-      owner_id: DISCORD_IDS.humanUserId,
+      owner_id: other?.memberIds[0] ?? DISCORD_IDS.humanUserId,
       afk_channel_id: null,
       afk_timeout: 300,
       verification_level: 0,
@@ -157,7 +214,8 @@ export class FakeDiscordGuild {
       explicit_content_filter: 0,
       roles: [
         {
-          id: DISCORD_IDS.everyoneRoleId,
+          // The @everyone role shares its server's id.
+          id: home ? DISCORD_IDS.everyoneRoleId : guildId,
           name: '@everyone',
           color: 0,
           colors: { primary_color: 0, secondary_color: null, tertiary_color: null },
@@ -170,26 +228,31 @@ export class FakeDiscordGuild {
           mentionable: false,
           flags: 0,
         },
-        {
-          id: DISCORD_IDS.teamRoleId,
-          name: 'team',
-          color: 0,
-          colors: { primary_color: 0, secondary_color: null, tertiary_color: null },
-          hoist: false,
-          icon: null,
-          unicode_emoji: null,
-          position: 1,
-          permissions: '0',
-          managed: false,
-          mentionable: true,
-          flags: 0,
-        },
+        // The mentionable role lives in the fake guild only.
+        ...(home
+          ? [
+              {
+                id: DISCORD_IDS.teamRoleId,
+                name: 'team',
+                color: 0,
+                colors: { primary_color: 0, secondary_color: null, tertiary_color: null },
+                hoist: false,
+                icon: null,
+                unicode_emoji: null,
+                position: 1,
+                permissions: '0',
+                managed: false,
+                mentionable: true,
+                flags: 0,
+              },
+            ]
+          : []),
       ],
       emojis: [],
       features: [],
       mfa_level: 0,
       application_id: null,
-      system_channel_id: DISCORD_IDS.generalChannelId,
+      system_channel_id: other?.channelId ?? DISCORD_IDS.generalChannelId,
       system_channel_flags: 0,
       rules_channel_id: null,
       vanity_url_code: null,
@@ -209,9 +272,9 @@ export class FakeDiscordGuild {
       joined_at: '2024-01-03T00:00:00.000Z',
       large: false,
       unavailable: false,
-      member_count: [...this.users.values()].filter((user) => !user.outsider).length,
+      member_count: members.length,
       voice_states: [],
-      members: [...this.users.values()].filter((user) => !user.outsider).map((user) => memberObject(user)),
+      members: members.map((user) => memberObject(user)),
       channels: channels.map((c) => structuredClone(c)),
       threads: activeThreads.map((t) => structuredClone(t)),
       presences: [],
@@ -336,6 +399,7 @@ export class FakeDiscordGuild {
     const thread = threadObject({
       id: message.id,
       parentId: channelId,
+      guildId: this.guildIdOf(channelId)!,
       name: options.name,
       ownerId: options.ownerId,
       type: channelType(parent) === 5 ? 10 : 11,
@@ -355,6 +419,7 @@ export class FakeDiscordGuild {
     const thread = threadObject({
       id: snowflake(),
       parentId: channelId,
+      guildId: this.guildIdOf(channelId)!,
       name: options.name,
       ownerId: options.ownerId,
       type: options.type ?? 11,

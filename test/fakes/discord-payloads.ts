@@ -94,7 +94,7 @@ export interface FakeDiscordUser {
   username: string;
   globalName: string | null;
   bot?: boolean;
-  /** Not a member of the fake guild (someone who can only DM the bot, from another server). */
+  /** Not a member of the fake guild (someone who can only DM the bot, or is in another server only). */
   outsider?: boolean;
 }
 
@@ -162,6 +162,8 @@ export function textChannelObject(options: { id: string; name: string; position:
 export interface ThreadSpec {
   id: string;
   parentId: string;
+  /** The server the parent channel is in (default the fake guild). */
+  guildId?: string;
   name: string;
   ownerId: string;
   /** 11 public (the default), 12 private, 10 announcement. */
@@ -177,7 +179,7 @@ export function threadObject(spec: ThreadSpec): APIThreadChannel {
   return {
     id: spec.id,
     type: spec.type ?? 11,
-    guild_id: DISCORD_IDS.guildId,
+    guild_id: spec.guildId ?? DISCORD_IDS.guildId,
     parent_id: spec.parentId,
     owner_id: spec.ownerId,
     name: spec.name,

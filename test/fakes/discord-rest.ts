@@ -142,6 +142,8 @@ export interface FakeRestOptions {
   dispatch: (t: string, d: unknown) => void;
   /** Echo the bot's own REST actions over the gateway, as Discord does (default true). */
   echoBotActions?: boolean;
+  /** The application's "Public Bot" setting (`bot_public`); Discord creates applications with it on. */
+  botPublic?: boolean;
 }
 
 export class FakeDiscordRest {
@@ -154,8 +156,12 @@ export class FakeDiscordRest {
   /** `<channel>:<nonce>` of messages created with `enforce_nonce`: which message, and when. */
   private readonly enforcedNonces = new Map<string, { messageId: string; at: number }>();
 
+  /** "Public Bot" in the (fake) developer portal; a test may turn it off mid-way. */
+  botPublic: boolean;
+
   constructor(private readonly options: FakeRestOptions) {
     this.guild = options.guild;
+    this.botPublic = options.botPublic ?? true;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -338,7 +344,7 @@ export class FakeDiscordRest {
       tts: body.tts ?? false,
       ...(referenced
         ? {
-            messageReference: { message_id: referenced.id, channel_id: referenced.channel_id, ...(this.guild.guildIdOf(channelId) ? { guild_id: this.guild.id } : {}) },
+            messageReference: { message_id: referenced.id, channel_id: referenced.channel_id, ...optionalGuildId(this.guild.guildIdOf(channelId)) },
             referencedMessage: structuredClone(referenced),
           }
         : {}),
@@ -504,24 +510,24 @@ export class FakeDiscordRest {
       return { status: 200, body: this.guild.dmChannelFor(recipient) };
     },
 
-    'GET /applications/@me': () => ({ status: 200, body: applicationObject(this.guild.botUser) }),
+    'GET /applications/@me': () => ({ status: 200, body: applicationObject(this.guild.botUser, { botPublic: this.botPublic, guilds: this.guild.guildIds.length }) }),
 
     'GET /guilds/:guild': ({ params }) => {
-      if (params.guild !== this.guild.id) throw new DiscordApiError(404, 10004, 'Unknown Guild');
-      const { channels: _c, threads: _t, members: _m, presences: _p, voice_states: _v, ...guild } = this.guild.guildCreatePayload();
+      if (!this.guild.hasGuild(params.guild!)) throw new DiscordApiError(404, 10004, 'Unknown Guild');
+      const { channels: _c, threads: _t, members: _m, presences: _p, voice_states: _v, ...guild } = this.guild.guildCreatePayload(params.guild);
       return { status: 200, body: guild };
     },
 
     'GET /guilds/:guild/members/:user': ({ params }) => {
-      if (params.guild !== this.guild.id) throw new DiscordApiError(404, 10004, 'Unknown Guild');
+      if (!this.guild.hasGuild(params.guild!)) throw new DiscordApiError(404, 10004, 'Unknown Guild');
       const user = this.guild.user(params.user!);
-      if (!user || user.outsider) throw new DiscordApiError(404, 10007, 'Unknown Member');
+      if (!user || !this.guild.isMember(params.guild!, user.id)) throw new DiscordApiError(404, 10007, 'Unknown Member');
       return { status: 200, body: memberObject(user) };
     },
 
     'GET /guilds/:guild/threads/active': ({ params }) => {
-      if (params.guild !== this.guild.id) throw new DiscordApiError(404, 10004, 'Unknown Guild');
-      const threads = this.guild.threads().filter((t) => !t.thread_metadata?.archived);
+      if (!this.guild.hasGuild(params.guild!)) throw new DiscordApiError(404, 10004, 'Unknown Guild');
+      const threads = this.guild.threads(params.guild).filter((t) => !t.thread_metadata?.archived);
       return { status: 200, body: { threads, members: threads.filter((t) => t.member).map((t) => t.member) } };
     },
 
@@ -576,7 +582,7 @@ export class FakeDiscordRest {
 
     'DELETE /channels/:channel/messages/:message': ({ params }) => {
       this.guild.deleteMessage(params.channel!, params.message!);
-      this.echo('MESSAGE_DELETE', { id: params.message, channel_id: params.channel, ...(this.guild.guildIdOf(params.channel!) ? { guild_id: this.guild.id } : {}) });
+      this.echo('MESSAGE_DELETE', { id: params.message, channel_id: params.channel, ...optionalGuildId(this.guild.guildIdOf(params.channel!)) });
       return { status: 204 };
     },
 
@@ -600,7 +606,7 @@ export class FakeDiscordRest {
       if (!thread.member) {
         thread.member = { id: thread.id, user_id: DISCORD_IDS.botUserId, join_timestamp: new Date().toISOString(), flags: 0 as ThreadMemberFlags };
         thread.member_count = (thread.member_count ?? 0) + 1;
-        this.echo('THREAD_MEMBER_UPDATE', { ...thread.member, guild_id: this.guild.id });
+        this.echo('THREAD_MEMBER_UPDATE', { ...thread.member, guild_id: thread.guild_id });
       }
       return { status: 204 };
     },
@@ -663,7 +669,7 @@ export class FakeDiscordRest {
       const message = this.webhookMessage(interaction, request.params.message!);
       if (((message.flags ?? 0) & FLAG.ephemeral) === 0) {
         this.guild.deleteMessage(message.channel_id, message.id);
-        this.echo('MESSAGE_DELETE', { id: message.id, channel_id: message.channel_id, ...(this.guild.guildIdOf(message.channel_id) ? { guild_id: this.guild.id } : {}) });
+        this.echo('MESSAGE_DELETE', { id: message.id, channel_id: message.channel_id, ...optionalGuildId(this.guild.guildIdOf(message.channel_id)) });
       }
       return { status: 204 };
     },
@@ -694,7 +700,7 @@ export class FakeDiscordRest {
   }
 
   private requireGuildId(guildId: string): string {
-    if (guildId !== this.guild.id) throw new DiscordApiError(403, 50001, 'Missing Access');
+    if (!this.guild.hasGuild(guildId)) throw new DiscordApiError(403, 50001, 'Missing Access');
     return guildId;
   }
 
@@ -753,7 +759,16 @@ function commandObject(raw: unknown, scope: string, previous: APIApplicationComm
   };
 }
 
-function applicationObject(bot: FakeDiscordUser): Record<string, unknown> {
+/** `guild_id` when the channel is in a server (a DM's events carry none). */
+function optionalGuildId(guildId: string | undefined): { guild_id?: string } {
+  return guildId ? { guild_id: guildId } : {};
+}
+
+/**
+ * The application as `GET /applications/@me` answers (developers/resources/application.md):
+ * `bot_public` is true for a new application until "Public Bot" is turned off in the portal.
+ */
+function applicationObject(bot: FakeDiscordUser, state: { botPublic: boolean; guilds: number }): Record<string, unknown> {
   return {
     id: DISCORD_IDS.applicationId,
     name: bot.globalName ?? bot.username,
@@ -761,14 +776,14 @@ function applicationObject(bot: FakeDiscordUser): Record<string, unknown> {
     description: '',
     summary: '',
     type: null,
-    bot_public: true,
+    bot_public: state.botPublic,
     bot_require_code_grant: false,
     bot: userObject(bot),
     verify_key: '0'.repeat(64),
     flags: 1 << 19,
     team: null,
     owner: userObject({ id: DISCORD_IDS.humanUserId, username: 'ada', globalName: 'Ada Lovelace' }),
-    approximate_guild_count: 1,
+    approximate_guild_count: state.guilds,
     redirect_uris: [],
     interactions_endpoint_url: null,
     install_params: { scopes: ['bot', 'applications.commands'], permissions: '0' },

@@ -24,7 +24,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApplicationCommandOptionType, type APIApplicationCommandInteractionDataOption, type APIMessage, type APIThreadChannel, type ClientOptions } from 'discord.js';
 import { FakeDiscordGateway, type FakeGatewayOptions } from './discord-gateway.js';
-import { FakeDiscordGuild, isThread, type StoredInteraction } from './discord-guild.js';
+import { FakeDiscordGuild, isThread, type FakeOtherGuild, type FakeOtherGuildSpec, type StoredInteraction } from './discord-guild.js';
 import {
   APP_PERMISSIONS,
   DISCORD_IDS,
@@ -57,6 +57,10 @@ export interface FakeDiscordOptions {
   seedThread?: boolean;
   /** The bot is in the guild (default true). False: a bot nobody invited yet (READY with no guilds). */
   inGuild?: boolean;
+  /** Other servers the bot is in, each with one #general (`guild.otherGuilds` has its id). */
+  otherGuilds?: FakeOtherGuildSpec[];
+  /** The application's "Public Bot" setting, `bot_public` (default true, as Discord creates it). */
+  botPublic?: boolean;
 }
 
 export interface UserMessageOptions {
@@ -86,7 +90,11 @@ export class FakeDiscord {
 
   constructor(options: FakeDiscordOptions = {}) {
     this.token = options.token ?? DISCORD_TOKEN;
-    this.guild = new FakeDiscordGuild({ ...(options.users ? { users: options.users } : {}), seedThread: options.seedThread ?? true });
+    this.guild = new FakeDiscordGuild({
+      ...(options.users ? { users: options.users } : {}),
+      ...(options.otherGuilds ? { otherGuilds: options.otherGuilds } : {}),
+      seedThread: options.seedThread ?? true,
+    });
     this.gateway = new FakeDiscordGateway({
       token: this.token,
       guild: this.guild,
@@ -101,6 +109,7 @@ export class FakeDiscord {
       gatewayUrl: () => this.gateway.url,
       dispatch: (t, d) => void this.gateway.dispatch(t, d),
       echoBotActions: options.echoBotActions ?? true,
+      ...(options.botPublic !== undefined ? { botPublic: options.botPublic } : {}),
     });
   }
 
@@ -171,7 +180,7 @@ export class FakeDiscord {
       mentionRoles: resolved.mentionRoles,
       mentionEveryone: resolved.mentionEveryone,
       ...(repliedTo
-        ? { messageReference: { message_id: repliedTo.id, channel_id: channelId, guild_id: this.guild.id }, referencedMessage: structuredClone(repliedTo) }
+        ? { messageReference: { message_id: repliedTo.id, channel_id: channelId, guild_id: this.guild.guildIdOf(channelId)! }, referencedMessage: structuredClone(repliedTo) }
         : {}),
     });
     this.gateway.dispatch('MESSAGE_CREATE', gatewayMessage(message, this.guild.guildIdOf(channelId), (id) => this.guild.user(id)));
@@ -234,7 +243,8 @@ export class FakeDiscord {
   runSlashCommand(options: { name: string; options?: APIApplicationCommandInteractionDataOption[]; channelId?: string; userId?: string } & InteractionTiming): StoredInteraction {
     const channelId = options.channelId ?? DISCORD_IDS.generalChannelId;
     const interaction = this.newInteraction(2, channelId, options.userId, options.ageMs);
-    const guildCommand = this.guild.commands.get(this.guild.id)?.find((c) => c.name === options.name);
+    const commandGuildId = this.guild.guildIdOf(channelId);
+    const guildCommand = commandGuildId ? this.guild.commands.get(commandGuildId)?.find((c) => c.name === options.name) : undefined;
     const command = guildCommand ?? this.guild.commands.get('global')?.find((c) => c.name === options.name);
     const channel = this.guild.requireChannel(channelId);
     const payload = slashCommandPayload({
@@ -246,7 +256,7 @@ export class FakeDiscord {
       commandId: command?.id ?? snowflake(),
       name: options.name,
       ...(options.options ? { options: options.options } : {}),
-      ...(guildCommand ? { commandGuildId: this.guild.id } : {}),
+      ...(guildCommand && commandGuildId ? { commandGuildId } : {}),
       ...this.resolvedOptions(options.options ?? []),
     });
     this.interactionPayloads.set(interaction.id, payload);
@@ -280,6 +290,13 @@ export class FakeDiscord {
     const thread = this.guild.setThreadState(threadId, state);
     this.gateway.dispatch('THREAD_UPDATE', structuredClone(thread));
     return thread;
+  }
+
+  /** Someone adds the bot to another server while it runs: GUILD_CREATE for it. */
+  joinGuild(spec: FakeOtherGuildSpec): FakeOtherGuild {
+    const guild = this.guild.addOtherGuild(spec);
+    this.gateway.dispatch('GUILD_CREATE', this.guild.guildCreatePayload(spec.id));
+    return guild;
   }
 
   /** THREAD_LIST_SYNC for the guild's active threads (Discord sends it when the bot gains access to channels). */

@@ -146,10 +146,16 @@ describe('an allow-listed command gets a git that ignores the repository’s pro
 describe('in the bubblewrap sandbox too', () => {
   it('allow-listed `git status` does not run the fsmonitor; approved, it does', async () => {
     const bot = await fakeBot();
-    const boxed = createBuiltinTools({ workspaceDir: bot.workspace, shell: { kind: 'sandbox', sandbox: await sandboxFor(bot) } });
+    const sandbox = await sandboxFor(bot);
+    const boxed = createBuiltinTools({ workspaceDir: bot.workspace, shell: { kind: 'sandbox', sandbox } });
     try {
       marker = path.join(bot.workspace, 'fsmonitor-ran');
+      // Made by the test as the bot's user, then handed to the uid a root bot's commands run as
+      // (README): git refuses a repository its user does not own, on either side.
+      const runAs = sandbox.runAs;
+      if (runAs) execFileSync('chown', [`${process.getuid?.()}:${process.getgid?.()}`, bot.workspace]);
       await hostileRepository(bot.workspace, bot.workspace);
+      if (runAs) execFileSync('chown', ['-R', `${runAs.uid}:${runAs.gid}`, bot.workspace]);
 
       const allowListed = session('git status', ['git status'], boxed);
       await collect(allowListed.engine.run('status?'));

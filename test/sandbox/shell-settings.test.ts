@@ -1,10 +1,11 @@
 // The shell's start-up settings (SHELL_ENV, SHELL_READ_PATHS), the environment's PATH, and
 // what the sandbox takes away besides files: capabilities and the kernel's knobs.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { decideShellSandbox, shellEnvironment } from '../../src/sandbox/index.js';
+import { decideRunAs } from '../../src/sandbox/run-as.js';
 import { prepareShell } from '../../src/sandbox/shell-startup.js';
 import { createBuiltinTools } from '../../src/tools/index.js';
 import { fakeBot, type FakeBot } from '../support/sandbox-kit.js';
@@ -21,7 +22,15 @@ const configFor = (env: Record<string, string>) =>
   loadConfig({ STORE_URL: `sqlite://${bot.dir}/data/bot.sqlite`, MCP_CONFIG: path.join(bot.dir, 'mcp.json'), WORKSPACE_DIR: bot.workspace, ...env });
 
 async function run(command: string, readOnlyPaths: string[] = []): Promise<string> {
-  const decision = await decideShellSandbox({ mode: 'bwrap', network: false, workspaceRoot: bot.workspace, botPaths: bot.paths, readOnlyPaths, env: { PATH: '/usr/bin:/bin' } });
+  const decision = await decideShellSandbox({
+    mode: 'bwrap',
+    network: false,
+    workspaceRoot: bot.workspace,
+    botPaths: bot.paths,
+    readOnlyPaths,
+    runAs: decideRunAs(undefined).runAs,
+    env: { PATH: '/usr/bin:/bin' },
+  });
   if (decision.kind !== 'sandbox') throw new Error(decision.message);
   const builtin = createBuiltinTools({ workspaceDir: bot.workspace, shell: { kind: 'sandbox', sandbox: decision.sandbox } });
   try {
@@ -70,5 +79,57 @@ describe('no privileges inside', () => {
     expect(output).toMatch(/CapEff:\s+0+\n/);
     expect(output).toContain('sysrq-refused');
     expect(output).toContain('mount-refused');
+  });
+});
+
+describe('SHELL_RUN_AS and the bounds at start-up', () => {
+  const ROOT = process.getuid?.() === 0;
+
+  it('the start-up line says which uid commands run as and every bound, from the settings', async () => {
+    const shell = await prepareShell(
+      configFor({ SHELL_SANDBOX: 'bwrap', SHELL_MAX_MEMORY_MB: '3072', SHELL_TMP_MB: '128', WORKSPACE_MAX_MB: '500' }),
+      { workingDir: bot.dir, homeDir: bot.home },
+    );
+    expect(shell.shell.kind).toBe('sandbox');
+    expect(shell.message).toContain(ROOT ? 'as uid 65534 (SHELL_RUN_AS; the bot is root)' : `as uid ${process.getuid?.()} (the bot's own)`);
+    expect(shell.message).toMatch(/bounds per command: 1,024 processes, 3,072 MB of memory per process, 128 MB \/tmp, 1,024 MB per file, 500 MB per workspace/);
+  });
+
+  it('a workspace the start creates belongs to the run-as uid; one from before that does not is named, with the chown that hands it over', async () => {
+    const fresh = path.join(path.dirname(bot.dir), 'fresh-workspace');
+    const config = (dir: string) => configFor({ SHELL_SANDBOX: 'bwrap', WORKSPACE_DIR: dir });
+    const created = await prepareShell(config(fresh), { workingDir: bot.dir, homeDir: bot.home });
+    expect((await stat(fresh)).uid).toBe(ROOT ? 65534 : process.getuid?.());
+    expect(created.warn).toBe(false);
+    if (ROOT) {
+      const old = path.join(path.dirname(bot.dir), 'old-workspace');
+      await mkdir(old);
+      const inherited = await prepareShell(config(old), { workingDir: bot.dir, homeDir: bot.home });
+      expect(inherited.warn).toBe(true);
+      expect(inherited.message).toContain(`belongs to uid 0, so commands (uid 65534) cannot write there: hand it over with chown -R 65534:65534 ${old}`);
+    }
+  });
+
+  it('a workspace the run-as uid cannot reach is refused at start with the folder that blocks it', async () => {
+    const closed = path.join(path.dirname(bot.dir), 'closed');
+    await mkdir(path.join(closed, 'workspace'), { recursive: true });
+    await chmod(closed, 0o700);
+    try {
+      const attempt = prepareShell(configFor({ SHELL_SANDBOX: 'bwrap', WORKSPACE_DIR: path.join(closed, 'workspace') }), { workingDir: bot.dir, homeDir: bot.home });
+      if (ROOT) await expect(attempt).rejects.toThrow(/WORKSPACE_DIR \(.*\) cannot be reached by the user commands run as: .*closed \(mode 700, owner uid 0\) may not be entered by uid 65534/);
+      else expect((await attempt).shell.kind).toBe('sandbox');
+    } finally {
+      await rm(closed, { recursive: true, force: true });
+    }
+  });
+
+  it('SHELL_RUN_AS takes uid:gid and never 0; a bot that is not root ignores it, and says so', () => {
+    expect(() => loadConfig({ SHELL_RUN_AS: '0:0' })).toThrow(/SHELL_RUN_AS.*must not be 0/);
+    expect(() => loadConfig({ SHELL_RUN_AS: '1000:0' })).toThrow(/SHELL_RUN_AS.*must not be 0/);
+    expect(() => loadConfig({ SHELL_RUN_AS: 'nobody' })).toThrow(/SHELL_RUN_AS.*uid:gid/);
+    expect(() => loadConfig({ SHELL_MAX_MEMORY_MB: '10' })).toThrow(/SHELL_MAX_MEMORY_MB/);
+    expect(decideRunAs('2000:2000', 0)).toEqual({ runAs: { uid: 2000, gid: 2000 }, uid: 2000 });
+    expect(decideRunAs(undefined, 0)).toEqual({ runAs: { uid: 65534, gid: 65534 }, uid: 65534 });
+    expect(decideRunAs('2000:2000', 1000)).toEqual({ uid: 1000, note: expect.stringContaining('SHELL_RUN_AS is ignored: the bot runs as uid 1000, not root') });
   });
 });

@@ -3,11 +3,12 @@
 // its folder, as the default ./workspace is), the sandbox the core would build for it, and
 // a look at the host's process table that sees through PID namespaces.
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { botPaths, decideShellSandbox, shellEnvironment, type BotPaths, type BwrapSandbox } from '../../src/sandbox/index.js';
 import type { SandboxLimits } from '../../src/sandbox/index.js';
+import { decideRunAs } from '../../src/sandbox/run-as.js';
 
 export const ENV_SECRET = 'envfile-secret-7f3a9c1e5b';
 export const STORE_SECRET = 'store-secret-2d8e4b6a0c';
@@ -23,11 +24,17 @@ export interface FakeBot {
 
 export async function fakeBot(): Promise<FakeBot> {
   const base = await realpath(await mkdtemp(path.join(os.tmpdir(), 'chat-agent-bot-')));
+  // As a bot's folder usually is: others may pass through it (mkdtemp makes it 700), so
+  // commands a root bot runs as another uid can reach the workspace (README, the shell sandbox).
+  await chmod(base, 0o755);
   const dir = path.join(base, 'bot');
   const home = path.join(base, 'home');
   const workspace = path.join(dir, 'workspace');
   await mkdir(path.join(dir, 'data'), { recursive: true });
   await mkdir(workspace);
+  // The workspace a root bot creates belongs to the uid its commands run as.
+  const owner = decideRunAs(undefined).runAs;
+  if (owner) await chown(workspace, owner.uid, owner.gid);
   await mkdir(path.join(home, '.ssh'), { recursive: true });
   await writeFile(path.join(dir, '.env'), `OPENAI_API_KEY=${ENV_SECRET}\n`);
   await writeFile(path.join(dir, 'data', 'bot.sqlite'), STORE_SECRET);
@@ -38,13 +45,15 @@ export async function fakeBot(): Promise<FakeBot> {
 }
 
 /** The sandbox as the core builds it (SHELL_SANDBOX=bwrap: it must work, or the test fails). */
-export async function sandboxFor(bot: FakeBot, options: { network?: boolean; limits?: SandboxLimits } = {}): Promise<BwrapSandbox> {
+export async function sandboxFor(bot: FakeBot, options: { network?: boolean; limits?: Partial<SandboxLimits>; readOnlyPaths?: string[] } = {}): Promise<BwrapSandbox> {
   const decision = await decideShellSandbox({
     mode: 'bwrap',
     network: options.network ?? false,
     workspaceRoot: bot.workspace,
     botPaths: bot.paths,
     limits: options.limits,
+    readOnlyPaths: options.readOnlyPaths,
+    runAs: decideRunAs(undefined).runAs,
     env: shellEnvironment(process.env, { home: bot.workspace }),
   });
   if (decision.kind !== 'sandbox') throw new Error(`expected a sandbox, got ${decision.kind}: ${decision.message}`);

@@ -3,7 +3,7 @@
 // store, and records what the bot showed. The Slack and Discord connectors plug into the
 // same SessionManager calls.
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { clusterKeys, type ClusterKeys } from '../../src/cluster/cluster-keys.js';
@@ -186,6 +186,9 @@ export class TestBot {
 
 export async function tempDir(prefix = 'chat-agent-'): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
+  // mkdtemp makes it 700: a root bot's commands run as another uid and must pass through it
+  // to reach a workspace inside (as they must through a real bot's folder).
+  await chmod(path, 0o755);
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 

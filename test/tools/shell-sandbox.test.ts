@@ -3,7 +3,7 @@
 // installed (.ci/run installs it): these tests never skip.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -160,6 +160,9 @@ describe('the sandbox: granted folders', () => {
     await mkdir(granted, { recursive: true });
     await mkdir(sibling, { recursive: true });
     await writeFile(path.join(sibling, 'private.txt'), 'sibling-content');
+    // A root bot's commands run as another uid: a folder they are to write must be that uid's (README).
+    const owner = sandbox.runAs;
+    if (owner) await chown(granted, owner.uid, owner.gid);
     const box = tools();
     expect((await sh(`ls ${granted} 2>&1`)).output).toMatch(/No such file or directory/);
     box.workspace.grant(granted);

@@ -49,3 +49,13 @@ export async function threadOrder(page: Page): Promise<string[]> {
 export async function waitForCount(locator: Locator, count: number): Promise<void> {
   await locator.nth(count - 1).waitFor();
 }
+
+/**
+ * The address `npm run playground` printed for the person who ran it, token included (the
+ * JSON log line has the address only: the token is kept out of the log).
+ */
+export function printedUrl(stdout: string): string {
+  const url = /^Playground: open (http:\/\/\S+)$/m.exec(stdout)?.[1];
+  if (!url) throw new Error(`no "Playground: open …" line in stdout:\n${stdout.slice(-2000)}`);
+  return url;
+}

@@ -3,7 +3,7 @@
 // playwright-core). Scenarios: a mention and its streamed answer; a write that needs approval,
 // approved from its card, which runs once and updates in place; a reply that steers the
 // running turn; 🛑 during a stalled stream; a restart with an approval pending, then the click
-// in a reloaded page. Everything is on loopback; nothing reaches the internet.
+// in the page opened at the new address. Everything is on loopback; nothing reaches the internet.
 //
 // A screenshot of a thread with a card and its buttons goes to docs/playground.png when
 // UPDATE_SCREENSHOT=1, else to a temporary folder.
@@ -17,6 +17,7 @@ import { BotProcess } from '../support/bot-process.js';
 import { coreTestEnv } from '../support/core-env.js';
 import { tempDir } from '../support/test-connector.js';
 import { freePort } from '../support/loopback-port.js';
+import { printedUrl } from './browser.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -52,9 +53,15 @@ async function setup(env: Record<string, string> = {}) {
   return { dir: dir.path, llm, boot, page };
 }
 
+/** The address printed for the person, token included; the log never has the token. */
 function urlOf(bot: BotProcess): string {
-  const url = bot.startedLine.url;
-  if (typeof url !== 'string') throw new Error(`no url in the start line: ${JSON.stringify(bot.startedLine)}`);
+  const url = printedUrl(bot.stdout);
+  const token = new URLSearchParams(new URL(url).hash.slice(1)).get('token');
+  expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  expect(bot.startedLine.url).toBe(`${new URL(url).origin}/`);
+  const logLines = bot.stdout.split('\n').filter((line) => line.startsWith('{'));
+  expect(logLines.length).toBeGreaterThan(0);
+  expect(logLines.join('\n')).not.toContain(token);
   return url;
 }
 
@@ -150,7 +157,7 @@ describe('the playground in a browser', () => {
     expect(await thread(page).locator('li[data-kind="input"]', { hasText: 'again' }).locator('.mark-dropped').count()).toBe(0);
   });
 
-  it('after a restart with an approval pending, the click in the reloaded page approves and runs the call once', async () => {
+  it('after a restart with an approval pending, the open tab says the token changed; the click in the page at the new address approves and runs the call once', async () => {
     const { dir, llm, boot, page } = await setup({ PLAYGROUND_PORT: String(await freePort()) });
     llm.replyToolCalls([{ id: 'call_restart', name: 'write_file', arguments: { path: 'after-restart.txt', content: 'written once\n' } }]);
     const first = await boot();
@@ -162,9 +169,15 @@ describe('the playground in a browser', () => {
 
     llm.replyText('Written after the restart.');
     const second = await boot();
-    // The same port and token: the page's address still works.
-    expect(urlOf(second)).toBe(url);
-    await page.reload();
+    // The same port, a new token: the open tab says so; the new address works.
+    const again = urlOf(second);
+    expect(new URL(again).origin).toBe(new URL(url).origin);
+    expect(again).not.toBe(url);
+    await page.locator('#connection[data-state="restarted"]').waitFor({ timeout: 30_000 });
+    await page.goto(again);
+    await page.locator('#connection[data-state="live"]').waitFor();
+    // The new address opens the channel; the thread is one click away.
+    await page.locator('#channel-messages li[data-thread] .replies').first().click();
     const card = thread(page).locator('li[data-kind="card"]');
     await card.locator('button[data-choice="once"]').click();
     await thread(page).locator('li[data-kind="answer"]', { hasText: 'Written after the restart.' }).waitFor();

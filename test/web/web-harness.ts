@@ -1,10 +1,12 @@
 // The playground against fakes, in process: the real core (store on a SQLite file in a
 // temporary folder, the real OpenAI provider against FakeOpenAI) and the real WebConnector on
-// a random loopback port. Scenarios act as the page does (HTTP with the token) and read what
-// it would draw from the live stream, parsed as a browser's EventSource parses it.
+// a random loopback port. Scenarios act as the page does (HTTP with the token in an
+// Authorization header) and read what it would draw from the live stream, parsed as the
+// page parses it.
 import { WebConnector } from '../../connectors/web/web-connector.js';
 import { loadConfig } from '../../src/config.js';
 import { startCore, type Core } from '../../src/core.js';
+import { SecretMasker } from '../../src/secrets/index.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { coreTestEnv } from '../support/core-env.js';
 import { memoryLogger, waitFor } from '../support/engine-kit.js';
@@ -19,10 +21,15 @@ export interface WebBot {
   llm: FakeOpenAI;
   core: Core;
   connector: WebConnector;
+  /** The access token of this start (from the printed address's fragment). */
   token: string;
   origin: string;
+  /** The address the playground prints, token included. */
+  url: string;
   dir: string;
   logs: ReturnType<typeof memoryLogger>;
+  /** What tool results are masked with (the access token included). */
+  secrets: SecretMasker;
   /** POST an action as the page does; `token: null` sends none. */
   act(path: string, body: unknown, options?: { token?: string | null }): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Open the live stream; events accumulate in `events` until `close`. */
@@ -37,12 +44,15 @@ export async function bootWebBot(options: { env?: Record<string, string>; dir?: 
   const llm = options.llm ?? (await new FakeOpenAI().start());
   const logs = memoryLogger();
   const config = loadConfig({ ...coreTestEnv(dir, llm), PERMISSION_MODE: 'interactive', ...options.env });
-  const core = await startCore(config, { logger: logs });
-  const token = 'test-token-0123456789';
-  const connector = await WebConnector.create({ config, core, logger: logs, token });
+  // As main.ts does: one masker for the core's tools and the connector, which adds its token.
+  const secrets = new SecretMasker();
+  const core = await startCore(config, { logger: logs, secrets });
+  const connector = await WebConnector.create({ config, core, logger: logs, secrets });
   await core.recover();
   await connector.start();
   const origin = `http://127.0.0.1:${connector.port}`;
+  const url = connector.url;
+  const token = new URLSearchParams(new URL(url).hash.slice(1)).get('token') ?? '';
   const streams: LiveStream[] = [];
   return {
     llm,
@@ -50,19 +60,21 @@ export async function bootWebBot(options: { env?: Record<string, string>; dir?: 
     connector,
     token,
     origin,
+    url,
     dir,
     logs,
+    secrets,
     async act(path, body, o = {}) {
       const given = o.token === undefined ? token : o.token;
       const response = await fetch(`${origin}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(given === null ? {} : { 'x-playground-token': given }) },
+        headers: { 'content-type': 'application/json', ...(given === null ? {} : { authorization: `Bearer ${given}` }) },
         body: JSON.stringify(body),
       });
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
     async stream() {
-      const live = await LiveStream.open(`${origin}/api/events?token=${encodeURIComponent(token)}`);
+      const live = await LiveStream.open(`${origin}/api/events`, token);
       streams.push(live);
       return live;
     },
@@ -78,14 +90,14 @@ export async function bootWebBot(options: { env?: Record<string, string>; dir?: 
   };
 }
 
-/** An SSE connection read the way EventSource reads one: `event:` and `data:` lines, a blank line ends an event. */
+/** An SSE connection read the way the page reads one: `event:` and `data:` lines, a blank line ends an event. */
 export class LiveStream {
   readonly events: StreamEvent[] = [];
   private readonly controller = new AbortController();
 
-  static async open(url: string): Promise<LiveStream> {
+  static async open(url: string, token: string): Promise<LiveStream> {
     const live = new LiveStream();
-    const response = await fetch(url, { signal: live.controller.signal });
+    const response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: live.controller.signal });
     if (response.status !== 200 || !response.body) throw new Error(`the live stream answered ${response.status}`);
     void live.read(response.body);
     await waitFor(() => live.events.length > 0, 5_000);

@@ -2,12 +2,15 @@
 // count), the open thread on the right. It draws what the live stream says (a snapshot first,
 // then every change) and sends what the person does: a message, a reply, a click, 🛑, Retry.
 //
-// The access token is in the page's URL; every request sends it (the stream in its query, the
-// actions in a header). The open thread is in the URL's hash, so a reload reopens it.
+// The access token comes in the printed address's fragment and is held by this tab alone
+// (access-token.js); every request sends it in a header, the live stream too (live-stream.js).
+// The open thread is in the URL's hash, so a reload reopens it.
 //
 // Private answers ("only visible to you") are the page's alone: kept here, never stored, and
 // drawn where they belong in time, right after what they answer, not below everything.
-/* global window, document, location, history, EventSource, fetch, CSS, HTMLTextAreaElement, HTMLFormElement, HTMLButtonElement */
+/* global window, document, location, history, fetch, CSS, HTMLTextAreaElement, HTMLFormElement, HTMLButtonElement, CustomEvent */
+import { forgetToken, reloadOnNewToken, takeToken, withToken } from './access-token.js';
+import { LiveStream } from './live-stream.js';
 import { element, fillAnswer, fullViewDialog, messageElement, whisperElement } from './render.js';
 
 /** @typedef {import('./render.js').PageThread} PageThread */
@@ -16,7 +19,7 @@ import { element, fillAnswer, fullViewDialog, messageElement, whisperElement } f
 /** @typedef {import('./render.js').Actions} Actions */
 /** @typedef {{ text: string, at: number }} Whisper */
 
-const token = new URLSearchParams(location.search).get('token') ?? '';
+const token = takeToken();
 
 /** @type {Map<string, PageThread>} */
 const threads = new Map();
@@ -83,7 +86,7 @@ function byId(id) {
 /**
  * Listen to one kind of event on the stream, its JSON data handed over parsed.
  * @template T
- * @param {EventSource} stream
+ * @param {LiveStream} stream
  * @param {string} name
  * @param {(data: T) => void} handle
  */
@@ -103,26 +106,29 @@ function parseJson(text) {
 }
 
 function connect() {
-  const stream = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
-  let failures = 0;
-  stream.addEventListener('open', () => {
-    failures = 0;
-    setConnection('live', 'live');
-  });
-  stream.addEventListener('error', () => {
-    // Closed for good: something answered at this address, but not with our live stream (another
-    // program took the port, or a playground with another token). The browser will not retry.
-    if (stream.readyState === EventSource.CLOSED) {
+  if (!token) {
+    setConnection('no-token', 'This page needs the playground\'s access token: open the address the playground printed in its terminal (it ends in #token=…).');
+    return;
+  }
+  const stream = new LiveStream('/api/events', token);
+  stream.addEventListener('open', () => setConnection('live', 'live'));
+  stream.addEventListener('down', (event) => {
+    const { reason, failures } = /** @type {CustomEvent<import('./live-stream.js').StreamDown>} */ (event).detail;
+    if (reason === 'refused') {
+      // The playground answers here, but not to this token: it was restarted and made a new one.
+      forgetToken();
+      setConnection('restarted', 'The playground was restarted and has a new access token. Open the new address it printed in its terminal (…/#token=…).');
+    } else if (reason === 'moved') {
+      // Something answered at this address, but not with our live stream: another program took the port.
       setConnection('moved', 'The playground no longer answers at this address: it was restarted at another one. Open the address it printed in its terminal.');
-      return;
+    } else {
+      setConnection(
+        'reconnecting',
+        failures < FAILURES_BEFORE_ADVICE
+          ? 'reconnecting…'
+          : 'reconnecting… The playground is not running at this address. If you restarted it, open the address it printed in its terminal.',
+      );
     }
-    failures += 1;
-    setConnection(
-      'reconnecting',
-      failures < FAILURES_BEFORE_ADVICE
-        ? 'reconnecting…'
-        : 'reconnecting… The playground is not running at this address. If you restarted it, open the address it printed in its terminal.',
-    );
   });
   on(stream, 'snapshot', /** @param {{ user: Person, bot: Person, threads: PageThread[], demo: boolean }} snapshot */ (snapshot) => {
     people.user = snapshot.user;
@@ -182,6 +188,7 @@ function connect() {
   on(stream, 'whisper', /** @param {{ threadId?: string, text: string, at: number }} whisper */ (whisper) => {
     showWhisper(whisper.text, whisper.threadId, whisper.at);
   });
+  stream.start();
 }
 
 /**
@@ -363,7 +370,7 @@ async function send(path, body) {
   try {
     const response = await fetch(path, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-playground-token': token },
+      headers: withToken(token, { 'content-type': 'application/json' }),
       body: JSON.stringify(body),
     });
     const answer = /** @type {{ ok: boolean, message?: string, thread?: string, status?: string }} */ (parseJson(await response.text()));
@@ -386,7 +393,7 @@ async function openFullView(itemId) {
   try {
     const response = await fetch('/api/full-view', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-playground-token': token },
+      headers: withToken(token, { 'content-type': 'application/json' }),
       body: JSON.stringify({ item: itemId }),
     });
     const answer = /** @type {{ ok: boolean, message?: string, view?: import('./render.js').FullView, proof?: string }} */ (parseJson(await response.text()));
@@ -446,4 +453,5 @@ stopButton.addEventListener('click', () => {
 });
 byId('thread-close').addEventListener('click', () => openThread(undefined));
 window.addEventListener('hashchange', () => drawThread());
+reloadOnNewToken();
 connect();

@@ -1,0 +1,175 @@
+// The sandbox of a bot that runs as root (this machine and CI do), tried as a hostile member
+// would (issue 20): nothing a command does reaches the host's kernel settings, and each
+// bound (processes, memory, /tmp, the workspace's disk) ends what passes it with words for the
+// model, while the session's next command works. Through run_shell and the file tools, as
+// an approved call runs them, with real bwrap: these tests never skip.
+import { chmod, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BwrapSandbox } from '../../src/sandbox/index.js';
+import { DEFAULT_RUN_AS } from '../../src/sandbox/run-as.js';
+import { createBuiltinTools, type BuiltinTools } from '../../src/tools/index.js';
+import { fakeBot, sandboxFor, type FakeBot } from '../support/sandbox-kit.js';
+
+const MB = 1024 * 1024;
+const ROOT = process.getuid?.() === 0;
+
+let bot: FakeBot;
+let builtin: BuiltinTools | undefined;
+beforeAll(async () => {
+  bot = await fakeBot();
+});
+afterAll(async () => {
+  await bot.cleanup();
+});
+afterEach(async () => {
+  await builtin?.dispose();
+  builtin = undefined;
+});
+
+function tools(sandbox: BwrapSandbox, options: { workspaceMaxBytes?: number; quotaCheckMs?: number } = {}): BuiltinTools {
+  builtin = createBuiltinTools({ workspaceDir: bot.workspace, shell: { kind: 'sandbox', sandbox }, ...options });
+  return builtin;
+}
+
+type Answer = { exitCode: unknown; output: string; note?: string };
+
+async function call(box: BuiltinTools, name: string, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const tool = box.tools.find((candidate) => candidate.name === name)!;
+  return (await tool.execute(input, { signal: new AbortController().signal, toolCallId: 'call', sessionId: 'session' })) as Record<string, unknown>;
+}
+
+async function sh(box: BuiltinTools, command: string): Promise<Answer> {
+  const result = await call(box, 'run_shell', { command });
+  return { exitCode: result.exitCode, output: String(result.output), note: typeof result.note === 'string' ? result.note : undefined };
+}
+
+describe('a root bot: no host-wide setting can be changed from a command', () => {
+  it('commands run as the unprivileged run-as uid, not root', async () => {
+    const box = tools(await sandboxFor(bot));
+    const { output } = await sh(box, 'id -u');
+    expect(Number(output.trim())).toBe(ROOT ? DEFAULT_RUN_AS.uid : process.getuid?.());
+    expect(Number(output.trim())).not.toBe(0);
+  });
+
+  it('writing the current value back to core_pattern and printk_ratelimit fails; /proc/sysrq-trigger is not writable', async () => {
+    const box = tools(await sandboxFor(bot));
+    const before = { core: await readFile('/proc/sys/kernel/core_pattern', 'utf8'), printk: await readFile('/proc/sys/kernel/printk_ratelimit', 'utf8') };
+    // The same value, never a new one: before the fix this succeeded and changed nothing.
+    const writeBack = (file: string) => `v=$(cat ${file}); printf '%s\\n' "$v" > ${file} && echo "${path.basename(file)}: written" || echo "${path.basename(file)}: refused"`;
+    const { output } = await sh(
+      box,
+      [writeBack('/proc/sys/kernel/core_pattern'), writeBack('/proc/sys/kernel/printk_ratelimit'), 'test -w /proc/sysrq-trigger && echo sysrq: writable || echo sysrq: not writable', 'test -w /proc/sys/kernel/core_pattern && echo sys: writable || echo sys: not writable'].join('; '),
+    );
+    expect(output).toContain('core_pattern: refused');
+    expect(output).toContain('printk_ratelimit: refused');
+    expect(output).toContain('sysrq: not writable');
+    expect(output).toContain('sys: not writable');
+    expect(await readFile('/proc/sys/kernel/core_pattern', 'utf8')).toBe(before.core);
+    expect(await readFile('/proc/sys/kernel/printk_ratelimit', 'utf8')).toBe(before.printk);
+  });
+});
+
+describe('a root bot: the bounds of one command', () => {
+  it('2,000 forks fail past the process cap', async () => {
+    const box = tools(await sandboxFor(bot, { limits: { maxProcesses: 40 } }));
+    // perl's fork fails at once with EAGAIN (bash would retry with a back-off); children wait, then end with the command.
+    const { output } = await sh(
+      box,
+      `perl -e 'my ($ok, $failed) = (0, 0); for (1..2000) { my $pid = fork; if (!defined $pid) { $failed++; next } if ($pid == 0) { sleep 30; exit 0 } $ok++ } print "ok $ok failed $failed\\n"'`,
+    );
+    const counts = /ok (\d+) failed (\d+)/.exec(output);
+    expect(counts, output).not.toBeNull();
+    expect(Number(counts![1])).toBeLessThan(40);
+    expect(Number(counts![2])).toBeGreaterThan(1_960);
+  });
+
+  it('a command allocating past the memory cap is ended with the cap named; the next command works', async () => {
+    const box = tools(await sandboxFor(bot, { limits: { maxMemoryBytes: 256 * MB } }));
+    const result = await sh(box, `python3 -c 'b = bytearray(512 * 1024 * 1024); print("allocated", len(b))'`);
+    expect(result.output).not.toContain('allocated');
+    expect(result.output).toContain('MemoryError');
+    expect(result.exitCode).not.toBe(0);
+    expect(result.note).toMatch(/memory running out: the memory cap allows each process at most 256 MB of address space \(SHELL_MAX_MEMORY_MB\)/);
+    expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
+  });
+
+  it('/tmp and /dev/shm hold no more than their size; /dev itself takes nothing', async () => {
+    const box = tools(await sandboxFor(bot, { limits: { tmpBytes: 1 * MB } }));
+    const result = await sh(box, 'head -c 3000000 /dev/zero > /tmp/big; echo "tmp $?"; head -c 3000000 /dev/zero > /dev/shm/big; echo "shm $?"; touch /dev/planted; echo "dev $?"; echo fine > /dev/null && echo null-ok');
+    expect(result.output).toMatch(/No space left on device/);
+    expect(result.output).toMatch(/tmp [1-9]/);
+    expect(result.output).toMatch(/shm [1-9]/);
+    expect(result.output).toMatch(/dev [1-9]/);
+    expect(result.output).toContain('null-ok');
+    expect(result.note).toMatch(/\/tmp \(and \/dev\/shm\) holds at most 1\.00 MB \(SHELL_TMP_MB\)/);
+  });
+});
+
+describe('a root bot: the workspace\'s cap on disk (WORKSPACE_MAX_MB)', () => {
+  it('a command past the cap is ended, the next is refused and so is write_file, until files are deleted', async () => {
+    const box = tools(await sandboxFor(bot), { workspaceMaxBytes: 1 * MB, quotaCheckMs: 50 });
+    // Many files, each smaller than what is left: only the walk while it runs can catch it.
+    const filling = await sh(box, 'mkdir -p fill && for i in $(seq 1 40); do head -c 100000 /dev/zero > fill/f$i || break; done; sleep 10; echo not-stopped');
+    expect(filling.output).not.toContain('not-stopped');
+    expect(filling.note).toMatch(/ended: the workspace passed its cap of 1\.00 MB \(WORKSPACE_MAX_MB\)/);
+
+    const refused = await sh(box, 'echo more > more.txt');
+    expect(refused.exitCode).toBeNull();
+    expect(refused.note).toMatch(/not started: the workspace holds .* MB, past its cap of 1\.00 MB \(WORKSPACE_MAX_MB\); delete files/);
+    await expect(call(box, 'write_file', { path: 'note.txt', content: 'x' })).rejects.toThrow(/refused: writing .* past its cap of 1\.00 MB \(WORKSPACE_MAX_MB\); delete files/);
+
+    // Deleting is what the words ask for, and it is let through.
+    expect(await sh(box, 'rm -rf fill')).toMatchObject({ exitCode: 0 });
+    expect(await sh(box, 'echo more > more.txt && cat more.txt')).toMatchObject({ exitCode: 0, output: 'more\n' });
+    expect(await call(box, 'write_file', { path: 'note.txt', content: 'x' })).toMatchObject({ bytesWritten: 1 });
+    await sh(box, 'rm -f more.txt note.txt');
+  });
+
+  it('one file may not be larger than what is left of the cap, and the note says so', async () => {
+    const box = tools(await sandboxFor(bot), { workspaceMaxBytes: 1 * MB });
+    expect(await call(box, 'write_file', { path: 'half.bin', content: 'h'.repeat(600_000) })).toMatchObject({ bytesWritten: 600_000 });
+    const result = await sh(box, 'head -c 600000 /dev/zero > rest.bin; echo "status $?"');
+    expect(result.output).toMatch(/File size limit exceeded/);
+    expect(result.note).toMatch(/a file stopped at what was left of the workspace's cap \(0\.\d+ MB, WORKSPACE_MAX_MB\)/);
+    expect((await stat(path.join(bot.workspace, 'rest.bin'))).size).toBeLessThan(1 * MB - 600_000);
+    await expect(call(box, 'write_file', { path: 'more.bin', content: 'm'.repeat(500_000) })).rejects.toThrow(/past its cap of 1\.00 MB/);
+    await sh(box, 'rm -f half.bin rest.bin');
+  });
+});
+
+describe('a root bot: the workspace belongs to the uid commands run as', () => {
+  it('a file write_file made (in a new folder) a command can change, and edit_file can change what a command made', async () => {
+    const box = tools(await sandboxFor(bot));
+    await call(box, 'write_file', { path: 'made/by-tool.txt', content: 'from the tool\n' });
+    expect(await sh(box, 'echo from the command >> made/by-tool.txt && touch made/beside && echo > made/by-command.txt && echo ok')).toMatchObject({ exitCode: 0, output: 'ok\n' });
+    await call(box, 'edit_file', { path: 'made/by-command.txt', old: '\n', new: 'edited\n' });
+    expect(await readFile(path.join(bot.workspace, 'made/by-tool.txt'), 'utf8')).toBe('from the tool\nfrom the command\n');
+    expect(await readFile(path.join(bot.workspace, 'made/by-command.txt'), 'utf8')).toBe('edited\n');
+    if (ROOT) expect((await stat(path.join(bot.workspace, 'made'))).uid).toBe(DEFAULT_RUN_AS.uid);
+    await sh(box, 'rm -rf made');
+  });
+});
+
+describe('the commands\' PATH inside the sandbox', () => {
+  it('holds only system folders and SHELL_READ_PATHS programs, not the host\'s other entries', async () => {
+    const toolchain = path.join(path.dirname(bot.dir), 'toolchain');
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await mkdir(path.join(toolchain, 'bin'), { recursive: true });
+    await writeFile(path.join(toolchain, 'bin', 'hello-tool'), '#!/bin/sh\necho hello from the toolchain\n');
+    await chmod(path.join(toolchain, 'bin', 'hello-tool'), 0o755);
+    const hostPath = process.env.PATH;
+    process.env.PATH = `/opt/host-only/bin:/root/.cargo/bin:/root/.pyenv/shims:${hostPath ?? ''}`;
+    try {
+      const box = tools(await sandboxFor(bot, { readOnlyPaths: [toolchain] }));
+      const { output } = await sh(box, 'echo "$PATH"; hello-tool');
+      const entries = output.split('\n')[0]!.split(':');
+      const allowed = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin', path.join(toolchain, 'bin')];
+      for (const entry of entries) expect(allowed, `PATH entry ${entry}`).toContain(entry);
+      expect(entries).toContain('/usr/bin');
+      expect(output).toContain('hello from the toolchain');
+    } finally {
+      process.env.PATH = hostPath;
+    }
+  });
+});
