@@ -8,7 +8,7 @@ import { FakeOpenAI } from '../fakes/openai-server.js';
 import { BotProcess } from '../support/bot-process.js';
 import { coreTestEnv } from '../support/core-env.js';
 import { tempDir } from '../support/test-connector.js';
-import { answerWith, launchChromium, mention, thread } from './browser.js';
+import { answerWith, launchChromium, mention, printedUrl, thread } from './browser.js';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -34,8 +34,8 @@ describe('Show all in the playground', () => {
     llm.replyText('Ran it.');
     const bot = await BotProcess.start({ ...coreTestEnv(dir.path, llm), PERMISSION_MODE: 'interactive' }, dir.path, 20_000, { waitFor: 'playground' });
     cleanups.push(() => bot.kill());
-    const url = bot.startedLine.url;
-    if (typeof url !== 'string') throw new Error(`no url in the start line: ${JSON.stringify(bot.startedLine)}`);
+    // The address printed for the person, its token in the fragment (the log line has none).
+    const url = printedUrl(bot.stdout);
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     cleanups.push(() => page.close());
     await page.goto(url);
