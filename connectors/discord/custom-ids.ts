@@ -6,6 +6,10 @@
 //   p:<item id>#<index>    the same, for a choice too long to fit (a question's option): the
 //                          click handler reads the item's choices from the store
 //   r:<session id>         Retry / Continue: run the thread's last request again
+//   v:<item id>            Show all: every character of a long call, in a private message
+//                          that carries the approve buttons (shared/approval-view.ts)
+//   f:<item id>:<choice>   answer a prompt from that private message (the click handler also
+//                          checks the message it came from is the bot's private one)
 import { z } from 'zod';
 
 export const CUSTOM_ID_MAX = 100;
@@ -13,7 +17,9 @@ export const CUSTOM_ID_MAX = 100;
 export type ButtonAction =
   | { kind: 'prompt'; item: string; choice: string }
   | { kind: 'prompt_index'; item: string; index: number }
-  | { kind: 'retry'; session: string };
+  | { kind: 'retry'; session: string }
+  | { kind: 'show_all'; item: string }
+  | { kind: 'full_prompt'; item: string; choice: string };
 
 /** The custom id of a prompt's button, or undefined when even the short form would not fit. */
 export function promptCustomId(itemId: string, choice: string, index: number): string | undefined {
@@ -28,6 +34,18 @@ export function retryCustomId(sessionId: string): string | undefined {
   return id.length <= CUSTOM_ID_MAX ? id : undefined;
 }
 
+/** The custom id of a card's Show all button, or undefined when it would not fit. */
+export function showAllCustomId(itemId: string): string | undefined {
+  const id = `v:${itemId}`;
+  return id.length <= CUSTOM_ID_MAX ? id : undefined;
+}
+
+/** The custom id of a button in the Show all message (approval choices are short: no index form). */
+export function fullPromptCustomId(itemId: string, choice: string): string | undefined {
+  const id = `f:${itemId}:${choice}`;
+  return id.length <= CUSTOM_ID_MAX ? id : undefined;
+}
+
 const ItemId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
 
 /** The action a clicked button's custom id names, or undefined for one that is not ours. */
@@ -35,6 +53,14 @@ export function readCustomId(customId: string): ButtonAction | undefined {
   if (customId.startsWith('r:')) {
     const session = customId.slice(2);
     return session ? { kind: 'retry', session } : undefined;
+  }
+  if (customId.startsWith('v:')) {
+    const item = customId.slice(2);
+    return ItemId.safeParse(item).success ? { kind: 'show_all', item } : undefined;
+  }
+  if (customId.startsWith('f:')) {
+    const [item, choice] = [customId.slice(2, customId.indexOf(':', 2)), customId.slice(customId.indexOf(':', 2) + 1)];
+    return customId.indexOf(':', 2) > 2 && ItemId.safeParse(item).success && choice ? { kind: 'full_prompt', item, choice } : undefined;
   }
   if (!customId.startsWith('p:')) return undefined;
   const rest = customId.slice(2);

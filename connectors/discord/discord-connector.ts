@@ -53,6 +53,8 @@ import { DiscordOutbound, safeContent } from './outbound.js';
 import { DiscordGateway, GATEWAY_LEASE, restOptions, type DiscordStartInfo } from './discord-gateway.js';
 import { HomeGuilds } from './home-guilds.js';
 import { runSlashCommand } from './slash-commands.js';
+import { fromPrivateMessage, showAllPrivately, type ShowAllDeps } from './show-all.js';
+import { discordCardHoldsAll } from './thread-messages.js';
 
 export { INTENTS, INVITE_PERMISSIONS, PARTIALS, type DiscordGatewayInfo, type DiscordStandbyInfo, type DiscordStartInfo } from './discord-gateway.js';
 
@@ -338,10 +340,21 @@ export class DiscordConnector {
     const { core } = this.options;
     if (!action) return say('That button is not one I recognise.');
     if (action.kind === 'retry') return this.onRetryClick(interaction, action.session, say);
-    let choice: string | undefined = action.kind === 'prompt' ? action.choice : undefined;
+    if (action.kind === 'show_all') return showAllPrivately(this.showAllDeps(), interaction, action.item, say);
+    let choice: string | undefined = action.kind === 'prompt' || action.kind === 'full_prompt' ? action.choice : undefined;
     if (action.kind === 'prompt_index') choice = (await core.store.getItem(action.item))?.choices[action.index];
     if (choice === undefined) return say('That answer is not one this prompt offers.');
-    await answerPromptClick(core, (session) => this.presenterFor(session), { item: action.item, choice, userId }, say);
+    // From Show all's private message (its custom id says so, and Discord says the message is ephemeral): the full view.
+    const fullViewOf = action.kind === 'full_prompt' && fromPrivateMessage(interaction) ? (await core.store.getItem(action.item))?.toolCallId : undefined;
+    await answerPromptClick(core, (session) => this.presenterFor(session), { item: action.item, choice, userId }, say, {
+      ...(fullViewOf ? { fullViewOf } : {}),
+      cardHoldsAll: (_call, view) => discordCardHoldsAll(view),
+    });
+  }
+
+  private showAllDeps(): ShowAllDeps {
+    const { core, logger, config } = this.options;
+    return { store: core.store, logger, cardText: (sessionId, toolCallId) => this.threads.get(sessionId)?.presenter.fullTextOf(toolCallId), grantScope: config.GRANT_SCOPE };
   }
 
   private async onRetryClick(interaction: ButtonInteraction, sessionId: string, say: (text: string) => Promise<void>): Promise<void> {

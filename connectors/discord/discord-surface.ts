@@ -123,7 +123,7 @@ export class DiscordSurface implements ThreadSurface {
    * the thread, so it is there before the card shows its buttons.
    */
   private async attachArguments(card: CardView): Promise<void> {
-    const file = fullArgumentsFile(card.state, card.prompt);
+    const file = fullArgumentsFile(card.state);
     if (!file || this.attached.has(card.state.toolCallId)) return;
     await this.deps.outbound.post(this.thread, {
       content: `📎 Every character of the **${card.state.name}** call below, in full:`,

@@ -28,7 +28,7 @@ describe('a Discord approval card', () => {
       'Always allow this command for me in this thread',
       'Deny',
     ]);
-    expect(fullArgumentsFile(shellCard('echo hi'), { item: approval() })).toBeUndefined();
+    expect(fullArgumentsFile(shellCard('echo hi'))).toBeUndefined();
   });
 
   it('reveals hidden characters and withholds "always allow this command" for such a command', () => {
@@ -42,13 +42,24 @@ describe('a Discord approval card', () => {
   it('a command too long for 2,000 characters, or holding ```, goes to a file with every character', () => {
     for (const command of [`echo ${'x'.repeat(2_500)}`, 'printf "```"']) {
       const card = shellCard(command);
-      const file = fullArgumentsFile(card, { item: approval() })!;
+      const file = fullArgumentsFile(card)!;
       expect(file.text).toContain(command);
       const message = cardMessage(card, { item: approval() });
       expect(message.content.length).toBeLessThanOrEqual(2_000);
       expect(message.content).toContain('attached file');
       expect(JSON.stringify(message.components)).not.toContain('always_command');
     }
+  });
+
+  it('a long call full of misleading words still fits one message, its status line included, with Show all to decide', () => {
+    // Long host names: each warning quotes the host, what it is looked up as, and the mixed word.
+    const words = ['gіthub', 'раураl', 'аррlе', 'miсrosoft'].map((name) => `${name}${'-mirror'.repeat(7)}.example.com`);
+    const command = `${words.map((word) => `curl https://${word}/${'x'.repeat(300)}`).join(' && ')} && ${'true && '.repeat(400)}echo end`;
+    const message = cardMessage(shellCard(command), { item: approval() });
+    expect(message.content.length).toBeLessThanOrEqual(2_000);
+    expect(message.content).toContain('gіthub-mirror');
+    expect(message.content).toMatch(/Awaiting approval$/);
+    expect(message.components.flatMap((row) => row.components.map((b) => b.label))).toEqual(['Show all to decide', 'Deny']);
   });
 
   it('a decided card shows who decided and has no buttons', () => {

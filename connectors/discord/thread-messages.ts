@@ -4,22 +4,34 @@
 // this file says it within Discord's limits: 2,000 characters of content, 5 buttons a row,
 // 5 rows, 80 characters a label, 100 a custom id (custom-ids.ts).
 //
-// See what you approve (DESIGN.md §8b): a call's arguments are on the card in full, in code
-// blocks with hidden characters revealed (visible-text.ts), when they fit in the message;
-// otherwise in full in an attached text file (`fullArgumentsFile`) that is posted before the
-// card shows its buttons. A part that holds ``` cannot sit in a code block without changing
-// what is drawn, so it always goes to the file too.
+// See what you approve (DESIGN.md §8b): what is shown, flagged and offered is the shared rule's
+// (shared/approval-view.ts). A call's arguments are on the card in full, in code blocks, when
+// they fit its budget; otherwise in full in an attached text file (`fullArgumentsFile`) posted
+// before the card, and the card's approve buttons are replaced by "Show all to decide", which
+// answers privately (ephemeral) with every character and the approve buttons
+// (`fullViewMessage`). A part that holds ``` cannot sit in a code block without changing what
+// is drawn, so it always goes to the file too.
 import { displayNote, formatDuration, phaseIcon, phaseLabel, restartNote, truncateForDisplay, type ToolCardState } from '../shared/index.js';
+import type { InboxItem } from '../../src/engine/index.js';
+import { approvalView, approvesInFullView, offeredChoices, type ApprovalView, type ShownPart } from '../shared/approval-view.js';
+import type { CallText } from '../shared/call-arguments.js';
 import type { CardPrompt, NoteAction, ThreadNote } from '../shared/thread-surface.js';
 import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
-import { invisibleWarning, revealInvisible } from '../shared/visible-text.js';
-import { promptCustomId, retryCustomId } from './custom-ids.js';
+import { revealInvisible } from '../shared/visible-text.js';
+import { fullPromptCustomId, promptCustomId, retryCustomId, showAllCustomId } from './custom-ids.js';
 import { MESSAGE_LIMIT, type ApiActionRow, type ApiButton } from './outbound.js';
 
 const PREVIEW_LIMIT = 500;
 const LABEL_MAX = 80;
 const ROW_SIZE = 5;
 const MAX_ROWS = 5;
+/**
+ * The most a card's argument text (warnings, labels and code blocks) may take: the rest of the
+ * card (name, why I ask, where it runs, status) fits in the 2,000 characters beside it.
+ */
+const ARGUMENTS_BUDGET = 1_400;
+/** The most the warnings take on a card whose arguments are in a file. */
+const WARNINGS_BUDGET = 900;
 
 export interface CardMessage {
   content: string;
@@ -31,43 +43,103 @@ export interface ArgumentsFile {
   text: string;
 }
 
-/** The call's arguments shown inline, or undefined when they go to a file (or there are none). */
-function inlineArguments(card: ToolCardState): { text: string } | undefined {
+/** The warnings of a view, one line each, as Discord shows them. */
+function warningLines(view: ApprovalView): string[] {
+  return view.warnings.map((warning) => `⚠️ ${warning}`);
+}
+
+/** The warnings within a share of a message (the file beside it repeats them in full). */
+function cappedWarnings(view: ApprovalView): string[] {
+  const lines = warningLines(view);
+  return lines.length === 0 ? [] : [truncateForDisplay(lines.join('\n'), WARNINGS_BUDGET)];
+}
+
+function codeParts(parts: readonly ShownPart[]): string[] {
+  return parts.map((part) => `**${part.label}**\n\`\`\`\n${part.text}\n\`\`\``);
+}
+
+/** Whether a Discord card holds every character of the call shown as `view`: the click handler checks a card's click against it too. */
+export function discordCardHoldsAll(view: ApprovalView): boolean {
+  if (view.lossy || view.card.some((part) => part.text.includes('```'))) return false;
+  return [...warningLines(view), ...codeParts(view.card)].join('\n').length <= ARGUMENTS_BUDGET;
+}
+
+/** The call's arguments shown inline (with their warnings), or only the warnings when they go to a file; undefined for a call with none. */
+function inlineArguments(card: ToolCardState): { text: string; view: ApprovalView; inFull: boolean } | undefined {
   const parts = card.fullArguments;
   if (!parts) return undefined;
-  const shown = parts.map((part) => ({ part, visible: revealInvisible(part.text) }));
-  if (shown.some(({ visible }) => visible.text.includes('```'))) return undefined;
-  const hidden = [...new Set(shown.flatMap(({ visible }) => visible.hidden))];
-  const lines = shown.map(({ part, visible }) => `**${part.label}**\n\`\`\`\n${visible.text}\n\`\`\``);
-  if (hidden.length > 0) lines.unshift(`⚠️ ${invisibleWarning(hidden)}`);
-  return { text: lines.join('\n') };
+  const view = approvalView(parts, card.command);
+  const inFull = discordCardHoldsAll(view);
+  const lines = inFull
+    ? [...warningLines(view), ...codeParts(view.card)]
+    : [...cappedWarnings(view), '📎 The call is too long for this card: every character of it is in the attached file above. Read it before you decide.'];
+  return { text: lines.join('\n'), view, inFull };
+}
+
+/** Every character of a call as text: hidden ones revealed, blank runs counted, warnings at the top. */
+function fullText(name: string, view: ApprovalView): string {
+  const header = [`${name} — every character of the call's arguments`, ...view.warnings];
+  const body = view.full.map((part) => `===== ${part.label} (${part.length} characters) =====\n${part.text}`);
+  return `${[...header, '', ...body].join('\n')}\n`;
 }
 
 /**
  * The full arguments as a text file, when the card cannot hold them: every character, hidden
  * ones revealed as ⟨U+…⟩ and listed at the top. Undefined when the card holds them itself.
  */
-export function fullArgumentsFile(card: ToolCardState, prompt?: CardPrompt): ArgumentsFile | undefined {
-  const parts = card.fullArguments;
-  if (!parts) return undefined;
+export function fullArgumentsFile(card: ToolCardState): ArgumentsFile | undefined {
   const inline = inlineArguments(card);
-  if (inline && cardContent(card, prompt, inline.text).length <= MESSAGE_LIMIT) return undefined;
-  const shown = parts.map((part) => ({ part, visible: revealInvisible(part.text) }));
-  const hidden = [...new Set(shown.flatMap(({ visible }) => visible.hidden))];
-  const header = [`${card.name} — every character of the call's arguments`, ...(hidden.length > 0 ? [invisibleWarning(hidden)] : [])];
-  const body = shown.map(({ part, visible }) => `===== ${part.label} (${part.text.length} characters) =====\n${visible.text}`);
-  return { name: `${safeName(card.name)}-${safeName(card.toolCallId)}-arguments.txt`, text: `${[...header, '', ...body].join('\n')}\n` };
+  if (!inline || inline.inFull) return undefined;
+  return { name: argumentsFileName(card.name, card.toolCallId), text: fullText(card.name, inline.view) };
+}
+
+function argumentsFileName(name: string, toolCallId: string): string {
+  return `${safeName(name)}-${safeName(toolCallId)}-arguments.txt`;
 }
 
 /** A tool call's card: its text and, while a prompt waits, its buttons. */
 export function cardMessage(card: ToolCardState, prompt?: CardPrompt): CardMessage {
   const inline = inlineArguments(card);
-  let content = inline ? cardContent(card, prompt, inline.text) : undefined;
-  if (!content || content.length > MESSAGE_LIMIT) {
-    content = cardContent(card, prompt, card.fullArguments ? '📎 The call is too long for this card: every character of it is in the attached file above. Read it before you decide.' : undefined);
-  }
+  const content = cardContent(card, prompt, inline?.text);
   const pending = prompt?.item.state === 'pending';
-  return { content: fit(content), components: pending && prompt ? promptRows(card, prompt) : [] };
+  return { content: fit(content), components: pending && prompt ? promptRows(card, prompt, inline) : [] };
+}
+
+/**
+ * The private answer to "Show all to decide": every character of the call (in the message when
+ * it fits, else in an attached file), its warnings, and the buttons the full view offers.
+ */
+export function fullViewMessage(call: CallText, item: InboxItem, grantScope?: CardPrompt['grantScope']): CardMessage & { files?: ArgumentsFile[] } {
+  const view = approvalView(call.parts, item.command);
+  const head = `🔍 **${call.name}**: every character of this call, as the tool would receive it.`;
+  const inline = [head, ...warningLines(view), ...codeParts(view.full)].join('\n');
+  const fits = inline.length <= MESSAGE_LIMIT && !view.full.some((part) => part.text.includes('```'));
+  const buttons: ApiButton[] = [];
+  if (item.state === 'pending') {
+    const offered = new Set(offeredChoices(item, view, { cardHoldsAll: false, fullView: true }));
+    for (const [choice, label, style] of decideWords(call.name, grantScope)) {
+      const customId = fullPromptCustomId(item.id, choice);
+      if (offered.has(choice) && item.choices.includes(choice) && customId) buttons.push({ type: 2, style, label: label.slice(0, LABEL_MAX), custom_id: customId });
+    }
+  }
+  if (fits) return { content: inline, components: rows(buttons) };
+  const content = [head, ...cappedWarnings(view), '📎 Every character is in the attached file. Read it before you decide.'].join('\n');
+  return { content: fit(content), components: rows(buttons), files: [{ name: argumentsFileName(call.name, item.toolCallId), text: fullText(call.name, view) }] };
+}
+
+/** Every approving or refusing choice's words and style, in the order buttons are shown. */
+function decideWords(name: string, scope: CardPrompt['grantScope']): [string, string, ApiButton['style']][] {
+  return [
+    ['once', 'Approve', 3],
+    ['always_tool', alwaysLabel(name, 'me', scope, LABEL_MAX), 2],
+    ['always_tool_all', alwaysLabel(name, 'everyone', scope, LABEL_MAX), 2],
+    ['always_command', alwaysLabel('this command', 'me', scope, LABEL_MAX), 2],
+    ['always_command_all', alwaysLabel('this command', 'everyone', scope, LABEL_MAX), 2],
+    ['approve', 'Approve plan', 3],
+    ['grant', 'Grant access', 3],
+    ['deny', 'Deny', 4],
+    ['reject', 'Reject', 4],
+  ];
 }
 
 function cardContent(card: ToolCardState, prompt: CardPrompt | undefined, argumentsText: string | undefined): string {
@@ -95,7 +167,7 @@ function cardContent(card: ToolCardState, prompt: CardPrompt | undefined, argume
 
 
 
-function promptRows(card: ToolCardState, prompt: CardPrompt): ApiActionRow[] {
+function promptRows(card: ToolCardState, prompt: CardPrompt, inline: ReturnType<typeof inlineArguments>): ApiActionRow[] {
   const { item } = prompt;
   const buttons: ApiButton[] = [];
   const button = (label: string, choice: string, style: ApiButton['style'] = 2): void => {
@@ -103,31 +175,17 @@ function promptRows(card: ToolCardState, prompt: CardPrompt): ApiActionRow[] {
     const customId = promptCustomId(item.id, choice, index < 0 ? 0 : index);
     if (customId) buttons.push({ type: 2, style, label: label.slice(0, LABEL_MAX) || '…', custom_id: customId });
   };
-  // Every character is visible (on the card or in the attached file), so every choice the
-  // item offers may be offered; "always allow this command" only when the command is on the
-  // card itself with nothing hidden, as in Slack.
-  const commandInFull =
-    card.command !== undefined && inlineArguments(card) !== undefined && fullArgumentsFile(card, prompt) === undefined && revealInvisible(card.command).hidden.length === 0;
-  switch (item.kind) {
-    case 'approval':
-      button('Approve', 'once', 3);
-      if (item.choices.includes('always_tool')) button(alwaysLabel(card.name, 'me', prompt.grantScope, LABEL_MAX), 'always_tool');
-      if (item.choices.includes('always_tool_all')) button(alwaysLabel(card.name, 'everyone', prompt.grantScope, LABEL_MAX), 'always_tool_all');
-      if (commandInFull && item.choices.includes('always_command')) button(alwaysLabel('this command', 'me', prompt.grantScope, LABEL_MAX), 'always_command');
-      if (commandInFull && item.choices.includes('always_command_all')) button(alwaysLabel('this command', 'everyone', prompt.grantScope, LABEL_MAX), 'always_command_all');
-      button('Deny', 'deny', 4);
-      break;
-    case 'question':
-      for (const option of item.choices.slice(0, ROW_SIZE * MAX_ROWS)) button(option, option, 1);
-      break;
-    case 'plan':
-      button('Approve plan', 'approve', 3);
-      button('Reject', 'reject', 4);
-      break;
-    case 'directory':
-      button('Grant access', 'grant', 3);
-      button('Deny', 'deny', 4);
-      break;
+  if (item.kind === 'question') {
+    for (const option of item.choices.slice(0, ROW_SIZE * MAX_ROWS)) button(option, option, 1);
+    return rows(buttons);
+  }
+  // What the shared rule lets a card offer (approval-view.ts); what it keeps for the full view
+  // is reached through "Show all to decide".
+  const offered = new Set(inline ? offeredChoices(item, inline.view, { cardHoldsAll: inline.inFull, fullView: false }) : item.choices);
+  const showAll = inline !== undefined && approvesInFullView(item, inline.view, inline.inFull) ? showAllCustomId(item.id) : undefined;
+  if (showAll) buttons.push({ type: 2, style: 1, label: 'Show all to decide', custom_id: showAll });
+  for (const [choice, label, style] of decideWords(card.name, prompt.grantScope)) {
+    if (offered.has(choice) && item.choices.includes(choice)) button(label, choice, style);
   }
   return rows(buttons);
 }

@@ -6,8 +6,8 @@
 //
 // The idea to hold: nothing here is cut, reflowed or unescaped inside a value. What a part
 // holds is exactly what the tool receives, so an approval covers what was seen. How much of
-// it fits where (a card, a modal, a Discord message) is each platform's business; making
-// invisible characters visible is visible-text.ts's.
+// it fits where (a card, a modal, a Discord message) is each platform's business; how it is
+// shown to an approver (hidden characters, blank runs, misleading words) is approval-view.ts's.
 
 /** One named piece of a call's arguments, in full. */
 export interface ArgumentPart {

@@ -2,6 +2,7 @@
 // on, fence-safe splitting, markdown conversion, delta coalescing, tool-card state, the usage
 // footer and the mass-mention rule. A re-export list and nothing else: each concept lives in
 // the module named for it.
+export { approvalView, approvesInFullView, choiceRefusal, offeredChoices, type ApprovalView, type ChoicePlace, type ShownPart } from './approval-view.js';
 export { MIN_SPLIT_LIMIT, splitMarkdown, splitMarkdownPieces, withoutFenceRepair, type MarkdownPiece } from './chunk-markdown.js';
 export { DeltaCoalescer, type DeltaCoalescerOptions } from './delta-coalescer.js';
 export { escapeSlackText, toSlackMrkdwn } from './markdown-format.js';

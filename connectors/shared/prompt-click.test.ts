@@ -9,12 +9,12 @@ describe('a prompt click', () => {
     const down = new Error('not connected to Redis at 127.0.0.1:6379 (reconnecting); nothing was sent');
     const core = {
       manager: { resolve: () => Promise.reject(down) },
-      store: { getSession: () => Promise.resolve(undefined) },
+      store: { getSession: () => Promise.resolve(undefined), getItem: () => Promise.resolve(undefined) },
     } as unknown as Pick<Core, 'manager' | 'store'>;
     const said: string[] = [];
     const click = answerPromptClick(core, () => {
       throw new Error('no presenter is needed');
-    }, { item: 'item-1', choice: 'once', userId: 'U1' }, async (text) => void said.push(text));
+    }, { item: 'item-1', choice: 'once', userId: 'U1' }, async (text) => void said.push(text), { cardHoldsAll: () => true });
     await expect(click).rejects.toBe(down);
     expect(said).toEqual([CLICK_NOT_RECORDED]);
   });

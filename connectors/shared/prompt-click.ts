@@ -1,19 +1,40 @@
 // A click on a prompt's button, the same on every platform: the session layer resolves it
 // (who may answer is checked there); the card shows the decision; a refusal, a stale card
 // or an unknown choice is told to the clicker alone (`say` is the platform's private answer).
+//
+// Before that, the click is held to what its place offers (approval-view.ts): a choice its
+// card or full view does not show (an "always" for flagged text, an Approve on a card that
+// holds only part of the call) is refused here, on the server, since a forged click can name
+// any choice the item has.
 import type { Core } from '../../src/core.js';
 import type { SessionRecord } from '../../src/store/session-store.js';
+import type { CallText } from './call-arguments.js';
+import { approvalView, choiceRefusal, NOT_ALL_ON_CARD, type ApprovalView } from './approval-view.js';
+import { storedCallText } from './stored-call-text.js';
 import type { ThreadPresenter } from './thread-presenter.js';
 
 /** What a clicker reads when the click could not be recorded. */
 export const CLICK_NOT_RECORDED = 'I could not record that answer: the bot cannot reach its store right now. Click again in a moment.';
+
+/** Where a click came from, as the platform knows it (never from what the click says of itself alone). */
+export interface ClickPlace {
+  /** The tool call whose full view (Slack's modal, Discord's Show all message, the playground's expanded view) was clicked; undefined for a card. */
+  fullViewOf?: string;
+  /** Whether this platform's card holds every character of the call (its own measure). */
+  cardHoldsAll(call: CallText, view: ApprovalView): boolean;
+  /** Whether the full view holds every character (Slack's modal has a size); always, when not given. */
+  fullViewHoldsAll?(call: CallText): boolean;
+}
 
 export async function answerPromptClick(
   core: Pick<Core, 'manager' | 'store'>,
   presenterFor: (session: SessionRecord) => ThreadPresenter,
   click: { item: string; choice: string; userId: string },
   say: (text: string) => Promise<void>,
+  place: ClickPlace,
 ): Promise<void> {
+  const refusal = await placeRefusal(core, presenterFor, click, place);
+  if (refusal) return say(refusal);
   let result: Awaited<ReturnType<typeof core.manager.resolve>>;
   try {
     result = await core.manager.resolve(click.item, { choice: click.choice }, click.userId);
@@ -40,4 +61,26 @@ export async function answerPromptClick(
     case 'invalid_choice':
       return say('That answer is not one this prompt offers.');
   }
+}
+
+/** Why the click's place does not offer its choice, or undefined when it does (or there is no call text to judge). */
+async function placeRefusal(
+  core: Pick<Core, 'store'>,
+  presenterFor: (session: SessionRecord) => ThreadPresenter,
+  click: { item: string; choice: string },
+  place: ClickPlace,
+): Promise<string | undefined> {
+  const item = await core.store.getItem(click.item);
+  if (!item || item.kind === 'question' || item.state !== 'pending') return undefined;
+  const record = await core.store.getSession(item.sessionId);
+  if (!record) return undefined;
+  const call = presenterFor(record).fullTextOf(item.toolCallId) ?? (await storedCallText(core.store, item.sessionId, item.toolCallId));
+  if (!call) return undefined;
+  const view = approvalView(call.parts, item.command);
+  const claimed = place.fullViewOf !== undefined && place.fullViewOf === item.toolCallId;
+  const fullView = claimed && (place.fullViewHoldsAll?.(call) ?? true);
+  const refusal = choiceRefusal(click.choice, view, { cardHoldsAll: place.cardHoldsAll(call, view), fullView });
+  // From a full view that could show only part of it: no view here shows it all.
+  if (refusal === NOT_ALL_ON_CARD && claimed) return 'This call is too long to be shown in full here, so it cannot be approved here: deny it, or reply in the thread to ask for something smaller.';
+  return refusal;
 }

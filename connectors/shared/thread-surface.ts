@@ -13,8 +13,9 @@
 //   source of truth, the thread its rendering). Swallow only what is not a failure on your
 //   platform (Slack's `already_reacted`, say).
 // - Text in the models below is as the model, a tool or a person wrote it: escape it for
-//   your markup, reveal hidden characters where an approver reads it (visible-text.ts), and
-//   let nothing you post mass-mention (mentions.ts).
+//   your markup, show what an approver reads as the shared rule says (approval-view.ts:
+//   hidden characters revealed, blank runs counted, misleading words flagged, which choices
+//   the card or the full view may offer), and let nothing you post mass-mention (mentions.ts).
 // - Message ids are yours (Slack: a ts; Discord: a snowflake). The presenter only hands
 //   them back to you and records them under `messageKey`.
 import type { InboxItem } from '../../src/engine/index.js';

@@ -18,9 +18,9 @@
  */
 const HIDDEN = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Cs}\p{Co}\p{Cn}]/gu;
 
-/** A revealed character as the reader sees it: ⟨U+202E⟩. */
-const MARK = /⟨U\+[0-9A-F]{4,6}⟩/y;
-const MARK_MAX_LENGTH = '⟨U+10FFFF⟩'.length;
+/** A mark the reader sees as one thing: a revealed character, ⟨U+202E⟩, or a counted run of blanks, ⟨1,200 spaces⟩ (blank-runs.ts). */
+const MARK = /⟨[^⟨⟩\n]{1,300}⟩/y;
+const MARK_MAX_LENGTH = 302;
 
 export interface VisibleText {
   /** The text with every hidden character replaced by its ⟨U+XXXX⟩ mark. */
@@ -49,7 +49,7 @@ export function invisibleWarning(hidden: readonly string[], max = 6): string {
 
 /**
  * `index` moved back, if needed, so that cutting `text` there splits neither a surrogate pair
- * nor a ⟨U+XXXX⟩ mark: a cut mark would read as text the model wrote.
+ * nor a ⟨…⟩ mark (⟨U+XXXX⟩, ⟨1,200 spaces⟩): a cut mark would read as text the model wrote.
  */
 export function safeCutIndex(text: string, index: number): number {
   let cut = Math.max(0, Math.min(index, text.length));

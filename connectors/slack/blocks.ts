@@ -11,6 +11,7 @@ import type { CardPrompt, NoteAction, ThreadNote } from '../shared/thread-surfac
 import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
 import { revealInvisible } from '../shared/visible-text.js';
 import { encodeValue, promptActionId, RETRY_ACTION } from './actions.js';
+import { offeredChoices } from '../shared/approval-view.js';
 import { approvalText, type ApprovalText } from './approval-card.js';
 import { mrkdwn, plain, type SlackBlock } from './block-kit.js';
 
@@ -46,7 +47,7 @@ export function toolCardText(card: ToolCardState): string {
 export function toolCardBlocks(card: ToolCardState, prompt?: CardPrompt): SlackBlock[] {
   const pending = prompt?.item.state === 'pending';
   // A call that needs a decision shows its arguments in full below; the one-line summary would only repeat a part of them.
-  const approval = approvalText(card, pending);
+  const approval = approvalText(card, prompt);
   const summary = approval || !card.argsSummary ? '' : ` ${inlineCode(revealInvisible(card.argsSummary).text)}`;
   const blocks: SlackBlock[] = [{ type: 'section', text: mrkdwn(`${PHASE_ICON[card.phase]} *${escape(card.name)}*${summary}`) }];
   if (card.phase === 'awaiting_approval' && card.approvalReason) blocks.push({ type: 'context', elements: [mrkdwn(`Why I ask: ${escape(card.approvalReason)}`)] });
@@ -102,27 +103,30 @@ function promptButtons(card: ToolCardState, prompt: CardPrompt, approval: Approv
     ...(style ? { style } : {}),
   });
   const elements: unknown[] = [];
+  // On the card: only what the shared rule lets a card offer (approval-view.ts). A call the card
+  // cannot hold in full is approved in the Show all modal; a call too long for the modal, nowhere.
+  const offered = new Set(approval ? offeredChoices(item, approval.view, { cardHoldsAll: approval.inFull, fullView: false }) : []);
+  const offer = (text: string, choice: string, style?: 'primary' | 'danger'): void => {
+    if (offered.has(choice) && (approval?.approvable ?? false)) elements.push(button(text, choice, style));
+  };
   switch (item.kind) {
     case 'approval':
-      if (approval?.approvable) {
-        elements.push(button('Approve', 'once', 'primary'), button(alwaysLabel(card.name, 'me', prompt.grantScope, BUTTON_TEXT_MAX), 'always_tool'));
-        if (item.choices.includes('always_tool_all')) elements.push(button(alwaysLabel(card.name, 'everyone', prompt.grantScope, BUTTON_TEXT_MAX), 'always_tool_all'));
-      }
-      if (approval?.approvable && approval.commandInFull && item.choices.includes('always_command')) {
-        elements.push(button(alwaysLabel('this command', 'me', prompt.grantScope, BUTTON_TEXT_MAX), 'always_command'));
-        if (item.choices.includes('always_command_all')) elements.push(button(alwaysLabel('this command', 'everyone', prompt.grantScope, BUTTON_TEXT_MAX), 'always_command_all'));
-      }
+      offer('Approve', 'once', 'primary');
+      offer(alwaysLabel(card.name, 'me', prompt.grantScope, BUTTON_TEXT_MAX), 'always_tool');
+      offer(alwaysLabel(card.name, 'everyone', prompt.grantScope, BUTTON_TEXT_MAX), 'always_tool_all');
+      offer(alwaysLabel('this command', 'me', prompt.grantScope, BUTTON_TEXT_MAX), 'always_command');
+      offer(alwaysLabel('this command', 'everyone', prompt.grantScope, BUTTON_TEXT_MAX), 'always_command_all');
       elements.push(button('Deny', 'deny', 'danger'));
       break;
     case 'question':
       for (const option of item.choices.slice(0, 24)) elements.push(button(option, option));
       break;
     case 'plan':
-      if (approval?.approvable) elements.push(button('Approve plan', 'approve', 'primary'));
+      offer('Approve plan', 'approve', 'primary');
       elements.push(button('Reject', 'reject', 'danger'));
       break;
     case 'directory':
-      if (approval?.approvable) elements.push(button('Grant access', 'grant', 'primary'));
+      offer('Grant access', 'grant', 'primary');
       elements.push(button('Deny', 'deny', 'danger'));
       break;
   }

@@ -166,8 +166,10 @@ const ButtonClickBody = z.object({
   user: z.object({ id: SlackId }),
   // At least one: Slack sends the clicked button first (and, for a block_actions, only it).
   actions: z.tuple([ButtonAction], ButtonAction),
-  container: z.object({ channel_id: SlackId.optional(), message_ts: SlackTs.optional() }).optional(),
+  container: z.object({ type: z.string().optional(), channel_id: SlackId.optional(), message_ts: SlackTs.optional() }).optional(),
   message: z.object({ text: z.string().optional(), blocks: z.array(z.unknown()).optional() }).optional(),
+  /** A click in a modal: the view it was made in, as the bot opened it (its callback id and private metadata). */
+  view: z.object({ callback_id: z.string().optional(), private_metadata: z.string().optional() }).optional(),
   /** Where a private answer goes; Bolt's `respond` exists only when the body has one. */
   response_url: z.string().min(1).optional(),
 });

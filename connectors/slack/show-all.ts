@@ -9,7 +9,9 @@
 //
 // Who may open it: anyone Slack lets click the card, that is anyone who can see the thread.
 // The modal shows the arguments of a call already posted in that thread, and opens only for
-// the person who clicked (views.open with their trigger_id); approving stays with the approvers.
+// the person who clicked (views.open with their trigger_id). While the call waits, the modal
+// carries the approve buttons (approval-modal.ts); who may approve is still the session
+// layer's to judge when one is clicked.
 //
 // The trigger_id is good for 3 seconds: the listener acknowledges first, and nothing slow
 // stands between the click and views.open (one stored reference, at worst one transcript).
@@ -29,6 +31,8 @@ export interface ShowAllDeps {
   logger: EngineLogger;
   /** The full text a live thread presenter holds for a card's call, if it has it. */
   cardText(sessionId: string, toolCallId: string): CallText | undefined;
+  /** GRANT_SCOPE, for the words of the modal's "always" buttons. */
+  grantScope?: 'thread' | 'channel';
 }
 
 /** The parts of a block_actions payload a Show all click needs. */
@@ -50,8 +54,12 @@ export async function showAll(deps: ShowAllDeps, click: unknown, say: (text: str
   if (!ref?.toolCallId || ref.toolCallId !== value.call) return say('I no longer have this call (the thread may have been forgotten).');
   const call = deps.cardText(ref.sessionId, ref.toolCallId) ?? (await storedCallText(deps.store, ref.sessionId, ref.toolCallId));
   if (!call) return say('I no longer have this call (the thread may have been forgotten).');
+  const [record, itemId] = await Promise.all([deps.store.getSession(ref.sessionId), deps.store.itemIdForCall(ref.sessionId, ref.toolCallId)]);
+  const item = itemId ? await deps.store.getItem(itemId) : undefined;
+  const prompt = item?.state === 'pending' && item.kind !== 'question' ? { item, ...(deps.grantScope ? { grantScope: deps.grantScope } : {}) } : undefined;
+  const where = { call: ref.toolCallId, channel: container.channel_id, thread: record?.key.thread ?? container.message_ts };
   try {
-    await deps.client.views.open({ trigger_id: triggerId, view: fullTextView(call).view as ModalView });
+    await deps.client.views.open({ trigger_id: triggerId, view: fullTextView(call, where, prompt).view as ModalView });
   } catch (error) {
     deps.logger.warn({ err: error, sessionId: ref.sessionId, toolCallId: ref.toolCallId }, 'could not open the Show all modal');
     const reason = (error as { data?: { error?: string } }).data?.error;

@@ -22,6 +22,8 @@ import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
+import { slackCardHoldsAll } from './approval-card.js';
+import { fitsInModal, fullTextModalOf } from './approval-modal.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
 import type { StreamingSupport } from './answer-stream.js';
@@ -185,7 +187,13 @@ export class SlackConnector {
   /** What a Show all click needs: the live presenters' card text first, the store after a restart. */
   private showAllDeps(): Parameters<typeof showAll>[0] {
     const { store } = this.options.core;
-    return { client: this.app.client, store, logger: this.options.logger, cardText: (sessionId, toolCallId) => this.presenters.get(sessionId)?.fullTextOf(toolCallId) };
+    return {
+      client: this.app.client,
+      store,
+      logger: this.options.logger,
+      cardText: (sessionId, toolCallId) => this.presenters.get(sessionId)?.fullTextOf(toolCallId),
+      grantScope: this.options.config.GRANT_SCOPE,
+    };
   }
 
   /**
@@ -243,13 +251,16 @@ export class SlackConnector {
       if (!click) return;
       const userId = click.user.id;
       const [{ action_id: actionId, value }] = click.actions;
+      const modal = fullTextModalOf(click);
       const say = async (text: string) => {
+        // A click in a modal has no response_url: its private answer goes to the card's thread.
+        if (modal) return this.whisper(modal.channel, userId, modal.thread, text);
         if (!click.response_url) return logger.warn({ actionId }, 'a click came without a response_url: its answer is not shown');
         await respond({ response_type: 'ephemeral', replace_original: false, text }).catch((error: unknown) =>
           logger.warn({ err: error }, 'could not answer a click privately'),
         );
       };
-      if (actionId.startsWith(PROMPT_ACTION)) await this.onPromptClick(decodeValue(PromptValueSchema, value), userId, say);
+      if (actionId.startsWith(PROMPT_ACTION)) await this.onPromptClick(decodeValue(PromptValueSchema, value), userId, say, modal?.call);
       else if (actionId === RETRY_ACTION) await this.onRetryClick(decodeValue(SessionValueSchema, value), userId, click, say);
       else if (actionId === SHOW_ALL_ACTION) await showAll(this.showAllDeps(), body, say);
     });
@@ -316,9 +327,15 @@ export class SlackConnector {
     if (result.status === 'refused') await this.whisper(channel, userId, record?.key.thread ?? ts, result.reason);
   }
 
-  private async onPromptClick(value: { item: string; choice: string } | undefined, userId: string, say: (text: string) => Promise<void>): Promise<void> {
+  /** `fullViewOf`: the call whose Show all modal the click was made in (undefined for a click on a card). */
+  private async onPromptClick(value: { item: string; choice: string } | undefined, userId: string, say: (text: string) => Promise<void>, fullViewOf?: string): Promise<void> {
     if (!value) return say('That button is not one I recognise.');
-    await answerPromptClick(this.options.core, (session) => this.presenterFor(session), { item: value.item, choice: value.choice, userId }, say);
+    await answerPromptClick(this.options.core, (session) => this.presenterFor(session), { item: value.item, choice: value.choice, userId }, say, {
+      ...(fullViewOf ? { fullViewOf } : {}),
+      cardHoldsAll: (_call, view) => slackCardHoldsAll(view),
+      // A call too long for a modal shows there only in part: it cannot be approved from Slack.
+      fullViewHoldsAll: (call) => fitsInModal(call),
+    });
   }
 
   private async onRetryClick(

@@ -3,19 +3,29 @@
 // in with textContent. Words and choices are the other platforms' (card-words.ts, tool-card.ts),
 // so a card reads the same in Slack, Discord and here.
 //
-// See what you approve (DESIGN.md §8b): a web page has no message limit, so every character of
-// a call an approval covers is on the card, hidden characters revealed (⟨U+202E⟩) with a
-// warning; "Always allow this command" is offered only when the command holds nothing hidden,
-// as in Slack.
+// See what you approve (DESIGN.md §8b): what is shown, flagged and offered is the shared rule's
+// (shared/approval-view.ts), as in Slack and Discord. A card holds as much as its argument box
+// shows without scrolling (`webCardHoldsAll`); a longer call shows its start and end, and its
+// approve buttons are in the expanded view "Show all to decide" opens (`fullViewModel`, asked
+// of the server, which then takes an approval of that call from that view only).
 import { z } from 'zod';
+import type { InboxItem } from '../../src/engine/index.js';
+import { approvalView, approvesInFullView, offeredChoices, type ApprovalView, type ShownPart } from '../shared/approval-view.js';
+import type { CallText } from '../shared/call-arguments.js';
 import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
 import { displayNote, formatDuration, phaseIcon, phaseLabel, restartNote } from '../shared/tool-card.js';
 import type { CardPrompt, CardView, NoteAction, ThreadNote } from '../shared/thread-surface.js';
 import { truncateForDisplay } from '../shared/truncate.js';
-import { invisibleWarning, revealInvisible } from '../shared/visible-text.js';
+import { glimpse, revealInvisible } from '../shared/visible-text.js';
 
 /** A result preview longer than this is cut (the model got the whole result; the card is a glimpse). */
 const RESULT_PREVIEW_LIMIT = 1_000;
+/** What a card's argument box shows without scrolling (style.css: wrapped, 360 px high). */
+const CARD_CHARACTERS = 1_500;
+const CARD_LINES = 18;
+/** A glimpse of a longer part: this much of its start and of its end. */
+const GLIMPSE_HEAD = 600;
+const GLIMPSE_TAIL = 300;
 
 const ButtonSchema = z.object({ label: z.string(), choice: z.string(), style: z.enum(['primary', 'danger', 'default']) });
 export type CardButton = z.infer<typeof ButtonSchema>;
@@ -33,8 +43,13 @@ export const CardModelSchema = z.object({
   notes: z.array(z.string()),
   question: z.string().optional(),
   plan: z.string().optional(),
-  /** Every character the approval covers. */
-  parts: z.array(z.object({ label: z.string(), text: z.string() })),
+  /**
+   * What the approval covers: every character, or (`omitted` set) the start in `text` and the
+   * end in `tail` of a part too long for the card, with how many characters lie between.
+   */
+  parts: z.array(z.object({ label: z.string(), text: z.string(), omitted: z.number().optional(), tail: z.string().optional() })),
+  /** The card does not hold every character: its approve buttons are in the view Show all opens. */
+  showAll: z.boolean().optional(),
   result: z.string().optional(),
   /** The inbox item the buttons answer, while it waits. */
   itemId: z.string().optional(),
@@ -50,12 +65,19 @@ export function withNames(text: string, nameOf: NameOf): string {
   return text.replace(/<@([A-Za-z0-9._:@-]+)>/g, (_whole, id: string) => `@${nameOf(id)}`);
 }
 
+/** Whether the page's card holds every character of the call shown as `view`: the click handler checks a card's click against it too. */
+export function webCardHoldsAll(view: ApprovalView): boolean {
+  if (view.lossy) return false;
+  const text = view.card.map((part) => part.text).join('\n');
+  return text.length <= CARD_CHARACTERS && text.split('\n').length <= CARD_LINES;
+}
+
 export function cardModel(view: CardView, nameOf: NameOf): CardModel {
   const { state, prompt } = view;
-  const shown = (state.fullArguments ?? []).map((part) => ({ label: part.label, visible: revealInvisible(part.text) }));
-  const hidden = [...new Set(shown.flatMap(({ visible }) => visible.hidden))];
+  const shown = state.fullArguments ? approvalView(state.fullArguments, state.command) : undefined;
+  const holdsAll = shown ? webCardHoldsAll(shown) : true;
   const notes: string[] = [];
-  if (hidden.length > 0) notes.push(`⚠️ ${invisibleWarning(hidden)}`);
+  for (const warning of shown?.warnings ?? []) notes.push(`⚠️ ${warning}`);
   if (state.phase === 'awaiting_approval' && state.approvalReason) notes.push(`Why I ask: ${state.approvalReason}`);
   if (state.phase === 'awaiting_approval' && state.confinement) notes.push(`Runs ${state.confinement}`);
   const display = displayNote(state.display);
@@ -73,49 +95,73 @@ export function cardModel(view: CardView, nameOf: NameOf): CardModel {
     name: state.name,
     phase: state.phase,
     icon: phaseIcon(state.phase),
-    summary: shown.length > 0 ? '' : revealInvisible(state.argsSummary).text,
+    summary: shown ? '' : revealInvisible(state.argsSummary).text,
     status: status.join(' · '),
     notes,
     ...(prompt?.question ? { question: prompt.question } : {}),
-    ...(prompt?.plan && shown.length === 0 ? { plan: prompt.plan } : {}),
-    parts: shown.map(({ label, visible }) => ({ label, text: visible.text })),
+    ...(prompt?.plan && !shown ? { plan: prompt.plan } : {}),
+    parts: (shown?.card ?? []).map((part) => (holdsAll ? { label: part.label, text: part.text } : glimpsed(part))),
+    ...(shown && !holdsAll ? { showAll: true } : {}),
     ...(finished && state.resultPreview ? { result: truncateForDisplay(state.resultPreview, RESULT_PREVIEW_LIMIT) } : {}),
     ...(pending && prompt ? { itemId: prompt.item.id } : {}),
-    buttons: pending && prompt ? promptButtons(view, prompt) : [],
+    buttons: pending && prompt ? promptButtons(view, prompt, shown, holdsAll) : [],
   };
 }
 
-/** The buttons of a waiting prompt: exactly the choices the inbox item offers, in the other platforms' words. */
-function promptButtons(view: CardView, prompt: CardPrompt): CardButton[] {
-  const { item } = prompt;
-  const { state } = view;
-  const buttons: CardButton[] = [];
-  const offer = (label: string, choice: string, style: CardButton['style'] = 'default'): void => {
-    if (item.choices.includes(choice)) buttons.push({ label, choice, style });
+function glimpsed(part: ShownPart): CardModel['parts'][number] {
+  const seen = glimpse(part.text, GLIMPSE_HEAD, GLIMPSE_TAIL);
+  return seen ? { label: `${part.label} · ${part.length.toLocaleString('en-US')} characters`, text: seen.head, omitted: seen.omitted, tail: seen.tail } : { label: part.label, text: part.text };
+}
+
+/** What the expanded view of a call shows: every character, the warnings, and the buttons the full view offers. */
+export const FullViewSchema = z.object({
+  name: z.string(),
+  notes: z.array(z.string()),
+  parts: z.array(z.object({ label: z.string(), text: z.string() })),
+  itemId: z.string(),
+  buttons: z.array(ButtonSchema),
+});
+export type FullViewModel = z.infer<typeof FullViewSchema>;
+
+export function fullViewModel(call: CallText, item: InboxItem, grantScope?: CardPrompt['grantScope']): FullViewModel {
+  const shown = approvalView(call.parts, item.command);
+  const buttons = item.state === 'pending' ? choiceButtons(call.name, item, grantScope, offeredChoices(item, shown, { cardHoldsAll: false, fullView: true })) : [];
+  return {
+    name: call.name,
+    notes: shown.warnings.map((warning) => `⚠️ ${warning}`),
+    parts: shown.full.map((part) => ({ label: `${part.label} · ${part.length.toLocaleString('en-US')} characters`, text: part.text })),
+    itemId: item.id,
+    buttons,
   };
-  const commandInFull = state.command !== undefined && revealInvisible(state.command).hidden.length === 0;
-  switch (item.kind) {
-    case 'approval':
-      offer('Approve', 'once', 'primary');
-      offer(alwaysLabel(state.name, 'me', prompt.grantScope, 200), 'always_tool');
-      offer(alwaysLabel(state.name, 'everyone', prompt.grantScope, 200), 'always_tool_all');
-      if (commandInFull) offer(alwaysLabel('this command', 'me', prompt.grantScope, 200), 'always_command');
-      if (commandInFull) offer(alwaysLabel('this command', 'everyone', prompt.grantScope, 200), 'always_command_all');
-      offer('Deny', 'deny', 'danger');
-      break;
-    case 'question':
-      for (const option of item.choices) buttons.push({ label: option, choice: option, style: 'default' });
-      break;
-    case 'plan':
-      offer('Approve plan', 'approve', 'primary');
-      offer('Reject', 'reject', 'danger');
-      break;
-    case 'directory':
-      offer('Grant access', 'grant', 'primary');
-      offer('Deny', 'deny', 'danger');
-      break;
-  }
+}
+
+/** The buttons of a waiting prompt: the choices the inbox item offers that the card may (approval-view.ts), in the other platforms' words. */
+function promptButtons(view: CardView, prompt: CardPrompt, shown: ApprovalView | undefined, holdsAll: boolean): CardButton[] {
+  const { item } = prompt;
+  if (item.kind === 'question') return item.choices.map((option) => ({ label: option, choice: option, style: 'default' }));
+  const offered = shown ? offeredChoices(item, shown, { cardHoldsAll: holdsAll, fullView: false }) : item.choices;
+  const buttons = choiceButtons(view.state.name, item, prompt.grantScope, offered);
+  // Its approve buttons are in the expanded view: the card says where.
+  if (approvesInFullView(item, shown, holdsAll)) buttons.unshift({ label: 'Show all to decide', choice: SHOW_ALL_CHOICE, style: 'primary' });
   return buttons;
+}
+
+/** The pseudo-choice of the card's Show all button: the page opens the expanded view instead of sending it. */
+export const SHOW_ALL_CHOICE = 'show_all';
+
+function choiceButtons(name: string, item: InboxItem, scope: CardPrompt['grantScope'], offered: readonly string[]): CardButton[] {
+  const words: [string, string, CardButton['style']][] = [
+    ['once', 'Approve', 'primary'],
+    ['always_tool', alwaysLabel(name, 'me', scope, 200), 'default'],
+    ['always_tool_all', alwaysLabel(name, 'everyone', scope, 200), 'default'],
+    ['always_command', alwaysLabel('this command', 'me', scope, 200), 'default'],
+    ['always_command_all', alwaysLabel('this command', 'everyone', scope, 200), 'default'],
+    ['approve', 'Approve plan', 'primary'],
+    ['grant', 'Grant access', 'primary'],
+    ['deny', 'Deny', 'danger'],
+    ['reject', 'Reject', 'danger'],
+  ];
+  return words.filter(([choice]) => item.choices.includes(choice) && offered.includes(choice)).map(([choice, label, style]) => ({ label, choice, style }));
 }
 
 const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue' };

@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import type { AccessToken } from './access-token.js';
 import type { LiveUpdates, PageSnapshot } from './live-updates.js';
-import { ClickBody, NoteActionBody, PostMessageBody, StopBody } from './request-bodies.js';
+import { ClickBody, FullViewBody, NoteActionBody, PostMessageBody, StopBody } from './request-bodies.js';
 
 const PAGE_DIR = fileURLToPath(new URL('./page/', import.meta.url));
 const PAGE_FILES: Readonly<Record<string, string>> = {
@@ -55,6 +55,8 @@ export interface PlaygroundActions {
   postMessage(body: z.infer<typeof PostMessageBody>): Promise<ActionAnswer>;
   stop(body: z.infer<typeof StopBody>): Promise<ActionAnswer>;
   click(body: z.infer<typeof ClickBody>): Promise<ActionAnswer>;
+  /** Show all: the expanded view of a card's call, with the proof its buttons send back. */
+  fullView(body: z.infer<typeof FullViewBody>): Promise<ActionAnswer>;
   noteAction(body: z.infer<typeof NoteActionBody>): Promise<ActionAnswer>;
 }
 
@@ -136,6 +138,8 @@ export class PlaygroundServer {
         return this.act(request, response, StopBody, (body) => this.options.actions.stop(body));
       case 'POST /api/click':
         return this.act(request, response, ClickBody, (body) => this.options.actions.click(body));
+      case 'POST /api/full-view':
+        return this.act(request, response, FullViewBody, (body) => this.options.actions.fullView(body));
       case 'POST /api/note-action':
         return this.act(request, response, NoteActionBody, (body) => this.options.actions.noteAction(body));
       default:

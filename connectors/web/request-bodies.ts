@@ -1,5 +1,5 @@
 // What the page may send, parsed with zod before anything acts on it: the request bodies of
-// the playground's four actions. Anything else is refused with 400 and the reason.
+// the playground's actions. Anything else is refused with 400 and the reason.
 import { z } from 'zod';
 
 /** Enough for any message a person types; a paste of a whole file still fits. */
@@ -10,8 +10,13 @@ const ID = z.string().min(1).max(200);
 export const PostMessageBody = z.object({ text: z.string().trim().min(1).max(TEXT_MAX), thread: ID.optional() });
 /** 🛑 on a thread. */
 export const StopBody = z.object({ thread: ID });
-/** A button on a card: the inbox item and one of its choices. */
-export const ClickBody = z.object({ item: ID, choice: z.string().min(1).max(200) });
+/**
+ * A button on a card, or in the expanded view Show all opened: the inbox item and one of its
+ * choices; `view`, the proof the server handed out with that expanded view (web-inbound.ts).
+ */
+export const ClickBody = z.object({ item: ID, choice: z.string().min(1).max(200), view: z.string().min(1).max(200).optional() });
+/** Show all on a card: every character of the item's call, and the buttons to decide it. */
+export const FullViewBody = z.object({ item: ID });
 /** Retry / Continue on a note. */
 export const NoteActionBody = z.object({ thread: ID, message: ID });
 

@@ -64,6 +64,7 @@ export class WebConnector implements ChatConnector {
       presenterFor: (session) => this.presenterFor(session),
       taking: () => this.taking,
       demo: isDemoModel(options.config.MODEL),
+      ...(options.config.GRANT_SCOPE ? { grantScope: options.config.GRANT_SCOPE } : {}),
     });
     this.server = new PlaygroundServer({
       token: this.token,

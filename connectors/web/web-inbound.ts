@@ -9,17 +9,21 @@
 // Refusals (who may not, a stale card, nothing to stop) are the HTTP answer: the page that
 // asked shows them to its person alone ("only visible to you"), as Slack shows an ephemeral
 // message. A thread command's private answers arrive the same way over the live stream.
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
+import type { ApprovalView } from '../shared/approval-view.js';
+import type { CallText } from '../shared/call-arguments.js';
+import { storedCallText } from '../shared/stored-call-text.js';
 import { runThreadCommand, type CommandMarkup } from '../shared/thread-commands.js';
 import type { ThreadPresenter } from '../shared/thread-presenter.js';
-import { withNames, type NameOf } from './card-model.js';
+import { fullViewModel, webCardHoldsAll, withNames, type NameOf } from './card-model.js';
 import type { ActionAnswer, PlaygroundActions } from './http-server.js';
 import type { LiveUpdates, PageSnapshot } from './live-updates.js';
 import { newMessageId, type PageThread, type PageThreads, type Person } from './page-threads.js';
-import type { ClickBody, NoteActionBody, PostMessage, StopBody } from './request-bodies.js';
+import type { ClickBody, FullViewBody, NoteActionBody, PostMessage, StopBody } from './request-bodies.js';
 import type { z } from 'zod';
 
 /** The person at the page. One user: they start (and so may approve in) every thread they open. */
@@ -55,9 +59,14 @@ export interface WebInboundDeps {
   taking: () => boolean;
   /** The bot's model is the built-in demo (the page shows a banner). */
   demo: boolean;
+  /** GRANT_SCOPE, for the words of "always" buttons. */
+  grantScope?: 'thread' | 'channel';
 }
 
 export class WebInbound implements PlaygroundActions {
+  /** Signs the expanded views this process hands out (new at each start: a view from before it is asked again). */
+  private readonly viewKey = randomBytes(32);
+
   constructor(private readonly deps: WebInboundDeps) {}
 
   snapshot(): PageSnapshot {
@@ -118,10 +127,32 @@ export class WebInbound implements PlaygroundActions {
 
   async click(body: z.infer<typeof ClickBody>): Promise<ActionAnswer> {
     let refusal: string | undefined;
-    await answerPromptClick(this.deps.core, this.deps.presenterFor, { item: body.item, choice: body.choice, userId: LOCAL_USER.id }, async (text) => {
+    // From the expanded view only with the proof the server handed out with it (`fullView`).
+    const item = body.view !== undefined && this.viewProof(body.item) === body.view ? await this.deps.core.store.getItem(body.item) : undefined;
+    const place = { ...(item ? { fullViewOf: item.toolCallId } : {}), cardHoldsAll: (_call: CallText, view: ApprovalView) => webCardHoldsAll(view) };
+    const say = async (text: string): Promise<void> => {
       refusal = text;
-    });
+    };
+    await answerPromptClick(this.deps.core, this.deps.presenterFor, { item: body.item, choice: body.choice, userId: LOCAL_USER.id }, say, place);
     return refusal === undefined ? { ok: true } : this.refuse(409, refusal);
+  }
+
+  /**
+   * Show all: every character of the item's call and the buttons to decide it, with a proof
+   * (an HMAC of the item id under this process's key) that a click from that view sends back:
+   * the server takes an approval of a call too long for its card only with it.
+   */
+  async fullView(body: z.infer<typeof FullViewBody>): Promise<ActionAnswer> {
+    const { core, presenterFor } = this.deps;
+    const item = await core.store.getItem(body.item);
+    const record = item ? await core.store.getSession(item.sessionId) : undefined;
+    const call = item && record ? (presenterFor(record).fullTextOf(item.toolCallId) ?? (await storedCallText(core.store, item.sessionId, item.toolCallId))) : undefined;
+    if (!item || !call) return this.refuse(404, 'I no longer have this call (the thread may have been forgotten).');
+    return { ok: true, view: fullViewModel(call, item, this.deps.grantScope), proof: this.viewProof(item.id) };
+  }
+
+  private viewProof(itemId: string): string {
+    return createHmac('sha256', this.viewKey).update(itemId).digest('base64url');
   }
 
   async noteAction(body: z.infer<typeof NoteActionBody>): Promise<ActionAnswer> {

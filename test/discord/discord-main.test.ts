@@ -41,7 +41,7 @@ describe('npm start with Discord alone', () => {
     expect(answer.author.id).toBe(DISCORD_IDS.botUserId);
   });
 
-  it('a call too long for its card gets the arguments attached and its buttons, and Approve runs it (the module graph npm start loads, undici 7 beside discord.js\'s own)', async () => {
+  it('a call too long for its card gets the arguments attached and Show all, whose Approve runs it (the module graph npm start loads, undici 7 beside discord.js\'s own)', async () => {
     const fakes = await startDiscordBotFakes(cleanups);
     const { dir, fake, llm } = fakes;
     // About 2,400 characters: past what a card shows inline, so the card's update carries
@@ -53,14 +53,18 @@ describe('npm start with Discord alone', () => {
     cleanups.push(() => bot.kill());
 
     const asked = fake.sendMessage({ content: `${mention(DISCORD_IDS.botUserId)} run the long one` });
-    const card = await fake.waitForMessage(asked.id, (m) => buttonsOf(m).some((b) => b.label === 'Approve'), 20_000).catch((error: unknown) => {
+    const card = await fake.waitForMessage(asked.id, (m) => buttonsOf(m).some((b) => b.label === 'Show all to decide'), 20_000).catch((error: unknown) => {
       throw new Error(`no buttons on the card: ${String(error)}\n${bot.stdout.slice(-3000)}`);
     });
     const upload = fake.rest.callsTo('POST /channels/:channel/messages').find((c) => c.files.length > 0);
     expect(upload?.files[0]).toMatchObject({ filename: expect.stringMatching(/arguments\.txt$/) });
     expect(bot.stdout).not.toContain('could not update a tool card');
 
-    fake.clickButton({ channelId: asked.id, messageId: card.id, customId: buttonsOf(card).find((b) => b.label === 'Approve')!.customId });
+    // Approve is in the private message Show all answers with, not on a card that holds only part of the call.
+    const showAll = fake.clickButton({ channelId: asked.id, messageId: card.id, customId: buttonsOf(card).find((b) => b.label === 'Show all to decide')!.customId });
+    await waitFor(() => fake.interaction(showAll.id)!.followUpIds.length === 1, 20_000);
+    const full = fake.message(asked.id, fake.interaction(showAll.id)!.followUpIds[0]!)!;
+    fake.clickButton({ channelId: asked.id, messageId: full.id, customId: buttonsOf(full).find((b) => b.label === 'Approve')!.customId });
     await fake.waitForMessage(asked.id, (m) => m.content.includes('Done.'), 20_000);
     const toolResult = llm.bodies[1]?.messages.find((m) => m.role === 'tool');
     expect(JSON.stringify(toolResult)).toContain('ran-long-command');

@@ -56,7 +56,7 @@ describe('a plan to approve', () => {
     expect(buttonsOf(final)).toEqual([]);
   });
 
-  it('a plan too long for a card is shown in full, every character, in a file posted before the buttons', async () => {
+  it('a plan too long for a card is shown in full, every character, in a file posted before the buttons; approving it is behind Show all', async () => {
     bot = await bootDiscordBot();
     const plan = `${Array.from({ length: 120 }, (_, i) => `${i + 1}. Step number ${i + 1} of the migration`).join('\n')}\n121. The last step: drop the old table`;
     expect(plan.length).toBeGreaterThan(2_000);
@@ -66,7 +66,8 @@ describe('a plan to approve', () => {
     const card = await waitForBotMessage(bot, asked.id, (m) => buttonsOf(m).length > 0);
     expect(card.content.length).toBeLessThanOrEqual(2_000);
     expect(card.content).toContain('attached file');
-    expect(buttonsOf(card).map((b) => b.label)).toEqual(['Approve plan', 'Reject']);
+    // Approving it happens in the private Show all message (shared/approval-view.ts); rejecting, anywhere.
+    expect(buttonsOf(card).map((b) => b.label)).toEqual(['Show all to decide', 'Reject']);
     const upload = bot.fake.rest.callsTo('POST /channels/:channel/messages').find((c) => c.files.length > 0)!;
     expect(upload.params.channel).toBe(asked.id);
     expect(upload.files[0]!.filename).toMatch(/^propose_plan-.*arguments\.txt$/);

@@ -225,7 +225,8 @@ export class FakeDiscord {
    */
   clickButton(options: { messageId: string; customId: string; channelId?: string; userId?: string } & InteractionTiming): StoredInteraction {
     const channelId = options.channelId ?? DISCORD_IDS.generalChannelId;
-    const message = this.guild.requireMessage(channelId, options.messageId);
+    // A button on an ephemeral message (a private follow-up) can be clicked too, by the person who sees it.
+    const message = this.ephemeral(channelId, options.messageId) ?? this.guild.requireMessage(channelId, options.messageId);
     const interaction = this.newInteraction(3, channelId, options.userId, options.ageMs);
     interaction.componentMessageId = message.id;
     const channel = this.guild.requireChannel(channelId);
@@ -328,9 +329,14 @@ export class FakeDiscord {
     return this.guild.channelMessages(channelId).map((m) => `${m.author.username}: ${m.content}`);
   }
 
+  /** A message of the channel, or an ephemeral one sent there (only its person sees it; the fake keeps it apart). */
   message(channelId: string, messageId: string): APIMessage | undefined {
-    const message = this.guild.message(channelId, messageId);
+    const message = this.guild.message(channelId, messageId) ?? this.ephemeral(channelId, messageId);
     return message && structuredClone(message);
+  }
+
+  private ephemeral(channelId: string, messageId: string): APIMessage | undefined {
+    return this.guild.ephemeralMessages.find((m) => m.id === messageId && m.channel_id === channelId);
   }
 
   interaction(id: string): StoredInteraction | undefined {

@@ -473,3 +473,43 @@ export function slashCommand(input: SlashCommandInput): SlashCommandFields {
     trigger_id: triggerId(),
   };
 }
+
+export interface ModalBlockActionsInput {
+  actionId: string;
+  value: string;
+  /** The modal as `views.open` answered it (its `id`, `callback_id`, `private_metadata`, blocks). */
+  view: Record<string, unknown>;
+  user?: string;
+  blockId?: string;
+}
+
+/**
+ * A click on a button inside a modal the app opened (`block_actions` whose container is the
+ * view): Slack sends the view as it is (callback id and private metadata the app set), and no
+ * channel, message or response_url.
+ */
+export function modalBlockActions(input: ModalBlockActionsInput): { type: string } & Record<string, unknown> {
+  const user = input.user ?? SLACK_IDS.humanUserId;
+  return {
+    type: 'block_actions',
+    user: { id: user, username: 'ada', name: 'ada', team_id: SLACK_IDS.teamId },
+    api_app_id: SLACK_IDS.appId,
+    token: SLACK_IDS.verificationToken,
+    container: { type: 'view', view_id: input.view.id },
+    trigger_id: triggerId(),
+    team: { id: SLACK_IDS.teamId, domain: SLACK_IDS.teamDomain },
+    enterprise: null,
+    is_enterprise_install: false,
+    view: { ...input.view, state: { values: {} } },
+    actions: [
+      {
+        type: 'button',
+        action_id: input.actionId,
+        block_id: input.blockId ?? 'actions',
+        value: input.value,
+        text: { type: 'plain_text', text: input.value, emoji: true },
+        action_ts: `${Math.floor(Date.now() / 1000)}.${String(Date.now() % 1000).padStart(3, '0')}123`,
+      },
+    ],
+  };
+}

@@ -11,7 +11,7 @@
 /* global window, document, location, history, fetch, CSS, HTMLTextAreaElement, HTMLFormElement, HTMLButtonElement, CustomEvent */
 import { forgetToken, reloadOnNewToken, takeToken, withToken } from './access-token.js';
 import { LiveStream } from './live-stream.js';
-import { element, fillAnswer, messageElement, whisperElement } from './render.js';
+import { element, fillAnswer, fullViewDialog, messageElement, whisperElement } from './render.js';
 
 /** @typedef {import('./render.js').PageThread} PageThread */
 /** @typedef {import('./render.js').PageMessage} PageMessage */
@@ -52,6 +52,12 @@ const actions = {
     for (const other of buttons) other.disabled = true;
     void send('/api/click', { item: itemId, choice }).then((ok) => {
       if (!ok) for (const other of buttons) other.disabled = false;
+    });
+  },
+  showAll: (itemId, button) => {
+    button.disabled = true;
+    void openFullView(itemId).finally(() => {
+      button.disabled = false;
     });
   },
   noteAction: (messageId, button) => {
@@ -374,6 +380,39 @@ async function send(path, body) {
   } catch {
     showWhisper('Could not reach the bot: is the playground still running?', body.thread);
     return false;
+  }
+}
+
+/**
+ * Show all: ask the bot for every character of the item's call and show it in a dialog whose
+ * buttons answer with the proof the bot handed out with it (the bot takes an approval of a call
+ * too long for its card only from there).
+ * @param {string} itemId
+ */
+async function openFullView(itemId) {
+  try {
+    const response = await fetch('/api/full-view', {
+      method: 'POST',
+      headers: withToken(token, { 'content-type': 'application/json' }),
+      body: JSON.stringify({ item: itemId }),
+    });
+    const answer = /** @type {{ ok: boolean, message?: string, view?: import('./render.js').FullView, proof?: string }} */ (parseJson(await response.text()));
+    const { view, proof } = answer;
+    if (!answer.ok || !view || !proof) {
+      showWhisper(answer.message ?? `The bot refused (${response.status}).`, openThreadId());
+      return;
+    }
+    const dialog = fullViewDialog(view, (choice, button) => {
+      button.disabled = true;
+      void send('/api/click', { item: itemId, choice, view: proof }).then((ok) => {
+        if (ok) dialog.close();
+        else button.disabled = false;
+      });
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+  } catch {
+    showWhisper('Could not reach the bot: is the playground still running?', openThreadId());
   }
 }
 

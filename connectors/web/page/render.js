@@ -9,8 +9,13 @@ import { appendInline, renderMarkdown } from './markdown.js';
 /** @typedef {{ label: string, choice: string, style: 'primary' | 'danger' | 'default' }} CardButton */
 /**
  * @typedef {{ name: string, phase?: string, icon: string, summary: string, status: string, notes: string[],
- *   question?: string, plan?: string, parts: { label: string, text: string }[], result?: string,
- *   itemId?: string, buttons: CardButton[] }} CardModel
+ *   question?: string, plan?: string, parts: { label: string, text: string, omitted?: number, tail?: string }[], result?: string,
+ *   itemId?: string, buttons: CardButton[], showAll?: boolean }} CardModel
+ */
+/**
+ * The expanded view of a call (the server's answer to Show all): every character, its warnings,
+ * and the buttons to decide it.
+ * @typedef {{ name: string, notes: string[], parts: { label: string, text: string }[], itemId: string, buttons: CardButton[] }} FullView
  */
 /**
  * @typedef {{ kind: 'input', id: string, at: number, author: Person, text: string, marks: string[] }
@@ -26,6 +31,7 @@ import { appendInline, renderMarkdown } from './markdown.js';
 /**
  * What a message's buttons do (app.js sends them to the bot).
  * @typedef {{ click: (itemId: string, choice: string, button: HTMLButtonElement) => void,
+ *   showAll: (itemId: string, button: HTMLButtonElement) => void,
  *   noteAction: (messageId: string, button: HTMLButtonElement) => void,
  *   openThread?: (threadId: string) => void }} Actions
  */
@@ -166,7 +172,21 @@ function cardElement(card, actions) {
   for (const note of card.notes) box.append(element('div', 'context', note));
   if (card.question) box.append(labelled('Question', element('div', 'text plain', card.question)));
   if (card.plan) box.append(labelled('Plan', element('div', 'text plain', card.plan)));
-  for (const part of card.parts) box.append(labelled(part.label, element('pre', 'argument', part.text)));
+  for (const part of card.parts) {
+    if (part.omitted === undefined) {
+      box.append(labelled(part.label, element('pre', 'argument', part.text)));
+      continue;
+    }
+    // A part too long for the card: its start and its end, and how much lies between.
+    const glimpse = element('div', 'glimpse');
+    glimpse.append(
+      element('pre', 'argument', part.text),
+      element('div', 'context omitted', `… ${part.omitted.toLocaleString('en-US')} characters not shown here …`),
+      element('pre', 'argument', part.tail ?? ''),
+    );
+    box.append(labelled(part.label, glimpse));
+  }
+  if (card.showAll) box.append(element('div', 'context', '🔍 Not all of it fits on this card: Show all to decide opens every character, with the approve buttons under it.'));
   if (card.result) box.append(labelled('Result', element('pre', 'result', card.result)));
   box.append(element('div', 'context status', card.status));
   if (card.itemId && card.buttons.length > 0) {
@@ -176,12 +196,44 @@ function cardElement(card, actions) {
       const button = /** @type {HTMLButtonElement} */ (element('button', `btn btn-${choice.style}`, choice.label));
       button.type = 'button';
       button.dataset.choice = choice.choice;
-      button.addEventListener('click', () => actions.click(itemId, choice.choice, button));
+      // Show all is not an answer: it opens the expanded view, where the approve buttons are.
+      button.addEventListener('click', () => (choice.choice === 'show_all' ? actions.showAll(itemId, button) : actions.click(itemId, choice.choice, button)));
       row.append(button);
     }
     box.append(row);
   }
   return box;
+}
+
+/**
+ * The expanded view of a call, as a modal dialog: every character, its warnings, its buttons.
+ * `decide` sends a button's choice (with the view's proof: app.js).
+ * @param {FullView} view
+ * @param {(choice: string, button: HTMLButtonElement) => void} decide
+ * @returns {HTMLDialogElement}
+ */
+export function fullViewDialog(view, decide) {
+  const dialog = /** @type {HTMLDialogElement} */ (element('dialog', 'full-view'));
+  const box = element('div', 'card');
+  box.append(element('div', 'card-title', `${view.name}: every character of this call, as the tool would receive it`));
+  for (const note of view.notes) box.append(element('div', 'context', note));
+  for (const part of view.parts) box.append(labelled(part.label, element('pre', 'argument full', part.text)));
+  const row = element('div', 'buttons');
+  for (const choice of view.buttons) {
+    const button = /** @type {HTMLButtonElement} */ (element('button', `btn btn-${choice.style}`, choice.label));
+    button.type = 'button';
+    button.dataset.choice = choice.choice;
+    button.addEventListener('click', () => decide(choice.choice, button));
+    row.append(button);
+  }
+  const close = /** @type {HTMLButtonElement} */ (element('button', 'btn btn-default', 'Close'));
+  close.type = 'button';
+  close.addEventListener('click', () => dialog.close());
+  row.append(close);
+  box.append(row);
+  dialog.append(box);
+  dialog.addEventListener('close', () => dialog.remove());
+  return dialog;
 }
 
 /**
