@@ -241,3 +241,40 @@ describe('allow-listed git never runs configuration another conversation wrote',
     await plantAndCheck('channel');
   }, 120_000);
 });
+
+describe('a bound reached in one thread ends that command only', () => {
+  it('past the memory cap and the disk cap in thread A: A is told which bound, answers its next message, and thread B works throughout', async () => {
+    const bot = await boot({ PERMISSION_MODE: 'auto', SHELL_MAX_MEMORY_MB: '256', WORKSPACE_MAX_MB: '2' });
+
+    const hog = shellOutput(await callTool(bot, threadA, 'run_shell', { command: `python3 -c 'b = bytearray(512 * 1024 * 1024); print("allocated", len(b))'` }));
+    expect(hog.output).toContain('MemoryError');
+    expect(hog.output).not.toContain('allocated');
+    expect(JSON.stringify(hog)).toMatch(/SHELL_MAX_MEMORY_MB/);
+
+    // Thread A fills its folder past its 2 MB; thread B's folder has a cap of its own.
+    const filler = JSON.parse(await callTool(bot, threadA, 'run_shell', { command: 'head -c 3000000 /dev/zero > big.bin; echo "exit $?"' })) as Record<string, unknown>;
+    expect(JSON.stringify(filler)).toMatch(/WORKSPACE_MAX_MB/);
+    // Filled to its cap, A's folder takes nothing more; B's folder has a cap of its own.
+    const more = shellOutput(await callTool(bot, threadA, 'run_shell', { command: 'head -c 100000 /dev/zero > more.bin; echo "exit $?"' }));
+    expect(more.output).toMatch(/File size limit exceeded[\s\S]*exit 153/);
+    expect(shellOutput(await callTool(bot, threadB, 'run_shell', { command: 'head -c 1000000 /dev/zero > ok.bin && echo fine' })).output).toBe('fine\n');
+
+    // Thread A recovers by deleting, and answers as before.
+    expect(shellOutput(await callTool(bot, threadA, 'run_shell', { command: 'rm -f big.bin' })).exitCode).toBe(0);
+    expect(shellOutput(await callTool(bot, threadA, 'run_shell', { command: 'echo next' })).output).toBe('next\n');
+  }, 120_000);
+});
+
+describe('what a sandboxed command can learn of the host’s folders', () => {
+  it('the mount table in thread B names its own folder, and neither thread A’s nor WORKSPACE_DIR’s other contents nor the bot’s files', async () => {
+    const bot = await boot({ PERMISSION_MODE: 'auto' });
+    await callTool(bot, threadA, 'write_file', { path: 'a.txt', content: 'A\n' });
+    const mounts = shellOutput(await callTool(bot, threadB, 'run_shell', { command: 'cat /proc/self/mountinfo; echo; ls / ; echo "PATH=$PATH"' })).output;
+    // The folder is bound at its real path on purpose: the shell's cwd and the file tools' paths agree.
+    expect(mounts).toContain(folderOf(bot, threadB));
+    expect(mounts).not.toContain(conversationFolderName('thread', threadA));
+    expect(mounts).not.toContain(join(bot.dir, 'data'));
+    expect(mounts).not.toContain(process.cwd());
+    expect(mounts).toMatch(/PATH=\/usr\/local\/sbin:\/usr\/local\/bin:\/usr\/sbin:\/usr\/bin:\/sbin:\/bin\n/);
+  }, 120_000);
+});
