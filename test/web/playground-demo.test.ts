@@ -10,6 +10,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_NOTE_CONTENT, DEMO_NOTE_PATH } from '../../src/providers/demo-script.js';
 import { BotProcess } from '../support/bot-process.js';
+import { waitFor } from '../support/engine-kit.js';
 import { tempDir } from '../support/test-connector.js';
 import { answerWith, idle, launchChromium, mention, printedUrl, reply, thread, waitForCount } from './browser.js';
 import { inOnlyConversation } from '../support/conversation-folders.js';
@@ -36,6 +37,8 @@ describe('npm run playground without a model', () => {
     cleanups.push(() => bot.kill());
     expect(bot.stdout).toContain('No MODEL is set, so the playground runs the demo model: scripted answers, no AI');
     expect(bot.stdout).toMatch(/set MODEL in \.env/);
+    // Logged just after "Playground started", which start() waits for: it may be in the next chunk.
+    await waitFor(() => bot.lines().some((line) => line.msg === 'running'), 30_000);
     expect(bot.lines().find((line) => line.msg === 'running')).toMatchObject({ model: 'demo' });
     const url = printedUrl(bot.stdout);
 
