@@ -14,7 +14,9 @@ import { SANDBOX_CWD_FILE, type BwrapSandbox } from './bwrap-sandbox.js';
 
 /**
  * Waits on fd 4 until the bot has put this shell in the command's cgroup, then becomes bwrap
- * (`$0`), keeping its pid: nothing of the command runs outside the cgroup.
+ * (`$0`), keeping its pid: nothing of the command runs outside the cgroup. bash, not sh: dash
+ * drops variables whose names are not identifiers, and the hardened git of an allow-listed
+ * command is one (`BASH_FUNC_git%%`, hardened-git.ts); bash passes it on.
  */
 const GATE_SCRIPT = 'read -r go <&4 || exit 125; exec 4<&-; exec "$0" "$@"';
 
@@ -46,7 +48,7 @@ export class BwrapLauncher implements CommandLauncher {
     const options = { env: this.sandbox.environment(request.env), detached: true, ...runAs } as const;
     // In a memory cgroup, bwrap starts only once the shell that will exec it is inside (command-cgroup.ts).
     const child = cgroup
-      ? spawn('/bin/sh', ['-c', GATE_SCRIPT, bwrap, ...args], { ...options, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] })
+      ? spawn('bash', ['-c', GATE_SCRIPT, bwrap, ...args], { ...options, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] })
       : spawn(bwrap, args, { ...options, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
     if (cgroup) {
       // Not let in (the kernel refused): the command still has its cap per process.

@@ -15,7 +15,7 @@
 // made, the start-up line says the cap is per process only.
 //
 // A command must be in its cgroup before it runs a single instruction, or what it forks
-// first escapes. bwrap is therefore started through `/bin/sh`, which waits on a pipe until
+// first escapes. bwrap is therefore started through bash, which waits on a pipe until
 // the bot has moved it into the cgroup, then execs bwrap (same pid, so the process group and
 // signals are unchanged).
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
