@@ -259,6 +259,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       await mcp.close();
       await cluster?.close();
       await opened.close();
+      // The sessions' commands have ended: the bot's memory cgroup folder is empty now.
+      if (shell.shell.kind === 'sandbox') shell.shell.sandbox.cgroups?.close();
     },
   };
 }

@@ -23,12 +23,19 @@ export interface FinishedCommand {
   output: string;
   /** The file size limit this command had (less than the sandbox's when the workspace is nearly full). */
   maxFileBytes: number;
+  /** Processes the kernel ended because the command's memory cgroup was full (command-cgroup.ts). */
+  oomKills?: number;
 }
 
 export function boundNotes(limits: SandboxLimits, finished: FinishedCommand): string[] {
   const { output } = finished;
   const notes: string[] = [];
-  if (MEMORY.test(output)) {
+  if ((finished.oomKills ?? 0) > 0) {
+    const kills = finished.oomKills === 1 ? 'one of its processes' : `${finished.oomKills} of its processes`;
+    notes.push(
+      `the command reached its memory cap (${mb(limits.maxMemoryBytes)} for all its processes together, SHELL_MAX_MEMORY_MB) and the kernel ended ${kills}; use less memory (smaller inputs, fewer processes at once, streaming)`,
+    );
+  } else if (MEMORY.test(output)) {
     notes.push(
       `the output shows memory running out: the memory cap allows each process at most ${mb(limits.maxMemoryBytes)} of address space (SHELL_MAX_MEMORY_MB); use less memory (smaller inputs, streaming)`,
     );

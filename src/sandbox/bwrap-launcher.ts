@@ -7,10 +7,18 @@
 // happens when the command simply exits: nothing it started survives it.
 import { spawn } from 'node:child_process';
 import { chownSync, existsSync } from 'node:fs';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { signalGroup, type CommandLauncher, type LaunchedCommand, type LaunchRequest } from '../tools/command-launcher.js';
 import { boundNotes } from './bound-notes.js';
 import { SANDBOX_CWD_FILE, type BwrapSandbox } from './bwrap-sandbox.js';
+
+/**
+ * Waits on fd 4 until the bot has put this shell in the command's cgroup, then becomes bwrap
+ * (`$0`), keeping its pid: nothing of the command runs outside the cgroup. bash, not sh: dash
+ * drops variables whose names are not identifiers, and the hardened git of an allow-listed
+ * command is one (`BASH_FUNC_git%%`, hardened-git.ts); bash passes it on.
+ */
+const GATE_SCRIPT = 'read -r go <&4 || exit 125; exec 4<&-; exec "$0" "$@"';
 
 export class BwrapLauncher implements CommandLauncher {
   readonly keepsBackgroundJobs = false;
@@ -21,7 +29,7 @@ export class BwrapLauncher implements CommandLauncher {
     return SANDBOX_CWD_FILE;
   }
 
-  boundNotes(finished: { exitCode: number | null; signal: NodeJS.Signals | null; output: string; maxFileBytes?: number }): string[] {
+  boundNotes(finished: { exitCode: number | null; signal: NodeJS.Signals | null; output: string; maxFileBytes?: number; oomKills?: number }): string[] {
     const limits = this.sandbox.limits;
     return boundNotes(limits, { ...finished, maxFileBytes: Math.min(finished.maxFileBytes ?? limits.maxFileBytes, limits.maxFileBytes) });
   }
@@ -35,17 +43,34 @@ export class BwrapLauncher implements CommandLauncher {
     if (runAs) chownSync(request.cwdFile, runAs.uid, runAs.gid);
     // bwrap itself gets the command's clean environment: inside, /proc/1/environ is bwrap's.
     // As root, bwrap is started as the run-as user (run-as.ts).
-    const child = spawn(this.sandbox.executable ?? this.sandbox.bwrapPath, args, {
-      env: this.sandbox.environment(request.env),
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-      ...runAs,
-    });
+    const bwrap = this.sandbox.executable ?? this.sandbox.bwrapPath;
+    const cgroup = this.sandbox.cgroups?.create() ?? null;
+    const options = { env: this.sandbox.environment(request.env), detached: true, ...runAs } as const;
+    // In a memory cgroup, bwrap starts only once the shell that will exec it is inside (command-cgroup.ts).
+    const child = cgroup
+      ? spawn('bash', ['-c', GATE_SCRIPT, bwrap, ...args], { ...options, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] })
+      : spawn(bwrap, args, { ...options, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    if (cgroup) {
+      // Not let in (the kernel refused): the command still has its cap per process.
+      if (child.pid !== undefined) cgroup.add(child.pid);
+      const gate = child.stdio[4] as Writable | null;
+      gate?.on('error', () => undefined);
+      gate?.end('go\n');
+    }
     const outerGroup = child.pid ?? -1;
     let sandboxGroup: number | null = null;
     let exited = false;
-    child.once('exit', () => (exited = true));
-    child.once('error', () => (exited = true));
+    let oomKills = 0;
+    const ended = (): void => {
+      if (exited) return;
+      exited = true;
+      if (!cgroup) return;
+      // Read before the cgroup goes: the kills happened while the command ran.
+      oomKills = cgroup.oomKills();
+      void cgroup.remove();
+    };
+    child.once('exit', ended);
+    child.once('error', ended);
     readInfo(child.stdio[3] as Readable | null, (pid) => (sandboxGroup = pid));
 
     const killAll = (): void => {
@@ -63,6 +88,7 @@ export class BwrapLauncher implements CommandLauncher {
       },
       kill: killAll,
       alive: () => !exited,
+      oomKills: () => oomKills,
     };
   }
 }

@@ -13,7 +13,8 @@
 // treats the command as that user: /proc/sys and /proc/sysrq-trigger are not writable and
 // RLIMIT_NPROC applies. Each command's bounds are rlimits set by bash before the command runs:
 // processes, address space per process, and file size (no more than what is left of the
-// workspace's cap, see workspace-usage.ts).
+// workspace's cap, see workspace-usage.ts); and, where the host lets the bot make one, a
+// memory cgroup that caps all of the command's processes together (command-cgroup.ts).
 //
 // `--new-session` makes the sandbox's PID 1 (bwrap's reaper) lead a new session and process
 // group, which the command inherits. A stop signals that group by its host pid: the command
@@ -24,6 +25,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
 import { isInside } from '../tools/workspace.js';
+import type { CommandCgroups } from './command-cgroup.js';
 import type { SandboxOwner } from './run-as.js';
 import { mountArgs, type SystemView } from './system-mounts.js';
 
@@ -65,6 +67,8 @@ export interface BwrapSandboxOptions {
   readOnlyPaths?: readonly string[];
   /** Start bwrap as this user (the bot is root, run-as.ts); undefined: as the bot's own. */
   runAs?: SandboxOwner;
+  /** A memory cgroup per command (command-cgroup.ts); null or undefined: the memory cap is per process only. */
+  cgroups?: CommandCgroups | null;
   /** Where a bare bwrapPath is looked for (default: the bot's PATH); commands get another PATH. */
   searchPath?: string;
 }
@@ -89,6 +93,7 @@ export class BwrapSandbox {
   /** bwrapPath found on the bot's PATH (null: not there), so spawning with the commands' PATH finds the same one. */
   readonly executable: string | null;
   readonly runAs: SandboxOwner | undefined;
+  readonly cgroups: CommandCgroups | null;
   private readonly systemArgs: string[];
   private readonly readOnlyPaths: readonly string[];
 
@@ -98,6 +103,7 @@ export class BwrapSandbox {
     this.bwrapPath = options.bwrapPath ?? 'bwrap';
     this.executable = findExecutable(this.bwrapPath, options.searchPath ?? process.env.PATH);
     this.runAs = options.runAs;
+    this.cgroups = options.cgroups ?? null;
     this.readOnlyPaths = options.readOnlyPaths ?? [];
     this.systemArgs = options.view.mounts.flatMap(mountArgs);
   }

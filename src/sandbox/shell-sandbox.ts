@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { BwrapSandbox, type SandboxLimits } from './bwrap-sandbox.js';
+import { BwrapSandbox, DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './bwrap-sandbox.js';
+import { CommandCgroups } from './command-cgroup.js';
 import type { BotPaths } from './protected-paths.js';
 import { unreachableBy, type SandboxOwner } from './run-as.js';
 import { systemView } from './system-mounts.js';
@@ -30,6 +31,8 @@ export interface ShellSandboxSettings {
   /** What one workspace may hold, in bytes, for the start-up line. */
   workspaceMaxBytes?: number;
   bwrapPath?: string;
+  /** Make a memory cgroup per command where the host allows (default true; `npm run doctor` makes none). */
+  memoryCgroups?: boolean;
   /** The clean environment bwrap starts with (also for the probe). */
   env: Record<string, string>;
 }
@@ -50,7 +53,10 @@ export const UNCONFINED_WARNING =
 
 export async function decideShellSandbox(settings: ShellSandboxSettings): Promise<SandboxDecision> {
   if (settings.mode === 'off') return { kind: 'host', message: UNCONFINED_WARNING };
+  // Made before the probe, so the start-up line can say whether the memory cap is per command.
+  const cgroups = settings.memoryCgroups === false ? null : CommandCgroups.open(limitsOf(settings).maxMemoryBytes);
   const sandbox = new BwrapSandbox({
+    cgroups,
     view: systemView({ protectedPaths: settings.botPaths.protected, readOnlyPaths: settings.readOnlyPaths, network: settings.network }),
     network: settings.network,
     limits: settings.limits,
@@ -61,7 +67,10 @@ export async function decideShellSandbox(settings: ShellSandboxSettings): Promis
     searchPath: settings.env.PATH,
   });
   const unreachable = settings.runAs ? unreachableFolder(settings, settings.runAs) : null;
-  if (unreachable) return refuse(settings, unreachable, 'see README, "The shell sandbox", on a bot that runs as root');
+  if (unreachable) {
+    cgroups?.close();
+    return refuse(settings, unreachable, 'see README, "The shell sandbox", on a bot that runs as root');
+  }
   const cwdFile = path.join(os.tmpdir(), `chat-agent-probe-${randomUUID()}`);
   await writeFile(cwdFile, '', { mode: 0o600 });
   const probe = await sandbox.probe(settings.workspaceRoot, cwdFile, settings.env).finally(() => rm(cwdFile, { force: true }));
@@ -73,9 +82,10 @@ export async function decideShellSandbox(settings: ShellSandboxSettings): Promis
       kind: 'sandbox',
       sandbox,
       probeMs: probe.ms,
-      message: `shell commands run in a bubblewrap sandbox, ${network}, ${who}; ${boundsText(sandbox.limits, settings.workspaceMaxBytes)} (probe ${probe.ms.toFixed(0)} ms)`,
+      message: `shell commands run in a bubblewrap sandbox, ${network}, ${who}; ${boundsText(sandbox.limits, settings.workspaceMaxBytes, cgroups !== null)} (probe ${probe.ms.toFixed(0)} ms)`,
     };
   }
+  cgroups?.close();
   return refuse(settings, probe.reason);
 }
 
@@ -100,14 +110,20 @@ function unreachableFolder(settings: ShellSandboxSettings, owner: SandboxOwner):
 }
 
 /** The bounds of one command, in words, for the start-up line. */
-export function boundsText(limits: SandboxLimits, workspaceMaxBytes: number | undefined): string {
+export function boundsText(limits: SandboxLimits, workspaceMaxBytes: number | undefined, memoryPerCommand = false): string {
   const mb = (bytes: number): string => `${Math.round(bytes / (1024 * 1024)).toLocaleString('en-US')} MB`;
   const parts = [
     `${limits.maxProcesses.toLocaleString('en-US')} processes`,
-    `${mb(limits.maxMemoryBytes)} of memory per process`,
+    memoryPerCommand
+      ? `${mb(limits.maxMemoryBytes)} of memory for all its processes together (a cgroup) and of address space for each`
+      : `${mb(limits.maxMemoryBytes)} of memory per process (no memory cgroup can be made here, so not for the command as a whole)`,
     `${mb(limits.tmpBytes)} /tmp`,
     `${mb(limits.maxFileBytes)} per file`,
   ];
   if (workspaceMaxBytes !== undefined) parts.push(`${mb(workspaceMaxBytes)} per workspace`);
   return `bounds per command: ${parts.join(', ')}`;
+}
+
+function limitsOf(settings: ShellSandboxSettings): SandboxLimits {
+  return { ...DEFAULT_SANDBOX_LIMITS, ...settings.limits };
 }

@@ -62,7 +62,10 @@ export async function prepareShell(config: Config, options: ShellStartupOptions 
   // As the workspace would be when the bot makes it: the run-as user's.
   if (standIn && runAs.runAs) chownSync(standIn, runAs.runAs.uid, runAs.runAs.gid);
   try {
-    return await decideShell(config, paths, workspaceRoot, standIn ?? workspaceRoot, options.bwrapPath, runAs);
+    const startup = await decideShell(config, paths, workspaceRoot, standIn ?? workspaceRoot, options.bwrapPath, runAs);
+    // A check (npm run doctor) leaves no memory cgroup behind either.
+    if (options.createWorkspace === false && startup.shell.kind === 'sandbox') startup.shell.sandbox.cgroups?.close();
+    return startup;
   } finally {
     if (standIn) rmSync(standIn, { recursive: true, force: true });
   }

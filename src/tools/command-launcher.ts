@@ -31,6 +31,8 @@ export interface LaunchedCommand {
   kill(): void;
   /** Whether anything the command started may still be running. */
   alive(): boolean;
+  /** Processes the kernel ended because the command's memory cgroup was full (the sandbox's, where it has one). */
+  oomKills?(): number;
 }
 
 export interface CommandLauncher {
@@ -40,7 +42,7 @@ export interface CommandLauncher {
   /** Whether background jobs (`server &`) outlive the command that started them. */
   readonly keepsBackgroundJobs: boolean;
   /** Which of the launcher's bounds a finished command ran into, in words (the sandbox's; none on the host). */
-  boundNotes?(finished: { exitCode: number | null; signal: NodeJS.Signals | null; output: string; maxFileBytes?: number }): string[];
+  boundNotes?(finished: { exitCode: number | null; signal: NodeJS.Signals | null; output: string; maxFileBytes?: number; oomKills?: number }): string[];
 }
 
 export class HostLauncher implements CommandLauncher {

@@ -322,7 +322,15 @@ export class ShellSession {
     }
     if (running.stop === 'workspace-full' && this.quota) notes.push(this.quota.endedText());
     if (exited && !running.stop && this.launcher.boundNotes) {
-      notes.push(...this.launcher.boundNotes({ exitCode: exited.code, signal: exited.signal, output: collected.text, maxFileBytes: running.maxFileBytes }));
+      notes.push(
+        ...this.launcher.boundNotes({
+          exitCode: exited.code,
+          signal: exited.signal,
+          output: collected.text,
+          maxFileBytes: running.maxFileBytes,
+          oomKills: running.launched.oomKills?.(),
+        }),
+      );
     }
     if (running.stop === 'timeout') {
       notes.push(`timed out: the command was stopped (SIGINT, then SIGKILL after ${this.killGraceMs / 1000} s)`);

@@ -3,12 +3,14 @@
 // bound (processes, memory, /tmp, the workspace's disk) ends what passes it with words for the
 // model, while the session's next command works. Through run_shell and the file tools, as
 // an approved call runs them, with real bwrap: these tests never skip.
+import { readdirSync } from 'node:fs';
 import { chmod, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BwrapSandbox } from '../../src/sandbox/index.js';
 import { DEFAULT_RUN_AS } from '../../src/sandbox/run-as.js';
 import { createBuiltinTools, type BuiltinTools } from '../../src/tools/index.js';
+import { waitFor } from '../support/engine-kit.js';
 import { fakeBot, sandboxFor, type FakeBot } from '../support/sandbox-kit.js';
 
 const MB = 1024 * 1024;
@@ -94,6 +96,37 @@ describe('a root bot: the bounds of one command', () => {
     expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
   });
 
+  it('the memory cap holds for the command as a whole: three processes of 120 MB under 256 MB lose one to the kernel, not the bot; the next command works', async () => {
+    const sandbox = await sandboxFor(bot, { limits: { maxMemoryBytes: 256 * MB } });
+    // CI runs as root in a VM, where the bot may make memory cgroups: this never skips there.
+    expect(sandbox.cgroups, 'no memory cgroup could be made (cgroup v1 memory, writable)').not.toBeNull();
+    const cgroupsBefore = commandCgroups(sandbox.cgroups!.folder);
+    const box = tools(sandbox);
+    // Each holds 120 MB (written, so resident) until all three do, or until one of them is gone
+    // (the shell marks that), so they overlap however slow the machine; 60 s at most.
+    await call(box, 'write_file', {
+      path: 'hold.py',
+      content: [
+        'import os, sys, time',
+        'held = b"x" * (120 * 1024 * 1024)',
+        'open(f"/tmp/held-{sys.argv[1]}", "w").close()',
+        'for _ in range(1200):',
+        '    names = os.listdir("/tmp")',
+        '    if "released" in names or len([n for n in names if n.startswith("held-")]) == 3: break',
+        '    time.sleep(0.05)',
+        'print("held", sys.argv[1], flush=True)',
+        '',
+      ].join('\n'),
+    });
+    const result = await sh(box, 'for i in 1 2 3; do python3 hold.py $i & done; wait -n; touch /tmp/released; wait; echo done');
+    const held = result.output.match(/^held \d$/gm) ?? [];
+    expect(held.length, result.output).toBeLessThan(3);
+    expect(result.note).toMatch(/reached its memory cap \(256 MB for all its processes together, SHELL_MAX_MEMORY_MB\) and the kernel ended/);
+    expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
+    // Each command's cgroup goes with it.
+    await waitFor(() => commandCgroups(sandbox.cgroups!.folder).length <= cgroupsBefore.length, 10_000);
+  }, 60_000);
+
   it('/tmp and /dev/shm hold no more than their size; /dev itself takes nothing', async () => {
     const box = tools(await sandboxFor(bot, { limits: { tmpBytes: 1 * MB } }));
     const result = await sh(box, 'head -c 3000000 /dev/zero > /tmp/big; echo "tmp $?"; head -c 3000000 /dev/zero > /dev/shm/big; echo "shm $?"; touch /dev/planted; echo "dev $?"; echo fine > /dev/null && echo null-ok');
@@ -173,3 +206,8 @@ describe('the commands\' PATH inside the sandbox', () => {
     }
   });
 });
+
+/** The command cgroups in a bot's memory cgroup folder. */
+function commandCgroups(folder: string): string[] {
+  return readdirSync(folder).filter((name) => name.startsWith('command-'));
+}
