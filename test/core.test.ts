@@ -1,7 +1,7 @@
 // The assembled core, from configuration to a finished turn: the real OpenAI provider
 // against the fake server, the built-in tools in a temporary workspace, the permission
 // policy, an MCP server over stdio, the store and the session layer.
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -11,6 +11,7 @@ import { FakeOpenAI } from './fakes/openai-server.js';
 import { notesServerEntry } from './mcp/fixtures/launch.js';
 import { coreTestEnv } from './support/core-env.js';
 import { memoryLogger, waitFor } from './support/engine-kit.js';
+import { brokenBwrap } from './support/sandbox-kit.js';
 import { tempDir } from './support/test-connector.js';
 import { UNCONFINED_WARNING } from '../src/sandbox/index.js';
 import { threadFolder } from './support/conversation-folders.js';
@@ -149,20 +150,10 @@ describe('the assembled bot core', () => {
 });
 
 describe('the assembled core: where shell commands run', () => {
-  /** A bwrap that fails as it does where unprivileged user namespaces are off. */
-  async function brokenBwrap(): Promise<string> {
-    const dir = await tempDir();
-    cleanups.push(dir.remove);
-    const script = join(dir.path, 'bwrap');
-    await writeFile(script, '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n');
-    await chmod(script, 0o755);
-    return script;
-  }
-
   const offered = (fake: FakeOpenAI) => ((fake.requests[0]!.body as { tools: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
 
   it('SHELL_SANDBOX=auto where bwrap cannot run: run_shell is not offered, and one start-up line says why and how to fix it', async () => {
-    const { core, fake, logger } = await boot({}, undefined, { bwrapPath: await brokenBwrap() });
+    const { core, fake, logger } = await boot({}, undefined, { bwrapPath: await brokenBwrap(cleanups) });
     const lines = logger.lines.filter((line) => line.message.includes('run_shell is not offered'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 'warn' });
@@ -177,7 +168,7 @@ describe('the assembled core: where shell commands run', () => {
   });
 
   it('SHELL_SANDBOX=bwrap where bwrap cannot run: the start is refused with the reason', async () => {
-    await expect(boot({ SHELL_SANDBOX: 'bwrap' }, undefined, { bwrapPath: await brokenBwrap() })).rejects.toThrow(
+    await expect(boot({ SHELL_SANDBOX: 'bwrap' }, undefined, { bwrapPath: await brokenBwrap(cleanups) })).rejects.toThrow(
       /SHELL_SANDBOX=bwrap, but the shell sandbox cannot run here: bwrap: setting up uid map: Permission denied/,
     );
   });

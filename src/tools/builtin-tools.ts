@@ -17,7 +17,7 @@ import { HostLauncher } from './command-launcher.js';
 import { runShellTool } from './run-shell.js';
 import { searchTool } from './search.js';
 import { DEFAULT_SHELL_TIMEOUT_MS, ShellSession } from './shell-session.js';
-import { ownerCanWrite, type ShellWriteCheck } from './grant-rules.js';
+import type { ShellWriteCheck } from './grant-rules.js';
 import { Workspace } from './workspace.js';
 import { WorkspaceQuota } from './workspace-usage.js';
 import { writeFileTool } from './write-file.js';
@@ -125,8 +125,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
     homeDir: options.homeDir,
     base: options.workspaceBase,
     grantRoots: options.grantRoots,
-    // A grant card says whether commands can write the folder: as the run-as uid, when there is one.
-    shellCanWrite: options.shellCanWrite ?? (owner ? (real) => ownerCanWrite(real, owner) : undefined),
+    shellCanWrite: options.shellCanWrite,
     owner,
   });
   const quota = options.workspaceMaxBytes === undefined ? undefined : new WorkspaceQuota(() => workspace.root, options.workspaceMaxBytes);

@@ -21,7 +21,7 @@ import { chownSync, existsSync, mkdirSync, realpathSync, statSync } from 'node:f
 import { readlink, realpath } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { accessText, botCanWrite, outsideGrantRoots, systemFolderOf, type DirectoryAccess, type ShellWriteCheck } from './grant-rules.js';
+import { accessText, botCanWrite, outsideGrantRoots, ownerCanWrite, systemFolderOf, type DirectoryAccess, type ShellWriteCheck } from './grant-rules.js';
 
 /** A request_directory grant the workspace will not make, with the reason in plain words. */
 export class GrantRefusedError extends Error {
@@ -47,7 +47,7 @@ export interface WorkspaceOptions {
   base?: string;
   /** GRANT_ROOTS, real paths (grant-rules.ts parseGrantRoots): grants only inside one of them. Empty: no such limit. */
   grantRoots?: readonly string[];
-  /** Whether shell commands could write a folder, for the card (default: the bot's own access). */
+  /** Whether shell commands could write a folder, for the card (default: the owner's access by its permission bits, else the bot's own). */
   shellCanWrite?: ShellWriteCheck;
   /**
    * The sandbox owner (the run-as user of a root bot, src/sandbox/run-as.ts): the workspace
@@ -152,7 +152,8 @@ export class Workspace {
     mkdirSync(dir, { recursive: true });
     const root = realpathSync(dir);
     if (!statSync(root).isDirectory()) throw new Error(`the workspace is not a directory: ${dir}`);
-    if (!existed && options.owner) chownSync(root, options.owner.uid, options.owner.gid);
+    const owner = options.owner;
+    if (!existed && owner) chownSync(root, owner.uid, owner.gid);
     return new Workspace(
       root,
       {
@@ -161,8 +162,9 @@ export class Workspace {
         base: options.base === undefined ? undefined : realpathIfExists(path.resolve(options.base)),
         grantRoots: options.grantRoots ?? [],
       },
-      options.shellCanWrite ?? botCanWrite,
-      options.owner,
+      // Commands run as the owner when there is one (a root bot's run-as uid), else as the bot.
+      options.shellCanWrite ?? (owner ? (real) => ownerCanWrite(real, owner) : botCanWrite),
+      owner,
     );
   }
 

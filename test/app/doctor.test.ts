@@ -10,7 +10,7 @@ import { DISCORD_IDS } from '../fakes/discord-payloads.js';
 import { FakeDiscord } from '../fakes/discord-server.js';
 import { startBotFakes } from '../support/bot-fakes.js';
 import { freePort } from '../support/loopback-port.js';
-import { tempDir } from '../support/test-connector.js';
+import { brokenBwrap } from '../support/sandbox-kit.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -43,16 +43,6 @@ async function doctor(env: Record<string, string>, options: DoctorOptions = {}):
   const lines: string[] = [];
   const code = await runDoctor(env, (line) => lines.push(line), { envFile: join(dirname(env.MCP_CONFIG!), '.env'), ...options });
   return { code, lines };
-}
-
-/** A bwrap that fails as it does where unprivileged user namespaces are off (a container, Ubuntu's AppArmor). */
-async function brokenBwrap(): Promise<string> {
-  const dir = await tempDir();
-  cleanups.push(dir.remove);
-  const script = join(dir.path, 'bwrap');
-  await writeFile(script, '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n');
-  await chmod(script, 0o755);
-  return script;
 }
 
 describe('npm run doctor', () => {
@@ -185,7 +175,7 @@ describe('npm run doctor', () => {
 
   it('where bubblewrap cannot run: SHELL_SANDBOX=auto warns that run_shell is not offered, bwrap fails, as a start would; off warns', async () => {
     const { dir, env } = await setting();
-    const bwrapPath = await brokenBwrap();
+    const bwrapPath = await brokenBwrap(cleanups);
     const auto = await doctor(env, { bwrapPath });
     const withheld = auto.lines.find((line) => line.startsWith('! shell sandbox: '));
     expect(withheld).toMatch(/^! shell sandbox: run_shell is not offered: the shell sandbox cannot run here: bwrap: setting up uid map: Permission denied\. To fix: install bubblewrap .*SHELL_SANDBOX=off/);

@@ -76,3 +76,18 @@ export function hostProcessesWith(marker: string): number[] {
   }
   return found;
 }
+
+/**
+ * A bwrap that fails as it does where unprivileged user namespaces are off (a container,
+ * Ubuntu's AppArmor): a script in a temporary folder that `cleanups` removes.
+ */
+export async function brokenBwrap(cleanups: (() => Promise<void>)[]): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'chat-agent-broken-bwrap-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  // A root bot starts bwrap as its run-as uid, which must be able to enter the folder.
+  await chmod(dir, 0o755);
+  const script = path.join(dir, 'bwrap');
+  await writeFile(script, '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n');
+  await chmod(script, 0o755);
+  return script;
+}

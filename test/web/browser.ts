@@ -2,12 +2,28 @@
 // playwright-core), and what a person does there: mention the bot, reply in the thread, read
 // the thread in order. Shared by the browser suites of test/web/.
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+}
+
+/** One Chromium for the calling test file: launched before its first test, closed after its last. */
+export function chromiumForFile(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (!browser) throw new Error('Chromium is not running: chromiumForFile() must be called at the top of a test file');
+    return browser;
+  };
 }
 
 /** A message in the channel that mentions the bot; resolves once its thread is open. */

@@ -2,21 +2,14 @@
 // process against FakeOpenAI, the page in headless Chromium): the card shows the command's
 // start and end, and "Show all to decide" instead of Approve; it opens every character in a
 // dialog whose Approve runs the call once. Nothing reaches the internet.
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { BotProcess } from '../support/bot-process.js';
 import { coreTestEnv } from '../support/core-env.js';
 import { tempDir } from '../support/test-connector.js';
-import { answerWith, launchChromium, mention, printedUrl, thread } from './browser.js';
+import { answerWith, chromiumForFile, mention, printedUrl, thread } from './browser.js';
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = chromiumForFile();
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -36,7 +29,7 @@ describe('Show all in the playground', () => {
     cleanups.push(() => bot.kill());
     // The address printed for the person, its token in the fragment (the log line has none).
     const url = printedUrl(bot.stdout);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await browser().newPage({ viewport: { width: 1280, height: 800 } });
     cleanups.push(() => page.close());
     await page.goto(url);
     await page.locator('#connection[data-state="live"]').waitFor();

@@ -6,22 +6,15 @@
 // leaves the machine: there is no model server at all.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { DEMO_NOTE_CONTENT, DEMO_NOTE_PATH } from '../../src/providers/demo-script.js';
 import { BotProcess } from '../support/bot-process.js';
 import { waitFor } from '../support/engine-kit.js';
 import { tempDir } from '../support/test-connector.js';
-import { answerWith, idle, launchChromium, mention, printedUrl, reply, thread, waitForCount } from './browser.js';
+import { answerWith, chromiumForFile, idle, mention, printedUrl, reply, thread, waitForCount } from './browser.js';
 import { inOnlyConversation } from '../support/conversation-folders.js';
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = chromiumForFile();
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -42,7 +35,7 @@ describe('npm run playground without a model', () => {
     expect(bot.lines().find((line) => line.msg === 'running')).toMatchObject({ model: 'demo' });
     const url = printedUrl(bot.stdout);
 
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await browser().newPage({ viewport: { width: 1280, height: 800 } });
     cleanups.push(() => page.close());
     await page.goto(url);
     await page.locator('#connection[data-state="live"]').waitFor();

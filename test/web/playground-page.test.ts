@@ -9,19 +9,13 @@
 // "reconnecting…" forever.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/test-connector.js';
-import { answerWith, idle, launchChromium, mention, reply, thread, threadOrder } from './browser.js';
+import { answerWith, chromiumForFile, idle, mention, reply, thread, threadOrder } from './browser.js';
 import { bootWebBot, type WebBot } from './web-harness.js';
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = chromiumForFile();
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -44,7 +38,7 @@ async function setup(env: Record<string, string> = {}): Promise<{ dir: string; b
   cleanups.push(dir.remove);
   const bot = await boot(dir.path, env);
   // A context of its own: a second tab of the same browser (same cookies) can be opened in it.
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const context = await browser().newContext({ viewport: { width: 1280, height: 800 } });
   cleanups.push(() => context.close());
   const page = await context.newPage();
   await page.goto(bot.url);
