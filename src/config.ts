@@ -66,6 +66,12 @@ export const ConfigSchema = z.object({
   WORKSPACE_DIR: z.string().min(1).default('./workspace'),
   /** What one conversation's folder (all of WORKSPACE_DIR when shared) may hold on disk, in MB: past it, commands and file writes are refused. */
   WORKSPACE_MAX_MB: positiveInt.default(2048),
+  /** Files shared in a thread (src/files/): the largest one file the bot fetches, in bytes (default 20 MiB). */
+  MAX_FILE_BYTES: positiveInt.default(20 * 1024 * 1024),
+  /** Files one message may bring; the rest are named in the thread and not fetched. */
+  MAX_FILES_PER_MESSAGE: positiveInt.default(10),
+  /** What all the files shared in one conversation may add up to, in bytes (default 200 MiB). */
+  MAX_CONVERSATION_FILE_BYTES: positiveInt.default(200 * 1024 * 1024),
   /** Whose files a conversation sees: its thread's own folder (default), its channel's, or all of WORKSPACE_DIR (`shared`). */
   WORKSPACE_SCOPE: z.enum(['thread', 'channel', 'shared']).default('thread'),
   /** request_directory may grant only folders inside these (absolute paths, comma-separated); unset: anywhere but system and bot folders. */

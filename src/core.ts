@@ -19,6 +19,7 @@ import { configSecretValues, mcpSecretValues, SecretMasker } from './secrets/ind
 import { AccessPolicy, accessWarnings, parseAccessConfig } from './sessions/access-policy.js';
 import { InProcessCoordinator } from './sessions/coordination.js';
 import { ObserverHub } from './sessions/observer-hub.js';
+import { FileTransfers } from './files/transfer.js';
 import { SessionManager } from './sessions/session-manager.js';
 import { openKeyvStore } from './store/keyv-factory.js';
 import { clusterKeys } from './cluster/cluster-keys.js';
@@ -42,6 +43,8 @@ export interface Core {
   store: SessionStore;
   /** Connectors register what renders their platform's sessions here. */
   observers: ObserverHub;
+  /** Connectors register how their platform's files are fetched and posted here (src/files/transfer.ts). */
+  files: FileTransfers;
   /**
    * Repair what a crash left. Call once every connector is attached and before any of them
    * starts taking events: nothing may touch a session before it is repaired.
@@ -116,6 +119,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const inbox = new PersistentInbox(store, cluster ? { claim: (itemId) => cluster.resolveOnce(itemId), release: (itemId) => cluster.unresolve(itemId) } : undefined);
   const mcp = new McpManager({ logger });
   const observers = new ObserverHub();
+  const files = new FileTransfers();
   const modelGate = new ModelCallGate(config.MAX_CONCURRENT_MODEL_CALLS);
   const reportWaiting = async (session: SessionRecord, ahead: number | null): Promise<void> => {
     try {
@@ -220,6 +224,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     manager,
     store,
     observers,
+    files,
     recover: async () => {
       // Sweeps and pokes start with events: a session taken over is drawn by attached connectors.
       await cluster?.start();

@@ -16,7 +16,7 @@ import type { InboxItem } from '../../src/engine/index.js';
 import { approvalView, approvesInFullView, offeredChoices, type ApprovalView, type ShownPart } from '../shared/approval-view.js';
 import type { CallText } from '../shared/call-arguments.js';
 import type { CardPrompt, NoteAction, ThreadNote } from '../shared/thread-surface.js';
-import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
+import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, filesNoteText, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
 import { revealInvisible } from '../shared/visible-text.js';
 import { fullPromptCustomId, promptCustomId, retryCustomId, showAllCustomId } from './custom-ids.js';
 import { MESSAGE_LIMIT, type ApiActionRow, type ApiButton } from './outbound.js';
@@ -218,6 +218,8 @@ export function noteMessage(note: ThreadNote): CardMessage {
       return { content: `🔄 ${RESTARTING_NOTE}`, components: [] };
     case 'dropped_at_stop':
       return { content: DROPPED_AT_STOP_NOTE, components: [] };
+    case 'files':
+      return { content: fit(`📎 ${filesNoteText(note.problems)}`), components: [] };
     default: {
       const never: never = note;
       throw new Error(`unknown note ${JSON.stringify(never)}`);

@@ -19,6 +19,16 @@ const DECISION_WORDS: Readonly<Record<string, string>> = {
 /** The note under a stop when replies sent before it were not acted on (each is marked as dropped). */
 export const DROPPED_AT_STOP_NOTE = 'What you sent before the stop was not acted on (marked ❌). Send it again to carry on.';
 
+/**
+ * The note under a message whose files the model does not get in full, one line each (a
+ * download that failed, a cap, a type it cannot read). The lines name files as people named
+ * them: the surface escapes them like any untrusted text.
+ */
+export function filesNoteText(problems: readonly string[]): string {
+  const lines = problems.map((problem) => `• ${problem}`);
+  return `Some files shared here did not reach the model:\n${lines.join('\n')}`;
+}
+
 /** The note a working thread gets when the bot shuts down for a restart (a deploy): the turn carries on after it. */
 export const RESTARTING_NOTE = 'The bot is restarting. It will carry on here in a moment.';
 

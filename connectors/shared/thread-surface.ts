@@ -73,7 +73,9 @@ export type ThreadNote =
   /** Cluster mode: another instance took the thread over after its owner died. Words: card-words.ts TAKEN_OVER_NOTE. */
   | { kind: 'taken_over' }
   /** Replies queued when a stop landed were dropped with the stopped turn. Words: card-words.ts DROPPED_AT_STOP_NOTE. */
-  | { kind: 'dropped_at_stop' };
+  | { kind: 'dropped_at_stop' }
+  /** Files shared with a message that the model does not get, each with why (untrusted names: escape them). Words: card-words.ts filesNoteText. */
+  | { kind: 'files'; problems: string[] };
 
 /**
  * What became of a person's message, shown as a reaction on it:

@@ -8,7 +8,7 @@
 // approves, and which approve buttons that allows, is approval-card.ts's.
 import { displayNote, escapeSlackText, formatDuration, phaseLabel, restartNote, truncateForDisplay, type ToolCardState } from '../shared/index.js';
 import type { CardPrompt, NoteAction, ThreadNote } from '../shared/thread-surface.js';
-import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
+import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, filesNoteText, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
 import { revealInvisible } from '../shared/visible-text.js';
 import { encodeValue, promptActionId, RETRY_ACTION } from './actions.js';
 import { offeredChoices } from '../shared/approval-view.js';
@@ -158,6 +158,10 @@ export function noteMessage(note: ThreadNote): { text: string; blocks: SlackBloc
       return { text: RESTARTING_NOTE, blocks: noteBlocks(`:arrows_counterclockwise: ${RESTARTING_NOTE}`) };
     case 'dropped_at_stop':
       return { text: DROPPED_AT_STOP_NOTE, blocks: noteBlocks(DROPPED_AT_STOP_NOTE) };
+    case 'files': {
+      const text = filesNoteText(note.problems);
+      return { text, blocks: noteBlocks(`:paperclip: ${escape(text)}`) };
+    }
     default: {
       const never: never = note;
       throw new Error(`unknown note ${JSON.stringify(never)}`);

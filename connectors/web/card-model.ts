@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { InboxItem } from '../../src/engine/index.js';
 import { approvalView, approvesInFullView, offeredChoices, type ApprovalView, type ShownPart } from '../shared/approval-view.js';
 import type { CallText } from '../shared/call-arguments.js';
-import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
+import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, filesNoteText, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
 import { displayNote, formatDuration, phaseIcon, phaseLabel, restartNote } from '../shared/tool-card.js';
 import type { CardPrompt, CardView, NoteAction, ThreadNote } from '../shared/thread-surface.js';
 import { truncateForDisplay } from '../shared/truncate.js';
@@ -185,6 +185,8 @@ export function noteModel(note: ThreadNote, nameOf: NameOf): { text: string; act
       return { text: `🔄 ${RESTARTING_NOTE}` };
     case 'dropped_at_stop':
       return { text: DROPPED_AT_STOP_NOTE };
+    case 'files':
+      return { text: `📎 ${filesNoteText(note.problems)}` };
     default: {
       const never: never = note;
       throw new Error(`unknown note ${JSON.stringify(never)}`);

@@ -42,11 +42,61 @@ export const FilePartSchema = z.object({
   type: z.literal('file'),
   file: z.object({ filename: z.string().optional(), file_data: z.string().optional() }),
 });
-export const ContentPartSchema = z.discriminatedUnion('type', [TextPartSchema, ImagePartSchema, FilePartSchema]);
+/**
+ * A file a person shared, as the transcript keeps it: a reference into the conversation's
+ * folder, never its bytes. The outbound view turns it into what the model can take (an image
+ * or a document part, extracted text, or a line saying where it is) at each call.
+ */
+export const StoredFileSchema = z.object({
+  /** Relative to the conversation's folder, e.g. `uploads/screenshot.png`. */
+  path: z.string(),
+  /** The name as shared (untrusted: shown, never used as a path). */
+  name: z.string(),
+  mimeType: z.string(),
+  size: z.number(),
+  /** What the bot can do with it: an image or PDF a model may read, text for the file tools, anything else kept. */
+  kind: z.enum(['image', 'pdf', 'text', 'other']),
+  /** An image re-encoded to fit the providers' limits (relative path), when the original does not. */
+  modelCopy: z.object({ path: z.string(), mimeType: z.string() }).optional(),
+  /** A PDF's extracted text beside it (relative path), for a model that cannot read PDFs. */
+  textPath: z.string().optional(),
+  /** Why the model gets no image of it (too large even re-encoded, unreadable), when so. */
+  unreadable: z.string().optional(),
+});
+export type StoredFile = z.infer<typeof StoredFileSchema>;
+export const AttachmentPartSchema = z.object({ type: z.literal('attachment'), attachment: StoredFileSchema });
+export type AttachmentPart = z.infer<typeof AttachmentPartSchema>;
+
+export const ContentPartSchema = z.discriminatedUnion('type', [TextPartSchema, ImagePartSchema, FilePartSchema, AttachmentPartSchema]);
 export type TextPart = z.infer<typeof TextPartSchema>;
 export type ImagePart = z.infer<typeof ImagePartSchema>;
 export type FilePart = z.infer<typeof FilePartSchema>;
 export type ContentPart = z.infer<typeof ContentPartSchema>;
+
+/**
+ * A file a message carries that is not fetched yet: what a connector knows from the platform's
+ * event. Recorded with the pending input (so a restart still fetches it); the files room
+ * (src/files/) downloads it when a turn takes the message.
+ */
+export const IncomingFileSchema = z.object({
+  /** The platform whose file source fetches it: 'slack', 'discord', 'web'. */
+  platform: z.string(),
+  /** The platform's id of the file (Slack F…, a Discord attachment id, a playground upload id). */
+  id: z.string(),
+  /** The name as shared (untrusted). */
+  name: z.string(),
+  /** Where the platform's file source fetches it from (Slack `url_private_download`, a Discord CDN URL). */
+  url: z.string(),
+  mimeType: z.string().optional(),
+  size: z.number().int().nonnegative().optional(),
+});
+export type IncomingFile = z.infer<typeof IncomingFileSchema>;
+
+/** A shared file's one-line description where its content cannot be sent. */
+export function unresolvedAttachmentText(part: AttachmentPart): string {
+  const file = part.attachment;
+  return `[file shared: ${file.path} (${file.mimeType}, ${file.size} bytes)]`;
+}
 
 export const UserContentSchema = z.union([z.string(), z.array(ContentPartSchema)]);
 export type UserContent = z.infer<typeof UserContentSchema>;

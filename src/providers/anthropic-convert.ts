@@ -5,6 +5,7 @@
 // user content, same-role neighbours merge into one message, and whatever the API would
 // reject (an empty text block, an assistant first message) is repaired here, on a copy,
 // per call. Nothing here mutates its input: the engine reuses its outbound messages.
+import { unresolvedAttachmentText } from '../engine/index.js';
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import type { ContentPart, OutboundMessage, ToolCall, ToolSchema, UserContent } from '../engine/index.js';
@@ -145,6 +146,9 @@ function partBlocks(part: ContentPart): Anthropic.ContentBlockParam[] {
       return [imageBlock(part.image_url.url)];
     case 'file':
       return [documentBlock(part.file.file_data, part.file.filename)];
+    case 'attachment':
+      // The outbound view resolves references (engine/outbound.ts); one that slipped through is named, never read here.
+      return textBlock(unresolvedAttachmentText(part));
   }
 }
 

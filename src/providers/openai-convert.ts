@@ -8,6 +8,7 @@
 // single place where deltas are glued together, tolerant of what OpenAI-compatible servers
 // (Ollama, vLLM, LM Studio, DeepSeek, OpenRouter, Kimi) do differently from OpenAI itself,
 // and the one judge of whether the stream finished.
+import { unresolvedAttachmentText } from '../engine/index.js';
 import { z } from 'zod';
 import type {
   ChatCompletionAssistantMessageParam,
@@ -102,6 +103,9 @@ function toChatPart(part: ContentPart): ChatCompletionContentPart {
     }
     case 'file':
       return { type: 'file', file: { ...part.file } };
+    case 'attachment':
+      // The outbound view resolves references (engine/outbound.ts); one that slipped through is named, never read here.
+      return { type: 'text', text: unresolvedAttachmentText(part) };
   }
 }
 

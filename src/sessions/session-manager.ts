@@ -10,7 +10,7 @@
 // Turns are driven by turn-driver.ts; after a restart, recovery.ts repairs what the crash
 // left before anything else touches a session.
 import { randomUUID } from 'node:crypto';
-import { INTERRUPTED_BY_USER, silentLogger, type EngineLogger, type MessageSource, type ResolveResult } from '../engine/index.js';
+import { INTERRUPTED_BY_USER, silentLogger, type EngineLogger, type IncomingFile, type MessageSource, type ResolveResult } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
 import { sessionIdOf, sessionKeyOf, type PendingInput, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
@@ -40,6 +40,8 @@ export interface InboundMessage {
   eventId?: string;
   /** The author belongs to another team or organisation than the installing one. */
   external?: boolean;
+  /** Files shared with the message (not fetched yet: a turn fetches them when it takes the message). */
+  attachments?: IncomingFile[];
 }
 
 export type DeliverResult =

@@ -9,13 +9,15 @@
 // still read, and folded into this one at the next change).
 import type Keyv from 'keyv';
 import { z } from 'zod';
-import type { MessageSource } from '../engine/index.js';
+import { IncomingFileSchema, type MessageSource } from '../engine/index.js';
 
 export const PendingInputSchema = z.object({
   id: z.string(),
   text: z.string(),
   source: z.looseObject({ platform: z.string() }).optional(),
   receivedAt: z.number(),
+  /** Files the message carries, fetched when a turn takes it (src/files/intake.ts). */
+  attachments: z.array(IncomingFileSchema).optional(),
 });
 export type PendingInput = z.infer<typeof PendingInputSchema> & { source?: MessageSource };
 
