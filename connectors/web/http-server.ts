@@ -15,15 +15,23 @@
 //   requests carry its own host name, is refused (403) even before the token is looked at. An
 //   Origin header, when the browser sends one, must be this very origin (port included).
 // - Action bodies are JSON (content-type checked), at most BODY_MAX bytes, parsed with zod.
+// - Files: POST /api/uploads takes one file's raw bytes (its name URI-encoded in X-File-Name,
+//   its type in Content-Type), streamed to disk up to MAX_FILE_BYTES (upload-staging.ts);
+//   GET /api/files/<id> serves a file the bot posted, by its random id only, always as an
+//   attachment of type application/octet-stream, so nothing it holds is ever shown as a page
+//   of this origin (posted-files.ts).
 // - The page may run only its own scripts (Content-Security-Policy), is never framed, and
 //   sends no Referer.
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import type { AccessToken } from './access-token.js';
 import type { LiveUpdates, PageSnapshot } from './live-updates.js';
+import type { PostedFiles } from './posted-files.js';
+import type { UploadStaging } from './upload-staging.js';
 import { ClickBody, FullViewBody, NoteActionBody, PostMessageBody, StopBody } from './request-bodies.js';
 
 const PAGE_DIR = fileURLToPath(new URL('./page/', import.meta.url));
@@ -64,6 +72,9 @@ export interface PlaygroundServerOptions {
   token: AccessToken;
   live: LiveUpdates;
   actions: PlaygroundActions;
+  /** Where uploads are staged, and the files the bot posted. */
+  uploads: Pick<UploadStaging, 'receive'>;
+  posted: Pick<PostedFiles, 'open'>;
   /** Failures of the server itself (an action that threw). */
   onError: (error: unknown) => void;
 }
@@ -129,7 +140,11 @@ export class PlaygroundServer {
     if (!this.options.token.matches(given)) {
       return reply(response, 403, { ok: false, message: 'Wrong access token (the playground makes a new one at each start): open the address it printed in its terminal.' });
     }
+    const download = /^GET \/api\/files\/([^/]+)$/.exec(route);
+    if (download) return this.serveFile(response, download[1]!);
     switch (route) {
+      case 'POST /api/uploads':
+        return this.upload(request, response);
       case 'GET /api/events':
         return this.options.live.open(response, this.options.actions.snapshot());
       case 'POST /api/messages':
@@ -162,6 +177,42 @@ export class PlaygroundServer {
     response.end(body);
   }
 
+  private async upload(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    let name: string;
+    try {
+      name = decodeURIComponent(request.headers['x-file-name']?.toString() ?? '');
+    } catch {
+      return reply(response, 400, { ok: false, message: 'X-File-Name must be the file name, URI-encoded.' });
+    }
+    const type = /^[\w.+-]+\/[\w.+-]+/.exec(request.headers['content-type'] ?? '')?.[0]?.toLowerCase();
+    const length = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
+    const result = await this.options.uploads.receive(request, { name: name || 'file', ...(type ? { mimeType: type } : {}), ...(Number.isFinite(length) ? { length: length! } : {}) });
+    // A refusal before the whole body came: say so and close, rather than read the rest.
+    return reply(response, result.ok ? 200 : result.status, result, result.ok || request.readableEnded ? {} : { connection: 'close' });
+  }
+
+  private async serveFile(response: ServerResponse, id: string): Promise<void> {
+    const file = this.options.posted.open(id);
+    if (!file) {
+      return reply(response, 404, {
+        ok: false,
+        message: 'The playground has no such file: it keeps the files the bot posted while it runs and while their thread exists. Ask the bot to attach it again.',
+      });
+    }
+    response.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'content-type': 'application/octet-stream',
+      'content-length': String(file.size),
+      'content-disposition': attachmentDisposition(file.name),
+    });
+    try {
+      await pipeline(file.body, response);
+    } catch (error) {
+      response.destroy();
+      throw error;
+    }
+  }
+
   private async act<T extends z.ZodType>(request: IncomingMessage, response: ServerResponse, schema: T, work: (body: z.infer<T>) => Promise<ActionAnswer>): Promise<void> {
     if (!(request.headers['content-type'] ?? '').startsWith('application/json')) {
       return reply(response, 415, { ok: false, message: 'Send JSON (content-type: application/json).' });
@@ -190,6 +241,15 @@ function pageFile(pathname: string): string | undefined {
 function reply(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   response.writeHead(status, { ...SECURITY_HEADERS, ...headers, 'content-type': 'application/json; charset=utf-8' });
   response.end(JSON.stringify(body));
+}
+
+/**
+ * `attachment` with the name twice: an ASCII stand-in for old clients, and the real one
+ * (RFC 6266 / 5987). Quotes, backslashes and control characters never reach the header.
+ */
+function attachmentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }
 
 /** The token of an `Authorization: Bearer <token>` header (undefined: none, another scheme, or empty). */

@@ -17,6 +17,8 @@ export interface PageSnapshot {
   threads: PageThread[];
   /** The bot answers with the built-in demo model (MODEL=demo, or no MODEL set): the page says so in a banner. */
   demo: boolean;
+  /** MAX_FILE_BYTES: the page refuses a larger file before uploading it (the server refuses it anyway). */
+  maxFileBytes: number;
 }
 
 /** A private answer for the person at the page ("only visible to you"); never stored. */

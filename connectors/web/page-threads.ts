@@ -29,9 +29,20 @@ export const PersonSchema = z.object({ id: z.string(), name: z.string() });
 export type Person = z.infer<typeof PersonSchema>;
 
 const base = { id: z.string(), at: z.number() };
+/** A file as a message shows it: its name (untrusted, shown as text), size and type. */
+export const ShownFileSchema = z.object({ id: z.string(), name: z.string(), size: z.number(), mimeType: z.string().optional() });
+export type ShownFile = z.infer<typeof ShownFileSchema>;
 export const PageMessageSchema = z.discriminatedUnion('kind', [
   /** What a person wrote (the thread's root is one), with the marks the bot put on it. */
-  z.object({ ...base, kind: z.literal('input'), author: PersonSchema, text: z.string(), marks: z.array(z.enum(['received', 'taken', 'dropped'])) }),
+  z.object({
+    ...base,
+    kind: z.literal('input'),
+    author: PersonSchema,
+    text: z.string(),
+    marks: z.array(z.enum(['received', 'taken', 'dropped'])),
+    /** The files attached to it (uploads: shown by name, not downloadable again). */
+    files: z.array(ShownFileSchema).optional(),
+  }),
   /** One answer segment; `streaming` while it grows. */
   z.object({ ...base, kind: z.literal('answer'), text: z.string(), footer: z.string().optional(), streaming: z.boolean() }),
   /** One tool call's card, drawn (card-model.ts). */
@@ -44,6 +55,8 @@ export const PageMessageSchema = z.discriminatedUnion('kind', [
     action: z.object({ kind: z.enum(['retry', 'continue']), label: z.string() }).optional(),
     done: z.string().optional(),
   }),
+  /** A file the bot posted (attach_file), downloaded by its id (posted-files.ts), with the bot's comment. */
+  z.object({ ...base, kind: z.literal('file'), file: ShownFileSchema, comment: z.string().optional() }),
   /** Something the bot says in the thread that is not an answer (a model switch). */
   z.object({ ...base, kind: z.literal('bot'), text: z.string() }),
 ]);

@@ -16,6 +16,14 @@
 // - Like every connector it is built before recovery (so resumed turns are drawn), takes
 //   requests only after `start`, and shuts down in two steps: `stopTaking` (new messages are
 //   refused, pending answer text is written before the store is fenced), then `close`.
+// - Files a person attaches are staged on disk until the turn takes them (upload-staging.ts,
+//   the 'web' FileSource); files the bot posts are copied aside and downloaded by a random
+//   id (posted-files.ts, the 'web' FileSink). Both live in one private folder made for this
+//   run (0700, under the system's temp folder unless `filesDir` is given) and removed at
+//   close: like the access token, they die with the run.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger } from '../../src/engine/index.js';
@@ -31,10 +39,14 @@ import { LiveUpdates } from './live-updates.js';
 import { PageThreads } from './page-threads.js';
 import { nameOf, WebInbound } from './web-inbound.js';
 import { WebSurface } from './web-surface.js';
+import { PostedFiles } from './posted-files.js';
+import { UploadStaging } from './upload-staging.js';
 
 export interface WebConnectorOptions {
-  config: Pick<Config, 'PLAYGROUND_PORT' | 'GRANT_SCOPE'> & Partial<Pick<Config, 'MODEL' | 'PLAYGROUND_TOKEN'>>;
-  core: Pick<Core, 'manager' | 'store' | 'observers'> & Partial<Pick<Core, 'keepWritableAtShutdown'>>;
+  config: Pick<Config, 'PLAYGROUND_PORT' | 'GRANT_SCOPE' | 'MAX_FILE_BYTES' | 'MAX_CONVERSATION_FILE_BYTES'> & Partial<Pick<Config, 'MODEL' | 'PLAYGROUND_TOKEN'>>;
+  core: Pick<Core, 'manager' | 'store' | 'observers' | 'files'> & Partial<Pick<Core, 'keepWritableAtShutdown'>>;
+  /** The folder for this run's files (made if missing, removed at close); default: a new private one under the temp folder. */
+  filesDir?: string;
   logger: EngineLogger;
   /** The masker the logger and the tools mask with: the access token is added to it, so no log line or tool result shows it. */
   secrets?: SecretMasker;
@@ -46,6 +58,8 @@ export class WebConnector implements ChatConnector {
   private readonly live = new LiveUpdates();
   private readonly server: PlaygroundServer;
   private readonly token: AccessToken;
+  private readonly uploads: UploadStaging;
+  private readonly posted: PostedFiles;
   private taking = false;
   private url_ = '';
 
@@ -53,9 +67,18 @@ export class WebConnector implements ChatConnector {
     private readonly options: WebConnectorOptions,
     readonly threads: PageThreads,
     token: string,
+    private readonly filesDir: string,
   ) {
     this.token = new AccessToken(token);
-    threads.onUpdate((update) => this.live.broadcast(update));
+    const { config } = options;
+    this.uploads = new UploadStaging({ dir: join(filesDir, 'uploads'), maxFileBytes: config.MAX_FILE_BYTES, maxStagedBytes: config.MAX_CONVERSATION_FILE_BYTES });
+    this.posted = new PostedFiles({ dir: join(filesDir, 'posted'), threads, origin: () => `http://127.0.0.1:${this.port}` });
+    threads.onUpdate((update) => {
+      this.live.broadcast(update);
+      if (update.type === 'removed') {
+        this.posted.removeThread(update.threadId).catch((error: unknown) => options.logger.warn({ err: error }, 'playground: could not remove a forgotten thread\'s files'));
+      }
+    });
     const inbound = new WebInbound({
       core: options.core,
       threads,
@@ -63,6 +86,8 @@ export class WebConnector implements ChatConnector {
       logger: options.logger,
       presenterFor: (session) => this.presenterFor(session),
       taking: () => this.taking,
+      uploads: this.uploads,
+      maxFileBytes: config.MAX_FILE_BYTES,
       demo: isDemoModel(options.config.MODEL),
       ...(options.config.GRANT_SCOPE ? { grantScope: options.config.GRANT_SCOPE } : {}),
     });
@@ -70,6 +95,8 @@ export class WebConnector implements ChatConnector {
       token: this.token,
       live: this.live,
       actions: inbound,
+      uploads: this.uploads,
+      posted: this.posted,
       onError: (error) => options.logger.error({ err: error }, 'playground: a request failed'),
     });
   }
@@ -83,8 +110,11 @@ export class WebConnector implements ChatConnector {
     await forgetStoredToken(options.core.store.keyv);
     const token = accessTokenForStart(options.config.PLAYGROUND_TOKEN);
     options.secrets?.add([token]);
-    const connector = new WebConnector(options, threads, token);
+    const filesDir = options.filesDir ?? (await mkdtemp(join(tmpdir(), 'chat-agent-playground-')));
+    const connector = new WebConnector(options, threads, token, filesDir);
     options.core.observers.add('web', presenterObserver((session) => connector.presenterFor(session)));
+    options.core.files.registerSource('web', connector.uploads.source);
+    options.core.files.registerSink('web', connector.posted.sink);
     return connector;
   }
 
@@ -123,6 +153,8 @@ export class WebConnector implements ChatConnector {
     await this.threads.flush();
     this.live.close();
     await this.server.close();
+    this.uploads.close();
+    await rm(this.filesDir, { recursive: true, force: true });
   }
 
   /** The thread's presenter, built on demand (one per session; the playground has few). */

@@ -24,6 +24,7 @@ import type { ActionAnswer, PlaygroundActions } from './http-server.js';
 import type { LiveUpdates, PageSnapshot } from './live-updates.js';
 import { newMessageId, type PageThread, type PageThreads, type Person } from './page-threads.js';
 import type { ClickBody, FullViewBody, NoteActionBody, PostMessage, StopBody } from './request-bodies.js';
+import type { UploadStaging } from './upload-staging.js';
 import type { z } from 'zod';
 
 /** The person at the page. One user: they start (and so may approve in) every thread they open. */
@@ -59,6 +60,10 @@ export interface WebInboundDeps {
   taking: () => boolean;
   /** The bot's model is the built-in demo (the page shows a banner). */
   demo: boolean;
+  /** MAX_FILE_BYTES, told to the page. */
+  maxFileBytes: number;
+  /** Where the page's uploads wait for the message that carries them. */
+  uploads: Pick<UploadStaging, 'take' | 'discard'>;
   /** GRANT_SCOPE, for the words of "always" buttons. */
   grantScope?: 'thread' | 'channel';
 }
@@ -70,34 +75,50 @@ export class WebInbound implements PlaygroundActions {
   constructor(private readonly deps: WebInboundDeps) {}
 
   snapshot(): PageSnapshot {
-    return { user: LOCAL_USER, bot: BOT, threads: this.deps.threads.all(), demo: this.deps.demo };
+    return { user: LOCAL_USER, bot: BOT, threads: this.deps.threads.all(), demo: this.deps.demo, maxFileBytes: this.deps.maxFileBytes };
   }
 
   async postMessage(body: PostMessage): Promise<ActionAnswer> {
     if (!this.deps.taking()) return { ok: false, status: 503, message: 'The bot is restarting; send that again in a moment.' };
-    const { threads } = this.deps;
+    const { threads, uploads } = this.deps;
+    const known = body.thread === undefined ? undefined : threads.get(body.thread);
+    if (body.thread !== undefined && !known) return { ok: false, status: 404, message: 'There is no such thread (it may have been forgotten).' };
+    const fileIds = body.files ?? [];
+    const attached = uploads.take(fileIds);
+    if (!attached.ok) return { ok: false, status: 409, message: attached.message };
     const mentioned = new RegExp(MENTION.source, MENTION.flags).test(body.text);
-    const input = { kind: 'input' as const, id: newMessageId(), at: Date.now(), author: LOCAL_USER, text: body.text, marks: [] };
+    const input = {
+      kind: 'input' as const,
+      id: newMessageId(),
+      at: Date.now(),
+      author: LOCAL_USER,
+      text: body.text,
+      marks: [],
+      ...(attached.files.length > 0 ? { files: attached.files } : {}),
+    };
     let thread: PageThread;
-    if (body.thread === undefined) {
+    if (known === undefined) {
       thread = await threads.create(input);
     } else {
-      const known = threads.get(body.thread);
-      if (!known) return { ok: false, status: 404, message: 'There is no such thread (it may have been forgotten).' };
       thread = known;
       await threads.add(thread.id, input);
     }
+    // Files of a message the bot does not take are shown on it, and nothing will fetch them.
+    const notForTheBot = async (answer: ActionAnswer): Promise<ActionAnswer> => {
+      await uploads.discard(fileIds);
+      return answer;
+    };
     // A channel message that does not mention the bot is only a message, as in any channel.
-    if (!mentioned && thread.sessionId === undefined) return { ok: true, thread: thread.id, message: input.id, status: 'posted' };
+    if (!mentioned && thread.sessionId === undefined) return notForTheBot({ ok: true, thread: thread.id, message: input.id, status: 'posted' });
 
     const text = body.text.replace(MENTION, '$1').trim();
     const key: SessionKey = { platform: 'web', workspace: WORKSPACE, channel: CHANNEL, thread: thread.id };
     const command = COMMAND.exec(text);
     if (command) {
       await this.runCommand(key, command[1]!.toLowerCase(), (command[2] ?? '').trim());
-      return { ok: true, thread: thread.id, message: input.id, status: 'command' };
+      return notForTheBot({ ok: true, thread: thread.id, message: input.id, status: 'command' });
     }
-    if (!text) return { ok: false, status: 400, message: 'Say what you need after @bot.' };
+    if (!text && attached.incoming.length === 0) return { ok: false, status: 400, message: 'Say what you need after @bot.' };
     // Known before the turn's first event, so the marks and the answer land in this thread.
     await threads.attachSession(thread.id, sessionIdOf(key));
     const source: MessageSource = {
@@ -109,8 +130,14 @@ export class WebInbound implements PlaygroundActions {
       userName: LOCAL_USER.name,
       messageId: input.id,
     };
-    const result = await this.deps.core.manager.deliver(key, { text, userId: LOCAL_USER.id, eventId: `web:${input.id}`, source });
-    if (result.status === 'refused') return { ok: false, status: 403, message: result.reason };
+    const result = await this.deps.core.manager.deliver(key, {
+      text,
+      userId: LOCAL_USER.id,
+      eventId: `web:${input.id}`,
+      source,
+      ...(attached.incoming.length > 0 ? { attachments: attached.incoming } : {}),
+    });
+    if (result.status === 'refused') return notForTheBot({ ok: false, status: 403, message: result.reason });
     return { ok: true, thread: thread.id, message: input.id, status: result.status };
   }
 

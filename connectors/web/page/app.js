@@ -8,10 +8,16 @@
 //
 // Private answers ("only visible to you") are the page's alone: kept here, never stored, and
 // drawn where they belong in time, right after what they answer, not below everything.
-/* global window, document, location, history, fetch, CSS, HTMLTextAreaElement, HTMLFormElement, HTMLButtonElement, CustomEvent */
+//
+// Files: each composer has an attach button (and takes files dropped on its pane); they are
+// uploaded when the person sends, one request each with the token, and the message carries
+// their upload ids. A file the bot posted is downloaded with fetch (the token in its header:
+// a plain link cannot send one, and a token in a URL would land in history and logs) and
+// handed to the browser as a blob to save.
+/* global window, document, location, history, fetch, CSS, URL, setTimeout, File, HTMLTextAreaElement, HTMLFormElement, HTMLButtonElement, HTMLInputElement, CustomEvent */
 import { forgetToken, reloadOnNewToken, takeToken, withToken } from './access-token.js';
 import { LiveStream } from './live-stream.js';
-import { element, fillAnswer, fullViewDialog, messageElement, whisperElement } from './render.js';
+import { element, fileChip, fillAnswer, fullViewDialog, messageElement, sizeText, whisperElement } from './render.js';
 
 /** @typedef {import('./render.js').PageThread} PageThread */
 /** @typedef {import('./render.js').PageMessage} PageMessage */
@@ -25,6 +31,8 @@ const token = takeToken();
 const threads = new Map();
 /** @type {{ user: Person, bot: Person }} */
 const people = { user: { id: 'local', name: 'you' }, bot: { id: 'bot', name: 'bot' } };
+/** MAX_FILE_BYTES, from the snapshot: a larger file is refused here before it is uploaded. */
+let maxFileBytes = Infinity;
 
 const channelList = byId('channel-messages');
 const threadPane = byId('thread-pane');
@@ -69,6 +77,7 @@ const actions = {
     });
   },
   openThread: (threadId) => openThread(threadId),
+  download: (file, link) => void download(file, link),
 };
 
 /**
@@ -130,7 +139,8 @@ function connect() {
       );
     }
   });
-  on(stream, 'snapshot', /** @param {{ user: Person, bot: Person, threads: PageThread[], demo: boolean }} snapshot */ (snapshot) => {
+  on(stream, 'snapshot', /** @param {{ user: Person, bot: Person, threads: PageThread[], demo: boolean, maxFileBytes: number }} snapshot */ (snapshot) => {
+    maxFileBytes = snapshot.maxFileBytes;
     people.user = snapshot.user;
     people.bot = snapshot.bot;
     byId('demo-banner').hidden = !snapshot.demo;
@@ -363,7 +373,7 @@ function openThread(threadId) {
 /**
  * Send one action; a refusal is shown to this person alone. Resolves with whether it was done.
  * @param {string} path
- * @param {Record<string, string>} body
+ * @param {{ thread?: string, [field: string]: unknown }} body
  * @returns {Promise<boolean>}
  */
 async function send(path, body) {
@@ -417,36 +427,169 @@ async function openFullView(itemId) {
 }
 
 /**
- * A composer: Enter sends, Shift+Enter starts a new line.
+ * A composer: Enter sends, Shift+Enter starts a new line; 📎 (or a drop on `dropZone`) adds
+ * files, shown as chips until sent. Sending uploads the files first; if one is refused, the
+ * message is not sent and the text and files stay for another try.
  * @param {string} formId
+ * @param {string} dropZoneId
  * @param {() => string | undefined} threadOf
  */
-function composer(formId, threadOf) {
+function composer(formId, dropZoneId, threadOf) {
   const form = byId(formId);
   const input = form.querySelector('textarea');
-  if (!(form instanceof HTMLFormElement) || !(input instanceof HTMLTextAreaElement)) return;
-  const submit = () => {
+  const picker = form.querySelector('input[type="file"]');
+  const attach = form.querySelector('button.attach');
+  const sendButton = form.querySelector('button.send');
+  const chips = form.querySelector('.attached');
+  if (!(form instanceof HTMLFormElement) || !(input instanceof HTMLTextAreaElement) || !(picker instanceof HTMLInputElement)) return;
+  if (!(attach instanceof HTMLButtonElement) || !(sendButton instanceof HTMLButtonElement) || !(chips instanceof window.HTMLElement)) return;
+  /** @type {File[]} */
+  let files = [];
+  let sending = false;
+
+  const drawFiles = () => {
+    chips.replaceChildren(
+      ...files.map((file, index) => {
+        const item = element('li');
+        const chip = fileChip(file);
+        const remove = /** @type {HTMLButtonElement} */ (element('button', 'remove', '✕'));
+        remove.type = 'button';
+        remove.title = `Remove ${file.name}`;
+        remove.setAttribute('aria-label', `Remove ${file.name}`);
+        remove.addEventListener('click', () => {
+          files = files.filter((_, other) => other !== index);
+          drawFiles();
+        });
+        chip.append(remove);
+        item.append(chip);
+        return item;
+      }),
+    );
+    chips.hidden = files.length === 0;
+  };
+  /** @param {Iterable<File>} added */
+  const addFiles = (added) => {
+    for (const file of added) {
+      if (file.size > maxFileBytes) showWhisper(`${file.name} is ${sizeText(file.size)}, over ${sizeText(maxFileBytes)}, the most the playground takes in one file (MAX_FILE_BYTES).`, threadOf());
+      else files.push(file);
+    }
+    drawFiles();
+  };
+  const setSending = (/** @type {boolean} */ value) => {
+    sending = value;
+    attach.disabled = value;
+    sendButton.disabled = value;
+  };
+
+  const submit = async () => {
     const text = input.value.trim();
-    if (!text) return;
+    if (sending || (!text && files.length === 0)) return;
     const thread = threadOf();
-    input.value = '';
-    if (!thread && /@bot\b/i.test(text)) mentionSent = text;
-    void send('/api/messages', thread ? { text, thread } : { text });
+    setSending(true);
+    try {
+      /** @type {string[]} */
+      const ids = [];
+      for (const file of files) {
+        const id = await upload(file, thread);
+        if (id === undefined) return;
+        ids.push(id);
+      }
+      input.value = '';
+      files = [];
+      drawFiles();
+      if (!thread && /@bot\b/i.test(text)) mentionSent = text;
+      await send('/api/messages', { text, ...(thread ? { thread } : {}), ...(ids.length > 0 ? { files: ids } : {}) });
+    } finally {
+      setSending(false);
+    }
   };
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    submit();
+    void submit();
   });
   input.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
-      submit();
+      void submit();
     }
+  });
+  attach.addEventListener('click', () => picker.click());
+  picker.addEventListener('change', () => {
+    addFiles(picker.files ?? []);
+    picker.value = '';
+  });
+  const zone = byId(dropZoneId);
+  zone.addEventListener('dragover', (event) => {
+    if (!event.dataTransfer?.types.includes('Files')) return;
+    event.preventDefault();
+    zone.classList.add('dropping');
+  });
+  zone.addEventListener('dragleave', (event) => {
+    if (event.relatedTarget instanceof window.Node && zone.contains(event.relatedTarget)) return;
+    zone.classList.remove('dropping');
+  });
+  zone.addEventListener('drop', (event) => {
+    zone.classList.remove('dropping');
+    if (!event.dataTransfer?.files.length) return;
+    event.preventDefault();
+    addFiles(event.dataTransfer.files);
+    input.focus();
   });
 }
 
-composer('channel-composer', () => undefined);
-composer('thread-composer', openThreadId);
+/**
+ * Upload one file (its bytes as the body, its name URI-encoded in a header); resolves with its
+ * upload id, or undefined after showing why it was refused.
+ * @param {File} file
+ * @param {string | undefined} thread
+ * @returns {Promise<string | undefined>}
+ */
+async function upload(file, thread) {
+  try {
+    const response = await fetch('/api/uploads', {
+      method: 'POST',
+      headers: withToken(token, { 'content-type': file.type || 'application/octet-stream', 'x-file-name': encodeURIComponent(file.name) }),
+      body: file,
+    });
+    const answer = /** @type {{ ok: boolean, message?: string, upload?: { id: string } }} */ (parseJson(await response.text()));
+    if (answer.ok && answer.upload) return answer.upload.id;
+    showWhisper(answer.message ?? `The bot refused ${file.name} (${response.status}).`, thread);
+  } catch {
+    showWhisper(`Could not upload ${file.name}: is the playground still running?`, thread);
+  }
+  return undefined;
+}
+
+/**
+ * Download a file the bot posted: fetched with the token in its header, then saved from a
+ * blob under its name (the link's own address would reach the bot without the token).
+ * @param {import('./render.js').ShownFile} file
+ * @param {HTMLAnchorElement} link
+ */
+async function download(file, link) {
+  try {
+    const response = await fetch(link.pathname, { headers: withToken(token) });
+    if (!response.ok) {
+      const answer = /** @type {{ message?: string }} */ (parseJson(await response.text()));
+      showWhisper(answer.message ?? `The bot could not give ${file.name} (${response.status}).`, openThreadId());
+      return;
+    }
+    const url = URL.createObjectURL(await response.blob());
+    const save = /** @type {HTMLAnchorElement} */ (element('a'));
+    save.href = url;
+    save.download = file.name;
+    document.body.append(save);
+    save.click();
+    save.remove();
+    // The browser has taken the blob once the click is handled; let it go a moment later.
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  } catch {
+    showWhisper(`Could not download ${file.name}: is the playground still running?`, openThreadId());
+  }
+}
+
+composer('channel-composer', 'channel-pane', () => undefined);
+composer('thread-composer', 'thread-pane', openThreadId);
 stopButton.addEventListener('click', () => {
   const thread = openThreadId();
   if (thread) void send('/api/stop', { thread });

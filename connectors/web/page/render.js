@@ -17,8 +17,10 @@ import { appendInline, renderMarkdown } from './markdown.js';
  * and the buttons to decide it.
  * @typedef {{ name: string, notes: string[], parts: { label: string, text: string }[], itemId: string, buttons: CardButton[] }} FullView
  */
+/** @typedef {{ id: string, name: string, size: number, mimeType?: string }} ShownFile */
 /**
- * @typedef {{ kind: 'input', id: string, at: number, author: Person, text: string, marks: string[] }
+ * @typedef {{ kind: 'input', id: string, at: number, author: Person, text: string, marks: string[], files?: ShownFile[] }
+ *   | { kind: 'file', id: string, at: number, file: ShownFile, comment?: string }
  *   | { kind: 'answer', id: string, at: number, text: string, footer?: string, streaming: boolean }
  *   | { kind: 'card', id: string, at: number, toolCallId: string, card: CardModel }
  *   | { kind: 'note', id: string, at: number, text: string, action?: { kind: string, label: string }, done?: string }
@@ -33,6 +35,7 @@ import { appendInline, renderMarkdown } from './markdown.js';
  * @typedef {{ click: (itemId: string, choice: string, button: HTMLButtonElement) => void,
  *   showAll: (itemId: string, button: HTMLButtonElement) => void,
  *   noteAction: (messageId: string, button: HTMLButtonElement) => void,
+ *   download: (file: ShownFile, link: HTMLAnchorElement) => void,
  *   openThread?: (threadId: string) => void }} Actions
  */
 
@@ -91,8 +94,12 @@ export function messageElement(message, context) {
   switch (message.kind) {
     case 'input': {
       const { item, body } = frame(message, message.author, false);
-      const text = element('div', 'text plain', message.text);
-      body.append(text);
+      if (message.text) body.append(element('div', 'text plain', message.text));
+      if (message.files && message.files.length > 0) {
+        const files = element('div', 'files');
+        for (const file of message.files) files.append(fileChip(file));
+        body.append(files);
+      }
       if (message.marks.length > 0) {
         const marks = element('div', 'marks');
         for (const mark of message.marks) {
@@ -131,6 +138,29 @@ export function messageElement(message, context) {
       if (message.done) body.append(element('div', 'context', message.done));
       return item;
     }
+    case 'file': {
+      // A file the bot posted: its comment, and a link the page downloads with its token (app.js).
+      const { item, body } = frame(message, context.bot, true);
+      if (message.comment) body.append(element('div', 'text plain', message.comment));
+      const chip = fileChip(message.file);
+      const link = /** @type {HTMLAnchorElement} */ (element('a', 'file-link'));
+      link.href = `/api/files/${encodeURIComponent(message.file.id)}`;
+      link.download = message.file.name;
+      link.title = `Download ${message.file.name}`;
+      const name = chip.querySelector('.name');
+      if (name) {
+        name.replaceWith(link);
+        link.append(name);
+      }
+      link.addEventListener('click', (event) => {
+        event.preventDefault();
+        context.actions.download(message.file, link);
+      });
+      const files = element('div', 'files');
+      files.append(chip);
+      body.append(files);
+      return item;
+    }
     case 'bot': {
       const { item, body } = frame(message, context.bot, true);
       const text = element('div', 'text');
@@ -139,6 +169,28 @@ export function messageElement(message, context) {
       return item;
     }
   }
+}
+
+/**
+ * A file as a chip: 📄 its name (as text), its size.
+ * @param {{ name: string, size: number }} file
+ * @returns {HTMLElement}
+ */
+export function fileChip(file) {
+  const chip = element('span', 'file-chip');
+  chip.append(element('span', 'icon', '📄'), element('span', 'name', file.name), element('span', 'size', sizeText(file.size)));
+  chip.title = file.name;
+  return chip;
+}
+
+/**
+ * @param {number} bytes
+ * @returns {string}
+ */
+export function sizeText(bytes) {
+  if (bytes >= 1024 * 1024) return `${+(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${+(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} bytes`;
 }
 
 /**
