@@ -3,6 +3,7 @@
 // a random loopback port. Scenarios act as the page does (HTTP with the token in an
 // Authorization header) and read what it would draw from the live stream, parsed as the
 // page parses it.
+import { join } from 'node:path';
 import { WebConnector } from '../../connectors/web/web-connector.js';
 import { loadConfig } from '../../src/config.js';
 import { startCore, type Core } from '../../src/core.js';
@@ -27,6 +28,8 @@ export interface WebBot {
   /** The address the playground prints, token included. */
   url: string;
   dir: string;
+  /** The connector's folder for this run's files (uploads/ and posted/). */
+  filesDir: string;
   logs: ReturnType<typeof memoryLogger>;
   /** What tool results are masked with (the access token included). */
   secrets: SecretMasker;
@@ -47,7 +50,8 @@ export async function bootWebBot(options: { env?: Record<string, string>; dir?: 
   // As main.ts does: one masker for the core's tools and the connector, which adds its token.
   const secrets = new SecretMasker();
   const core = await startCore(config, { logger: logs, secrets });
-  const connector = await WebConnector.create({ config, core, logger: logs, secrets });
+  const filesDir = join(dir, 'playground-files');
+  const connector = await WebConnector.create({ config, core, logger: logs, secrets, filesDir });
   await core.recover();
   await connector.start();
   const origin = `http://127.0.0.1:${connector.port}`;
@@ -62,6 +66,7 @@ export async function bootWebBot(options: { env?: Record<string, string>; dir?: 
     origin,
     url,
     dir,
+    filesDir,
     logs,
     secrets,
     async act(path, body, o = {}) {
