@@ -73,11 +73,13 @@ describe('files in the playground page', () => {
     await idle(page);
 
     const png = randomBytes(200);
-    const dropped = await page.evaluateHandle((bytes: number[]) => {
+    // What a drop hands the page: a DataTransfer holding the file (built in the page; the test build has no DOM types).
+    const dropped = await page.evaluateHandle(`(() => {
       const transfer = new DataTransfer();
-      transfer.items.add(new File([new Uint8Array(bytes)], 'screenshot.png', { type: 'image/png' }));
+      const bytes = Uint8Array.from(atob('${png.toString('base64')}'), (char) => char.charCodeAt(0));
+      transfer.items.add(new File([bytes], 'screenshot.png', { type: 'image/png' }));
       return transfer;
-    }, [...png]);
+    })()`);
     await page.locator('#thread-pane').dispatchEvent('drop', { dataTransfer: dropped });
     await page.locator('#thread-composer .attached .file-chip', { hasText: 'screenshot.png' }).waitFor();
     await page.locator('#thread-composer button.send').click();

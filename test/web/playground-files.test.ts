@@ -42,9 +42,9 @@ async function upload(bot: WebBot, name: string, bytes: Buffer | Readable, optio
       ...(token === null ? {} : { authorization: `Bearer ${token}` }),
     },
     // A stream goes chunked: no Content-Length for the server to check first.
-    body: streamed ? (Readable.toWeb(bytes) as ReadableStream<Uint8Array>) : bytes,
+    body: streamed ? Readable.toWeb(bytes) : bytes,
     ...(streamed ? { duplex: 'half' } : {}),
-  } as RequestInit);
+  });
   return { status: response.status, body: (await response.json()) as UploadAnswer['body'] };
 }
 
