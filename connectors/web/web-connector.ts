@@ -19,10 +19,9 @@
 // - Files a person attaches are staged on disk until the turn takes them (upload-staging.ts,
 //   the 'web' FileSource); files the bot posts are copied aside and downloaded by a random
 //   id (posted-files.ts, the 'web' FileSink). Both live in one private folder made for this
-//   run (0700, under the system's temp folder unless `filesDir` is given) and removed at
-//   close: like the access token, they die with the run.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+//   run (run-folder.ts: 0700, under the system's temp folder unless `filesDir` is given) and
+//   removed at close: like the access token, they die with the run.
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
@@ -40,6 +39,7 @@ import { PageThreads } from './page-threads.js';
 import { nameOf, WebInbound } from './web-inbound.js';
 import { WebSurface } from './web-surface.js';
 import { PostedFiles } from './posted-files.js';
+import { makeRunFolder } from './run-folder.js';
 import { UploadStaging } from './upload-staging.js';
 
 export interface WebConnectorOptions {
@@ -110,7 +110,7 @@ export class WebConnector implements ChatConnector {
     await forgetStoredToken(options.core.store.keyv);
     const token = accessTokenForStart(options.config.PLAYGROUND_TOKEN);
     options.secrets?.add([token]);
-    const filesDir = options.filesDir ?? (await mkdtemp(join(tmpdir(), 'chat-agent-playground-')));
+    const filesDir = options.filesDir ?? (await makeRunFolder());
     const connector = new WebConnector(options, threads, token, filesDir);
     options.core.observers.add('web', presenterObserver((session) => connector.presenterFor(session)));
     options.core.files.registerSource('web', connector.uploads.source);

@@ -1,15 +1,21 @@
-// Files in the playground page, as a person handles them, in headless Chromium against the
-// real core and connector (in process, FakeOpenAI): 📎 opens the file chooser and the chosen
-// file goes with the message; a file dropped on the thread goes with a reply; a file over
-// MAX_FILE_BYTES is refused on the page before any upload; a file the bot posts shows as a
-// link that downloads the very bytes (fetched with the token in a header, never in the URL).
+// Files in the playground page, as a person handles them, in headless Chromium against
+// FakeOpenAI. Through `npm run playground` itself (the bot as a child process): 📎 opens the
+// file chooser, the chosen CSV and PNG go with the mention, and the model's request names the
+// CSV's path and carries the PNG as an image; the model's attach_file, once approved, shows
+// as a link that downloads the very bytes (fetched with the token in a header, never in a
+// URL). Against the connector in process: a file dropped on the thread goes with a reply
+// (alone: a message made only of a file), and a file over MAX_FILE_BYTES is refused on the
+// page before any upload.
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SessionKey } from '../../src/store/session-store.js';
-import { answerWith, chromiumForFile, idle, mention, thread } from './browser.js';
+import { FakeOpenAI } from '../fakes/openai-server.js';
+import { BotProcess } from '../support/bot-process.js';
+import { coreTestEnv } from '../support/core-env.js';
+import { TINY_PNG } from '../support/file-host.js';
+import { tempDir } from '../support/test-connector.js';
+import { answerWith, chromiumForFile, idle, mention, printedUrl, thread } from './browser.js';
 import { bootWebBot, type WebBot } from './web-harness.js';
 
 const browser = chromiumForFile();
@@ -39,32 +45,68 @@ async function attachWithButton(page: Page, composer: string, files: { name: str
   await (await chooser).setFiles(files);
 }
 
-describe('files in the playground page', () => {
-  it('📎 attaches a file to a mention: it is uploaded, shown on the message, and staged byte for byte', async () => {
-    const { bot, page, requested } = await setup();
-    bot.llm.replyText('Thanks for the table.');
+describe('files through npm run playground', () => {
+  it('📎 sends a CSV and a PNG with a mention: the model sees both; its attach_file shows a link that downloads the same bytes', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const llm = await new FakeOpenAI().start();
+    cleanups.push(() => llm.stop());
+    llm.replyToolCalls([{ name: 'attach_file', arguments: { path: 'uploads/cities.csv', comment: 'Your table, back.' } }]);
+    llm.replyText('Posted it.');
+    const bot = await BotProcess.start({ ...coreTestEnv(dir.path, llm), PERMISSION_MODE: 'interactive' }, dir.path, 20_000, { waitFor: 'playground' });
+    cleanups.push(() => bot.kill());
+    const url = printedUrl(bot.stdout);
+    const token = new URLSearchParams(new URL(url).hash.slice(1)).get('token')!;
+    const page = await browser().newPage({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+    cleanups.push(() => page.close());
+    const requested: string[] = [];
+    page.on('request', (request) => requested.push(request.url()));
+    await page.goto(url);
+    await page.locator('#connection[data-state="live"]').waitFor();
+
     const csv = Buffer.from('city,people\nLyon,522000\nNantes,320000\n');
-    await attachWithButton(page, '#channel-composer', [{ name: 'cities.csv', mimeType: 'text/csv', buffer: csv }]);
-    expect(await page.locator('#channel-composer .attached .file-chip').allTextContents()).toEqual([expect.stringContaining('cities.csv') as unknown as string]);
-    await mention(page, '@bot what is in this table?');
-    await answerWith(page, 'Thanks for the table.').waitFor();
-    await idle(page);
+    await attachWithButton(page, '#channel-composer', [
+      { name: 'cities.csv', mimeType: 'text/csv', buffer: csv },
+      { name: 'screen.png', mimeType: 'image/png', buffer: TINY_PNG },
+    ]);
+    expect(await page.locator('#channel-composer .attached .file-chip .name').allTextContents()).toEqual(['cities.csv', 'screen.png']);
+    await mention(page, '@bot give me my table back');
+    expect(await thread(page).locator('li[data-kind="input"]').first().locator('.file-chip .name').allTextContents()).toEqual(['cities.csv', 'screen.png']);
 
-    const root = thread(page).locator('li[data-kind="input"]').first();
-    expect(await root.locator('.file-chip .name').allTextContents()).toEqual(['cities.csv']);
-    expect(await page.locator('#channel-composer .attached').isHidden()).toBe(true);
-    const [stored] = bot.connector.threads.all();
-    const shown = stored!.messages[0]!;
-    if (shown.kind !== 'input' || !shown.files?.[0]) throw new Error('the root carries no file');
-    expect(shown.files[0]).toMatchObject({ name: 'cities.csv', size: csv.length, mimeType: 'text/csv' });
-    const download = await bot.core.files.source('web')!.open({ platform: 'web', id: shown.files[0].id, name: 'cities.csv', url: `web-upload:${shown.files[0].id}` }, new AbortController().signal);
-    const chunks: Buffer[] = [];
-    for await (const chunk of download.body as AsyncIterable<Buffer>) chunks.push(chunk);
-    expect(Buffer.concat(chunks)).toEqual(csv);
-    expect(requested.join('\n')).not.toContain(bot.token);
+    // The model's first request: the CSV named with its path, the PNG as an image part.
+    const card = thread(page).locator('li[data-kind="card"]');
+    await card.locator('button[data-choice="once"]').waitFor();
+    const user = llm.bodies[0]!.messages.filter((message) => message.role === 'user').at(-1)!;
+    const parts = (Array.isArray(user.content) ? user.content : [{ type: 'text', text: user.content }]) as { type: string; text?: string; image_url?: { url: string } }[];
+    expect(parts[0]!.text).toContain('give me my table back');
+    expect(parts[0]!.text).toContain('uploads/cities.csv');
+    expect(parts[0]!.text).toContain('uploads/screen.png');
+    expect(parts.filter((part) => part.type === 'image_url').map((part) => part.image_url!.url)).toEqual([`data:image/png;base64,${TINY_PNG.toString('base64')}`]);
+
+    // attach_file asks first, like a write; approved, the file shows in the thread with its link.
+    await card.locator('button[data-choice="once"]').click();
+    await answerWith(page, 'Posted it.').waitFor();
+    const item = thread(page).locator('li[data-kind="file"]');
+    expect(await item.locator('.text').textContent()).toBe('Your table, back.');
+    const link = item.locator('a.file-link');
+    expect(await link.textContent()).toBe('cities.csv');
+    // The tool's result, as the model got it, carries the link (with no token in it).
+    const result = JSON.stringify(llm.bodies[1]!.messages.filter((message) => message.role === 'tool'));
+    expect(result).toMatch(/\/api\/files\/[A-Za-z0-9_-]{22}/);
+    expect(result).not.toContain(token);
+
+    const downloading = page.waitForEvent('download');
+    await link.click();
+    const download = await downloading;
+    expect(download.suggestedFilename()).toBe('cities.csv');
+    expect(await readFile(await download.path())).toEqual(csv);
+    expect(requested.filter((address) => address.includes('/api/files/'))).toHaveLength(1);
+    expect(requested.join('\n')).not.toContain(token);
   });
+});
 
-  it('a file dropped on the open thread goes with the reply, alone (a message made only of a file)', async () => {
+describe('files in the playground page', () => {
+  it('a PNG dropped on the open thread goes with the reply, alone (a message made only of a file), and reaches the model as an image', async () => {
     const { bot, page } = await setup();
     bot.llm.replyText('Hello.');
     bot.llm.replyText('A picture, I see.');
@@ -72,7 +114,7 @@ describe('files in the playground page', () => {
     await answerWith(page, 'Hello.').waitFor();
     await idle(page);
 
-    const png = randomBytes(200);
+    const png = TINY_PNG;
     // What a drop hands the page: a DataTransfer holding the file (built in the page; the test build has no DOM types).
     const dropped = await page.evaluateHandle(`(() => {
       const transfer = new DataTransfer();
@@ -87,6 +129,10 @@ describe('files in the playground page', () => {
     const inputs = thread(page).locator('li[data-kind="input"]');
     expect(await inputs.nth(1).locator('.file-chip .name').allTextContents()).toEqual(['screenshot.png']);
     expect(bot.llm.requests).toHaveLength(2);
+    // The reply was the image alone: the model's next request carries it as an image part.
+    const last = bot.llm.bodies[1]!.messages.at(-1)!;
+    expect(last.role).toBe('user');
+    expect(JSON.stringify(last.content)).toContain(`data:image/png;base64,${TINY_PNG.toString('base64')}`);
   });
 
   it('a file over MAX_FILE_BYTES is refused on the page, naming the cap, before any upload', async () => {
@@ -96,33 +142,5 @@ describe('files in the playground page', () => {
     expect(await page.locator('#channel-messages li.whisper').textContent()).toContain('big.bin is 4 KiB, over 1 KiB');
     expect(await page.locator('#channel-composer .attached .file-chip').count()).toBe(0);
     expect(requested.some((url) => url.includes('/api/uploads'))).toBe(false);
-  });
-
-  it("a file the bot posts shows as a link; clicking it downloads the same bytes under the file's name", async () => {
-    const { bot, page, requested } = await setup();
-    bot.llm.replyText('Working on it.');
-    await mention(page, '@bot clean the data');
-    await answerWith(page, 'Working on it.').waitFor();
-    await idle(page);
-
-    const bytes = Buffer.concat([Buffer.from('id,value\n1,2\n'), randomBytes(50_000)]);
-    const source = join(bot.dir, 'clean.csv');
-    await writeFile(source, bytes);
-    const [stored] = bot.connector.threads.all();
-    const key: SessionKey = { platform: 'web', workspace: 'playground', channel: 'general', thread: stored!.id };
-    await bot.core.files.sink('web')!.post(key, { path: source, name: 'clean.csv', mimeType: 'text/csv', size: bytes.length, comment: 'The cleaned data.' }, new AbortController().signal);
-
-    const item = thread(page).locator('li[data-kind="file"]');
-    await item.waitFor();
-    expect(await item.locator('.text').textContent()).toBe('The cleaned data.');
-    const link = item.locator('a.file-link');
-    expect(await link.textContent()).toBe('clean.csv');
-    const downloading = page.waitForEvent('download');
-    await link.click();
-    const download = await downloading;
-    expect(download.suggestedFilename()).toBe('clean.csv');
-    expect(await readFile(await download.path())).toEqual(bytes);
-    expect(requested.filter((url) => url.includes('/api/files/'))).toHaveLength(1);
-    expect(requested.join('\n')).not.toContain(bot.token);
   });
 });

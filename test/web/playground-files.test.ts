@@ -120,7 +120,11 @@ describe('a message with files', () => {
     await bot.idle();
     const root = bot.connector.threads.get(posted.body.thread as string)!.messages[0]!;
     expect(root).toMatchObject({ kind: 'input', files: [{ id: staged!.id, name: 'cities.csv', size: csv.length, mimeType: 'text/csv' }] });
-    await live.next((event) => messageOf(event)?.kind === 'answer' || event.event === 'thread');
+    await live.next((event) => messageOf(event)?.kind === 'answer');
+    // The model was told of the file, saved in the conversation's uploads/.
+    const told = JSON.stringify(bot.llm.bodies[0]!.messages.filter((message) => message.role === 'user'));
+    expect(told).toContain('summarise this');
+    expect(told).toContain('uploads/cities.csv');
 
     const source = bot.core.files.source('web')!;
     const download = await source.open({ ...incoming(staged!.id), mimeType: 'text/csv' }, new AbortController().signal);
@@ -159,6 +163,7 @@ describe('a message with files', () => {
     expect(only.body.status).not.toBe('posted');
     await bot.idle();
     expect(bot.llm.requests).toHaveLength(2);
+    expect(JSON.stringify(bot.llm.bodies[1]!.messages.at(-1))).toContain('uploads/notes.md');
     const message = bot.connector.threads.get(thread)!.messages.find((candidate) => candidate.id === only.body.message)!;
     expect(message).toMatchObject({ kind: 'input', text: '', files: [{ name: 'notes.md' }] });
 
