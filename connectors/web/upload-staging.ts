@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { addAbortSignal, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { IncomingFile } from '../../src/engine/index.js';
-import { FileTransferError, type FileDownload, type FileSource } from '../../src/files/transfer.js';
+import { FileTransferError, formatBytes, type FileDownload, type FileSource } from '../../src/files/index.js';
 
 export const UNSENT_TTL_MS = 10 * 60_000;
 export const READ_GRACE_MS = 10 * 60_000;
@@ -84,14 +84,14 @@ export class UploadStaging {
     const tooLarge = (size?: number): UploadResult => ({
       ok: false,
       status: 413,
-      message: `${displayName(claimed.name)} is ${size === undefined ? 'larger than' : `${bytesText(size)}, over`} ${bytesText(maxFileBytes)}, the most the playground takes in one file (MAX_FILE_BYTES).`,
+      message: `${displayName(claimed.name)} is ${size === undefined ? 'larger than' : `${formatBytes(size)}, over`} ${formatBytes(maxFileBytes)}, the most the playground takes in one file (MAX_FILE_BYTES).`,
     });
     if (claimed.length !== undefined && claimed.length > maxFileBytes) return tooLarge(claimed.length);
     await this.sweep();
     const full = (): UploadResult => ({
       ok: false,
       status: 507,
-      message: `The playground already holds ${bytesText(this.bytes)} of files the bot has not taken yet (at most ${bytesText(maxStagedBytes)}, MAX_CONVERSATION_FILE_BYTES); send what you attached, or try again in a few minutes.`,
+      message: `The playground already holds ${formatBytes(this.bytes)} of files the bot has not taken yet (at most ${formatBytes(maxStagedBytes)}, MAX_CONVERSATION_FILE_BYTES); send what you attached, or try again in a few minutes.`,
     });
     if (this.bytes + (claimed.length ?? 0) > maxStagedBytes) return full();
 
@@ -161,12 +161,12 @@ export class UploadStaging {
     open: async (file: IncomingFile, signal: AbortSignal): Promise<FileDownload> => {
       const id = file.url.startsWith(URL_PREFIX) ? file.url.slice(URL_PREFIX.length) : undefined;
       if (file.platform !== 'web' || id === undefined || id !== file.id || !UPLOAD_ID.test(id)) {
-        throw new FileTransferError(`${file.name}: not a file uploaded to this playground.`, false);
+        throw new FileTransferError('not fetched: it is not a file uploaded to this playground', false);
       }
       const staged = this.staged.get(id);
       if (!staged) {
         throw new FileTransferError(
-          `${file.name}: the playground no longer has this upload (it keeps uploads only while it runs, and a sent file ${SENT_TTL_MS / 3_600_000} hours at most); attach it again.`,
+          `not fetched: the playground no longer has this upload (it keeps uploads only while it runs, and a sent file ${SENT_TTL_MS / 3_600_000} hours at most); attach it again`,
           false,
         );
       }
@@ -214,11 +214,4 @@ function displayName(name: string): string {
   // eslint-disable-next-line no-control-regex
   const shown = name.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, NAME_MAX);
   return shown || 'file';
-}
-
-/** A byte count for a person: "20 MiB", "512 KiB", "300 bytes". */
-export function bytesText(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${+(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-  if (bytes >= 1024) return `${+(bytes / 1024).toFixed(1)} KiB`;
-  return `${bytes} bytes`;
 }

@@ -139,7 +139,7 @@ describe('files in the playground page', () => {
     const { page, requested } = await setup({ MAX_FILE_BYTES: '1024' });
     await attachWithButton(page, '#channel-composer', [{ name: 'big.bin', mimeType: 'application/octet-stream', buffer: randomBytes(4096) }]);
     await page.locator('#channel-messages li.whisper', { hasText: 'MAX_FILE_BYTES' }).waitFor();
-    expect(await page.locator('#channel-messages li.whisper').textContent()).toContain('big.bin is 4 KiB, over 1 KiB');
+    expect(await page.locator('#channel-messages li.whisper').textContent()).toContain('big.bin is 4 KB, over 1 KB');
     expect(await page.locator('#channel-composer .attached .file-chip').count()).toBe(0);
     expect(requested.some((url) => url.includes('/api/uploads'))).toBe(false);
   });

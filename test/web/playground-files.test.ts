@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { IncomingFile } from '../../src/engine/index.js';
 import { FileTransferError } from '../../src/files/transfer.js';
 import type { SessionKey } from '../../src/store/session-store.js';
+import { waitFor } from '../support/engine-kit.js';
 import { bootWebBot, messageOf, type WebBot } from './web-harness.js';
 
 const bots: WebBot[] = [];
@@ -75,13 +76,13 @@ describe('uploading a file', () => {
     const bot = await boot({ MAX_FILE_BYTES: '1024' });
     const announced = await upload(bot, 'big.bin', randomBytes(4096));
     expect(announced.status).toBe(413);
-    expect(announced.body.message).toBe('big.bin is 4 KiB, over 1 KiB, the most the playground takes in one file (MAX_FILE_BYTES).');
+    expect(announced.body.message).toBe('big.bin is 4 KB, over 1 KB, the most the playground takes in one file (MAX_FILE_BYTES).');
 
     // Chunked, so the server learns the size only while it streams: it stops at the cap.
     const chunks = Array.from({ length: 64 }, () => randomBytes(256));
     const chunked = await upload(bot, 'stream.bin', Readable.from(chunks));
     expect(chunked.status).toBe(413);
-    expect(chunked.body.message).toBe('stream.bin is larger than 1 KiB, the most the playground takes in one file (MAX_FILE_BYTES).');
+    expect(chunked.body.message).toBe('stream.bin is larger than 1 KB, the most the playground takes in one file (MAX_FILE_BYTES).');
     expect(await stagedNames(bot)).toEqual([]);
 
     // At the cap exactly, it is taken.
@@ -185,6 +186,24 @@ describe('a message with files', () => {
     expect(bot.connector.threads.get(posted.body.thread as string)!.messages[0]).toMatchObject({ files: [{ name: 'photo.png' }] });
     expect(await stagedNames(bot)).toEqual([]);
     expect(bot.llm.requests).toHaveLength(0);
+  });
+});
+
+describe('while an approval waits', () => {
+  it('a reply with a file answers the card (declined) and the file reaches the model with the reply', async () => {
+    const bot = await boot();
+    bot.llm.replyToolCalls([{ name: 'write_file', arguments: { path: 'plan.txt', content: 'the plan' } }]);
+    bot.llm.replyText('I will use your notes.');
+    const started = await bot.act('/api/messages', { text: '@bot write the plan' });
+    const thread = started.body.thread as string;
+    await waitFor(() => bot.connector.threads.get(thread)!.messages.some((message) => message.kind === 'card' && message.card.buttons.length > 0), 8_000);
+    const { upload: staged } = (await upload(bot, 'notes.md', Buffer.from('# notes\n'))).body;
+    expect((await bot.act('/api/messages', { thread, text: 'use these notes instead', files: [staged!.id] })).status).toBe(200);
+    await waitFor(() => bot.connector.threads.get(thread)!.messages.some((message) => message.kind === 'answer' && message.text === 'I will use your notes.'), 8_000);
+    await bot.idle();
+    const card = bot.connector.threads.get(thread)!.messages.find((message) => message.kind === 'card');
+    expect(card).toMatchObject({ card: { phase: 'denied' } });
+    expect(JSON.stringify(bot.llm.bodies[1]!.messages)).toMatch(/use these notes instead[\s\S]*uploads\/notes\.md/);
   });
 });
 
