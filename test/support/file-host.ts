@@ -70,7 +70,7 @@ export class FileHost {
         const response = await fetch(file.url, { signal, headers: token ? { authorization: `Bearer ${token}` } : {} });
         if (!response.ok || !response.body) throw new FileTransferError(`the download failed (HTTP ${response.status})`, response.status >= 500);
         const size = Number(response.headers.get('content-length'));
-        return { body: Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), contentType: response.headers.get('content-type') ?? undefined, ...(size ? { size } : {}) };
+        return { body: Readable.fromWeb(response.body), contentType: response.headers.get('content-type') ?? undefined, ...(size ? { size } : {}) };
       },
     };
   }
