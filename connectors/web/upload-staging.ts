@@ -131,7 +131,10 @@ export class UploadStaging {
     for (const id of new Set(ids)) {
       const staged = this.staged.get(id);
       if (!staged || staged.sentAt !== undefined) {
-        return { ok: false, message: 'An attached file is no longer waiting to be sent (unsent files are kept for 10 minutes, and not across a restart); attach it again.' };
+        return {
+          ok: false,
+          message: `An attached file is no longer waiting to be sent (unsent files are kept for ${UNSENT_TTL_MS / 60_000} minutes, and not across a restart); attach it again.`,
+        };
       }
       found.push(staged);
     }

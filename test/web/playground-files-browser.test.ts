@@ -3,8 +3,8 @@
 // file chooser, the chosen CSV and PNG go with the mention, and the model's request names the
 // CSV's path and carries the PNG as an image; the model's attach_file, once approved, shows
 // as a link that downloads the very bytes (fetched with the token in a header, never in a
-// URL). Against the connector in process: a file dropped on the thread goes with a reply
-// (alone: a message made only of a file), and a file over MAX_FILE_BYTES is refused on the
+// URL). Against the connector in process: a file dropped on the thread and one pasted go
+// with a reply (alone: a message made only of files), and a file over MAX_FILE_BYTES is refused on the
 // page before any upload.
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -106,7 +106,7 @@ describe('files through npm run playground', () => {
 });
 
 describe('files in the playground page', () => {
-  it('a PNG dropped on the open thread goes with the reply, alone (a message made only of a file), and reaches the model as an image', async () => {
+  it("a PNG dropped on the open thread and a file pasted go with the reply, alone (a message made only of files); the model gets the image and the text file's path", async () => {
     const { bot, page } = await setup();
     bot.llm.replyText('Hello.');
     bot.llm.replyText('A picture, I see.');
@@ -124,15 +124,23 @@ describe('files in the playground page', () => {
     })()`);
     await page.locator('#thread-pane').dispatchEvent('drop', { dataTransfer: dropped });
     await page.locator('#thread-composer .attached .file-chip', { hasText: 'screenshot.png' }).waitFor();
+    // A file pasted into the composer (a screenshot from the clipboard) joins it.
+    await page.evaluate(`(() => {
+      const clipboard = new DataTransfer();
+      clipboard.items.add(new File(['pasted words'], 'pasted.txt', { type: 'text/plain' }));
+      document.querySelector('#thread-composer textarea').dispatchEvent(new ClipboardEvent('paste', { clipboardData: clipboard, bubbles: true, cancelable: true }));
+    })()`);
+    expect(await page.locator('#thread-composer .attached .file-chip .name').allTextContents()).toEqual(['screenshot.png', 'pasted.txt']);
     await page.locator('#thread-composer button.send').click();
     await answerWith(page, 'A picture, I see.').waitFor();
     const inputs = thread(page).locator('li[data-kind="input"]');
-    expect(await inputs.nth(1).locator('.file-chip .name').allTextContents()).toEqual(['screenshot.png']);
+    expect(await inputs.nth(1).locator('.file-chip .name').allTextContents()).toEqual(['screenshot.png', 'pasted.txt']);
     expect(bot.llm.requests).toHaveLength(2);
-    // The reply was the image alone: the model's next request carries it as an image part.
+    // The reply was files alone: the model's next request names both and carries the image.
     const last = bot.llm.bodies[1]!.messages.at(-1)!;
     expect(last.role).toBe('user');
     expect(JSON.stringify(last.content)).toContain(`data:image/png;base64,${TINY_PNG.toString('base64')}`);
+    expect(JSON.stringify(last.content)).toContain('uploads/pasted.txt');
   });
 
   it('a file over MAX_FILE_BYTES is refused on the page, naming the cap, before any upload', async () => {

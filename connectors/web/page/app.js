@@ -9,7 +9,7 @@
 // Private answers ("only visible to you") are the page's alone: kept here, never stored, and
 // drawn where they belong in time, right after what they answer, not below everything.
 //
-// Files: each composer has an attach button (and takes files dropped on its pane); they are
+// Files: each composer has an attach button (and takes files dropped on its pane, or pasted); they are
 // uploaded when the person sends, one request each with the token, and the message carries
 // their upload ids. A file the bot posted is downloaded with fetch (the token in its header:
 // a plain link cannot send one, and a token in a URL would land in history and logs) and
@@ -534,6 +534,19 @@ function composer(formId, dropZoneId, threadOf) {
     event.preventDefault();
     addFiles(event.dataTransfer.files);
     input.focus();
+  });
+  // A screenshot pasted into the composer is attached, as chat apps do.
+  input.addEventListener('paste', (event) => {
+    if (!event.clipboardData?.files.length) return;
+    event.preventDefault();
+    addFiles(event.clipboardData.files);
+  });
+}
+
+// A file dropped anywhere else would make the browser leave the page to show it.
+for (const type of ['dragover', 'drop']) {
+  window.addEventListener(type, (event) => {
+    if (/** @type {DragEvent} */ (event).dataTransfer?.types.includes('Files')) event.preventDefault();
   });
 }
 
