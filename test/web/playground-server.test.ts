@@ -30,6 +30,8 @@ describe('the access token', () => {
     ['POST', '/api/stop'],
     ['POST', '/api/click'],
     ['POST', '/api/note-action'],
+    ['POST', '/api/uploads'],
+    ['GET', '/api/files/AAAAAAAAAAAAAAAAAAAAAA'],
     ['GET', '/api/no-such-route'],
   ] as const;
 
