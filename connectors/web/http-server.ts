@@ -42,6 +42,8 @@ const PAGE_FILES: Readonly<Record<string, string>> = {
   'markdown.js': 'text/javascript; charset=utf-8',
   'access-token.js': 'text/javascript; charset=utf-8',
   'live-stream.js': 'text/javascript; charset=utf-8',
+  'composer.js': 'text/javascript; charset=utf-8',
+  'file-transfer.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
 };
 const BODY_MAX = 256 * 1024;

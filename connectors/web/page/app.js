@@ -9,15 +9,15 @@
 // Private answers ("only visible to you") are the page's alone: kept here, never stored, and
 // drawn where they belong in time, right after what they answer, not below everything.
 //
-// Files: each composer has an attach button (and takes files dropped on its pane, or pasted); they are
-// uploaded when the person sends, one request each with the token, and the message carries
-// their upload ids. A file the bot posted is downloaded with fetch (the token in its header:
-// a plain link cannot send one, and a token in a URL would land in history and logs) and
-// handed to the browser as a blob to save.
-/* global window, document, location, history, fetch, CSS, URL, setTimeout, File, HTMLTextAreaElement, HTMLFormElement, HTMLButtonElement, HTMLInputElement, CustomEvent */
+// Files: the composers (composer.js) upload what is attached when the person sends, and the
+// message carries the upload ids; a file the bot posted is fetched with the token and saved
+// (file-transfer.js).
+/* global window, document, location, history, fetch, CSS, File, HTMLAnchorElement, HTMLButtonElement, CustomEvent */
 import { forgetToken, reloadOnNewToken, takeToken, withToken } from './access-token.js';
 import { LiveStream } from './live-stream.js';
-import { element, fileChip, fillAnswer, fullViewDialog, messageElement, sizeText, whisperElement } from './render.js';
+import { composer, keepDropsOnPage } from './composer.js';
+import { downloadFile, uploadFile } from './file-transfer.js';
+import { element, fillAnswer, fullViewDialog, messageElement, whisperElement } from './render.js';
 
 /** @typedef {import('./render.js').PageThread} PageThread */
 /** @typedef {import('./render.js').PageMessage} PageMessage */
@@ -427,182 +427,42 @@ async function openFullView(itemId) {
 }
 
 /**
- * A composer: Enter sends, Shift+Enter starts a new line; 📎 (or a drop on `dropZone`) adds
- * files, shown as chips until sent. Sending uploads the files first; if one is refused, the
- * message is not sent and the text and files stay for another try.
- * @param {string} formId
- * @param {string} dropZoneId
- * @param {() => string | undefined} threadOf
- */
-function composer(formId, dropZoneId, threadOf) {
-  const form = byId(formId);
-  const input = form.querySelector('textarea');
-  const picker = form.querySelector('input[type="file"]');
-  const attach = form.querySelector('button.attach');
-  const sendButton = form.querySelector('button.send');
-  const chips = form.querySelector('.attached');
-  if (!(form instanceof HTMLFormElement) || !(input instanceof HTMLTextAreaElement) || !(picker instanceof HTMLInputElement)) return;
-  if (!(attach instanceof HTMLButtonElement) || !(sendButton instanceof HTMLButtonElement) || !(chips instanceof window.HTMLElement)) return;
-  /** @type {File[]} */
-  let files = [];
-  let sending = false;
-
-  const drawFiles = () => {
-    chips.replaceChildren(
-      ...files.map((file, index) => {
-        const item = element('li');
-        const chip = fileChip(file);
-        const remove = /** @type {HTMLButtonElement} */ (element('button', 'remove', '✕'));
-        remove.type = 'button';
-        remove.title = `Remove ${file.name}`;
-        remove.setAttribute('aria-label', `Remove ${file.name}`);
-        remove.addEventListener('click', () => {
-          files = files.filter((_, other) => other !== index);
-          drawFiles();
-        });
-        chip.append(remove);
-        item.append(chip);
-        return item;
-      }),
-    );
-    chips.hidden = files.length === 0;
-  };
-  /** @param {Iterable<File>} added */
-  const addFiles = (added) => {
-    for (const file of added) {
-      if (file.size > maxFileBytes) showWhisper(`${file.name} is ${sizeText(file.size)}, over ${sizeText(maxFileBytes)}, the most the playground takes in one file (MAX_FILE_BYTES).`, threadOf());
-      else files.push(file);
-    }
-    drawFiles();
-  };
-  const setSending = (/** @type {boolean} */ value) => {
-    sending = value;
-    attach.disabled = value;
-    sendButton.disabled = value;
-  };
-
-  const submit = async () => {
-    const text = input.value.trim();
-    if (sending || (!text && files.length === 0)) return;
-    const thread = threadOf();
-    setSending(true);
-    try {
-      /** @type {string[]} */
-      const ids = [];
-      for (const file of files) {
-        const id = await upload(file, thread);
-        if (id === undefined) return;
-        ids.push(id);
-      }
-      input.value = '';
-      files = [];
-      drawFiles();
-      if (!thread && /@bot\b/i.test(text)) mentionSent = text;
-      await send('/api/messages', { text, ...(thread ? { thread } : {}), ...(ids.length > 0 ? { files: ids } : {}) });
-    } finally {
-      setSending(false);
-    }
-  };
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    void submit();
-  });
-  input.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
-      event.preventDefault();
-      void submit();
-    }
-  });
-  attach.addEventListener('click', () => picker.click());
-  picker.addEventListener('change', () => {
-    addFiles(picker.files ?? []);
-    picker.value = '';
-  });
-  const zone = byId(dropZoneId);
-  zone.addEventListener('dragover', (event) => {
-    if (!event.dataTransfer?.types.includes('Files')) return;
-    event.preventDefault();
-    zone.classList.add('dropping');
-  });
-  zone.addEventListener('dragleave', (event) => {
-    if (event.relatedTarget instanceof window.Node && zone.contains(event.relatedTarget)) return;
-    zone.classList.remove('dropping');
-  });
-  zone.addEventListener('drop', (event) => {
-    zone.classList.remove('dropping');
-    if (!event.dataTransfer?.files.length) return;
-    event.preventDefault();
-    addFiles(event.dataTransfer.files);
-    input.focus();
-  });
-  // A screenshot pasted into the composer is attached, as chat apps do.
-  input.addEventListener('paste', (event) => {
-    if (!event.clipboardData?.files.length) return;
-    event.preventDefault();
-    addFiles(event.clipboardData.files);
-  });
-}
-
-// A file dropped anywhere else would make the browser leave the page to show it.
-for (const type of ['dragover', 'drop']) {
-  window.addEventListener(type, (event) => {
-    if (/** @type {DragEvent} */ (event).dataTransfer?.types.includes('Files')) event.preventDefault();
-  });
-}
-
-/**
- * Upload one file (its bytes as the body, its name URI-encoded in a header); resolves with its
- * upload id, or undefined after showing why it was refused.
+ * Upload one file for a message; resolves with its upload id, or undefined after showing why not.
  * @param {File} file
  * @param {string | undefined} thread
  * @returns {Promise<string | undefined>}
  */
 async function upload(file, thread) {
-  try {
-    const response = await fetch('/api/uploads', {
-      method: 'POST',
-      headers: withToken(token, { 'content-type': file.type || 'application/octet-stream', 'x-file-name': encodeURIComponent(file.name) }),
-      body: file,
-    });
-    const answer = /** @type {{ ok: boolean, message?: string, upload?: { id: string } }} */ (parseJson(await response.text()));
-    if (answer.ok && answer.upload) return answer.upload.id;
-    showWhisper(answer.message ?? `The bot refused ${file.name} (${response.status}).`, thread);
-  } catch {
-    showWhisper(`Could not upload ${file.name}: is the playground still running?`, thread);
-  }
+  const result = await uploadFile(token, file);
+  if ('id' in result) return result.id;
+  showWhisper(result.message, thread);
   return undefined;
 }
 
 /**
- * Download a file the bot posted: fetched with the token in its header, then saved from a
- * blob under its name (the link's own address would reach the bot without the token).
+ * Download a file the bot posted (file-transfer.js); a refusal is shown to this person alone.
  * @param {import('./render.js').ShownFile} file
  * @param {HTMLAnchorElement} link
  */
 async function download(file, link) {
-  try {
-    const response = await fetch(link.pathname, { headers: withToken(token) });
-    if (!response.ok) {
-      const answer = /** @type {{ message?: string }} */ (parseJson(await response.text()));
-      showWhisper(answer.message ?? `The bot could not give ${file.name} (${response.status}).`, openThreadId());
-      return;
-    }
-    const url = URL.createObjectURL(await response.blob());
-    const save = /** @type {HTMLAnchorElement} */ (element('a'));
-    save.href = url;
-    save.download = file.name;
-    document.body.append(save);
-    save.click();
-    save.remove();
-    // The browser has taken the blob once the click is handled; let it go a moment later.
-    setTimeout(() => URL.revokeObjectURL(url), 60_000);
-  } catch {
-    showWhisper(`Could not download ${file.name}: is the playground still running?`, openThreadId());
-  }
+  const problem = await downloadFile(token, file.name, link.pathname);
+  if (problem) showWhisper(problem, openThreadId());
 }
 
-composer('channel-composer', 'channel-pane', () => undefined);
-composer('thread-composer', 'thread-pane', openThreadId);
+/** @type {import('./composer.js').ComposerActions} */
+const composing = {
+  maxFileBytes: () => maxFileBytes,
+  whisper: (text, thread) => showWhisper(text, thread),
+  upload,
+  post: async (text, thread, files) => {
+    if (!thread && /@bot\b/i.test(text)) mentionSent = text;
+    await send('/api/messages', { text, ...(thread ? { thread } : {}), ...(files.length > 0 ? { files } : {}) });
+  },
+};
+
+composer(byId('channel-composer'), byId('channel-pane'), () => undefined, composing);
+composer(byId('thread-composer'), byId('thread-pane'), openThreadId, composing);
+keepDropsOnPage();
 stopButton.addEventListener('click', () => {
   const thread = openThreadId();
   if (thread) void send('/api/stop', { thread });
