@@ -4,7 +4,7 @@
 // `message.messageSnapshots`), and an upload is recorded byte for byte, or refused with 413 /
 // 40005 when a file is over the upload limit.
 import { once } from 'node:events';
-import { Client, DiscordAPIError, Events, MessageReferenceType, type ClientEvents, type Message, type TextChannel } from 'discord.js';
+import { Client, DiscordAPIError, Events, MessageReferenceType, type ClientEvents, type TextChannel } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { INTENTS, PARTIALS } from '../../connectors/discord/discord-connector.js';
 import { DISCORD_IDS } from './discord-payloads.js';
@@ -26,9 +26,11 @@ async function start(options: FakeDiscordOptions = {}): Promise<{ fake: FakeDisc
   return { fake, client: client as Client<true> };
 }
 
-function nextMessage(client: Client, predicate: (...args: ClientEvents['messageCreate']) => boolean = () => true): Promise<Message> {
+type Created = ClientEvents['messageCreate'][0];
+
+function nextMessage(client: Client, predicate: (message: Created) => boolean = () => true): Promise<Created> {
   return new Promise((resolve) => {
-    const listener = (message: Message): void => {
+    const listener = (message: Created): void => {
       if (!predicate(message)) return;
       client.off(Events.MessageCreate, listener);
       resolve(message);

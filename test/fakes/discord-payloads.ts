@@ -316,6 +316,8 @@ interface InteractionBase {
   user: FakeDiscordUser;
   channel: APIChannel;
   guildId: string | undefined;
+  /** The largest file the app may upload in reply (Discord computes it from the server's boosts); default 10 MiB. */
+  attachmentSizeLimit?: number;
 }
 
 /** The bot's permissions in the channel (`app_permissions`): a broad set, as an admin-less bot role would have. */
@@ -345,7 +347,7 @@ function interactionCommon(base: InteractionBase): Record<string, unknown> {
     locale: 'en-US',
     app_permissions: APP_PERMISSIONS,
     entitlements: [],
-    attachment_size_limit: 10_485_760,
+    attachment_size_limit: base.attachmentSizeLimit ?? 10_485_760,
   };
 }
 

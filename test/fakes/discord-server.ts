@@ -291,7 +291,7 @@ export class FakeDiscord {
     const interaction = this.newInteraction(3, channelId, options.userId, options.ageMs);
     interaction.componentMessageId = message.id;
     const channel = this.guild.requireChannel(channelId);
-    const payload = buttonInteractionPayload({ id: interaction.id, token: interaction.token, user: this.guild.requireUser(interaction.userId), channel, guildId: interaction.guildId, customId: options.customId, message });
+    const payload = buttonInteractionPayload({ id: interaction.id, token: interaction.token, user: this.guild.requireUser(interaction.userId), channel, guildId: interaction.guildId, customId: options.customId, message, attachmentSizeLimit: this.rest.uploadLimit });
     this.interactionPayloads.set(interaction.id, payload);
     this.gateway.dispatch('INTERACTION_CREATE', payload);
     return interaction;
@@ -314,6 +314,7 @@ export class FakeDiscord {
       user: this.guild.requireUser(interaction.userId),
       channel,
       guildId: interaction.guildId,
+      attachmentSizeLimit: this.rest.uploadLimit,
       commandId: command?.id ?? snowflake(),
       name: options.name,
       ...(options.options ? { options: options.options } : {}),
