@@ -246,7 +246,7 @@ export class DiscordConnector {
       key = { platform: 'discord', workspace: message.guildId, channel: message.channelId, thread: message.id };
     }
     // A message made only of files is a message; a forward's text and files are in its snapshots.
-    const text = [this.readableText(message), forwardedText(message)].filter(Boolean).join('\n\n');
+    const text = [this.readableText(message), forwardedText(message, (snapshot) => this.readableText(snapshot))].filter(Boolean).join('\n\n');
     const attachments = messageFiles(message);
     if (!text && attachments.length === 0) return;
     // The door first: someone who may not use the bot gets no thread (`deliver` judges again).
@@ -289,7 +289,7 @@ export class DiscordConnector {
   }
 
   /** The text for the model: the bot's mention removed, other people's mentions as @names. */
-  private readableText(message: Message): string {
+  private readableText(message: Pick<Message, 'content' | 'mentions'>): string {
     return message.content
       .replace(new RegExp(`<@!?${this.botUserId}>`, 'g'), '')
       .replace(/<@!?(\d+)>/g, (whole, id: string) => {

@@ -14,10 +14,10 @@ export function messageFiles(message: Message): IncomingFile[] {
   return attachments.map(incomingFile);
 }
 
-/** The forwarded messages' texts, each marked as forwarded (empty for a message that is no forward). */
-export function forwardedText(message: Message): string {
+/** The forwarded messages' texts (as `readable` renders them), each marked as forwarded; empty for a message that is no forward. */
+export function forwardedText(message: Message, readable: (snapshot: MessageSnapshot) => string): string {
   return forwardedSnapshots(message)
-    .map((snapshot) => snapshot.content.trim())
+    .map((snapshot) => readable(snapshot).trim())
     .filter((text) => text.length > 0)
     .map((text) => `[Forwarded message]\n${text}`)
     .join('\n\n');

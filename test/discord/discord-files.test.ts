@@ -122,14 +122,15 @@ describe('files people share reach the session', () => {
     const asked = bot.mention('look at what I forward');
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('First answer.'));
     await bot.idle();
-    const original = bot.fake.sendMessage({ content: 'deploy failed at step 3', authorId: GRACE, attachments: [{ name: 'deploy.log', data: 'step 3: exit 1\n', contentType: 'text/plain' }] });
+    const original = bot.fake.sendMessage({ content: `deploy failed at step 3, ${mention(ADA)}`, authorId: GRACE, attachments: [{ name: 'deploy.log', data: 'step 3: exit 1\n', contentType: 'text/plain' }] });
     const seen = recordDeliveries(bot);
     bot.llm.replyText('Step 3 failed.');
     bot.fake.forwardMessage({ messageId: original.id, channelId: asked.id });
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Step 3 failed.'));
     await bot.idle();
     expect(seen).toHaveLength(1);
-    expect(seen[0]!.message.text).toBe('[Forwarded message]\ndeploy failed at step 3');
+    // Mentions in the forwarded text read as names, as in a message's own text.
+    expect(seen[0]!.message.text).toBe('[Forwarded message]\ndeploy failed at step 3, @Ada Lovelace');
     expect(seen[0]!.message.attachments).toEqual([expect.objectContaining({ platform: 'discord', name: 'deploy.log', url: original.attachments[0]!.url, size: 15 })]);
     const last = (bot.llm.requests.at(-1)!.body as { messages: { role: string; content?: unknown }[] }).messages.at(-1)!;
     expect(JSON.stringify(last.content)).toContain('deploy failed at step 3');
