@@ -114,7 +114,7 @@ export class DiscordConnector {
   static create(options: DiscordConnectorOptions): DiscordConnector {
     const connector = new DiscordConnector(options);
     options.core.observers.add('discord', presenterObserver((session) => connector.presenterFor(session)));
-    options.core.files.registerSource('discord', new DiscordFileSource(options.config.DISCORD_API_URL));
+    options.core.files.registerSource('discord', new DiscordFileSource({ apiUrl: options.config.DISCORD_API_URL, refresh: (url) => connector.outbound.refreshAttachmentUrl(url) }));
     options.core.files.registerSink('discord', new DiscordFileSink({ outbound: connector.outbound, limits: connector.uploadLimits, dmWorkspace: DM_WORKSPACE }));
     return connector;
   }

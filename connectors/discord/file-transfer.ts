@@ -3,8 +3,11 @@
 // Source: an attachment's URL is its own credential (signed, expiring), so it is fetched with no
 // token, and only from Discord's CDN (`cdn.discordapp.com`, `media.discordapp.net`, over https)
 // or the host of the configured DISCORD_API_URL (a test's fake Discord serves its CDN there): a
-// URL anywhere else is refused and never requested, as is a redirect. Errors name the file,
-// never the URL (its query is a signature).
+// URL anywhere else is refused and never requested, as is a redirect. Discord's links expire
+// (after about a day): a link that answers 404 is refreshed once through the REST API
+// (`POST /attachments/refresh-urls`, the bot's token) and tried again, so a message that waited
+// in the queue, or across a restart, still brings its files. Errors name the file, never the
+// URL (its query is a signature).
 //
 // Sink: attach_file's file as a message in the thread, with its comment (pinging nobody),
 // through the connector's REST client (outbound.ts). A file over the thread's upload limit
@@ -22,16 +25,31 @@ const CDN_HOSTS: ReadonlySet<string> = new Set(['cdn.discordapp.com', 'media.dis
 /** Discord's code for an upload over the limit ("Request entity too large", HTTP 413). */
 const ENTITY_TOO_LARGE = 40005;
 
+export interface DiscordFileSourceOptions {
+  /** The configured DISCORD_API_URL, whose host is trusted too (undefined: Discord's own). */
+  apiUrl: string | undefined;
+  /** A fresh link for an expired one (`POST /attachments/refresh-urls`), or undefined when Discord has none. */
+  refresh?: (url: string) => Promise<string | undefined>;
+}
+
 export class DiscordFileSource implements FileSource {
   private readonly apiOrigin: string | undefined;
 
-  /** `apiUrl`: the configured DISCORD_API_URL, whose host is trusted too (undefined: Discord's own). */
-  constructor(apiUrl: string | undefined) {
-    this.apiOrigin = apiUrl ? new URL(apiUrl).origin : undefined;
+  constructor(private readonly options: DiscordFileSourceOptions) {
+    this.apiOrigin = options.apiUrl ? new URL(options.apiUrl).origin : undefined;
   }
 
   async open(file: IncomingFile, signal: AbortSignal): Promise<FileDownload> {
-    const url = this.checkedUrl(file);
+    const url = this.checkedUrl(file, file.url);
+    const response = await this.request(file, url, signal);
+    if (response.status !== 404 || !this.options.refresh) return this.download(file, response);
+    await response.body?.cancel();
+    const fresh = await this.options.refresh(url.href).catch(() => undefined);
+    if (!fresh || fresh === url.href) return this.download(file, new Response(null, { status: 404 }));
+    return this.download(file, await this.request(file, this.checkedUrl(file, fresh), signal));
+  }
+
+  private async request(file: IncomingFile, url: URL, signal: AbortSignal): Promise<Response> {
     let response: Response;
     try {
       response = await fetch(url, { signal, redirect: 'manual' });
@@ -39,6 +57,11 @@ export class DiscordFileSource implements FileSource {
       if (signal.aborted) throw error;
       throw new FileTransferError(`Could not download ${file.name} from Discord: ${networkReason(error)}.`);
     }
+    return response;
+  }
+
+  /** The file's bytes from a response, or the refusal it means. */
+  private async download(file: IncomingFile, response: Response): Promise<FileDownload> {
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel();
       throw new FileTransferError(`Discord sent ${file.name} elsewhere (HTTP ${response.status}); the bot follows no redirect for a file.`, false);
@@ -59,10 +82,10 @@ export class DiscordFileSource implements FileSource {
   }
 
   /** The URL to fetch, when it is Discord's CDN or the configured API's host; a refusal otherwise. */
-  private checkedUrl(file: IncomingFile): URL {
+  private checkedUrl(file: IncomingFile, link: string): URL {
     let url: URL;
     try {
-      url = new URL(file.url);
+      url = new URL(link);
     } catch {
       throw new FileTransferError(`${file.name} has no valid Discord link; it was not downloaded.`, false);
     }

@@ -85,6 +85,13 @@ export class DiscordOutbound {
     return posted.id;
   }
 
+  /** A newly signed link for an attachment's expired one (`POST /attachments/refresh-urls`); undefined when Discord gives none. */
+  async refreshAttachmentUrl(url: string): Promise<string | undefined> {
+    const answer = (await this.rest.post('/attachments/refresh-urls', { body: { attachment_urls: [url] } })) as { refreshed_urls?: { original?: unknown; refreshed?: unknown }[] };
+    const refreshed = answer.refreshed_urls?.find((entry) => entry.original === url)?.refreshed;
+    return typeof refreshed === 'string' ? refreshed : undefined;
+  }
+
   /** Replace a message's text and buttons (attachments stay). */
   async edit(channelId: string, messageId: string, message: Pick<OutgoingMessage, 'content' | 'components' | 'pingUsers'>): Promise<void> {
     await this.rest.patch(Routes.channelMessage(channelId, messageId), {

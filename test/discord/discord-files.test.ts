@@ -175,15 +175,25 @@ describe('the Discord file source', () => {
     }
   });
 
-  it('a 503 is worth a retry; a deleted or expired file is not; neither error carries the signed URL', async () => {
+  it('a 503 is worth a retry; an expired link is refreshed through the API and fetched; a deleted file is a refusal for good; no error carries the signed URL', async () => {
     bot = await bootDiscordBot();
     const file = bot.fake.sendMessage({ content: 'x', attachments: [{ name: 'data.csv', data: CSV, contentType: 'text/csv' }] }).attachments[0]!;
     const incoming: IncomingFile = { platform: 'discord', id: file.id, name: 'data.csv', url: file.url };
     bot.fake.cdn.failNext({ status: 503 });
     const busy = await refusal(source(bot).open(incoming, new AbortController().signal));
     expect(busy).toMatchObject({ retryable: true, message: 'Could not download data.csv from Discord: HTTP 503.' });
-    const expired = await refusal(source(bot).open({ ...incoming, url: file.url.replace(/hm=[0-9a-f]+/, 'hm=0') }, new AbortController().signal));
-    expect(expired).toMatchObject({ retryable: false, message: 'Could not download data.csv from Discord: the file was deleted or its link expired.' });
+
+    // A day later the link no longer works: the source asks Discord for a fresh one, with the bot's token.
+    bot.fake.cdn.expireLinks(file.id);
+    expect((await fetch(file.url)).status).toBe(404);
+    expect((await bytesOf(incoming, bot)).toString('utf8')).toBe(CSV);
+    const refresh = bot.fake.rest.callsTo('POST /attachments/refresh-urls');
+    expect(refresh).toHaveLength(1);
+    expect(refresh[0]).toMatchObject({ status: 200, body: { attachment_urls: [file.url] }, headers: { authorization: `Bot ${bot.fake.token}` } });
+    expect(bot.fake.cdn.requestsFor(file.id).map((r) => r.status)).toEqual([503, 404, 404, 200]);
+
+    const deleted = await refusal(source(bot).open({ ...incoming, url: file.url.replace(file.id, '1234') }, new AbortController().signal));
+    expect(deleted).toMatchObject({ retryable: false, message: 'Could not download data.csv from Discord: the file was deleted or its link expired.' });
     const download = await source(bot).open(incoming, new AbortController().signal);
     expect(download).toMatchObject({ contentType: 'text/csv', size: CSV.length });
     await (download.body as ReadableStream).cancel();

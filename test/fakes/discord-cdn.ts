@@ -1,9 +1,11 @@
 // FakeDiscordCdn: where the fake Discord keeps the bytes of the files people attach, served on
 // the fake's own 127.0.0.1 server as Discord's CDN serves them: GET
 // `/attachments/{channel}/{attachment}/{filename}?ex=…&is=…&hm=…` (the signed query real URLs
-// carry; a URL without it, or with another signature, is 404 as on Discord). No token is
-// needed: the URL is the credential. It records every request (so a test can prove a file was
-// never fetched) and can fail the next ones (a 5xx, a hang-up, an HTML page) for retry tests.
+// carry; a URL without it, with another signature, or expired, is 404 as on Discord). No token
+// is needed: the URL is the credential. It records every request (so a test can prove a file
+// was never fetched) and can fail the next ones (a 5xx, a hang-up, an HTML page) for retry
+// tests. `expireLinks` plays the 24 hours after which Discord's links stop working, and
+// `refresh` is what `POST /attachments/refresh-urls` answers: a newly signed link.
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { snowflake } from './discord-payloads.js';
@@ -40,7 +42,8 @@ export type CdnFailure = { status: number; body?: string; contentType?: string }
 interface Stored {
   bytes: Buffer;
   contentType: string;
-  signature: string;
+  /** The signatures (`hm`) of the links that work now. */
+  signatures: Set<string>;
 }
 
 export class FakeDiscordCdn {
@@ -49,6 +52,7 @@ export class FakeDiscordCdn {
   private readonly files = new Map<string, Stored>();
   private readonly failures: CdnFailure[] = [];
   private readonly secret = randomBytes(16);
+  private issued = 0;
 
   constructor(private readonly origin: () => string) {}
 
@@ -57,12 +61,9 @@ export class FakeDiscordCdn {
     const id = snowflake();
     const bytes = typeof spec.data === 'string' ? Buffer.from(spec.data, 'utf8') : spec.data;
     const path = `/attachments/${channelId}/${id}/${encodeURIComponent(spec.name)}`;
-    const expires = Math.floor(Date.now() / 1000) + 86_400;
-    const query = `ex=${expires.toString(16)}&is=${Math.floor(Date.now() / 1000).toString(16)}`;
-    const signature = createHmac('sha256', this.secret).update(`${path}?${query}`).digest('hex');
     const contentType = spec.contentType ?? 'application/octet-stream';
-    this.files.set(path, { bytes, contentType, signature });
-    const signed = `${path}?${query}&hm=${signature}&`;
+    this.files.set(path, { bytes, contentType, signatures: new Set() });
+    const signed = this.sign(path);
     return {
       id,
       filename: spec.name,
@@ -72,6 +73,37 @@ export class FakeDiscordCdn {
       proxy_url: `${this.origin()}${signed}`,
       ...(spec.contentType ? { content_type: spec.contentType } : {}),
     };
+  }
+
+  /** The links of an attachment stop working, as Discord's do after 24 hours (a refreshed one works again). */
+  expireLinks(attachmentId: string): void {
+    for (const [path, stored] of this.files) if (path.split('/')[3] === attachmentId) stored.signatures.clear();
+  }
+
+  /** `POST /attachments/refresh-urls` for one URL: a newly signed link to the same file, or undefined for a file the CDN does not hold. */
+  refresh(url: string): string | undefined {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return undefined;
+    }
+    if (!this.files.has(parsed.pathname)) return undefined;
+    return `${this.origin()}${this.sign(parsed.pathname)}`;
+  }
+
+  /** A path and signed query that work until `expireLinks`; each link issued is a new one. */
+  private sign(path: string): string {
+    const now = Math.floor(Date.now() / 1000);
+    this.issued += 1;
+    const query = `ex=${(now + 86_400 + this.issued).toString(16)}&is=${now.toString(16)}`;
+    const signature = this.signature(`${path}?${query}`);
+    this.files.get(path)!.signatures.add(signature);
+    return `${path}?${query}&hm=${signature}&`;
+  }
+
+  private signature(pathAndQuery: string): string {
+    return createHmac('sha256', this.secret).update(pathAndQuery).digest('hex');
   }
 
   /** Answer the next requests with these failures, one per request, before serving any file. */
@@ -91,7 +123,7 @@ export class FakeDiscordCdn {
     const stored = this.files.get(url.pathname);
     const hm = url.searchParams.get('hm');
     const unsigned = `${url.pathname}?ex=${url.searchParams.get('ex') ?? ''}&is=${url.searchParams.get('is') ?? ''}`;
-    const signed = stored !== undefined && hm === stored.signature && createHmac('sha256', this.secret).update(unsigned).digest('hex') === hm;
+    const signed = stored !== undefined && hm !== null && stored.signatures.has(hm) && this.signature(unsigned) === hm;
     const request: CdnRequest = { method: req.method ?? 'GET', path: url.pathname, signed, status: 0, headers: req.headers };
     this.requests.push(request);
     const failure = this.failures.shift();

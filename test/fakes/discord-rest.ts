@@ -23,6 +23,7 @@ import { DISCORD_IDS, compareSnowflakes, gatewayMessage, memberObject, messageOb
 export const DISCORD_ROUTES = [
   'GET /gateway',
   'GET /gateway/bot',
+  'POST /attachments/refresh-urls',
   'GET /users/@me',
   'GET /users/:user',
   'POST /users/@me/channels',
@@ -140,6 +141,8 @@ export interface FakeRestOptions {
   guild: FakeDiscordGuild;
   /** The gateway's `ws://…/gateway`, for `GET /gateway/bot`. */
   gatewayUrl: () => string;
+  /** A newly signed link to an attachment the CDN holds (`POST /attachments/refresh-urls`). */
+  refreshUrl?: (url: string) => string | undefined;
   /** Send a dispatch to the bot (the gateway's `dispatch`). */
   dispatch: (t: string, d: unknown) => void;
   /** Echo the bot's own REST actions over the gateway, as Discord does (default true). */
@@ -533,6 +536,15 @@ export class FakeDiscordRest {
     },
 
     'GET /applications/@me': () => ({ status: 200, body: applicationObject(this.guild.botUser, { botPublic: this.botPublic, guilds: this.guild.guildIds.length }) }),
+
+    // Discord's answer for a link it does not recognise is the same link back.
+    'POST /attachments/refresh-urls': ({ body }) => {
+      const urls = (body as { attachment_urls?: unknown } | undefined)?.attachment_urls;
+      if (!Array.isArray(urls) || urls.length === 0 || urls.length > 50 || !urls.every((u) => typeof u === 'string')) {
+        throw invalidFormBody('attachment_urls', 'BASE_TYPE_REQUIRED', 'This field is required');
+      }
+      return { status: 200, body: { refreshed_urls: urls.map((original) => ({ original, refreshed: this.options.refreshUrl?.(original) ?? original })) } };
+    },
 
     'GET /guilds/:guild': ({ params }) => {
       if (!this.guild.hasGuild(params.guild!)) throw new DiscordApiError(404, 10004, 'Unknown Guild');

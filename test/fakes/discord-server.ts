@@ -125,6 +125,7 @@ export class FakeDiscord {
       guild: this.guild,
       gatewayUrl: () => this.gateway.url,
       dispatch: (t, d) => void this.gateway.dispatch(t, d),
+      refreshUrl: (url) => this.cdn.refresh(url),
       echoBotActions: options.echoBotActions ?? true,
       ...(options.botPublic !== undefined ? { botPublic: options.botPublic } : {}),
       ...(options.uploadLimitBytes !== undefined ? { uploadLimitBytes: options.uploadLimitBytes } : {}),
