@@ -16,10 +16,11 @@ import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { DiscordAPIError } from 'discord.js';
 import type { IncomingFile } from '../../src/engine/index.js';
+import { formatBytes } from '../../src/files/sizes.js';
 import { FileTransferError, type FileDownload, type FileSink, type FileSource, type OutgoingFile, type PostedFile } from '../../src/files/transfer.js';
 import type { SessionKey } from '../../src/store/session-store.js';
 import type { DiscordOutbound } from './outbound.js';
-import { sizeWords, type UploadLimits } from './upload-limits.js';
+import type { UploadLimits } from './upload-limits.js';
 
 const CDN_HOSTS: ReadonlySet<string> = new Set(['cdn.discordapp.com', 'media.discordapp.net']);
 /** Discord's code for an upload over the limit ("Request entity too large", HTTP 413). */
@@ -124,7 +125,7 @@ export class DiscordFileSink implements FileSink {
     } catch (error) {
       if (signal.aborted) throw error;
       if (error instanceof DiscordAPIError && (error.code === ENTITY_TOO_LARGE || error.status === 413)) {
-        throw new FileTransferError(`Discord refused ${file.name} (${sizeWords(data.length)}) as larger than this server's upload limit; it was not posted.`, false);
+        throw new FileTransferError(`Discord refused ${file.name} (${formatBytes(data.length)}) as larger than this server's upload limit; it was not posted.`, false);
       }
       if (error instanceof DiscordAPIError) {
         throw new FileTransferError(`Discord refused ${file.name}: ${error.message} (code ${String(error.code)}).`, error.status >= 500);
@@ -137,7 +138,7 @@ export class DiscordFileSink implements FileSink {
 }
 
 function overLimit(name: string, size: number, limit: number): FileTransferError {
-  return new FileTransferError(`${name} is ${sizeWords(size)}, over this Discord server's upload limit of ${sizeWords(limit)}; it was not posted.`, false);
+  return new FileTransferError(`${name} is ${formatBytes(size)}, over this Discord server's upload limit of ${formatBytes(limit)}; it was not posted.`, false);
 }
 
 /** Why a request failed, in a few words and without its URL. */

@@ -63,10 +63,3 @@ export async function premiumTier(rest: REST, cached: Guild | undefined, guildId
   if (typeof guild.premium_tier !== 'number') throw new Error('Discord sent a server without its premium_tier');
   return guild.premium_tier;
 }
-
-/** A size in words a person reads: "512 bytes", "3.4 KiB", "12.5 MiB". */
-export function sizeWords(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
-  if (bytes < MIB) return `${(bytes / 1024).toFixed(1).replace(/\.0$/, '')} KiB`;
-  return `${(bytes / MIB).toFixed(1).replace(/\.0$/, '')} MiB`;
-}

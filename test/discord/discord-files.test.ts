@@ -238,7 +238,7 @@ describe('the Discord file sink', () => {
       await handle.close();
       const uploadsBefore = bot.fake.rest.callsTo('POST /channels/:channel/messages').filter((c) => c.files.length > 0).length;
       const refused = await refusal(sink(bot).post(thread, { path, name: 'big.bin', mimeType: 'application/octet-stream', size: 10 * 1024 * 1024 + 512 * 1024 }, new AbortController().signal));
-      expect(refused).toMatchObject({ retryable: false, message: "big.bin is 10.5 MiB, over this Discord server's upload limit of 10 MiB; it was not posted." });
+      expect(refused).toMatchObject({ retryable: false, message: "big.bin is 10.5 MB, over this Discord server's upload limit of 10 MB; it was not posted." });
       expect(bot.fake.rest.callsTo('POST /channels/:channel/messages').filter((c) => c.files.length > 0)).toHaveLength(uploadsBefore);
       await bot.stop();
 
