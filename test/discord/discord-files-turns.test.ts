@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionKey } from '../../src/store/session-store.js';
 import { threadFolder } from '../support/conversation-folders.js';
+import { waitFor } from '../support/engine-kit.js';
 import { TINY_PNG } from '../support/file-host.js';
 import { botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, mention, waitForBotMessage, type DiscordBot } from './discord-harness.js';
 
@@ -82,6 +83,25 @@ describe('files people share, through the bot', () => {
     const text = userParts(bot, 1).flatMap((part) => (part.text ? [part.text] : [])).join('\n');
     expect(text).toContain('[Forwarded message]\nthe deploy log');
     expect(text).toContain('uploads/deploy.log');
+  });
+});
+
+describe('a file shared while the bot works', () => {
+  it('steers the running turn: the model\'s next request has the image, and its file is in uploads/', async () => {
+    bot = await bootDiscordBot();
+    const held = bot.llm.replyTextHeld('Working on the first part, to the end.');
+    bot.llm.replyText('Now I see your screenshot too.');
+    const asked = bot.mention('look into the build');
+    await waitForBotMessage(bot, asked.id, (m) => m.content.length > 0);
+    const steer = bot.fake.sendMessage({ channelId: asked.id, content: 'and this', attachments: [{ name: 'later.png', data: TINY_PNG, contentType: 'image/png' }] });
+    await waitFor(() => bot!.fake.guild.reactors(steer.id, { id: null, name: '👀' }).length === 1);
+    held.release();
+    await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Now I see your screenshot too.'));
+    await bot.idle();
+    expect(bot.llm.bodies).toHaveLength(2);
+    expect(userParts(bot, 0).some((part) => part.type === 'image_url')).toBe(false);
+    expect(userParts(bot, 1).some((part) => part.type === 'image_url')).toBe(true);
+    expect(await readFile(join(uploadsOf(bot, asked.id), 'later.png'))).toEqual(TINY_PNG);
   });
 });
 
