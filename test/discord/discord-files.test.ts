@@ -175,7 +175,7 @@ describe('the Discord file source', () => {
     }
   });
 
-  it('a 503 is worth a retry; an expired link is refreshed through the API and fetched; a deleted file is a refusal for good; no error carries the signed URL', async () => {
+  it('a 503 is worth a retry; an expired link is refreshed through the API and fetched; a redirect or a deleted file is a refusal for good; no error carries the signed URL', async () => {
     bot = await bootDiscordBot();
     const file = bot.fake.sendMessage({ content: 'x', attachments: [{ name: 'data.csv', data: CSV, contentType: 'text/csv' }] }).attachments[0]!;
     const incoming: IncomingFile = { platform: 'discord', id: file.id, name: 'data.csv', url: file.url };
@@ -191,6 +191,11 @@ describe('the Discord file source', () => {
     expect(refresh).toHaveLength(1);
     expect(refresh[0]).toMatchObject({ status: 200, body: { attachment_urls: [file.url] }, headers: { authorization: `Bot ${bot.fake.token}` } });
     expect(bot.fake.cdn.requestsFor(file.id).map((r) => r.status)).toEqual([503, 404, 404, 200]);
+
+    // A redirect is never followed: it could lead anywhere.
+    bot.fake.cdn.failNext({ status: 302, location: 'https://evil.example/data.csv' });
+    const redirected = await refusal(source(bot).open(incoming, new AbortController().signal));
+    expect(redirected).toMatchObject({ retryable: false, message: 'Discord sent data.csv elsewhere (HTTP 302); the bot follows no redirect for a file.' });
 
     const deleted = await refusal(source(bot).open({ ...incoming, url: file.url.replace(file.id, '1234') }, new AbortController().signal));
     expect(deleted).toMatchObject({ retryable: false, message: 'Could not download data.csv from Discord: the file was deleted or its link expired.' });

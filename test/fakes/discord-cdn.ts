@@ -37,7 +37,7 @@ export interface CdnRequest {
   headers: IncomingMessage['headers'];
 }
 
-export type CdnFailure = { status: number; body?: string; contentType?: string } | 'hang-up';
+export type CdnFailure = { status: number; body?: string; contentType?: string; location?: string } | 'hang-up';
 
 interface Stored {
   bytes: Buffer;
@@ -134,7 +134,7 @@ export class FakeDiscordCdn {
     }
     if (failure) {
       request.status = failure.status;
-      res.writeHead(failure.status, { 'content-type': failure.contentType ?? 'text/plain' });
+      res.writeHead(failure.status, { 'content-type': failure.contentType ?? 'text/plain', ...(failure.location ? { location: failure.location } : {}) });
       res.end(failure.body ?? '');
       return;
     }
