@@ -46,7 +46,6 @@ import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
-import { safeCutIndex } from '../shared/visible-text.js';
 import { readCustomId } from './custom-ids.js';
 import { DiscordSurface, discordMessageKey } from './discord-surface.js';
 import { DiscordOutbound, safeContent } from './outbound.js';
@@ -55,7 +54,9 @@ import { HomeGuilds } from './home-guilds.js';
 import { runSlashCommand } from './slash-commands.js';
 import { fromPrivateMessage, showAllPrivately, type ShowAllDeps } from './show-all.js';
 import { discordCardHoldsAll } from './thread-messages.js';
-import { forwardedText, messageFiles } from './inbound-files.js';
+import { messageFiles, messageText, threadName } from './message-content.js';
+
+export { threadName } from './message-content.js';
 import { DiscordFileSink, DiscordFileSource } from './file-transfer.js';
 import { premiumTier, UploadLimits } from './upload-limits.js';
 
@@ -65,7 +66,6 @@ export const STOP_EMOJI = ['🛑', 'octagonal_sign'];
 
 /** The workspace of a DM session (a DM belongs to no guild). */
 const DM_WORKSPACE = 'dm';
-const THREAD_NAME_MAX = 100;
 /** Discord: "A thread has already been created for this message". */
 const THREAD_ALREADY_EXISTS = 160004;
 export interface DiscordConnectorOptions {
@@ -246,7 +246,7 @@ export class DiscordConnector {
       key = { platform: 'discord', workspace: message.guildId, channel: message.channelId, thread: message.id };
     }
     // A message made only of files is a message; a forward's text and files are in its snapshots.
-    const text = [this.readableText(message), forwardedText(message, (snapshot) => this.readableText(snapshot))].filter(Boolean).join('\n\n');
+    const text = messageText(message, this.botUserId);
     const attachments = messageFiles(message);
     if (!text && attachments.length === 0) return;
     // The door first: someone who may not use the bot gets no thread (`deliver` judges again).
@@ -286,17 +286,6 @@ export class DiscordConnector {
       if ((error as { code?: unknown }).code === THREAD_ALREADY_EXISTS) return message.id;
       throw error;
     }
-  }
-
-  /** The text for the model: the bot's mention removed, other people's mentions as @names. */
-  private readableText(message: Pick<Message, 'content' | 'mentions'>): string {
-    return message.content
-      .replace(new RegExp(`<@!?${this.botUserId}>`, 'g'), '')
-      .replace(/<@!?(\d+)>/g, (whole, id: string) => {
-        const user = message.mentions.users.get(id);
-        return user ? `@${user.globalName ?? user.username}` : whole;
-      })
-      .trim();
   }
 
   // ---- inbound: 🛑 ---------------------------------------------------------------------------
@@ -428,12 +417,4 @@ export class DiscordConnector {
 /** The token as REST wants it: discord.js's login() strips a "Bot " prefix too. */
 function botToken(token: string | undefined): string {
   return (token ?? '').replace(/^(Bot|Bearer)\s*/i, '');
-}
-
-/** A thread's name from the request: one line, 1–100 characters. */
-export function threadName(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  if (!line) return 'Conversation';
-  if (line.length <= THREAD_NAME_MAX) return line;
-  return `${line.slice(0, safeCutIndex(line, THREAD_NAME_MAX - 1))}…`;
 }
