@@ -275,7 +275,7 @@ export class FakeSlackFiles {
       // Without a channel the file stays private to the app (Slack allows it): nothing is posted.
       if (threadTs && !channel) return { ok: false, error: 'invalid_arguments' };
       const objects = uploads.map((upload, i) => {
-        const title = typeof entries[i]!.title === 'string' ? (entries[i]!.title as string) : upload!.filename;
+        const title = typeof entries[i]!.title === 'string' ? (entries[i]!.title) : upload!.filename;
         const object = this.add({ id: upload!.fileId, bytes: upload!.bytes!, name: upload!.filename, title, user: SLACK_IDS.botUserId, mimetype: mimeOf(upload!.filename) });
         return { upload: upload!, title, object };
       });
