@@ -10,7 +10,8 @@
 // Slack's trap: a file URL fetched without a token Slack accepts for files (no token, another
 // app's, or an app installed without `files:read`) is answered 200 with the workspace's HTML
 // sign-in page, not 401. A page where a file was expected is refused here and never saved.
-// The token never appears in an error or a log line: the messages name the file and the host.
+// The token never appears in an error or a log line. The messages say what happened to the
+// file and name no file: the files room puts each after the file's name in the thread's note.
 import { Readable } from 'node:stream';
 import type { WebClient } from '@slack/web-api';
 import { z } from 'zod';
@@ -63,37 +64,36 @@ export class SlackFileSource implements FileSource {
   }
 
   async open(file: IncomingFile, signal: AbortSignal): Promise<FileDownload> {
-    const name = shown(file.name);
-    let url = this.allowed(file.url === LOOK_UP_WITH_FILES_INFO ? await this.lookUp(file, signal) : file.url, name);
+    let url = this.allowed(file.url === LOOK_UP_WITH_FILES_INFO ? await this.lookUp(file, signal) : file.url);
     for (let hop = 0; ; hop++) {
-      const response = await this.get(url, name, signal);
+      const response = await this.get(url, signal);
       if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
         await response.body?.cancel();
-        if (hop >= MAX_REDIRECTS) throw new FileTransferError(`Slack redirected the download of ${name} too many times.`, false);
-        url = this.allowed(new URL(response.headers.get('location')!, url).href, name);
+        if (hop >= MAX_REDIRECTS) throw new FileTransferError('not fetched: Slack redirected the download too many times', false);
+        url = this.allowed(new URL(response.headers.get('location')!, url).href);
         continue;
       }
-      return this.accepted(response, file, name);
+      return this.accepted(response, file);
     }
   }
 
   /** The URL when the token may go there; a refusal a retry cannot fix otherwise. */
-  private allowed(raw: string, name: string): URL {
+  private allowed(raw: string): URL {
     let url: URL;
     try {
       url = new URL(raw);
     } catch {
-      throw new FileTransferError(`The address Slack gave for ${name} is not a URL.`, false);
+      throw new FileTransferError('not fetched: the address Slack gave for it is not a URL', false);
     }
     if (url.origin === this.apiOrigin) return url;
     const host = url.hostname.toLowerCase();
     const slackHost = SLACK_FILE_HOSTS.includes(host) || SLACK_FILE_HOST_SUFFIXES.some((suffix) => host.endsWith(suffix));
-    if (!slackHost) throw new FileTransferError(`${name} is not on a Slack file host (it points to ${host}), so the bot did not fetch it with its Slack token.`, false);
-    if (url.protocol !== 'https:') throw new FileTransferError(`${name} has an address that is not HTTPS, so the bot did not send its Slack token there.`, false);
+    if (!slackHost) throw new FileTransferError(`not fetched: its address is not on a Slack file host (it points to ${shownHost(host)}), and the bot sends its Slack token nowhere else`, false);
+    if (url.protocol !== 'https:') throw new FileTransferError('not fetched: its address is not HTTPS, and the bot sends its Slack token over HTTPS only', false);
     return url;
   }
 
-  private async get(url: URL, name: string, signal: AbortSignal): Promise<Response> {
+  private async get(url: URL, signal: AbortSignal): Promise<Response> {
     const send = this.options.fetch ?? globalThis.fetch;
     try {
       return await send(url, {
@@ -104,24 +104,24 @@ export class SlackFileSource implements FileSource {
     } catch (error) {
       if (signal.aborted) throw error;
       // undici's messages name the host and the cause (ECONNRESET, a timeout), never the headers.
-      throw new FileTransferError(`Could not reach Slack to fetch ${name} (${causeOf(error)}).`);
+      throw new FileTransferError(`not fetched: could not reach Slack (${causeOf(error)})`);
     }
   }
 
-  private async accepted(response: Response, file: IncomingFile, name: string): Promise<FileDownload> {
+  private async accepted(response: Response, file: IncomingFile): Promise<FileDownload> {
     const { status } = response;
     if (status !== 200) {
       await response.body?.cancel();
-      if (status === 401 || status === 403) throw new FileTransferError(`Slack refused the download of ${name} (HTTP ${status}). ${FILES_READ_HINT}`, false);
-      if (status === 404 || status === 410) throw new FileTransferError(`${name} is no longer on Slack (HTTP ${status}): it may have been deleted.`, false);
-      throw new FileTransferError(`Slack could not serve ${name} (HTTP ${status}).`, status === 408 || status === 429 || status >= 500);
+      if (status === 401 || status === 403) throw new FileTransferError(`not fetched: Slack refused the download (HTTP ${status}). ${FILES_READ_HINT}`, false);
+      if (status === 404 || status === 410) throw new FileTransferError(`not fetched: it is no longer on Slack (HTTP ${status}); it may have been deleted`, false);
+      throw new FileTransferError(`not fetched: Slack could not serve it (HTTP ${status})`, status === 408 || status === 429 || status >= 500);
     }
     const contentType = response.headers.get('content-type') ?? undefined;
     const length = Number(response.headers.get('content-length') ?? Number.NaN);
     const size = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
     if (isSignInPage(contentType, file, size)) {
       await response.body?.cancel();
-      throw new FileTransferError(`Slack sent its sign-in page instead of ${name}: the bot's token was not accepted for files. ${FILES_READ_HINT}`, false);
+      throw new FileTransferError(`not saved: Slack sent its sign-in page instead of the file, so the bot's token was not accepted for files. ${FILES_READ_HINT}`, false);
     }
     return {
       body: response.body ?? Readable.from([]),
@@ -135,27 +135,26 @@ export class SlackFileSource implements FileSource {
    * none (a file hidden by the workspace's plan, an external link, a deleted file).
    */
   private async lookUp(file: IncomingFile, signal: AbortSignal): Promise<string> {
-    const name = shown(file.name);
     let answer: unknown;
     try {
       answer = await this.options.client.files.info({ file: file.id });
     } catch (error) {
       if (signal.aborted) throw error;
       const code = (error as { data?: { error?: unknown } }).data?.error;
-      if (code === 'missing_scope' || code === 'not_allowed_token_type') throw new FileTransferError(`Slack would not describe ${name} (${code}). ${FILES_READ_HINT}`, false);
-      if (code === 'file_not_found' || code === 'file_deleted') throw new FileTransferError(`${name} is no longer on Slack: it may have been deleted.`, false);
-      throw new FileTransferError(`Could not ask Slack about ${name} (${typeof code === 'string' ? code : causeOf(error)}).`, typeof code !== 'string' || code === 'ratelimited' || code === 'internal_error');
+      if (code === 'missing_scope' || code === 'not_allowed_token_type') throw new FileTransferError(`not fetched: Slack would not describe it (${code}). ${FILES_READ_HINT}`, false);
+      if (code === 'file_not_found' || code === 'file_deleted') throw new FileTransferError('not fetched: it is no longer on Slack; it may have been deleted', false);
+      throw new FileTransferError(`not fetched: could not ask Slack about it (${typeof code === 'string' ? code : causeOf(error)})`, typeof code !== 'string' || code === 'ratelimited' || code === 'internal_error');
     }
     signal.throwIfAborted();
     const parsed = FileInfoSchema.safeParse(answer);
-    if (!parsed.success) throw new FileTransferError(`Slack described ${name} in a way the bot could not read.`, false);
+    if (!parsed.success) throw new FileTransferError('not fetched: Slack described it in a way the bot could not read', false);
     const info = parsed.data.file;
-    if (info.mode === 'hidden_by_limit') throw new FileTransferError(`${name} is hidden by the workspace's Slack plan (only recent files are kept visible), so the bot cannot read it.`, false);
+    if (info.mode === 'hidden_by_limit') throw new FileTransferError("not fetched: it is hidden by the workspace's Slack plan (only recent files stay visible)", false);
     if (info.is_external || info.mode === 'external') {
-      throw new FileTransferError(`${name} is a link to a file outside Slack${info.external_type ? ` (${info.external_type})` : ''}: share the file itself for the bot to read it.`, false);
+      throw new FileTransferError(`not fetched: it is a link to a file outside Slack${info.external_type ? ` (${shownHost(info.external_type)})` : ''}; share the file itself for the bot to read it`, false);
     }
     const url = info.url_private_download || info.url_private;
-    if (!url) throw new FileTransferError(`Slack gives no download address for ${name}.`, false);
+    if (!url) throw new FileTransferError('not fetched: Slack gives no download address for it', false);
     return url;
   }
 }
@@ -172,11 +171,9 @@ function isSignInPage(contentType: string | undefined, file: IncomingFile, size:
   return file.size === undefined || size === undefined || size !== file.size;
 }
 
-/** A shared file's name in a message: quoted, one line, at most 80 characters (it is untrusted). */
-function shown(name: string): string {
-  // eslint-disable-next-line no-control-regex
-  const line = name.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
-  return `"${line.length > 80 ? `${line.slice(0, 79)}…` : line}"`;
+/** A host (or Slack's word for a service) from outside, as a note shows it: letters, digits, dots and dashes, at most 80. */
+function shownHost(host: string): string {
+  return host.replace(/[^a-z0-9.\-_]/gi, '').slice(0, 80);
 }
 
 function causeOf(error: unknown): string {

@@ -82,7 +82,7 @@ describe('the Slack file source', () => {
     for (const token of [undefined, 'xoxb-another-app']) {
       const error = await refusal(source(fake, { token }).open(incoming(file), signal()));
       expect(error.retryable).toBe(false);
-      expect(error.message).toContain('sign-in page instead of "data.csv"');
+      expect(error.message).toContain('Slack sent its sign-in page instead of the file');
       expect(error.message).toContain('files:read');
       if (token) expect(error.message).not.toContain(token);
     }
@@ -103,7 +103,7 @@ describe('the Slack file source', () => {
     // The same fake under another host name: not the configured origin, not a Slack file host.
     const elsewhere = { ...incoming(file), url: file.url_private_download!.replace('127.0.0.1', 'localhost') };
     const foreign = await refusal(source(fake).open(elsewhere, signal()));
-    expect([foreign.retryable, foreign.message]).toEqual([false, '"screenshot.png" is not on a Slack file host (it points to localhost), so the bot did not fetch it with its Slack token.']);
+    expect([foreign.retryable, foreign.message]).toEqual([false, 'not fetched: its address is not on a Slack file host (it points to localhost), and the bot sends its Slack token nowhere else']);
     for (const url of ['https://files.slack.com.evil.example/files-pri/T-F/x.png', 'https://evil.example/files.slack.com/x.png', 'not a url']) {
       expect((await refusal(source(fake).open({ ...incoming(file), url }, signal()))).retryable).toBe(false);
     }
@@ -134,7 +134,7 @@ describe('the Slack file source', () => {
 
     // The proxy itself redirecting to the file on its own origin is followed.
     target = `${proxyOrigin}/again`;
-    expect((await refusal(source(fake, { apiUrl: `${proxyOrigin}/api/` }).open(viaProxy, signal()))).message).toContain('redirected the download of "screenshot.png" too many times');
+    expect((await refusal(source(fake, { apiUrl: `${proxyOrigin}/api/` }).open(viaProxy, signal()))).message).toContain('redirected the download too many times');
     expect(hops.length).toBeGreaterThan(2);
   });
 
@@ -151,7 +151,7 @@ describe('the Slack file source', () => {
     const fake = await fakeSlack();
     const hidden = fake.files.add({ bytes: 'old', name: 'old.txt', mimetype: 'text/plain', mode: 'hidden_by_limit' });
     expect(incoming(hidden).url).toBe('');
-    expect((await refusal(source(fake).open(incoming(hidden), signal()))).message).toContain('hidden by the workspace\'s Slack plan');
+    expect((await refusal(source(fake).open(incoming(hidden), signal()))).message).toContain("hidden by the workspace's Slack plan");
     const tombstone = fake.files.add({ bytes: '', name: 'gone.txt', mode: 'tombstone' });
     expect(incomingFilesOf([tombstone], silentLogger)).toEqual([]);
     const deleted = { platform: 'slack', id: tombstone.id, name: 'gone.txt', url: '' };
