@@ -105,7 +105,7 @@ const HumanMessageSchema = z.object({
   user_team: SlackId.nullish(),
   subtype: z.enum(READ_SUBTYPES).nullish(),
   /** Files shared with it, each read on its own (inbound-files.ts): one bad object does not drop the message. */
-  files: z.array(z.unknown()).nullish(),
+  files: z.unknown().optional(),
 });
 
 export type HumanMessage = z.infer<typeof HumanMessageSchema>;

@@ -33,10 +33,15 @@ const SlackFileSchema = z.object({
 
 type SlackFile = z.infer<typeof SlackFileSchema>;
 
-/** The files of one message, in the order Slack lists them. */
-export function incomingFilesOf(files: readonly unknown[] | null | undefined, logger: EngineLogger): IncomingFile[] {
+/** The files of one message, in the order Slack lists them (`files` as the event has it: anything). */
+export function incomingFilesOf(files: unknown, logger: EngineLogger): IncomingFile[] {
+  if (files === undefined || files === null) return [];
+  if (!Array.isArray(files)) {
+    logger.warn({ type: typeof files }, 'skipped a Slack message\'s files: not a list');
+    return [];
+  }
   const incoming: IncomingFile[] = [];
-  for (const raw of files ?? []) {
+  for (const raw of files as unknown[]) {
     const parsed = SlackFileSchema.safeParse(raw);
     if (!parsed.success) {
       const id = (raw as { id?: unknown } | null)?.id;

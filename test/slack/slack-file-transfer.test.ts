@@ -182,6 +182,8 @@ describe('the Slack file source', () => {
       ['a.png', 'image/png', PNG.length],
       ['b.csv', 'text/csv', 1],
     ]);
+    expect(incomingFilesOf({ id: a.id }, silentLogger)).toEqual([]);
+    expect(incomingFilesOf(null, silentLogger)).toEqual([]);
   });
 });
 
