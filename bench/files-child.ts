@@ -37,7 +37,7 @@ core.files.registerSource('test', {
   open: async (file, signal) => {
     const response = await fetch(file.url, { signal, headers: { authorization: `Bearer ${TOKEN}` } });
     if (!response.ok || !response.body) throw new FileTransferError(`HTTP ${response.status}`);
-    return { body: Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), contentType: response.headers.get('content-type') ?? undefined };
+    return { body: Readable.fromWeb(response.body), contentType: response.headers.get('content-type') ?? undefined };
   },
 });
 let requests = 0;
