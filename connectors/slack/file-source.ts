@@ -64,7 +64,8 @@ export class SlackFileSource implements FileSource {
   }
 
   async open(file: IncomingFile, signal: AbortSignal): Promise<FileDownload> {
-    let url = this.allowed(file.url === LOOK_UP_WITH_FILES_INFO ? await this.lookUp(file, signal) : file.url);
+    const looked = file.url === LOOK_UP_WITH_FILES_INFO ? await this.lookUp(file, signal) : undefined;
+    let url = this.allowed(looked?.url ?? file.url);
     for (let hop = 0; ; hop++) {
       const response = await this.get(url, signal);
       if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
@@ -73,7 +74,9 @@ export class SlackFileSource implements FileSource {
         url = this.allowed(new URL(response.headers.get('location')!, url).href);
         continue;
       }
-      return this.accepted(response, file);
+      const accepted = await this.accepted(response, file);
+      // A file the event named only by its id gets the name files.info gave it.
+      return looked?.name ? { ...accepted, name: looked.name } : accepted;
     }
   }
 
@@ -134,7 +137,7 @@ export class SlackFileSource implements FileSource {
    * files.info for a file the event could not describe: its download URL now, or why there is
    * none (a file hidden by the workspace's plan, an external link, a deleted file).
    */
-  private async lookUp(file: IncomingFile, signal: AbortSignal): Promise<string> {
+  private async lookUp(file: IncomingFile, signal: AbortSignal): Promise<{ url: string; name?: string }> {
     let answer: unknown;
     try {
       answer = await this.options.client.files.info({ file: file.id });
@@ -155,7 +158,7 @@ export class SlackFileSource implements FileSource {
     }
     const url = info.url_private_download || info.url_private;
     if (!url) throw new FileTransferError('not fetched: Slack gives no download address for it', false);
-    return url;
+    return info.name ? { url, name: info.name } : { url };
   }
 }
 

@@ -143,7 +143,10 @@ describe('the Slack file source', () => {
     const file = fake.files.add({ bytes: 'notes', name: 'notes.txt', mimetype: 'text/plain', fileAccess: 'check_file_info' });
     const described = incoming(file);
     expect(described).toEqual({ platform: 'slack', id: file.id, name: file.id, url: '' });
-    expect(await bytesOf(await source(fake).open(described, signal()))).toEqual(Buffer.from('notes'));
+    const opened = await source(fake).open(described, signal());
+    // The event named it by id only: the download names it, and the intake saves it so.
+    expect(opened.name).toBe('notes.txt');
+    expect(await bytesOf(opened)).toEqual(Buffer.from('notes'));
     expect(fake.callsOf('files.info')).toHaveLength(1);
   });
 
