@@ -1,10 +1,12 @@
 // Files the files room's tests share, made at test time so no binary fixture is committed:
-// PNGs of a given size (flat, or noise that does not compress, for the byte cap), a small
-// PDF 1.4 written by hand with correct xref offsets and known text, a PDF that claims to be
-// encrypted, and a corrupt one. Each writer returns the path it wrote.
+// PNGs of a given size (flat, or noise that does not compress, for the byte cap), an animated
+// GIF, a truncated PNG, a PNG decompression bomb, a small PDF 1.4 written by hand with correct
+// xref offsets and known text, a PDF that claims to be encrypted, and a corrupt one. Each
+// writer returns the path it wrote.
 import { writeFile } from 'node:fs/promises';
+import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
-import { mulberry32 as seededRandom } from './seeded-random.js';
+import { mulberry32 } from './seeded-random.js';
 
 /** A flat-coloured PNG of `width`×`height` pixels (a few KB even when large). */
 export async function writePng(path: string, width: number, height: number, options: { alpha?: boolean } = {}): Promise<string> {
@@ -16,14 +18,80 @@ export async function writePng(path: string, width: number, height: number, opti
 
 /**
  * A PNG of seeded random pixels: noise barely compresses, so its size in bytes follows its
- * pixel count (about 3 bytes per RGB pixel). The default 1400×1300 is ~5.2 MiB: over the 3.75 MB
- * byte cap while its long edge is already within 1568 px, so only re-encoding brings it under.
+ * pixel count (about 3 bytes per RGB pixel, 4 with alpha). The default 1400×1300 is ~5.2 MiB:
+ * over the 3.75 MiB byte cap while its long edge is already within 1568 px, so only
+ * re-encoding brings it under. With `alpha`, the alpha channel is noise too (half-transparent
+ * pixels everywhere), so a copy must stay a PNG.
  */
-export async function writeNoisePng(path: string, width = 1400, height = 1300, seed = 21): Promise<string> {
-  const random = seededRandom(seed);
+export async function writeNoisePng(path: string, width = 1400, height = 1300, options: { alpha?: boolean; seed?: number } = {}): Promise<string> {
+  const channels = options.alpha ? 4 : 3;
+  const random = mulberry32(options.seed ?? 21);
+  const pixels = Buffer.alloc(width * height * channels);
+  for (let i = 0; i < pixels.length; i += 1) pixels[i] = Math.floor(random() * 256);
+  await sharp(pixels, { raw: { width, height, channels } }).png({ compressionLevel: 6 }).toFile(path);
+  return path;
+}
+
+/** A JPEG photo-like gradient of `width`×`height` pixels. */
+export async function writeJpeg(path: string, width: number, height: number): Promise<string> {
+  const pixels = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y += 1) {
+    for (let x = 0; x < width; x += 1) {
+      const at = (y * width + x) * 3;
+      pixels[at] = (x * 255) / width;
+      pixels[at + 1] = (y * 255) / height;
+      pixels[at + 2] = 128;
+    }
+  }
+  await sharp(pixels, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 }).toFile(path);
+  return path;
+}
+
+/** An animated GIF of `frames` flat frames of `width`×`height`, each a different colour. */
+export async function writeAnimatedGif(path: string, width: number, height: number, frames = 3): Promise<string> {
+  const frame = width * height * 3;
+  const pixels = Buffer.alloc(frame * frames);
+  for (let f = 0; f < frames; f += 1) {
+    for (let i = 0; i < frame; i += 3) pixels[f * frame + i + (f % 3)] = 220;
+  }
+  await sharp(pixels, { raw: { width, height: height * frames, channels: 3, pageHeight: height } }).gif({ delay: 100 }).toFile(path);
+  return path;
+}
+
+/** A valid PNG with its last `cut` bytes missing (the IEND chunk and the end of its pixel data). */
+export async function writeTruncatedPng(path: string, width = 300, height = 200, cut = 40): Promise<string> {
+  const random = mulberry32(3);
   const pixels = Buffer.alloc(width * height * 3);
   for (let i = 0; i < pixels.length; i += 1) pixels[i] = Math.floor(random() * 256);
-  await sharp(pixels, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 6 }).toFile(path);
+  const png = await sharp(pixels, { raw: { width, height, channels: 3 } }).png().toBuffer();
+  await writeFile(path, png.subarray(0, png.length - cut));
+  return path;
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const typed = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(typed));
+  return Buffer.concat([length, typed, crc]);
+}
+
+/**
+ * A decompression bomb in under 1 KB: a 1-bit greyscale PNG whose header declares
+ * `side`×`side` pixels (15000² = 225 megapixels, 675 MB as RGB; under sharp's own default
+ * cap of 268 megapixels, so only our lower one stops it), followed by the start of
+ * its all-zero pixel data, which deflate shrinks about a thousandfold.
+ */
+export async function writePngBomb(path: string, side = 15_000): Promise<string> {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(side, 0);
+  header.writeUInt32BE(side, 4);
+  header[8] = 1; // bit depth
+  header[9] = 0; // greyscale
+  const rows = Buffer.alloc((1 + Math.ceil(side / 8)) * 64);
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  await writeFile(path, Buffer.concat([signature, pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(rows)), pngChunk('IEND', Buffer.alloc(0))]));
   return path;
 }
 
@@ -86,7 +154,7 @@ export async function writeEncryptedPdf(path: string): Promise<string> {
 
 /** Bytes that start like a PDF and then are not one: a header, then noise, no xref, no trailer. */
 export async function writeCorruptPdf(path: string): Promise<string> {
-  const random = seededRandom(7);
+  const random = mulberry32(7);
   const noise = Buffer.alloc(4096);
   for (let i = 0; i < noise.length; i += 1) noise[i] = Math.floor(random() * 256);
   await writeFile(path, Buffer.concat([Buffer.from('%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R\n', 'latin1'), noise]));
