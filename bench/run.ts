@@ -6,6 +6,7 @@ import { anthropicProviderSuite } from './anthropic-provider.bench.js';
 import { clusterSuite } from './cluster.bench.js';
 import { discordSuite } from './discord.bench.js';
 import { engineSuite } from './engine.bench.js';
+import { mediaSuite } from './media.bench.js';
 import { openaiProviderSuite } from './openai-provider.bench.js';
 import { playgroundSuite } from './playground.bench.js';
 import { processSuite } from './process.bench.js';
@@ -19,7 +20,7 @@ import { toolsSuite } from './tools.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, discordSuite, playgroundSuite, toolsSuite, secretsSuite, clusterSuite, processSuite];
+const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, discordSuite, playgroundSuite, toolsSuite, secretsSuite, clusterSuite, processSuite, mediaSuite];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);
