@@ -8,7 +8,20 @@
 // request too; so even an image that looks within limits is decoded in full once (a truncated
 // PNG's header reads fine) before it is passed as it is.
 import { open, writeFile } from 'node:fs/promises';
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
+
+type SharpModule = typeof import('sharp');
+
+let sharpModule: Promise<SharpModule> | undefined;
+
+/**
+ * sharp, loaded at the first image: importing it maps libvips into the process, 19 MB of
+ * RSS (measured on Node 20) that a bot nobody sends an image to should not hold for its life.
+ */
+async function loadSharp(): Promise<SharpModule['default']> {
+  sharpModule ??= import('sharp');
+  return (await sharpModule).default;
+}
 
 export type ImageMimeType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
 
@@ -102,6 +115,13 @@ export async function prepareImageForModel(inputPath: string, outputPathWithoutE
   }
   const type = sniffImageType(head);
   if (!type) return { kind: 'unreadable', reason: size === 0 ? 'the file is empty' : 'the file is not a PNG, JPEG, GIF or WebP image' };
+  let sharp: SharpModule['default'];
+  try {
+    sharp = await loadSharp();
+  } catch (error) {
+    // sharp's binary for this platform is missing (an install with --no-optional, say).
+    return { kind: 'unreadable', reason: `images cannot be prepared on this machine (${error instanceof Error ? error.message.split('\n')[0] : String(error)})` };
+  }
 
   // failOn 'error': a truncated or corrupt image is refused; a mere warning (a bad CRC in an
   // ancillary chunk, common in screenshots from some tools) is not. Only the first frame of
@@ -127,7 +147,7 @@ export async function prepareImageForModel(inputPath: string, outputPathWithoutE
     return { kind: 'as-is', mimeType: type, width, height };
   }
   try {
-    return await writeCopy(load, outputPathWithoutExt, bounds, opaque);
+    return await writeCopy(sharp, load, outputPathWithoutExt, bounds, opaque);
   } catch (error) {
     return unreadable(error, type);
   }
@@ -153,7 +173,7 @@ const ATTEMPTS: readonly Attempt[] = [
   { scale: 0.35, jpegQuality: 60 },
 ];
 
-async function writeCopy(load: () => Sharp, outputPathWithoutExt: string, bounds: ImageLimits, opaque: boolean): Promise<PreparedImage> {
+async function writeCopy(sharp: SharpModule['default'], load: () => Sharp, outputPathWithoutExt: string, bounds: ImageLimits, opaque: boolean): Promise<PreparedImage> {
   const edge = Math.min(bounds.maxLongEdge, bounds.maxSide);
   // Decoded and fitted once (upright per its EXIF orientation); each attempt re-encodes this.
   const fitted = await load()
