@@ -90,11 +90,11 @@ async function readHead(path: string): Promise<{ head: Uint8Array; size: number 
 }
 
 /** libvips' and the file system's messages, in words for the person and the model. */
-function unreadable(error: unknown, type: ImageMimeType): PreparedImage {
+function unreadable(error: unknown, type: ImageMimeType, bounds: ImageLimits): PreparedImage {
   const message = error instanceof Error ? error.message : String(error);
   const what = type.slice('image/'.length).toUpperCase();
   if (/pixel limit/i.test(message)) {
-    return { kind: 'unreadable', reason: `the ${what} image declares more than ${IMAGE_LIMITS.maxInputPixels / 1_000_000} megapixels, too large to open safely` };
+    return { kind: 'unreadable', reason: `the ${what} image declares more than ${bounds.maxInputPixels / 1_000_000} megapixels, too large to open safely` };
   }
   return { kind: 'unreadable', reason: `the file starts like a ${what} image but cannot be decoded (${message})` };
 }
@@ -139,7 +139,7 @@ export async function prepareImageForModel(inputPath: string, outputPathWithoutE
     // stats() decodes every pixel: the full check the header alone cannot give.
     opaque = (await load().stats()).isOpaque;
   } catch (error) {
-    return unreadable(error, type);
+    return unreadable(error, type, bounds);
   }
 
   const longEdge = Math.max(width, height);
@@ -149,7 +149,7 @@ export async function prepareImageForModel(inputPath: string, outputPathWithoutE
   try {
     return await writeCopy(sharp, load, outputPathWithoutExt, bounds, opaque);
   } catch (error) {
-    return unreadable(error, type);
+    return unreadable(error, type, bounds);
   }
 }
 
@@ -198,7 +198,12 @@ async function writeCopy(sharp: SharpModule['default'], load: () => Sharp, outpu
       ? await pipeline.png().toBuffer()
       : await pipeline.removeAlpha().jpeg({ quality: attempt.jpegQuality }).toBuffer();
     if (encoded.length <= bounds.maxBytes) {
-      await writeFile(path, encoded);
+      try {
+        await writeFile(path, encoded);
+      } catch (error) {
+        // Not the image's fault (a full disk, a folder gone): say so, not "cannot be decoded".
+        return { kind: 'unreadable', reason: `the image's fitted copy could not be written (${(error as NodeJS.ErrnoException).code ?? String(error)})` };
+      }
       return { kind: 'copy', path, mimeType, width: w, height: h };
     }
   }

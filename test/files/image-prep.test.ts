@@ -126,6 +126,14 @@ describe('prepareImageForModel', () => {
     expect(result).toMatchObject({ kind: 'copy', width: 500, height: 375 });
   });
 
+  it('a copy that cannot be written (its folder is gone) says so, not that the image is broken', async () => {
+    const input = await writePng(join(dir, 'orphan.png'), 2000, 1000);
+    expect(await prepareImageForModel(input, join(dir, 'no-such-folder', 'orphan.model'))).toEqual({
+      kind: 'unreadable',
+      reason: "the image's fitted copy could not be written (ENOENT)",
+    });
+  });
+
   it('a text file named .png is unreadable, and says it is not an image', async () => {
     const input = join(dir, 'notes.png');
     await writeFile(input, 'meeting notes: ship on Friday\n');
