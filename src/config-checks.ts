@@ -14,6 +14,9 @@ import { PROVIDER_NAMES, type ProviderName, type VendorName } from './providers/
 import { parseAccessConfig } from './sessions/access-policy.js';
 import { BUILTIN_TOOL_NAMES } from './tools/index.js';
 
+/** The files room's tools (src/files/), built per conversation beside the built-in ones: DISABLED_TOOLS may name them too. */
+export const FILE_TOOL_NAMES = ['attach_file'] as const;
+
 /** The environment as given, blank values removed: what every check here reads. */
 export type RawSettings = Readonly<Record<string, string | undefined>>;
 
@@ -151,9 +154,10 @@ function discordGuildProblems(raw: RawSettings): string[] {
 }
 
 function disabledToolProblems(raw: RawSettings): string[] {
-  const unknown = disabledToolNames(raw.DISABLED_TOOLS).filter((name) => !(BUILTIN_TOOL_NAMES as readonly string[]).includes(name));
+  const known: readonly string[] = [...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES];
+  const unknown = disabledToolNames(raw.DISABLED_TOOLS).filter((name) => !known.includes(name));
   if (unknown.length === 0) return [];
-  return [`DISABLED_TOOLS: unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (the built-in tools are ${BUILTIN_TOOL_NAMES.join(', ')})`];
+  return [`DISABLED_TOOLS: unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (the built-in tools are ${known.join(', ')})`];
 }
 
 /** DISABLED_TOOLS as a list of names. */

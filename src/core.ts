@@ -19,7 +19,8 @@ import { configSecretValues, mcpSecretValues, SecretMasker } from './secrets/ind
 import { AccessPolicy, accessWarnings, parseAccessConfig } from './sessions/access-policy.js';
 import { InProcessCoordinator } from './sessions/coordination.js';
 import { ObserverHub } from './sessions/observer-hub.js';
-import { FileTransfers } from './files/transfer.js';
+import { attachFileTool, attachmentViewFor, FileIntake, FileTransfers, inputPreparer, removeThreadUploads, uploadPlace } from './files/index.js';
+import { conversationFolderName } from './tools/conversation-folder.js';
 import { SessionManager } from './sessions/session-manager.js';
 import { openKeyvStore } from './store/keyv-factory.js';
 import { clusterKeys } from './cluster/cluster-keys.js';
@@ -138,6 +139,18 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   // DISABLED_TOOLS: never offered to the model (loadConfig refused unknown names).
   const disabledTools = new Set(disabledToolNames(config.DISABLED_TOOLS));
 
+  const runAs = shell.shell.kind === 'sandbox' ? shell.shell.sandbox.runAs : undefined;
+  // Files people share are fetched when a turn takes their message, by each platform's source.
+  const intake = new FileIntake({
+    transfers: files,
+    maxFileBytes: config.MAX_FILE_BYTES,
+    maxFilesPerMessage: config.MAX_FILES_PER_MESSAGE,
+    maxConversationBytes: config.MAX_CONVERSATION_FILE_BYTES,
+    ...(runAs ? { owner: runAs } : {}),
+    logger,
+  });
+  const attachDisabled = disabledTools.has('attach_file');
+
   const manager = new SessionManager({
     store,
     inbox,
@@ -158,11 +171,13 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     // A forgotten or expired thread's own folder goes with it (never a channel's, never WORKSPACE_DIR).
     removeThreadFiles: async (key) => {
       await removeThreadFolder(workspaceDir, key);
+      // In a shared folder, the thread's uploads have a folder of their own (src/files/conversation-files.ts).
+      if (scope !== 'thread') await removeThreadUploads(scope === 'shared' ? workspaceDir : resolve(workspaceDir, conversationFolderName('channel', key)), scope, key);
     },
     engineSetup: (session) => {
       // One set of built-in tools per session: the shell's working directory is the session's,
       // in the conversation's own folder (WORKSPACE_SCOPE).
-      const folder = openConversationFolder(workspaceDir, scope, session.key, shell.shell.kind === 'sandbox' ? shell.shell.sandbox.runAs : undefined);
+      const folder = openConversationFolder(workspaceDir, scope, session.key, runAs);
       const builtin = createBuiltinTools({
         workspaceDir: folder,
         workspaceBase: scope === 'shared' ? undefined : workspaceDir,
@@ -181,7 +196,13 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
           waiting: (ahead) => reportWaiting(session, ahead),
           admitted: () => reportWaiting(session, null),
         }),
-        tools: [...builtin.tools.filter((tool) => !disabledTools.has(tool.name)), ...mcp.tools()],
+        tools: [
+          ...builtin.tools.filter((tool) => !disabledTools.has(tool.name)),
+          ...(attachDisabled ? [] : [attachFileTool({ workspace: builtin.workspace, thread: session.key, transfers: files, mask: secrets.mask, maxBytes: config.MAX_FILE_BYTES })]),
+          ...mcp.tools(),
+        ],
+        prepareInput: inputPreparer(intake, uploadPlace(folder, scope, session.key)),
+        attachmentView: attachmentViewFor(folder),
         // Absolute paths inside the conversation's folder may follow a ` *` entry; anything else asks.
         policy: scope === 'shared' ? policy : createPermissionPolicy({ ...policyOptions, workspaceDir: folder }),
         compactor,

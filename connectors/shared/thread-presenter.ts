@@ -111,6 +111,9 @@ export class ThreadPresenter {
         // glued onto the earlier message, above the reply that caused it.
         await this.endAnswer();
         return;
+      case 'input_files':
+        await this.note({ kind: 'files', problems: event.problems });
+        return;
       case 'reasoning_delta':
       case 'iteration_end':
       case 'compacting':

@@ -125,6 +125,7 @@ export function applyToolEvent(card: ToolCardState, event: EngineEvent, now: num
     case 'compacting':
     case 'compacted':
     case 'steering_injected':
+    case 'input_files':
     case 'error':
     case 'interrupted':
     case 'turn_end':

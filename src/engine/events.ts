@@ -57,6 +57,8 @@ export type EngineEvent =
   | { type: 'compacting' }
   | { type: 'compacted'; text: string }
   | { type: 'steering_injected'; id: string; text: string; source?: MessageSource }
+  /** Files shared with the message just taken that did not reach the model in full, one line each (for a note in the thread). */
+  | { type: 'input_files'; problems: string[] }
   | { type: 'error'; message: string; errorKind: string }
   | { type: 'interrupted'; iterations: number }
   | { type: 'turn_end'; status: TurnEndStatus; iterations: number; pendingSteering: number };

@@ -12,7 +12,7 @@ export * from './provider.js';
 export * from './summary-compactor.js';
 export * from './tools.js';
 export { parseToolArguments, diagnoseMangledArguments } from './tool-arguments.js';
-export { INTERRUPTED_BY_RESTART, INTERRUPTED_BY_USER, previewOf, type OutputMask } from './tool-calls.js';
+export { INTERRUPTED_BY_RESTART, INTERRUPTED_BY_USER, previewOf, shownArgumentsOf, type OutputMask } from './tool-calls.js';
 export * from './turn-engine.js';
 export type { StreamMask } from './model-call.js';
 export * from './tool-ledger.js';

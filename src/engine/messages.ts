@@ -186,7 +186,7 @@ export function textOf(content: UserContent | null | undefined): string {
 
 export function hasImages(messages: readonly Message[]): boolean {
   return messages.some(
-    (m) => m.role === 'user' && Array.isArray(m.content) && m.content.some((p) => p.type === 'image_url'),
+    (m) => m.role === 'user' && Array.isArray(m.content) && m.content.some((p) => p.type === 'image_url' || (p.type === 'attachment' && p.attachment.kind === 'image')),
   );
 }
 

@@ -8,7 +8,7 @@
 import type { CompactionState } from './compaction.js';
 import type { EngineEvent } from './events.js';
 import type { AssistantMessage, Message, Usage } from './messages.js';
-import { buildOutbound, type PdfAdapter } from './outbound.js';
+import { buildOutbound, type AttachmentView, type PdfAdapter } from './outbound.js';
 import { ProviderError, type AssistantTurn, type ModelCapabilities, type Provider, type TokenUsage, type ToolSchema } from './provider.js';
 import { bridgeStream } from './stream-bridge.js';
 import { parseToolArguments } from './tool-arguments.js';
@@ -39,6 +39,7 @@ export interface ModelCall {
   /** The per-call `<system-context>` block (may take a moment to gather). */
   systemContext: () => string | Promise<string>;
   pdfAdapter: PdfAdapter | undefined;
+  attachmentView: AttachmentView | undefined;
   tools: ToolSchema[];
   settings: Record<string, unknown> | undefined;
   signal: AbortSignal;
@@ -74,6 +75,7 @@ export async function* streamModel(call: ModelCall): AsyncGenerator<EngineEvent,
         capabilities: call.capabilities,
         systemContext: await call.systemContext(),
         pdfAdapter: call.pdfAdapter,
+        attachmentView: call.attachmentView,
       }),
       tools: call.capabilities.tools ? call.tools : [],
       settings: call.settings,

@@ -4,7 +4,7 @@
 // on the last user message. It never mutates the canonical history: downgrades are
 // decided per call, so a model switch mid-session re-decides with the originals intact.
 import { applyCompactionView, type CompactionState } from './compaction.js';
-import { SIDECAR_KEYS, type ContentPart, type FilePart, type Message, type ToolCall, type UserContent } from './messages.js';
+import { SIDECAR_KEYS, unresolvedAttachmentText, type ContentPart, type FilePart, type Message, type StoredFile, type ToolCall, type UserContent } from './messages.js';
 import type { ModelCapabilities } from './provider.js';
 
 export type OutboundMessage =
@@ -12,6 +12,14 @@ export type OutboundMessage =
   | { role: 'user'; content: UserContent }
   | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; [extra: `_${string}`]: unknown }
   | { role: 'tool'; tool_call_id: string; content: string };
+
+/**
+ * Turns a shared file's reference into what the active model can take: an image or document
+ * part read from the conversation's folder, extracted text, or a line saying where it is.
+ * Synchronous and called once per message and model kind (the view is cached), so it may read
+ * the file then (src/files/attachment-view.ts).
+ */
+export type AttachmentView = (file: StoredFile, capabilities: ModelCapabilities) => ContentPart[];
 
 /** Turns a PDF part into something a model without native PDF support can read. */
 export type PdfAdapter = (part: FilePart) => ContentPart[];
@@ -28,6 +36,7 @@ export interface OutboundOptions {
   /** Dynamic per-call context (mode reminders, live lists). Empty: nothing is added. */
   systemContext?: string;
   pdfAdapter?: PdfAdapter;
+  attachmentView?: AttachmentView;
 }
 
 // Canonical messages are never edited once appended, so the stripped copy of each one can
@@ -44,6 +53,7 @@ interface ViewCache {
   vision: boolean;
   pdf: boolean;
   pdfAdapter: PdfAdapter | undefined;
+  attachmentView: AttachmentView | undefined;
   /** How many canonical messages the view covers, and the last of them. */
   covered: number;
   lastCovered: Message | undefined;
@@ -62,6 +72,7 @@ export function buildOutbound(messages: readonly Message[], options: OutboundOpt
       vision: options.capabilities.vision,
       pdf: options.capabilities.pdf,
       pdfAdapter: options.pdfAdapter,
+      attachmentView: options.attachmentView,
       covered: 0,
       lastCovered: undefined,
       view: [],
@@ -91,6 +102,7 @@ function stillValid(cache: ViewCache, messages: readonly Message[], options: Out
     cache.vision === options.capabilities.vision &&
     cache.pdf === options.capabilities.pdf &&
     cache.pdfAdapter === options.pdfAdapter &&
+    cache.attachmentView === options.attachmentView &&
     messages.length >= cache.covered &&
     messages[cache.covered - 1] === cache.lastCovered
   );
@@ -155,12 +167,14 @@ function stripSidecars(message: Exclude<Message, { role: 'notice' }>): OutboundM
 function adaptContent(content: UserContent, options: OutboundOptions): UserContent {
   if (typeof content === 'string') return content;
   const { vision, pdf } = options.capabilities;
-  const needsWork = content.some((p) => (p.type === 'image_url' && !vision) || (p.type === 'file' && !pdf));
+  const needsWork = content.some((p) => (p.type === 'image_url' && !vision) || (p.type === 'file' && !pdf) || p.type === 'attachment');
   if (!needsWork) return content;
   const pdfAdapter = options.pdfAdapter ?? placeholderPdfAdapter;
   return content.flatMap((part): ContentPart[] => {
     if (part.type === 'image_url' && !vision) return [{ type: 'text', text: IMAGE_PLACEHOLDER }];
     if (part.type === 'file' && !pdf) return pdfAdapter(part);
+    // A shared file's reference becomes bytes (or text) only here, per call: never in the transcript.
+    if (part.type === 'attachment') return options.attachmentView?.(part.attachment, options.capabilities) ?? [{ type: 'text', text: unresolvedAttachmentText(part) }];
     return [part];
   });
 }

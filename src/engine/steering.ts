@@ -3,12 +3,34 @@
 // model answers without tools), so they redirect the running turn instead of starting one.
 import type { EngineEvent } from './events.js';
 import type { History } from './history.js';
-import type { Message, MessageSource } from './messages.js';
+import type { IncomingFile, Message, MessageSource, UserContent } from './messages.js';
 
 export interface SteeringMessage {
   id: string;
   text: string;
   source?: MessageSource;
+  /** Files shared with it, fetched as it is injected (see `InputPreparer`). */
+  attachments?: IncomingFile[];
+}
+
+/**
+ * Turns a person's message and the files it carries into the user content the transcript
+ * keeps (references to the fetched files, never their bytes), and lists what did not come
+ * through (a failed download, a cap) for the thread. The app's files room implements it
+ * (src/files/); without one, files are named in the text and not fetched.
+ */
+export type InputPreparer = (input: { text: string; attachments: IncomingFile[] }, signal: AbortSignal) => Promise<PreparedInput>;
+export interface PreparedInput {
+  content: UserContent;
+  /** One line per file that did not reach the model in full, for the thread's note. */
+  problems: string[];
+}
+
+/** A message's content when nothing fetches its files: the text, and each file's name so the model knows one was shared. */
+export async function contentWithoutFiles(input: { text: string; attachments: IncomingFile[] }): Promise<PreparedInput> {
+  if (input.attachments.length === 0) return { content: input.text, problems: [] };
+  const names = input.attachments.map((file) => file.name).join(', ');
+  return { content: `${input.text}\n\n[Files were shared but this bot does not fetch files: ${names}]`.trim(), problems: input.attachments.map((file) => `${file.name}: not fetched (files are not set up)`) };
 }
 
 export interface SteeringReceipt {
@@ -45,16 +67,18 @@ export class SteeringQueue {
     return this.queued.splice(0, this.queued.length);
   }
 
-  /** Append every queued message to history, in order, each announced as it lands. */
-  async *inject(history: History): AsyncGenerator<EngineEvent, void, undefined> {
+  /** Append every queued message to history, in order, each announced as it lands (its files fetched first). */
+  async *inject(history: History, prepare: InputPreparer, signal: AbortSignal): AsyncGenerator<EngineEvent, void, undefined> {
     while (this.queued.length > 0) {
       const steer = this.queued.shift()!;
-      const message: Message = { role: 'user', content: steer.text, ts: Date.now() };
+      const prepared = steer.attachments?.length ? await prepare({ text: steer.text, attachments: steer.attachments }, signal) : undefined;
+      const message: Message = { role: 'user', content: prepared?.content ?? steer.text, ts: Date.now() };
       if (steer.source) message.source = steer.source;
       await history.append(message);
       const event: EngineEvent = { type: 'steering_injected', id: steer.id, text: steer.text };
       if (steer.source) event.source = steer.source;
       yield event;
+      if (prepared && prepared.problems.length > 0) yield { type: 'input_files', problems: prepared.problems };
     }
   }
 }

@@ -221,7 +221,7 @@ async function* authorize(
       type: 'permission_required',
       toolCallId: call.id,
       name,
-      arguments: args.value,
+      arguments: shownArgumentsOf(tool, parsed.data) ?? args.value,
       reason: decision.reason,
       metadata: tool.metadata,
       command,
@@ -490,4 +490,13 @@ function thrownContent(error: unknown): string {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** What a tool's approval card shows for a call (ToolDefinition.shownArguments), or undefined for its arguments as written. */
+export function shownArgumentsOf(tool: ToolDefinition, args: unknown): Record<string, unknown> | undefined {
+  try {
+    return tool.shownArguments?.(args);
+  } catch {
+    return undefined;
+  }
 }

@@ -40,6 +40,12 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   description: string;
   schema: Schema;
   metadata?: ToolMetadata;
+  /**
+   * What an approval card shows for a call, when the arguments alone would not let a person
+   * see what they approve (attach_file: the file's name, size, type and first lines). Must
+   * not throw; the model's arguments are shown when it returns undefined.
+   */
+  shownArguments?: (args: z.output<Schema>) => Record<string, unknown> | undefined;
   /** For shell-like tools: the command an `always_command` grant remembers. */
   commandOf?: (args: z.output<Schema>) => string | undefined;
   execute(args: z.output<Schema>, context: ToolContext): Promise<ToolResult>;

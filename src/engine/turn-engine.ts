@@ -18,10 +18,10 @@ import { History, type ToolRound } from './history.js';
 import type { InboxLookup } from './inbox.js';
 import { interactiveToolSchemas, type InteractiveCallbacks } from './interactive.js';
 import { silentLogger, type EngineLogger } from './logger.js';
-import { hasImages, type Message, type MessageSource, type NoticeKind, type ToolCall, type UserContent } from './messages.js';
+import { hasImages, textOf, type IncomingFile, type Message, type MessageSource, type NoticeKind, type ToolCall, type UserContent } from './messages.js';
 import { piecewise, recordableAnswer, streamModel, type StreamMask } from './model-call.js';
-import { SteeringQueue, type SteeringMessage, type SteeringReceipt } from './steering.js';
-import type { PdfAdapter } from './outbound.js';
+import { contentWithoutFiles, SteeringQueue, type InputPreparer, type SteeringMessage, type SteeringReceipt } from './steering.js';
+import type { AttachmentView, PdfAdapter } from './outbound.js';
 import { denyAll, riskBasedPolicy, SessionGrants, type Approver, type GrantsSnapshot, type PermissionPolicy } from './permissions.js';
 import { describeProviderError, isContextOverflow, type AssistantTurn, type Provider, type ProviderResolver, type ToolSchema } from './provider.js';
 import { DEFAULT_MAX_RESULT_CHARS, MIN_MAX_RESULT_CHARS } from './result-cap.js';
@@ -68,6 +68,10 @@ export interface TurnEngineOptions {
   compactionState?: CompactionState | null;
   contextProvider?: ContextProvider;
   pdfAdapter?: PdfAdapter;
+  /** Fetches the files a message carries and makes its user content (src/files/); default: names them only. */
+  prepareInput?: InputPreparer;
+  /** Turns a shared-file reference into what the active model can take, at each call (src/files/attachment-view.ts). */
+  attachmentView?: AttachmentView;
   interruptHooks?: InterruptHook[];
   modelSettings?: Record<string, unknown>;
   toolStopGraceMs?: number;
@@ -136,6 +140,8 @@ export class TurnEngine {
   private readonly compacting: CompactionRunner;
   private readonly contextProvider: ContextProvider | undefined;
   private readonly pdfAdapter: PdfAdapter | undefined;
+  private readonly prepareInput: InputPreparer;
+  private readonly attachmentView: AttachmentView | undefined;
   private readonly interruptHooks: InterruptHook[];
   private readonly modelSettings: Record<string, unknown> | undefined;
   private readonly toolStopGraceMs: number;
@@ -176,6 +182,8 @@ export class TurnEngine {
     );
     this.contextProvider = options.contextProvider;
     this.pdfAdapter = options.pdfAdapter;
+    this.prepareInput = options.prepareInput ?? contentWithoutFiles;
+    this.attachmentView = options.attachmentView;
     this.interruptHooks = [...(options.interruptHooks ?? [])];
     this.modelSettings = options.modelSettings;
     this.toolStopGraceMs = options.toolStopGraceMs ?? DEFAULT_TOOL_STOP_GRACE_MS;
@@ -237,8 +245,12 @@ export class TurnEngine {
   // ---- entry points ----------------------------------------------------------------
 
   /** Start a turn with a new user message. Throws EngineBusyError while another turn runs. */
-  run(input: UserContent, options: { source?: MessageSource; display?: unknown } = {}): AsyncIterable<EngineEvent> {
-    return this.turn('run', async function* (this: TurnEngine) {
+  run(input: UserContent, options: { source?: MessageSource; display?: unknown; attachments?: IncomingFile[] } = {}): AsyncIterable<EngineEvent> {
+    return this.turn('run', async function* (this: TurnEngine, turn: ActiveTurn) {
+      // The files are fetched before the message is recorded: the transcript keeps references to them.
+      const attachments = options.attachments ?? [];
+      const prepared = attachments.length > 0 ? await this.prepareInput({ text: typeof input === 'string' ? input : textOf(input), attachments }, turn.signal) : undefined;
+      if (prepared) input = prepared.content;
       const message: Message = { role: 'user', content: input, ts: Date.now() };
       if (options.source) message.source = options.source;
       if (options.display !== undefined) message._display = options.display;
@@ -248,6 +260,7 @@ export class TurnEngine {
       if (options.source) start.source = options.source;
       if (options.display !== undefined) start.display = options.display;
       yield start;
+      if (prepared && prepared.problems.length > 0) yield { type: 'input_files', problems: prepared.problems };
     });
   }
 
@@ -320,8 +333,8 @@ export class TurnEngine {
   }
 
   /** Queue a user message for the running turn's next safe point. Never dropped. */
-  queueSteering(text: string, source?: MessageSource, id: string = randomUUID()): SteeringReceipt {
-    this.steering.push(source ? { id, text, source } : { id, text });
+  queueSteering(text: string, source?: MessageSource, id: string = randomUUID(), attachments?: IncomingFile[]): SteeringReceipt {
+    this.steering.push({ id, text, ...(source ? { source } : {}), ...(attachments?.length ? { attachments } : {}) });
     return { id, state: this.active ? 'running' : 'idle' };
   }
 
@@ -458,7 +471,7 @@ export class TurnEngine {
       if (pending.length === 0) {
         // The answer is whole even if a stop arrived as it finished: it stands.
         if (!turn.signal.aborted && this.steering.size > 0) {
-          yield* this.steering.inject(this.history);
+          yield* this.steering.inject(this.history, this.prepareInput, turn.signal);
           continue;
         }
         return 'completed';
@@ -473,7 +486,7 @@ export class TurnEngine {
   /** The checkpoint after a tool round: stop, or take steering and go on. */
   private async *afterToolRound(turn: ActiveTurn): AsyncGenerator<EngineEvent, TurnEndStatus | 'continue', undefined> {
     if (turn.signal.aborted) return yield* this.endInterrupted(turn);
-    yield* this.steering.inject(this.history);
+    yield* this.steering.inject(this.history, this.prepareInput, turn.signal);
     return 'continue';
   }
 
@@ -484,6 +497,7 @@ export class TurnEngine {
       compactionState: this.compacting.state,
       systemContext: () => this.contextProvider?.({ model: this.currentModel, sessionId: this.sessionId }) ?? '',
       pdfAdapter: this.pdfAdapter,
+      attachmentView: this.attachmentView,
       tools: this.toolSchemas(),
       settings: this.modelSettings,
       mask: this.maskOutput,

@@ -22,13 +22,18 @@ interface CapabilityRule {
 
 const full = (contextWindow: number, pdf = false): ModelCapabilities => ({ tools: true, vision: true, pdf, contextWindow });
 
+// PDFs: only Claude models get a shared PDF as a document (Anthropic `document` blocks). OpenAI
+// models get its extracted text (src/files/): Chat Completions takes a PDF only as a `file`
+// part that compatible servers refuse and that is billed as an image per page, while the text
+// reads everywhere and costs what it weighs. A PDF part already in a transcript goes the same way.
+
 // Longest prefix wins, so order does not matter. Context windows are the vendors' figures.
 const RULES: CapabilityRule[] = [
-  { provider: 'openai', prefix: 'gpt-4.1', capabilities: full(1_047_576, true) },
-  { provider: 'openai', prefix: 'gpt-4o', capabilities: full(128_000, true) },
-  { provider: 'openai', prefix: 'gpt-5', capabilities: full(400_000, true) },
-  { provider: 'openai', prefix: 'o3', capabilities: full(200_000, true) },
-  { provider: 'openai', prefix: 'o4-mini', capabilities: full(200_000, true) },
+  { provider: 'openai', prefix: 'gpt-4.1', capabilities: full(1_047_576) },
+  { provider: 'openai', prefix: 'gpt-4o', capabilities: full(128_000) },
+  { provider: 'openai', prefix: 'gpt-5', capabilities: full(400_000) },
+  { provider: 'openai', prefix: 'o3', capabilities: full(200_000) },
+  { provider: 'openai', prefix: 'o4-mini', capabilities: full(200_000) },
   { provider: 'openai', prefix: 'gpt-3.5-turbo', capabilities: { tools: true, vision: false, pdf: false, contextWindow: 16_385 } },
   { provider: 'anthropic', prefix: 'claude-opus-4', capabilities: full(200_000, true) },
   { provider: 'anthropic', prefix: 'claude-sonnet-4', capabilities: full(200_000, true) },

@@ -12,7 +12,7 @@
 // Takeover: a session whose lease ran out is taken by the sweep of any instance, which
 // applies waiting stops first, then runs the restart recovery for it, then the rest.
 import { randomUUID } from 'node:crypto';
-import type { EngineLogger } from '../engine/index.js';
+import type { EngineLogger, IncomingFile } from '../engine/index.js';
 import { sessionIdOf, type SessionKey } from '../store/session-store.js';
 import { KeyedMutex } from '../store/keyed-mutex.js';
 import { OwnedElsewhereError, type RoutingCoordinator } from './coordination.js';
@@ -20,7 +20,7 @@ import { decodeCommand, encodeCommand, type RoutedCommand } from './routed-comma
 
 /** What the routing needs from the session manager: the one-process paths, and its memory. */
 export interface LocalSessions {
-  deliverHere(key: SessionKey, message: { text: string; userId: string; source?: RoutedDeliverSource; external?: boolean }, inputId: string): Promise<unknown>;
+  deliverHere(key: SessionKey, message: { text: string; userId: string; source?: RoutedDeliverSource; external?: boolean; attachments?: IncomingFile[] }, inputId: string): Promise<unknown>;
   interruptHere(sessionId: string, userId: string): Promise<unknown>;
   resolvedHere(sessionId: string, itemId: string, toolCallId: string): Promise<void>;
   /** Restart recovery for one session. */
@@ -57,7 +57,7 @@ export class ClusterRouting {
   }
 
   /** A message for the session: queued with its claim; the result when this instance applied it. */
-  async deliver(key: SessionKey, message: { text: string; userId: string; source?: RoutedDeliverSource; external?: boolean; eventId?: string }): Promise<unknown> {
+  async deliver(key: SessionKey, message: { text: string; userId: string; source?: RoutedDeliverSource; external?: boolean; eventId?: string; attachments?: IncomingFile[] }): Promise<unknown> {
     const { eventId, ...rest } = message;
     const command: RoutedCommand = { kind: 'deliver', id: randomUUID(), key, message: rest };
     return this.send(sessionIdOf(key), command, eventId);

@@ -15,7 +15,7 @@
 // themselves. A Redis implementation (atomic SET NX claims, leases with fencing tokens,
 // a per-session command stream the owner drains) can replace this without changes to the
 // session layer, the engine or the connectors.
-import type { MessageSource } from '../engine/index.js';
+import type { IncomingFile, MessageSource } from '../engine/index.js';
 import { KeyedMutex } from '../store/keyed-mutex.js';
 
 /**
@@ -24,7 +24,7 @@ import { KeyedMutex } from '../store/keyed-mutex.js';
  * command is sent; the command only tells the owner to act on it.
  */
 export type SessionCommand =
-  | { kind: 'steer'; inputId: string; text: string; source?: MessageSource }
+  | { kind: 'steer'; inputId: string; text: string; source?: MessageSource; attachments?: IncomingFile[] }
   | { kind: 'stop'; userId: string }
   | { kind: 'resolved'; itemId: string; toolCallId: string };
 

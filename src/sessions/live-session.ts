@@ -23,6 +23,8 @@ import {
   type ProviderResolver,
   type ToolDefinition,
   type ToolLedger,
+  type InputPreparer,
+  type AttachmentView,
 } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { SessionRecord, SessionStore } from '../store/session-store.js';
@@ -43,6 +45,10 @@ export interface EngineSetup {
   maskOutput?: OutputMask;
   /** The same for the model's streamed deltas (a secret split across two is still masked). */
   maskStream?: () => StreamMask;
+  /** Fetches the files a message carries into the conversation's folder (src/files/). */
+  prepareInput?: InputPreparer;
+  /** Makes shared-file references into model input at each call (src/files/attachment-view.ts). */
+  attachmentView?: AttachmentView;
   /** Release per-session resources (a shell) when the session is evicted. */
   dispose?: () => Promise<void>;
   /**
@@ -132,6 +138,8 @@ export async function buildLiveSession(input: {
     logger: setup.logger,
     maskOutput: setup.maskOutput,
     maskStream: setup.maskStream,
+    ...(setup.prepareInput ? { prepareInput: setup.prepareInput } : {}),
+    ...(setup.attachmentView ? { attachmentView: setup.attachmentView } : {}),
     grants: mergeGrants(record.grants, channelGrants),
     inbox,
     ledger,

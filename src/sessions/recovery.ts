@@ -18,7 +18,7 @@
 //
 // The process that died may not have finished drawing the thread, so the trailing round's
 // cards are drawn again: a waiting prompt with its buttons, a cut call as cut.
-import { INTERRUPTED_BY_RESTART, type EngineLogger } from '../engine/index.js';
+import { INTERRUPTED_BY_RESTART, shownArgumentsOf, type EngineLogger } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { PendingInput, SessionStore } from '../store/session-store.js';
 import type { ThreadReplay } from './thread-replay.js';
@@ -104,8 +104,12 @@ async function recoverOne(deps: RecoveryDeps, sessionId: string, report: Recover
   if (waiting.length > 0 && inputs.length === 0) {
     for (const item of waiting) {
       const call = calls.find((c) => c.id === item.toolCallId)!;
-      const metadata = live.engine.tools.get(call.function.name)?.metadata;
-      await replay.waiting(live.record, call, item, metadata, (args) => shownInteraction(live.setup, call.function.name, args));
+      const tool = live.engine.tools.get(call.function.name);
+      const shown = (args: unknown) => {
+        const parsed = tool?.schema.safeParse(args);
+        return (tool && parsed?.success ? shownArgumentsOf(tool, parsed.data) : undefined) ?? shownInteraction(live.setup, call.function.name, args);
+      };
+      await replay.waiting(live.record, call, item, tool?.metadata, shown);
     }
     report.waiting.push(sessionId);
     return;

@@ -4,7 +4,7 @@
 // platform is acknowledged), and the instance that owns the session applies them in order.
 // They cross processes as JSON, so they are checked on the way in like any outside data.
 import { z } from 'zod';
-import { MessageSourceSchema } from '../engine/index.js';
+import { IncomingFileSchema, MessageSourceSchema } from '../engine/index.js';
 import { SessionKeySchema } from '../store/session-store.js';
 
 export const RoutedCommandSchema = z.discriminatedUnion('kind', [
@@ -18,6 +18,7 @@ export const RoutedCommandSchema = z.discriminatedUnion('kind', [
       userId: z.string(),
       source: MessageSourceSchema.optional(),
       external: z.boolean().optional(),
+      attachments: z.array(IncomingFileSchema).optional(),
     }),
   }),
   z.object({ kind: z.literal('stop'), id: z.string().min(1), userId: z.string() }),

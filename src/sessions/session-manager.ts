@@ -172,7 +172,7 @@ export class SessionManager {
     const live = this.sessions.peek(sessionId);
     switch (command.kind) {
       case 'steer':
-        live?.engine.queueSteering(command.text, command.source, command.inputId);
+        live?.engine.queueSteering(command.text, command.source, command.inputId, command.attachments);
         return;
       case 'stop':
         // A reserved turn counts: a stop right after the message that started it lands.
@@ -243,10 +243,17 @@ export class SessionManager {
       noteParticipant(live, message.userId);
       const input: PendingInput = { id: inputId, text: message.text, receivedAt: Date.now() };
       if (message.source) input.source = message.source;
+      if (message.attachments?.length) input.attachments = message.attachments;
 
       const prompts = await this.options.inbox.pending(sessionId);
-      // A reply while a question waits is its answer: consumed, not steering.
+      // A reply while a question waits is its answer: consumed, not steering. Files shared with
+      // it are not lost with the consumed text: they follow the answer as a message of their own.
       if (await this.replies.answerQuestion(live.record, prompts, message)) {
+        if (input.attachments) {
+          await store.markOpen(sessionId);
+          await store.addPendingInput(sessionId, { ...input, text: '' });
+          if (isBusy(live)) await coordinator.dispatch(sessionId, { kind: 'steer', inputId: input.id, text: '', attachments: input.attachments, ...(input.source ? { source: input.source } : {}) });
+        }
         if (!isBusy(live)) await this.driver.startResume(live);
         await this.driver.notifyInput(live, input.id, 'answered', input.source);
         return { status: 'answered', sessionId, inputId: input.id };
@@ -266,7 +273,13 @@ export class SessionManager {
       if (isBusy(live)) {
         // Queued before any waiting approval is declined, so the turn that wakes up on the
         // decline finds the reply already there and takes it right after that tool round.
-        await coordinator.dispatch(sessionId, { kind: 'steer', inputId: input.id, text: input.text, ...(input.source ? { source: input.source } : {}) });
+        await coordinator.dispatch(sessionId, {
+          kind: 'steer',
+          inputId: input.id,
+          text: input.text,
+          ...(input.source ? { source: input.source } : {}),
+          ...(input.attachments ? { attachments: input.attachments } : {}),
+        });
         await this.replies.decline(live.record, prompts, message);
         await this.driver.notifyInput(live, input.id, 'queued', input.source);
         return { status: 'queued', sessionId, inputId: input.id };

@@ -35,8 +35,8 @@ export class TurnDriver {
     if (!first) return;
     await this.begin(live, () => {
       live.startedWith = first.id;
-      const events = live.engine.run(first.text, first.source ? { source: first.source } : {});
-      for (const input of rest) live.engine.queueSteering(input.text, input.source, input.id);
+      const events = live.engine.run(first.text, { ...(first.source ? { source: first.source } : {}), ...(first.attachments ? { attachments: first.attachments } : {}) });
+      for (const input of rest) live.engine.queueSteering(input.text, input.source, input.id, input.attachments);
       return events;
     });
   }
@@ -48,7 +48,7 @@ export class TurnDriver {
   async startResume(live: LiveSession): Promise<void> {
     const stored = await this.options.store.getPendingInputs(live.record.id);
     await this.begin(live, () => {
-      for (const input of stored) if (!live.engine.hasQueuedSteering(input.id)) live.engine.queueSteering(input.text, input.source, input.id);
+      for (const input of stored) if (!live.engine.hasQueuedSteering(input.id)) live.engine.queueSteering(input.text, input.source, input.id, input.attachments);
       return live.engine.resume();
     });
   }
@@ -118,7 +118,9 @@ export class TurnDriver {
       const leftover = live.engine.takePendingSteering();
       if (leftover.length > 0) {
         const stored = await store.getPendingInputs(live.record.id);
-        const inputs = leftover.map((steer) => stored.find((input) => input.id === steer.id) ?? { id: steer.id, text: steer.text, receivedAt: Date.now() });
+        const inputs = leftover.map(
+          (steer): PendingInput => stored.find((input) => input.id === steer.id) ?? { id: steer.id, text: steer.text, receivedAt: Date.now(), ...(steer.attachments ? { attachments: steer.attachments } : {}) },
+        );
         const cut = live.stoppedWith ?? new Set<string>();
         const dropped = inputs.filter((input) => cut.has(input.id));
         const next = inputs.filter((input) => !cut.has(input.id));

@@ -1,0 +1,36 @@
+// One conversation's side of the files room, as the core wires it into a session's engine:
+// where its uploads go, the input preparer that fetches a message's files when a turn takes
+// it, and the view that makes references into model input at each call.
+//
+// Uploads live in the conversation's folder under `uploads/`. When a channel or the whole
+// workspace is shared between threads (WORKSPACE_SCOPE), each thread's uploads get a folder
+// of their own inside it, so /forget and retention can remove one thread's files and no other's.
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { InputPreparer } from '../engine/index.js';
+import { conversationFolderName, type ConversationKey, type WorkspaceScope } from '../tools/conversation-folder.js';
+import type { FileIntake, UploadPlace } from './intake.js';
+import { userContentWithFiles } from './user-turn.js';
+
+export const UPLOADS_FOLDER = 'uploads';
+
+export function uploadPlace(folder: string, scope: WorkspaceScope, key: ConversationKey): UploadPlace {
+  const uploads = scope === 'thread' ? path.join(folder, UPLOADS_FOLDER) : path.join(folder, UPLOADS_FOLDER, conversationFolderName('thread', key));
+  return { folder, uploads };
+}
+
+export function inputPreparer(intake: FileIntake, place: UploadPlace): InputPreparer {
+  return async ({ text, attachments }, signal) => {
+    const result = await intake.receive(place, attachments, signal);
+    return { content: userContentWithFiles(text, result), problems: result.problems };
+  };
+}
+
+/**
+ * A thread's uploads in a shared folder (channel or workspace scope), removed with the thread.
+ * In thread scope they go with the thread's own folder (removeThreadFolder).
+ */
+export async function removeThreadUploads(folder: string, scope: WorkspaceScope, key: ConversationKey): Promise<void> {
+  if (scope === 'thread') return;
+  await rm(uploadPlace(folder, scope, key).uploads, { recursive: true, force: true });
+}
