@@ -9,6 +9,10 @@
 // PNG's header reads fine) before it is passed as it is.
 import { open, writeFile } from 'node:fs/promises';
 import type { Sharp } from 'sharp';
+import { sniffImageType } from './file-kind.js';
+
+// The same judgement intake.ts makes of a download's first bytes, exported here too for callers of this module.
+export { sniffImageType };
 
 type SharpModule = typeof import('sharp');
 
@@ -23,7 +27,7 @@ async function loadSharp(): Promise<SharpModule['default']> {
   return (await sharpModule).default;
 }
 
-export type ImageMimeType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+export type ImageMimeType = NonNullable<ReturnType<typeof sniffImageType>>;
 
 export interface ImageLimits {
   /** Largest file sent, in raw bytes (before base64). */
@@ -65,17 +69,6 @@ export type PreparedImage =
   | { kind: 'as-is'; mimeType: ImageMimeType; width: number; height: number }
   | { kind: 'copy'; path: string; mimeType: 'image/png' | 'image/jpeg'; width: number; height: number }
   | { kind: 'unreadable'; reason: string };
-
-/** The type an image's first bytes say it is (12 bytes are enough), or undefined for anything else. */
-export function sniffImageType(firstBytes: Uint8Array): ImageMimeType | undefined {
-  const startsWith = (signature: number[], at = 0): boolean => signature.every((byte, i) => firstBytes[at + i] === byte);
-  if (startsWith([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png';
-  if (startsWith([0xff, 0xd8, 0xff])) return 'image/jpeg';
-  if (startsWith([0x47, 0x49, 0x46, 0x38]) && (firstBytes[4] === 0x37 || firstBytes[4] === 0x39) && firstBytes[5] === 0x61) return 'image/gif';
-  // RIFF, four bytes of length, WEBP.
-  if (startsWith([0x52, 0x49, 0x46, 0x46]) && startsWith([0x57, 0x45, 0x42, 0x50], 8)) return 'image/webp';
-  return undefined;
-}
 
 async function readHead(path: string): Promise<{ head: Uint8Array; size: number }> {
   const file = await open(path, 'r');

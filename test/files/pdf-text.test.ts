@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mediaPreparers } from '../../src/files/media-preparers.js';
 import { extractPdfText } from '../../src/files/pdf-text.js';
 import { writeCorruptPdf, writeEncryptedPdf, writeTextPdf } from '../support/file-fixtures.js';
 
@@ -92,5 +93,16 @@ describe('extractPdfText', () => {
     // The worker cannot have answered yet: it has not even started before this tick ends.
     controller.abort();
     expect(await pending).toEqual({ error: 'the PDF was not read: the turn was stopped' });
+  });
+});
+
+describe('the text the intake saves beside a PDF', () => {
+  it('says where it stops when the PDF had more, so the model does not take a part for the whole', async () => {
+    const path = await writeTextPdf(join(dir, 'saved.pdf'), REPORT);
+    const { extractPdfText: extract } = mediaPreparers({ pdfTextMaxChars: 20 });
+    expect(await extract(path)).toEqual({
+      text: 'Quarterly report\nRev\n\n[… the text stops here: the PDF has 3 pages, and only its first 20 characters were extracted]\n',
+    });
+    expect(await mediaPreparers().extractPdfText(path)).toEqual({ text: expect.stringMatching(/^Quarterly report\n[^]*Nothing to see here\.$/) });
   });
 });
