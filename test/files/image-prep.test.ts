@@ -120,6 +120,18 @@ describe('prepareImageForModel', () => {
     expect(channels[1]!.mean).toBeLessThan(40);
   });
 
+  it('ten images dropped at once are all prepared, each to its own answer, a broken one among them holding up none', async () => {
+    const big = await writePng(join(dir, 'many-big.png'), 2400, 1800);
+    const small = await writePng(join(dir, 'many-small.png'), 300, 200);
+    const broken = await writeTruncatedPng(join(dir, 'many-cut.png'));
+    const inputs = Array.from({ length: 10 }, (_, i) => [big, small, broken][i % 3]!);
+    const results = await Promise.all(inputs.map((input, i) => prepareImageForModel(input, join(dir, `many-${i}.model`))));
+    expect(results.map((result) => result.kind)).toEqual(inputs.map((input) => (input === big ? 'copy' : input === small ? 'as-is' : 'unreadable')));
+    for (const [i, result] of results.entries()) {
+      if (result.kind === 'copy') expect(result).toEqual({ kind: 'copy', path: join(dir, `many-${i}.model.jpg`), mimeType: 'image/jpeg', width: 1568, height: 1176 });
+    }
+  });
+
   it('the limits can be tightened by the caller', async () => {
     const input = await writePng(join(dir, 'tight.png'), 1200, 900);
     const result = await prepareImageForModel(input, join(dir, 'tight.model'), { maxLongEdge: 500 });
