@@ -12,6 +12,7 @@ import { startCore, type Core } from '../../src/core.js';
 import type { EngineEvent, InboxItem } from '../../src/engine/index.js';
 import type { FileSink, OutgoingFile } from '../../src/files/index.js';
 import { sessionIdOf } from '../../src/store/session-store.js';
+import { FakeAnthropic } from '../fakes/anthropic-server.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { threadFolder } from '../support/conversation-folders.js';
 import { coreTestEnv } from '../support/core-env.js';
@@ -97,6 +98,20 @@ describe('files shared in a thread', () => {
     const stored = JSON.stringify(transcript);
     expect(stored).not.toContain(TINY_PNG.toString('base64'));
     expect(stored).toContain('"type":"attachment"');
+  });
+
+  it('on Anthropic, the PNG goes as an image block and a PDF as a document block', async () => {
+    const claude = await new FakeAnthropic().start();
+    cleanups.push(() => claude.stop());
+    const { core, host } = await boot({ MODEL: 'anthropic:claude-sonnet-4-5', ANTHROPIC_API_KEY: 'sk-ant-test-key-0123456789', ANTHROPIC_BASE_URL: claude.baseURL });
+    const pdf = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+    claude.replyText('A screenshot and a report.');
+    await core.manager.deliver(key, { text: 'read these', userId: 'U1', eventId: 'e1', attachments: [host.add('shot.png', TINY_PNG, 'image/png'), host.add('report.pdf', pdf, 'application/pdf')] });
+    await core.manager.idle();
+    const body = claude.requests[0]!.body as { messages: { role: string; content: { type: string; source?: { type: string; media_type: string; data: string } }[] }[] };
+    const blocks = body.messages.filter((m) => m.role === 'user').flatMap((m) => m.content);
+    expect(blocks).toContainEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: TINY_PNG.toString('base64') } });
+    expect(blocks).toContainEqual(expect.objectContaining({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf.toString('base64') } }));
   });
 
   it('a model without vision is told an image was shared and where it is', async () => {
@@ -188,6 +203,20 @@ describe('files shared in a thread', () => {
     expect(fake.requests).toHaveLength(2);
     expect(userParts(fake, 1).some((part) => part.type === 'image_url')).toBe(true);
     expect(userParts(fake, 0).some((part) => part.type === 'image_url')).toBe(false);
+  });
+
+  it('files shared with the reply that answers a question are not lost with it: they follow the answer', async () => {
+    const { core, fake, host, shown } = await boot();
+    fake.replyToolCalls([{ name: 'ask_user', arguments: { question: 'Which file?' } }]);
+    fake.replyText('Thanks, I have the answer and the file.');
+    await core.manager.deliver(key, { text: 'help', userId: 'U1', eventId: 'e1' });
+    await waitFor(() => shown.some((s) => s.prompt?.kind === 'question'));
+    const result = await core.manager.deliver(key, { text: 'this one', userId: 'U1', eventId: 'e2', attachments: [host.add('answer.png', TINY_PNG, 'image/png')] });
+    expect(result).toMatchObject({ status: 'answered' });
+    await core.manager.idle();
+    const last = fake.bodies.at(-1)!.messages;
+    expect(JSON.stringify(last)).toContain('this one');
+    expect(userParts(fake, fake.bodies.length - 1).some((part) => part.type === 'image_url')).toBe(true);
   });
 
   it("a file from someone who may not steer is never downloaded", async () => {

@@ -15,6 +15,8 @@ interface Hosted {
   failures?: number;
   /** Answer Slack's sign-in page (HTML, 200) instead. */
   signIn?: boolean;
+  /** Send the headers and the first bytes, then nothing more (until the host stops). */
+  stall?: boolean;
 }
 
 export const TOKEN = 'xoxb-file-host-token';
@@ -24,6 +26,7 @@ export class FileHost {
   private readonly files = new Map<string, Hosted>();
   /** Every path asked for, in order. */
   readonly requests: string[] = [];
+  private readonly stalled: import('node:http').ServerResponse[] = [];
   base = '';
 
   async start(): Promise<this> {
@@ -44,7 +47,13 @@ export class FileHost {
         res.writeHead(500).end('try again');
         return;
       }
-      res.writeHead(200, { 'content-type': file.type, 'content-length': String(file.bytes.length) }).end(file.bytes);
+      res.writeHead(200, { 'content-type': file.type, 'content-length': String(file.bytes.length) });
+      if (file.stall) {
+        res.write(file.bytes.subarray(0, Math.ceil(file.bytes.length / 2)));
+        this.stalled.push(res);
+        return;
+      }
+      res.end(file.bytes);
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
@@ -76,6 +85,8 @@ export class FileHost {
   }
 
   async stop(): Promise<void> {
+    for (const response of this.stalled) response.destroy();
+    this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
   }
 }

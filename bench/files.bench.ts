@@ -1,0 +1,100 @@
+// Files in: how long a shared 5 MiB PNG takes from the event to the model request that
+// carries it (fetched over HTTP, saved, prepared, read back into an image part), and what
+// ten 20 MiB files arriving at once cost the bot in resident memory (goal: at most 100 MB
+// above idle: bytes stream to disk, never buffered whole).
+//
+// The bot core runs in a child process (files-child.ts) so its peak RSS is its own: the file
+// host serving the bytes and the fake model server stay in this process.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deflateSync, crc32 } from 'node:zlib';
+import { FakeOpenAI } from '../test/fakes/openai-server.js';
+import { FileHost } from '../test/support/file-host.js';
+import { mulberry32 } from '../test/support/seeded-random.js';
+import { median } from './stats.js';
+import type { BenchRow, BenchSuite } from './suite.js';
+
+const CHILD = new URL('./files-child.ts', import.meta.url).pathname;
+const PNG_ROUNDS = 7;
+const BIG_FILES = 10;
+const BIG_FILE_BYTES = 20 * 1024 * 1024;
+
+export interface ChildReport {
+  ingestMs: number[];
+  idleRssMb: number;
+  peakRssMb: number;
+}
+
+/** A PNG of seeded noise (incompressible, so its size is its pixels': 1280x1024 RGBA ≈ 5 MiB). */
+export function noisePng(width: number, height: number, seed: number): Buffer {
+  const random = mulberry32(seed);
+  const row = width * 4 + 1;
+  const raw = Buffer.alloc(row * height);
+  for (let i = 0; i < raw.length; i++) raw[i] = i % row === 0 ? 0 : Math.floor(random() * 256);
+  const chunk = (type: string, data: Buffer) => {
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body) >>> 0);
+    return Buffer.concat([head, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 6, 0, 0, 0], 8); // 8 bits, RGBA, deflate, no filter, no interlace
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 1 })), chunk('IEND', Buffer.alloc(0))]);
+}
+
+function runChild(env: Record<string, string>): Promise<ChildReport> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`the files bench process exited with ${code}: ${out}`));
+      resolve(JSON.parse(out.trim().split('\n').at(-1)!) as ChildReport);
+    });
+  });
+}
+
+export const filesSuite: BenchSuite = {
+  name: 'files',
+  async run(): Promise<BenchRow[]> {
+    const dir = await mkdtemp(join(tmpdir(), 'bench-files-'));
+    const host = await new FileHost().start();
+    const fake = await new FakeOpenAI().start();
+    try {
+      const png = noisePng(1280, 1024, 21);
+      const pngs = Array.from({ length: PNG_ROUNDS }, (_, i) => host.add(`screen-${i}.png`, png, 'image/png'));
+      const random = mulberry32(22);
+      const csvRow = Buffer.from(Array.from({ length: 1023 }, () => String.fromCharCode(97 + Math.floor(random() * 26))).join('') + '\n');
+      const big = Buffer.concat(Array.from({ length: BIG_FILE_BYTES / csvRow.length }, () => csvRow));
+      const bigs = Array.from({ length: BIG_FILES }, (_, i) => host.add(`table-${i}.csv`, big, 'text/csv'));
+      for (let i = 0; i < PNG_ROUNDS + BIG_FILES; i++) fake.replyText('seen');
+      const report = await runChild({
+        FILES_BENCH_DIR: dir,
+        FILES_BENCH_MODEL_URL: fake.baseURL,
+        FILES_BENCH_PNGS: JSON.stringify(pngs),
+        FILES_BENCH_BIGS: JSON.stringify(bigs),
+      });
+      return [
+        { key: 'files.ingest_ms_p50', value: median(report.ingestMs), unit: 'ms', note: `a ${(png.length / 1024 / 1024).toFixed(1)} MiB PNG from deliver() to the model request carrying it (fetched over HTTP, saved, prepared), median of ${PNG_ROUNDS}` },
+        { key: 'files.idle_rss_mb', value: report.idleRssMb, unit: 'MB', note: 'the bot core started, before any file' },
+        {
+          key: 'files.ten_20mib_peak_rss_above_idle_mb',
+          value: report.peakRssMb - report.idleRssMb,
+          unit: 'MB',
+          note: `peak resident memory above idle while ${BIG_FILES} messages each bring a 20 MiB file at once (goal ≤ 100)`,
+        },
+      ];
+    } finally {
+      await fake.stop();
+      await host.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+};

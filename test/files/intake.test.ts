@@ -1,0 +1,61 @@
+// The intake on its own: a download that stalls is given up after its time and tried once
+// more, and a stop during a download ends it at once; either way no partial file is left.
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FileIntake, FileTransfers, safeFileName } from '../../src/files/index.js';
+import { FileHost } from '../support/file-host.js';
+import { tempDir } from '../support/test-connector.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(downloadTimeoutMs = 60_000) {
+  const dir = await tempDir();
+  cleanups.push(dir.remove);
+  const host = await new FileHost().start();
+  cleanups.push(() => host.stop());
+  const transfers = new FileTransfers();
+  transfers.registerSource('test', host.source());
+  const intake = new FileIntake({ transfers, maxFileBytes: 1 << 20, maxFilesPerMessage: 5, maxConversationBytes: 1 << 22, downloadTimeoutMs });
+  const place = { folder: dir.path, uploads: join(dir.path, 'uploads') };
+  return { host, intake, place };
+}
+
+describe('the file intake', () => {
+  it('a download that stalls times out, is tried once more, and is named; no partial file stays', async () => {
+    const { host, intake, place } = await setup(300);
+    const slow = host.add('slow.csv', Buffer.alloc(64 * 1024, 97), 'text/csv', { stall: true });
+    const result = await intake.receive(place, [slow], new AbortController().signal);
+    expect(host.downloads(slow)).toBe(2);
+    expect(result.stored).toEqual([]);
+    expect(result.problems).toEqual(['slow.csv: the download failed (it took too long)']);
+    expect(await readdir(place.uploads)).toEqual([]);
+  });
+
+  it('a stop during a download ends it without a retry', async () => {
+    const { host, intake, place } = await setup();
+    const slow = host.add('slow.csv', Buffer.alloc(64 * 1024, 97), 'text/csv', { stall: true });
+    const stop = new AbortController();
+    const pending = intake.receive(place, [slow], stop.signal);
+    while (host.downloads(slow) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    stop.abort(new Error('stopped by the user'));
+    const result = await pending;
+    expect(host.downloads(slow)).toBe(1);
+    expect(result.problems).toEqual(['slow.csv: the turn was stopped']);
+    expect(existsSync(join(place.uploads, 'slow.csv'))).toBe(false);
+  });
+
+  it('makes hostile names safe', () => {
+    expect(safeFileName('../../.env')).toBe('env');
+    expect(safeFileName('..\\\\..\\\\boot.ini')).toBe('boot.ini');
+    expect(safeFileName('...')).toBe('file');
+    expect(safeFileName('a\u0000b\u202Egnp.exe')).toBe('abgnp.exe');
+    expect(safeFileName('re:port?.csv')).toBe('re_port_.csv');
+    expect(safeFileName(`${'x'.repeat(300)}.csv`)).toHaveLength(120);
+    expect(safeFileName(`${'x'.repeat(300)}.csv`).endsWith('.csv')).toBe(true);
+  });
+});
