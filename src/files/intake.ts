@@ -180,7 +180,26 @@ export class FileIntake {
     signal: AbortSignal,
   ): Promise<{ first: Uint8Array; size: number; name?: string }> {
     await handle.truncate(0);
-    const attempt = AbortSignal.any([signal, AbortSignal.timeout(this.options.downloadTimeoutMs ?? 120_000)]);
+    // Not AbortSignal.any([signal, AbortSignal.timeout(ms)]): on Node 20 the timeout signal is
+    // held only weakly there, and a garbage collection before it fires drops it, so a stalled
+    // download never timed out (nodejs/node#57736; the stall test hung when the heap was
+    // collected mid-download). A timer of our own holds its controller until it is cleared.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException('The download took too long', 'TimeoutError')), this.options.downloadTimeoutMs ?? 120_000);
+    try {
+      return await this.downloadWithin(AbortSignal.any([signal, deadline.signal]), source, file, handle, limit);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async downloadWithin(
+    attempt: AbortSignal,
+    source: NonNullable<ReturnType<FileTransfers['source']>>,
+    file: IncomingFile,
+    handle: import('node:fs/promises').FileHandle,
+    limit: number,
+  ): Promise<{ first: Uint8Array; size: number }> {
     const expectsHtml = declaresHtml(file.name, file.mimeType);
     const opened = await source.open(file, attempt);
     if (!expectsHtml && (opened.contentType ?? '').toLowerCase().startsWith('text/html')) throw signInPage();
