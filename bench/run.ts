@@ -7,6 +7,7 @@ import { clusterSuite } from './cluster.bench.js';
 import { discordSuite } from './discord.bench.js';
 import { engineSuite } from './engine.bench.js';
 import { filesSuite } from './files.bench.js';
+import { mediaSuite } from './media.bench.js';
 import { openaiProviderSuite } from './openai-provider.bench.js';
 import { playgroundSuite } from './playground.bench.js';
 import { processSuite } from './process.bench.js';
@@ -20,7 +21,7 @@ import { toolsSuite } from './tools.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, discordSuite, playgroundSuite, toolsSuite, secretsSuite, filesSuite, clusterSuite, processSuite];
+const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, discordSuite, playgroundSuite, toolsSuite, secretsSuite, filesSuite, mediaSuite, clusterSuite, processSuite];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);

@@ -19,7 +19,7 @@ import { configSecretValues, mcpSecretValues, SecretMasker } from './secrets/ind
 import { AccessPolicy, accessWarnings, parseAccessConfig } from './sessions/access-policy.js';
 import { InProcessCoordinator } from './sessions/coordination.js';
 import { ObserverHub } from './sessions/observer-hub.js';
-import { attachFileTool, attachmentViewFor, FileIntake, FileTransfers, inputPreparer, removeThreadUploads, uploadPlace } from './files/index.js';
+import { attachFileTool, attachmentViewFor, FileIntake, FileTransfers, inputPreparer, mediaPreparers, removeThreadUploads, uploadPlace } from './files/index.js';
 import { conversationFolderName } from './tools/conversation-folder.js';
 import { SessionManager } from './sessions/session-manager.js';
 import { openKeyvStore } from './store/keyv-factory.js';
@@ -147,6 +147,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     maxFilesPerMessage: config.MAX_FILES_PER_MESSAGE,
     maxConversationBytes: config.MAX_CONVERSATION_FILE_BYTES,
     ...(runAs ? { owner: runAs } : {}),
+    media: mediaPreparers(),
     logger,
   });
   const attachDisabled = disabledTools.has('attach_file');

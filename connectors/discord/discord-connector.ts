@@ -46,7 +46,6 @@ import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
-import { safeCutIndex } from '../shared/visible-text.js';
 import { readCustomId } from './custom-ids.js';
 import { DiscordSurface, discordMessageKey } from './discord-surface.js';
 import { DiscordOutbound, safeContent } from './outbound.js';
@@ -55,6 +54,11 @@ import { HomeGuilds } from './home-guilds.js';
 import { runSlashCommand } from './slash-commands.js';
 import { fromPrivateMessage, showAllPrivately, type ShowAllDeps } from './show-all.js';
 import { discordCardHoldsAll } from './thread-messages.js';
+import { messageFiles, messageText, threadName } from './message-content.js';
+
+export { threadName } from './message-content.js';
+import { DiscordFileSink, DiscordFileSource } from './file-transfer.js';
+import { premiumTier, UploadLimits } from './upload-limits.js';
 
 export { INTENTS, INVITE_PERMISSIONS, PARTIALS, type DiscordGatewayInfo, type DiscordStandbyInfo, type DiscordStartInfo } from './discord-gateway.js';
 
@@ -62,7 +66,6 @@ export const STOP_EMOJI = ['🛑', 'octagonal_sign'];
 
 /** The workspace of a DM session (a DM belongs to no guild). */
 const DM_WORKSPACE = 'dm';
-const THREAD_NAME_MAX = 100;
 /** Discord: "A thread has already been created for this message". */
 const THREAD_ALREADY_EXISTS = 160004;
 export interface DiscordConnectorOptions {
@@ -88,11 +91,14 @@ export class DiscordConnector {
   private taking = true;
   private readonly gateway: DiscordGateway;
   private readonly home: HomeGuilds;
+  /** How large a file the bot may post where (the sink's limit). */
+  private readonly uploadLimits: UploadLimits;
 
   private constructor(private readonly options: DiscordConnectorOptions) {
     this.rest = new REST(restOptions(options.config)).setToken(botToken(options.config.DISCORD_TOKEN));
     this.home = new HomeGuilds({ config: options.config, rest: this.rest, logger: options.logger });
     this.outbound = new DiscordOutbound(this.rest);
+    this.uploadLimits = new UploadLimits({ dmWorkspace: DM_WORKSPACE, tierOf: (guildId) => premiumTier(this.rest, this.holdsGateway ? this.client.guilds.cache.get(guildId) : undefined, guildId) });
     this.gateway = new DiscordGateway({
       config: options.config,
       logger: options.logger,
@@ -108,6 +114,8 @@ export class DiscordConnector {
   static create(options: DiscordConnectorOptions): DiscordConnector {
     const connector = new DiscordConnector(options);
     options.core.observers.add('discord', presenterObserver((session) => connector.presenterFor(session)));
+    options.core.files.registerSource('discord', new DiscordFileSource({ apiUrl: options.config.DISCORD_API_URL, refresh: (url) => connector.outbound.refreshAttachmentUrl(url) }));
+    options.core.files.registerSink('discord', new DiscordFileSink({ outbound: connector.outbound, limits: connector.uploadLimits, dmWorkspace: DM_WORKSPACE }));
     return connector;
   }
 
@@ -237,13 +245,15 @@ export class DiscordConnector {
       if (!mentioned) return;
       key = { platform: 'discord', workspace: message.guildId, channel: message.channelId, thread: message.id };
     }
-    const text = this.readableText(message);
-    if (!text) return;
+    // A message made only of files is a message; a forward's text and files are in its snapshots.
+    const text = messageText(message, this.botUserId);
+    const attachments = messageFiles(message);
+    if (!text && attachments.length === 0) return;
     // The door first: someone who may not use the bot gets no thread (`deliver` judges again).
     const external = await this.isOutsider(message.author.id, message.guildId);
     const door = manager.admits(message.author.id, { external });
     if (!door.allowed) return this.whisper(message.author.id, key.thread === message.id ? message.channelId : key.thread, message.id, door.reason);
-    if (key.thread === message.id && message.guildId) key.thread = await this.threadFor(message, text);
+    if (key.thread === message.id && message.guildId) key.thread = await this.threadFor(message, text || attachments.map((file) => file.name).join(', '));
     const source: MessageSource = {
       platform: 'discord',
       workspace: key.workspace,
@@ -254,7 +264,16 @@ export class DiscordConnector {
       messageId: message.id,
       permalink: message.url,
     };
-    const result = await manager.deliver(key, { text, userId: message.author.id, eventId: `discord:${message.id}`, external, source });
+    // The files are only described here: they are fetched when a turn takes the message, so a
+    // message `deliver` refuses (someone who may not steer) never has its files downloaded.
+    const result = await manager.deliver(key, {
+      text,
+      userId: message.author.id,
+      eventId: `discord:${message.id}`,
+      external,
+      source,
+      ...(attachments.length > 0 ? { attachments } : {}),
+    });
     if (result.status === 'refused') await this.whisper(message.author.id, key.thread, message.id, result.reason);
   }
 
@@ -267,17 +286,6 @@ export class DiscordConnector {
       if ((error as { code?: unknown }).code === THREAD_ALREADY_EXISTS) return message.id;
       throw error;
     }
-  }
-
-  /** The text for the model: the bot's mention removed, other people's mentions as @names. */
-  private readableText(message: Message): string {
-    return message.content
-      .replace(new RegExp(`<@!?${this.botUserId}>`, 'g'), '')
-      .replace(/<@!?(\d+)>/g, (whole, id: string) => {
-        const user = message.mentions.users.get(id);
-        return user ? `@${user.globalName ?? user.username}` : whole;
-      })
-      .trim();
   }
 
   // ---- inbound: 🛑 ---------------------------------------------------------------------------
@@ -308,6 +316,8 @@ export class DiscordConnector {
   // ---- inbound: buttons ----------------------------------------------------------------------
 
   private async onInteraction(interaction: Interaction): Promise<void> {
+    // Discord says with each interaction how large a file the app may post there: the sink's best limit.
+    this.uploadLimits.remember(interaction.guildId ?? interaction.channelId ?? '', interaction.attachmentSizeLimit);
     if (!this.taking) {
       // Shutting down: a click now could not be recorded (the store is fenced). Discord never
       // redelivers an interaction, so the person is told to click again once the bot is back;
@@ -407,12 +417,4 @@ export class DiscordConnector {
 /** The token as REST wants it: discord.js's login() strips a "Bot " prefix too. */
 function botToken(token: string | undefined): string {
   return (token ?? '').replace(/^(Bot|Bearer)\s*/i, '');
-}
-
-/** A thread's name from the request: one line, 1–100 characters. */
-export function threadName(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  if (!line) return 'Conversation';
-  if (line.length <= THREAD_NAME_MAX) return line;
-  return `${line.slice(0, safeCutIndex(line, THREAD_NAME_MAX - 1))}…`;
 }

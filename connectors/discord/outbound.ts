@@ -75,6 +75,23 @@ export class DiscordOutbound {
     return posted.id;
   }
 
+  /**
+   * Post one file with a comment (attach_file): multipart, as discord.js sends it, pinging
+   * nobody. Returns the message's id. `signal` abandons the upload (the turn was stopped).
+   */
+  async upload(channelId: string, comment: string, file: { name: string; data: Uint8Array; contentType: string }, signal?: AbortSignal): Promise<string> {
+    const body = { content: safeContent(comment), allowed_mentions: allowedMentions(), attachments: [{ id: 0, filename: file.name }] };
+    const posted = (await this.rest.post(Routes.channelMessages(channelId), { body, files: [{ name: file.name, data: file.data, contentType: file.contentType }], ...(signal ? { signal } : {}) })) as { id: string };
+    return posted.id;
+  }
+
+  /** A newly signed link for an attachment's expired one (`POST /attachments/refresh-urls`); undefined when Discord gives none. */
+  async refreshAttachmentUrl(url: string): Promise<string | undefined> {
+    const answer = (await this.rest.post('/attachments/refresh-urls', { body: { attachment_urls: [url] } })) as { refreshed_urls?: { original?: unknown; refreshed?: unknown }[] };
+    const refreshed = answer.refreshed_urls?.find((entry) => entry.original === url)?.refreshed;
+    return typeof refreshed === 'string' ? refreshed : undefined;
+  }
+
   /** Replace a message's text and buttons (attachments stay). */
   async edit(channelId: string, messageId: string, message: Pick<OutgoingMessage, 'content' | 'components' | 'pingUsers'>): Promise<void> {
     await this.rest.patch(Routes.channelMessage(channelId, messageId), {

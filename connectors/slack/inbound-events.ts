@@ -104,6 +104,8 @@ const HumanMessageSchema = z.object({
   /** Slack Connect: the author's own team, when it differs from the channel's. */
   user_team: SlackId.nullish(),
   subtype: z.enum(READ_SUBTYPES).nullish(),
+  /** Files shared with it, each read on its own (inbound-files.ts): one bad object does not drop the message. */
+  files: z.unknown().optional(),
 });
 
 export type HumanMessage = z.infer<typeof HumanMessageSchema>;

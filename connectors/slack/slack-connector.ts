@@ -14,6 +14,10 @@
 // Inbound, the door comes first: a payload that does not parse is acknowledged and dropped
 // (inbound-events.ts: Slack must not resend it), and a message from someone who may not use
 // the bot is refused before anything it holds is looked up (user-names.ts).
+//
+// Files: a message's shared files are described to the session layer (inbound-files.ts) and
+// fetched only when a turn takes the message, through the file source registered here
+// (file-source.ts); attach_file posts through the file sink (file-sink.ts).
 import type { AddressInfo } from 'node:net';
 import type { App, Logger as BoltLogger, LogLevel } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
@@ -28,6 +32,9 @@ import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.j
 import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
 import type { StreamingSupport } from './answer-stream.js';
 import { CheckedApp, firstSectionText, readHumanMessage, readInbound, type ButtonClick, type HumanMessage } from './inbound-events.js';
+import { incomingFilesOf } from './inbound-files.js';
+import { SlackFileSink } from './file-sink.js';
+import { SlackFileSource } from './file-source.js';
 import { mentionedUsers, readableText, threadCommand } from './message-text.js';
 import { runThreadCommand } from './thread-commands.js';
 import { connectionCountWarner, RecordFirstSocketModeReceiver } from './record-first-receiver.js';
@@ -50,6 +57,8 @@ const NO_NAMES: ReadonlyMap<string, string> = new Map();
 
 export class SlackConnector {
   private readonly presenters = new Map<string, ThreadPresenter>();
+  /** Each live presenter's rate-limited client: a file posted into its thread queues behind its cards. */
+  private readonly threadClients = new WeakMap<ThreadPresenter, WebClient>();
   private readonly names: UserNames;
   private readonly support: StreamingSupport = { native: true };
   private taking = false;
@@ -128,6 +137,8 @@ export class SlackConnector {
     await connector.identify();
     connector.listen();
     options.core.observers.add('slack', presenterObserver((session) => connector.presenterFor(session)));
+    options.core.files.registerSource('slack', new SlackFileSource({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, client: app.client }));
+    options.core.files.registerSink('slack', new SlackFileSink((thread) => connector.threadClient(thread)));
     return connector;
   }
 
@@ -215,6 +226,7 @@ export class SlackConnector {
     const surface = new SlackSurface({ client, store: core.store, logger, support: this.support, botUserId: this.botUserId }, session);
     presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE }, session);
     this.presenters.set(session.id, presenter);
+    this.threadClients.set(presenter, client);
     if (this.presenters.size > config.MAX_LIVE_SESSIONS) {
       for (const id of this.presenters.keys()) {
         if (this.presenters.size <= config.MAX_LIVE_SESSIONS) break;
@@ -222,6 +234,12 @@ export class SlackConnector {
       }
     }
     return presenter;
+  }
+
+  /** The client that posts into a thread: its presenter's rate-limited one when live, else the app's. */
+  private threadClient(thread: SessionKey): WebClient {
+    const presenter = this.presenters.get(sessionIdOf(thread));
+    return (presenter && this.threadClients.get(presenter)) ?? this.app.client;
   }
 
   /**
@@ -298,7 +316,9 @@ export class SlackConnector {
       await runThreadCommand(command, { connector: this, key, userId: message.user, external, manager, logger: this.options.logger });
       return;
     }
-    if (!bare) return;
+    // A message made only of files (a screenshot dropped in the thread) is a message too.
+    const attachments = incomingFilesOf(message.files, this.options.logger);
+    if (!bare && attachments.length === 0) return;
     // The door first: someone who may not use the bot is refused before anything the message
     // holds is looked up (`deliver` judges the same again).
     const door = manager.admits(message.user, { external });
@@ -313,6 +333,9 @@ export class SlackConnector {
       eventId,
       external,
       source,
+      // Described, not fetched: the turn that takes the message fetches them (file-source.ts),
+      // so a file from someone deliver refuses is never downloaded.
+      ...(attachments.length > 0 ? { attachments } : {}),
     });
     if (result.status === 'refused') await this.whisper(message.channel, message.user, threadTs, result.reason);
   }

@@ -2,6 +2,7 @@
 export * from './transfer.js';
 export { FileIntake, type IntakeOptions, type IntakeResult, type MediaPreparers, type UploadPlace } from './intake.js';
 export { attachmentViewFor } from './attachment-view.js';
+export { mediaPreparers } from './media-preparers.js';
 export { attachFileTool } from './attach-file.js';
 export { inputPreparer, removeThreadUploads, uploadPlace, UPLOADS_FOLDER } from './conversation-files.js';
 export { safeFileName } from './safe-name.js';

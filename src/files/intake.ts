@@ -8,7 +8,7 @@
 // is checked before a download (the declared size) and while it runs (the real one); a web
 // page where a file was expected (Slack's sign-in page when a token is missing) is refused,
 // never saved; a failed download is tried once more, unless a second try cannot help.
-import { chown, lstat, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { chown, lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { IncomingFile, StoredFile } from '../engine/index.js';
@@ -107,14 +107,19 @@ export class FileIntake {
     const source = this.options.transfers.source(file.platform);
     if (!source) throw new FileTransferError(`not fetched: this bot cannot fetch files from ${file.platform}`, false);
 
-    const { handle, name } = await createUnique(place.uploads, safeFileName(file.name));
-    const absolute = path.join(place.uploads, name);
+    const created = await createUnique(place.uploads, safeFileName(file.name));
+    const { handle } = created;
+    let { name } = created;
+    let absolute = path.join(place.uploads, name);
+    let sharedName = file.name;
     let first: Uint8Array = new Uint8Array();
     let size = 0;
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          ({ first, size } = await this.download(source, file, handle, Math.min(maxFileBytes, room), signal));
+          const got = await this.download(source, file, handle, Math.min(maxFileBytes, room), signal);
+          ({ first, size } = got);
+          if (got.name) sharedName = got.name;
           break;
         } catch (error) {
           const again = attempt === 1 && !signal.aborted && !(error instanceof FileTransferError && !error.retryable);
@@ -128,10 +133,19 @@ export class FileIntake {
       throw error;
     }
     await handle.close();
+    if (sharedName !== file.name && safeFileName(sharedName) !== name) {
+      // Named only by the download: the file moves to that name (made safe, never over another).
+      const renamed = await createUnique(place.uploads, safeFileName(sharedName));
+      await renamed.handle.close();
+      const target = path.join(place.uploads, renamed.name);
+      await rename(absolute, target);
+      absolute = target;
+      name = renamed.name;
+    }
     if (this.options.owner) await chown(absolute, this.options.owner.uid, this.options.owner.gid);
 
     const judged = judgeFile(first, name, file.mimeType);
-    const storedFile: StoredFile = { path: relative(place.folder, absolute), name: file.name, mimeType: judged.mimeType, size, kind: judged.kind };
+    const storedFile: StoredFile = { path: relative(place.folder, absolute), name: sharedName, mimeType: judged.mimeType, size, kind: judged.kind };
     if (judged.kind === 'image' && this.options.media?.prepareImage) {
       await this.ensureFolder(path.join(place.uploads, MODEL_COPIES));
       const prepared = await this.options.media.prepareImage(absolute, path.join(place.uploads, MODEL_COPIES, name));
@@ -164,9 +178,28 @@ export class FileIntake {
     handle: import('node:fs/promises').FileHandle,
     limit: number,
     signal: AbortSignal,
-  ): Promise<{ first: Uint8Array; size: number }> {
+  ): Promise<{ first: Uint8Array; size: number; name?: string }> {
     await handle.truncate(0);
-    const attempt = AbortSignal.any([signal, AbortSignal.timeout(this.options.downloadTimeoutMs ?? 120_000)]);
+    // Not AbortSignal.any([signal, AbortSignal.timeout(ms)]): on Node 20 the timeout signal is
+    // held only weakly there, and a garbage collection before it fires drops it, so a stalled
+    // download never timed out (nodejs/node#57736; the stall test hung when the heap was
+    // collected mid-download). A timer of our own holds its controller until it is cleared.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException('The download took too long', 'TimeoutError')), this.options.downloadTimeoutMs ?? 120_000);
+    try {
+      return await this.downloadWithin(AbortSignal.any([signal, deadline.signal]), source, file, handle, limit);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async downloadWithin(
+    attempt: AbortSignal,
+    source: NonNullable<ReturnType<FileTransfers['source']>>,
+    file: IncomingFile,
+    handle: import('node:fs/promises').FileHandle,
+    limit: number,
+  ): Promise<{ first: Uint8Array; size: number }> {
     const expectsHtml = declaresHtml(file.name, file.mimeType);
     const opened = await source.open(file, attempt);
     if (!expectsHtml && (opened.contentType ?? '').toLowerCase().startsWith('text/html')) throw signInPage();
@@ -193,7 +226,7 @@ export class FileIntake {
     const first = Buffer.concat(head).subarray(0, SNIFF_BYTES);
     if (!expectsHtml && looksLikeHtml(first)) throw signInPage();
     if (attempt.aborted) throw attempt.reason instanceof Error ? attempt.reason : new Error('the download was stopped');
-    return { first, size };
+    return { first, size, ...(opened.name ? { name: opened.name } : {}) };
   }
 
   private async ensureFolder(dir: string): Promise<void> {

@@ -13,6 +13,8 @@ export interface FileDownload {
   contentType?: string;
   /** The length the platform announced, when it did. */
   size?: number;
+  /** The file's name, when only the download could tell it (a Slack Connect file the event named by id). */
+  name?: string;
 }
 
 /**

@@ -39,8 +39,8 @@ async function loaded(log: string, pid: number): Promise<{ packages: Set<string>
   return { packages, own };
 }
 
-/** What a Slack-only bot with no MCP servers, on SQLite, logging JSON, has no use for. */
-const NEVER_LOADED = ['discord.js', '@discordjs/rest', '@discordjs/ws', '@modelcontextprotocol/sdk', 'ioredis', 'pino-pretty', '@anthropic-ai/sdk', 'htmlparser2', 'tsx', 'esbuild'];
+/** What a Slack-only bot with no MCP servers, on SQLite, logging JSON, has no use for (sharp and unpdf: not before a shared image or PDF). */
+const NEVER_LOADED = ['discord.js', '@discordjs/rest', '@discordjs/ws', '@modelcontextprotocol/sdk', 'ioredis', 'pino-pretty', '@anthropic-ai/sdk', 'htmlparser2', 'tsx', 'esbuild', 'sharp', 'unpdf'];
 
 describe('a start loads only what it runs', () => {
   it('a Slack bot in HTTP mode loads no other platform, no MCP SDK, no Redis, no pretty printer, no other vendor, no TypeScript loader; its model SDK comes with the first call', { timeout: 60_000 }, async () => {

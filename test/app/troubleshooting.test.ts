@@ -1,12 +1,12 @@
 // The README's Troubleshooting section, as it happens: each case through the real start
 // command (a child process, as `npm start` runs) against the local fakes, what the bot shows
 // and logs, and the section quoting the bot's own words, so neither drifts from the other.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeDiscord } from '../fakes/discord-server.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
-import { appMention, eventCallback, urlVerification } from '../fakes/slack-payloads.js';
+import { appMention, eventCallback, SLACK_IDS, urlVerification } from '../fakes/slack-payloads.js';
 import { sendEvent } from '../fakes/slack-signer.js';
 import { startBotFakes, slackHttpEnv } from '../support/bot-fakes.js';
 import { BotProcess } from '../support/bot-process.js';
@@ -116,5 +116,25 @@ describe('the README\'s Troubleshooting, as the bot does it', () => {
 
     const section = troubleshooting();
     for (const words of ['Discord refused the Message Content intent', 'Privileged Gateway Intents']) expect(section).toContain(words);
+  });
+  it('Slack: an app installed without files:read gets the sign-in page for a shared file: nothing is saved, and the thread\'s note names the scope', async () => {
+    const { slack, llm, dir, bot } = await slackBot();
+    // An install from before the bot read files: the token works, but not for files.
+    slack.revokeScope('files:read');
+    llm.replyText('I could not open it.');
+    const csv = slack.files.add({ bytes: 'a,b\n1,2\n', name: 'rain.csv', mimetype: 'text/csv' });
+    const mention = appMention({ text: 'summarise this', files: [csv] });
+    slack.addMessage(mention);
+    await sendEvent(bot.eventsUrl, SECRET, eventCallback(mention));
+    const note = await slack.waitForCall('chat.postMessage', (call) => String(call.args.text).includes('did not reach the model'), 20_000);
+    const shown = 'not saved: Slack sent its sign-in page instead of the file, so the bot\'s token was not accepted for files.';
+    expect(note.args).toMatchObject({ channel: SLACK_IDS.channelId, thread_ts: mention.ts });
+    expect(String(note.args.text)).toContain(shown);
+    expect(String(note.args.text)).toContain('files:read');
+    expect(slack.files.downloadsOf(csv.id).map((d) => d.served)).toEqual(['sign-in page']);
+    expect(readdirSync(join(dir, 'workspace'), { recursive: true }).map(String).filter((path) => path.includes('rain'))).toEqual([]);
+
+    const section = troubleshooting();
+    for (const words of ['Some files shared here did not reach the model:', shown, '`files:read`', '**Reinstall to Workspace**']) expect(section).toContain(words);
   });
 });

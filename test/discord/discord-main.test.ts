@@ -1,5 +1,7 @@
 // `npm start` with Discord alone: no Slack variable set, the bot starts, says so, and answers
 // a mention. The Discord and model servers are local fakes; the bot is a child process.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { INVITE_PERMISSIONS } from '../../connectors/discord/discord-connector.js';
 import { DISCORD_IDS, mention } from '../fakes/discord-payloads.js';
@@ -10,6 +12,8 @@ import { waitFor } from '../support/engine-kit.js';
 import { buttonsOf } from './discord-harness.js';
 import { discordEnv, startDiscordBotFakes } from '../support/bot-fakes.js';
 import { BotProcess } from '../support/bot-process.js';
+import { threadFolder } from '../support/conversation-folders.js';
+import { TINY_PNG } from '../support/file-host.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -68,6 +72,37 @@ describe('npm start with Discord alone', () => {
     await fake.waitForMessage(asked.id, (m) => m.content.includes('Done.'), 20_000);
     const toolResult = llm.bodies[1]?.messages.find((m) => m.role === 'tool');
     expect(JSON.stringify(toolResult)).toContain('ran-long-command');
+  }, 90_000);
+
+  it('files in and out under npm start: a PNG and a CSV land in uploads/ and the PNG reaches the model as an image; attach_file, approved, posts the CSV back', async () => {
+    const fakes = await startDiscordBotFakes(cleanups);
+    const { dir, fake, llm } = fakes;
+    const csv = 'city,temp\nOslo,3\n';
+    llm.replyToolCalls([{ name: 'attach_file', arguments: { path: 'uploads/temps.csv', comment: 'Your table, back' } }]).replyText('Sent it back.');
+    const bot = await BotProcess.start({ ...discordEnv(fakes), PERMISSION_MODE: 'interactive' }, dir, 30_000, { waitFor: 'discord' });
+    cleanups.push(() => bot.kill());
+
+    const asked = fake.sendMessage({
+      content: `${mention(DISCORD_IDS.botUserId)} send the table back`,
+      attachments: [
+        { name: 'shot.png', data: TINY_PNG, contentType: 'image/png' },
+        { name: 'temps.csv', data: csv, contentType: 'text/csv' },
+      ],
+    });
+    const card = await fake.waitForMessage(asked.id, (m) => buttonsOf(m).some((b) => b.label === 'Approve'), 20_000).catch((error: unknown) => {
+      throw new Error(`no approval card: ${String(error)}\n${bot.stdout.slice(-3000)}`);
+    });
+    const uploads = join(threadFolder(join(dir, 'workspace'), { platform: 'discord', workspace: DISCORD_IDS.guildId, channel: DISCORD_IDS.generalChannelId, thread: asked.id }), 'uploads');
+    expect(await readFile(join(uploads, 'shot.png'))).toEqual(TINY_PNG);
+    expect(await readFile(join(uploads, 'temps.csv'), 'utf8')).toBe(csv);
+    const user = llm.bodies[0]!.messages.find((m) => m.role === 'user');
+    expect(JSON.stringify(user)).toContain(`data:image/png;base64,${TINY_PNG.toString('base64')}`);
+
+    fake.clickButton({ channelId: asked.id, messageId: card.id, customId: buttonsOf(card).find((b) => b.label === 'Approve')!.customId });
+    await fake.waitForMessage(asked.id, (m) => m.content.includes('Sent it back.'), 20_000);
+    const upload = fake.rest.callsTo('POST /channels/:channel/messages').find((c) => c.files.some((f) => f.filename === 'temps.csv'));
+    expect(upload?.files[0]?.bytes.toString('utf8')).toBe(csv);
+    expect(fake.thread(asked.id).find((m) => m.attachments.some((a) => a.filename === 'temps.csv'))?.content).toBe('Your table, back');
   }, 90_000);
 
   it('Slack and Discord in one process: both start, and each answers its own mention', async () => {

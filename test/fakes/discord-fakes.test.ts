@@ -389,7 +389,7 @@ describe('the rest of what a connector does', () => {
     expect(upload.headers['content-type']).toMatch(/^multipart\/form-data/);
     // discord.js puts the JSON in `payload_json` and names each file `files[n]`; `attachments` refers to them by index.
     expect(upload.body).toMatchObject({ content: 'full log attached', attachments: [{ id: '0' }] });
-    expect(upload.files).toEqual([{ field: 'files[0]', filename: 'build.log', size: 14, contentType: expect.any(String), text: 'line 1\nline 2\n' }]);
+    expect(upload.files).toEqual([{ field: 'files[0]', filename: 'build.log', size: 14, contentType: expect.any(String), text: 'line 1\nline 2\n', bytes: Buffer.from('line 1\nline 2\n') }]);
     expect(log.attachments.first()?.name).toBe('build.log');
 
     // History, newest first from Discord, as discord.js fetches it after a restart.

@@ -239,14 +239,24 @@ export class FakeDiscordGateway {
     return Number((BigInt(guildId) >> 22n) % BigInt(shardCount)) === shardId;
   }
 
-  /** Without MESSAGE_CONTENT, Discord sends guild messages with empty content, embeds, attachments and components. */
+  /** Without MESSAGE_CONTENT, Discord sends guild messages with empty content, embeds, attachments and components (a forward's snapshots too). */
   private withoutUnentitledContent(session: GatewaySession, t: string, d: unknown): unknown {
     if (t !== 'MESSAGE_CREATE' && t !== 'MESSAGE_UPDATE') return d;
     if (session.intents & INTENT.messageContent) return d;
     const message = d as { guild_id?: string; author?: { id: string }; mentions?: { id: string }[]; referenced_message?: { author?: { id: string } } | null };
     const bot = DISCORD_IDS.botUserId;
     if (!message.guild_id || message.author?.id === bot || message.mentions?.some((u) => u.id === bot) || message.referenced_message?.author?.id === bot) return d;
-    return { ...message, content: '', embeds: [], attachments: [], components: [], poll: undefined };
+    const snapshots = (d as { message_snapshots?: { message: Record<string, unknown> }[] }).message_snapshots;
+    return {
+      ...message,
+      content: '',
+      embeds: [],
+      attachments: [],
+      components: [],
+      poll: undefined,
+      // A forward's copies are message content too.
+      ...(snapshots ? { message_snapshots: snapshots.map((s) => ({ message: { ...s.message, content: '', embeds: [], attachments: [], components: [] } })) } : {}),
+    };
   }
 
   // -------------------------------------------------------------------------------------------

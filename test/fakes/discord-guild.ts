@@ -91,6 +91,8 @@ export class FakeDiscordGuild {
   readonly commands = new Map<string, APIApplicationCommand[]>();
   /** The other servers the bot is in, by id. */
   readonly otherGuilds = new Map<string, FakeOtherGuild>();
+  /** The server's boost tier (`premium_tier`, 0–3): its upload limit follows (discord-limits.ts `uploadLimitForTier`). */
+  premiumTier: 0 | 1 | 2 | 3 = 0;
 
   private readonly channels = new Map<string, AnyChannel>();
   private readonly messages = new Map<string, Map<string, APIMessage>>();
@@ -258,7 +260,7 @@ export class FakeDiscordGuild {
       vanity_url_code: null,
       description: null,
       banner: null,
-      premium_tier: 0,
+      premium_tier: other ? 0 : this.premiumTier,
       premium_subscription_count: 0,
       preferred_locale: 'en-US' as GatewayGuildCreateDispatchData['preferred_locale'],
       public_updates_channel_id: null,

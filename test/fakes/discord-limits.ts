@@ -50,6 +50,8 @@ export interface AllowedMentions {
  * /work/shared/reference/slack-discord-ux.md §2).
  */
 export const DISCORD_LIMITS = {
+  /** A file a bot uploads, in a server without boosts (and in DMs): 10 MiB since 2024. */
+  uploadBytes: 10 * 1024 * 1024,
   contentChars: 2000,
   /** A message nonce (a string; Discord also takes an integer). */
   nonceChars: 25,
@@ -209,3 +211,13 @@ export function threadOptions(body: unknown): { name: string; autoArchiveDuratio
   }
   return { name, ...(auto_archive_duration !== undefined ? { autoArchiveDuration: auto_archive_duration as 60 | 1440 | 4320 | 10080 } : {}) };
 }
+
+/** A server's upload limit by boost tier: 10 MiB up to tier 1, 50 MiB at tier 2, 100 MiB at tier 3. */
+export function uploadLimitForTier(tier: number): number {
+  if (tier >= 3) return 100 * 1024 * 1024;
+  if (tier === 2) return 50 * 1024 * 1024;
+  return DISCORD_LIMITS.uploadBytes;
+}
+
+/** Discord's answer to an upload over the limit: 413 with code 40005. */
+export const requestEntityTooLarge = (): DiscordApiError => new DiscordApiError(413, 40005, 'Request entity too large');

@@ -224,6 +224,8 @@ export interface MessageSpec {
   flags?: number;
   messageReference?: { message_id: string; channel_id: string; guild_id?: string; type?: number };
   referencedMessage?: APIMessage | null;
+  /** A forward's copies of the forwarded message (`message_reference.type` 1): `{ message: { content, attachments, … } }` each. */
+  messageSnapshots?: unknown[];
   /** Set for interaction responses and follow-ups (Discord sends them as the app's webhook). */
   webhookId?: string;
   applicationId?: string;
@@ -254,6 +256,7 @@ export function messageObject(spec: MessageSpec): APIMessage {
     flags: spec.flags ?? 0,
     ...(spec.messageReference ? { message_reference: { type: 0, ...spec.messageReference } } : {}),
     ...(spec.referencedMessage !== undefined ? { referenced_message: spec.referencedMessage } : {}),
+    ...(spec.messageSnapshots ? { message_snapshots: spec.messageSnapshots } : {}),
     ...(spec.webhookId ? { webhook_id: spec.webhookId } : {}),
     ...(spec.applicationId ? { application_id: spec.applicationId } : {}),
     ...(spec.interactionMetadata ? { interaction_metadata: spec.interactionMetadata } : {}),
@@ -313,6 +316,8 @@ interface InteractionBase {
   user: FakeDiscordUser;
   channel: APIChannel;
   guildId: string | undefined;
+  /** The largest file the app may upload in reply (Discord computes it from the server's boosts); default 10 MiB. */
+  attachmentSizeLimit?: number;
 }
 
 /** The bot's permissions in the channel (`app_permissions`): a broad set, as an admin-less bot role would have. */
@@ -342,7 +347,7 @@ function interactionCommon(base: InteractionBase): Record<string, unknown> {
     locale: 'en-US',
     app_permissions: APP_PERMISSIONS,
     entitlements: [],
-    attachment_size_limit: 10_485_760,
+    attachment_size_limit: base.attachmentSizeLimit ?? 10_485_760,
   };
 }
 

@@ -16,13 +16,14 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { APIApplicationCommand, APIMessage, APITextChannel, APIThreadChannel, ThreadMemberFlags } from 'discord.js';
 import { channelType, isThread, parseEmojiSegment, type FakeDiscordGuild, type StoredInteraction } from './discord-guild.js';
-import { DISCORD_LIMITS, DiscordApiError, FLAG, invalidFormBody, threadOptions, unknownMessage, validateMessageBody, type MessageBody } from './discord-limits.js';
+import { DISCORD_LIMITS, DiscordApiError, FLAG, invalidFormBody, requestEntityTooLarge, threadOptions, unknownMessage, uploadLimitForTier, validateMessageBody, type MessageBody } from './discord-limits.js';
 import { DISCORD_IDS, compareSnowflakes, gatewayMessage, memberObject, messageObject, reactionAddPayload, snowflake, until, userObject, type FakeDiscordUser } from './discord-payloads.js';
 
 /** The routes the fake serves, as `METHOD /template`: the names `calls`, `failNext` and `waitForCall` take. */
 export const DISCORD_ROUTES = [
   'GET /gateway',
   'GET /gateway/bot',
+  'POST /attachments/refresh-urls',
   'GET /users/@me',
   'GET /users/:user',
   'POST /users/@me/channels',
@@ -77,6 +78,8 @@ export interface UploadedFile {
   contentType: string;
   /** The file's bytes as UTF-8 text: what a person opening the attachment reads. */
   text: string;
+  /** The file's bytes exactly as uploaded. */
+  bytes: Buffer;
 }
 
 export interface RestCall {
@@ -138,12 +141,16 @@ export interface FakeRestOptions {
   guild: FakeDiscordGuild;
   /** The gateway's `ws://…/gateway`, for `GET /gateway/bot`. */
   gatewayUrl: () => string;
+  /** A newly signed link to an attachment the CDN holds (`POST /attachments/refresh-urls`). */
+  refreshUrl?: (url: string) => string | undefined;
   /** Send a dispatch to the bot (the gateway's `dispatch`). */
   dispatch: (t: string, d: unknown) => void;
   /** Echo the bot's own REST actions over the gateway, as Discord does (default true). */
   echoBotActions?: boolean;
   /** The application's "Public Bot" setting (`bot_public`); Discord creates applications with it on. */
   botPublic?: boolean;
+  /** See `FakeDiscordRest.uploadLimitBytes`. */
+  uploadLimitBytes?: number;
 }
 
 export class FakeDiscordRest {
@@ -159,9 +166,22 @@ export class FakeDiscordRest {
   /** "Public Bot" in the (fake) developer portal; a test may turn it off mid-way. */
   botPublic: boolean;
 
+  /**
+   * The largest file an upload may carry, in bytes; a larger one is refused as Discord does
+   * (413, code 40005 "Request entity too large"). Undefined: the server's limit for its boost
+   * tier (`guild.premiumTier`). A test may set it, e.g. to refuse a small file.
+   */
+  uploadLimitBytes: number | undefined;
+
   constructor(private readonly options: FakeRestOptions) {
     this.guild = options.guild;
     this.botPublic = options.botPublic ?? true;
+    this.uploadLimitBytes = options.uploadLimitBytes;
+  }
+
+  /** The upload limit in force now (see `uploadLimitBytes`). */
+  get uploadLimit(): number {
+    return this.uploadLimitBytes ?? uploadLimitForTier(this.guild.premiumTier);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -271,6 +291,11 @@ export class FakeDiscordRest {
     }
     if (!UNAUTHENTICATED.has(matched.route) && headers.authorization !== `Bot ${this.options.token}`) {
       return { status: 401, body: { message: '401: Unauthorized', code: 0 } };
+    }
+    // Discord refuses the whole request when one of its files is over the upload limit.
+    if (call.files.some((file) => file.size > this.uploadLimit)) {
+      const refusal = requestEntityTooLarge();
+      return { status: refusal.status, body: refusal.body };
     }
     try {
       return this.handlers[matched.route]({ method: call.method, route: matched.route, params: matched.params, query, body: call.body, files: call.files });
@@ -511,6 +536,15 @@ export class FakeDiscordRest {
     },
 
     'GET /applications/@me': () => ({ status: 200, body: applicationObject(this.guild.botUser, { botPublic: this.botPublic, guilds: this.guild.guildIds.length }) }),
+
+    // Discord's answer for a link it does not recognise is the same link back.
+    'POST /attachments/refresh-urls': ({ body }) => {
+      const urls = (body as { attachment_urls?: unknown } | undefined)?.attachment_urls;
+      if (!Array.isArray(urls) || urls.length === 0 || urls.length > 50 || !urls.every((u) => typeof u === 'string')) {
+        throw invalidFormBody('attachment_urls', 'BASE_TYPE_REQUIRED', 'This field is required');
+      }
+      return { status: 200, body: { refreshed_urls: urls.map((original) => ({ original, refreshed: this.options.refreshUrl?.(original) ?? original })) } };
+    },
 
     'GET /guilds/:guild': ({ params }) => {
       if (!this.guild.hasGuild(params.guild!)) throw new DiscordApiError(404, 10004, 'Unknown Guild');
@@ -812,7 +846,10 @@ async function parseBody(raw: Buffer, contentType: string | undefined): Promise<
     for (const [field, value] of form.entries()) {
       if (typeof value === 'string') {
         if (field === 'payload_json') body = JSON.parse(value);
-      } else files.push({ field, filename: value.name, size: value.size, contentType: value.type, text: await value.text() });
+      } else {
+        const bytes = Buffer.from(await value.arrayBuffer());
+        files.push({ field, filename: value.name, size: value.size, contentType: value.type, text: bytes.toString('utf8'), bytes });
+      }
     }
     return { body, files };
   }

@@ -41,6 +41,7 @@ import {
   userObject,
   type FakeDiscordUser,
 } from './discord-payloads.js';
+import { FakeDiscordCdn, type FakeAttachmentSpec } from './discord-cdn.js';
 import { FakeDiscordRest } from './discord-rest.js';
 
 export interface FakeDiscordOptions {
@@ -61,6 +62,8 @@ export interface FakeDiscordOptions {
   otherGuilds?: FakeOtherGuildSpec[];
   /** The application's "Public Bot" setting, `bot_public` (default true, as Discord creates it). */
   botPublic?: boolean;
+  /** The largest file the bot may upload (default: the server's limit for its boost tier); see `rest.uploadLimitBytes`. */
+  uploadLimitBytes?: number;
 }
 
 export interface UserMessageOptions {
@@ -71,6 +74,18 @@ export interface UserMessageOptions {
   authorId?: string;
   /** Reply to this message (same channel): type 19 with `message_reference` and `referenced_message`. */
   replyTo?: string;
+  /** Files attached to the message: kept on the fake's CDN (`cdn`), their URLs on the message. */
+  attachments?: FakeAttachmentSpec[];
+}
+
+export interface ForwardOptions {
+  /** The message forwarded, and the channel it is in (default #general). */
+  messageId: string;
+  fromChannelId?: string;
+  /** Where it is forwarded to (default #general). */
+  channelId?: string;
+  /** Who forwards it (default ada). */
+  authorId?: string;
 }
 
 export interface InteractionTiming {
@@ -82,6 +97,8 @@ export class FakeDiscord {
   readonly guild: FakeDiscordGuild;
   readonly rest: FakeDiscordRest;
   readonly gateway: FakeDiscordGateway;
+  /** The files people attached, served at `/attachments/…` on this server. */
+  readonly cdn: FakeDiscordCdn;
   readonly token: string;
 
   private server: Server | undefined;
@@ -108,15 +125,22 @@ export class FakeDiscord {
       guild: this.guild,
       gatewayUrl: () => this.gateway.url,
       dispatch: (t, d) => void this.gateway.dispatch(t, d),
+      refreshUrl: (url) => this.cdn.refresh(url),
       echoBotActions: options.echoBotActions ?? true,
       ...(options.botPublic !== undefined ? { botPublic: options.botPublic } : {}),
+      ...(options.uploadLimitBytes !== undefined ? { uploadLimitBytes: options.uploadLimitBytes } : {}),
     });
+    this.cdn = new FakeDiscordCdn(() => `http://127.0.0.1:${this.port}`);
   }
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
       if ((req.url ?? '').startsWith('/api/')) {
         void this.rest.handle(req, res);
+        return;
+      }
+      if ((req.url ?? '').startsWith('/attachments/')) {
+        this.cdn.handle(req, res);
         return;
       }
       res.writeHead(404, { 'content-type': 'application/json' });
@@ -175,6 +199,7 @@ export class FakeDiscord {
       channelId,
       author,
       content: options.content,
+      attachments: (options.attachments ?? []).map((file) => this.cdn.register(channelId, file)),
       type: repliedTo ? 19 : 0,
       mentions: resolved.mentions,
       mentionRoles: resolved.mentionRoles,
@@ -188,11 +213,48 @@ export class FakeDiscord {
   }
 
   /** A person writes to the bot in a DM (no guild_id; needs the DirectMessages intent and Partials.Channel). */
-  sendDirectMessage(options: { content: string; authorId?: string }): APIMessage {
+  sendDirectMessage(options: { content: string; authorId?: string; attachments?: FakeAttachmentSpec[] }): APIMessage {
     const author = this.guild.requireUser(options.authorId ?? DISCORD_IDS.humanUserId);
     const channel = this.guild.dmChannelFor(author.id);
-    const message = this.guild.addMessage({ channelId: channel.id, author, content: options.content });
+    const attachments = (options.attachments ?? []).map((file) => this.cdn.register(channel.id, file));
+    const message = this.guild.addMessage({ channelId: channel.id, author, content: options.content, attachments });
     this.gateway.dispatch('MESSAGE_CREATE', { ...gatewayMessage(message, undefined, (id) => this.guild.user(id)), channel_type: 1 });
+    return message;
+  }
+
+  /**
+   * A person forwards a message (Discord's "Forward"): a new message with empty `content`,
+   * `message_reference.type` 1 (FORWARD) pointing at the original, and `message_snapshots`
+   * holding a copy of the original's content and attachments (no author: Discord leaves it out).
+   */
+  forwardMessage(options: ForwardOptions): APIMessage {
+    const fromChannelId = options.fromChannelId ?? DISCORD_IDS.generalChannelId;
+    const channelId = options.channelId ?? DISCORD_IDS.generalChannelId;
+    const original = this.guild.requireMessage(fromChannelId, options.messageId);
+    const author = this.guild.requireUser(options.authorId ?? DISCORD_IDS.humanUserId);
+    const fromGuild = this.guild.guildIdOf(fromChannelId);
+    const snapshot = {
+      type: original.type,
+      content: original.content,
+      embeds: structuredClone(original.embeds),
+      attachments: structuredClone(original.attachments),
+      timestamp: original.timestamp,
+      edited_timestamp: original.edited_timestamp,
+      flags: original.flags ?? 0,
+      mentions: structuredClone(original.mentions),
+      mention_roles: [...original.mention_roles],
+      components: structuredClone(original.components ?? []),
+    };
+    const message = this.guild.addMessage({
+      channelId,
+      author,
+      content: '',
+      type: 0,
+      messageReference: { type: 1, message_id: original.id, channel_id: fromChannelId, ...(fromGuild ? { guild_id: fromGuild } : {}) },
+      messageSnapshots: [{ message: snapshot }],
+    });
+    const guildId = this.guild.guildIdOf(channelId);
+    this.gateway.dispatch('MESSAGE_CREATE', { ...gatewayMessage(message, guildId, (id) => this.guild.user(id)), ...(guildId ? {} : { channel_type: 1 }) });
     return message;
   }
 
@@ -230,7 +292,7 @@ export class FakeDiscord {
     const interaction = this.newInteraction(3, channelId, options.userId, options.ageMs);
     interaction.componentMessageId = message.id;
     const channel = this.guild.requireChannel(channelId);
-    const payload = buttonInteractionPayload({ id: interaction.id, token: interaction.token, user: this.guild.requireUser(interaction.userId), channel, guildId: interaction.guildId, customId: options.customId, message });
+    const payload = buttonInteractionPayload({ id: interaction.id, token: interaction.token, user: this.guild.requireUser(interaction.userId), channel, guildId: interaction.guildId, customId: options.customId, message, attachmentSizeLimit: this.rest.uploadLimit });
     this.interactionPayloads.set(interaction.id, payload);
     this.gateway.dispatch('INTERACTION_CREATE', payload);
     return interaction;
@@ -253,6 +315,7 @@ export class FakeDiscord {
       user: this.guild.requireUser(interaction.userId),
       channel,
       guildId: interaction.guildId,
+      attachmentSizeLimit: this.rest.uploadLimit,
       commandId: command?.id ?? snowflake(),
       name: options.name,
       ...(options.options ? { options: options.options } : {}),

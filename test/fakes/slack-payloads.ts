@@ -5,6 +5,7 @@
 // and one process-wide clock (`nextTs`) hands out message timestamps, so the ts of a human
 // message built here and the ts FakeSlack gives the bot's reply sort in the order they happened.
 import { randomUUID } from 'node:crypto';
+import type { SlackFileObject } from './slack-files.js';
 
 /** The fake workspace. FakeSlack answers `auth.test` with these, so bolt's `ignoreSelf` knows the bot. */
 export const SLACK_IDS = {
@@ -80,11 +81,15 @@ export interface AppMentionEventPayload {
   thread_ts?: string;
   /** Slack Connect: the author's own team, when it is not the channel's. */
   user_team?: string;
+  /** Files shared with the mention (`FakeSlack.files.add`); `upload` tells whether they were uploaded with it. */
+  files?: SlackFileObject[];
+  upload?: boolean;
 }
 
-/** A human's message (`subtype` absent), in a channel, a thread or a DM. */
+/** A human's message (`subtype` absent, or `file_share` when it shares files), in a channel, a thread or a DM. */
 export interface UserMessageEventPayload {
   type: 'message';
+  subtype?: 'file_share';
   user: string;
   text: string;
   ts: string;
@@ -97,6 +102,9 @@ export interface UserMessageEventPayload {
   parent_user_id?: string;
   /** Slack Connect: the author's own team, when it is not the channel's. */
   user_team?: string;
+  files?: SlackFileObject[];
+  upload?: boolean;
+  display_as_bot?: boolean;
 }
 
 /**
@@ -203,6 +211,11 @@ export interface MessageInput {
   teamId?: string;
   /** Slack Connect: the author's own team (another organisation's T… id). */
   userTeam?: string;
+  /**
+   * Files shared with the message (objects from `FakeSlack.files.add`). A message that carries
+   * files is a `file_share` (its text may be empty); a mention carries them without a subtype.
+   */
+  files?: SlackFileObject[];
 }
 
 const MENTION = `<@${SLACK_IDS.botUserId}>`;
@@ -224,6 +237,7 @@ export function appMention(input: MessageInput): AppMentionEventPayload {
     client_msg_id: randomUUID(),
     ...(input.threadTs === undefined ? {} : { thread_ts: input.threadTs }),
     ...(input.userTeam === undefined ? {} : { user_team: input.userTeam }),
+    ...(input.files === undefined ? {} : { files: input.files, upload: true }),
   };
 }
 
@@ -241,6 +255,7 @@ function userMessage(input: MessageInput & { parentUserId?: string }, channelTyp
     client_msg_id: randomUUID(),
     ...(input.threadTs === undefined ? {} : { thread_ts: input.threadTs, parent_user_id: input.parentUserId ?? input.user ?? SLACK_IDS.humanUserId }),
     ...(input.userTeam === undefined ? {} : { user_team: input.userTeam }),
+    ...(input.files === undefined ? {} : { subtype: 'file_share' as const, files: input.files, upload: true, display_as_bot: false }),
   };
 }
 

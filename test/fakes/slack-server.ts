@@ -5,9 +5,11 @@
 // thread, reactions, streams, assistant-thread status. A test arranges with `failNext`,
 // `enforceRateTiers` and `addMessage`, acts through the bot, then asserts on `waitForCall`,
 // `message`, `thread` and `reactionsOn`. It also hosts the `response_url` sink (`/response/<id>`)
-// that bolt's `respond()` posts to.
+// that bolt's `respond()` posts to, and Slack's file URLs: shared files a test registers
+// (`files.add`) and the bot's uploads (slack-files.ts).
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakeSlackFiles, type SlackFileObject } from './slack-files.js';
 import { nextTs, SLACK_IDS, type AppMentionEventPayload, type UserMessageEventPayload } from './slack-payloads.js';
 
 /** The arguments of one Web API call: form fields (strings) with the JSON-carrying ones parsed. */
@@ -54,6 +56,8 @@ export interface StoredMessage {
   text: string;
   blocks?: unknown[];
   attachments?: unknown[];
+  /** Files shared with it (a person's file_share, or the bot's files.completeUploadExternal). */
+  files?: SlackFileObject[];
   metadata?: unknown;
   /** How many `chat.update` calls changed it. */
   edits: number;
@@ -114,6 +118,7 @@ export interface SeedMessage {
   user?: string;
   threadTs?: string;
   botId?: string;
+  files?: SlackFileObject[];
 }
 
 /**
@@ -175,7 +180,7 @@ export interface RateTierOptions {
 }
 
 /** Form fields that carry JSON (the WebClient JSON-encodes every non-scalar argument). */
-export const JSON_FIELDS: readonly string[] = ['blocks', 'chunks', 'metadata', 'attachments', 'prompts', 'unfurls', 'loading_messages', 'view'];
+export const JSON_FIELDS: readonly string[] = ['blocks', 'chunks', 'metadata', 'attachments', 'prompts', 'unfurls', 'loading_messages', 'view', 'files'];
 
 /** A modal opened with `views.open`, as the fake holds it. */
 export interface OpenedView {
@@ -207,6 +212,18 @@ interface Bucket {
 
 type Handler = (args: SlackArgs, token: string | undefined) => SlackAnswer;
 
+/** The bot scopes the fake app holds unless a test revokes one (the manifests' files scopes included). */
+const GRANTED_SCOPES = ['files:read', 'files:write'];
+
+export interface FakeSlackOptions {
+  users?: FakeUser[];
+  /**
+   * The bot token file URLs accept. Unset: any `xoxb-` token is the bot's. Set: any other
+   * token, like none, gets Slack's HTML sign-in page instead of the file.
+   */
+  botToken?: string;
+}
+
 export class FakeSlack {
   /** Every Web API call, in arrival order. */
   readonly calls: SlackCall[] = [];
@@ -230,9 +247,28 @@ export class FakeSlack {
   private socketUrl: (() => string) | undefined;
 
   private readonly answerHooks: { method: string; predicate: (call: SlackCall) => boolean; action: (call: SlackCall) => Promise<void> }[] = [];
+  private botToken: string | undefined;
+  private readonly scopes = new Set(GRANTED_SCOPES);
 
-  constructor(options: { users?: FakeUser[] } = {}) {
+  /**
+   * Shared files and uploads: `files.add({ bytes, name, mimetype })` gives the file object an
+   * event carries; `files.downloads` and `files.uploads` record what the bot fetched and posted.
+   */
+  readonly files: FakeSlackFiles;
+
+  constructor(options: FakeSlackOptions = {}) {
     for (const user of [...DEFAULT_USERS, ...(options.users ?? [])]) this.users.set(user.id, user);
+    this.botToken = options.botToken;
+    this.files = new FakeSlackFiles({
+      origin: () => this.origin,
+      isBotToken: (token) => token !== undefined && (this.botToken === undefined ? token.startsWith('xoxb-') : token === this.botToken),
+      hasScope: (scope) => this.scopes.has(scope),
+      postFileMessage: ({ channel, threadTs, text, files }) => this.store({ channel, ts: nextTs(), threadTs, text, files }).ts,
+      takeDownloadFailure: () => {
+        const failure = this.failures.get('url_private_download')?.shift();
+        return typeof failure === 'object' ? failure : undefined;
+      },
+    });
   }
 
   async start(): Promise<this> {
@@ -290,7 +326,8 @@ export class FakeSlack {
 
   /**
    * Make the next call(s) of `method` fail. `times` queues the same failure that many times.
-   * `method` may be `'response_url'` to fail the next `respond()` post (status ≥ 400 only).
+   * `method` may be `'response_url'` to fail the next `respond()` post (status ≥ 400 only), or
+   * `'url_private_download'` to fail the next authorised file download (a raw HTTP answer).
    */
   failNext(method: string, failure: ScriptedFailure, times = 1): this {
     const queue = this.failures.get(method) ?? [];
@@ -318,6 +355,18 @@ export class FakeSlack {
     return this;
   }
 
+  /** The app loses a bot scope, as an install without it would: `files:read` → downloads get the sign-in page. */
+  revokeScope(scope: string): this {
+    this.scopes.delete(scope);
+    return this;
+  }
+
+  /** The token the file URLs accept from now on (see `FakeSlackOptions.botToken`). */
+  setBotToken(token: string | undefined): this {
+    this.botToken = token;
+    return this;
+  }
+
   addUser(user: FakeUser): this {
     this.users.set(user.id, user);
     return this;
@@ -329,7 +378,8 @@ export class FakeSlack {
    * event payload the test delivers to the bot.
    */
   addMessage(input: SeedMessage | AppMentionEventPayload | UserMessageEventPayload): StoredMessage {
-    const seed: SeedMessage = 'type' in input ? { channel: input.channel, text: input.text, ts: input.ts, user: input.user, threadTs: input.thread_ts } : input;
+    const seed: SeedMessage =
+      'type' in input ? { channel: input.channel, text: input.text, ts: input.ts, user: input.user, threadTs: input.thread_ts, ...(input.files ? { files: input.files } : {}) } : input;
     const stored: StoredMessage = {
       channel: seed.channel,
       ts: seed.ts ?? nextTs(),
@@ -338,6 +388,7 @@ export class FakeSlack {
       edits: 0,
       ...(seed.threadTs !== undefined && seed.threadTs !== seed.ts ? { threadTs: seed.threadTs } : {}),
       ...(seed.botId === undefined ? {} : { botId: seed.botId }),
+      ...(seed.files === undefined ? {} : { files: structuredClone(seed.files) }),
     };
     this.messages.set(key(stored.channel, stored.ts), stored);
     return { ...stored };
@@ -444,9 +495,14 @@ export class FakeSlack {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+    const body = Buffer.concat(chunks);
+    const raw = body.toString('utf8');
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
 
+    if (this.files.owns(url.pathname)) {
+      this.files.handle(req.method ?? 'GET', url.pathname, req.headers, body, res);
+      return;
+    }
     if (url.pathname.startsWith('/response/')) {
       this.handleResponseUrl(decodeURIComponent(url.pathname.slice('/response/'.length)), req, raw, res);
       return;
@@ -509,7 +565,7 @@ export class FakeSlack {
 
     const token = bearer(headers) ?? str(args, 'token');
     if (token === undefined) return { status: 200, body: { ok: false, error: 'not_authed' } };
-    const handler = this.handlers[method];
+    const handler = this.handlers[method] ?? this.files.handlers[method];
     if (!handler) return { status: 200, body: { ok: false, error: 'unknown_method' } };
     return { status: 200, body: handler(args, token) };
   }
@@ -771,7 +827,7 @@ export class FakeSlack {
   // State helpers
   // ---------------------------------------------------------------------------------------
 
-  private store(fields: { channel: string; ts: string; threadTs: string | undefined; text: string; blocks?: unknown[]; attachments?: unknown[]; metadata?: unknown }): StoredMessage {
+  private store(fields: { channel: string; ts: string; threadTs: string | undefined; text: string; blocks?: unknown[]; attachments?: unknown[]; files?: SlackFileObject[]; metadata?: unknown }): StoredMessage {
     const stored: StoredMessage = {
       channel: fields.channel,
       ts: fields.ts,
@@ -782,6 +838,7 @@ export class FakeSlack {
       ...(fields.threadTs ? { threadTs: fields.threadTs } : {}),
       ...(fields.blocks ? { blocks: fields.blocks } : {}),
       ...(fields.attachments ? { attachments: fields.attachments } : {}),
+      ...(fields.files ? { files: fields.files } : {}),
       ...(fields.metadata !== undefined ? { metadata: fields.metadata } : {}),
     };
     this.messages.set(key(stored.channel, stored.ts), stored);
@@ -932,6 +989,7 @@ function wireMessage(m: StoredMessage): Record<string, unknown> {
     ...(m.threadTs ? { thread_ts: m.threadTs } : {}),
     ...(m.blocks ? { blocks: m.blocks } : {}),
     ...(m.attachments ? { attachments: m.attachments } : {}),
+    ...(m.files ? { files: m.files, upload: true } : {}),
     ...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
     ...(m.edits > 0 ? { edited: { user: m.user, ts: m.ts } } : {}),
   };

@@ -3,6 +3,8 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileIntake, FileTransfers, safeFileName } from '../../src/files/index.js';
 import { FileHost } from '../support/file-host.js';
@@ -49,6 +51,19 @@ describe('the file intake', () => {
     expect(existsSync(join(place.uploads, 'slow.csv'))).toBe(false);
   });
 
+  it('a file the download names (its event had only an id) is saved under that name, made safe', async () => {
+    const { host, intake, place } = await setup();
+    const file = { ...host.add('F0123', Buffer.from('a,b\n'), 'text/csv'), name: 'F0123' };
+    const transfers = new FileTransfers();
+    const plain = host.source();
+    transfers.registerSource('test', { open: async (f, signal) => ({ ...(await plain.open(f, signal)), name: '../Q3 report.csv' }) });
+    const named = new FileIntake({ transfers, maxFileBytes: 1 << 20, maxFilesPerMessage: 5, maxConversationBytes: 1 << 22 });
+    void intake;
+    const result = await named.receive(place, [file], new AbortController().signal);
+    expect(result.stored).toMatchObject([{ path: 'uploads/Q3 report.csv', name: '../Q3 report.csv', kind: 'text' }]);
+    expect(await readdir(place.uploads)).toEqual(['Q3 report.csv']);
+  });
+
   it('makes hostile names safe', () => {
     expect(safeFileName('../../.env')).toBe('env');
     expect(safeFileName('..\\\\..\\\\boot.ini')).toBe('boot.ini');
@@ -57,5 +72,24 @@ describe('the file intake', () => {
     expect(safeFileName('re:port?.csv')).toBe('re_port_.csv');
     expect(safeFileName(`${'x'.repeat(300)}.csv`)).toHaveLength(120);
     expect(safeFileName(`${'x'.repeat(300)}.csv`).endsWith('.csv')).toBe(true);
+  });
+});
+
+describe('the download time limit', () => {
+  it('holds when the heap is collected while a download stalls (a timeout signal inside AbortSignal.any is held only weakly on Node 20)', async () => {
+    // The collector on demand, as --expose-gc gives it, without the flag on the whole run.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const { host, intake, place } = await setup(300);
+    const slow = host.add('slow.csv', Buffer.alloc(64 * 1024, 97), 'text/csv', { stall: true });
+    const pending = intake.receive(place, [slow], new AbortController().signal);
+    for (const attempt of [1, 2]) {
+      while (host.downloads(slow) < attempt) await new Promise((resolve) => setTimeout(resolve, 10));
+      gc();
+    }
+    const result = await pending;
+    expect(host.downloads(slow)).toBe(2);
+    expect(result.problems).toEqual(['slow.csv: the download failed (it took too long)']);
+    expect(await readdir(place.uploads)).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { startCore, type Core } from '../../src/core.js';
 import { SlackConnector } from '../../connectors/slack/slack-connector.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { appMention, blockActions, eventCallback, reactionAdded, SLACK_IDS, threadMessage, dmMessage } from '../fakes/slack-payloads.js';
+import type { SlackFileObject } from '../fakes/slack-files.js';
 import { FakeSlack } from '../fakes/slack-server.js';
 import { sendEvent, sendInteraction } from '../fakes/slack-signer.js';
 import { coreTestEnv } from '../support/core-env.js';
@@ -23,8 +24,9 @@ export interface SlackBot {
   dir: string;
   logs: ReturnType<typeof memoryLogger>;
   /** A user mentions the bot in a channel; returns the message's ts (the thread root). */
-  mention(text: string, options?: { user?: string; threadTs?: string; channel?: string; eventId?: string; retryNum?: number; userTeam?: string }): Promise<string>;
-  reply(threadTs: string, text: string, options?: { user?: string; channel?: string; userTeam?: string }): Promise<string>;
+  mention(text: string, options?: { user?: string; threadTs?: string; channel?: string; eventId?: string; retryNum?: number; userTeam?: string; files?: SlackFileObject[] }): Promise<string>;
+  /** A reply in a thread; with `files` it is a `file_share` (its text may be empty). */
+  reply(threadTs: string, text: string, options?: { user?: string; channel?: string; userTeam?: string; files?: SlackFileObject[] }): Promise<string>;
   /** Deliver an event as Slack would (signed), for payloads the helpers above do not build. */
   deliver(event: Parameters<typeof eventCallback>[0]): Promise<void>;
   dm(text: string, options?: { user?: string }): Promise<string>;
@@ -90,13 +92,21 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
         ...(o.threadTs ? { threadTs: o.threadTs } : {}),
         ...(o.channel ? { channel: o.channel } : {}),
         ...(o.userTeam ? { userTeam: o.userTeam } : {}),
+        ...(o.files ? { files: o.files } : {}),
       });
       slack.addMessage(event);
       await deliver(event, o.eventId, o.retryNum);
       return event.ts;
     },
     async reply(threadTs, text, o = {}) {
-      const event = threadMessage({ text, threadTs, user: o.user ?? SLACK_IDS.humanUserId, ...(o.channel ? { channel: o.channel } : {}), ...(o.userTeam ? { userTeam: o.userTeam } : {}) });
+      const event = threadMessage({
+        text,
+        threadTs,
+        user: o.user ?? SLACK_IDS.humanUserId,
+        ...(o.channel ? { channel: o.channel } : {}),
+        ...(o.userTeam ? { userTeam: o.userTeam } : {}),
+        ...(o.files ? { files: o.files } : {}),
+      });
       slack.addMessage(event);
       await deliver(event);
       return event.ts;

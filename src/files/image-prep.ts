@@ -1,0 +1,218 @@
+// An image shared in a thread, made fit for the providers' image inputs: one that is already
+// within every limit goes as it is; one that is too large (bytes or pixels) or animated gets a
+// downscaled, re-encoded copy beside it; anything else is `unreadable`, with a reason a person
+// can read. The type comes from the file's first bytes, never from its name.
+//
+// One idea: a bad image must be caught here, not by the provider. An image part the API
+// refuses fails the whole request, and since the conversation keeps the part, every later
+// request too; so even an image that looks within limits is decoded in full once (a truncated
+// PNG's header reads fine) before it is passed as it is.
+import { open, writeFile } from 'node:fs/promises';
+import type { Sharp } from 'sharp';
+import { sniffImageType } from './file-kind.js';
+
+// The same judgement intake.ts makes of a download's first bytes, exported here too for callers of this module.
+export { sniffImageType };
+
+type SharpModule = typeof import('sharp');
+
+let sharpModule: Promise<SharpModule> | undefined;
+
+/**
+ * sharp, loaded at the first image: importing it maps libvips into the process, 19 MB of
+ * RSS (measured on Node 20) that a bot nobody sends an image to should not hold for its life.
+ */
+async function loadSharp(): Promise<SharpModule['default']> {
+  sharpModule ??= import('sharp');
+  return (await sharpModule).default;
+}
+
+export type ImageMimeType = NonNullable<ReturnType<typeof sniffImageType>>;
+
+export interface ImageLimits {
+  /** Largest file sent, in raw bytes (before base64). */
+  maxBytes: number;
+  /** Longest edge sent, in pixels. */
+  maxLongEdge: number;
+  /** Largest width or height sent, in pixels. */
+  maxSide: number;
+  /** Largest image decoded at all, in pixels (width × height): past it, a decompression bomb. */
+  maxInputPixels: number;
+}
+
+/**
+ * The vendors' figures (Anthropic's "Vision" guide and API errors; OpenAI's "Images and
+ * vision" guide), the stricter of each pair:
+ * - Anthropic refuses an image over 5 MB (5,242,880 bytes), measured on its base64 text;
+ *   base64 is 4/3 of the raw bytes, so 3.75 MiB raw (3,932,160 bytes) is the most that fits.
+ *   OpenAI allows more (up to 50 MB per request).
+ * - Anthropic recommends a long edge of at most 1568 px: larger images are scaled down on its
+ *   side anyway, costing time and tokens for nothing; it also caps requests of more than 20
+ *   images at 2000 px per side, which 1568 keeps within. OpenAI scales to fit 2048 × 2048.
+ * - Anthropic refuses an image over 8000 px on either side.
+ * - OpenAI takes GIF only when it is not animated, so an animated image goes as its first frame.
+ * maxInputPixels is ours: 100 MP covers a 12000 × 8000 camera photo; a PNG that claims more is
+ * far more likely a decompression bomb (an 800-byte file can declare 30000 × 30000 pixels, 2.7 GB
+ * decoded), and sharp refuses it from its header, before decoding anything.
+ */
+export const IMAGE_LIMITS: Readonly<ImageLimits> = {
+  maxBytes: 3_932_160,
+  maxLongEdge: 1568,
+  maxSide: 8000,
+  maxInputPixels: 100_000_000,
+};
+
+/** JPEG quality of a copy; lowered step by step only when a copy is still over maxBytes. */
+export const JPEG_QUALITY = 85;
+
+export type PreparedImage =
+  | { kind: 'as-is'; mimeType: ImageMimeType; width: number; height: number }
+  | { kind: 'copy'; path: string; mimeType: 'image/png' | 'image/jpeg'; width: number; height: number }
+  | { kind: 'unreadable'; reason: string };
+
+async function readHead(path: string): Promise<{ head: Uint8Array; size: number }> {
+  const file = await open(path, 'r');
+  try {
+    const { size } = await file.stat();
+    const head = new Uint8Array(12);
+    const { bytesRead } = await file.read(head, 0, head.length, 0);
+    return { head: head.subarray(0, bytesRead), size };
+  } finally {
+    await file.close();
+  }
+}
+
+/** libvips' and the file system's messages, in words for the person and the model. */
+function unreadable(error: unknown, type: ImageMimeType, bounds: ImageLimits): PreparedImage {
+  const message = error instanceof Error ? error.message : String(error);
+  const what = type.slice('image/'.length).toUpperCase();
+  if (/pixel limit/i.test(message)) {
+    return { kind: 'unreadable', reason: `the ${what} image declares more than ${bounds.maxInputPixels / 1_000_000} megapixels, too large to open safely` };
+  }
+  return { kind: 'unreadable', reason: `the file starts like a ${what} image but cannot be decoded (${message})` };
+}
+
+// One image at a time, process-wide: decoding holds the whole image (a 4000 × 3000 PNG is
+// 36 MB of pixels, more inside libvips), and ten screenshots dropped at once, prepared
+// together, took the bot's RSS up 203 MB where one at a time stays near one image's worth.
+// The work is CPU-bound, so on two cores running them together saves little time anyway.
+let queue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Makes the image at `inputPath` fit the limits. A copy, when one is needed, is written to
+ * `outputPathWithoutExt` plus `.jpg` or `.png`. Never throws for a bad image or a missing file.
+ */
+export async function prepareImageForModel(inputPath: string, outputPathWithoutExt: string, limits: Partial<ImageLimits> = {}): Promise<PreparedImage> {
+  const turn = queue.then(() => prepare(inputPath, outputPathWithoutExt, limits));
+  // The next waits for this one to settle, never for it to succeed (prepare does not throw, but a bug must not jam the queue).
+  queue = turn.catch(() => undefined);
+  return turn;
+}
+
+async function prepare(inputPath: string, outputPathWithoutExt: string, limits: Partial<ImageLimits>): Promise<PreparedImage> {
+  const bounds: ImageLimits = { ...IMAGE_LIMITS, ...limits };
+  let head: Uint8Array;
+  let size: number;
+  try {
+    ({ head, size } = await readHead(inputPath));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { kind: 'unreadable', reason: code === 'ENOENT' ? 'the file is not there' : `the file could not be opened (${code ?? String(error)})` };
+  }
+  const type = sniffImageType(head);
+  if (!type) return { kind: 'unreadable', reason: size === 0 ? 'the file is empty' : 'the file is not a PNG, JPEG, GIF or WebP image' };
+  let sharp: SharpModule['default'];
+  try {
+    sharp = await loadSharp();
+  } catch (error) {
+    // sharp's binary for this platform is missing (an install with --no-optional, say).
+    return { kind: 'unreadable', reason: `images cannot be prepared on this machine (${error instanceof Error ? error.message.split('\n')[0] : String(error)})` };
+  }
+
+  // failOn 'error': a truncated or corrupt image is refused; a mere warning (a bad CRC in an
+  // ancillary chunk, common in screenshots from some tools) is not. Only the first frame of
+  // an animation is read (sharp's default).
+  const load = (): Sharp => sharp(inputPath, { limitInputPixels: bounds.maxInputPixels, failOn: 'error' });
+  let width: number;
+  let height: number;
+  let animated: boolean;
+  let opaque: boolean;
+  try {
+    const metadata = await load().metadata();
+    width = metadata.width;
+    height = metadata.height;
+    animated = (metadata.pages ?? 1) > 1;
+    // stats() decodes every pixel: the full check the header alone cannot give.
+    opaque = (await load().stats()).isOpaque;
+  } catch (error) {
+    return unreadable(error, type, bounds);
+  }
+
+  const longEdge = Math.max(width, height);
+  if (size <= bounds.maxBytes && longEdge <= bounds.maxLongEdge && width <= bounds.maxSide && height <= bounds.maxSide && !animated) {
+    return { kind: 'as-is', mimeType: type, width, height };
+  }
+  try {
+    return await writeCopy(sharp, load, outputPathWithoutExt, bounds, opaque);
+  } catch (error) {
+    return unreadable(error, type, bounds);
+  }
+}
+
+/** One try at the copy: a scale of the fitted size, and the JPEG quality (a PNG is lossless). */
+interface Attempt {
+  scale: number;
+  jpegQuality: number;
+}
+
+// Tried in order until the copy is under maxBytes. The first fits nearly every photo and
+// screenshot; the later ones are for noise-like images (film grain, dithering), which barely
+// compress: 1568 × 1045 px of RGBA noise is 7.2 MB as PNG, 1.2 MB as JPEG at 85. The list is
+// finite, so the work is bounded: past the last, the image is refused. No 256-colour palette
+// for PNG: libimagequant took 25 s on that noise at its default effort (2 s at the lowest),
+// where scaling down takes a quarter of a second.
+const ATTEMPTS: readonly Attempt[] = [
+  { scale: 1, jpegQuality: JPEG_QUALITY },
+  { scale: 1, jpegQuality: 75 },
+  { scale: 0.75, jpegQuality: 70 },
+  { scale: 0.5, jpegQuality: 65 },
+  { scale: 0.35, jpegQuality: 60 },
+];
+
+async function writeCopy(sharp: SharpModule['default'], load: () => Sharp, outputPathWithoutExt: string, bounds: ImageLimits, opaque: boolean): Promise<PreparedImage> {
+  const edge = Math.min(bounds.maxLongEdge, bounds.maxSide);
+  // Decoded and fitted once (upright per its EXIF orientation); each attempt re-encodes this.
+  const fitted = await load()
+    .rotate()
+    .resize({ width: edge, height: edge, fit: 'inside', withoutEnlargement: true })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const { width, height, channels } = fitted.info;
+  // PNG only when transparency is really used: a screenshot saved as RGBA with every pixel
+  // opaque is a quarter the size as JPEG, and looks the same.
+  const png = !opaque;
+  const mimeType = png ? 'image/png' : 'image/jpeg';
+  const path = `${outputPathWithoutExt}${png ? '.png' : '.jpg'}`;
+  // A PNG's bytes depend on its pixels only, so its quality steps are skipped.
+  const attempts = png ? ATTEMPTS.filter((attempt, i) => i === 0 || attempt.scale < (ATTEMPTS[i - 1]?.scale ?? 1)) : ATTEMPTS;
+  for (const attempt of attempts) {
+    const w = Math.max(1, Math.round(width * attempt.scale));
+    const h = Math.max(1, Math.round(height * attempt.scale));
+    let pipeline = sharp(fitted.data, { raw: { width, height, channels } });
+    if (attempt.scale < 1) pipeline = pipeline.resize(w, h);
+    const encoded = png
+      ? await pipeline.png().toBuffer()
+      : await pipeline.removeAlpha().jpeg({ quality: attempt.jpegQuality }).toBuffer();
+    if (encoded.length <= bounds.maxBytes) {
+      try {
+        await writeFile(path, encoded);
+      } catch (error) {
+        // Not the image's fault (a full disk, a folder gone): say so, not "cannot be decoded".
+        return { kind: 'unreadable', reason: `the image's fitted copy could not be written (${(error as NodeJS.ErrnoException).code ?? String(error)})` };
+      }
+      return { kind: 'copy', path, mimeType, width: w, height: h };
+    }
+  }
+  const smallest = Math.round(Math.max(width, height) * (ATTEMPTS.at(-1)?.scale ?? 1));
+  return { kind: 'unreadable', reason: `the image could not be brought under ${(bounds.maxBytes / 1024 / 1024).toFixed(2)} MiB, even at ${smallest} px on its long edge` };
+}
