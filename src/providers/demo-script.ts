@@ -6,7 +6,8 @@
 // last means the demo is answering its own call (say how it went, or take the next step);
 // a user message last is what to answer, whether it started the turn or arrived mid-turn as
 // steering (the engine appends a reply as a user message, so "the latest user message" is
-// always the one to answer). Keywords pick the scene:
+// always the one to answer). Files shared with the message come first, then keywords pick the scene:
+//   files shared             say they are saved, and propose attach_file of the first (needs approval)
 //   file / note              propose write_file of a small note (needs approval)
 //   shell / command / ls     propose run_shell: `cat` of the note once written, else `ls -la`
 //   long / story             a long answer streamed slowly: time to press Stop or to reply
@@ -71,15 +72,38 @@ const KEYWORDS = {
   story: /\b(long|story)\b/i,
 };
 
+/**
+ * The lists the files room adds to a user turn (src/files/user-turn.ts): the files saved, and
+ * those that did not come through. The person's own words are read without them (the word
+ * "Files" in a list is not a request for the note), and the saved files' paths are read from
+ * the first.
+ */
+const FILE_LISTS = /\[Files shared with this message[^\n]*:\n[\s\S]*?\n\]/g;
+const SAVED_FILES = /\[Files shared with this message, saved in your workspace:\n([\s\S]*?)\n\]/;
+
 /** What the demo model answers to this request. */
 export function demoReply(request: ProviderRequest): DemoReply {
   const messages = request.messages.filter((message) => message.role !== 'system');
   const last = messages.at(-1);
   if (last?.role === 'tool') return afterTools(request, messages);
-  const said = last?.role === 'user' ? userText(last.content) : '';
+  const turn = last?.role === 'user' ? userText(last.content) : '';
+  const said = turn.replace(FILE_LISTS, ' ').trim();
   if (isSummaryRequest(request, said)) return say(summaryOf(said));
   const firstMessage = messages.filter((message) => message.role === 'user').length <= 1;
   const offered = new Set(request.tools.map((tool) => tool.name));
+
+  // Files shared: the demo cannot read them, but it can show the way back out (attach_file).
+  const shared = savedPaths(turn);
+  if (shared.length > 0) {
+    const listed = shared.map((path) => `\`${path}\``).join(', ');
+    const intro = `You shared ${listed}: ${shared.length === 1 ? 'it is' : 'they are'} saved in the workspace. I am only the demo model, so I cannot read ${shared.length === 1 ? 'it' : 'them'}; a real model would.`;
+    if (!offered.has('attach_file')) return say(`${intro}\n\n${WHAT_TO_TRY}`);
+    return {
+      text: `${intro} To show how the bot hands a file back, I will post \`${shared[0]}\` into this thread with attach_file: its card asks you first.`,
+      toolCalls: [{ id: callId(messages, 'attach'), name: 'attach_file', arguments: JSON.stringify({ path: shared[0], comment: 'Your file, back from the demo model.' }) }],
+      pace: 'normal',
+    };
+  }
 
   if (KEYWORDS.file.test(said)) {
     if (!offered.has('write_file')) return say(unavailable('write_file'));
@@ -123,6 +147,8 @@ function afterTools(request: ProviderRequest, messages: OutboundMessage[]): Demo
       const asked = lastUserText(messages);
       if (KEYWORDS.shell.test(asked)) next = proposeCommand(messages, new Set(request.tools.map((tool) => tool.name)));
       else lines.push('Say **shell** and I will show it with `cat`, after your approval again.');
+    } else if (name === 'attach_file') {
+      lines.push('Posted: the file is in the thread above, with a link that downloads it.');
     } else if (name === 'run_shell') {
       const output = typeof outcome.value.output === 'string' ? outcome.value.output.trimEnd() : '';
       const exit = typeof outcome.value.exitCode === 'number' ? ` (exit code ${outcome.value.exitCode})` : '';
@@ -197,6 +223,12 @@ function summaryOf(transcript: string): string {
     .filter((line) => line.startsWith('USER: '))
     .map((line) => `- ${clip(line.slice(6), 200)}`);
   return ['## Goals and constraints', 'A conversation with the demo model (scripted answers, no AI).', '## User messages', ...(userLines.length > 0 ? userLines : ['- (none)'])].join('\n');
+}
+
+/** The paths of the files a user turn says were saved (each list line starts `- <path> ("<name>"; …`). */
+function savedPaths(turn: string): string[] {
+  const list = SAVED_FILES.exec(turn)?.[1] ?? '';
+  return [...list.matchAll(/^- (.+?) \("/gm)].map((match) => match[1]!);
 }
 
 function say(text: string): DemoReply {

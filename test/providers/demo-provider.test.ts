@@ -9,6 +9,7 @@ import { checkModels } from '../../src/app/doctor.js';
 import { capabilitiesOf } from '../../src/providers/capabilities.js';
 import { DemoProvider } from '../../src/providers/demo-provider.js';
 import { DEMO_NOTE_CONTENT, DEMO_NOTE_PATH } from '../../src/providers/demo-script.js';
+import { userContentWithFiles } from '../../src/files/user-turn.js';
 import { createProviderResolver, resolveModelRef } from '../../src/providers/index.js';
 import { formatModelRef, isDemoModel } from '../../src/providers/model-ref.js';
 
@@ -44,6 +45,26 @@ const call = (id: string, name: string, args: Record<string, unknown>): Outbound
 const result = (id: string, content: unknown): OutboundMessage => ({ role: 'tool', tool_call_id: id, content: JSON.stringify(content) });
 
 describe('the demo model', () => {
+  it('files shared with a message (the user turn the files room writes): it says where they are and offers to post the first back with attach_file, not its note', async () => {
+    const stored = (path: string, name: string, mimeType: string, kind: 'text' | 'image') => ({ path, name, mimeType, size: 40, kind });
+    const content = userContentWithFiles('hello', {
+      stored: [stored('uploads/cities.csv', 'cities.csv', 'text/csv', 'text'), stored('uploads/screen shot.png', 'screen shot.png', 'image/png', 'image')],
+      problems: ['big.zip: not fetched: it is over the 20 MB one file may be (MAX_FILE_BYTES)'],
+    });
+    const tools = [...TOOLS, { name: 'attach_file', description: 'attach_file', parameters: { type: 'object' } }];
+    const { turn } = await answer([{ role: 'user', content }], tools);
+    expect(turn.text).toContain('You shared `uploads/cities.csv`, `uploads/screen shot.png`: they are saved in the workspace.');
+    expect(turn.toolCalls.map((toolCall) => [toolCall.name, JSON.parse(toolCall.arguments) as unknown])).toEqual([
+      ['attach_file', { path: 'uploads/cities.csv', comment: 'Your file, back from the demo model.' }],
+    ]);
+    const posted = await answer([{ role: 'user', content }, call('c1', 'attach_file', { path: 'uploads/cities.csv' }), result('c1', { posted: 'uploads/cities.csv', link: 'http://127.0.0.1/api/files/x' })], tools);
+    expect(posted.turn.text).toMatch(/^Posted: the file is in the thread above/);
+    // Without attach_file offered, it says where they are and what to try; the list's "Files" is not a request for the note.
+    const { turn: plain } = await answer([{ role: 'user', content }]);
+    expect(plain.toolCalls).toEqual([]);
+    expect(plain.text).toContain('You shared');
+  });
+
   it('answers a greeting with what to try, streamed in small pieces that add up to the whole answer', async () => {
     const { turn, deltas } = await answer([user('hello\n\n<system-context>\nnow: 2026-01-01\n</system-context>')]);
     expect(turn.finishReason).toBe('stop');
