@@ -189,6 +189,30 @@ describe('a message with files', () => {
   });
 });
 
+describe('with the demo model (the playground without MODEL)', () => {
+  it('a shared CSV is said to be saved, and posted back with attach_file once approved: the link downloads the same bytes', async () => {
+    const bot = await boot({ MODEL: 'demo' });
+    const csv = Buffer.from('city,people\nLyon,522000\n');
+    const { upload: staged } = (await upload(bot, 'cities.csv', csv, { type: 'text/csv' })).body;
+    const started = await bot.act('/api/messages', { text: '@bot hello', files: [staged!.id] });
+    const thread = started.body.thread as string;
+    const messages = () => bot.connector.threads.get(thread)!.messages;
+    await waitFor(() => messages().some((message) => message.kind === 'card' && message.card.buttons.length > 0), 15_000);
+    const card = messages().find((message) => message.kind === 'card')!;
+    if (card.kind !== 'card') throw new Error('no card');
+    expect(card.card.name).toBe('attach_file');
+    expect(messages().find((message) => message.kind === 'answer')).toMatchObject({ text: expect.stringContaining('You shared `uploads/cities.csv`') as unknown });
+    expect((await bot.act('/api/click', { item: card.card.itemId, choice: 'once' })).status).toBe(200);
+    await waitFor(() => messages().some((message) => message.kind === 'answer' && message.text.startsWith('Posted:')), 15_000);
+    await bot.idle();
+    const file = messages().find((message) => message.kind === 'file');
+    if (file?.kind !== 'file') throw new Error('no file message');
+    expect(file).toMatchObject({ comment: 'Your file, back from the demo model.', file: { name: 'cities.csv', size: csv.length } });
+    const response = await fetch(`${bot.origin}/api/files/${file.file.id}`, { headers: { authorization: `Bearer ${bot.token}` } });
+    expect(Buffer.from(await response.arrayBuffer())).toEqual(csv);
+  });
+});
+
 describe('while an approval waits', () => {
   it('a reply with a file answers the card (declined) and the file reaches the model with the reply', async () => {
     const bot = await boot();
