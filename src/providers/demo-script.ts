@@ -43,6 +43,7 @@ const WHAT_TO_TRY = [
   '- **file**: I write a small note in the workspace. It changes a file, so its card asks for your approval first.',
   '- **shell**: I run a command (`ls -la`, or `cat` of the note), after your approval too.',
   '- **long story**: a long answer, written slowly. Press **🛑 Stop** to cut it short, or reply while it is being written: I answer your reply right after it.',
+  '- a file shared with your message (in the playground: 📎, or drop it on the page): I say where it was saved and post it back into the thread.',
   '- `/status` or `/help`: the thread commands, answered only to you.',
 ].join('\n');
 
