@@ -12,7 +12,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { IncomingFile } from '../../src/engine/index.js';
 import { FileTransferError } from '../../src/files/transfer.js';
 import type { SessionKey } from '../../src/store/session-store.js';
+import { FakeOpenAI } from '../fakes/openai-server.js';
 import { waitFor } from '../support/engine-kit.js';
+import { tempDir } from '../support/test-connector.js';
 import { bootWebBot, messageOf, type WebBot } from './web-harness.js';
 
 const bots: WebBot[] = [];
@@ -299,6 +301,30 @@ describe('a file the bot posts', () => {
     expect(response.status).toBe(404);
     expect(((await response.json()) as { message: string }).message).toMatch(/no such file.*attach it again/);
     expect(await readdir(join(bot.filesDir, 'posted'))).toHaveLength(0);
+  });
+
+  it('lives as long as the run: after a restart the thread still shows it, and its link says why it is gone', async () => {
+    const dir = await tempDir();
+    const llm = await new FakeOpenAI().start();
+    try {
+      const first = await bootWebBot({ dir: dir.path, llm });
+      const { thread, result } = await postedFile(first, Buffer.from('posted before the restart'));
+      await first.stop();
+      expect(existsSync(first.filesDir)).toBe(false);
+
+      const second = await bootWebBot({ dir: dir.path, llm });
+      bots.push(second);
+      expect(second.connector.threads.get(thread)!.messages.at(-1)).toMatchObject({ kind: 'file', file: { name: 'cleaned data.csv' } });
+      const link = new URL(result.link!);
+      const response = await fetch(`${second.origin}${link.pathname}`, { headers: { authorization: `Bearer ${second.token}` } });
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as { message: string }).message).toMatch(/while it runs.*attach it again/);
+      await second.stop();
+      bots.splice(bots.indexOf(second), 1);
+    } finally {
+      await llm.stop();
+      await dir.remove();
+    }
   });
 
   it('into a thread that does not exist: refused, not retryable', async () => {
