@@ -7,6 +7,8 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync }
 import path from 'node:path';
 import type { AttachmentView, ContentPart, ModelCapabilities, StoredFile } from '../engine/index.js';
 import { isInside } from '../tools/workspace.js';
+import { sniffImageType } from './file-kind.js';
+import { IMAGE_LIMITS } from './image-prep.js';
 
 /** Extracted text inlined into a user turn, at most (the tool results' cap: nothing is inlined past it). */
 export const MAX_INLINED_TEXT_CHARS = 20_000;
@@ -23,6 +25,9 @@ function view(folder: string, file: StoredFile, capabilities: ModelCapabilities)
     const source = file.modelCopy ?? { path: file.path, mimeType: file.mimeType };
     const bytes = read(folder, source.path);
     if (!bytes) return say(`[image ${file.path} is no longer in the workspace]`);
+    // The workspace's commands can change the file since it was checked: an image now past what
+    // providers take would fail every later call of this conversation, so it is named instead.
+    if (bytes.length > IMAGE_LIMITS.maxBytes || sniffImageType(bytes) !== source.mimeType) return say(`[image ${file.path} changed since it was shared and is no longer sent]`);
     return [{ type: 'image_url', image_url: { url: `data:${source.mimeType};base64,${bytes.toString('base64')}` } }];
   }
   if (file.kind === 'pdf') {
