@@ -7,8 +7,11 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync }
 import path from 'node:path';
 import type { AttachmentView, ContentPart, ModelCapabilities, StoredFile } from '../engine/index.js';
 import { isInside } from '../tools/workspace.js';
-import { sniffImageType } from './file-kind.js';
+import { isPdf, sniffImageType } from './file-kind.js';
 import { IMAGE_LIMITS } from './image-prep.js';
+
+/** The largest PDF sent as a document: Anthropic takes requests up to 32 MB, base64 makes it 4/3. */
+export const MAX_NATIVE_PDF_BYTES = 20 * 1024 * 1024;
 
 /** Extracted text inlined into a user turn, at most (the tool results' cap: nothing is inlined past it). */
 export const MAX_INLINED_TEXT_CHARS = 20_000;
@@ -33,7 +36,8 @@ function view(folder: string, file: StoredFile, capabilities: ModelCapabilities)
   if (file.kind === 'pdf') {
     if (capabilities.pdf) {
       const bytes = read(folder, file.path);
-      if (bytes) return [{ type: 'file', file: { filename: path.posix.basename(file.path), file_data: `data:application/pdf;base64,${bytes.toString('base64')}` } }];
+      // A PDF a provider would refuse (past its request size, or no longer a PDF) goes as its text instead.
+      if (bytes && bytes.length <= MAX_NATIVE_PDF_BYTES && isPdf(bytes)) return [{ type: 'file', file: { filename: path.posix.basename(file.path), file_data: `data:application/pdf;base64,${bytes.toString('base64')}` } }];
     }
     const text = file.textPath ? read(folder, file.textPath)?.toString('utf8') : undefined;
     if (text === undefined) return say(`[PDF ${file.path} was shared; its text could not be read${file.unreadable ? ` (${file.unreadable})` : ''}]`);
