@@ -6,11 +6,11 @@
 // The bot core runs in a child process (files-child.ts) so its peak RSS is its own: the file
 // host serving the bytes and the fake model server stay in this process.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deflateSync, crc32 } from 'node:zlib';
 import { FakeOpenAI } from '../test/fakes/openai-server.js';
+import { writeNoisePng } from '../test/support/file-fixtures.js';
 import { FileHost } from '../test/support/file-host.js';
 import { mulberry32 } from '../test/support/seeded-random.js';
 import { median } from './stats.js';
@@ -25,27 +25,6 @@ export interface ChildReport {
   ingestMs: number[];
   idleRssMb: number;
   peakRssMb: number;
-}
-
-/** A PNG of seeded noise (incompressible, so its size is its pixels': 1280x1024 RGBA ≈ 5 MiB). */
-export function noisePng(width: number, height: number, seed: number): Buffer {
-  const random = mulberry32(seed);
-  const row = width * 4 + 1;
-  const raw = Buffer.alloc(row * height);
-  for (let i = 0; i < raw.length; i++) raw[i] = i % row === 0 ? 0 : Math.floor(random() * 256);
-  const chunk = (type: string, data: Buffer) => {
-    const head = Buffer.alloc(4);
-    head.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body) >>> 0);
-    return Buffer.concat([head, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 6, 0, 0, 0], 8); // 8 bits, RGBA, deflate, no filter, no interlace
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 1 })), chunk('IEND', Buffer.alloc(0))]);
 }
 
 function runChild(env: Record<string, string>): Promise<ChildReport> {
@@ -68,7 +47,8 @@ export const filesSuite: BenchSuite = {
     const host = await new FileHost().start();
     const fake = await new FakeOpenAI().start();
     try {
-      const png = noisePng(1280, 1024, 21);
+      // Seeded noise barely compresses: 1400×1300 is about 5 MiB, over what a provider takes as it is.
+      const png = await readFile(await writeNoisePng(join(dir, 'noise.png')));
       const pngs = Array.from({ length: PNG_ROUNDS }, (_, i) => host.add(`screen-${i}.png`, png, 'image/png'));
       const random = mulberry32(22);
       const csvRow = Buffer.from(Array.from({ length: 1023 }, () => String.fromCharCode(97 + Math.floor(random() * 26))).join('') + '\n');

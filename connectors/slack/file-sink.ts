@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import type { WebClient } from '@slack/web-api';
 import { FileTransferError, type FileSink, type OutgoingFile, type PostedFile } from '../../src/files/transfer.js';
 import type { SessionKey } from '../../src/store/session-store.js';
+import { ABORTED, raceAbort } from '../../src/engine/index.js';
 
 /** Slack's largest file: 1 GB (docs.slack.dev, files.getUploadURLExternal). */
 export const SLACK_MAX_FILE_BYTES = 1024 * 1024 * 1024;
@@ -40,7 +41,8 @@ export class SlackFileSink implements FileSink {
       ...(comment ? { initial_comment: comment } : {}),
     });
     try {
-      await untilAborted(upload, signal);
+      // The request itself cannot be cut short: the call ends at the stop, the upload is left to finish.
+      if ((await raceAbort(upload, signal)) === ABORTED) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
     } catch (error) {
       if (signal.aborted) throw error;
       throw refusalOf(error, file.name);
@@ -62,23 +64,4 @@ function refusalOf(error: unknown, name: string): FileTransferError {
   }
   const reason = error instanceof Error ? error.message : String(error);
   return new FileTransferError(`Could not upload ${name} to Slack (${reason}).`);
-}
-
-/** The upload, or the abort's reason as soon as the signal fires (the request itself cannot be cut short). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    if (signal.aborted) onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
 }

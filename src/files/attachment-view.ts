@@ -7,6 +7,11 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync }
 import path from 'node:path';
 import type { AttachmentView, ContentPart, ModelCapabilities, StoredFile } from '../engine/index.js';
 import { isInside } from '../tools/workspace.js';
+import { isPdf, sniffImageType } from './file-kind.js';
+import { IMAGE_LIMITS } from './image-prep.js';
+
+/** The largest PDF sent as a document: Anthropic takes requests up to 32 MB, base64 makes it 4/3. */
+export const MAX_NATIVE_PDF_BYTES = 20 * 1024 * 1024;
 
 /** Extracted text inlined into a user turn, at most (the tool results' cap: nothing is inlined past it). */
 export const MAX_INLINED_TEXT_CHARS = 20_000;
@@ -23,12 +28,16 @@ function view(folder: string, file: StoredFile, capabilities: ModelCapabilities)
     const source = file.modelCopy ?? { path: file.path, mimeType: file.mimeType };
     const bytes = read(folder, source.path);
     if (!bytes) return say(`[image ${file.path} is no longer in the workspace]`);
+    // The workspace's commands can change the file since it was checked: an image now past what
+    // providers take would fail every later call of this conversation, so it is named instead.
+    if (bytes.length > IMAGE_LIMITS.maxBytes || sniffImageType(bytes) !== source.mimeType) return say(`[image ${file.path} changed since it was shared and is no longer sent]`);
     return [{ type: 'image_url', image_url: { url: `data:${source.mimeType};base64,${bytes.toString('base64')}` } }];
   }
   if (file.kind === 'pdf') {
     if (capabilities.pdf) {
       const bytes = read(folder, file.path);
-      if (bytes) return [{ type: 'file', file: { filename: path.posix.basename(file.path), file_data: `data:application/pdf;base64,${bytes.toString('base64')}` } }];
+      // A PDF a provider would refuse (past its request size, or no longer a PDF) goes as its text instead.
+      if (bytes && bytes.length <= MAX_NATIVE_PDF_BYTES && isPdf(bytes)) return [{ type: 'file', file: { filename: path.posix.basename(file.path), file_data: `data:application/pdf;base64,${bytes.toString('base64')}` } }];
     }
     const text = file.textPath ? read(folder, file.textPath)?.toString('utf8') : undefined;
     if (text === undefined) return say(`[PDF ${file.path} was shared; its text could not be read${file.unreadable ? ` (${file.unreadable})` : ''}]`);

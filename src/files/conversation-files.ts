@@ -5,7 +5,7 @@
 // Uploads live in the conversation's folder under `uploads/`. When a channel or the whole
 // workspace is shared between threads (WORKSPACE_SCOPE), each thread's uploads get a folder
 // of their own inside it, so /forget and retention can remove one thread's files and no other's.
-import { rm } from 'node:fs/promises';
+import { lstat, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { InputPreparer } from '../engine/index.js';
 import { conversationFolderName, type ConversationKey, type WorkspaceScope } from '../tools/conversation-folder.js';
@@ -32,5 +32,9 @@ export function inputPreparer(intake: FileIntake, place: UploadPlace): InputPrep
  */
 export async function removeThreadUploads(folder: string, scope: WorkspaceScope, key: ConversationKey): Promise<void> {
   if (scope === 'thread') return;
+  // Only through real folders: a link planted where `uploads` goes is never followed to remove what it leads to.
+  const uploads = path.join(folder, UPLOADS_FOLDER);
+  const real = await lstat(uploads).catch(() => undefined);
+  if (!real?.isDirectory()) return;
   await rm(uploadPlace(folder, scope, key).uploads, { recursive: true, force: true });
 }

@@ -8,7 +8,8 @@
 // is checked before a download (the declared size) and while it runs (the real one); a web
 // page where a file was expected (Slack's sign-in page when a token is missing) is refused,
 // never saved; a failed download is tried once more, unless a second try cannot help.
-import { chown, lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { lchown, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { IncomingFile, StoredFile } from '../engine/index.js';
@@ -65,7 +66,12 @@ export class FileIntake {
     const { maxFilesPerMessage } = this.options;
     const stored: StoredFile[] = [];
     const problems: string[] = [];
-    await this.ensureFolder(place.uploads);
+    try {
+      await this.ensureFolder(place, place.uploads);
+    } catch (error) {
+      const reason = error instanceof FileTransferError ? error.message : `not fetched: the uploads folder could not be made (${errorText(error)})`;
+      return { stored, problems: files.map((file) => `${displayName(file.name)}: ${reason}`) };
+    }
     let used = await folderBytes(place.uploads);
     for (const [index, file] of files.entries()) {
       const shown = displayName(file.name);
@@ -142,15 +148,33 @@ export class FileIntake {
       absolute = target;
       name = renamed.name;
     }
-    if (this.options.owner) await chown(absolute, this.options.owner.uid, this.options.owner.gid);
+    if (this.options.owner) await lchown(absolute, this.options.owner.uid, this.options.owner.gid);
 
     const judged = judgeFile(first, name, file.mimeType);
     const storedFile: StoredFile = { path: relative(place.folder, absolute), name: sharedName, mimeType: judged.mimeType, size, kind: judged.kind };
     if (judged.kind === 'image' && this.options.media?.prepareImage) {
-      await this.ensureFolder(path.join(place.uploads, MODEL_COPIES));
-      const prepared = await this.options.media.prepareImage(absolute, path.join(place.uploads, MODEL_COPIES, name));
-      if (prepared.kind === 'copy') storedFile.modelCopy = { path: relative(place.folder, prepared.path), mimeType: prepared.mimeType };
-      if (prepared.kind === 'unreadable') storedFile.unreadable = prepared.reason;
+      // Prepared in a folder of the bot's own, then copied into a file created new: the image
+      // library writes through links, and the workspace's commands can plant one at a name.
+      const scratch = await mkdtemp(path.join(tmpdir(), 'image-prep-'));
+      try {
+        const prepared = await this.options.media.prepareImage(absolute, path.join(scratch, name));
+        if (prepared.kind === 'copy') {
+          const copies = path.join(place.uploads, MODEL_COPIES);
+          await this.ensureFolder(place, copies);
+          const copy = await createUnique(copies, path.basename(prepared.path));
+          try {
+            await copy.handle.writeFile(await readFile(prepared.path));
+          } finally {
+            await copy.handle.close();
+          }
+          const copyPath = path.join(copies, copy.name);
+          if (this.options.owner) await lchown(copyPath, this.options.owner.uid, this.options.owner.gid);
+          storedFile.modelCopy = { path: relative(place.folder, copyPath), mimeType: prepared.mimeType };
+        }
+        if (prepared.kind === 'unreadable') storedFile.unreadable = prepared.reason;
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
+      }
     }
     if (judged.kind === 'pdf' && this.options.media?.extractPdfText) {
       const extracted = await this.options.media.extractPdfText(absolute);
@@ -162,7 +186,7 @@ export class FileIntake {
           await text.handle.close();
         }
         const textPath = path.join(place.uploads, text.name);
-        if (this.options.owner) await chown(textPath, this.options.owner.uid, this.options.owner.gid);
+        if (this.options.owner) await lchown(textPath, this.options.owner.uid, this.options.owner.gid);
         storedFile.textPath = relative(place.folder, textPath);
       } else {
         storedFile.unreadable = `its text could not be read (${extracted.error})`;
@@ -229,11 +253,27 @@ export class FileIntake {
     return { first, size, ...(opened.name ? { name: opened.name } : {}) };
   }
 
-  private async ensureFolder(dir: string): Promise<void> {
-    await mkdir(dir, { recursive: true, mode: 0o755 });
-    const stats = await lstat(dir);
-    if (!stats.isDirectory()) throw new FileTransferError(`not fetched: ${path.basename(dir)} in the workspace is not a folder`, false);
-    if (this.options.owner) await chown(dir, this.options.owner.uid, this.options.owner.gid);
+  /**
+   * Make `dir` inside the conversation's folder, one level at a time, each a real folder: the
+   * workspace's commands may have put a link where `uploads` goes, and the bot (root, maybe)
+   * must never write where it leads.
+   */
+  private async ensureFolder(place: UploadPlace, dir: string): Promise<void> {
+    const steps = path.relative(place.folder, dir).split(path.sep).filter(Boolean);
+    let at = place.folder;
+    for (const step of steps) {
+      at = path.join(at, step);
+      let made = false;
+      try {
+        await mkdir(at, { mode: 0o755 });
+        made = true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const stats = await lstat(at);
+      if (!stats.isDirectory()) throw new FileTransferError(`not fetched: ${relative(place.folder, at)} in the workspace is not a folder (a link or a file has its name)`, false);
+      if (made && this.options.owner) await lchown(at, this.options.owner.uid, this.options.owner.gid);
+    }
   }
 }
 

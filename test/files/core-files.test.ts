@@ -114,6 +114,22 @@ describe('files shared in a thread', () => {
     expect(blocks).toContainEqual(expect.objectContaining({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf.toString('base64') } }));
   });
 
+  it('an image changed in the workspace since it was shared is named, not sent: a later call cannot be made to fail', async () => {
+    const first = await boot();
+    first.fake.replyText('a dot').replyText('ok');
+    await first.core.manager.deliver(key, { text: 'look', userId: 'U1', eventId: 'e1', attachments: [first.host.add('dot.png', TINY_PNG, 'image/png')] });
+    await first.core.manager.idle();
+    await first.close();
+    await writeFile(join(first.uploads, 'dot.png'), Buffer.alloc(5 * 1024 * 1024, 1));
+    // After a restart (or an eviction) the image is read again, and checked again.
+    const second = await boot({}, { dir: first.dir, fake: first.fake, host: first.host });
+    await second.core.manager.deliver(key, { text: 'again', userId: 'U1', eventId: 'e2' });
+    await second.core.manager.idle();
+    const again = userParts(second.fake, 1);
+    expect(again.some((part) => part.type === 'image_url')).toBe(false);
+    expect(again.map((part) => part.text).join('\n')).toContain('[image uploads/dot.png changed since it was shared and is no longer sent]');
+  });
+
   it('a model without vision is told an image was shared and where it is', async () => {
     const { core, fake, host } = await boot({ MODEL: 'openai:some-local-model' });
     fake.replyText('ok');

@@ -1,12 +1,14 @@
 // The intake on its own: a download that stalls is given up after its time and tried once
 // more, and a stop during a download ends it at once; either way no partial file is left.
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileIntake, FileTransfers, safeFileName } from '../../src/files/index.js';
+import { mediaPreparers } from '../../src/files/media-preparers.js';
+import { writePng } from '../support/file-fixtures.js';
 import { FileHost } from '../support/file-host.js';
 import { tempDir } from '../support/test-connector.js';
 
@@ -62,6 +64,34 @@ describe('the file intake', () => {
     const result = await named.receive(place, [file], new AbortController().signal);
     expect(result.stored).toMatchObject([{ path: 'uploads/Q3 report.csv', name: '../Q3 report.csv', kind: 'text' }]);
     expect(await readdir(place.uploads)).toEqual(['Q3 report.csv']);
+  });
+
+  it('a link where uploads/ goes is never written through: each file is named with why, nothing lands where it leads', async () => {
+    const { host, intake, place } = await setup();
+    const elsewhere = await tempDir();
+    cleanups.push(elsewhere.remove);
+    await symlink(elsewhere.path, place.uploads);
+    const result = await intake.receive(place, [host.add('a.csv', Buffer.from('a'), 'text/csv')], new AbortController().signal);
+    expect(result.stored).toEqual([]);
+    expect(result.problems).toEqual(['a.csv: not fetched: uploads in the workspace is not a folder (a link or a file has its name)']);
+    expect(await readdir(elsewhere.path)).toEqual([]);
+  });
+
+  it('a link planted where an image\'s model copy goes is not written through: the copy gets a new name', async () => {
+    const { host, place } = await setup();
+    const transfers = new FileTransfers();
+    transfers.registerSource('test', host.source());
+    const intake = new FileIntake({ transfers, maxFileBytes: 1 << 24, maxFilesPerMessage: 5, maxConversationBytes: 1 << 26, media: mediaPreparers() });
+    const outside = await tempDir();
+    cleanups.push(outside.remove);
+    const victim = join(outside.path, 'victim.txt');
+    await writeFile(victim, 'keep me');
+    await mkdir(join(place.uploads, '.for-model'), { recursive: true });
+    await symlink(victim, join(place.uploads, '.for-model', 'big.png.jpg'));
+    const png = await readFile(await writePng(join(outside.path, 'big.png'), 3000, 2000));
+    const result = await intake.receive(place, [host.add('big.png', png, 'image/png')], new AbortController().signal);
+    expect(await readFile(victim, 'utf8')).toBe('keep me');
+    expect(result.stored[0]?.modelCopy?.path).toBe('uploads/.for-model/big.png-2.jpg');
   });
 
   it('makes hostile names safe', () => {
