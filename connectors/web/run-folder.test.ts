@@ -2,7 +2,7 @@
 // without closing only until the next start removes it.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/support/test-connector.js';
@@ -14,7 +14,7 @@ afterEach(async () => {
 });
 
 describe("the playground's run folder", () => {
-  it("is 0700; a start removes the folder of a run whose process is gone, and keeps a live run's and one being made", async () => {
+  it("is 0700; a start removes the folder of a run whose process is gone (or an old one with no owner), and keeps a live run's and one being made", async () => {
     const base = await tempDir();
     cleanups.push(base.remove);
     const folder = async (name: string, pid?: number) => {
@@ -29,11 +29,16 @@ describe("the playground's run folder", () => {
     const dead = await folder('chat-agent-playground-dead', gone);
     const live = await folder('chat-agent-playground-live', process.pid);
     const making = await folder('chat-agent-playground-making');
+    // One whose start died before it wrote its owner, two hours ago.
+    const orphan = await folder('chat-agent-playground-orphan');
+    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60_000);
+    await utimes(orphan, twoHoursAgo, twoHoursAgo);
     const other = await folder('someone-else', gone);
 
     const mine = await makeRunFolder(base.path);
     expect((await stat(mine)).mode & 0o777).toBe(0o700);
     expect(existsSync(dead)).toBe(false);
+    expect(existsSync(orphan)).toBe(false);
     for (const kept of [live, making, other, mine]) expect(existsSync(kept), kept).toBe(true);
   });
 });
