@@ -168,6 +168,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       threadsPerUser: config.THREADS_PER_USER,
     },
     maxLiveSessions: config.MAX_LIVE_SESSIONS,
+    fileCaps: { maxFileBytes: config.MAX_FILE_BYTES, maxFilesPerMessage: config.MAX_FILES_PER_MESSAGE },
     observer: observers,
     // A forgotten or expired thread's own folder goes with it (never a channel's, never WORKSPACE_DIR).
     removeThreadFiles: async (key) => {

@@ -275,6 +275,7 @@ export class DiscordConnector {
       ...(attachments.length > 0 ? { attachments } : {}),
     });
     if (result.status === 'refused') await this.whisper(message.author.id, key.thread, message.id, result.reason);
+    else if ('filesRefused' in result && result.filesRefused) await this.whisper(message.author.id, key.thread, message.id, result.filesRefused);
   }
 
   /** Start a thread on the mention, named from the request; one that exists already is used. */

@@ -338,6 +338,7 @@ export class SlackConnector {
       ...(attachments.length > 0 ? { attachments } : {}),
     });
     if (result.status === 'refused') await this.whisper(message.channel, message.user, threadTs, result.reason);
+    else if ('filesRefused' in result && result.filesRefused) await this.whisper(message.channel, message.user, threadTs, result.filesRefused);
   }
 
   private async onStopReaction(teamId: string, channel: string, ts: string, userId: string): Promise<void> {

@@ -138,7 +138,7 @@ export class WebInbound implements PlaygroundActions {
       ...(attached.incoming.length > 0 ? { attachments: attached.incoming } : {}),
     });
     if (result.status === 'refused') return notForTheBot({ ok: false, status: 403, message: result.reason });
-    return { ok: true, thread: thread.id, message: input.id, status: result.status };
+    return { ok: true, thread: thread.id, message: input.id, status: result.status, ...('filesRefused' in result && result.filesRefused ? { notice: result.filesRefused } : {}) };
   }
 
   async stop(body: z.infer<typeof StopBody>): Promise<ActionAnswer> {

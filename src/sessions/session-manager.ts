@@ -27,6 +27,7 @@ import { recoverSession, recoverSessions, type RecoveryReport } from './recovery
 import { Reporter, type SessionObserver } from './session-observer.js';
 import { ThreadControls, type ControlResult, type ModelMenu } from './thread-controls.js';
 import { TurnDriver } from './turn-driver.js';
+import { refusedFilesText, screenFiles, type DeliveryFileCaps } from '../files/delivery-caps.js';
 
 export type { InputDisposition, SessionObserver } from './session-observer.js';
 export type { PromptChoice } from './prompt-replies.js';
@@ -45,7 +46,8 @@ export interface InboundMessage {
 }
 
 export type DeliverResult =
-  | { status: 'started' | 'queued' | 'answered'; sessionId: string; inputId: string }
+  /** `filesRefused`: files of the message past a cap, not taken: tell the person who shared them, privately. */
+  | { status: 'started' | 'queued' | 'answered'; sessionId: string; inputId: string; filesRefused?: string }
   | { status: 'duplicate' }
   | { status: 'refused'; reason: string };
 
@@ -71,6 +73,8 @@ export interface SessionManagerOptions {
   fairUse?: FairUseLimits;
   /** Sessions kept in memory (least recently used dropped first; default 500). */
   maxLiveSessions?: number;
+  /** MAX_FILE_BYTES and MAX_FILES_PER_MESSAGE, held to what a message's files are said to be as it is delivered (default: no cap here). */
+  fileCaps?: DeliveryFileCaps;
   /** Remove what a thread keeps outside the store (its own workspace folder) when /forget or retention deletes it. */
   removeThreadFiles?: (key: SessionKey) => Promise<void>;
 }
@@ -218,6 +222,19 @@ export class SessionManager {
     if (this.closing) return { status: 'refused', reason: 'The bot is restarting; send that again in a moment.' };
     const access = this.options.access.mayStartOrSteer(message.userId, { external: message.external });
     if (!access.allowed) return { status: 'refused', reason: access.reason };
+    // Files past a cap are refused here, to the person, and never fetched; a message of nothing else is refused whole.
+    const screened = message.attachments?.length && this.options.fileCaps ? screenFiles(message.attachments, this.options.fileCaps) : undefined;
+    if (screened && screened.refusals.length > 0) {
+      const filesRefused = refusedFilesText(screened.refusals);
+      if (screened.kept.length === 0 && message.text.trim() === '') return { status: 'refused', reason: filesRefused };
+      const { attachments: _all, ...rest } = message;
+      const result = await this.deliverChecked(key, screened.kept.length > 0 ? { ...rest, attachments: screened.kept } : rest);
+      return 'sessionId' in result ? { ...result, filesRefused } : result;
+    }
+    return this.deliverChecked(key, message);
+  }
+
+  private async deliverChecked(key: SessionKey, message: InboundMessage): Promise<DeliverResult> {
     const sessionId = sessionIdOf(key);
     if (this.routing) {
       // Cluster mode: queued with its claim, applied by whichever instance owns the thread.

@@ -141,7 +141,7 @@ describe('files shared in a thread', () => {
   });
 
   it('caps, hostile names, empty files, archives and sign-in pages: each a clear line, nothing lost, nothing unsafe saved', async () => {
-    const { core, fake, host, shown, uploads, dir } = await boot({ MAX_FILE_BYTES: '1000', MAX_FILES_PER_MESSAGE: '5' });
+    const { core, fake, host, shown, uploads, dir } = await boot({ MAX_FILE_BYTES: '1000', MAX_FILES_PER_MESSAGE: '4' });
     const big = host.add('big.bin', Buffer.alloc(5000, 1), 'application/octet-stream');
     const hostile = host.add('../../.env', Buffer.from('A=1\n'), 'text/plain');
     const empty = host.add('empty.txt', Buffer.alloc(0), 'text/plain');
@@ -149,8 +149,17 @@ describe('files shared in a thread', () => {
     const login = host.add('report.pdf', Buffer.from('%PDF-1.4'), 'application/pdf', { signIn: true });
     const sixth = host.add('sixth.txt', Buffer.from('x'), 'text/plain');
     fake.replyText('noted');
-    await core.manager.deliver(key, { text: '', userId: 'U1', eventId: 'e1', attachments: [big, hostile, empty, zip, login, sixth] });
+    const delivered = await core.manager.deliver(key, { text: '', userId: 'U1', eventId: 'e1', attachments: [big, hostile, empty, zip, login, sixth] });
     await core.manager.idle();
+    // Past a cap by what the platform says of them: refused to the person who shared them (the connector whispers it).
+    expect(delivered).toMatchObject({
+      status: 'started',
+      filesRefused: [
+        'These files were not taken, so the bot does not see them:',
+        '• big.bin: 4.9 KB is over the 1000 bytes one file may be (MAX_FILE_BYTES)',
+        '• sixth.txt: a message may bring at most 4 files (MAX_FILES_PER_MESSAGE)',
+      ].join('\n'),
+    });
 
     // Over MAX_FILE_BYTES by its declared size: never downloaded. Past MAX_FILES_PER_MESSAGE: never downloaded.
     expect(host.downloads(big)).toBe(0);
@@ -166,14 +175,13 @@ describe('files shared in a thread', () => {
 
     const note = shown.find((s) => s.event.type === 'input_files')?.event as Extract<EngineEvent, { type: 'input_files' }>;
     expect(note.problems).toEqual([
-      'big.bin: not fetched: 4.9 KB is over the 1000 bytes one file may be (MAX_FILE_BYTES)',
       'empty.txt: the file is empty (0 bytes)',
       'report.pdf: not saved: the download gave a web page instead of the file (a sign-in page: the bot may lack the files:read permission)',
-      'sixth.txt: not fetched: a message may bring at most 5 files (MAX_FILES_PER_MESSAGE)',
     ]);
     const text = userParts(fake, 0).map((part) => part.text).join('\n');
     expect(text).toContain('uploads/bundle.zip ("bundle.zip"; application/zip, 17 bytes): kept as it is; this type cannot be read here (archives are not unpacked)');
-    expect(text).toContain('- big.bin: not fetched');
+    expect(text).toContain('- report.pdf: not saved');
+    expect(text).not.toContain('big.bin');
     expect(text).toContain('uploads/empty.txt ("empty.txt"; text/plain, 0 bytes): the file is empty');
   });
 
@@ -191,6 +199,22 @@ describe('files shared in a thread', () => {
     const note = shown.find((s) => s.event.type === 'input_files')?.event as Extract<EngineEvent, { type: 'input_files' }>;
     expect(note.problems).toEqual(['broken.csv: the download failed (HTTP 500)']);
     expect(fake.bodies).toHaveLength(1);
+  });
+
+  it('a message of nothing but files past the caps is refused whole, privately; the intake still holds a size nobody announced', async () => {
+    const { core, fake, host, shown } = await boot({ MAX_FILE_BYTES: '1000' });
+    const big = host.add('big.bin', Buffer.alloc(5000, 1), 'application/octet-stream');
+    expect(await core.manager.deliver(key, { text: '', userId: 'U1', eventId: 'e1', attachments: [big] })).toEqual({
+      status: 'refused',
+      reason: 'This file was not taken, so the bot does not see it:\n• big.bin: 4.9 KB is over the 1000 bytes one file may be (MAX_FILE_BYTES)',
+    });
+    const { size: _size, ...unsized } = host.add('quiet.bin', Buffer.alloc(5000, 2), 'application/octet-stream');
+    fake.replyText('ok');
+    await core.manager.deliver(key, { text: 'this one', userId: 'U1', eventId: 'e2', attachments: [unsized] });
+    await core.manager.idle();
+    expect(host.downloads(big)).toBe(0);
+    const note = shown.find((s) => s.event.type === 'input_files')?.event as Extract<EngineEvent, { type: 'input_files' }>;
+    expect(note.problems).toEqual(['quiet.bin: not fetched: 4.9 KB is over the 1000 bytes it may be']);
   });
 
   it('the conversation cap counts what uploads/ already holds', async () => {

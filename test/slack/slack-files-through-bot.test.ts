@@ -114,6 +114,22 @@ describe('files shared while the bot works', () => {
   });
 });
 
+describe('a file past a cap', () => {
+  it('is refused to the person who shared it, privately, naming the setting, and never downloaded; the words still reach the model', async () => {
+    const bot = await boot({ env: { MAX_FILE_BYTES: '10' } });
+    bot.llm.replyText('Read your words.');
+    const big = bot.slack.files.add({ bytes: CSV, name: 'rain.csv', mimetype: 'text/csv' });
+    await bot.mention('summarise the rain', { files: [big] });
+    await waitFor(() => bot.slack.ephemerals(C).some((e) => e.user === ADA));
+    await bot.idle();
+    const whisper = bot.slack.ephemerals(C).find((e) => e.user === ADA)!;
+    expect(whisper.text).toContain('rain.csv: 34 bytes is over the 10 bytes one file may be (MAX_FILE_BYTES)');
+    expect(bot.slack.files.downloads).toEqual([]);
+    expect(bodyText(bot.llm.requests[0]!.body)).toContain('summarise the rain');
+    expect(bodyText(bot.llm.requests[0]!.body)).not.toContain('rain.csv');
+  });
+});
+
 describe('a token Slack does not accept for files', () => {
   it('the sign-in page Slack answers is not saved: the thread gets a clear note and the model is told the file did not come through', async () => {
     // The app was installed before files:read was added to it: Slack serves its sign-in page.

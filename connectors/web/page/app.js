@@ -383,8 +383,10 @@ async function send(path, body) {
       headers: withToken(token, { 'content-type': 'application/json' }),
       body: JSON.stringify(body),
     });
-    const answer = /** @type {{ ok: boolean, message?: string, thread?: string, status?: string }} */ (parseJson(await response.text()));
+    const answer = /** @type {{ ok: boolean, message?: string, thread?: string, status?: string, notice?: string }} */ (parseJson(await response.text()));
     if (!answer.ok) showWhisper(answer.message ?? `The bot refused (${response.status}).`, body.thread);
+    // Files of the message past a cap: said to this person alone, like a refusal.
+    if (answer.ok && answer.notice) showWhisper(answer.notice, body.thread ?? answer.thread);
     else if (path === '/api/messages' && !body.thread && answer.thread && answer.status !== 'posted' && answer.thread !== openThreadId()) openThread(answer.thread);
     return answer.ok;
   } catch {
