@@ -155,6 +155,20 @@ describe('files people share reach the session', () => {
   });
 });
 
+describe('a file past a cap', () => {
+  it('is refused privately to the person who shared it, naming the setting, and never fetched; the words still go to the model', async () => {
+    bot = await bootDiscordBot({ env: { MAX_FILE_BYTES: '10' } });
+    bot.llm.replyText('Read your words.');
+    const sent = bot.fake.sendMessage({ content: `<@${DISCORD_IDS.botUserId}> summarise the rain`, attachments: [{ name: 'rain.csv', data: CSV }] });
+    await waitFor(() => bot!.fake.rest.callsTo('POST /channels/:channel/messages').some((call) => JSON.stringify(call.body).includes('MAX_FILE_BYTES')));
+    await bot.idle();
+    const whisper = bot.fake.rest.callsTo('POST /channels/:channel/messages').find((call) => JSON.stringify(call.body).includes('MAX_FILE_BYTES'))!;
+    expect(JSON.stringify(whisper.body)).toContain('rain.csv:');
+    expect(bot.fake.cdn.requestsFor(sent.attachments[0]!.id)).toEqual([]);
+    expect(JSON.stringify(bot.llm.requests[0]!.body)).toContain('summarise the rain');
+  });
+});
+
 describe('the Discord file source', () => {
   it('fetches only from Discord\'s CDN or the configured API\'s host: any other URL is refused for good, and never requested', async () => {
     bot = await bootDiscordBot();
