@@ -153,6 +153,20 @@ describe('a message with files', () => {
     }
   });
 
+  it('files past MAX_FILES_PER_MESSAGE are not taken: the answer carries the private line naming the setting, and the rest reach the model', async () => {
+    const bot = await boot({ MAX_FILES_PER_MESSAGE: '1' });
+    bot.llm.replyText('One file seen.');
+    const first = (await upload(bot, 'a.csv', Buffer.from('a\n'))).body.upload!;
+    const second = (await upload(bot, 'b.csv', Buffer.from('b\n'))).body.upload!;
+    const posted = await bot.act('/api/messages', { text: '@bot read both', files: [first.id, second.id] });
+    expect(posted.status).toBe(200);
+    expect(posted.body.notice).toBe('This file was not taken, so the bot does not see it:\n• b.csv: a message may bring at most 1 files (MAX_FILES_PER_MESSAGE)');
+    await bot.idle();
+    const asked = JSON.stringify(bot.llm.bodies[0]!.messages.at(-1));
+    expect(asked).toContain('uploads/a.csv');
+    expect(asked).not.toContain('b.csv');
+  });
+
   it('a message made only of files is a message: in a thread it reaches the bot; an upload is taken by one message only', async () => {
     const bot = await boot();
     bot.llm.replyText('Hello.');
