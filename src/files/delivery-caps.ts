@@ -27,7 +27,7 @@ export function screenFiles(files: readonly IncomingFile[], caps: DeliveryFileCa
     if (file.size !== undefined && file.size > caps.maxFileBytes) {
       refusals.push(`${name}: ${formatBytes(file.size)} is over the ${formatBytes(caps.maxFileBytes)} one file may be (MAX_FILE_BYTES)`);
     } else if (kept.length >= caps.maxFilesPerMessage) {
-      refusals.push(`${name}: a message may bring at most ${caps.maxFilesPerMessage} files (MAX_FILES_PER_MESSAGE)`);
+      refusals.push(`${name}: a message may bring at most ${caps.maxFilesPerMessage} file${caps.maxFilesPerMessage === 1 ? "" : "s"} (MAX_FILES_PER_MESSAGE)`);
     } else {
       kept.push(file);
     }

@@ -76,7 +76,7 @@ export class FileIntake {
     for (const [index, file] of files.entries()) {
       const shown = displayName(file.name);
       if (index >= maxFilesPerMessage) {
-        problems.push(`${shown}: not fetched: a message may bring at most ${maxFilesPerMessage} files (MAX_FILES_PER_MESSAGE)`);
+        problems.push(`${shown}: not fetched: a message may bring at most ${maxFilesPerMessage} file${maxFilesPerMessage === 1 ? "" : "s"} (MAX_FILES_PER_MESSAGE)`);
         continue;
       }
       if (signal.aborted) {

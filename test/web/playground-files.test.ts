@@ -160,7 +160,7 @@ describe('a message with files', () => {
     const second = (await upload(bot, 'b.csv', Buffer.from('b\n'))).body.upload!;
     const posted = await bot.act('/api/messages', { text: '@bot read both', files: [first.id, second.id] });
     expect(posted.status).toBe(200);
-    expect(posted.body.notice).toBe('This file was not taken, so the bot does not see it:\n• b.csv: a message may bring at most 1 files (MAX_FILES_PER_MESSAGE)');
+    expect(posted.body.notice).toBe('This file was not taken, so the bot does not see it:\n• b.csv: a message may bring at most 1 file (MAX_FILES_PER_MESSAGE)');
     await bot.idle();
     const asked = JSON.stringify(bot.llm.bodies[0]!.messages.at(-1));
     expect(asked).toContain('uploads/a.csv');
