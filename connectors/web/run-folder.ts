@@ -6,6 +6,7 @@
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from '../../src/sandbox/process-alive.js';
 
 const PREFIX = 'chat-agent-playground-';
 const OWNER = 'owner.pid';
@@ -39,7 +40,7 @@ async function removeAbandoned(base: string): Promise<void> {
       if (await olderThan(folder, UNOWNED_AFTER_MS)) await rm(folder, { recursive: true, force: true }).catch(() => undefined);
       continue;
     }
-    if (Number.isInteger(pid) && pid > 0 && !alive(pid)) await rm(folder, { recursive: true, force: true }).catch(() => undefined);
+    if (Number.isInteger(pid) && pid > 0 && !processAlive(pid)) await rm(folder, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
@@ -51,12 +52,3 @@ async function olderThan(folder: string, ms: number): Promise<boolean> {
   }
 }
 
-/** Whether a process with this id exists (EPERM: it does, as another user's). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

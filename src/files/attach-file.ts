@@ -85,7 +85,7 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
           posted: shown,
           size: outgoing.length,
           type: judged.mimeType,
-          ...(outgoing !== bytes && judged.kind === 'text' && !outgoing.equals(bytes) ? { note: 'secret values in it were masked' } : {}),
+          ...(!outgoing.equals(bytes) ? { note: 'secret values in it were masked' } : {}),
           ...(posted.link ? { link: posted.link } : {}),
         };
       } finally {

@@ -8,7 +8,7 @@
 // is checked before a download (the declared size) and while it runs (the real one); a web
 // page where a file was expected (Slack's sign-in page when a token is missing) is refused,
 // never saved; a failed download is tried once more, unless a second try cannot help.
-import { lchown, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { lchown, lstat, type FileHandle, mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,7 +17,7 @@ import { silentLogger, type EngineLogger } from '../engine/index.js';
 import { declaresHtml, judgeFile, looksLikeHtml, SNIFF_BYTES } from './file-kind.js';
 import { createUnique, safeFileName } from './safe-name.js';
 import { formatBytes } from './sizes.js';
-import { FileTransferError, type FileTransfers } from './transfer.js';
+import { FileTransferError, type FileSource, type FileTransfers } from './transfer.js';
 
 /** What an image needs to reach a model (image-prep.ts), and a PDF's text (pdf-text.ts). */
 export interface MediaPreparers {
@@ -49,8 +49,10 @@ export interface UploadPlace {
 
 export interface IntakeResult {
   stored: StoredFile[];
-  /** One line per file that did not reach the model in full, naming the file. */
+  /** One line per file that did not reach the model in full, naming the file (for the thread's note). */
   problems: string[];
+  /** Those of `problems` whose file was not saved at all (for the model's list of what did not come through). */
+  missing: string[];
 }
 
 const MODEL_COPIES = '.for-model';
@@ -66,21 +68,27 @@ export class FileIntake {
     const { maxFilesPerMessage } = this.options;
     const stored: StoredFile[] = [];
     const problems: string[] = [];
+    const missing: string[] = [];
+    const notSaved = (line: string) => {
+      problems.push(line);
+      missing.push(line);
+    };
     try {
       await this.ensureFolder(place, place.uploads);
     } catch (error) {
       const reason = error instanceof FileTransferError ? error.message : `not fetched: the uploads folder could not be made (${errorText(error)})`;
-      return { stored, problems: files.map((file) => `${displayName(file.name)}: ${reason}`) };
+      const lines = files.map((file) => `${displayName(file.name)}: ${reason}`);
+      return { stored, problems: lines, missing: lines };
     }
     let used = await folderBytes(place.uploads);
     for (const [index, file] of files.entries()) {
       const shown = displayName(file.name);
       if (index >= maxFilesPerMessage) {
-        problems.push(`${shown}: not fetched: a message may bring at most ${maxFilesPerMessage} file${maxFilesPerMessage === 1 ? "" : "s"} (MAX_FILES_PER_MESSAGE)`);
+        notSaved(`${shown}: not fetched: a message may bring at most ${maxFilesPerMessage} file${maxFilesPerMessage === 1 ? "" : "s"} (MAX_FILES_PER_MESSAGE)`);
         continue;
       }
       if (signal.aborted) {
-        problems.push(`${shown}: not fetched: the turn was stopped`);
+        notSaved(`${shown}: not fetched: the turn was stopped`);
         continue;
       }
       try {
@@ -92,10 +100,10 @@ export class FileIntake {
       } catch (error) {
         const reason = error instanceof FileTransferError ? error.message : signal.aborted ? 'the turn was stopped' : `the download failed (${errorText(error)})`;
         if (!(error instanceof FileTransferError)) this.logger.warn({ err: error, platform: file.platform, fileId: file.id }, 'a shared file could not be fetched');
-        problems.push(`${shown}: ${reason}`);
+        notSaved(`${shown}: ${reason}`);
       }
     }
-    return { stored, problems };
+    return { stored, problems, missing };
   }
 
   private async fetchOne(place: UploadPlace, file: IncomingFile, used: number, signal: AbortSignal): Promise<StoredFile> {
@@ -197,9 +205,9 @@ export class FileIntake {
 
   /** One attempt: the bytes stream into the file (emptied first), counted against `limit`. */
   private async download(
-    source: NonNullable<ReturnType<FileTransfers['source']>>,
+    source: FileSource,
     file: IncomingFile,
-    handle: import('node:fs/promises').FileHandle,
+    handle: FileHandle,
     limit: number,
     signal: AbortSignal,
   ): Promise<{ first: Uint8Array; size: number; name?: string }> {
@@ -219,9 +227,9 @@ export class FileIntake {
 
   private async downloadWithin(
     attempt: AbortSignal,
-    source: NonNullable<ReturnType<FileTransfers['source']>>,
+    source: FileSource,
     file: IncomingFile,
-    handle: import('node:fs/promises').FileHandle,
+    handle: FileHandle,
     limit: number,
   ): Promise<{ first: Uint8Array; size: number }> {
     const expectsHtml = declaresHtml(file.name, file.mimeType);

@@ -9,7 +9,7 @@ import { formatBytes } from './sizes.js';
 
 export function userContentWithFiles(text: string, intake: IntakeResult): UserContent {
   const lines = intake.stored.map(describe);
-  const missing = intake.problems.filter((problem) => !intake.stored.some((file) => problem.startsWith(`${displayName(file.name)}:`)));
+  const { missing } = intake;
   const block = [
     ...(lines.length > 0 ? ['[Files shared with this message, saved in your workspace:', ...lines, ']'] : []),
     ...(missing.length > 0 ? ['[Files shared with this message that did not come through:', ...missing.map((line) => `- ${line}`), ']'] : []),

@@ -20,6 +20,7 @@
 // signals are unchanged).
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { processAlive } from './process-alive.js';
 
 /** Where cgroup v1's memory hierarchy is mounted on every distribution that has one. */
 const V1_MEMORY_MOUNT = '/sys/fs/cgroup/memory';
@@ -137,7 +138,7 @@ function removeStale(parent: string): void {
   }
   for (const name of names) {
     const match = /^chat-agent-(\d+)-\d+$/.exec(name);
-    if (!match || alive(Number(match[1]))) continue;
+    if (!match || processAlive(Number(match[1]))) continue;
     const folder = path.join(parent, name);
     try {
       for (const child of readdirSync(folder)) if (child.startsWith('command-')) tryRemove(path.join(folder, child));
@@ -148,14 +149,6 @@ function removeStale(parent: string): void {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** rmdir is how a cgroup is removed (its control files are not real files). */
 function tryRemove(folder: string): boolean {

@@ -54,13 +54,12 @@ describe('the file intake', () => {
   });
 
   it('a file the download names (its event had only an id) is saved under that name, made safe', async () => {
-    const { host, intake, place } = await setup();
+    const { host, place } = await setup();
     const file = { ...host.add('F0123', Buffer.from('a,b\n'), 'text/csv'), name: 'F0123' };
     const transfers = new FileTransfers();
     const plain = host.source();
     transfers.registerSource('test', { open: async (f, signal) => ({ ...(await plain.open(f, signal)), name: '../Q3 report.csv' }) });
     const named = new FileIntake({ transfers, maxFileBytes: 1 << 20, maxFilesPerMessage: 5, maxConversationBytes: 1 << 22 });
-    void intake;
     const result = await named.receive(place, [file], new AbortController().signal);
     expect(result.stored).toMatchObject([{ path: 'uploads/Q3 report.csv', name: '../Q3 report.csv', kind: 'text' }]);
     expect(await readdir(place.uploads)).toEqual(['Q3 report.csv']);

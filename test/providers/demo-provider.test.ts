@@ -50,6 +50,7 @@ describe('the demo model', () => {
     const content = userContentWithFiles('hello', {
       stored: [stored('uploads/cities.csv', 'cities.csv', 'text/csv', 'text'), stored('uploads/screen shot.png', 'screen shot.png', 'image/png', 'image')],
       problems: ['big.zip: not fetched: it is over the 20 MB one file may be (MAX_FILE_BYTES)'],
+      missing: ['big.zip: not fetched: it is over the 20 MB one file may be (MAX_FILE_BYTES)'],
     });
     const tools = [...TOOLS, { name: 'attach_file', description: 'attach_file', parameters: { type: 'object' } }];
     const { turn } = await answer([{ role: 'user', content }], tools);
