@@ -15,6 +15,25 @@ const ratio = z.coerce.number().gt(0).max(1);
 /** An http(s) URL: `localhost:11434` parses as a URL of scheme `localhost:`, which no client can reach. */
 const httpUrl = (example: string) => z.url({ protocol: /^https?$/, message: `must be a URL starting with http:// or https://, e.g. ${example}` });
 
+/** A setting that holds a JSON array (a list whose items may hold commas). */
+const jsonList = <T extends z.ZodType>(item: T, max: number, example: string) =>
+  z
+    .string()
+    .transform((text, context): unknown => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        context.addIssue({ code: 'custom', message: `must be a JSON array, e.g. ${example}` });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      z
+        .array(item, { error: (issue) => (issue.code === 'invalid_type' ? `must be a JSON array, e.g. ${example}` : undefined) })
+        .min(1, 'must list at least one')
+        .max(max, `must list at most ${max}`),
+    );
+
 export const ConfigSchema = z.object({
   /** `provider:model`; a bare id goes to OpenAI (or Anthropic for `claude-…`); `demo`: the built-in scripted model (the playground's default). */
   MODEL: z.string().trim().min(1).optional(),
@@ -142,6 +161,16 @@ export const ConfigSchema = z.object({
     .optional(),
   /** Log lines: `pretty` (coloured, for a terminal), `json` (one object per line); default: pretty on a terminal, else json. */
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  /** How tool calls show in a thread: `cards` (one message per call) or `compact` (steps of one reply; a call that asks a person still gets its card). */
+  TOOL_DISPLAY: z.enum(['cards', 'compact']).default('cards'),
+  /** Slack's Messages tab: up to four prompts offered when someone opens it, as JSON `[{"title": …, "message": …}]` (default: what the bot can do). */
+  SUGGESTED_PROMPTS: jsonList(
+    z.object({ title: z.string().trim().min(1).max(75), message: z.string().trim().min(1).max(2_000) }).strict(),
+    4,
+    '[{"title": "Summarise", "message": "Summarise this thread"}]',
+  ).optional(),
+  /** Slack: the short lines shown in turn while the bot works, as a JSON array of up to ten (default: a few of ours). */
+  LOADING_MESSAGES: jsonList(z.string().trim().min(1).max(80), 10, '["Thinking…", "Reading the files…"]').optional(),
   /** Built-in tools the model is not offered, by name, comma-separated (e.g. run_shell,fetch_url). */
   DISABLED_TOOLS: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

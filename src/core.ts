@@ -28,7 +28,9 @@ import { redisIdSet } from './cluster/redis-id-set.js';
 import { SingletonLease } from './cluster/singleton-lease.js';
 import { fenceWrites } from './store/write-fence.js';
 import { PersistentInbox } from './store/persistent-inbox.js';
-import { SessionStore, type SessionRecord } from './store/session-store.js';
+import { sessionIdOf, SessionStore, type SessionRecord } from './store/session-store.js';
+import { KeyvIdSet } from './store/keyv-id-set.js';
+import { FeedbackBook } from './feedback/feedback-book.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
@@ -46,6 +48,8 @@ export interface Core {
   observers: ObserverHub;
   /** Connectors register how their platform's files are fetched and posted here (src/files/transfer.ts). */
   files: FileTransfers;
+  /** 👍 / 👎 on final answers: the presenters record answers, the connectors' clicks vote, /feedback totals (src/feedback/). */
+  feedback: FeedbackBook;
   /**
    * Repair what a crash left. Call once every connector is attached and before any of them
    * starts taking events: nothing may touch a session before it is repaired.
@@ -115,6 +119,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const shared = clustered(config) && opened.redis ? opened.redis : undefined;
   const keys = clusterKeys();
   const store = shared ? new SessionStore(opened.keyv, redisIdSet(shared, keys.openSessions), redisIdSet(shared, keys.allSessions)) : new SessionStore(opened.keyv);
+  const feedback = new FeedbackBook(store, shared ? redisIdSet(shared, keys.feedbackVotes) : new KeyvIdSet(opened.keyv, 'feedback-votes', async () => []), { mask: (text) => secrets.mask(text) });
   // Imported only in cluster mode: it brings ioredis, which a bot on SQLite does not need.
   const cluster = shared ? await (await import('./cluster/cluster-setup.js')).clusterCoordinator(shared, config, logger) : undefined;
   const inbox = new PersistentInbox(store, cluster ? { claim: (itemId) => cluster.resolveOnce(itemId), release: (itemId) => cluster.unresolve(itemId) } : undefined);
@@ -172,6 +177,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     observer: observers,
     // A forgotten or expired thread's own folder goes with it (never a channel's, never WORKSPACE_DIR).
     removeThreadFiles: async (key) => {
+      await feedback.forgetSession(sessionIdOf(key));
       await removeThreadFolder(workspaceDir, key);
       // In a shared folder, the thread's uploads have a folder of their own (src/files/conversation-files.ts).
       if (scope !== 'thread') await removeThreadUploads(scope === 'shared' ? workspaceDir : resolve(workspaceDir, conversationFolderName('channel', key)), scope, key);
@@ -248,6 +254,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     store,
     observers,
     files,
+    feedback,
     recover: async () => {
       // Sweeps and pokes start with events: a session taken over is drawn by attached connectors.
       await cluster?.start();

@@ -39,6 +39,7 @@ describe('configuration', () => {
       CLUSTER_LEASE_MS: 15_000,
       CLUSTER_SWEEP_MS: 2_000,
       LOG_LEVEL: 'info',
+      TOOL_DISPLAY: 'cards',
       PROVIDER_STALL_TIMEOUT_MS: 60_000,
       COMPACTION_THRESHOLD: 0.8,
       COMPACTION_CAP_TOKENS: 250_000,
@@ -130,5 +131,21 @@ describe('.env.example', () => {
     const loadable = new Set([...Object.values(STORE_PACKAGES), ...Object.keys(pkg.dependencies)]);
     expect(named.size).toBeGreaterThan(0);
     expect([...named].filter((name) => !loadable.has(name))).toEqual([]);
+  });
+});
+
+describe('the agent-surface settings (issue 22)', () => {
+  it('reads SUGGESTED_PROMPTS and LOADING_MESSAGES as JSON lists and TOOL_DISPLAY as one of two words', () => {
+    const config = loadConfig({ SUGGESTED_PROMPTS: '[{"title": "Summarise", "message": "Summarise this, with commas, please"}]', LOADING_MESSAGES: '["Reading…", "Still on it"]', TOOL_DISPLAY: 'compact' });
+    expect(config.SUGGESTED_PROMPTS).toEqual([{ title: 'Summarise', message: 'Summarise this, with commas, please' }]);
+    expect(config.LOADING_MESSAGES).toEqual(['Reading…', 'Still on it']);
+    expect(config.TOOL_DISPLAY).toBe('compact');
+  });
+
+  it('says what is wrong with each, all at once', () => {
+    expect(() => loadConfig({ SUGGESTED_PROMPTS: 'Summarise, Explain', LOADING_MESSAGES: JSON.stringify(Array.from({ length: 11 }, (_, i) => `line ${i}`)), TOOL_DISPLAY: 'tiny' })).toThrow(
+      /TOOL_DISPLAY: must be one of cards, compact[\s\S]*SUGGESTED_PROMPTS: must be a JSON array[\s\S]*LOADING_MESSAGES: must list at most 10/,
+    );
+    expect(() => loadConfig({ SUGGESTED_PROMPTS: '[{"title": "Only a title"}]' })).toThrow(/SUGGESTED_PROMPTS\.0\.message/);
   });
 });

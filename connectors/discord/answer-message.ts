@@ -10,7 +10,7 @@
 // carries the whole message, so nothing is lost or doubled.
 import type { EngineLogger } from '../../src/engine/index.js';
 import { DeltaCoalescer, splitMarkdownPieces, withoutFenceRepair } from '../shared/index.js';
-import type { AnswerDraft } from '../shared/thread-surface.js';
+import type { AnswerDraft, AnswerEnding } from '../shared/thread-surface.js';
 import type { DiscordOutbound } from './outbound.js';
 
 /** Room left under Discord's 2,000 for the footer and the mention-neutralising word joiners. */
@@ -44,7 +44,8 @@ export class AnswerMessage implements AnswerDraft {
     if (delta) this.coalescer.push(delta);
   }
 
-  async finish(footer?: string): Promise<void> {
+  async finish(ending?: AnswerEnding): Promise<void> {
+    const footer = ending?.footer;
     await this.coalescer.close();
     if (this.dirty) await this.flush('');
     if (footer === undefined || !this.messageId) return;

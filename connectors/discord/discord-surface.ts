@@ -99,7 +99,8 @@ export class DiscordSurface implements ThreadSurface {
   async setStatus(status: WorkStatus): Promise<void> {
     clearInterval(this.typing);
     this.typing = undefined;
-    if (status === 'idle') return;
+    // Discord has one sign of work, typing: shown while a turn thinks, not while it waits for a person.
+    if (status !== 'thinking') return;
     const renew = (): Promise<void> =>
       this.deps.outbound.typing(this.thread).catch((error: unknown) => this.deps.logger.debug({ err: error }, 'could not renew the typing indicator'));
     this.typing = setInterval(() => void renew(), TYPING_RENEW_MS);

@@ -59,6 +59,23 @@ export class ThreadCards {
     if (!card.messageId) await this.render(card);
   }
 
+  /** Whether this call has a card (compact mode: only calls that asked a person get one). */
+  has(toolCallId: string): boolean {
+    return this.cards.has(toolCallId);
+  }
+
+  /**
+   * Compact mode: a call shown as a step asks a person, so it gets a card after all. Its
+   * proposal is taken in without drawing anything: the card is posted once, with the ask.
+   */
+  async adopt(event: EventOf<'tool_proposed'>): Promise<void> {
+    if (this.cards.has(event.toolCallId)) return;
+    const decision = this.decisions.get(event.toolCallId);
+    this.decisions.delete(event.toolCallId);
+    const state = decision ? recordDecision(newToolCard(event), decision.by, decision.choice) : newToolCard(event);
+    this.cards.set(event.toolCallId, { state, messageId: await this.output.surface.cards.find(event.toolCallId), rendering: Promise.resolve() });
+  }
+
   /** A call asks a human (approval, question, plan, directory): the prompt's buttons go on its card. */
   async asked(event: EventOf<'permission_required'> | EventOf<'interaction_required'>, prompt: InboxItem | undefined): Promise<void> {
     const card = await this.cardFor(event.toolCallId, event.type === 'permission_required' ? event.name : event.kind);

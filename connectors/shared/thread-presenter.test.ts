@@ -73,7 +73,7 @@ class RecordingSurface implements ThreadSurface {
         if (messages.length === 0) messages.push(this.newId());
         text += delta;
       },
-      finish: async (footer) => this.record({ op: 'finishAnswer', text, footer, messages: [...messages] }),
+      finish: async (ending) => this.record({ op: 'finishAnswer', text, footer: ending?.footer, messages: [...messages] }),
       messages,
     };
   }
@@ -192,10 +192,14 @@ describe('the thread presenter', () => {
       'postCard',
       'cards.posted',
       'updateCard',
+      'setStatus',
       'updateCard',
+      'setStatus',
       'updateCard',
       'updateCard',
     ]);
+    // Where the conversation stands: working, waiting for the approver, working again.
+    expect(surface.of('setStatus').map((call) => call.status)).toEqual(['thinking', 'waiting', 'thinking']);
     const [posted] = surface.of('postCard');
     expect(posted!.card.state).toMatchObject({ phase: 'proposed', name: 'run_shell', argsSummary: 'rm -rf build' });
     const updates = surface.of('updateCard');

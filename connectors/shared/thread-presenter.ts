@@ -3,19 +3,27 @@
 // model slot, clicks) and draws them on the thread's surface (thread-surface.ts): the answer
 // as one message per text segment, every tool call its own card updated in place
 // (thread-cards.ts), a prompt's buttons on its tool's card, and a note when a turn was
-// stopped, failed or ran out of steps.
+// stopped, failed or ran out of steps. In compact mode (TOOL_DISPLAY=compact) tool calls are
+// steps of the reply instead (progress-steps.ts; the surface's `AnswerDraft.step`), and only a
+// call that asks a person gets a card, for its buttons.
+//
+// It also tells the surface where the conversation stands (WorkStatus: thinking, waiting for
+// a person, idle), and under a turn's final answer asks for 👍 / 👎, recording what the answer
+// was (its turn and model) for the click to find (`feedback`).
 //
 // The idea to hold: the presenter decides what the thread shows and when; the surface only
 // how. A surface call that fails is logged and the turn goes on (thread-output.ts): the
 // conversation is the source of truth, the thread is its rendering.
-import type { EngineEvent, EngineLogger, InboxItem, MessageSource, Usage } from '../../src/engine/index.js';
+import { textOf, type EngineEvent, type EngineLogger, type InboxItem, type MessageSource, type Usage } from '../../src/engine/index.js';
 import type { InputDisposition, SessionObserver } from '../../src/sessions/session-manager.js';
 import { choiceOf } from '../../src/sessions/prompt-replies.js';
+import type { AnsweredTurn, AnswerRecorder } from '../../src/feedback/feedback-book.js';
 import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
 import type { CallText } from './call-arguments.js';
+import { ProgressSteps } from './progress-steps.js';
 import { ThreadCards } from './thread-cards.js';
 import { ThreadOutput } from './thread-output.js';
-import type { AnswerDraft, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from './thread-surface.js';
+import type { AnswerDraft, InputMark, MessageId, ProgressStep, StatusDetails, ThreadNote, ThreadSurface, WorkStatus } from './thread-surface.js';
 import { formatUsage } from './usage-footer.js';
 
 export interface ThreadPresenterDeps {
@@ -25,6 +33,10 @@ export interface ThreadPresenterDeps {
   logger: EngineLogger;
   /** GRANT_SCOPE, for the words of "always" buttons. */
   grantScope?: 'thread' | 'channel';
+  /** TOOL_DISPLAY: a card per tool call (default), or the calls as steps of one reply. */
+  toolDisplay?: 'cards' | 'compact';
+  /** Where a final answer that offers 👍 / 👎 is recorded, for the click to find (src/feedback/). */
+  feedback?: AnswerRecorder;
 }
 
 export class ThreadPresenter {
@@ -37,13 +49,25 @@ export class ThreadPresenter {
   private stoppedBy: string | undefined;
   /** The note about replies dropped with a stopped turn was posted (once per turn, however many). */
   private droppedNoted = false;
+  /** What the surface was last told (a change is told once). */
+  private status: WorkStatus | undefined;
+  /** Compact mode: the turn's tool calls as steps. */
+  private readonly steps = new ProgressSteps();
+  /** The open answer got text (a draft of steps alone is no answer to give feedback on). */
+  private answerHasText = false;
+  private turnStartedAt = 0;
+  private requestId: string | undefined;
 
   constructor(
-    deps: ThreadPresenterDeps,
-    private readonly session: Pick<SessionRecord, 'id'>,
+    private readonly deps: ThreadPresenterDeps,
+    private readonly session: Pick<SessionRecord, 'id'> & Partial<Pick<SessionRecord, 'startedBy'>>,
   ) {
     this.output = new ThreadOutput({ surface: deps.surface, store: deps.store, logger: deps.logger, sessionId: session.id });
     this.cards = new ThreadCards(this.output, deps.grantScope);
+  }
+
+  private get compact(): boolean {
+    return this.deps.toolDisplay === 'compact';
   }
 
   /** Who reacted with 🛑, so the note can say it. */
@@ -63,28 +87,51 @@ export class ThreadPresenter {
         this.usages = [];
         this.stoppedBy = undefined;
         this.droppedNoted = false;
-        await this.setStatus('thinking');
+        this.steps.clear();
+        this.turnStartedAt = Date.now();
+        this.requestId = event.source?.messageId;
+        this.status = undefined;
+        await this.setStatus('thinking', event.kind === 'run' ? this.titleOf(event.input) : undefined);
         return;
       case 'assistant_delta':
+        await this.workAgain();
         this.answer ??= this.output.surface.startAnswer();
         this.answer.push(event.text);
+        this.answerHasText = true;
         return;
       case 'assistant_message':
         if (event.usage) this.usages.push(event.usage);
         // Tool calls follow: the text before them is a segment of its own, above their cards.
-        if (event.toolCalls.length > 0) await this.endAnswer();
+        // In compact mode the reply goes on: the calls are its steps.
+        if (event.toolCalls.length > 0 && !this.stepsShown()) await this.endAnswer();
         return;
       case 'tool_proposed':
+        if (this.stepsShown()) return this.showStep(this.steps.proposed(event));
         await this.cards.proposed(event);
         return;
       case 'permission_required':
       case 'interaction_required':
         // An answer must not stay open while a human decides: a Slack stream dies after ~5 minutes.
         await this.endAnswer();
+        // Compact mode too: a call that asks a person gets its own card, for the buttons.
+        if (this.steps.has(event.toolCallId)) {
+          const proposal = this.steps.proposal(event.toolCallId);
+          if (proposal) await this.cards.adopt(proposal);
+          // Not drawn now: that would open a reply again while the person decides. The step
+          // shows its outcome when the call runs or is denied.
+          this.steps.changed(event);
+        }
         await this.cards.asked(event, prompt);
+        await this.setStatus('waiting');
         return;
       case 'tool_started':
       case 'tool_finished':
+        await this.workAgain();
+        if (this.steps.has(event.toolCallId)) {
+          // A call that asked has a card: it shows the outcome there too, under the decision.
+          if (this.cards.has(event.toolCallId)) await this.cards.progressed(event);
+          return this.showStep(this.steps.changed(event));
+        }
         await this.cards.progressed(event);
         return;
       case 'tool_calls_limited':
@@ -99,7 +146,7 @@ export class ThreadPresenter {
         await this.note({ kind: 'stopped', ...(this.stoppedBy ? { by: this.stoppedBy } : {}) });
         return;
       case 'turn_end':
-        await this.endAnswer(this.usages.length > 0 ? formatUsage(this.usages) : undefined);
+        await this.endAnswer(this.usages.length > 0 ? formatUsage(this.usages) : undefined, event.status === 'completed');
         if (event.status === 'max_iterations_exceeded') {
           await this.note({ kind: 'step_limit', iterations: event.iterations, action: { kind: 'continue', sessionId: this.session.id } });
         }
@@ -148,6 +195,8 @@ export class ThreadPresenter {
   /** A click resolved a prompt: show the decision and who made it; the buttons go. */
   async onDecision(item: InboxItem, userId: string, choice: string): Promise<void> {
     await this.cards.decided(item, userId, choice);
+    // The turn goes on (a resumed turn after a restart says so itself, with its turn_start).
+    await this.workAgain();
   }
 
   /** A prompt closed without a click (a reply declined it, a stop closed it). */
@@ -189,13 +238,49 @@ export class ThreadPresenter {
 
   // ---- pieces ------------------------------------------------------------------------
 
-  /** Close the open answer segment (with the usage footer under it at the end of a turn) and record its messages. */
-  private async endAnswer(footer?: string): Promise<void> {
+  /**
+   * Close the open answer segment and record its messages. At the end of a turn the usage
+   * footer goes under it, and a completed turn's answer offers 👍 / 👎 (recorded for the click).
+   */
+  private async endAnswer(footer?: string, final = false): Promise<void> {
     const answer = this.answer;
+    const hasText = this.answerHasText;
     this.answer = undefined;
+    this.answerHasText = false;
     if (!answer) return;
-    await this.output.safely('finish the answer', () => answer.finish(footer));
+    const feedback = final && hasText && this.deps.feedback !== undefined;
+    await this.output.safely('finish the answer', () => answer.finish({ ...(footer !== undefined ? { footer } : {}), ...(feedback ? { feedback: true } : {}) }));
     for (const messageId of answer.messages) await this.output.remember(messageId, 'answer');
+    const last = answer.messages.at(-1);
+    if (feedback && last !== undefined) {
+      const turn: AnsweredTurn = { sessionId: this.session.id, messageKey: this.output.surface.messageKey(last), turnStartedAt: this.turnStartedAt };
+      const model = this.usages.at(-1)?.model;
+      if (model) turn.model = model;
+      if (this.requestId) turn.requestId = this.requestId;
+      await this.output.safely('record the answer for feedback', () => this.deps.feedback!.answered(turn));
+    }
+  }
+
+  /** Compact mode, on a surface that draws steps: tool calls go into the reply. */
+  private stepsShown(): boolean {
+    if (!this.compact) return false;
+    this.answer ??= this.output.surface.startAnswer();
+    return this.answer.step !== undefined;
+  }
+
+  private async showStep(step: ProgressStep): Promise<void> {
+    await this.workAgain();
+    this.answer ??= this.output.surface.startAnswer();
+    this.answer.step?.(step);
+  }
+
+  /** A new request's words, for a platform that titles its conversations (Slack's agent session). */
+  private titleOf(input: Parameters<typeof textOf>[0]): StatusDetails {
+    const details: StatusDetails = {};
+    const title = textOf(input).trim();
+    if (title) details.title = title;
+    if (this.session.startedBy) details.initiator = this.session.startedBy;
+    return details;
   }
 
   private async note(note: ThreadNote): Promise<void> {
@@ -205,8 +290,16 @@ export class ThreadPresenter {
     });
   }
 
-  private async setStatus(status: WorkStatus): Promise<void> {
-    await this.output.safely('set the thread status', () => this.output.surface.setStatus(status));
+  /** The person answered (or the wait ended otherwise): the turn works again. */
+  private async workAgain(): Promise<void> {
+    if (this.status === 'waiting') await this.setStatus('thinking');
+  }
+
+  /** Tell the surface where the conversation stands, once per change. */
+  private async setStatus(status: WorkStatus, details?: StatusDetails): Promise<void> {
+    if (this.status === status) return;
+    this.status = status;
+    await this.output.safely('set the thread status', () => this.output.surface.setStatus(status, details));
   }
 
   private async react(messageId: MessageId, mark: InputMark): Promise<void> {

@@ -84,8 +84,54 @@ export type ThreadNote =
  */
 export type InputMark = 'received' | 'taken' | 'dropped';
 
-/** Whether the bot is working in the thread: from a turn's start to its end. */
-export type WorkStatus = 'thinking' | 'idle';
+/**
+ * Where the thread's conversation stands: `thinking` while a turn works, `waiting` while it
+ * waits for a person (an approval, an answer), `idle` between turns, `closed` once /forget
+ * deleted it. Slack shows these as its agent session's status (processing, suspended,
+ * active, closed) with a native Stop button while it works; Discord types while thinking.
+ */
+export type WorkStatus = 'thinking' | 'waiting' | 'idle' | 'closed';
+
+/**
+ * Sent with a turn's `thinking` status when the turn answers a new request: what a platform
+ * that names its conversations (Slack's agent session title) may use when it creates one.
+ * The title is the request as the person wrote it (untrusted, not yet shortened: neutralise
+ * its mentions and cap it for your platform); secrets are already masked.
+ */
+export interface StatusDetails {
+  title?: string;
+  /** Who started the conversation (the session's starter). */
+  initiator?: string;
+}
+
+/**
+ * Compact progress (TOOL_DISPLAY=compact): one tool call as a step of the reply's progress,
+ * instead of a card of its own. `details` (what the call does: its arguments, short) is
+ * set on the step's first appearance and never changes; `output` (a short preview of its
+ * result) once it finished. Slack draws steps as task cards (`task_update` chunks of the
+ * streamed reply, or a `plan` block updated in place); Discord and the playground as one
+ * progress message edited in place.
+ */
+export interface ProgressStep {
+  /** The tool call id. */
+  id: string;
+  /** What the step is, in a few words ("run_shell: git status"). Untrusted: escape it. */
+  title: string;
+  status: 'pending' | 'in_progress' | 'complete' | 'error';
+  details?: string;
+  output?: string;
+}
+
+/** What `finish` adds under a turn's last answer. */
+export interface AnswerEnding {
+  /** The usage line (plain text), smaller, under the answer. */
+  footer?: string;
+  /**
+   * Offer 👍 / 👎 on this answer (it is the turn's final answer). The click's handler finds
+   * the answer by the clicked message (its key), never by what the button carries.
+   */
+  feedback?: boolean;
+}
 
 /**
  * One answer segment: the model's text between two tool rounds (or up to the end of the
@@ -97,12 +143,20 @@ export interface AnswerDraft {
   /** The next piece of text. Must not block or throw: queue it and send it when you can. */
   push(delta: string): void;
   /**
-   * Send what is pending and close the answer. `footer` (the usage line, plain text) goes
-   * under it, smaller, when given. The presenter awaits this before anything else is posted
-   * (a card, a note), and always before a human is asked to decide: a stream must not stay
-   * open while someone thinks (Slack kills a stream after about five minutes).
+   * Compact mode only (TOOL_DISPLAY=compact; a surface without it gets cards): show a tool
+   * call's step as part of this reply, new or changed. Must not block or throw, like `push`;
+   * a step pushed again with the same id replaces the earlier one. Text pushed after a step
+   * goes below it.
    */
-  finish(footer?: string): Promise<void>;
+  step?(step: ProgressStep): void;
+  /**
+   * Send what is pending and close the answer. `ending.footer` (the usage line, plain text)
+   * goes under it, smaller, when given; `ending.feedback` asks for 👍 / 👎 under it. The
+   * presenter awaits this before anything else is posted (a card, a note), and always before
+   * a human is asked to decide: a stream must not stay open while someone thinks (Slack
+   * kills a stream after about five minutes).
+   */
+  finish(ending?: AnswerEnding): Promise<void>;
   /** Every message this answer posted, so far: read after `finish`, also when it threw. */
   readonly messages: readonly MessageId[];
 }
@@ -165,11 +219,13 @@ export interface ThreadSurface {
   /** Take a mark off again. Removing a mark that is not there is no failure. */
   unreact(messageId: MessageId, mark: InputMark): Promise<void>;
   /**
-   * A turn began (`thinking`) or ended (`idle`). Show it where the platform has a place for
-   * it (Slack: the "is thinking…" status of a DM thread; Discord: the typing indicator), or
-   * do nothing.
+   * Where the conversation stands (see WorkStatus), told on each change: a turn began
+   * (`thinking`, with `details` when it answers a new request), waits for a person
+   * (`waiting`), goes on (`thinking`), ended (`idle`), was forgotten (`closed`). Show it
+   * where the platform has a place for it (Slack: the agent session's status, else the
+   * "is thinking…" status of a DM thread; Discord: the typing indicator), or do nothing.
    */
-  setStatus(status: WorkStatus): Promise<void>;
+  setStatus(status: WorkStatus, details?: StatusDetails): Promise<void>;
   /**
    * The thread's model call waits for a free slot (MAX_CONCURRENT_MODEL_CALLS), `ahead` calls
    * in front of it, or got one (null): show the wait until told it is over (Slack: the DM

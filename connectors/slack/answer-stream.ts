@@ -16,7 +16,7 @@ import type { EngineLogger } from '../../src/engine/index.js';
 import type { OpenAnswer } from '../../src/store/session-store.js';
 import { DeltaCoalescer, scanFences, splitMarkdown, splitMarkdownPieces, toSlackMrkdwn, withoutFenceRepair } from '../shared/index.js';
 import { closingLine, openingLine, type Fence } from '../shared/markdown-fences.js';
-import type { AnswerDraft } from '../shared/thread-surface.js';
+import type { AnswerDraft, AnswerEnding } from '../shared/thread-surface.js';
 import { footerBlock, type SlackBlock } from './blocks.js';
 
 export interface AnswerTarget {
@@ -89,7 +89,8 @@ export class AnswerStream implements AnswerDraft {
   }
 
   /** Send what is pending and close the message, with an optional footer (the usage line) under it. */
-  async finish(footerText?: string): Promise<void> {
+  async finish(ending?: AnswerEnding): Promise<void> {
+    const footerText = ending?.footer;
     const footer = footerText === undefined ? [] : [footerBlock(footerText)];
     await this.coalescer.close();
     // One last try for text a failed call left behind.

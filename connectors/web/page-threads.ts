@@ -212,7 +212,7 @@ export class PageThreads {
   }
 
   /** Working or idle, and the wait for a model slot: shown live, not worth a write. */
-  setStatus(threadId: string, status: WorkStatus, waiting: number | null): void {
+  setStatus(threadId: string, status: 'thinking' | 'idle', waiting: number | null): void {
     const thread = this.require(threadId);
     thread.status = status;
     thread.waiting = waiting;

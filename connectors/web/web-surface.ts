@@ -9,14 +9,14 @@
 // to the document, so `cards.find` reads the document and `posting` / `posted` have nothing
 // to record).
 import type { SessionRecord } from '../../src/store/session-store.js';
-import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import type { AnswerDraft, AnswerEnding, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
 import { cardModel, noteModel, type NameOf } from './card-model.js';
 import { newMessageId, type PageThreads } from './page-threads.js';
 
 export class WebSurface implements ThreadSurface {
   readonly platform = 'the playground';
   readonly cards: CardLocator;
-  private status: WorkStatus = 'idle';
+  private status: 'thinking' | 'idle' = 'idle';
 
   constructor(
     private readonly threads: PageThreads,
@@ -73,8 +73,9 @@ export class WebSurface implements ThreadSurface {
   }
 
   async setStatus(status: WorkStatus): Promise<void> {
-    this.status = status;
-    this.threads.setStatus(this.threadId, status, null);
+    // The page shows whether the bot works; waiting for a person shows on the prompt's card.
+    this.status = status === 'thinking' ? 'thinking' : 'idle';
+    this.threads.setStatus(this.threadId, this.status, null);
     // 👀 says "the bot has it and works on it": once the thread is idle that is over, and a
     // mark left on a finished message would say the bot still works on it. (A reply that
     // arrives later is marked again when it is taken.)
@@ -112,7 +113,8 @@ class WebAnswer implements AnswerDraft {
     this.posting = this.threads.add(this.threadId, { kind: 'answer', id, at: Date.now(), text: delta, streaming: true });
   }
 
-  async finish(footer?: string): Promise<void> {
+  async finish(ending?: AnswerEnding): Promise<void> {
+    const footer = ending?.footer;
     await this.posting;
     const id = this.id;
     if (!id) return;

@@ -25,6 +25,8 @@ export interface ClusterKeys {
   readonly openSessions: string;
   /** The set of every stored session (SessionStore's session index, in cluster mode). */
   readonly allSessions: string;
+  /** The set of every feedback vote's id (src/feedback/feedback-book.ts). */
+  readonly feedbackVotes: string;
   /** A Keyv document (the store's key, as SessionStore writes it). */
   doc(key: string): string;
 }
@@ -40,6 +42,7 @@ export function clusterKeys(prefix = 'chat-agent:'): ClusterKeys {
     running: `${prefix}running`,
     openSessions: `${prefix}open-sessions`,
     allSessions: `${prefix}all-sessions`,
+    feedbackVotes: `${prefix}feedback-votes`,
     poke: (nodeId) => `${prefix}poke:${nodeId}`,
     singleton: (name) => `${prefix}singleton:${name}`,
     doc: (key) => `${prefix}doc:${key}`,

@@ -114,6 +114,8 @@ export const MessageRefSchema = z.object({
   platformMessageId: z.string().optional(),
   /** An index entry written before its message was posted: when the post began (epoch ms). */
   postingAt: z.number().optional(),
+  /** A turn's final answer that offers 👍 / 👎 (src/feedback/): what the feedback is recorded against. */
+  answer: z.object({ model: z.string().optional(), requestId: z.string().optional(), turnStartedAt: z.number() }).optional(),
 });
 export type MessageRef = z.infer<typeof MessageRefSchema>;
 
