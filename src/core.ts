@@ -48,6 +48,8 @@ export interface Core {
   observers: ObserverHub;
   /** Connectors register how their platform's files are fetched and posted here (src/files/transfer.ts). */
   files: FileTransfers;
+  /** Masks the configured secrets in a text the bot shows or sends on (a session title made of a request). */
+  mask(text: string): string;
   /** 👍 / 👎 on final answers: the presenters record answers, the connectors' clicks vote, /feedback totals (src/feedback/). */
   feedback: FeedbackBook;
   /**
@@ -255,6 +257,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     observers,
     files,
     feedback,
+    mask: (text) => secrets.mask(text),
     recover: async () => {
       // Sweeps and pokes start with events: a session taken over is drawn by attached connectors.
       await cluster?.start();

@@ -82,7 +82,7 @@ class StepSurface implements ThreadSurface {
   }
 }
 
-function thread(options: { compact?: boolean; drawsSteps?: boolean } = {}) {
+function thread(options: { compact?: boolean; drawsSteps?: boolean; mask?: (text: string) => string } = {}) {
   const surface = new StepSurface(options.drawsSteps ?? true);
   const refs = new Map<string, MessageRef>();
   const answered: AnsweredTurn[] = [];
@@ -93,6 +93,7 @@ function thread(options: { compact?: boolean; drawsSteps?: boolean } = {}) {
       logger: memoryLogger(),
       toolDisplay: options.compact ? 'compact' : 'cards',
       feedback: { answered: async (turn) => void answered.push(turn) },
+      ...(options.mask ? { mask: options.mask } : {}),
     },
     { id: SESSION, startedBy: 'U_ADA' },
   );
@@ -178,11 +179,11 @@ describe('compact progress (TOOL_DISPLAY=compact)', () => {
 });
 
 describe('the conversation status and feedback', () => {
-  it('a new request sends its words and starter with the first status; a resumed turn sends none', async () => {
-    const { surface, play } = thread();
+  it('a new request sends its words (secrets masked) and starter with the first status; a resumed turn sends none', async () => {
+    const { surface, play } = thread({ mask: (text) => text.replace('build', '[secret]') });
     await play(start, end, { type: 'turn_start', kind: 'resume', input: null }, end);
     expect(surface.of('setStatus').map((s) => [s.status, s.details])).toEqual([
-      ['thinking', { title: 'check the build <@U_EVE>', initiator: 'U_ADA' }],
+      ['thinking', { title: 'check the [secret] <@U_EVE>', initiator: 'U_ADA' }],
       ['idle', undefined],
       ['thinking', undefined],
       ['idle', undefined],

@@ -37,6 +37,8 @@ export interface ThreadPresenterDeps {
   toolDisplay?: 'cards' | 'compact';
   /** Where a final answer that offers 👍 / 👎 is recorded, for the click to find (src/feedback/). */
   feedback?: AnswerRecorder;
+  /** Masks secrets in what the presenter hands on from a person's text (a session title). */
+  mask?: (text: string) => string;
 }
 
 export class ThreadPresenter {
@@ -277,7 +279,7 @@ export class ThreadPresenter {
   /** A new request's words, for a platform that titles its conversations (Slack's agent session). */
   private titleOf(input: Parameters<typeof textOf>[0]): StatusDetails {
     const details: StatusDetails = {};
-    const title = textOf(input).trim();
+    const title = (this.deps.mask ?? ((text: string) => text))(textOf(input)).trim();
     if (title) details.title = title;
     if (this.session.startedBy) details.initiator = this.session.startedBy;
     return details;

@@ -224,7 +224,7 @@ export class SlackConnector {
     const { config, core, logger } = this.options;
     const client = limitClient(this.app.client, config.SLACK_CALLS_PER_THREAD);
     const surface = new SlackSurface({ client, store: core.store, logger, support: this.support, botUserId: this.botUserId }, session);
-    presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback }, session);
+    presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: core.mask }, session);
     this.presenters.set(session.id, presenter);
     this.threadClients.set(presenter, client);
     if (this.presenters.size > config.MAX_LIVE_SESSIONS) {
