@@ -148,7 +148,7 @@ export class ThreadPresenter {
         await this.note({ kind: 'stopped', ...(this.stoppedBy ? { by: this.stoppedBy } : {}) });
         return;
       case 'turn_end':
-        await this.endAnswer(this.usages.length > 0 ? formatUsage(this.usages) : undefined, event.status === 'completed');
+        await this.endAnswer(this.usages.length > 0 ? formatUsage(this.usages) : undefined, event.status === 'completed', true);
         if (event.status === 'max_iterations_exceeded') {
           await this.note({ kind: 'step_limit', iterations: event.iterations, action: { kind: 'continue', sessionId: this.session.id } });
         }
@@ -244,14 +244,14 @@ export class ThreadPresenter {
    * Close the open answer segment and record its messages. At the end of a turn the usage
    * footer goes under it, and a completed turn's answer offers 👍 / 👎 (recorded for the click).
    */
-  private async endAnswer(footer?: string, final = false): Promise<void> {
+  private async endAnswer(footer?: string, final = false, turnEnded = false): Promise<void> {
     const answer = this.answer;
     const hasText = this.answerHasText;
     this.answer = undefined;
     this.answerHasText = false;
     if (!answer) return;
     const feedback = final && hasText && this.deps.feedback !== undefined;
-    await this.output.safely('finish the answer', () => answer.finish({ ...(footer !== undefined ? { footer } : {}), ...(feedback ? { feedback: true } : {}) }));
+    await this.output.safely('finish the answer', () => answer.finish({ ...(footer !== undefined ? { footer } : {}), ...(feedback ? { feedback: true } : {}), ...(turnEnded ? { turnEnded: true } : {}) }));
     for (const messageId of answer.messages) await this.output.remember(messageId, 'answer');
     const last = answer.messages.at(-1);
     if (feedback && last !== undefined) {

@@ -131,6 +131,11 @@ export interface AnswerEnding {
    * the answer by the clicked message (its key), never by what the button carries.
    */
   feedback?: boolean;
+  /**
+   * The turn ends with this answer (`setStatus('idle')` follows at once): a platform that can
+   * say so in the same call may (Slack: `chat.stopStream`'s `session_status`).
+   */
+  turnEnded?: boolean;
 }
 
 /**
