@@ -21,7 +21,7 @@ export class WebAnswer implements AnswerDraft {
   /** The text after its steps. */
   private after: string | undefined;
   private readonly writes: Promise<void>[] = [];
-  private failure: unknown;
+  private failure: Error | undefined;
 
   constructor(
     private readonly threads: PageThreads,
@@ -40,7 +40,7 @@ export class WebAnswer implements AnswerDraft {
       try {
         this.threads.appendAnswer(this.threadId, growing, delta);
       } catch (error) {
-        this.failure ??= error;
+        this.failure ??= asError(error);
       }
       return;
     }
@@ -89,7 +89,7 @@ export class WebAnswer implements AnswerDraft {
   private track(write: Promise<void>): void {
     this.writes.push(
       write.catch((error: unknown) => {
-        this.failure ??= error;
+        this.failure ??= asError(error);
       }),
     );
   }
@@ -104,4 +104,8 @@ function withStep(step: ProgressStep): (message: PageMessage) => PageMessage {
       : [...message.steps, { ...step }];
     return { ...message, steps };
   };
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }

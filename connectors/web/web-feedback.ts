@@ -21,6 +21,14 @@ export interface WebFeedbackDeps {
   userId: string;
 }
 
+/** What the person is told privately after a click. */
+function thanks(status: 'recorded' | 'changed' | 'unchanged', value: 'up' | 'down'): string {
+  const thumb = value === 'up' ? '👍' : '👎';
+  if (status === 'unchanged') return `You already gave this answer a ${thumb}.`;
+  const said = status === 'changed' ? `Changed to ${thumb}.` : value === 'up' ? `Thanks for the ${thumb}: noted for this answer.` : `Noted as ${thumb}.`;
+  return value === 'down' ? `${said} If you like, say what was wrong in the field under the answer.` : said;
+}
+
 const NOT_AN_ANSWER = 'There is no answer to rate there (only a finished turn’s final answer takes 👍 / 👎, and a forgotten thread has none).';
 
 export class WebFeedback {
@@ -31,14 +39,7 @@ export class WebFeedback {
     const result = book ? await book.vote(webMessageKey(body.message), userId, body.value) : { status: 'unknown_answer' as const };
     if (result.status === 'unknown_answer') return { ok: false, status: 404, message: NOT_AN_ANSWER };
     const threadId = await this.mark(body.message, (mark) => ({ ...mark, vote: result.value, reason: result.value === 'down' && result.status === 'unchanged' ? mark.reason : undefined }));
-    const thumb = result.value === 'up' ? '👍' : '👎';
-    const text =
-      result.status === 'unchanged'
-        ? `You already gave this answer a ${thumb}.`
-        : result.value === 'up'
-          ? `Thanks for the ${thumb}: noted for this answer.`
-          : `Noted as ${thumb}. If you like, say what was wrong in the field under the answer.`;
-    this.say(threadId, result.status === 'changed' ? `Changed to ${thumb}. ${text}` : text);
+    this.say(threadId, thanks(result.status, result.value));
     return { ok: true, status: result.status, value: result.value };
   }
 
