@@ -172,7 +172,13 @@ describe('compact mode in the playground', () => {
     cleanups.push(dir.remove);
     const llm = await new FakeOpenAI().start();
     cleanups.push(() => llm.stop());
-    llm.replyToolCalls([{ id: 'call_sleep', name: 'run_shell', arguments: { command: 'sleep 30' } }], { text: 'Waiting a while.' });
+    llm.replyToolCalls(
+      [
+        { id: 'call_echo', name: 'run_shell', arguments: { command: 'echo ready' } },
+        { id: 'call_sleep', name: 'run_shell', arguments: { command: 'sleep 30' } },
+      ],
+      { text: 'Waiting a while.' },
+    );
     llm.replyText('Carried on after the restart.');
     const env = { PERMISSION_MODE: 'auto' };
     const first = await boot({ dir: dir.path, llm, env });
@@ -184,7 +190,10 @@ describe('compact mode in the playground', () => {
     // The thread document as the store holds it when the process ends: the step running, and the note.
     const stored = PageThreadSchema.parse(await first.core.store.keyv.get(`web:thread:${thread}`)).messages;
     expect(stored.map((m) => m.kind)).toEqual(['input', 'answer', 'progress', 'note']);
-    expect(stored[2]!.kind === 'progress' && stored[2]!.steps.map((s) => [s.id, s.status])).toEqual([['call_sleep', 'in_progress']]);
+    expect(stored[2]!.kind === 'progress' && stored[2]!.steps.map((s) => [s.id, s.status])).toEqual([
+      ['call_echo', 'complete'],
+      ['call_sleep', 'in_progress'],
+    ]);
     expect(stored[3]).toMatchObject({ kind: 'note', text: expect.stringMatching(/restart/i) });
     await first.stop();
 
@@ -192,6 +201,7 @@ describe('compact mode in the playground', () => {
     await waitFor(() => messagesOf(second, thread).some((m) => m.kind === 'answer' && m.text === 'Carried on after the restart.'), 15_000);
     await second.idle();
     expect(progressOf(second, thread).map((m) => m.id)).toEqual([progressId]);
+    expect(statusOf(second, thread, 'call_echo')).toBe('complete');
     expect(statusOf(second, thread, 'call_sleep')).toBe('error');
     expect(messagesOf(second, thread).at(-1)).toMatchObject({ kind: 'answer', text: 'Carried on after the restart.', feedback: {} });
   });
