@@ -18,6 +18,7 @@ import { DeltaCoalescer, scanFences, splitMarkdown, splitMarkdownPieces, toSlack
 import { closingLine, openingLine, type Fence } from '../shared/markdown-fences.js';
 import type { AnswerDraft, AnswerEnding } from '../shared/thread-surface.js';
 import { footerBlock, type SlackBlock } from './blocks.js';
+import { feedbackBlock } from './feedback-blocks.js';
 
 export interface AnswerTarget {
   channel: string;
@@ -88,10 +89,10 @@ export class AnswerStream implements AnswerDraft {
     this.coalescer.push(delta);
   }
 
-  /** Send what is pending and close the message, with an optional footer (the usage line) under it. */
+  /** Send what is pending and close the message, with an optional footer (the usage line) and 👍 / 👎 under it. */
   async finish(ending?: AnswerEnding): Promise<void> {
     const footerText = ending?.footer;
-    const footer = footerText === undefined ? [] : [footerBlock(footerText)];
+    const footer = [...(footerText === undefined ? [] : [footerBlock(footerText)]), ...(ending?.feedback ? [feedbackBlock()] : [])];
     await this.coalescer.close();
     // One last try for text a failed call left behind.
     if (this.unsent || this.dirty) await this.flush('');
