@@ -10,6 +10,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeSlackFiles, type SlackFileObject } from './slack-files.js';
+import { contextActionsProblems, invalidBlocks, modalInputProblems } from './slack-block-checks.js';
 import { nextTs, SLACK_IDS, type AppMentionEventPayload, type UserMessageEventPayload } from './slack-payloads.js';
 
 /** The arguments of one Web API call: form fields (strings) with the JSON-carrying ones parsed. */
@@ -635,6 +636,8 @@ export class FakeSlack {
       const blocks = arr(args, 'blocks');
       const attachments = arr(args, 'attachments');
       if (!text && !blocks?.length && !attachments?.length) return failed('no_text');
+      const refused = contextActionsProblems(blocks);
+      if (refused.length > 0) return invalidBlocks(refused);
       const threadTs = str(args, 'thread_ts');
       const stored = this.store({ channel, ts: nextTs(), threadTs, text, blocks, attachments, metadata: args.metadata });
       return { ok: true, channel, ts: stored.ts, message: wireMessage(stored) };
@@ -643,6 +646,8 @@ export class FakeSlack {
     'chat.update': (args) => {
       const stored = this.find(args, 'ts');
       if (!stored) return failed('message_not_found');
+      const refused = contextActionsProblems(arr(args, 'blocks'));
+      if (refused.length > 0) return invalidBlocks(refused);
       if (args.text !== undefined) stored.text = str(args, 'text') ?? '';
       if (args.blocks !== undefined) stored.blocks = arr(args, 'blocks');
       if (args.attachments !== undefined) stored.attachments = arr(args, 'attachments');
@@ -707,8 +712,10 @@ export class FakeSlack {
       const stored = this.find(args, 'ts');
       if (!stored) return failed('message_not_found');
       if (stored.stream?.state !== 'streaming') return failed('message_not_in_streaming_state');
-      appendStreamed(stored, args);
       const blocks = arr(args, 'blocks');
+      const refused = contextActionsProblems(blocks);
+      if (refused.length > 0) return invalidBlocks(refused);
+      appendStreamed(stored, args);
       if (blocks) stored.blocks = blocks;
       if (args.metadata !== undefined) stored.metadata = args.metadata;
       stored.stream.state = 'stopped';
@@ -789,7 +796,7 @@ export class FakeSlack {
       if (Date.now() - issuedAt > TRIGGER_TTL_MS) return failed('expired_trigger_id');
       const view = args.view;
       if (view === null || typeof view !== 'object' || Array.isArray(view)) return failed('invalid_arguments');
-      const problems = modalProblems(view as Record<string, unknown>);
+      const problems = [...modalProblems(view as Record<string, unknown>), ...modalInputProblems(view as Record<string, unknown>)];
       if (problems.length > 0) return { ok: false, error: 'invalid_arguments', response_metadata: { messages: problems.map((p) => `[ERROR] ${p}`) } };
       const id = `V${String(this.openedViews.length + 1).padStart(8, '0')}`;
       this.openedViews.push({ id, triggerId, view: structuredClone(view as Record<string, unknown>) });
