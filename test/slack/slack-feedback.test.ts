@@ -212,3 +212,22 @@ describe('/feedback', () => {
     expect(botMessages(bot, root).some((m) => m.text.includes('Feedback on answers'))).toBe(false);
   });
 });
+
+describe('malformed feedback payloads', () => {
+  it('are acknowledged and dropped, never answered with an error', async () => {
+    bot = await bootSlackBot();
+    const { answer } = await answeredTurn(bot);
+    for (const payload of [
+      { type: 'view_submission', user: { id: ADA } },
+      { type: 'view_submission', user: null, view: { callback_id: FEEDBACK_REASON_CALLBACK } },
+      { type: 'view_submission', user: { id: ADA }, view: { id: 'V1', callback_id: FEEDBACK_REASON_CALLBACK, private_metadata: 'not json', state: { values: {} } } },
+      { type: 'view_submission', user: { id: ADA }, view: { id: 'V1', callback_id: FEEDBACK_REASON_CALLBACK, private_metadata: JSON.stringify({ channel: C, ts: answer.ts, thread: answer.ts }), state: null } },
+      { ...blockActions({ actionType: 'feedback_buttons', actionId: FEEDBACK_ACTION, value: 'up', messageTs: answer.ts, responseUrl: bot.slack.responseUrl('bad') }), container: null },
+    ]) {
+      const response = await sendInteraction(bot.url, SECRET, payload);
+      expect(response.status, JSON.stringify(payload).slice(0, 80)).toBe(200);
+    }
+    expect(await bot.core.feedback.totals()).toMatchObject({ up: 0, down: 0 });
+    expect(bot.logs.lines.some((line) => /malformed feedback/.test(JSON.stringify(line)))).toBe(true);
+  });
+});
