@@ -40,7 +40,7 @@ const MENTION = /(^|\s)@bot(?![\p{L}\p{N}_])/giu;
 const COMMAND = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i;
 
 export const COMMAND_HELP =
-  'Thread commands (type them in a thread): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/help`.';
+  'Thread commands (type them in a thread): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (the 👍 / 👎 totals), `/help`.';
 
 /** The page renders a small, escape-first markdown (page/markdown.js): a backslash makes a mark literal. */
 const WEB_MARKUP: CommandMarkup = {
@@ -69,7 +69,7 @@ export interface WebInboundDeps {
   /** GRANT_SCOPE, for the words of "always" buttons. */
   grantScope?: 'thread' | 'channel';
   /** Where 👍 / 👎 are counted (core.feedback); without it a click is refused. */
-  feedback?: Pick<FeedbackBook, 'vote' | 'giveReason'>;
+  feedback?: Pick<FeedbackBook, 'vote' | 'giveReason' | 'totals'>;
 }
 
 export class WebInbound implements PlaygroundActions {
@@ -225,6 +225,9 @@ export class WebInbound implements PlaygroundActions {
         userId: LOCAL_USER.id,
         manager: core.manager,
         logger,
+        ...(this.deps.feedback ? { feedback: this.deps.feedback } : {}),
+        // The playground's one user runs the bot: the totals are theirs to see.
+        operator: true,
       },
       WEB_MARKUP,
     );
