@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { FakeSlackFiles, type SlackFileObject } from './slack-files.js';
 import { contextActionsProblems, invalidBlocks, modalInputProblems } from './slack-block-checks.js';
 import { nextTs, SLACK_IDS, type AppMentionEventPayload, type UserMessageEventPayload } from './slack-payloads.js';
+import { applyTaskChunks, chunksProblem, taskBlocksProblem, type FakeTask } from './slack-task-chunks.js';
 
 /** The arguments of one Web API call: form fields (strings) with the JSON-carrying ones parsed. */
 export type SlackArgs = Record<string, unknown>;
@@ -68,6 +69,8 @@ export interface StoredMessage {
     /** Every chunk received, in order (`markdown_text` given alone is kept as such a chunk). */
     chunks: unknown[];
     appendCalls: number;
+    /** The tasks the message shows, as Slack keeps them (slack-task-chunks.ts). */
+    tasks: FakeTask[];
   };
 }
 
@@ -638,6 +641,8 @@ export class FakeSlack {
       if (!text && !blocks?.length && !attachments?.length) return failed('no_text');
       const refused = contextActionsProblems(blocks);
       if (refused.length > 0) return invalidBlocks(refused);
+      const taskProblem = taskBlocksProblem(blocks);
+      if (taskProblem) return failed(taskProblem);
       const threadTs = str(args, 'thread_ts');
       const stored = this.store({ channel, ts: nextTs(), threadTs, text, blocks, attachments, metadata: args.metadata });
       return { ok: true, channel, ts: stored.ts, message: wireMessage(stored) };
@@ -648,6 +653,8 @@ export class FakeSlack {
       if (!stored) return failed('message_not_found');
       const refused = contextActionsProblems(arr(args, 'blocks'));
       if (refused.length > 0) return invalidBlocks(refused);
+      const taskProblem = taskBlocksProblem(arr(args, 'blocks'));
+      if (taskProblem) return failed(taskProblem);
       if (args.text !== undefined) stored.text = str(args, 'text') ?? '';
       if (args.blocks !== undefined) stored.blocks = arr(args, 'blocks');
       if (args.attachments !== undefined) stored.attachments = arr(args, 'attachments');
@@ -693,8 +700,10 @@ export class FakeSlack {
         if (!str(args, 'recipient_team_id')) return failed('missing_recipient_team_id');
         if (!str(args, 'recipient_user_id')) return failed('missing_recipient_user_id');
       }
+      const chunkProblem = chunksProblem(args);
+      if (chunkProblem) return failed(chunkProblem);
       const stored = this.store({ channel, ts: nextTs(), threadTs, text: '' });
-      stored.stream = { state: 'streaming', chunks: [], appendCalls: 0 };
+      stored.stream = { state: 'streaming', chunks: [], appendCalls: 0, tasks: [] };
       appendStreamed(stored, args);
       return { ok: true, channel, ts: stored.ts };
     },
@@ -703,6 +712,8 @@ export class FakeSlack {
       const stored = this.find(args, 'ts');
       if (!stored) return failed('message_not_found');
       if (stored.stream?.state !== 'streaming') return failed('message_not_in_streaming_state');
+      const chunkProblem = chunksProblem(args);
+      if (chunkProblem) return failed(chunkProblem);
       appendStreamed(stored, args);
       stored.stream.appendCalls += 1;
       return { ok: true, channel: stored.channel, ts: stored.ts };
@@ -712,6 +723,8 @@ export class FakeSlack {
       const stored = this.find(args, 'ts');
       if (!stored) return failed('message_not_found');
       if (stored.stream?.state !== 'streaming') return failed('message_not_in_streaming_state');
+      const chunkProblem = chunksProblem(args);
+      if (chunkProblem) return failed(chunkProblem);
       const blocks = arr(args, 'blocks');
       const refused = contextActionsProblems(blocks);
       if (refused.length > 0) return invalidBlocks(refused);
@@ -998,6 +1011,7 @@ function appendStreamed(stored: StoredMessage, args: SlackArgs): void {
   const markdown = str(args, 'markdown_text');
   const chunks = arr(args, 'chunks') ?? [];
   const received: unknown[] = markdown ? [{ type: 'markdown_text', text: markdown }, ...chunks] : chunks;
+  if (stored.stream) applyTaskChunks(stored.stream.tasks, received);
   for (const chunk of received) {
     stored.stream?.chunks.push(chunk);
     const text = (chunk as { type?: unknown; text?: unknown }).type === 'markdown_text' ? (chunk as { text?: unknown }).text : undefined;
