@@ -6,6 +6,8 @@
 // twice; without native streaming the steps are a plan message edited in place. The fake
 // refuses what Slack refuses (slack-task-chunks.ts) and keeps each message's tasks as Slack
 // does (details appended on a repeat), so what is asserted is what a person would see.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROMPT_ACTION } from '../../connectors/slack/actions.js';
 import { CARD_METADATA_EVENT } from '../../connectors/slack/card-index.js';
@@ -14,6 +16,7 @@ import { SLACK_IDS } from '../fakes/slack-payloads.js';
 import { FakeSlack, type StoredMessage } from '../fakes/slack-server.js';
 import { planTasks } from '../fakes/slack-task-chunks.js';
 import { waitFor } from '../support/engine-kit.js';
+import { inOnlyConversation } from '../support/conversation-folders.js';
 import { tempDir } from '../support/test-connector.js';
 import { bootSlackBot, waitForCard, type SlackBot } from './slack-harness.js';
 
@@ -192,6 +195,30 @@ describe('TOOL_DISPLAY=compact on Slack', () => {
     expect(resumed.ts > card.ts).toBe(true);
     expect(resumed.stream!.tasks.find((t) => t.id === 'call_run')?.status).toBe('complete');
     expectSettled(second, root, ['call_run']);
+  });
+
+  it('a stream that died mid-task: the task goes on in a new message, with its details again there (and only once)', async () => {
+    const bot = await boot({ env: { PERMISSION_MODE: 'auto' } });
+    bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'until [ -f go ]; do sleep 0.05; done; echo went' }, id: 'call_wait' }], { text: 'Waiting for the signal.' });
+    bot.llm.replyText(' Done waiting.');
+    const root = await bot.mention('wait for the signal');
+    await waitFor(() => streamed(bot, root)[0]?.stream!.tasks.some((t) => t.id === 'call_wait' && t.status === 'in_progress') === true, 10_000);
+    const first = streamed(bot, root)[0]!;
+    expect(first.stream!.tasks[0]!.details).toContain('until');
+
+    // Slack ends the stream under the bot (its five minutes, say): the next append is refused.
+    bot.slack.failNext('chat.appendStream', 'message_not_in_streaming_state');
+    await writeFile(inOnlyConversation(join(bot.dir, 'workspace'), 'go'), '');
+    await waitFor(() => bot.llm.requests.length === 2, 10_000);
+    await bot.idle();
+    await waitFor(() => streamed(bot, root).length === 2 && streamed(bot, root)[1]!.stream!.state === 'stopped');
+
+    // The dead message was repaired in place; the task finished in the new one, told in full.
+    expect(bot.slack.callsOf('chat.update').some((call) => call.args.ts === first.ts)).toBe(true);
+    const next = streamed(bot, root)[1]!;
+    expect(next.stream!.tasks).toMatchObject([{ id: 'call_wait', status: 'complete', detailsSent: 1, details: expect.stringContaining('until') }]);
+    expect(next.text).toContain('Done waiting.');
+    expect(cards(bot, root)).toEqual([]);
   });
 
   it('without native streaming the steps are one plan message edited in place, the text in messages of its own', async () => {

@@ -1,0 +1,120 @@
+// One compact answer (AnswerStream with steps) against FakeSlack through the real WebClient:
+// the order of text and task updates, a step's changes coalesced under the interval, its
+// details sent once per message, every update out before the stream stops, and the plan
+// message's edits coalesced where streaming is off.
+import { webApi } from '@slack/bolt';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AnswerStream, type StreamingSupport } from '../../connectors/slack/answer-stream.js';
+import type { ProgressStep } from '../../connectors/shared/thread-surface.js';
+import { SLACK_IDS } from '../fakes/slack-payloads.js';
+import { FakeSlack } from '../fakes/slack-server.js';
+import { planTasks } from '../fakes/slack-task-chunks.js';
+import { memoryLogger, waitFor } from '../support/engine-kit.js';
+
+const C = SLACK_IDS.channelId;
+const THREAD = '1795974906.000200';
+
+let fake: FakeSlack | undefined;
+afterEach(async () => {
+  await fake?.stop();
+  fake = undefined;
+});
+
+async function answer(options: { native: boolean; intervalMs: number }): Promise<{ slack: FakeSlack; stream: AnswerStream }> {
+  fake = await new FakeSlack().start();
+  const client = new webApi.WebClient('xoxb-test', { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+  const support: StreamingSupport = { native: options.native };
+  const stream = new AnswerStream(
+    client,
+    { channel: C, threadTs: THREAD, recipientUserId: SLACK_IDS.humanUserId, recipientTeamId: SLACK_IDS.teamId },
+    { logger: memoryLogger(), support, nativeIntervalMs: options.intervalMs, postIntervalMs: options.intervalMs },
+  );
+  return { slack: fake, stream };
+}
+
+const step = (id: string, status: ProgressStep['status'], extra: Partial<ProgressStep> = {}): ProgressStep => ({ id, title: `list_dir ${id}`, status, details: `path: ${id}`, ...extra });
+const streamCalls = (slack: FakeSlack) => slack.calls.filter((call) => call.method.startsWith('chat.') && call.method.endsWith('Stream')).map((call) => call.method);
+
+describe('a compact answer on a native stream', () => {
+  it('changes of a step that wait for the interval leave as one update, after the text before them and before the text after', async () => {
+    const { slack, stream } = await answer({ native: true, intervalMs: 60_000 });
+    stream.push('Looking. ');
+    await waitFor(() => slack.callsOf('chat.startStream').length === 1);
+    stream.step(step('a', 'pending'));
+    stream.step(step('a', 'in_progress'));
+    stream.push('Still looking. ');
+    stream.step(step('a', 'complete', { output: '3 entries' }));
+    stream.step(step('b', 'pending'));
+    stream.push('Done.');
+    await stream.finish();
+
+    expect(streamCalls(slack)).toEqual(['chat.startStream', 'chat.appendStream', 'chat.stopStream']);
+    const message = slack.message(C, stream.messages[0]!)!;
+    expect(message.stream!.chunks).toEqual([
+      { type: 'markdown_text', text: 'Looking. ' },
+      { type: 'task_update', id: 'a', title: 'list_dir a', status: 'complete', details: 'path: a', output: '3 entries' },
+      { type: 'markdown_text', text: 'Still looking. ' },
+      { type: 'task_update', id: 'b', title: 'list_dir b', status: 'pending', details: 'path: b' },
+      { type: 'markdown_text', text: 'Done.' },
+    ]);
+    expect(message.stream!.state).toBe('stopped');
+    expect(message.text).toBe('Looking. Still looking. Done.');
+  });
+
+  it('a step updated over several calls carries its details and output once, and its last state is out before the stream stops', async () => {
+    const { slack, stream } = await answer({ native: true, intervalMs: 0 });
+    stream.step(step('a', 'pending'));
+    await waitFor(() => slack.callsOf('chat.startStream').length === 1);
+    stream.step(step('a', 'in_progress'));
+    await waitFor(() => slack.callsOf('chat.appendStream').length === 1);
+    stream.step(step('a', 'complete', { output: 'ok' }));
+    await waitFor(() => slack.callsOf('chat.appendStream').length === 2);
+    stream.step(step('a', 'complete', { output: 'ok' }));
+    stream.step(step('c', 'in_progress'));
+    stream.step(step('c', 'error', { output: 'interrupted by user' }));
+    await stream.finish();
+
+    const message = slack.message(C, stream.messages[0]!)!;
+    expect(slack.callsOf('chat.startStream')[0]!.args.task_display_mode).toBe('timeline');
+    expect(message.stream!.tasks).toEqual([
+      { id: 'a', title: 'list_dir a', status: 'complete', details: 'path: a', output: 'ok', updates: 4, detailsSent: 1, statuses: ['pending', 'in_progress', 'complete', 'complete'] },
+      expect.objectContaining({ id: 'c', status: 'error', details: 'path: c', detailsSent: 1, output: 'interrupted by user' }),
+    ]);
+    expect(message.stream!.state).toBe('stopped');
+    // The last update went before the stop.
+    const methods = slack.calls.map((call) => call.method);
+    expect(methods.lastIndexOf('chat.appendStream')).toBeLessThan(methods.lastIndexOf('chat.stopStream'));
+  });
+
+  it('an answer of steps alone, and a step pushed after finish, neither throws nor sends after the stop', async () => {
+    const { slack, stream } = await answer({ native: true, intervalMs: 0 });
+    stream.step(step('a', 'complete'));
+    await stream.finish();
+    stream.step(step('b', 'pending'));
+    expect(streamCalls(slack)).toEqual(['chat.startStream', 'chat.stopStream']);
+    expect(slack.message(C, stream.messages[0]!)!.stream!.tasks.map((t) => t.id)).toEqual(['a']);
+  });
+});
+
+describe('a compact answer without native streaming', () => {
+  it('the plan is posted below the text so far, edited in place at most once per flush, and the text after goes below it', async () => {
+    const { slack, stream } = await answer({ native: false, intervalMs: 60_000 });
+    stream.push('Checking.');
+    await waitFor(() => slack.callsOf('chat.postMessage').length === 1);
+    stream.step(step('a', 'pending'));
+    stream.step(step('a', 'in_progress'));
+    stream.step(step('a', 'complete'));
+    stream.step(step('b', 'complete'));
+    stream.push('All good.');
+    await stream.finish();
+
+    const [text, plan, after] = stream.messages.map((ts) => slack.message(C, ts)!);
+    expect(stream.messages).toHaveLength(3);
+    expect(text!.text).toBe('Checking.');
+    expect(planTasks(plan!.blocks)).toMatchObject({ title: '2 steps done', tasks: [{ task_id: 'a', status: 'complete' }, { task_id: 'b', status: 'complete' }] });
+    expect(after!.text).toBe('All good.');
+    // Posted with the first change, the rest in one edit.
+    expect(slack.callsOf('chat.update').filter((call) => call.args.ts === plan!.ts)).toHaveLength(1);
+    expect(slack.callsOf('chat.startStream')).toHaveLength(0);
+  });
+});
