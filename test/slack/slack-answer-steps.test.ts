@@ -1,10 +1,14 @@
 // One compact answer (AnswerStream with steps) against FakeSlack through the real WebClient:
 // the order of text and task updates, a step's changes coalesced under the interval, its
 // details sent once per message, every update out before the stream stops, and the plan
-// message's edits coalesced where streaming is off.
+// message's edits coalesced where streaming is off; a stream that opened with a step alone is
+// written ahead like any other, so a takeover finds and stops it.
 import { webApi } from '@slack/bolt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AnswerStream, type StreamingSupport } from '../../connectors/slack/answer-stream.js';
+import { SlackSurface } from '../../connectors/slack/slack-surface.js';
+import { openKeyvStore } from '../../src/store/keyv-factory.js';
+import { SessionStore, sessionIdOf, type OpenAnswer, type SessionRecord } from '../../src/store/session-store.js';
 import type { ProgressStep } from '../../connectors/shared/thread-surface.js';
 import { SLACK_IDS } from '../fakes/slack-payloads.js';
 import { FakeSlack } from '../fakes/slack-server.js';
@@ -116,5 +120,47 @@ describe('a compact answer without native streaming', () => {
     // Posted with the first change, the rest in one edit.
     expect(slack.callsOf('chat.update').filter((call) => call.args.ts === plan!.ts)).toHaveLength(1);
     expect(slack.callsOf('chat.startStream')).toHaveLength(0);
+  });
+});
+
+/** An owner about to die: its write of the stream's ts never lands (the mark before it does). */
+class DyingOwnersStore extends SessionStore {
+  held = 0;
+  override async setOpenAnswer(id: string, answer: OpenAnswer | undefined): Promise<void> {
+    if (answer !== undefined && 'messageId' in answer) {
+      this.held += 1;
+      return new Promise<void>(() => undefined);
+    }
+    return super.setOpenAnswer(id, answer);
+  }
+}
+
+describe('a compact stream left open by an owner that died', () => {
+  it('opened by a step alone (no text yet), it is found by its mark and stopped by the instance that takes over', async () => {
+    fake = await new FakeSlack().start();
+    const slack = fake;
+    const opened = await openKeyvStore('memory://');
+    try {
+      const key = { platform: 'slack', workspace: SLACK_IDS.teamId, channel: C, thread: '1700000000.000100' };
+      const now = Date.now();
+      const session: SessionRecord = { id: sessionIdOf(key), key, model: 'm', grants: { tools: [], commands: [] }, compaction: null, startedBy: SLACK_IDS.humanUserId, steerers: [], directories: [], createdAt: now, updatedAt: now };
+      const client = () => new webApi.WebClient('xoxb-test', { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+      const store = new SessionStore(opened.keyv);
+      const dying = new DyingOwnersStore(opened.keyv);
+      const surface = (on: SessionStore) => new SlackSurface({ client: client(), store: on, logger: memoryLogger(), support: { native: true }, botUserId: SLACK_IDS.botUserId }, session);
+
+      const draft = surface(dying).startAnswer();
+      draft.step!(step('a', 'in_progress'));
+      await waitFor(() => dying.held === 1, 5_000);
+      const open = slack.channelMessages(C).filter((m) => m.stream?.state === 'streaming');
+      expect(open.map((m) => m.stream!.tasks.map((t) => t.status))).toEqual([['in_progress']]);
+      expect(await store.getOpenAnswer(session.id)).toMatchObject({ startingAt: expect.any(Number) });
+
+      await surface(store).closeStaleAnswer();
+      expect(slack.message(C, open[0]!.ts)!.stream!.state).toBe('stopped');
+      expect(await store.getOpenAnswer(session.id)).toBeUndefined();
+    } finally {
+      await opened.close();
+    }
   });
 });
