@@ -24,6 +24,7 @@ import { closingLine, openingLine, type Fence } from '../shared/markdown-fences.
 import type { AnswerDraft, AnswerEnding, ProgressStep } from '../shared/thread-surface.js';
 import { footerBlock, type SlackBlock } from './blocks.js';
 import { feedbackBlock } from './feedback-blocks.js';
+import { joinText, takeWithin, textOf, type Outgoing } from './stream-pieces.js';
 import { PlanMessage, TaskLedger } from './task-chunks.js';
 
 export interface AnswerTarget {
@@ -65,8 +66,6 @@ const UNSUPPORTED = new Set(['unknown_method', 'method_deprecated', 'not_allowed
  */
 const STEP_MARK = '\uFFFF';
 
-/** What waits to go out, in order: text, and steps between it. */
-type Outgoing = { text: string } | { step: ProgressStep };
 
 export class AnswerStream implements AnswerDraft {
   private readonly coalescer: DeltaCoalescer;
@@ -368,44 +367,6 @@ export class AnswerStream implements AnswerDraft {
   }
 }
 
-/** The text of what waits, steps left out. */
-function textOf(items: readonly Outgoing[]): string {
-  return items.map((item) => ('text' in item ? item.text : '')).join('');
-}
-
-/** Neighbouring texts as one (fewer chunks, and a message's text measured whole). */
-function joinText(items: readonly Outgoing[]): Outgoing[] {
-  const out: Outgoing[] = [];
-  for (const item of items) {
-    const last = out.at(-1);
-    if ('text' in item && last && 'text' in last) out[out.length - 1] = { text: last.text + item.text };
-    else out.push(item);
-  }
-  return out;
-}
-
-/**
- * What of `items` one message holds (`room` characters of text; steps take none), and the
- * rest. Text is cut as `cutWithin` does; at least something is taken, so a loop progresses.
- */
-function takeWithin(items: readonly Outgoing[], room: number): [Outgoing[], Outgoing[]] {
-  const part: Outgoing[] = [];
-  let left = room;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i]!;
-    if ('step' in item || item.text.length <= left) {
-      part.push(item);
-      if ('text' in item) left -= item.text.length;
-      continue;
-    }
-    if (left <= 0 && part.length > 0) return [part, items.slice(i)];
-    const cut = cutWithin(item.text, Math.max(left, 1));
-    part.push({ text: item.text.slice(0, cut) });
-    return [part, [{ text: item.text.slice(cut) }, ...items.slice(i + 1)]];
-  }
-  return [part, []];
-}
-
 /** Markdown as mrkdwn section blocks (3,000 characters each), for a message that also carries a footer. */
 function sectionsOf(markdown: string): SlackBlock[] {
   if (!markdown) return [];
@@ -418,22 +379,6 @@ function sectionsOf(markdown: string): SlackBlock[] {
 function openFenceAtEnd(text: string): Fence | undefined {
   const span = scanFences(text).at(-1);
   return span && !span.closed ? span.fence : undefined;
-}
-
-/**
- * Where to cut `text` to keep at most `room` characters: after a line, else a word, in the
- * second half; else at `room`. Always at least one character, so a caller's loop progresses.
- */
-function cutWithin(text: string, room: number): number {
-  if (text.length <= room) return text.length;
-  if (room <= 1) return 1;
-  const window = text.slice(0, room);
-  for (const boundary of ['\n', ' ']) {
-    const at = window.lastIndexOf(boundary);
-    if (at >= room / 2) return at + 1;
-  }
-  // Never between the two halves of a surrogate pair.
-  return /[\uD800-\uDBFF]/.test(window.charAt(room - 1)) ? room - 1 : room;
 }
 
 /** The `error` code of a Slack platform error (`channel_not_found`, …), if it is one. */
