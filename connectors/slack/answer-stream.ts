@@ -162,6 +162,13 @@ export class AnswerStream implements AnswerDraft {
           await this.flushNative();
           return;
         } catch (error) {
+          if (slackError(error) === 'invalid_chunks' && this.unsent.some((item) => 'step' in item)) {
+            // A step Slack will not take must not hold back the text behind it forever.
+            this.options.logger.warn({ error: 'invalid_chunks' }, 'Slack refused a task update; the waiting steps are dropped, the text goes on');
+            this.unsent = joinText(this.unsent.filter((item) => 'text' in item));
+            await this.flushNative();
+            return;
+          }
           if (!UNSUPPORTED.has(slackError(error) ?? '')) throw error;
           this.options.logger.info({ error: slackError(error) }, 'native streaming is not available here; posting and editing instead');
           this.options.support.native = false;

@@ -12,6 +12,7 @@
 // cards, and `plan` and `task_card` are never mixed in one message (a plan's cards live inside it).
 import type { types } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
+import { neutraliseBroadcasts } from '../shared/mentions.js';
 import type { ProgressStep } from '../shared/thread-surface.js';
 
 // @slack/types, as Bolt re-exports it (not a dependency of ours by itself).
@@ -136,8 +137,13 @@ function richText(text: string): RichTextBlock {
   return { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text }] }] };
 }
 
-/** At most TASK_TEXT_MAX characters, never between the halves of a surrogate pair. */
-function clip(text: string): string {
+/**
+ * At most TASK_TEXT_MAX characters, never between the halves of a surrogate pair. Broadcasts
+ * are made inert first: the outbound guard would otherwise add its word joiners after the cut
+ * and push the text past Slack's cap (it finds nothing left to change here).
+ */
+function clip(raw: string): string {
+  const text = neutraliseBroadcasts(raw, 'slack-plain');
   const chars = Array.from(text);
   if (text.length <= TASK_TEXT_MAX) return text;
   let out = '';

@@ -90,6 +90,19 @@ describe('a compact answer on a native stream', () => {
     expect(methods.lastIndexOf('chat.appendStream')).toBeLessThan(methods.lastIndexOf('chat.stopStream'));
   });
 
+  it('a task update Slack refuses is dropped, and the text behind it still goes out', async () => {
+    const { slack, stream } = await answer({ native: true, intervalMs: 60_000 });
+    stream.push('Before. ');
+    await waitFor(() => slack.callsOf('chat.startStream').length === 1);
+    // A step without an id (a compatible server that sends none): Slack refuses it every time.
+    stream.step({ id: '', title: '', status: 'in_progress' });
+    stream.push('After.');
+    await stream.finish();
+    const message = slack.message(C, stream.messages[0]!)!;
+    expect(message.text).toBe('Before. After.');
+    expect(message.stream!.state).toBe('stopped');
+  });
+
   it('an answer of steps alone, and a step pushed after finish, neither throws nor sends after the stop', async () => {
     const { slack, stream } = await answer({ native: true, intervalMs: 0 });
     stream.step(step('a', 'complete'));

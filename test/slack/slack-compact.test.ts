@@ -221,6 +221,22 @@ describe('TOOL_DISPLAY=compact on Slack', () => {
     expect(cards(bot, root)).toEqual([]);
   });
 
+  it('arguments full of broadcasts: the task shows them inert and within Slack’s 256 characters', async () => {
+    const bot = await boot();
+    const path = '<!here> '.repeat(40);
+    bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path }, id: 'call_loud' }], { text: 'Listing.' });
+    bot.llm.replyText(' Done.');
+    const root = await bot.mention('list that');
+    await waitFor(() => bot.llm.requests.length === 2, 10_000);
+    await bot.idle();
+    await waitFor(() => streamed(bot, root)[0]?.stream!.state === 'stopped');
+    const task = streamed(bot, root)[0]!.stream!.tasks.find((t) => t.id === 'call_loud')!;
+    expect(task).toBeDefined();
+    expect(task.details!.length).toBeLessThanOrEqual(256);
+    expect(task.details).not.toContain('<!here');
+    expect(['complete', 'error']).toContain(task.status);
+  });
+
   it('without native streaming the steps are one plan message edited in place, the text in messages of its own', async () => {
     const bot = await boot();
     bot.slack.failNext('chat.startStream', 'unknown_method');
