@@ -90,6 +90,28 @@ describe('a compact answer on a native stream', () => {
     expect(methods.lastIndexOf('chat.appendStream')).toBeLessThan(methods.lastIndexOf('chat.stopStream'));
   });
 
+  it('a message that fills up rolls over: a task begun in it is finished in the next, its details told there once', async () => {
+    const { slack, stream } = await answer({ native: true, intervalMs: 0 });
+    stream.push('Start. '.repeat(100));
+    stream.step(step('a', 'in_progress'));
+    await waitFor(() => slack.channelMessages(C).some((m) => m.stream?.tasks.some((t) => t.id === 'a')));
+    // Too much for what the message has left (about 11,000 characters in all), not for a new one.
+    stream.push(`${'A long paragraph of findings. '.repeat(366)}\n\n`);
+    stream.step(step('a', 'complete', { output: 'done' }));
+    stream.push('The end.');
+    await stream.finish();
+
+    expect(stream.messages).toHaveLength(2);
+    const [first, second] = stream.messages.map((ts) => slack.message(C, ts)!);
+    for (const message of [first!, second!]) {
+      expect(message.stream!.state).toBe('stopped');
+      expect(message.text.length).toBeLessThanOrEqual(12_000);
+    }
+    expect(first!.stream!.tasks).toMatchObject([{ id: 'a', status: 'in_progress', detailsSent: 1 }]);
+    expect(second!.stream!.tasks).toMatchObject([{ id: 'a', status: 'complete', details: 'path: a', detailsSent: 1, output: 'done' }]);
+    expect(second!.text.endsWith('The end.')).toBe(true);
+  });
+
   it('a task update Slack refuses is dropped, and the text behind it still goes out', async () => {
     const { slack, stream } = await answer({ native: true, intervalMs: 60_000 });
     stream.push('Before. ');
@@ -133,6 +155,15 @@ describe('a compact answer without native streaming', () => {
     // Posted with the first change, the rest in one edit.
     expect(slack.callsOf('chat.update').filter((call) => call.args.ts === plan!.ts)).toHaveLength(1);
     expect(slack.callsOf('chat.startStream')).toHaveLength(0);
+  });
+
+  it('more steps than one plan holds (50) go on in a second plan message below the first', async () => {
+    const { slack, stream } = await answer({ native: false, intervalMs: 60_000 });
+    for (let i = 0; i < 52; i++) stream.step(step(`s${i}`, 'complete'));
+    await stream.finish();
+    const plans = stream.messages.map((ts) => planTasks(slack.message(C, ts)!.blocks)!);
+    expect(plans.map((plan) => plan.tasks.length)).toEqual([50, 2]);
+    expect(plans[1]!.tasks.map((t) => t.task_id)).toEqual(['s50', 's51']);
   });
 });
 
