@@ -66,7 +66,6 @@ const UNSUPPORTED = new Set(['unknown_method', 'method_deprecated', 'not_allowed
  */
 const STEP_MARK = '\uFFFF';
 
-
 export class AnswerStream implements AnswerDraft {
   private readonly coalescer: DeltaCoalescer;
   /** The message being written: its ts, the text it holds, when the stream began. */
@@ -75,7 +74,7 @@ export class AnswerStream implements AnswerDraft {
   private startedAt = 0;
   private streaming = false;
   private everText = false;
-  /** Native streaming: text and steps Slack has not accepted yet, in order. */
+  /** Text and steps Slack has not accepted yet, in order. */
   private unsent: Outgoing[] = [];
   /** Steps whose marks are still in the coalescer, in order, and the same by id (a newer state of a step replaces its waiting one). */
   private readonly marked: { step: ProgressStep }[] = [];
