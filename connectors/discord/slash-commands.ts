@@ -1,5 +1,5 @@
 // Discord's slash commands: `/status`, `/model`, `/grants`, `/revoke`, `/retry`, `/stop`,
-// `/forget`, `/help`, registered for the application (for each server DISCORD_GUILD_ID lists,
+// `/forget`, `/feedback` (admins: the 👍 / 👎 totals), `/help`, registered for the application (for each server DISCORD_GUILD_ID lists,
 // so they appear at once; globally otherwise, which Discord may take an hour to show),
 // and run by the shared command runner (shared/thread-commands.ts) with the same roles as in
 // Slack. A command acts on the thread (or DM) it is run in.
@@ -20,7 +20,7 @@ import { runThreadCommand, type CommandMarkup } from '../shared/thread-commands.
 import { safeContent, type DiscordOutbound } from './outbound.js';
 
 export const DISCORD_COMMAND_HELP =
-  'Commands, run in a thread where I work (or in a DM with me): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/help`. Mention me in a channel to start a thread; react with 🛑 to stop me.';
+  'Commands, run in a thread where I work (or in a DM with me): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/feedback` (admins: the 👍 / 👎 on my answers), `/help`. Mention me in a channel to start a thread; react with 🛑 to stop me.';
 
 const DISCORD_MARKUP: CommandMarkup = {
   bold: (text) => `**${text}**`,
@@ -48,6 +48,7 @@ export const SLASH_COMMANDS: ApplicationCommandDataResolvable[] = [
   { name: 'retry', description: 'Run the thread\'s last request again' },
   { name: 'stop', description: 'Stop what I am doing in this thread' },
   { name: 'forget', description: 'Delete everything stored for this thread' },
+  { name: 'feedback', description: 'Admins: the 👍 / 👎 people gave my answers, with their reasons' },
   { name: 'help', description: 'How to use me' },
 ];
 
