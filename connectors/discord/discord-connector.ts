@@ -1,7 +1,8 @@
 // The Discord connector: the only code that knows Discord (through discord.js v14). Inbound,
 // it turns gateway events into session calls (a mention → a thread on that message and
 // `deliver`; a message in such a thread or a DM → `deliver`; 🛑 → `interrupt`; a button →
-// `resolve` or `controls.retry`; a slash command → the shared command runner, slash-commands.ts);
+// `resolve` or `controls.retry`; 👍 / 👎 and a 👎's reason → core.feedback, answer-feedback.ts;
+// a slash command → the shared command runner, slash-commands.ts);
 // outbound, it registers a thread presenter per session
 // (shared/thread-presenter.ts) drawing on a Discord surface (discord-surface.ts) with the
 // core's observer hub. Everything it sends goes through outbound.ts (no mass mentions).
