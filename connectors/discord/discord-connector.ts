@@ -337,6 +337,7 @@ export class DiscordConnector {
         logger: this.options.logger,
         keyOf: (command) => this.commandKey(command),
         isOutsider: (userId, guildId) => this.isOutsider(userId, guildId),
+        feedback: this.options.core.feedback,
       });
     }
     if (await answerFeedbackInteraction(interaction, { core: this.options.core, logger: this.options.logger, isOutsider: (u, g) => this.isOutsider(u, g), messageKey: discordMessageKey })) return;

@@ -14,9 +14,10 @@
 // acknowledged either: the first one was, and a second acknowledgement gets 40060.
 import { MessageFlags, type ApplicationCommandDataResolvable, type ChatInputCommandInteraction, type Client } from 'discord.js';
 import type { EngineLogger } from '../../src/engine/index.js';
+import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
 import type { SessionKey } from '../../src/store/session-store.js';
-import { runThreadCommand, type CommandMarkup } from '../shared/thread-commands.js';
+import { runThreadCommand, type CommandContext, type CommandMarkup } from '../shared/thread-commands.js';
 import { safeContent, type DiscordOutbound } from './outbound.js';
 
 export const DISCORD_COMMAND_HELP =
@@ -79,6 +80,8 @@ export interface SlashCommandDeps {
   keyOf: (interaction: ChatInputCommandInteraction) => SessionKey | undefined;
   /** Whether the person is from outside the bot's server(s): `*` does not include them. */
   isOutsider: (userId: string, guildId: string | null) => Promise<boolean>;
+  /** The 👍 / 👎 on answers, whose totals an admin's `/feedback` shows (core.feedback). */
+  feedback?: Pick<FeedbackBook, 'totals'>;
 }
 
 export async function runSlashCommand(interaction: ChatInputCommandInteraction, deps: SlashCommandDeps): Promise<void> {
@@ -104,23 +107,22 @@ export async function runSlashCommand(interaction: ChatInputCommandInteraction, 
   const key = deps.keyOf(interaction);
   if (!key) return reply('Run this in a thread where I work (or in a DM with me).');
   const args = commandArgs(interaction);
-  await runThreadCommand(
-    { name, args },
-    {
-      connector: {
-        whisper: (_channel, _user, _thread, text) => reply(text),
-        post: async (_channel, thread, text) => {
-          await deps.outbound.post(thread, { content: text }).catch((error: unknown) => deps.logger.warn({ err: error }, 'could not post in the thread'));
-        },
+  // `feedback` is for `/feedback` (the shared runner's; a runner without that case ignores it).
+  const context: CommandContext & { feedback?: Pick<FeedbackBook, 'totals'> } = {
+    connector: {
+      whisper: (_channel, _user, _thread, text) => reply(text),
+      post: async (_channel, thread, text) => {
+        await deps.outbound.post(thread, { content: text }).catch((error: unknown) => deps.logger.warn({ err: error }, 'could not post in the thread'));
       },
-      key,
-      userId: interaction.user.id,
-      external: await deps.isOutsider(interaction.user.id, interaction.guildId),
-      manager: deps.manager,
-      logger: deps.logger,
     },
-    DISCORD_MARKUP,
-  );
+    key,
+    userId: interaction.user.id,
+    external: await deps.isOutsider(interaction.user.id, interaction.guildId),
+    manager: deps.manager,
+    logger: deps.logger,
+    ...(deps.feedback ? { feedback: deps.feedback } : {}),
+  };
+  await runThreadCommand({ name, args }, context, DISCORD_MARKUP);
   // `/stop` and `/retry` say nothing when they work: the thread shows it. Close the "thinking…".
   if (!answered) await reply('Done.');
 }
