@@ -130,8 +130,9 @@ export class AnswerMessage implements AnswerDraft {
   }
 
   async finish(ending?: AnswerEnding): Promise<void> {
-    await this.pacer.close();
+    // Closed first: a step or text arriving while the last round drains is dropped, not thrown.
     this.closed = true;
+    await this.pacer.close();
     // A closed checklist shows no step as still running (its outcome follows below).
     if (this.steps.size > 0 && this.renderProgress() !== this.progressShown) this.progressDirty = true;
     await this.flush();
