@@ -2,7 +2,7 @@
 // connectors turn their platform's events: a message that mentions the bot starts a thread
 // (`deliver`), a reply in the thread continues or steers it (`deliver`: the session decides),
 // 🛑 is `interrupt`, a card's button is the shared prompt click (prompt-click.ts), Retry and
-// Continue are `controls.retry`, and `/status`, `/model …` and the other thread commands go
+// Continue are `controls.retry`, 👍 / 👎 are the feedback book's (web-feedback.ts), and `/status`, `/model …` and the other thread commands go
 // to the shared command runner. The access policy is the core's, applied as on any platform:
 // the person is one user, `local`, who starts their threads.
 //
@@ -23,7 +23,9 @@ import { fullViewModel, webCardHoldsAll, withNames, type NameOf } from './card-m
 import type { ActionAnswer, PlaygroundActions } from './http-server.js';
 import type { LiveUpdates, PageSnapshot } from './live-updates.js';
 import { newMessageId, type PageThread, type PageThreads, type Person } from './page-threads.js';
-import type { ClickBody, FullViewBody, NoteActionBody, PostMessage, StopBody } from './request-bodies.js';
+import type { ClickBody, FeedbackBody, FeedbackReasonBody, FullViewBody, NoteActionBody, PostMessage, StopBody } from './request-bodies.js';
+import { WebFeedback } from './web-feedback.js';
+import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { UploadStaging } from './upload-staging.js';
 import type { z } from 'zod';
 
@@ -66,13 +68,19 @@ export interface WebInboundDeps {
   uploads: Pick<UploadStaging, 'take' | 'discard'>;
   /** GRANT_SCOPE, for the words of "always" buttons. */
   grantScope?: 'thread' | 'channel';
+  /** Where 👍 / 👎 are counted (core.feedback); without it a click is refused. */
+  feedback?: Pick<FeedbackBook, 'vote' | 'giveReason'>;
 }
 
 export class WebInbound implements PlaygroundActions {
   /** Signs the expanded views this process hands out (new at each start: a view from before it is asked again). */
   private readonly viewKey = randomBytes(32);
 
-  constructor(private readonly deps: WebInboundDeps) {}
+  private readonly votes: WebFeedback;
+
+  constructor(private readonly deps: WebInboundDeps) {
+    this.votes = new WebFeedback({ threads: deps.threads, live: deps.live, userId: LOCAL_USER.id, ...(deps.feedback ? { book: deps.feedback } : {}) });
+  }
 
   snapshot(): PageSnapshot {
     return { user: LOCAL_USER, bot: BOT, threads: this.deps.threads.all(), demo: this.deps.demo, maxFileBytes: this.deps.maxFileBytes };
@@ -194,6 +202,14 @@ export class WebInbound implements PlaygroundActions {
     const done = `${note.action.kind === 'continue' ? 'Continued' : 'Retried'} by @${LOCAL_USER.name}`;
     await this.deps.threads.change(thread.id, note.id, (message) => (message.kind === 'note' ? { id: message.id, at: message.at, kind: 'note', text: message.text, done } : message));
     return { ok: true };
+  }
+
+  feedback(body: z.infer<typeof FeedbackBody>): Promise<ActionAnswer> {
+    return this.votes.vote(body);
+  }
+
+  feedbackReason(body: z.infer<typeof FeedbackReasonBody>): Promise<ActionAnswer> {
+    return this.votes.reason(body);
   }
 
   private async runCommand(key: SessionKey, name: string, rest: string): Promise<void> {
