@@ -4,6 +4,7 @@
 // a card waits resumes the turn on that same card.
 import type { APIMessage } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { answerEvents } from '../fakes/openai-server.js';
 import { waitFor } from '../support/engine-kit.js';
 import { botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
 
@@ -42,10 +43,6 @@ function cardsOf(bot: DiscordBot, thread: string, tool: string): APIMessage[] {
   return botMessages(bot, thread).filter((m) => !isProgress(m) && m.content.includes(`**${tool}**`));
 }
 
-function editsOf(bot: DiscordBot, messageId: string): number {
-  return bot.fake.rest.callsTo('PATCH /channels/:channel/messages/:message').filter((c) => c.params.message === messageId).length;
-}
-
 describe('compact progress on Discord', () => {
   it('tool calls are steps of one progress message edited in place; an approval gets its own card with buttons; text stays above and below', async () => {
     const bot = await boot();
@@ -63,7 +60,6 @@ describe('compact progress on Discord', () => {
     expect(BigInt(intro.id) < BigInt(progress[0]!.id)).toBe(true);
     expect(stepLine(progress[0]!, 'list_dir')).toMatch(/^✅ \*\*list\\_dir\*\*/);
     expect(progress[0]!.content).toMatch(/-# ↳ /);
-    expect(editsOf(bot, progress[0]!.id)).toBeGreaterThan(0);
     expect(cardsOf(bot, asked.id, 'list_dir')).toEqual([]);
     // The asking call is its own card below, and its step in the closed progress message waits for it (never "running").
     expect(card.content).toContain('**write_file**');
@@ -87,17 +83,23 @@ describe('compact progress on Discord', () => {
     for (const message of botMessages(bot, asked.id)) expect(message.content.length).toBeLessThanOrEqual(2_000);
   });
 
-  it('many steps stay one message under 2,000 characters; untrusted titles and outputs cannot mass-mention or break the markup', async () => {
+  it('many steps over two rounds stay one message, edited in place, under 2,000 characters; untrusted titles and outputs cannot mass-mention or break the markup', async () => {
     const bot = await boot();
     const calls = Array.from({ length: 14 }, (_, i) => ({ name: 'list_dir', arguments: { path: `@everyone **${i}** ${'x'.repeat(200)}` } }));
     bot.llm.replyToolCalls(calls.slice(0, 7));
-    bot.llm.replyToolCalls(calls.slice(7));
+    // The second round is held until the first is drawn: then the same message is edited, not a second one posted.
+    let release = (): void => {};
+    const drawn = new Promise<void>((resolve) => (release = resolve));
+    bot.llm.reply((request) => ({ kind: 'sse_held', events: answerEvents(request, { toolCalls: calls.slice(7) }), holdAfter: 1, until: drawn }));
     bot.llm.replyText('Listed.');
     const asked = bot.mention('list a lot');
+    const first = await waitForBotMessage(bot, asked.id, (m) => isProgress(m) && m.content.split('\n').filter((line) => line.startsWith('❌')).length === 7);
+    release();
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Listed.'));
     await bot.idle();
     const progress = progressMessages(bot, asked.id);
-    expect(progress).toHaveLength(1);
+    expect(progress.map((m) => m.id)).toEqual([first.id]);
+    expect(progress[0]!.content.split('\n').filter((line) => line.startsWith('❌'))).toHaveLength(14);
     const content = progress[0]!.content;
     expect(content.length).toBeLessThanOrEqual(2_000);
     // No broadcast survives, and the arguments' markdown is escaped.
