@@ -135,6 +135,20 @@ describe('feedback on answers', () => {
     await answered(bot, asked.id, 'Hi.');
     await bot.idle();
     const run = bot.fake.runSlashCommand({ name: 'feedback', channelId: asked.id });
-    expect(await privateAnswer(bot, run.id)).toMatch(/feedback/i);
+    expect(await privateAnswer(bot, run.id)).toMatch(/only the bot admins/i);
+  });
+
+  it('/feedback shows an admin the totals', async () => {
+    bot = await bootDiscordBot({ env: { DISCORD_GUILD_ID: DISCORD_IDS.guildId, ADMINS: GRACE } });
+    bot.llm.replyText('Here it is.');
+    const asked = bot.mention('hello');
+    const answer = await answered(bot, asked.id, 'Here it is.');
+    await bot.idle();
+    await privateAnswer(bot, click(bot, asked.id, answer, '👍'));
+    await privateAnswer(bot, click(bot, asked.id, answer, '👍', GRACE));
+    const run = bot.fake.runSlashCommand({ name: 'feedback', channelId: asked.id, userId: GRACE });
+    const totals = await privateAnswer(bot, run.id);
+    expect(totals).toMatch(/2 👍/);
+    expect(totals).toMatch(/0 👎/);
   });
 });
