@@ -45,6 +45,11 @@ export interface AnswerStreamOptions {
    * which closing tolerates).
    */
   streaming?: (answer: OpenAnswer | undefined) => Promise<void>;
+  /**
+   * Where the thread is an agent session: the stop that ends a turn (`ending.turnEnded`) also
+   * sets the session's status (chat.stopStream's `session_status`), and says so with `sent`.
+   */
+  turnEnd?: { sessionStatus: 'active'; sent: () => void };
 }
 
 const NATIVE_MESSAGE_LIMIT = 11_000; // markdown_text is capped at 12,000 per message
@@ -97,7 +102,8 @@ export class AnswerStream implements AnswerDraft {
     if (this.unsent || this.dirty) await this.flush('');
     if (!this.ts) return;
     if (this.streaming) {
-      await this.stopStream(footer);
+      const turnEnd = ending?.turnEnded ? this.options.turnEnd : undefined;
+      if ((await this.stopStream(footer, '', turnEnd?.sessionStatus)) && turnEnd) turnEnd.sent();
     } else if (footer.length > 0) {
       await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment), blocks: [...sectionsOf(this.segment), ...footer] });
     }
@@ -207,18 +213,30 @@ export class AnswerStream implements AnswerDraft {
     }
   }
 
-  /** Close the stream, with optional last text (a closing fence) and blocks (a footer). */
-  private async stopStream(footer: SlackBlock[], last = ''): Promise<void> {
-    if (!this.ts || !this.streaming) return;
+  /**
+   * Close the stream, with optional last text (a closing fence), blocks (a footer) and the
+   * session's new status. True when chat.stopStream itself took it (so `sessionStatus` too).
+   */
+  private async stopStream(footer: SlackBlock[], last = '', sessionStatus?: string): Promise<boolean> {
+    if (!this.ts || !this.streaming) return false;
     this.streaming = false;
     this.segment += last;
+    let stopped = true;
     try {
-      await this.client.chat.stopStream({ channel: this.target.channel, ts: this.ts, ...(last ? { markdown_text: last } : {}), ...(footer.length > 0 ? { blocks: footer } : {}) });
+      await this.client.chat.stopStream({
+        channel: this.target.channel,
+        ts: this.ts,
+        ...(last ? { markdown_text: last } : {}),
+        ...(footer.length > 0 ? { blocks: footer } : {}),
+        ...(sessionStatus ? { session_status: sessionStatus } : {}),
+      });
     } catch (error) {
       if (slackError(error) !== 'message_not_in_streaming_state') throw error;
+      stopped = false;
       await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment), ...(footer.length > 0 ? { blocks: [...sectionsOf(this.segment), ...footer] } : {}) });
     }
     await this.recordStreaming(undefined);
+    return stopped;
   }
 
   /** Post, then edit; roll over to a new message (split safely) when the text grows too long. */

@@ -29,6 +29,7 @@ import { answerPromptClick } from '../shared/prompt-click.js';
 import { slackCardHoldsAll } from './approval-card.js';
 import { fitsInModal, fullTextModalOf } from './approval-modal.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
+import { AgentSessions, DEFAULT_LOADING_MESSAGES } from './agent-session.js';
 import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
 import type { StreamingSupport } from './answer-stream.js';
 import { CheckedApp, firstSectionText, readHumanMessage, readInbound, type ButtonClick, type HumanMessage } from './inbound-events.js';
@@ -42,6 +43,7 @@ import { guardedFetch } from './outbound-guard.js';
 import { showAll } from './show-all.js';
 import { limitClient } from './limited-client.js';
 import { messageKey, SlackSurface } from './slack-surface.js';
+import { listenForStopButton } from './stop-button.js';
 import { UserNames } from './user-names.js';
 
 export const STOP_REACTION = 'octagonal_sign';
@@ -61,6 +63,7 @@ export class SlackConnector {
   private readonly threadClients = new WeakMap<ThreadPresenter, WebClient>();
   private readonly names: UserNames;
   private readonly support: StreamingSupport = { native: true };
+  private readonly agentSessions: AgentSessions;
   private taking = false;
   private botUserId = '';
   private teamId = '';
@@ -71,6 +74,7 @@ export class SlackConnector {
     private readonly options: SlackConnectorOptions,
   ) {
     this.names = new UserNames(app.client, options.logger);
+    this.agentSessions = new AgentSessions({ store: options.core.store, logger: options.logger });
   }
 
   /** Build the Bolt app and check the token (auth.test). Events flow only after start(). */
@@ -223,8 +227,11 @@ export class SlackConnector {
     }
     const { config, core, logger } = this.options;
     const client = limitClient(this.app.client, config.SLACK_CALLS_PER_THREAD);
-    const surface = new SlackSurface({ client, store: core.store, logger, support: this.support, botUserId: this.botUserId }, session);
-    presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: core.mask }, session);
+    const surface = new SlackSurface(
+      { client, store: core.store, logger, support: this.support, botUserId: this.botUserId, agentSessions: this.agentSessions, loadingMessages: config.LOADING_MESSAGES ?? DEFAULT_LOADING_MESSAGES },
+      session,
+    );
+    presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text) }, session);
     this.presenters.set(session.id, presenter);
     this.threadClients.set(presenter, client);
     if (this.presenters.size > config.MAX_LIVE_SESSIONS) {
@@ -263,6 +270,7 @@ export class SlackConnector {
       if (!reaction || !reacted) return;
       await this.onStopReaction(reaction.team_id ?? this.teamId, reacted.channel, reacted.ts, reaction.event.user);
     });
+    listenForStopButton(this.app, { logger, teamId: () => this.teamId, claimEvent: (id) => this.options.core.manager.claimEvent(id), stop: (team, channel, thread, user) => this.onStopReaction(team, channel, thread, user) });
     this.app.action(ACTION_PATTERN, async ({ ack, body, respond }) => {
       await ack();
       const click = readInbound('block_actions', body, logger);
@@ -389,6 +397,11 @@ export class SlackConnector {
     await this.client.chat
       .postEphemeral({ channel, user, text, thread_ts: threadTs })
       .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not answer privately'));
+  }
+
+  /** /forget deleted the thread's conversation: its agent session is closed (nothing to do without sessions). */
+  async closed(key: SessionKey): Promise<void> {
+    await this.agentSessions.close(this.threadClient(key), { sessionId: sessionIdOf(key), teamId: key.workspace, channel: key.channel, threadTs: key.thread });
   }
 
   /** Post in a thread (a command's visible answer). */
