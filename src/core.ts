@@ -31,6 +31,7 @@ import { PersistentInbox } from './store/persistent-inbox.js';
 import { sessionIdOf, SessionStore, type SessionRecord } from './store/session-store.js';
 import { KeyvIdSet } from './store/keyv-id-set.js';
 import { FeedbackBook } from './feedback/feedback-book.js';
+import { ViewingContexts } from './context/viewing-contexts.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
@@ -48,8 +49,10 @@ export interface Core {
   observers: ObserverHub;
   /** Connectors register how their platform's files are fetched and posted here (src/files/transfer.ts). */
   files: FileTransfers;
+  /** What a person looks at while writing to the bot (Slack's Messages tab), given to the model as context (src/context/). */
+  viewing: ViewingContexts;
   /** Masks the configured secrets in a text the bot shows or sends on (a session title made of a request). */
-  mask(text: string): string;
+  mask: (text: string) => string;
   /** 👍 / 👎 on final answers: the presenters record answers, the connectors' clicks vote, /feedback totals (src/feedback/). */
   feedback: FeedbackBook;
   /**
@@ -121,6 +124,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const shared = clustered(config) && opened.redis ? opened.redis : undefined;
   const keys = clusterKeys();
   const store = shared ? new SessionStore(opened.keyv, redisIdSet(shared, keys.openSessions), redisIdSet(shared, keys.allSessions)) : new SessionStore(opened.keyv);
+  const viewing = new ViewingContexts(opened.keyv);
   const feedback = new FeedbackBook(store, shared ? redisIdSet(shared, keys.feedbackVotes) : new KeyvIdSet(opened.keyv, 'feedback-votes', async () => []), { mask: (text) => secrets.mask(text) });
   // Imported only in cluster mode: it brings ioredis, which a bot on SQLite does not need.
   const cluster = shared ? await (await import('./cluster/cluster-setup.js')).clusterCoordinator(shared, config, logger) : undefined;
@@ -180,6 +184,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     // A forgotten or expired thread's own folder goes with it (never a channel's, never WORKSPACE_DIR).
     removeThreadFiles: async (key) => {
       await feedback.forgetSession(sessionIdOf(key));
+      await viewing.forget(key);
       await removeThreadFolder(workspaceDir, key);
       // In a shared folder, the thread's uploads have a folder of their own (src/files/conversation-files.ts).
       if (scope !== 'thread') await removeThreadUploads(scope === 'shared' ? workspaceDir : resolve(workspaceDir, conversationFolderName('channel', key)), scope, key);
@@ -220,6 +225,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         maxIterations: config.MAX_ITERATIONS,
         maxToolCallsPerResponse: config.MAX_TOOL_CALLS_PER_RESPONSE,
         interruptHooks: [builtin.interruptHook],
+        // Where the person is looking (Slack's Messages tab): a fact for the model, never that channel's content.
+        contextProvider: () => viewing.describe(session.key),
         logger,
         maskOutput: secrets.mask,
         maskStream: secrets.streamMask,
@@ -257,6 +264,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     observers,
     files,
     feedback,
+    viewing,
     mask: (text) => secrets.mask(text),
     recover: async () => {
       // Sweeps and pokes start with events: a session taken over is drawn by attached connectors.

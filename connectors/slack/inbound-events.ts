@@ -215,6 +215,14 @@ export function readInbound<T extends Readable>(type: T, payload: unknown, logge
   return undefined;
 }
 
+/** An event body read with the listener's own schema: parsed, or undefined (reported once at warn). */
+export function readInboundEvent<S extends z.ZodType>(type: string, schema: S, payload: unknown, logger: EngineLogger): z.output<S> | undefined {
+  const parsed = schema.safeParse(payload);
+  if (parsed.success) return parsed.data;
+  reportMalformed(logger, type, parsed.error.issues);
+  return undefined;
+}
+
 /** The first section's sentence of a clicked message (a note keeps it when its button goes). */
 export function firstSectionText(click: ButtonClick): string | undefined {
   const section = click.message?.blocks?.find((block) => (block as { type?: unknown } | null)?.type === 'section');

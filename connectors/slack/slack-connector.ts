@@ -42,6 +42,7 @@ import { connectionCountWarner, RecordFirstSocketModeReceiver } from './record-f
 import { guardedFetch } from './outbound-guard.js';
 import { showAll } from './show-all.js';
 import { limitClient } from './limited-client.js';
+import { carryViewing, listenForMessagesTab } from './messages-tab.js';
 import { messageKey, SlackSurface } from './slack-surface.js';
 import { listenForStopButton } from './stop-button.js';
 import { UserNames } from './user-names.js';
@@ -290,6 +291,7 @@ export class SlackConnector {
       else if (actionId === RETRY_ACTION) await this.onRetryClick(decodeValue(SessionValueSchema, value), userId, click, say);
       else if (actionId === SHOW_ALL_ACTION) await showAll(this.showAllDeps(), body, say);
     });
+    listenForMessagesTab(this.app, { client: this.app.client, viewing: this.options.core.viewing, logger, prompts: this.options.config.SUGGESTED_PROMPTS, teamId: () => this.teamId });
     this.app.command('/agent', async ({ ack, body, respond }) => {
       await ack();
       if (!readInbound('slash_command', body, logger)) return;
@@ -335,6 +337,8 @@ export class SlackConnector {
     const names = await this.names.namesOf([message.user, ...mentionedUsers(message.text).filter((id) => id !== this.botUserId)]);
     const text = readableText(message.text, this.botUserId, names);
     const source = this.sourceOf(message, teamId, threadTs, names.get(message.user) ?? message.user);
+    // Their DM: what Slack last said they are viewing becomes this thread's context (messages-tab.ts).
+    if (isDm) await carryViewing(this.options.core.viewing, key, message.user, this.options.logger);
     const result = await manager.deliver(key, {
       text,
       userId: message.user,

@@ -489,6 +489,12 @@ export class FakeSlack {
     return this.openedViews.map((view) => structuredClone(view));
   }
 
+  /** The suggested prompts at the top of a DM's Messages tab (set without thread_ts), or undefined. */
+  tabPrompts(channel: string): { prompts: unknown[]; title?: string } | undefined {
+    const state = this.assistantThreads.get(key(channel, ''));
+    return state?.prompts ? { prompts: structuredClone(state.prompts), ...(state.promptsTitle !== undefined ? { title: state.promptsTitle } : {}) } : undefined;
+  }
+
   /** Status, title and suggested prompts of an assistant thread, or undefined if never set. */
   assistantThread(channel: string, threadTs: string): AssistantThreadState | undefined {
     const state = this.assistantThreads.get(key(channel, threadTs));
@@ -765,7 +771,15 @@ export class FakeSlack {
     },
 
     'assistant.threads.setSuggestedPrompts': (args) => {
-      const state = this.assistantState(args);
+      // Slack's limits: one to four prompts, each a title and a message.
+      const prompts = arr(args, 'prompts');
+      const wellFormed = (prompt: unknown) => {
+        const { title, message } = (prompt ?? {}) as { title?: unknown; message?: unknown };
+        return typeof title === 'string' && title.length > 0 && typeof message === 'string' && message.length > 0;
+      };
+      if (!prompts || prompts.length === 0 || prompts.length > 4 || !prompts.every(wellFormed)) return failed('invalid_arguments');
+      // Without thread_ts: the prompts at the top of the Messages tab (the agent messaging experience).
+      const state = str(args, 'thread_ts') === undefined && str(args, 'channel_id') ? this.tabState(str(args, 'channel_id')!) : this.assistantState(args);
       if (typeof state === 'string') return failed(state);
       state.prompts = arr(args, 'prompts') ?? [];
       const title = str(args, 'title');
@@ -872,6 +886,13 @@ export class FakeSlack {
   /** A user token (`xoxp-…`) is not modelled: every call acts as the bot. */
   private tokenUser(_token: string | undefined): string {
     return SLACK_IDS.botUserId;
+  }
+
+  /** The Messages tab of a DM, apart from its threads (suggested prompts set without thread_ts). */
+  private tabState(channel: string): AssistantThreadState {
+    const state = this.assistantThreads.get(key(channel, '')) ?? { status: '' };
+    this.assistantThreads.set(key(channel, ''), state);
+    return state;
   }
 
   private assistantState(args: SlackArgs): AssistantThreadState | string {

@@ -51,6 +51,7 @@ const METHOD_SCOPES: Record<string, string[]> = {
   'reactions.remove': ['reactions:write'],
   'users.info': ['users:read'],
   'assistant.threads.setStatus': ['assistant:write'],
+  'assistant.threads.setSuggestedPrompts': ['assistant:write'],
   // card-index.ts reads a thread after a crash: in whatever kind of conversation the thread is.
   'conversations.replies': ['channels:history', 'groups:history', 'im:history', 'mpim:history'],
   'views.open': [],
@@ -63,8 +64,13 @@ const METHOD_SCOPES: Record<string, string[]> = {
 /** Not a Web API method: the GET of a shared file's url_private_download with the bot token. */
 const DOWNLOAD_SCOPE = 'files:read';
 
-/** Each event subscription and the scope Slack requires for it. */
+/** Each event subscription and the scope Slack requires for it ('' for none). */
 const EVENT_SCOPES: Record<string, string> = {
+  // The Messages tab (messages-tab.ts): the assistant events need the Agents feature's scope.
+  app_home_opened: '',
+  app_context_changed: 'assistant:write',
+  assistant_thread_started: 'assistant:write',
+  assistant_thread_context_changed: 'assistant:write',
   app_mention: 'app_mentions:read',
   'message.channels': 'channels:history',
   'message.groups': 'groups:history',
@@ -88,7 +94,7 @@ describe('the Slack manifests', () => {
       it('asks for exactly the scopes the calls, the events and the slash command need', () => {
         const needed = new Set([
           ...Object.values(METHOD_SCOPES).flat(),
-          ...manifest.settings.event_subscriptions.bot_events.map((event) => EVENT_SCOPES[event] ?? `unknown event ${event}`),
+          ...manifest.settings.event_subscriptions.bot_events.map((event) => EVENT_SCOPES[event] ?? `unknown event ${event}`).filter(Boolean),
           ...(manifest.features.slash_commands.length > 0 ? ['commands'] : []),
           ...(/url_private_download/.test(connectorSource) ? [DOWNLOAD_SCOPE] : []),
         ]);
@@ -96,8 +102,8 @@ describe('the Slack manifests', () => {
       });
 
       it('subscribes to exactly the events the connector listens to, in every kind of conversation', () => {
-        const listened = matches(/this\.app\.event\('([a-z_]+)'/g);
-        expect(listened).toEqual(['app_mention', 'message', 'reaction_added']);
+        const listened = matches(/\bapp\.event\('([a-z_]+)'/g);
+        expect(listened).toEqual(['app_context_changed', 'app_home_opened', 'app_mention', 'assistant_thread_context_changed', 'assistant_thread_started', 'message', 'reaction_added']);
         expect([...new Set(manifest.settings.event_subscriptions.bot_events.map((event) => event.split('.')[0]))].sort()).toEqual(listened);
         // A mention or a reply may come from a public or private channel, a DM or a group DM.
         expect(manifest.settings.event_subscriptions.bot_events.filter((event) => event.startsWith('message.')).sort()).toEqual([
