@@ -271,7 +271,7 @@ export class SlackConnector {
       if (!reaction || !reacted) return;
       await this.onStopReaction(reaction.team_id ?? this.teamId, reacted.channel, reacted.ts, reaction.event.user);
     });
-    listenForStopButton(this.app, { logger, teamId: () => this.teamId, claimEvent: (id) => this.options.core.manager.claimEvent(id), stop: (team, channel, thread, user) => this.onStopReaction(team, channel, thread, user) });
+    listenForStopButton(this.app, { logger, teamId: () => this.teamId, claimEvent: (id) => this.options.core.manager.claimEvent(id), stop: (team, channel, thread, user, claimed) => this.onStopReaction(team, channel, thread, user, claimed) });
     this.app.action(ACTION_PATTERN, async ({ ack, body, respond }) => {
       await ack();
       const click = readInbound('block_actions', body, logger);
@@ -353,10 +353,12 @@ export class SlackConnector {
     else if ('filesRefused' in result && result.filesRefused) await this.whisper(message.channel, message.user, threadTs, result.filesRefused);
   }
 
-  private async onStopReaction(teamId: string, channel: string, ts: string, userId: string): Promise<void> {
+  /** `claimed`: the stop's event claim (the Stop button), settled while the thread is looked up; false drops it. */
+  private async onStopReaction(teamId: string, channel: string, ts: string, userId: string, claimed?: Promise<boolean>): Promise<void> {
     const ref = await this.options.core.store.getMessageRef(messageKey(channel, ts));
     const sessionId = ref?.sessionId ?? sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts });
     const record = await this.options.core.store.getSession(sessionId);
+    if (claimed && !(await claimed)) return;
     if (record) this.presenterFor(record).noteStoppedBy(userId);
     // Even with no session yet: the mention this reacts to may still be on its way in.
     const result = await this.options.core.manager.interrupt(sessionId, userId);

@@ -19,8 +19,11 @@ export interface StopButtonDeps {
   teamId: () => string;
   /** Claim a platform event id once (SessionManager.claimEvent). */
   claimEvent: (eventId: string) => Promise<boolean>;
-  /** The 🛑 path: stop the thread rooted at `threadTs` for `userId`, or tell them privately why not. */
-  stop: (teamId: string, channel: string, threadTs: string, userId: string) => Promise<void>;
+  /**
+   * The 🛑 path: stop the thread rooted at `threadTs` for `userId`, or tell them privately why
+   * not; nothing at all when `claimed` settles false (this click was handled already).
+   */
+  stop: (teamId: string, channel: string, threadTs: string, userId: string, claimed: Promise<boolean>) => Promise<void>;
 }
 
 export function listenForStopButton(app: App, deps: StopButtonDeps): void {
@@ -29,8 +32,14 @@ export function listenForStopButton(app: App, deps: StopButtonDeps): void {
     if (!stopped) return;
     const { channel, thread_ts: threadTs, user, event_ts: eventTs } = stopped.event;
     const teamId = stopped.team_id ?? deps.teamId();
-    if (!(await deps.claimEvent(stopEventId(teamId, channel, threadTs, eventTs)))) return;
-    await deps.stop(teamId, channel, threadTs, user);
+    // The claim (a store write) runs while the stop looks the thread up, and decides before
+    // anything is done: a stop is as quick as a 🛑, and one click still acts once.
+    const claimed = deps.claimEvent(stopEventId(teamId, channel, threadTs, eventTs)).catch((error: unknown) => {
+      // A stop is not lost to a store that failed: at worst a retry of it is applied twice.
+      deps.logger.warn({ err: error }, 'could not record the Stop button click; stopping anyway');
+      return true;
+    });
+    await deps.stop(teamId, channel, threadTs, user, claimed);
   });
 }
 
