@@ -156,6 +156,8 @@ export const SLACK_RATE_RULES: Readonly<Record<string, RateRule>> = {
   'reactions.add': tier(3),
   'reactions.remove': tier(2),
   'assistant.threads.setStatus': tier(3),
+  'agents.sessions.setStatus': tier(3),
+  'agents.sessions.rename': tier(3),
   'assistant.threads.setTitle': tier(3),
   'assistant.threads.setSuggestedPrompts': tier(3),
   'users.info': tier(4),
