@@ -13,6 +13,7 @@ import { SLACK_IDS } from '../test/fakes/slack-payloads.js';
 import { FakeSlack, type SlackCall } from '../test/fakes/slack-server.js';
 import { waitFor } from '../test/support/engine-kit.js';
 import { bootSlackBot } from '../test/slack/slack-harness.js';
+import { compactRows } from './slack-compact.js';
 import { median } from './stats.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
@@ -144,6 +145,7 @@ export const slackSuite: BenchSuite = {
         unit: 'answers',
         note: `429s FakeSlack answered over all ${NATIVE_RUNS + POST_RUNS} measured runs (Slack's published tiers enforced)`,
       },
+      ...(await compactRows()),
     ];
   },
 };

@@ -10,6 +10,9 @@
 //                          that carries the approve buttons (shared/approval-view.ts)
 //   f:<item id>:<choice>   answer a prompt from that private message (the click handler also
 //                          checks the message it came from is the bot's private one)
+//   t:up / t:down          👍 / 👎 under a final answer (answer-feedback.ts): which answer is
+//                          the clicked message's, never anything the id carries
+//   t:why                  the modal a 👎 opens, for its optional reason
 import { z } from 'zod';
 
 export const CUSTOM_ID_MAX = 100;
@@ -19,7 +22,14 @@ export type ButtonAction =
   | { kind: 'prompt_index'; item: string; index: number }
   | { kind: 'retry'; session: string }
   | { kind: 'show_all'; item: string }
-  | { kind: 'full_prompt'; item: string; choice: string };
+  | { kind: 'full_prompt'; item: string; choice: string }
+  | { kind: 'feedback'; value: 'up' | 'down' };
+
+/** The 👍 / 👎 buttons under a final answer. */
+export const FEEDBACK_CUSTOM_ID = { up: 't:up', down: 't:down' } as const;
+/** The modal a 👎 opens, and its one text input. */
+export const FEEDBACK_REASON_MODAL_ID = 't:why';
+export const FEEDBACK_REASON_INPUT_ID = 'reason';
 
 /** The custom id of a prompt's button, or undefined when even the short form would not fit. */
 export function promptCustomId(itemId: string, choice: string, index: number): string | undefined {
@@ -50,6 +60,8 @@ const ItemId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
 
 /** The action a clicked button's custom id names, or undefined for one that is not ours. */
 export function readCustomId(customId: string): ButtonAction | undefined {
+  if (customId === FEEDBACK_CUSTOM_ID.up) return { kind: 'feedback', value: 'up' };
+  if (customId === FEEDBACK_CUSTOM_ID.down) return { kind: 'feedback', value: 'down' };
   if (customId.startsWith('r:')) {
     const session = customId.slice(2);
     return session ? { kind: 'retry', session } : undefined;

@@ -1,7 +1,8 @@
 // The Discord connector: the only code that knows Discord (through discord.js v14). Inbound,
 // it turns gateway events into session calls (a mention → a thread on that message and
 // `deliver`; a message in such a thread or a DM → `deliver`; 🛑 → `interrupt`; a button →
-// `resolve` or `controls.retry`; a slash command → the shared command runner, slash-commands.ts);
+// `resolve` or `controls.retry`; 👍 / 👎 and a 👎's reason → core.feedback, answer-feedback.ts;
+// a slash command → the shared command runner, slash-commands.ts);
 // outbound, it registers a thread presenter per session
 // (shared/thread-presenter.ts) drawing on a Discord surface (discord-surface.ts) with the
 // core's observer hub. Everything it sends goes through outbound.ts (no mass mentions).
@@ -45,6 +46,7 @@ import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
+import { answerFeedbackInteraction } from './answer-feedback.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import { readCustomId } from './custom-ids.js';
 import { DiscordSurface, discordMessageKey } from './discord-surface.js';
@@ -198,7 +200,7 @@ export class DiscordConnector {
       { outbound: this.outbound, store: core.store, logger, ...(this.options.answerIntervalMs !== undefined ? { answerIntervalMs: this.options.answerIntervalMs } : {}) },
       session,
     );
-    const presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: core.mask }, session);
+    const presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text) }, session);
     this.threads.set(session.id, { presenter, surface });
     if (this.threads.size > config.MAX_LIVE_SESSIONS) {
       for (const [id, live] of this.threads) {
@@ -335,8 +337,10 @@ export class DiscordConnector {
         logger: this.options.logger,
         keyOf: (command) => this.commandKey(command),
         isOutsider: (userId, guildId) => this.isOutsider(userId, guildId),
+        feedback: this.options.core.feedback,
       });
     }
+    if (await answerFeedbackInteraction(interaction, { core: this.options.core, logger: this.options.logger, isOutsider: (u, g) => this.isOutsider(u, g), messageKey: discordMessageKey })) return;
     if (!interaction.isButton()) return;
     const action = readCustomId(interaction.customId);
     // Acknowledge first: Discord gives 3 seconds, and resolving may take longer.
@@ -349,7 +353,8 @@ export class DiscordConnector {
     const say = (text: string): Promise<void> => this.whisperTo(interaction, text);
     const userId = interaction.user.id;
     const { core } = this.options;
-    if (!action) return say('That button is not one I recognise.');
+    // (A feedback button never gets here: answer-feedback.ts took it above.)
+    if (!action || action.kind === 'feedback') return say('That button is not one I recognise.');
     if (action.kind === 'retry') return this.onRetryClick(interaction, action.session, say);
     if (action.kind === 'show_all') return showAllPrivately(this.showAllDeps(), interaction, action.item, say);
     let choice: string | undefined = action.kind === 'prompt' || action.kind === 'full_prompt' ? action.choice : undefined;

@@ -1,6 +1,7 @@
 // One Discord thread (or DM) as the thread presenter's surface (shared/thread-surface.ts):
 // cards and notes as messages with button rows (thread-messages.ts), an answer posted and
-// edited (answer-message.ts), marks as emoji reactions, the typing indicator for "working",
+// edited (answer-message.ts; in compact mode with its tool calls as one progress message, and
+// 👍 / 👎 under a turn's final answer), marks as emoji reactions, the typing indicator for "working",
 // ⏳ on the thread's starter message while its model call waits for a slot.
 //
 // Where a message lives: everything the bot posts is in the thread. A person's first message

@@ -1,5 +1,5 @@
 // Discord's slash commands: `/status`, `/model`, `/grants`, `/revoke`, `/retry`, `/stop`,
-// `/forget`, `/help`, registered for the application (for each server DISCORD_GUILD_ID lists,
+// `/forget`, `/feedback` (admins: the 👍 / 👎 totals), `/help`, registered for the application (for each server DISCORD_GUILD_ID lists,
 // so they appear at once; globally otherwise, which Discord may take an hour to show),
 // and run by the shared command runner (shared/thread-commands.ts) with the same roles as in
 // Slack. A command acts on the thread (or DM) it is run in.
@@ -14,13 +14,14 @@
 // acknowledged either: the first one was, and a second acknowledgement gets 40060.
 import { MessageFlags, type ApplicationCommandDataResolvable, type ChatInputCommandInteraction, type Client } from 'discord.js';
 import type { EngineLogger } from '../../src/engine/index.js';
+import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
 import type { SessionKey } from '../../src/store/session-store.js';
-import { runThreadCommand, type CommandMarkup } from '../shared/thread-commands.js';
+import { runThreadCommand, type CommandContext, type CommandMarkup } from '../shared/thread-commands.js';
 import { safeContent, type DiscordOutbound } from './outbound.js';
 
 export const DISCORD_COMMAND_HELP =
-  'Commands, run in a thread where I work (or in a DM with me): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/help`. Mention me in a channel to start a thread; react with 🛑 to stop me.';
+  'Commands, run in a thread where I work (or in a DM with me): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/feedback` (admins: the 👍 / 👎 on my answers), `/help`. Mention me in a channel to start a thread; react with 🛑 to stop me.';
 
 const DISCORD_MARKUP: CommandMarkup = {
   bold: (text) => `**${text}**`,
@@ -48,6 +49,7 @@ export const SLASH_COMMANDS: ApplicationCommandDataResolvable[] = [
   { name: 'retry', description: 'Run the thread\'s last request again' },
   { name: 'stop', description: 'Stop what I am doing in this thread' },
   { name: 'forget', description: 'Delete everything stored for this thread' },
+  { name: 'feedback', description: 'Admins: the 👍 / 👎 people gave my answers, with their reasons' },
   { name: 'help', description: 'How to use me' },
 ];
 
@@ -78,6 +80,8 @@ export interface SlashCommandDeps {
   keyOf: (interaction: ChatInputCommandInteraction) => SessionKey | undefined;
   /** Whether the person is from outside the bot's server(s): `*` does not include them. */
   isOutsider: (userId: string, guildId: string | null) => Promise<boolean>;
+  /** The 👍 / 👎 on answers, whose totals an admin's `/feedback` shows (core.feedback). */
+  feedback?: Pick<FeedbackBook, 'totals'>;
 }
 
 export async function runSlashCommand(interaction: ChatInputCommandInteraction, deps: SlashCommandDeps): Promise<void> {
@@ -103,23 +107,22 @@ export async function runSlashCommand(interaction: ChatInputCommandInteraction, 
   const key = deps.keyOf(interaction);
   if (!key) return reply('Run this in a thread where I work (or in a DM with me).');
   const args = commandArgs(interaction);
-  await runThreadCommand(
-    { name, args },
-    {
-      connector: {
-        whisper: (_channel, _user, _thread, text) => reply(text),
-        post: async (_channel, thread, text) => {
-          await deps.outbound.post(thread, { content: text }).catch((error: unknown) => deps.logger.warn({ err: error }, 'could not post in the thread'));
-        },
+  // `feedback` is for `/feedback` (the shared runner's; a runner without that case ignores it).
+  const context: CommandContext & { feedback?: Pick<FeedbackBook, 'totals'> } = {
+    connector: {
+      whisper: (_channel, _user, _thread, text) => reply(text),
+      post: async (_channel, thread, text) => {
+        await deps.outbound.post(thread, { content: text }).catch((error: unknown) => deps.logger.warn({ err: error }, 'could not post in the thread'));
       },
-      key,
-      userId: interaction.user.id,
-      external: await deps.isOutsider(interaction.user.id, interaction.guildId),
-      manager: deps.manager,
-      logger: deps.logger,
     },
-    DISCORD_MARKUP,
-  );
+    key,
+    userId: interaction.user.id,
+    external: await deps.isOutsider(interaction.user.id, interaction.guildId),
+    manager: deps.manager,
+    logger: deps.logger,
+    ...(deps.feedback ? { feedback: deps.feedback } : {}),
+  };
+  await runThreadCommand({ name, args }, context, DISCORD_MARKUP);
   // `/stop` and `/retry` say nothing when they work: the thread shows it. Close the "thinking…".
   if (!answered) await reply('Done.');
 }

@@ -1,12 +1,14 @@
 // Thread commands (`/status`, `/model`, `/grants`, `/revoke`, `/retry`, `/stop`, `/forget`,
-// `/help`), for every platform: each is a call on the session layer, which applies the same
+// `/feedback` (admins: the 👍 / 👎 totals), `/help`), for every platform: each is a call on the session layer, which applies the same
 // "who may" policy as buttons and reactions. Answers that concern only the asker are private
 // (whispered); a model switch is said in the thread. How the words are marked up is the
 // platform's (`CommandMarkup`: Slack mrkdwn, Discord markdown); Slack reads a command from a
 // mention (`@bot /model …`), Discord from a slash command.
 import type { EngineLogger, GrantOwner, GrantsSnapshot } from '../../src/engine/index.js';
+import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
 import { sessionIdOf, type SessionKey } from '../../src/store/session-store.js';
+import { feedbackTotalsText } from './feedback-totals.js';
 
 export interface CommandContext {
   connector: {
@@ -23,6 +25,13 @@ export interface CommandContext {
   external?: boolean;
   manager: SessionManager;
   logger: EngineLogger;
+  /** The 👍 / 👎 on answers, for an admin's `/feedback` (core.feedback). */
+  feedback?: Pick<FeedbackBook, 'totals'>;
+  /**
+   * The person runs the bot itself (the playground's one local user, who holds its data
+   * anyway): an admin for `/feedback` whatever ADMINS lists (ADMINS holds platform ids only).
+   */
+  operator?: boolean;
 }
 
 /** How a platform marks up the commands' answers. */
@@ -120,6 +129,12 @@ export async function runThreadCommand(command: { name: string; args: string[] }
       const result = await manager.controls.retry(sessionId, userId);
       if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
       return;
+    }
+    case 'feedback': {
+      // The totals say how people judge the bot's answers, and quote their reasons: admins only.
+      if (!context.operator && !manager.isAdmin(userId)) return whisper('Only the bot admins (ADMINS) can see the feedback on answers.');
+      if (!context.feedback) return whisper('The feedback on answers is not kept here.');
+      return whisper(feedbackTotalsText(await context.feedback.totals(), markup));
     }
     default:
       return whisper(`I do not know \`/${escape(command.name)}\`.\n${markup.help}`);

@@ -8,7 +8,13 @@ export const PROMPT_ACTION = 'agent_prompt';
 export const RETRY_ACTION = 'agent_retry';
 /** "Show all" on a card whose call is too long to show in full: opens a modal with all of it. */
 export const SHOW_ALL_ACTION = 'agent_show_all';
-/** Every button's action id starts with this, so one listener routes them all. */
+/**
+ * 👍 / 👎 under a final answer (feedback-blocks.ts). Routed by its own listener
+ * (feedback-clicks.ts), not by ACTION_PATTERN: its click is a `feedback_buttons` action and
+ * may open a modal, which the card buttons' listener knows nothing of.
+ */
+export const FEEDBACK_ACTION = 'agent_feedback';
+/** Every card button's action id starts with this, so one listener routes them all. */
 export const ACTION_PATTERN = /^agent_(prompt|retry|show_all)(:.*)?$/;
 
 export const PromptValueSchema = z.object({ item: z.string().min(1), choice: z.string().min(1) });

@@ -11,13 +11,21 @@
 // (splitting a burst bigger than one message, and closing a code block the cut falls in,
 // to reopen it in the next message), repair and continue on that error, and never append
 // after stop. The caller stops the stream before any wait for a human.
-import type { WebClient } from '@slack/web-api';
+//
+// Compact mode (`step`): a tool call's step goes into the same flow as the text, in order,
+// and leaves with it under the same interval: natively as a `task_update` chunk of the
+// stream, else as a `plan` message edited in place, the text in messages of its own below it
+// (task-chunks.ts holds Slack's rules for both).
+import type { AnyChunk, WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { OpenAnswer } from '../../src/store/session-store.js';
 import { DeltaCoalescer, scanFences, splitMarkdown, splitMarkdownPieces, toSlackMrkdwn, withoutFenceRepair } from '../shared/index.js';
 import { closingLine, openingLine, type Fence } from '../shared/markdown-fences.js';
-import type { AnswerDraft, AnswerEnding } from '../shared/thread-surface.js';
+import type { AnswerDraft, AnswerEnding, ProgressStep } from '../shared/thread-surface.js';
 import { footerBlock, type SlackBlock } from './blocks.js';
+import { feedbackBlock } from './feedback-blocks.js';
+import { joinText, takeWithin, textOf, type Outgoing } from './stream-pieces.js';
+import { PlanMessage, TaskLedger } from './task-chunks.js';
 
 export interface AnswerTarget {
   channel: string;
@@ -45,10 +53,7 @@ export interface AnswerStreamOptions {
    * which closing tolerates).
    */
   streaming?: (answer: OpenAnswer | undefined) => Promise<void>;
-  /**
-   * Where the thread is an agent session: the stop that ends a turn (`ending.turnEnded`) also
-   * sets the session's status (chat.stopStream's `session_status`), and says so with `sent`.
-   */
+  /** An agent session's thread: the stop ending a turn sets its status too (`session_status`); `sent` says it did. */
   turnEnd?: { sessionStatus: 'active'; sent: () => void };
 }
 
@@ -56,6 +61,12 @@ const NATIVE_MESSAGE_LIMIT = 11_000; // markdown_text is capped at 12,000 per me
 const NATIVE_MAX_AGE_MS = 4 * 60_000; // streams die after about five minutes
 const POST_MESSAGE_LIMIT = 3_500; // keeps an edited mrkdwn message comfortably readable
 const UNSUPPORTED = new Set(['unknown_method', 'method_deprecated', 'not_allowed_token_type', 'invalid_arguments', 'not_implemented']);
+/**
+ * Where a step sits in the text handed to the coalescer: the coalescer keeps order and pace for
+ * both, and the flush puts each step back between the texts it came between. A noncharacter,
+ * taken out of the model's text (it never belongs there).
+ */
+const STEP_MARK = '\uFFFF';
 
 export class AnswerStream implements AnswerDraft {
   private readonly coalescer: DeltaCoalescer;
@@ -65,8 +76,17 @@ export class AnswerStream implements AnswerDraft {
   private startedAt = 0;
   private streaming = false;
   private everText = false;
-  /** Native streaming: text Slack has not accepted yet. */
-  private unsent = '';
+  /** Text and steps Slack has not accepted yet, in order. */
+  private unsent: Outgoing[] = [];
+  /** Steps whose marks are still in the coalescer, in order, and the same by id (a newer state of a step replaces its waiting one). */
+  private readonly marked: { step: ProgressStep }[] = [];
+  private readonly markedById = new Map<string, { step: ProgressStep }>();
+  /** This draft shows steps (compact mode). */
+  private stepped = false;
+  /** Native streaming: what the current message shows of its tasks. */
+  private tasks = new TaskLedger();
+  /** Post-and-edit: the plan message the steps are shown in. */
+  private plan: PlanMessage | undefined;
   /** Post-and-edit: the segment changed since Slack last accepted it. */
   private dirty = false;
   /** Every message this answer used, for the caller to record (reactions find their session). */
@@ -88,18 +108,40 @@ export class AnswerStream implements AnswerDraft {
   }
 
   push(delta: string): void {
-    if (!delta) return;
+    const text = delta.includes(STEP_MARK) ? delta.split(STEP_MARK).join('') : delta;
+    if (!text) return;
     this.everText = true;
-    this.coalescer.push(delta);
+    this.coalescer.push(text);
   }
 
-  /** Send what is pending and close the message, with an optional footer (the usage line) under it. */
+  /**
+   * A tool call's step, new or changed: it goes out after the text pushed before it, with the
+   * next flush. A step still waiting there is replaced in place (one update, not two).
+   */
+  step(step: ProgressStep): void {
+    if (this.coalescer.closed) {
+      this.options.logger.debug({ step: step.id }, 'a step came after the answer was finished; not shown');
+      return;
+    }
+    this.stepped = true;
+    const waiting = this.markedById.get(step.id);
+    if (waiting) {
+      waiting.step = waiting.step.details && !step.details ? { ...step, details: waiting.step.details } : step;
+      return;
+    }
+    const entry = { step };
+    this.marked.push(entry);
+    this.markedById.set(step.id, entry);
+    this.coalescer.push(STEP_MARK);
+  }
+
+  /** Send what is pending and close the message, with an optional footer (the usage line) and 👍 / 👎 under it. */
   async finish(ending?: AnswerEnding): Promise<void> {
     const footerText = ending?.footer;
-    const footer = footerText === undefined ? [] : [footerBlock(footerText)];
+    const footer = [...(footerText === undefined ? [] : [footerBlock(footerText)]), ...(ending?.feedback ? [feedbackBlock()] : [])];
     await this.coalescer.close();
-    // One last try for text a failed call left behind.
-    if (this.unsent || this.dirty) await this.flush('');
+    // One last try for text (or steps) a failed call left behind.
+    if (this.unsent.length > 0 || this.dirty || this.plan?.pending) await this.flush('');
     if (!this.ts) return;
     if (this.streaming) {
       const turnEnd = ending?.turnEnded ? this.options.turnEnd : undefined;
@@ -115,36 +157,55 @@ export class AnswerStream implements AnswerDraft {
    * failed chunk back to the coalescer instead would repeat text Slack had partly taken.
    */
   private async flush(chunk: string): Promise<void> {
-    this.unsent += chunk;
+    this.unsent = joinText([...this.unsent, ...this.unmark(chunk)]);
     try {
       if (this.options.support.native) {
         try {
           await this.flushNative();
           return;
         } catch (error) {
+          if (slackError(error) === 'invalid_chunks' && this.unsent.some((item) => 'step' in item)) {
+            // A step Slack will not take must not hold back the text behind it forever.
+            this.options.logger.warn({ error: 'invalid_chunks' }, 'Slack refused a task update; the waiting steps are dropped, the text goes on');
+            this.unsent = joinText(this.unsent.filter((item) => 'text' in item));
+            await this.flushNative();
+            return;
+          }
           if (!UNSUPPORTED.has(slackError(error) ?? '')) throw error;
           this.options.logger.info({ error: slackError(error) }, 'native streaming is not available here; posting and editing instead');
           this.options.support.native = false;
           this.streaming = false;
         }
       }
-      const text = this.unsent;
-      this.unsent = '';
-      this.dirty = true;
-      await this.flushPosted(text);
-      this.dirty = false;
+      await this.flushPostedSteps();
     } catch (error) {
       this.options.logger.warn({ err: error }, 'could not update the streamed answer; will retry with the next text');
     }
   }
 
+  /** The coalesced chunk as text and steps: each mark is the next marked step. */
+  private unmark(chunk: string): Outgoing[] {
+    const out: Outgoing[] = [];
+    chunk.split(STEP_MARK).forEach((text, i) => {
+      if (i > 0) {
+        const entry = this.marked.shift();
+        if (entry) {
+          this.markedById.delete(entry.step.id);
+          out.push({ step: entry.step });
+        }
+      }
+      if (text) out.push({ text });
+    });
+    return out;
+  }
+
   private async flushNative(): Promise<void> {
     // A code block open where a message ends is closed there and reopened in the next one.
     let reopen = '';
-    while (this.unsent) {
+    while (this.unsent.length > 0) {
       const rest = this.unsent;
       const tooOld = this.ts !== undefined && Date.now() - this.startedAt > NATIVE_MAX_AGE_MS;
-      const tooLong = this.segment.length + rest.length > NATIVE_MESSAGE_LIMIT;
+      const tooLong = this.segment.length + textOf(rest).length > NATIVE_MESSAGE_LIMIT;
       if (this.ts && this.streaming && (tooOld || tooLong)) {
         const fence = openFenceAtEnd(this.segment);
         await this.stopStream([], fence ? `${this.segment.endsWith('\n') ? '' : '\n'}${closingLine(fence)}` : '');
@@ -153,19 +214,22 @@ export class AnswerStream implements AnswerDraft {
       }
       if (!this.ts) {
         // More than one message holds (a burst that piled up while Slack was slow): split it.
-        const part = rest.slice(0, cutWithin(rest, NATIVE_MESSAGE_LIMIT - reopen.length));
-        await this.startStream(reopen + part);
+        const [part, after] = takeWithin(rest, NATIVE_MESSAGE_LIMIT - reopen.length);
+        await this.startStream(reopen ? joinText([{ text: reopen }, ...part]) : part);
         reopen = '';
-        this.unsent = rest.slice(part.length);
+        this.unsent = after;
         continue;
       }
       try {
-        await this.client.chat.appendStream({ channel: this.target.channel, ts: this.ts, markdown_text: rest });
-        this.segment += rest;
-        this.unsent = '';
+        const body = this.streamBody(rest);
+        await this.client.chat.appendStream({ channel: this.target.channel, ts: this.ts, ...body });
+        this.tasks.sent(body.chunks ?? []);
+        this.segment += textOf(rest);
+        this.unsent = [];
       } catch (error) {
         if (slackError(error) !== 'message_not_in_streaming_state') throw error;
-        // The stream died under us: repair the stuck message, continue in a new one.
+        // The stream died under us: repair the stuck message, continue in a new one (which
+        // shows its tasks afresh, details and all).
         const fence = openFenceAtEnd(this.segment);
         await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment) });
         this.streaming = false;
@@ -175,11 +239,25 @@ export class AnswerStream implements AnswerDraft {
     }
   }
 
-  private async startStream(chunk: string): Promise<void> {
+  /**
+   * Text alone goes as `markdown_text`; with steps, everything goes as chunks in order (text
+   * first where it came first), each task bringing only what this message lacks of it.
+   */
+  private streamBody(items: readonly Outgoing[]): { markdown_text?: string; chunks?: AnyChunk[] } {
+    if (!items.some((item) => 'step' in item)) return { markdown_text: textOf(items) };
+    return { chunks: items.map((item): AnyChunk => ('step' in item ? this.tasks.chunkOf(item.step) : { type: 'markdown_text', text: item.text })) };
+  }
+
+  private async startStream(items: readonly Outgoing[]): Promise<void> {
+    // A new message: it shows none of the tasks yet.
+    this.tasks = new TaskLedger();
+    const body = this.streamBody(items);
     const args = {
       channel: this.target.channel,
       thread_ts: this.target.threadTs,
-      markdown_text: chunk,
+      ...body,
+      // Task cards between the text, where they happened (Slack's default, said once).
+      ...(this.stepped ? { task_display_mode: 'timeline' } : {}),
       ...(this.target.recipientUserId ? { recipient_user_id: this.target.recipientUserId } : {}),
       ...(this.target.recipientTeamId ? { recipient_team_id: this.target.recipientTeamId } : {}),
     };
@@ -198,7 +276,8 @@ export class AnswerStream implements AnswerDraft {
     if (!started.ts) throw new Error('chat.startStream answered without a ts');
     this.ts = started.ts;
     this.messages.push(started.ts);
-    this.segment = chunk;
+    this.tasks.sent(body.chunks ?? []);
+    this.segment = textOf(items);
     this.startedAt = Date.now();
     this.streaming = true;
     await this.recordStreaming({ messageId: started.ts });
@@ -213,23 +292,15 @@ export class AnswerStream implements AnswerDraft {
     }
   }
 
-  /**
-   * Close the stream, with optional last text (a closing fence), blocks (a footer) and the
-   * session's new status. True when chat.stopStream itself took it (so `sessionStatus` too).
-   */
+  /** Close the stream, with optional last text (a closing fence), blocks (a footer), session status; true if stopStream took them. */
   private async stopStream(footer: SlackBlock[], last = '', sessionStatus?: string): Promise<boolean> {
     if (!this.ts || !this.streaming) return false;
     this.streaming = false;
     this.segment += last;
     let stopped = true;
     try {
-      await this.client.chat.stopStream({
-        channel: this.target.channel,
-        ts: this.ts,
-        ...(last ? { markdown_text: last } : {}),
-        ...(footer.length > 0 ? { blocks: footer } : {}),
-        ...(sessionStatus ? { session_status: sessionStatus } : {}),
-      });
+      const status = sessionStatus ? { session_status: sessionStatus } : {};
+      await this.client.chat.stopStream({ channel: this.target.channel, ts: this.ts, ...(last ? { markdown_text: last } : {}), ...(footer.length > 0 ? { blocks: footer } : {}), ...status });
     } catch (error) {
       if (slackError(error) !== 'message_not_in_streaming_state') throw error;
       stopped = false;
@@ -237,6 +308,50 @@ export class AnswerStream implements AnswerDraft {
     }
     await this.recordStreaming(undefined);
     return stopped;
+  }
+
+  /**
+   * Post-and-edit with steps: the text before the first step in its message(s), the steps in
+   * a plan message below it (posted once, then edited), the text after in new messages below
+   * the plan. At most one plan edit per flush, after the text.
+   */
+  private async flushPostedSteps(): Promise<void> {
+    while (this.unsent.length > 0) {
+      const item = this.unsent[0]!;
+      if ('text' in item) {
+        this.unsent.shift();
+        this.dirty = true;
+        await this.flushPosted(item.text);
+        this.dirty = false;
+        continue;
+      }
+      if (!this.plan || this.plan.fullFor(item.step)) {
+        // The plan goes below what is written so far: that message is complete.
+        if (this.dirty) await this.flushPosted('');
+        this.dirty = false;
+        if (this.plan) await this.plan.sync();
+        this.plan = new PlanMessage(this.client, this.target);
+        this.ts = undefined;
+        this.segment = '';
+      }
+      this.plan.set(item.step);
+      this.unsent.shift();
+      // A new plan is posted at once (its place in the thread is now); edits wait for the end of the flush.
+      if (this.plan.messageId === undefined) await this.syncPlan();
+    }
+    if (this.dirty) {
+      await this.flushPosted('');
+      this.dirty = false;
+    }
+    await this.syncPlan();
+  }
+
+  private async syncPlan(): Promise<void> {
+    if (!this.plan) return;
+    const before = this.plan.messageId;
+    await this.plan.sync();
+    const posted = this.plan.messageId;
+    if (posted !== undefined && posted !== before) this.messages.push(posted);
   }
 
   /** Post, then edit; roll over to a new message (split safely) when the text grows too long. */
@@ -277,22 +392,6 @@ function sectionsOf(markdown: string): SlackBlock[] {
 function openFenceAtEnd(text: string): Fence | undefined {
   const span = scanFences(text).at(-1);
   return span && !span.closed ? span.fence : undefined;
-}
-
-/**
- * Where to cut `text` to keep at most `room` characters: after a line, else a word, in the
- * second half; else at `room`. Always at least one character, so a caller's loop progresses.
- */
-function cutWithin(text: string, room: number): number {
-  if (text.length <= room) return text.length;
-  if (room <= 1) return 1;
-  const window = text.slice(0, room);
-  for (const boundary of ['\n', ' ']) {
-    const at = window.lastIndexOf(boundary);
-    if (at >= room / 2) return at + 1;
-  }
-  // Never between the two halves of a surrogate pair.
-  return /[\uD800-\uDBFF]/.test(window.charAt(room - 1)) ? room - 1 : room;
 }
 
 /** The `error` code of a Slack platform error (`channel_not_found`, …), if it is one. */

@@ -47,10 +47,19 @@ const BoltBlockActionsBody = z.object({
   actions: z.array(z.object({ action_id: z.string() })).min(1),
 });
 
+/** A modal's submission or closing: Bolt reads the view's callback id and team, and the user's. */
+const BoltViewBody = z.object({
+  user: Shape,
+  team: Shape.nullable().optional(),
+  enterprise: Shape.nullable().optional(),
+  view: Shape,
+});
+
 /** The problems Bolt would trip on, or undefined when it can route this body safely. */
 function boltProblems(body: Record<string, unknown>): z.core.$ZodIssue[] | undefined {
   if ('event' in body || body.type === 'event_callback') return issuesOf(BoltEventsApiBody.safeParse(body));
   if (body.type === 'block_actions') return issuesOf(BoltBlockActionsBody.safeParse(body));
+  if (body.type === 'view_submission' || body.type === 'view_closed') return issuesOf(BoltViewBody.safeParse(body));
   return undefined;
 }
 

@@ -34,6 +34,7 @@ import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_AC
 import type { StreamingSupport } from './answer-stream.js';
 import { CheckedApp, firstSectionText, readHumanMessage, readInbound, type ButtonClick, type HumanMessage } from './inbound-events.js';
 import { incomingFilesOf } from './inbound-files.js';
+import { listenForFeedback } from './feedback-clicks.js';
 import { SlackFileSink } from './file-sink.js';
 import { SlackFileSource } from './file-source.js';
 import { mentionedUsers, readableText, threadCommand } from './message-text.js';
@@ -232,7 +233,7 @@ export class SlackConnector {
       { client, store: core.store, logger, support: this.support, botUserId: this.botUserId, agentSessions: this.agentSessions, loadingMessages: config.LOADING_MESSAGES ?? DEFAULT_LOADING_MESSAGES },
       session,
     );
-    presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: core.mask }, session);
+    presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text) }, session);
     this.presenters.set(session.id, presenter);
     this.threadClients.set(presenter, client);
     if (this.presenters.size > config.MAX_LIVE_SESSIONS) {
@@ -292,6 +293,7 @@ export class SlackConnector {
       else if (actionId === SHOW_ALL_ACTION) await showAll(this.showAllDeps(), body, say);
     });
     listenForMessagesTab(this.app, { client: this.app.client, viewing: this.options.core.viewing, logger, prompts: this.options.config.SUGGESTED_PROMPTS, teamId: () => this.teamId });
+    listenForFeedback(this.app, { client: this.app.client, feedback: this.options.core.feedback, admits: (user, actor) => this.options.core.manager.admits(user, actor), logger, teamId: this.teamId });
     this.app.command('/agent', async ({ ack, body, respond }) => {
       await ack();
       if (!readInbound('slash_command', body, logger)) return;
@@ -323,7 +325,7 @@ export class SlackConnector {
     const command = mentioned || isDm ? threadCommand(bare) : undefined;
     if (command) {
       if (!(await manager.claimEvent(eventId))) return;
-      await runThreadCommand(command, { connector: this, key, userId: message.user, external, manager, logger: this.options.logger });
+      await runThreadCommand(command, { connector: this, key, userId: message.user, external, manager, logger: this.options.logger, feedback: this.options.core.feedback });
       return;
     }
     // A message made only of files (a screenshot dropped in the thread) is a message too.
@@ -436,7 +438,8 @@ export const HELP_TEXT = [
   '*How to use me*',
   '• Mention me in a channel with a task; I work in a thread under your message. Reply in that thread to steer me.',
   '• React with :octagonal_sign: to my thread to stop me at once.',
-  '• In a thread, mention me with a command: `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/help`.',
+  '• In a thread, mention me with a command: `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/feedback` (admins: the :+1: / :-1: on answers), `/help`.',
+  '• Under each answer, :+1: or :-1: says whether it helped (a :-1: lets you say why).',
 ].join('\n');
 
 /** Logged once at start in cluster mode with Socket Mode. */

@@ -1,5 +1,5 @@
 // The playground's HTTP side, on plain node:http bound to 127.0.0.1: the page's files, the
-// live stream (SSE) and four JSON actions. Everything about who may ask is decided here,
+// live stream (SSE) and the JSON actions. Everything about who may ask is decided here,
 // before a request reaches the bot:
 //
 // - Every /api/ route (the live stream and the actions) carries the access token
@@ -32,7 +32,7 @@ import type { AccessToken } from './access-token.js';
 import type { LiveUpdates, PageSnapshot } from './live-updates.js';
 import type { PostedFiles } from './posted-files.js';
 import type { UploadStaging } from './upload-staging.js';
-import { ClickBody, FullViewBody, NoteActionBody, PostMessageBody, StopBody } from './request-bodies.js';
+import { ClickBody, FeedbackBody, FeedbackReasonBody, FullViewBody, NoteActionBody, PostMessageBody, StopBody } from './request-bodies.js';
 
 const PAGE_DIR = fileURLToPath(new URL('./page/', import.meta.url));
 const PAGE_FILES: Readonly<Record<string, string>> = {
@@ -44,6 +44,8 @@ const PAGE_FILES: Readonly<Record<string, string>> = {
   'live-stream.js': 'text/javascript; charset=utf-8',
   'composer.js': 'text/javascript; charset=utf-8',
   'file-transfer.js': 'text/javascript; charset=utf-8',
+  'progress-view.js': 'text/javascript; charset=utf-8',
+  'feedback-buttons.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
 };
 const BODY_MAX = 256 * 1024;
@@ -68,6 +70,9 @@ export interface PlaygroundActions {
   /** Show all: the expanded view of a card's call, with the proof its buttons send back. */
   fullView(body: z.infer<typeof FullViewBody>): Promise<ActionAnswer>;
   noteAction(body: z.infer<typeof NoteActionBody>): Promise<ActionAnswer>;
+  /** 👍 / 👎 under a final answer (web-feedback.ts). */
+  feedback(body: z.infer<typeof FeedbackBody>): Promise<ActionAnswer>;
+  feedbackReason(body: z.infer<typeof FeedbackReasonBody>): Promise<ActionAnswer>;
 }
 
 export interface PlaygroundServerOptions {
@@ -159,6 +164,10 @@ export class PlaygroundServer {
         return this.act(request, response, FullViewBody, (body) => this.options.actions.fullView(body));
       case 'POST /api/note-action':
         return this.act(request, response, NoteActionBody, (body) => this.options.actions.noteAction(body));
+      case 'POST /api/feedback':
+        return this.act(request, response, FeedbackBody, (body) => this.options.actions.feedback(body));
+      case 'POST /api/feedback-reason':
+        return this.act(request, response, FeedbackReasonBody, (body) => this.options.actions.feedbackReason(body));
       default:
         return reply(response, 404, { ok: false, message: `Nothing at ${route}.` });
     }

@@ -32,6 +32,21 @@ const base = { id: z.string(), at: z.number() };
 /** A file as a message shows it: its name (untrusted, shown as text), size and type. */
 export const ShownFileSchema = z.object({ id: z.string(), name: z.string(), size: z.number(), mimeType: z.string().optional() });
 export type ShownFile = z.infer<typeof ShownFileSchema>;
+/**
+ * 👍 / 👎 under a turn's final answer (its presence offers them): how the person at the page
+ * voted, and whether they gave a reason with a 👎. What counts is core's feedback book; this
+ * is only what the page shows.
+ */
+export const FeedbackMarkSchema = z.object({ vote: z.enum(['up', 'down']).optional(), reason: z.boolean().optional() });
+export type FeedbackMark = z.infer<typeof FeedbackMarkSchema>;
+/** One tool call as a step of a compact reply (shared/thread-surface.ts ProgressStep). */
+export const ProgressStepSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  status: z.enum(['pending', 'in_progress', 'complete', 'error']),
+  details: z.string().optional(),
+  output: z.string().optional(),
+});
 export const PageMessageSchema = z.discriminatedUnion('kind', [
   /** What a person wrote (the thread's root is one), with the marks the bot put on it. */
   z.object({
@@ -44,7 +59,12 @@ export const PageMessageSchema = z.discriminatedUnion('kind', [
     files: z.array(ShownFileSchema).optional(),
   }),
   /** One answer segment; `streaming` while it grows. */
-  z.object({ ...base, kind: z.literal('answer'), text: z.string(), footer: z.string().optional(), streaming: z.boolean() }),
+  z.object({ ...base, kind: z.literal('answer'), text: z.string(), footer: z.string().optional(), streaming: z.boolean(), feedback: FeedbackMarkSchema.optional() }),
+  /**
+   * Compact mode (TOOL_DISPLAY=compact): the tool calls of one reply as a checklist, updated
+   * in place (web-surface.ts). It carries the footer and the feedback when the reply ends with it.
+   */
+  z.object({ ...base, kind: z.literal('progress'), steps: z.array(ProgressStepSchema), footer: z.string().optional(), feedback: FeedbackMarkSchema.optional() }),
   /** One tool call's card, drawn (card-model.ts). */
   z.object({ ...base, kind: z.literal('card'), toolCallId: z.string(), card: CardModelSchema }),
   /** A note that says how a turn went; `action` is its Retry / Continue button until `done` says who used it. */
@@ -209,6 +229,22 @@ export class PageThreads {
   /** The card of one tool call, if the thread has one (also one posted by a process before this one). */
   cardOf(threadId: string, toolCallId: string): MessageOf<'card'> | undefined {
     return this.threads.get(threadId)?.messages.find((message): message is MessageOf<'card'> => message.kind === 'card' && message.toolCallId === toolCallId);
+  }
+
+  /** The compact progress message that shows a step (a tool call id), if the thread has one. */
+  progressOf(threadId: string, stepId: string): MessageOf<'progress'> | undefined {
+    return this.threads
+      .get(threadId)
+      ?.messages.find((message): message is MessageOf<'progress'> => message.kind === 'progress' && message.steps.some((step) => step.id === stepId));
+  }
+
+  /** A message of any thread, by its id, with its thread's id (a feedback click names only the message). */
+  findMessage(messageId: string): { threadId: string; message: PageMessage } | undefined {
+    for (const thread of this.threads.values()) {
+      const message = thread.messages.find((candidate) => candidate.id === messageId);
+      if (message) return { threadId: thread.id, message };
+    }
+    return undefined;
   }
 
   /** Working or idle, and the wait for a model slot: shown live, not worth a write. */

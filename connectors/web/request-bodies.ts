@@ -34,4 +34,9 @@ export const FullViewBody = z.object({ item: ID });
 /** Retry / Continue on a note. */
 export const NoteActionBody = z.object({ thread: ID, message: ID });
 
+/** 👍 / 👎 under an answer: only the clicked message's id (the server finds the answer by it). */
+export const FeedbackBody = z.object({ message: ID, value: z.enum(['up', 'down']) });
+/** The optional reason for a 👎 (the feedback book keeps at most REASON_MAX characters of it). */
+export const FeedbackReasonBody = z.object({ message: ID, reason: z.string().trim().min(1, 'Write a reason, or leave the field empty.').max(2_000) });
+
 export type PostMessage = z.infer<typeof PostMessageBody>;

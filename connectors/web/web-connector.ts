@@ -90,6 +90,7 @@ export class WebConnector implements ChatConnector {
       maxFileBytes: config.MAX_FILE_BYTES,
       demo: isDemoModel(options.config.MODEL),
       ...(options.config.GRANT_SCOPE ? { grantScope: options.config.GRANT_SCOPE } : {}),
+      ...(options.core.feedback ? { feedback: options.core.feedback } : {}),
     });
     this.server = new PlaygroundServer({
       token: this.token,

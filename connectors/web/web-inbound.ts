@@ -2,7 +2,7 @@
 // connectors turn their platform's events: a message that mentions the bot starts a thread
 // (`deliver`), a reply in the thread continues or steers it (`deliver`: the session decides),
 // 🛑 is `interrupt`, a card's button is the shared prompt click (prompt-click.ts), Retry and
-// Continue are `controls.retry`, and `/status`, `/model …` and the other thread commands go
+// Continue are `controls.retry`, 👍 / 👎 are the feedback book's (web-feedback.ts), and `/status`, `/model …` and the other thread commands go
 // to the shared command runner. The access policy is the core's, applied as on any platform:
 // the person is one user, `local`, who starts their threads.
 //
@@ -23,7 +23,9 @@ import { fullViewModel, webCardHoldsAll, withNames, type NameOf } from './card-m
 import type { ActionAnswer, PlaygroundActions } from './http-server.js';
 import type { LiveUpdates, PageSnapshot } from './live-updates.js';
 import { newMessageId, type PageThread, type PageThreads, type Person } from './page-threads.js';
-import type { ClickBody, FullViewBody, NoteActionBody, PostMessage, StopBody } from './request-bodies.js';
+import type { ClickBody, FeedbackBody, FeedbackReasonBody, FullViewBody, NoteActionBody, PostMessage, StopBody } from './request-bodies.js';
+import { WebFeedback } from './web-feedback.js';
+import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { UploadStaging } from './upload-staging.js';
 import type { z } from 'zod';
 
@@ -38,7 +40,7 @@ const MENTION = /(^|\s)@bot(?![\p{L}\p{N}_])/giu;
 const COMMAND = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i;
 
 export const COMMAND_HELP =
-  'Thread commands (type them in a thread): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/help`.';
+  'Thread commands (type them in a thread): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (the 👍 / 👎 totals), `/help`.';
 
 /** The page renders a small, escape-first markdown (page/markdown.js): a backslash makes a mark literal. */
 const WEB_MARKUP: CommandMarkup = {
@@ -66,13 +68,19 @@ export interface WebInboundDeps {
   uploads: Pick<UploadStaging, 'take' | 'discard'>;
   /** GRANT_SCOPE, for the words of "always" buttons. */
   grantScope?: 'thread' | 'channel';
+  /** Where 👍 / 👎 are counted (core.feedback); without it a click is refused. */
+  feedback?: Pick<FeedbackBook, 'vote' | 'giveReason' | 'totals'>;
 }
 
 export class WebInbound implements PlaygroundActions {
   /** Signs the expanded views this process hands out (new at each start: a view from before it is asked again). */
   private readonly viewKey = randomBytes(32);
 
-  constructor(private readonly deps: WebInboundDeps) {}
+  private readonly votes: WebFeedback;
+
+  constructor(private readonly deps: WebInboundDeps) {
+    this.votes = new WebFeedback({ threads: deps.threads, live: deps.live, userId: LOCAL_USER.id, ...(deps.feedback ? { book: deps.feedback } : {}) });
+  }
 
   snapshot(): PageSnapshot {
     return { user: LOCAL_USER, bot: BOT, threads: this.deps.threads.all(), demo: this.deps.demo, maxFileBytes: this.deps.maxFileBytes };
@@ -196,6 +204,14 @@ export class WebInbound implements PlaygroundActions {
     return { ok: true };
   }
 
+  feedback(body: z.infer<typeof FeedbackBody>): Promise<ActionAnswer> {
+    return this.votes.vote(body);
+  }
+
+  feedbackReason(body: z.infer<typeof FeedbackReasonBody>): Promise<ActionAnswer> {
+    return this.votes.reason(body);
+  }
+
   private async runCommand(key: SessionKey, name: string, rest: string): Promise<void> {
     const { threads, core, logger } = this.deps;
     await runThreadCommand(
@@ -209,6 +225,9 @@ export class WebInbound implements PlaygroundActions {
         userId: LOCAL_USER.id,
         manager: core.manager,
         logger,
+        ...(this.deps.feedback ? { feedback: this.deps.feedback } : {}),
+        // The playground's one user runs the bot: the totals are theirs to see.
+        operator: true,
       },
       WEB_MARKUP,
     );

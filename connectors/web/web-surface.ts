@@ -8,10 +8,13 @@
 // delta is pushed at once), no lost card between a post and its index (the post IS the write
 // to the document, so `cards.find` reads the document and `posting` / `posted` have nothing
 // to record).
+//
+// Answers (and, in compact mode, their tool calls as a checklist) are web-answer.ts's.
 import type { SessionRecord } from '../../src/store/session-store.js';
-import type { AnswerDraft, AnswerEnding, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
 import { cardModel, noteModel, type NameOf } from './card-model.js';
 import { newMessageId, type PageThreads } from './page-threads.js';
+import { WebAnswer } from './web-answer.js';
 
 export class WebSurface implements ThreadSurface {
   readonly platform = 'the playground';
@@ -84,43 +87,6 @@ export class WebSurface implements ThreadSurface {
 
   async showWaiting(ahead: number | null): Promise<void> {
     this.threads.setStatus(this.threadId, this.status, ahead);
-  }
-}
-
-/**
- * One answer segment: a message added on the first delta, each delta pushed to the page at
- * once (no edit rate to respect), the footer added at `finish`.
- */
-class WebAnswer implements AnswerDraft {
-  private id: string | undefined;
-  private posting: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly threads: PageThreads,
-    private readonly threadId: string,
-  ) {}
-
-  get messages(): readonly MessageId[] {
-    return this.id ? [this.id] : [];
-  }
-
-  push(delta: string): void {
-    if (!delta) return;
-    if (this.id) return this.threads.appendAnswer(this.threadId, this.id, delta);
-    const id = newMessageId();
-    this.id = id;
-    // Added to memory (and shown) synchronously; only the write is awaited, at `finish`.
-    this.posting = this.threads.add(this.threadId, { kind: 'answer', id, at: Date.now(), text: delta, streaming: true });
-  }
-
-  async finish(ending?: AnswerEnding): Promise<void> {
-    const footer = ending?.footer;
-    await this.posting;
-    const id = this.id;
-    if (!id) return;
-    await this.threads.change(this.threadId, id, (message) =>
-      message.kind === 'answer' ? { ...message, streaming: false, ...(footer ? { footer } : {}) } : message,
-    );
   }
 }
 

@@ -218,6 +218,11 @@ export class SessionManager {
     return this.options.access.mayStartOrSteer(userId, actor);
   }
 
+  /** Whether this person is one of the bot's admins (ADMINS): who may see the totals of `/feedback`. */
+  isAdmin(userId: string): boolean {
+    return this.options.access.isAdmin(userId);
+  }
+
   async deliver(key: SessionKey, message: InboundMessage): Promise<DeliverResult> {
     if (this.closing) return { status: 'refused', reason: 'The bot is restarting; send that again in a moment.' };
     const access = this.options.access.mayStartOrSteer(message.userId, { external: message.external });

@@ -14,6 +14,7 @@ import {
   DiscordAPIError,
   Events,
   GatewayIntentBits,
+  MessageFlags,
   Routes,
   type ClientEvents,
   type ClientOptions,
@@ -253,6 +254,58 @@ describe('the bot answers', () => {
     const late = await rejectionOf(stale.deferUpdate());
     expect(late).toBeInstanceOf(DiscordAPIError);
     expect(late).toMatchObject({ code: 10062, status: 404 });
+  });
+
+  it('a click answered with a modal (type 9): a modal past Discord\'s limits is 50035; the submit (type 5) carries the values and the clicked message; a modal cannot answer a modal', async () => {
+    const fake = await startFake();
+    const client = await startBot(fake);
+    const channel = await general(client);
+    const answer = await channel.send({ content: 'The answer.', components: [approvalRow()] });
+
+    const clicked = nextEvent(client, Events.InteractionCreate);
+    const click = fake.clickButton({ messageId: answer.id, customId: 'deny:1' });
+    const [interaction] = await clicked;
+    if (!interaction.isButton()) throw new Error('expected a button interaction');
+    const input = { type: 4, custom_id: 'why', label: 'Why (optional)', style: 2, required: false, max_length: 500 };
+    // A title past 45 characters, and a row of two inputs, are refused as Discord refuses them.
+    const tooLong = await rejectionOf(interaction.showModal({ custom_id: 'm', title: 'x'.repeat(46), components: [{ type: 1, components: [input] }] }));
+    expect(tooLong).toMatchObject({ code: 50035, rawError: { errors: { data: { title: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } } } });
+    const twoInRow = await rejectionOf(interaction.showModal({ custom_id: 'm', title: 'Why?', components: [{ type: 1, components: [input, { ...input, custom_id: 'w2' }] }] }));
+    expect(twoInRow).toMatchObject({ code: 50035 });
+    await interaction.showModal({ custom_id: 'why-modal', title: 'Why?', components: [{ type: 1, components: [input] }] });
+    expect(fake.interaction(click.id)?.response?.type).toBe(9);
+
+    const submitted = nextEvent(client, Events.InteractionCreate);
+    fake.submitModal({ openedBy: click.id, values: { why: 'it was wrong' } });
+    const [submit] = await submitted;
+    if (!submit.isModalSubmit()) throw new Error('expected a modal submit');
+    expect(submit.customId).toBe('why-modal');
+    expect(submit.fields.getTextInputValue('why')).toBe('it was wrong');
+    expect(submit.user.id).toBe(DISCORD_IDS.humanUserId);
+    expect(submit.message?.id).toBe(answer.id);
+    // A modal cannot answer a modal.
+    const modalAgain = { type: 9, data: { custom_id: 'again', title: 'Again?', components: [{ type: 1, components: [input] }] } };
+    expect(await rejectionOf(client.rest.post(Routes.interactionCallback(submit.id, submit.token), { body: modalAgain, auth: false }))).toMatchObject({ code: 50035 });
+  });
+
+  it('a modal submit is answered with a private reply', async () => {
+    const fake = await startFake();
+    const client = await startBot(fake);
+    const channel = await general(client);
+    const answer = await channel.send({ content: 'The answer.', components: [approvalRow()] });
+    const clicked = nextEvent(client, Events.InteractionCreate);
+    const click = fake.clickButton({ messageId: answer.id, customId: 'deny:1' });
+    const [interaction] = await clicked;
+    if (!interaction.isButton()) throw new Error('expected a button interaction');
+    await interaction.showModal({ custom_id: 'why-modal', title: 'Why?', components: [{ type: 1, components: [{ type: 4, custom_id: 'why', label: 'Why', style: 1 }] }] });
+    const submitted = nextEvent(client, Events.InteractionCreate);
+    fake.submitModal({ openedBy: click.id, values: { why: '' } });
+    const [submit] = await submitted;
+    if (!submit.isModalSubmit()) throw new Error('expected a modal submit');
+    await submit.reply({ content: 'Thanks.', flags: MessageFlags.Ephemeral });
+    const reply = fake.guild.ephemeralMessages.find((m) => m.content === 'Thanks.');
+    expect(reply).toBeDefined();
+    expect(fake.thread(DISCORD_IDS.generalChannelId).some((m) => m.content === 'Thanks.')).toBe(false);
   });
 
   it('a slash command is deferred, its first follow-up fills the thinking message, and editReply changes it', async () => {

@@ -27,14 +27,14 @@ import {
 export interface StoredInteraction {
   id: string;
   token: string;
-  /** 2 application command, 3 message component. */
-  type: 2 | 3;
+  /** 2 application command, 3 message component, 5 modal submit. */
+  type: 2 | 3 | 5;
   /** When Discord created it (the time in its id): the 3 s and 15 min windows count from here. */
   createdAt: number;
   channelId: string;
   guildId: string | undefined;
   userId: string;
-  /** For a component: the message the button is on. */
+  /** For a component (and a modal submitted from one): the message the button is on. */
   componentMessageId?: string;
   /** The initial response, once given (callback types 4, 5, 6, 7 or 9). */
   response?: { type: number; at: number; data?: unknown };

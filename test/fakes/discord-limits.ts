@@ -71,6 +71,12 @@ export const DISCORD_LIMITS = {
   /** All Text Displays together; "subject to change", not yet in the reference (discord-api-docs PR #8562). */
   componentsV2TextChars: 4000,
   threadNameChars: 100,
+  /** A modal (interaction callback type 9): its title, its 1–5 top-level components, a text input's label, placeholder and lengths. */
+  modalTitleChars: 45,
+  modalComponents: 5,
+  textInputLabelChars: 45,
+  textInputPlaceholderChars: 100,
+  textInputValueChars: 4000,
   reactionsPerMessage: 20,
   /** The initial interaction response must arrive within 3 s of the interaction, else 10062. */
   interactionAckMs: 3_000,
@@ -201,6 +207,64 @@ function validateComponentsV2(body: MessageBody, components: ComponentLike[]): v
   walk(components, 'components');
   if (count > DISCORD_LIMITS.componentsV2PerMessage) throw invalidFormBody('components', 'MAX_COMPONENTS', `Must be ${DISCORD_LIMITS.componentsV2PerMessage} or fewer components in total.`);
   if (text > DISCORD_LIMITS.componentsV2TextChars) throw invalidFormBody('components', 'MAX_TEXT_DISPLAY_LENGTH', `Text displays must be ${DISCORD_LIMITS.componentsV2TextChars} or fewer characters in total.`);
+}
+
+interface TextInputLike {
+  type?: number;
+  custom_id?: string;
+  style?: number;
+  label?: string;
+  placeholder?: string;
+  min_length?: number;
+  max_length?: number;
+  value?: string;
+  required?: boolean;
+}
+
+/**
+ * What Discord refuses in a modal (callback type 9's data): a custom id and a title, and 1–5
+ * rows, each an action row holding exactly one text input (which then needs a label), or a
+ * label component (type 18) around one. A modal has no content, embeds or buttons.
+ */
+export function validateModal(data: unknown): void {
+  const modal = (data ?? {}) as { custom_id?: string; title?: string; components?: { type?: number; label?: string; component?: TextInputLike; components?: TextInputLike[] }[] };
+  const id = modal.custom_id ?? '';
+  if (id.length < 1 || id.length > DISCORD_LIMITS.customIdChars) throw invalidFormBody('data.custom_id', 'BASE_TYPE_BAD_LENGTH', `Must be between 1 and ${DISCORD_LIMITS.customIdChars} in length.`);
+  const title = Array.from(modal.title ?? '');
+  if (title.length < 1 || title.length > DISCORD_LIMITS.modalTitleChars) throw invalidFormBody('data.title', 'BASE_TYPE_BAD_LENGTH', `Must be between 1 and ${DISCORD_LIMITS.modalTitleChars} in length.`);
+  const rows = modal.components ?? [];
+  if (rows.length < 1 || rows.length > DISCORD_LIMITS.modalComponents) throw invalidFormBody('data.components', 'BASE_TYPE_BAD_LENGTH', `Must be between 1 and ${DISCORD_LIMITS.modalComponents} in length.`);
+  const seen = new Set<string>();
+  for (const [index, row] of rows.entries()) {
+    const path = `data.components.${index}`;
+    if (row.type === 1) {
+      if (row.components?.length !== 1 || row.components[0]!.type !== 4) throw invalidFormBody(`${path}.components`, 'BASE_TYPE_BAD_LENGTH', 'An action row in a modal holds exactly one text input.');
+      const input = row.components[0]!;
+      if (!input.label) throw invalidFormBody(`${path}.components.0.label`, 'BASE_TYPE_REQUIRED', 'This field is required');
+      validateTextInput(input, `${path}.components.0`, seen);
+    } else if (row.type === 18) {
+      if (!row.label || Array.from(row.label).length > DISCORD_LIMITS.textInputLabelChars) throw invalidFormBody(`${path}.label`, 'BASE_TYPE_BAD_LENGTH', `Must be between 1 and ${DISCORD_LIMITS.textInputLabelChars} in length.`);
+      if (row.component?.type !== 4) throw invalidFormBody(`${path}.component`, 'UNION_TYPE_CHOICES', 'The fake takes text inputs only in a label.');
+      if (row.component.label !== undefined) throw invalidFormBody(`${path}.component.label`, 'TEXT_INPUT_LABEL_DEPRECATED', 'A text input in a label has no label of its own.');
+      validateTextInput(row.component, `${path}.component`, seen);
+    } else {
+      throw invalidFormBody(`${path}.type`, 'UNION_TYPE_CHOICES', 'Value of field "type" must be one of (1, 18).');
+    }
+  }
+}
+
+function validateTextInput(input: TextInputLike, path: string, seen: Set<string>): void {
+  const id = input.custom_id ?? '';
+  if (id.length < 1 || id.length > DISCORD_LIMITS.customIdChars) throw invalidFormBody(`${path}.custom_id`, 'BASE_TYPE_BAD_LENGTH', `Must be between 1 and ${DISCORD_LIMITS.customIdChars} in length.`);
+  if (seen.has(id)) throw invalidFormBody(`${path}.custom_id`, 'COMPONENT_CUSTOM_ID_DUPLICATED', 'Component custom id cannot be duplicated');
+  seen.add(id);
+  if (input.style !== 1 && input.style !== 2) throw invalidFormBody(`${path}.style`, 'BASE_TYPE_CHOICES', 'Value must be one of {1, 2}.');
+  if (input.label !== undefined && Array.from(input.label).length > DISCORD_LIMITS.textInputLabelChars) throw invalidFormBody(`${path}.label`, 'BASE_TYPE_MAX_LENGTH', `Must be ${DISCORD_LIMITS.textInputLabelChars} or fewer in length.`);
+  if ((input.placeholder ?? '').length > DISCORD_LIMITS.textInputPlaceholderChars) throw invalidFormBody(`${path}.placeholder`, 'BASE_TYPE_MAX_LENGTH', `Must be ${DISCORD_LIMITS.textInputPlaceholderChars} or fewer in length.`);
+  const max = DISCORD_LIMITS.textInputValueChars;
+  if (input.min_length !== undefined && (input.min_length < 0 || input.min_length > max)) throw invalidFormBody(`${path}.min_length`, 'NUMBER_TYPE_MAX', `int value should be between 0 and ${max}.`);
+  if (input.max_length !== undefined && (input.max_length < 1 || input.max_length > max)) throw invalidFormBody(`${path}.max_length`, 'NUMBER_TYPE_MAX', `int value should be between 1 and ${max}.`);
+  if ((input.value ?? '').length > (input.max_length ?? max)) throw invalidFormBody(`${path}.value`, 'BASE_TYPE_MAX_LENGTH', 'The value is longer than the input allows.');
 }
 
 export function threadOptions(body: unknown): { name: string; autoArchiveDuration?: 60 | 1440 | 4320 | 10080 } {

@@ -13,6 +13,7 @@ import type {
   APIGuildMember,
   APIMessage,
   APIMessageComponentInteraction,
+  APIModalSubmitInteraction,
   APIChatInputApplicationCommandInteraction,
   APIApplicationCommandInteractionDataOption,
   APITextChannel,
@@ -359,6 +360,23 @@ export function buttonInteractionPayload(base: InteractionBase & { customId: str
     message: base.message,
     data: { custom_id: base.customId, component_type: 2 },
   } as unknown as APIMessageComponentInteraction;
+}
+
+/**
+ * INTERACTION_CREATE type 5 (modal submit): the modal's custom id and what each text input
+ * holds (as action rows of one text input each, the shape discord.js reads); from a button's
+ * modal, the message that button is on.
+ */
+export function modalSubmitPayload(base: InteractionBase & { customId: string; values: Record<string, string>; message?: APIMessage }): APIModalSubmitInteraction {
+  return {
+    ...interactionCommon(base),
+    type: 5,
+    ...(base.message ? { message: base.message } : {}),
+    data: {
+      custom_id: base.customId,
+      components: Object.entries(base.values).map(([customId, value]) => ({ type: 1, components: [{ type: 4, custom_id: customId, value }] })),
+    },
+  } as unknown as APIModalSubmitInteraction;
 }
 
 /** INTERACTION_CREATE type 2 (application command), command type 1 (chat input: a slash command). */

@@ -16,7 +16,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { APIApplicationCommand, APIMessage, APITextChannel, APIThreadChannel, ThreadMemberFlags } from 'discord.js';
 import { channelType, isThread, parseEmojiSegment, type FakeDiscordGuild, type StoredInteraction } from './discord-guild.js';
-import { DISCORD_LIMITS, DiscordApiError, FLAG, invalidFormBody, requestEntityTooLarge, threadOptions, unknownMessage, uploadLimitForTier, validateMessageBody, type MessageBody } from './discord-limits.js';
+import { DISCORD_LIMITS, DiscordApiError, FLAG, invalidFormBody, requestEntityTooLarge, threadOptions, unknownMessage, uploadLimitForTier, validateMessageBody, validateModal, type MessageBody } from './discord-limits.js';
 import { DISCORD_IDS, compareSnowflakes, gatewayMessage, memberObject, messageObject, reactionAddPayload, snowflake, until, userObject, type FakeDiscordUser } from './discord-payloads.js';
 
 /** The routes the fake serves, as `METHOD /template`: the names `calls`, `failNext` and `waitForCall` take. */
@@ -435,11 +435,12 @@ export class FakeDiscordRest {
     if (Date.now() - interaction.createdAt > DISCORD_LIMITS.interactionAckMs) throw new DiscordApiError(404, 10062, 'Unknown interaction');
     const body = (request.body ?? {}) as { type?: number; data?: MessageBody & Record<string, unknown> };
     const data = body.data ?? {};
-    const isComponent = interaction.type === 3;
+    // A button's interaction, or a modal's submit from a button: both may update that message.
+    const onMessage = interaction.componentMessageId !== undefined;
     let message: APIMessage | undefined;
     switch (body.type) {
       case 4:
-        message = this.createMessage(interaction.channelId, data, request.files, { type: isComponent ? 0 : 20, webhook: true, interaction, allowEphemeral: true });
+        message = this.createMessage(interaction.channelId, data, request.files, { type: interaction.type === 2 ? 20 : 0, webhook: true, interaction, allowEphemeral: true });
         interaction.originalMessageId = message.id;
         break;
       case 5:
@@ -449,7 +450,7 @@ export class FakeDiscordRest {
         break;
       case 6:
       case 7: {
-        if (!isComponent) throw invalidFormBody('type', 'INTERACTION_RESPONSE_TYPE_INVALID', 'Interaction response type is not valid for this interaction type');
+        if (!onMessage) throw invalidFormBody('type', 'INTERACTION_RESPONSE_TYPE_INVALID', 'Interaction response type is not valid for this interaction type');
         interaction.originalMessageId = interaction.componentMessageId;
         if (body.type === 7) {
           const target = this.guild.findMessage(interaction.componentMessageId!);
@@ -459,7 +460,10 @@ export class FakeDiscordRest {
         break;
       }
       case 9:
-        break; // a modal: recorded, nothing to store
+        // A modal: shown to the person (recorded as the response, for submitModal); never in answer to a modal.
+        if (interaction.type === 5) throw invalidFormBody('type', 'INTERACTION_RESPONSE_TYPE_INVALID', 'Interaction response type is not valid for this interaction type');
+        validateModal(body.data);
+        break;
       default:
         throw invalidFormBody('type', 'INTERACTION_RESPONSE_TYPE_INVALID', `Interaction response type ${String(body.type)} is not valid for this interaction type`);
     }
@@ -482,7 +486,7 @@ export class FakeDiscordRest {
 
   private createLoadingMessage(interaction: StoredInteraction, ephemeralFlag: number): APIMessage {
     return this.createMessage(interaction.channelId, { content: '', flags: ephemeralFlag }, [], {
-      type: interaction.type === 3 ? 0 : 20,
+      type: interaction.type === 2 ? 20 : 0,
       webhook: true,
       interaction,
       allowEphemeral: true,

@@ -2,7 +2,7 @@
 // @discordjs/ws 1.2) talks to, on one HTTP server on 127.0.0.1 (ephemeral port): the REST API
 // under `/api/v10` (discord-rest.ts) and the Gateway at `/gateway` (discord-gateway.ts), over
 // one shared world (discord-guild.ts). Tests act as the people in the guild (`sendMessage`,
-// `react`, `clickButton`, `runSlashCommand`, `startThreadAsUser`) and read what the bot did
+// `react`, `clickButton`, `submitModal`, `runSlashCommand`, `startThreadAsUser`) and read what the bot did
 // (`rest.calls`, `thread`, `transcript`).
 //
 // What a test passes to the Client — nothing else points discord.js at the fake:
@@ -33,6 +33,7 @@ import {
   buttonInteractionPayload,
   gatewayMessage,
   memberWithoutUser,
+  modalSubmitPayload,
   reactionAddPayload,
   slashCommandPayload,
   snowflake,
@@ -299,6 +300,34 @@ export class FakeDiscord {
   }
 
   /**
+   * The person an interaction showed a modal to (its response was callback type 9) submits it
+   * (INTERACTION_CREATE type 5) with these text input values; a modal opened from a button
+   * carries that button's message, as on Discord. Throws when no modal was shown.
+   */
+  submitModal(options: { openedBy: string; values: Record<string, string> } & InteractionTiming): StoredInteraction {
+    const opener = this.guild.interactions.get(options.openedBy);
+    const modal = opener?.response?.type === 9 ? (opener.response.data as { custom_id?: string } | undefined) : undefined;
+    if (!opener || !modal?.custom_id) throw new Error(`interaction ${options.openedBy} showed no modal`);
+    const interaction = this.newInteraction(5, opener.channelId, opener.userId, options.ageMs);
+    const message = opener.componentMessageId ? (this.ephemeral(opener.channelId, opener.componentMessageId) ?? this.guild.message(opener.channelId, opener.componentMessageId)) : undefined;
+    if (opener.componentMessageId) interaction.componentMessageId = opener.componentMessageId;
+    const payload = modalSubmitPayload({
+      id: interaction.id,
+      token: interaction.token,
+      user: this.guild.requireUser(interaction.userId),
+      channel: this.guild.requireChannel(opener.channelId),
+      guildId: interaction.guildId,
+      attachmentSizeLimit: this.rest.uploadLimit,
+      customId: modal.custom_id,
+      values: options.values,
+      ...(message ? { message: structuredClone(message) } : {}),
+    });
+    this.interactionPayloads.set(interaction.id, payload);
+    this.gateway.dispatch('INTERACTION_CREATE', payload);
+    return interaction;
+  }
+
+  /**
    * A person runs a slash command (INTERACTION_CREATE type 2, command type 1). The command id is
    * the registered one when the bot registered `name` (guild first, then global), else a new id.
    */
@@ -438,7 +467,7 @@ export class FakeDiscord {
     return Object.keys(resolved).length ? { resolved } : {};
   }
 
-  private newInteraction(type: 2 | 3, channelId: string, userId: string | undefined, ageMs: number | undefined): StoredInteraction {
+  private newInteraction(type: 2 | 3 | 5, channelId: string, userId: string | undefined, ageMs: number | undefined): StoredInteraction {
     const id = snowflake(Date.now() - (ageMs ?? 0));
     const interaction: StoredInteraction = {
       id,

@@ -390,7 +390,8 @@ export function agentSessionStopped(input: AgentSessionStoppedInput): AgentSessi
 // ---------------------------------------------------------------------------
 
 export interface ButtonActionPayload {
-  type: 'button';
+  /** A plain button, or the 👍 / 👎 of a `feedback_buttons` element (its value is the clicked side's). */
+  type: 'button' | 'feedback_buttons';
   action_id: string;
   block_id: string;
   value: string;
@@ -432,6 +433,8 @@ export interface BlockActionsInput {
   messageText?: string;
   messageBlocks?: unknown[];
   buttonText?: string;
+  /** Default `'button'`; `'feedback_buttons'` for a click on a thumb of a feedback_buttons element. */
+  actionType?: ButtonActionPayload['type'];
 }
 
 /** A click on a button in a bot message (`block_actions`). Send it with `sendInteraction`. */
@@ -465,7 +468,7 @@ export function blockActions(input: BlockActionsInput): BlockActionsPayload {
     response_url: input.responseUrl,
     actions: [
       {
-        type: 'button',
+        type: input.actionType ?? 'button',
         action_id: input.actionId,
         block_id: input.blockId ?? 'actions',
         value: input.value,
@@ -559,5 +562,48 @@ export function modalBlockActions(input: ModalBlockActionsInput): { type: string
         action_ts: `${Math.floor(Date.now() / 1000)}.${String(Date.now() % 1000).padStart(3, '0')}123`,
       },
     ],
+  };
+}
+
+export interface ViewSubmissionInput {
+  /** The modal as `views.open` answered it (`FakeSlack.views()`: its `id` and the view the app sent). */
+  view: Record<string, unknown>;
+  viewId: string;
+  /** What the person typed: `{ [block_id]: { [action_id]: value } }` (plain-text inputs; null for left empty). */
+  values: Record<string, Record<string, string | null>>;
+  user?: string;
+}
+
+/**
+ * A person submits a modal the app opened (`view_submission`): Slack sends the view as the app
+ * set it (callback id, private metadata) with `state.values` holding each input's value, and
+ * no channel, message or response_url (none was asked for with `response_url_enabled`).
+ */
+export function viewSubmission(input: ViewSubmissionInput): { type: 'view_submission' } & Record<string, unknown> {
+  const user = input.user ?? SLACK_IDS.humanUserId;
+  const values = Object.fromEntries(
+    Object.entries(input.values).map(([block, actions]) => [block, Object.fromEntries(Object.entries(actions).map(([action, value]) => [action, { type: 'plain_text_input', value }]))]),
+  );
+  return {
+    type: 'view_submission',
+    team: { id: SLACK_IDS.teamId, domain: SLACK_IDS.teamDomain },
+    user: { id: user, username: 'ada', name: 'ada', team_id: SLACK_IDS.teamId },
+    api_app_id: SLACK_IDS.appId,
+    token: SLACK_IDS.verificationToken,
+    trigger_id: triggerId(),
+    view: {
+      ...input.view,
+      id: input.viewId,
+      team_id: SLACK_IDS.teamId,
+      app_id: SLACK_IDS.appId,
+      bot_id: SLACK_IDS.botId,
+      hash: `${Date.now()}.hash`,
+      private_metadata: input.view.private_metadata ?? '',
+      callback_id: input.view.callback_id ?? '',
+      state: { values },
+    },
+    response_urls: [],
+    is_enterprise_install: false,
+    enterprise: null,
   };
 }

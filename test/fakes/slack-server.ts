@@ -11,7 +11,9 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { FakeAgentSessions } from './slack-agent-sessions.js';
 import { FakeSlackFiles, type SlackFileObject } from './slack-files.js';
+import { contextActionsProblems, invalidBlocks, modalInputProblems } from './slack-block-checks.js';
 import { nextTs, SLACK_IDS, type AppMentionEventPayload, type UserMessageEventPayload } from './slack-payloads.js';
+import { applyTaskChunks, chunksProblem, taskBlocksProblem, type FakeTask } from './slack-task-chunks.js';
 
 /** The arguments of one Web API call: form fields (strings) with the JSON-carrying ones parsed. */
 export type SlackArgs = Record<string, unknown>;
@@ -68,6 +70,8 @@ export interface StoredMessage {
     /** Every chunk received, in order (`markdown_text` given alone is kept as such a chunk). */
     chunks: unknown[];
     appendCalls: number;
+    /** The tasks the message shows, as Slack keeps them (slack-task-chunks.ts). */
+    tasks: FakeTask[];
   };
 }
 
@@ -644,6 +648,10 @@ export class FakeSlack {
       const blocks = arr(args, 'blocks');
       const attachments = arr(args, 'attachments');
       if (!text && !blocks?.length && !attachments?.length) return failed('no_text');
+      const refused = contextActionsProblems(blocks);
+      if (refused.length > 0) return invalidBlocks(refused);
+      const taskProblem = taskBlocksProblem(blocks);
+      if (taskProblem) return failed(taskProblem);
       const threadTs = str(args, 'thread_ts');
       const stored = this.store({ channel, ts: nextTs(), threadTs, text, blocks, attachments, metadata: args.metadata });
       return { ok: true, channel, ts: stored.ts, message: wireMessage(stored) };
@@ -652,6 +660,10 @@ export class FakeSlack {
     'chat.update': (args) => {
       const stored = this.find(args, 'ts');
       if (!stored) return failed('message_not_found');
+      const refused = contextActionsProblems(arr(args, 'blocks'));
+      if (refused.length > 0) return invalidBlocks(refused);
+      const taskProblem = taskBlocksProblem(arr(args, 'blocks'));
+      if (taskProblem) return failed(taskProblem);
       if (args.text !== undefined) stored.text = str(args, 'text') ?? '';
       if (args.blocks !== undefined) stored.blocks = arr(args, 'blocks');
       if (args.attachments !== undefined) stored.attachments = arr(args, 'attachments');
@@ -697,8 +709,10 @@ export class FakeSlack {
         if (!str(args, 'recipient_team_id')) return failed('missing_recipient_team_id');
         if (!str(args, 'recipient_user_id')) return failed('missing_recipient_user_id');
       }
+      const chunkProblem = chunksProblem(args);
+      if (chunkProblem) return failed(chunkProblem);
       const stored = this.store({ channel, ts: nextTs(), threadTs, text: '' });
-      stored.stream = { state: 'streaming', chunks: [], appendCalls: 0 };
+      stored.stream = { state: 'streaming', chunks: [], appendCalls: 0, tasks: [] };
       appendStreamed(stored, args);
       return { ok: true, channel, ts: stored.ts };
     },
@@ -707,6 +721,8 @@ export class FakeSlack {
       const stored = this.find(args, 'ts');
       if (!stored) return failed('message_not_found');
       if (stored.stream?.state !== 'streaming') return failed('message_not_in_streaming_state');
+      const chunkProblem = chunksProblem(args);
+      if (chunkProblem) return failed(chunkProblem);
       appendStreamed(stored, args);
       stored.stream.appendCalls += 1;
       return { ok: true, channel: stored.channel, ts: stored.ts };
@@ -716,8 +732,12 @@ export class FakeSlack {
       const stored = this.find(args, 'ts');
       if (!stored) return failed('message_not_found');
       if (stored.stream?.state !== 'streaming') return failed('message_not_in_streaming_state');
-      appendStreamed(stored, args);
+      const chunkProblem = chunksProblem(args);
+      if (chunkProblem) return failed(chunkProblem);
       const blocks = arr(args, 'blocks');
+      const refused = contextActionsProblems(blocks);
+      if (refused.length > 0) return invalidBlocks(refused);
+      appendStreamed(stored, args);
       if (blocks) stored.blocks = blocks;
       if (args.metadata !== undefined) stored.metadata = args.metadata;
       stored.stream.state = 'stopped';
@@ -798,7 +818,7 @@ export class FakeSlack {
       if (Date.now() - issuedAt > TRIGGER_TTL_MS) return failed('expired_trigger_id');
       const view = args.view;
       if (view === null || typeof view !== 'object' || Array.isArray(view)) return failed('invalid_arguments');
-      const problems = modalProblems(view as Record<string, unknown>);
+      const problems = [...modalProblems(view as Record<string, unknown>), ...modalInputProblems(view as Record<string, unknown>)];
       if (problems.length > 0) return { ok: false, error: 'invalid_arguments', response_metadata: { messages: problems.map((p) => `[ERROR] ${p}`) } };
       const id = `V${String(this.openedViews.length + 1).padStart(8, '0')}`;
       this.openedViews.push({ id, triggerId, view: structuredClone(view as Record<string, unknown>) });
@@ -1000,6 +1020,7 @@ function appendStreamed(stored: StoredMessage, args: SlackArgs): void {
   const markdown = str(args, 'markdown_text');
   const chunks = arr(args, 'chunks') ?? [];
   const received: unknown[] = markdown ? [{ type: 'markdown_text', text: markdown }, ...chunks] : chunks;
+  if (stored.stream) applyTaskChunks(stored.stream.tasks, received);
   for (const chunk of received) {
     stored.stream?.chunks.push(chunk);
     const text = (chunk as { type?: unknown; text?: unknown }).type === 'markdown_text' ? (chunk as { text?: unknown }).text : undefined;

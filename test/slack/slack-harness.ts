@@ -6,6 +6,7 @@ import { startCore, type Core } from '../../src/core.js';
 import { SlackConnector } from '../../connectors/slack/slack-connector.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { agentSessionStopped, appMention, blockActions, eventCallback, reactionAdded, SLACK_IDS, threadMessage, dmMessage } from '../fakes/slack-payloads.js';
+import { clickFeedback, submitView } from './slack-harness-feedback.js';
 import type { SlackFileObject } from '../fakes/slack-files.js';
 import { FakeSlack } from '../fakes/slack-server.js';
 import { sendEvent, sendInteraction } from '../fakes/slack-signer.js';
@@ -38,6 +39,10 @@ export interface SlackBot {
   stopButton(threadTs: string, options?: { user?: string; channel?: string; eventTs?: string; eventId?: string; retryNum?: number; streamingMessageTs?: string[] }): Promise<void>;
   /** Click a button of a card (found by its action id prefix and, optionally, choice). */
   click(messageTs: string, match: { actionId: string; choice?: string }, options?: { user?: string; channel?: string }): Promise<string>;
+  /** Click 👍 ('up') or 👎 ('down') of the feedback buttons on a message; returns the response_url id. */
+  feedback(messageTs: string, vote: 'up' | 'down', options?: { user?: string; channel?: string }): Promise<string>;
+  /** Submit a modal the bot opened (FakeSlack.views() entry) with what the person typed in its inputs. */
+  submitView(opened: { id: string; view: Record<string, unknown> }, values: Record<string, Record<string, string | null>>, options?: { user?: string }): Promise<void>;
   idle(): Promise<void>;
   /**
    * The process dies: Slack can no longer reach this bot and nothing is shut down (a turn
@@ -163,6 +168,8 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
       if (response.status !== 200) throw new Error(`the click got ${response.status}`);
       return responseId;
     },
+    feedback: (messageTs, vote, o = {}) => clickFeedback({ slack, url, secret: SECRET, responseId: `r${++responses}` }, messageTs, vote, o),
+    submitView: (opened, values, o = {}) => submitView({ url, secret: SECRET }, opened, values, o),
     deliver: (event) => deliver(event),
     idle: () => core.manager.idle(),
     async crash() {

@@ -17,6 +17,7 @@ import { forgetToken, reloadOnNewToken, takeToken, withToken } from './access-to
 import { LiveStream } from './live-stream.js';
 import { composer, keepDropsOnPage } from './composer.js';
 import { downloadFile, uploadFile } from './file-transfer.js';
+import { feedbackActions } from './feedback-buttons.js';
 import { element, fillAnswer, fullViewDialog, messageElement, whisperElement } from './render.js';
 
 /** @typedef {import('./render.js').PageThread} PageThread */
@@ -78,6 +79,7 @@ const actions = {
   },
   openThread: (threadId) => openThread(threadId),
   download: (file, link) => void download(file, link),
+  ...feedbackActions((path, body) => send(path, body)),
 };
 
 /**

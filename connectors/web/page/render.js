@@ -1,9 +1,12 @@
 // How each message of a thread looks: a person's message with its marks, an answer segment,
-// a tool card with its buttons, a note with Retry / Continue, a private answer. Every string
+// a tool card with its buttons, a note with Retry / Continue, a private answer; compact
+// mode's checklist (progress-view.js) and 👍 / 👎 under a final answer (feedback-buttons.js). Every string
 // goes in as text (textContent, or markdown.js, which builds text nodes): nothing the model,
 // a tool or a person wrote is ever parsed as HTML.
 /* global document */
 import { appendInline, renderMarkdown } from './markdown.js';
+import { progressElement } from './progress-view.js';
+import { feedbackRow } from './feedback-buttons.js';
 
 /** @typedef {{ id: string, name: string }} Person */
 /** @typedef {{ label: string, choice: string, style: 'primary' | 'danger' | 'default' }} CardButton */
@@ -21,7 +24,8 @@ import { appendInline, renderMarkdown } from './markdown.js';
 /**
  * @typedef {{ kind: 'input', id: string, at: number, author: Person, text: string, marks: string[], files?: ShownFile[] }
  *   | { kind: 'file', id: string, at: number, file: ShownFile, comment?: string }
- *   | { kind: 'answer', id: string, at: number, text: string, footer?: string, streaming: boolean }
+ *   | { kind: 'answer', id: string, at: number, text: string, footer?: string, streaming: boolean, feedback?: import('./feedback-buttons.js').FeedbackMark }
+ *   | { kind: 'progress', id: string, at: number, steps: import('./progress-view.js').ProgressStep[], footer?: string, feedback?: import('./feedback-buttons.js').FeedbackMark }
  *   | { kind: 'card', id: string, at: number, toolCallId: string, card: CardModel }
  *   | { kind: 'note', id: string, at: number, text: string, action?: { kind: string, label: string }, done?: string }
  *   | { kind: 'bot', id: string, at: number, text: string }} PageMessage
@@ -36,7 +40,7 @@ import { appendInline, renderMarkdown } from './markdown.js';
  *   showAll: (itemId: string, button: HTMLButtonElement) => void,
  *   noteAction: (messageId: string, button: HTMLButtonElement) => void,
  *   download: (file: ShownFile, link: HTMLAnchorElement) => void,
- *   openThread?: (threadId: string) => void }} Actions
+ *   openThread?: (threadId: string) => void } & import('./feedback-buttons.js').FeedbackActions} Actions
  */
 
 const MARKS = /** @type {Record<string, string>} */ ({ received: '👀', taken: '✅', dropped: '❌' });
@@ -114,6 +118,14 @@ export function messageElement(message, context) {
     case 'answer': {
       const { item, body } = frame(message, context.bot, true);
       fillAnswer(body, message);
+      if (message.feedback) body.append(feedbackRow(message.id, message.feedback, context.actions));
+      return item;
+    }
+    case 'progress': {
+      const { item, body } = frame(message, context.bot, true);
+      body.append(progressElement(message.steps));
+      if (message.footer) body.append(element('div', 'context footer', message.footer));
+      if (message.feedback) body.append(feedbackRow(message.id, message.feedback, context.actions));
       return item;
     }
     case 'card': {

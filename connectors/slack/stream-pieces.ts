@@ -1,0 +1,60 @@
+// What a streamed answer holds between flushes (answer-stream.ts): text and compact-mode steps
+// in the order they came, and how much of it one Slack message takes. Pure functions.
+import type { ProgressStep } from '../shared/thread-surface.js';
+
+/** What waits to go out, in order: text, and steps between it. */
+export type Outgoing = { text: string } | { step: ProgressStep };
+
+/** The text of what waits, steps left out. */
+export function textOf(items: readonly Outgoing[]): string {
+  return items.map((item) => ('text' in item ? item.text : '')).join('');
+}
+
+/** Neighbouring texts as one (fewer chunks, and a message's text measured whole). */
+export function joinText(items: readonly Outgoing[]): Outgoing[] {
+  const out: Outgoing[] = [];
+  for (const item of items) {
+    const last = out.at(-1);
+    if ('text' in item && last && 'text' in last) out[out.length - 1] = { text: last.text + item.text };
+    else out.push(item);
+  }
+  return out;
+}
+
+/**
+ * What of `items` one message holds (`room` characters of text; steps take none), and the
+ * rest. Text is cut as `cutWithin` does; at least something is taken, so a loop progresses.
+ */
+export function takeWithin(items: readonly Outgoing[], room: number): [Outgoing[], Outgoing[]] {
+  const part: Outgoing[] = [];
+  let left = room;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    if ('step' in item || item.text.length <= left) {
+      part.push(item);
+      if ('text' in item) left -= item.text.length;
+      continue;
+    }
+    if (left <= 0 && part.length > 0) return [part, items.slice(i)];
+    const cut = cutWithin(item.text, Math.max(left, 1));
+    part.push({ text: item.text.slice(0, cut) });
+    return [part, [{ text: item.text.slice(cut) }, ...items.slice(i + 1)]];
+  }
+  return [part, []];
+}
+
+/**
+ * Where to cut `text` to keep at most `room` characters: after a line, else a word, in the
+ * second half; else at `room`. Always at least one character, so a caller's loop progresses.
+ */
+function cutWithin(text: string, room: number): number {
+  if (text.length <= room) return text.length;
+  if (room <= 1) return 1;
+  const window = text.slice(0, room);
+  for (const boundary of ['\n', ' ']) {
+    const at = window.lastIndexOf(boundary);
+    if (at >= room / 2) return at + 1;
+  }
+  // Never between the two halves of a surrogate pair.
+  return /[\uD800-\uDBFF]/.test(window.charAt(room - 1)) ? room - 1 : room;
+}
