@@ -16,12 +16,13 @@ import { secretsSuite } from './secrets.bench.js';
 import { sessionsMemorySuite } from './sessions-memory.bench.js';
 import { shellSuite } from './shell.bench.js';
 import { slackSuite } from './slack.bench.js';
+import { slackStopSuite } from './slack-stop.bench.js';
 import { storeSuite } from './store.bench.js';
 import { toolsSuite } from './tools.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, discordSuite, playgroundSuite, toolsSuite, secretsSuite, filesSuite, mediaSuite, clusterSuite, processSuite];
+const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, slackStopSuite, discordSuite, playgroundSuite, toolsSuite, secretsSuite, filesSuite, mediaSuite, clusterSuite, processSuite];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);

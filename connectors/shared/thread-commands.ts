@@ -16,6 +16,8 @@ export interface CommandContext {
     whisper(channel: string, user: string, threadTs: string, text: string): Promise<void>;
     /** An answer everyone in the thread sees. */
     post(channel: string, threadTs: string, text: string): Promise<void>;
+    /** The thread's conversation was forgotten: a platform that shows its state closes it (Slack: the agent session). */
+    closed?(key: SessionKey): Promise<void>;
   };
   key: SessionKey;
   userId: string;
@@ -114,6 +116,7 @@ export async function runThreadCommand(command: { name: string; args: string[] }
     case 'forget': {
       const result = await manager.controls.forget(sessionId, userId);
       if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
+      if (connector.closed) await connector.closed(key).catch((error: unknown) => context.logger.warn({ err: error }, "could not close the forgotten thread's session"));
       return whisper('Forgotten: everything I stored for this thread is deleted.');
     }
     case 'stop': {

@@ -53,6 +53,8 @@ export interface AnswerStreamOptions {
    * which closing tolerates).
    */
   streaming?: (answer: OpenAnswer | undefined) => Promise<void>;
+  /** An agent session's thread: the stop ending a turn sets its status too (`session_status`); `sent` says it did. */
+  turnEnd?: { sessionStatus: 'active'; sent: () => void };
 }
 
 const NATIVE_MESSAGE_LIMIT = 11_000; // markdown_text is capped at 12,000 per message
@@ -142,7 +144,8 @@ export class AnswerStream implements AnswerDraft {
     if (this.unsent.length > 0 || this.dirty || this.plan?.pending) await this.flush('');
     if (!this.ts) return;
     if (this.streaming) {
-      await this.stopStream(footer);
+      const turnEnd = ending?.turnEnded ? this.options.turnEnd : undefined;
+      if ((await this.stopStream(footer, '', turnEnd?.sessionStatus)) && turnEnd) turnEnd.sent();
     } else if (footer.length > 0) {
       await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment), blocks: [...sectionsOf(this.segment), ...footer] });
     }
@@ -289,18 +292,22 @@ export class AnswerStream implements AnswerDraft {
     }
   }
 
-  /** Close the stream, with optional last text (a closing fence) and blocks (a footer). */
-  private async stopStream(footer: SlackBlock[], last = ''): Promise<void> {
-    if (!this.ts || !this.streaming) return;
+  /** Close the stream, with optional last text (a closing fence), blocks (a footer), session status; true if stopStream took them. */
+  private async stopStream(footer: SlackBlock[], last = '', sessionStatus?: string): Promise<boolean> {
+    if (!this.ts || !this.streaming) return false;
     this.streaming = false;
     this.segment += last;
+    let stopped = true;
     try {
-      await this.client.chat.stopStream({ channel: this.target.channel, ts: this.ts, ...(last ? { markdown_text: last } : {}), ...(footer.length > 0 ? { blocks: footer } : {}) });
+      const status = sessionStatus ? { session_status: sessionStatus } : {};
+      await this.client.chat.stopStream({ channel: this.target.channel, ts: this.ts, ...(last ? { markdown_text: last } : {}), ...(footer.length > 0 ? { blocks: footer } : {}), ...status });
     } catch (error) {
       if (slackError(error) !== 'message_not_in_streaming_state') throw error;
+      stopped = false;
       await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment), ...(footer.length > 0 ? { blocks: [...sectionsOf(this.segment), ...footer] } : {}) });
     }
     await this.recordStreaming(undefined);
+    return stopped;
   }
 
   /**

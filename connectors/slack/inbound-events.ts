@@ -190,8 +190,26 @@ export type ButtonClick = z.infer<typeof ButtonClickBody>;
 /** `/agent` answers at the response_url Slack gives with the command. */
 const SlashCommandBody = z.object({ response_url: z.string().min(1) });
 
+/**
+ * Slack's Stop button on an agent session (`agent_session_stopped`). `streaming_message_ts`
+ * (the answers being written when it was clicked) is not needed: the thread names the session.
+ */
+const AgentSessionStoppedBody = z.object({
+  team_id: SlackId.optional(),
+  event: z.object({
+    channel: SlackId,
+    thread_ts: SlackTs,
+    user: SlackId,
+    streaming_message_ts: z.array(SlackTs).nullish(),
+    event_ts: SlackTs,
+  }),
+});
+
+export type AgentSessionStopped = z.infer<typeof AgentSessionStoppedBody>;
+
 const READERS = {
   reaction_added: ReactionAddedBody,
+  agent_session_stopped: AgentSessionStoppedBody,
   block_actions: ButtonClickBody,
   slash_command: SlashCommandBody,
 } as const;

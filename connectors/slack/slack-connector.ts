@@ -29,6 +29,7 @@ import { answerPromptClick } from '../shared/prompt-click.js';
 import { slackCardHoldsAll } from './approval-card.js';
 import { fitsInModal, fullTextModalOf } from './approval-modal.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
+import { AgentSessions, DEFAULT_LOADING_MESSAGES } from './agent-session.js';
 import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
 import type { StreamingSupport } from './answer-stream.js';
 import { CheckedApp, firstSectionText, readHumanMessage, readInbound, type ButtonClick, type HumanMessage } from './inbound-events.js';
@@ -44,6 +45,7 @@ import { showAll } from './show-all.js';
 import { limitClient } from './limited-client.js';
 import { carryViewing, listenForMessagesTab } from './messages-tab.js';
 import { messageKey, SlackSurface } from './slack-surface.js';
+import { listenForStopButton } from './stop-button.js';
 import { UserNames } from './user-names.js';
 
 export const STOP_REACTION = 'octagonal_sign';
@@ -63,6 +65,7 @@ export class SlackConnector {
   private readonly threadClients = new WeakMap<ThreadPresenter, WebClient>();
   private readonly names: UserNames;
   private readonly support: StreamingSupport = { native: true };
+  private readonly agentSessions: AgentSessions;
   private taking = false;
   private botUserId = '';
   private teamId = '';
@@ -73,6 +76,7 @@ export class SlackConnector {
     private readonly options: SlackConnectorOptions,
   ) {
     this.names = new UserNames(app.client, options.logger);
+    this.agentSessions = new AgentSessions({ store: options.core.store, logger: options.logger });
   }
 
   /** Build the Bolt app and check the token (auth.test). Events flow only after start(). */
@@ -225,7 +229,10 @@ export class SlackConnector {
     }
     const { config, core, logger } = this.options;
     const client = limitClient(this.app.client, config.SLACK_CALLS_PER_THREAD);
-    const surface = new SlackSurface({ client, store: core.store, logger, support: this.support, botUserId: this.botUserId }, session);
+    const surface = new SlackSurface(
+      { client, store: core.store, logger, support: this.support, botUserId: this.botUserId, agentSessions: this.agentSessions, loadingMessages: config.LOADING_MESSAGES ?? DEFAULT_LOADING_MESSAGES },
+      session,
+    );
     presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text) }, session);
     this.presenters.set(session.id, presenter);
     this.threadClients.set(presenter, client);
@@ -265,6 +272,7 @@ export class SlackConnector {
       if (!reaction || !reacted) return;
       await this.onStopReaction(reaction.team_id ?? this.teamId, reacted.channel, reacted.ts, reaction.event.user);
     });
+    listenForStopButton(this.app, { logger, teamId: () => this.teamId, claimEvent: (id) => this.options.core.manager.claimEvent(id), stop: (team, channel, thread, user, claimed) => this.onStopReaction(team, channel, thread, user, claimed) });
     this.app.action(ACTION_PATTERN, async ({ ack, body, respond }) => {
       await ack();
       const click = readInbound('block_actions', body, logger);
@@ -347,10 +355,12 @@ export class SlackConnector {
     else if ('filesRefused' in result && result.filesRefused) await this.whisper(message.channel, message.user, threadTs, result.filesRefused);
   }
 
-  private async onStopReaction(teamId: string, channel: string, ts: string, userId: string): Promise<void> {
+  /** `claimed`: the stop's event claim (the Stop button), settled while the thread is looked up; false drops it. */
+  private async onStopReaction(teamId: string, channel: string, ts: string, userId: string, claimed?: Promise<boolean>): Promise<void> {
     const ref = await this.options.core.store.getMessageRef(messageKey(channel, ts));
     const sessionId = ref?.sessionId ?? sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts });
     const record = await this.options.core.store.getSession(sessionId);
+    if (claimed && !(await claimed)) return;
     if (record) this.presenterFor(record).noteStoppedBy(userId);
     // Even with no session yet: the mention this reacts to may still be on its way in.
     const result = await this.options.core.manager.interrupt(sessionId, userId);
@@ -395,6 +405,11 @@ export class SlackConnector {
     await this.client.chat
       .postEphemeral({ channel, user, text, thread_ts: threadTs })
       .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not answer privately'));
+  }
+
+  /** /forget deleted the thread's conversation: its agent session is closed (nothing to do without sessions). */
+  async closed(key: SessionKey): Promise<void> {
+    await this.agentSessions.close(this.threadClient(key), { sessionId: sessionIdOf(key), teamId: key.workspace, channel: key.channel, threadTs: key.thread });
   }
 
   /** Post in a thread (a command's visible answer). */

@@ -6,11 +6,14 @@
 // Slack's quirks, answered here: adding a reaction that is there already fails with
 // `already_reacted`, removing one that is not with `no_reaction` (neither is a failure);
 // the native "is thinking…" status exists only in DM (assistant) threads, so a channel thread
-// shows a wait for a model slot as an hourglass on its first message instead.
+// shows a wait for a model slot as an hourglass on its first message instead. Where the
+// workspace has agent sessions, the thread's status is its session's (agent-session.ts), and
+// the DM status line is the fallback.
 import type { WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
-import type { AnswerDraft, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import type { AnswerDraft, CardView, InputMark, MessageId, StatusDetails, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import type { AgentSessions, SessionThread } from './agent-session.js';
 import { AnswerStream, slackError, type StreamingSupport } from './answer-stream.js';
 import { noteMessage, toolCardBlocks, toolCardText } from './blocks.js';
 import { CardIndex } from './card-index.js';
@@ -24,6 +27,10 @@ export interface SlackSurfaceDeps {
   support: StreamingSupport;
   /** This bot's user id (auth.test): which replies in the thread are its own. */
   botUserId?: string;
+  /** Agent sessions (the connector's one instance): the thread's status and Stop button, where the workspace has them. */
+  agentSessions?: AgentSessions;
+  /** What the DM status line rotates through while the bot works (LOADING_MESSAGES, or the defaults). */
+  loadingMessages?: readonly string[];
 }
 
 const REACTION: Record<InputMark, string> = { received: 'eyes', taken: 'white_check_mark', dropped: 'x' };
@@ -36,6 +43,10 @@ export class SlackSurface implements ThreadSurface {
   readonly cards: CardIndex;
   private readonly channel: string;
   private readonly threadTs: string;
+  /** Slack took this thread's last status as its agent session's (so the session exists). */
+  private inSession = false;
+  /** The turn's last answer set the session back to active as its stream stopped: the idle call is not needed. */
+  private idleSent = false;
 
   constructor(
     private readonly deps: SlackSurfaceDeps,
@@ -81,7 +92,13 @@ export class SlackSurface implements ThreadSurface {
         ...(this.session.startedBy ? { recipientUserId: this.session.startedBy } : {}),
         ...(this.session.key.workspace ? { recipientTeamId: this.session.key.workspace } : {}),
       },
-      { logger: this.deps.logger, support: this.deps.support, streaming: (answer) => this.deps.store.setOpenAnswer(this.session.id, answer) },
+      {
+        logger: this.deps.logger,
+        support: this.deps.support,
+        streaming: (answer) => this.deps.store.setOpenAnswer(this.session.id, answer),
+        // The stop that ends a turn also sets its session back to active, saving a call.
+        ...(this.inSession ? { turnEnd: { sessionStatus: 'active' as const, sent: () => (this.idleSent = true) } } : {}),
+      },
     );
   }
 
@@ -104,10 +121,26 @@ export class SlackSurface implements ThreadSurface {
     await this.removeReaction(ts, REACTION[mark]);
   }
 
-  /** In a DM (the app's Messages tab) Slack shows a native "is thinking…" status. */
-  async setStatus(status: WorkStatus): Promise<void> {
-    if (!this.isDm) return;
-    await this.setThreadStatus(status === 'thinking' ? 'is thinking…' : '');
+  /**
+   * The agent session's status where the workspace has sessions; else, in a DM (the app's
+   * Messages tab), the native "is thinking…" status with its rotating loading messages.
+   */
+  async setStatus(status: WorkStatus, details?: StatusDetails): Promise<void> {
+    const sessions = this.deps.agentSessions;
+    if (status === 'idle' && this.idleSent) {
+      this.idleSent = false;
+      return;
+    }
+    this.idleSent = false;
+    this.inSession = false;
+    if (sessions && (await sessions.setStatus(this.deps.client, this.sessionThread, status, details))) {
+      this.inSession = true;
+      return;
+    }
+    // The fallback knows no "closed": the thread's status line simply stays clear.
+    if (!this.isDm || status === 'closed') return;
+    if (status === 'thinking') await this.setThreadStatus('is thinking…', this.deps.loadingMessages);
+    else await this.setThreadStatus('');
   }
 
   /** A DM thread says so in its status line; a channel thread gets an hourglass on its first message. */
@@ -121,8 +154,17 @@ export class SlackSurface implements ThreadSurface {
     return this.channel.startsWith('D');
   }
 
-  private async setThreadStatus(status: string): Promise<void> {
-    await this.deps.client.assistant.threads.setStatus({ channel_id: this.channel, thread_ts: this.threadTs, status });
+  private get sessionThread(): SessionThread {
+    return { sessionId: this.session.id, teamId: this.session.key.workspace, channel: this.channel, threadTs: this.threadTs };
+  }
+
+  private async setThreadStatus(status: string, loadingMessages?: readonly string[]): Promise<void> {
+    await this.deps.client.assistant.threads.setStatus({
+      channel_id: this.channel,
+      thread_ts: this.threadTs,
+      status,
+      ...(loadingMessages && loadingMessages.length > 0 ? { loading_messages: [...loadingMessages] } : {}),
+    });
   }
 
   private async addReaction(ts: string, name: string): Promise<void> {

@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { TAKEN_OVER_NOTE } from '../../connectors/shared/card-words.js';
 import type { RecordedRequest } from '../fakes/http-fake.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
-import { appMention, blockActions, eventCallback, reactionAdded, SLACK_IDS, threadMessage, type AppMentionEventPayload } from '../fakes/slack-payloads.js';
+import { agentSessionStopped, appMention, blockActions, eventCallback, reactionAdded, SLACK_IDS, threadMessage, type AppMentionEventPayload } from '../fakes/slack-payloads.js';
 import { FakeSlack, type StoredMessage } from '../fakes/slack-server.js';
 import { BotCluster, sleep, slackSessionId } from '../support/bot-cluster.js';
 import { RedisServer } from '../support/redis-server.js';
@@ -248,6 +248,24 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     await sleep(1_000);
     expect(llm.requests).toHaveLength(1);
     // The turn ended: nothing is left streaming in the thread.
+    expect(openStreams(slack, event.ts)).toEqual([]);
+  });
+
+  it("Slack's Stop button, delivered to the instance not running the turn and again to the other, stops it once", SLOW, async () => {
+    const { cluster, slack, llm } = await setup(2);
+    llm.replyStallAfter(4, { text: 'A partial answer, then nothing' });
+    const { event, sessionId } = mention(slack, 'think for a long time');
+    expect((await cluster.sendEvent(0, eventCallback(event))).status).toBe(200);
+    await until('the answer streams', () => slack.callsOf('chat.startStream').length === 1, cluster);
+    const owner = await cluster.waitForOwner(sessionId);
+    // One click; Slack delivers it twice (a retry), to each instance once.
+    const click = eventCallback(agentSessionStopped({ threadTs: event.ts }), { eventId: 'Ev0CLUSTERSTOP' });
+    const answers = await Promise.all([cluster.sendEvent(other(owner, 2), click), cluster.sendEvent(owner, click)]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    await until('"Stopped" in the thread', () => /Stopped/.test(botText(slack, event.ts)), cluster);
+    await sleep(1_000);
+    expect(slack.thread(C, event.ts).filter((m) => JSON.stringify(m.blocks ?? []).includes('Stopped by'))).toHaveLength(1);
+    expect(llm.requests).toHaveLength(1);
     expect(openStreams(slack, event.ts)).toEqual([]);
   });
 

@@ -352,6 +352,39 @@ function reaction<T extends 'reaction_added' | 'reaction_removed'>(type: T, inpu
   };
 }
 
+/** Slack's Stop button on an agent session (@slack/types `AgentSessionStoppedEvent`). */
+export interface AgentSessionStoppedPayload {
+  type: 'agent_session_stopped';
+  channel: string;
+  user: string;
+  thread_ts: string;
+  /** The bot's messages that were streaming when the button was clicked. */
+  streaming_message_ts: string[];
+  event_ts: string;
+}
+
+export interface AgentSessionStoppedInput {
+  /** The session's thread root. */
+  threadTs: string;
+  channel?: string;
+  /** Who clicked Stop; default `SLACK_IDS.humanUserId`. */
+  user?: string;
+  streamingMessageTs?: string[];
+  /** Default `nextTs()`; the same one on every delivery of one click. */
+  eventTs?: string;
+}
+
+export function agentSessionStopped(input: AgentSessionStoppedInput): AgentSessionStoppedPayload {
+  return {
+    type: 'agent_session_stopped',
+    channel: input.channel ?? SLACK_IDS.channelId,
+    user: input.user ?? SLACK_IDS.humanUserId,
+    thread_ts: input.threadTs,
+    streaming_message_ts: input.streamingMessageTs ?? [],
+    event_ts: input.eventTs ?? nextTs(),
+  };
+}
+
 // ---------------------------------------------------------------------------
 // Interactivity
 // ---------------------------------------------------------------------------

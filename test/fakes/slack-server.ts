@@ -9,6 +9,7 @@
 // (`files.add`) and the bot's uploads (slack-files.ts).
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakeAgentSessions } from './slack-agent-sessions.js';
 import { FakeSlackFiles, type SlackFileObject } from './slack-files.js';
 import { contextActionsProblems, invalidBlocks, modalInputProblems } from './slack-block-checks.js';
 import { nextTs, SLACK_IDS, type AppMentionEventPayload, type UserMessageEventPayload } from './slack-payloads.js';
@@ -159,6 +160,8 @@ export const SLACK_RATE_RULES: Readonly<Record<string, RateRule>> = {
   'reactions.add': tier(3),
   'reactions.remove': tier(2),
   'assistant.threads.setStatus': tier(3),
+  'agents.sessions.setStatus': tier(3),
+  'agents.sessions.rename': tier(3),
   'assistant.threads.setTitle': tier(3),
   'assistant.threads.setSuggestedPrompts': tier(3),
   'users.info': tier(4),
@@ -259,6 +262,12 @@ export class FakeSlack {
    * event carries; `files.downloads` and `files.uploads` record what the bot fetched and posted.
    */
   readonly files: FakeSlackFiles;
+
+  /** Agent sessions (slack-agent-sessions.ts): each thread's status history and title; `refuse()` plays a workspace without them. */
+  readonly agentSessions = new FakeAgentSessions({
+    stopStream: (args, token) => this.handlers['chat.stopStream']!(args, token),
+    threadOf: (channel, ts) => this.messages.get(key(channel, ts))?.threadTs,
+  });
 
   constructor(options: FakeSlackOptions = {}) {
     for (const user of [...DEFAULT_USERS, ...(options.users ?? [])]) this.users.set(user.id, user);
@@ -575,7 +584,7 @@ export class FakeSlack {
 
     const token = bearer(headers) ?? str(args, 'token');
     if (token === undefined) return { status: 200, body: { ok: false, error: 'not_authed' } };
-    const handler = this.handlers[method] ?? this.files.handlers[method];
+    const handler = this.agentSessions.handlers[method] ?? this.handlers[method] ?? this.files.handlers[method];
     if (!handler) return { status: 200, body: { ok: false, error: 'unknown_method' } };
     return { status: 200, body: handler(args, token) };
   }

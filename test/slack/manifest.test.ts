@@ -52,6 +52,8 @@ const METHOD_SCOPES: Record<string, string[]> = {
   'users.info': ['users:read'],
   'assistant.threads.setStatus': ['assistant:write'],
   'assistant.threads.setSuggestedPrompts': ['assistant:write'],
+  // agent-session.ts: a thread's agent session (status, title) takes the bot's chat:write.
+  'agents.sessions.setStatus': ['chat:write'],
   // card-index.ts reads a thread after a crash: in whatever kind of conversation the thread is.
   'conversations.replies': ['channels:history', 'groups:history', 'im:history', 'mpim:history'],
   'views.open': [],
@@ -71,6 +73,8 @@ const EVENT_SCOPES: Record<string, string> = {
   app_context_changed: 'assistant:write',
   assistant_thread_started: 'assistant:write',
   assistant_thread_context_changed: 'assistant:write',
+  // Slack's Stop button on an agent session (stop-button.ts): sessions take chat:write.
+  agent_session_stopped: 'chat:write',
   app_mention: 'app_mentions:read',
   'message.channels': 'channels:history',
   'message.groups': 'groups:history',
@@ -82,7 +86,7 @@ const EVENT_SCOPES: Record<string, string> = {
 describe('the Slack manifests', () => {
   it('the connector calls only Web API methods whose scopes the table above knows', () => {
     // `core.files.register…` is the bot's own registry of file sources and sinks, not Slack's.
-    const called = matches(/(?<!core)\.((?:auth|chat|reactions|users|conversations|views|files|assistant\s*\.\s*threads)\s*\.\s*[a-zA-Z0-9]+)\s*\(/g).map((method) => method.replace(/\s+/g, ''));
+    const called = matches(/(?<!core)\.((?:auth|chat|reactions|users|conversations|views|files|assistant\s*\.\s*threads|agents\s*\.\s*sessions)\s*\.\s*[a-zA-Z0-9]+)\s*\(/g).map((method) => method.replace(/\s+/g, ''));
     expect([...new Set(called)].sort()).toEqual(Object.keys(METHOD_SCOPES).sort());
   });
 
@@ -103,7 +107,7 @@ describe('the Slack manifests', () => {
 
       it('subscribes to exactly the events the connector listens to, in every kind of conversation', () => {
         const listened = matches(/\bapp\.event\('([a-z_]+)'/g);
-        expect(listened).toEqual(['app_context_changed', 'app_home_opened', 'app_mention', 'assistant_thread_context_changed', 'assistant_thread_started', 'message', 'reaction_added']);
+        expect(listened).toEqual(['agent_session_stopped', 'app_context_changed', 'app_home_opened', 'app_mention', 'assistant_thread_context_changed', 'assistant_thread_started', 'message', 'reaction_added']);
         expect([...new Set(manifest.settings.event_subscriptions.bot_events.map((event) => event.split('.')[0]))].sort()).toEqual(listened);
         // A mention or a reply may come from a public or private channel, a DM or a group DM.
         expect(manifest.settings.event_subscriptions.bot_events.filter((event) => event.startsWith('message.')).sort()).toEqual([

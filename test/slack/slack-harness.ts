@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.js';
 import { startCore, type Core } from '../../src/core.js';
 import { SlackConnector } from '../../connectors/slack/slack-connector.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
-import { appMention, blockActions, eventCallback, reactionAdded, SLACK_IDS, threadMessage, dmMessage } from '../fakes/slack-payloads.js';
+import { agentSessionStopped, appMention, blockActions, eventCallback, reactionAdded, SLACK_IDS, threadMessage, dmMessage } from '../fakes/slack-payloads.js';
 import { clickFeedback, submitView } from './slack-harness-feedback.js';
 import type { SlackFileObject } from '../fakes/slack-files.js';
 import { FakeSlack } from '../fakes/slack-server.js';
@@ -32,6 +32,11 @@ export interface SlackBot {
   deliver(event: Parameters<typeof eventCallback>[0]): Promise<void>;
   dm(text: string, options?: { user?: string }): Promise<string>;
   react(ts: string, reaction: string, options?: { user?: string; channel?: string }): Promise<void>;
+  /**
+   * Slack's Stop button on the thread's agent session (`agent_session_stopped`). The same
+   * `eventTs` and `eventId` with a `retryNum` play Slack delivering that click again.
+   */
+  stopButton(threadTs: string, options?: { user?: string; channel?: string; eventTs?: string; eventId?: string; retryNum?: number; streamingMessageTs?: string[] }): Promise<void>;
   /** Click a button of a card (found by its action id prefix and, optionally, choice). */
   click(messageTs: string, match: { actionId: string; choice?: string }, options?: { user?: string; channel?: string }): Promise<string>;
   /** Click 👍 ('up') or 👎 ('down') of the feedback buttons on a message; returns the response_url id. */
@@ -124,6 +129,16 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
     },
     async react(ts, reaction, o = {}) {
       await deliver(reactionAdded({ reaction, ts, user: o.user ?? SLACK_IDS.humanUserId, ...(o.channel ? { channel: o.channel } : {}) }));
+    },
+    async stopButton(threadTs, o = {}) {
+      const event = agentSessionStopped({
+        threadTs,
+        ...(o.user ? { user: o.user } : {}),
+        ...(o.channel ? { channel: o.channel } : {}),
+        ...(o.eventTs ? { eventTs: o.eventTs } : {}),
+        ...(o.streamingMessageTs ? { streamingMessageTs: o.streamingMessageTs } : {}),
+      });
+      await deliver(event, o.eventId, o.retryNum);
     },
     async click(messageTs, match, o = {}) {
       const channel = o.channel ?? SLACK_IDS.channelId;

@@ -58,8 +58,9 @@ describe('a mention starts a conversation in its thread', () => {
     expect(bot.slack.reactionsOn(C, root).map((r) => r.name)).toContain('eyes');
   });
 
-  it('a DM works the same way, with a native "is thinking" status', async () => {
+  it('a DM works the same way, with a native "is thinking" status (where the workspace has no agent sessions)', async () => {
     bot = await bootSlackBot();
+    bot.slack.agentSessions.refuse('unknown_method');
     bot.llm.replyText('Hi in the DM.');
     const ts = await bot.dm('hello there');
     await waitFor(() => bot!.slack.callsOf('chat.stopStream').length === 1);
