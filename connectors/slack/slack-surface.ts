@@ -132,15 +132,14 @@ export class SlackSurface implements ThreadSurface {
       return;
     }
     this.idleSent = false;
-    this.inSession = false;
-    if (sessions && (await sessions.setStatus(this.deps.client, this.sessionThread, status, details))) {
-      this.inSession = true;
-      return;
-    }
-    // The fallback knows no "closed": the thread's status line simply stays clear.
+    this.inSession = Boolean(sessions && (await sessions.setStatus(this.deps.client, this.sessionThread, status, details)));
+    // A DM (the Messages tab) also has a status line under the conversation: the words of the
+    // work, LOADING_MESSAGES rotating, with or without a session (the session gives the Stop
+    // button). A closed conversation's line simply stays clear; a session's idle needs none
+    // (Slack clears the line when the bot replies).
     if (!this.isDm || status === 'closed') return;
     if (status === 'thinking') await this.setThreadStatus('is thinking…', this.deps.loadingMessages);
-    else await this.setThreadStatus('');
+    else if (!this.inSession || status === 'waiting') await this.setThreadStatus('');
   }
 
   /** A DM thread says so in its status line; a channel thread gets an hourglass on its first message. */

@@ -246,6 +246,17 @@ describe('a workspace without agent sessions', () => {
     expect(thinking!.args.loading_messages).toEqual(['Sharpening pencils…', 'Asking the model…']);
   });
 
+  it('a DM with a session shows the loading messages too: the session gives the Stop button, the status line the words', async () => {
+    bot = await bootSlackBot({ env: { LOADING_MESSAGES: '["Sharpening pencils…"]' } });
+    bot.llm.replyText('hi');
+    const dm = await bot.dm('hello');
+    await waitFor(() => bot!.llm.requests.length === 1);
+    await bot.idle();
+    expect(bot.slack.callsOf('agents.sessions.setStatus').some((call) => call.args.thread_ts === dm && call.args.status === 'processing')).toBe(true);
+    const thinking = bot.slack.callsOf('assistant.threads.setStatus').find((call) => call.args.thread_ts === dm && call.args.status === 'is thinking…');
+    expect(thinking?.args.loading_messages).toEqual(['Sharpening pencils…']);
+  });
+
   it('each refusal of the method itself counts as "no sessions here"; another failure does not', async () => {
     for (const code of ['unknown_method', 'not_allowed', 'missing_scope', 'not_allowed_token_type']) {
       const slack = await new FakeSlack().start();
