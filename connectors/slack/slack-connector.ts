@@ -4,12 +4,8 @@
 // thread presenter per session (shared/thread-presenter.ts) drawing on a Slack surface
 // (slack-surface.ts) with the core's observer hub.
 //
-// Bolt, configured on purpose: `deferInitialization` so a failing start-up `auth.test`
-// is an error we report instead of an unhandled rejection that kills the process;
-// `processBeforeResponse` (HTTP) and a record-first receiver (Socket Mode) so an event is
-// claimed and recorded before Slack gets its acknowledgement (never acknowledge what was
-// not recorded); our own retry policy, since the default is 10 retries over about 30
-// minutes, which would hold a turn hostage to a 5xx.
+// Bolt is configured on purpose (bolt-app.ts): never acknowledge what was not recorded, and
+// a failing start-up auth.test is an error in words, not a crash.
 //
 // Inbound, the door comes first: a payload that does not parse is acknowledged and dropped
 // (inbound-events.ts: Slack must not resend it), and a message from someone who may not use
@@ -19,7 +15,7 @@
 // fetched only when a turn takes the message, through the file source registered here
 // (file-source.ts); attach_file posts through the file sink (file-sink.ts).
 import type { AddressInfo } from 'node:net';
-import type { App, Logger as BoltLogger, LogLevel } from '@slack/bolt';
+import type { App } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { clustered, type Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
@@ -32,15 +28,14 @@ import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.j
 import { AgentSessions, DEFAULT_LOADING_MESSAGES } from './agent-session.js';
 import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
 import type { StreamingSupport } from './answer-stream.js';
-import { CheckedApp, firstSectionText, readHumanMessage, readInbound, type ButtonClick, type HumanMessage } from './inbound-events.js';
+import { firstSectionText, readHumanMessage, readInbound, type ButtonClick, type HumanMessage } from './inbound-events.js';
 import { incomingFilesOf } from './inbound-files.js';
 import { listenForFeedback } from './feedback-clicks.js';
 import { SlackFileSink } from './file-sink.js';
 import { SlackFileSource } from './file-source.js';
 import { mentionedUsers, readableText, threadCommand } from './message-text.js';
 import { runThreadCommand } from './thread-commands.js';
-import { connectionCountWarner, RecordFirstSocketModeReceiver } from './record-first-receiver.js';
-import { guardedFetch } from './outbound-guard.js';
+import { openBoltApp } from './bolt-app.js';
 import { showAll } from './show-all.js';
 import { limitClient } from './limited-client.js';
 import { carryViewing, listenForMessagesTab } from './messages-tab.js';
@@ -82,63 +77,7 @@ export class SlackConnector {
   /** Build the Bolt app and check the token (auth.test). Events flow only after start(). */
   static async create(options: SlackConnectorOptions): Promise<SlackConnector> {
     const { config, logger } = options;
-    const clientOptions = {
-      ...(config.SLACK_API_URL ? { slackApiUrl: config.SLACK_API_URL.endsWith('/') ? config.SLACK_API_URL : `${config.SLACK_API_URL}/` } : {}),
-      retryConfig: { retries: 3, factor: 1.6, minTimeout: 500, maxTimeout: 5_000 },
-      timeout: 15_000,
-      // Every Web API call of every client Bolt makes, and respond(), goes out through this:
-      // nothing the bot posts can mass-mention (outbound-guard.ts says why here).
-      fetch: guardedFetch(),
-    };
-    const common = {
-      token: config.SLACK_BOT_TOKEN!,
-      deferInitialization: true,
-      processBeforeResponse: true,
-      clientOptions,
-      logger: boltLogger(logger),
-    };
-    const app = config.SLACK_APP_TOKEN
-      ? new CheckedApp(
-          {
-            ...common,
-            receiver: new RecordFirstSocketModeReceiver({
-              appToken: config.SLACK_APP_TOKEN,
-              installerOptions: { clientOptions },
-              logger: common.logger,
-              onConnectionCount: connectionCountWarner(logger),
-            }),
-          },
-          logger,
-        )
-      : new CheckedApp(
-          {
-            ...common,
-            signingSecret: config.SLACK_SIGNING_SECRET!,
-            customRoutes: [
-              {
-                path: '/healthz',
-                method: ['GET'],
-                handler: (_req, res) => {
-                  res.writeHead(200, { 'content-type': 'application/json' });
-                  res.end('{"ok":true}');
-                },
-              },
-            ],
-          },
-          logger,
-        );
-    try {
-      await app.init();
-    } catch (error) {
-      // auth.test: Slack's own `ok: false` is a refused token; anything else never got an answer.
-      const url = `${config.SLACK_API_URL ?? 'https://slack.com/api/'}auth.test`;
-      const reason = error instanceof Error ? error.message : String(error);
-      const code = (error as { code?: string }).code;
-      const refusal = (error as { data?: { error?: string } }).data?.error ?? reason.match(/An API error occurred: (\w+)/)?.[1];
-      if (refusal) throw new Error(`Slack did not accept SLACK_BOT_TOKEN (${refusal}) at ${url}`);
-      if (code === 'slack_webapi_request_error' || /A request error occurred/.test(reason)) throw new Error(`Could not reach Slack at ${url}: ${reason}`);
-      throw new Error(`Slack did not accept SLACK_BOT_TOKEN (auth.test at ${url} failed): ${reason}`);
-    }
+    const app = await openBoltApp(config, logger);
     const connector = new SlackConnector(app, options);
     await connector.identify();
     connector.listen();
@@ -445,20 +384,3 @@ export const HELP_TEXT = [
 /** Logged once at start in cluster mode with Socket Mode. */
 export const SOCKET_MODE_CLUSTER_WARNING =
   'Slack Socket Mode in cluster mode: every instance opens its own connection and Slack spreads events over them (at most 10 connections). HTTP mode is the multi-instance mode (README: Several instances).';
-
-/** Bolt's log lines, routed into our structured (redacting) logger. */
-function boltLogger(logger: EngineLogger): BoltLogger {
-  let level = 'info' as LogLevel;
-  const line = (args: unknown[]) => args.map((arg) => (typeof arg === 'string' ? arg : JSON.stringify(arg))).join(' ');
-  return {
-    debug: (...args: unknown[]) => logger.debug({ source: 'bolt' }, line(args)),
-    info: (...args: unknown[]) => logger.info({ source: 'bolt' }, line(args)),
-    warn: (...args: unknown[]) => logger.warn({ source: 'bolt' }, line(args)),
-    error: (...args: unknown[]) => logger.error({ source: 'bolt' }, line(args)),
-    setLevel: (next: LogLevel) => {
-      level = next;
-    },
-    getLevel: () => level,
-    setName: () => undefined,
-  };
-}
