@@ -45,6 +45,34 @@ export const ConfigSchema = z.object({
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   /** Without /v1 (the SDK adds it); set, ANTHROPIC_API_KEY is optional (a proxy may hold it). */
   ANTHROPIC_BASE_URL: httpUrl('https://api.anthropic.com (without /v1)').optional(),
+  /**
+   * Prices of models in USD per million tokens, as JSON keyed `provider:model`:
+   * `{"openai:gpt-4.1": {"input": 2, "cachedInput": 0.5, "output": 8}}`. Overrides the built-in
+   * table (src/ops/pricing.ts); a model priced nowhere is counted in tokens only.
+   */
+  MODEL_PRICES: z
+    .string()
+    .transform((text, context): unknown => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        context.addIssue({ code: 'custom', message: 'must be a JSON object, e.g. {"openai:gpt-4.1": {"input": 2, "cachedInput": 0.5, "output": 8}}' });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      z
+        .record(
+          z.string(),
+          z.object({ input: z.number().min(0), output: z.number().min(0), cachedInput: z.number().min(0).optional(), cacheWrite: z.number().min(0).optional() }).strict(),
+        )
+        .superRefine((prices, context) => {
+          for (const key of Object.keys(prices)) {
+            if (!/^[a-z0-9_-]+:\S+$/i.test(key)) context.addIssue({ code: 'custom', message: `each key is provider:model, e.g. openai:gpt-4.1 (not ${JSON.stringify(key)})` });
+          }
+        }),
+    )
+    .optional(),
   /** Abandon a model stream that sends nothing for this long. */
   PROVIDER_STALL_TIMEOUT_MS: positiveInt.default(60_000),
   /** Extended thinking for Anthropic models: the token budget (unset: off). */

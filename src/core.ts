@@ -32,6 +32,7 @@ import { sessionIdOf, SessionStore, type SessionRecord } from './store/session-s
 import { KeyvIdSet } from './store/keyv-id-set.js';
 import { FeedbackBook } from './feedback/feedback-book.js';
 import { ViewingContexts } from './context/viewing-contexts.js';
+import { ModelPrices } from './ops/pricing.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
@@ -51,6 +52,8 @@ export interface Core {
   files: FileTransfers;
   /** What a person looks at while writing to the bot (Slack's Messages tab), given to the model as context (src/context/). */
   viewing: ViewingContexts;
+  /** What model calls cost: the built-in table and MODEL_PRICES (src/ops/pricing.ts). */
+  prices: ModelPrices;
   /** Masks the configured secrets in a text the bot shows or sends on (a session title made of a request). */
   mask: (text: string) => string;
   /** 👍 / 👎 on final answers: the presenters record answers, the connectors' clicks vote, /feedback totals (src/feedback/). */
@@ -265,6 +268,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     files,
     feedback,
     viewing,
+    prices: new ModelPrices(config.MODEL_PRICES ?? {}),
     mask: (text) => secrets.mask(text),
     recover: async () => {
       // Sweeps and pokes start with events: a session taken over is drawn by attached connectors.

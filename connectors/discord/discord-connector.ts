@@ -200,7 +200,7 @@ export class DiscordConnector {
       { outbound: this.outbound, store: core.store, logger, ...(this.options.answerIntervalMs !== undefined ? { answerIntervalMs: this.options.answerIntervalMs } : {}) },
       session,
     );
-    const presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text) }, session);
+    const presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
     this.threads.set(session.id, { presenter, surface });
     if (this.threads.size > config.MAX_LIVE_SESSIONS) {
       for (const [id, live] of this.threads) {

@@ -24,7 +24,7 @@ export {
   type ToolPhase,
 } from './tool-card.js';
 export { ellipsize, truncateForDisplay } from './truncate.js';
-export { estimateCostUsd, formatUsage, formatUsd, MODEL_PRICES, priceOf, type ModelPrice } from './usage-footer.js';
+export { estimateCostUsd, formatUsage, formatUsd } from './usage-footer.js';
 export { storedCallText } from './stored-call-text.js';
 export { ThreadPresenter, type ThreadPresenterDeps } from './thread-presenter.js';
 export type {

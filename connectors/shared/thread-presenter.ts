@@ -18,6 +18,7 @@ import { textOf, type EngineEvent, type EngineLogger, type InboxItem, type Messa
 import type { InputDisposition, SessionObserver } from '../../src/sessions/session-manager.js';
 import { choiceOf } from '../../src/sessions/prompt-replies.js';
 import type { AnsweredTurn, AnswerRecorder } from '../../src/feedback/feedback-book.js';
+import type { ModelPrices } from '../../src/ops/pricing.js';
 import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
 import type { CallText } from './call-arguments.js';
 import { ProgressSteps } from './progress-steps.js';
@@ -39,6 +40,8 @@ export interface ThreadPresenterDeps {
   feedback?: AnswerRecorder;
   /** Masks secrets in what the presenter hands on from a person's text (a session title). */
   mask?: (text: string) => string;
+  /** What model calls cost, for the usage footer (default: the built-in table alone). */
+  prices?: ModelPrices;
 }
 
 export class ThreadPresenter {
@@ -148,7 +151,7 @@ export class ThreadPresenter {
         await this.note({ kind: 'stopped', ...(this.stoppedBy ? { by: this.stoppedBy } : {}) });
         return;
       case 'turn_end':
-        await this.endAnswer(this.usages.length > 0 ? formatUsage(this.usages) : undefined, event.status === 'completed', true);
+        await this.endAnswer(this.usages.length > 0 ? formatUsage(this.usages, this.deps.prices) : undefined, event.status === 'completed', true);
         if (event.status === 'max_iterations_exceeded') {
           await this.note({ kind: 'step_limit', iterations: event.iterations, action: { kind: 'continue', sessionId: this.session.id } });
         }

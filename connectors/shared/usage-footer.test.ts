@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Usage } from '../../src/engine/index.js';
-import { estimateCostUsd, formatUsage, formatUsd, priceOf } from './usage-footer.js';
+import { BUILT_IN } from '../../src/ops/pricing.js';
+import { estimateCostUsd, formatUsage, formatUsd } from './usage-footer.js';
+
+const priceOf = (model: string) => BUILT_IN.priceOf(model);
 
 describe('formatUsage', () => {
   it('a turn of three gpt-4.1 calls shows the summed tokens and the estimated cost', () => {

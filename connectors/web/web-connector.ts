@@ -44,7 +44,7 @@ import { UploadStaging } from './upload-staging.js';
 
 export interface WebConnectorOptions {
   config: Pick<Config, 'PLAYGROUND_PORT' | 'GRANT_SCOPE' | 'MAX_FILE_BYTES' | 'MAX_CONVERSATION_FILE_BYTES'> & Partial<Pick<Config, 'MODEL' | 'PLAYGROUND_TOKEN' | 'TOOL_DISPLAY'>>;
-  core: Pick<Core, 'manager' | 'store' | 'observers' | 'files'> & Partial<Pick<Core, 'keepWritableAtShutdown' | 'feedback' | 'mask'>>;
+  core: Pick<Core, 'manager' | 'store' | 'observers' | 'files'> & Partial<Pick<Core, 'keepWritableAtShutdown' | 'feedback' | 'mask' | 'prices'>>;
   /** The folder for this run's files (made if missing, removed at close); default: a new private one under the temp folder. */
   filesDir?: string;
   logger: EngineLogger;
@@ -164,7 +164,7 @@ export class WebConnector implements ChatConnector {
     if (known) return known;
     const { core, logger, config } = this.options;
     const surface = new WebSurface(this.threads, WebSurface.threadIdOf(session), nameOf);
-    const presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY ?? 'cards', ...(core.feedback ? { feedback: core.feedback } : {}), ...(core.mask ? { mask: core.mask } : {}) }, session);
+    const presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY ?? 'cards', ...(core.feedback ? { feedback: core.feedback } : {}), ...(core.mask ? { mask: core.mask } : {}), ...(core.prices ? { prices: core.prices } : {}) }, session);
     this.presenters.set(session.id, presenter);
     return presenter;
   }

@@ -283,6 +283,16 @@ describe('stopping and recovering', () => {
     expect(JSON.stringify(bot.slack.callsOf('chat.stopStream')[0]!.args.blocks)).toMatch(/1,200 in · 30 out/);
     expect(root).toBeTruthy();
   });
+
+  it('the footer prices the turn with MODEL_PRICES, which overrides the built-in table', async () => {
+    // gpt-4.1 lists at $2 / $8 per million; the operator's rate is $1,000 / $0 (1,200 in → $1.20).
+    bot = await bootSlackBot({ env: { MODEL_PRICES: '{"openai:gpt-4.1": {"input": 1000, "output": 0}}' } });
+    bot.llm.replyText('Short answer.', { usage: { prompt_tokens: 1200, completion_tokens: 30 } });
+    await bot.mention('hi');
+    await waitFor(() => bot!.slack.callsOf('chat.stopStream').length === 1);
+    await bot.idle();
+    expect(JSON.stringify(bot.slack.callsOf('chat.stopStream')[0]!.args.blocks)).toMatch(/1,200 in · 30 out · ≈ \$1\.20/);
+  });
 });
 
 describe('thread commands and many threads', () => {
