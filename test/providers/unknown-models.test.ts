@@ -93,7 +93,7 @@ function suggestedClaudeModels(): string[] {
   const walk = (dir: string): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)]));
   // The price and capability tables name older models on purpose: people still run them.
-  const tables = ['usage-footer.ts', 'capabilities.ts'];
+  const tables = ['ops/pricing.ts', 'capabilities.ts'];
   for (const dir of ['src', 'connectors']) {
     files.push(...walk(join(ROOT, dir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !tables.some((t) => f.endsWith(t))));
   }
