@@ -3,6 +3,7 @@
 // drawn smaller: a title, a status among the four Slack's task cards know, the arguments once
 // (details) and a short result (output).
 import type { EventOf } from '../../src/engine/index.js';
+import { ellipsize } from './truncate.js';
 import { applyToolEvent, newToolCard, type ToolCardState, type ToolPhase } from './tool-card.js';
 import type { ProgressStep } from './thread-surface.js';
 
@@ -62,13 +63,8 @@ export class ProgressSteps {
 
 /** A card's state as a step. */
 export function stepOf(state: ToolCardState): ProgressStep {
-  const step: ProgressStep = { id: state.toolCallId, title: clip(state.name, TITLE_MAX), status: STATUS[state.phase] };
-  if (state.argsSummary) step.details = clip(state.argsSummary, DETAILS_MAX);
-  if (state.resultPreview && step.status !== 'pending' && step.status !== 'in_progress') step.output = clip(state.resultPreview, OUTPUT_MAX);
+  const step: ProgressStep = { id: state.toolCallId, title: ellipsize(state.name, TITLE_MAX), status: STATUS[state.phase] };
+  if (state.argsSummary) step.details = ellipsize(state.argsSummary, DETAILS_MAX);
+  if (state.resultPreview && step.status !== 'pending' && step.status !== 'in_progress') step.output = ellipsize(state.resultPreview, OUTPUT_MAX);
   return step;
-}
-
-function clip(text: string, max: number): string {
-  const chars = Array.from(text);
-  return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
 }

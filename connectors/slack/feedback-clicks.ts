@@ -20,6 +20,7 @@ import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { AccessDecision, ActorContext } from '../../src/sessions/access-policy.js';
 import { FEEDBACK_ACTION } from './actions.js';
 import { FEEDBACK_REASON_CALLBACK, REASON_ACTION_ID, REASON_BLOCK_ID, ReasonMetadataSchema, reasonModal, voteOf } from './feedback-blocks.js';
+import { SlackId, SlackTs } from './inbound-events.js';
 import { messageKey } from './slack-surface.js';
 
 export interface FeedbackClickDeps {
@@ -31,9 +32,6 @@ export interface FeedbackClickDeps {
   /** The installing workspace (auth.test): a clicker from another team is external (Slack Connect). */
   teamId: string;
 }
-
-const SlackId = z.string().regex(/^[A-Z0-9]+$/);
-const SlackTs = z.string().regex(/^\d+\.\d+$/);
 
 /** What a click on the feedback buttons carries that the handler reads. */
 const FeedbackClickSchema = z.object({

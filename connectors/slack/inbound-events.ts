@@ -18,9 +18,9 @@ import { z } from 'zod';
 import type { EngineLogger } from '../../src/engine/index.js';
 
 /** Slack's ids (users, channels, teams) are upper-case letters and digits: `U0123ABC`. */
-const SlackId = z.string().regex(/^[A-Z0-9]+$/);
+export const SlackId = z.string().regex(/^[A-Z0-9]+$/);
 /** A message timestamp, which is also its id: `1712345678.000100`. */
-const SlackTs = z.string().regex(/^\d+\.\d+$/);
+export const SlackTs = z.string().regex(/^\d+\.\d+$/);
 
 // ---- what Bolt reads before our listeners ------------------------------------------------
 

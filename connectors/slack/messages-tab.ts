@@ -16,7 +16,7 @@ import { z } from 'zod';
 import type { ViewingContexts } from '../../src/context/viewing-contexts.js';
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { SessionKey } from '../../src/store/session-store.js';
-import { readInboundEvent } from './inbound-events.js';
+import { readInboundEvent, SlackId, SlackTs } from './inbound-events.js';
 
 export interface SuggestedPrompt {
   title: string;
@@ -43,9 +43,6 @@ export interface MessagesTabDeps {
   /** The installing workspace, for an event body that names none. */
   teamId: () => string;
 }
-
-const SlackId = z.string().regex(/^[A-Z0-9]+$/);
-const SlackTs = z.string().regex(/^\d+\.\d+$/);
 
 const AssistantThreadBody = z.object({
   team_id: SlackId.optional(),
