@@ -33,6 +33,10 @@ import { KeyvIdSet } from './store/keyv-id-set.js';
 import { FeedbackBook } from './feedback/feedback-book.js';
 import { ViewingContexts } from './context/viewing-contexts.js';
 import { ModelPrices } from './ops/pricing.js';
+import { OpsBus, placeOf } from './ops/ops-events.js';
+import { OpsObserver } from './ops/ops-observer.js';
+import { sessionOps } from './ops/session-ops.js';
+import { meteredResolver, type SpendGuard } from './ops/metered-provider.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
@@ -54,6 +58,12 @@ export interface Core {
   viewing: ViewingContexts;
   /** What model calls cost: the built-in table and MODEL_PRICES (src/ops/pricing.ts). */
   prices: ModelPrices;
+  /**
+   * The operations side's event stream (src/ops/ops-events.ts): turns, model and tool calls,
+   * waits, stops, spend. Sinks (metrics, traces, the audit trail) listen; connectors emit
+   * their platform API calls here.
+   */
+  ops: OpsBus;
   /** Masks the configured secrets in a text the bot shows or sends on (a session title made of a request). */
   mask: (text: string) => string;
   /** 👍 / 👎 on final answers: the presenters record answers, the connectors' clicks vote, /feedback totals (src/feedback/). */
@@ -118,7 +128,6 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   // A GRANT_ROOTS entry that is not an existing project folder stops the start, with the reason.
   const grantRoots = parseGrantRoots(config.GRANT_ROOTS);
   const resolveProvider = createProviderResolver(providerSettingsFrom(config));
-  const compactor = compactorFrom(config, resolveProvider);
 
   const opened = await openKeyvStore(storeUrlOf(config));
   // Closed by `suspend`: from then on the store holds what a crash would have left.
@@ -134,6 +143,11 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const inbox = new PersistentInbox(store, cluster ? { claim: (itemId) => cluster.resolveOnce(itemId), release: (itemId) => cluster.unresolve(itemId) } : undefined);
   const mcp = new McpManager({ logger });
   const observers = new ObserverHub();
+  const ops = new OpsBus(logger);
+  const opsObserver = new OpsObserver(ops, { mask: (text) => secrets.mask(text) });
+  observers.addEverywhere(opsObserver);
+  // Spend limits: none yet (src/ops/budget-guard.ts).
+  const guard: SpendGuard | undefined = undefined;
   const files = new FileTransfers();
   const modelGate = new ModelCallGate(config.MAX_CONCURRENT_MODEL_CALLS);
   const reportWaiting = async (session: SessionRecord, ahead: number | null): Promise<void> => {
@@ -184,6 +198,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     maxLiveSessions: config.MAX_LIVE_SESSIONS,
     fileCaps: { maxFileBytes: config.MAX_FILE_BYTES, maxFilesPerMessage: config.MAX_FILES_PER_MESSAGE },
     observer: observers,
+    ops: sessionOps(ops, opsObserver),
     // A forgotten or expired thread's own folder goes with it (never a channel's, never WORKSPACE_DIR).
     removeThreadFiles: async (key) => {
       await feedback.forgetSession(sessionIdOf(key));
@@ -208,9 +223,12 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         homeDir: shell.paths.home,
         workspaceMaxBytes: config.WORKSPACE_MAX_MB * 1024 * 1024,
       });
+      // Every model call of the session, compaction included, is admitted by the spend limits
+      // and reported to the operations side (src/ops/metered-provider.ts).
+      const metered = meteredResolver(resolveProvider, { place: placeOf(session), ops, ...(guard ? { guard } : {}), fallbackRequester: () => session.startedBy });
       return {
-        // Every model call takes a slot of the bot-wide gate; a wait shows in the thread.
-        provider: gatedResolver(resolveProvider, modelGate, {
+        // Every model call takes a slot of the bot-wide gate (before the spend check); a wait shows in the thread.
+        provider: gatedResolver(metered, modelGate, {
           waiting: (ahead) => reportWaiting(session, ahead),
           admitted: () => reportWaiting(session, null),
         }),
@@ -223,7 +241,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         attachmentView: attachmentViewFor(folder),
         // Absolute paths inside the conversation's folder may follow a ` *` entry; anything else asks.
         policy: scope === 'shared' ? policy : createPermissionPolicy({ ...policyOptions, workspaceDir: folder }),
-        compactor,
+        compactor: compactorFrom(config, metered),
         instructions: config.SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
         maxIterations: config.MAX_ITERATIONS,
         maxToolCallsPerResponse: config.MAX_TOOL_CALLS_PER_RESPONSE,
@@ -269,6 +287,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     feedback,
     viewing,
     prices: new ModelPrices(config.MODEL_PRICES ?? {}),
+    ops,
     mask: (text) => secrets.mask(text),
     recover: async () => {
       // Sweeps and pokes start with events: a session taken over is drawn by attached connectors.
@@ -307,6 +326,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       // After a suspend the turns are left as they are (the store is fenced); else they stop.
       if (!suspended) await manager.shutdown();
       await mcp.close();
+      await ops.close();
       await cluster?.close();
       await opened.close();
       // The sessions' commands have ended: the bot's memory cgroup folder is empty now.

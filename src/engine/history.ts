@@ -10,7 +10,7 @@ import { toolErrorContent, type AssistantMessage, type Message, type NoticeKind,
 import { INTERRUPTED_BY_USER } from './tool-calls.js';
 
 /** Notices after which a turn is over: what follows is another turn. */
-const TURN_ENDING_NOTICES: ReadonlySet<NoticeKind> = new Set(['error', 'interrupted', 'max_iterations']);
+const TURN_ENDING_NOTICES: ReadonlySet<NoticeKind> = new Set(['error', 'interrupted', 'max_iterations', 'budget']);
 
 export type AppendHook = (message: Message, index: number) => void | Promise<void>;
 
@@ -130,12 +130,23 @@ export class History {
    * Whether the history ends in a provider error or the iteration limit, looking through
    * any model switches after it: switching model and then retrying is the intended recovery.
    */
+  /** Whether the history ends in a spend limit's pause (looking through model switches). */
+  endsPausedBySpend(): boolean {
+    for (let i = this.list.length - 1; i >= 0; i--) {
+      const message = this.list[i]!;
+      if (message.role !== 'notice') return false;
+      if (message.kind === 'model_switch') continue;
+      return message.kind === 'budget';
+    }
+    return false;
+  }
+
   endsRetryable(): boolean {
     for (let i = this.list.length - 1; i >= 0; i--) {
       const message = this.list[i]!;
       if (message.role !== 'notice') return false;
       if (message.kind === 'model_switch') continue;
-      return message.kind === 'error' || message.kind === 'max_iterations';
+      return message.kind === 'error' || message.kind === 'max_iterations' || message.kind === 'budget';
     }
     return false;
   }

@@ -7,7 +7,7 @@
 // other provider strips them.
 import { z } from 'zod';
 
-export const NOTICE_KINDS = ['error', 'interrupted', 'model_switch', 'compacted', 'max_iterations'] as const;
+export const NOTICE_KINDS = ['error', 'interrupted', 'model_switch', 'compacted', 'max_iterations', 'budget'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 /** Where a user message came from: the connector fills this; the model never sees it. */
@@ -30,6 +30,7 @@ export const UsageSchema = z.object({
   output: z.number(),
   cacheRead: z.number().optional(),
   cacheWrite: z.number().optional(),
+  reasoning: z.number().optional(),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 

@@ -9,7 +9,7 @@ import type { CompactionState } from './compaction.js';
 import type { EngineEvent } from './events.js';
 import type { AssistantMessage, Message, Usage } from './messages.js';
 import { buildOutbound, type AttachmentView, type PdfAdapter } from './outbound.js';
-import { ProviderError, type AssistantTurn, type ModelCapabilities, type Provider, type TokenUsage, type ToolSchema } from './provider.js';
+import { ProviderError, type AssistantTurn, type CallMeta, type ModelCapabilities, type Provider, type TokenUsage, type ToolSchema } from './provider.js';
 import { bridgeStream } from './stream-bridge.js';
 import { parseToolArguments } from './tool-arguments.js';
 import type { OutputMask, PendingToolCall } from './tool-calls.js';
@@ -45,6 +45,8 @@ export interface ModelCall {
   signal: AbortSignal;
   mask: OutputMask;
   maskStream: () => StreamMask;
+  /** Who the call is for (src/ops/ accounting): passed on as the request's `meta`. */
+  meta?: CallMeta;
 }
 
 export async function* streamModel(call: ModelCall): AsyncGenerator<EngineEvent, StreamOutcome, undefined> {
@@ -79,6 +81,7 @@ export async function* streamModel(call: ModelCall): AsyncGenerator<EngineEvent,
       }),
       tools: call.capabilities.tools ? call.tools : [],
       settings: call.settings,
+      ...(call.meta ? { meta: call.meta } : {}),
     };
     for await (const chunk of bridgeStream(call.provider, request, call.signal)) {
       switch (chunk.type) {
@@ -161,5 +164,6 @@ function tagUsage(usage: TokenUsage, model: string): Usage {
   const tagged: Usage = { model, input: usage.input, output: usage.output };
   if (usage.cacheRead !== undefined) tagged.cacheRead = usage.cacheRead;
   if (usage.cacheWrite !== undefined) tagged.cacheWrite = usage.cacheWrite;
+  if (usage.reasoning !== undefined) tagged.reasoning = usage.reasoning;
   return tagged;
 }

@@ -18,6 +18,17 @@ export interface ProviderRequest {
   messages: OutboundMessage[];
   tools: ToolSchema[];
   settings?: Record<string, unknown>;
+  /**
+   * What the call is for, for the bot's own accounting (spend, metrics, traces: src/ops/);
+   * providers ignore it and never send it. `requester`: the person whose message the turn
+   * answers, when known.
+   */
+  meta?: CallMeta;
+}
+
+export interface CallMeta {
+  purpose: 'turn' | 'compaction';
+  requester?: string;
 }
 
 export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
@@ -27,6 +38,8 @@ export interface TokenUsage {
   output: number;
   cacheRead?: number;
   cacheWrite?: number;
+  /** Output tokens spent on reasoning (already counted in `output`), when the provider says. */
+  reasoning?: number;
 }
 
 /** A tool call as the provider produced it. `arguments` is raw text: the engine judges it. */
@@ -43,6 +56,8 @@ export interface AssistantTurn {
   finishReason: FinishReason;
   reasoning?: string | null;
   usage?: TokenUsage;
+  /** The model id the provider says answered (a dated snapshot of the requested alias), for traces; never persisted. */
+  responseModel?: string;
   /** Provider-private extras (keys start with `_`), persisted on the assistant message. */
   extras?: Record<string, unknown>;
 }
@@ -79,6 +94,8 @@ export type ProviderErrorKind =
   | 'stalled'
   | 'connection'
   | 'bad_request'
+  /** A spend limit (src/ops/) refused the call before it was sent: the turn pauses, an admin may continue it. */
+  | 'budget'
   | 'other';
 
 /**

@@ -123,6 +123,7 @@ export class SummarizingCompactor implements Compactor {
             { role: 'user', content: request },
           ],
           tools: [],
+          meta: { purpose: 'compaction' },
         },
         controller.signal,
       );

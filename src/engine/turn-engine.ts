@@ -23,7 +23,7 @@ import { piecewise, recordableAnswer, streamModel, type StreamMask } from './mod
 import { contentWithoutFiles, SteeringQueue, type InputPreparer, type SteeringMessage, type SteeringReceipt } from './steering.js';
 import type { AttachmentView, PdfAdapter } from './outbound.js';
 import { denyAll, riskBasedPolicy, SessionGrants, type Approver, type GrantsSnapshot, type PermissionPolicy } from './permissions.js';
-import { describeProviderError, isContextOverflow, type AssistantTurn, type Provider, type ProviderResolver, type ToolSchema } from './provider.js';
+import { describeProviderError, isContextOverflow, ProviderError, type AssistantTurn, type Provider, type ProviderResolver, type ToolSchema } from './provider.js';
 import { DEFAULT_MAX_RESULT_CHARS, MIN_MAX_RESULT_CHARS } from './result-cap.js';
 import { parseToolArguments } from './tool-arguments.js';
 import { INTERRUPTED_BY_USER, runToolCalls, type OutputMask, type PendingToolCall, type ToolPassContext } from './tool-calls.js';
@@ -225,6 +225,11 @@ export class TurnEngine {
   /** The tools this engine offers (read-only use). */
   get tools(): Pick<ToolRegistry, 'get' | 'names'> {
     return this.registry;
+  }
+
+  /** Whether the last turn was paused by a spend limit (only an admin's Continue retries it: thread-controls.ts). */
+  pausedBySpendLimit(): boolean {
+    return this.history.endsPausedBySpend();
   }
 
   /** Whether `retry()` would do anything now. */
@@ -502,6 +507,7 @@ export class TurnEngine {
       settings: this.modelSettings,
       mask: this.maskOutput,
       maskStream: this.maskStream,
+      meta: { purpose: 'turn', ...requesterOf(this.history.turnRequesters()) },
     });
   }
 
@@ -526,6 +532,14 @@ export class TurnEngine {
   private async *endFailed(turn: ActiveTurn, error: unknown, text: string, reasoning: string): AsyncGenerator<EngineEvent, TurnEndStatus, undefined> {
     await this.history.appendPartial(text, reasoning);
     if (turn.signal.aborted) return yield* this.endInterrupted(turn);
+    if (error instanceof ProviderError && error.kind === 'budget') {
+      // A spend limit paused the turn before the call was sent: a notice of its own, which
+      // only an admin's Continue gets past (src/sessions/thread-controls.ts).
+      const message = this.maskOutput(error.message);
+      await this.history.appendNotice('budget', message);
+      yield { type: 'error', message, errorKind: 'budget' };
+      return 'error';
+    }
     const described = isContextOverflow(error)
       ? { message: "The conversation no longer fits in the model's context, and compaction could not make room.", kind: 'context_overflow' }
       : describeProviderError(error);
@@ -599,4 +613,10 @@ export class TurnEngine {
       maxResultChars: this.maxResultChars,
     };
   }
+}
+
+/** The person whose message the turn answers: the latest user message that names one. */
+function requesterOf(requesters: (string | undefined)[]): { requester?: string } {
+  const requester = requesters.find((id) => id !== undefined);
+  return requester ? { requester } : {};
 }

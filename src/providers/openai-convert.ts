@@ -263,5 +263,7 @@ export function toTokenUsage(usage: CompletionUsage): TokenUsage {
   const cached = usage.prompt_tokens_details?.cached_tokens;
   const result: TokenUsage = { input: (usage.prompt_tokens ?? 0) - (cached ?? 0), output: usage.completion_tokens ?? 0 };
   if (typeof cached === 'number') result.cacheRead = cached;
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens;
+  if (typeof reasoning === 'number' && reasoning > 0) result.reasoning = reasoning;
   return result;
 }

@@ -7,13 +7,20 @@
 import type { EngineEvent, InboxItem, MessageSource } from '../engine/index.js';
 import type { SessionRecord } from '../store/session-store.js';
 import type { InputDisposition, SessionObserver } from './session-manager.js';
+import type { ThreadNotice } from './session-observer.js';
 
 export class ObserverHub implements SessionObserver {
   private readonly byPlatform = new Map<string, SessionObserver[]>();
+  /** Observers of every platform's sessions (the operations side: src/ops/ops-observer.ts), told first. */
+  private everywhere: SessionObserver[] = [];
   private muted = false;
 
   add(platform: string, observer: SessionObserver): void {
     this.byPlatform.set(platform, [...(this.byPlatform.get(platform) ?? []), observer]);
+  }
+
+  addEverywhere(observer: SessionObserver): void {
+    this.everywhere = [...this.everywhere, observer];
   }
 
   /** From now on, pass on nothing but `onSuspend`. */
@@ -23,7 +30,8 @@ export class ObserverHub implements SessionObserver {
 
   private observersOf(session: SessionRecord): SessionObserver[] {
     if (this.muted) return [];
-    return this.byPlatform.get(session.key.platform) ?? [];
+    const own = this.byPlatform.get(session.key.platform) ?? [];
+    return this.everywhere.length > 0 ? [...this.everywhere, ...own] : own;
   }
 
   async onEvent(session: SessionRecord, event: EngineEvent, prompt?: InboxItem): Promise<void> {
@@ -44,6 +52,10 @@ export class ObserverHub implements SessionObserver {
 
   async onDecision(session: SessionRecord, item: InboxItem): Promise<void> {
     for (const observer of this.observersOf(session)) await observer.onDecision?.(session, item);
+  }
+
+  async onNotice(session: SessionRecord, notice: ThreadNotice): Promise<void> {
+    for (const observer of this.observersOf(session)) await observer.onNotice?.(session, notice);
   }
 
   async onTakeover(session: SessionRecord): Promise<void> {

@@ -25,11 +25,14 @@ import { isBusy, LiveSessions } from './live-sessions.js';
 import { PromptReplies, resolutionOf, type PromptChoice } from './prompt-replies.js';
 import { recoverSession, recoverSessions, type RecoveryReport } from './recovery.js';
 import { Reporter, type SessionObserver } from './session-observer.js';
+import type { BudgetGate, SessionOps } from './session-ops.js';
+import { placeOf } from '../ops/ops-events.js';
 import { ThreadControls, type ControlResult, type ModelMenu } from './thread-controls.js';
 import { TurnDriver } from './turn-driver.js';
 import { refusedFilesText, screenFiles, type DeliveryFileCaps } from '../files/delivery-caps.js';
 
 export type { InputDisposition, SessionObserver } from './session-observer.js';
+export type { BudgetGate, SessionOps } from './session-ops.js';
 export type { PromptChoice } from './prompt-replies.js';
 export type { RecoveryReport } from './recovery.js';
 
@@ -77,6 +80,10 @@ export interface SessionManagerOptions {
   fileCaps?: DeliveryFileCaps;
   /** Remove what a thread keeps outside the store (its own workspace folder) when /forget or retention deletes it. */
   removeThreadFiles?: (key: SessionKey) => Promise<void>;
+  /** The operations side (src/ops/): who clicked, stopped, switched, forgot. Default: nobody listens. */
+  ops?: SessionOps;
+  /** Spend limits (src/ops/): a new request past a limit is refused; an admin's Continue lets a paused turn go on. */
+  budget?: BudgetGate;
 }
 
 export class SessionManager {
@@ -287,6 +294,11 @@ export class SessionManager {
         ? this.fairUse.mayStart(message.userId, this.sessions.all().filter((other) => isBusy(other) && other.turnBy === message.userId).length)
         : this.fairUse.mayQueue(await store.pendingLoad(sessionId), Buffer.byteLength(input.text, 'utf8'));
       if (!verdict.ok) return { status: 'refused', reason: verdict.reason };
+      // Spend limits: a request that would start a turn past one is refused, privately.
+      if (starts && this.options.budget) {
+        const budget = await this.options.budget.mayStart(placeOf(live.record), message.userId);
+        if (!budget.ok) return { status: 'refused', reason: budget.reason };
+      }
 
       // Recorded (and the session marked open) before the caller acknowledges the platform.
       await store.markOpen(sessionId);
@@ -334,6 +346,7 @@ export class SessionManager {
     if (known) {
       const access = this.options.access.mayStop(userId, known);
       if (!access.allowed) return { status: 'refused', reason: access.reason };
+      this.options.ops?.stopRequested(known, userId);
       if (this.routing) return ((await this.routing.stop(sessionId, userId)) as ControlResult | undefined) ?? { status: 'done', sessionId };
     }
     return this.interruptHere(sessionId, userId, known);
@@ -395,6 +408,8 @@ export class SessionManager {
     }
     const result = await this.options.inbox.resolve(itemId, resolution, userId);
     if (!result.ok) return result;
+    // Recorded here, where the click won (once across instances: inbox.resolve is the claim).
+    this.options.ops?.decided(record, item, resolution, userId);
     // Cluster mode: recorded here (one click wins, across instances); the owner's turn is told.
     if (this.routing) await this.routing.resolved(item.sessionId, itemId, item.toolCallId);
     else await this.options.coordinator.dispatch(item.sessionId, { kind: 'resolved', itemId, toolCallId: item.toolCallId });

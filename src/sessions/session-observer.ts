@@ -6,6 +6,13 @@ import type { SessionRecord } from '../store/session-store.js';
 
 export type InputDisposition = 'started' | 'queued' | 'injected' | 'answered' | 'dropped';
 
+/**
+ * Something the bot tells a thread that no engine event carries. `budget_warning`: a spend
+ * limit the thread spends against passed 80 % (told once per limit and period); `text` is the
+ * bot's own words (src/ops/budget-words.ts), safe to show as they are.
+ */
+export type ThreadNotice = { kind: 'budget_warning'; text: string };
+
 /** What the connector renders. Called in order, per session; failures are logged, not fatal. */
 export interface SessionObserver {
   /** Every engine event; `prompt` is the inbox item behind a permission or interaction card. */
@@ -28,6 +35,8 @@ export interface SessionObserver {
   onDecision?(session: SessionRecord, item: InboxItem): void | Promise<void>;
   /** Cluster mode: this instance took the session over from one that died. */
   onTakeover?(session: SessionRecord): void | Promise<void>;
+  /** A notice for the thread from outside its turn's events (a spend limit's 80 % warning). */
+  onNotice?(session: SessionRecord, notice: ThreadNotice): void | Promise<void>;
 }
 
 /** The observer as the session layer calls it: never throws. */

@@ -10,6 +10,11 @@ import { OwnedElsewhereError, type Coordinator } from './coordination.js';
 import type { LiveSession } from './live-session.js';
 import { isBusy, type LiveSessions } from './live-sessions.js';
 import type { TurnDriver } from './turn-driver.js';
+import type { BudgetGate, SessionOps } from './session-ops.js';
+import { placeOf } from '../ops/ops-events.js';
+
+/** Why a member's Continue on a turn a spend limit paused is refused. */
+export const CONTINUE_NEEDS_ADMIN = 'Only an admin can let a turn go on past a spending limit.';
 
 export type ControlResult =
   | { status: 'done'; sessionId: string }
@@ -42,15 +47,25 @@ export interface ThreadControlsOptions {
   /** Remove the files a thread keeps besides the store (its own workspace folder), once it is forgotten. */
   removeThreadFiles?: (key: SessionKey) => Promise<void>;
   logger?: EngineLogger;
+  ops?: SessionOps;
+  budget?: BudgetGate;
 }
 
 export class ThreadControls {
   constructor(private readonly options: ThreadControlsOptions) {}
 
-  /** The Retry button after a provider error, or Continue after the iteration limit. */
+  /**
+   * The Retry button after a provider error, or Continue after the iteration limit or a spend
+   * limit's pause. Past a spend limit only an admin may continue; the turn may then finish.
+   */
   async retry(sessionId: string, userId: string): Promise<ControlResult> {
     return this.manage(sessionId, userId, async (live) => {
       if (!live.engine.canRetry()) return { status: 'nothing_to_do' };
+      if (live.engine.pausedBySpendLimit()) {
+        if (!this.options.access.isAdmin(userId)) return { status: 'refused', reason: CONTINUE_NEEDS_ADMIN };
+        await this.options.budget?.allowTurn(placeOf(live.record), userId);
+        this.options.ops?.budgetContinued(live.record, userId);
+      }
       await this.options.driver.startRetry(live);
       return { status: 'done', sessionId };
     });
@@ -60,7 +75,9 @@ export class ThreadControls {
     const choice = this.options.models?.choose(model) ?? { ok: true as const, model };
     if (!choice.ok) return { status: 'refused', reason: choice.reason };
     return this.manage(sessionId, userId, async (live) => {
+      const from = live.engine.model;
       const notice = await live.engine.switchModel(choice.model);
+      if (live.engine.model !== from) this.options.ops?.modelSwitched(live.record, userId, from, live.engine.model);
       live.record = { ...live.record, model: live.engine.model };
       await this.options.store.saveSession(live.record);
       return { status: 'done', sessionId, notice };
@@ -105,6 +122,7 @@ export class ThreadControls {
       await store.saveSession(live.record);
       await store.setChannelGrants(live.record.key, keep(channel));
       await sessions.evict(sessionId); // rebuilt with the remaining grants on next use
+      this.options.ops?.grantsRevoked(live.record, userId, target.command === undefined ? target.tool : `${target.tool}: ${target.command}`, revocable.length);
       return { status: 'done', sessionId, revoked: revocable.length };
     });
   }
@@ -120,6 +138,7 @@ export class ThreadControls {
       } catch (error) {
         this.options.logger?.warn({ err: error, sessionId }, "could not remove the forgotten thread's folder");
       }
+      this.options.ops?.forgotten(live.record, userId);
       return { status: 'done', sessionId };
     });
   }
