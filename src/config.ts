@@ -4,6 +4,7 @@
 // of src/config-checks.ts (model names, provider keys, user ids, tool names), in the order
 // the variables are declared here.
 import { z } from 'zod';
+import { limitSetting } from './ops/spend/budget-limits.js';
 import { describeIssue, startProblems, valueProblems, wantsToRun, type RawSettings } from './config-checks.js';
 
 export { discordConfigured, discordGuildIds, slackConfigured, slackProblems } from './config-checks.js';
@@ -72,6 +73,30 @@ export const ConfigSchema = z.object({
           }
         }),
     )
+    .optional(),
+  /**
+   * Spend limits, checked before every model call (src/ops/spend/): an amount in USD (`5`,
+   * `5.50`, `$5`) holds priced calls, an amount in tokens (`500000 tokens`, `2M tokens`) holds
+   * every call; both may be given, comma-separated (`$5, 2M tokens`). Days are calendar days
+   * in BUDGET_TIMEZONE. Unset: no limit (spend is recorded either way).
+   */
+  BUDGET_USER_DAILY: limitSetting.optional(),
+  BUDGET_CHANNEL_DAILY: limitSetting.optional(),
+  BUDGET_WORKSPACE_DAILY: limitSetting.optional(),
+  /** What one turn may spend (its retries and compaction included). */
+  BUDGET_TURN: limitSetting.optional(),
+  /** The time zone whose midnight starts a budget day and month (an IANA name such as Europe/Paris; default UTC). */
+  BUDGET_TIMEZONE: z
+    .string()
+    .trim()
+    .refine((zone) => {
+      try {
+        new Intl.DateTimeFormat('en-US', { timeZone: zone });
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be a time zone name such as UTC or Europe/Paris')
     .optional(),
   /** Abandon a model stream that sends nothing for this long. */
   PROVIDER_STALL_TIMEOUT_MS: positiveInt.default(60_000),

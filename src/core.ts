@@ -37,6 +37,8 @@ import { OpsBus, placeOf } from './ops/ops-events.js';
 import { OpsObserver } from './ops/ops-observer.js';
 import { sessionOps } from './ops/session-ops.js';
 import { meteredResolver, type SpendGuard } from './ops/metered-provider.js';
+import type { SpendReader } from './ops/spend-report.js';
+import { spendFrom } from './ops/spend/spend-setup.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
@@ -58,6 +60,8 @@ export interface Core {
   viewing: ViewingContexts;
   /** What model calls cost: the built-in table and MODEL_PRICES (src/ops/pricing.ts). */
   prices: ModelPrices;
+  /** Spend per person, channel and workspace, today and this month, for /usage (src/ops/spend/). */
+  spend: SpendReader;
   /**
    * The operations side's event stream (src/ops/ops-events.ts): turns, model and tool calls,
    * waits, stops, spend. Sinks (metrics, traces, the audit trail) listen; connectors emit
@@ -146,8 +150,21 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const ops = new OpsBus(logger);
   const opsObserver = new OpsObserver(ops, { mask: (text) => secrets.mask(text) });
   observers.addEverywhere(opsObserver);
-  // Spend limits: none yet (src/ops/budget-guard.ts).
-  const guard: SpendGuard | undefined = undefined;
+  const prices = new ModelPrices(config.MODEL_PRICES ?? {});
+  // Every settled model call is recorded; BUDGET_* limits hold before each call (src/ops/spend/).
+  const spend = spendFrom(config, {
+    keyv: opened.keyv,
+    ...(shared ? { redis: shared } : {}),
+    prices,
+    ops,
+    logger,
+    notify: async (place, text) => {
+      const record = await store.getSession(place.sessionId);
+      if (record) await observers.onNotice(record, { kind: 'budget_warning', text });
+    },
+  });
+  ops.add(spend.guard);
+  const guard: SpendGuard | undefined = spend.guard;
   const files = new FileTransfers();
   const modelGate = new ModelCallGate(config.MAX_CONCURRENT_MODEL_CALLS);
   const reportWaiting = async (session: SessionRecord, ahead: number | null): Promise<void> => {
@@ -199,6 +216,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     fileCaps: { maxFileBytes: config.MAX_FILE_BYTES, maxFilesPerMessage: config.MAX_FILES_PER_MESSAGE },
     observer: observers,
     ops: sessionOps(ops, opsObserver),
+    budget: spend.guard,
     // A forgotten or expired thread's own folder goes with it (never a channel's, never WORKSPACE_DIR).
     removeThreadFiles: async (key) => {
       await feedback.forgetSession(sessionIdOf(key));
@@ -259,7 +277,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     },
   });
 
-  const setupWarnings = [...accessWarnings(access, policy.mode !== 'read-only'), ...opened.notes, ...(shell.warn ? [shell.message] : [])];
+  const setupWarnings = [...accessWarnings(access, policy.mode !== 'read-only'), ...opened.notes, ...(shell.warn ? [shell.message] : []), ...spend.warnings];
   for (const warning of setupWarnings) logger.warn({}, warning);
   // Listed, not logged again: the manager logged each MCP failure, with its reason, as it happened.
   const warnings = [...setupWarnings, ...mcpReport.failures.map((failure) => `MCP server "${failure.server}" did not start: ${failure.error}`)];
@@ -286,7 +304,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     files,
     feedback,
     viewing,
-    prices: new ModelPrices(config.MODEL_PRICES ?? {}),
+    prices,
+    spend: spend.ledger,
     ops,
     mask: (text) => secrets.mask(text),
     recover: async () => {
