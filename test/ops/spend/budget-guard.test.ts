@@ -19,7 +19,6 @@ afterAll(async () => {
 });
 
 const EVENING = Date.UTC(2026, 11, 3, 20, 48);
-const MILLION = 1_000_000;
 
 function turnStarted(where: Place, kind: 'run' | 'retry' | 'resume', at = 0) {
   return { type: 'turn_started' as const, at, place: where, kind, model: 'openai:gpt-4.1' };
