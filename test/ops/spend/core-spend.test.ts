@@ -2,7 +2,7 @@
 // provider against the fake server): every call recorded for /usage (`core.spend`), the 80 %
 // note reaching the thread's observers once, a turn past the limit paused before its model
 // call, and the start-up warning for a USD-only limit with a model that has no price.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { startCore } from '../../../src/core.js';
 import type { EngineEvent } from '../../../src/engine/index.js';
@@ -11,6 +11,16 @@ import { FakeOpenAI } from '../../fakes/openai-server.js';
 import { coreTestEnv } from '../../support/core-env.js';
 import { memoryLogger, waitFor } from '../../support/engine-kit.js';
 import { tempDir } from '../../support/test-connector.js';
+import { RedisServer } from '../../support/redis-server.js';
+import { Redis } from 'ioredis';
+
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await RedisServer.start();
+});
+afterAll(async () => {
+  await redis?.dispose();
+});
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -19,13 +29,13 @@ afterEach(async () => {
 
 const key = { platform: 'test', workspace: 'W1', channel: 'C1', thread: 'T1' };
 
-describe('spend in the assembled core', () => {
+describe.each(['sqlite', 'cluster mode on Redis'])('spend in the assembled core (%s)', (mode) => {
   it('records each call, tells the thread at 80 %, and pauses the next turn before its call', async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
     const fake = await new FakeOpenAI().start();
     cleanups.push(() => fake.stop());
-    const config = loadConfig({ ...coreTestEnv(dir.path, fake), BUDGET_CHANNEL_DAILY: '$1', MODELS: 'openai:gpt-4.1,openai:llama-local' });
+    const config = loadConfig({ ...coreTestEnv(dir.path, fake), BUDGET_CHANNEL_DAILY: '$1', MODELS: 'openai:gpt-4.1,openai:llama-local', ...(mode === 'sqlite' ? {} : { STORE_URL: redis.url, COORDINATION_URL: redis.url }) });
     const core = await startCore(config, { logger: memoryLogger() });
     cleanups.push(() => core.close());
     const shown: EngineEvent[] = [];
@@ -44,6 +54,13 @@ describe('spend in the assembled core', () => {
     expect(usage.today.usd).toBeCloseTo(0.8, 9);
     expect(usage.limit).toMatchObject({ setting: 'BUDGET_CHANNEL_DAILY', usd: 1 });
     expect((await core.spend.usage({ kind: 'user', platform: 'test', workspace: 'W1', id: 'U1' })).today.calls).toBe(1);
+    if (mode !== 'sqlite') {
+      // Cluster mode: the counters are the shared Redis's, where every instance reads them.
+      const client = new Redis(redis.url);
+      const keys = await client.keys('chat-agent:spend:{spend}:c:d:*|channel|test:W1:C1');
+      client.disconnect();
+      expect(keys).toHaveLength(1);
+    }
 
     // The next call may produce gpt-4.1's 32,768 output tokens ($0.26): past the limit.
     await core.manager.deliver(key, { text: 'second', userId: 'U1', eventId: 'e2' });
