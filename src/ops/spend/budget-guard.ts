@@ -16,6 +16,7 @@
 // - Nothing here throws into a turn from `settle`: it runs in the provider's `finally`.
 import { randomUUID } from 'node:crypto';
 import type { EngineLogger } from '../../engine/index.js';
+import { isWritesFenced } from '../../engine/fenced.js';
 import type { BudgetGate, BudgetVerdict } from '../../sessions/session-ops.js';
 import type { Admission, CallEstimate, SpendGuard } from '../metered-provider.js';
 import type { BudgetLimitName, OpsBus, OpsEvent, OpsSink, Place, TokenCounts } from '../ops-events.js';
@@ -155,6 +156,8 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
       const after = await this.ledger.counters.settle(ticket.id, ticket.reserved, targets, add);
       if (this.limited) await this.warnPast80(ticket, at, now, new Map(targets.map((target, index) => [target.counter, after[index]!])));
     } catch (error) {
+      // A shutdown fenced the store: this call's spend is lost with the turn it ended, quietly.
+      if (isWritesFenced(error)) return;
       this.options.logger?.warn({ err: error, sessionId: ticket.place.sessionId }, 'could not record what a model call spent');
     }
   }

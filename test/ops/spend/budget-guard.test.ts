@@ -7,6 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisServer } from '../../support/redis-server.js';
 import { Backends, Clock, estimate, guardOn, place, spend, tokens, type Backend } from './spend-kit.js';
 import type { Place } from '../../../src/ops/ops-events.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ModelPrices } from '../../../src/ops/pricing.js';
+import { BudgetGuard } from '../../../src/ops/spend/budget-guard.js';
+import { KeyvSpendCounters } from '../../../src/ops/spend/spend-counters.js';
+import { SpendLedger } from '../../../src/ops/spend/spend-ledger.js';
+import { openKeyvStore } from '../../../src/store/keyv-factory.js';
+import { fenceWrites } from '../../../src/store/write-fence.js';
+import { memoryLogger } from '../../support/engine-kit.js';
 
 let redis: RedisServer;
 const backends = new Backends(() => redis.url);
@@ -180,6 +190,28 @@ describe.each<Backend>(['sqlite', 'redis'])('spend limits on %s', (backend) => {
     await spend(kit, place(), 'U1', tokens(123, 45));
     expect(await kit.guard.mayStart(place(), 'U1')).toEqual({ ok: true });
     expect((await kit.ledger.usage({ kind: 'user', platform: 'slack', workspace: 'T1', id: 'U1' })).today.tokens.output).toBe(45);
+  });
+});
+
+describe('a store that refuses writes', () => {
+  it("never throws into the model call's end (settle runs in its finally), and a shutdown's fence is quiet", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'spend-fence-'));
+    const opened = await openKeyvStore(`sqlite://${join(dir, 'bot.sqlite')}`);
+    try {
+      const fence = fenceWrites(opened.keyv);
+      const clock = new Clock(EVENING);
+      const logger = memoryLogger();
+      const ledger = new SpendLedger({ counters: new KeyvSpendCounters(opened.keyv, clock.now), prices: new ModelPrices(), now: clock.now });
+      const guard = new BudgetGuard({ ledger, limits: { channel_daily: { usd: 1 } }, logger });
+      const admission = await guard.admit(estimate(place(), 'U1', 10, 10));
+      expect(admission.ok).toBe(true);
+      fence.close('the bot is shutting down');
+      if (admission.ok) await expect(guard.settle(admission.ticket, tokens(10, 10))).resolves.toBeUndefined();
+      expect(logger.lines).toEqual([]);
+    } finally {
+      await opened.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
