@@ -110,6 +110,8 @@ export interface CoreOptions {
   secrets?: SecretMasker;
   /** The bwrap executable for the shell sandbox (default: `bwrap` on PATH). */
   bwrapPath?: string;
+  /** The clock the spend limits' days and months follow (default Date.now): tests cross midnight with it. */
+  spendClock?: () => number;
 }
 
 export async function startCore(config: Config, options: CoreOptions): Promise<Core> {
@@ -158,6 +160,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     prices,
     ops,
     logger,
+    ...(options.spendClock ? { now: options.spendClock } : {}),
     notify: async (place, text) => {
       const record = await store.getSession(place.sessionId);
       if (record) await observers.onNotice(record, { kind: 'budget_warning', text });

@@ -36,7 +36,8 @@ describe.each(['sqlite', 'cluster mode on Redis'])('spend in the assembled core 
     const fake = await new FakeOpenAI().start();
     cleanups.push(() => fake.stop());
     const config = loadConfig({ ...coreTestEnv(dir.path, fake), BUDGET_CHANNEL_DAILY: '$1', MODELS: 'openai:gpt-4.1,openai:llama-local', ...(mode === 'sqlite' ? {} : { STORE_URL: redis.url, COORDINATION_URL: redis.url }) });
-    const core = await startCore(config, { logger: memoryLogger() });
+    let now = Date.UTC(2026, 11, 3, 20, 48);
+    const core = await startCore(config, { logger: memoryLogger(), spendClock: () => now });
     cleanups.push(() => core.close());
     const shown: EngineEvent[] = [];
     const notices: ThreadNotice[] = [];
@@ -49,7 +50,7 @@ describe.each(['sqlite', 'cluster mode on Redis'])('spend in the assembled core 
     await core.manager.deliver(key, { text: 'first', userId: 'U1', eventId: 'e1' });
     await core.manager.idle();
     await waitFor(() => notices.length > 0);
-    expect(notices).toEqual([{ kind: 'budget_warning', text: expect.stringMatching(/^This channel's daily budget is 80 % spent \(\$0\.80 of \$1\.00; it resets at 00:00 UTC, in /) }]);
+    expect(notices).toEqual([{ kind: 'budget_warning', text: expect.stringMatching(/^This channel's daily budget is 80 % spent \(\$0\.80 of \$1\.00; it resets at 00:00 UTC, in 3 h 12 min\)\.$/) }]);
     const usage = await core.spend.usage({ kind: 'channel', platform: 'test', workspace: 'W1', id: 'C1' });
     expect(usage.today.usd).toBeCloseTo(0.8, 9);
     expect(usage.limit).toMatchObject({ setting: 'BUDGET_CHANNEL_DAILY', usd: 1 });
@@ -69,5 +70,14 @@ describe.each(['sqlite', 'cluster mode on Redis'])('spend in the assembled core 
     const error = shown.find((event): event is Extract<EngineEvent, { type: 'error' }> => event.type === 'error');
     expect(error).toMatchObject({ errorKind: 'budget', message: expect.stringContaining("Paused: this channel's daily budget of $1.00 would be passed by the next model call") });
     expect(notices).toHaveLength(1);
+
+    // Past midnight the channel's day starts afresh: the same request goes through.
+    now = Date.UTC(2026, 11, 4, 0, 0, 5);
+    fake.replyText('A new day.', { usage: { prompt_tokens: 1_000, completion_tokens: 10 } });
+    await core.manager.deliver(key, { text: 'third', userId: 'U1', eventId: 'e3' });
+    await core.manager.idle();
+    expect(fake.requests).toHaveLength(2);
+    expect((await core.spend.usage({ kind: 'channel', platform: 'test', workspace: 'W1', id: 'C1' })).today.calls).toBe(1);
+    expect((await core.spend.usage({ kind: 'channel', platform: 'test', workspace: 'W1', id: 'C1' })).month.calls).toBe(2);
   });
 });
