@@ -33,6 +33,7 @@ import { KeyvIdSet } from './store/keyv-id-set.js';
 import { FeedbackBook } from './feedback/feedback-book.js';
 import { ViewingContexts } from './context/viewing-contexts.js';
 import { ModelPrices } from './ops/pricing.js';
+import type { SpendReader } from './ops/spend-report.js';
 import { OpsBus, placeOf } from './ops/ops-events.js';
 import { OpsObserver } from './ops/ops-observer.js';
 import { sessionOps } from './ops/session-ops.js';
@@ -68,6 +69,8 @@ export interface Core {
    * their platform API calls here.
    */
   ops: OpsBus;
+  /** What was spent, by person, channel and workspace, for `/usage` (src/ops/spend/). */
+  spend?: SpendReader;
   /** Masks the configured secrets in a text the bot shows or sends on (a session title made of a request). */
   mask: (text: string) => string;
   /** 👍 / 👎 on final answers: the presenters record answers, the connectors' clicks vote, /feedback totals (src/feedback/). */

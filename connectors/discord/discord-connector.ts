@@ -338,6 +338,7 @@ export class DiscordConnector {
         keyOf: (command) => this.commandKey(command),
         isOutsider: (userId, guildId) => this.isOutsider(userId, guildId),
         feedback: this.options.core.feedback,
+        ...(this.options.core.spend ? { spend: this.options.core.spend } : {}),
       });
     }
     if (await answerFeedbackInteraction(interaction, { core: this.options.core, logger: this.options.logger, isOutsider: (u, g) => this.isOutsider(u, g), messageKey: discordMessageKey })) return;

@@ -17,11 +17,12 @@ import type { EngineLogger } from '../../src/engine/index.js';
 import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
 import type { SessionKey } from '../../src/store/session-store.js';
+import type { SpendReader } from '../../src/ops/spend-report.js';
 import { runThreadCommand, type CommandContext, type CommandMarkup } from '../shared/thread-commands.js';
 import { safeContent, type DiscordOutbound } from './outbound.js';
 
 export const DISCORD_COMMAND_HELP =
-  'Commands, run in a thread where I work (or in a DM with me): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/feedback` (admins: the 👍 / 👎 on my answers), `/help`. Mention me in a channel to start a thread; react with 🛑 to stop me.';
+  'Commands, run in a thread where I work (or in a DM with me): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/feedback` (admins: the 👍 / 👎 on my answers), `/usage` (what was spent; admins may name a person or a channel), `/help`. Mention me in a channel to start a thread; react with 🛑 to stop me.';
 
 const DISCORD_MARKUP: CommandMarkup = {
   bold: (text) => `**${text}**`,
@@ -32,6 +33,8 @@ const DISCORD_MARKUP: CommandMarkup = {
 };
 
 const STRING = 3;
+const USER = 6;
+const CHANNEL = 7;
 
 /** The commands as Discord registers them (names and options only; the roles are the session layer's). */
 export const SLASH_COMMANDS: ApplicationCommandDataResolvable[] = [
@@ -50,6 +53,14 @@ export const SLASH_COMMANDS: ApplicationCommandDataResolvable[] = [
   { name: 'stop', description: 'Stop what I am doing in this thread' },
   { name: 'forget', description: 'Delete everything stored for this thread' },
   { name: 'feedback', description: 'Admins: the 👍 / 👎 people gave my answers, with their reasons' },
+  {
+    name: 'usage',
+    description: 'What was spent today and this month: yours, this channel\'s, the server\'s',
+    options: [
+      { type: USER, name: 'user', description: 'Admins: this person\'s spend', required: false },
+      { type: CHANNEL, name: 'channel', description: 'Admins: this channel\'s spend', required: false },
+    ],
+  },
   { name: 'help', description: 'How to use me' },
 ];
 
@@ -82,6 +93,8 @@ export interface SlashCommandDeps {
   isOutsider: (userId: string, guildId: string | null) => Promise<boolean>;
   /** The 👍 / 👎 on answers, whose totals an admin's `/feedback` shows (core.feedback). */
   feedback?: Pick<FeedbackBook, 'totals'>;
+  /** What was spent, for `/usage` (core.spend). */
+  spend?: SpendReader;
 }
 
 export async function runSlashCommand(interaction: ChatInputCommandInteraction, deps: SlashCommandDeps): Promise<void> {
@@ -121,6 +134,7 @@ export async function runSlashCommand(interaction: ChatInputCommandInteraction, 
     manager: deps.manager,
     logger: deps.logger,
     ...(deps.feedback ? { feedback: deps.feedback } : {}),
+    ...(deps.spend ? { spend: deps.spend } : {}),
   };
   await runThreadCommand({ name, args }, context, DISCORD_MARKUP);
   // `/stop` and `/retry` say nothing when they work: the thread shows it. Close the "thinking…".
@@ -134,6 +148,11 @@ function commandArgs(interaction: ChatInputCommandInteraction): string[] {
       return words(interaction.options.getString('model'));
     case 'revoke':
       return [...words(interaction.options.getString('tool')), ...words(interaction.options.getString('command'))];
+    case 'usage': {
+      const user = interaction.options.getUser('user');
+      const channel = interaction.options.getChannel('channel');
+      return user ? [`<@${user.id}>`] : channel ? [`<#${channel.id}>`] : [];
+    }
     default:
       return [];
   }

@@ -196,7 +196,7 @@ function rows(buttons: ApiButton[]): ApiActionRow[] {
   return result;
 }
 
-const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue' };
+const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue', continue_past_limit: 'Continue (admins)' };
 
 /** A note that ends a turn, in Discord's words, with its Retry / Continue button. */
 export function noteMessage(note: ThreadNote): CardMessage {
@@ -212,6 +212,10 @@ export function noteMessage(note: ThreadNote): CardMessage {
       return { content: note.by ? `🛑 Stopped by <@${note.by}>.` : '🛑 Stopped.', components: [] };
     case 'step_limit':
       return { content: `⌛ I used the ${note.iterations} model calls allowed for one request. Continue?`, components: noteButton(note.action) };
+    case 'budget_paused':
+      return { content: fit(`💸 ${note.message}`), components: noteButton(note.action) };
+    case 'budget_warning':
+      return { content: fit(`📈 ${note.text}`), components: [] };
     case 'taken_over':
       return { content: `🔄 ${TAKEN_OVER_NOTE}`, components: [] };
     case 'restarting':

@@ -1,5 +1,5 @@
 // Thread commands (`/status`, `/model`, `/grants`, `/revoke`, `/retry`, `/stop`, `/forget`,
-// `/feedback` (admins: the 👍 / 👎 totals), `/help`), for every platform: each is a call on the session layer, which applies the same
+// `/feedback` (admins: the 👍 / 👎 totals), `/usage` (spend), `/help`), for every platform: each is a call on the session layer, which applies the same
 // "who may" policy as buttons and reactions. Answers that concern only the asker are private
 // (whispered); a model switch is said in the thread. How the words are marked up is the
 // platform's (`CommandMarkup`: Slack mrkdwn, Discord markdown); Slack reads a command from a
@@ -9,6 +9,8 @@ import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
 import { sessionIdOf, type SessionKey } from '../../src/store/session-store.js';
 import { feedbackTotalsText } from './feedback-totals.js';
+import type { SpendReader } from '../../src/ops/spend-report.js';
+import { usageScopes, usageTarget, usageText } from './usage-command.js';
 
 export interface CommandContext {
   connector: {
@@ -32,6 +34,8 @@ export interface CommandContext {
    * anyway): an admin for `/feedback` whatever ADMINS lists (ADMINS holds platform ids only).
    */
   operator?: boolean;
+  /** What was spent, for `/usage` (core.spend). */
+  spend?: SpendReader;
 }
 
 /** How a platform marks up the commands' answers. */
@@ -126,7 +130,7 @@ export async function runThreadCommand(command: { name: string; args: string[] }
     }
     case 'retry':
     case 'continue': {
-      const result = await manager.controls.retry(sessionId, userId);
+      const result = await manager.controls.retry(sessionId, userId, { operator: context.operator === true });
       if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
       return;
     }
@@ -135,6 +139,13 @@ export async function runThreadCommand(command: { name: string; args: string[] }
       if (!context.operator && !manager.isAdmin(userId)) return whisper('Only the bot admins (ADMINS) can see the feedback on answers.');
       if (!context.feedback) return whisper('The feedback on answers is not kept here.');
       return whisper(feedbackTotalsText(await context.feedback.totals(), markup));
+    }
+    case 'usage': {
+      const target = usageTarget(command.args);
+      if (target.kind === 'invalid') return whisper(`Say whose spend: \`/usage\` (yours, this channel's and the workspace's), or, for admins, \`/usage @person\` or \`/usage #channel\`. Not understood: ${escape(target.words)}`);
+      if (target.kind !== 'self' && !context.operator && !manager.isAdmin(userId)) return whisper("Only the bot admins (ADMINS) can see another person's or channel's spend; `/usage` shows yours.");
+      if (!context.spend) return whisper('Spend is not recorded here.');
+      return whisper(await usageText(context.spend, usageScopes(key, userId, target), markup));
     }
     default:
       return whisper(`I do not know \`/${escape(command.name)}\`.\n${markup.help}`);

@@ -266,6 +266,20 @@ describe('the thread presenter', () => {
     expect(surface.of('postNote').at(-1)!.note).toEqual({ kind: 'step_limit', iterations: 20, action: { kind: 'continue', sessionId: SESSION } });
   });
 
+  it('a spend limit pausing the turn posts its words with a Continue only admins may use; an 80 % notice is a plain note', async () => {
+    const { surface, presenter, play } = thread();
+    await play(
+      { type: 'turn_start', kind: 'run', input: 'go' },
+      { type: 'error', message: "Paused: this channel's daily budget of $5.00 is spent.", errorKind: 'budget' },
+      { type: 'turn_end', status: 'error', iterations: 1, pendingSteering: 0 },
+    );
+    expect(surface.of('postNote').map((call) => call.note)).toEqual([
+      { kind: 'budget_paused', message: "Paused: this channel's daily budget of $5.00 is spent.", action: { kind: 'continue_past_limit', sessionId: SESSION } },
+    ]);
+    await presenter.onNotice({ kind: 'budget_warning', text: 'This channel has used 80 % of its daily budget.' });
+    expect(surface.of('postNote').at(-1)!.note).toEqual({ kind: 'budget_warning', text: 'This channel has used 80 % of its daily budget.' });
+  });
+
   it('too many tool calls at once: a note says how many ran', async () => {
     const { surface, play } = thread();
     await play({ type: 'tool_calls_limited', requested: 30, allowed: 20 });

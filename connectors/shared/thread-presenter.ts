@@ -16,6 +16,7 @@
 // conversation is the source of truth, the thread is its rendering.
 import { textOf, type EngineEvent, type EngineLogger, type InboxItem, type MessageSource, type Usage } from '../../src/engine/index.js';
 import type { InputDisposition, SessionObserver } from '../../src/sessions/session-manager.js';
+import type { ThreadNotice } from '../../src/sessions/session-observer.js';
 import { choiceOf } from '../../src/sessions/prompt-replies.js';
 import type { AnsweredTurn, AnswerRecorder } from '../../src/feedback/feedback-book.js';
 import type { ModelPrices } from '../../src/ops/pricing.js';
@@ -144,6 +145,10 @@ export class ThreadPresenter {
         return;
       case 'error':
         await this.endAnswer();
+        if (event.errorKind === 'budget') {
+          await this.note({ kind: 'budget_paused', message: event.message, action: { kind: 'continue_past_limit', sessionId: this.session.id } });
+          return;
+        }
         await this.note({ kind: 'failed', message: event.message, action: { kind: 'retry', sessionId: this.session.id } });
         return;
       case 'interrupted':
@@ -233,6 +238,17 @@ export class ThreadPresenter {
         return;
       default:
         return assertNever(disposition);
+    }
+  }
+
+  /** Something the bot tells the thread outside a turn's events: a spend limit's 80 % warning. */
+  async onNotice(notice: ThreadNotice): Promise<void> {
+    switch (notice.kind) {
+      case 'budget_warning':
+        await this.note({ kind: 'budget_warning', text: notice.text });
+        return;
+      default:
+        return assertNever(notice.kind);
     }
   }
 
@@ -329,6 +345,7 @@ export function presenterObserver(presenterFor: (session: SessionRecord) => Thre
     onPromptClosed: (session, item) => presenterFor(session).onPromptClosed(item),
     onSuspend: (session, waitingForAnswer) => presenterFor(session).onSuspend(waitingForAnswer),
     onTakeover: (session) => presenterFor(session).onTakeover(),
+    onNotice: (session, notice) => presenterFor(session).onNotice(notice),
     onDecision: async (session, item) => {
       const choice = item.resolution ? choiceOf(item.resolution) : undefined;
       if (choice !== undefined && item.resolvedBy) await presenterFor(session).onDecision(item, item.resolvedBy, choice);

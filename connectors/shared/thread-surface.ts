@@ -47,10 +47,14 @@ export interface CardView {
   prompt?: CardPrompt;
 }
 
-/** A button under a note: both run the thread's last request again (the session's `retry`). */
+/** A button under a note: each runs the thread's last request again (the session's `retry`). */
 export interface NoteAction {
-  /** `retry` after a failure; `continue` after the step limit. Word the label for your platform. */
-  kind: 'retry' | 'continue';
+  /**
+   * `retry` after a failure; `continue` after the step limit; `continue_past_limit` after a
+   * spend limit paused the turn (only an admin's click counts: the session layer refuses
+   * anyone else's). Word the label for your platform.
+   */
+  kind: 'retry' | 'continue' | 'continue_past_limit';
   /** What the button must carry, for the connector to call `controls.retry(sessionId, …)` on a click. */
   sessionId: string;
 }
@@ -68,6 +72,10 @@ export type ThreadNote =
   | { kind: 'stopped'; by?: string }
   /** The turn used every model call one request may make (MAX_ITERATIONS). */
   | { kind: 'step_limit'; iterations: number; action: NoteAction }
+  /** A spend limit paused the turn before its next model call; `message` names the limit and its reset (escape it). */
+  | { kind: 'budget_paused'; message: string; action: NoteAction }
+  /** A spend limit this thread spends against passed 80 % (the bot's own words; escape them anyway). */
+  | { kind: 'budget_warning'; text: string }
   /** The bot is shutting down mid-turn (a deploy): the turn carries on after the restart. Words: card-words.ts RESTARTING_NOTE. */
   | { kind: 'restarting' }
   /** Cluster mode: another instance took the thread over after its owner died. Words: card-words.ts TAKEN_OVER_NOTE. */

@@ -152,6 +152,10 @@ export function noteMessage(note: ThreadNote): { text: string; blocks: SlackBloc
         text: 'Reached the step limit',
         blocks: noteBlocks(`:hourglass: I used the ${note.iterations} model calls allowed for one request. Continue?`, note.action),
       };
+    case 'budget_paused':
+      return { text: `Paused: ${note.message}`, blocks: noteBlocks(`:money_with_wings: ${escape(note.message)}`, note.action) };
+    case 'budget_warning':
+      return { text: note.text, blocks: noteBlocks(`:chart_with_upwards_trend: ${escape(note.text)}`) };
     case 'taken_over':
       return { text: TAKEN_OVER_NOTE, blocks: noteBlocks(`:arrows_counterclockwise: ${TAKEN_OVER_NOTE}`) };
     case 'restarting':
@@ -169,7 +173,7 @@ export function noteMessage(note: ThreadNote): { text: string; blocks: SlackBloc
   }
 }
 
-const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue' };
+const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue', continue_past_limit: 'Continue (admins)' };
 
 /** A note's text, with its button (Retry, Continue: both retry the session's last request). */
 function noteBlocks(text: string, action?: NoteAction): SlackBlock[] {

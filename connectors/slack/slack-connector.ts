@@ -264,7 +264,7 @@ export class SlackConnector {
     const command = mentioned || isDm ? threadCommand(bare) : undefined;
     if (command) {
       if (!(await manager.claimEvent(eventId))) return;
-      await runThreadCommand(command, { connector: this, key, userId: message.user, external, manager, logger: this.options.logger, feedback: this.options.core.feedback });
+      await runThreadCommand(command, { connector: this, key, userId: message.user, external, manager, logger: this.options.logger, feedback: this.options.core.feedback, ...(this.options.core.spend ? { spend: this.options.core.spend } : {}) });
       return;
     }
     // A message made only of files (a screenshot dropped in the thread) is a message too.

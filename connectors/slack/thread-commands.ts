@@ -7,7 +7,7 @@ import { runThreadCommand as runCommand, type CommandContext, type CommandMarkup
 export type { CommandContext } from '../shared/thread-commands.js';
 
 export const COMMAND_HELP =
-  'Thread commands (mention me first): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (admins: the 👍 / 👎 on answers), `/help`.';
+  'Thread commands (mention me first): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (admins: the 👍 / 👎 on answers), `/usage [@person | #channel]` (spend; others\' for admins), `/help`.';
 
 const SLACK_MARKUP: CommandMarkup = {
   bold: (text) => `*${text}*`,

@@ -164,7 +164,7 @@ function choiceButtons(name: string, item: InboxItem, scope: CardPrompt['grantSc
   return words.filter(([choice]) => item.choices.includes(choice) && offered.includes(choice)).map(([choice, label, style]) => ({ label, choice, style }));
 }
 
-const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue' };
+const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue', continue_past_limit: 'Continue (admins)' };
 
 /** A note's words and its button, if it has one. */
 export function noteModel(note: ThreadNote, nameOf: NameOf): { text: string; action?: { kind: NoteAction['kind']; label: string } } {
@@ -179,6 +179,10 @@ export function noteModel(note: ThreadNote, nameOf: NameOf): { text: string; act
       return { text: note.by ? `🛑 Stopped by @${nameOf(note.by)}.` : '🛑 Stopped.' };
     case 'step_limit':
       return { text: `⌛ I used the ${note.iterations} model calls allowed for one request. Continue?`, action: { kind: note.action.kind, label: NOTE_ACTION_LABEL[note.action.kind] } };
+    case 'budget_paused':
+      return { text: `💸 ${note.message}`, action: { kind: note.action.kind, label: NOTE_ACTION_LABEL[note.action.kind] } };
+    case 'budget_warning':
+      return { text: `📈 ${note.text}` };
     case 'taken_over':
       return { text: `🔄 ${TAKEN_OVER_NOTE}` };
     case 'restarting':

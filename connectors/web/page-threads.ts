@@ -72,7 +72,7 @@ export const PageMessageSchema = z.discriminatedUnion('kind', [
     ...base,
     kind: z.literal('note'),
     text: z.string(),
-    action: z.object({ kind: z.enum(['retry', 'continue']), label: z.string() }).optional(),
+    action: z.object({ kind: z.enum(['retry', 'continue', 'continue_past_limit']), label: z.string() }).optional(),
     done: z.string().optional(),
   }),
   /** A file the bot posted (attach_file), downloaded by its id (posted-files.ts), with the bot's comment. */

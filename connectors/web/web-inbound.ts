@@ -40,7 +40,7 @@ const MENTION = /(^|\s)@bot(?![\p{L}\p{N}_])/giu;
 const COMMAND = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i;
 
 export const COMMAND_HELP =
-  'Thread commands (type them in a thread): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (the 👍 / 👎 totals), `/help`.';
+  'Thread commands (type them in a thread): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (the 👍 / 👎 totals), `/usage` (what was spent), `/help`.';
 
 /** The page renders a small, escape-first markdown (page/markdown.js): a backslash makes a mark literal. */
 const WEB_MARKUP: CommandMarkup = {
@@ -53,7 +53,7 @@ const WEB_MARKUP: CommandMarkup = {
 export const nameOf: NameOf = (userId) => (userId === LOCAL_USER.id ? LOCAL_USER.name : userId);
 
 export interface WebInboundDeps {
-  core: Pick<Core, 'manager' | 'store'>;
+  core: Pick<Core, 'manager' | 'store' | 'spend'>;
   threads: PageThreads;
   live: LiveUpdates;
   logger: EngineLogger;
@@ -194,12 +194,13 @@ export class WebInbound implements PlaygroundActions {
     const thread = this.deps.threads.get(body.thread);
     const note = thread?.messages.find((message) => message.id === body.message);
     if (!thread?.sessionId || note?.kind !== 'note' || !note.action) return { ok: false, status: 404, message: 'That button is not there any more.' };
-    const result = await this.deps.core.manager.controls.retry(thread.sessionId, LOCAL_USER.id);
+    // The playground's one person runs the bot: an admin for a Continue past a spend limit.
+    const result = await this.deps.core.manager.controls.retry(thread.sessionId, LOCAL_USER.id, { operator: true });
     if (result.status === 'refused') return this.refuse(403, result.reason);
     if (result.status === 'busy') return this.refuse(409, 'I am already working in this thread.');
     if (result.status !== 'done') return this.refuse(409, 'There is nothing to retry here any more.');
     // The button has done its job: the note says who used it instead.
-    const done = `${note.action.kind === 'continue' ? 'Continued' : 'Retried'} by @${LOCAL_USER.name}`;
+    const done = `${note.action.kind === 'retry' ? 'Retried' : 'Continued'} by @${LOCAL_USER.name}`;
     await this.deps.threads.change(thread.id, note.id, (message) => (message.kind === 'note' ? { id: message.id, at: message.at, kind: 'note', text: message.text, done } : message));
     return { ok: true };
   }
@@ -226,6 +227,7 @@ export class WebInbound implements PlaygroundActions {
         manager: core.manager,
         logger,
         ...(this.deps.feedback ? { feedback: this.deps.feedback } : {}),
+        ...(core.spend ? { spend: core.spend } : {}),
         // The playground's one user runs the bot: the totals are theirs to see.
         operator: true,
       },

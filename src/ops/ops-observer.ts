@@ -45,7 +45,8 @@ export class OpsObserver implements SessionObserver {
   }
 
   onEvent(session: SessionRecord, event: EngineEvent): void {
-    if (!this.bus.listening) return;
+    // Deltas are most of the events and none of them is a fact worth reporting.
+    if (!this.bus.listening || event.type === 'assistant_delta' || event.type === 'reasoning_delta') return;
     const place = placeOf(session);
     const at = this.now();
     const memory = this.memoryOf(session.id);

@@ -58,11 +58,12 @@ export class ThreadControls {
    * The Retry button after a provider error, or Continue after the iteration limit or a spend
    * limit's pause. Past a spend limit only an admin may continue; the turn may then finish.
    */
-  async retry(sessionId: string, userId: string): Promise<ControlResult> {
+  async retry(sessionId: string, userId: string, actor: { operator?: boolean } = {}): Promise<ControlResult> {
     return this.manage(sessionId, userId, async (live) => {
       if (!live.engine.canRetry()) return { status: 'nothing_to_do' };
       if (live.engine.pausedBySpendLimit()) {
-        if (!this.options.access.isAdmin(userId)) return { status: 'refused', reason: CONTINUE_NEEDS_ADMIN };
+        // `operator`: the person runs the bot itself (the playground's one local user).
+        if (!actor.operator && !this.options.access.isAdmin(userId)) return { status: 'refused', reason: CONTINUE_NEEDS_ADMIN };
         await this.options.budget?.allowTurn(placeOf(live.record), userId);
         this.options.ops?.budgetContinued(live.record, userId);
       }
