@@ -38,7 +38,6 @@ import { OpsBus, placeOf } from './ops/ops-events.js';
 import { OpsObserver } from './ops/ops-observer.js';
 import { sessionOps } from './ops/session-ops.js';
 import { meteredResolver, type SpendGuard } from './ops/metered-provider.js';
-import type { SpendReader } from './ops/spend-report.js';
 import { spendFrom } from './ops/spend/spend-setup.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
@@ -61,8 +60,6 @@ export interface Core {
   viewing: ViewingContexts;
   /** What model calls cost: the built-in table and MODEL_PRICES (src/ops/pricing.ts). */
   prices: ModelPrices;
-  /** Spend per person, channel and workspace, today and this month, for /usage (src/ops/spend/). */
-  spend: SpendReader;
   /**
    * The operations side's event stream (src/ops/ops-events.ts): turns, model and tool calls,
    * waits, stops, spend. Sinks (metrics, traces, the audit trail) listen; connectors emit

@@ -43,6 +43,8 @@ describe.each(['sqlite', 'cluster mode on Redis'])('spend in the assembled core 
     const notices: ThreadNotice[] = [];
     core.observers.add('test', { onEvent: (_s, event) => void shown.push(event), onNotice: (_s, notice) => void notices.push(notice) });
     await core.recover();
+    const spend = core.spend;
+    if (!spend) throw new Error('the core has no spend reader');
     expect(core.warnings.some((warning) => warning.includes('BUDGET_CHANNEL_DAILY') && warning.includes('openai:llama-local'))).toBe(true);
 
     // $0.80 of $1 ($2 per million input tokens on gpt-4.1).
@@ -51,10 +53,10 @@ describe.each(['sqlite', 'cluster mode on Redis'])('spend in the assembled core 
     await core.manager.idle();
     await waitFor(() => notices.length > 0);
     expect(notices).toEqual([{ kind: 'budget_warning', text: expect.stringMatching(/^This channel's daily budget is 80 % spent \(\$0\.80 of \$1\.00; it resets at 00:00 UTC, in 3 h 12 min\)\.$/) }]);
-    const usage = await core.spend.usage({ kind: 'channel', platform: 'test', workspace: 'W1', id: 'C1' });
+    const usage = await spend.usage({ kind: 'channel', platform: 'test', workspace: 'W1', id: 'C1' });
     expect(usage.today.usd).toBeCloseTo(0.8, 9);
     expect(usage.limit).toMatchObject({ setting: 'BUDGET_CHANNEL_DAILY', usd: 1 });
-    expect((await core.spend.usage({ kind: 'user', platform: 'test', workspace: 'W1', id: 'U1' })).today.calls).toBe(1);
+    expect((await spend.usage({ kind: 'user', platform: 'test', workspace: 'W1', id: 'U1' })).today.calls).toBe(1);
     if (mode !== 'sqlite') {
       // Cluster mode: the counters are the shared Redis's, where every instance reads them.
       const client = new Redis(redis.url);
@@ -77,7 +79,7 @@ describe.each(['sqlite', 'cluster mode on Redis'])('spend in the assembled core 
     await core.manager.deliver(key, { text: 'third', userId: 'U1', eventId: 'e3' });
     await core.manager.idle();
     expect(fake.requests).toHaveLength(2);
-    expect((await core.spend.usage({ kind: 'channel', platform: 'test', workspace: 'W1', id: 'C1' })).today.calls).toBe(1);
-    expect((await core.spend.usage({ kind: 'channel', platform: 'test', workspace: 'W1', id: 'C1' })).month.calls).toBe(2);
+    expect((await spend.usage({ kind: 'channel', platform: 'test', workspace: 'W1', id: 'C1' })).today.calls).toBe(1);
+    expect((await spend.usage({ kind: 'channel', platform: 'test', workspace: 'W1', id: 'C1' })).month.calls).toBe(2);
   });
 });
