@@ -39,6 +39,8 @@ export class AuditTrail implements OpsSink {
   private closed = false;
   /** A flush is under way: a failed write is given up (logged) rather than retried later. */
   private flushing = false;
+  /** Ids claimed by this trail and not written yet (a failed write keeps its claim for the retry). */
+  private readonly claimedHere = new Set<string>();
   private readonly now: () => number;
 
   constructor(
@@ -86,11 +88,12 @@ export class AuditTrail implements OpsSink {
 
   /**
    * Delete the days past the retention period: a day goes once its last moment is more than
-   * AUDIT_RETENTION_DAYS old. Never throws (a failure is logged; the next sweep tries again).
-   * Resolves with the days deleted.
+   * AUDIT_RETENTION_DAYS old (the day of the moment exactly that long ago stays: part of it
+   * is younger). Never throws (a failure is logged; the next sweep tries again). Resolves
+   * with the days deleted.
    */
   async sweep(): Promise<string[]> {
-    const oldestKept = dayOf(this.now() - this.options.retentionDays * DAY_MS + DAY_MS);
+    const oldestKept = dayOf(this.now() - this.options.retentionDays * DAY_MS);
     const dropped: string[] = [];
     try {
       for (const day of await this.store.days()) {
@@ -125,6 +128,9 @@ export class AuditTrail implements OpsSink {
       } catch (error) {
         if (this.flushing) {
           this.options.logger?.error({ err: error, lost: this.queue.length }, 'could not write audit records at shutdown; they are lost');
+          // Given back where the store still answers, so another instance that saw the same facts may write them.
+          for (const id of this.claimedHere) await this.store.release(id).catch(() => undefined);
+          this.claimedHere.clear();
           this.queue = [];
           return;
         }
@@ -136,13 +142,14 @@ export class AuditTrail implements OpsSink {
   }
 
   private async write(record: AuditRecord): Promise<void> {
-    if (!(await this.store.claim(record.id))) return; // another instance (or an earlier replay) wrote it
-    try {
-      await this.store.append(dayOf(record.at), record);
-    } catch (error) {
-      await this.store.release(record.id).catch(() => undefined);
-      throw error;
+    // A record claimed by an earlier attempt is ours to finish: its claim outlives a failed
+    // write (giving it back needs the very store that just failed).
+    if (!this.claimedHere.has(record.id)) {
+      if (!(await this.store.claim(record.id))) return; // another instance (or an earlier replay) wrote it
+      this.claimedHere.add(record.id);
     }
+    await this.store.append(dayOf(record.at), record);
+    this.claimedHere.delete(record.id);
   }
 
   private scheduleRetry(): void {
