@@ -12,9 +12,9 @@ export function place(channel = 'C1', sessionId = `test:W1:${channel}:T1`): Plac
 export function everyKind(at: number, where: Place = place()): OpsEvent[] {
   return [
     { type: 'turn_started', at, place: where, kind: 'run', by: 'U1', model: 'openai:gpt-4.1' },
-    { type: 'tool_ended', at: at + 1, place: where, toolCallId: 'call_1', tool: 'run_shell', outcome: 'ok', durationMs: 40, args: '{"command":"git branch -D old"}' },
-    { type: 'wait_ended', at: at + 2, place: where, toolCallId: 'call_1', tool: 'run_shell', kind: 'approval', decision: 'once', by: 'U9', waitedMs: 1200 },
-    { type: 'wait_ended', at: at + 3, place: where, toolCallId: 'call_2', tool: 'ask_user', kind: 'question', decision: 'closed', waitedMs: 50 },
+    { type: 'tool_ended', at: at + 1, place: where, toolCallId: `call_${at}_1`, tool: 'run_shell', outcome: 'ok', durationMs: 40, args: '{"command":"git branch -D old"}' },
+    { type: 'wait_ended', at: at + 2, place: where, toolCallId: `call_${at}_1`, tool: 'run_shell', kind: 'approval', decision: 'once', by: 'U9', waitedMs: 1200 },
+    { type: 'wait_ended', at: at + 3, place: where, toolCallId: `call_${at}_2`, tool: 'ask_user', kind: 'question', decision: 'closed', waitedMs: 50 },
     { type: 'grant_changed', at: at + 4, place: where, by: 'U9', change: 'given', what: 'run_shell: git status', scope: 'giver' },
     { type: 'stop_requested', at: at + 5, place: where, by: 'U2' },
     { type: 'stopped', at: at + 6, place: where, by: 'U2', latencyMs: 30 },
