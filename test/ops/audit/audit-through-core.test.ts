@@ -107,4 +107,15 @@ describe('the audit trail of a running bot', () => {
     expect(text).not.toContain(SECRET);
     expect(text).not.toContain('4b9d2f7a1c');
   });
+
+  it('keeps writing its records through a shutdown for a restart, when the store refuses the threads\' writes', async () => {
+    const { core, env, close } = await boot();
+    const place = { sessionId: 'test:W1:C1:T9', platform: 'test', workspace: 'W1', channel: 'C1' };
+    core.ops.emit({ type: 'stop_requested', at: Date.now(), place, by: 'U1' });
+    expect(await core.suspend()).toBe(0);
+    // Heard while the bot shuts down (the store is fenced by now): recorded all the same.
+    core.ops.emit({ type: 'stopped', at: Date.now(), place, by: 'U1' });
+    await close();
+    expect((await exported(env)).lines.map((record) => record.type)).toEqual(['stop_requested', 'stopped']);
+  });
 });
