@@ -14,7 +14,7 @@ import { auditRecordOf, type AuditRecord } from './audit-record.js';
 import { dayOf, type AuditStore } from './audit-store.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** Records held while the store cannot take them; past this the oldest are dropped, and said so. */
+/** Records held while the store cannot take them; past this new ones are dropped, and said so. */
 const MAX_QUEUED = 10_000;
 /** After a failed write, the writer waits this long before trying again (doubling up to the cap). */
 const RETRY_FIRST_MS = 500;
@@ -54,11 +54,12 @@ export class AuditTrail implements OpsSink {
     if (this.closed) return;
     const record = auditRecordOf(event, this.options.mask);
     if (!record) return;
-    this.queue.push(record);
-    if (this.queue.length > MAX_QUEUED) {
-      this.queue.shift();
+    // Full: the new record is the one dropped (the head may be in the middle of its write).
+    if (this.queue.length >= MAX_QUEUED) {
       this.dropped++;
+      return;
     }
+    this.queue.push(record);
     if (!this.retryTimer) this.startDrain();
   }
 
@@ -123,7 +124,7 @@ export class AuditTrail implements OpsSink {
       const record = this.queue[0]!;
       try {
         await this.write(record);
-        this.queue.shift();
+        if (this.queue[0] === record) this.queue.shift();
         this.retryMs = RETRY_FIRST_MS;
       } catch (error) {
         if (this.flushing) {
@@ -164,7 +165,7 @@ export class AuditTrail implements OpsSink {
 
   private reportDropped(): void {
     if (this.dropped === 0) return;
-    this.options.logger?.error({ dropped: this.dropped }, `the audit trail dropped its oldest records: more than ${MAX_QUEUED} waited for the store`);
+    this.options.logger?.error({ dropped: this.dropped }, `the audit trail dropped records: ${MAX_QUEUED} already waited for the store`);
     this.dropped = 0;
   }
 }

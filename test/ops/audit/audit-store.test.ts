@@ -5,6 +5,7 @@
 // records wait for it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterKeys, type ClusterKeys } from '../../../src/cluster/cluster-keys.js';
+import { fenceScope } from '../../../src/cluster/fence-scope.js';
 import { auditStore, dayOf, type AuditStore } from '../../../src/ops/audit/audit-store.js';
 import { AuditTrail } from '../../../src/ops/audit/audit-trail.js';
 import { readAudit, type AuditQuery } from '../../../src/ops/audit/audit-query.js';
@@ -117,6 +118,17 @@ describe('the audit trail in cluster mode (two instances, one Redis)', () => {
       ['turn_started', 'resume'],
     ]);
     expect(records[0]).toMatchObject({ durationMs: 12 });
+  });
+
+  it('writes a record heard inside a session\'s fence scope as the bot\'s, not under that session\'s lease', async () => {
+    const instance = await redisInstance(`audit-scope-${++prefixes}:`);
+    const sink = trail(instance.store);
+    // A turn whose lease this instance no longer holds (another took the session over): its
+    // own writes are refused, but what it reported still goes into the trail.
+    const lost = { sessionId: 'test:W1:C1:T1', leaseKey: instance.keys!.lease('test:W1:C1:T1'), token: 'gone:1' };
+    fenceScope.run(lost, () => sink.handle(everyKind(NOW)[0]!));
+    await sink.flush();
+    expect((await all(instance.store)).map((record) => record.type)).toEqual(['turn_started']);
   });
 
   it('with Redis down, handling an event returns at once; the records wait and are written once it is back', async () => {
