@@ -7,6 +7,11 @@
 // record is the bot's, not a session's: it must not be written under, or refused by, the
 // lease of whichever session's event happened to start the writer). A write that fails is
 // tried again later, in order; `flush()` (at shutdown, and in tests) drains what is queued.
+//
+// Retention is a sweep (core.ts runs it with the transcripts' sweep, every six hours) rather
+// than a TTL on each record: Keyv's TTL on SQLite deletes a row only when it is read, so a
+// trail nobody exports would never shrink; and a sweep applies a changed AUDIT_RETENTION_DAYS
+// to the days already written. Days are whole buckets, so a sweep deletes a few keys per day.
 import type { EngineLogger } from '../../engine/index.js';
 import { fenceScope } from '../../cluster/fence-scope.js';
 import type { OpsEvent, OpsSink } from '../ops-events.js';
