@@ -11,7 +11,8 @@
 // Retention is a sweep (core.ts runs it with the transcripts' sweep, every six hours) rather
 // than a TTL on each record: Keyv's TTL on SQLite deletes a row only when it is read, so a
 // trail nobody exports would never shrink; and a sweep applies a changed AUDIT_RETENTION_DAYS
-// to the days already written. Days are whole buckets, so a sweep deletes a few keys per day.
+// to the days already written. Days are whole buckets: the sweep reads only the day index to
+// know what to delete, never the records of the days it keeps.
 import type { EngineLogger } from '../../engine/index.js';
 import { fenceScope } from '../../cluster/fence-scope.js';
 import type { OpsEvent, OpsSink } from '../ops-events.js';
