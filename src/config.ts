@@ -134,6 +134,8 @@ export const ConfigSchema = z.object({
   STORE_URL: z.string().regex(/^[a-z][a-z0-9+.-]*:\/\//i, 'must be a URL such as sqlite://data/bot.sqlite').default('sqlite://data/bot.sqlite'),
   /** How long transcripts and prompts are kept after a thread's last activity. */
   RETENTION_DAYS: positiveInt.default(30),
+  /** How long the audit trail's records are kept (src/ops/audit/), apart from the transcripts: /forget does not remove them. */
+  AUDIT_RETENTION_DAYS: positiveInt.default(90),
   /** The folder the file and shell tools are confined to: each conversation gets a folder of its own in it (WORKSPACE_SCOPE). */
   WORKSPACE_DIR: z.string().min(1).default('./workspace'),
   /** What one conversation's folder (all of WORKSPACE_DIR when shared) may hold on disk, in MB: past it, commands and file writes are refused. */

@@ -36,6 +36,8 @@ import { ModelPrices } from './ops/pricing.js';
 import type { SpendReader } from './ops/spend-report.js';
 import { OpsBus, placeOf } from './ops/ops-events.js';
 import { OpsObserver } from './ops/ops-observer.js';
+import { AuditTrail } from './ops/audit/audit-trail.js';
+import { AUDIT_KEY_PREFIX, auditStore } from './ops/audit/audit-store.js';
 import { sessionOps } from './ops/session-ops.js';
 import { meteredResolver, type SpendGuard } from './ops/metered-provider.js';
 import { spendFrom } from './ops/spend/spend-setup.js';
@@ -152,6 +154,10 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const ops = new OpsBus(logger);
   const opsObserver = new OpsObserver(ops, { mask: (text) => secrets.mask(text) });
   observers.addEverywhere(opsObserver);
+  // The audit trail (src/ops/audit/): written at shutdown too, past the write fence (what it records happened).
+  const audit = new AuditTrail(auditStore(opened.keyv, shared ? { redis: shared, keys } : undefined), { retentionDays: config.AUDIT_RETENTION_DAYS, logger, mask: (text) => secrets.mask(text) });
+  ops.add(audit);
+  fence.keep(AUDIT_KEY_PREFIX);
   const prices = new ModelPrices(config.MODEL_PRICES ?? {});
   // Every settled model call is recorded; BUDGET_* limits hold before each call (src/ops/spend/).
   const spend = spendFrom(config, {
@@ -292,6 +298,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     } catch (error) {
       logger.error({ err: error }, 'retention sweep failed');
     }
+    await audit.sweep();
   };
   const firstSweep = setTimeout(() => void sweep(), RETENTION_FIRST_SWEEP_MS);
   firstSweep.unref();

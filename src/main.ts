@@ -15,6 +15,8 @@ async function main(): Promise<number> {
   if (existsSync('.env')) process.loadEnvFile('.env');
   // `npm run doctor`: check the configuration, the platforms and the model; start nothing.
   if (process.argv.includes('--check')) return (await import('./app/doctor.js')).runDoctor(process.env);
+  // `npm run audit`: the audit trail as JSON Lines (src/ops/audit/audit-export.ts); starts nothing.
+  if (process.argv.includes('--audit')) return (await import('./ops/audit/audit-export.js')).runAuditExport(process.argv.slice(process.argv.indexOf('--audit') + 1), process.env);
   let config: Config;
   try {
     config = loadConfig();

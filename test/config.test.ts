@@ -18,6 +18,7 @@ describe('configuration', () => {
       SLACK_CALLS_PER_THREAD: 3,
       STORE_URL: 'sqlite://data/bot.sqlite',
       RETENTION_DAYS: 30,
+      AUDIT_RETENTION_DAYS: 90,
       WORKSPACE_DIR: './workspace',
       WORKSPACE_MAX_MB: 2048,
       MAX_FILE_BYTES: 20 * 1024 * 1024,

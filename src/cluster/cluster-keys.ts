@@ -27,6 +27,8 @@ export interface ClusterKeys {
   readonly allSessions: string;
   /** The set of every feedback vote's id (src/feedback/feedback-book.ts). */
   readonly feedbackVotes: string;
+  /** The audit trail's own keys (src/ops/audit/audit-store.ts): its record claims, day counters and day index. */
+  audit(name: string): string;
   /** A Keyv document (the store's key, as SessionStore writes it). */
   doc(key: string): string;
 }
@@ -45,6 +47,7 @@ export function clusterKeys(prefix = 'chat-agent:'): ClusterKeys {
     feedbackVotes: `${prefix}feedback-votes`,
     poke: (nodeId) => `${prefix}poke:${nodeId}`,
     singleton: (name) => `${prefix}singleton:${name}`,
+    audit: (name) => `${prefix}audit:${name}`,
     doc: (key) => `${prefix}doc:${key}`,
   };
 }

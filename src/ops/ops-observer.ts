@@ -14,9 +14,20 @@ import { placeOf, type OpsBus, type WaitKind } from './ops-events.js';
 /** The longest argument summary the audit trail keeps. */
 export const ARGS_SUMMARY_CHARS = 200;
 
+interface ToolMemory {
+  tool: string;
+  args: string;
+  /** It waited on a person: what for, and since when. */
+  kind?: WaitKind;
+  waitingSince?: number;
+  /** The wait's end was reported (a click, or a prompt closed by the session layer). */
+  waitEnded?: boolean;
+  started?: boolean;
+}
+
 interface TurnMemory {
   errorKind?: string;
-  tools: Map<string, { tool: string; args: string; kind?: WaitKind }>;
+  tools: Map<string, ToolMemory>;
 }
 
 export interface OpsObserverOptions {
@@ -64,15 +75,33 @@ export class OpsObserver implements SessionObserver {
         const kind: WaitKind = event.type === 'permission_required' ? 'approval' : event.kind;
         const known = memory.tools.get(event.toolCallId);
         const tool = event.type === 'permission_required' ? event.name : (known?.tool ?? event.kind);
-        memory.tools.set(event.toolCallId, { tool, args: known?.args ?? this.summary(event.arguments), kind });
+        memory.tools.set(event.toolCallId, { tool, args: known?.args ?? this.summary(event.arguments), kind, waitingSince: at });
         this.bus.emit({ type: 'wait_started', at, place, toolCallId: event.toolCallId, tool, kind });
         return;
       }
-      case 'tool_started':
+      case 'tool_started': {
+        const known = memory.tools.get(event.toolCallId);
+        if (known) known.started = true;
         this.bus.emit({ type: 'tool_started', at, place, toolCallId: event.toolCallId, tool: event.name });
         return;
+      }
       case 'tool_finished': {
         const known = memory.tools.get(event.toolCallId);
+        // A stop while the call waited on a person: the engine closed the prompt itself (no
+        // click, no prompt closed by the session layer), so its wait ends here.
+        if (known?.kind && !known.waitEnded && !known.started && event.status === 'interrupted') {
+          known.waitEnded = true;
+          this.bus.emit({
+            type: 'wait_ended',
+            at,
+            place,
+            toolCallId: event.toolCallId,
+            tool: known.tool,
+            kind: known.kind,
+            decision: 'interrupted',
+            ...(known.waitingSince !== undefined ? { waitedMs: at - known.waitingSince } : {}),
+          });
+        }
         this.bus.emit({
           type: 'tool_ended',
           at,
@@ -117,6 +146,7 @@ export class OpsObserver implements SessionObserver {
   /** A prompt closed without a click (a stop, a reply, a restart). */
   onPromptClosed(session: SessionRecord, item: InboxItem): void {
     const known = this.turns.get(session.id)?.tools.get(item.toolCallId);
+    if (known) known.waitEnded = true;
     this.bus.emit({
       type: 'wait_ended',
       at: this.now(),
@@ -127,6 +157,12 @@ export class OpsObserver implements SessionObserver {
       decision: item.resolution?.kind === 'interrupted' ? 'interrupted' : 'closed',
       waitedMs: this.now() - item.createdAt,
     });
+  }
+
+  /** A click decided a waiting call (session-ops.ts reports it): its wait has ended. */
+  decided(sessionId: string, toolCallId: string): void {
+    const known = this.turns.get(sessionId)?.tools.get(toolCallId);
+    if (known) known.waitEnded = true;
   }
 
   /** The tool a waiting call is for, when this process saw it proposed. */

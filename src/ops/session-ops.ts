@@ -10,6 +10,7 @@ export function sessionOps(bus: OpsBus, observer: OpsObserver, now: () => number
     decided: (session, item, resolution, by) => {
       const place = placeOf(session);
       const tool = observer.toolOf(session.id, item.toolCallId) ?? item.kind;
+      observer.decided(session.id, item.toolCallId);
       const at = now();
       bus.emit({ type: 'wait_ended', at, place, toolCallId: item.toolCallId, tool, kind: item.kind, decision: decisionOf(resolution), by, waitedMs: at - item.createdAt });
       if (resolution.kind === 'approval' && resolution.outcome.startsWith('always')) {

@@ -77,6 +77,31 @@ describe('the operations observer', () => {
     expect(heard.at(-1)).toMatchObject({ type: 'turn_ended', status: 'error', errorKind: 'budget' });
   });
 
+  it('a stop while a call waits on a person ends that wait (no click: interrupted), once; a clicked one is not ended again', () => {
+    const { heard, observer, play, ops } = setup();
+    const args = { path: 'a.txt' };
+    play(
+      { type: 'turn_start', kind: 'run', input: 'x' },
+      { type: 'tool_proposed', toolCallId: 'c1', name: 'write_file', arguments: args },
+      { type: 'permission_required', toolCallId: 'c1', name: 'write_file', arguments: args, reason: 'writes' },
+    );
+    observer.stopRequested(SESSION, 'U3');
+    // The engine closes the prompt itself: neither a click nor the session layer reports it.
+    play({ type: 'tool_finished', toolCallId: 'c1', name: 'write_file', status: 'interrupted', resultPreview: '' }, { type: 'interrupted', iterations: 1 });
+    expect(heard.filter((event) => event.type === 'wait_ended')).toEqual([
+      { type: 'wait_ended', at: 25, place: PLACE, toolCallId: 'c1', tool: 'write_file', kind: 'approval', decision: 'interrupted', waitedMs: 10 },
+    ]);
+    // Approved by a click, then stopped before it ran: its wait ended with the click.
+    play(
+      { type: 'tool_proposed', toolCallId: 'c2', name: 'write_file', arguments: args },
+      { type: 'permission_required', toolCallId: 'c2', name: 'write_file', arguments: args, reason: 'writes' },
+    );
+    const item: InboxItem = { id: 'i2', sessionId: SESSION.id, toolCallId: 'c2', kind: 'approval', choices: ['once', 'deny'], state: 'resolved', createdAt: 0 };
+    ops.decided(SESSION, item, { kind: 'approval', outcome: 'once', by: 'A1' }, 'A1');
+    play({ type: 'tool_finished', toolCallId: 'c2', name: 'write_file', status: 'interrupted', resultPreview: '' });
+    expect(heard.filter((event) => event.type === 'wait_ended').map((event) => (event as { decision: string }).decision)).toEqual(['interrupted', 'once']);
+  });
+
   it('says a decision in a word, never the answer a person typed', () => {
     expect(decisionOf({ kind: 'question', answer: 'my password is hunter2' })).toBe('answered');
     expect(decisionOf({ kind: 'plan', approved: false, feedback: 'no' })).toBe('rejected');
