@@ -91,10 +91,11 @@ export class TraceSink implements OpsSink {
   /** Ends every span still open (a turn cut by the shutdown, a wait nobody answered). */
   endOpen(): void {
     const at = this.now();
-    for (const span of this.waits.values()) span.end(at);
-    for (const span of this.tools.values()) span.end(at);
-    for (const call of this.calls.values()) call.span.end(at);
-    for (const turn of this.turns.values()) turn.span.end(at);
+    const spans = [...this.waits.values(), ...this.tools.values(), ...[...this.calls.values()].map((call) => call.span), ...[...this.turns.values()].map((turn) => turn.span)];
+    for (const span of spans) {
+      span.setAttribute(`${OWN}.open_at_shutdown`, true);
+      span.end(at);
+    }
     this.waits.clear();
     this.tools.clear();
     this.calls.clear();
@@ -128,6 +129,13 @@ export class TraceSink implements OpsSink {
     const turn = this.turns.get(event.place.sessionId);
     if (!turn) return;
     this.turns.delete(event.place.sessionId);
+    // A tool call cannot outlive its turn: one whose end never came ends with it (a wait may: its answer still ends it).
+    const prefix = `${event.place.sessionId} `;
+    for (const [key, span] of this.tools) {
+      if (!key.startsWith(prefix)) continue;
+      span.end(event.at);
+      this.tools.delete(key);
+    }
     turn.span.setAttributes({ [`${OWN}.turn.status`]: event.status, [`${OWN}.turn.iterations`]: event.iterations });
     if (event.status === 'error') failed(turn.span, event.errorKind ?? 'error');
     turn.span.end(event.at);

@@ -194,4 +194,41 @@ describe('traces over OTLP/HTTP', () => {
       'gen_ai.response.finish_reasons': ['tool_calls'],
     });
   });
+
+  it('a model call that fails: error.type and an error status on the chat span and on the turn', { timeout: 60_000 }, async () => {
+    const booted = await boot({});
+    booted.openai.replyError(401);
+    await booted.core.manager.deliver(key, { text: 'hello', userId: 'U1', eventId: 'e1' });
+    await booted.core.manager.idle();
+    await booted.core.close();
+    const spans = booted.collector.spans;
+    expect(spans.map((span) => span.name).sort()).toEqual(['chat gpt-4.1', 'invoke_agent chat-agent']);
+    const turn = expectOneTrace(spans);
+    const [call] = byName(spans, 'chat gpt-4.1');
+    expect(call!.attributes['error.type']).toBe('auth');
+    expect(call!.statusCode).toBe(2);
+    expect(call!.attributes).not.toHaveProperty('gen_ai.response.finish_reasons');
+    expect(turn.attributes).toMatchObject({ 'chat_agent.turn.status': 'error', 'error.type': 'auth' });
+    expect(turn.statusCode).toBe(2);
+  });
+
+  it('a bot that shuts down while a turn waits on a person still exports the turn, its call and the wait, all ended', { timeout: 60_000 }, async () => {
+    const booted = await boot({});
+    booted.openai.replyToolCalls([{ name: 'write_file', arguments: { path: 'x.txt', content: 'x' } }]);
+    await booted.core.manager.deliver(key, { text: 'write x', userId: 'U1', eventId: 'e1' });
+    await waitFor(() => booted.prompts.length > 0, 20_000);
+    await booted.core.close();
+    const spans = booted.collector.spans;
+    // The call never ran: its span is the instant the shutdown settled it.
+    expect(spans.map((span) => span.name).sort()).toEqual(['await_approval write_file', 'chat gpt-4.1', 'execute_tool write_file', 'invoke_agent chat-agent']);
+    const turn = expectOneTrace(spans);
+    for (const span of spans) expect(span.endMs, span.name).toBeGreaterThanOrEqual(span.startMs);
+    expect(turn.attributes['chat_agent.turn.status']).toBe('interrupted');
+    expect(turn.statusCode).toBe(0);
+    expect(byName(spans, 'execute_tool write_file')[0]!.attributes['chat_agent.tool.outcome']).toBe('interrupted');
+    // The prompt outlives the process (a restart asks again): its span is ended by the shutdown, with no decision.
+    const [wait] = byName(spans, 'await_approval write_file');
+    expect(wait!.attributes['chat_agent.open_at_shutdown']).toBe(true);
+    expect(wait!.attributes).not.toHaveProperty('chat_agent.wait.decision');
+  });
 });
