@@ -7,7 +7,7 @@ import { traceSettingsFrom, type TraceConfig } from './trace-settings.js';
 export { traceSettingsFrom, signalUrl, type TraceSettings, type TraceConfig } from './trace-settings.js';
 
 /** The trace sink when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set, else undefined (and nothing loaded). */
-export async function tracingFrom(config: TraceConfig, options: { mask: (text: string) => string; logger: EngineLogger; version?: string }): Promise<OpsSink | undefined> {
+export async function tracingFrom(config: TraceConfig, options: { mask: (text: string) => string; logger: EngineLogger }): Promise<OpsSink | undefined> {
   const settings = traceSettingsFrom(config);
   if (!settings) return undefined;
   const { startTracing } = await import('./trace-pipeline.js');

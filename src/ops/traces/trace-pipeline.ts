@@ -14,10 +14,6 @@ export interface TracingOptions {
   mask: (text: string) => string;
   /** Where the SDK's own warnings go (an export the collector refused, a collector down). */
   logger?: EngineLogger;
-  /** The bot's version, as `service.version`. */
-  version?: string;
-  /** Instead of the OTLP exporter (the bench's in-memory one). */
-  exporter?: SpanExporter;
 }
 
 /** The sink the core adds to its operations bus: spans out, flushed and shut down with the bus. */
@@ -25,19 +21,28 @@ export async function startTracing(settings: TraceSettings, options: TracingOpti
   const { logger } = options;
   // OpenTelemetry reports a failed export on its diagnostics channel, silent by default: warnings and errors go to the log.
   if (logger) diag.setLogger({ error: (message) => logger.warn({ detail: message }, 'traces: an export failed'), warn: (message) => logger.warn({ detail: message }, 'traces: OpenTelemetry warns'), info: () => undefined, debug: () => undefined, verbose: () => undefined }, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
-  const exporter = options.exporter ?? (await otlpExporter(settings));
+  const exporter = await otlpExporter(settings);
   const processor = new BatchSpanProcessor(exporter);
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': settings.serviceName, ...(options.version ? { 'service.version': options.version } : {}) }),
+    resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
     spanProcessors: [processor],
   });
   const sink = new TraceSink(provider.getTracer('chat-agent'), { agentName: settings.serviceName, captureContent: settings.captureContent, mask: options.mask });
+  // A collector that is down must not stop the bot's shutdown, nor leave it without a word:
+  // the failure is logged here (the exporter has retried for its timeout by then).
+  const settle = async (work: () => Promise<void>): Promise<void> => {
+    try {
+      await work();
+    } catch (error) {
+      logger?.warn({ err: error, url: settings.url }, 'traces: the last spans could not be exported');
+    }
+  };
   return {
     handle: (event: OpsEvent) => sink.handle(event),
-    flush: () => provider.forceFlush(),
+    flush: () => settle(() => provider.forceFlush()),
     close: async () => {
       sink.endOpen();
-      await provider.shutdown();
+      await settle(() => provider.shutdown());
     },
   };
 }

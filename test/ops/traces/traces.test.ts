@@ -5,7 +5,7 @@
 // model calls, the tool call and the wait are children of the turn's span, all in one
 // trace), the gen_ai.* attributes, no message content by default, and with content capture
 // on the messages arrive with the configured secrets masked.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { startCore, type Core } from '../../../src/core.js';
 import type { InboxItem } from '../../../src/engine/index.js';
@@ -15,11 +15,13 @@ import { FakeOpenAI } from '../../fakes/openai-server.js';
 import { FakeCollector, type ReceivedSpan } from '../../fakes/otlp-receiver.js';
 import { coreTestEnv } from '../../support/core-env.js';
 import { memoryLogger, waitFor } from '../../support/engine-kit.js';
+import { freePort } from '../../support/loopback-port.js';
 import { tempDir } from '../../support/test-connector.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  vi.unstubAllEnvs();
 });
 
 /** A header value the exporter sends the collector: a key, so the masker must know it. */
@@ -230,5 +232,21 @@ describe('traces over OTLP/HTTP', () => {
     const [wait] = byName(spans, 'await_approval write_file');
     expect(wait!.attributes['chat_agent.open_at_shutdown']).toBe(true);
     expect(wait!.attributes).not.toHaveProperty('chat_agent.wait.decision');
+  });
+
+  it('a collector that cannot be reached costs the bot nothing but a warning in the log (without the key in the headers)', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    // The exporter reads its timeout from the environment, as a deployment would set it: a short one keeps the test short.
+    vi.stubEnv('OTEL_EXPORTER_OTLP_TIMEOUT', '500');
+    const booted = await boot({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_HEADERS: `x-team-key=${COLLECTOR_KEY}` });
+    booted.openai.replyText('Hello back.');
+    const answered: string[] = [];
+    booted.core.observers.add('test', { onEvent: (_s, event) => void (event.type === 'assistant_message' && event.text ? answered.push(event.text) : undefined) });
+    await booted.core.manager.deliver(key, { text: 'hello', userId: 'U1', eventId: 'e1' });
+    await booted.core.manager.idle();
+    expect(answered).toEqual(['Hello back.']);
+    await booted.core.close();
+    expect(booted.logger.lines.some((line) => line.level === 'warn' && line.message.startsWith('traces:'))).toBe(true);
+    expect(JSON.stringify(booted.logger.lines)).not.toContain(COLLECTOR_KEY);
   });
 });
