@@ -19,10 +19,11 @@ import { slackSuite } from './slack.bench.js';
 import { slackStopSuite } from './slack-stop.bench.js';
 import { storeSuite } from './store.bench.js';
 import { toolsSuite } from './tools.bench.js';
+import { tracesSuite } from './traces.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, slackStopSuite, discordSuite, playgroundSuite, toolsSuite, secretsSuite, filesSuite, mediaSuite, clusterSuite, processSuite];
+const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, slackStopSuite, discordSuite, playgroundSuite, toolsSuite, secretsSuite, filesSuite, mediaSuite, clusterSuite, processSuite, tracesSuite];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);

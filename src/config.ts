@@ -35,6 +35,41 @@ const jsonList = <T extends z.ZodType>(item: T, max: number, example: string) =>
         .max(max, `must list at most ${max}`),
     );
 
+/** OTLP encodings the bot exports in (both over HTTP); grpc is named apart, since it is a common setting to carry over. */
+const otlpProtocol = z
+  .string()
+  .trim()
+  .transform((value, context): 'http/protobuf' | 'http/json' => {
+    if (value === 'http/protobuf' || value === 'http/json') return value;
+    context.addIssue({
+      code: 'custom',
+      message: value === 'grpc' ? 'grpc is not supported: use http/protobuf (the default) or http/json, on the collector\'s OTLP/HTTP port (4318)' : 'must be http/protobuf or http/json',
+    });
+    return z.NEVER;
+  });
+
+/** `key=value,key2=value2`, values percent-decoded (the OpenTelemetry format). The message never repeats a value: they are keys. */
+const otlpHeaders = z.string().transform((text, context): Record<string, string> => {
+  const headers: Record<string, string> = {};
+  for (const entry of text.split(',')) {
+    if (!entry.trim()) continue;
+    const equals = entry.indexOf('=');
+    const name = equals > 0 ? entry.slice(0, equals).trim() : '';
+    let value: string | undefined;
+    try {
+      value = equals > 0 ? decodeURIComponent(entry.slice(equals + 1).trim()) : undefined;
+    } catch {
+      value = undefined;
+    }
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || !value) {
+      context.addIssue({ code: 'custom', message: 'must be header=value pairs separated by commas, e.g. api-key=abc123,x-team=ops' });
+      return z.NEVER;
+    }
+    headers[name] = value;
+  }
+  return headers;
+});
+
 export const ConfigSchema = z.object({
   /** `provider:model`; a bare id goes to OpenAI (or Anthropic for `claude-…`); `demo`: the built-in scripted model (the playground's default). */
   MODEL: z.string().trim().min(1).optional(),
@@ -214,6 +249,22 @@ export const ConfigSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{32,256}$/, 'must be 32 to 256 characters of A-Z, a-z, 0-9, - and _ (e.g. the output of: openssl rand -hex 32)')
     .optional(),
+  /**
+   * Traces (src/ops/traces/), the standard OpenTelemetry settings: exported over OTLP/HTTP when
+   * an endpoint is set, off otherwise. The generic endpoint gets `/v1/traces` appended; the
+   * traces one is used as is.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl('http://localhost:4318').optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl('http://localhost:4318/v1/traces').optional(),
+  /** `http/protobuf` (default) or `http/json`; the traces one wins. grpc is refused at start. */
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  /** Headers sent with every export, `key=value,key2=value2` (percent-encoded values): API keys, so masked everywhere. */
+  OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders.optional(),
+  /** The service name the traces carry (default `chat-agent`). */
+  OTEL_SERVICE_NAME: z.string().trim().min(1).optional(),
+  /** `true`: model calls' spans carry the messages sent and the answer, masked. Default: never. */
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   /** Log lines: `pretty` (coloured, for a terminal), `json` (one object per line); default: pretty on a terminal, else json. */
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   /** How tool calls show in a thread: `cards` (one message per call) or `compact` (steps of one reply; a call that asks a person still gets its card). */

@@ -41,6 +41,7 @@ import { AUDIT_KEY_PREFIX, auditStore } from './ops/audit/audit-store.js';
 import { sessionOps } from './ops/session-ops.js';
 import { meteredResolver, type SpendGuard } from './ops/metered-provider.js';
 import { spendFrom } from './ops/spend/spend-setup.js';
+import { tracingFrom } from './ops/traces/index.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
@@ -154,6 +155,9 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const ops = new OpsBus(logger);
   const opsObserver = new OpsObserver(ops, { mask: (text) => secrets.mask(text) });
   observers.addEverywhere(opsObserver);
+  // Traces over OTLP when an endpoint is set; OpenTelemetry is not even loaded otherwise.
+  const traces = await tracingFrom(config, { mask: (text) => secrets.mask(text), logger });
+  if (traces) ops.add(traces);
   // The audit trail (src/ops/audit/): written at shutdown too, past the write fence (what it records happened).
   const audit = new AuditTrail(auditStore(opened.keyv, shared ? { redis: shared, keys } : undefined), { retentionDays: config.AUDIT_RETENTION_DAYS, logger, mask: (text) => secrets.mask(text) });
   ops.add(audit);
@@ -252,7 +256,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       });
       // Every model call of the session, compaction included, is admitted by the spend limits
       // and reported to the operations side (src/ops/metered-provider.ts).
-      const metered = meteredResolver(resolveProvider, { place: placeOf(session), ops, ...(guard ? { guard } : {}), fallbackRequester: () => session.startedBy });
+      const metered = meteredResolver(resolveProvider, { place: placeOf(session), ops, ...(guard ? { guard } : {}), fallbackRequester: () => session.startedBy, captureContent: traces !== undefined && config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT });
       return {
         // Every model call takes a slot of the bot-wide gate (before the spend check); a wait shows in the thread.
         provider: gatedResolver(metered, modelGate, {

@@ -35,6 +35,7 @@ describe('configuration', () => {
       SHELL_TMP_MB: 512,
       FETCH_ALLOW_PRIVATE: false,
       MCP_CONFIG: './mcp.json',
+      OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: false,
       PORT: 3000,
       PLAYGROUND_PORT: 0,
       CLUSTER_LEASE_MS: 15_000,

@@ -8,9 +8,9 @@
 // notice of its own (turn-engine.ts). Whatever happens after admission (a failure, a stop, the
 // consumer walking away) the reservation is settled exactly once, in `finally`.
 import { randomUUID } from 'node:crypto';
-import { ProviderError, type CallMeta, type OutboundMessage, type Provider, type ProviderChunk, type ProviderRequest, type ProviderResolver, type TokenUsage } from '../engine/index.js';
+import { ProviderError, type AssistantTurn, type CallMeta, type OutboundMessage, type Provider, type ProviderChunk, type ProviderRequest, type ProviderResolver, type TokenUsage } from '../engine/index.js';
 import { parseModelRef } from '../providers/model-ref.js';
-import type { BudgetLimitName, OpsBus, Place, TokenCounts } from './ops-events.js';
+import type { BudgetLimitName, CallContent, OpsBus, Place, TokenCounts } from './ops-events.js';
 
 /** What the guard is asked before a call: who, where, which model, and how big it may be. */
 export interface CallEstimate {
@@ -41,6 +41,8 @@ export interface MeterOptions {
   /** Who pays when the request does not say (a compaction call): the thread's starter. */
   fallbackRequester?: () => string | undefined;
   now?: () => number;
+  /** Put the messages sent and the answer on model_call_ended (traces capturing content; src/ops/traces/). */
+  captureContent?: boolean;
 }
 
 /** The same providers, each call admitted by the guard and reported on the bus. */
@@ -84,6 +86,7 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
   let finishReason: string | undefined;
   let responseModel: string | undefined;
   let error: string | undefined;
+  let answer: AssistantTurn | undefined;
   let firstToken = false;
   try {
     for await (const chunk of inner.stream(request, signal)) {
@@ -95,6 +98,7 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
         if (chunk.turn.usage) usage = countsOf(chunk.turn.usage);
         finishReason = chunk.turn.finishReason;
         if (chunk.turn.responseModel) responseModel = chunk.turn.responseModel;
+        if (options.captureContent) answer = chunk.turn;
       }
       yield chunk;
     }
@@ -117,6 +121,7 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
       ...(finishReason ? { finishReason } : {}),
       ...(responseModel ? { responseModel } : {}),
       ...(error ? { error } : {}),
+      ...(options.captureContent ? { content: { input: request.messages, ...(answer ? { output: answer } : {}) } satisfies CallContent } : {}),
     });
     if (options.guard) await options.guard.settle(ticket, usage);
   }

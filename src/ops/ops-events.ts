@@ -6,11 +6,14 @@
 // The ideas to hold:
 // - Facts, not text: no event carries what a person or the model wrote. A tool call's
 //   arguments come as a short masked summary (for the audit trail), never the whole payload.
+//   The one exception is opt-in: a model call's `content`, present only when traces record
+//   message content (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT), for the trace sink
+//   alone, which masks it; every other sink ignores it.
 // - Emitting never throws and never waits: a sink that fails is logged and the turn goes on;
 //   a sink that must write (the audit trail) queues its own work.
 // - `place` says where; a sink decides what it may keep of it (metrics keep only the platform:
 //   a label must never grow without bound).
-import type { EngineLogger, TurnEndStatus, TurnKind } from '../engine/index.js';
+import type { AssistantTurn, EngineLogger, OutboundMessage, TurnEndStatus, TurnKind } from '../engine/index.js';
 
 /** Where something happened: the thread's session and the parts of its key. */
 export interface Place {
@@ -26,6 +29,13 @@ export interface TokenCounts {
   cacheWrite: number;
   output: number;
   reasoning: number;
+}
+
+/** A model call's messages and answer, unmasked (only when traces capture content: see the header). */
+export interface CallContent {
+  input: readonly OutboundMessage[];
+  /** The answer, when the call produced one. */
+  output?: AssistantTurn;
 }
 
 export type ToolOutcome = 'ok' | 'error' | 'denied' | 'interrupted';
@@ -59,6 +69,7 @@ export type OpsEvent =
       finishReason?: string;
       responseModel?: string;
       error?: string;
+      content?: CallContent;
     }
   | { type: 'tool_started'; at: number; place: Place; toolCallId: string; tool: string }
   /** `args`: a short masked summary of the arguments (audit only). */

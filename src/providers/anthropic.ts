@@ -171,12 +171,15 @@ class TurnAssembler {
   private readonly blocks: BlockState[] = [];
   private stopReason: Anthropic.StopReason | null = null;
   private usage: TokenUsage | undefined;
+  /** The model id message_start says answers (for traces' gen_ai.response.model). */
+  private model: string | undefined;
   private stopped = false;
 
   apply(event: Anthropic.RawMessageStreamEvent): ProviderChunk | undefined {
     switch (event.type) {
       case 'message_start':
         this.mergeUsage(event.message.usage);
+        if (event.message.model) this.model = event.message.model;
         return undefined;
       case 'content_block_start':
         return this.startBlock(event.index, event.content_block);
@@ -212,6 +215,7 @@ class TurnAssembler {
     };
     if (reasoning) turn.reasoning = reasoning;
     if (this.usage) turn.usage = this.usage;
+    if (this.model) turn.responseModel = this.model;
     const replay = this.replayBlocks();
     if (replay.length > 0) turn.extras = { [ANTHROPIC_EXTRAS_KEY]: { blocks: replay } satisfies AnthropicExtras };
     return turn;

@@ -150,8 +150,11 @@ export class ChatTurnAssembler {
   private readonly slotById = new Map<string, ToolCallSlot>();
   private rawFinish: string | null = null;
   private usage: TokenUsage | undefined;
+  /** The model id the server says answered (every chunk names it; the last non-empty one wins). */
+  private model: string | undefined;
 
   accept(chunk: ChatCompletionChunk): DeltaChunk[] {
+    if (typeof chunk.model === 'string' && chunk.model) this.model = chunk.model;
     // Usage may ride alone (`choices: []`, OpenAI with include_usage, after the finish
     // chunk) or on a content chunk (some compatible servers, every chunk): the last one seen
     // is the total.
@@ -201,6 +204,7 @@ export class ChatTurnAssembler {
     };
     if (this.reasoning) turn.reasoning = this.reasoning;
     if (this.usage) turn.usage = this.usage;
+    if (this.model) turn.responseModel = this.model;
     return turn;
   }
 

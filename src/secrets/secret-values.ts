@@ -105,6 +105,8 @@ export function configSecretValues(config: Config): string[] {
     if (looksSecretName(name)) values.push(value);
     values.push(...urlCredentials(value));
   }
+  // The OTLP exporter's headers carry the tracing backend's API key, whatever their names.
+  for (const value of Object.values(config.OTEL_EXPORTER_OTLP_HEADERS ?? {})) values.push(value, ...credentialOfHeader(value));
   return keep(values);
 }
 

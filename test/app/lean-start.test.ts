@@ -57,6 +57,9 @@ describe('a start loads only what it runs', () => {
     expect(idle.own.filter((file) => file.endsWith('.ts'))).toEqual([]);
     expect([...idle.packages].filter((name) => NEVER_LOADED.includes(name) || name === 'openai')).toEqual([]);
     expect(idle.own.filter((file) => /connectors\/(discord|web)\/|app\/doctor|mcp\/connection|cluster\/redis-keyv-store|tools\/html-text/.test(file))).toEqual([]);
+    // No traces endpoint set: no OpenTelemetry package, and none of the traces' own modules but the settings.
+    expect([...idle.packages].filter((name) => name.startsWith('@opentelemetry/'))).toEqual([]);
+    expect(idle.own.filter((file) => /ops\/traces\/trace-(pipeline|sink|content)/.test(file))).toEqual([]);
 
     const mention = appMention({ text: 'hello there' });
     await sendEvent(bot.eventsUrl, 'secret', eventCallback(mention));
@@ -69,5 +72,6 @@ describe('a start loads only what it runs', () => {
     const life = await loaded(log, bot.pid!);
     expect(life.packages).toContain('openai');
     expect([...life.packages].filter((name) => NEVER_LOADED.includes(name))).toEqual([]);
+    expect([...life.packages].filter((name) => name.startsWith('@opentelemetry/'))).toEqual([]);
   });
 });

@@ -42,6 +42,8 @@ export interface FakeAnswer {
   parallelCalls?: boolean;
   /** Close the body after the finish (and usage) chunk without `data: [DONE]`, as some servers do. */
   omitDone?: boolean;
+  /** The model the chunks name (default: the one requested), e.g. a dated snapshot of an alias. */
+  model?: string;
 }
 
 export interface StreamOptions {
@@ -251,7 +253,9 @@ function factsOf(request: RecordedRequest): RequestFacts {
 
 /** The whole SSE exchange for one answer, in the order OpenAI sends it. */
 export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: (string | undefined)[] = assignIds(answer.toolCalls)): SseEvent[] {
-  const { model, includeUsage } = factsOf(request);
+  const facts = factsOf(request);
+  const { includeUsage } = facts;
+  const model = answer.model ?? facts.model;
   const id = `chatcmpl-fake${Date.now().toString(36)}`;
   const created = Math.floor(Date.now() / 1000);
   const size = answer.chunkSize ?? DEFAULT_CHUNK;

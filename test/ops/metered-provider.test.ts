@@ -48,6 +48,21 @@ async function drain(stream: AsyncIterable<ProviderChunk>): Promise<ProviderChun
 }
 
 describe('the metered provider', () => {
+  it("carries the call's messages and answer only when traces capture content", async () => {
+    for (const captureContent of [false, true]) {
+      const inner = new ScriptedProvider([{ text: 'the answer' }]);
+      const bus = new OpsBus();
+      const heard: OpsEvent[] = [];
+      bus.add({ handle: (event) => heard.push(event) });
+      const provider = meteredResolver(() => inner, { place: PLACE, ops: bus, captureContent })('openai:gpt-4.1');
+      const sent = request();
+      await drain(provider.stream(sent, new AbortController().signal));
+      const ended = heard.find((event) => event.type === 'model_call_ended');
+      if (!captureContent) expect(ended).not.toHaveProperty('content');
+      else expect(ended).toMatchObject({ content: { input: sent.messages, output: { text: 'the answer', finishReason: 'stop' } } });
+    }
+  });
+
   it('asks the guard with an estimate, reports the call in order, and settles the usage the provider reported', async () => {
     const { heard, guard, provider } = setup([{ text: 'hello', usage: { input: 100, output: 20, cacheRead: 50, reasoning: 5 } }]);
     await drain(provider.stream(request(), new AbortController().signal));

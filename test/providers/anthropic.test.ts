@@ -307,7 +307,7 @@ describe('AnthropicProvider against the fake Messages API', () => {
   });
 
   it('streams the answer as text deltas, then one final turn with usage including the cache', async () => {
-    fake.replyText('The quick brown fox jumps.', { chunkSize: 3, usage: { input: 40, output: 7, cacheRead: 1200, cacheWrite: 300 } });
+    fake.replyText('The quick brown fox jumps.', { chunkSize: 3, usage: { input: 40, output: 7, cacheRead: 1200, cacheWrite: 300 }, model: 'claude-sonnet-4-6-20260101' });
     const { chunks, final, error } = await drain(provider());
 
     expect(error).toBeUndefined();
@@ -319,6 +319,8 @@ describe('AnthropicProvider against the fake Messages API', () => {
       toolCalls: [],
       finishReason: 'stop',
       usage: { input: 40, output: 7, cacheRead: 1200, cacheWrite: 300 },
+      // message_start's model: the one that answered, for traces.
+      responseModel: 'claude-sonnet-4-6-20260101',
     });
     expect(fake.requests[0]!.path).toBe('/v1/messages');
     expect(fake.authOf(0)).toEqual({ bearer: 'sk-ant-test', apiKey: undefined });

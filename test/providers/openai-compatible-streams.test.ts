@@ -104,7 +104,7 @@ describe('a stream is complete only when the server says why it stopped', () => 
     fake.replyText('Paris.', { omitDone: true, usage: { prompt_tokens: 30, completion_tokens: 2 } });
     const { final, error } = await run(ask('Capital of France?'));
     expect(error).toBeUndefined();
-    expect(final).toEqual({ text: 'Paris.', toolCalls: [], finishReason: 'stop', usage: { input: 30, output: 2, cacheRead: 0 } });
+    expect(final).toEqual({ text: 'Paris.', toolCalls: [], finishReason: 'stop', responseModel: 'gpt-4.1', usage: { input: 30, output: 2, cacheRead: 0 } });
     // The shape the SDK read: the usage chunk came after the finish chunk, with no choices.
     expect(fake.bodies[0]).toMatchObject({ stream_options: { include_usage: true } });
   });

@@ -235,7 +235,14 @@ describe('what comes back', () => {
       toolCalls: [],
       finishReason: 'stop',
       usage: { input: 12, output: 4, cacheRead: 0 },
+      responseModel: 'gpt-4.1',
     });
+  });
+
+  it('says which model answered, as the chunks name it (a dated snapshot of the alias asked for)', async () => {
+    fake.replyText('ok', { model: 'gpt-4.1-2025-04-14' });
+    const { final } = await drain(provider().stream(ask('hi'), never));
+    expect(final?.responseModel).toBe('gpt-4.1-2025-04-14');
   });
 
   it('maps usage: cached tokens are counted apart from fresh input', async () => {
