@@ -35,6 +35,7 @@ describe('configuration', () => {
       FETCH_ALLOW_PRIVATE: false,
       MCP_CONFIG: './mcp.json',
       PORT: 3000,
+      METRICS: true,
       PLAYGROUND_PORT: 0,
       CLUSTER_LEASE_MS: 15_000,
       CLUSTER_SWEEP_MS: 2_000,
