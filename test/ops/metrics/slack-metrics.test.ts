@@ -7,7 +7,7 @@ import { PROMPT_ACTION } from '../../../connectors/slack/actions.js';
 import { SLACK_IDS } from '../../fakes/slack-payloads.js';
 import { waitFor } from '../../support/engine-kit.js';
 import { bootSlackBot, waitForCard, type SlackBot } from '../../slack/slack-harness.js';
-import { scrape, type Scrape } from './scrape.js';
+import { scrape } from './scrape.js';
 
 const C = SLACK_IDS.channelId;
 
