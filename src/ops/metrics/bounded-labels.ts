@@ -31,12 +31,12 @@ export class BoundedLabel {
 }
 
 /**
- * A label value reduced to letters, digits and `_ . : / - @ +` (an MCP tool's name, a model
- * id, `chat.postMessage`, a route template `/channels/:id/messages`), at most 80 characters.
+ * A label value reduced to letters, digits, spaces and `_ . : / - @ +` (an MCP tool's name, a model
+ * id, `chat.postMessage`, a route `POST /channels/:id/messages`), at most 80 characters.
  * Anything else becomes `_`; nothing at all becomes `other`.
  */
 export function cleanLabelValue(value: string | undefined): string {
   if (!value) return OTHER;
-  const clean = value.slice(0, MAX_VALUE_CHARS).replace(/[^\w.:/@+-]/g, '_');
+  const clean = value.slice(0, MAX_VALUE_CHARS).replace(/[^\w .:/@+-]/g, '_');
   return clean || OTHER;
 }

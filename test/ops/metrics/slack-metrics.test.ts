@@ -104,3 +104,25 @@ describe('GET /metrics on PORT (Slack HTTP mode)', () => {
     expect([...m.labelValues().get('chat_agent_platform_calls_total{method}')!].every((v) => /^[a-z]+\.[\w.]+$/.test(v))).toBe(true);
   });
 });
+
+describe('who may read /metrics on PORT', () => {
+  it('with METRICS_TOKEN, only a request with that bearer token; /healthz stays open', async () => {
+    const token = 'metrics-token-0123456789abcdef';
+    bot = await bootSlackBot({ env: { METRICS_TOKEN: token } });
+    const refused = await fetch(metricsUrl(bot));
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect((await fetch(metricsUrl(bot), { headers: { authorization: 'Bearer not-the-token-at-all-0000' } })).status).toBe(401);
+    const m = await scrape(metricsUrl(bot), { authorization: `Bearer ${token}` });
+    expect(m.value('chat_agent_turns_total')).toBe(0);
+    expect((await fetch(bot.url.replace('/slack/events', '/healthz'))).status).toBe(200);
+  });
+
+  it('with METRICS=off, there is no /metrics and nothing listens on the bus; /healthz answers as before', async () => {
+    bot = await bootSlackBot({ env: { METRICS: 'off' } });
+    expect((await fetch(metricsUrl(bot))).status).toBe(404);
+    expect(bot.core.metrics).toBeUndefined();
+    expect(bot.core.ops.listening).toBe(false);
+    expect((await fetch(bot.url.replace('/slack/events', '/healthz'))).status).toBe(200);
+  });
+});
