@@ -2,14 +2,14 @@
 // parser). What the scripted session through the bot does not reach: a turn paused by a spend
 // limit, spend by scope, unpriced tokens, refusals, and the caps that keep every label bounded.
 import { describe, expect, it } from 'vitest';
-import { LABEL_CAPS, MetricsSink } from '../../../src/ops/metrics/index.js';
+import { LABEL_CAPS, MetricsSink, type LoadReading } from '../../../src/ops/metrics/index.js';
 import { OpsBus, type OpsEvent, type Place, type TokenCounts } from '../../../src/ops/ops-events.js';
 import { parseMetrics } from './scrape.js';
 
 const place: Place = { sessionId: 'sess-7f3a9c', platform: 'slack', workspace: 'T0SECRET01', channel: 'C0SECRET02' };
 const tokens: TokenCounts = { input: 1200, cachedInput: 800, cacheWrite: 0, output: 300, reasoning: 50 };
 
-function sinkOnBus(load?: ConstructorParameters<typeof MetricsSink>[0]['load']) {
+function sinkOnBus(load?: () => LoadReading) {
   const sink = new MetricsSink(load ? { load } : {});
   const bus = new OpsBus();
   bus.add(sink);
