@@ -12,16 +12,29 @@ const MAX_VALUE_CHARS = 80;
 
 export class BoundedLabel {
   private readonly seen = new Set<string>();
+  /** Raw value → label value, so the hot path (every model and tool call) does no string work. Bounded too. */
+  private readonly memo = new Map<string, string>();
 
-  constructor(readonly max: number) {}
+  constructor(
+    readonly max: number,
+    /** Applied to a raw value before it is cleaned (e.g. `openai:gpt-4.1` → `gpt-4.1`). */
+    private readonly transform: (value: string) => string = (value) => value,
+  ) {}
 
   /** `value` when it is known or there is room for it; `other` past the cap. */
   of(value: string | undefined): string {
-    const clean = cleanLabelValue(value);
-    if (this.seen.has(clean)) return clean;
-    if (this.seen.size >= this.max) return OTHER;
-    this.seen.add(clean);
-    return clean;
+    if (value === undefined) return OTHER;
+    const known = this.memo.get(value);
+    if (known !== undefined) return known;
+    const clean = cleanLabelValue(this.transform(value));
+    let label = clean;
+    if (!this.seen.has(clean)) {
+      if (this.seen.size >= this.max) label = OTHER;
+      else this.seen.add(clean);
+    }
+    // Raw values that clean to the same label may each be remembered, up to a bound.
+    if (this.memo.size < this.max * 4) this.memo.set(value, label);
+    return label;
   }
 
   /** How many distinct values have a series of their own (tests). */

@@ -11,7 +11,11 @@
 // reasoning tokens, which the conventions have no token type for, are counted apart in
 // `chat_agent_model_tokens_total` rather than mixed into a standard family under made-up values.
 // Everything else is the bot's own, prefixed `chat_agent_`.
+//
+// The families fed on every model↔tool iteration are HotCounter/HotHistogram (hot-series.ts
+// says why); their series are resolved once per label set by the sink. The rest are prom-client's.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { HotCounter, HotHistogram } from './hot-series.js';
 
 /** OTel's recommended boundaries for gen_ai.client.operation.duration (seconds). */
 const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
@@ -21,8 +25,6 @@ const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048
 const DECISION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 14400, 86400];
 /** A stop should feel instant: tens of milliseconds to the tool's grace period and beyond. */
 const STOP_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-
-const GEN_AI_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'error_type'] as const;
 
 /** What is read at each scrape, not counted as it happens. */
 export interface LoadReading {
@@ -56,39 +58,26 @@ export function metricFamilies(registry: Registry, load?: () => LoadReading) {
       labelNames: ['platform', 'outcome'] as const,
       registers: [registry],
     }),
-    operationDuration: new Histogram({
-      name: 'gen_ai_client_operation_duration_seconds',
-      help: 'GenAI operation duration: each model call, from the request to its last chunk (compaction included).',
-      labelNames: GEN_AI_LABELS,
-      buckets: DURATION_BUCKETS,
-      registers: [registry],
-    }),
-    tokenUsage: new Histogram({
-      name: 'gen_ai_client_token_usage',
-      help: 'Number of input and output tokens used per model call (input includes cached input).',
-      labelNames: [...GEN_AI_LABELS.filter((label) => label !== 'error_type'), 'gen_ai_token_type'] as const,
-      buckets: TOKEN_BUCKETS,
-      registers: [registry],
-    }),
-    firstChunk: new Histogram({
-      name: 'gen_ai_client_operation_time_to_first_chunk_seconds',
-      help: 'Time to first token: from the request to the first streamed chunk (text or reasoning).',
-      labelNames: GEN_AI_LABELS.filter((label) => label !== 'error_type'),
-      buckets: DURATION_BUCKETS,
-      registers: [registry],
-    }),
-    modelTokens: new Counter({
-      name: 'chat_agent_model_tokens_total',
-      help: 'Tokens of model calls by type: input, cached_input, cache_write, output, reasoning.',
-      labelNames: ['gen_ai_provider_name', 'gen_ai_request_model', 'token_type'] as const,
-      registers: [registry],
-    }),
-    toolCalls: new Counter({
-      name: 'chat_agent_tool_calls_total',
-      help: 'Tool calls ended, by tool and outcome (ok, error, denied, interrupted).',
-      labelNames: ['tool', 'outcome'] as const,
-      registers: [registry],
-    }),
+    /** Labels: gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, error_type (failures only). */
+    operationDuration: new HotHistogram(
+      'gen_ai_client_operation_duration_seconds',
+      'GenAI operation duration: each model call, from the request to its last chunk (compaction included).',
+      DURATION_BUCKETS,
+      registry,
+    ),
+    /** Labels: gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, gen_ai_token_type (input, output). */
+    tokenUsage: new HotHistogram('gen_ai_client_token_usage', 'Number of input and output tokens used per model call (input includes cached input).', TOKEN_BUCKETS, registry),
+    /** Labels: gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model. */
+    firstChunk: new HotHistogram(
+      'gen_ai_client_operation_time_to_first_chunk_seconds',
+      'Time to first token: from the request to the first streamed chunk (text or reasoning).',
+      DURATION_BUCKETS,
+      registry,
+    ),
+    /** Labels: gen_ai_provider_name, gen_ai_request_model, token_type. */
+    modelTokens: new HotCounter('chat_agent_model_tokens_total', 'Tokens of model calls by type: input, cached_input, cache_write, output, reasoning.', registry),
+    /** Labels: tool, outcome. */
+    toolCalls: new HotCounter('chat_agent_tool_calls_total', 'Tool calls ended, by tool and outcome (ok, error, denied, interrupted).', registry),
     approvals: new Counter({
       name: 'chat_agent_approvals_total',
       help: 'Waits on a person that ended, by kind (approval, question, plan, directory) and decision.',
