@@ -2,6 +2,7 @@
 // parser). What the scripted session through the bot does not reach: a turn paused by a spend
 // limit, spend by scope, unpriced tokens, refusals, and the caps that keep every label bounded.
 import { describe, expect, it } from 'vitest';
+import { cleanLabelValue, OTHER } from '../../../src/ops/metrics/bounded-labels.js';
 import { LABEL_CAPS, MetricsSink, type LoadReading } from '../../../src/ops/metrics/index.js';
 import { OpsBus, type OpsEvent, type Place, type TokenCounts } from '../../../src/ops/ops-events.js';
 import { parseMetrics } from './scrape.js';
@@ -139,5 +140,14 @@ describe('the metrics sink', () => {
     one.emit({ type: 'steered', at: 1, place });
     expect((await one.read()).value('chat_agent_steering_inputs_total')).toBe(1);
     expect((await two.read()).value('chat_agent_steering_inputs_total')).toBe(0);
+  });
+
+  it('a label value is clipped and reduced to a plain alphabet: never a sentence, never empty', () => {
+    expect(cleanLabelValue('mcp__github__create_issue')).toBe('mcp__github__create_issue');
+    expect(cleanLabelValue('POST /channels/:id/messages')).toBe('POST /channels/:id/messages');
+    expect(cleanLabelValue('tool"}\nfake_series{x="1')).toBe('tool___fake_series_x__1');
+    expect(cleanLabelValue('x'.repeat(500))).toHaveLength(80);
+    expect(cleanLabelValue('')).toBe(OTHER);
+    expect(cleanLabelValue(undefined)).toBe(OTHER);
   });
 });
