@@ -5,7 +5,9 @@
 //   (b) stop latency, from requestInterrupt() to the end of the event stream, in each state
 //       a turn can be stopped in: a Stop button has to feel instant whatever is going on;
 //   (c) one round of six 200 ms low-risk tools: concurrent, against the same six forced to
-//       run one at a time, to show the parallel pass actually overlaps them.
+//       run one at a time, to show the parallel pass actually overlaps them;
+//   (d) the same overhead with the session's operations wiring, metrics off and on
+//       (ops-overhead.ts: a later sink adds its own variant there).
 // It reports only: no threshold on absolute times, so a slow machine never fails it.
 import {
   DEFAULT_TOOL_STOP_GRACE_MS,
@@ -21,6 +23,7 @@ import { allowEverything, mediumRisk, lowRisk, noopTool, sleepingTool, ZeroLaten
 import { median } from './stats.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 import { stopLatencyRows } from './engine-stop.js';
+import { opsOverheadRows } from './ops-overhead.js';
 
 const ITERATIONS = 1_000;
 const OVERHEAD_REPEATS = 5;
@@ -120,6 +123,6 @@ async function parallelRows(): Promise<BenchRow[]> {
 export const engineSuite: BenchSuite = {
   name: 'engine',
   async run() {
-    return [...(await overheadRows()), ...(await parallelRows()), ...(await stopLatencyRows(DEFAULT_TOOL_STOP_GRACE_MS))];
+    return [...(await overheadRows()), ...(await opsOverheadRows()), ...(await parallelRows()), ...(await stopLatencyRows(DEFAULT_TOOL_STOP_GRACE_MS))];
   },
 };

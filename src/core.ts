@@ -42,6 +42,7 @@ import { sessionOps } from './ops/session-ops.js';
 import { meteredResolver, type SpendGuard } from './ops/metered-provider.js';
 import { spendFrom } from './ops/spend/spend-setup.js';
 import { tracingFrom } from './ops/traces/index.js';
+import { metricsOn, type MetricsEndpoint } from './ops/metrics/index.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
@@ -71,6 +72,8 @@ export interface Core {
   ops: OpsBus;
   /** What was spent, by person, channel and workspace, for `/usage` (src/ops/spend/). */
   spend?: SpendReader;
+  /** GET /metrics, answered by the HTTP servers (PORT or HEALTH_PORT); absent with METRICS=off (src/ops/metrics/). */
+  metrics?: MetricsEndpoint;
   /** Masks the configured secrets in a text the bot shows or sends on (a session title made of a request). */
   mask: (text: string) => string;
   /** 👍 / 👎 on final answers: the presenters record answers, the connectors' clicks vote, /feedback totals (src/feedback/). */
@@ -290,6 +293,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     },
   });
 
+  // Metrics: a sink on the operations bus, its gauges read from the sessions and the model-call gate.
+  const metrics = metricsOn(config, ops, { sessions: () => manager.load(), modelCalls: () => modelGate.load });
   const setupWarnings = [...accessWarnings(access, policy.mode !== 'read-only'), ...opened.notes, ...(shell.warn ? [shell.message] : []), ...spend.warnings];
   for (const warning of setupWarnings) logger.warn({}, warning);
   // Listed, not logged again: the manager logged each MCP failure, with its reason, as it happened.
@@ -321,6 +326,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     prices,
     spend: spend.ledger,
     ops,
+    ...(metrics ? { metrics } : {}),
     mask: (text) => secrets.mask(text),
     recover: async () => {
       // Sweeps and pokes start with events: a session taken over is drawn by attached connectors.

@@ -37,6 +37,7 @@ describe('configuration', () => {
       MCP_CONFIG: './mcp.json',
       OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: false,
       PORT: 3000,
+      METRICS: true,
       PLAYGROUND_PORT: 0,
       CLUSTER_LEASE_MS: 15_000,
       CLUSTER_SWEEP_MS: 2_000,

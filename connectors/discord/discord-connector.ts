@@ -51,6 +51,7 @@ import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.j
 import { readCustomId } from './custom-ids.js';
 import { DiscordSurface, discordMessageKey } from './discord-surface.js';
 import { DiscordOutbound, safeContent } from './outbound.js';
+import { countRestCalls } from './api-calls.js';
 import { DiscordGateway, GATEWAY_LEASE, restOptions, type DiscordStartInfo } from './discord-gateway.js';
 import { HomeGuilds } from './home-guilds.js';
 import { runSlashCommand } from './slash-commands.js';
@@ -98,6 +99,7 @@ export class DiscordConnector {
 
   private constructor(private readonly options: DiscordConnectorOptions) {
     this.rest = new REST(restOptions(options.config)).setToken(botToken(options.config.DISCORD_TOKEN));
+    countRestCalls(this.rest, options.core.ops);
     this.home = new HomeGuilds({ config: options.config, rest: this.rest, logger: options.logger });
     this.outbound = new DiscordOutbound(this.rest);
     this.uploadLimits = new UploadLimits({ dmWorkspace: DM_WORKSPACE, tierOf: (guildId) => premiumTier(this.rest, this.holdsGateway ? this.client.guilds.cache.get(guildId) : undefined, guildId) });
@@ -216,6 +218,7 @@ export class DiscordConnector {
   /** One listener per kind of event; each logs its own failure (a listener must not throw into discord.js). */
   private listen(client: Client): void {
     const { logger } = this.options;
+    countRestCalls(client.rest, this.options.core.ops);
     const guard = (what: string, work: Promise<void>): void => {
       work.catch((error: unknown) => logger.error({ err: error }, `Discord: could not handle ${what}`));
     };

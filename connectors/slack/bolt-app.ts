@@ -4,23 +4,28 @@
 // record-first receiver (Socket Mode) so an event is claimed and recorded before Slack gets
 // its acknowledgement; our own retry policy, since the default is 10 retries over about 30
 // minutes, which would hold a turn hostage to a 5xx; every Web API call through the outbound
-// guard (nothing the bot posts can mass-mention); Bolt's log lines into our logger.
-import type { App, Logger as BoltLogger, LogLevel } from '@slack/bolt';
+// guard (nothing the bot posts can mass-mention) and counted on the operations bus; Bolt's log
+// lines into our logger. HTTP mode answers /healthz and, with metrics on, /metrics on PORT.
+import type { App, CustomRoute, Logger as BoltLogger, LogLevel } from '@slack/bolt';
 import type { Config } from '../../src/config.js';
+import type { Core } from '../../src/core.js';
 import type { EngineLogger } from '../../src/engine/index.js';
+import { METRICS_PATH, type MetricsEndpoint } from '../../src/ops/metrics/index.js';
+import { countedFetch } from './api-calls.js';
 import { CheckedApp } from './inbound-events.js';
 import { guardedFetch } from './outbound-guard.js';
 import { connectionCountWarner, RecordFirstSocketModeReceiver } from './record-first-receiver.js';
 
 /** Build the Bolt app (Socket Mode with SLACK_APP_TOKEN, else HTTP) and check the token with auth.test. */
-export async function openBoltApp(config: Config, logger: EngineLogger): Promise<App> {
+export async function openBoltApp(config: Config, logger: EngineLogger, core: Pick<Core, 'ops' | 'metrics'>): Promise<App> {
     const clientOptions = {
       ...(config.SLACK_API_URL ? { slackApiUrl: config.SLACK_API_URL.endsWith('/') ? config.SLACK_API_URL : `${config.SLACK_API_URL}/` } : {}),
       retryConfig: { retries: 3, factor: 1.6, minTimeout: 500, maxTimeout: 5_000 },
       timeout: 15_000,
       // Every Web API call of every client Bolt makes, and respond(), goes out through this:
-      // nothing the bot posts can mass-mention (outbound-guard.ts says why here).
-      fetch: guardedFetch(),
+      // nothing the bot posts can mass-mention (outbound-guard.ts says why here), and each
+      // call is counted for the metrics (api-calls.ts).
+      fetch: countedFetch(guardedFetch(), core.ops),
     };
     const common = {
       token: config.SLACK_BOT_TOKEN!,
@@ -55,6 +60,7 @@ export async function openBoltApp(config: Config, logger: EngineLogger): Promise
                   res.end('{"ok":true}');
                 },
               },
+              ...(core.metrics ? [metricsRoute(core.metrics)] : []),
             ],
           },
           logger,
@@ -72,6 +78,11 @@ export async function openBoltApp(config: Config, logger: EngineLogger): Promise
       throw new Error(`Slack did not accept SLACK_BOT_TOKEN (auth.test at ${url} failed): ${reason}`);
     }
     return app;
+}
+
+/** GET /metrics on PORT, beside /healthz (src/ops/metrics/metrics-endpoint.ts answers it). */
+function metricsRoute(metrics: MetricsEndpoint): CustomRoute {
+  return { path: METRICS_PATH, method: ['GET'], handler: (req, res) => void metrics.answer(req, res) };
 }
 
 /** Bolt's log lines, routed into our structured (redacting) logger. */

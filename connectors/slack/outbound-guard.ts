@@ -55,7 +55,7 @@ export function guardSlackArguments(args: Record<string, unknown>, method = ''):
 }
 
 /** `chat.postMessage` from `https://slack.com/api/chat.postMessage`; '' for a response_url. */
-function methodOf(url: string | URL): string {
+export function methodOf(url: string | URL): string {
   return /\/api\/([\w.]+)(?:[?#].*)?$/.exec(String(url))?.[1] ?? '';
 }
 

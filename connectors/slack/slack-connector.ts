@@ -77,7 +77,7 @@ export class SlackConnector {
   /** Build the Bolt app and check the token (auth.test). Events flow only after start(). */
   static async create(options: SlackConnectorOptions): Promise<SlackConnector> {
     const { config, logger } = options;
-    const app = await openBoltApp(config, logger);
+    const app = await openBoltApp(config, logger, options.core);
     const connector = new SlackConnector(app, options);
     await connector.identify();
     connector.listen();

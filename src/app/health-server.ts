@@ -1,9 +1,11 @@
 // GET /healthz on HEALTH_PORT, for a process manager or a container's HEALTHCHECK when the bot
 // has no HTTP server of its own (Slack Socket Mode, Discord). HTTP mode also answers /healthz
 // on PORT. 200 while the bot runs; 503 once it is stopping, so a load balancer or an
-// orchestrator stops sending it work before it is gone. Anything else is 404.
+// orchestrator stops sending it work before it is gone. GET /metrics too, when the core has
+// metrics on (src/ops/metrics/metrics-endpoint.ts answers it). Anything else is 404.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isMetricsRequest, type MetricsEndpoint } from '../ops/metrics/index.js';
 
 export interface HealthServer {
   readonly port: number;
@@ -12,9 +14,13 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-export async function startHealthServer(port: number): Promise<HealthServer> {
+export async function startHealthServer(port: number, options: { metrics?: MetricsEndpoint } = {}): Promise<HealthServer> {
   let stopping = false;
   const server: Server = createServer((request, response) => {
+    if (options.metrics && isMetricsRequest(request)) {
+      void options.metrics.answer(request, response);
+      return;
+    }
     const path = (request.url ?? '').split('?')[0];
     if (request.method !== 'GET' || path !== '/healthz') {
       response.writeHead(404, { 'content-type': 'application/json' }).end('{"ok":false,"error":"not found"}');

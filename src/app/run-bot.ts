@@ -96,8 +96,8 @@ async function start(options: RunOptions): Promise<Running> {
     }
     logger.info(whatRunsWhere(config), 'running');
     if (config.HEALTH_PORT !== undefined) {
-      health = await startHealthServer(config.HEALTH_PORT);
-      logger.info({ port: health.port }, 'health endpoint: GET /healthz');
+      health = await startHealthServer(config.HEALTH_PORT, core.metrics ? { metrics: core.metrics } : {});
+      logger.info({ port: health.port }, core.metrics ? 'health endpoint: GET /healthz; metrics: GET /metrics' : 'health endpoint: GET /healthz');
     }
   } catch (error) {
     for (const connector of connectors) await connector.close().catch(() => undefined);

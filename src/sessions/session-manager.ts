@@ -518,6 +518,21 @@ export class SessionManager {
     return this.sessions.size;
   }
 
+  /**
+   * What is in memory now, for the metrics' gauges (read at each scrape, read-only): engines,
+   * those with a turn running, and the replies queued for running turns. One pass over the
+   * live sessions, which MAX_LIVE_SESSIONS bounds.
+   */
+  load(): { live: number; working: number; queuedSteering: number } {
+    let working = 0;
+    let queuedSteering = 0;
+    for (const live of this.sessions.all()) {
+      if (isBusy(live)) working++;
+      queuedSteering += live.engine.pendingSteeringCount;
+    }
+    return { live: this.sessions.size, working, queuedSteering };
+  }
+
   // ---- helpers -----------------------------------------------------------------------
 
   private async recordOf(sessionId: string): Promise<SessionRecord | undefined> {

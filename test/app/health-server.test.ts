@@ -1,6 +1,7 @@
-// GET /healthz on HEALTH_PORT: 200 while the bot runs, 503 once it stops, 404 elsewhere.
+// GET /healthz on HEALTH_PORT: 200 while the bot runs, 503 once it stops, 404 elsewhere; GET /metrics beside it when metrics are on.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHealthServer, type HealthServer } from '../../src/app/health-server.js';
+import { metricsEndpoint, MetricsSink } from '../../src/ops/metrics/index.js';
 
 let server: HealthServer | undefined;
 afterEach(async () => {
@@ -26,5 +27,27 @@ describe('the health endpoint', () => {
   it('refuses a port that is taken with the error, not a crash later', async () => {
     server = await startHealthServer(0);
     await expect(startHealthServer(server.port)).rejects.toThrow(/EADDRINUSE/);
+  });
+});
+
+describe('/metrics on HEALTH_PORT', () => {
+  it('answers the metrics page beside /healthz, 405 to anything but GET, and keeps /healthz as it was', async () => {
+    const sink = new MetricsSink();
+    sink.handle({ type: 'steered', at: 1, place: { sessionId: 's', platform: 'discord', workspace: 'g', channel: 'c' } });
+    server = await startHealthServer(0, { metrics: metricsEndpoint(sink) });
+    const url = `http://127.0.0.1:${server.port}`;
+    const page = await fetch(`${url}/metrics`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(await page.text()).toContain('chat_agent_steering_inputs_total{platform="discord"} 1');
+    expect((await fetch(`${url}/metrics`, { method: 'POST' })).status).toBe(405);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    server.stopping();
+    expect((await fetch(`${url}/healthz`)).status).toBe(503);
+  });
+
+  it('without metrics, /metrics is 404 like any other path', async () => {
+    server = await startHealthServer(0);
+    expect((await fetch(`http://127.0.0.1:${server.port}/metrics`)).status).toBe(404);
   });
 });
