@@ -153,7 +153,7 @@ export function noteMessage(note: ThreadNote): { text: string; blocks: SlackBloc
         blocks: noteBlocks(`:hourglass: I used the ${note.iterations} model calls allowed for one request. Continue?`, note.action),
       };
     case 'budget_paused':
-      return { text: `Paused: ${note.message}`, blocks: noteBlocks(`:money_with_wings: ${escape(note.message)}`, note.action) };
+      return { text: note.message, blocks: noteBlocks(`:money_with_wings: ${escape(note.message)}`, note.action) };
     case 'budget_warning':
       return { text: note.text, blocks: noteBlocks(`:chart_with_upwards_trend: ${escape(note.text)}`) };
     case 'taken_over':

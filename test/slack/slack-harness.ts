@@ -58,6 +58,8 @@ export interface BootOptions {
   dir?: string;
   slack?: FakeSlack;
   llm?: FakeOpenAI;
+  /** The clock the spend limits' days follow (core option `spendClock`). */
+  spendClock?: () => number;
 }
 
 export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot> {
@@ -74,7 +76,7 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
     PORT: '0',
     ...options.env,
   });
-  const core = await startCore(config, { logger: logs });
+  const core = await startCore(config, { logger: logs, ...(options.spendClock ? { spendClock: options.spendClock } : {}) });
   const connector = await SlackConnector.create({ config, core, logger: logs });
   await core.recover();
   await connector.start();
