@@ -72,6 +72,13 @@ describe('a Discord approval card', () => {
     const note = noteMessage({ kind: 'failed', message: 'server error', action: { kind: 'retry', sessionId: 'sess' } });
     expect(note.components[0]!.components[0]).toMatchObject({ label: 'Retry', custom_id: 'r:sess' });
   });
+
+  it("a spend limit's pause carries Continue (admins) on the same retry id; its 80 % notice has no button", () => {
+    const paused = noteMessage({ kind: 'budget_paused', message: "Paused: this channel's daily budget of $5.00 is spent.", action: { kind: 'continue_past_limit', sessionId: 'sess' } });
+    expect(paused.content).toBe("💸 Paused: this channel's daily budget of $5.00 is spent.");
+    expect(paused.components[0]!.components[0]).toMatchObject({ label: 'Continue (admins)', custom_id: 'r:sess' });
+    expect(noteMessage({ kind: 'budget_warning', text: 'This channel\'s daily budget is 80 % spent.' })).toEqual({ content: "📈 This channel's daily budget is 80 % spent.", components: [] });
+  });
 });
 
 describe('a thread name', () => {
