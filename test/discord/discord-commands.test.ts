@@ -27,7 +27,7 @@ describe('slash commands', () => {
     bot = await bootDiscordBot({ env: { DISCORD_GUILD_ID: DISCORD_IDS.guildId } });
     const registered = bot.fake.rest.callsTo('PUT /applications/:application/guilds/:guild/commands')[0]!;
     expect(registered.params.guild).toBe(DISCORD_IDS.guildId);
-    expect((registered.body as { name: string }[]).map((c) => c.name)).toEqual(['status', 'model', 'grants', 'revoke', 'retry', 'stop', 'forget', 'feedback', 'help']);
+    expect((registered.body as { name: string }[]).map((c) => c.name)).toEqual(['status', 'model', 'grants', 'revoke', 'retry', 'stop', 'forget', 'feedback', 'usage', 'help']);
 
     bot.llm.replyText('Hi.');
     const asked = bot.mention('hello');

@@ -228,10 +228,10 @@ describe('traces over OTLP/HTTP', () => {
     expect(turn.attributes['chat_agent.turn.status']).toBe('interrupted');
     expect(turn.statusCode).toBe(0);
     expect(byName(spans, 'execute_tool write_file')[0]!.attributes['chat_agent.tool.outcome']).toBe('interrupted');
-    // The prompt outlives the process (a restart asks again): its span is ended by the shutdown, with no decision.
+    // The shutdown stopped the turn, which closed the prompt: the wait ends as interrupted, with nobody's decision.
     const [wait] = byName(spans, 'await_approval write_file');
-    expect(wait!.attributes['chat_agent.open_at_shutdown']).toBe(true);
-    expect(wait!.attributes).not.toHaveProperty('chat_agent.wait.decision');
+    expect(wait!.attributes['chat_agent.wait.decision']).toBe('interrupted');
+    expect(wait!.attributes['chat_agent.wait.answered']).toBe(false);
   });
 
   it('a collector that cannot be reached costs the bot nothing but a warning in the log (without the key in the headers)', { timeout: 60_000 }, async () => {
