@@ -14,6 +14,7 @@ import { OpsObserver } from '../src/ops/ops-observer.js';
 import { startTracing } from '../src/ops/traces/trace-pipeline.js';
 import type { SessionRecord } from '../src/store/session-store.js';
 import { noopTool, ZeroLatencyProvider } from './fixtures.js';
+import { sessionRecordFor } from '../test/support/engine-kit.js';
 import { median } from './stats.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
@@ -21,18 +22,7 @@ const ITERATIONS = 1_000;
 const REPEATS = 5;
 const WARMUP_RUNS = 6;
 
-const session: SessionRecord = {
-  id: 'bench-session',
-  key: { platform: 'bench', workspace: 'W1', channel: 'C1', thread: 'T1' },
-  model: 'openai:bench',
-  grants: { tools: [], commands: [] },
-  compaction: null,
-  startedBy: 'U1',
-  steerers: [],
-  directories: [],
-  createdAt: 0,
-  updatedAt: 0,
-};
+const session: SessionRecord = sessionRecordFor({ platform: 'bench', workspace: 'W1', channel: 'C1', thread: 'T1' }, { model: 'openai:bench' });
 
 /** One 1,000-iteration turn with the ops side listening through `sink` (none: tracing off); ms per iteration, flush included. */
 async function timedTurn(sink: OpsSink | undefined): Promise<number> {

@@ -4,6 +4,7 @@
 // the workspace's, which every member of the channel may know (they share the limits).
 import type { SpendReader, SpendTotals, UsageReport, UsageScope } from '../../src/ops/spend-report.js';
 import type { SessionKey } from '../../src/store/session-store.js';
+import { durationWords, formatUsd } from '../../src/ops/spend/budget-words.js';
 
 export interface UsageMarkup {
   bold: (text: string) => string;
@@ -55,30 +56,18 @@ export async function usageText(reader: SpendReader, rows: { label: string; scop
 
 function totalsText(totals: SpendTotals): string {
   const tokens = totals.tokens.input + totals.tokens.cachedInput + totals.tokens.cacheWrite + totals.tokens.output;
-  return `${usd(totals.usd)} (${compact(tokens)} tokens, ${totals.calls} call${totals.calls === 1 ? '' : 's'})`;
+  return `${formatUsd(totals.usd)} (${compact(tokens)} tokens, ${totals.calls} call${totals.calls === 1 ? '' : 's'})`;
 }
 
 function limitText(report: UsageReport, now: number): string {
   const limit = report.limit;
   if (!limit) return '';
-  const amounts = [limit.usd !== undefined ? usd(limit.usd) : '', limit.tokens !== undefined ? `${compact(limit.tokens)} tokens` : ''].filter(Boolean).join(' or ');
-  return ` — daily limit ${amounts}, resets in ${inWords(limit.resetsAt - now)}`;
-}
-
-function usd(value: number): string {
-  return value > 0 && value < 0.01 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`;
+  const amounts = [limit.usd !== undefined ? formatUsd(limit.usd) : '', limit.tokens !== undefined ? `${compact(limit.tokens)} tokens` : ''].filter(Boolean).join(' or ');
+  return ` — daily limit ${amounts}, resets in ${durationWords(limit.resetsAt - now)}`;
 }
 
 function compact(count: number): string {
   if (count >= 1_000_000) return `${(count / 1_000_000).toFixed(count >= 10_000_000 ? 0 : 1)}M`;
   if (count >= 1_000) return `${(count / 1_000).toFixed(count >= 10_000 ? 0 : 1)}k`;
   return String(count);
-}
-
-function inWords(ms: number): string {
-  const minutes = Math.max(1, Math.round(ms / 60_000));
-  if (minutes < 60) return `${minutes} min`;
-  const hours = Math.floor(minutes / 60);
-  const rest = minutes % 60;
-  return rest === 0 ? `${hours} h` : `${hours} h ${rest} min`;
 }

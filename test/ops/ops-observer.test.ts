@@ -7,19 +7,9 @@ import { OpsBus, type OpsEvent } from '../../src/ops/ops-events.js';
 import { ARGS_SUMMARY_CHARS, OpsObserver } from '../../src/ops/ops-observer.js';
 import { decisionOf, sessionOps } from '../../src/ops/session-ops.js';
 import type { SessionRecord } from '../../src/store/session-store.js';
+import { sessionRecordFor } from '../support/engine-kit.js';
 
-const SESSION: SessionRecord = {
-  id: 'slack:T1:C1:1.0',
-  key: { platform: 'slack', workspace: 'T1', channel: 'C1', thread: '1.0' },
-  model: 'openai:gpt-4.1',
-  grants: { tools: [], commands: [] },
-  compaction: null,
-  startedBy: 'U1',
-  steerers: [],
-  directories: [],
-  createdAt: 0,
-  updatedAt: 0,
-};
+const SESSION: SessionRecord = sessionRecordFor({ platform: 'slack', workspace: 'T1', channel: 'C1', thread: '1.0' });
 const PLACE = { sessionId: SESSION.id, platform: 'slack', workspace: 'T1', channel: 'C1' };
 
 function setup() {

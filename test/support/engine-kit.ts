@@ -11,6 +11,7 @@ import {
   type TurnEngineOptions,
 } from '../../src/engine/index.js';
 import { ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
+import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
 
 export async function collect(events: AsyncIterable<EngineEvent>, onEvent?: (event: EngineEvent) => void | Promise<void>): Promise<EngineEvent[]> {
   const seen: EngineEvent[] = [];
@@ -126,4 +127,9 @@ export function hangingTool(name: string, metadata: ToolMetadata, runs: string[]
       return new Promise<string>(() => undefined);
     },
   });
+}
+
+/** A stored session record for a key, as the store would make it for a thread its starter opened (tests and benches). */
+export function sessionRecordFor(key: SessionKey, overrides: Partial<SessionRecord> = {}): SessionRecord {
+  return { id: sessionIdOf(key), key, model: 'openai:gpt-4.1', grants: { tools: [], commands: [] }, compaction: null, startedBy: 'U1', steerers: [], directories: [], createdAt: 0, updatedAt: 0, ...overrides };
 }
