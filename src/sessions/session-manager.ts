@@ -26,6 +26,7 @@ import { PromptReplies, resolutionOf, type PromptChoice } from './prompt-replies
 import { recoverSession, recoverSessions, type RecoveryReport } from './recovery.js';
 import { Reporter, type SessionObserver } from './session-observer.js';
 import type { BudgetGate, SessionOps } from './session-ops.js';
+import type { SessionProfiles } from './session-profiles.js';
 import { placeOf } from '../ops/ops-events.js';
 import { ThreadControls, type ControlResult, type ModelMenu } from './thread-controls.js';
 import { TurnDriver } from './turn-driver.js';
@@ -33,6 +34,7 @@ import { refusedFilesText, screenFiles, type DeliveryFileCaps } from '../files/d
 
 export type { InputDisposition, SessionObserver } from './session-observer.js';
 export type { BudgetGate, SessionOps } from './session-ops.js';
+export type { SessionProfile, SessionProfiles } from './session-profiles.js';
 export type { PromptChoice } from './prompt-replies.js';
 export type { RecoveryReport } from './recovery.js';
 
@@ -84,6 +86,8 @@ export interface SessionManagerOptions {
   ops?: SessionOps;
   /** Spend limits (src/ops/): a new request past a limit is refused; an admin's Continue lets a paused turn go on. */
   budget?: BudgetGate;
+  /** Profiles per place (src/profiles/): access, the starting model and /model's list per thread. Default: the environment's for all. */
+  profiles?: SessionProfiles;
 }
 
 export class SessionManager {
@@ -116,7 +120,10 @@ export class SessionManager {
       logger: this.logger,
       maxLive: options.maxLiveSessions,
       inUse: (sessionId) => options.coordinator.isLocked(sessionId),
+      ...(options.profiles ? { profiles: options.profiles } : {}),
     });
+    const profiles = options.profiles;
+    if (profiles) options.access.useProfiles((name) => profiles.named(name));
     this.driver = new TurnDriver({
       store: options.store,
       inbox: options.inbox,
@@ -232,7 +239,7 @@ export class SessionManager {
 
   async deliver(key: SessionKey, message: InboundMessage): Promise<DeliverResult> {
     if (this.closing) return { status: 'refused', reason: 'The bot is restarting; send that again in a moment.' };
-    const access = this.options.access.mayStartOrSteer(message.userId, { external: message.external });
+    const access = this.options.access.mayStartOrSteer(message.userId, { external: message.external }, await this.profileAt(key));
     if (!access.allowed) return { status: 'refused', reason: access.reason };
     // Files past a cap are refused here, to the person, and never fetched; a message of nothing else is refused whole.
     const screened = message.attachments?.length && this.options.fileCaps ? screenFiles(message.attachments, this.options.fileCaps) : undefined;
@@ -534,6 +541,14 @@ export class SessionManager {
   }
 
   // ---- helpers -----------------------------------------------------------------------
+
+  /** The profile a message here runs under: the thread's own, or its place's for a new thread. */
+  private async profileAt(key: SessionKey): Promise<string | undefined> {
+    const profiles = this.options.profiles;
+    if (!profiles) return undefined;
+    const record = await this.recordOf(sessionIdOf(key));
+    return record ? record.profile : profiles.forPlace(key).name;
+  }
 
   private async recordOf(sessionId: string): Promise<SessionRecord | undefined> {
     return this.sessions.peek(sessionId)?.record ?? (await this.options.store.getSession(sessionId));
