@@ -38,6 +38,9 @@ export type { SessionProfile, SessionProfiles } from './session-profiles.js';
 export type { PromptChoice } from './prompt-replies.js';
 export type { RecoveryReport } from './recovery.js';
 
+/** Who a stop the bot makes itself is by (a scheduled run closed after waiting too long). */
+const BOT_ITSELF = 'bot';
+
 export interface InboundMessage {
   text: string;
   userId: string;
@@ -388,6 +391,39 @@ export class SessionManager {
       await this.driver.settleIfQuiet(live);
       return { status: 'done', sessionId };
     });
+  }
+
+  /**
+   * The thread's session record, made if the thread has none yet (a schedule set with the
+   * thread's first words): its notes need a session to be shown in. `starter` starts it.
+   */
+  async openThread(key: SessionKey, starter: string): Promise<SessionRecord> {
+    const sessionId = sessionIdOf(key);
+    const existing = await this.recordOf(sessionId);
+    if (existing) return existing;
+    try {
+      return await this.options.coordinator.exclusive(sessionId, async () => (await this.sessions.get(sessionId, key, starter)).record);
+    } catch (error) {
+      // Cluster mode: another instance owns it, so it exists by now.
+      const record = await this.options.store.getSession(sessionId);
+      if (record) return record;
+      throw error;
+    }
+  }
+
+  /**
+   * Close a turn's prompts that have waited since `since` (a scheduled run nobody answered,
+   * src/schedules/): the turn stops as a 🛑 would stop it, by the bot itself. Resolves whether
+   * something waited. Prompts opened before `since` (a person's own turn) are left alone.
+   */
+  async closeWaitingSince(sessionId: string, since: number): Promise<boolean> {
+    const waiting = (await this.options.inbox.pending(sessionId)).filter((item) => item.createdAt >= since);
+    if (waiting.length === 0) return false;
+    const known = await this.recordOf(sessionId);
+    if (!known) return false;
+    if (this.routing) await this.routing.stop(sessionId, BOT_ITSELF);
+    else await this.interruptHere(sessionId, BOT_ITSELF, known);
+    return true;
   }
 
   private async stopOwnedTurn(sessionId: string, userId: string): Promise<boolean> {
