@@ -37,18 +37,20 @@ export class ManualClock implements ScheduleClock {
   }
 
   /**
-   * Move to `target`, running every timer due by then at its own instant, earliest first, and
-   * awaiting `settle` (the schedulers' idle) after each so their work is done before time moves on.
+   * Move to `target`, running the timers due by then at their own instants, earliest first
+   * (those due at one instant all together, so two schedulers on this clock race as two
+   * instances would), and awaiting `settle` (the schedulers' idle) after each instant.
    */
   async advanceTo(target: number, settle: () => Promise<void>): Promise<void> {
     for (let steps = 0; ; steps++) {
       if (steps > 1_000_000) throw new Error('ManualClock: timers keep coming due without end');
-      let earliest: [number, ManualTimer] | undefined;
-      for (const entry of this.timers) if (entry[1].at <= target && (!earliest || entry[1].at < earliest[1].at)) earliest = entry;
-      if (!earliest) break;
-      this.timers.delete(earliest[0]);
-      this.current = Math.max(this.current, earliest[1].at);
-      earliest[1].fn();
+      let at = Number.POSITIVE_INFINITY;
+      for (const timer of this.timers.values()) if (timer.at <= target) at = Math.min(at, timer.at);
+      if (at === Number.POSITIVE_INFINITY) break;
+      const due = [...this.timers].filter(([, timer]) => timer.at === at);
+      for (const [handle] of due) this.timers.delete(handle);
+      this.current = Math.max(this.current, at);
+      for (const [, timer] of due) timer.fn();
       await settle();
     }
     this.current = Math.max(this.current, target);
