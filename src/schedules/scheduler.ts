@@ -157,9 +157,11 @@ export class Scheduler {
   private refresh(): Promise<void> {
     this.refreshing ??= (async () => {
       try {
+        // A schedule added here while the index is being read may be missing from what is read.
+        const placedBefore = this.seq;
         const ids = await this.options.store.ids();
         const present = new Set(ids);
-        for (const id of this.tracked.keys()) if (!present.has(id)) this.tracked.delete(id);
+        for (const [id, entry] of this.tracked) if (!present.has(id) && entry.seq <= placedBefore) this.tracked.delete(id);
         const fresh = ids.filter((id) => !this.tracked.has(id));
         for (const schedule of await this.options.store.many(fresh)) {
           if (!this.tracked.has(schedule.id)) this.place(schedule, schedule.nextRunAt);

@@ -240,3 +240,36 @@ describe('the scheduler', () => {
     expect(await one.store.ids()).toEqual([]);
   });
 });
+
+describe('the scheduler and its refresh', () => {
+  it('keeps a schedule added while the index is being read, though the index read has not got it', async () => {
+    const clock = new ManualClock(t('2027-01-04T08:00:00Z'));
+    const opened = await openKeyvStore('memory://');
+    let holding = false;
+    let release: () => void = () => undefined;
+    const hold = new Promise<void>((resolve) => (release = resolve));
+    // The index as it was when the read began, returned only once the test lets it.
+    class SlowIndexStore extends ScheduleStore {
+      override async ids(): Promise<string[]> {
+        const ids = await super.ids();
+        if (holding) await hold;
+        return ids;
+      }
+    }
+    const store = new SlowIndexStore(opened.keyv);
+    const coordinator = new InProcessCoordinator(new SessionStore(opened.keyv));
+    const { scheduler, fired } = recordingScheduler(clock, { store, claim: (id) => coordinator.claimEvent(id), graceMs: GRACE });
+    running.push(scheduler);
+    await scheduler.start();
+    holding = true;
+    const stepping = clock.advance(30_000, () => scheduler.idle()); // the refresh starts, and waits
+    const schedule = scheduleOf('s-new', { kind: 'once', at: t('2027-01-04T08:00:45Z') }, t('2027-01-04T08:00:45Z'));
+    await store.save(schedule);
+    scheduler.add(schedule);
+    release();
+    await stepping;
+    await clock.advanceTo(t('2027-01-04T08:05:00Z'), () => scheduler.idle());
+    expect(fired).toEqual([{ id: 's-new', dueAt: t('2027-01-04T08:00:45Z'), at: t('2027-01-04T08:00:45Z'), next: null }]);
+    await opened.close();
+  });
+});
