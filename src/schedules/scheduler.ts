@@ -12,9 +12,14 @@
 //   missed instants of a recurring schedule only the latest is acted on.
 // - A finished one-off (no instant left) is deleted from the store once claimed: /schedules
 //   lists what will still run, and nothing is kept that could run again.
+// - Timers run in the async context the Scheduler was made in (core's start-up), never in
+//   that of whoever added a schedule: a schedule_task call runs inside its session's cluster
+//   fence scope (AsyncLocalStorage, which timers inherit), and every later occurrence of every
+//   schedule would otherwise write to the store under that one session's lease.
 // - The timer never sleeps longer than `refreshMs`: at each wake past it the store's index is
 //   read again, so schedules made or ended on another instance are seen here (and run here
 //   if that instance died), and a wall-clock jump is noticed.
+import { AsyncResource } from 'node:async_hooks';
 import { silentLogger, type EngineLogger } from '../engine/index.js';
 import { DueHeap } from './due-heap.js';
 import { latestDue } from './missed-runs.js';
@@ -82,6 +87,8 @@ export class Scheduler {
   private readonly busy = new Set<Promise<void>>();
   private started = false;
   private closed = false;
+  /** The context the timers are set in (see the header). */
+  private readonly context = new AsyncResource('chat-agent.scheduler');
 
   constructor(private readonly options: SchedulerOptions) {
     this.clock = options.clock ?? systemScheduleClock;
@@ -264,11 +271,12 @@ export class Scheduler {
     if (wakeAt >= this.timerAt && this.timer !== undefined) return;
     this.disarm();
     this.timerAt = wakeAt;
-    this.timer = this.clock.setTimer(() => {
+    const wake = (): void => {
       this.timer = undefined;
       this.timerAt = Number.POSITIVE_INFINITY;
       this.track(this.tick().finally(() => this.arm()));
-    }, Math.max(0, wakeAt - now));
+    };
+    this.timer = this.context.runInAsyncScope(() => this.clock.setTimer(() => this.context.runInAsyncScope(wake), Math.max(0, wakeAt - now)));
   }
 
   private disarm(): void {

@@ -1,6 +1,7 @@
 // What the schedule tests share: a manual clock whose advance runs the timers that came due,
 // each at its own instant and in order (no wall-clock waits), a schedule fixture, and a
 // Scheduler whose fire and skipped calls are recorded with the clock's time when they came.
+import { AsyncResource } from 'node:async_hooks';
 import type { Schedule, ScheduleSpec } from '../../src/schedules/schedule-types.js';
 import { Scheduler, type ScheduleClock, type SchedulerOptions } from '../../src/schedules/scheduler.js';
 
@@ -23,7 +24,8 @@ export class ManualClock implements ScheduleClock {
 
   setTimer(fn: () => void, ms: number): unknown {
     const handle = this.nextHandle++;
-    this.timers.set(handle, { at: this.current + Math.max(0, ms), fn });
+    // Bound to the context it was set in, as setTimeout's callbacks are (AsyncLocalStorage).
+    this.timers.set(handle, { at: this.current + Math.max(0, ms), fn: AsyncResource.bind(fn) });
     this.maxArmed = Math.max(this.maxArmed, this.timers.size);
     return handle;
   }

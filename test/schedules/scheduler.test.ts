@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fenceScope } from '../../src/cluster/fence-scope.js';
 import { ScheduleStore } from '../../src/schedules/schedule-store.js';
 import type { Schedule } from '../../src/schedules/schedule-types.js';
 import type { Scheduler } from '../../src/schedules/scheduler.js';
@@ -271,5 +272,26 @@ describe('the scheduler and its refresh', () => {
     await clock.advanceTo(t('2027-01-04T08:05:00Z'), () => scheduler.idle());
     expect(fired).toEqual([{ id: 's-new', dueAt: t('2027-01-04T08:00:45Z'), at: t('2027-01-04T08:00:45Z'), next: null }]);
     await opened.close();
+  });
+});
+
+describe('the scheduler and async context', () => {
+  it("runs occurrences outside the cluster fence scope of the turn that added the schedule", async () => {
+    const clock = new ManualClock(t('2027-01-04T08:00:00Z'));
+    const one = await instance(clock, {
+      fire: () => {
+        scopes.push(fenceScope.getStore()?.sessionId ?? 'none');
+        return Promise.resolve();
+      },
+    });
+    const scopes: string[] = [];
+    await one.scheduler.start();
+    // As the schedule_task tool would: inside the turn's fence scope.
+    await fenceScope.run({ sessionId: 'slack:T1:C1:1', leaseKey: 'lease:{slack:T1:C1:1}', token: 'node-a:7' }, async () => {
+      // Due before the timer armed now (the refresh's): the add arms the timer, in this scope.
+      await create(one, scheduleOf('s-tool', { kind: 'cron', pattern: '10 * * * * *', timezone: 'UTC' }, t('2027-01-04T08:00:10Z')));
+    });
+    await clock.advanceTo(t('2027-01-04T08:03:00Z'), () => one.scheduler.idle());
+    expect(scopes).toEqual(['none', 'none', 'none']);
   });
 });
