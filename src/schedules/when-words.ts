@@ -237,8 +237,11 @@ function readRecurring(words: string[]): Step<string> {
   const first = words[0];
   if (first === 'hourly') return { ok: true, value: cron(0, '*', '*', '*'), next: 1 };
   if (first === 'daily') return atTime(words, 1, '*', '*');
-  if (first === 'weekdays') return atTime(words, 1, '*', '1-5');
-  if (first === 'weekends') return atTime(words, 1, '*', '0,6');
+  // "weekdays at 9", and "on weekdays at 9" the same
+  const plural = first === 'on' ? words[1] : first;
+  const after = first === 'on' ? 2 : 1;
+  if (plural === 'weekdays') return atTime(words, after, '*', '1-5');
+  if (plural === 'weekends') return atTime(words, after, '*', '0,6');
   if (first === 'weekly') return readDaysThenTime(words, words[1] === 'on' ? 2 : 1);
   if (first === 'monthly') return readDayOfMonth(words, 1);
   if (first === 'on') i = 1;
