@@ -152,7 +152,9 @@ function readCron(when: string, timezone: string): Reading | undefined {
   try {
     new Cron(pattern, { timezone, paused: true });
   } catch (error) {
-    return fail(`"${pattern}" is not a cron expression I can read (${errorText(error)}). ${shape}`, 1);
+    // Ranked as two or three words understood: above text that is no cron at all, and the
+    // usual 5 fields above 6, so that /schedule quotes "0 9 * * 8", not "0 9 * * 8 summarise".
+    return fail(`"${pattern}" is not a cron expression I can read (${errorText(error)}). ${shape}`, fields.length === 5 ? 3 : 2);
   }
   const spec: ScheduleSpec = { kind: 'cron', pattern, timezone };
   return { ok: true, spec, words: wordsFor(spec, timezone) };
@@ -213,5 +215,5 @@ function minutesWords(ms: number): string {
 
 function errorText(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/^Cron\w*:\s*/, '');
+  return message.replace(/^Cron\w*:\s*/, '').replace(/\.$/, '');
 }

@@ -82,6 +82,11 @@ describe('one-off times', () => {
     expect(onceAt('at 14:00', PARIS)).toBe('2026-12-04T13:00:00.000Z');
     expect(onceAt('at 5pm', PARIS)).toBe('2026-12-04T16:00:00.000Z');
     expect(onceAt('at 9 tomorrow', PARIS)).toBe('2026-12-04T08:00:00.000Z');
+    // 12am is midnight and 12pm noon; capitals and "a.m." are fine.
+    expect(onceAt('tomorrow at 12am', PARIS)).toBe('2026-12-03T23:00:00.000Z');
+    expect(onceAt('tomorrow at 12:30 a.m.', PARIS)).toBe('2026-12-03T23:30:00.000Z');
+    expect(onceAt('Tomorrow at 12PM', PARIS)).toBe('2026-12-04T11:00:00.000Z');
+    expect(onceAt('tomorrow at midnight', LA)).toBe('2026-12-04T08:00:00.000Z');
   });
 
   it('a weekday or a date with a time: "on monday at 9", "next thursday at 9", "2026-12-25 at 10am"', () => {
@@ -212,6 +217,7 @@ describe('/schedule <when> <task>', () => {
     // "and 30 minutes" belongs to the when; "and then" would not.
     expect(split('in 1 hour and 30 minutes ping @oncall')).toMatchObject({ ok: true, spec: { kind: 'once', at: NOW + 90 * MINUTE }, task: 'ping @oncall' });
     expect(split('in 1 hour and then ping @oncall')).toMatchObject({ ok: true, spec: { kind: 'once', at: NOW + HOUR }, task: 'and then ping @oncall' });
+    expect(split('Every Weekday at 9AM Summarise the Incidents')).toMatchObject({ ok: true, spec: { pattern: '0 9 * * 1-5' }, when: 'Every Weekday at 9AM', task: 'Summarise the Incidents' });
     expect(split('every mon, wed and fri at 8:15 am post the standup')).toMatchObject({ ok: true, spec: { pattern: '15 8 * * 1,3,5' }, task: 'post the standup' });
   });
 
@@ -243,9 +249,11 @@ describe('/schedule <when> <task>', () => {
     expect(badDay).toEqual({ ok: false, reason: expect.stringContaining('"blursday"') });
     const badTime = split('every weekday at 25:00 summarise');
     expect(badTime).toEqual({ ok: false, reason: expect.stringContaining('"25:00" is not a time of day') });
+    const badCron = split('0 9 * * 8 summarise the open incidents');
+    expect(badCron).toEqual({ ok: false, reason: expect.stringContaining('"0 9 * * 8" is not a cron expression I can read (Invalid value for dayOfWeek: 8)') });
     const badUnit = split('in 2 hourz check the deploy');
     expect(badUnit).toEqual({ ok: false, reason: expect.stringContaining('"2 hourz"') });
-    for (const reading of [empty, noTime, badDay, badTime, badUnit, split('   ')]) {
+    for (const reading of [empty, noTime, badDay, badTime, badCron, badUnit, split('   ')]) {
       if (reading.ok) throw new Error('expected a refusal');
       expectPrivateAnswer(reading.reason);
     }
