@@ -76,6 +76,22 @@ describe('the schedule service', () => {
     ]);
   });
 
+  it('reads "every weekday at 9:00" in Paris and Los Angeles and "in 2 hours", and runs each at its instant', async () => {
+    const desk = service();
+    const paris = await desk.create(request('every weekday at 9:00', { timezone: 'Europe/Paris' }));
+    const angeles = await desk.create(request('every weekday at 9:00', { timezone: 'America/Los_Angeles' }));
+    const soon = await desk.create(request('in 2 hours'));
+    if (!paris.ok || !angeles.ok || !soon.ok) throw new Error('not made');
+    expect(soon.schedule.nextRunAt).toBe(t('2027-03-12T01:00:00Z'));
+    await clock.advanceTo(t('2027-03-16T00:00:00Z'), settle);
+    const at = (id: string): string[] => recording.fired.filter((r) => r.id === id).map((r) => new Date(r.dueAt).toISOString());
+    expect(at(soon.schedule.id)).toEqual(['2027-03-12T01:00:00.000Z']);
+    // Paris on UTC+1; Los Angeles on UTC-8 on Friday the 12th, UTC-7 from Sunday the 14th.
+    expect(at(paris.schedule.id)).toEqual(['2027-03-12T08:00:00.000Z', '2027-03-15T08:00:00.000Z']);
+    expect(at(angeles.schedule.id)).toEqual(['2027-03-12T17:00:00.000Z', '2027-03-15T16:00:00.000Z']);
+    for (const run of recording.fired) expect(run.at).toBe(run.dueAt);
+  });
+
   it('reads "when" in SCHEDULE_TZ when the person’s zone is unknown, and refuses a zone that does not exist', async () => {
     const desk = service();
     const made = await desk.create(request('0 9 * * *'));

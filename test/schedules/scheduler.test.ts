@@ -295,3 +295,29 @@ describe('the scheduler and async context', () => {
     expect(scopes).toEqual(['none', 'none', 'none']);
   });
 });
+
+describe('the scheduler when the claim fails', () => {
+  it('tries an occurrence again when the claim throws (Redis down), and runs it once when it works', async () => {
+    const clock = new ManualClock(t('2027-01-04T08:00:00Z'));
+    const opened = await openKeyvStore('memory://');
+    const coordinator = new InProcessCoordinator(new SessionStore(opened.keyv));
+    const store = new ScheduleStore(opened.keyv);
+    let failures = 3;
+    const warnings: string[] = [];
+    const { scheduler, fired } = recordingScheduler(clock, {
+      store,
+      claim: (id) => (failures-- > 0 ? Promise.reject(new Error('connect ECONNREFUSED')) : coordinator.claimEvent(id)),
+      graceMs: GRACE,
+      logger: { debug: () => undefined, info: () => undefined, warn: (_d, message) => warnings.push(message), error: () => undefined },
+    });
+    running.push(scheduler);
+    await scheduler.start();
+    const schedule = scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z'));
+    await store.save(schedule);
+    scheduler.add(schedule);
+    await clock.advanceTo(t('2027-01-05T08:00:00Z'), () => scheduler.idle());
+    expect(fired.map((r) => [r.dueAt, r.at])).toEqual([[t('2027-01-04T09:00:00Z'), t('2027-01-04T09:00:15Z')]]);
+    expect(warnings).toEqual(Array(3).fill('schedules: could not claim an occurrence; trying again soon'));
+    await opened.close();
+  });
+});
