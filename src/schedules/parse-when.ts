@@ -8,7 +8,8 @@ import { Cron } from 'croner';
 import { cronInWords, describeCron } from './cron-words.js';
 import { nextRuns } from './occurrences.js';
 import type { ScheduleSpec } from './schedule-types.js';
-import { WORKING_EXAMPLES, readWords, wordsOf, type WhenContext } from './when-words.js';
+import { isRecurringStart, readRecurring } from './recurring-words.js';
+import { WORKING_EXAMPLES, readIn, readOnce, wordsOf, type Step, type WhenContext } from './when-words.js';
 import { describeInstant, instantOf, isKnownTimezone, isRealDate } from './zoned-time.js';
 
 export { describeInstant } from './zoned-time.js';
@@ -54,6 +55,8 @@ export function splitWhenAndTask(text: string, options: WhenContext): CommandRea
   if (words.length === 0) {
     return { ok: false, reason: `Say when and what, e.g. "/schedule in 2 hours check whether the deploy finished" or "/schedule every weekday at 9:00 summarise the open incidents".` };
   }
+  const zone = zoneProblem(options.timezone);
+  if (zone) return { ok: false, reason: zone };
   let best: Extract<Reading, { ok: false }> | undefined;
   for (let count = Math.min(words.length, MAX_WHEN_WORDS); count >= 1; count -= 1) {
     const end = words[count - 1] ?? 0;
@@ -121,18 +124,32 @@ export function cadenceProblem(spec: ScheduleSpec, options: { now: number; minIn
 }
 
 function readWhen(raw: string, options: WhenContext): Reading {
-  if (!isKnownTimezone(options.timezone)) {
-    return fail(`"${options.timezone}" is not a time zone I know, so I can't tell when that is. Use a name such as "Europe/Paris" or "America/Los_Angeles".`, 0);
-  }
+  const zone = zoneProblem(options.timezone);
+  if (zone) return fail(zone, 0);
   const when = unquote(cleanWhen(raw));
   if (when === '') return fail(`Say when to run it, ${WORKING_EXAMPLES}.`, 0);
   const cron = readCron(when, options.timezone);
   if (cron) return cron;
   const iso = ISO_TIME.exec(when);
   if (iso) return readIsoTime(when, iso, options);
-  const reading = readWords(wordsOf(when), options);
+  return readWords(wordsOf(when), options);
+}
+
+/** Words: "in …", a recurring time, or a one-off; every word must be read. */
+function readWords(words: string[], options: WhenContext): Reading {
+  let reading: Step<ScheduleSpec>;
+  if (words[0] === 'in') reading = readIn(words, options);
+  else if (isRecurringStart(words)) {
+    const pattern = readRecurring(words);
+    reading = pattern.ok ? { ...pattern, value: { kind: 'cron', pattern: pattern.value, timezone: options.timezone } } : pattern;
+  } else reading = readOnce(words, options);
   if (!reading.ok) return reading;
-  return { ok: true, spec: reading.spec, words: wordsFor(reading.spec, options.timezone) };
+  if (reading.next < words.length) {
+    const understood = words.slice(0, reading.next).join(' ');
+    const rest = words.slice(reading.next).join(' ');
+    return fail(`I understood "${understood}" but not "${rest}" after it. Try ${WORKING_EXAMPLES}.`, reading.next);
+  }
+  return { ok: true, spec: reading.value, words: wordsFor(reading.value, options.timezone) };
 }
 
 /** A cron expression, when `when` looks like one (else undefined: the words are tried). */
@@ -186,6 +203,11 @@ function offsetMs(offset: string): number {
 function wordsFor(spec: ScheduleSpec, timezone: string): string {
   if (spec.kind === 'once') return `once, ${describeInstant(spec.at, timezone)}`;
   return `${describeCron(spec.pattern)} (${spec.timezone})`;
+}
+
+function zoneProblem(timezone: string): string | undefined {
+  if (isKnownTimezone(timezone)) return undefined;
+  return `"${timezone}" is not a time zone I know, so I can't tell when that is. Use a name such as "Europe/Paris" or "America/Los_Angeles".`;
 }
 
 function fail(reason: string, understood: number): Extract<Reading, { ok: false }> {

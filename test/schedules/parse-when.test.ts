@@ -301,6 +301,7 @@ describe('what cannot be read gets a clear sentence', () => {
       expect(reason).toContain('"Mars/Olympus" is not a time zone I know');
       expectPrivateAnswer(reason);
     }
+    expect(splitWhenAndTask('in 2 hours check', { timezone: 'Europe/Pariss', now: NOW })).toEqual({ ok: false, reason: expect.stringContaining('"Europe/Pariss" is not a time zone I know') });
     expect(splitWhenAndTask('in 2 hours check', { timezone: '', now: NOW })).toMatchObject({ ok: false });
   });
 });
