@@ -264,7 +264,21 @@ export class SlackConnector {
     const command = mentioned || isDm ? threadCommand(bare) : undefined;
     if (command) {
       if (!(await manager.claimEvent(eventId))) return;
-      await runThreadCommand(command, { connector: this, key, userId: message.user, external, manager, logger: this.options.logger, feedback: this.options.core.feedback, ...(this.options.core.spend ? { spend: this.options.core.spend } : {}) });
+      const { core } = this.options;
+      await runThreadCommand(command, {
+        connector: this,
+        key,
+        userId: message.user,
+        external,
+        manager,
+        logger: this.options.logger,
+        feedback: core.feedback,
+        ...(core.spend ? { spend: core.spend } : {}),
+        ...(core.schedules ? { schedules: core.schedules } : {}),
+        // Their Slack time zone (users.info `tz`, kept with their name), asked only by /schedule.
+        timezone: () => this.names.timezoneOf(message.user),
+        defaultTimezone: core.scheduleTimezone,
+      });
       return;
     }
     // A message made only of files (a screenshot dropped in the thread) is a message too.
