@@ -71,6 +71,8 @@ export class SlackConnector {
     private readonly options: SlackConnectorOptions,
   ) {
     this.names = new UserNames(app.client, options.logger);
+    // The schedule_task tool reads a Slack person's "when" in their own zone, as /schedule does.
+    options.core.personZones.register('slack', (userId) => this.names.timezoneOf(userId));
     this.agentSessions = new AgentSessions({ store: options.core.store, logger: options.logger });
   }
 

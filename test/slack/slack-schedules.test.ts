@@ -81,6 +81,10 @@ describe('schedules in a Slack thread', () => {
     expect((await bot.core.store.getSession((await bot.core.store.listSessionIds())[0]!))?.startedBy).toBe(ADA);
     // Nothing reached the model.
     expect(bot.llm.requests).toHaveLength(0);
+    // The schedule_task tool reads the same zone through core.personZones, from the same cache.
+    expect(await bot.core.personZones.zoneOf('slack', ADA)).toBe('Europe/Paris');
+    expect(await bot.core.personZones.zoneOf('discord', ADA)).toBe('UTC');
+    expect(bot.slack.callsOf('users.info').filter((call) => call.args.user === ADA).length).toBe(1);
   });
 
   it('refuses a bystander, a cadence under the minimum and words it cannot read, each privately', async () => {
