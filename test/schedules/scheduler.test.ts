@@ -321,3 +321,32 @@ describe('the scheduler when the claim fails', () => {
     await opened.close();
   });
 });
+
+describe('closing the scheduler', () => {
+  it('does not wait for a run under way (a turn may wait hours for an approval), and starts no more', async () => {
+    const clock = new ManualClock(t('2027-01-04T08:00:00Z'));
+    let finish: () => void = () => undefined;
+    const turn = new Promise<void>((resolve) => (finish = resolve));
+    let began: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (began = resolve));
+    const one = await instance(clock, {
+      fire: () => {
+        began();
+        return turn;
+      },
+    });
+    await one.scheduler.start();
+    await create(one, scheduleOf('s-hourly', { kind: 'cron', pattern: '0 * * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')));
+    // Settled once idle, or once the run has begun (idle would wait for the turn).
+    await clock.advanceTo(t('2027-01-04T09:00:00Z'), () => Promise.race([one.scheduler.idle(), running]));
+    expect(one.fired).toHaveLength(1);
+    await one.scheduler.close();
+    expect(clock.armed).toBe(0);
+    await clock.advanceTo(t('2027-01-04T12:00:00Z'), () => Promise.resolve());
+    expect(one.fired).toHaveLength(1);
+    finish();
+    await one.scheduler.idle();
+    // The run was recorded before it began: a restart would not run 9:00 again.
+    expect(await one.store.get('s-hourly')).toMatchObject({ lastDueAt: t('2027-01-04T09:00:00Z'), nextRunAt: t('2027-01-04T10:00:00Z') });
+  });
+});
