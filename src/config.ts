@@ -14,6 +14,28 @@ const positiveInt = z.coerce.number().int().positive();
 const ratio = z.coerce.number().gt(0).max(1);
 
 /** An http(s) URL: `localhost:11434` parses as a URL of scheme `localhost:`, which no client can reach. */
+/** A duration: `15m`, `90s`, `2h`, or a number of minutes. */
+const minutesSetting = (example: string) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?\s*(ms|s|sec|m|min|h)?$/i, `must be a duration such as ${example} (ms, s, m or h; a bare number is minutes)`)
+    .transform((text) => {
+      const [, amount, unit] = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text)!;
+      const scale: Record<string, number> = { ms: 1, s: 1_000, sec: 1_000, m: 60_000, min: 60_000, h: 3_600_000, '': 60_000 };
+      return Math.round(Number(amount) * scale[(unit ?? '').toLowerCase()]!);
+    });
+const timeZone = z
+  .string()
+  .trim()
+  .refine((zone) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: zone });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be a time zone name such as UTC or Europe/Paris');
 const httpUrl = (example: string) => z.url({ protocol: /^https?$/, message: `must be a URL starting with http:// or https://, e.g. ${example}` });
 
 /** A setting that holds a JSON array (a list whose items may hold commas). */
@@ -121,18 +143,7 @@ export const ConfigSchema = z.object({
   /** What one turn may spend (its retries and compaction included). */
   BUDGET_TURN: limitSetting.optional(),
   /** The time zone whose midnight starts a budget day and month (an IANA name such as Europe/Paris; default UTC). */
-  BUDGET_TIMEZONE: z
-    .string()
-    .trim()
-    .refine((zone) => {
-      try {
-        new Intl.DateTimeFormat('en-US', { timeZone: zone });
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'must be a time zone name such as UTC or Europe/Paris')
-    .optional(),
+  BUDGET_TIMEZONE: timeZone.optional(),
   /** Abandon a model stream that sends nothing for this long. */
   PROVIDER_STALL_TIMEOUT_MS: positiveInt.default(60_000),
   /** Extended thinking for Anthropic models: the token budget (unset: off). */
@@ -219,6 +230,23 @@ export const ConfigSchema = z.object({
   MCP_CONFIG: z.string().min(1).default('./mcp.json'),
   /** Replace the default system prompt. */
   SYSTEM_PROMPT: z.string().optional(),
+  /**
+   * Profiles per place (src/profiles/): a YAML or JSON file whose entries set instructions,
+   * models, tools, permission mode, approvers and more for a Slack channel or workspace, a
+   * Discord channel or server, DMs or the playground. Reloaded on change and on SIGHUP.
+   */
+  PROFILES: z.string().trim().min(1).optional(),
+  /** Scheduled work (src/schedules/): the time zone "every weekday at 9:00" is read in when the platform gives none (Discord; default UTC). */
+  SCHEDULE_TZ: timeZone.default('UTC'),
+  /** A run missed while the bot was down runs once at start if it was due less than this ago; older ones are skipped with a note. */
+  SCHEDULE_GRACE: minutesSetting('15m').default(15 * 60_000),
+  /** The shortest gap between two runs of one schedule. */
+  SCHEDULE_MIN_INTERVAL: minutesSetting('5m').default(5 * 60_000),
+  /** How long a scheduled run may wait for an approval or an answer before it is closed with a note. */
+  SCHEDULE_WAIT_LIMIT: minutesSetting('60m').default(60 * 60_000),
+  /** Schedules one person may have, and one channel. */
+  SCHEDULES_PER_USER: positiveInt.default(10),
+  SCHEDULES_PER_CHANNEL: positiveInt.default(25),
   /** Slack: the bot token; with SLACK_APP_TOKEN Socket Mode, with SLACK_SIGNING_SECRET HTTP mode. */
   SLACK_BOT_TOKEN: z.string().startsWith('xoxb-', 'must be a bot token (xoxb-…)').optional(),
   SLACK_APP_TOKEN: z.string().startsWith('xapp-', 'must be an app-level token (xapp-…)').optional(),

@@ -44,6 +44,14 @@ import { spendFrom } from './ops/spend/spend-setup.js';
 import { tracingFrom } from './ops/traces/index.js';
 import { metricsOn, type MetricsEndpoint } from './ops/metrics/index.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
+import { profileFolder, profilesFrom } from './profiles/profile-setup.js';
+import { offers, type Profiles } from './profiles/profiles.js';
+import type { ScheduleDesk } from './schedules/schedule-types.js';
+import type { ProfileReloader } from './profiles/profile-setup.js';
+import { INTERACTIVE_TOOLS } from './engine/index.js';
+import { BUILTIN_TOOL_NAMES } from './tools/index.js';
+import { FILE_TOOL_NAMES } from './config-checks.js';
+import { resolveModelRef } from './providers/index.js';
 import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
 import { prepareShell } from './sandbox/shell-startup.js';
@@ -95,6 +103,14 @@ export interface Core {
   suspend(): Promise<number>;
   /** A connector's own rendering documents under `prefix` stay writable after `suspend` (see store/write-fence.ts `keep`). */
   keepWritableAtShutdown(prefix: string): void;
+  /** Scheduled work (src/schedules/): what `/schedule`, `/schedules`, `/unschedule` and the schedule_task tool ask. */
+  schedules?: ScheduleDesk;
+  /** SCHEDULE_TZ: the time zone a schedule is read in when the platform does not give the person's. */
+  scheduleTimezone: string;
+  /** Profiles per place (src/profiles/); `default` alone without PROFILES. */
+  profiles: Profiles;
+  /** Reads PROFILES again (a change on disk, SIGHUP); absent without PROFILES. */
+  profileReloader?: ProfileReloader;
   /** Things worth a warning at start-up (a risky but legal setup, MCP servers that failed). */
   warnings: string[];
   /**
@@ -195,8 +211,41 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   // Known before the servers start: their stderr is logged, and may quote their tokens.
   secrets.add(mcpSecretValues(mcpConfig));
   const mcpReport = await mcp.start(mcpConfig);
-  const workspaceDir = resolve(config.WORKSPACE_DIR);
-  const scope = config.WORKSPACE_SCOPE;
+  const models = modelMenu({ models: config.MODELS, defaultModel: config.MODEL, compactionModel: config.COMPACTION_MODEL });
+  // A broken PROFILES file stops the start, with every problem (src/profiles/).
+  const { profiles, reloader: profileReloader } = await profilesFrom(config.PROFILES, {
+    logger,
+    env: {
+      model: config.MODEL,
+      models,
+      menuOf: (names, defaultModel) => modelMenu({ models: names.join(','), defaultModel }),
+      systemPrompt: config.SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
+      permissionMode: policyOptions.mode,
+      shellAllowlist: policyOptions.shellAllowList,
+      workspaceScope: config.WORKSPACE_SCOPE,
+    },
+    known: {
+      tools: new Set([...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, ...Object.keys(INTERACTIVE_TOOLS)]),
+      mcpServers: new Set([...mcpConfig.servers.map((server) => server.name), ...(mcpConfig.skipped ?? []).map((skipped) => skipped.server)]),
+      modelProblem: (name) => {
+        try {
+          resolveModelRef(name);
+          return undefined;
+        } catch (error) {
+          return error instanceof Error ? error.message : String(error);
+        }
+      },
+      allowlistProblem: (entries) => {
+        try {
+          createPermissionPolicy({ ...policyOptions, shellAllowList: [...entries], workspaceDir: shell.workspaceRoot });
+          return undefined;
+        } catch (error) {
+          return error instanceof Error ? error.message : String(error);
+        }
+      },
+    },
+  });
+  const baseWorkspaceDir = resolve(config.WORKSPACE_DIR);
   // DISABLED_TOOLS: never offered to the model (loadConfig refused unknown names).
   const disabledTools = new Set(disabledToolNames(config.DISABLED_TOOLS));
 
@@ -221,7 +270,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     defaultModel: config.MODEL,
     logger,
     grantScope: config.GRANT_SCOPE,
-    models: modelMenu({ models: config.MODELS, defaultModel: config.MODEL, compactionModel: config.COMPACTION_MODEL }),
+    models,
+    profiles,
     fairUse: {
       maxQueuedInputs: config.MAX_QUEUED_INPUTS,
       maxQueuedBytes: config.MAX_QUEUED_BYTES,
@@ -237,11 +287,18 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     removeThreadFiles: async (key) => {
       await feedback.forgetSession(sessionIdOf(key));
       await viewing.forget(key);
-      await removeThreadFolder(workspaceDir, key);
-      // In a shared folder, the thread's uploads have a folder of their own (src/files/conversation-files.ts).
-      if (scope !== 'thread') await removeThreadUploads(scope === 'shared' ? workspaceDir : resolve(workspaceDir, conversationFolderName('channel', key)), scope, key);
+      // Wherever a profile put the thread's folder: the environment's, and each profile's.
+      for (const { workspaceDir, scope } of profiles.folders(baseWorkspaceDir)) {
+        await removeThreadFolder(workspaceDir, key);
+        // In a shared folder, the thread's uploads have a folder of their own (src/files/conversation-files.ts).
+        if (scope !== 'thread') await removeThreadUploads(scope === 'shared' ? workspaceDir : resolve(workspaceDir, conversationFolderName('channel', key)), scope, key);
+      }
     },
     engineSetup: (session) => {
+      // The thread's profile, laid over the environment (src/profiles/): its prompt, tools, mode, folder.
+      const profile = profiles.settingsOf(session.profile);
+      const scope = profile.workspaceScope;
+      const workspaceDir = profileFolder(baseWorkspaceDir, profile.workspaceFolder);
       // One set of built-in tools per session: the shell's working directory is the session's,
       // in the conversation's own folder (WORKSPACE_SCOPE).
       const folder = openConversationFolder(workspaceDir, scope, session.key, runAs);
@@ -270,13 +327,17 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
           ...builtin.tools.filter((tool) => !disabledTools.has(tool.name)),
           ...(attachDisabled ? [] : [attachFileTool({ workspace: builtin.workspace, thread: session.key, transfers: files, mask: secrets.mask, maxBytes: config.MAX_FILE_BYTES })]),
           ...mcp.tools(),
-        ],
+        ].filter((tool) => offers(profile.tools, tool.name)),
+        ...(profile.tools ? { offeredTools: profile.tools } : {}),
         prepareInput: inputPreparer(intake, uploadPlace(folder, scope, session.key)),
         attachmentView: attachmentViewFor(folder),
         // Absolute paths inside the conversation's folder may follow a ` *` entry; anything else asks.
-        policy: scope === 'shared' ? policy : createPermissionPolicy({ ...policyOptions, workspaceDir: folder }),
+        policy:
+          scope === 'shared' && profile.name === 'default'
+            ? policy
+            : createPermissionPolicy({ ...policyOptions, mode: profile.permissionMode, shellAllowList: [...profile.shellAllowlist], workspaceDir: folder }),
         compactor: compactorFrom(config, metered),
-        instructions: config.SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
+        instructions: profile.instructions,
         maxIterations: config.MAX_ITERATIONS,
         maxToolCallsPerResponse: config.MAX_TOOL_CALLS_PER_RESPONSE,
         interruptHooks: [builtin.interruptHook],
@@ -336,6 +397,9 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       return report;
     },
     mcp: mcpReport,
+    scheduleTimezone: config.SCHEDULE_TZ,
+    profiles,
+    ...(profileReloader ? { profileReloader } : {}),
     warnings,
     keepWritableAtShutdown: (prefix) => fence.keep(prefix),
     ...(cluster && opened.redis ? { singleton: singletonOn(opened.redis, cluster.nodeId, config.CLUSTER_LEASE_MS, logger) } : {}),

@@ -216,6 +216,8 @@ export function noteMessage(note: ThreadNote): CardMessage {
       return { content: fit(`💸 ${note.message}`), components: noteButton(note.action) };
     case 'budget_warning':
       return { content: fit(`📈 ${note.text}`), components: [] };
+    case 'schedule':
+      return { content: fit(`⏰ ${note.text}`), components: [] };
     case 'taken_over':
       return { content: `🔄 ${TAKEN_OVER_NOTE}`, components: [] };
     case 'restarting':

@@ -1,4 +1,4 @@
-// Thread commands (`/status`, `/model`, `/grants`, `/revoke`, `/retry`, `/stop`, `/forget`,
+// Thread commands (`/status`, `/model`, `/profile` (admins), `/grants`, `/revoke`, `/retry`, `/stop`, `/forget`,
 // `/feedback` (admins: the 👍 / 👎 totals), `/usage` (spend), `/help`), for every platform: each is a call on the session layer, which applies the same
 // "who may" policy as buttons and reactions. Answers that concern only the asker are private
 // (whispered); a model switch is said in the thread. How the words are marked up is the
@@ -75,6 +75,7 @@ export async function runThreadCommand(command: { name: string; args: string[] }
       const session = described.status === 'done' ? described.value : undefined;
       return whisper(
         [
+          session ? `${bold('Profile:')} ${escape(session.profile)}${session.profileGone ? ' (no longer in the profiles file: the default settings apply)' : ''}` : '',
           `${bold('Model:')} ${session?.model ?? 'unknown'}${session?.running ? ' · working now' : ''}`,
           `${bold('Always allowed here:')} ${describeGrants(grants.thread)}${grants.channel.tools.length + grants.channel.commands.length > 0 ? ` · in this channel: ${describeGrants(grants.channel)}` : ''}`,
           session?.pendingPrompts ? `${bold('Waiting for:')} ${session.pendingPrompts} decision(s)` : '',
@@ -85,7 +86,7 @@ export async function runThreadCommand(command: { name: string; args: string[] }
     }
     case 'model': {
       const model = command.args[0];
-      const available = manager.controls.availableModels;
+      const available = await manager.controls.modelsOffered(sessionId);
       if (!model) {
         return whisper(
           available.length > 0
@@ -100,6 +101,18 @@ export async function runThreadCommand(command: { name: string; args: string[] }
       } catch (error) {
         return whisper(escape(`Could not switch to ${model}: ${error instanceof Error ? error.message : String(error)}`));
       }
+    }
+    case 'profile': {
+      const name = command.args[0];
+      const names = manager.controls.profileNames();
+      if (!name) {
+        const described = await manager.controls.status(sessionId, userId, actor);
+        const current = described.status === 'done' ? `This thread runs under ${bold(escape(described.value.profile))}. ` : '';
+        return whisper(names.length > 0 ? `${current}Admins may move it: ${names.map((one) => `\`/profile ${escape(one)}\``).join(', ')}.` : `${current}No profiles are set up (PROFILES).`);
+      }
+      const result = await manager.controls.switchProfile(sessionId, name, userId, { operator: context.operator === true });
+      if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? escape(result.reason) : undefined);
+      return connector.post(key.channel, key.thread, `${markup.switched} ${escape(`Profile set to ${result.profile ?? name}`)} (by <@${userId}>); it applies from the next turn.`);
     }
     case 'grants': {
       const looked = await manager.controls.listGrants(sessionId, userId, actor);

@@ -247,8 +247,11 @@ export class ThreadPresenter {
       case 'budget_warning':
         await this.note({ kind: 'budget_warning', text: notice.text });
         return;
+      case 'schedule':
+        await this.note({ kind: 'schedule', text: notice.text });
+        return;
       default:
-        return assertNever(notice.kind);
+        return assertNever(notice);
     }
   }
 

@@ -76,6 +76,8 @@ export type ThreadNote =
   | { kind: 'budget_paused'; message: string; action: NoteAction }
   /** A spend limit this thread spends against passed 80 % (the bot's own words; escape them anyway). */
   | { kind: 'budget_warning'; text: string }
+  /** Scheduled work: a run starts (and when the next is), was skipped or closed (the bot's own words, with a task a person wrote: escape them). */
+  | { kind: 'schedule'; text: string }
   /** The bot is shutting down mid-turn (a deploy): the turn carries on after the restart. Words: card-words.ts RESTARTING_NOTE. */
   | { kind: 'restarting' }
   /** Cluster mode: another instance took the thread over after its owner died. Words: card-words.ts TAKEN_OVER_NOTE. */

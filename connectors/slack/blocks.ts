@@ -156,6 +156,8 @@ export function noteMessage(note: ThreadNote): { text: string; blocks: SlackBloc
       return { text: note.message, blocks: noteBlocks(`:money_with_wings: ${escape(note.message)}`, note.action) };
     case 'budget_warning':
       return { text: note.text, blocks: noteBlocks(`:chart_with_upwards_trend: ${escape(note.text)}`) };
+    case 'schedule':
+      return { text: note.text, blocks: noteBlocks(`:alarm_clock: ${escape(note.text)}`) };
     case 'taken_over':
       return { text: TAKEN_OVER_NOTE, blocks: noteBlocks(`:arrows_counterclockwise: ${TAKEN_OVER_NOTE}`) };
     case 'restarting':

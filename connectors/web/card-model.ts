@@ -183,6 +183,8 @@ export function noteModel(note: ThreadNote, nameOf: NameOf): { text: string; act
       return { text: `💸 ${note.message}`, action: { kind: note.action.kind, label: NOTE_ACTION_LABEL[note.action.kind] } };
     case 'budget_warning':
       return { text: `📈 ${note.text}` };
+    case 'schedule':
+      return { text: `⏰ ${note.text}` };
     case 'taken_over':
       return { text: `🔄 ${TAKEN_OVER_NOTE}` };
     case 'restarting':

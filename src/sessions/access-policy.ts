@@ -13,10 +13,15 @@
 //   manage          /model, /forget, /revoke, /retry, Retry and Continue: the starter and admins
 //   look            /status, /grants: members
 //
+// A profile (src/profiles/) may add approvers for its threads (its `admins`, who must be
+// members) and narrow who may start or steer there (`allowedUsers`); it never makes a
+// non-member a member. ADMINS stay admins everywhere.
+//
 // A refusal carries a sentence for a private (ephemeral) reply; the prompt stays pending.
 // Malformed configuration fails closed, at start-up, with a clear error.
 import type { InboxKind } from '../engine/index.js';
 import type { SessionRecord } from '../store/session-store.js';
+import type { ProfileAccess } from './session-profiles.js';
 
 export type AccessDecision = { allowed: true } | { allowed: false; reason: string };
 
@@ -47,7 +52,10 @@ export function parseAccessConfig(allowedUsers: string | undefined, admins: stri
   return { allowedUsers: allowed, admins: new Set(list('ADMINS', admins ?? '')) };
 }
 
-type SessionPeople = Pick<SessionRecord, 'startedBy' | 'steerers'>;
+type SessionPeople = Pick<SessionRecord, 'startedBy' | 'steerers'> & { profile?: string };
+
+/** A profile's access, by the name a thread keeps (undefined: no profile, or the environment's own). */
+export type ProfileAccessOf = (profile: string | undefined) => ProfileAccess | undefined;
 
 /** What the platform says about who acts, beyond the user id. */
 export interface ActorContext {
@@ -56,7 +64,14 @@ export interface ActorContext {
 }
 
 export class AccessPolicy {
+  private profileAccess: ProfileAccessOf = () => undefined;
+
   constructor(private readonly config: AccessConfig) {}
+
+  /** Profiles' approvers and narrowed members (src/profiles/), read at each decision: a reload applies at once. */
+  useProfiles(access: ProfileAccessOf): void {
+    this.profileAccess = access;
+  }
 
   get hasAdmins(): boolean {
     return this.config.admins.size > 0;
@@ -75,8 +90,32 @@ export class AccessPolicy {
     return { allowed: false, reason: 'You are not on the list of people who may use this bot here.' };
   }
 
-  mayStartOrSteer(userId: string, actor: ActorContext = {}): AccessDecision {
-    return this.isMember(userId, actor);
+  /**
+   * A member who may start or steer a thread under `profile`: its `allowedUsers` narrow the
+   * members (ADMINS and the profile's own approvers pass), never widen them.
+   */
+  mayStartOrSteer(userId: string, actor: ActorContext = {}, profile?: string): AccessDecision {
+    const member = this.isMember(userId, actor);
+    if (!member.allowed) return member;
+    const narrowed = this.profileAccess(profile)?.allowedUsers;
+    if (!narrowed || narrowed.has(userId) || this.isAdmin(userId) || this.profileApprover(userId, profile, actor)) return { allowed: true };
+    return { allowed: false, reason: 'This channel is set up for a list of people, and you are not on it; ask an admin.' };
+  }
+
+  /** One of the approvers a profile adds for its threads, and a member (a profile cannot make anyone a member). */
+  private profileApprover(userId: string, profile: string | undefined, actor: ActorContext = {}): boolean {
+    const admins = this.profileAccess(profile)?.admins;
+    return admins !== undefined && admins.has(userId) && this.isMember(userId, actor).allowed;
+  }
+
+  /** ADMINS, or an approver of this thread's profile. */
+  private approver(userId: string, session: SessionPeople): boolean {
+    return this.isAdmin(userId) || this.profileApprover(userId, session.profile);
+  }
+
+  /** Whether approval here belongs to named approvers (ADMINS or the profile's), not to the starter. */
+  private hasApprovers(session: SessionPeople): boolean {
+    return this.hasAdmins || (this.profileAccess(session.profile)?.admins.size ?? 0) > 0;
   }
 
   /** /status and /grants: what a thread does is for members to see. */
@@ -86,13 +125,13 @@ export class AccessPolicy {
 
   /** /model, /forget, /revoke, /retry: they change or delete the starter's thread. */
   mayManage(userId: string, session: SessionPeople): AccessDecision {
-    if (this.isAdmin(userId) || (session.startedBy !== undefined && userId === session.startedBy)) return { allowed: true };
+    if (this.approver(userId, session) || (session.startedBy !== undefined && userId === session.startedBy)) return { allowed: true };
     return { allowed: false, reason: 'Only the person who started this thread or an admin can do that.' };
   }
 
   mayApprove(userId: string, session: SessionPeople): AccessDecision {
-    if (this.hasAdmins) {
-      return this.isAdmin(userId) ? { allowed: true } : { allowed: false, reason: 'Only the bot admins can approve this.' };
+    if (this.hasApprovers(session)) {
+      return this.approver(userId, session) ? { allowed: true } : { allowed: false, reason: 'Only the bot admins can approve this.' };
     }
     if (session.startedBy !== undefined && userId === session.startedBy) return { allowed: true };
     return { allowed: false, reason: 'Only the person who started this thread can approve this.' };
@@ -107,7 +146,7 @@ export class AccessPolicy {
   }
 
   mayStop(userId: string, session: SessionPeople): AccessDecision {
-    if (this.isAdmin(userId) || userId === session.startedBy || session.steerers.includes(userId)) return { allowed: true };
+    if (this.approver(userId, session) || userId === session.startedBy || session.steerers.includes(userId)) return { allowed: true };
     return { allowed: false, reason: 'Only the person who started this thread, people who took part in it, or an admin can stop it.' };
   }
 }

@@ -49,6 +49,12 @@ export interface EngineSetup {
   prepareInput?: InputPreparer;
   /** Makes shared-file references into model input at each call (src/files/attachment-view.ts). */
   attachmentView?: AttachmentView;
+  /**
+   * The tools a profile offers here (src/profiles/), by name: the engine's own interactive
+   * tools (ask_user, propose_plan, request_directory) are offered only when listed. Undefined:
+   * all of them. (Registered tools are filtered by whoever builds `tools`.)
+   */
+  offeredTools?: ReadonlySet<string>;
   /** Release per-session resources (a shell) when the session is evicted. */
   dispose?: () => Promise<void>;
   /**
@@ -89,6 +95,8 @@ export interface LiveSession {
    * running here records nothing (its writes are fenced) and shows nothing.
    */
   fenced?: boolean;
+  /** The profiles' version its setup was built from (live-sessions.ts rebuilds an idle one that is out of date). */
+  setupVersion?: number;
 }
 
 export async function buildLiveSession(input: {
@@ -144,7 +152,7 @@ export async function buildLiveSession(input: {
     inbox,
     ledger,
     approver: approverFromInbox(inbox),
-    interactive: interactiveCallbacks(interactiveFromInbox(inbox), setup, async (dir) => {
+    interactive: interactiveCallbacks(offeredInteractive(interactiveFromInbox(inbox), setup.offeredTools), setup, async (dir) => {
       live.record = { ...live.record, directories: [...new Set([...live.record.directories, dir])] };
       await store.saveSession(live.record);
     }),
@@ -170,6 +178,18 @@ export async function buildLiveSession(input: {
 /** The thread's grants and the channel's, as one snapshot (SessionGrants drops repeats). */
 export function mergeGrants(a: GrantsSnapshot, b: GrantsSnapshot): GrantsSnapshot {
   return new SessionGrants({ tools: [...a.tools, ...b.tools], commands: [...a.commands, ...b.commands] }).snapshot();
+}
+
+/** Without its callback an interactive tool is neither offered nor answered: a profile that leaves it out removes it. */
+function offeredInteractive(base: InteractiveCallbacks, offered: ReadonlySet<string> | undefined): InteractiveCallbacks {
+  if (!offered) return base;
+  const { askUser, proposePlan, requestDirectory, ...rest } = base;
+  return {
+    ...rest,
+    ...(askUser && offered.has('ask_user') ? { askUser } : {}),
+    ...(proposePlan && offered.has('propose_plan') ? { proposePlan } : {}),
+    ...(requestDirectory && offered.has('request_directory') ? { requestDirectory } : {}),
+  };
 }
 
 /** request_directory is offered only when a grant takes effect, and a grant is remembered. */

@@ -9,6 +9,7 @@ import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
 import type { SessionKey, SessionStore } from '../store/session-store.js';
 import { buildLiveSession, type EngineSetupFactory, type GrantScope, type LiveSession } from './live-session.js';
+import type { SessionProfiles } from './session-profiles.js';
 
 export interface LiveSessionsOptions {
   store: SessionStore;
@@ -26,6 +27,8 @@ export interface LiveSessionsOptions {
    * disposed under it and a second one built.
    */
   inUse?: (sessionId: string) => boolean;
+  /** Profiles (src/profiles/): a new thread starts under its place's, with its model; a changed file rebuilds idle sessions. */
+  profiles?: SessionProfiles;
 }
 
 export const DEFAULT_MAX_LIVE = 500;
@@ -49,7 +52,18 @@ export class LiveSessions {
    * The session, built from the store if need be. With `key`, a session that does not exist
    * yet is created (a first message in a thread); `starter` is who started it.
    */
-  get(sessionId: string, key?: SessionKey, starter?: string): Promise<LiveSession> {
+  async get(sessionId: string, key?: SessionKey, starter?: string): Promise<LiveSession> {
+    const existing = this.live.get(sessionId);
+    // Built before the profiles file changed, and idle: rebuilt, so its next turn runs under what the file says now.
+    if (existing && this.stale(existing) && !isBusy(existing)) await this.evict(sessionId);
+    return this.current(sessionId, key, starter);
+  }
+
+  private stale(live: LiveSession): boolean {
+    return this.options.profiles !== undefined && live.setupVersion !== this.options.profiles.version;
+  }
+
+  private current(sessionId: string, key?: SessionKey, starter?: string): Promise<LiveSession> {
     const existing = this.live.get(sessionId);
     if (existing) {
       // Map order is recency order: the least recently used come first.
@@ -71,11 +85,16 @@ export class LiveSessions {
     if (!record) {
       if (!key) throw new Error(`unknown session ${sessionId}`);
       const now = Date.now();
-      record = { id: sessionId, key, model: defaultModel, grants: { tools: [], commands: [] }, compaction: null, steerers: [], directories: [], createdAt: now, updatedAt: now };
+      // The thread keeps the profile of its place at this moment, and starts with its model.
+      const profile = this.options.profiles?.forPlace(key);
+      record = { id: sessionId, key, model: profile?.model ?? defaultModel, grants: { tools: [], commands: [] }, compaction: null, steerers: [], directories: [], createdAt: now, updatedAt: now };
+      if (profile) record.profile = profile.name;
       if (starter !== undefined) record.startedBy = starter;
       await store.saveSession(record);
     }
+    const version = this.options.profiles?.version;
     const live = await buildLiveSession({ record, store, inbox, ledger, setup: await this.options.engineSetup(record), grantScope });
+    if (version !== undefined) live.setupVersion = version;
     this.live.set(sessionId, live);
     void this.trim();
     return live;

@@ -26,6 +26,7 @@ import { PromptReplies, resolutionOf, type PromptChoice } from './prompt-replies
 import { recoverSession, recoverSessions, type RecoveryReport } from './recovery.js';
 import { Reporter, type SessionObserver } from './session-observer.js';
 import type { BudgetGate, SessionOps } from './session-ops.js';
+import type { SessionProfiles } from './session-profiles.js';
 import { placeOf } from '../ops/ops-events.js';
 import { ThreadControls, type ControlResult, type ModelMenu } from './thread-controls.js';
 import { TurnDriver } from './turn-driver.js';
@@ -33,8 +34,12 @@ import { refusedFilesText, screenFiles, type DeliveryFileCaps } from '../files/d
 
 export type { InputDisposition, SessionObserver } from './session-observer.js';
 export type { BudgetGate, SessionOps } from './session-ops.js';
+export type { SessionProfile, SessionProfiles } from './session-profiles.js';
 export type { PromptChoice } from './prompt-replies.js';
 export type { RecoveryReport } from './recovery.js';
+
+/** Who a stop the bot makes itself is by (a scheduled run closed after waiting too long). */
+const BOT_ITSELF = 'bot';
 
 export interface InboundMessage {
   text: string;
@@ -84,6 +89,8 @@ export interface SessionManagerOptions {
   ops?: SessionOps;
   /** Spend limits (src/ops/): a new request past a limit is refused; an admin's Continue lets a paused turn go on. */
   budget?: BudgetGate;
+  /** Profiles per place (src/profiles/): access, the starting model and /model's list per thread. Default: the environment's for all. */
+  profiles?: SessionProfiles;
 }
 
 export class SessionManager {
@@ -116,7 +123,10 @@ export class SessionManager {
       logger: this.logger,
       maxLive: options.maxLiveSessions,
       inUse: (sessionId) => options.coordinator.isLocked(sessionId),
+      ...(options.profiles ? { profiles: options.profiles } : {}),
     });
+    const profiles = options.profiles;
+    if (profiles) options.access.useProfiles((name) => profiles.named(name));
     this.driver = new TurnDriver({
       store: options.store,
       inbox: options.inbox,
@@ -232,7 +242,7 @@ export class SessionManager {
 
   async deliver(key: SessionKey, message: InboundMessage): Promise<DeliverResult> {
     if (this.closing) return { status: 'refused', reason: 'The bot is restarting; send that again in a moment.' };
-    const access = this.options.access.mayStartOrSteer(message.userId, { external: message.external });
+    const access = this.options.access.mayStartOrSteer(message.userId, { external: message.external }, await this.profileAt(key));
     if (!access.allowed) return { status: 'refused', reason: access.reason };
     // Files past a cap are refused here, to the person, and never fetched; a message of nothing else is refused whole.
     const screened = message.attachments?.length && this.options.fileCaps ? screenFiles(message.attachments, this.options.fileCaps) : undefined;
@@ -381,6 +391,39 @@ export class SessionManager {
       await this.driver.settleIfQuiet(live);
       return { status: 'done', sessionId };
     });
+  }
+
+  /**
+   * The thread's session record, made if the thread has none yet (a schedule set with the
+   * thread's first words): its notes need a session to be shown in. `starter` starts it.
+   */
+  async openThread(key: SessionKey, starter: string): Promise<SessionRecord> {
+    const sessionId = sessionIdOf(key);
+    const existing = await this.recordOf(sessionId);
+    if (existing) return existing;
+    try {
+      return await this.options.coordinator.exclusive(sessionId, async () => (await this.sessions.get(sessionId, key, starter)).record);
+    } catch (error) {
+      // Cluster mode: another instance owns it, so it exists by now.
+      const record = await this.options.store.getSession(sessionId);
+      if (record) return record;
+      throw error;
+    }
+  }
+
+  /**
+   * Close a turn's prompts that have waited since `since` (a scheduled run nobody answered,
+   * src/schedules/): the turn stops as a 🛑 would stop it, by the bot itself. Resolves whether
+   * something waited. Prompts opened before `since` (a person's own turn) are left alone.
+   */
+  async closeWaitingSince(sessionId: string, since: number): Promise<boolean> {
+    const waiting = (await this.options.inbox.pending(sessionId)).filter((item) => item.createdAt >= since);
+    if (waiting.length === 0) return false;
+    const known = await this.recordOf(sessionId);
+    if (!known) return false;
+    if (this.routing) await this.routing.stop(sessionId, BOT_ITSELF);
+    else await this.interruptHere(sessionId, BOT_ITSELF, known);
+    return true;
   }
 
   private async stopOwnedTurn(sessionId: string, userId: string): Promise<boolean> {
@@ -534,6 +577,14 @@ export class SessionManager {
   }
 
   // ---- helpers -----------------------------------------------------------------------
+
+  /** The profile a message here runs under: the thread's own, or its place's for a new thread. */
+  private async profileAt(key: SessionKey): Promise<string | undefined> {
+    const profiles = this.options.profiles;
+    if (!profiles) return undefined;
+    const record = await this.recordOf(sessionIdOf(key));
+    return record ? record.profile : profiles.forPlace(key).name;
+  }
 
   private async recordOf(sessionId: string): Promise<SessionRecord | undefined> {
     return this.sessions.peek(sessionId)?.record ?? (await this.options.store.getSession(sessionId));

@@ -11,7 +11,10 @@ export type InputDisposition = 'started' | 'queued' | 'injected' | 'answered' | 
  * limit the thread spends against passed 80 % (told once per limit and period); `text` is the
  * bot's own words (src/ops/budget-words.ts), safe to show as they are.
  */
-export type ThreadNotice = { kind: 'budget_warning'; text: string };
+export type ThreadNotice =
+  | { kind: 'budget_warning'; text: string }
+  /** Scheduled work (src/schedules/): a run starts (with when the next one is), was skipped, or was closed after waiting too long. */
+  | { kind: 'schedule'; text: string };
 
 /** What the connector renders. Called in order, per session; failures are logged, not fatal. */
 export interface SessionObserver {

@@ -12,6 +12,7 @@ import { isBusy, type LiveSessions } from './live-sessions.js';
 import type { TurnDriver } from './turn-driver.js';
 import type { BudgetGate, SessionOps } from './session-ops.js';
 import { placeOf } from '../ops/ops-events.js';
+import type { SessionProfiles } from './session-profiles.js';
 
 /** Why a member's Continue on a turn a spend limit paused is refused. */
 export const CONTINUE_NEEDS_ADMIN = 'Only an admin can let a turn go on past a spending limit.';
@@ -30,6 +31,10 @@ export interface ModelMenu {
 export type LookResult<T> = { status: 'done'; value: T } | { status: 'unknown_session' } | { status: 'refused'; reason: string };
 
 export interface ThreadStatus {
+  /** The profile the thread runs under (`default`: the environment's own). */
+  profile: string;
+  /** The thread kept a profile the file no longer has: it runs under the environment's settings. */
+  profileGone?: boolean;
   model: string;
   running: boolean;
   pendingPrompts: number;
@@ -49,6 +54,7 @@ export interface ThreadControlsOptions {
   logger?: EngineLogger;
   ops?: SessionOps;
   budget?: BudgetGate;
+  profiles?: SessionProfiles;
 }
 
 export class ThreadControls {
@@ -73,7 +79,8 @@ export class ThreadControls {
   }
 
   async switchModel(sessionId: string, model: string, userId: string): Promise<ControlResult & { notice?: string | null }> {
-    const choice = this.options.models?.choose(model) ?? { ok: true as const, model };
+    const record = await this.recordOf(sessionId);
+    const choice = (record ? this.menuOf(record) : this.options.models)?.choose(model) ?? { ok: true as const, model };
     if (!choice.ok) return { status: 'refused', reason: choice.reason };
     return this.manage(sessionId, userId, async (live) => {
       const from = live.engine.model;
@@ -88,6 +95,54 @@ export class ThreadControls {
   /** What /model offers; empty when any name is accepted. */
   get availableModels(): readonly string[] {
     return this.options.models?.available ?? [];
+  }
+
+  /** What /model offers in this thread: its profile's list, else MODELS. */
+  async modelsOffered(sessionId: string): Promise<readonly string[]> {
+    const record = await this.recordOf(sessionId);
+    return (record ? this.menuOf(record) : this.options.models)?.available ?? [];
+  }
+
+  /** The profiles an admin may switch a thread to (`default` first); empty without a PROFILES file. */
+  profileNames(): string[] {
+    return this.options.profiles?.names() ?? [];
+  }
+
+  /**
+   * An admin moves a thread to another profile (its starting model with it, when the profile
+   * names one); the next turn runs under it. Only ADMINS (or the playground's operator): a
+   * profile decides who approves, so a thread's starter must not pick a laxer one.
+   */
+  async switchProfile(sessionId: string, name: string, userId: string, actor: { operator?: boolean } = {}): Promise<ControlResult & { profile?: string }> {
+    const profiles = this.options.profiles;
+    if (!profiles) return { status: 'refused', reason: 'No profiles are set up (PROFILES).' };
+    if (!actor.operator && !this.options.access.isAdmin(userId)) return { status: 'refused', reason: 'Only the bot admins (ADMINS) can move a thread to another profile.' };
+    if (!profiles.names().includes(name)) return { status: 'refused', reason: `There is no profile "${name}". Profiles: ${profiles.names().join(', ')}.` };
+    return this.manage(sessionId, userId, async (live) => {
+      const profile = profiles.named(name);
+      const model = profile.model ?? live.record.model;
+      if (model !== live.engine.model) await live.engine.switchModel(model);
+      live.record = { ...live.record, profile: profile.name, model: live.engine.model };
+      await this.options.store.saveSession(live.record);
+      // Rebuilt on next use, with the new profile's instructions, tools and folder.
+      await this.options.sessions.evict(sessionId);
+      return { status: 'done', sessionId, profile: profile.name };
+    });
+  }
+
+  /**
+   * Whether this person may set or end this thread's schedules (src/schedules/): its starter,
+   * ADMINS and its profile's approvers; anyone who may start a thread, for one not started yet
+   * (they start it).
+   */
+  async mayManageThread(sessionId: string, key: SessionKey, userId: string, actor: ActorContext = {}): Promise<{ allowed: true } | { allowed: false; reason: string }> {
+    const record = await this.recordOf(sessionId);
+    if (record) return this.options.access.mayManage(userId, record);
+    return this.options.access.mayStartOrSteer(userId, actor, this.options.profiles?.forPlace(key).name);
+  }
+
+  private menuOf(record: SessionRecord): ModelMenu | undefined {
+    return this.options.profiles?.named(record.profile).models ?? this.options.models;
   }
 
   async listGrants(sessionId: string, userId: string, actor: ActorContext = {}): Promise<LookResult<{ thread: GrantsSnapshot; channel: GrantsSnapshot }>> {
@@ -149,7 +204,9 @@ export class ThreadControls {
     return this.look(sessionId, userId, actor, async (record) => {
       const live = this.options.sessions.peek(sessionId);
       const pending = await this.options.inbox.pending(sessionId);
-      return { model: live?.engine.model ?? record.model, running: live ? isBusy(live) : false, pendingPrompts: pending.length };
+      const profile = this.options.profiles?.named(record.profile).name ?? 'default';
+      const gone = record.profile !== undefined && record.profile !== profile;
+      return { profile: record.profile ?? profile, ...(gone ? { profileGone: true } : {}), model: live?.engine.model ?? record.model, running: live ? isBusy(live) : false, pendingPrompts: pending.length };
     });
   }
 

@@ -76,6 +76,8 @@ export const SessionRecordSchema = z.object({
   compaction: z.object({ boundary: z.number().int().nonnegative(), summary: z.string() }).nullable(),
   /** The user who started the thread: who may approve when no admins are configured. */
   startedBy: z.string().optional(),
+  /** The profile the thread started under (src/profiles/), kept until an admin switches it; unset: the environment's own. */
+  profile: z.string().optional(),
   /** Everyone who steered the thread: they may stop it too. */
   steerers: z.array(z.string()),
   /** Directories a person granted the tools in this thread (request_directory). */
