@@ -24,7 +24,7 @@ export class ScheduleStore {
   private readonly index: SharedIdSet;
 
   /**
-   * `index`: cluster mode passes a Redis set (`redisIdSet(redis, prefix + 'schedules')`);
+   * `index`: cluster mode passes a Redis set (`redisIdSet(redis, clusterKeys().schedules)`);
    * without one the index is a Keyv document this process owns.
    */
   constructor(
