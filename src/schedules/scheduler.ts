@@ -258,7 +258,11 @@ export class Scheduler {
     const recorded: Schedule = { ...current, lastDueAt: dueAt, nextRunAt: next };
     try {
       if (next === null) await this.options.store.delete(id);
-      else await this.options.store.save(recorded);
+      else if (!(await this.options.store.update(recorded))) {
+        // Ended while this run was being claimed: it does not run, and is not put back.
+        if (this.tracked.get(id) === entry) this.tracked.delete(id);
+        return undefined;
+      }
     } catch (error) {
       // The claim is what makes the occurrence once: it still runs.
       this.logger.error({ err: error, schedule: id, dueAt }, 'schedules: could not record an occurrence in the store');

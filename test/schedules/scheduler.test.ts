@@ -350,3 +350,47 @@ describe('closing the scheduler', () => {
     expect(await one.store.get('s-hourly')).toMatchObject({ lastDueAt: t('2027-01-04T09:00:00Z'), nextRunAt: t('2027-01-04T10:00:00Z') });
   });
 });
+
+describe('an end that races a run', () => {
+  it('ends a schedule for good when it is ended between a run’s claim and its record (it is not put back, and does not run)', async () => {
+    const clock = new ManualClock(t('2027-01-04T08:00:00Z'));
+    const opened = await openKeyvStore('memory://');
+    let holding = false;
+    let reading: () => void = () => undefined;
+    const readDone = new Promise<void>((resolve) => (reading = resolve));
+    let release: () => void = () => undefined;
+    const hold = new Promise<void>((resolve) => (release = resolve));
+    // The winner's re-read returns what it read only once the test lets it.
+    class SlowReadStore extends ScheduleStore {
+      override async get(id: string): Promise<Schedule | undefined> {
+        const found = await super.get(id);
+        if (holding) {
+          reading();
+          await hold;
+        }
+        return found;
+      }
+    }
+    const store = new SlowReadStore(opened.keyv);
+    const coordinator = new InProcessCoordinator(new SessionStore(opened.keyv));
+    const { scheduler, fired } = recordingScheduler(clock, { store, claim: (id) => coordinator.claimEvent(id), graceMs: GRACE, refreshMs: HOUR });
+    running.push(scheduler);
+    await scheduler.start();
+    const schedule = scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z'));
+    await store.save(schedule);
+    scheduler.add(schedule);
+    holding = true;
+    const stepping = clock.advanceTo(t('2027-01-04T09:00:00Z'), () => scheduler.idle());
+    await readDone;
+    holding = false;
+    // /unschedule, as the service does it, while the run holds the record it read.
+    await store.delete('s-daily');
+    scheduler.remove('s-daily');
+    release();
+    await stepping;
+    expect(fired).toEqual([]);
+    expect(await store.get('s-daily')).toBeUndefined();
+    expect(await store.ids()).toEqual([]);
+    await opened.close();
+  });
+});
