@@ -24,7 +24,7 @@ export class ScheduleStore {
   private readonly index: SharedIdSet;
 
   /**
-   * `index`: cluster mode passes a Redis set (`redisIdSet(redis, prefix + 'schedules')`);
+   * `index`: cluster mode passes a Redis set (`redisIdSet(redis, clusterKeys().schedules)`);
    * without one the index is a Keyv document this process owns.
    */
   constructor(
@@ -38,6 +38,23 @@ export class ScheduleStore {
     const checked = ScheduleSchema.parse(schedule);
     await this.keyv.set(RECORD_PREFIX + checked.id, checked);
     await this.index.add(checked.id);
+  }
+
+  /**
+   * Record what a run changed (lastDueAt, nextRunAt) in a schedule that may have been ended
+   * meanwhile, here or on another instance. There is no compare-and-set in Keyv, so: the
+   * record is written without touching the index, then the index is asked whether the
+   * schedule is still in it; if not, the record just written is deleted again and the answer
+   * is false. An end is an index removal followed by a record delete, so either this check
+   * sees the end, or the end's delete comes after this write: an ended schedule never comes
+   * back (a plain save would have put it back in the index).
+   */
+  async update(schedule: Schedule): Promise<boolean> {
+    const checked = ScheduleSchema.parse(schedule);
+    await this.keyv.set(RECORD_PREFIX + checked.id, checked);
+    if ((await this.index.all()).includes(checked.id)) return true;
+    await this.keyv.delete(RECORD_PREFIX + checked.id);
+    return false;
   }
 
   /** The schedule, or undefined when there is none (or what is stored is not a schedule). */

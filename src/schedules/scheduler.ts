@@ -85,6 +85,8 @@ export class Scheduler {
   private lastRefresh = Number.NEGATIVE_INFINITY;
   private refreshing: Promise<void> | undefined;
   private readonly busy = new Set<Promise<void>>();
+  /** Occurrences being claimed and recorded (not yet run): what `close` waits for. */
+  private readonly claiming = new Set<Promise<unknown>>();
   private started = false;
   private closed = false;
   /** The context the timers are set in (see the header). */
@@ -148,11 +150,15 @@ export class Scheduler {
     while (this.busy.size > 0) await Promise.all([...this.busy]);
   }
 
-  /** Stop the timer and wait for runs under way. */
+  /**
+   * Stop the timer and wait for occurrences being claimed and recorded. Runs already handed
+   * to `fire` are not waited for: a run is a turn, which may wait hours for an approval; the
+   * session layer's own shutdown deals with turns.
+   */
   async close(): Promise<void> {
     this.closed = true;
     this.disarm();
-    await this.idle();
+    while (this.claiming.size > 0) await Promise.allSettled([...this.claiming]);
     this.tracked.clear();
     this.heap.clear();
   }
@@ -198,13 +204,29 @@ export class Scheduler {
 
   /** Claim one occurrence, and run it (or report it missed) if this instance won. */
   private async occurrence(entry: Tracked): Promise<void> {
+    const claiming = this.claimAndRecord(entry);
+    this.claiming.add(claiming);
+    let run: (() => Promise<void>) | undefined;
+    try {
+      run = await claiming;
+    } finally {
+      this.claiming.delete(claiming);
+    }
+    await run?.();
+  }
+
+  /**
+   * The part of an occurrence that decides: the claim, the re-read and the record. Resolves
+   * with the run to make when this instance won, else undefined.
+   */
+  private async claimAndRecord(entry: Tracked): Promise<(() => Promise<void>) | undefined> {
     const { id, spec } = entry.schedule;
     const now = this.clock.now();
     const dueAt = latestDue(spec, entry.dueAt, now);
     const handled = entry.schedule.lastDueAt;
     if (handled !== undefined && dueAt <= handled) {
       this.moveOn(entry, Math.max(handled, now));
-      return;
+      return undefined;
     }
     let won: boolean;
     let current: Schedule | undefined;
@@ -216,39 +238,45 @@ export class Scheduler {
       this.logger.warn({ err: error, schedule: id, dueAt }, 'schedules: could not claim an occurrence; trying again soon');
       if (this.tracked.get(id) === entry) this.place(entry.schedule, entry.dueAt, now + RETRY_MS);
       this.arm();
-      return;
+      return undefined;
     }
     if (!won) {
       this.moveOn(entry, Math.max(dueAt, now));
-      return;
+      return undefined;
     }
     if (!current || current.nextRunAt === null) {
       if (this.tracked.get(id) === entry) this.tracked.delete(id);
-      return;
+      return undefined;
     }
     if (current.lastDueAt !== undefined && current.lastDueAt >= dueAt) {
       if (this.tracked.get(id) === entry) this.place(current, nextRunAfter(current.spec, Math.max(current.lastDueAt, now)));
       this.arm();
-      return;
+      return undefined;
     }
     const late = now - dueAt > this.options.graceMs;
     const next = nextRunAfter(current.spec, Math.max(dueAt, now));
     const recorded: Schedule = { ...current, lastDueAt: dueAt, nextRunAt: next };
     try {
       if (next === null) await this.options.store.delete(id);
-      else await this.options.store.save(recorded);
+      else if (!(await this.options.store.update(recorded))) {
+        // Ended while this run was being claimed: it does not run, and is not put back.
+        if (this.tracked.get(id) === entry) this.tracked.delete(id);
+        return undefined;
+      }
     } catch (error) {
       // The claim is what makes the occurrence once: it still runs.
       this.logger.error({ err: error, schedule: id, dueAt }, 'schedules: could not record an occurrence in the store');
     }
     if (this.tracked.get(id) === entry) this.place(recorded, next);
     this.arm();
-    try {
-      if (late) await this.options.skipped(recorded, dueAt, 'missed');
-      else await this.options.fire(recorded, dueAt);
-    } catch (error) {
-      this.logger.error({ err: error, schedule: id, dueAt }, late ? 'schedules: reporting a missed run failed' : 'schedules: a scheduled run failed');
-    }
+    return async () => {
+      try {
+        if (late) await this.options.skipped(recorded, dueAt, 'missed');
+        else await this.options.fire(recorded, dueAt);
+      } catch (error) {
+        this.logger.error({ err: error, schedule: id, dueAt }, late ? 'schedules: reporting a missed run failed' : 'schedules: a scheduled run failed');
+      }
+    };
   }
 
   /** This instance's copy moves to the spec's next instant after `after`. */

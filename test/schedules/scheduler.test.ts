@@ -321,3 +321,76 @@ describe('the scheduler when the claim fails', () => {
     await opened.close();
   });
 });
+
+describe('closing the scheduler', () => {
+  it('does not wait for a run under way (a turn may wait hours for an approval), and starts no more', async () => {
+    const clock = new ManualClock(t('2027-01-04T08:00:00Z'));
+    let finish: () => void = () => undefined;
+    const turn = new Promise<void>((resolve) => (finish = resolve));
+    let began: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (began = resolve));
+    const one = await instance(clock, {
+      fire: () => {
+        began();
+        return turn;
+      },
+    });
+    await one.scheduler.start();
+    await create(one, scheduleOf('s-hourly', { kind: 'cron', pattern: '0 * * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')));
+    // Settled once idle, or once the run has begun (idle would wait for the turn).
+    await clock.advanceTo(t('2027-01-04T09:00:00Z'), () => Promise.race([one.scheduler.idle(), running]));
+    expect(one.fired).toHaveLength(1);
+    await one.scheduler.close();
+    expect(clock.armed).toBe(0);
+    await clock.advanceTo(t('2027-01-04T12:00:00Z'), () => Promise.resolve());
+    expect(one.fired).toHaveLength(1);
+    finish();
+    await one.scheduler.idle();
+    // The run was recorded before it began: a restart would not run 9:00 again.
+    expect(await one.store.get('s-hourly')).toMatchObject({ lastDueAt: t('2027-01-04T09:00:00Z'), nextRunAt: t('2027-01-04T10:00:00Z') });
+  });
+});
+
+describe('an end that races a run', () => {
+  it('ends a schedule for good when it is ended between a run’s claim and its record (it is not put back, and does not run)', async () => {
+    const clock = new ManualClock(t('2027-01-04T08:00:00Z'));
+    const opened = await openKeyvStore('memory://');
+    let holding = false;
+    let reading: () => void = () => undefined;
+    const readDone = new Promise<void>((resolve) => (reading = resolve));
+    let release: () => void = () => undefined;
+    const hold = new Promise<void>((resolve) => (release = resolve));
+    // The winner's re-read returns what it read only once the test lets it.
+    class SlowReadStore extends ScheduleStore {
+      override async get(id: string): Promise<Schedule | undefined> {
+        const found = await super.get(id);
+        if (holding) {
+          reading();
+          await hold;
+        }
+        return found;
+      }
+    }
+    const store = new SlowReadStore(opened.keyv);
+    const coordinator = new InProcessCoordinator(new SessionStore(opened.keyv));
+    const { scheduler, fired } = recordingScheduler(clock, { store, claim: (id) => coordinator.claimEvent(id), graceMs: GRACE, refreshMs: HOUR });
+    running.push(scheduler);
+    await scheduler.start();
+    const schedule = scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z'));
+    await store.save(schedule);
+    scheduler.add(schedule);
+    holding = true;
+    const stepping = clock.advanceTo(t('2027-01-04T09:00:00Z'), () => scheduler.idle());
+    await readDone;
+    holding = false;
+    // /unschedule, as the service does it, while the run holds the record it read.
+    await store.delete('s-daily');
+    scheduler.remove('s-daily');
+    release();
+    await stepping;
+    expect(fired).toEqual([]);
+    expect(await store.get('s-daily')).toBeUndefined();
+    expect(await store.ids()).toEqual([]);
+    await opened.close();
+  });
+});

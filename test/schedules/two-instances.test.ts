@@ -38,7 +38,7 @@ async function instance(clock: ManualClock, prefix: string): Promise<Instance> {
   const keys = clusterKeys(prefix);
   const store = await openKeyvStore(redis.url, 'bot', { keys });
   opened.push(store);
-  const schedules = new ScheduleStore(store.keyv, redisIdSet(store.redis!, `${prefix}schedules`));
+  const schedules = new ScheduleStore(store.keyv, redisIdSet(store.redis!, keys.schedules));
   // Never started: only its claimEvent is used (no leases, no Pub/Sub).
   const coordinator = new RedisCoordinator({ redis: store.redis!, subscriber: store.redis!, keys, logger: silentLogger });
   const recording = recordingScheduler(clock, { store: schedules, claim: (id) => coordinator.claimEvent(id), graceMs: 15 * MINUTE });
