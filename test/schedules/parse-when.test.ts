@@ -344,3 +344,33 @@ describe('cadenceProblem: never, too often, fine', () => {
     expect(cadenceProblem(specOf('every 15 minutes', PARIS), { now: Date.parse('2026-10-25T00:30:00Z'), minIntervalMs: 15 * MINUTE })).toBeUndefined();
   });
 });
+
+describe('whatever is typed', () => {
+  it('gets a reading or a sentence, never a throw: 2,000 seeded mixes of the words these forms use', () => {
+    const vocabulary = ['every', 'in', 'at', 'on', 'next', 'the', 'and', 'day', 'weekday', 'weekdays', 'monday', 'mondays', 'mon-fri', 'to', 'month', 'last',
+      '1st', '32nd', 'hour', 'hours', 'minutes', '15', '7', '0', '9', '25:00', '9:30', '5pm', '13pm', 'a.m.', 'noon', 'tomorrow', 'today', 'half', 'an',
+      '2026-12-07', '2027-02-29', '*', '*/5', '1-5', 'L', '#', '?', '`', '"', '—', ':', '|', ',', '@daily', '@x', '2026-12-07T09:00Z', '99999999999', '1.5', 'h', 'ü', ''];
+    let seed = 7;
+    const next = (below: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return Math.floor((seed / 2_147_483_648) * below);
+    };
+    let read = 0;
+    for (let round = 0; round < 2000; round += 1) {
+      const text = Array.from({ length: 1 + next(6) }, () => vocabulary[next(vocabulary.length)]).join(next(5) === 0 ? '' : ' ');
+      const timezone = round % 2 === 0 ? PARIS : LA;
+      for (const reading of [parseWhen(text, { timezone, now: NOW }), splitWhenAndTask(`${text} do it`, { timezone, now: NOW })]) {
+        if (!reading.ok) {
+          expect(reading.reason).toMatch(/\.$/);
+          expect(reading.reason).not.toMatch(/undefined|NaN|\[object/);
+          continue;
+        }
+        read += 1;
+        expect(reading.words).not.toMatch(/undefined|NaN/);
+        if (reading.spec.kind === 'once') expect(reading.spec.at).toBeGreaterThan(NOW);
+        expect(() => cadenceProblem(reading.spec, { now: NOW, minIntervalMs: 5 * MINUTE })).not.toThrow();
+      }
+    }
+    expect(read).toBeGreaterThan(0);
+  });
+});
