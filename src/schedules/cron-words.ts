@@ -37,9 +37,10 @@ export function cronInWords(pattern: string): string | undefined {
   const hourStep = /^\*\/(\d+)$/.exec(hour);
   if (everyDay && hourStep) return `every ${hourStep[1]} hours${pastTheHour}`;
 
-  const hourOfDay = /^\d{1,2}$/.test(hour) ? Number(hour) : undefined;
-  if (hourOfDay === undefined || hourOfDay > 23) return asItself;
-  const at = `at ${clockWords(hourOfDay, minuteOfHour)}`;
+  // One hour, or a list of them at the same minute ("0 9,17 * * 1-5": 09:00 and 17:00).
+  const hoursOfDay = /^\d{1,2}(,\d{1,2})*$/.test(hour) ? hour.split(',').map(Number) : undefined;
+  if (hoursOfDay === undefined || hoursOfDay.some((hourOfDay) => hourOfDay > 23)) return asItself;
+  const at = `at ${listWords(hoursOfDay.map((hourOfDay) => clockWords(hourOfDay, minuteOfHour)))}`;
   if (everyDay) return `every day ${at}`;
   if (anyDay(dayOfWeek)) {
     if (dayOfMonth === 'L') return `every month on the last day ${at}`;
@@ -55,8 +56,13 @@ export function cronInWords(pattern: string): string | undefined {
   if (days.join(',') === '1,2,3,4,5') return `every weekday ${at}`;
   if (days.length === 1) return `every ${WEEKDAY_LONG[days[0] ?? 0]} ${at}`;
   // Monday first, as a working week is read; Sunday last.
-  const names = [...days].sort((a, b) => ((a + 6) % 7) - ((b + 6) % 7)).map((day) => WEEKDAY_SHORT[day]);
-  return `every ${names.slice(0, -1).join(', ')} and ${names[names.length - 1]} ${at}`;
+  const names = [...days].sort((a, b) => ((a + 6) % 7) - ((b + 6) % 7)).map((day) => WEEKDAY_SHORT[day] ?? '');
+  return `every ${listWords(names)} ${at}`;
+}
+
+/** "a", "a and b", "a, b and c". */
+function listWords(items: string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
 
 /** The days a day-of-week field names (0 = Sunday; 7 is Sunday too), or undefined for steps, "L", "#". */

@@ -46,9 +46,9 @@ export function parseWhen(when: string, options: WhenContext): WhenReading {
 
 /**
  * `/schedule <when> <task>`: the longest opening that reads as a "when", the rest the task
- * (a separator such as ":", "—", "-", "|" or "to" between them is dropped). A 6-field cron
- * wins over 5 fields when both read, so a task that starts with a number after a bare
- * 5-field cron wants the cron in backticks.
+ * (a separator such as ":", "—", "-", "|" or "to" between them is dropped). Two guards on
+ * "longest": a bare 6-field cron must look like one (isDoubtfulSixFields), and a longer
+ * opening that failed further in wins with its reason (see below).
  */
 export function splitWhenAndTask(text: string, options: WhenContext): CommandReading {
   const words = [...text.matchAll(/\S+/g)].map((match) => match.index + match[0].length);
@@ -62,6 +62,10 @@ export function splitWhenAndTask(text: string, options: WhenContext): CommandRea
     const end = words[count - 1] ?? 0;
     const reading = readWhen(text.slice(0, end), options);
     if (reading.ok && !isDoubtfulSixFields(reading.spec, text.slice(0, end))) {
+      // A longer opening that failed further in than this one reaches ("every day at 9:00
+      // and 17:30 …" fails at "17:30") is what the person meant: say why, rather than
+      // schedule 09:00 alone with "and 17:30 …" as the task.
+      if (best && best.understood > wordsOf(unquote(cleanWhen(text.slice(0, end)))).length) return { ok: false, reason: best.reason };
       const task = dropSeparator(text.slice(end));
       const when = cleanWhen(text.slice(0, end));
       if (task === '') {
@@ -116,10 +120,14 @@ export function cadenceProblem(spec: ScheduleSpec, options: { now: number; minIn
   if (closest >= options.minIntervalMs) return undefined;
   const gap = closest < 60_000 ? `${closest / 1000} second${closest === 1000 ? '' : 's'}` : minutesWords(closest);
   const inWords = cronInWords(spec.pattern);
-  const examples = ['every 15 minutes', 'every hour', 'every day at 9:00'].filter((_, index) => options.minIntervalMs <= [15, 60, 1440][index]! * 60_000);
+  // Suggest only what the minimum allows: with SCHEDULE_MIN_INTERVAL at 2 hours, not "every hour".
+  const allowed: [number, string][] = [[15, 'every 15 minutes'], [60, 'every hour'], [24 * 60, 'every day at 9:00'], [7 * 24 * 60, 'every monday at 9:00']];
+  const [first = 'every monday at 9:00', second = 'every month on the 1st at 9:00'] = allowed
+    .filter(([minutes]) => options.minIntervalMs <= minutes * 60_000)
+    .map(([, example]) => example);
   return (
     `\`${spec.pattern}\`${inWords ? ` (${inWords})` : ''} would run as little as ${gap} apart, more often than the minimum of ` +
-    `${minutesWords(options.minIntervalMs)} between runs (SCHEDULE_MIN_INTERVAL). Try "${examples[0] ?? 'every day at 9:00'}" or "${examples[1] ?? 'every monday at 9:00'}".`
+    `${minutesWords(options.minIntervalMs)} between runs (SCHEDULE_MIN_INTERVAL). Try "${first}" or "${second}".`
   );
 }
 

@@ -89,7 +89,30 @@ function atTime(words: string[], i: number, dayOfMonth: string, dayOfWeek: strin
   }
   const time = readTime(words, start);
   if (!time.ok) return time;
-  return { ok: true, value: cron(time.value.minute, time.value.hour, dayOfMonth, dayOfWeek), next: time.next };
+  // "at 9:00 and 17:00", "at 9am, noon and 5pm": more hours at the same minute. Only a time
+  // written as one (9:00, 5pm, noon) joins, so "at 9 and 5 bullet points" leaves "and 5
+  // bullet points" to the task.
+  const hours = new Set([time.value.hour]);
+  let next = time.next;
+  for (;;) {
+    const at = words[next] === 'and' ? next + 1 : next;
+    if (!isWrittenAsTime(words, at)) break;
+    const more = readTime(words, at);
+    if (!more.ok) return more;
+    if (more.value.minute !== time.value.minute) {
+      return fail(`"${words.slice(start, more.next).join(' ')}" are at different minutes past the hour, which one schedule cannot keep. Make two schedules, e.g. "every day at 9:00" and "every day at 17:30".`, at);
+    }
+    hours.add(more.value.hour);
+    next = more.next;
+  }
+  const hourField = [...hours].sort((a, b) => a - b).join(',');
+  return { ok: true, value: cron(time.value.minute, hourField, dayOfMonth, dayOfWeek), next };
+}
+
+function isWrittenAsTime(words: string[], i: number): boolean {
+  const word = words[i] ?? '';
+  if (word === 'noon' || word === 'midnight' || /^\d{1,2}[:.]\d{2}$/.test(word)) return true;
+  return /^\d{1,2}$/.test(word) && ['am', 'pm', 'h'].includes(words[i + 1] ?? '');
 }
 
 /** "mon wed and fri at 8:15", "mondays at 9", "mon-fri at 9", "monday to friday at 9". */

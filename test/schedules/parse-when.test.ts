@@ -133,6 +133,8 @@ describe('recurring times', () => {
     ['monthly on the 15th at 9', '0 9 15 * *'],
     ['every month on the last day at 18:00', '0 18 L * *'],
     ['every week on friday at 16:00', '0 16 * * 5'],
+    ['every weekday at 9:00 and 17:00', '0 9,17 * * 1-5'],
+    ['every day at 9am, noon and 5pm', '0 9,12,17 * * *'],
   ];
 
   it.each(patterns)('"%s" is the cron pattern %s, in the person\'s zone', (when, pattern) => {
@@ -181,6 +183,7 @@ describe('recurring times', () => {
     expect(wordsOf('every monday at 5pm', PARIS)).toBe('every Monday at 17:00 (Europe/Paris)');
     expect(wordsOf('every 15 minutes', LA)).toBe('every 15 minutes (America/Los_Angeles)');
     expect(wordsOf('every 2 hours', LA)).toBe('every 2 hours (America/Los_Angeles)');
+    expect(wordsOf('every weekday at 5pm and 8am', LA)).toBe('every weekday at 08:00 and 17:00 (America/Los_Angeles)');
     expect(wordsOf('every month on the 1st at 10:00', PARIS)).toBe('every month on the 1st at 10:00 (Europe/Paris)');
     expect(wordsOf('0 9 1-7 * 1', PARIS)).toBe('on the cron schedule `0 9 1-7 * 1` (Europe/Paris)');
     expect(wordsOf('2026-12-07T09:00', PARIS)).toBe('once, Mon 7 Dec 2026, 09:00 (Europe/Paris)');
@@ -218,6 +221,9 @@ describe('/schedule <when> <task>', () => {
     expect(split('in 1 hour and 30 minutes ping @oncall')).toMatchObject({ ok: true, spec: { kind: 'once', at: NOW + 90 * MINUTE }, task: 'ping @oncall' });
     expect(split('in 1 hour and then ping @oncall')).toMatchObject({ ok: true, spec: { kind: 'once', at: NOW + HOUR }, task: 'and then ping @oncall' });
     expect(split('Every Weekday at 9AM Summarise the Incidents')).toMatchObject({ ok: true, spec: { pattern: '0 9 * * 1-5' }, when: 'Every Weekday at 9AM', task: 'Summarise the Incidents' });
+    // More times join only when written as times: "and 5 bullet points" stays in the task.
+    expect(split('every day at 9:00 and 17:00 post the board')).toMatchObject({ ok: true, spec: { pattern: '0 9,17 * * *' }, task: 'post the board' });
+    expect(split('every day at 9 and 5 bullet points')).toMatchObject({ ok: true, spec: { pattern: '0 9 * * *' }, task: 'and 5 bullet points' });
     expect(split('every mon, wed and fri at 8:15 am post the standup')).toMatchObject({ ok: true, spec: { pattern: '15 8 * * 1,3,5' }, task: 'post the standup' });
   });
 
@@ -251,9 +257,12 @@ describe('/schedule <when> <task>', () => {
     expect(badTime).toEqual({ ok: false, reason: expect.stringContaining('"25:00" is not a time of day') });
     const badCron = split('0 9 * * 8 summarise the open incidents');
     expect(badCron).toEqual({ ok: false, reason: expect.stringContaining('"0 9 * * 8" is not a cron expression I can read (Invalid value for dayOfWeek: 8)') });
+    // Not 09:00 alone with "and 17:30 post the board" as the task: the 17:30 is the problem.
+    const twoMinutes = split('every day at 9:00 and 17:30 post the board');
+    expect(twoMinutes).toEqual({ ok: false, reason: expect.stringContaining('different minutes past the hour') });
     const badUnit = split('in 2 hourz check the deploy');
     expect(badUnit).toEqual({ ok: false, reason: expect.stringContaining('"2 hourz"') });
-    for (const reading of [empty, noTime, badDay, badTime, badCron, badUnit, split('   ')]) {
+    for (const reading of [empty, noTime, badDay, badTime, badCron, twoMinutes, badUnit, split('   ')]) {
       if (reading.ok) throw new Error('expected a refusal');
       expectPrivateAnswer(reading.reason);
     }
@@ -267,6 +276,8 @@ describe('what cannot be read gets a clear sentence', () => {
     ['every 7 minutes', '"every 7 minutes" does not divide an hour'],
     ['every 5 hours', '"every 5 hours" does not divide a day'],
     ['every 2 days at 9', 'not every 2 days'],
+    ['every day at 9:00 and 17:30', 'different minutes past the hour'],
+    ['every day at 9:00 and 25:00', '"25:00" is not a time of day'],
     ['at 25:00', '"25:00" is not a time of day'],
     ['tomorrow at 13pm', '"13pm" is not a time of day'],
     ['in 2 hourz', '"2 hourz"'],
@@ -342,5 +353,35 @@ describe('cadenceProblem: never, too often, fine', () => {
     expect(check({ kind: 'once', at: NOW + MINUTE })).toBeUndefined();
     // Across a daylight-saving change the gaps stay whole: 15 minutes apart in UTC too.
     expect(cadenceProblem(specOf('every 15 minutes', PARIS), { now: Date.parse('2026-10-25T00:30:00Z'), minIntervalMs: 15 * MINUTE })).toBeUndefined();
+  });
+});
+
+describe('whatever is typed', () => {
+  it('gets a reading or a sentence, never a throw: 2,000 seeded mixes of the words these forms use', () => {
+    const vocabulary = ['every', 'in', 'at', 'on', 'next', 'the', 'and', 'day', 'weekday', 'weekdays', 'monday', 'mondays', 'mon-fri', 'to', 'month', 'last',
+      '1st', '32nd', 'hour', 'hours', 'minutes', '15', '7', '0', '9', '25:00', '9:30', '5pm', '13pm', 'a.m.', 'noon', 'tomorrow', 'today', 'half', 'an',
+      '2026-12-07', '2027-02-29', '*', '*/5', '1-5', 'L', '#', '?', '`', '"', '—', ':', '|', ',', '@daily', '@x', '2026-12-07T09:00Z', '99999999999', '1.5', 'h', 'ü', ''];
+    let seed = 7;
+    const next = (below: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return Math.floor((seed / 2_147_483_648) * below);
+    };
+    let read = 0;
+    for (let round = 0; round < 2000; round += 1) {
+      const text = Array.from({ length: 1 + next(6) }, () => vocabulary[next(vocabulary.length)]).join(next(5) === 0 ? '' : ' ');
+      const timezone = round % 2 === 0 ? PARIS : LA;
+      for (const reading of [parseWhen(text, { timezone, now: NOW }), splitWhenAndTask(`${text} do it`, { timezone, now: NOW })]) {
+        if (!reading.ok) {
+          expect(reading.reason).toMatch(/\.$/);
+          expect(reading.reason).not.toMatch(/undefined|NaN|\[object/);
+          continue;
+        }
+        read += 1;
+        expect(reading.words).not.toMatch(/undefined|NaN/);
+        if (reading.spec.kind === 'once') expect(reading.spec.at).toBeGreaterThan(NOW);
+        expect(() => cadenceProblem(reading.spec, { now: NOW, minIntervalMs: 5 * MINUTE })).not.toThrow();
+      }
+    }
+    expect(read).toBeGreaterThan(0);
   });
 });
