@@ -27,14 +27,14 @@ afterEach(async () => {
   desk = undefined;
 });
 
-async function boot(): Promise<SlackBot> {
+async function boot(caps: { maxPerUser?: number } = {}): Promise<SlackBot> {
   slack = await new FakeSlack({
     users: [
       { id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada', tz: 'Europe/Paris' },
       { id: BOB, name: 'bob', realName: 'Bob', displayName: 'bob', tz: 'America/Los_Angeles' },
     ],
   }).start();
-  desk = await openTestDesk({ defaultTimezone: 'UTC' });
+  desk = await openTestDesk({ defaultTimezone: 'UTC', ...caps });
   const booted = await bootSlackBot({ slack, env: { ADMINS: BOSS } });
   booted.core.schedules = desk.desk;
   return booted;
@@ -87,8 +87,8 @@ describe('schedules in a Slack thread', () => {
     expect(bot.slack.callsOf('users.info').filter((call) => call.args.user === ADA).length).toBe(1);
   });
 
-  it('refuses a bystander, a cadence under the minimum and words it cannot read, each privately', async () => {
-    bot = await boot();
+  it('refuses a bystander, a cadence under the minimum, words it cannot read and one past the cap, each privately', async () => {
+    bot = await boot({ maxPerUser: 1 });
     const root = await bot.mention('/schedule in 2 hours check whether the deploy finished');
     await threadLineMatching(bot, root, /set schedule/);
 
@@ -100,6 +100,10 @@ describe('schedules in a Slack thread', () => {
 
     await bot.mention('/schedule whenever you like tidy up', { threadTs: root });
     expect(await whisperMatching(bot, ADA, /couldn't find when/)).toContain('/schedule in 2 hours');
+
+    await bot.mention('/schedule every day at 7:00 check the backups', { threadTs: root });
+    // Escaped for mrkdwn, which Slack shows as "<id>".
+    expect(await whisperMatching(bot, ADA, /You have 1 schedules already/)).toContain('End one with /unschedule &lt;id&gt; first');
 
     // Only the first one was made, and only it was said in the thread.
     expect(await desk!.desk.list({ platform: 'slack', workspace: SLACK_IDS.teamId })).toHaveLength(1);
