@@ -2,16 +2,12 @@
 // acknowledged with a private "thinking…", answered privately, with the same roles as Slack's.
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/engine-kit.js';
-import { openTestDesk, type TestDesk } from '../schedules/desk-kit.js';
 import { bootDiscordBot, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
 
 let bot: DiscordBot | undefined;
-let desk: TestDesk | undefined;
 afterEach(async () => {
   await bot?.stop();
-  await desk?.close();
   bot = undefined;
-  desk = undefined;
 });
 
 /** The private answer to an interaction, once it is there (the deferred reply, edited). */
@@ -89,8 +85,7 @@ describe('slash commands', () => {
 
   it('/schedule reads its when in SCHEDULE_TZ and says the schedule in the thread; /schedules lists it; /unschedule by a stranger is refused privately', async () => {
     bot = await bootDiscordBot({ env: { SCHEDULE_TZ: 'Asia/Tokyo' } });
-    desk = await openTestDesk();
-    bot.core.schedules = desk.desk;
+    const desk = bot.core.schedules!;
     bot.llm.replyText('Hi.');
     const asked = bot.mention('hello');
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Hi.'));
@@ -99,7 +94,7 @@ describe('slash commands', () => {
     const set = bot.fake.runSlashCommand({ name: 'schedule', channelId: asked.id, options: [when, { type: 3, name: 'task', value: '5 incidents: summarise them' }] });
     const said = await waitForBotMessage(bot, asked.id, (m) => m.content.includes('set schedule'));
     expect(await privateAnswer(bot, set.id)).toBe('Done.');
-    const [made] = await desk.desk.list({ platform: 'discord', workspace: DISCORD_IDS.guildId });
+    const [made] = await desk.list({ platform: 'discord', workspace: DISCORD_IDS.guildId });
     // The task's first words stay the task: the when was its own option.
     expect(made).toMatchObject({ creator: DISCORD_IDS.humanUserId, task: '5 incidents: summarise them', timezone: 'Asia/Tokyo', spec: { kind: 'cron', pattern: '0 9 * * 1-5', timezone: 'Asia/Tokyo' } });
     expect(said.content).toContain(`every weekday at 09:00 (Asia/Tokyo). Next run:`);
@@ -110,6 +105,6 @@ describe('slash commands', () => {
 
     const refused = bot.fake.runSlashCommand({ name: 'unschedule', channelId: asked.id, userId: DISCORD_IDS.otherHumanUserId, options: [{ type: 3, name: 'id', value: made!.id }] });
     expect(await privateAnswer(bot, refused.id)).toContain(`Only the person who made schedule ${made!.id}`);
-    expect(await desk.desk.list({ platform: 'discord', workspace: DISCORD_IDS.guildId })).toHaveLength(1);
+    expect(await desk.list({ platform: 'discord', workspace: DISCORD_IDS.guildId })).toHaveLength(1);
   });
 });

@@ -1,5 +1,5 @@
 // The schedule commands through the real bot on Slack (Bolt in HTTP mode, FakeSlack, the real
-// core) with a real ScheduleService as core.schedules: `/schedule every weekday at 9:00 …` is
+// core and its ScheduleService, core.schedules): `/schedule every weekday at 9:00 …` is
 // read in the person's Slack time zone (users.info `tz`) and said in the thread; a bystander is
 // refused privately; `/schedules` shows a person theirs and an admin every one in the channel;
 // `/unschedule` by a stranger is refused, by its creator said in the thread; `/forget` ends them.
@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SLACK_IDS } from '../fakes/slack-payloads.js';
 import { FakeSlack } from '../fakes/slack-server.js';
 import { waitFor } from '../support/engine-kit.js';
-import { openTestDesk, type TestDesk } from '../schedules/desk-kit.js';
+import type { ScheduleDesk } from '../../src/schedules/schedule-types.js';
 import { bootSlackBot, type SlackBot } from './slack-harness.js';
 
 const C = SLACK_IDS.channelId;
@@ -17,26 +17,24 @@ const BOSS = 'U0ADMIN01';
 
 let bot: SlackBot | undefined;
 let slack: FakeSlack | undefined;
-let desk: TestDesk | undefined;
+let desk: { desk: ScheduleDesk } | undefined;
 afterEach(async () => {
   await bot?.stop();
   await slack?.stop();
-  await desk?.close();
   bot = undefined;
   slack = undefined;
   desk = undefined;
 });
 
-async function boot(caps: { maxPerUser?: number } = {}): Promise<SlackBot> {
+async function boot(env: Record<string, string> = {}): Promise<SlackBot> {
   slack = await new FakeSlack({
     users: [
       { id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada', tz: 'Europe/Paris' },
       { id: BOB, name: 'bob', realName: 'Bob', displayName: 'bob', tz: 'America/Los_Angeles' },
     ],
   }).start();
-  desk = await openTestDesk({ defaultTimezone: 'UTC', ...caps });
-  const booted = await bootSlackBot({ slack, env: { ADMINS: BOSS } });
-  booted.core.schedules = desk.desk;
+  const booted = await bootSlackBot({ slack, env: { ADMINS: BOSS, ...env } });
+  desk = { desk: booted.core.schedules! };
   return booted;
 }
 
@@ -88,7 +86,7 @@ describe('schedules in a Slack thread', () => {
   });
 
   it('refuses a bystander, a cadence under the minimum, words it cannot read and one past the cap, each privately', async () => {
-    bot = await boot({ maxPerUser: 1 });
+    bot = await boot({ SCHEDULES_PER_USER: '1' });
     const root = await bot.mention('/schedule in 2 hours check whether the deploy finished');
     await threadLineMatching(bot, root, /set schedule/);
 

@@ -2,16 +2,12 @@
 // read in SCHEDULE_TZ (the page's person has no platform time zone), said in the thread, listed
 // and ended by the local user (who runs the bot, so sees every schedule of its one channel).
 import { afterEach, describe, expect, it } from 'vitest';
-import { openTestDesk, type TestDesk } from '../schedules/desk-kit.js';
 import { bootWebBot, type WebBot } from './web-harness.js';
 
 let bot: WebBot | undefined;
-let desk: TestDesk | undefined;
 afterEach(async () => {
   await bot?.stop();
-  await desk?.close();
   bot = undefined;
-  desk = undefined;
 });
 
 const botLines = (b: WebBot, thread: string): string[] => b.connector.threads.get(thread)!.messages.flatMap((m) => (m.kind === 'bot' ? [m.text] : []));
@@ -19,15 +15,14 @@ const botLines = (b: WebBot, thread: string): string[] => b.connector.threads.ge
 describe('schedules in the playground', () => {
   it('/schedule in SCHEDULE_TZ said in the thread, /schedules whispered, /unschedule said in the thread', async () => {
     bot = await bootWebBot({ env: { SCHEDULE_TZ: 'America/New_York' } });
-    desk = await openTestDesk();
-    bot.core.schedules = desk.desk;
+    const desk = bot.core.schedules!;
     const live = await bot.stream();
     bot.llm.replyText('Hello.');
     const thread = (await bot.act('/api/messages', { text: '@bot hello' })).body.thread as string;
     await bot.idle();
 
     expect((await bot.act('/api/messages', { text: '/schedule every monday at 8:30 plan the *week*', thread })).body.status).toBe('command');
-    const [made] = await desk.desk.list({ platform: 'web', workspace: 'playground' });
+    const [made] = await desk.list({ platform: 'web', workspace: 'playground' });
     expect(made).toMatchObject({ creator: 'local', task: 'plan the *week*', timezone: 'America/New_York', spec: { kind: 'cron', pattern: '30 8 * * 1', timezone: 'America/New_York' } });
     const said = botLines(bot, thread).find((text) => text.includes('set schedule'))!;
     // The person's words escaped for the page's markdown; the author named as the page names them.
@@ -41,6 +36,6 @@ describe('schedules in the playground', () => {
 
     await bot.act('/api/messages', { text: `/unschedule ${made!.id}`, thread });
     expect(botLines(bot, thread).some((text) => text.includes(`Schedule \`${made!.id}\``) && text.includes('was ended by @you'))).toBe(true);
-    expect(await desk.desk.list({ platform: 'web', workspace: 'playground' })).toEqual([]);
+    expect(await desk.list({ platform: 'web', workspace: 'playground' })).toEqual([]);
   });
 });
