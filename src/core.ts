@@ -49,6 +49,7 @@ import { offers, type Profiles } from './profiles/profiles.js';
 import type { ScheduleDesk } from './schedules/schedule-types.js';
 import { PersonZones } from './schedules/person-zones.js';
 import { schedulesFrom } from './schedules/schedule-setup.js';
+import { SCHEDULE_TOOL_NAMES, scheduleTaskTool } from './schedules/schedule-tool.js';
 import type { ScheduleClock } from './schedules/scheduler.js';
 import type { ProfileReloader } from './profiles/profile-setup.js';
 import { INTERACTIVE_TOOLS } from './engine/index.js';
@@ -108,6 +109,8 @@ export interface Core {
   keepWritableAtShutdown(prefix: string): void;
   /** Scheduled work (src/schedules/): what `/schedule`, `/schedules`, `/unschedule` and the schedule_task tool ask. */
   schedules?: ScheduleDesk;
+  /** Until the schedules' occurrences due now are handed to their runs (tests move a manual clock with it). */
+  schedulesIdle(): Promise<void>;
   /** SCHEDULE_TZ: the time zone a schedule is read in when the platform does not give the person's. */
   scheduleTimezone: string;
   /** People's time zones per platform (a connector that knows them registers; else SCHEDULE_TZ): for the schedule_task tool. */
@@ -234,7 +237,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       workspaceScope: config.WORKSPACE_SCOPE,
     },
     known: {
-      tools: new Set([...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, ...Object.keys(INTERACTIVE_TOOLS)]),
+      tools: new Set([...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, ...SCHEDULE_TOOL_NAMES, ...Object.keys(INTERACTIVE_TOOLS)]),
       mcpServers: new Set([...mcpConfig.servers.map((server) => server.name), ...(mcpConfig.skipped ?? []).map((skipped) => skipped.server)]),
       modelProblem: (name) => {
         try {
@@ -336,6 +339,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
           ...builtin.tools.filter((tool) => !disabledTools.has(tool.name)),
           ...(attachDisabled ? [] : [attachFileTool({ workspace: builtin.workspace, thread: session.key, transfers: files, mask: secrets.mask, maxBytes: config.MAX_FILE_BYTES })]),
           ...mcp.tools(),
+          // Made after the manager (its runs need it); engineSetup runs only once sessions are built.
+          ...(disabledTools.has('schedule_task') ? [] : [scheduleTaskTool({ desk: schedules.desk, key: session.key, timezone: (creator) => personZones.zoneOf(session.key.platform, creator) })]),
         ].filter((tool) => offers(profile.tools, tool.name)),
         ...(profile.tools ? { offeredTools: profile.tools } : {}),
         prepareInput: inputPreparer(intake, uploadPlace(folder, scope, session.key)),
@@ -421,6 +426,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     },
     mcp: mcpReport,
     schedules: schedules.desk,
+    schedulesIdle: () => schedules.idle(),
     scheduleTimezone: config.SCHEDULE_TZ,
     personZones,
     profiles,

@@ -32,11 +32,12 @@ export class ScheduleRuns {
 
   /** One occurrence: the note (with the next run), then the creator's turn. */
   readonly fire = async (schedule: Schedule, dueAt: number): Promise<void> => {
-    const { manager, clock } = this.options;
+    const { manager } = this.options;
     const record = await manager.openThread(schedule.key, schedule.creator);
     // No mention in the note: the platforms show notes as inert text (the task is a person's words).
     await this.say(record, `Scheduled run of ${schedule.id}: “${schedule.task}”. ${nextWords(schedule)}`);
-    const firedAt = clock.now();
+    // The inbox stamps prompts with the system's time, whatever clock the schedules run on.
+    const firedAt = Date.now();
     const result = await manager.deliver(schedule.key, {
       text: taskText(schedule, dueAt),
       userId: schedule.creator,

@@ -17,6 +17,8 @@ import { Scheduler, systemScheduleClock, type ScheduleClock } from './scheduler.
 export interface ScheduleSetup {
   desk: ScheduleService;
   start(): Promise<void>;
+  /** Until the occurrences due now are claimed, recorded and handed to their runs (tests, on a manual clock). */
+  idle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ export function schedulesFrom(
   return {
     desk,
     start: () => scheduler.start(),
+    idle: () => scheduler.idle(),
     close: async () => {
       runs.close();
       await scheduler.close();
