@@ -95,7 +95,7 @@ describe('scheduled work in a Slack thread', () => {
     await clock.advanceTo(FRIDAY_7_UTC + 120 * MINUTE, settle);
     await waitForCard(bot, root, 'write_file', (text) => text.includes(PROMPT_ACTION));
     const sessionId = (await bot.core.store.getSession(`slack:${SLACK_IDS.teamId}:${C}:${encodeURIComponent(root)}`))!.id;
-    expect(await bot.core.manager.isWorking(sessionId)).toBe(true);
+    expect(bot.core.manager.isWorking(sessionId)).toBe(true);
 
     await clock.advanceTo(FRIDAY_7_UTC + 149 * MINUTE, settle);
     expect(notes(bot, root).some((m) => m.text.includes('Closed'))).toBe(false);
