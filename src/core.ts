@@ -46,6 +46,7 @@ import { metricsOn, type MetricsEndpoint } from './ops/metrics/index.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { profileFolder, profilesFrom } from './profiles/profile-setup.js';
 import { offers, type Profiles } from './profiles/profiles.js';
+import type { ScheduleDesk } from './schedules/schedule-types.js';
 import type { ProfileReloader } from './profiles/profile-setup.js';
 import { INTERACTIVE_TOOLS } from './engine/index.js';
 import { BUILTIN_TOOL_NAMES } from './tools/index.js';
@@ -102,6 +103,10 @@ export interface Core {
   suspend(): Promise<number>;
   /** A connector's own rendering documents under `prefix` stay writable after `suspend` (see store/write-fence.ts `keep`). */
   keepWritableAtShutdown(prefix: string): void;
+  /** Scheduled work (src/schedules/): what `/schedule`, `/schedules`, `/unschedule` and the schedule_task tool ask. */
+  schedules?: ScheduleDesk;
+  /** SCHEDULE_TZ: the time zone a schedule is read in when the platform does not give the person's. */
+  scheduleTimezone: string;
   /** Profiles per place (src/profiles/); `default` alone without PROFILES. */
   profiles: Profiles;
   /** Reads PROFILES again (a change on disk, SIGHUP); absent without PROFILES. */
@@ -394,6 +399,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       return report;
     },
     mcp: mcpReport,
+    scheduleTimezone: config.SCHEDULE_TZ,
     profiles,
     ...(profileReloader ? { profileReloader } : {}),
     warnings,
