@@ -8,7 +8,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROMPT_ACTION } from '../../connectors/slack/actions.js';
-import { SLACK_IDS } from '../fakes/slack-payloads.js';
+import { appMention, eventCallback, SLACK_IDS } from '../fakes/slack-payloads.js';
+import { sendEvent } from '../fakes/slack-signer.js';
+import { slackHttpEnv, startBotFakes } from '../support/bot-fakes.js';
+import { BotProcess } from '../support/bot-process.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../../src/system-prompt.js';
 import { waitFor } from '../support/engine-kit.js';
 import { tempDir } from '../support/test-connector.js';
@@ -236,5 +239,50 @@ describe('a profile’s name and icon on Slack (chat:write.customize)', () => {
     await b.mention('/model openai:gpt-4.1', { channel: OPS, threadTs: root });
     const switched = await b.slack.waitForCall('chat.postMessage', (call) => String(call.args.text).includes('openai:gpt-4.1'), 8_000);
     expect(switched.args).toMatchObject({ channel: OPS, username: 'Ops Bot', icon_url: 'https://example.com/ops.png' });
+  });
+});
+
+describe('npm start with PROFILES (the compiled bot in a child process)', () => {
+  it('two channels get their own model requests and the profile’s name on its posts; a broken file stops the start with every problem', async () => {
+    const fakes = await startBotFakes(cleanups);
+    const file = join(fakes.dir, 'profiles.yaml');
+    await writeFile(file, profilesYaml());
+    const env = slackHttpEnv(fakes, 'signing-secret-4242', { PROFILES: file, MODELS: 'openai:gpt-4.1, openai:gpt-4.1-mini, openai:gpt-4o-mini' });
+    fakes.slack.setBotToken(env.SLACK_BOT_TOKEN);
+    const started = await BotProcess.start(env, fakes.dir, 60_000);
+    cleanups.push(() => started.kill());
+    expect(started.lines().filter((line) => String(line.msg).startsWith("profiles read")).map((line) => [line.msg, line.profiles])).toEqual([[`profiles read from ${file}`, ["support", "ops", "secret"]]]);
+
+    for (const [channel, text] of [[SUPPORT, 'where is my order?'], [OPS, 'is the deploy done?']] as const) {
+      const before = fakes.llm.requests.length;
+      fakes.llm.replyText(`Answer to ${text}.`);
+      const mention = appMention({ text, channel });
+      fakes.slack.addMessage(mention);
+      expect((await sendEvent(started.eventsUrl, 'signing-secret-4242', eventCallback(mention))).status).toBe(200);
+      await waitFor(() => fakes.llm.requests.length === before + 1, 20_000);
+    }
+    const [support, ops] = fakes.llm.requests.map((request) => request.body as Body);
+    expect([support!.model, ops!.model]).toEqual(['gpt-4o-mini', 'gpt-4.1-mini']);
+    expect(systemOf(support!)).toContain('SUPPORT-ONLY');
+    expect(systemOf(support!)).not.toContain(DEFAULT_SYSTEM_PROMPT.slice(0, 60));
+    expect(systemOf(ops!)).toContain('OPS-V1');
+    expect(toolsOf(support!)).toEqual(['read_file', 'search']);
+    expect(toolsOf(ops!)).toEqual(['read_file', 'run_shell', 'write_file']);
+    const opsPost = await fakes.slack.waitForCall('chat.postMessage', (call) => call.args.channel === OPS, 20_000);
+    expect(opsPost.args).toMatchObject({ username: 'Ops Bot', icon_url: 'https://example.com/ops.png' });
+    await started.kill();
+
+    // A broken file: the start stops, naming each problem.
+    await writeFile(file, profilesYaml().replace('    admins:', '    colour: red\n    admins:').replace('instructionsMode: replace', 'instructionsMode: sideways'));
+    const refused = await BotProcess.start(env, fakes.dir, 60_000).then(
+      async (bot) => {
+        await bot.kill();
+        return 'started';
+      },
+      (error: unknown) => String(error),
+    );
+    expect(refused).toContain('the bot exited');
+    expect(refused).toContain('"colour"');
+    expect(refused).toContain('instructionsMode');
   });
 });
