@@ -63,12 +63,12 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function bootWithProfiles(yaml = profilesYaml()): Promise<{ bot: SlackBot; file: string }> {
+async function bootWithProfiles(yaml = profilesYaml(), env: Record<string, string> = {}): Promise<{ bot: SlackBot; file: string }> {
   const dir = await tempDir();
   cleanups.push(dir.remove);
   const file = join(dir.path, 'profiles.yaml');
   await writeFile(file, yaml);
-  bot = await bootSlackBot({ env: { PROFILES: file, MODELS: 'openai:gpt-4.1, openai:gpt-4.1-mini, openai:gpt-4o-mini' } });
+  bot = await bootSlackBot({ env: { PROFILES: file, MODELS: 'openai:gpt-4.1, openai:gpt-4.1-mini, openai:gpt-4o-mini', ...env } });
   return { bot, file };
 }
 
@@ -168,6 +168,28 @@ describe('approvers per channel', () => {
     await b.click(generalCard.ts, { actionId: PROMPT_ACTION, choice: 'once' }, { channel: GENERAL, user: ADA });
     await waitFor(() => b.llm.requests.length === 4, 8_000);
     await b.idle();
+  });
+});
+
+describe('a profile’s budgets', () => {
+  it('its channel limit holds in its channel (a new request refused privately) and not in the default channel', async () => {
+    // $1 per million tokens either way; ops may spend $0.05 a day, the environment sets no limit.
+    const prices = JSON.stringify({ 'openai:gpt-4.1': { input: 1, output: 1 }, 'openai:gpt-4.1-mini': { input: 1, output: 1 } });
+    const { bot: b } = await bootWithProfiles(profilesYaml().replace(`    admins: [${ONCALL}]`, `    admins: [${ONCALL}]\n    budgets: { channelDaily: "$0.05" }`), { MODEL_PRICES: prices });
+    for (const channel of [OPS, GENERAL]) {
+      const before = b.llm.requests.length;
+      b.llm.replyText('A costly answer.', { usage: { prompt_tokens: 60_000, completion_tokens: 10 } });
+      await b.mention('think hard', { channel });
+      await waitFor(() => b.llm.requests.length === before + 1, 8_000);
+      await b.idle();
+    }
+    // $0.06 spent in each channel: ops is past its $0.05, general has no limit.
+    await b.mention('and another thing', { channel: OPS, user: BOB });
+    await waitFor(() => whispersTo(b, OPS, BOB).length > 0, 8_000);
+    expect(whispersTo(b, OPS, BOB)[0]).toMatch(/^Not started: this channel's daily budget of \$0\.05 is spent/);
+    expect(b.llm.requests).toHaveLength(2);
+    await answered(b, GENERAL, 'and another thing');
+    expect(b.llm.requests).toHaveLength(3);
   });
 });
 
