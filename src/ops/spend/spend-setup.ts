@@ -46,12 +46,13 @@ export function spendFrom(settings: SpendSettings, options: SpendSetupOptions): 
   const limits = limitsFrom(settings);
   const now = options.now ?? Date.now;
   const counters = options.redis ? new RedisSpendCounters(options.redis) : new KeyvSpendCounters(options.keyv, now);
-  const ledger = new SpendLedger({ counters, prices: options.prices, periods: new Periods(settings.BUDGET_TIMEZONE ?? 'UTC'), now, limits });
   const budgetsAt = options.budgetsAt;
+  const limitsAt = budgetsAt ? (place: Place) => limitsWith(limits, budgetsAt(place)) : undefined;
+  const ledger = new SpendLedger({ counters, prices: options.prices, periods: new Periods(settings.BUDGET_TIMEZONE ?? 'UTC'), now, limits, ...(limitsAt ? { limitsAt } : {}) });
   const guard = new BudgetGuard({
     ledger,
     limits,
-    ...(budgetsAt ? { limitsAt: (place: Place) => limitsWith(limits, budgetsAt(place)) } : {}),
+    ...(limitsAt ? { limitsAt } : {}),
     ops: options.ops,
     ...(options.notify ? { notify: options.notify } : {}),
     ...(options.logger ? { logger: options.logger } : {}),

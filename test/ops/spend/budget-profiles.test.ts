@@ -38,6 +38,10 @@ describe("a profile's budgets", () => {
     expect(await kit.guard.mayStart(general, 'U2')).toEqual({ ok: true });
     await spend(kit, general, 'U1', tokens(2_000_000, 0)); // $5.20 in all
     expect(await kit.guard.mayStart(general, 'U2')).toMatchObject({ ok: false });
+    // /usage shows each channel's own limit.
+    const usage = (id: string) => kit.ledger.usage({ kind: 'channel', platform: 'slack', workspace: 'T1', id });
+    expect((await usage(OPS)).limit).toMatchObject({ usd: 1 });
+    expect((await usage('C0GENERAL')).limit).toMatchObject({ usd: 5, setting: 'BUDGET_CHANNEL_DAILY' });
   });
 
   it('a profile may set a limit the environment does not (and the 80 % note follows it); a turn limit only its place', async () => {

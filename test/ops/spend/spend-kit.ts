@@ -70,7 +70,14 @@ export function guardOn(
   const events: OpsEvent[] = [];
   bus.add({ handle: (event) => events.push(event) });
   const notes: { place: Place; text: string }[] = [];
-  const ledger = new SpendLedger({ counters, prices: options.prices ?? new ModelPrices(), periods: new Periods(options.zone ?? 'UTC'), now: clock.now, limits });
+  const ledger = new SpendLedger({
+    counters,
+    prices: options.prices ?? new ModelPrices(),
+    periods: new Periods(options.zone ?? 'UTC'),
+    now: clock.now,
+    limits,
+    ...(options.limitsAt ? { limitsAt: options.limitsAt } : {}),
+  });
   const guard = new BudgetGuard({
     ledger,
     limits,
