@@ -47,6 +47,8 @@ import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { profileFolder, profilesFrom } from './profiles/profile-setup.js';
 import { offers, type Profiles } from './profiles/profiles.js';
 import type { ScheduleDesk } from './schedules/schedule-types.js';
+import { schedulesFrom } from './schedules/schedule-setup.js';
+import type { ScheduleClock } from './schedules/scheduler.js';
 import type { ProfileReloader } from './profiles/profile-setup.js';
 import { INTERACTIVE_TOOLS } from './engine/index.js';
 import { BUILTIN_TOOL_NAMES } from './tools/index.js';
@@ -134,6 +136,8 @@ export interface CoreOptions {
   bwrapPath?: string;
   /** The clock the spend limits' days and months follow (default Date.now): tests cross midnight with it. */
   spendClock?: () => number;
+  /** The clock and timers schedules run on (default: the system's): tests move time with it. */
+  scheduleClock?: ScheduleClock;
 }
 
 export async function startCore(config: Config, options: CoreOptions): Promise<Core> {
@@ -356,6 +360,18 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     },
   });
 
+  // Scheduled work (src/schedules/): made here, at start-up and outside any turn (its timers
+  // keep the context they were made in); started by recover, once the connectors are attached.
+  const schedules = schedulesFrom(config, {
+    keyv: opened.keyv,
+    ...(shared ? { redis: { client: shared, indexKey: keys.schedules } } : {}),
+    manager,
+    claim: (occurrenceId) => manager.claimEvent(occurrenceId),
+    notify: (record, text) => observers.onNotice(record, { kind: 'schedule', text }),
+    logger,
+    ...(options.scheduleClock ? { clock: options.scheduleClock } : {}),
+  });
+
   // Metrics: a sink on the operations bus, its gauges read from the sessions and the model-call gate.
   const metrics = metricsOn(config, ops, { sessions: () => manager.load(), modelCalls: () => modelGate.load });
   const setupWarnings = [...accessWarnings(access, policy.mode !== 'read-only'), ...opened.notes, ...(shell.warn ? [shell.message] : []), ...spend.warnings];
@@ -396,9 +412,12 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       await cluster?.start();
       const report = await manager.recover();
       logger.info(report, 'recovered sessions after start-up');
+      // Runs missed while the bot was down run now (within SCHEDULE_GRACE) or are noted as skipped.
+      await schedules.start();
       return report;
     },
     mcp: mcpReport,
+    schedules: schedules.desk,
     scheduleTimezone: config.SCHEDULE_TZ,
     profiles,
     ...(profileReloader ? { profileReloader } : {}),
@@ -408,6 +427,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     suspend: async () => {
       if (suspended || closed) return 0;
       suspended = true;
+      await schedules.close();
       const working = await manager.beginSuspend();
       observers.mute();
       fence.close('the bot is shutting down');
@@ -429,6 +449,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       clearTimeout(firstSweep);
       clearInterval(sweeper);
       // After a suspend the turns are left as they are (the store is fenced); else they stop.
+      await schedules.close();
       if (!suspended) await manager.shutdown();
       await mcp.close();
       await ops.close();
