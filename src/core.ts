@@ -47,6 +47,7 @@ import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { profileFolder, profilesFrom } from './profiles/profile-setup.js';
 import { offers, type Profiles } from './profiles/profiles.js';
 import type { ScheduleDesk } from './schedules/schedule-types.js';
+import { PersonZones } from './schedules/person-zones.js';
 import { schedulesFrom } from './schedules/schedule-setup.js';
 import type { ScheduleClock } from './schedules/scheduler.js';
 import type { ProfileReloader } from './profiles/profile-setup.js';
@@ -109,6 +110,8 @@ export interface Core {
   schedules?: ScheduleDesk;
   /** SCHEDULE_TZ: the time zone a schedule is read in when the platform does not give the person's. */
   scheduleTimezone: string;
+  /** People's time zones per platform (a connector that knows them registers; else SCHEDULE_TZ): for the schedule_task tool. */
+  personZones: PersonZones;
   /** Profiles per place (src/profiles/); `default` alone without PROFILES. */
   profiles: Profiles;
   /** Reads PROFILES again (a change on disk, SIGHUP); absent without PROFILES. */
@@ -219,6 +222,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const mcpReport = await mcp.start(mcpConfig);
   const models = modelMenu({ models: config.MODELS, defaultModel: config.MODEL, compactionModel: config.COMPACTION_MODEL });
   // A broken PROFILES file stops the start, with every problem (src/profiles/).
+  // Whose time zone is what (Slack's connector registers users.info `tz`): the schedule_task tool reads "when" in it.
+  const personZones = new PersonZones(config.SCHEDULE_TZ, logger);
   const { profiles, reloader: profileReloader } = await profilesFrom(config.PROFILES, {
     logger,
     env: {
@@ -419,6 +424,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     mcp: mcpReport,
     schedules: schedules.desk,
     scheduleTimezone: config.SCHEDULE_TZ,
+    personZones,
     profiles,
     ...(profileReloader ? { profileReloader } : {}),
     warnings,

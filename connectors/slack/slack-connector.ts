@@ -72,6 +72,8 @@ export class SlackConnector {
     private readonly options: SlackConnectorOptions,
   ) {
     this.names = new UserNames(app.client, options.logger);
+    // The schedule_task tool reads a Slack person's "when" in their own zone, as /schedule does.
+    options.core.personZones.register('slack', (userId) => this.names.timezoneOf(userId));
     this.agentSessions = new AgentSessions({ store: options.core.store, logger: options.logger });
   }
 
@@ -272,7 +274,21 @@ export class SlackConnector {
     const command = mentioned || isDm ? threadCommand(bare) : undefined;
     if (command) {
       if (!(await manager.claimEvent(eventId))) return;
-      await runThreadCommand(command, { connector: this, key, userId: message.user, external, manager, logger: this.options.logger, feedback: this.options.core.feedback, ...(this.options.core.spend ? { spend: this.options.core.spend } : {}) });
+      const { core } = this.options;
+      await runThreadCommand(command, {
+        connector: this,
+        key,
+        userId: message.user,
+        external,
+        manager,
+        logger: this.options.logger,
+        feedback: core.feedback,
+        ...(core.spend ? { spend: core.spend } : {}),
+        ...(core.schedules ? { schedules: core.schedules } : {}),
+        // Their Slack time zone (users.info `tz`, kept with their name), asked only by /schedule.
+        timezone: () => this.names.timezoneOf(message.user),
+        defaultTimezone: core.scheduleTimezone,
+      });
       return;
     }
     // A message made only of files (a screenshot dropped in the thread) is a message too.
