@@ -200,6 +200,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     ops,
     logger,
     ...(options.spendClock ? { now: options.spendClock } : {}),
+    // A profile's budgets replace BUDGET_* in its place (read at each call: a reload holds at once).
+    budgetsAt: (place) => profiles.settingsAt(place).budgets,
     notify: async (place, text) => {
       const record = await store.getSession(place.sessionId);
       if (record) await observers.onNotice(record, { kind: 'budget_warning', text });

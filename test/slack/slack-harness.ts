@@ -199,7 +199,7 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
 }
 
 /** The card (a bot message in the thread) whose text mentions the tool. */
-export async function waitForCard(bot: SlackBot, threadTs: string, tool: string, predicate: (text: string) => boolean = () => true, channel = SLACK_IDS.channelId) {
+export async function waitForCard(bot: SlackBot, threadTs: string, tool: string, predicate: (text: string) => boolean = () => true, channel: string = SLACK_IDS.channelId) {
   let found: { ts: string; text: string; blocks: unknown[] } | undefined;
   await waitFor(() => {
     const message = bot.slack
