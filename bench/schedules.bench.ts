@@ -15,6 +15,7 @@ import { openKeyvStore } from '../src/store/keyv-factory.js';
 import { SessionStore } from '../src/store/session-store.js';
 import { median, percentile } from './stats.js';
 import type { BenchRow, BenchSuite } from './suite.js';
+import { scheduleRunRows } from './schedule-runs.bench.js';
 
 const SCHEDULES = 1_000;
 const DUE_SOON = 200;
@@ -44,8 +45,8 @@ function scheduleOf(i: number, spec: Schedule['spec'], now: number): Schedule {
   };
 }
 
-export const schedulesSuite: BenchSuite = {
-  name: 'schedules',
+const schedulerSuite: BenchSuite = {
+  name: 'scheduler',
   async run(): Promise<BenchRow[]> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'chat-agent-bench-schedules-'));
     const opened = await openKeyvStore(`sqlite://${path.join(dir, 'bot.sqlite')}`);
@@ -84,8 +85,8 @@ export const schedulesSuite: BenchSuite = {
       clearTimeout(timer);
       const note = `${SCHEDULES.toLocaleString('en-US')} stored on SQLite, ${DUE_SOON} one-offs due over ${SPREAD_MS / 1000} s, real clock; due instant → fire called (claim, re-read, record)`;
       return [
-        { key: 'schedules.fire_lag_ms_p99', value: percentile(lags, 99), unit: 'ms', note: `${note}; goal ≤ 1,000 ms (to the model request)` },
-        { key: 'schedules.fire_lag_ms_median', value: median(lags), unit: 'ms', note },
+        { key: 'schedules.scheduler_lag_ms_p99', value: percentile(lags, 99), unit: 'ms', note: `${note}; the scheduler's share of schedules.fire_lag_ms_p99` },
+        { key: 'schedules.scheduler_lag_ms_median', value: median(lags), unit: 'ms', note },
         { key: 'schedules.fired', value: lags.length, unit: 'runs', note: `of ${DUE_SOON} due (stored in ${storedIn} ms, before the first was due)` },
         { key: 'schedules.heap_mb_for_1000', value: held, unit: 'MB', note: 'heap above baseline after GC: the scheduler, the store index and the 1,000 records' },
       ];
@@ -94,5 +95,13 @@ export const schedulesSuite: BenchSuite = {
       await opened.close();
       await rm(dir, { recursive: true, force: true });
     }
+  },
+};
+
+/** The scheduler alone, then the whole path through the real core (schedule-runs.bench.ts). */
+export const schedulesSuite: BenchSuite = {
+  name: 'schedules',
+  async run(): Promise<BenchRow[]> {
+    return [...(await schedulerSuite.run()), ...(await scheduleRunRows())];
   },
 };
