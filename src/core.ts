@@ -223,6 +223,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       mcpServers: [...mcpConfig.servers.map((server) => server.name), ...(mcpConfig.skipped ?? []).map((skipped) => skipped.server)],
       policy: policyOptions,
       workspaceRoot: shell.workspaceRoot,
+      settings: config,
     }),
   });
   // A change on disk reloads the profiles for new turns (src/profiles/profile-watch.ts).

@@ -2,10 +2,9 @@
 // the MCP servers of MCP_CONFIG, the model providers, the shell allow-list's grammar. One
 // place for the start (core.ts) and `npm run doctor` (src/app/doctor.ts), so the doctor
 // refuses exactly what a start would.
-import { FILE_TOOL_NAMES } from '../config-checks.js';
+import { FILE_TOOL_NAMES, modelNameProblem } from '../config-checks.js';
 import { INTERACTIVE_TOOLS } from '../engine/interactive.js';
 import { createPermissionPolicy, type PermissionMode } from '../permissions/index.js';
-import { resolveModelRef } from '../providers/index.js';
 import { BUILTIN_TOOL_NAMES } from '../tools/index.js';
 import type { KnownNames } from './profile-checks.js';
 
@@ -14,6 +13,8 @@ export function botToolNames(extra: Iterable<string> = []): ReadonlySet<string> 
   return new Set([...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, ...Object.keys(INTERACTIVE_TOOLS), ...extra]);
 }
 
+type ModelSettings = Partial<Record<'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'ANTHROPIC_API_KEY' | 'ANTHROPIC_BASE_URL', string>>;
+
 export interface KnownNamesInput {
   /** The MCP servers MCP_CONFIG names (skipped ones too: a server down now may be up later). */
   mcpServers: Iterable<string>;
@@ -21,6 +22,8 @@ export interface KnownNamesInput {
   policy: { mode: PermissionMode; shellAllowList: readonly string[]; grantScope?: 'thread' | 'channel' };
   /** WORKSPACE_DIR, resolved: an entry naming a path is checked against it. */
   workspaceRoot: string;
+  /** The settings a model is judged under: its provider's key or base URL (the Config). */
+  settings: ModelSettings;
   /** Tools only some setups have (the schedules' tool, …). */
   extraTools?: Iterable<string>;
 }
@@ -29,14 +32,7 @@ export function knownNames(input: KnownNamesInput): KnownNames {
   return {
     tools: botToolNames(input.extraTools),
     mcpServers: new Set(input.mcpServers),
-    modelProblem: (name) => {
-      try {
-        resolveModelRef(name);
-        return undefined;
-      } catch (error) {
-        return error instanceof Error ? error.message : String(error);
-      }
-    },
+    modelProblem: (name) => modelNameProblem(name, input.settings),
     allowlistProblem: (entries) => {
       try {
         createPermissionPolicy({ ...input.policy, shellAllowList: [...entries], workspaceDir: input.workspaceRoot });

@@ -43,7 +43,7 @@ async function watched(text: string, debounceMs?: number) {
       shellAllowlist: [],
       workspaceScope: 'thread',
     },
-    known: knownNames({ mcpServers: ['github'], policy: { mode: 'interactive', shellAllowList: [] }, workspaceRoot: dir.path }),
+    known: knownNames({ mcpServers: ['github'], policy: { mode: 'interactive', shellAllowList: [] }, workspaceRoot: dir.path, settings: { OPENAI_API_KEY: 'sk-test' } }),
   });
   let reads = 0;
   const reloader = setup.reloader!;
