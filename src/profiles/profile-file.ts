@@ -53,10 +53,25 @@ export function parseProfiles(text: string, checks: ProfileChecks = () => []): P
       const one = ProfileSchema.safeParse(entry);
       return one.success ? [one.data] : [];
     });
-    return { ok: false, problems: [...parsed.error.issues.map((issue) => describe(issue, raw)), ...checked(whole, checks)] };
+    // A name used twice too (the schema's own refinement runs only on a file it otherwise accepts).
+    const schema = parsed.error.issues.map((issue) => describe(issue, raw));
+    return { ok: false, problems: [...new Set([...schema, ...duplicateNames(list)]), ...checked(whole, checks)] };
   }
   const problems = checked(parsed.data.profiles, checks);
   return problems.length > 0 ? { ok: false, problems } : { ok: true, profiles: parsed.data.profiles };
+}
+
+function duplicateNames(list: unknown): string[] {
+  const seen = new Set<string>();
+  const problems: string[] = [];
+  for (const entry of Array.isArray(list) ? list : []) {
+    const name: unknown = entry && typeof entry === 'object' ? (entry as { name?: unknown }).name : undefined;
+    if (typeof name !== 'string') continue;
+    // The schema's words, so a file the refinement did check reads the same.
+    if (seen.has(name)) problems.push(`profile "${name}": name: "${name}" is used by two profiles`);
+    seen.add(name);
+  }
+  return problems;
 }
 
 function checked(profiles: readonly Profile[], checks: ProfileChecks): string[] {
