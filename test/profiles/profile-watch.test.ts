@@ -10,6 +10,7 @@ import { knownNames } from '../../src/profiles/known-names.js';
 import { profilesFrom } from '../../src/profiles/profile-setup.js';
 import { ProfileWatch } from '../../src/profiles/profile-watch.js';
 import { modelMenu } from '../../src/providers/model-menu.js';
+import { bootSlackBot } from '../slack/slack-harness.js';
 import { slackHttpEnv, startBotFakes } from '../support/bot-fakes.js';
 import { BotProcess } from '../support/bot-process.js';
 import { memoryLogger, waitFor } from '../support/engine-kit.js';
@@ -149,6 +150,38 @@ describe('the PROFILES file, watched', () => {
     expect(reads()).toBe(0);
     expect(profiles.version).toBe(1);
   });
+});
+
+describe('the core watches PROFILES', () => {
+  it('an edit changes the place\'s profile for new threads; after close, edits change nothing', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const path = join(dir.path, 'profiles.yaml');
+    await writeFile(path, yamlWith('one'));
+    const bot = await bootSlackBot({ dir: dir.path, env: { PROFILES: path } });
+    let stopped = false;
+    cleanups.push(() => (stopped ? Promise.resolve() : bot.stop()));
+    const place = { platform: 'slack', workspace: 'T1', channel: 'C0OPS', thread: '1.0' };
+    expect(bot.core.profiles.forPlace(place).name).toBe('ops');
+
+    writeFileSync(path, yamlWith('two').replace('name: ops', 'name: ops2'));
+    await waitFor(() => bot.core.profiles.version === 2, WAIT_MS);
+    expect(bot.core.profiles.forPlace(place).name).toBe('ops2');
+    expect(bot.core.profileWatch).toBeDefined();
+
+    await bot.stop();
+    stopped = true;
+    // The watch is closed with the core: a later edit is not read (a witness watch sees it).
+    let seen = 0;
+    const witness = new ProfileWatch({ path, reload: async () => void seen++ }, { logger: memoryLogger() }).start();
+    cleanups.push(() => witness.stop());
+    writeFileSync(path, yamlWith('three'));
+    await waitFor(() => seen > 0, WAIT_MS);
+    // A second edit and its debounce: a read the core's watch had begun for the first would be done by now.
+    writeFileSync(path, yamlWith('four'));
+    await waitFor(() => seen > 1, WAIT_MS);
+    expect(bot.core.profiles.version).toBe(2);
+  }, 60_000);
 });
 
 describe('SIGHUP', () => {
