@@ -7,6 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DISCORD_IDS } from '../fakes/discord-payloads.js';
+import { FakeDiscord } from '../fakes/discord-server.js';
 import { SLACK_IDS } from '../fakes/slack-payloads.js';
 import { FakeSlack } from '../fakes/slack-server.js';
 import { bootDiscordBot } from '../discord/discord-harness.js';
@@ -69,22 +70,31 @@ describe('the channels a profile names, looked up at start', () => {
     expect(summary(bot.logs)).toEqual({ platform: 'Slack', checked: 0, unseen: 0 });
   }, 60_000);
 
-  it('Discord: an unknown channel (404, 10003) is a warning naming the profile; a channel it sees is quiet', async () => {
+  it('Discord: an unknown channel (404, 10003) and one the bot may not view (403, 50001) are warnings naming the profile; a channel it sees is quiet', async () => {
     const unknown = '112233445566778899';
+    const hidden = '998877665544332211';
     const { dir, path } = await profilesFile([
       '  - name: general',
       `    match: { discordChannel: "${DISCORD_IDS.generalChannelId}" }`,
       '  - name: gone',
       `    match: { discordChannel: ["${unknown}", "${DISCORD_IDS.randomChannelId}"] }`,
+      '  - name: staff',
+      `    match: { discordChannel: "${hidden}" }`,
       '  - name: server',
       `    match: { discordGuild: "${DISCORD_IDS.guildId}" }`,
     ]);
-    const bot = await bootDiscordBot({ dir, env: { PROFILES: path } });
+    const fake = await new FakeDiscord().start();
+    cleanups.push(() => fake.stop());
+    fake.rest.hiddenChannels.add(hidden);
+    const bot = await bootDiscordBot({ dir, fake, env: { PROFILES: path } });
     cleanups.push(() => bot.stop());
     await bot.connector.profileChannels;
 
-    expect(warnings(bot.logs)).toEqual([`profile "gone": Discord channel ${unknown} does not exist or the bot cannot see it (10003 Unknown Channel); invite the bot there, or fix the id in PROFILES`]);
-    expect(summary(bot.logs)).toEqual({ platform: 'Discord', checked: 3, unseen: 1 });
+    expect(warnings(bot.logs)).toEqual([
+      `profile "gone": Discord channel ${unknown} does not exist or the bot cannot see it (10003 Unknown Channel); invite the bot there, or fix the id in PROFILES`,
+      `profile "staff": Discord channel ${hidden} does not exist or the bot cannot see it (50001 Missing Access); invite the bot there, or fix the id in PROFILES`,
+    ]);
+    expect(summary(bot.logs)).toEqual({ platform: 'Discord', checked: 4, unseen: 2 });
     const asked = bot.fake.rest.callsTo('GET /channels/:channel');
     expect(asked.filter((call) => call.params.channel === unknown).map((call) => call.status)).toEqual([404]);
     for (const id of [DISCORD_IDS.generalChannelId, DISCORD_IDS.randomChannelId]) expect(asked.filter((call) => call.params.channel === id).map((call) => call.status)).toContain(200);
