@@ -12,6 +12,7 @@ import { openaiProviderSuite } from './openai-provider.bench.js';
 import { playgroundSuite } from './playground.bench.js';
 import { processSuite } from './process.bench.js';
 import { recoverySuite } from './recovery.bench.js';
+import { schedulesSuite } from './schedules.bench.js';
 import { secretsSuite } from './secrets.bench.js';
 import { sessionsMemorySuite } from './sessions-memory.bench.js';
 import { shellSuite } from './shell.bench.js';
@@ -23,7 +24,7 @@ import { tracesSuite } from './traces.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, slackStopSuite, discordSuite, playgroundSuite, toolsSuite, secretsSuite, filesSuite, mediaSuite, clusterSuite, processSuite, tracesSuite];
+const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, slackStopSuite, discordSuite, playgroundSuite, toolsSuite, secretsSuite, filesSuite, mediaSuite, clusterSuite, processSuite, tracesSuite, schedulesSuite];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);

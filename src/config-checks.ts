@@ -17,6 +17,9 @@ import { BUILTIN_TOOL_NAMES } from './tools/index.js';
 /** The files room's tools (src/files/), built per conversation beside the built-in ones: DISABLED_TOOLS may name them too. */
 export const FILE_TOOL_NAMES = ['attach_file'] as const;
 
+/** The schedules room's tool (src/schedules/schedule-tool.ts SCHEDULE_TOOL_NAMES; named here so the checks need not load it). */
+export const SCHEDULE_TOOL_NAME = 'schedule_task';
+
 /** The environment as given, blank values removed: what every check here reads. */
 export type RawSettings = Readonly<Record<string, string | undefined>>;
 
@@ -166,7 +169,7 @@ function discordGuildProblems(raw: RawSettings): string[] {
 }
 
 function disabledToolProblems(raw: RawSettings): string[] {
-  const known: readonly string[] = [...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES];
+  const known: readonly string[] = [...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, SCHEDULE_TOOL_NAME];
   const unknown = disabledToolNames(raw.DISABLED_TOOLS).filter((name) => !known.includes(name));
   if (unknown.length === 0) return [];
   return [`DISABLED_TOOLS: unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (the built-in tools are ${known.join(', ')})`];

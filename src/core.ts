@@ -46,6 +46,11 @@ import { metricsOn, type MetricsEndpoint } from './ops/metrics/index.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { profileFolder, profilesFrom } from './profiles/profile-setup.js';
 import { offers, type Profiles } from './profiles/profiles.js';
+import type { ScheduleDesk } from './schedules/schedule-types.js';
+import { PersonZones } from './schedules/person-zones.js';
+import { schedulesFrom } from './schedules/schedule-setup.js';
+import { scheduleTaskTool } from './schedules/schedule-tool.js';
+import type { ScheduleClock } from './schedules/scheduler.js';
 import type { ProfileReloader } from './profiles/profile-setup.js';
 import { ProfileWatch } from './profiles/profile-watch.js';
 import { knownNames } from './profiles/known-names.js';
@@ -100,6 +105,14 @@ export interface Core {
   suspend(): Promise<number>;
   /** A connector's own rendering documents under `prefix` stay writable after `suspend` (see store/write-fence.ts `keep`). */
   keepWritableAtShutdown(prefix: string): void;
+  /** Scheduled work (src/schedules/): what `/schedule`, `/schedules`, `/unschedule` and the schedule_task tool ask. */
+  schedules?: ScheduleDesk;
+  /** Until the schedules' occurrences due now are handed to their runs (tests move a manual clock with it). */
+  schedulesIdle(): Promise<void>;
+  /** SCHEDULE_TZ: the time zone a schedule is read in when the platform does not give the person's. */
+  scheduleTimezone: string;
+  /** People's time zones per platform (a connector that knows them registers; else SCHEDULE_TZ): for the schedule_task tool. */
+  personZones: PersonZones;
   /** Profiles per place (src/profiles/); `default` alone without PROFILES. */
   profiles: Profiles;
   /** Reads PROFILES again (a change on disk, SIGHUP); absent without PROFILES. */
@@ -129,6 +142,8 @@ export interface CoreOptions {
   bwrapPath?: string;
   /** The clock the spend limits' days and months follow (default Date.now): tests cross midnight with it. */
   spendClock?: () => number;
+  /** The clock and timers schedules run on (default: the system's): tests move time with it. */
+  scheduleClock?: ScheduleClock;
 }
 
 export async function startCore(config: Config, options: CoreOptions): Promise<Core> {
@@ -185,6 +200,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     ops,
     logger,
     ...(options.spendClock ? { now: options.spendClock } : {}),
+    // A profile's budgets replace BUDGET_* in its place (read at each call: a reload holds at once).
+    budgetsAt: (place) => profiles.settingsAt(place).budgets,
     notify: async (place, text) => {
       const record = await store.getSession(place.sessionId);
       if (record) await observers.onNotice(record, { kind: 'budget_warning', text });
@@ -208,6 +225,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const mcpReport = await mcp.start(mcpConfig);
   const models = modelMenu({ models: config.MODELS, defaultModel: config.MODEL, compactionModel: config.COMPACTION_MODEL });
   // A broken PROFILES file stops the start, with every problem (src/profiles/).
+  // Whose time zone is what (Slack's connector registers users.info `tz`): the schedule_task tool reads "when" in it.
+  const personZones = new PersonZones(config.SCHEDULE_TZ, logger);
   const { profiles, reloader: profileReloader } = await profilesFrom(config.PROFILES, {
     logger,
     env: {
@@ -310,6 +329,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
           ...builtin.tools.filter((tool) => !disabledTools.has(tool.name)),
           ...(attachDisabled ? [] : [attachFileTool({ workspace: builtin.workspace, thread: session.key, transfers: files, mask: secrets.mask, maxBytes: config.MAX_FILE_BYTES })]),
           ...mcp.tools(),
+          // Made after the manager (its runs need it); engineSetup runs only once sessions are built.
+          ...(disabledTools.has('schedule_task') ? [] : [scheduleTaskTool({ desk: schedules.desk, key: session.key, timezone: (creator) => personZones.zoneOf(session.key.platform, creator) })]),
         ].filter((tool) => offers(profile.tools, tool.name)),
         ...(profile.tools ? { offeredTools: profile.tools } : {}),
         prepareInput: inputPreparer(intake, uploadPlace(folder, scope, session.key)),
@@ -335,6 +356,18 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         grantPreview: (dir) => builtin.workspace.grantPreview(dir),
       };
     },
+  });
+
+  // Scheduled work (src/schedules/): made here, at start-up and outside any turn (its timers
+  // keep the context they were made in); started by recover, once the connectors are attached.
+  const schedules = schedulesFrom(config, {
+    keyv: opened.keyv,
+    ...(shared ? { redis: { client: shared, indexKey: keys.schedules } } : {}),
+    manager,
+    claim: (occurrenceId) => manager.claimEvent(occurrenceId),
+    notify: (record, text) => observers.onNotice(record, { kind: 'schedule', text }),
+    logger,
+    ...(options.scheduleClock ? { clock: options.scheduleClock } : {}),
   });
 
   // Metrics: a sink on the operations bus, its gauges read from the sessions and the model-call gate.
@@ -377,9 +410,15 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       await cluster?.start();
       const report = await manager.recover();
       logger.info(report, 'recovered sessions after start-up');
+      // Runs missed while the bot was down run now (within SCHEDULE_GRACE) or are noted as skipped.
+      await schedules.start();
       return report;
     },
     mcp: mcpReport,
+    schedules: schedules.desk,
+    schedulesIdle: () => schedules.idle(),
+    scheduleTimezone: config.SCHEDULE_TZ,
+    personZones,
     profiles,
     ...(profileReloader ? { profileReloader } : {}),
     ...(profileWatch ? { profileWatch } : {}),
@@ -389,6 +428,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     suspend: async () => {
       if (suspended || closed) return 0;
       suspended = true;
+      await schedules.close();
       const working = await manager.beginSuspend();
       observers.mute();
       fence.close('the bot is shutting down');
@@ -411,6 +451,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       clearTimeout(firstSweep);
       clearInterval(sweeper);
       // After a suspend the turns are left as they are (the store is fenced); else they stop.
+      await schedules.close();
       if (!suspended) await manager.shutdown();
       await mcp.close();
       await ops.close();

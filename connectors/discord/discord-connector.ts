@@ -351,6 +351,8 @@ export class DiscordConnector {
         isOutsider: (userId, guildId) => this.isOutsider(userId, guildId),
         feedback: this.options.core.feedback,
         ...(this.options.core.spend ? { spend: this.options.core.spend } : {}),
+        ...(this.options.core.schedules ? { schedules: this.options.core.schedules } : {}),
+        scheduleTimezone: this.options.core.scheduleTimezone,
       });
     }
     if (await answerFeedbackInteraction(interaction, { core: this.options.core, logger: this.options.logger, isOutsider: (u, g) => this.isOutsider(u, g), messageKey: discordMessageKey })) return;

@@ -1,5 +1,6 @@
-// Discord's slash commands: `/status`, `/model`, `/grants`, `/revoke`, `/retry`, `/stop`,
-// `/forget`, `/feedback` (admins: the 👍 / 👎 totals), `/help`, registered for the application (for each server DISCORD_GUILD_ID lists,
+// Discord's slash commands: `/status`, `/model`, `/profile`, `/grants`, `/revoke`, `/retry`, `/stop`,
+// `/forget`, `/feedback` (admins: the 👍 / 👎 totals), `/usage`, `/schedule`, `/schedules`,
+// `/unschedule`, `/help`, registered for the application (for each server DISCORD_GUILD_ID lists,
 // so they appear at once; globally otherwise, which Discord may take an hour to show),
 // and run by the shared command runner (shared/thread-commands.ts) with the same roles as in
 // Slack. A command acts on the thread (or DM) it is run in.
@@ -18,11 +19,12 @@ import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
 import type { SessionKey } from '../../src/store/session-store.js';
 import type { SpendReader } from '../../src/ops/spend-report.js';
+import type { ScheduleDesk } from '../../src/schedules/schedule-types.js';
 import { runThreadCommand, type CommandContext, type CommandMarkup } from '../shared/thread-commands.js';
 import { safeContent, type DiscordOutbound } from './outbound.js';
 
 export const DISCORD_COMMAND_HELP =
-  'Commands, run in a thread where I work (or in a DM with me): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/feedback` (admins: the 👍 / 👎 on my answers), `/usage` (what was spent; admins may name a person or a channel), `/help`. Mention me in a channel to start a thread; react with 🛑 to stop me.';
+  'Commands, run in a thread where I work (or in a DM with me): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/feedback` (admins: the 👍 / 👎 on my answers), `/usage` (what was spent; admins may name a person or a channel), `/profile [name]` (admins: the thread\'s profile), `/schedule` (when, e.g. "every weekday at 9:00" or "in 2 hours", and the task; read in the bot\'s time zone, SCHEDULE_TZ), `/schedules` (yours, with their next run), `/unschedule <id>`, `/help`. Mention me in a channel to start a thread; react with 🛑 to stop me.';
 
 const DISCORD_MARKUP: CommandMarkup = {
   bold: (text) => `**${text}**`,
@@ -61,6 +63,17 @@ export const SLASH_COMMANDS: ApplicationCommandDataResolvable[] = [
       { type: CHANNEL, name: 'channel', description: 'Admins: this channel\'s spend', required: false },
     ],
   },
+  { name: 'profile', description: 'Admins: the profile this thread runs under, or move it to another', options: [{ type: STRING, name: 'name', description: 'The profile to move this thread to', required: false }] },
+  {
+    name: 'schedule',
+    description: 'Run a task in this thread later or regularly',
+    options: [
+      { type: STRING, name: 'when', description: 'e.g. "every weekday at 9:00", "in 2 hours", "0 9 * * 1-5"', required: true },
+      { type: STRING, name: 'task', description: 'What to do at each run, e.g. "summarise the open incidents"', required: true },
+    ],
+  },
+  { name: 'schedules', description: 'Your schedules (admins: every one in this channel) with their next run' },
+  { name: 'unschedule', description: 'End a schedule', options: [{ type: STRING, name: 'id', description: 'The schedule\'s id, e.g. s-abc123 (/schedules lists them)', required: true }] },
   { name: 'help', description: 'How to use me' },
 ];
 
@@ -95,6 +108,10 @@ export interface SlashCommandDeps {
   feedback?: Pick<FeedbackBook, 'totals'>;
   /** What was spent, for `/usage` (core.spend). */
   spend?: SpendReader;
+  /** Scheduled work, for `/schedule`, `/schedules`, `/unschedule` (core.schedules). */
+  schedules?: ScheduleDesk;
+  /** SCHEDULE_TZ: Discord does not tell a person's time zone, so every schedule is read in this one. */
+  scheduleTimezone: string;
 }
 
 export async function runSlashCommand(interaction: ChatInputCommandInteraction, deps: SlashCommandDeps): Promise<void> {
@@ -135,6 +152,8 @@ export async function runSlashCommand(interaction: ChatInputCommandInteraction, 
     logger: deps.logger,
     ...(deps.feedback ? { feedback: deps.feedback } : {}),
     ...(deps.spend ? { spend: deps.spend } : {}),
+    ...(deps.schedules ? { schedules: deps.schedules } : {}),
+    defaultTimezone: deps.scheduleTimezone,
   };
   await runThreadCommand({ name, args }, context, DISCORD_MARKUP);
   // `/stop` and `/retry` say nothing when they work: the thread shows it. Close the "thinking…".
@@ -148,6 +167,14 @@ function commandArgs(interaction: ChatInputCommandInteraction): string[] {
       return words(interaction.options.getString('model'));
     case 'revoke':
       return [...words(interaction.options.getString('tool')), ...words(interaction.options.getString('command'))];
+    case 'profile':
+      return words(interaction.options.getString('name'));
+    case 'schedule':
+      // The when, a separator the splitter drops, then the task: the shared runner splits the
+      // words as it splits a typed command, and the separator keeps a task's first words out of the when.
+      return [...words(interaction.options.getString('when')), '—', ...words(interaction.options.getString('task'))];
+    case 'unschedule':
+      return words(interaction.options.getString('id'));
     case 'usage': {
       const user = interaction.options.getUser('user');
       const channel = interaction.options.getChannel('channel');

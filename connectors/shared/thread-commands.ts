@@ -1,5 +1,6 @@
 // Thread commands (`/status`, `/model`, `/profile` (admins), `/grants`, `/revoke`, `/retry`, `/stop`, `/forget`,
-// `/feedback` (admins: the 👍 / 👎 totals), `/usage` (spend), `/help`), for every platform: each is a call on the session layer, which applies the same
+// `/feedback` (admins: the 👍 / 👎 totals), `/usage` (spend), `/schedule`, `/schedules`, `/unschedule`
+// (schedule-commands.ts), `/help`), for every platform: each is a call on the session layer, which applies the same
 // "who may" policy as buttons and reactions. Answers that concern only the asker are private
 // (whispered); a model switch is said in the thread. How the words are marked up is the
 // platform's (`CommandMarkup`: Slack mrkdwn, Discord markdown); Slack reads a command from a
@@ -8,7 +9,9 @@ import type { EngineLogger, GrantOwner, GrantsSnapshot } from '../../src/engine/
 import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
 import { sessionIdOf, type SessionKey } from '../../src/store/session-store.js';
+import type { ScheduleDesk } from '../../src/schedules/schedule-types.js';
 import { feedbackTotalsText } from './feedback-totals.js';
+import { endThreadSchedules, isScheduleCommand, runScheduleCommand } from './schedule-commands.js';
 import type { SpendReader } from '../../src/ops/spend-report.js';
 import { usageScopes, usageTarget, usageText } from './usage-command.js';
 
@@ -36,6 +39,12 @@ export interface CommandContext {
   operator?: boolean;
   /** What was spent, for `/usage` (core.spend). */
   spend?: SpendReader;
+  /** Scheduled work, for `/schedule`, `/schedules`, `/unschedule` and `/forget` (core.schedules). */
+  schedules?: ScheduleDesk;
+  /** The person's time zone when the platform tells it (Slack users.info `tz`). */
+  timezone?: () => Promise<string | undefined>;
+  /** SCHEDULE_TZ: the zone a schedule is read in when the person's is not known. */
+  defaultTimezone: string;
 }
 
 /** How a platform marks up the commands' answers. */
@@ -64,6 +73,7 @@ export async function runThreadCommand(command: { name: string; args: string[] }
     };
     return whisper(reason ?? words[status] ?? `Could not do that (${status}).`);
   };
+  if (isScheduleCommand(command.name)) return runScheduleCommand({ name: command.name, args: command.args }, context, markup);
   switch (command.name) {
     case 'help':
       return whisper(markup.help);
@@ -134,7 +144,7 @@ export async function runThreadCommand(command: { name: string; args: string[] }
       const result = await manager.controls.forget(sessionId, userId);
       if (result.status !== 'done') return explain(result.status, result.status === 'refused' ? result.reason : undefined);
       if (connector.closed) await connector.closed(key).catch((error: unknown) => context.logger.warn({ err: error }, "could not close the forgotten thread's session"));
-      return whisper('Forgotten: everything I stored for this thread is deleted.');
+      return whisper(`Forgotten: everything I stored for this thread is deleted.${await endThreadSchedules(context)}`);
     }
     case 'stop': {
       const result = await manager.interrupt(sessionId, userId);

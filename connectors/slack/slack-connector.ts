@@ -38,6 +38,7 @@ import { runThreadCommand } from './thread-commands.js';
 import { openBoltApp } from './bolt-app.js';
 import { showAll } from './show-all.js';
 import { limitClient } from './limited-client.js';
+import { withIdentity, type SlackIdentity } from './post-identity.js';
 import { carryViewing, listenForMessagesTab } from './messages-tab.js';
 import { messageKey, SlackSurface } from './slack-surface.js';
 import { listenForStopButton } from './stop-button.js';
@@ -74,6 +75,8 @@ export class SlackConnector {
     private readonly options: SlackConnectorOptions,
   ) {
     this.names = new UserNames(app.client, options.logger);
+    // The schedule_task tool reads a Slack person's "when" in their own zone, as /schedule does.
+    options.core.personZones.register('slack', (userId) => this.names.timezoneOf(userId));
     this.agentSessions = new AgentSessions({ store: options.core.store, logger: options.logger });
   }
 
@@ -175,9 +178,11 @@ export class SlackConnector {
       return presenter;
     }
     const { config, core, logger } = this.options;
-    const client = limitClient(this.app.client, config.SLACK_CALLS_PER_THREAD);
+    // The profile's name and icon, where its place sets them (post-identity.ts).
+    const identity = () => this.identityAt(session.key.workspace, session.key.channel);
+    const client = withIdentity(limitClient(this.app.client, config.SLACK_CALLS_PER_THREAD), identity);
     const surface = new SlackSurface(
-      { client, store: core.store, logger, support: this.support, botUserId: this.botUserId, agentSessions: this.agentSessions, loadingMessages: config.LOADING_MESSAGES ?? DEFAULT_LOADING_MESSAGES },
+      { client, store: core.store, logger, support: this.support, botUserId: this.botUserId, agentSessions: this.agentSessions, loadingMessages: config.LOADING_MESSAGES ?? DEFAULT_LOADING_MESSAGES, identity },
       session,
     );
     presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
@@ -190,6 +195,11 @@ export class SlackConnector {
       }
     }
     return presenter;
+  }
+
+  /** The name and icon the bot posts with in a channel (its profile's `identity`, read now: a reload applies at once). */
+  private identityAt(workspace: string, channel: string): SlackIdentity | undefined {
+    return this.options.core.profiles.settingsAt({ platform: 'slack', workspace, channel }).identity;
   }
 
   /** The client that posts into a thread: its presenter's rate-limited one when live, else the app's. */
@@ -272,7 +282,21 @@ export class SlackConnector {
     const command = mentioned || isDm ? threadCommand(bare) : undefined;
     if (command) {
       if (!(await manager.claimEvent(eventId))) return;
-      await runThreadCommand(command, { connector: this, key, userId: message.user, external, manager, logger: this.options.logger, feedback: this.options.core.feedback, ...(this.options.core.spend ? { spend: this.options.core.spend } : {}) });
+      const { core } = this.options;
+      await runThreadCommand(command, {
+        connector: this,
+        key,
+        userId: message.user,
+        external,
+        manager,
+        logger: this.options.logger,
+        feedback: core.feedback,
+        ...(core.spend ? { spend: core.spend } : {}),
+        ...(core.schedules ? { schedules: core.schedules } : {}),
+        // Their Slack time zone (users.info `tz`, kept with their name), asked only by /schedule.
+        timezone: () => this.names.timezoneOf(message.user),
+        defaultTimezone: core.scheduleTimezone,
+      });
       return;
     }
     // A message made only of files (a screenshot dropped in the thread) is a message too.
@@ -361,8 +385,9 @@ export class SlackConnector {
 
   /** Post in a thread (a command's visible answer). */
   async post(channel: string, threadTs: string, text: string): Promise<void> {
-    await this.client.chat
-      .postMessage({ channel, thread_ts: threadTs, text })
+    // In the name and icon of the channel's profile, as the thread's other messages.
+    await withIdentity(this.client, () => this.identityAt(this.teamId, channel))
+      .chat.postMessage({ channel, thread_ts: threadTs, text })
       .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not post in the thread'));
   }
 

@@ -18,6 +18,7 @@ import { AnswerStream, slackError, type StreamingSupport } from './answer-stream
 import { noteMessage, toolCardBlocks, toolCardText } from './blocks.js';
 import { CardIndex } from './card-index.js';
 import { closeStaleStream } from './stale-stream.js';
+import { hasIdentity, type SlackIdentity } from './post-identity.js';
 
 export interface SlackSurfaceDeps {
   /** The thread's client (limited-client.ts: at most SLACK_CALLS_PER_THREAD calls in flight). */
@@ -31,7 +32,12 @@ export interface SlackSurfaceDeps {
   agentSessions?: AgentSessions;
   /** What the DM status line rotates through while the bot works (LOADING_MESSAGES, or the defaults). */
   loadingMessages?: readonly string[];
+  /** The name and icon the thread's client posts with (its place's profile), read when an answer starts. */
+  identity?: () => SlackIdentity | undefined;
 }
+
+/** A workspace's streaming, declined for one answer (Slack's streams cannot carry a name or icon). */
+const POSTED_AND_EDITED: StreamingSupport = { native: false };
 
 const REACTION: Record<InputMark, string> = { received: 'eyes', taken: 'white_check_mark', dropped: 'x' };
 
@@ -94,7 +100,10 @@ export class SlackSurface implements ThreadSurface {
       },
       {
         logger: this.deps.logger,
-        support: this.deps.support,
+        // chat.startStream takes no username or icon: where the profile sets them, the answer is
+        // posted and edited so it shows the same name and icon as the thread's other messages.
+        // (A copy each time: answer-stream.ts sets `native` false on a workspace's refusal.)
+        support: hasIdentity(this.deps.identity?.()) ? { ...POSTED_AND_EDITED } : this.deps.support,
         streaming: (answer) => this.deps.store.setOpenAnswer(this.session.id, answer),
         // The stop that ends a turn also sets its session back to active, saving a call.
         ...(this.inSession ? { turnEnd: { sessionStatus: 'active' as const, sent: () => (this.idleSent = true) } } : {}),

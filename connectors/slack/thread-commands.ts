@@ -7,7 +7,7 @@ import { runThreadCommand as runCommand, type CommandContext, type CommandMarkup
 export type { CommandContext } from '../shared/thread-commands.js';
 
 export const COMMAND_HELP =
-  'Thread commands (mention me first): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (admins: the 👍 / 👎 on answers), `/usage [@person | #channel]` (spend; others\' for admins), `/help`.';
+  'Thread commands (mention me first): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (admins: the 👍 / 👎 on answers), `/usage [@person | #channel]` (spend; others\' for admins), `/profile [name]` (admins: the thread\'s profile), `/schedule <when> <task>` (e.g. `/schedule every weekday at 9:00 summarise the open incidents`, in your Slack time zone), `/schedules` (yours, with their next run), `/unschedule <id>`, `/help`.';
 
 const SLACK_MARKUP: CommandMarkup = {
   bold: (text) => `*${text}*`,

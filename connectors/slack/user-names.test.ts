@@ -22,6 +22,29 @@ function directory(known: Record<string, string>, options: { gate?: Promise<void
 const limits = (change: Partial<UserNameLimits>): UserNameLimits => ({ ...USER_NAME_LIMITS, ...change });
 
 describe('user names', () => {
+  it('keeps the time zone users.info gives with the name: one call serves both, either first', async () => {
+    const asked: string[] = [];
+    const zones: Record<string, string | undefined> = { U0ADA: 'Europe/Paris', U0BOB: undefined };
+    const slack = {
+      users: {
+        info({ user }: { user: string }): Promise<unknown> {
+          asked.push(user);
+          if (!(user in zones)) return Promise.reject(new Error('An API error occurred: user_not_found'));
+          return Promise.resolve({ ok: true, user: { id: user, name: user.toLowerCase(), ...(zones[user] ? { tz: zones[user] } : {}) } });
+        },
+      },
+    };
+    const names = new UserNames(slack, silentLogger);
+    expect(await names.timezoneOf('U0ADA')).toBe('Europe/Paris');
+    expect(await names.namesOf(['U0ADA'])).toEqual(new Map([['U0ADA', 'u0ada']]));
+    await names.namesOf(['U0BOB']);
+    // No tz set in Slack, or no such person: not known (the caller uses SCHEDULE_TZ).
+    expect(await names.timezoneOf('U0BOB')).toBeUndefined();
+    expect(await names.timezoneOf('U0GHOST')).toBeUndefined();
+    expect(await names.timezoneOf('U0GHOST')).toBeUndefined();
+    expect(asked).toEqual(['U0ADA', 'U0BOB', 'U0GHOST']);
+  });
+
   it('asks at most the per-message budget, most wanted first, and shows what it learnt', async () => {
     const slack = directory({ U0ADA: 'ada', U0BOB: 'bob' });
     const names = new UserNames(slack, silentLogger, limits({ lookupsPerMessage: 3 }));

@@ -1,5 +1,6 @@
 // Display names of Slack users: `<@U123>` shown as `@ada` in the text the model reads, and the
-// author's name in the `source` sidecar. A name is a nicety, so nothing a message holds may make
+// author's name in the `source` sidecar; and, from the same `users.info` answer and cache, the
+// person's time zone (`tz`), which `/schedule` reads their "when" in. A name is a nicety, so nothing a message holds may make
 // the bot call Slack without bound. The incident behind this file: a message from someone not
 // allowed to use the bot, holding 400 made-up `<@U…>` ids, made 401 `users.info` calls before it
 // was refused, and Slack's retry of the event 401 more (failures were not remembered).
@@ -39,10 +40,12 @@ const UsersInfoSchema = z.object({
     name: z.string().optional(),
     real_name: z.string().optional(),
     profile: z.object({ display_name: z.string().optional() }).optional(),
+    /** The IANA zone the person set in Slack ("Europe/Paris"). */
+    tz: z.string().optional(),
   }),
 });
 
-type Entry = { name: string } | { failedAt: number };
+type Entry = { name: string; tz?: string } | { failedAt: number };
 
 export class UserNames {
   /** Insertion order is recency order: a hit moves its entry to the end, eviction takes the front. */
@@ -87,6 +90,19 @@ export class UserNames {
     return names;
   }
 
+  /**
+   * The person's time zone as Slack knows it, or undefined (not set, or users.info failed: the
+   * caller falls back to SCHEDULE_TZ). Asked once, then kept with the name.
+   */
+  async timezoneOf(userId: string): Promise<string | undefined> {
+    let known = this.recall(userId);
+    if (!known) {
+      await within(this.pending.get(userId) ?? this.lookUp(userId), this.limits.lookupWaitMs);
+      known = this.recall(userId);
+    }
+    return known && 'name' in known ? known.tz : undefined;
+  }
+
   /** How many names and failures are held (tests). */
   get size(): number {
     return this.entries.size;
@@ -123,7 +139,7 @@ export class UserNames {
           const parsed = UsersInfoSchema.safeParse(answer);
           if (!parsed.success) throw new Error('users.info answered without a user');
           const { user } = parsed.data;
-          this.remember(userId, { name: user.profile?.display_name || user.real_name || user.name || userId });
+          this.remember(userId, { name: user.profile?.display_name || user.real_name || user.name || userId, ...(user.tz ? { tz: user.tz } : {}) });
         },
       )
       .catch((error: unknown) => {

@@ -44,7 +44,7 @@ import { UploadStaging } from './upload-staging.js';
 
 export interface WebConnectorOptions {
   config: Pick<Config, 'PLAYGROUND_PORT' | 'GRANT_SCOPE' | 'MAX_FILE_BYTES' | 'MAX_CONVERSATION_FILE_BYTES'> & Partial<Pick<Config, 'MODEL' | 'PLAYGROUND_TOKEN' | 'TOOL_DISPLAY'>>;
-  core: Pick<Core, 'manager' | 'store' | 'observers' | 'files'> & Partial<Pick<Core, 'keepWritableAtShutdown' | 'feedback' | 'mask' | 'prices'>>;
+  core: Pick<Core, 'manager' | 'store' | 'observers' | 'files'> & Partial<Pick<Core, 'keepWritableAtShutdown' | 'feedback' | 'mask' | 'prices' | 'schedules' | 'scheduleTimezone'>>;
   /** The folder for this run's files (made if missing, removed at close); default: a new private one under the temp folder. */
   filesDir?: string;
   logger: EngineLogger;

@@ -40,7 +40,7 @@ const MENTION = /(^|\s)@bot(?![\p{L}\p{N}_])/giu;
 const COMMAND = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i;
 
 export const COMMAND_HELP =
-  'Thread commands (type them in a thread): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (the 👍 / 👎 totals), `/usage` (what was spent), `/help`.';
+  'Thread commands (type them in a thread): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (the 👍 / 👎 totals), `/usage` (what was spent), `/profile [name]` (the thread\'s profile), `/schedule <when> <task>` (e.g. `/schedule every weekday at 9:00 summarise the open incidents`, in the bot\'s time zone, SCHEDULE_TZ), `/schedules` (with their next run), `/unschedule <id>`, `/help`.';
 
 /** The page renders a small, escape-first markdown (page/markdown.js): a backslash makes a mark literal. */
 const WEB_MARKUP: CommandMarkup = {
@@ -53,7 +53,7 @@ const WEB_MARKUP: CommandMarkup = {
 export const nameOf: NameOf = (userId) => (userId === LOCAL_USER.id ? LOCAL_USER.name : userId);
 
 export interface WebInboundDeps {
-  core: Pick<Core, 'manager' | 'store' | 'spend'>;
+  core: Pick<Core, 'manager' | 'store' | 'spend' | 'schedules'> & Partial<Pick<Core, 'scheduleTimezone'>>;
   threads: PageThreads;
   live: LiveUpdates;
   logger: EngineLogger;
@@ -228,6 +228,9 @@ export class WebInbound implements PlaygroundActions {
         logger,
         ...(this.deps.feedback ? { feedback: this.deps.feedback } : {}),
         ...(core.spend ? { spend: core.spend } : {}),
+        ...(core.schedules ? { schedules: core.schedules } : {}),
+        // The page's person has no platform time zone: SCHEDULE_TZ.
+        defaultTimezone: core.scheduleTimezone ?? 'UTC',
         // The playground's one user runs the bot: the totals are theirs to see.
         operator: true,
       },

@@ -27,6 +27,8 @@ export interface ClusterKeys {
   readonly allSessions: string;
   /** The set of every feedback vote's id (src/feedback/feedback-book.ts). */
   readonly feedbackVotes: string;
+  /** The set of every schedule's id (src/schedules/schedule-store.ts). */
+  readonly schedules: string;
   /** The audit trail's own keys (src/ops/audit/audit-store.ts): its record claims, day counters and day index. */
   audit(name: string): string;
   /** A Keyv document (the store's key, as SessionStore writes it). */
@@ -45,6 +47,7 @@ export function clusterKeys(prefix = 'chat-agent:'): ClusterKeys {
     openSessions: `${prefix}open-sessions`,
     allSessions: `${prefix}all-sessions`,
     feedbackVotes: `${prefix}feedback-votes`,
+    schedules: `${prefix}schedules`,
     poke: (nodeId) => `${prefix}poke:${nodeId}`,
     singleton: (name) => `${prefix}singleton:${name}`,
     audit: (name) => `${prefix}audit:${name}`,

@@ -145,6 +145,8 @@ export type ApprovalVia = 'human' | 'allowlist' | 'policy';
 
 export interface CallApproval {
   via: ApprovalVia;
+  /** `human`: who answered the card, when the approver said (a tool acting for someone acts for them). */
+  by?: string;
 }
 
 export type PolicyDecision =

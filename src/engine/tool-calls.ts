@@ -253,7 +253,7 @@ async function* authorize(
     ctx.grants.allowCommand(name, command, owner);
     await ctx.grantsChanged();
   }
-  return { call, tool, args: parsed.data, approval: { via: 'human' } };
+  return { call, tool, args: parsed.data, approval: { via: 'human', ...(outcome.by !== undefined ? { by: outcome.by } : {}) } };
 }
 
 async function askApprover(
@@ -396,7 +396,8 @@ async function invoke(ctx: ToolPassContext, entry: ClearedCall): Promise<Invocat
   const { controller, release } = linkedAbortController(ctx.signal);
   let execution: Promise<ToolResult>;
   try {
-    const context = { signal: controller.signal, toolCallId: entry.call.id, sessionId: ctx.sessionId, approval: entry.approval };
+    const requester = ctx.requesters.find((id) => id !== undefined);
+    const context = { signal: controller.signal, toolCallId: entry.call.id, sessionId: ctx.sessionId, approval: entry.approval, ...(requester !== undefined ? { requester } : {}) };
     execution = Promise.resolve(entry.tool.execute(entry.args, context));
   } catch (error) {
     release();

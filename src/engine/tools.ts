@@ -30,6 +30,12 @@ export interface ToolContext {
   sessionId: string;
   /** How the engine came to run this call (who or what allowed it); absent outside the engine. */
   approval?: CallApproval;
+  /**
+   * The person whose message the turn answers (the latest user message that names one), so a
+   * tool that acts for someone (schedule_task) knows who; absent outside the engine or when no
+   * message named a person.
+   */
+  requester?: string;
 }
 
 /** A tool's answer. A `_display` key on an object result is lifted off for the user only. */

@@ -5,12 +5,13 @@
 import { FILE_TOOL_NAMES, modelNameProblem } from '../config-checks.js';
 import { INTERACTIVE_TOOLS } from '../engine/interactive.js';
 import { createPermissionPolicy, type PermissionMode } from '../permissions/index.js';
+import { SCHEDULE_TOOL_NAMES } from '../schedules/schedule-tool.js';
 import { BUILTIN_TOOL_NAMES } from '../tools/index.js';
 import type { KnownNames } from './profile-checks.js';
 
-/** Every tool name the bot offers besides MCP's: built-ins, files, and the engine's interactive tools. */
+/** Every tool name the bot offers besides MCP's: built-ins, files, schedules, and the engine's interactive tools. */
 export function botToolNames(extra: Iterable<string> = []): ReadonlySet<string> {
-  return new Set([...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, ...Object.keys(INTERACTIVE_TOOLS), ...extra]);
+  return new Set([...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, ...SCHEDULE_TOOL_NAMES, ...Object.keys(INTERACTIVE_TOOLS), ...extra]);
 }
 
 type ModelSettings = Partial<Record<'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'ANTHROPIC_API_KEY' | 'ANTHROPIC_BASE_URL', string>>;

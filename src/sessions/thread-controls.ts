@@ -130,6 +130,17 @@ export class ThreadControls {
     });
   }
 
+  /**
+   * Whether this person may set or end this thread's schedules (src/schedules/): its starter,
+   * ADMINS and its profile's approvers; anyone who may start a thread, for one not started yet
+   * (they start it).
+   */
+  async mayManageThread(sessionId: string, key: SessionKey, userId: string, actor: ActorContext = {}): Promise<{ allowed: true } | { allowed: false; reason: string }> {
+    const record = await this.recordOf(sessionId);
+    if (record) return this.options.access.mayManage(userId, record);
+    return this.options.access.mayStartOrSteer(userId, actor, this.options.profiles?.forPlace(key).name);
+  }
+
   private menuOf(record: SessionRecord): ModelMenu | undefined {
     return this.options.profiles?.named(record.profile).models ?? this.options.models;
   }

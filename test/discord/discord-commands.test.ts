@@ -27,7 +27,7 @@ describe('slash commands', () => {
     bot = await bootDiscordBot({ env: { DISCORD_GUILD_ID: DISCORD_IDS.guildId } });
     const registered = bot.fake.rest.callsTo('PUT /applications/:application/guilds/:guild/commands')[0]!;
     expect(registered.params.guild).toBe(DISCORD_IDS.guildId);
-    expect((registered.body as { name: string }[]).map((c) => c.name)).toEqual(['status', 'model', 'grants', 'revoke', 'retry', 'stop', 'forget', 'feedback', 'usage', 'help']);
+    expect((registered.body as { name: string }[]).map((c) => c.name)).toEqual(['status', 'model', 'grants', 'revoke', 'retry', 'stop', 'forget', 'feedback', 'usage', 'profile', 'schedule', 'schedules', 'unschedule', 'help']);
 
     bot.llm.replyText('Hi.');
     const asked = bot.mention('hello');
@@ -81,5 +81,30 @@ describe('slash commands', () => {
     expect(await privateAnswer(bot, status.id)).toContain('Run this in a thread where I work');
     const help = bot.fake.runSlashCommand({ name: 'help' });
     expect(await privateAnswer(bot, help.id)).toContain('/model');
+  });
+
+  it('/schedule reads its when in SCHEDULE_TZ and says the schedule in the thread; /schedules lists it; /unschedule by a stranger is refused privately', async () => {
+    bot = await bootDiscordBot({ env: { SCHEDULE_TZ: 'Asia/Tokyo' } });
+    const desk = bot.core.schedules!;
+    bot.llm.replyText('Hi.');
+    const asked = bot.mention('hello');
+    await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Hi.'));
+    await bot.idle();
+    const when = { type: 3, name: 'when', value: 'every weekday at 9:00' };
+    const set = bot.fake.runSlashCommand({ name: 'schedule', channelId: asked.id, options: [when, { type: 3, name: 'task', value: '5 incidents: summarise them' }] });
+    const said = await waitForBotMessage(bot, asked.id, (m) => m.content.includes('set schedule'));
+    expect(await privateAnswer(bot, set.id)).toBe('Done.');
+    const [made] = await desk.list({ platform: 'discord', workspace: DISCORD_IDS.guildId });
+    // The task's first words stay the task: the when was its own option.
+    expect(made).toMatchObject({ creator: DISCORD_IDS.humanUserId, task: '5 incidents: summarise them', timezone: 'Asia/Tokyo', spec: { kind: 'cron', pattern: '0 9 * * 1-5', timezone: 'Asia/Tokyo' } });
+    expect(said.content).toContain(`every weekday at 09:00 (Asia/Tokyo). Next run:`);
+    expect(said.content).toContain(`\`/unschedule ${made!.id}\``);
+
+    const listed = bot.fake.runSlashCommand({ name: 'schedules', channelId: asked.id });
+    expect(await privateAnswer(bot, listed.id)).toContain(made!.id);
+
+    const refused = bot.fake.runSlashCommand({ name: 'unschedule', channelId: asked.id, userId: DISCORD_IDS.otherHumanUserId, options: [{ type: 3, name: 'id', value: made!.id }] });
+    expect(await privateAnswer(bot, refused.id)).toContain(`Only the person who made schedule ${made!.id}`);
+    expect(await desk.list({ platform: 'discord', workspace: DISCORD_IDS.guildId })).toHaveLength(1);
   });
 });

@@ -68,6 +68,9 @@ const METHOD_SCOPES: Record<string, string[]> = {
 /** Not a Web API method: the GET of a shared file's url_private_download with the bot token. */
 const DOWNLOAD_SCOPE = 'files:read';
 
+/** Not a method either: a post's own name and icon (post-identity.ts: a profile's `identity`), which Slack ignores without this scope. */
+const IDENTITY_SCOPE = 'chat:write.customize';
+
 /** Each event subscription and the scope Slack requires for it ('' for none). */
 const EVENT_SCOPES: Record<string, string> = {
   // The Messages tab (messages-tab.ts): the assistant events need the Agents feature's scope.
@@ -103,6 +106,7 @@ describe('the Slack manifests', () => {
           ...manifest.settings.event_subscriptions.bot_events.map((event) => EVENT_SCOPES[event] ?? `unknown event ${event}`).filter(Boolean),
           ...(manifest.features.slash_commands.length > 0 ? ['commands'] : []),
           ...(/url_private_download/.test(connectorSource) ? [DOWNLOAD_SCOPE] : []),
+          ...(/\busername:/.test(connectorSource) && /\bicon_(url|emoji)\b/.test(connectorSource) ? [IDENTITY_SCOPE] : []),
         ]);
         expect([...manifest.oauth_config.scopes.bot].sort()).toEqual([...needed].sort());
       });

@@ -9,6 +9,7 @@ import { agentSessionStopped, appMention, blockActions, eventCallback, reactionA
 import { clickFeedback, submitView } from './slack-harness-feedback.js';
 import type { SlackFileObject } from '../fakes/slack-files.js';
 import { FakeSlack } from '../fakes/slack-server.js';
+import type { ScheduleClock } from '../../src/schedules/scheduler.js';
 import { sendEvent, sendInteraction } from '../fakes/slack-signer.js';
 import { coreTestEnv } from '../support/core-env.js';
 import { memoryLogger, waitFor } from '../support/engine-kit.js';
@@ -60,6 +61,8 @@ export interface BootOptions {
   llm?: FakeOpenAI;
   /** The clock the spend limits' days follow (core option `spendClock`). */
   spendClock?: () => number;
+  /** The clock and timers schedules run on (core option `scheduleClock`). */
+  scheduleClock?: ScheduleClock;
 }
 
 export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot> {
@@ -76,7 +79,7 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
     PORT: '0',
     ...options.env,
   });
-  const core = await startCore(config, { logger: logs, ...(options.spendClock ? { spendClock: options.spendClock } : {}) });
+  const core = await startCore(config, { logger: logs, ...(options.spendClock ? { spendClock: options.spendClock } : {}), ...(options.scheduleClock ? { scheduleClock: options.scheduleClock } : {}) });
   const connector = await SlackConnector.create({ config, core, logger: logs });
   await core.recover();
   await connector.start();
@@ -196,7 +199,7 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
 }
 
 /** The card (a bot message in the thread) whose text mentions the tool. */
-export async function waitForCard(bot: SlackBot, threadTs: string, tool: string, predicate: (text: string) => boolean = () => true, channel = SLACK_IDS.channelId) {
+export async function waitForCard(bot: SlackBot, threadTs: string, tool: string, predicate: (text: string) => boolean = () => true, channel: string = SLACK_IDS.channelId) {
   let found: { ts: string; text: string; blocks: unknown[] } | undefined;
   await waitFor(() => {
     const message = bot.slack

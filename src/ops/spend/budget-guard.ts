@@ -13,6 +13,9 @@
 //   takes a new id; a retry or a resume after a restart goes on with the same one.
 // - An allowance (an admin's Continue) lets the session's calls past every limit until the
 //   turn ends (unless it ends paused by a limit again, as the paused turn itself does).
+// - A place may have limits of its own (a profile's `budgets`, via `limitsAt`); they are read
+//   at each decision, so a reloaded profiles file holds from the next call. With no limit
+//   anywhere (neither the environment nor the place's), nothing goes to the store.
 // - Nothing here throws into a turn from `settle`: it runs in the provider's `finally`.
 import { randomUUID } from 'node:crypto';
 import type { EngineLogger } from '../../engine/index.js';
@@ -39,6 +42,11 @@ export const WARN_AT = 0.8;
 export interface BudgetGuardOptions {
   ledger: SpendLedger;
   limits: BudgetLimits;
+  /**
+   * The limits of one place when they differ from `limits` (a profile's budgets); undefined:
+   * `limits`. Called at each decision, so it must be cheap (no I/O).
+   */
+  limitsAt?: (place: Place) => BudgetLimits | undefined;
   /** Where `spend` and `budget_refused` (new requests) events go. */
   ops?: OpsBus;
   /** Tell a thread something (the 80 % note); core.ts renders it through observers.onNotice. */
@@ -68,6 +76,7 @@ interface Applied {
 
 export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
   private readonly limits: BudgetLimits;
+  /** Whether the environment sets a limit (a place may still set its own: `limitsOf`). */
   private readonly limited: boolean;
   private readonly holdMs: number;
   /** This process's view of each working session's turn id (the store has it too). */
@@ -92,9 +101,10 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
   async admit(estimate: CallEstimate): Promise<Admission> {
     const { place, requester, model } = estimate;
     const ticket: Ticket = { id: randomUUID(), place, ...(requester ? { requester } : {}), model, reserved: [] };
-    if (!this.limited) return { ok: true, ticket };
+    const limits = this.limitsOf(place);
+    if (!limits) return { ok: true, ticket };
     await this.writes.get(place.sessionId);
-    if (this.limits.turn) ticket.turnCounter = turnCounter(place.sessionId, await this.turnIdOf(place.sessionId));
+    if (limits.turn) ticket.turnCounter = turnCounter(place.sessionId, await this.turnIdOf(place.sessionId));
     if ((await this.ledger.counters.getValue(allowanceKey(place.sessionId))) !== undefined) return { ok: true, ticket };
 
     const now = this.ledger.now();
@@ -102,7 +112,7 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
     const price = this.ledger.prices.priceOf(model);
     const addNusd = price ? Math.round((estimate.inputTokens * price.input + estimate.maxOutputTokens * price.output) * 1_000) : 0;
     const addTokens = estimate.inputTokens + estimate.maxOutputTokens;
-    const applied = this.applied(place, requester, at, ticket.turnCounter);
+    const applied = this.applied(limits, place, requester, at, ticket.turnCounter);
     const checks: LimitCheck[] = [];
     const behind: Applied[] = [];
     for (const limit of applied) {
@@ -154,7 +164,8 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
       const targets = this.ledger.targetsOf(ticket.place, ticket.requester, ticket.model, at);
       if (ticket.turnCounter) targets.push({ counter: ticket.turnCounter, ttlMs: TURN_TTL_MS });
       const after = await this.ledger.counters.settle(ticket.id, ticket.reserved, targets, add);
-      if (this.limited) await this.warnPast80(ticket, at, now, new Map(targets.map((target, index) => [target.counter, after[index]!])));
+      const limits = this.limitsOf(ticket.place);
+      if (limits) await this.warnPast80(limits, ticket, at, now, new Map(targets.map((target, index) => [target.counter, after[index]!])));
     } catch (error) {
       // A shutdown fenced the store: this call's spend is lost with the turn it ended, quietly.
       if (isWritesFenced(error)) return;
@@ -165,10 +176,11 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
   // ---- BudgetGate -------------------------------------------------------------------------
 
   async mayStart(place: Place, userId: string): Promise<BudgetVerdict> {
-    if (!this.limited) return { ok: true };
+    const limits = this.limitsOf(place);
+    if (!limits) return { ok: true };
     const now = this.ledger.now();
     const at = this.ledger.periods.at(now);
-    for (const limit of this.applied(place, userId, at, undefined)) {
+    for (const limit of this.applied(limits, place, userId, at, undefined)) {
       const spent = await this.ledger.counters.read(limit.counter);
       const reading = reached(limit, spent.nusd, tokensOf(spent));
       if (!reading) continue;
@@ -186,9 +198,8 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
   // ---- OpsSink ----------------------------------------------------------------------------
 
   handle(event: OpsEvent): void {
-    if (!this.limited) return;
-    const sessionId = 'place' in event ? event.place.sessionId : undefined;
-    if (!sessionId) return;
+    if (!('place' in event) || !event.place.sessionId || !this.limitsOf(event.place)) return;
+    const sessionId = event.place.sessionId;
     if (event.type === 'turn_started' && event.kind === 'run') {
       // A new turn: its own spend, and no allowance left over from an earlier one.
       const id = `${event.at.toString(36)}-${randomUUID().slice(0, 8)}`;
@@ -210,21 +221,28 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
 
   // ---- inside -----------------------------------------------------------------------------
 
+  /** The limits that hold in `place` (its own, else the environment's); undefined when none does. */
+  private limitsOf(place: Place): BudgetLimits | undefined {
+    const own = this.options.limitsAt?.(place);
+    if (own) return hasLimits(own) ? own : undefined;
+    return this.limited ? this.limits : undefined;
+  }
+
   /** The limits a call or request in `place` for `requester` spends against. */
-  private applied(place: Place, requester: string | undefined, at: PeriodKeys, turn: string | undefined): Applied[] {
+  private applied(limits: BudgetLimits, place: Place, requester: string | undefined, at: PeriodKeys, turn: string | undefined): Applied[] {
     const applied: Applied[] = [];
-    const { user_daily: user, channel_daily: channel, workspace_daily: workspace } = this.limits;
+    const { user_daily: user, channel_daily: channel, workspace_daily: workspace } = limits;
     if (user && requester) applied.push({ limit: 'user_daily', amount: user, counter: dayCounter('user', scopeId('user', place, requester), at), resetsAt: at.dayEndsAt });
     if (channel) applied.push({ limit: 'channel_daily', amount: channel, counter: dayCounter('channel', scopeId('channel', place), at), resetsAt: at.dayEndsAt });
     if (workspace) applied.push({ limit: 'workspace_daily', amount: workspace, counter: dayCounter('workspace', scopeId('workspace', place), at), resetsAt: at.dayEndsAt });
-    if (this.limits.turn && turn) applied.push({ limit: 'turn', amount: this.limits.turn, counter: turn });
+    if (limits.turn && turn) applied.push({ limit: 'turn', amount: limits.turn, counter: turn });
     return applied;
   }
 
   /** Tell the thread once per limit, scope and period that a limit passed 80 %. */
-  private async warnPast80(ticket: Ticket, at: PeriodKeys, now: number, after: Map<string, { nusd: number; tokens: number }>): Promise<void> {
+  private async warnPast80(limits: BudgetLimits, ticket: Ticket, at: PeriodKeys, now: number, after: Map<string, { nusd: number; tokens: number }>): Promise<void> {
     if (!this.options.notify) return;
-    for (const limit of this.applied(ticket.place, ticket.requester, at, ticket.turnCounter)) {
+    for (const limit of this.applied(limits, ticket.place, ticket.requester, at, ticket.turnCounter)) {
       const spent = after.get(limit.counter);
       if (!spent) continue;
       const reading = reached(limit, spent.nusd, spent.tokens, WARN_AT);

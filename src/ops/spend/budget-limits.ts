@@ -79,6 +79,28 @@ export function limitsFrom(settings: BudgetSettings): BudgetLimits {
   return limits;
 }
 
+/** A place's own limits, in a profile's words (its `budgets`): each one given replaces the environment's. */
+export interface PlaceBudgets {
+  userDaily?: LimitAmount;
+  channelDaily?: LimitAmount;
+  turn?: LimitAmount;
+}
+
+/**
+ * The limits that hold where a profile sets `budgets`: each of its limits replaces the
+ * environment's one of the same name (a profile may raise a limit as well as lower it), the
+ * others (and BUDGET_WORKSPACE_DAILY, which is the workspace's, not a place's) stay.
+ * Undefined without budgets: the environment's limits hold.
+ */
+export function limitsWith(env: BudgetLimits, budgets: PlaceBudgets | undefined): BudgetLimits | undefined {
+  if (!budgets) return undefined;
+  const limits: BudgetLimits = { ...env };
+  for (const [name, amount] of [['user_daily', budgets.userDaily], ['channel_daily', budgets.channelDaily], ['turn', budgets.turn]] as const) {
+    if (amount && (amount.usd !== undefined || amount.tokens !== undefined)) limits[name] = amount;
+  }
+  return limits;
+}
+
 export function hasLimits(limits: BudgetLimits): boolean {
   return Object.keys(limits).length > 0;
 }

@@ -59,6 +59,8 @@ export interface SpendLedgerOptions {
   now?: () => number;
   /** For /usage's limit view. */
   limits?: BudgetLimits;
+  /** A place's own limits (a profile's budgets, budget-guard.ts `limitsAt`): /usage shows a channel's own. */
+  limitsAt?: (place: Place) => BudgetLimits | undefined;
 }
 
 export class SpendLedger implements SpendReader {
@@ -67,8 +69,10 @@ export class SpendLedger implements SpendReader {
   readonly periods: Periods;
   readonly now: () => number;
   private readonly limits: BudgetLimits;
+  private readonly limitsAt: SpendLedgerOptions['limitsAt'];
 
   constructor(options: SpendLedgerOptions) {
+    this.limitsAt = options.limitsAt;
     this.counters = options.counters;
     this.prices = options.prices;
     this.periods = options.periods ?? new Periods();
@@ -113,7 +117,9 @@ export class SpendLedger implements SpendReader {
     const id = scopeId(scope.kind, place, scope.id);
     const [today, month] = await Promise.all([this.counters.read(dayCounter(scope.kind, id, at)), this.counters.read(monthCounter(scope.kind, id, at))]);
     const limitName = scope.kind === 'user' ? 'user_daily' : scope.kind === 'channel' ? 'channel_daily' : 'workspace_daily';
-    const amount = this.limits[limitName];
+    // A channel's own limit where its profile sets one; a person's and the workspace's are the environment's (a person's differs by channel).
+    const limits = (scope.kind === 'channel' ? this.limitsAt?.(place) : undefined) ?? this.limits;
+    const amount = limits[limitName];
     return {
       scope,
       today: totalsOf(today),

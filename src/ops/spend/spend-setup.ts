@@ -8,7 +8,7 @@ import type Keyv from 'keyv';
 import type { EngineLogger } from '../../engine/index.js';
 import type { OpsBus, Place } from '../ops-events.js';
 import type { ModelPrices } from '../pricing.js';
-import { limitsFrom, unpricedWarnings, type BudgetSettings } from './budget-limits.js';
+import { limitsFrom, limitsWith, unpricedWarnings, type BudgetSettings, type PlaceBudgets } from './budget-limits.js';
 import { BudgetGuard } from './budget-guard.js';
 import { Periods } from './periods.js';
 import { KeyvSpendCounters } from './spend-counters.js';
@@ -29,6 +29,8 @@ export interface SpendSetupOptions {
   prices: ModelPrices;
   ops: OpsBus;
   notify?: (place: Place, text: string) => Promise<void>;
+  /** A place's own limits (its profile's `budgets`), each replacing the environment's; read at each decision (no I/O). */
+  budgetsAt?: (place: Place) => PlaceBudgets | undefined;
   logger?: EngineLogger;
   now?: () => number;
 }
@@ -44,8 +46,17 @@ export function spendFrom(settings: SpendSettings, options: SpendSetupOptions): 
   const limits = limitsFrom(settings);
   const now = options.now ?? Date.now;
   const counters = options.redis ? new RedisSpendCounters(options.redis) : new KeyvSpendCounters(options.keyv, now);
-  const ledger = new SpendLedger({ counters, prices: options.prices, periods: new Periods(settings.BUDGET_TIMEZONE ?? 'UTC'), now, limits });
-  const guard = new BudgetGuard({ ledger, limits, ops: options.ops, ...(options.notify ? { notify: options.notify } : {}), ...(options.logger ? { logger: options.logger } : {}) });
+  const budgetsAt = options.budgetsAt;
+  const limitsAt = budgetsAt ? (place: Place) => limitsWith(limits, budgetsAt(place)) : undefined;
+  const ledger = new SpendLedger({ counters, prices: options.prices, periods: new Periods(settings.BUDGET_TIMEZONE ?? 'UTC'), now, limits, ...(limitsAt ? { limitsAt } : {}) });
+  const guard = new BudgetGuard({
+    ledger,
+    limits,
+    ...(limitsAt ? { limitsAt } : {}),
+    ops: options.ops,
+    ...(options.notify ? { notify: options.notify } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
   const models = [settings.MODEL, settings.COMPACTION_MODEL, ...(settings.MODELS ?? '').split(',')].filter((model): model is string => !!model && model.trim() !== '' && model.trim() !== 'demo');
   return { ledger, guard, warnings: unpricedWarnings(limits, models, options.prices) };
 }

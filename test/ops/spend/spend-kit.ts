@@ -60,13 +60,32 @@ export interface GuardKit {
   bus: OpsBus;
 }
 
-export function guardOn(counters: SpendCounters, clock: Clock, limits: BudgetLimits, options: { prices?: ModelPrices; zone?: string; holdMs?: number } = {}): GuardKit {
+export function guardOn(
+  counters: SpendCounters,
+  clock: Clock,
+  limits: BudgetLimits,
+  options: { prices?: ModelPrices; zone?: string; holdMs?: number; limitsAt?: (place: Place) => BudgetLimits | undefined } = {},
+): GuardKit {
   const bus = new OpsBus();
   const events: OpsEvent[] = [];
   bus.add({ handle: (event) => events.push(event) });
   const notes: { place: Place; text: string }[] = [];
-  const ledger = new SpendLedger({ counters, prices: options.prices ?? new ModelPrices(), periods: new Periods(options.zone ?? 'UTC'), now: clock.now, limits });
-  const guard = new BudgetGuard({ ledger, limits, ops: bus, notify: (place, text) => void notes.push({ place, text }), ...(options.holdMs ? { holdMs: options.holdMs } : {}) });
+  const ledger = new SpendLedger({
+    counters,
+    prices: options.prices ?? new ModelPrices(),
+    periods: new Periods(options.zone ?? 'UTC'),
+    now: clock.now,
+    limits,
+    ...(options.limitsAt ? { limitsAt: options.limitsAt } : {}),
+  });
+  const guard = new BudgetGuard({
+    ledger,
+    limits,
+    ops: bus,
+    notify: (place, text) => void notes.push({ place, text }),
+    ...(options.holdMs ? { holdMs: options.holdMs } : {}),
+    ...(options.limitsAt ? { limitsAt: options.limitsAt } : {}),
+  });
   bus.add(guard);
   return { guard, ledger, events, notes, bus };
 }

@@ -1,0 +1,60 @@
+// Scheduled work assembled from the settings (core.ts calls this once): the store (its index
+// a Redis set in cluster mode), the Scheduler (each occurrence claimed through the
+// coordinator's event claim: once across instances), the runs (a turn of the creator's in the
+// schedule's thread) and the desk the commands and the tool ask. Started by core.recover,
+// after the connectors are attached (a run's first note needs them), and closed by core.close.
+import type { Redis } from 'ioredis';
+import type Keyv from 'keyv';
+import type { Config } from '../config.js';
+import type { EngineLogger } from '../engine/index.js';
+import { redisIdSet } from '../cluster/redis-id-set.js';
+import type { SessionRecord } from '../store/session-store.js';
+import { ScheduleRuns, type ScheduleRunsOptions } from './schedule-runs.js';
+import { ScheduleService } from './schedule-service.js';
+import { ScheduleStore } from './schedule-store.js';
+import { Scheduler, systemScheduleClock, type ScheduleClock } from './scheduler.js';
+
+export interface ScheduleSetup {
+  desk: ScheduleService;
+  start(): Promise<void>;
+  /** Until the occurrences due now are claimed, recorded and handed to their runs (tests, on a manual clock). */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function schedulesFrom(
+  config: Pick<Config, 'SCHEDULE_TZ' | 'SCHEDULE_GRACE' | 'SCHEDULE_MIN_INTERVAL' | 'SCHEDULE_WAIT_LIMIT' | 'SCHEDULES_PER_USER' | 'SCHEDULES_PER_CHANNEL'>,
+  options: {
+    keyv: Keyv;
+    /** Cluster mode: the shared Redis and the key of the schedules' index there. */
+    redis?: { client: Redis; indexKey: string };
+    manager: ScheduleRunsOptions['manager'];
+    claim: (occurrenceId: string) => Promise<boolean>;
+    notify: (record: SessionRecord, text: string) => Promise<void>;
+    logger: EngineLogger;
+    clock?: ScheduleClock;
+  },
+): ScheduleSetup {
+  const clock = options.clock ?? systemScheduleClock;
+  const store = new ScheduleStore(options.keyv, options.redis ? redisIdSet(options.redis.client, options.redis.indexKey) : undefined);
+  const runs = new ScheduleRuns({ manager: options.manager, notify: options.notify, clock, waitLimitMs: config.SCHEDULE_WAIT_LIMIT, logger: options.logger });
+  const scheduler = new Scheduler({ store, clock, claim: options.claim, fire: runs.fire, skipped: runs.skipped, graceMs: config.SCHEDULE_GRACE, logger: options.logger });
+  const desk = new ScheduleService({
+    store,
+    scheduler,
+    clock,
+    minIntervalMs: config.SCHEDULE_MIN_INTERVAL,
+    maxPerUser: config.SCHEDULES_PER_USER,
+    maxPerChannel: config.SCHEDULES_PER_CHANNEL,
+    defaultTimezone: config.SCHEDULE_TZ,
+  });
+  return {
+    desk,
+    start: () => scheduler.start(),
+    idle: () => scheduler.idle(),
+    close: async () => {
+      runs.close();
+      await scheduler.close();
+    },
+  };
+}
