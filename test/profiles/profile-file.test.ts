@@ -79,7 +79,7 @@ describe('the PROFILES file', () => {
         'profiles:',
         '  - name: ops',
         '    match: { slackChannel: C0OPS }',
-        '    tools: [read_file, ask_user, propose_plan, request_directory, attach_file, github, github__x, gitlab__x, gitlab, rm_rf]',
+        '    tools: [read_file, ask_user, propose_plan, request_directory, attach_file, schedule_task, github, github__x, gitlab__x, gitlab, rm_rf]',
         '    model: "anthropic:"',
         '    models: [openai:gpt-4.1, "demo:x"]',
         '    shellAllowlist: [git status, "ls; rm -rf /"]',
