@@ -97,6 +97,18 @@ function judgeModelName(name: string, raw: RawSettings): { provider: ProviderNam
   };
 }
 
+/**
+ * Why a model named outside the environment (a PROFILES entry) cannot be called with these
+ * settings: a malformed or unknown provider, or a provider whose key (or base URL) is unset.
+ */
+export function modelNameProblem(name: string, raw: RawSettings): string | undefined {
+  const judged = judgeModelName(name, raw);
+  if ('problem' in judged) return judged.problem;
+  if (judged.provider === 'demo') return undefined;
+  const { key, baseUrl, vendor } = KEY_OF[judged.provider];
+  return raw[key] || raw[baseUrl] ? undefined : `it uses ${vendor}, and ${key} is not set (set it; or ${baseUrl} for a server that needs none)`;
+}
+
 /** Slack member ids: U… (or W… on Enterprise Grid), upper-case letters and digits. */
 const SLACK_MEMBER_ID = /^[UW][A-Z0-9]+$/;
 /** Discord user ids are snowflakes: 17 to 20 digits. */

@@ -49,13 +49,11 @@ import { offers, type Profiles } from './profiles/profiles.js';
 import type { ScheduleDesk } from './schedules/schedule-types.js';
 import { PersonZones } from './schedules/person-zones.js';
 import { schedulesFrom } from './schedules/schedule-setup.js';
-import { SCHEDULE_TOOL_NAMES, scheduleTaskTool } from './schedules/schedule-tool.js';
+import { scheduleTaskTool } from './schedules/schedule-tool.js';
 import type { ScheduleClock } from './schedules/scheduler.js';
 import type { ProfileReloader } from './profiles/profile-setup.js';
-import { INTERACTIVE_TOOLS } from './engine/index.js';
-import { BUILTIN_TOOL_NAMES } from './tools/index.js';
-import { FILE_TOOL_NAMES } from './config-checks.js';
-import { resolveModelRef } from './providers/index.js';
+import { ProfileWatch } from './profiles/profile-watch.js';
+import { knownNames } from './profiles/known-names.js';
 import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
 import { prepareShell } from './sandbox/shell-startup.js';
@@ -119,6 +117,8 @@ export interface Core {
   profiles: Profiles;
   /** Reads PROFILES again (a change on disk, SIGHUP); absent without PROFILES. */
   profileReloader?: ProfileReloader;
+  /** Reads PROFILES again when it changes on disk; run-bot.ts asks it on SIGHUP too. Closed by `close`. */
+  profileWatch?: ProfileWatch;
   /** Things worth a warning at start-up (a risky but legal setup, MCP servers that failed). */
   warnings: string[];
   /**
@@ -238,27 +238,15 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       shellAllowlist: policyOptions.shellAllowList,
       workspaceScope: config.WORKSPACE_SCOPE,
     },
-    known: {
-      tools: new Set([...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, ...SCHEDULE_TOOL_NAMES, ...Object.keys(INTERACTIVE_TOOLS)]),
-      mcpServers: new Set([...mcpConfig.servers.map((server) => server.name), ...(mcpConfig.skipped ?? []).map((skipped) => skipped.server)]),
-      modelProblem: (name) => {
-        try {
-          resolveModelRef(name);
-          return undefined;
-        } catch (error) {
-          return error instanceof Error ? error.message : String(error);
-        }
-      },
-      allowlistProblem: (entries) => {
-        try {
-          createPermissionPolicy({ ...policyOptions, shellAllowList: [...entries], workspaceDir: shell.workspaceRoot });
-          return undefined;
-        } catch (error) {
-          return error instanceof Error ? error.message : String(error);
-        }
-      },
-    },
+    known: knownNames({
+      mcpServers: [...mcpConfig.servers.map((server) => server.name), ...(mcpConfig.skipped ?? []).map((skipped) => skipped.server)],
+      policy: policyOptions,
+      workspaceRoot: shell.workspaceRoot,
+      settings: config,
+    }),
   });
+  // A change on disk reloads the profiles for new turns (src/profiles/profile-watch.ts).
+  const profileWatch = profileReloader ? new ProfileWatch(profileReloader, { logger }).start() : undefined;
   const baseWorkspaceDir = resolve(config.WORKSPACE_DIR);
   // DISABLED_TOOLS: never offered to the model (loadConfig refused unknown names).
   const disabledTools = new Set(disabledToolNames(config.DISABLED_TOOLS));
@@ -433,6 +421,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     personZones,
     profiles,
     ...(profileReloader ? { profileReloader } : {}),
+    ...(profileWatch ? { profileWatch } : {}),
     warnings,
     keepWritableAtShutdown: (prefix) => fence.keep(prefix),
     ...(cluster && opened.redis ? { singleton: singletonOn(opened.redis, cluster.nodeId, config.CLUSTER_LEASE_MS, logger) } : {}),
@@ -458,6 +447,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     close: async () => {
       if (closed) return;
       closed = true;
+      await profileWatch?.stop();
       clearTimeout(firstSweep);
       clearInterval(sweeper);
       // After a suspend the turns are left as they are (the store is fenced); else they stop.

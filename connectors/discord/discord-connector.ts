@@ -62,6 +62,7 @@ import { messageFiles, messageText, threadName } from './message-content.js';
 export { threadName } from './message-content.js';
 import { DiscordFileSink, DiscordFileSource } from './file-transfer.js';
 import { premiumTier, UploadLimits } from './upload-limits.js';
+import { checkDiscordProfileChannels } from './profile-channels.js';
 
 export { INTENTS, INVITE_PERMISSIONS, PARTIALS, type DiscordGatewayInfo, type DiscordStandbyInfo, type DiscordStartInfo } from './discord-gateway.js';
 
@@ -89,6 +90,8 @@ export class DiscordConnector {
   private readonly outbound: DiscordOutbound;
   /** What the bot posts with: its own REST client, so posting outlives any gateway connection. */
   private readonly rest: REST;
+  /** The start's look-up of the profiles' channels (profile-channels.ts); tests await it. */
+  profileChannels: Promise<void> = Promise.resolve();
   private botUserId = '';
   /** False once the shutdown began: inbound events are ignored. */
   private taking = true;
@@ -147,6 +150,12 @@ export class DiscordConnector {
       await checked;
     }
     if (info.gateway !== 'standby') this.home.reportGuilds(this.client);
+    // Started: the channels the profiles name are looked up, in the background (warnings only).
+    const { logger } = this.options;
+    this.profileChannels = checkDiscordProfileChannels(this.rest, this.options.core.profiles.book.all(), logger).then(
+      () => undefined,
+      (error: unknown) => logger.warn({ err: error }, 'could not look up the profiles\' Discord channels'),
+    );
     return info;
   }
 

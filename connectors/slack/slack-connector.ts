@@ -43,6 +43,7 @@ import { carryViewing, listenForMessagesTab } from './messages-tab.js';
 import { messageKey, SlackSurface } from './slack-surface.js';
 import { listenForStopButton } from './stop-button.js';
 import { UserNames } from './user-names.js';
+import { checkSlackProfileChannels } from './profile-channels.js';
 
 export const STOP_REACTION = 'octagonal_sign';
 
@@ -63,6 +64,8 @@ export class SlackConnector {
   private readonly support: StreamingSupport = { native: true };
   private readonly agentSessions: AgentSessions;
   private taking = false;
+  /** The start's look-up of the profiles' channels (profile-channels.ts); tests await it. */
+  profileChannels: Promise<void> = Promise.resolve();
   private botUserId = '';
   private teamId = '';
   private teamUrl = '';
@@ -98,6 +101,11 @@ export class SlackConnector {
     if (this.options.config.SLACK_APP_TOKEN) await this.app.start();
     else await this.app.start(this.options.config.PORT);
     this.taking = true;
+    // Connected: the channels the profiles name are looked up, in the background (warnings only).
+    this.profileChannels = checkSlackProfileChannels(this.app.client, this.options.core.profiles.book.all(), logger).then(
+      () => undefined,
+      (error: unknown) => logger.warn({ err: error }, 'could not look up the profiles\' Slack channels'),
+    );
   }
 
   /** The HTTP port actually bound (HTTP mode; PORT=0 picks a free one). */

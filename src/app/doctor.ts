@@ -18,6 +18,8 @@
 //                   probe, SHELL_SANDBOX, the workspace against the bot's files, SHELL_ENV and
 //                   SHELL_READ_PATHS; run_shell withheld or unconfined is a warning
 //   MCP             the MCP_CONFIG file parses; servers with an unset ${VAR} are warnings
+//   PROFILES        the profiles file, as a start reads it: each problem a ✗ line, or the
+//                   profiles and what each matches (src/app/doctor-profiles.ts)
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError, configStartProblems, loadConfig, type Config } from '../config.js';
@@ -29,6 +31,7 @@ import { configSecretValues, envFileWarning, SecretMasker } from '../secrets/ind
 import { resolveModelRef, type ProviderName } from '../providers/index.js';
 import type { VendorName } from '../providers/model-ref.js';
 import { checkDiscordHome } from './discord-home.js';
+import { checkProfiles } from './doctor-profiles.js';
 import { call, checkPlatforms, whatRunsWhere, type CheckOptions, type CheckResult } from './preflight.js';
 import { wantedPlatforms } from './connectors.js';
 
@@ -73,6 +76,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv, print: (line: string) =>
   const checks = await Promise.all([platformChecks(config, options), checkModels(config, options), checkShell(config, options)]);
   for (const result of checks.flat()) show(result);
   show(await checkMcp(config, env));
+  for (const result of await checkProfiles(config, env)) show(result);
 
   const where = whatRunsWhere(config);
   print(`Setup: model ${String(where.model)}, store ${String(where.store)}, workspace ${String(where.workspace)}, permission mode ${String(where.permissionMode)}`);

@@ -5,6 +5,8 @@
 // (and the platforms) pass; then the core (store, MCP servers, sandbox), every connector
 // attached, recovery, and only then do events flow.
 //
+// SIGHUP, with a PROFILES file, reads it again (src/profiles/profile-watch.ts).
+//
 // Shutdown: stop taking events (Slack retries what it could not deliver); bring every
 // running turn to a safe point where the next start carries it on (core.suspend); then close
 // the connectors and the core, and exit 0. A ref'd deadline bounds it all: a stuck socket
@@ -78,7 +80,14 @@ export async function runBot(options: RunOptions): Promise<number> {
     console.error(`Could not start: ${options.secrets.mask(error instanceof Error ? error.message : String(error))}`);
     return 1;
   }
-  return stop(running, logger, await signal);
+  // SIGHUP reads the PROFILES file again (without PROFILES it stops the bot, as it always did).
+  const hangup = (): void => running.core.profileWatch?.reloadNow('SIGHUP');
+  if (running.core.profileWatch) process.on('SIGHUP', hangup);
+  try {
+    return await stop(running, logger, await signal);
+  } finally {
+    process.off('SIGHUP', hangup);
+  }
 }
 
 async function start(options: RunOptions): Promise<Running> {

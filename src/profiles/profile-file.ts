@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
-import { ProfilesFileSchema, type Profile, type ProfilesFile } from './profile-schema.js';
+import { ProfileSchema, ProfilesFileSchema, type Profile, type ProfilesFile } from './profile-schema.js';
 
 /** Checks the schema cannot make: each returns the problems of one profile, in words. */
 export type ProfileChecks = (profile: Profile) => string[];
@@ -46,9 +46,36 @@ export function parseProfiles(text: string, checks: ProfileChecks = () => []): P
   }
   if (raw === null || raw === undefined) return { ok: false, problems: ['the file is empty: write `profiles:` and a list of profiles'] };
   const parsed = ProfilesFileSchema.safeParse(raw);
-  if (!parsed.success) return { ok: false, problems: parsed.error.issues.map((issue) => describe(issue, raw)) };
-  const problems = parsed.data.profiles.flatMap((profile) => checks(profile).map((problem) => `profile "${profile.name}": ${problem}`));
+  if (!parsed.success) {
+    // The checks too, of each profile the schema accepts on its own: one pass fixes the file.
+    const list = (raw as { profiles?: unknown }).profiles;
+    const whole = (Array.isArray(list) ? list : []).flatMap((entry) => {
+      const one = ProfileSchema.safeParse(entry);
+      return one.success ? [one.data] : [];
+    });
+    // A name used twice too (the schema's own refinement runs only on a file it otherwise accepts).
+    const schema = parsed.error.issues.map((issue) => describe(issue, raw));
+    return { ok: false, problems: [...new Set([...schema, ...duplicateNames(list)]), ...checked(whole, checks)] };
+  }
+  const problems = checked(parsed.data.profiles, checks);
   return problems.length > 0 ? { ok: false, problems } : { ok: true, profiles: parsed.data.profiles };
+}
+
+function duplicateNames(list: unknown): string[] {
+  const seen = new Set<string>();
+  const problems: string[] = [];
+  for (const entry of Array.isArray(list) ? list : []) {
+    const name: unknown = entry && typeof entry === 'object' ? (entry as { name?: unknown }).name : undefined;
+    if (typeof name !== 'string') continue;
+    // The schema's words, so a file the refinement did check reads the same.
+    if (seen.has(name)) problems.push(`profile "${name}": name: "${name}" is used by two profiles`);
+    seen.add(name);
+  }
+  return problems;
+}
+
+function checked(profiles: readonly Profile[], checks: ProfileChecks): string[] {
+  return profiles.flatMap((profile) => checks(profile).map((problem) => `profile "${profile.name}": ${problem}`));
 }
 
 /** `profile "ops": match.slackChannel: must be …`, or the path when the name is unknown. */

@@ -188,6 +188,9 @@ export class FakeDiscordRest {
   // Arrange and assert
   // -------------------------------------------------------------------------------------------
 
+  /** Channels that exist but the bot may not view (`GET /channels/:id` answers 403, 50001). */
+  readonly hiddenChannels = new Set<string>();
+
   /** Answer the next calls of `route` with these failures, one per call, before any real handling. */
   failNext(route: DiscordRoute, ...failures: RestFailure[]): this {
     this.failures.set(route, [...(this.failures.get(route) ?? []), ...failures]);
@@ -569,7 +572,11 @@ export class FakeDiscordRest {
       return { status: 200, body: { threads, members: threads.filter((t) => t.member).map((t) => t.member) } };
     },
 
-    'GET /channels/:channel': ({ params }) => ({ status: 200, body: this.guild.requireChannel(params.channel!) }),
+    'GET /channels/:channel': ({ params }) => {
+      // A channel the bot's roles cannot view: Discord answers 403 Missing Access, not 404.
+      if (this.hiddenChannels.has(params.channel!)) throw new DiscordApiError(403, 50001, 'Missing Access');
+      return { status: 200, body: this.guild.requireChannel(params.channel!) };
+    },
 
     'PATCH /channels/:channel': ({ params, body }) => {
       const patch = (body ?? {}) as { name?: string; archived?: boolean; locked?: boolean; auto_archive_duration?: 60 | 1440 | 4320 | 10080; topic?: string };

@@ -165,6 +165,7 @@ export const SLACK_RATE_RULES: Readonly<Record<string, RateRule>> = {
   'assistant.threads.setTitle': tier(3),
   'assistant.threads.setSuggestedPrompts': tier(3),
   'users.info': tier(4),
+  'conversations.info': tier(3),
   'conversations.history': tier(3),
   'conversations.replies': tier(3),
 };
@@ -229,6 +230,16 @@ export interface FakeSlackOptions {
    * token, like none, gets Slack's HTML sign-in page instead of the file.
    */
   botToken?: string;
+  /** Channels `conversations.info` knows besides #general and the DM (SLACK_IDS); the bot is a member unless `member: false`. */
+  channels?: FakeChannel[];
+}
+
+/** A channel as `conversations.info` describes it. */
+export interface FakeChannel {
+  id: string;
+  name: string;
+  /** Whether the bot is in it (a public channel it was not invited to: false). */
+  member?: boolean;
 }
 
 export class FakeSlack {
@@ -244,6 +255,7 @@ export class FakeSlack {
   private readonly reactionsByMessage = new Map<string, ReactionState[]>();
   private readonly assistantThreads = new Map<string, AssistantThreadState>();
   private readonly users = new Map<string, FakeUser>();
+  private readonly channels = new Map<string, FakeChannel>();
   private readonly failures = new Map<string, ScriptedFailure[]>();
   private readonly waiters = new Set<Waiter>();
   private readonly responseWaiters = new Set<{ id: string; resolve: (post: ResponseUrlPost) => void; timer: NodeJS.Timeout; reject: (e: Error) => void }>();
@@ -271,6 +283,7 @@ export class FakeSlack {
 
   constructor(options: FakeSlackOptions = {}) {
     for (const user of [...DEFAULT_USERS, ...(options.users ?? [])]) this.users.set(user.id, user);
+    for (const channel of [{ id: SLACK_IDS.channelId, name: SLACK_IDS.channelName }, ...(options.channels ?? [])]) this.channels.set(channel.id, channel);
     this.botToken = options.botToken;
     this.files = new FakeSlackFiles({
       origin: () => this.origin,
@@ -843,6 +856,15 @@ export class FakeSlack {
           profile: { display_name: user.displayName, real_name: user.realName, display_name_normalized: user.displayName, real_name_normalized: user.realName },
         },
       };
+    },
+
+    // A channel that does not exist and a private one the bot is not in look alike: channel_not_found.
+    'conversations.info': (args) => {
+      const id = str(args, 'channel') ?? '';
+      if (id === SLACK_IDS.dmChannelId) return { ok: true, channel: { id, is_im: true, user: SLACK_IDS.humanUserId } };
+      const channel = this.channels.get(id);
+      if (!channel) return failed('channel_not_found');
+      return { ok: true, channel: { id, name: channel.name, is_channel: true, is_private: false, is_archived: false, is_member: channel.member ?? true, context_team_id: SLACK_IDS.teamId } };
     },
 
     'conversations.replies': (args) => {

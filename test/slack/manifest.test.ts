@@ -56,6 +56,8 @@ const METHOD_SCOPES: Record<string, string[]> = {
   'agents.sessions.setStatus': ['chat:write'],
   // card-index.ts reads a thread after a crash: in whatever kind of conversation the thread is.
   'conversations.replies': ['channels:history', 'groups:history', 'im:history', 'mpim:history'],
+  // profile-channels.ts: at start, each channel a profile names, public or private.
+  'conversations.info': ['channels:read', 'groups:read'],
   'views.open': [],
   // file-source.ts: a file an event names only by id (Slack Connect) is looked up first.
   'files.info': ['files:read'],
