@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, discordGuildIds, loadConfig } from '../src/config.js';
 import { BUILTIN_TOOL_NAMES, createBuiltinTools } from '../src/tools/index.js';
-import { FILE_TOOL_NAMES } from '../src/config-checks.js';
+import { FILE_TOOL_NAMES, SCHEDULE_TOOL_NAME } from '../src/config-checks.js';
 import { tempDir } from './support/test-connector.js';
 
 /** A Slack setup that is complete but for what a test leaves out or breaks. */
@@ -122,11 +122,11 @@ describe('configuration problems, in words', () => {
     ]);
   });
 
-  it('DISABLED_TOOLS takes built-in tool names only (and the files room\'s attach_file), and lists them', () => {
-    expect(problemsOf({ DISABLED_TOOLS: 'run_shell, fetch_url, attach_file' })).toEqual([]);
+  it('DISABLED_TOOLS takes built-in tool names only (and the files room\'s attach_file, the schedules room\'s schedule_task), and lists them', () => {
+    expect(problemsOf({ DISABLED_TOOLS: 'run_shell, fetch_url, attach_file, schedule_task' })).toEqual([]);
     // The names are the registry's (src/tools/builtin-tools.ts), never typed here: adding a
     // tool as CONTRIBUTING.md says must not break this test.
-    expect(problemsOf({ DISABLED_TOOLS: 'run_shell,shell' })).toEqual([`DISABLED_TOOLS: unknown tool shell (the built-in tools are ${[...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES].join(', ')})`]);
+    expect(problemsOf({ DISABLED_TOOLS: 'run_shell,shell' })).toEqual([`DISABLED_TOOLS: unknown tool shell (the built-in tools are ${[...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, SCHEDULE_TOOL_NAME].join(', ')})`]);
     expect(BUILTIN_TOOL_NAMES).toContain('run_shell');
   });
 
