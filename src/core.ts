@@ -14,12 +14,12 @@ import { disabledToolNames } from './config-checks.js';
 import type { EngineLogger } from './engine/index.js';
 import { loadMcpConfig, McpManager, type McpStartReport } from './mcp/index.js';
 import { createPermissionPolicy } from './permissions/index.js';
-import { compactorFrom, createProviderResolver, providerSettingsFrom } from './providers/index.js';
+import { createProviderResolver, providerSettingsFrom } from './providers/index.js';
 import { configSecretValues, mcpSecretValues, SecretMasker } from './secrets/index.js';
 import { AccessPolicy, accessWarnings, parseAccessConfig } from './sessions/access-policy.js';
 import { InProcessCoordinator } from './sessions/coordination.js';
 import { ObserverHub } from './sessions/observer-hub.js';
-import { attachFileTool, attachmentViewFor, FileIntake, FileTransfers, inputPreparer, mediaPreparers, removeThreadUploads, uploadPlace } from './files/index.js';
+import { FileIntake, FileTransfers, mediaPreparers, removeThreadUploads } from './files/index.js';
 import { conversationFolderName } from './tools/conversation-folder.js';
 import { SessionManager } from './sessions/session-manager.js';
 import { openKeyvStore } from './store/keyv-factory.js';
@@ -34,30 +34,30 @@ import { FeedbackBook } from './feedback/feedback-book.js';
 import { ViewingContexts } from './context/viewing-contexts.js';
 import { ModelPrices } from './ops/pricing.js';
 import type { SpendReader } from './ops/spend-report.js';
-import { OpsBus, placeOf } from './ops/ops-events.js';
+import { OpsBus } from './ops/ops-events.js';
 import { OpsObserver } from './ops/ops-observer.js';
 import { AuditTrail } from './ops/audit/audit-trail.js';
 import { AUDIT_KEY_PREFIX, auditStore } from './ops/audit/audit-store.js';
 import { sessionOps } from './ops/session-ops.js';
-import { meteredResolver, type SpendGuard } from './ops/metered-provider.js';
+import type { SpendGuard } from './ops/metered-provider.js';
 import { spendFrom } from './ops/spend/spend-setup.js';
 import { tracingFrom } from './ops/traces/index.js';
 import { metricsOn, type MetricsEndpoint } from './ops/metrics/index.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
-import { profileFolder, profilesFrom } from './profiles/profile-setup.js';
-import { offers, type Profiles } from './profiles/profiles.js';
+import { sessionEngines } from './session-engines.js';
+import { profilesFrom } from './profiles/profile-setup.js';
+import type { Profiles } from './profiles/profiles.js';
 import type { ScheduleDesk } from './schedules/schedule-types.js';
 import { PersonZones } from './schedules/person-zones.js';
 import { schedulesFrom } from './schedules/schedule-setup.js';
-import { scheduleTaskTool } from './schedules/schedule-tool.js';
 import type { ScheduleClock } from './schedules/scheduler.js';
 import type { ProfileReloader } from './profiles/profile-setup.js';
 import { ProfileWatch } from './profiles/profile-watch.js';
 import { knownNames } from './profiles/known-names.js';
-import { gatedResolver, ModelCallGate } from './providers/model-gate.js';
+import { ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
 import { prepareShell } from './sandbox/shell-startup.js';
-import { createBuiltinTools, openConversationFolder, parseGrantRoots, removeThreadFolder } from './tools/index.js';
+import { parseGrantRoots, removeThreadFolder } from './tools/index.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const RETENTION_SWEEP_EVERY_MS = 6 * 60 * 60 * 1000;
@@ -262,7 +262,6 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     media: mediaPreparers(),
     logger,
   });
-  const attachDisabled = disabledTools.has('attach_file');
 
   const manager = new SessionManager({
     store,
@@ -296,66 +295,32 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
         if (scope !== 'thread') await removeThreadUploads(scope === 'shared' ? workspaceDir : resolve(workspaceDir, conversationFolderName('channel', key)), scope, key);
       }
     },
-    engineSetup: (session) => {
-      // The thread's profile, laid over the environment (src/profiles/): its prompt, tools, mode, folder.
-      const profile = profiles.settingsOf(session.profile);
-      const scope = profile.workspaceScope;
-      const workspaceDir = profileFolder(baseWorkspaceDir, profile.workspaceFolder);
-      // One set of built-in tools per session: the shell's working directory is the session's,
-      // in the conversation's own folder (WORKSPACE_SCOPE).
-      const folder = openConversationFolder(workspaceDir, scope, session.key, runAs);
-      const builtin = createBuiltinTools({
-        workspaceDir: folder,
-        workspaceBase: scope === 'shared' ? undefined : workspaceDir,
-        grantRoots,
-        shellTimeoutMs: config.SHELL_TIMEOUT_MS,
-        fetchAllowPrivate: config.FETCH_ALLOW_PRIVATE,
-        shell: shell.shell,
-        shellEnvNames: shell.envNames,
-        protectedPaths: shell.paths.protected.filter((entry) => entry.path !== shell.paths.home).map((entry) => entry.path),
-        homeDir: shell.paths.home,
-        workspaceMaxBytes: config.WORKSPACE_MAX_MB * 1024 * 1024,
-      });
-      // Every model call of the session, compaction included, is admitted by the spend limits
-      // and reported to the operations side (src/ops/metered-provider.ts).
-      const metered = meteredResolver(resolveProvider, { place: placeOf(session), ops, ...(guard ? { guard } : {}), fallbackRequester: () => session.startedBy, captureContent: traces !== undefined && config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT });
-      return {
-        // Every model call takes a slot of the bot-wide gate (before the spend check); a wait shows in the thread.
-        provider: gatedResolver(metered, modelGate, {
-          waiting: (ahead) => reportWaiting(session, ahead),
-          admitted: () => reportWaiting(session, null),
-        }),
-        tools: [
-          ...builtin.tools.filter((tool) => !disabledTools.has(tool.name)),
-          ...(attachDisabled ? [] : [attachFileTool({ workspace: builtin.workspace, thread: session.key, transfers: files, mask: secrets.mask, maxBytes: config.MAX_FILE_BYTES })]),
-          ...mcp.tools(),
-          // Made after the manager (its runs need it); engineSetup runs only once sessions are built.
-          ...(disabledTools.has('schedule_task') ? [] : [scheduleTaskTool({ desk: schedules.desk, key: session.key, timezone: (creator) => personZones.zoneOf(session.key.platform, creator) })]),
-        ].filter((tool) => offers(profile.tools, tool.name)),
-        ...(profile.tools ? { offeredTools: profile.tools } : {}),
-        prepareInput: inputPreparer(intake, uploadPlace(folder, scope, session.key)),
-        attachmentView: attachmentViewFor(folder),
-        // Absolute paths inside the conversation's folder may follow a ` *` entry; anything else asks.
-        policy:
-          scope === 'shared' && profile.name === 'default'
-            ? policy
-            : createPermissionPolicy({ ...policyOptions, mode: profile.permissionMode, shellAllowList: [...profile.shellAllowlist], workspaceDir: folder }),
-        compactor: compactorFrom(config, metered),
-        instructions: profile.instructions,
-        maxIterations: config.MAX_ITERATIONS,
-        maxToolCallsPerResponse: config.MAX_TOOL_CALLS_PER_RESPONSE,
-        interruptHooks: [builtin.interruptHook],
-        // Where the person is looking (Slack's Messages tab): a fact for the model, never that channel's content.
-        contextProvider: () => viewing.describe(session.key),
-        logger,
-        maskOutput: secrets.mask,
-        maskStream: secrets.streamMask,
-        dispose: () => builtin.dispose(),
-        grantDirectory: (dir) => builtin.workspace.grant(dir),
-        grantRefusal: (dir) => builtin.workspace.grantRefusal(dir),
-        grantPreview: (dir) => builtin.workspace.grantPreview(dir),
-      };
-    },
+    // What each session's engine is built with, under its profile (src/session-engines.ts).
+    engineSetup: sessionEngines({
+      config,
+      profiles,
+      baseWorkspaceDir,
+      shell,
+      grantRoots,
+      resolveProvider,
+      ops,
+      ...(guard ? { guard } : {}),
+      captureContent: traces !== undefined && config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
+      modelGate,
+      reportWaiting,
+      disabledTools,
+      files,
+      secrets,
+      mcp,
+      // Made after the manager (its runs need it); engines are built only once sessions are.
+      schedules: () => schedules.desk,
+      personZones,
+      intake,
+      policy,
+      policyOptions,
+      viewing,
+      logger,
+    }),
   });
 
   // Scheduled work (src/schedules/): made here, at start-up and outside any turn (its timers
