@@ -2,7 +2,8 @@
 // and the OpenAI SDK against FakeOpenAI), on a manual clock: a weekday schedule set in Ada's
 // thread runs at 9:00 in her zone as her turn (the model reads the task; the thread is told
 // the run and the next one); the write it needs waits for Ada, and Bob's click is refused
-// privately; a run nobody approves is closed after SCHEDULE_WAIT_LIMIT with a note; a run
+// privately; a run nobody approves is closed after SCHEDULE_WAIT_LIMIT with a note; a run past
+// its creator's spend limit is skipped with a note, the model never called; a run
 // missed while the bot was down runs at start within SCHEDULE_GRACE, and past it is skipped
 // with a note; a schedule made before a restart still runs after it.
 import { afterEach, describe, expect, it } from 'vitest';
@@ -106,6 +107,22 @@ describe('scheduled work in a Slack thread', () => {
     expect(notes(bot, root).find((m) => m.text.includes('Closed'))!.text).toContain('30 minutes');
     // A one-off is gone once it ran.
     expect(await bot.core.schedules!.list({ platform: 'slack', workspace: SLACK_IDS.teamId, creator: ADA })).toEqual([]);
+  });
+
+  it("runs count against the creator's spend limits: past hers, the run is skipped with a note and the model is not called", async () => {
+    const clock = new ManualClock(FRIDAY_7_UTC);
+    // The first call's estimate (its input and up to gpt-4.1's 32,768 output tokens) fits; what it spends does not leave room.
+    bot = await bootSlackBot({ scheduleClock: clock, env: { BUDGET_USER_DAILY: '40000 tokens' } });
+    bot.llm.replyText('Hello Ada.', { usage: { prompt_tokens: 39_000, completion_tokens: 1_500 } });
+    const root = await bot.mention('hi');
+    await waitFor(() => bot!.llm.requests.length === 1);
+    await bot.idle();
+    const made = await schedule(bot, root, 'in 1 hour', 'check the error rate');
+    await clock.advanceTo(FRIDAY_7_UTC + 60 * MINUTE, settle);
+    await waitFor(() => notes(bot!, root).some((m) => m.text.includes(`Skipped this run of ${made.id}`)), 15_000);
+    expect(notes(bot, root).find((m) => m.text.includes('Skipped'))!.text).toMatch(/daily budget/);
+    await bot.idle();
+    expect(bot.llm.requests).toHaveLength(1);
   });
 
   it('across a restart: a schedule made before it runs after it; a missed run within the grace runs at start, one past it is skipped with a note', async () => {
