@@ -348,6 +348,7 @@ export function presenterObserver(presenterFor: (session: SessionRecord) => Thre
     onPromptClosed: (session, item) => presenterFor(session).onPromptClosed(item),
     onSuspend: (session, waitingForAnswer) => presenterFor(session).onSuspend(waitingForAnswer),
     onTakeover: (session) => presenterFor(session).onTakeover(),
+    onStopBy: (session, userId) => presenterFor(session).noteStoppedBy(userId),
     onNotice: (session, notice) => presenterFor(session).onNotice(notice),
     onDecision: async (session, item) => {
       const choice = item.resolution ? choiceOf(item.resolution) : undefined;

@@ -58,6 +58,10 @@ export class ObserverHub implements SessionObserver {
     for (const observer of this.observersOf(session)) await observer.onNotice?.(session, notice);
   }
 
+  async onStopBy(session: SessionRecord, userId: string): Promise<void> {
+    for (const observer of this.observersOf(session)) await observer.onStopBy?.(session, userId);
+  }
+
   async onTakeover(session: SessionRecord): Promise<void> {
     for (const observer of this.observersOf(session)) await observer.onTakeover?.(session);
   }

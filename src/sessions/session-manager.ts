@@ -364,6 +364,8 @@ export class SessionManager {
 
   /** A stop, applied on the instance that owns the session (access was checked where it came in). */
   private async interruptHere(sessionId: string, userId: string, known?: SessionRecord): Promise<ControlResult> {
+    // Told here, where the thread's turn runs and its note is shown (the stop may have come in on another instance).
+    if (known && userId !== BOT_ITSELF) await this.reporter.stopBy(known, userId);
     if (known && (await this.stopOwnedTurn(sessionId, userId))) return { status: 'done', sessionId };
     return this.options.coordinator.exclusive(sessionId, async () => {
       // Unknown a moment ago: the thread's first message may have been delivering as the stop came.

@@ -36,6 +36,11 @@ export interface SessionObserver {
    * card here must show the decision too, or the next render of the card would drop it.
    */
   onDecision?(session: SessionRecord, item: InboxItem): void | Promise<void>;
+  /**
+   * A person's stop reached the instance that runs the thread (the one that shows its
+   * "Stopped by …" note): in cluster mode it may have come in on another instance.
+   */
+  onStopBy?(session: SessionRecord, userId: string): void | Promise<void>;
   /** Cluster mode: this instance took the session over from one that died. */
   onTakeover?(session: SessionRecord): void | Promise<void>;
   /** A notice for the thread from outside its turn's events (a spend limit's 80 % warning). */
@@ -70,6 +75,14 @@ export class Reporter {
       await this.observer.onDecision?.(session, item);
     } catch (error) {
       this.logger.warn({ err: error, sessionId: session.id }, 'the view failed to show a decision');
+    }
+  }
+
+  async stopBy(session: SessionRecord, userId: string): Promise<void> {
+    try {
+      await this.observer.onStopBy?.(session, userId);
+    } catch (error) {
+      this.logger.warn({ err: error, sessionId: session.id }, 'the view failed to note who stopped');
     }
   }
 

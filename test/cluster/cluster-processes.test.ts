@@ -246,6 +246,8 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     await until('"Stopped" in the thread', () => /Stopped/.test(botText(slack, event.ts)), cluster);
     figures['cluster.stop_cross_instance_ms'] = Date.now() - sentAt;
     await sleep(1_000);
+    // The owner's note names who stopped, though the 🛑 came in on the other instance.
+    expect(slack.thread(C, event.ts).filter((m) => JSON.stringify(m.blocks ?? []).includes(`Stopped by <@${SLACK_IDS.humanUserId}>`))).toHaveLength(1);
     expect(llm.requests).toHaveLength(1);
     // The turn ended: nothing is left streaming in the thread.
     expect(openStreams(slack, event.ts)).toEqual([]);
