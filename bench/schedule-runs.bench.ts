@@ -11,11 +11,11 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { startCore } from '../src/core.js';
 import { silentLogger } from '../src/engine/index.js';
-import { nextRunAfter } from '../src/schedules/occurrences.js';
 import { ScheduleStore } from '../src/schedules/schedule-store.js';
 import type { Schedule } from '../src/schedules/schedule-types.js';
 import { openKeyvStore } from '../src/store/keyv-factory.js';
 import { answerEvents, FakeOpenAI } from '../test/fakes/openai-server.js';
+import { scheduleOf } from './schedule-fixtures.js';
 import { median, percentile } from './stats.js';
 import type { BenchRow } from './suite.js';
 
@@ -52,20 +52,10 @@ export async function scheduleRunRows(): Promise<BenchRow[]> {
     const store = new ScheduleStore(seeded.keyv);
     for (let i = 0; i < SCHEDULES; i++) {
       const spec: Schedule['spec'] = i < DUE_SOON ? { kind: 'once', at: firstDue + Math.floor((i * SPREAD_MS) / DUE_SOON) } : { kind: 'cron', pattern: `${i % 60} 9 * * *`, timezone: 'Europe/Paris' };
-      const id = `s-${i.toString(32).padStart(6, '0')}`;
-      if (spec.kind === 'once') dueOf.set(id, spec.at);
-      await store.save({
-        id,
-        key: { platform: 'slack', workspace: 'T0BENCH', channel: `C${i % 40}`, thread: `17000000${i}.000100` },
-        creator: `U${i % DUE_SOON}`,
-        task: `Summarise the open incidents in this channel and say which need an owner (${i}).`,
-        spec,
-        when: spec.kind === 'once' ? 'in a moment' : 'every day at 9:00',
-        timezone: 'Europe/Paris',
-        nextRunAt: nextRunAfter(spec, now),
-        createdAt: now,
-        via: 'command',
-      });
+      // Each due run by a person of its own: fair use (turns and threads per person) does not hold any back.
+      const schedule = scheduleOf(i, spec, now, DUE_SOON);
+      if (spec.kind === 'once') dueOf.set(schedule.id, spec.at);
+      await store.save(schedule);
     }
     await seeded.close();
     const config = loadConfig({

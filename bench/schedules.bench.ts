@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ScheduleStore } from '../src/schedules/schedule-store.js';
 import type { Schedule } from '../src/schedules/schedule-types.js';
+import { scheduleOf } from './schedule-fixtures.js';
 import { Scheduler } from '../src/schedules/scheduler.js';
-import { nextRunAfter } from '../src/schedules/occurrences.js';
 import { InProcessCoordinator } from '../src/sessions/coordination.js';
 import { openKeyvStore } from '../src/store/keyv-factory.js';
 import { SessionStore } from '../src/store/session-store.js';
@@ -30,20 +30,6 @@ function heapMb(): number {
   return process.memoryUsage().heapUsed / (1024 * 1024);
 }
 
-function scheduleOf(i: number, spec: Schedule['spec'], now: number): Schedule {
-  return {
-    id: `s-${i.toString(32).padStart(6, '0')}`,
-    key: { platform: 'slack', workspace: 'T0BENCH', channel: `C${i % 40}`, thread: `17000000${i}.000100` },
-    creator: `U${i % 97}`,
-    task: `Summarise the open incidents in this channel and say which need an owner (${i}).`,
-    spec,
-    when: spec.kind === 'once' ? 'in a moment' : 'every day at 9:00',
-    timezone: 'Europe/Paris',
-    nextRunAt: nextRunAfter(spec, now),
-    createdAt: now,
-    via: 'command',
-  };
-}
 
 const schedulerSuite: BenchSuite = {
   name: 'scheduler',
