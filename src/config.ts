@@ -3,6 +3,7 @@
 // discovering variables one crash at a time: the schema's issues, reworded, and the checks
 // of src/config-checks.ts (model names, provider keys, user ids, tool names), in the order
 // the variables are declared here.
+import { isKnownTimezone } from './schedules/zoned-time.js';
 import { z } from 'zod';
 import { limitSetting } from './ops/spend/budget-limits.js';
 import { describeIssue, startProblems, valueProblems, wantsToRun, type RawSettings } from './config-checks.js';
@@ -25,17 +26,7 @@ const minutesSetting = (example: string) =>
       const scale: Record<string, number> = { ms: 1, s: 1_000, sec: 1_000, m: 60_000, min: 60_000, h: 3_600_000, '': 60_000 };
       return Math.round(Number(amount) * scale[(unit ?? '').toLowerCase()]!);
     });
-const timeZone = z
-  .string()
-  .trim()
-  .refine((zone) => {
-    try {
-      new Intl.DateTimeFormat('en-US', { timeZone: zone });
-      return true;
-    } catch {
-      return false;
-    }
-  }, 'must be a time zone name such as UTC or Europe/Paris');
+const timeZone = z.string().trim().refine(isKnownTimezone, 'must be a time zone name such as UTC or Europe/Paris');
 const httpUrl = (example: string) => z.url({ protocol: /^https?$/, message: `must be a URL starting with http:// or https://, e.g. ${example}` });
 
 /** A setting that holds a JSON array (a list whose items may hold commas). */

@@ -47,8 +47,9 @@ export function offers(tools: ReadonlySet<string> | undefined, name: string): bo
 }
 
 export class Profiles implements SessionProfiles {
-  private menus = new Map<string, ModelMenu>();
-  private menusVersion = -1;
+  /** Each profile's two views, made once per file version: access checks and every Slack post read them. */
+  private views = new Map<string, { session: SessionProfile; engine: ProfileSettings }>();
+  private viewsVersion = -1;
 
   constructor(
     readonly book: ProfileBook,
@@ -60,11 +61,11 @@ export class Profiles implements SessionProfiles {
   }
 
   forPlace(key: SessionKey): SessionProfile {
-    return this.sessionView(this.book.match(key));
+    return this.viewsOf(this.book.match(key)).session;
   }
 
   named(name: string | undefined): SessionProfile {
-    return this.sessionView(this.book.named(name));
+    return this.viewsOf(this.book.named(name)).session;
   }
 
   names(): string[] {
@@ -73,22 +74,36 @@ export class Profiles implements SessionProfiles {
 
   /** The engine's settings for a thread that keeps `name` (the environment's own when the file no longer has it). */
   settingsOf(name: string | undefined): ProfileSettings {
-    return this.engineView(this.book.named(name));
+    return this.viewsOf(this.book.named(name)).engine;
   }
 
   /** The settings of the profile a place has now (Slack identity and budgets follow the place). */
   settingsAt(place: { platform: string; workspace: string; channel: string }): ProfileSettings {
-    return this.engineView(this.book.match(place));
+    return this.viewsOf(this.book.match(place)).engine;
   }
 
   /** Every folder a thread's files may be in (the environment's and each profile's, with its scope): /forget and retention look in each. */
   folders(workspaceDir: string): { workspaceDir: string; scope: 'thread' | 'channel' | 'shared' }[] {
     const seen = new Map<string, { workspaceDir: string; scope: 'thread' | 'channel' | 'shared' }>();
-    for (const settings of [this.engineView(undefined), ...this.book.all().map((profile) => this.engineView(profile))]) {
+    for (const settings of [undefined, ...this.book.all()].map((profile) => this.viewsOf(profile).engine)) {
       const dir = settings.workspaceFolder ? resolve(workspaceDir, settings.workspaceFolder) : workspaceDir;
       seen.set(`${dir}\0${settings.workspaceScope}`, { workspaceDir: dir, scope: settings.workspaceScope });
     }
     return [...seen.values()];
+  }
+
+  private viewsOf(profile: Profile | undefined): { session: SessionProfile; engine: ProfileSettings } {
+    if (this.viewsVersion !== this.book.version) {
+      this.views = new Map();
+      this.viewsVersion = this.book.version;
+    }
+    const name = profile?.name ?? DEFAULT_PROFILE;
+    let views = this.views.get(name);
+    if (!views) {
+      views = { session: this.sessionView(profile), engine: this.engineView(profile) };
+      this.views.set(name, views);
+    }
+    return views;
   }
 
   private sessionView(profile: Profile | undefined): SessionProfile {
@@ -119,20 +134,10 @@ export class Profiles implements SessionProfiles {
     };
   }
 
-  /** A profile's /model list (its `models`, else MODELS with its own model added), made once per file version. */
+  /** A profile's /model list: its `models`, else MODELS, with its own model always on it (a thread can switch back to it). */
   private menuFor(profile: Profile): ModelMenu {
-    if (this.menusVersion !== this.book.version) {
-      this.menus = new Map();
-      this.menusVersion = this.book.version;
-    }
-    let menu = this.menus.get(profile.name);
-    if (!menu) {
-      const defaultModel = profile.model ?? this.env.model;
-      // The profile's own model is always on its menu (a thread can switch back to it).
-      const listed = profile.models ?? (profile.model ? this.env.models.available : undefined);
-      menu = listed ? this.env.menuOf([...new Set([...listed, defaultModel])], defaultModel) : this.env.models;
-      this.menus.set(profile.name, menu);
-    }
-    return menu;
+    const defaultModel = profile.model ?? this.env.model;
+    const listed = profile.models ?? (profile.model ? this.env.models.available : undefined);
+    return listed ? this.env.menuOf([...new Set([...listed, defaultModel])], defaultModel) : this.env.models;
   }
 }

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { SessionKey } from '../store/session-store.js';
 import { nextRunAfter } from './occurrences.js';
 import { cadenceProblem, parseWhen } from './parse-when.js';
+import { isKnownTimezone } from './zoned-time.js';
 import type { ScheduleStore } from './schedule-store.js';
 import type { Schedule, ScheduleDesk, ScheduleOutcome, ScheduleRequest } from './schedule-types.js';
 import type { Scheduler } from './scheduler.js';
@@ -89,7 +90,7 @@ export class ScheduleService implements ScheduleDesk {
     const task = request.task.trim();
     if (!task) return { ok: false, reason: 'Say what to do at each run: /schedule <when> <task>.' };
     const timezone = request.timezone?.trim() || this.options.defaultTimezone;
-    if (!isTimeZone(timezone)) return { ok: false, reason: `"${timezone}" is not a time zone I know: use an IANA name such as Europe/Paris or America/New_York.` };
+    if (!isKnownTimezone(timezone)) return { ok: false, reason: `"${timezone}" is not a time zone I know: use an IANA name such as Europe/Paris or America/New_York.` };
     const reading = parseWhen(request.when, { timezone, now });
     if (!reading.ok) return { ok: false, reason: reading.reason };
     const problem = cadenceProblem(reading.spec, { now, minIntervalMs: this.options.minIntervalMs });
@@ -148,14 +149,4 @@ function randomId(): string {
   let id = '';
   for (const byte of bytes) id += ID_ALPHABET[byte & 31];
   return id;
-}
-
-/** Whether the runtime knows the IANA time zone (Intl throws a RangeError for an unknown one). */
-export function isTimeZone(timezone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
-    return true;
-  } catch {
-    return false;
-  }
 }
