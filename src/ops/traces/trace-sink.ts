@@ -14,7 +14,7 @@
 // - No text a person or the model wrote, unless content capture is on (then masked: the
 //   content helpers). A wait's decision is a word (`once`, `deny`, `answered`), never the answer.
 // - Every span left open ends at shutdown, so a stop of the bot still exports what it had.
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type HrTime, type Span, type Tracer } from '@opentelemetry/api';
 import type { OpsEvent, OpsEventOf, OpsSink, TokenCounts, WaitKind } from '../ops-events.js';
 import { parseModelRef } from '../../providers/model-ref.js';
 import { inputMessagesJson, outputMessagesJson } from './trace-content.js';
@@ -78,10 +78,10 @@ export class TraceSink implements OpsSink {
       case 'stop_requested':
       case 'stopped':
       case 'steered':
-        this.turns.get(event.place.sessionId)?.span.addEvent(`${OWN}.${event.type}`, event.type === 'stopped' && event.latencyMs !== undefined ? { [`${OWN}.stop.latency_ms`]: event.latencyMs } : {}, event.at);
+        this.turns.get(event.place.sessionId)?.span.addEvent(`${OWN}.${event.type}`, event.type === 'stopped' && event.latencyMs !== undefined ? { [`${OWN}.stop.latency_ms`]: event.latencyMs } : {}, epochTime(event.at));
         return;
       case 'budget_refused':
-        this.turns.get(event.place.sessionId)?.span.addEvent(`${OWN}.budget_refused`, { [`${OWN}.budget.limit`]: event.limit }, event.at);
+        this.turns.get(event.place.sessionId)?.span.addEvent(`${OWN}.budget_refused`, { [`${OWN}.budget.limit`]: event.limit }, epochTime(event.at));
         return;
       default:
         return;
@@ -94,7 +94,7 @@ export class TraceSink implements OpsSink {
     const spans = [...this.waits.values(), ...this.tools.values(), ...[...this.calls.values()].map((call) => call.span), ...[...this.turns.values()].map((turn) => turn.span)];
     for (const span of spans) {
       span.setAttribute(`${OWN}.open_at_shutdown`, true);
-      span.end(at);
+      span.end(epochTime(at));
     }
     this.waits.clear();
     this.tools.clear();
@@ -103,13 +103,13 @@ export class TraceSink implements OpsSink {
   }
 
   private turnStarted(event: OpsEventOf<'turn_started'>): void {
-    this.turns.get(event.place.sessionId)?.span.end(event.at);
+    this.turns.get(event.place.sessionId)?.span.end(epochTime(event.at));
     const { provider, model } = modelOf(event.model);
     const span = this.tracer.startSpan(
       `invoke_agent ${this.options.agentName}`,
       {
         kind: SpanKind.INTERNAL,
-        startTime: event.at,
+        startTime: epochTime(event.at),
         attributes: {
           'gen_ai.operation.name': 'invoke_agent',
           'gen_ai.agent.name': this.options.agentName,
@@ -133,12 +133,12 @@ export class TraceSink implements OpsSink {
     const prefix = `${event.place.sessionId} `;
     for (const [key, span] of this.tools) {
       if (!key.startsWith(prefix)) continue;
-      span.end(event.at);
+      span.end(epochTime(event.at));
       this.tools.delete(key);
     }
     turn.span.setAttributes({ [`${OWN}.turn.status`]: event.status, [`${OWN}.turn.iterations`]: event.iterations });
     if (event.status === 'error') failed(turn.span, event.errorKind ?? 'error');
-    turn.span.end(event.at);
+    turn.span.end(epochTime(event.at));
   }
 
   private callStarted(event: OpsEventOf<'model_call_started'>): void {
@@ -151,7 +151,7 @@ export class TraceSink implements OpsSink {
       [`${OWN}.call.purpose`]: event.purpose,
     };
     if (event.maxOutputTokens !== undefined) attributes['gen_ai.request.max_tokens'] = event.maxOutputTokens;
-    const span = this.tracer.startSpan(`chat ${model}`, { kind: SpanKind.CLIENT, startTime: event.at, attributes }, this.parentOf(event.place.sessionId));
+    const span = this.tracer.startSpan(`chat ${model}`, { kind: SpanKind.CLIENT, startTime: epochTime(event.at), attributes }, this.parentOf(event.place.sessionId));
     this.calls.set(event.callId, { span, started: event.at });
   }
 
@@ -168,12 +168,12 @@ export class TraceSink implements OpsSink {
       span.setAttribute('gen_ai.input.messages', inputMessagesJson(event.content.input, this.options.mask));
       if (event.content.output) span.setAttribute('gen_ai.output.messages', outputMessagesJson(event.content.output, this.options.mask));
     }
-    span.end(event.at);
+    span.end(epochTime(event.at));
   }
 
   private toolStarted(event: OpsEventOf<'tool_started'>): void {
     const key = `${event.place.sessionId} ${event.toolCallId}`;
-    this.tools.get(key)?.end(event.at);
+    this.tools.get(key)?.end(epochTime(event.at));
     this.tools.set(key, this.toolSpan(event.place.sessionId, event.tool, event.toolCallId, event.at));
   }
 
@@ -184,7 +184,7 @@ export class TraceSink implements OpsSink {
     this.tools.delete(key);
     span.setAttribute(`${OWN}.tool.outcome`, event.outcome);
     if (event.outcome === 'error') failed(span, 'tool_error');
-    span.end(event.at);
+    span.end(epochTime(event.at));
   }
 
   private toolSpan(sessionId: string, tool: string, toolCallId: string, at: number): Span {
@@ -192,7 +192,7 @@ export class TraceSink implements OpsSink {
       `execute_tool ${tool}`,
       {
         kind: SpanKind.INTERNAL,
-        startTime: at,
+        startTime: epochTime(at),
         attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool, 'gen_ai.tool.call.id': toolCallId, 'gen_ai.tool.type': 'function' },
       },
       this.parentOf(sessionId),
@@ -201,7 +201,7 @@ export class TraceSink implements OpsSink {
 
   private waitStarted(event: OpsEventOf<'wait_started'>): void {
     const key = `${event.place.sessionId} ${event.toolCallId}`;
-    this.waits.get(key)?.end(event.at);
+    this.waits.get(key)?.end(epochTime(event.at));
     this.waits.set(key, this.waitSpan(event.place.sessionId, event.kind, event.tool, event.toolCallId, event.at));
   }
 
@@ -215,7 +215,7 @@ export class TraceSink implements OpsSink {
       span = this.waitSpan(event.place.sessionId, event.kind, event.tool, event.toolCallId, event.at - event.waitedMs);
     }
     span.setAttributes({ [`${OWN}.wait.decision`]: event.decision, [`${OWN}.wait.answered`]: event.by !== undefined });
-    span.end(event.at);
+    span.end(epochTime(event.at));
   }
 
   private waitSpan(sessionId: string, kind: WaitKind, tool: string, toolCallId: string, at: number): Span {
@@ -223,7 +223,7 @@ export class TraceSink implements OpsSink {
       kind === 'approval' ? `await_approval ${tool}` : `await_${kind}`,
       {
         kind: SpanKind.INTERNAL,
-        startTime: at,
+        startTime: epochTime(at),
         attributes: { [`${OWN}.wait.kind`]: kind, 'gen_ai.tool.name': tool, 'gen_ai.tool.call.id': toolCallId },
       },
       this.parentOf(sessionId),
@@ -264,4 +264,15 @@ function modelOf(name: string, fallbackProvider = 'unknown'): { provider: string
   } catch {
     return { provider: fallbackProvider, model: name };
   }
+}
+
+/**
+ * An event's time (epoch milliseconds) as the SDK's own `[seconds, nanoseconds]`. A plain number
+ * is not safe to hand over: the SDK reads any number at or below `performance.now()` as time
+ * since the process started, so a clock of small numbers (an injected test clock, a process up
+ * longer than the number) silently shifts every span.
+ */
+function epochTime(at: number): HrTime {
+  const seconds = Math.floor(at / 1000);
+  return [seconds, Math.round((at - seconds * 1000) * 1e6)];
 }

@@ -124,4 +124,15 @@ describe('the trace sink', () => {
     expect(JSON.stringify(attributes)).not.toContain('hunter2');
     expect(JSON.stringify(attributes)).not.toContain('AAAA');
   });
+  it('an event time is taken as epoch milliseconds however small, never as time since the process started', () => {
+    // The SDK reads a bare number at or below performance.now() as process-relative: times of a
+    // few milliseconds are below it in any process, so this fails if a number is handed over.
+    const { feed, named } = sink();
+    feed(
+      { type: 'turn_started', at: 2, place, kind: 'run', by: 'U1', model: 'openai:gpt-4.1' },
+      { type: 'turn_ended', at: 7, place, status: 'completed', iterations: 1 },
+    );
+    const turn = named('invoke_agent chat-agent');
+    expect([ms(turn, 'startTime'), ms(turn, 'endTime')]).toEqual([2, 7]);
+  });
 });
