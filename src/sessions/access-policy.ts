@@ -119,6 +119,17 @@ export class AccessPolicy {
     return this.hasAdmins || (this.profileAccess(session.profile)?.admins.size ?? 0) > 0;
   }
 
+  /**
+   * Who approves in this thread, by id, as `mayApprove` decides: ADMINS and the profile's
+   * approvers (those who are members), else its starter. Whom the bot tells when something in
+   * the thread needs one of them (a schedule paused because its creator lost access).
+   */
+  approversOf(session: SessionPeople): string[] {
+    if (!this.hasApprovers(session)) return session.startedBy !== undefined ? [session.startedBy] : [];
+    const profileAdmins = [...(this.profileAccess(session.profile)?.admins ?? [])].filter((id) => this.isMember(id).allowed);
+    return [...new Set([...this.config.admins, ...profileAdmins])];
+  }
+
   /** /status and /grants: what a thread does is for members to see. */
   mayLook(userId: string, actor: ActorContext = {}): AccessDecision {
     return this.isMember(userId, actor);
