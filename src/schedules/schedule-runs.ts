@@ -102,7 +102,14 @@ export class ScheduleRuns {
    */
   private async admitted(schedule: Schedule, record: SessionRecord): Promise<'admitted' | 'resumed' | 'refused'> {
     const { access, pauses, logger } = this.options;
-    if (access.mayStartOrSteer(schedule.creator, {}, record.profile).allowed) return (await pauses.admitted(schedule)) ? 'resumed' : 'admitted';
+    if (access.mayStartOrSteer(schedule.creator, {}, record.profile).allowed) {
+      // A pause that could not be lifted now (the store is down) does not cost the run: the next run lifts it.
+      const resumed = await pauses.admitted(schedule).catch((error: unknown) => {
+        logger.warn({ err: error, schedule: schedule.id }, 'schedules: could not lift the pause of a schedule whose creator may run it again');
+        return false;
+      });
+      return resumed ? 'resumed' : 'admitted';
+    }
     const outcome = await pauses.refused(schedule);
     logger.info({ schedule: schedule.id, creator: schedule.creator, outcome: outcome.kind }, 'schedules: a run refused, its creator may no longer use the bot in its thread');
     const told = { scheduleId: schedule.id, task: schedule.task, creator: schedule.creator, approvers: access.approversOf(record) };
