@@ -329,8 +329,9 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     keyv: opened.keyv,
     ...(shared ? { redis: { client: shared, indexKey: keys.schedules } } : {}),
     manager,
+    access,
     claim: (occurrenceId) => manager.claimEvent(occurrenceId),
-    notify: (record, text) => observers.onNotice(record, { kind: 'schedule', text }),
+    notify: (record, notice) => observers.onNotice(record, notice),
     logger,
     ...(options.scheduleClock ? { clock: options.scheduleClock } : {}),
   });

@@ -87,7 +87,7 @@ export function sessionEngines(deps: SessionEngineDeps): EngineSetupFactory {
       }),
       tools: [
         ...builtin.tools.filter((tool) => !disabledTools.has(tool.name)),
-        ...(disabledTools.has('attach_file') ? [] : [attachFileTool({ workspace: builtin.workspace, thread: session.key, transfers: files, mask: secrets.mask, maxBytes: config.MAX_FILE_BYTES })]),
+        ...(disabledTools.has('attach_file') ? [] : [attachFileTool({ workspace: builtin.workspace, thread: session.key, transfers: files, mask: secrets.mask, maxBytes: config.MAX_FILE_BYTES, compressed: config.ATTACH_COMPRESSED })]),
         ...mcp.tools(),
         ...(disabledTools.has('schedule_task') ? [] : [scheduleTaskTool({ desk: deps.schedules(), key: session.key, timezone: (creator) => deps.personZones.zoneOf(session.key.platform, creator) })]),
       ].filter((tool) => offers(profile.tools, tool.name)),

@@ -24,6 +24,7 @@ describe('configuration', () => {
       MAX_FILE_BYTES: 20 * 1024 * 1024,
       MAX_FILES_PER_MESSAGE: 10,
       MAX_CONVERSATION_FILE_BYTES: 200 * 1024 * 1024,
+      ATTACH_COMPRESSED: 'refuse',
       WORKSPACE_SCOPE: 'thread',
       ALLOWED_USERS: '*',
       PERMISSION_MODE: 'interactive',

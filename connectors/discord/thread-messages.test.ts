@@ -79,6 +79,17 @@ describe('a Discord approval card', () => {
     expect(paused.components[0]!.components[0]).toMatchObject({ label: 'Continue (admins)', custom_id: 'r:sess' });
     expect(noteMessage({ kind: 'budget_warning', text: 'This channel\'s daily budget is 80 % spent.' })).toEqual({ content: "📈 This channel's daily budget is 80 % spent.", components: [] });
   });
+
+  it("a schedule paused because its creator lost access pings the thread's approvers, and only them", () => {
+    const note = noteMessage({ kind: 'schedule_paused', scheduleId: 's-abcdef', task: 'ping <@999> daily', creator: '111', approvers: ['222', '333'], runsLeft: 2, next: 'Sat 5 Dec 2026, 09:00 (UTC)' });
+    expect(note.content).toBe(
+      '⏸️ <@222> <@333>: schedule `s-abcdef` (“ping <@999> daily”) is paused: <@111>, who set it, may no longer use the bot here, and each of its runs would be their turn, so none runs and nothing more is said about it here. It resumes by itself at a run once they may use the bot here again (an admin adds them back), and ends by itself after 2 more refused runs (the next is due Sat 5 Dec 2026, 09:00 (UTC)). End it now with `/unschedule s-abcdef`.',
+    );
+    expect(note.pingUsers).toEqual(['222', '333']);
+    const ended = noteMessage({ kind: 'schedule_paused', scheduleId: 's-abcdef', task: 'once', creator: '111', approvers: [], runsLeft: 0 });
+    expect(ended.content).toBe('⏸️ The run of schedule `s-abcdef` (“once”) was not made: <@111>, who set it, may no longer use the bot here. That was its only run, so it has ended.');
+    expect(ended.pingUsers).toEqual([]);
+  });
 });
 
 describe('a thread name', () => {

@@ -16,7 +16,7 @@ import type { InboxItem } from '../../src/engine/index.js';
 import { approvalView, approvesInFullView, offeredChoices, type ApprovalView, type ShownPart } from '../shared/approval-view.js';
 import type { CallText } from '../shared/call-arguments.js';
 import type { CardPrompt, NoteAction, ThreadNote } from '../shared/thread-surface.js';
-import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, filesNoteText, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
+import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, filesNoteText, RESTARTING_NOTE, schedulePausedText, TAKEN_OVER_NOTE } from '../shared/card-words.js';
 import { revealInvisible } from '../shared/visible-text.js';
 import { fullPromptCustomId, promptCustomId, retryCustomId, showAllCustomId } from './custom-ids.js';
 import { MESSAGE_LIMIT, type ApiActionRow, type ApiButton } from './outbound.js';
@@ -196,10 +196,20 @@ function rows(buttons: ApiButton[]): ApiActionRow[] {
   return result;
 }
 
+/** Discord user ids are snowflakes: digits. */
+function isSnowflake(id: string): boolean {
+  return /^\d{1,25}$/.test(id);
+}
+
+/** `<@id>` for a Discord user id; anything else as it is (allowed_mentions pings nobody unnamed anyway). */
+function discordMention(id: string): string {
+  return isSnowflake(id) ? `<@${id}>` : id;
+}
+
 const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue', continue_past_limit: 'Continue (admins)' };
 
 /** A note that ends a turn, in Discord's words, with its Retry / Continue button. */
-export function noteMessage(note: ThreadNote): CardMessage {
+export function noteMessage(note: ThreadNote): CardMessage & { pingUsers?: string[] } {
   switch (note.kind) {
     case 'tool_calls_limited':
       return {
@@ -218,6 +228,9 @@ export function noteMessage(note: ThreadNote): CardMessage {
       return { content: fit(`📈 ${note.text}`), components: [] };
     case 'schedule':
       return { content: fit(`⏰ ${note.text}`), components: [] };
+    case 'schedule_paused':
+      // The approvers are pinged (and only they: the outbound's allowed_mentions names them).
+      return { content: fit(`⏸️ ${schedulePausedText(note, discordMention, (text) => text)}`), components: [], pingUsers: note.approvers.filter(isSnowflake) };
     case 'taken_over':
       return { content: `🔄 ${TAKEN_OVER_NOTE}`, components: [] };
     case 'restarting':

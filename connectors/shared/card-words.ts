@@ -1,5 +1,6 @@
 // The words of a card's decisions and "always" buttons, the same on every platform: a person
 // reads who decided what, and whose requests an "always" covers, in one vocabulary.
+import type { SchedulePaused } from '../../src/sessions/session-observer.js';
 import type { CardPrompt } from './thread-surface.js';
 
 const DECISION_WORDS: Readonly<Record<string, string>> = {
@@ -50,4 +51,31 @@ export function alwaysLabel(subject: string, who: 'me' | 'everyone', scope: Card
   const where = scope === 'channel' ? 'in this channel' : 'in this thread';
   const label = `Always allow ${subject} for ${who} ${where}`;
   return label.length <= maxLength ? label : `Always allow this tool for ${who} ${where}`;
+}
+
+/** The most approvers a paused schedule's note names (ADMINS may be a long list); the rest are counted. */
+const MAX_APPROVERS_NAMED = 10;
+/** The task as the note quotes it: the schedule's id says which one, /schedules shows the rest. */
+const TASK_CHARS = 200;
+
+/**
+ * The one note a thread gets when a schedule's run is refused because its creator may no
+ * longer use the bot there (src/schedules/access-pauses.ts), addressed to the people who
+ * approve there: who lost access, that it is paused, how it resumes or ends. `mention` writes a
+ * person as the platform pings them; `escape` makes the task (a person's words) inert.
+ */
+export function schedulePausedText(note: SchedulePaused, mention: (id: string) => string, escape: (text: string) => string): string {
+  const named = note.approvers.slice(0, MAX_APPROVERS_NAMED);
+  const more = note.approvers.length - named.length;
+  const to = named.length > 0 ? `${named.map(mention).join(' ')}${more > 0 ? ` and ${more} more` : ''}: ` : '';
+  const task = note.task.length > TASK_CHARS ? `${note.task.slice(0, TASK_CHARS - 1)}…` : note.task;
+  const what = `schedule \`${note.scheduleId}\` (“${escape(task)}”)`;
+  const who = `${mention(note.creator)}, who set it, may no longer use the bot here`;
+  const text =
+    note.runsLeft === 0
+      ? `the run of ${what} was not made: ${who}. That was its only run, so it has ended.`
+      : `${what} is paused: ${who}, and each of its runs would be their turn, so none runs and nothing more is said about it here. ` +
+        `It resumes by itself at a run once they may use the bot here again (an admin adds them back), and ends by itself after ${note.runsLeft} more refused run${note.runsLeft === 1 ? '' : 's'}` +
+        `${note.next ? ` (the next is due ${note.next})` : ''}. End it now with \`/unschedule ${note.scheduleId}\`.`;
+  return to ? `${to}${text}` : `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 }

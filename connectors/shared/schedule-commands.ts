@@ -4,10 +4,13 @@
 //                            scheduled work here; said in the thread, so everyone sees it exists
 //   /schedules               the person's schedules on this platform and workspace, with their
 //                            next run; an admin also sees every schedule in this channel (private)
-//   /unschedule <id>         its creator, whoever may manage its thread, or an admin; said in
-//                            the schedule's thread
+//   /unschedule <id>         its creator, whoever may manage its thread (its starter, its
+//                            profile's approvers), or an admin; said in the schedule's thread.
+//                            The same people end a schedule paused because its creator lost
+//                            access (its note tells the thread's approvers so)
 // and the line /forget adds when the thread's schedules end with it. Every refusal is private.
 // The person's task is their own text: it is escaped with the platform's markup wherever shown.
+import { REFUSALS_TO_END } from '../../src/schedules/access-pauses.js';
 import { describeInstant, splitWhenAndTask } from '../../src/schedules/parse-when.js';
 import type { Schedule } from '../../src/schedules/schedule-types.js';
 import { sessionIdOf } from '../../src/store/session-store.js';
@@ -95,9 +98,21 @@ async function list(context: CommandContext, markup: CommandMarkup, whisper: (te
 function listLine(one: Schedule, context: CommandContext, markup: CommandMarkup): string {
   const task = one.task.length > LIST_TASK_CHARS ? `${one.task.slice(0, LIST_TASK_CHARS - 1)}…` : one.task;
   const next = one.nextRunAt === null ? 'no run left' : `next ${describeInstant(one.nextRunAt, one.timezone)}`;
-  const by = one.creator === context.userId ? '' : ` · by <@${one.creator}>`;
-  const where = one.key.channel === context.key.channel ? (one.key.thread === context.key.thread ? ' · this thread' : ' · this channel') : '';
-  return `• \`${one.id}\` ${markup.escape(task)}: ${markup.escape(one.when)} · ${next}${by}${where}`;
+  if (one.pausedAt !== undefined) {
+    // Paused because its creator lost access (src/schedules/access-pauses.ts): what ends or resumes it.
+    const left = REFUSALS_TO_END - (one.accessRefusals ?? 0);
+    const state = `⏸️ paused: <@${one.creator}> may no longer use the bot there; it resumes by itself once they may, and ends after ${left} more refused run${left === 1 ? '' : 's'} (${next})`;
+    return `• \`${one.id}\` ${markup.escape(task)}: ${markup.escape(one.when)} · ${state}${by(one, context)}${where(one, context)}`;
+  }
+  return `• \`${one.id}\` ${markup.escape(task)}: ${markup.escape(one.when)} · ${next}${by(one, context)}${where(one, context)}`;
+}
+
+function by(one: Schedule, context: CommandContext): string {
+  return one.creator === context.userId ? '' : ` · by <@${one.creator}>`;
+}
+
+function where(one: Schedule, context: CommandContext): string {
+  return one.key.channel === context.key.channel ? (one.key.thread === context.key.thread ? ' · this thread' : ' · this channel') : '';
 }
 
 async function unschedule(id: string | undefined, context: CommandContext, markup: CommandMarkup, whisper: (text: string) => Promise<void>): Promise<void> {

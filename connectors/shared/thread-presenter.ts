@@ -250,6 +250,9 @@ export class ThreadPresenter {
       case 'schedule':
         await this.note({ kind: 'schedule', text: notice.text });
         return;
+      case 'schedule_paused':
+        await this.note(notice);
+        return;
       default:
         return assertNever(notice);
     }

@@ -19,6 +19,7 @@
 // - Message ids are yours (Slack: a ts; Discord: a snowflake). The presenter only hands
 //   them back to you and records them under `messageKey`.
 import type { InboxItem } from '../../src/engine/index.js';
+import type { SchedulePaused } from '../../src/sessions/session-observer.js';
 import type { ToolCardState } from './tool-card.js';
 
 /** A platform's id of one message it posted or received (Slack: its ts). */
@@ -78,6 +79,8 @@ export type ThreadNote =
   | { kind: 'budget_warning'; text: string }
   /** Scheduled work: a run starts (and when the next is), was skipped or closed (the bot's own words, with a task a person wrote: escape them). */
   | { kind: 'schedule'; text: string }
+  /** A schedule paused (or a one-off not run) because its creator lost access: its approvers are mentioned. Words: card-words.ts schedulePausedText. */
+  | ({ kind: 'schedule_paused' } & SchedulePaused)
   /** The bot is shutting down mid-turn (a deploy): the turn carries on after the restart. Words: card-words.ts RESTARTING_NOTE. */
   | { kind: 'restarting' }
   /** Cluster mode: another instance took the thread over after its owner died. Words: card-words.ts TAKEN_OVER_NOTE. */

@@ -8,7 +8,7 @@
 // approves, and which approve buttons that allows, is approval-card.ts's.
 import { displayNote, escapeSlackText, formatDuration, phaseLabel, restartNote, truncateForDisplay, type ToolCardState } from '../shared/index.js';
 import type { CardPrompt, NoteAction, ThreadNote } from '../shared/thread-surface.js';
-import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, filesNoteText, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
+import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, filesNoteText, RESTARTING_NOTE, schedulePausedText, TAKEN_OVER_NOTE } from '../shared/card-words.js';
 import { revealInvisible } from '../shared/visible-text.js';
 import { encodeValue, promptActionId, RETRY_ACTION } from './actions.js';
 import { offeredChoices } from '../shared/approval-view.js';
@@ -158,6 +158,11 @@ export function noteMessage(note: ThreadNote): { text: string; blocks: SlackBloc
       return { text: note.text, blocks: noteBlocks(`:chart_with_upwards_trend: ${escape(note.text)}`) };
     case 'schedule':
       return { text: note.text, blocks: noteBlocks(`:alarm_clock: ${escape(note.text)}`) };
+    case 'schedule_paused': {
+      // The approvers are mentioned for real (a ping): they are the ones who can act on it.
+      const text = schedulePausedText(note, slackMention, escape);
+      return { text, blocks: noteBlocks(`:double_vertical_bar: ${text}`) };
+    }
     case 'taken_over':
       return { text: TAKEN_OVER_NOTE, blocks: noteBlocks(`:arrows_counterclockwise: ${TAKEN_OVER_NOTE}`) };
     case 'restarting':
@@ -173,6 +178,11 @@ export function noteMessage(note: ThreadNote): { text: string; blocks: SlackBloc
       throw new Error(`unknown note ${JSON.stringify(never)}`);
     }
   }
+}
+
+/** `<@U…>` for a Slack user id; anything else is shown as escaped text, never as markup. */
+function slackMention(id: string): string {
+  return /^[A-Z0-9]+$/i.test(id) ? `<@${id}>` : escape(id);
 }
 
 const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue', continue_past_limit: 'Continue (admins)' };

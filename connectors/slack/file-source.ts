@@ -2,10 +2,10 @@
 // with the bot token as `Authorization: Bearer`, streamed (never buffered here). The files
 // room (src/files/intake.ts) calls it when a turn takes the message, and only then.
 //
-// The token is the bot's whole identity, so it goes only to Slack's file hosts (below) or to
-// the host of the configured SLACK_API_URL (a proxy, or the tests' fake Slack), and over HTTPS
-// unless it is that configured origin; a redirect is followed by hand, each hop checked the
-// same way. A file URL elsewhere is refused without a request.
+// The token is the bot's whole identity, so it goes only to Slack's file hosts (below, by exact
+// name, over HTTPS on port 443) or to the configured SLACK_API_URL's own origin (a proxy, or the
+// tests' fake Slack); a redirect is followed by hand, each hop checked the same way. A file URL
+// elsewhere is refused without a request.
 //
 // Slack's trap: a file URL fetched without a token Slack accepts for files (no token, another
 // app's, or an app installed without `files:read`) is answered 200 with the workspace's HTML
@@ -20,14 +20,16 @@ import { FileTransferError, type FileDownload, type FileSource } from '../../src
 import { LOOK_UP_WITH_FILES_INFO } from './inbound-files.js';
 
 /**
- * Where Slack serves the files people share: `files.slack.com` (url_private and
+ * Where Slack serves the files people share, by exact name: `files.slack.com` (url_private and
  * url_private_download, docs.slack.dev "Working with files"), `files.slack-gov.com` for GovSlack
- * (slack-gov.com), and hosts seen in Slack's own file URLs (`files-edu.slack.com`,
- * `files-origin.slack.com`, `*.slack-edge.com`, Slack's CDN). Workspace domains
- * (`team.slack.com`) are not among them: they serve pages, not files.
+ * (slack-gov.com), and the two other hosts Slack's own file URLs use (`files-edu.slack.com`,
+ * `files-origin.slack.com`). No wildcard: `*.slack-edge.com` is Slack's CDN for public assets
+ * (avatars, emoji), which never needs the bot token, and a name under a shared suffix is a
+ * name someone else may come to serve. Workspace domains (`team.slack.com`) are not among them
+ * either: they serve pages, not files. Only on HTTPS's own port: another port of a Slack host
+ * is not the file service, and the token goes to nothing Slack does not document.
  */
 export const SLACK_FILE_HOSTS: readonly string[] = ['files.slack.com', 'files-edu.slack.com', 'files-origin.slack.com', 'files.slack-gov.com'];
-const SLACK_FILE_HOST_SUFFIXES: readonly string[] = ['.slack-edge.com'];
 
 /** Slack's file URLs answer directly; a few hops are room for a CDN, more is a loop. */
 const MAX_REDIRECTS = 3;
@@ -88,11 +90,17 @@ export class SlackFileSource implements FileSource {
     } catch {
       throw new FileTransferError('not fetched: the address Slack gave for it is not a URL', false);
     }
-    if (url.origin === this.apiOrigin) return url;
+    // The configured API's own origin (scheme, host and port, all three): a proxy in front of
+    // Slack, or the tests' fake on 127.0.0.1. It is where the token goes for every API call
+    // anyway; any other port or scheme of that host is not it.
+    if (this.apiOrigin !== undefined && url.origin === this.apiOrigin) return url;
     const host = url.hostname.toLowerCase();
-    const slackHost = SLACK_FILE_HOSTS.includes(host) || SLACK_FILE_HOST_SUFFIXES.some((suffix) => host.endsWith(suffix));
-    if (!slackHost) throw new FileTransferError(`not fetched: its address is not on a Slack file host (it points to ${shownHost(host)}), and the bot sends its Slack token nowhere else`, false);
+    if (!SLACK_FILE_HOSTS.includes(host)) {
+      throw new FileTransferError(`not fetched: its address is not on a Slack file host (it points to ${shownHost(host)}), and the bot sends its Slack token nowhere else`, false);
+    }
     if (url.protocol !== 'https:') throw new FileTransferError('not fetched: its address is not HTTPS, and the bot sends its Slack token over HTTPS only', false);
+    // `port` is '' for HTTPS's default (443, written or not).
+    if (url.port !== '') throw new FileTransferError(`not fetched: its address names port ${url.port} of a Slack file host, and the bot sends its Slack token to port 443 only`, false);
     return url;
   }
 

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { InboxItem } from '../../src/engine/index.js';
 import { approvalView, approvesInFullView, offeredChoices, type ApprovalView, type ShownPart } from '../shared/approval-view.js';
 import type { CallText } from '../shared/call-arguments.js';
-import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, filesNoteText, RESTARTING_NOTE, TAKEN_OVER_NOTE } from '../shared/card-words.js';
+import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, filesNoteText, RESTARTING_NOTE, schedulePausedText, TAKEN_OVER_NOTE } from '../shared/card-words.js';
 import { displayNote, formatDuration, phaseIcon, phaseLabel, restartNote } from '../shared/tool-card.js';
 import type { CardPrompt, CardView, NoteAction, ThreadNote } from '../shared/thread-surface.js';
 import { truncateForDisplay } from '../shared/truncate.js';
@@ -185,6 +185,8 @@ export function noteModel(note: ThreadNote, nameOf: NameOf): { text: string; act
       return { text: `📈 ${note.text}` };
     case 'schedule':
       return { text: `⏰ ${note.text}` };
+    case 'schedule_paused':
+      return { text: `⏸️ ${schedulePausedText(note, (id) => `@${nameOf(id)}`, (text) => text)}` };
     case 'taken_over':
       return { text: `🔄 ${TAKEN_OVER_NOTE}` };
     case 'restarting':

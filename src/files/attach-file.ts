@@ -6,7 +6,10 @@
 // type, and the first lines of a text file (masked). What is uploaded is a snapshot taken after
 // the approval, checked again: a text file goes with the configured secrets masked; a binary
 // file that carries a secret value (in any form the masker knows, which it cannot rewrite in
-// a binary) is refused.
+// a binary) is refused. A compressed file (gzip, zip and the office formats built on it, xz,
+// zstd, 7z…, known by its first bytes: compressed-formats.ts) is refused unless an admin set
+// ATTACH_COMPRESSED=allow: compression hides every byte of a value from the check, so the
+// check could only say "nothing found" about what it cannot read.
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,6 +20,7 @@ import type { SessionKey } from '../store/session-store.js';
 import { openForReading } from '../tools/safe-open.js';
 import { describeFsError } from '../tools/fs-errors.js';
 import { isInside, type Workspace } from '../tools/workspace.js';
+import { compressedFormat } from './compressed-formats.js';
 import { judgeFile, SNIFF_BYTES } from './file-kind.js';
 import { formatBytes } from './sizes.js';
 import type { FileTransfers } from './transfer.js';
@@ -34,6 +38,8 @@ export interface AttachFileOptions {
   mask: (text: string) => string;
   /** The largest file posted (MAX_FILE_BYTES); a platform's own limit may be lower. */
   maxBytes: number;
+  /** ATTACH_COMPRESSED: `refuse` (the default) or `allow` compressed files, whose contents the secret check cannot read. */
+  compressed?: 'refuse' | 'allow';
 }
 
 const PREVIEW_LINES = 8;
@@ -41,6 +47,7 @@ const PREVIEW_CHARS = 600;
 
 export function attachFileTool(options: AttachFileOptions): ToolDefinition {
   const { workspace, thread, transfers, mask, maxBytes } = options;
+  const allowCompressed = options.compressed === 'allow';
   return defineTool({
     name: 'attach_file',
     description:
@@ -48,7 +55,7 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
     schema,
     metadata: { risk: 'medium', category: 'write', idempotent: false, confinement: 'posts one file from the conversation\'s folder into this thread' },
     shownArguments: ({ path: input, comment }) => {
-      const facts = peek(workspace, input, mask);
+      const facts = peek(workspace, input, mask, allowCompressed);
       return { file: input, ...facts, ...(comment ? { comment } : {}) };
     },
     async execute({ path: input, comment }, { signal }) {
@@ -70,7 +77,13 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
       }
       const name = path.basename(real);
       const judged = judgeFile(bytes.subarray(0, SNIFF_BYTES), name, undefined);
-      const outgoing = judged.kind === 'text' ? Buffer.from(mask(bytes.toString('utf8')), 'utf8') : refuseSecrets(bytes, mask, shown);
+      if (judged.kind === 'other' && !allowCompressed) {
+        const format = compressedFormat(bytes);
+        if (format) throw new Error(compressedRefusal(shown, format));
+      }
+      // A text file is judged by its first bytes; what its masked text still holds further on in
+      // another form (UTF-16 past them, say) is looked for in its bytes, as in a binary file.
+      const outgoing = judged.kind === 'text' ? refuseSecrets(Buffer.from(mask(bytes.toString('utf8')), 'utf8'), mask, shown, ['latin1']) : refuseSecrets(bytes, mask, shown);
       const limit = await sink.maxBytes?.(thread);
       if (limit !== undefined && outgoing.length > limit) {
         throw new Error(`refused: ${shown} is ${formatBytes(outgoing.length)}, over the ${formatBytes(limit)} this ${thread.platform} thread accepts`);
@@ -96,17 +109,23 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
 }
 
 /** A binary file leaves whole or not at all: one that holds a secret value is refused. */
-function refuseSecrets(bytes: Buffer, mask: (text: string) => string, shown: string): Buffer {
-  // latin1 maps each byte to one character, so a value in its plain or an encoded ASCII form is
-  // found wherever it sits; utf8 finds a value with characters past ASCII.
-  for (const text of [bytes.toString('latin1'), bytes.toString('utf8')]) {
+function refuseSecrets(bytes: Buffer, mask: (text: string) => string, shown: string, readings: readonly ('latin1' | 'utf8')[] = ['latin1', 'utf8']): Buffer {
+  // latin1 maps each byte to one character, so a value in its plain or an encoded ASCII form,
+  // or its UTF-8 or UTF-16 bytes, is found wherever it sits; utf8 finds a value with characters
+  // past ASCII written as text.
+  for (const text of readings.map((reading) => bytes.toString(reading))) {
     if (mask(text) !== text) throw new Error(`refused: ${shown} holds a configured secret value, which cannot be masked in a binary file`);
   }
   return bytes;
 }
 
+/** Why a compressed file is not posted, and what to do instead (said to the model, which tells the person). */
+function compressedRefusal(shown: string, format: string): string {
+  return `refused: ${shown} is a ${format}: its contents are compressed, so the check for secret values cannot read them. Attach the files uncompressed instead (a .docx, .xlsx, .jar or .epub is a zip archive too); an admin may allow compressed files with ATTACH_COMPRESSED=allow`;
+}
+
 /** The card's facts about the file, read without following a link at the end; never throws. */
-function peek(workspace: Workspace, input: string, mask: (text: string) => string): Record<string, unknown> {
+function peek(workspace: Workspace, input: string, mask: (text: string) => string, allowCompressed: boolean): Record<string, unknown> {
   let fd: number | undefined;
   try {
     const real = realpathSync(path.resolve(workspace.root, input));
@@ -118,6 +137,8 @@ function peek(workspace: Workspace, input: string, mask: (text: string) => strin
     readSync(fd, head, 0, head.length, 0);
     const judged = judgeFile(head, real, undefined);
     const facts: Record<string, unknown> = { name: path.basename(real), size: formatBytes(stats.size), type: judged.mimeType };
+    const format = judged.kind === 'other' ? compressedFormat(head) : undefined;
+    if (format) facts.compressed = allowCompressed ? `a ${format}: its contents are not checked for secret values (ATTACH_COMPRESSED=allow)` : `a ${format}: it will be refused (ATTACH_COMPRESSED)`;
     if (judged.kind === 'text') {
       const lines = mask(head.toString('utf8')).split('\n').slice(0, PREVIEW_LINES).join('\n');
       facts.first_lines = lines.length > PREVIEW_CHARS ? `${lines.slice(0, PREVIEW_CHARS)}…` : lines;

@@ -65,7 +65,7 @@ export class ScheduleService implements ScheduleDesk {
       const wanted = id.trim().toLowerCase();
       const schedule = SCHEDULE_ID_PATTERN.test(wanted) ? await this.options.store.get(wanted) : undefined;
       if (!schedule) return { ok: false as const, reason: `There is no schedule "${id.trim()}". /schedules lists yours with their ids.` };
-      if (!mayEnd(schedule)) return { ok: false as const, reason: `Only the person who made schedule ${schedule.id}, or an admin, may end it.` };
+      if (!mayEnd(schedule)) return { ok: false as const, reason: `Only the person who made schedule ${schedule.id}, the person who started its thread, whoever approves there, or an admin may end it.` };
       await this.options.store.delete(schedule.id);
       this.options.scheduler.remove(schedule.id);
       return { ok: true as const, schedule };

@@ -9,7 +9,8 @@ import type { Config } from '../config.js';
 import type { EngineLogger } from '../engine/index.js';
 import { redisIdSet } from '../cluster/redis-id-set.js';
 import type { SessionRecord } from '../store/session-store.js';
-import { ScheduleRuns, type ScheduleRunsOptions } from './schedule-runs.js';
+import { AccessPauses } from './access-pauses.js';
+import { ScheduleRuns, type ScheduleNotice, type ScheduleRunsOptions } from './schedule-runs.js';
 import { ScheduleService } from './schedule-service.js';
 import { ScheduleStore } from './schedule-store.js';
 import { Scheduler, systemScheduleClock, type ScheduleClock } from './scheduler.js';
@@ -29,16 +30,20 @@ export function schedulesFrom(
     /** Cluster mode: the shared Redis and the key of the schedules' index there. */
     redis?: { client: Redis; indexKey: string };
     manager: ScheduleRunsOptions['manager'];
+    /** Who may run a turn where (a run's creator) and who approves there (told when a schedule pauses). */
+    access: ScheduleRunsOptions['access'];
     claim: (occurrenceId: string) => Promise<boolean>;
-    notify: (record: SessionRecord, text: string) => Promise<void>;
+    notify: (record: SessionRecord, notice: ScheduleNotice) => Promise<void>;
     logger: EngineLogger;
     clock?: ScheduleClock;
   },
 ): ScheduleSetup {
   const clock = options.clock ?? systemScheduleClock;
   const store = new ScheduleStore(options.keyv, options.redis ? redisIdSet(options.redis.client, options.redis.indexKey) : undefined);
-  const runs = new ScheduleRuns({ manager: options.manager, notify: options.notify, clock, waitLimitMs: config.SCHEDULE_WAIT_LIMIT, logger: options.logger });
-  const scheduler = new Scheduler({ store, clock, claim: options.claim, fire: runs.fire, skipped: runs.skipped, graceMs: config.SCHEDULE_GRACE, logger: options.logger });
+  // The pauses let the Scheduler go of a schedule they end; it is made right after them (its runs need them).
+  const pauses = new AccessPauses({ store, clock, forget: (id) => scheduler.remove(id) });
+  const runs = new ScheduleRuns({ manager: options.manager, access: options.access, pauses, notify: options.notify, clock, waitLimitMs: config.SCHEDULE_WAIT_LIMIT, logger: options.logger });
+  const scheduler: Scheduler = new Scheduler({ store, clock, claim: options.claim, fire: runs.fire, skipped: runs.skipped, graceMs: config.SCHEDULE_GRACE, logger: options.logger });
   const desk = new ScheduleService({
     store,
     scheduler,

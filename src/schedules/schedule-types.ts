@@ -2,7 +2,8 @@
 // when stored, what "when" parses to, and what the thread commands and the schedule_task
 // tool ask of the schedules. The parts: parse-when.ts (words → ScheduleSpec),
 // occurrences.ts (a spec's next instant, croner), schedule-store.ts (Keyv), scheduler.ts
-// (timers, claims, grace), schedule-service.ts (create / list / end, caps, checks).
+// (timers, claims, grace), schedule-service.ts (create / list / end, caps, checks),
+// schedule-runs.ts (what an occurrence does), access-pauses.ts (a creator who lost access).
 import { z } from 'zod';
 import { SessionKeySchema, type SessionKey } from '../store/session-store.js';
 
@@ -35,6 +36,13 @@ export const ScheduleSchema = z.object({
   createdAt: z.number().int(),
   /** How it was made: the `/schedule` command or the model's schedule_task tool. */
   via: z.enum(['command', 'tool']),
+  /**
+   * Paused since this instant: a run found its creator may no longer use the bot in its
+   * thread (access-pauses.ts). Absent while it runs.
+   */
+  pausedAt: z.number().int().optional(),
+  /** Runs refused in a row because of that; at REFUSALS_TO_END it ends. Absent (0) while it runs. */
+  accessRefusals: z.number().int().nonnegative().optional(),
 });
 export type Schedule = z.infer<typeof ScheduleSchema>;
 

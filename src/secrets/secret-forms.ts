@@ -8,7 +8,14 @@
 //   wherever the value sits in a longer encoded blob (`env | base64`): the value starts at one
 //   of three byte offsets modulo 3, and for each the characters that depend only on the
 //   value's own bytes are known; the one or two at each edge that mix in a neighbour's bits
-//   are not searched for (they say at most 4 bits of the value).
+//   are not searched for (they say at most 4 bits of the value);
+// - UTF-16, little- and big-endian, as its bytes read one character each (a file checked by
+//   attach_file is read as latin1, so the value's UTF-16 bytes are found wherever they sit, with
+//   or without a byte-order mark before them, at an even or odd offset: `iconv -t UTF-16`,
+//   PowerShell's `Out-File`, a Windows registry export);
+// - reversed (`rev`) and ROT13 (`tr A-Za-z N-ZA-Mn-za-m`): two transforms a person tries first,
+//   as cheap to look for as the value itself. Any other transform is not looked for: the README
+//   says what cannot be.
 import { viewOf } from './text-view.js';
 
 /** The shortest search string kept: a shorter encoded part would match ordinary text by chance. */
@@ -23,6 +30,7 @@ export function formsOf(value: string): string[] {
   // A percent-encoded non-ASCII value decodes, byte by byte, to its UTF-8 bytes as characters.
   const byteChars = bytes.toString('latin1');
   if (byteChars !== value) forms.push(byteChars);
+  forms.push(utf16Bytes(value, 'le'), utf16Bytes(value, 'be'), [...value].reverse().join(''), rot13(value));
   const hex = bytes.toString('hex');
   forms.push(hex, hex.toUpperCase());
   for (const encoding of ['base64', 'base64url'] as const) {
@@ -44,4 +52,18 @@ function stableBase64(bytes: Buffer, offset: number, encoding: 'base64' | 'base6
   const first = Math.ceil((offset * 8) / 6);
   const last = Math.floor(((offset + bytes.length) * 8) / 6);
   return encoded.slice(first, last);
+}
+
+/** The value's UTF-16 bytes (without a byte-order mark), one character per byte (latin1). */
+function utf16Bytes(value: string, order: 'le' | 'be'): string {
+  const little = Buffer.from(value, 'utf16le');
+  return (order === 'le' ? little : little.swap16()).toString('latin1');
+}
+
+/** ASCII letters rotated by 13; everything else as it is. */
+function rot13(value: string): string {
+  return value.replace(/[A-Za-z]/g, (letter) => {
+    const base = letter <= 'Z' ? 65 : 97;
+    return String.fromCharCode(((letter.charCodeAt(0) - base + 13) % 26) + base);
+  });
 }

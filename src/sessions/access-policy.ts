@@ -9,7 +9,8 @@
 //   decline by a    whoever may approve; anyone else's reply waits as steering until the
 //   reply           prompt is answered
 //   answer          a question: the approvers and members who took part in the thread
-//   stop            the user who started the thread, members who took part, and the admins
+//   stop            the user who started the thread and members who took part, while they
+//                   are still members there; and the admins
 //   manage          /model, /forget, /revoke, /retry, Retry and Continue: the starter and admins
 //   look            /status, /grants: members
 //
@@ -118,6 +119,17 @@ export class AccessPolicy {
     return this.hasAdmins || (this.profileAccess(session.profile)?.admins.size ?? 0) > 0;
   }
 
+  /**
+   * Who approves in this thread, by id, as `mayApprove` decides: ADMINS and the profile's
+   * approvers (those who are members), else its starter. Whom the bot tells when something in
+   * the thread needs one of them (a schedule paused because its creator lost access).
+   */
+  approversOf(session: SessionPeople): string[] {
+    if (!this.hasApprovers(session)) return session.startedBy !== undefined ? [session.startedBy] : [];
+    const profileAdmins = [...(this.profileAccess(session.profile)?.admins ?? [])].filter((id) => this.isMember(id).allowed);
+    return [...new Set([...this.config.admins, ...profileAdmins])];
+  }
+
   /** /status and /grants: what a thread does is for members to see. */
   mayLook(userId: string, actor: ActorContext = {}): AccessDecision {
     return this.isMember(userId, actor);
@@ -145,9 +157,18 @@ export class AccessPolicy {
     return { allowed: false, reason: 'Only the people working in this thread can answer this.' };
   }
 
-  mayStop(userId: string, session: SessionPeople): AccessDecision {
-    if (this.approver(userId, session) || userId === session.startedBy || session.steerers.includes(userId)) return { allowed: true };
-    return { allowed: false, reason: 'Only the person who started this thread, people who took part in it, or an admin can stop it.' };
+  /**
+   * The starter and the people who took part stop only while they may still start or steer
+   * there (ALLOWED_USERS and the profile's `allowedUsers`, read now): someone removed from the
+   * list keeps no say in the threads they once worked in, their own included (the admins and
+   * the members still working there can stop it). Approvers pass as they always do.
+   */
+  mayStop(userId: string, session: SessionPeople, actor: ActorContext = {}): AccessDecision {
+    if (this.approver(userId, session)) return { allowed: true };
+    if (userId !== session.startedBy && !session.steerers.includes(userId)) {
+      return { allowed: false, reason: 'Only the person who started this thread, people who took part in it, or an admin can stop it.' };
+    }
+    return this.mayStartOrSteer(userId, actor, session.profile);
   }
 }
 

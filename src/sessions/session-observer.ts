@@ -14,7 +14,27 @@ export type InputDisposition = 'started' | 'queued' | 'injected' | 'answered' | 
 export type ThreadNotice =
   | { kind: 'budget_warning'; text: string }
   /** Scheduled work (src/schedules/): a run starts (with when the next one is), was skipped, or was closed after waiting too long. */
-  | { kind: 'schedule'; text: string };
+  | { kind: 'schedule'; text: string }
+  | ({ kind: 'schedule_paused' } & SchedulePaused);
+
+/**
+ * A schedule's run was refused because its creator may no longer use the bot in its thread
+ * (src/schedules/access-pauses.ts): the one note its thread gets about it, addressed to the
+ * people who approve there. The words are the surface's (connectors/shared/card-words.ts).
+ */
+export interface SchedulePaused {
+  scheduleId: string;
+  /** The task as its creator wrote it: a person's words, escaped wherever shown. */
+  task: string;
+  /** Who set it (a platform user id). */
+  creator: string;
+  /** Who approves in the thread (ADMINS and its profile's approvers, else its starter): the note mentions them. */
+  approvers: string[];
+  /** Refused runs left before it ends by itself; 0: it has ended (that was its last run). */
+  runsLeft: number;
+  /** When it is next due, in words in its time zone; absent once it has ended. */
+  next?: string;
+}
 
 /** What the connector renders. Called in order, per session; failures are logged, not fatal. */
 export interface SessionObserver {

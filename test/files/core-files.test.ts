@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startCore, type Core } from '../../src/core.js';
@@ -354,6 +355,58 @@ describe('attach_file', () => {
     expect(secretBinary.finished.status).toBe('error');
     expect(secretBinary.finished.resultPreview).toContain('holds a configured secret value');
     expect(secretBinary.posted).toHaveLength(0);
+  });
+
+  it('a file holding the secret as UTF-16 is refused: little- and big-endian, with and without a byte-order mark', async () => {
+    const le = Buffer.from('sekrit-value-0123456789', 'utf16le');
+    const variants: Record<string, Buffer> = {
+      'le-bom.txt': Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('token: ', 'utf16le'), le]),
+      'le.bin': Buffer.concat([Buffer.from([7, 0, 0]), le]),
+      'be-bom.txt': Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(le).swap16()]),
+      'be.bin': Buffer.from(le).swap16(),
+    };
+    for (const [name, bytes] of Object.entries(variants)) {
+      const { finished, posted } = await attach({}, async (folder) => writeFile(join(folder, name), bytes), { path: name });
+      expect([name, finished.status, finished.resultPreview]).toEqual([name, 'error', expect.stringContaining('holds a configured secret value')]);
+      expect(posted).toHaveLength(0);
+    }
+  });
+
+  it('a text file: the secret reversed or in ROT13 is masked, and as UTF-16 past the first 8 KB too', async () => {
+    const reversed = [...'sekrit-value-0123456789'].reverse().join('');
+    const rot13 = 'frxevg-inyhr-0123456789';
+    const tail = Buffer.from('sekrit-value-0123456789', 'utf16le');
+    const { finished, posted } = await attach(
+      {},
+      async (folder) => writeFile(join(folder, 'notes.txt'), Buffer.concat([Buffer.from(`a: ${reversed}\nb: ${rot13}\n${'filler line\n'.repeat(800)}`), tail])),
+      { path: 'notes.txt' },
+    );
+    expect(finished.status).toBe('ok');
+    const sent = posted[0]!.bytes.toString('latin1');
+    expect(sent).toContain('a: [secret]\nb: [secret]\n');
+    expect(sent).not.toContain(reversed);
+    expect(sent).not.toContain(rot13);
+    expect(sent).not.toContain(tail.toString('latin1').slice(4, -4));
+  });
+
+  it('a compressed file is refused by its first bytes, whatever its name, and the card says so before the click; ATTACH_COMPRESSED=allow posts it', async () => {
+    const gzipped = gzipSync(Buffer.from('ANTHROPIC_API_KEY=sekrit-value-0123456789\n'));
+    const refused = await attach({}, async (folder) => writeFile(join(folder, 'report.dat'), gzipped), { path: 'report.dat' });
+    expect(refused.asked.arguments).toMatchObject({ compressed: 'a gzip file: it will be refused (ATTACH_COMPRESSED)' });
+    expect(refused.finished.status).toBe('error');
+    expect(refused.finished.resultPreview).toContain('report.dat is a gzip file: its contents are compressed, so the check for secret values cannot read them');
+    expect(refused.finished.resultPreview).toContain('ATTACH_COMPRESSED=allow');
+    expect(refused.posted).toHaveLength(0);
+
+    // A .docx is a zip: refused the same way.
+    const docx = await attach({}, async (folder) => writeFile(join(folder, 'summary.docx'), Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x06, 0x00]), Buffer.alloc(200, 1)])), { path: 'summary.docx' });
+    expect(docx.finished.resultPreview).toContain('summary.docx is a zip archive');
+    expect(docx.posted).toHaveLength(0);
+
+    const allowed = await attach({ ATTACH_COMPRESSED: 'allow' }, async (folder) => writeFile(join(folder, 'report.dat'), gzipped), { path: 'report.dat' });
+    expect(allowed.asked.arguments).toMatchObject({ compressed: expect.stringContaining('not checked for secret values (ATTACH_COMPRESSED=allow)') });
+    expect(allowed.finished.status).toBe('ok');
+    expect(allowed.posted[0]!.bytes.equals(gzipped)).toBe(true);
   });
 
   it('a file over the platform limit is refused naming both sizes', async () => {

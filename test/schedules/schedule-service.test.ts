@@ -164,7 +164,7 @@ describe('the schedule service', () => {
 
     expect(await desk.end('s-zzzzzz', 'U1', () => true)).toEqual({ ok: false, reason: expect.stringContaining('There is no schedule "s-zzzzzz"') });
     expect(await desk.end('not an id', 'U1', () => true)).toEqual({ ok: false, reason: expect.stringContaining('There is no schedule "not an id"') });
-    expect(await desk.end(id, 'U2', (s) => s.creator === 'U2')).toEqual({ ok: false, reason: `Only the person who made schedule ${id}, or an admin, may end it.` });
+    expect(await desk.end(id, 'U2', (s) => s.creator === 'U2')).toEqual({ ok: false, reason: `Only the person who made schedule ${id}, the person who started its thread, whoever approves there, or an admin may end it.` });
     expect(await store.get(id)).toBeDefined();
     expect(await desk.end(` ${id.toUpperCase()} `, 'U1', (s) => s.creator === 'U1')).toMatchObject({ ok: true, schedule: { id } });
     expect(await store.get(id)).toBeUndefined();

@@ -69,6 +69,35 @@ describe('percent-encoding', () => {
   });
 });
 
+describe('UTF-16, reversed and ROT13', () => {
+  const latin1 = (buffer: Buffer) => buffer.toString('latin1');
+  const le = Buffer.from(SECRET, 'utf16le');
+  const be = Buffer.from(le).swap16();
+
+  it('UTF-16 little- and big-endian, with and without a byte-order mark, at an even or odd offset of a binary read as latin1', () => {
+    for (const [name, encoded] of [['LE', le], ['BE', be]] as const) {
+      const bom = name === 'LE' ? Buffer.from([0xff, 0xfe]) : Buffer.from([0xfe, 0xff]);
+      for (const file of [encoded, Buffer.concat([bom, encoded]), Buffer.concat([Buffer.from([0x00, 0x07, 0x01]), encoded, Buffer.from([0x00])])]) {
+        expect(mask(latin1(file)), name).toContain('[secret]');
+        expect(mask(latin1(file)), name).not.toContain(latin1(encoded).slice(2, -2));
+      }
+    }
+  });
+
+  it('a value outside ASCII in UTF-16 too', () => {
+    const umlaut = 'pässwörd-Geheim-42';
+    expect(new SecretMasker([umlaut]).mask(latin1(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(umlaut, 'utf16le')])))).toBe('ÿþ[secret]');
+  });
+
+  it('reversed (`rev`) and ROT13 (`tr A-Za-z N-ZA-Mn-za-m`)', () => {
+    const reversed = [...SECRET].reverse().join('');
+    const rot13 = SECRET.replace(/[A-Za-z]/g, (c) => String.fromCharCode(((c.charCodeAt(0) - (c <= 'Z' ? 65 : 97) + 13) % 26) + (c <= 'Z' ? 65 : 97)));
+    expect(rot13).not.toBe(SECRET);
+    expect(mask(`line: ${reversed}\n`)).toBe('line: [secret]\n');
+    expect(mask(`line: ${rot13}\n`)).toBe('line: [secret]\n');
+  });
+});
+
 describe('broken by a line break', () => {
   it('\\n, \\r\\n, indentation, a trailing backslash, and the JSON-escaped forms a tool result carries', () => {
     const [head, tail] = [SECRET.slice(0, 9), SECRET.slice(9)];

@@ -112,6 +112,63 @@ describe('the Slack file source', () => {
     expect(fake.files.downloads).toEqual([]);
   });
 
+  it("the token goes only to Slack's documented file hosts, over HTTPS on port 443: not to a *.slack-edge.com name, another port or plain HTTP, nor after a redirect there", async () => {
+    // Every request the source makes goes to a local server that records it (its URL as asked
+    // and its Authorization header), whatever host the URL names: nothing reaches the internet,
+    // and a token sent where it must not go is seen here.
+    const seen: { asked: string; authorization: string | undefined }[] = [];
+    let redirectTo: string | undefined;
+    const recorder: Server = createServer((req, res) => {
+      seen.push({ asked: String(req.headers['x-asked-url']), authorization: req.headers.authorization });
+      if (redirectTo) res.writeHead(302, { location: redirectTo }).end();
+      else res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(PNG.length) }).end(PNG);
+    });
+    await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => recorder.close(resolve)));
+    const local = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`;
+    const routed: typeof fetch = (input, init) => {
+      const asked = input instanceof URL ? input.href : typeof input === 'string' ? input : input.url;
+      return fetch(`${local}/`, { ...init, headers: { ...(init?.headers as Record<string, string>), 'x-asked-url': asked } });
+    };
+    const fake = await fakeSlack();
+    const file = fake.files.add({ bytes: PNG, name: 'screenshot.png', mimetype: 'image/png' });
+    const slackSource = new SlackFileSource({ token: TOKEN, apiUrl: fake.apiUrl, client: client(fake), fetch: routed });
+    const at = (url: string) => slackSource.open({ ...incoming(file), url }, signal());
+
+    // The documented hosts get the token (the port written out as 443 is the same port).
+    for (const url of ['https://files.slack.com/files-pri/T1-F1/x.png', 'https://files.slack.com:443/files-pri/T1-F1/x.png', 'https://files.slack-gov.com/files-pri/T1-F1/x.png']) {
+      expect((await bytesOf(await at(url))).equals(PNG)).toBe(true);
+    }
+    expect(seen).toEqual([
+      { asked: 'https://files.slack.com/files-pri/T1-F1/x.png', authorization: `Bearer ${TOKEN}` },
+      { asked: 'https://files.slack.com/files-pri/T1-F1/x.png', authorization: `Bearer ${TOKEN}` },
+      { asked: 'https://files.slack-gov.com/files-pri/T1-F1/x.png', authorization: `Bearer ${TOKEN}` },
+    ]);
+    seen.length = 0;
+
+    const refusals: Record<string, string> = {
+      'https://evil.slack-edge.com/files-pri/T1-F1/x.png': 'not on a Slack file host (it points to evil.slack-edge.com)',
+      'https://a.slack-edge.com/files-pri/T1-F1/x.png': 'not on a Slack file host (it points to a.slack-edge.com)',
+      'https://files.slack.com:8443/files-pri/T1-F1/x.png': 'names port 8443 of a Slack file host, and the bot sends its Slack token to port 443 only',
+      'http://files.slack.com/files-pri/T1-F1/x.png': 'not HTTPS',
+      'http://files.slack.com:443/files-pri/T1-F1/x.png': 'not HTTPS',
+      'https://team.slack.com/files-pri/T1-F1/x.png': 'not on a Slack file host (it points to team.slack.com)',
+    };
+    for (const [url, words] of Object.entries(refusals)) {
+      const error = await refusal(at(url));
+      expect([url, error.retryable, error.message]).toEqual([url, false, expect.stringContaining(words)]);
+      expect(error.message).not.toContain(TOKEN);
+    }
+    expect(seen).toEqual([]);
+
+    // files.slack.com answering with a redirect to another port of itself, or to the CDN: the hop gets nothing.
+    for (const hop of ['https://files.slack.com:8443/elsewhere', 'https://evil.slack-edge.com/elsewhere']) {
+      redirectTo = hop;
+      await refusal(at('https://files.slack.com/files-pri/T1-F1/x.png'));
+    }
+    expect(seen.map((one) => one.asked)).toEqual(['https://files.slack.com/files-pri/T1-F1/x.png', 'https://files.slack.com/files-pri/T1-F1/x.png']);
+  });
+
   it('a redirect is followed only to an allowed host: one elsewhere is refused and gets no request', async () => {
     const fake = await fakeSlack();
     const file = fake.files.add({ bytes: PNG, name: 'screenshot.png', mimetype: 'image/png' });

@@ -5,6 +5,8 @@
 // outside the allowed list, run the bot with a token Slack does not accept for files, and ask
 // for a file back.
 import { readdir, readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROMPT_ACTION } from '../../connectors/slack/actions.js';
@@ -150,6 +152,35 @@ describe('a token Slack does not accept for files', () => {
     const saved = await readdir(uploads(bot)).catch(() => [] as string[]);
     expect(saved.filter((name) => !name.startsWith('.'))).toEqual([]);
     expect(bodyText(bot.llm.requests[0]!.body)).toMatch(/rain\.csv[^"]*did not come through|did not come through[\s\S]*rain\.csv/);
+  });
+});
+
+describe('where the bot token may go', () => {
+  it("a file whose URL names another port of the fake's host is never fetched (the note says why); the one on the configured SLACK_API_URL origin is", async () => {
+    const bot = await boot();
+    // A local server that records every request, on another port of 127.0.0.1: it is neither
+    // a Slack file host nor the configured API origin (same host, another port).
+    const seen: (string | undefined)[] = [];
+    const recorder: Server = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'text/csv' }).end(CSV);
+    });
+    await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => recorder.close(resolve)));
+    const elsewhere = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}/files-pri/T1-F1/leak.csv`;
+
+    bot.llm.replyText('I read one of the two.');
+    const kept = bot.slack.files.add({ bytes: CSV, name: 'rain.csv', mimetype: 'text/csv' });
+    const lured = { ...bot.slack.files.add({ bytes: CSV, name: 'leak.csv', mimetype: 'text/csv' }), url_private: elsewhere, url_private_download: elsewhere };
+    const root = await bot.mention('summarise these', { files: [kept, lured] });
+    await waitFor(() => bot.llm.requests.length === 1, 10_000);
+    await bot.idle();
+
+    expect(seen).toEqual([]);
+    expect(bot.slack.files.downloads.map((d) => [d.fileId, d.authorized])).toEqual([[kept.id, true]]);
+    const note = bot.slack.thread(C, root).find((m) => m.user === SLACK_IDS.botUserId && m.text.includes('did not reach the model'));
+    expect(note?.text).toMatch(/leak\.csv[\s\S]*not on a Slack file host \(it points to 127\.0\.0\.1\)/);
+    expect(await readFile(join(uploads(bot), 'rain.csv'), 'utf8')).toBe(CSV);
   });
 });
 

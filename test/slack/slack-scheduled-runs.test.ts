@@ -5,7 +5,12 @@
 // privately; a run nobody approves is closed after SCHEDULE_WAIT_LIMIT with a note; a run past
 // its creator's spend limit is skipped with a note, the model never called; a run
 // missed while the bot was down runs at start within SCHEDULE_GRACE, and past it is skipped
-// with a note; a schedule made before a restart still runs after it.
+// with a note; a schedule made before a restart still runs after it. A schedule whose creator
+// is taken off ALLOWED_USERS: its next run posts nothing but one note to the people who
+// approve in its thread and pauses it, later ones post nothing, the third refused run ends it;
+// its thread's approver (a profile's, not an admin) may end it at once, a bystander may not.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROMPT_ACTION } from '../../connectors/slack/actions.js';
 import type { Schedule } from '../../src/schedules/schedule-types.js';
@@ -157,5 +162,87 @@ describe('scheduled work in a Slack thread', () => {
     await bot.idle();
     expect(llm.requests).toHaveLength(requests);
     expect(soon.id).not.toBe(later.id);
+  });
+});
+
+describe('a schedule whose creator lost access', () => {
+  const CAROL = 'U0HUMAN003';
+  const DAY = 24 * 60 * MINUTE;
+  const botPosts = (b: SlackBot, root: string) => b.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId);
+  const stored = (b: SlackBot) => b.core.schedules!.list({ platform: 'slack', workspace: SLACK_IDS.teamId });
+
+  /**
+   * Ada's daily 9:00 schedule in her thread of a channel whose profile names Carol its approver
+   * (no ADMINS), made while Ada, Bob and Carol are members; then the bot restarts with Ada
+   * taken off ALLOWED_USERS. Resolves with the bot, the thread and the schedule.
+   */
+  async function adaRemovedAfterScheduling(): Promise<{ root: string; made: Schedule; clock: ManualClock }> {
+    const dir = await tempDir();
+    cleanups.push(() => dir.remove());
+    const llm = await new FakeOpenAI().start();
+    cleanups.push(() => llm.stop());
+    const slack = await new FakeSlack({ users: [{ id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }] }).start();
+    cleanups.push(() => slack.stop());
+    const profiles = join(dir.path, 'profiles.yaml');
+    await writeFile(profiles, `profiles:\n  - name: room\n    match: { slackChannel: ${C} }\n    admins: [${CAROL}]\n`);
+    const env = (members: string[]) => ({ PROFILES: profiles, ALLOWED_USERS: members.join(','), SCHEDULE_TZ: 'UTC' });
+    bot = await bootSlackBot({ dir: dir.path, llm, slack, scheduleClock: new ManualClock(FRIDAY_7_UTC), env: env([ADA, BOB, CAROL]) });
+    const root = await threadOf(bot);
+    const made = await schedule(bot, root, 'every day at 9:00', 'summarise the open incidents');
+    await bot.stop();
+
+    const clock = new ManualClock(FRIDAY_7_UTC + MINUTE);
+    bot = await bootSlackBot({ dir: dir.path, llm, slack, scheduleClock: clock, env: env([BOB, CAROL]) });
+    return { root, made, clock };
+  }
+
+  it('the next run posts only one note, to the thread\'s approver, and pauses it; the next posts nothing; the third refused run ends it', async () => {
+    const { root, made, clock } = await adaRemovedAfterScheduling();
+    const before = botPosts(bot!, root).length;
+    const requests = bot!.llm.requests.length;
+
+    await clock.advanceTo(FRIDAY_9_PARIS, settle);
+    // Runs are handed over and done when settle returns: the note is posted, or never will be.
+    const posted = botPosts(bot!, root).slice(before);
+    expect(posted).toHaveLength(1);
+    const note = posted[0]!.text;
+    expect(note).toContain(`<@${CAROL}>: schedule \`${made.id}\` (“summarise the open incidents”) is paused: <@${ADA}>, who set it, may no longer use the bot here`);
+    expect(note).toContain('It resumes by itself at a run once they may use the bot here again');
+    expect(note).toContain('ends by itself after 2 more refused runs (the next is due Sat 5 Dec 2026, 09:00 (Europe/Paris))');
+    expect(note).toContain(`End it now with \`/unschedule ${made.id}\``);
+    expect(note).not.toMatch(/Scheduled run|Skipped/);
+    expect(await stored(bot!)).toEqual([expect.objectContaining({ id: made.id, pausedAt: FRIDAY_9_PARIS, accessRefusals: 1 })]);
+
+    // Saturday: refused again, counted (the record says so once settle returns), and nothing said.
+    await clock.advanceTo(FRIDAY_9_PARIS + DAY, settle);
+    expect(await stored(bot!)).toEqual([expect.objectContaining({ id: made.id, accessRefusals: 2 })]);
+    expect(botPosts(bot!, root).slice(before)).toHaveLength(1);
+
+    // Sunday: the third refused run in a row ends it, silently (the approver was told at the first).
+    await clock.advanceTo(FRIDAY_9_PARIS + 2 * DAY, settle);
+    expect(await stored(bot!)).toEqual([]);
+    expect(botPosts(bot!, root).slice(before)).toHaveLength(1);
+    await clock.advanceTo(FRIDAY_9_PARIS + 3 * DAY, settle);
+    expect(botPosts(bot!, root).slice(before)).toHaveLength(1);
+    expect(bot!.llm.requests).toHaveLength(requests);
+  });
+
+  it('/schedules shows it paused; Bob may not /unschedule it; Carol, who approves in its thread (a profile\'s approver, not an admin), may', async () => {
+    const { root, made, clock } = await adaRemovedAfterScheduling();
+    await clock.advanceTo(FRIDAY_9_PARIS, settle);
+    await waitFor(() => botPosts(bot!, root).some((m) => m.text.includes('is paused')), 8_000);
+
+    await bot!.mention('/schedules', { threadTs: root });
+    await waitFor(() => bot!.slack.ephemerals(C).some((m) => m.user === ADA && m.text.includes(made.id)), 8_000);
+    expect(bot!.slack.ephemerals(C).find((m) => m.user === ADA && m.text.includes(made.id))!.text).toContain('⏸️ paused: <@U0HUMAN001> may no longer use the bot there; it resumes by itself once they may, and ends after 2 more refused runs');
+
+    await bot!.mention(`/unschedule ${made.id}`, { threadTs: root, user: BOB });
+    await waitFor(() => bot!.slack.ephemerals(C).some((m) => m.user === BOB), 8_000);
+    expect(bot!.slack.ephemerals(C).find((m) => m.user === BOB)!.text).toContain(`Only the person who made schedule ${made.id}, the person who started its thread, whoever approves there, or an admin may end it.`);
+    expect(await stored(bot!)).toHaveLength(1);
+
+    await bot!.mention(`/unschedule ${made.id}`, { threadTs: root, user: CAROL });
+    await waitFor(() => botPosts(bot!, root).some((m) => m.text.includes(`was ended by <@${CAROL}>`)), 8_000);
+    expect(await stored(bot!)).toEqual([]);
   });
 });
