@@ -23,7 +23,8 @@ import { fullViewModel, webCardHoldsAll, withNames, type NameOf } from './card-m
 import type { ActionAnswer, PlaygroundActions } from './http-server.js';
 import type { LiveUpdates, PageSnapshot } from './live-updates.js';
 import { newMessageId, type PageThread, type PageThreads, type Person } from './page-threads.js';
-import type { ClickBody, FeedbackBody, FeedbackReasonBody, FullViewBody, NoteActionBody, PostMessage, StopBody } from './request-bodies.js';
+import type { ClickBody, FeedbackBody, FeedbackReasonBody, FullViewBody, NoteActionBody, PostMessage, StopBody, ToolResultBody } from './request-bodies.js';
+import { fullResultText } from './result-view.js';
 import { WebFeedback } from './web-feedback.js';
 import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { UploadStaging } from './upload-staging.js';
@@ -184,6 +185,20 @@ export class WebInbound implements PlaygroundActions {
     const call = item && record ? (presenterFor(record).fullTextOf(item.toolCallId) ?? (await storedCallText(core.store, item.sessionId, item.toolCallId))) : undefined;
     if (!item || !call) return this.refuse(404, 'I no longer have this call (the thread may have been forgotten).');
     return { ok: true, view: fullViewModel(call, item, this.deps.grantScope), proof: this.viewProof(item.id) };
+  }
+
+  /**
+   * A card's "Full result": the whole result of its call, as the model got it (masked, as the
+   * transcript holds it), read when the person opens the toggle rather than stored on the page.
+   */
+  async toolResult(body: z.infer<typeof ToolResultBody>): Promise<ActionAnswer> {
+    const thread = this.deps.threads.get(body.thread);
+    const card = thread?.messages.find((message) => message.id === body.message);
+    if (!thread?.sessionId || card?.kind !== 'card') return this.refuse(404, 'That card is not there any more.');
+    const transcript = await this.deps.core.store.loadTranscript(thread.sessionId);
+    const result = transcript.find((message) => message.role === 'tool' && message.tool_call_id === card.toolCallId);
+    if (result?.role !== 'tool') return this.refuse(404, 'I no longer have this result (the thread may have been forgotten).');
+    return { ok: true, ...fullResultText(result.content) };
   }
 
   private viewProof(itemId: string): string {

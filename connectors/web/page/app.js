@@ -19,6 +19,7 @@ import { composer, keepDropsOnPage } from './composer.js';
 import { downloadFile, uploadFile } from './file-transfer.js';
 import { feedbackActions } from './feedback-buttons.js';
 import { element, fillAnswer, fullViewDialog, messageElement, whisperElement } from './render.js';
+import { fetchToolResult } from './tool-result.js';
 
 /** @typedef {import('./render.js').PageThread} PageThread */
 /** @typedef {import('./render.js').PageMessage} PageMessage */
@@ -77,6 +78,7 @@ const actions = {
       if (!ok) button.disabled = false;
     });
   },
+  loadResult: (messageId) => fetchToolResult(token, openThreadId() ?? '', messageId),
   openThread: (threadId) => openThread(threadId),
   download: (file, link) => void download(file, link),
   ...feedbackActions((path, body) => send(path, body)),
