@@ -48,6 +48,9 @@ const PAGE_FILES: Readonly<Record<string, string>> = {
   'file-transfer.js': 'text/javascript; charset=utf-8',
   'progress-view.js': 'text/javascript; charset=utf-8',
   'tool-result.js': 'text/javascript; charset=utf-8',
+  'full-view.js': 'text/javascript; charset=utf-8',
+  'private-answers.js': 'text/javascript; charset=utf-8',
+  'thread-status.js': 'text/javascript; charset=utf-8',
   'feedback-buttons.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
 };

@@ -43,10 +43,17 @@ const COMMAND = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i;
 export const COMMAND_HELP =
   'Thread commands (type them in a thread): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (the 👍 / 👎 totals), `/usage` (what was spent), `/profile [name]` (the thread\'s profile), `/schedule <when> <task>` (e.g. `/schedule every weekday at 9:00 summarise the open incidents`, in the bot\'s time zone, SCHEDULE_TZ), `/schedules` (with their next run), `/unschedule <id>`, `/help`.';
 
-/** The page renders a small, escape-first markdown (page/markdown.js): a backslash makes a mark literal. */
+/** What the bot says to a mention with nothing after it. */
+export const BARE_MENTION_REPLY = '👋 Yes? Reply in this thread with what you need, or `/help` for the thread commands.';
+
+/**
+ * The page renders Markdown (page/markdown.js): a backslash makes a mark literal. A person's
+ * words in a command's answer (a task, a reason) are escaped at every mark that opens
+ * something inside a line: code, emphasis, struck text, a link, an autolink.
+ */
 const WEB_MARKUP: CommandMarkup = {
   bold: (text) => `**${text}**`,
-  escape: (text) => text.replace(/[\\`*_]/g, (mark) => `\\${mark}`),
+  escape: (text) => text.replace(/[\\`*_[~<]/g, (mark) => `\\${mark}`),
   switched: '🔄',
   help: COMMAND_HELP,
 };
@@ -127,7 +134,13 @@ export class WebInbound implements PlaygroundActions {
       await this.runCommand(key, command[1]!.toLowerCase(), (command[2] ?? '').trim());
       return notForTheBot({ ok: true, thread: thread.id, message: input.id, status: 'command' });
     }
-    if (!text && attached.incoming.length === 0) return { ok: false, status: 400, message: 'Say what you need after @bot.' };
+    if (!text && attached.incoming.length === 0) {
+      // A bare @bot: the thread is the bot's from now on (a reply or a command there reaches it,
+      // as in a thread it answered), and it says so. No turn: there is nothing to answer yet.
+      await threads.attachSession(thread.id, sessionIdOf(key));
+      await threads.add(thread.id, { kind: 'bot', id: newMessageId(), at: Date.now(), text: BARE_MENTION_REPLY });
+      return notForTheBot({ ok: true, thread: thread.id, message: input.id, status: 'opened' });
+    }
     // Known before the turn's first event, so the marks and the answer land in this thread.
     await threads.attachSession(thread.id, sessionIdOf(key));
     const source: MessageSource = {

@@ -280,42 +280,11 @@ function cardElement(card, messageId, actions) {
 }
 
 /**
- * The expanded view of a call, as a modal dialog: every character, its warnings, its buttons.
- * `decide` sends a button's choice (with the view's proof: app.js).
- * @param {FullView} view
- * @param {(choice: string, button: HTMLButtonElement) => void} decide
- * @returns {HTMLDialogElement}
- */
-export function fullViewDialog(view, decide) {
-  const dialog = /** @type {HTMLDialogElement} */ (element('dialog', 'full-view'));
-  const box = element('div', 'card');
-  box.append(element('div', 'card-title', `${view.name}: every character of this call, as the tool would receive it`));
-  for (const note of view.notes) box.append(element('div', 'context', note));
-  for (const part of view.parts) box.append(labelled(part.label, element('pre', 'argument full', part.text)));
-  const row = element('div', 'buttons');
-  for (const choice of view.buttons) {
-    const button = /** @type {HTMLButtonElement} */ (element('button', `btn btn-${choice.style}`, choice.label));
-    button.type = 'button';
-    button.dataset.choice = choice.choice;
-    button.addEventListener('click', () => decide(choice.choice, button));
-    row.append(button);
-  }
-  const close = /** @type {HTMLButtonElement} */ (element('button', 'btn btn-default', 'Close'));
-  close.type = 'button';
-  close.addEventListener('click', () => dialog.close());
-  row.append(close);
-  box.append(row);
-  dialog.append(box);
-  dialog.addEventListener('close', () => dialog.remove());
-  return dialog;
-}
-
-/**
  * @param {string} label
  * @param {HTMLElement} content
  * @returns {HTMLElement}
  */
-function labelled(label, content) {
+export function labelled(label, content) {
   const section = element('div', 'part');
   section.append(element('div', 'part-label', label), content);
   return section;
