@@ -78,3 +78,33 @@ describe('LICENSE', () => {
   });
 });
 
+
+/** A Markdown heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as hyphens. */
+function anchorOf(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+}
+
+describe('SECURITY.md and CHANGELOG.md', () => {
+  it('SECURITY.md says how to report privately, and every README section it points at exists', () => {
+    const security = readFileSync(`${ROOT}/SECURITY.md`, 'utf8');
+    expect(security).toContain('**Report a vulnerability**');
+    expect(security).toMatch(/## In scope[\s\S]*## Out of scope/);
+    const anchors = new Set([...README.matchAll(/^#{1,6} (.+)$/gm)].map((match) => anchorOf(match[1]!)));
+    const linked = [...security.matchAll(/\(README\.md#([^)]+)\)/g)].map((match) => match[1]!);
+    expect(linked.length).toBeGreaterThan(3);
+    for (const anchor of linked) expect(anchors.has(anchor), `README.md#${anchor}`).toBe(true);
+  });
+
+  it('CHANGELOG.md keeps an Unreleased section above the releases, each release dated', () => {
+    const changelog = readFileSync(`${ROOT}/CHANGELOG.md`, 'utf8');
+    const versions = [...changelog.matchAll(/^## \[([^\]]+)\](.*)$/gm)].map((match) => [match[1], match[2]]);
+    expect(versions[0]).toEqual(['Unreleased', '']);
+    const pkg = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { version: string };
+    expect(versions.map(([version]) => version)).toContain(pkg.version);
+    for (const [, date] of versions.slice(1)) expect(date).toMatch(/^ - \d{4}-\d{2}-\d{2}$/);
+  });
+});

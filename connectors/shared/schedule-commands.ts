@@ -69,12 +69,12 @@ async function schedule(text: string, context: CommandContext, markup: CommandMa
   const { schedule: set } = made;
   // Its runs' notes are shown in the thread's session: a schedule set with a thread's first words opens it (its creator starts it).
   await manager.openThread(key, userId).catch((error: unknown) => context.logger.warn({ err: error, scheduleId: set.id }, "could not open a new schedule's thread"));
-  const next = set.nextRunAt === null ? 'none left' : describeInstant(set.nextRunAt, set.timezone);
-  return connector.post(
-    key.channel,
-    key.thread,
-    `⏰ <@${userId}> set schedule \`${set.id}\`: ${markup.bold(escape(set.task))}, ${escape(split.words)}. Next run: ${next}. End it with \`/unschedule ${set.id}\`.`,
-  );
+  // A one-off's words already say its one time ("once, Mon 7 Dec 2026, 11:00 (UTC)"): a "next run" would only repeat it.
+  const when =
+    set.spec.kind === 'once'
+      ? `End it before then with \`/unschedule ${set.id}\`.`
+      : `Next run: ${set.nextRunAt === null ? 'none left' : describeInstant(set.nextRunAt, set.timezone)}. End it with \`/unschedule ${set.id}\`.`;
+  return connector.post(key.channel, key.thread, `⏰ <@${userId}> set schedule \`${set.id}\`: ${markup.bold(escape(set.task))}, ${escape(split.words)}. ${when}`);
 }
 
 async function list(context: CommandContext, markup: CommandMarkup, whisper: (text: string) => Promise<void>): Promise<void> {

@@ -17,6 +17,7 @@ import { displayNote, formatDuration, phaseIcon, phaseLabel, restartNote } from 
 import type { CardPrompt, CardView, NoteAction, ThreadNote } from '../shared/thread-surface.js';
 import { truncateForDisplay } from '../shared/truncate.js';
 import { glimpse, revealInvisible } from '../shared/visible-text.js';
+import { readableResult } from './result-view.js';
 
 /** A result preview longer than this is cut (the model got the whole result; the card is a glimpse). */
 const RESULT_PREVIEW_LIMIT = 1_000;
@@ -50,6 +51,7 @@ export const CardModelSchema = z.object({
   parts: z.array(z.object({ label: z.string(), text: z.string(), omitted: z.number().optional(), tail: z.string().optional() })),
   /** The card does not hold every character: its approve buttons are in the view Show all opens. */
   showAll: z.boolean().optional(),
+  /** The result's start, readable (result-view.ts); the whole of it is asked for by the card's "Full result". */
   result: z.string().optional(),
   /** The inbox item the buttons answer, while it waits. */
   itemId: z.string().optional(),
@@ -102,7 +104,7 @@ export function cardModel(view: CardView, nameOf: NameOf): CardModel {
     ...(prompt?.plan && !shown ? { plan: prompt.plan } : {}),
     parts: (shown?.card ?? []).map((part) => (holdsAll ? { label: part.label, text: part.text } : glimpsed(part))),
     ...(shown && !holdsAll ? { showAll: true } : {}),
-    ...(finished && state.resultPreview ? { result: truncateForDisplay(state.resultPreview, RESULT_PREVIEW_LIMIT) } : {}),
+    ...(finished && state.resultPreview ? { result: readableResult(truncateForDisplay(state.resultPreview, RESULT_PREVIEW_LIMIT)) } : {}),
     ...(pending && prompt ? { itemId: prompt.item.id } : {}),
     buttons: pending && prompt ? promptButtons(view, prompt, shown, holdsAll) : [],
   };

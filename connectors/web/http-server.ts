@@ -32,7 +32,7 @@ import type { AccessToken } from './access-token.js';
 import type { LiveUpdates, PageSnapshot } from './live-updates.js';
 import type { PostedFiles } from './posted-files.js';
 import type { UploadStaging } from './upload-staging.js';
-import { ClickBody, FeedbackBody, FeedbackReasonBody, FullViewBody, NoteActionBody, PostMessageBody, StopBody } from './request-bodies.js';
+import { ClickBody, FeedbackBody, FeedbackReasonBody, FullViewBody, NoteActionBody, PostMessageBody, StopBody, ToolResultBody } from './request-bodies.js';
 
 const PAGE_DIR = fileURLToPath(new URL('./page/', import.meta.url));
 const PAGE_FILES: Readonly<Record<string, string>> = {
@@ -40,11 +40,17 @@ const PAGE_FILES: Readonly<Record<string, string>> = {
   'app.js': 'text/javascript; charset=utf-8',
   'render.js': 'text/javascript; charset=utf-8',
   'markdown.js': 'text/javascript; charset=utf-8',
+  'markdown-blocks.js': 'text/javascript; charset=utf-8',
+  'markdown-inline.js': 'text/javascript; charset=utf-8',
   'access-token.js': 'text/javascript; charset=utf-8',
   'live-stream.js': 'text/javascript; charset=utf-8',
   'composer.js': 'text/javascript; charset=utf-8',
   'file-transfer.js': 'text/javascript; charset=utf-8',
   'progress-view.js': 'text/javascript; charset=utf-8',
+  'tool-result.js': 'text/javascript; charset=utf-8',
+  'full-view.js': 'text/javascript; charset=utf-8',
+  'private-answers.js': 'text/javascript; charset=utf-8',
+  'thread-status.js': 'text/javascript; charset=utf-8',
   'feedback-buttons.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
 };
@@ -69,6 +75,8 @@ export interface PlaygroundActions {
   click(body: z.infer<typeof ClickBody>): Promise<ActionAnswer>;
   /** Show all: the expanded view of a card's call, with the proof its buttons send back. */
   fullView(body: z.infer<typeof FullViewBody>): Promise<ActionAnswer>;
+  /** A card's "Full result": the whole result of its call, as the model got it. */
+  toolResult(body: z.infer<typeof ToolResultBody>): Promise<ActionAnswer>;
   noteAction(body: z.infer<typeof NoteActionBody>): Promise<ActionAnswer>;
   /** 👍 / 👎 under a final answer (web-feedback.ts). */
   feedback(body: z.infer<typeof FeedbackBody>): Promise<ActionAnswer>;
@@ -162,6 +170,8 @@ export class PlaygroundServer {
         return this.act(request, response, ClickBody, (body) => this.options.actions.click(body));
       case 'POST /api/full-view':
         return this.act(request, response, FullViewBody, (body) => this.options.actions.fullView(body));
+      case 'POST /api/tool-result':
+        return this.act(request, response, ToolResultBody, (body) => this.options.actions.toolResult(body));
       case 'POST /api/note-action':
         return this.act(request, response, NoteActionBody, (body) => this.options.actions.noteAction(body));
       case 'POST /api/feedback':

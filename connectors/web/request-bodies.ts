@@ -31,6 +31,8 @@ export const StopBody = z.object({ thread: ID });
 export const ClickBody = z.object({ item: ID, choice: z.string().min(1).max(200), view: z.string().min(1).max(200).optional() });
 /** Show all on a card: every character of the item's call, and the buttons to decide it. */
 export const FullViewBody = z.object({ item: ID });
+/** A card's "Full result" toggle: the whole result of its call, read from the transcript. */
+export const ToolResultBody = z.object({ thread: ID, message: ID });
 /** Retry / Continue on a note. */
 export const NoteActionBody = z.object({ thread: ID, message: ID });
 

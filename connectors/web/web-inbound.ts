@@ -23,7 +23,8 @@ import { fullViewModel, webCardHoldsAll, withNames, type NameOf } from './card-m
 import type { ActionAnswer, PlaygroundActions } from './http-server.js';
 import type { LiveUpdates, PageSnapshot } from './live-updates.js';
 import { newMessageId, type PageThread, type PageThreads, type Person } from './page-threads.js';
-import type { ClickBody, FeedbackBody, FeedbackReasonBody, FullViewBody, NoteActionBody, PostMessage, StopBody } from './request-bodies.js';
+import type { ClickBody, FeedbackBody, FeedbackReasonBody, FullViewBody, NoteActionBody, PostMessage, StopBody, ToolResultBody } from './request-bodies.js';
+import { fullResultText } from './result-view.js';
 import { WebFeedback } from './web-feedback.js';
 import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { UploadStaging } from './upload-staging.js';
@@ -42,10 +43,17 @@ const COMMAND = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i;
 export const COMMAND_HELP =
   'Thread commands (type them in a thread): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (the 👍 / 👎 totals), `/usage` (what was spent), `/profile [name]` (the thread\'s profile), `/schedule <when> <task>` (e.g. `/schedule every weekday at 9:00 summarise the open incidents`, in the bot\'s time zone, SCHEDULE_TZ), `/schedules` (with their next run), `/unschedule <id>`, `/help`.';
 
-/** The page renders a small, escape-first markdown (page/markdown.js): a backslash makes a mark literal. */
+/** What the bot says to a mention with nothing after it. */
+export const BARE_MENTION_REPLY = '👋 Yes? Reply in this thread with what you need, or `/help` for the thread commands.';
+
+/**
+ * The page renders Markdown (page/markdown.js): a backslash makes a mark literal. A person's
+ * words in a command's answer (a task, a reason) are escaped at every mark that opens
+ * something inside a line: code, emphasis, struck text, a link, an autolink.
+ */
 const WEB_MARKUP: CommandMarkup = {
   bold: (text) => `**${text}**`,
-  escape: (text) => text.replace(/[\\`*_]/g, (mark) => `\\${mark}`),
+  escape: (text) => text.replace(/[\\`*_[~<]/g, (mark) => `\\${mark}`),
   switched: '🔄',
   help: COMMAND_HELP,
 };
@@ -126,7 +134,13 @@ export class WebInbound implements PlaygroundActions {
       await this.runCommand(key, command[1]!.toLowerCase(), (command[2] ?? '').trim());
       return notForTheBot({ ok: true, thread: thread.id, message: input.id, status: 'command' });
     }
-    if (!text && attached.incoming.length === 0) return { ok: false, status: 400, message: 'Say what you need after @bot.' };
+    if (!text && attached.incoming.length === 0) {
+      // A bare @bot: the thread is the bot's from now on (a reply or a command there reaches it,
+      // as in a thread it answered), and it says so. No turn: there is nothing to answer yet.
+      await threads.attachSession(thread.id, sessionIdOf(key));
+      await threads.add(thread.id, { kind: 'bot', id: newMessageId(), at: Date.now(), text: BARE_MENTION_REPLY });
+      return notForTheBot({ ok: true, thread: thread.id, message: input.id, status: 'opened' });
+    }
     // Known before the turn's first event, so the marks and the answer land in this thread.
     await threads.attachSession(thread.id, sessionIdOf(key));
     const source: MessageSource = {
@@ -184,6 +198,20 @@ export class WebInbound implements PlaygroundActions {
     const call = item && record ? (presenterFor(record).fullTextOf(item.toolCallId) ?? (await storedCallText(core.store, item.sessionId, item.toolCallId))) : undefined;
     if (!item || !call) return this.refuse(404, 'I no longer have this call (the thread may have been forgotten).');
     return { ok: true, view: fullViewModel(call, item, this.deps.grantScope), proof: this.viewProof(item.id) };
+  }
+
+  /**
+   * A card's "Full result": the whole result of its call, as the model got it (masked, as the
+   * transcript holds it), read when the person opens the toggle rather than stored on the page.
+   */
+  async toolResult(body: z.infer<typeof ToolResultBody>): Promise<ActionAnswer> {
+    const thread = this.deps.threads.get(body.thread);
+    const card = thread?.messages.find((message) => message.id === body.message);
+    if (!thread?.sessionId || card?.kind !== 'card') return this.refuse(404, 'That card is not there any more.');
+    const transcript = await this.deps.core.store.loadTranscript(thread.sessionId);
+    const result = transcript.find((message) => message.role === 'tool' && message.tool_call_id === card.toolCallId);
+    if (result?.role !== 'tool') return this.refuse(404, 'I no longer have this result (the thread may have been forgotten).');
+    return { ok: true, ...fullResultText(result.content) };
   }
 
   private viewProof(itemId: string): string {

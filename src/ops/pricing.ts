@@ -8,7 +8,7 @@
 // keeps cached tokens apart from `input` (OpenAI's `prompt_tokens` include them; the provider
 // subtracts them), so the four counts add up.
 import type { Usage } from '../engine/index.js';
-import { parseModelRef } from '../providers/model-ref.js';
+import { isDemoModel, parseModelRef } from '../providers/model-ref.js';
 
 /** List prices in USD per million tokens. */
 export interface ModelPrice {
@@ -50,6 +50,8 @@ export const BUILT_IN_PRICES: Readonly<Record<string, ModelPrice>> = {
   'claude-3-5-haiku': { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 },
 };
 
+const FREE: ModelPrice = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
 const PRICE_KEYS = Object.keys(BUILT_IN_PRICES).sort((a, b) => b.length - a.length);
 
 /** MODEL_PRICES as the setting spells it: USD per million tokens; cached input and cache writes default to the input price. */
@@ -89,6 +91,8 @@ export class ModelPrices {
   priceOf(model: string): ModelPrice | undefined {
     const own = this.overrides.get(model.trim().toLowerCase());
     if (own) return own;
+    // The built-in scripted model costs nothing: its estimated tokens count, at $0.
+    if (isDemoModel(model)) return FREE;
     const id = modelId(model);
     const key = PRICE_KEYS.find((candidate) => id === candidate || id.startsWith(`${candidate}-`));
     return key === undefined ? undefined : BUILT_IN_PRICES[key];

@@ -2,8 +2,7 @@
 // tools, a files-room or schedules tool, or an MCP server's `server__tool`), each MCP server,
 // each model's provider, each shell allow-list entry. Checked at start-up, by `npm run doctor`
 // and at every reload, with every problem reported at once (profile-file.ts).
-import type { ProfileChecks } from './profile-file.js';
-import type { Profile } from './profile-schema.js';
+import type { CheckedParts, ProfileChecks } from './profile-file.js';
 
 export interface KnownNames {
   /** Every tool name the bot can offer besides MCP's: built-ins, interactive, files, schedules. */
@@ -17,7 +16,7 @@ export interface KnownNames {
 }
 
 export function profileChecks(known: KnownNames): ProfileChecks {
-  return (profile: Profile) => {
+  return (profile: CheckedParts) => {
     const problems: string[] = [];
     for (const tool of profile.tools ?? []) {
       const split = tool.indexOf('__');

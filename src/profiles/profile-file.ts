@@ -7,8 +7,11 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
 import { ProfileSchema, ProfilesFileSchema, type Profile, type ProfilesFile } from './profile-schema.js';
 
+/** What the checks read of a profile: the names it gives (tools, models, allow-list entries). */
+export type CheckedParts = Pick<Profile, 'tools' | 'model' | 'models' | 'shellAllowlist'>;
+
 /** Checks the schema cannot make: each returns the problems of one profile, in words. */
-export type ProfileChecks = (profile: Profile) => string[];
+export type ProfileChecks = (profile: CheckedParts) => string[];
 
 export type ProfilesReading = { ok: true; profiles: Profile[] } | { ok: false; problems: string[] };
 
@@ -47,18 +50,43 @@ export function parseProfiles(text: string, checks: ProfileChecks = () => []): P
   if (raw === null || raw === undefined) return { ok: false, problems: ['the file is empty: write `profiles:` and a list of profiles'] };
   const parsed = ProfilesFileSchema.safeParse(raw);
   if (!parsed.success) {
-    // The checks too, of each profile the schema accepts on its own: one pass fixes the file.
+    // The checks too, of every profile, the ones the schema refuses included (on the parts of
+    // them it would accept): shape and names are reported together, so one pass fixes the file.
     const list = (raw as { profiles?: unknown }).profiles;
-    const whole = (Array.isArray(list) ? list : []).flatMap((entry) => {
-      const one = ProfileSchema.safeParse(entry);
-      return one.success ? [one.data] : [];
-    });
+    const entries: unknown[] = Array.isArray(list) ? list : [];
+    const names = entries.flatMap((entry, index) => checks(checkablePartsOf(entry)).map((problem) => `${profileLabel(entry, index)}: ${problem}`));
     // A name used twice too (the schema's own refinement runs only on a file it otherwise accepts).
     const schema = parsed.error.issues.map((issue) => describe(issue, raw));
-    return { ok: false, problems: [...new Set([...schema, ...duplicateNames(list)]), ...checked(whole, checks)] };
+    return { ok: false, problems: [...new Set([...schema, ...duplicateNames(list)]), ...names] };
   }
   const problems = checked(parsed.data.profiles, checks);
   return problems.length > 0 ? { ok: false, problems } : { ok: true, profiles: parsed.data.profiles };
+}
+
+/**
+ * The parts of a raw entry the checks read, each kept only when it has the schema's shape on
+ * its own: a profile with an unknown key or a bad match still has its tools and models checked
+ * (a part of the wrong shape is the schema's problem, reported by it).
+ */
+function checkablePartsOf(entry: unknown): CheckedParts {
+  if (entry === null || typeof entry !== 'object') return {};
+  const fields = entry as Record<string, unknown>;
+  const parts: CheckedParts = {};
+  const tools = ProfileSchema.shape.tools.safeParse(fields.tools);
+  if (tools.success && tools.data) parts.tools = tools.data;
+  const model = ProfileSchema.shape.model.safeParse(fields.model);
+  if (model.success && model.data) parts.model = model.data;
+  const models = ProfileSchema.shape.models.safeParse(fields.models);
+  if (models.success && models.data) parts.models = models.data;
+  const allowlist = ProfileSchema.shape.shellAllowlist.safeParse(fields.shellAllowlist);
+  if (allowlist.success && allowlist.data) parts.shellAllowlist = allowlist.data;
+  return parts;
+}
+
+/** `profile "ops"`, or `profile 3` when the entry has no name: as the schema's problems name it. */
+function profileLabel(entry: unknown, index: number): string {
+  const name = entry && typeof entry === 'object' ? (entry as { name?: unknown }).name : undefined;
+  return typeof name === 'string' ? `profile "${name}"` : `profile ${index + 1}`;
 }
 
 function duplicateNames(list: unknown): string[] {

@@ -9,16 +9,46 @@
 import { z } from 'zod';
 import { limitSetting } from '../ops/spend/budget-limits.js';
 
-const id = z.string().trim().regex(/^[A-Za-z0-9._:@-]+$/, 'must be a platform id (letters, digits, . _ : @ -)');
-/** One id or a list of them: `slackChannel: C0OPS` or `slackChannel: [C0OPS, C0SRE]`. */
-const ids = z.union([id.transform((one) => [one]), z.array(id).min(1)]);
+const ID = /^[A-Za-z0-9._:@-]+$/;
+const ID_RULE = 'must be a platform id (letters, digits, . _ : @ -)';
+const id = z.string().trim().regex(ID, ID_RULE);
+
+/** Why a place's value is not an id, or undefined. `name`: what a name given instead says (the commonest mistake is `#general`). */
+type IdRule = (value: string) => string | undefined;
+const platformId: IdRule = (value) => (ID.test(value) ? undefined : ID_RULE);
+/** Slack's ids are upper case (C0123ABCD, T0123ABCD): `#general` or `general` is the place's name. */
+const slackId =
+  (key: string, what: string, form: string, where: string): IdRule =>
+  (value) =>
+    value.startsWith('#') || /[a-z]/.test(value) ? `"${value}" is a ${what}'s name: ${key} wants the ${what}'s id, ${form} (${where})` : platformId(value);
+/** Discord's ids are numbers; names are not refused (tests and mirrors use others), but `#name` is surely one. */
+const discordId =
+  (key: string, what: string, where: string): IdRule =>
+  (value) =>
+    value.startsWith('#') ? `"${value}" is a ${what}'s name: ${key} wants the ${what}'s id, digits (${where})` : platformId(value);
+
+/**
+ * One id or a list of them: `slackChannel: C0OPS` or `slackChannel: [C0OPS, C0SRE]`, always a
+ * list once read. One schema for both forms (not a union of two), so a bad id is reported with
+ * the rule's own words rather than a union's "Invalid input".
+ */
+function ids(rule: IdRule) {
+  return z.union([z.string(), z.array(z.string()).min(1)]).transform((value, context) => {
+    const list = (typeof value === 'string' ? [value] : value).map((one) => one.trim());
+    list.forEach((one, index) => {
+      const problem = rule(one);
+      if (problem) context.addIssue({ code: 'custom', message: problem, path: typeof value === 'string' ? [] : [index] });
+    });
+    return list;
+  });
+}
 
 export const ProfileMatchSchema = z
   .object({
-    slackChannel: ids.optional(),
-    slackTeam: ids.optional(),
-    discordChannel: ids.optional(),
-    discordGuild: ids.optional(),
+    slackChannel: ids(slackId('slackChannel', 'channel', 'C…', "in Slack: the channel's name → About, at the bottom")).optional(),
+    slackTeam: ids(slackId('slackTeam', 'workspace', 'T…', 'in Slack: the workspace menu → Settings, or the T… in its app URLs')).optional(),
+    discordChannel: ids(discordId('discordChannel', 'channel', 'in Discord, with Developer Mode on: right-click the channel → Copy Channel ID')).optional(),
+    discordGuild: ids(platformId).optional(),
     dm: z.literal(true).optional(),
     playground: z.literal(true).optional(),
   })

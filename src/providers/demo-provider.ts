@@ -10,10 +10,16 @@
 //
 // It is what `npm run playground` runs when no MODEL is set, never what `npm start` falls
 // back to: a bot on Slack or Discord answering from a script must be asked for by name.
-import type { ModelCapabilities, Provider, ProviderChunk, ProviderRequest } from '../engine/provider.js';
+//
+// Each answer reports what it used, as a vendor's does, so /usage, the footer and the spend
+// limits count the demo like any model (priced at 0: src/ops/pricing.ts). There is no tokenizer
+// behind a script: the counts are the usual estimate, four characters a token, the rule the
+// spend guard estimates a request with (src/ops/metered-provider.ts).
+import type { OutboundMessage } from '../engine/outbound.js';
+import type { ModelCapabilities, Provider, ProviderChunk, ProviderRequest, TokenUsage } from '../engine/provider.js';
 import { capabilitiesOf } from './capabilities.js';
 import { DEMO_MODEL } from './model-ref.js';
-import { demoReply, type DemoPace } from './demo-script.js';
+import { demoReply, type DemoPace, type DemoReply } from './demo-script.js';
 
 export interface DemoProviderOptions {
   /**
@@ -50,7 +56,7 @@ export class DemoProvider implements Provider {
     await pause(this.pauseMs[reply.pace], signal);
     yield {
       type: 'final',
-      turn: { text: reply.text || null, toolCalls: reply.toolCalls, finishReason: reply.toolCalls.length > 0 ? 'tool_calls' : 'stop' },
+      turn: { text: reply.text || null, toolCalls: reply.toolCalls, finishReason: reply.toolCalls.length > 0 ? 'tool_calls' : 'stop', usage: estimatedUsage(request, reply) },
     };
   }
 }
@@ -80,4 +86,23 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** Four characters a token: the request as sent (messages, a few tokens each for their framing, and the tools offered), and the answer with its calls. */
+function estimatedUsage(request: ProviderRequest, reply: DemoReply): TokenUsage {
+  let sent = 0;
+  for (const message of request.messages) sent += charactersOf(message);
+  for (const tool of request.tools) sent += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
+  let written = reply.text.length;
+  for (const call of reply.toolCalls) written += call.name.length + call.arguments.length;
+  return { input: Math.ceil(sent / 4) + request.messages.length * 4, output: Math.ceil(written / 4) };
+}
+
+function charactersOf(message: OutboundMessage): number {
+  if (message.role === 'user' && typeof message.content !== 'string') {
+    return message.content.reduce((sum, part) => sum + (part.type === 'text' ? part.text.length : 0), 0);
+  }
+  let characters = typeof message.content === 'string' ? message.content.length : 0;
+  if (message.role === 'assistant') for (const call of message.tool_calls ?? []) characters += call.function.name.length + call.function.arguments.length;
+  return characters;
 }

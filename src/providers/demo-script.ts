@@ -6,14 +6,18 @@
 // last means the demo is answering its own call (say how it went, or take the next step);
 // a user message last is what to answer, whether it started the turn or arrived mid-turn as
 // steering (the engine appends a reply as a user message, so "the latest user message" is
-// always the one to answer). Files shared with the message come first, then keywords pick the scene:
+// always the one to answer). Files shared with the message come first, then what the person
+// asked for picks the scene (demo-asks.ts reads it: plain requests only, never one said in the
+// negative):
 //   files shared             say they are saved, and propose attach_file of the first (needs approval)
+//   a steer of the last answer ("make it short", "as a list", "never mind"): follow it, and say so
 //   file / note              propose write_file of a small note (needs approval)
-//   shell / command / ls     propose run_shell: `cat` of the note once written, else `ls -la`
+//   shell, run a command, ls propose run_shell: `cat` of the note once written, else `ls -la`
 //   long / story             a long answer streamed slowly: time to press Stop or to reply
 //   anything else            what to try (the first message), or "You said: …" and what to try
 import type { OutboundMessage } from '../engine/outbound.js';
 import type { ProviderRequest, ProviderToolCall } from '../engine/provider.js';
+import { asksFor, isCommand, steerOf, type DemoSteer } from './demo-asks.js';
 
 /** The file the demo writes, relative to the workspace. */
 export const DEMO_NOTE_PATH = 'demo-note.md';
@@ -42,7 +46,7 @@ const WHAT_TO_TRY = [
   '',
   '- **file**: I write a small note in the workspace. It changes a file, so its card asks for your approval first.',
   '- **shell**: I run a command (`ls -la`, or `cat` of the note), after your approval too.',
-  '- **long story**: a long answer, written slowly. Press **🛑 Stop** to cut it short, or reply while it is being written: I answer your reply right after it.',
+  '- **long story**: a long answer, written slowly. Press **🛑 Stop** to cut it short, or reply while it is being written (say **make it short**, or **as a list**): your reply steers what I write next.',
   '- a file shared with your message (in the playground: 📎, or drop it on the page): I say where it was saved and post it back into the thread.',
   '- `/status` or `/help`: the thread commands, answered only to you.',
 ].join('\n');
@@ -55,7 +59,7 @@ const HELP = [
   HOW_TO_SET_A_MODEL,
 ].join('\n');
 
-const STORY = [
+export const DEMO_STORY = [
   'Once upon a time, in a workspace not far from here, there lived a small bot.',
   'Every morning it read the messages in its threads, one by one, and answered each as well as it could.',
   'When someone asked it to change a file, it asked first, and waited for a yes before it touched anything.',
@@ -67,11 +71,11 @@ const STORY = [
   'The end. (That was the long answer: next time, press **🛑 Stop** halfway, or reply while it is being written.)',
 ].join(' ');
 
-const KEYWORDS = {
-  file: /\b(files?|notes?)\b/i,
-  shell: /\b(shell|commands?|ls|cat|run)\b/i,
-  story: /\b(long|story)\b/i,
-};
+/** The story, as the steer "make it short" asks for it. */
+export const DEMO_STORY_SHORT = 'A small bot answered every message in its threads, asked before it changed anything, took replies as they came and stopped when told. The end.';
+
+/** What the demo says after a steer it follows, and the steers it knows (for the quote-back). */
+const KNOWN_STEERS = 'While I write, a reply steers me: try **make it short**, **as a list** or **never mind**.';
 
 /**
  * The lists the files room adds to a user turn (src/files/user-turn.ts): the files saved, and
@@ -106,7 +110,12 @@ export function demoReply(request: ProviderRequest): DemoReply {
     };
   }
 
-  if (KEYWORDS.file.test(said)) {
+  // A reply about the last answer: followed, visibly (a reply sent mid-answer is taken right after it).
+  const steer = steerOf(said);
+  const previous = steer ? lastAnswer(messages) : undefined;
+  if (steer && previous) return followSteer(steer, said, previous);
+
+  if (asksFor(said, 'file') && !isCommand(said)) {
     if (!offered.has('write_file')) return say(unavailable('write_file'));
     return {
       text: `Sure: I will write a short note to \`${DEMO_NOTE_PATH}\` in the workspace. It changes a file, so the card below asks for your approval first.`,
@@ -114,12 +123,53 @@ export function demoReply(request: ProviderRequest): DemoReply {
       pace: 'normal',
     };
   }
-  if (KEYWORDS.shell.test(said)) return proposeCommand(messages, offered);
-  if (KEYWORDS.story.test(said)) return { text: STORY, toolCalls: [], pace: 'slow' };
+  if (asksFor(said, 'shell')) return proposeCommand(messages, offered);
+  if (asksFor(said, 'story')) return { text: DEMO_STORY, toolCalls: [], pace: 'slow' };
   if (firstMessage || !said) return say(HELP);
   // Any other message, a reply that steered a running turn included, is quoted back: the
   // person sees that the latest thing they wrote is the one answered.
-  return say(`You said: “${clip(said, 120)}”. I am only the demo model: I know a few scripted answers, no more.\n\n${WHAT_TO_TRY}`);
+  return say(`You said: “${clip(said, 120)}”. I am only the demo model: I know a few scripted answers, no more. ${KNOWN_STEERS}\n\n${WHAT_TO_TRY}`);
+}
+
+/** The last answer, redone as the steer asks: what a real model does with "make it short". */
+function followSteer(steer: DemoSteer, said: string, previous: string): DemoReply {
+  const quoted = `(“${clip(said, 80)}”)`;
+  switch (steer) {
+    case 'cancel':
+      return say('OK, I will leave it there. What next? Try **file**, **shell** or **long story**.');
+    case 'shorter': {
+      const short = previous.startsWith(DEMO_STORY.slice(0, 40)) ? DEMO_STORY_SHORT : (sentencesOf(previous)[0] ?? clip(previous, 160));
+      return say(`Short version, as you asked ${quoted}:\n\n${short}`);
+    }
+    case 'list': {
+      const points = sentencesOf(previous).slice(0, 12).map((sentence) => `- ${sentence}`);
+      return say(`As a list, as you asked ${quoted}:\n\n${points.join('\n')}`);
+    }
+  }
+}
+
+/** The text of the demo's last answer before the latest user message (a proposal's words count). */
+function lastAnswer(messages: OutboundMessage[]): string | undefined {
+  let at = messages.length - 1;
+  while (at >= 0 && messages[at]!.role === 'user') at--;
+  for (; at >= 0; at--) {
+    const message = messages[at]!;
+    if (message.role === 'user') return undefined;
+    if (message.role === 'assistant' && typeof message.content === 'string' && message.content.trim()) return message.content;
+  }
+  return undefined;
+}
+
+/** An answer's prose in sentences, its marks and code left out: what a short or listed version is made of. */
+function sentencesOf(text: string): string[] {
+  const prose = text
+    .replace(/```[\s\S]*?```/g, ' ')
+    .replace(/^\s*(?:[-*]|#+|\d+\.)\s+/gm, '')
+    .replace(/\*\*|`/g, '')
+    .replace(/\s*\([^()]*\)/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return (prose.match(/[^.!?]+(?:[.!?]+|$)/g) ?? []).map((sentence) => sentence.trim()).filter((sentence) => sentence.length > 1);
 }
 
 /** The last round of calls got its results: say how it went, or take the next step. */
@@ -146,7 +196,7 @@ function afterTools(request: ProviderRequest, messages: OutboundMessage[]): Demo
       lines.push(`Done: I wrote \`${DEMO_NOTE_PATH}\` in the workspace.`);
       // "write a note and show it with a command": the second step follows the first.
       const asked = lastUserText(messages);
-      if (KEYWORDS.shell.test(asked)) next = proposeCommand(messages, new Set(request.tools.map((tool) => tool.name)));
+      if (asksFor(asked, 'shell')) next = proposeCommand(messages, new Set(request.tools.map((tool) => tool.name)));
       else lines.push('Say **shell** and I will show it with `cat`, after your approval again.');
     } else if (name === 'attach_file') {
       lines.push('Posted: the file is in the thread above, with a link that downloads it.');

@@ -30,8 +30,18 @@ const KNOWN_SECRET_SETTINGS = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'SLACK_BOT
  */
 const SECRET_WORD = /^(?:api|access|auth|client|secret|private|refresh|session|bearer|bot|app|signing)?(?:token|key|secret|password|passwd|pwd|pass|passphrase|credentials?|auth|authorization|cookie|pat)$/;
 
+/**
+ * Variables the shell and the system set to a place, never a credential, whose names the word
+ * rule would still read as secret: `PWD` (the working directory: "pwd" is also short for
+ * password) and `SSH_AUTH_SOCK` (the agent's socket path). Exact names, as the shell writes
+ * them: `DB_PWD` or a lowercase `pwd` header stay secrets. Masking these hid every path under
+ * the working directory (`npm run doctor` masks with the whole environment).
+ */
+const LOCATION_VARIABLES: ReadonlySet<string> = new Set(['PWD', 'OLDPWD', 'INIT_CWD', 'HOME', 'PATH', 'TMPDIR', 'SHELL', 'SSH_AUTH_SOCK']);
+
 /** Does this setting, environment variable or header name say its value is a secret? */
 export function looksSecretName(name: string): boolean {
+  if (LOCATION_VARIABLES.has(name)) return false;
   const words = name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .toLowerCase()

@@ -90,6 +90,10 @@ describe('npm run doctor and PROFILES', () => {
         '    workspace: { folder: ../x }',
         '  - name: ops',
         '    match: { dm: true }',
+        // A channel's name where its id belongs, and a tool that does not exist: both in this one round.
+        '  - name: lobby',
+        '    match: { slackChannel: "#lobby" }',
+        '    tools: [nope_lobby]',
         '',
       ].join('\n'),
     );
@@ -100,14 +104,16 @@ describe('npm run doctor and PROFILES', () => {
       // A match left with no known key says which keys there are.
       `✗ PROFILES: ${path}: profile "support": match: names no place: give slackChannel, slackTeam, discordChannel, discordGuild, dm: true or playground: true`,
       `✗ PROFILES: ${path}: profile "support": workspace.folder: must stay inside WORKSPACE_DIR (no . or .. parts)`,
+      `✗ PROFILES: ${path}: profile "lobby": match.slackChannel: "#lobby" is a channel's name: slackChannel wants the channel's id, C… (in Slack: the channel's name → About, at the bottom)`,
       `✗ PROFILES: ${path}: profile "ops": name: "ops" is used by two profiles`,
       expect.stringMatching(new RegExp(`^✗ PROFILES: ${escape(path)}: profile "ops": tools: "no_such_tool" is neither a tool nor an MCP server \\(tools: ask_user, .*run_shell.*; MCP servers: github\\)$`)),
       `✗ PROFILES: ${path}: profile "ops": tools: "gitlab__create_issue" names the MCP server "gitlab", which the MCP config (MCP_CONFIG) does not have (it has: github)`,
       `✗ PROFILES: ${path}: profile "ops": model: "anthropic:claude-sonnet-4-6": it uses Anthropic, and ANTHROPIC_API_KEY is not set (set it; or ANTHROPIC_BASE_URL for a server that needs none)`,
       `✗ PROFILES: ${path}: profile "ops": models: "anthropic:": "anthropic:" names a provider but no model (e.g. anthropic:<model id>)`,
       `✗ PROFILES: ${path}: profile "ops": shellAllowlist: invalid shell allow-list entry "git status && rm -rf /": it contains "&" (background job or &&)`,
+      expect.stringMatching(new RegExp(`^✗ PROFILES: ${escape(path)}: profile "lobby": tools: "nope_lobby" is neither a tool nor an MCP server`)),
     ]);
-    expect(lines.at(-1)).toMatch(/^Not ready: 9 checks failed/);
+    expect(lines.at(-1)).toMatch(/^Not ready: 11 checks failed/);
     expect(code).toBe(1);
   }, 60_000);
 

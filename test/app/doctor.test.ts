@@ -67,6 +67,15 @@ describe('npm run doctor', () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
+  it('shows paths as they are: the shell\'s PWD (the folder it runs in) is not a secret, while the keys stay masked', async () => {
+    const { dir, env } = await setting();
+    // As `npm run doctor` runs it: the shell's environment, PWD and OLDPWD included, beside the settings.
+    const { lines } = await doctor({ ...env, PWD: dir, OLDPWD: dirname(dir), SSH_AUTH_SOCK: join(dir, 'agent.sock'), DB_PWD: 'hunter2-db-password' }, { envFile: join(dir, '.env') });
+    expect(lines[0]).toBe(`✓ .env: none at ${join(dir, '.env')}; the settings come from the environment`);
+    expect(lines.join('\n')).not.toContain('[secret]');
+    expect(lines.join('\n')).not.toContain('sk-test-secret-value');
+  });
+
   it('a model the server does not list is a warning, not a failure', async () => {
     const { env } = await setting();
     const { code, lines } = await doctor({ ...env, MODEL: 'openai:gpt-nope' });

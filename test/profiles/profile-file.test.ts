@@ -107,10 +107,29 @@ describe('the PROFILES file', () => {
     });
   });
 
-  it('a profile the schema refuses is not checked; the others still are, in the same report', () => {
+  it('a profile the schema refuses still has its names checked, in the same report: one pass fixes the file', () => {
     expect(problemsOf('profiles:\n  - name: a\n    match: { dm: true }\n    colour: red\n    tools: [nope]\n  - name: b\n    match: { playground: true }\n    tools: [nope_either]\n')).toEqual([
       'profile "a": unknown key "colour"',
+      expect.stringMatching(/^profile "a": tools: "nope" is neither a tool nor an MCP server/),
       expect.stringMatching(/^profile "b": tools: "nope_either" is neither a tool nor an MCP server/),
+    ]);
+    // Shape and names of one profile together; a part of the wrong shape is the schema's alone.
+    expect(problemsOf('profiles:\n  - name: c\n    match: { slackChannel: "#general" }\n    model: "bogus:model"\n    models: oops\n    shellAllowlist: ["git status && rm -rf /"]\n  - match: { dm: true }\n    tools: [nope_three]\n')).toEqual([
+      expect.stringMatching(/^profile "c": match\.slackChannel: /),
+      'profile "c": models: Invalid input: expected array, received string',
+      'profile 2: name: Invalid input: expected string, received undefined',
+      expect.stringMatching(/^profile "c": model: "bogus:model": unknown provider "bogus"/),
+      expect.stringMatching(/^profile "c": shellAllowlist: invalid shell allow-list entry "git status && rm -rf \/"/),
+      expect.stringMatching(/^profile 2: tools: "nope_three" is neither a tool nor an MCP server/),
+    ]);
+  });
+
+  it('a Slack channel given by its name says the key wants the channel\'s id (C…)', () => {
+    const problems = problemsOf('profiles:\n  - name: ops\n    match: { slackChannel: ["#general", "random", C0OPS] }\n  - name: sup\n    match: { discordChannel: "#support" }\n');
+    expect(problems).toEqual([
+      'profile "ops": match.slackChannel.0: "#general" is a channel\'s name: slackChannel wants the channel\'s id, C… (in Slack: the channel\'s name → About, at the bottom)',
+      'profile "ops": match.slackChannel.1: "random" is a channel\'s name: slackChannel wants the channel\'s id, C… (in Slack: the channel\'s name → About, at the bottom)',
+      'profile "sup": match.discordChannel: "#support" is a channel\'s name: discordChannel wants the channel\'s id, digits (in Discord, with Developer Mode on: right-click the channel → Copy Channel ID)',
     ]);
   });
 

@@ -90,9 +90,9 @@ describe('the PROFILES file, watched', () => {
     await waitFor(() => logger.lines.some((line) => line.message.startsWith('the profiles file has problems')), WAIT_MS);
     expect(profiles.version).toBe(1);
     expect(instructions()).toBe('You are the bot.\n\ngood');
-    // Logged, naming the profile and the key (a profile the schema refuses is not checked further).
+    // Logged, naming the profile and the key: the schema's problem and the check's together.
     const errors = logger.lines.filter((line) => line.level === 'error').map((line) => line.message);
-    expect(errors).toEqual(['PROFILES: profile "ops": unknown key "colour"']);
+    expect(errors).toEqual(['PROFILES: profile "ops": unknown key "colour"', expect.stringMatching(/^PROFILES: profile "ops": tools: "no_such_tool" is neither a tool nor an MCP server/)]);
 
     // Fixed but for the tool: the check's problem is logged, the profiles still stay.
     logger.lines.length = 0;
@@ -210,6 +210,7 @@ describe('SIGHUP', () => {
     await waitFor(() => bot.lines().some((line) => String(line.msg).startsWith('the profiles file has problems')), WAIT_MS);
     expect(bot.lines().filter((line) => Number(line.level) === 50 && String(line.msg).startsWith('PROFILES: ')).map((line) => line.msg)).toEqual([
       'PROFILES: profile "ops": match: names no place: give slackChannel, slackTeam, discordChannel, discordGuild, dm: true or playground: true',
+      expect.stringMatching(/^PROFILES: profile "ops": tools: "nope" is neither a tool nor an MCP server/),
     ]);
     expect(bot.alive).toBe(true);
   }, 60_000);

@@ -104,7 +104,7 @@ describe('the demo model', () => {
     expect(first.turn.toolCalls.map((c) => [c.name, JSON.parse(c.arguments) as unknown])).toEqual([['run_shell', { command: 'ls -la' }]]);
 
     const written = [user('file'), call('w', 'write_file', { path: DEMO_NOTE_PATH, content: DEMO_NOTE_CONTENT }), result('w', { path: DEMO_NOTE_PATH }), said('Done.')];
-    const second = await answer([...written, user('now a command')]);
+    const second = await answer([...written, user('now run a command')]);
     expect(JSON.parse(second.turn.toolCalls[0]!.arguments)).toEqual({ command: `cat ${DEMO_NOTE_PATH}` });
 
     const printed = await answer([...written, user('shell'), call('s', 'run_shell', { command: `cat ${DEMO_NOTE_PATH}` }), result('s', { exitCode: 0, cwd: '/', output: '# A note ```x```\n' })]);
@@ -135,8 +135,8 @@ describe('the demo model', () => {
   });
 
   it('answers the latest user message, a reply injected mid-turn included, quoting it back', async () => {
-    const { turn } = await answer([user('tell me a long story'), said('Once upon a time, …'), user('actually, make it short')]);
-    expect(turn.text).toMatch(/^You said: “actually, make it short”\./);
+    const { turn } = await answer([user('tell me a long story'), said('Once upon a time, …'), user('actually, set it in space')]);
+    expect(turn.text).toMatch(/^You said: “actually, set it in space”\./);
     expect(turn.toolCalls).toEqual([]);
   });
 

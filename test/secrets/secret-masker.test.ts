@@ -101,6 +101,11 @@ describe('which configuration values are secrets', () => {
     }
   });
 
+  it('the shell\'s location variables are paths, not secrets: PWD (whose "pwd" reads as a password) and SSH_AUTH_SOCK; DB_PWD still is one', () => {
+    for (const name of ['PWD', 'OLDPWD', 'SSH_AUTH_SOCK', 'INIT_CWD', 'HOME', 'PATH', 'TMPDIR']) expect(looksSecretName(name), name).toBe(false);
+    for (const name of ['DB_PWD', 'MYSQL_PWD', 'pwd', 'Pwd', 'ssh_auth_sock_token', 'SSH_AUTH']) expect(looksSecretName(name), name).toBe(true);
+  });
+
   it('takes MCP servers\' secret env values and headers (and the token after Bearer), and URL passwords in env, args and the server URL', () => {
     const mcp = parseMcpConfig(
       {

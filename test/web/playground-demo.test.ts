@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEMO_NOTE_CONTENT, DEMO_NOTE_PATH } from '../../src/providers/demo-script.js';
+import { DEMO_NOTE_CONTENT, DEMO_NOTE_PATH, DEMO_STORY_SHORT } from '../../src/providers/demo-script.js';
 import { BotProcess } from '../support/bot-process.js';
 import { waitFor } from '../support/engine-kit.js';
 import { tempDir } from '../support/test-connector.js';
@@ -71,13 +71,15 @@ describe('npm run playground without a model', () => {
     await idle(page);
     expect(await answerWith(page, 'The command printed').textContent()).toContain('# A note from the demo model');
 
-    // A reply while the long answer is being written steers the running turn, and is answered.
+    // A reply while the long answer is being written steers the running turn: the next answer follows it.
     await reply(page, 'tell me a long story');
     await answerWith(page, 'Once upon a time').waitFor();
     await reply(page, 'actually, make it short');
     const steering = thread(page).locator('li[data-kind="input"]', { hasText: 'actually, make it short' });
     await steering.locator('.mark-taken').waitFor({ timeout: 60_000 });
-    await answerWith(page, 'You said: “actually, make it short”').waitFor();
+    await answerWith(page, 'Short version, as you asked (“actually, make it short”)').waitFor();
+    // The story, short: its whole text once it has streamed in.
+    await answerWith(page, DEMO_STORY_SHORT).waitFor();
     await idle(page);
 
     // 🛑 while the next one is being written: it stops there, with what was written kept.

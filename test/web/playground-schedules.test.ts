@@ -38,4 +38,22 @@ describe('schedules in the playground', () => {
     expect(botLines(bot, thread).some((text) => text.includes(`Schedule \`${made!.id}\``) && text.includes('was ended by @you'))).toBe(true);
     expect(await desk.list({ platform: 'web', workspace: 'playground' })).toEqual([]);
   });
+
+  it('/schedule in 2 hours says its one time once: no "next run" repeating it', async () => {
+    bot = await bootWebBot({ env: { SCHEDULE_TZ: 'UTC' } });
+    bot.llm.replyText('Hello.');
+    const thread = (await bot.act('/api/messages', { text: '@bot hello' })).body.thread as string;
+    await bot.idle();
+
+    await bot.act('/api/messages', { text: '/schedule in 2 hours check the deploy', thread });
+    const [made] = await bot.core.schedules!.list({ platform: 'web', workspace: 'playground' });
+    expect(made).toMatchObject({ spec: { kind: 'once' } });
+    const said = botLines(bot, thread).find((text) => text.includes('set schedule'))!;
+    const at = /once, (\w{3} \d+ \w{3} \d{4}, \d\d:\d\d \(UTC\))/.exec(said)?.[1];
+    expect(at).toBeDefined();
+    // The time once, and what to do before it comes.
+    expect(said.split(at!).length - 1).toBe(1);
+    expect(said).not.toMatch(/next run/i);
+    expect(said).toContain(`End it before then with \`/unschedule ${made!.id}\`.`);
+  });
 });

@@ -6,25 +6,28 @@
 // (access-token.js); every request sends it in a header, the live stream too (live-stream.js).
 // The open thread is in the URL's hash, so a reload reopens it.
 //
-// Private answers ("only visible to you") are the page's alone: kept here, never stored, and
-// drawn where they belong in time, right after what they answer, not below everything.
+// Private answers ("only visible to you") are the page's alone (private-answers.js). The
+// thread's status line says what the bot is doing or waiting for (thread-status.js).
 //
 // Files: the composers (composer.js) upload what is attached when the person sends, and the
 // message carries the upload ids; a file the bot posted is fetched with the token and saved
 // (file-transfer.js).
 /* global window, document, location, history, fetch, CSS, File, HTMLAnchorElement, HTMLButtonElement, CustomEvent */
 import { forgetToken, reloadOnNewToken, takeToken, withToken } from './access-token.js';
-import { LiveStream } from './live-stream.js';
+import { downWords, LiveStream } from './live-stream.js';
 import { composer, keepDropsOnPage } from './composer.js';
 import { downloadFile, uploadFile } from './file-transfer.js';
 import { feedbackActions } from './feedback-buttons.js';
-import { element, fillAnswer, fullViewDialog, messageElement, whisperElement } from './render.js';
+import { element, fillAnswer, messageElement } from './render.js';
+import { openFullView } from './full-view.js';
+import { fetchToolResult } from './tool-result.js';
+import { PrivateAnswers } from './private-answers.js';
+import { threadStatus } from './thread-status.js';
 
 /** @typedef {import('./render.js').PageThread} PageThread */
 /** @typedef {import('./render.js').PageMessage} PageMessage */
 /** @typedef {import('./render.js').Person} Person */
 /** @typedef {import('./render.js').Actions} Actions */
-/** @typedef {{ text: string, at: number }} Whisper */
 
 const token = takeToken();
 
@@ -38,20 +41,13 @@ let maxFileBytes = Infinity;
 const channelList = byId('channel-messages');
 const threadPane = byId('thread-pane');
 const threadList = byId('thread-messages');
-const threadStatus = byId('thread-status');
+const statusLine = byId('thread-status');
 const connection = byId('connection');
 const stopButton = /** @type {HTMLButtonElement} */ (byId('thread-stop'));
 /** A mention this page just sent: its thread opens as soon as the bot says it exists, before the bot answers. */
 let mentionSent = '';
-/** Private answers, by where they were shown: a thread's id, or '' for the channel. Gone on reload. */
-/** @type {Map<string, Whisper[]>} */
-const whispers = new Map();
-/**
- * After this many failed attempts in a row the page stops only saying "reconnecting…": the
- * playground may be down for good, or running at another address (a restart whose old port
- * was taken), which this page cannot learn.
- */
-const FAILURES_BEFORE_ADVICE = 3;
+/** Private answers, by where they were shown. Gone on reload. */
+const whispers = new PrivateAnswers(channelList, threadList, () => people.bot);
 
 /** @type {Actions} */
 const actions = {
@@ -65,7 +61,8 @@ const actions = {
   },
   showAll: (itemId, button) => {
     button.disabled = true;
-    void openFullView(itemId).finally(() => {
+    const shown = openFullView(token, itemId, { send, whisper: (text) => showWhisper(text, openThreadId()) });
+    void shown.finally(() => {
       button.disabled = false;
     });
   },
@@ -77,6 +74,7 @@ const actions = {
       if (!ok) button.disabled = false;
     });
   },
+  loadResult: (messageId) => fetchToolResult(token, openThreadId() ?? '', messageId),
   openThread: (threadId) => openThread(threadId),
   download: (file, link) => void download(file, link),
   ...feedbackActions((path, body) => send(path, body)),
@@ -124,22 +122,11 @@ function connect() {
   const stream = new LiveStream('/api/events', token);
   stream.addEventListener('open', () => setConnection('live', 'live'));
   stream.addEventListener('down', (event) => {
-    const { reason, failures } = /** @type {CustomEvent<import('./live-stream.js').StreamDown>} */ (event).detail;
-    if (reason === 'refused') {
-      // The playground answers here, but not to this token: it was restarted and made a new one.
-      forgetToken();
-      setConnection('restarted', 'The playground was restarted and has a new access token. Open the new address it printed in its terminal (…/#token=…).');
-    } else if (reason === 'moved') {
-      // Something answered at this address, but not with our live stream: another program took the port.
-      setConnection('moved', 'The playground no longer answers at this address: it was restarted at another one. Open the address it printed in its terminal.');
-    } else {
-      setConnection(
-        'reconnecting',
-        failures < FAILURES_BEFORE_ADVICE
-          ? 'reconnecting…'
-          : 'reconnecting… The playground is not running at this address. If you restarted it, open the address it printed in its terminal.',
-      );
-    }
+    const down = /** @type {CustomEvent<import('./live-stream.js').StreamDown>} */ (event).detail;
+    // Refused: the playground answers here, but not to this token (it was restarted and made a new one).
+    if (down.reason === 'refused') forgetToken();
+    const { state, text } = downWords(down);
+    setConnection(state, text);
   });
   on(stream, 'snapshot', /** @param {{ user: Person, bot: Person, threads: PageThread[], demo: boolean, maxFileBytes: number }} snapshot */ (snapshot) => {
     maxFileBytes = snapshot.maxFileBytes;
@@ -196,6 +183,9 @@ function connect() {
     threads.delete(threadId);
     channelList.querySelector(`li[data-thread="${CSS.escape(threadId)}"]`)?.remove();
     if (threadId === openThreadId()) openThread(undefined);
+    // What the bot said privately there (the /forget that removed it says so) stays in sight.
+    whispers.moveToChannel(threadId);
+    scrollDown(channelList);
   });
   on(stream, 'whisper', /** @param {{ threadId?: string, text: string, at: number }} whisper */ (whisper) => {
     showWhisper(whisper.text, whisper.threadId, whisper.at);
@@ -217,7 +207,7 @@ function setConnection(state, text) {
 function drawChannel() {
   channelList.replaceChildren();
   for (const thread of threads.values()) drawChannelItem(thread);
-  for (const whisper of whispers.get('') ?? []) placeWhisper(channelList, whisper);
+  whispers.redraw('');
   scrollDown(channelList);
 }
 
@@ -235,7 +225,9 @@ function drawChannelItem(thread) {
     const link = /** @type {HTMLButtonElement} */ (element('button', 'replies', replies === 1 ? '1 reply' : `${replies} replies`));
     link.type = 'button';
     link.addEventListener('click', () => openThread(thread.id));
-    if (thread.status === 'thinking') link.append(element('span', 'working', ' · bot is working…'));
+    const { asking } = threadStatus(thread);
+    if (asking) link.append(element('span', 'working', ` · waiting for your ${asking}`));
+    else if (thread.status === 'thinking') link.append(element('span', 'working', ' · bot is working…'));
     item.querySelector('.msg-body')?.append(link);
   }
   if (thread.id === openThreadId()) item.classList.add('selected');
@@ -244,7 +236,7 @@ function drawChannelItem(thread) {
   if (known) known.replaceWith(item);
   else {
     const follow = nearBottom(channelList);
-    channelList.insertBefore(item, laterWhispers(channelList, root.at));
+    channelList.insertBefore(item, whispers.laterThan(channelList, root.at));
     if (follow) scrollDown(channelList);
   }
 }
@@ -257,7 +249,7 @@ function drawThread() {
   if (!thread) return;
   channelList.querySelector(`li[data-thread="${CSS.escape(thread.id)}"]`)?.classList.add('selected');
   threadList.replaceChildren(...thread.messages.map((message) => threadItem(message)));
-  for (const whisper of whispers.get(thread.id) ?? []) placeWhisper(threadList, whisper);
+  whispers.redraw(thread.id);
   drawStatus(thread);
   scrollDown(threadList);
 }
@@ -283,50 +275,22 @@ function drawMessage(message) {
   const item = threadItem(message);
   const known = threadList.querySelector(`li[data-id="${CSS.escape(message.id)}"]`);
   if (known) known.replaceWith(item);
-  else threadList.insertBefore(item, laterWhispers(threadList, message.at));
+  else threadList.insertBefore(item, whispers.laterThan(threadList, message.at));
   if (follow) scrollDown(threadList);
 }
 
 /**
- * Where a message of time `at` goes at the end of a list: before the private answers at its
- * end that are later than it (null: at the very end).
- * @param {HTMLElement} list
- * @param {number} at
- * @returns {Element | null}
- */
-function laterWhispers(list, at) {
-  let before = null;
-  for (let node = list.lastElementChild; node?.classList.contains('whisper') && Number(/** @type {HTMLElement} */ (node).dataset.at) > at; node = node.previousElementSibling) {
-    before = node;
-  }
-  return before;
-}
-
-/**
- * A private answer in a list, after everything of its time or earlier.
- * @param {HTMLElement} list
- * @param {Whisper} whisper
- */
-function placeWhisper(list, whisper) {
-  const item = whisperElement(whisper.text, people.bot, whisper.at);
-  item.dataset.at = String(whisper.at);
-  let after = list.lastElementChild;
-  while (after && Number(/** @type {HTMLElement} */ (after).dataset.at) > whisper.at) after = after.previousElementSibling;
-  list.insertBefore(item, after ? after.nextElementSibling : list.firstElementChild);
-}
-
-/**
- * The thread's status line, and Stop: enabled only while there is something to stop (a turn
- * running, or a card waiting for an answer, which a stop closes).
+ * The thread's status line (thread-status.js), and Stop: enabled only while there is
+ * something to stop.
  * @param {PageThread} thread
  */
 function drawStatus(thread) {
-  const waiting = thread.waiting;
-  threadStatus.textContent =
-    waiting !== null ? `bot is waiting for a free model slot (${waiting} ahead)…` : thread.status === 'thinking' ? 'bot is working…' : '';
-  threadStatus.dataset.status = thread.status;
-  const asking = thread.messages.some((message) => message.kind === 'card' && message.card.itemId !== undefined && message.card.buttons.length > 0);
-  stopButton.disabled = !thread.sessionId || (thread.status !== 'thinking' && !asking);
+  const status = threadStatus(thread);
+  statusLine.textContent = status.text;
+  statusLine.dataset.status = thread.status;
+  if (status.asking) statusLine.dataset.asking = status.asking;
+  else delete statusLine.dataset.asking;
+  stopButton.disabled = !status.canStop;
 }
 
 /**
@@ -337,13 +301,7 @@ function drawStatus(thread) {
  * @param {number} [at]
  */
 function showWhisper(text, threadId, at = Date.now()) {
-  const open = openThreadId();
-  const where = open && (threadId === undefined || threadId === open) ? open : '';
-  const list = where ? threadList : channelList;
-  const whisper = { text, at };
-  whispers.set(where, [...(whispers.get(where) ?? []), whisper]);
-  placeWhisper(list, whisper);
-  scrollDown(list);
+  scrollDown(whispers.show(text, threadId, openThreadId(), at));
 }
 
 /** @param {HTMLElement} list */
@@ -394,39 +352,6 @@ async function send(path, body) {
   } catch {
     showWhisper('Could not reach the bot: is the playground still running?', body.thread);
     return false;
-  }
-}
-
-/**
- * Show all: ask the bot for every character of the item's call and show it in a dialog whose
- * buttons answer with the proof the bot handed out with it (the bot takes an approval of a call
- * too long for its card only from there).
- * @param {string} itemId
- */
-async function openFullView(itemId) {
-  try {
-    const response = await fetch('/api/full-view', {
-      method: 'POST',
-      headers: withToken(token, { 'content-type': 'application/json' }),
-      body: JSON.stringify({ item: itemId }),
-    });
-    const answer = /** @type {{ ok: boolean, message?: string, view?: import('./render.js').FullView, proof?: string }} */ (parseJson(await response.text()));
-    const { view, proof } = answer;
-    if (!answer.ok || !view || !proof) {
-      showWhisper(answer.message ?? `The bot refused (${response.status}).`, openThreadId());
-      return;
-    }
-    const dialog = fullViewDialog(view, (choice, button) => {
-      button.disabled = true;
-      void send('/api/click', { item: itemId, choice, view: proof }).then((ok) => {
-        if (ok) dialog.close();
-        else button.disabled = false;
-      });
-    });
-    document.body.append(dialog);
-    dialog.showModal();
-  } catch {
-    showWhisper('Could not reach the bot: is the playground still running?', openThreadId());
   }
 }
 

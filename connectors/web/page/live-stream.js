@@ -16,6 +16,36 @@ const RETRY_MAX_MS = 4_000;
 
 /** @typedef {{ reason: 'refused' | 'moved' | 'unreachable', failures: number }} StreamDown */
 
+/**
+ * After this many failed attempts in a row the page stops only saying "reconnecting…": the
+ * playground may be down for good, or running at another address (a restart whose old port
+ * was taken), which this page cannot learn.
+ */
+const FAILURES_BEFORE_ADVICE = 3;
+
+/**
+ * What the page's connection line says when the stream is down, and its state (for its colour).
+ * @param {StreamDown} down
+ * @returns {{ state: string, text: string }}
+ */
+export function downWords(down) {
+  switch (down.reason) {
+    case 'refused':
+      return { state: 'restarted', text: 'The playground was restarted and has a new access token. Open the new address it printed in its terminal (…/#token=…).' };
+    case 'moved':
+      // Something answered at this address, but not with our live stream: another program took the port.
+      return { state: 'moved', text: 'The playground no longer answers at this address: it was restarted at another one. Open the address it printed in its terminal.' };
+    case 'unreachable':
+      return {
+        state: 'reconnecting',
+        text:
+          down.failures < FAILURES_BEFORE_ADVICE
+            ? 'reconnecting…'
+            : 'reconnecting… The playground is not running at this address. If you restarted it, open the address it printed in its terminal.',
+      };
+  }
+}
+
 export class LiveStream extends EventTarget {
   /**
    * @param {string} path

@@ -1,12 +1,13 @@
 // How each message of a thread looks: a person's message with its marks, an answer segment,
 // a tool card with its buttons, a note with Retry / Continue, a private answer; compact
-// mode's checklist (progress-view.js) and 👍 / 👎 under a final answer (feedback-buttons.js). Every string
+// mode's checklist (progress-view.js), a result's "Full result" toggle (tool-result.js) and 👍 / 👎 under a final answer (feedback-buttons.js). Every string
 // goes in as text (textContent, or markdown.js, which builds text nodes): nothing the model,
 // a tool or a person wrote is ever parsed as HTML.
 /* global document */
 import { appendInline, renderMarkdown } from './markdown.js';
 import { progressElement } from './progress-view.js';
 import { feedbackRow } from './feedback-buttons.js';
+import { resultElement } from './tool-result.js';
 
 /** @typedef {{ id: string, name: string }} Person */
 /** @typedef {{ label: string, choice: string, style: 'primary' | 'danger' | 'default' }} CardButton */
@@ -39,6 +40,7 @@ import { feedbackRow } from './feedback-buttons.js';
  * @typedef {{ click: (itemId: string, choice: string, button: HTMLButtonElement) => void,
  *   showAll: (itemId: string, button: HTMLButtonElement) => void,
  *   noteAction: (messageId: string, button: HTMLButtonElement) => void,
+ *   loadResult: import('./tool-result.js').LoadResult,
  *   download: (file: ShownFile, link: HTMLAnchorElement) => void,
  *   openThread?: (threadId: string) => void } & import('./feedback-buttons.js').FeedbackActions} Actions
  */
@@ -130,7 +132,7 @@ export function messageElement(message, context) {
     }
     case 'card': {
       const { item, body } = frame(message, context.bot, true);
-      body.append(cardElement(message.card, context.actions));
+      body.append(cardElement(message.card, message.id, context.actions));
       return item;
     }
     case 'note': {
@@ -230,10 +232,11 @@ export function fillAnswer(body, answer) {
  * A tool call's card: name and arguments, why it asks, every character it covers, its
  * result, its status, and, while a prompt waits, the buttons.
  * @param {CardModel} card
+ * @param {string} messageId
  * @param {Actions} actions
  * @returns {HTMLElement}
  */
-function cardElement(card, actions) {
+function cardElement(card, messageId, actions) {
   const box = element('div', 'card');
   if (card.phase) box.dataset.phase = card.phase;
   const title = element('div', 'card-title');
@@ -258,7 +261,7 @@ function cardElement(card, actions) {
     box.append(labelled(part.label, glimpse));
   }
   if (card.showAll) box.append(element('div', 'context', '🔍 Not all of it fits on this card: Show all to decide opens every character, with the approve buttons under it.'));
-  if (card.result) box.append(labelled('Result', element('pre', 'result', card.result)));
+  if (card.result) box.append(resultElement(card.result, messageId, actions.loadResult));
   box.append(element('div', 'context status', card.status));
   if (card.itemId && card.buttons.length > 0) {
     const itemId = card.itemId;
@@ -277,42 +280,11 @@ function cardElement(card, actions) {
 }
 
 /**
- * The expanded view of a call, as a modal dialog: every character, its warnings, its buttons.
- * `decide` sends a button's choice (with the view's proof: app.js).
- * @param {FullView} view
- * @param {(choice: string, button: HTMLButtonElement) => void} decide
- * @returns {HTMLDialogElement}
- */
-export function fullViewDialog(view, decide) {
-  const dialog = /** @type {HTMLDialogElement} */ (element('dialog', 'full-view'));
-  const box = element('div', 'card');
-  box.append(element('div', 'card-title', `${view.name}: every character of this call, as the tool would receive it`));
-  for (const note of view.notes) box.append(element('div', 'context', note));
-  for (const part of view.parts) box.append(labelled(part.label, element('pre', 'argument full', part.text)));
-  const row = element('div', 'buttons');
-  for (const choice of view.buttons) {
-    const button = /** @type {HTMLButtonElement} */ (element('button', `btn btn-${choice.style}`, choice.label));
-    button.type = 'button';
-    button.dataset.choice = choice.choice;
-    button.addEventListener('click', () => decide(choice.choice, button));
-    row.append(button);
-  }
-  const close = /** @type {HTMLButtonElement} */ (element('button', 'btn btn-default', 'Close'));
-  close.type = 'button';
-  close.addEventListener('click', () => dialog.close());
-  row.append(close);
-  box.append(row);
-  dialog.append(box);
-  dialog.addEventListener('close', () => dialog.remove());
-  return dialog;
-}
-
-/**
  * @param {string} label
  * @param {HTMLElement} content
  * @returns {HTMLElement}
  */
-function labelled(label, content) {
+export function labelled(label, content) {
   const section = element('div', 'part');
   section.append(element('div', 'part-label', label), content);
   return section;
