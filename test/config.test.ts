@@ -24,6 +24,8 @@ describe('configuration', () => {
       MAX_FILE_BYTES: 20 * 1024 * 1024,
       MAX_FILES_PER_MESSAGE: 10,
       MAX_CONVERSATION_FILE_BYTES: 200 * 1024 * 1024,
+      MAX_IMAGE_PIXELS: 40_000_000,
+      PDF_MAX_MEMORY_MB: 512,
       WORKSPACE_SCOPE: 'thread',
       ALLOWED_USERS: '*',
       PERMISSION_MODE: 'interactive',

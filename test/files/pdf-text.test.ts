@@ -1,13 +1,17 @@
 // A PDF shared with a model that cannot read PDFs: its text comes out in page order, within
 // a character budget; a corrupt, encrypted, empty or fake PDF is a plain error, never a
-// throw; a stopped turn stops the reader.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+// throw; a stopped turn stops the reader. The reader is a process of its own, bounded in
+// memory (a PDF bomb is refused, naming the bound, and the bot's memory never holds it), one
+// at a time, people taking turns.
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaPreparers } from '../../src/files/media-preparers.js';
-import { extractPdfText } from '../../src/files/pdf-text.js';
-import { writeCorruptPdf, writeEncryptedPdf, writeTextPdf } from '../support/file-fixtures.js';
+import { extractPdfText, type ReaderReport } from '../../src/files/pdf-text.js';
+import { writeCorruptPdf, writeEncryptedPdf, writePdfBomb, writeTextPdf } from '../support/file-fixtures.js';
+import { alive } from '../support/npm-start.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -78,12 +82,79 @@ describe('extractPdfText', () => {
     expect(await extractPdfText(join(dir, 'absent.pdf'), { maxChars: 100 })).toEqual({ error: 'the PDF file is not there' });
   });
 
-  it('a reader that outgrows its heap cap is stopped with an error, and the bot carries on', async () => {
-    const path = await writeTextPdf(join(dir, 'heavy.pdf'), REPORT);
-    // 4 MB is less than pdf.js itself needs once loaded: the cap is hit for certain, as a
-    // PDF that needs more than the default 256 MB would hit it.
-    expect(await extractPdfText(path, { maxChars: 10_000, maxHeapMb: 4 })).toEqual({ error: 'the PDF needs more memory than the reader may use' });
-    expect(await extractPdfText(path, { maxChars: 10_000 })).toMatchObject({ pages: 3 });
+  it('a PDF bomb (2 GiB of spaces deflated into one 2 MB content stream) is refused at the memory bound; the bot never holds it', { timeout: 120_000 }, async () => {
+    const path = await writePdfBomb(join(dir, 'bomb.pdf'));
+    expect((await stat(path)).size).toBeLessThan(3 * 1024 * 1024);
+    const reports: ReaderReport[] = [];
+    // This process stands for the bot: its resident memory is sampled while the PDF is read.
+    const idle = process.memoryUsage.rss();
+    let peak = idle;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);
+    let result: Awaited<ReturnType<typeof extractPdfText>>;
+    try {
+      result = await extractPdfText(path, { maxChars: 1_000_000, maxMemoryMb: 200, onReaderExit: (report) => reports.push(report) });
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(result).toEqual({ error: 'reading it needs more than the 200 MB of memory the PDF reader may use (PDF_MAX_MEMORY_MB)' });
+    // The reader was killed for its memory, having held more than the bound but nowhere near
+    // the 2 GiB the stream inflates to (the margin is for a busy machine's late timers).
+    expect(reports).toEqual([expect.objectContaining({ killedFor: 'memory', signal: 'SIGKILL' })]);
+    expect(reports[0]!.peakRssBytes).toBeGreaterThan(200 * 1024 * 1024);
+    expect(reports[0]!.peakRssBytes).toBeLessThan(1024 * 1024 * 1024);
+    expect(alive(reports[0]!.pid)).toBe(false);
+    // The bot's own memory stayed where it was: the inflated bytes were never its.
+    expect(peak - idle).toBeLessThan(100 * 1024 * 1024);
+    // And the next PDF is read as usual.
+    expect(await extractPdfText(await writeTextPdf(join(dir, 'after-bomb.pdf'), REPORT), { maxChars: 10_000 })).toMatchObject({ pages: 3 });
+  });
+
+  it('the reader gets none of the bot\'s environment (no token for a hostile PDF to find)', async () => {
+    process.env.PDF_TEXT_TEST_SECRET = 'xoxb-not-for-the-reader';
+    try {
+      let environ: string | undefined;
+      const path = await writeTextPdf(join(dir, 'env.pdf'), REPORT);
+      const result = await extractPdfText(path, { maxChars: 10_000, onReaderStart: (pid) => (environ = readFileSync(`/proc/${pid}/environ`, 'latin1')) });
+      expect(result).toMatchObject({ pages: 3 });
+      expect(environ).toBe('');
+    } finally {
+      delete process.env.PDF_TEXT_TEST_SECRET;
+    }
+  });
+
+  it('one reader at a time, process-wide, taking turns between the people who asked', async () => {
+    const path = await writeTextPdf(join(dir, 'turns.pdf'), REPORT);
+    const events: string[] = [];
+    const read = (requester: string, label: string) =>
+      extractPdfText(path, {
+        maxChars: 10_000,
+        requester,
+        onReaderStart: () => events.push(`start ${label}`),
+        onReaderExit: () => events.push(`exit ${label}`),
+      }).then((result) => {
+        expect(result).toMatchObject({ pages: 3 });
+      });
+    // Alice shares three PDFs, then Bob one: Bob's is read second, not fourth.
+    await Promise.all([read('slack:T1:alice', 'alice-1'), read('slack:T1:alice', 'alice-2'), read('slack:T1:alice', 'alice-3'), read('slack:T1:bob', 'bob-1')]);
+    expect(events).toEqual(['alice-1', 'alice-2', 'bob-1', 'alice-3'].flatMap((label) => [`start ${label}`, `exit ${label}`]));
+  });
+
+  it('a PDF whose turn is stopped while it waits for the reader is never read', async () => {
+    const path = await writeTextPdf(join(dir, 'waits.pdf'), REPORT);
+    const started: string[] = [];
+    const stop = new AbortController();
+    const first = extractPdfText(path, { maxChars: 10_000, requester: 'a', onReaderStart: () => started.push('a') });
+    const waiting = extractPdfText(path, { maxChars: 10_000, requester: 'b', signal: stop.signal, onReaderStart: () => started.push('b') });
+    stop.abort();
+    expect(await waiting).toEqual({ error: 'the PDF was not read: the turn was stopped' });
+    expect(await first).toMatchObject({ pages: 3 });
+    expect(started).toEqual(['a']);
+  });
+
+  it('a link where the PDF should be is not followed', async () => {
+    const target = await writeTextPdf(join(dir, 'elsewhere.pdf'), REPORT);
+    await symlink(target, join(dir, 'link.pdf'));
+    expect(await extractPdfText(join(dir, 'link.pdf'), { maxChars: 10_000 })).toEqual({ error: 'the PDF file could not be opened (ELOOP)' });
   });
 
   it('a stopped turn stops the reader: the call returns an error instead of the text', async () => {
