@@ -4,17 +4,40 @@
 // the PDF makes pdf.js do (inflate 2 GiB of one content stream, say) happens in this process,
 // which the bot watches and kills past its memory bound; the bot's own memory never holds it.
 //
+// A warden thread (this same file, run as a worker) holds the bound from inside as well:
+// it kills the process when its resident memory passes the bound (where the bot cannot read
+// /proc, as on macOS) or when the bot is gone (a bot killed mid-read must not leave a reader
+// inflating gigabytes with nobody watching). A thread of its own, because pdf.js may keep
+// this process's main thread busy for long stretches.
+//
 // Plain JavaScript, not TypeScript: the same file runs under `npm start` (copied into the
 // build as it is), under tsx and under vitest, with no loader in front of it. It takes no
 // environment from the bot (no tokens to find) and needs no path: the file comes as fd 0.
-import { readFileSync } from 'node:fs';
-import { getDocumentProxy } from 'unpdf';
+import { readFileSync, writeSync } from 'node:fs';
+import { isMainThread, Worker, workerData } from 'node:worker_threads';
 
-/** @typedef {{ maxChars: number; maxPages: number }} Budget */
+/** @typedef {{ maxChars: number; maxPages: number; maxBytes: number; bot: number }} Budget */
 /** @typedef {{ kind: 'text'; text: string; pages: number; truncated: boolean } | { kind: 'error'; name: string; code?: string; message: string }} Reply */
+
+/** What the warden writes on stderr before it kills the process for its memory (the bot reads it). */
+const MEMORY_MARK = 'pdf-reader: past its memory bound';
+const WARDEN_POLL_MS = 50;
+
+/** The warden's loop: `maxBytes` the bound, `bot` the pid of the process that started the reader. */
+function warden(/** @type {{ maxBytes: number; bot: number }} */ { maxBytes, bot }) {
+  setInterval(() => {
+    const tooBig = process.memoryUsage.rss() > maxBytes;
+    // Re-parented (to init or a subreaper) once the bot is gone.
+    if (!tooBig && process.ppid === bot) return;
+    // writeSync, not process.stderr: a worker's stream goes through the main thread, which may be busy.
+    if (tooBig) writeSync(2, `${MEMORY_MARK}\n`);
+    process.kill(process.pid, 'SIGKILL');
+  }, WARDEN_POLL_MS);
+}
 
 /** @param {Budget} budget @returns {Promise<Reply>} */
 async function extract(budget) {
+  const { getDocumentProxy } = await import('unpdf');
   const data = new Uint8Array(readFileSync(0));
   // verbosity 0: pdf.js would print its parser's warnings ("Indexing all PDF objects") on
   // stderr, which the bot only keeps the end of, for its own diagnosis. Eval and system
@@ -64,9 +87,18 @@ function failure(error) {
   };
 }
 
-/** @type {unknown} */
-const argument = JSON.parse(process.argv[2] ?? '{}');
-const budget = /** @type {Budget} */ (argument);
-const reply = await extract(budget).catch(failure);
-// Written whole before the process ends: a large text is more than one pipe's buffer.
-process.stdout.write(`${JSON.stringify(reply)}\n`, () => process.exit(0));
+if (isMainThread) {
+  /** @type {unknown} */
+  const argument = JSON.parse(process.argv[2] ?? '{}');
+  const budget = /** @type {Budget} */ (argument);
+  // unref: the warden never keeps the reader alive once its reply is written.
+  // The bot's pid comes from the bot: read here, it could already be init's, had the bot died at once.
+  new Worker(new URL(import.meta.url), { workerData: { maxBytes: budget.maxBytes, bot: budget.bot } }).unref();
+  const reply = await extract(budget).catch(failure);
+  // Written whole before the process ends: a large text is more than one pipe's buffer.
+  process.stdout.write(`${JSON.stringify(reply)}\n`, () => process.exit(0));
+} else {
+  /** @type {unknown} */
+  const orders = workerData;
+  warden(/** @type {{ maxBytes: number; bot: number }} */ (orders));
+}

@@ -11,14 +11,15 @@
 // How the bound holds: the bot reads the child's resident memory and its high-water mark
 // (/proc/<pid>/status, every POLL_MS) and kills it once either passes the bound; the
 // high-water mark catches a spike between two reads, and what the child can add between two
-// reads is the overshoot (pdf.js inflated that bomb at about 70 MB/s here: a few MB). The
-// child's V8 heap is capped at the bound too, for memory the heap holds. Not RLIMIT_AS
+// reads is the overshoot (pdf.js inflated that bomb at about 70 MB/s here: a few MB). Inside
+// the child, a warden thread holds the same bound (and ends the child if the bot is gone), and
+// the child's V8 heap is capped at the bound too, for memory the heap holds. Not RLIMIT_AS
 // (`ulimit -v`): V8 reserves address space it never touches, 0.73 GB at start on Node 20 and
 // 1.28 GB on Node 24 on a two-core machine, more with more cores, so an address-space bound
 // would be a different memory budget on every Node and host. Not a cgroup: making one needs
-// root and cgroup v1, or a delegated cgroup v2. Where /proc is missing (macOS) only the heap
-// cap and the time limit hold; the bot's own memory is safe either way, the PDF being read
-// in another process.
+// root and cgroup v1, or a delegated cgroup v2. Where /proc is missing (macOS) only the
+// warden, the heap cap and the time limit hold; the bot's own memory is safe either way, the
+// PDF being read in another process.
 //
 // One reader at a time, process-wide (a PDF may take hundreds of MB to read, and two cores
 // gain little from two at once), taking turns between the people who asked (fair-queue.ts).
@@ -53,6 +54,8 @@ export interface PdfTextOptions {
   requester?: string;
   /** Stops the reading, or takes the PDF out of the line while it waits for the reader. */
   signal?: AbortSignal;
+  /** false leaves the memory bound to the reader's own warden, as on a system without /proc (for tests). */
+  watchFromBot?: boolean;
   /** Told when a reader process has started (for tests and benches). */
   onReaderStart?(pid: number): void;
   /** Told when a reader process is gone: what it held at most and how it ended (for tests and benches). */
@@ -63,7 +66,7 @@ export interface ReaderReport {
   pid: number;
   /** The most the reader held resident, as last read (0 where the system has no /proc). */
   peakRssBytes: number;
-  /** Why the bot killed it, if it did. */
+  /** Why it was killed, if it was: by the bot, or for its memory by its own warden. */
   killedFor?: 'memory' | 'time' | 'stopped' | 'reply';
   exitCode: number | null;
   signal: NodeJS.Signals | null;
@@ -86,6 +89,8 @@ export const PDF_TEXT_DEFAULTS = { maxPages: 2000, timeLimitMs: 30_000, maxMemor
 const POLL_MS = 20;
 /** The end of the reader's stderr kept, to tell a V8 heap limit from another crash. */
 const STDERR_TAIL_BYTES = 8192;
+/** What the reader's warden writes before it kills the reader for its memory (pdf-text-child.mjs). */
+const WARDEN_MEMORY_MARK = 'pdf-reader: past its memory bound';
 
 const CHILD_ENTRY = fileURLToPath(new URL('./pdf-text-child.mjs', import.meta.url));
 
@@ -128,7 +133,7 @@ async function readInChild(pdfPath: string, options: PdfTextOptions): Promise<Pd
     await file.close();
     return { error: STOPPED };
   }
-  const budget = { maxChars: options.maxChars, maxPages: options.maxPages ?? PDF_TEXT_DEFAULTS.maxPages };
+  const budget = { maxChars: options.maxChars, maxPages: options.maxPages ?? PDF_TEXT_DEFAULTS.maxPages, maxBytes, bot: process.pid };
   const replyLimit = options.maxChars * 6 + 64 * 1024;
   return new Promise<PdfTextResult>((resolve) => {
     let child: ChildProcessByStdio<null, Readable, Readable>;
@@ -161,6 +166,7 @@ async function readInChild(pdfPath: string, options: PdfTextOptions): Promise<Pd
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       process.removeListener('exit', onExit);
+      if (!killedFor && stderrTail.includes(WARDEN_MEMORY_MARK)) killedFor = 'memory';
       options.onReaderExit?.({ pid: child.pid ?? 0, peakRssBytes: peak, ...(killedFor ? { killedFor } : {}), exitCode: code, signal });
       if (startError) return resolve({ error: startError });
       resolve(outcome(code, signal));
@@ -198,7 +204,7 @@ async function readInChild(pdfPath: string, options: PdfTextOptions): Promise<Pd
       peak = Math.max(peak, memory.peak);
       if (memory.peak > maxBytes) kill('memory');
     };
-    const poll = setInterval(watch, POLL_MS);
+    const poll = options.watchFromBot === false ? undefined : setInterval(watch, POLL_MS);
     const timer = setTimeout(() => kill('time'), timeLimitMs);
     const onAbort = (): void => kill('stopped');
     options.signal?.addEventListener('abort', onAbort, { once: true });

@@ -3,15 +3,27 @@
 // throw; a stopped turn stops the reader. The reader is a process of its own, bounded in
 // memory (a PDF bomb is refused, naming the bound, and the bot's memory never holds it), one
 // at a time, people taking turns.
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaPreparers } from '../../src/files/media-preparers.js';
 import { extractPdfText, type ReaderReport } from '../../src/files/pdf-text.js';
 import { writeCorruptPdf, writeEncryptedPdf, writePdfBomb, writeTextPdf } from '../support/file-fixtures.js';
+import { waitFor } from '../support/engine-kit.js';
 import { alive } from '../support/npm-start.js';
+
+/** Whether a process runs (a zombie nobody has reaped yet does not). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'latin1'));
+  } catch {
+    return false;
+  }
+}
 
 let dir: string;
 beforeAll(async () => {
@@ -92,7 +104,8 @@ describe('extractPdfText', () => {
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);
     let result: Awaited<ReturnType<typeof extractPdfText>>;
     try {
-      result = await extractPdfText(path, { maxChars: 1_000_000, maxMemoryMb: 200, onReaderExit: (report) => reports.push(report) });
+      // No time limit that a busy machine could reach first: only the memory bound may stop it.
+      result = await extractPdfText(path, { maxChars: 1_000_000, maxMemoryMb: 200, timeLimitMs: 110_000, onReaderExit: (report) => reports.push(report) });
     } finally {
       clearInterval(sampler);
     }
@@ -107,6 +120,38 @@ describe('extractPdfText', () => {
     expect(peak - idle).toBeLessThan(100 * 1024 * 1024);
     // And the next PDF is read as usual.
     expect(await extractPdfText(await writeTextPdf(join(dir, 'after-bomb.pdf'), REPORT), { maxChars: 10_000 })).toMatchObject({ pages: 3 });
+  });
+
+  it('where the bot cannot watch the reader (no /proc), its own warden holds the bound, with the same words', { timeout: 120_000 }, async () => {
+    const path = await writePdfBomb(join(dir, 'warden-bomb.pdf'));
+    const reports: ReaderReport[] = [];
+    const result = await extractPdfText(path, { maxChars: 1_000_000, maxMemoryMb: 200, timeLimitMs: 110_000, watchFromBot: false, onReaderExit: (report) => reports.push(report) });
+    expect(result).toEqual({ error: 'reading it needs more than the 200 MB of memory the PDF reader may use (PDF_MAX_MEMORY_MB)' });
+    expect(reports).toEqual([expect.objectContaining({ killedFor: 'memory', signal: 'SIGKILL' })]);
+  });
+
+  it('a bot killed while a reader runs leaves no reader behind: the reader ends itself', { timeout: 120_000 }, async () => {
+    const path = await writePdfBomb(join(dir, 'orphan-bomb.pdf'));
+    const bot = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../support/pdf-reader-parent.ts', import.meta.url)), path], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise((resolve) => bot.once('exit', resolve));
+    let out = '';
+    bot.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    await waitFor(() => /^\d+\n/.test(out), 60_000);
+    const reader = Number(out.trim());
+    expect(running(reader)).toBe(true);
+    bot.kill('SIGKILL');
+    await exited;
+    await waitFor(() => !running(reader), 30_000);
+  });
+
+  it('a reader past its time limit is killed, and says how long it had', async () => {
+    const path = await writePdfBomb(join(dir, 'slow-bomb.pdf'));
+    const reports: ReaderReport[] = [];
+    // Inflating 2 GiB takes pdf.js tens of seconds: half a second is reached first, for certain.
+    expect(await extractPdfText(path, { maxChars: 1_000_000, maxMemoryMb: 4096, timeLimitMs: 500, onReaderExit: (report) => reports.push(report) })).toEqual({
+      error: 'reading the PDF took longer than 0.5 s and was stopped',
+    });
+    expect(reports).toEqual([expect.objectContaining({ killedFor: 'time', signal: 'SIGKILL' })]);
   });
 
   it('the reader gets none of the bot\'s environment (no token for a hostile PDF to find)', async () => {
