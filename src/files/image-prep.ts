@@ -7,6 +7,7 @@
 // refuses fails the whole request, and since the conversation keeps the part, every later
 // request too; so even an image that looks within limits is decoded in full once (a truncated
 // PNG's header reads fine) before it is passed as it is.
+import { constants } from 'node:fs';
 import { open, writeFile } from 'node:fs/promises';
 import type { Sharp } from 'sharp';
 import { FairQueue } from './fair-queue.js';
@@ -74,10 +75,14 @@ export type PreparedImage =
   | { kind: 'copy'; path: string; mimeType: 'image/png' | 'image/jpeg'; width: number; height: number }
   | { kind: 'unreadable'; reason: string };
 
-async function readHead(path: string): Promise<{ head: Uint8Array; size: number }> {
-  const file = await open(path, 'r');
+async function readHead(path: string): Promise<{ head: Uint8Array; size: number } | 'not a plain file'> {
+  // Non-blocking: a FIFO planted at the name would otherwise wait for a writer, holding every
+  // image behind it in the queue.
+  const file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    const { size } = await file.stat();
+    const stats = await file.stat();
+    if (!stats.isFile()) return 'not a plain file';
+    const { size } = stats;
     const head = new Uint8Array(12);
     const { bytesRead } = await file.read(head, 0, head.length, 0);
     return { head: head.subarray(0, bytesRead), size };
@@ -141,7 +146,9 @@ async function prepare(inputPath: string, outputPathWithoutExt: string, limits: 
   let head: Uint8Array;
   let size: number;
   try {
-    ({ head, size } = await readHead(inputPath));
+    const read = await readHead(inputPath);
+    if (read === 'not a plain file') return { kind: 'unreadable', reason: 'the file is not a plain file' };
+    ({ head, size } = read);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return { kind: 'unreadable', reason: code === 'ENOENT' ? 'the file is not there' : `the file could not be opened (${code ?? String(error)})` };

@@ -120,13 +120,18 @@ async function readInChild(pdfPath: string, options: PdfTextOptions): Promise<Pd
   const timeLimitMs = options.timeLimitMs ?? PDF_TEXT_DEFAULTS.timeLimitMs;
   const maxMemoryMb = options.maxMemoryMb ?? PDF_TEXT_DEFAULTS.maxMemoryMb;
   const maxBytes = maxMemoryMb * 1024 * 1024;
-  // Never through a link: the uploads folder is one the workspace's commands can write in.
+  // Never through a link, and never a FIFO (whose open would wait for a writer, holding every
+  // PDF behind it): the uploads folder is one the workspace's commands can write in.
   let file: FileHandle;
   try {
-    file = await open(pdfPath, constants.O_RDONLY | constants.O_NOFOLLOW);
+    file = await open(pdfPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return { error: code === 'ENOENT' ? 'the PDF file is not there' : `the PDF file could not be opened (${code ?? String(error)})` };
+  }
+  if (!(await file.stat()).isFile()) {
+    await file.close();
+    return { error: 'the PDF file is not a plain file' };
   }
 
   if (options.signal?.aborted) {

@@ -4,7 +4,8 @@
 // frame; a file that only claims to be an image, a broken one, a decompression bomb or one of
 // more pixels than MAX_IMAGE_PIXELS is `unreadable` with a reason a person can read. Images
 // are prepared one at a time, people taking turns.
-import { access, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { access, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp, { type Sharp } from 'sharp';
@@ -160,6 +161,15 @@ describe('prepareImageForModel', () => {
     expect(await prepareImageForModel(pdf, join(dir, 'scan.model'))).toEqual({ kind: 'unreadable', reason: 'the file is not a PNG, JPEG, GIF or WebP image' });
     expect(await prepareImageForModel(empty, join(dir, 'empty.model'))).toEqual({ kind: 'unreadable', reason: 'the file is empty' });
     expect(await prepareImageForModel(join(dir, 'absent.png'), join(dir, 'absent.model'))).toEqual({ kind: 'unreadable', reason: 'the file is not there' });
+  });
+
+  it('a FIFO or a folder at the name is unreadable at once, never waited on (it would hold every image behind it)', async () => {
+    execFileSync('mkfifo', [join(dir, 'fifo.png')]);
+    await mkdir(join(dir, 'folder.png'));
+    expect(await prepareImageForModel(join(dir, 'fifo.png'), join(dir, 'fifo.model'))).toEqual({ kind: 'unreadable', reason: 'the file is not a plain file' });
+    expect(await prepareImageForModel(join(dir, 'folder.png'), join(dir, 'folder.model'))).toEqual({ kind: 'unreadable', reason: 'the file is not a plain file' });
+    const small = await writePng(join(dir, 'after-fifo.png'), 30, 20);
+    expect(await prepareImageForModel(small, join(dir, 'after-fifo.model'))).toMatchObject({ kind: 'as-is' });
   });
 
   it('a truncated PNG, whose header reads fine, is unreadable rather than sent to fail the request', async () => {

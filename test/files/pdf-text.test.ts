@@ -3,9 +3,9 @@
 // throw; a stopped turn stops the reader. The reader is a process of its own, bounded in
 // memory (a PDF bomb is refused, naming the bound, and the bot's memory never holds it), one
 // at a time, people taking turns.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -196,10 +196,14 @@ describe('extractPdfText', () => {
     expect(started).toEqual(['a']);
   });
 
-  it('a link where the PDF should be is not followed', async () => {
+  it('a link, a FIFO or a folder where the PDF should be is refused, never followed or waited on', async () => {
     const target = await writeTextPdf(join(dir, 'elsewhere.pdf'), REPORT);
     await symlink(target, join(dir, 'link.pdf'));
     expect(await extractPdfText(join(dir, 'link.pdf'), { maxChars: 10_000 })).toEqual({ error: 'the PDF file could not be opened (ELOOP)' });
+    execFileSync('mkfifo', [join(dir, 'fifo.pdf')]);
+    expect(await extractPdfText(join(dir, 'fifo.pdf'), { maxChars: 10_000 })).toEqual({ error: 'the PDF file is not a plain file' });
+    await mkdir(join(dir, 'folder.pdf'));
+    expect(await extractPdfText(join(dir, 'folder.pdf'), { maxChars: 10_000 })).toEqual({ error: 'the PDF file is not a plain file' });
   });
 
   it('a stopped turn stops the reader: the call returns an error instead of the text', async () => {
