@@ -186,7 +186,7 @@ export const ConfigSchema = z.object({
   /** The most pixels (width × height) a shared image may have to be decoded at all; past it, refused from its header. */
   MAX_IMAGE_PIXELS: positiveInt.default(40_000_000),
   /** The memory the process reading one PDF's text may hold, in MB; past it, it is killed and the PDF's text is not read. */
-  PDF_MAX_MEMORY_MB: z.coerce.number().int().min(64).default(512),
+  PDF_MAX_MEMORY_MB: z.coerce.number().int().min(128).default(512),
   /** Whose files a conversation sees: its thread's own folder (default), its channel's, or all of WORKSPACE_DIR (`shared`). */
   WORKSPACE_SCOPE: z.enum(['thread', 'channel', 'shared']).default('thread'),
   /** request_directory may grant only folders inside these (absolute paths, comma-separated); unset: anywhere but system and bot folders. */

@@ -48,7 +48,7 @@ export interface PdfTextOptions {
   maxPages?: number;
   /** The reader is killed past this. Default 30 s: a text PDF of hundreds of pages takes about a second. */
   timeLimitMs?: number;
-  /** The reader process's memory bound, in MB (PDF_MAX_MEMORY_MB). Default 512. */
+  /** The reader process's memory bound, in MB (PDF_MAX_MEMORY_MB). Default 512; Node and pdf.js take 70-90 MB of it before the PDF. */
   maxMemoryMb?: number;
   /** Who asked (platform, workspace and user): readers take turns between requesters. */
   requester?: string;
