@@ -93,7 +93,10 @@ if (isMainThread) {
   const budget = /** @type {Budget} */ (argument);
   // unref: the warden never keeps the reader alive once its reply is written.
   // The bot's pid comes from the bot: read here, it could already be init's, had the bot died at once.
-  new Worker(new URL(import.meta.url), { workerData: { maxBytes: budget.maxBytes, bot: budget.bot } }).unref();
+  const guard = new Worker(new URL(import.meta.url), { workerData: { maxBytes: budget.maxBytes, bot: budget.bot } });
+  guard.unref();
+  // A warden that cannot start must not take the reading with it: on Linux the bot's own watch still holds the bound.
+  guard.on('error', () => undefined);
   const reply = await extract(budget).catch(failure);
   // Written whole before the process ends: a large text is more than one pipe's buffer.
   process.stdout.write(`${JSON.stringify(reply)}\n`, () => process.exit(0));
