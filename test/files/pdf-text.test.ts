@@ -110,10 +110,10 @@ describe('extractPdfText', () => {
       clearInterval(sampler);
     }
     expect(result).toEqual({ error: 'reading it needs more than the 200 MB of memory the PDF reader may use (PDF_MAX_MEMORY_MB)' });
-    // The reader was killed for its memory, having held more than the bound but nowhere near
-    // the 2 GiB the stream inflates to (the margin is for a busy machine's late timers).
+    // The reader was killed for its memory (by the bot's watch or its own warden, whichever
+    // saw it first), nowhere near the 2 GiB the stream inflates to (the margin is for a busy
+    // machine's late timers).
     expect(reports).toEqual([expect.objectContaining({ killedFor: 'memory', signal: 'SIGKILL' })]);
-    expect(reports[0]!.peakRssBytes).toBeGreaterThan(200 * 1024 * 1024);
     expect(reports[0]!.peakRssBytes).toBeLessThan(1024 * 1024 * 1024);
     expect(alive(reports[0]!.pid)).toBe(false);
     // The bot's own memory stayed where it was: the inflated bytes were never its.
