@@ -1,6 +1,7 @@
 // The bot core's side of the files bench (files.bench.ts), in a process of its own: ten big
 // files at once in ten threads, against the idle figure taken first (so nothing before them
-// inflates it), then the PNGs one at a time, each timed to its model request. One JSON line.
+// inflates it), then the PNGs one at a time, each timed to its model request; or, in a run of
+// its own, one PDF bomb against the idle figure. One JSON line.
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { loadConfig } from '../src/config.js';
@@ -17,8 +18,10 @@ const env = (name: string) => {
   return value;
 };
 const dir = env('FILES_BENCH_DIR');
-const pngs = JSON.parse(env('FILES_BENCH_PNGS')) as IncomingFile[];
-const bigs = JSON.parse(env('FILES_BENCH_BIGS')) as IncomingFile[];
+/** Set: this run only shares that PDF bomb, against the idle figure (a run of its own, so nothing before it inflates the figure). */
+const bomb = process.env.FILES_BENCH_BOMB ? (JSON.parse(process.env.FILES_BENCH_BOMB) as IncomingFile) : undefined;
+const pngs = bomb ? [] : (JSON.parse(env('FILES_BENCH_PNGS')) as IncomingFile[]);
+const bigs = bomb ? [] : (JSON.parse(env('FILES_BENCH_BIGS')) as IncomingFile[]);
 
 const config = loadConfig({
   MODEL: 'openai:gpt-4.1',
@@ -41,9 +44,11 @@ core.files.registerSource('test', {
   },
 });
 let requests = 0;
+const problems: string[] = [];
 core.observers.add('test', {
   onEvent: (_session, event) => {
     if (event.type === 'assistant_message') requests++;
+    if (event.type === 'input_files') problems.push(...event.problems);
   },
 });
 await core.recover();
@@ -52,6 +57,17 @@ global.gc?.();
 const idleRssMb = process.memoryUsage().rss / 1024 / 1024;
 let peak = idleRssMb;
 const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss / 1024 / 1024)), 5);
+
+if (bomb) {
+  const started = performance.now();
+  await core.manager.deliver({ platform: 'test', workspace: 'W', channel: 'C', thread: 'bomb' }, { text: 'summarise', userId: 'U1', eventId: 'bomb', attachments: [bomb] });
+  await core.manager.idle();
+  clearInterval(sampler);
+  await core.close();
+  const report: ChildReport = { ingestMs: [performance.now() - started], idleRssMb, peakRssMb: peak, problems };
+  console.log(JSON.stringify(report));
+  process.exit(0);
+}
 await Promise.all(bigs.map((file, i) => core.manager.deliver({ platform: 'test', workspace: 'W', channel: 'C', thread: `big-${i}` }, { text: 'summarise', userId: 'U1', eventId: `big-${i}`, attachments: [file] })));
 await core.manager.idle();
 clearInterval(sampler);

@@ -1,16 +1,17 @@
 // Files in: how long a shared 5 MiB PNG takes from the event to the model request that
 // carries it (fetched over HTTP, saved, prepared, read back into an image part), and what
 // ten 20 MiB files arriving at once cost the bot in resident memory (goal: at most 100 MB
-// above idle: bytes stream to disk, never buffered whole).
+// above idle: bytes stream to disk, never buffered whole), and what a PDF bomb costs it (goal:
+// at most 100 MB above idle: the PDF is read in a process of its own, killed at its bound).
 //
 // The bot core runs in a child process (files-child.ts) so its peak RSS is its own: the file
 // host serving the bytes and the fake model server stay in this process.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeOpenAI } from '../test/fakes/openai-server.js';
-import { writeNoisePng } from '../test/support/file-fixtures.js';
+import { writeNoisePng, writePdfBomb } from '../test/support/file-fixtures.js';
 import { FileHost } from '../test/support/file-host.js';
 import { mulberry32 } from '../test/support/seeded-random.js';
 import { median } from './stats.js';
@@ -25,6 +26,8 @@ export interface ChildReport {
   ingestMs: number[];
   idleRssMb: number;
   peakRssMb: number;
+  /** The thread's problem lines (the bomb's run: its refusal). */
+  problems?: string[];
 }
 
 function runChild(env: Record<string, string>): Promise<ChildReport> {
@@ -61,6 +64,17 @@ export const filesSuite: BenchSuite = {
         FILES_BENCH_PNGS: JSON.stringify(pngs),
         FILES_BENCH_BIGS: JSON.stringify(bigs),
       });
+      // A PDF bomb, in a bot of its own: 2 MB on disk, 2 GiB of spaces once its one content
+      // stream is inflated, read by the PDF reader's process under the default PDF_MAX_MEMORY_MB.
+      const bombPdf = await readFile(await writePdfBomb(join(dir, 'bomb.pdf')));
+      await mkdir(join(dir, 'bomb-run'));
+      fake.replyText('seen');
+      const bombed = await runChild({
+        FILES_BENCH_DIR: join(dir, 'bomb-run'),
+        FILES_BENCH_MODEL_URL: fake.baseURL,
+        FILES_BENCH_BOMB: JSON.stringify(host.add('bomb.pdf', bombPdf, 'application/pdf')),
+      });
+      if (!bombed.problems?.some((line) => line.includes('PDF_MAX_MEMORY_MB'))) throw new Error(`files bench: the PDF bomb was not refused at the memory bound: ${JSON.stringify(bombed.problems)}`);
       return [
         { key: 'files.ingest_ms_p50', value: median(report.ingestMs), unit: 'ms', note: `a ${(png.length / 1024 / 1024).toFixed(1)} MiB PNG from deliver() to the model request carrying it (fetched over HTTP, saved, prepared), median of ${PNG_ROUNDS}` },
         { key: 'files.idle_rss_mb', value: report.idleRssMb, unit: 'MB', note: 'the bot core started, before any file' },
@@ -70,6 +84,13 @@ export const filesSuite: BenchSuite = {
           unit: 'MB',
           note: `peak resident memory above idle while ${BIG_FILES} messages each bring a 20 MiB file at once (goal ≤ 100)`,
         },
+        {
+          key: 'files.pdf_bomb_peak_rss_above_idle_mb',
+          value: bombed.peakRssMb - bombed.idleRssMb,
+          unit: 'MB',
+          note: `the bot's peak resident memory above idle (${bombed.idleRssMb.toFixed(0)} MB) while a ${(bombPdf.length / 1024 / 1024).toFixed(1)} MB PDF of 2 GiB deflated spaces is read and refused at PDF_MAX_MEMORY_MB (goal ≤ 100)`,
+        },
+        { key: 'files.pdf_bomb_refused_ms', value: bombed.ingestMs[0]!, unit: 'ms', note: 'from deliver() to the end of its turn, the reader killed at its memory bound (the default 512 MB)' },
       ];
     } finally {
       await fake.stop();

@@ -2,7 +2,7 @@
 // the providers (a ~5 MiB noisy PNG, the worst case for the byte cap: it needs re-encoding;
 // a 4000×3000 screenshot-like PNG, the common case: it needs downscaling; a small PNG that
 // goes as it is, which is still decoded once in full) and extracting a small PDF's text (mostly
-// the reader's worker thread starting and loading pdf.js).
+// the reader's process starting and loading pdf.js).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,7 +53,7 @@ export const mediaSuite: BenchSuite = {
         { key: 'media.image_prep_noisy_5mib_png_ms_p50', value: noiseMs, unit: 'ms', note: `1400×1300 noise PNG (~5.2 MiB) re-encoded under 3.75 MiB, median of ${ROUNDS}` },
         { key: 'media.image_prep_4000x3000_png_ms_p50', value: bigMs, unit: 'ms', note: `downscaled to 1568 px and re-encoded, median of ${ROUNDS}` },
         { key: 'media.image_prep_as_is_ms_p50', value: smallMs, unit: 'ms', note: `1024×768 PNG checked (full decode) and passed as it is, median of ${ROUNDS}` },
-        { key: 'media.pdf_text_10_pages_ms_p50', value: pdfMs, unit: 'ms', note: `text of a 10-page PDF, worker start included, median of ${ROUNDS}` },
+        { key: 'media.pdf_text_10_pages_ms_p50', value: pdfMs, unit: 'ms', note: `text of a 10-page PDF, the reader process's start included, median of ${ROUNDS}` },
       ];
     } finally {
       await rm(dir, { recursive: true, force: true });

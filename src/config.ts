@@ -185,6 +185,10 @@ export const ConfigSchema = z.object({
   MAX_CONVERSATION_FILE_BYTES: positiveInt.default(200 * 1024 * 1024),
   /** attach_file and compressed files (gzip, zip and the office formats, xz, zstd, 7z…), whose contents the secret check cannot read: `refuse` (default) or `allow`. */
   ATTACH_COMPRESSED: z.enum(['refuse', 'allow']).default('refuse'),
+  /** The most pixels (width × height) a shared image may have to be decoded at all; past it, refused from its header. */
+  MAX_IMAGE_PIXELS: positiveInt.default(40_000_000),
+  /** The memory the process reading one PDF's text may hold, in MB; past it, it is killed and the PDF's text is not read. */
+  PDF_MAX_MEMORY_MB: z.coerce.number().int().min(128).default(512),
   /** Whose files a conversation sees: its thread's own folder (default), its channel's, or all of WORKSPACE_DIR (`shared`). */
   WORKSPACE_SCOPE: z.enum(['thread', 'channel', 'shared']).default('thread'),
   /** request_directory may grant only folders inside these (absolute paths, comma-separated); unset: anywhere but system and bot folders. */

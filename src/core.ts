@@ -259,7 +259,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     maxFilesPerMessage: config.MAX_FILES_PER_MESSAGE,
     maxConversationBytes: config.MAX_CONVERSATION_FILE_BYTES,
     ...(runAs ? { owner: runAs } : {}),
-    media: mediaPreparers(),
+    media: mediaPreparers({ maxImagePixels: config.MAX_IMAGE_PIXELS, pdfMaxMemoryMb: config.PDF_MAX_MEMORY_MB }),
     logger,
   });
 

@@ -103,6 +103,14 @@ describe('configuration problems, in words', () => {
     expect(problems.join('\n')).not.toMatch(/Invalid input|expected number|received NaN/);
   });
 
+  it('the media bounds say what they take: a PDF reader needs at least 128 MB, an image limit is a pixel count', () => {
+    expect(problemsOf({ ...OPENAI, PDF_MAX_MEMORY_MB: '32', MAX_IMAGE_PIXELS: '40 MP' })).toEqual([
+      'MAX_IMAGE_PIXELS: must be a whole number above 0 (got "40 MP")',
+      'PDF_MAX_MEMORY_MB: must be a whole number at least 128 (got "32")',
+    ]);
+    expect(loadConfig({ ...OPENAI, PDF_MAX_MEMORY_MB: '1024', MAX_IMAGE_PIXELS: '100000000' })).toMatchObject({ PDF_MAX_MEMORY_MB: 1024, MAX_IMAGE_PIXELS: 100_000_000 });
+  });
+
   it('a choice lists the words it takes', () => {
     expect(problemsOf({ LOG_FORMAT: 'fancy', PERMISSION_MODE: 'yolo' })).toEqual([
       'PERMISSION_MODE: must be one of interactive, auto, read-only (got "yolo")',

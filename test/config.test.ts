@@ -25,6 +25,8 @@ describe('configuration', () => {
       MAX_FILES_PER_MESSAGE: 10,
       MAX_CONVERSATION_FILE_BYTES: 200 * 1024 * 1024,
       ATTACH_COMPRESSED: 'refuse',
+      MAX_IMAGE_PIXELS: 40_000_000,
+      PDF_MAX_MEMORY_MB: 512,
       WORKSPACE_SCOPE: 'thread',
       ALLOWED_USERS: '*',
       PERMISSION_MODE: 'interactive',

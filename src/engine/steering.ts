@@ -17,9 +17,10 @@ export interface SteeringMessage {
  * Turns a person's message and the files it carries into the user content the transcript
  * keeps (references to the fetched files, never their bytes), and lists what did not come
  * through (a failed download, a cap) for the thread. The app's files room implements it
- * (src/files/); without one, files are named in the text and not fetched.
+ * (src/files/); without one, files are named in the text and not fetched. `source` says who
+ * shared them (heavy work on files takes turns between people).
  */
-export type InputPreparer = (input: { text: string; attachments: IncomingFile[] }, signal: AbortSignal) => Promise<PreparedInput>;
+export type InputPreparer = (input: { text: string; attachments: IncomingFile[]; source?: MessageSource }, signal: AbortSignal) => Promise<PreparedInput>;
 export interface PreparedInput {
   content: UserContent;
   /** One line per file that did not reach the model in full, for the thread's note. */
@@ -71,7 +72,7 @@ export class SteeringQueue {
   async *inject(history: History, prepare: InputPreparer, signal: AbortSignal): AsyncGenerator<EngineEvent, void, undefined> {
     while (this.queued.length > 0) {
       const steer = this.queued.shift()!;
-      const prepared = steer.attachments?.length ? await prepare({ text: steer.text, attachments: steer.attachments }, signal) : undefined;
+      const prepared = steer.attachments?.length ? await prepare({ text: steer.text, attachments: steer.attachments, ...(steer.source ? { source: steer.source } : {}) }, signal) : undefined;
       const message: Message = { role: 'user', content: prepared?.content ?? steer.text, ts: Date.now() };
       if (steer.source) message.source = steer.source;
       await history.append(message);

@@ -254,7 +254,7 @@ export class TurnEngine {
     return this.turn('run', async function* (this: TurnEngine, turn: ActiveTurn) {
       // The files are fetched before the message is recorded: the transcript keeps references to them.
       const attachments = options.attachments ?? [];
-      const prepared = attachments.length > 0 ? await this.prepareInput({ text: typeof input === 'string' ? input : textOf(input), attachments }, turn.signal) : undefined;
+      const prepared = attachments.length > 0 ? await this.prepareInput({ text: typeof input === 'string' ? input : textOf(input), attachments, ...(options.source ? { source: options.source } : {}) }, turn.signal) : undefined;
       if (prepared) input = prepared.content;
       const message: Message = { role: 'user', content: input, ts: Date.now() };
       if (options.source) message.source = options.source;

@@ -7,7 +7,7 @@
 // of their own inside it, so /forget and retention can remove one thread's files and no other's.
 import { lstat, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { InputPreparer } from '../engine/index.js';
+import type { InputPreparer, MessageSource } from '../engine/index.js';
 import { conversationFolderName, type ConversationKey, type WorkspaceScope } from '../tools/conversation-folder.js';
 import type { FileIntake, UploadPlace } from './intake.js';
 import { userContentWithFiles } from './user-turn.js';
@@ -20,10 +20,19 @@ export function uploadPlace(folder: string, scope: WorkspaceScope, key: Conversa
 }
 
 export function inputPreparer(intake: FileIntake, place: UploadPlace): InputPreparer {
-  return async ({ text, attachments }, signal) => {
-    const result = await intake.receive(place, attachments, signal);
+  return async ({ text, attachments, source }, signal) => {
+    const result = await intake.receive(place, attachments, signal, requesterOf(source));
     return { content: userContentWithFiles(text, result), problems: result.problems };
   };
+}
+
+/**
+ * Who shared a message's files, as the media preparers tell people apart when they take
+ * turns: one user of one workspace of one platform. A message without a source is nobody's
+ * in particular, and such messages share one turn.
+ */
+export function requesterOf(source: MessageSource | undefined): string {
+  return source ? [source.platform, source.workspace ?? '', source.userId ?? ''].join(':') : '';
 }
 
 /**

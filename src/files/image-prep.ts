@@ -7,8 +7,10 @@
 // refuses fails the whole request, and since the conversation keeps the part, every later
 // request too; so even an image that looks within limits is decoded in full once (a truncated
 // PNG's header reads fine) before it is passed as it is.
+import { constants } from 'node:fs';
 import { open, writeFile } from 'node:fs/promises';
 import type { Sharp } from 'sharp';
+import { FairQueue } from './fair-queue.js';
 import { sniffImageType } from './file-kind.js';
 
 // The same judgement intake.ts makes of a download's first bytes, exported here too for callers of this module.
@@ -36,7 +38,7 @@ export interface ImageLimits {
   maxLongEdge: number;
   /** Largest width or height sent, in pixels. */
   maxSide: number;
-  /** Largest image decoded at all, in pixels (width × height): past it, a decompression bomb. */
+  /** Largest image decoded at all, in pixels (width × height; MAX_IMAGE_PIXELS): past it, refused from its header. */
   maxInputPixels: number;
 }
 
@@ -51,15 +53,18 @@ export interface ImageLimits {
  *   images at 2000 px per side, which 1568 keeps within. OpenAI scales to fit 2048 × 2048.
  * - Anthropic refuses an image over 8000 px on either side.
  * - OpenAI takes GIF only when it is not animated, so an animated image goes as its first frame.
- * maxInputPixels is ours: 100 MP covers a 12000 × 8000 camera photo; a PNG that claims more is
- * far more likely a decompression bomb (an 800-byte file can declare 30000 × 30000 pixels, 2.7 GB
- * decoded), and sharp refuses it from its header, before decoding anything.
+ * maxInputPixels is ours (MAX_IMAGE_PIXELS): 40 MP covers the largest phone and most camera
+ * photos (a 48 MP phone sensor saves 12 MP by default; 8000 × 5000 is 40) and a 4K screenshot
+ * ten times over. Decoding costs what the pixels do, not what the file does: a flat 100 MP PNG
+ * of 400 KB took 11.5 s of CPU and 425 MB to prepare, holding every thread's images behind it,
+ * and an 800-byte file can declare 30000 × 30000 pixels (2.7 GB decoded). Past the limit the
+ * image is refused from its header, before a pixel is decoded.
  */
 export const IMAGE_LIMITS: Readonly<ImageLimits> = {
   maxBytes: 3_932_160,
   maxLongEdge: 1568,
   maxSide: 8000,
-  maxInputPixels: 100_000_000,
+  maxInputPixels: 40_000_000,
 };
 
 /** JPEG quality of a copy; lowered step by step only when a copy is still over maxBytes. */
@@ -70,10 +75,14 @@ export type PreparedImage =
   | { kind: 'copy'; path: string; mimeType: 'image/png' | 'image/jpeg'; width: number; height: number }
   | { kind: 'unreadable'; reason: string };
 
-async function readHead(path: string): Promise<{ head: Uint8Array; size: number }> {
-  const file = await open(path, 'r');
+async function readHead(path: string): Promise<{ head: Uint8Array; size: number } | 'not a plain file'> {
+  // Non-blocking: a FIFO planted at the name would otherwise wait for a writer, holding every
+  // image behind it in the queue.
+  const file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    const { size } = await file.stat();
+    const stats = await file.stat();
+    if (!stats.isFile()) return 'not a plain file';
+    const { size } = stats;
     const head = new Uint8Array(12);
     const { bytesRead } = await file.read(head, 0, head.length, 0);
     return { head: head.subarray(0, bytesRead), size };
@@ -82,31 +91,54 @@ async function readHead(path: string): Promise<{ head: Uint8Array; size: number 
   }
 }
 
+function formatMegapixels(pixels: number): string {
+  return `${Number((pixels / 1_000_000).toFixed(1))} megapixels`;
+}
+
+/** The refusal of an image past maxInputPixels, naming its size, the limit and the setting. */
+function tooManyPixels(what: string, bounds: ImageLimits, size?: { width: number; height: number }): PreparedImage {
+  const declared = size ? `is ${size.width} × ${size.height} pixels (${formatMegapixels(size.width * size.height)})` : 'declares more pixels than that';
+  return { kind: 'unreadable', reason: `the ${what} image ${declared}, more than the ${formatMegapixels(bounds.maxInputPixels)} an image may have (MAX_IMAGE_PIXELS)` };
+}
+
 /** libvips' and the file system's messages, in words for the person and the model. */
 function unreadable(error: unknown, type: ImageMimeType, bounds: ImageLimits): PreparedImage {
   const message = error instanceof Error ? error.message : String(error);
-  const what = type.slice('image/'.length).toUpperCase();
-  if (/pixel limit/i.test(message)) {
-    return { kind: 'unreadable', reason: `the ${what} image declares more than ${bounds.maxInputPixels / 1_000_000} megapixels, too large to open safely` };
-  }
+  const what = formatName(type);
+  if (/pixel limit/i.test(message)) return tooManyPixels(what, bounds);
   return { kind: 'unreadable', reason: `the file starts like a ${what} image but cannot be decoded (${message})` };
+}
+
+function formatName(type: ImageMimeType): string {
+  return type.slice('image/'.length).toUpperCase();
 }
 
 // One image at a time, process-wide: decoding holds the whole image (a 4000 × 3000 PNG is
 // 36 MB of pixels, more inside libvips), and ten screenshots dropped at once, prepared
 // together, took the bot's RSS up 203 MB where one at a time stays near one image's worth.
 // The work is CPU-bound, so on two cores running them together saves little time anyway.
-let queue: Promise<unknown> = Promise.resolve();
+// People take turns (fair-queue.ts): one person's fifty screenshots wait behind their own.
+const queue = new FairQueue();
+
+export interface ImageRequest {
+  /** Who shared it (platform, workspace and user): images are prepared in turns between people. */
+  requester?: string;
+  /** A stopped turn takes its image out of the line while it waits (it is then `unreadable`). */
+  signal?: AbortSignal;
+}
 
 /**
  * Makes the image at `inputPath` fit the limits. A copy, when one is needed, is written to
  * `outputPathWithoutExt` plus `.jpg` or `.png`. Never throws for a bad image or a missing file.
  */
-export async function prepareImageForModel(inputPath: string, outputPathWithoutExt: string, limits: Partial<ImageLimits> = {}): Promise<PreparedImage> {
-  const turn = queue.then(() => prepare(inputPath, outputPathWithoutExt, limits));
-  // The next waits for this one to settle, never for it to succeed (prepare does not throw, but a bug must not jam the queue).
-  queue = turn.catch(() => undefined);
-  return turn;
+export async function prepareImageForModel(inputPath: string, outputPathWithoutExt: string, limits: Partial<ImageLimits> = {}, request: ImageRequest = {}): Promise<PreparedImage> {
+  try {
+    return await queue.run(request.requester ?? '', () => prepare(inputPath, outputPathWithoutExt, limits), request.signal);
+  } catch (error) {
+    // prepare never throws; only a wait cut short by a stopped turn lands here.
+    if (request.signal?.aborted) return { kind: 'unreadable', reason: 'the image was not prepared: the turn was stopped' };
+    return { kind: 'unreadable', reason: `the image could not be prepared (${error instanceof Error ? error.message : String(error)})` };
+  }
 }
 
 async function prepare(inputPath: string, outputPathWithoutExt: string, limits: Partial<ImageLimits>): Promise<PreparedImage> {
@@ -114,7 +146,9 @@ async function prepare(inputPath: string, outputPathWithoutExt: string, limits: 
   let head: Uint8Array;
   let size: number;
   try {
-    ({ head, size } = await readHead(inputPath));
+    const read = await readHead(inputPath);
+    if (read === 'not a plain file') return { kind: 'unreadable', reason: 'the file is not a plain file' };
+    ({ head, size } = read);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return { kind: 'unreadable', reason: code === 'ENOENT' ? 'the file is not there' : `the file could not be opened (${code ?? String(error)})` };
@@ -138,9 +172,11 @@ async function prepare(inputPath: string, outputPathWithoutExt: string, limits: 
   let animated: boolean;
   let opaque: boolean;
   try {
-    const metadata = await load().metadata();
+    // The header alone, without the pixel limit, so a refusal can say how large the image is.
+    const metadata = await sharp(inputPath, { limitInputPixels: false }).metadata();
     width = metadata.width;
     height = metadata.height;
+    if (width * height > bounds.maxInputPixels) return tooManyPixels(formatName(type), bounds, { width, height });
     animated = (metadata.pages ?? 1) > 1;
     // stats() decodes every pixel: the full check the header alone cannot give.
     opaque = (await load().stats()).isOpaque;

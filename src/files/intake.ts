@@ -21,8 +21,14 @@ import { FileTransferError, type FileSource, type FileTransfers } from './transf
 
 /** What an image needs to reach a model (image-prep.ts), and a PDF's text (pdf-text.ts). */
 export interface MediaPreparers {
-  prepareImage?(absPath: string, outPathWithoutExt: string): Promise<{ kind: 'as-is' } | { kind: 'copy'; path: string; mimeType: string } | { kind: 'unreadable'; reason: string }>;
-  extractPdfText?(absPath: string): Promise<{ text: string } | { error: string }>;
+  prepareImage?(absPath: string, outPathWithoutExt: string, request?: MediaRequest): Promise<{ kind: 'as-is' } | { kind: 'copy'; path: string; mimeType: string } | { kind: 'unreadable'; reason: string }>;
+  extractPdfText?(absPath: string, request?: MediaRequest): Promise<{ text: string } | { error: string }>;
+}
+
+/** Who shared the file, and the turn's signal: the preparers' heavy work takes turns between people and stops with the turn. */
+export interface MediaRequest {
+  requester: string;
+  signal: AbortSignal;
 }
 
 export interface IntakeOptions {
@@ -64,7 +70,8 @@ export class FileIntake {
     this.logger = options.logger ?? silentLogger;
   }
 
-  async receive(place: UploadPlace, files: readonly IncomingFile[], signal: AbortSignal): Promise<IntakeResult> {
+  /** `requester` names who shared the files (platform, workspace, user), for the media preparers' turns. */
+  async receive(place: UploadPlace, files: readonly IncomingFile[], signal: AbortSignal, requester = ''): Promise<IntakeResult> {
     const { maxFilesPerMessage } = this.options;
     const stored: StoredFile[] = [];
     const problems: string[] = [];
@@ -92,7 +99,7 @@ export class FileIntake {
         continue;
       }
       try {
-        const saved = await this.fetchOne(place, file, used, signal);
+        const saved = await this.fetchOne(place, file, used, { requester, signal });
         used += saved.size;
         stored.push(saved);
         if (saved.size === 0) problems.push(`${shown}: the file is empty (0 bytes)`);
@@ -106,7 +113,8 @@ export class FileIntake {
     return { stored, problems, missing };
   }
 
-  private async fetchOne(place: UploadPlace, file: IncomingFile, used: number, signal: AbortSignal): Promise<StoredFile> {
+  private async fetchOne(place: UploadPlace, file: IncomingFile, used: number, request: MediaRequest): Promise<StoredFile> {
+    const { signal } = request;
     const { maxFileBytes, maxConversationBytes } = this.options;
     if (file.size !== undefined && file.size > maxFileBytes) {
       throw new FileTransferError(`not fetched: ${formatBytes(file.size)} is over the ${formatBytes(maxFileBytes)} one file may be (MAX_FILE_BYTES)`, false);
@@ -165,7 +173,7 @@ export class FileIntake {
       // library writes through links, and the workspace's commands can plant one at a name.
       const scratch = await mkdtemp(path.join(tmpdir(), 'image-prep-'));
       try {
-        const prepared = await this.options.media.prepareImage(absolute, path.join(scratch, name));
+        const prepared = await this.options.media.prepareImage(absolute, path.join(scratch, name), request);
         if (prepared.kind === 'copy') {
           const copies = path.join(place.uploads, MODEL_COPIES);
           await this.ensureFolder(place, copies);
@@ -185,7 +193,7 @@ export class FileIntake {
       }
     }
     if (judged.kind === 'pdf' && this.options.media?.extractPdfText) {
-      const extracted = await this.options.media.extractPdfText(absolute);
+      const extracted = await this.options.media.extractPdfText(absolute, request);
       if ('text' in extracted) {
         const text = await createUnique(place.uploads, `${name}.txt`);
         try {

@@ -57,6 +57,8 @@ describe('a start loads only what it runs', () => {
     expect(idle.own.filter((file) => file.endsWith('.ts'))).toEqual([]);
     expect([...idle.packages].filter((name) => NEVER_LOADED.includes(name) || name === 'openai')).toEqual([]);
     expect(idle.own.filter((file) => /connectors\/(discord|web)\/|app\/doctor|mcp\/connection|cluster\/redis-keyv-store|tools\/html-text/.test(file))).toEqual([]);
+    // No PDF shared yet: the PDF reader's spawner and its memory watch wait for the first one.
+    expect(idle.own.filter((file) => /files\/(pdf-text|process-memory)/.test(file))).toEqual([]);
     // No traces endpoint set: no OpenTelemetry package, and none of the traces' own modules but the settings.
     expect([...idle.packages].filter((name) => name.startsWith('@opentelemetry/'))).toEqual([]);
     expect(idle.own.filter((file) => /ops\/traces\/trace-(pipeline|sink|content)/.test(file))).toEqual([]);

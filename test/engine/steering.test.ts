@@ -104,4 +104,23 @@ describe('steering a running turn', () => {
       }
     }
   });
+
+  it("files are prepared knowing who shared them, in a turn's first message and in a steering reply", async () => {
+    const seen: { text: string; source?: unknown }[] = [];
+    const file = { platform: 'slack', id: 'F1', name: 'q3.pdf', url: 'https://files.slack.com/q3.pdf' };
+    const { engine } = engineWith([callTools(call('read')), say('done')], {
+      tools: [recordingTool('read', lowRisk)],
+      prepareInput: async ({ text, source }) => {
+        seen.push({ text, source });
+        return { content: text, problems: [] };
+      },
+    });
+    await collect(engine.run('summarise', { source: { platform: 'slack', workspace: 'T1', userId: 'U1' }, attachments: [file] }), (event) => {
+      if (event.type === 'tool_started') engine.queueSteering('and this one', { platform: 'slack', workspace: 'T1', userId: 'U2' }, undefined, [file]);
+    });
+    expect(seen).toEqual([
+      { text: 'summarise', source: { platform: 'slack', workspace: 'T1', userId: 'U1' } },
+      { text: 'and this one', source: { platform: 'slack', workspace: 'T1', userId: 'U2' } },
+    ]);
+  });
 });

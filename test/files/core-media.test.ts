@@ -1,7 +1,8 @@
 // The media helpers in the assembled core: a large screenshot shared in a thread reaches the
 // model as its fitted copy (the original kept in uploads/), a PDF reaches an OpenAI model as
 // its extracted text with the .txt beside it, and a broken image or PDF is named in the
-// thread and to the model instead of failing the request.
+// thread and to the model instead of failing the request; a PDF bomb and an image of too
+// many pixels are refused with notes that name the limit and its setting.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -14,7 +15,7 @@ import { FakeOpenAI } from '../fakes/openai-server.js';
 import { threadFolder } from '../support/conversation-folders.js';
 import { coreTestEnv } from '../support/core-env.js';
 import { memoryLogger } from '../support/engine-kit.js';
-import { writeCorruptPdf, writePng, writeTextPdf, writeTruncatedPng } from '../support/file-fixtures.js';
+import { writeCorruptPdf, writeFlatPng, writePdfBomb, writePng, writeTextPdf, writeTruncatedPng } from '../support/file-fixtures.js';
 import { FileHost } from '../support/file-host.js';
 import { tempDir } from '../support/test-connector.js';
 
@@ -25,14 +26,14 @@ afterEach(async () => {
 
 const key = { platform: 'test', workspace: 'W1', channel: 'C1', thread: 'T1' };
 
-async function boot() {
+async function boot(settings: Record<string, string> = {}) {
   const made = await tempDir();
   cleanups.push(made.remove);
   const fake = await new FakeOpenAI().start();
   cleanups.push(() => fake.stop());
   const host = await new FileHost().start();
   cleanups.push(() => host.stop());
-  const core = await startCore(loadConfig(coreTestEnv(made.path, fake)), { logger: memoryLogger() });
+  const core = await startCore(loadConfig({ ...coreTestEnv(made.path, fake), ...settings }), { logger: memoryLogger() });
   cleanups.push(() => core.close());
   const problems: string[][] = [];
   core.observers.add('test', { onEvent: (_s, event: EngineEvent) => void (event.type === 'input_files' && problems.push(event.problems)) });
@@ -96,5 +97,29 @@ describe('shared images and PDFs, made fit for the model', () => {
     const text = parts.map((part) => part.text ?? '').join('\n');
     expect(text).toContain('uploads/cut.png ("cut.png"; image/png');
     expect(text).toContain('an image you are not shown (the file starts like a PNG image but cannot be decoded');
+  });
+
+  it('a PDF bomb and a 100-megapixel PNG are refused with notes naming their limits; a normal PDF in the same message still reaches the model', { timeout: 120_000 }, async () => {
+    const { core, fake, host, problems, dir } = await boot({ PDF_MAX_MEMORY_MB: '128' });
+    const bomb = await readFile(await writePdfBomb(join(dir, 'bomb.pdf')));
+    const huge = await readFile(await writeFlatPng(join(dir, 'huge.png'), 10_000, 10_000));
+    const pdf = await readFile(await writeTextPdf(join(dir, 'notes.pdf'), [['Ship on Friday']]));
+    fake.replyText('One of three.');
+    await core.manager.deliver(key, {
+      text: 'read these',
+      userId: 'U1',
+      eventId: 'e1',
+      attachments: [host.add('bomb.pdf', bomb, 'application/pdf'), host.add('huge.png', huge, 'image/png'), host.add('notes.pdf', pdf, 'application/pdf')],
+    });
+    await core.manager.idle();
+
+    const pdfRefusal = 'its text could not be read (reading it needs more than the 128 MB of memory the PDF reader may use (PDF_MAX_MEMORY_MB))';
+    const imageRefusal = 'the PNG image is 10000 × 10000 pixels (100 megapixels), more than the 40 megapixels an image may have (MAX_IMAGE_PIXELS)';
+    expect(problems).toEqual([[`bomb.pdf: saved as uploads/bomb.pdf, but the model cannot see it: ${pdfRefusal}`, `huge.png: saved as uploads/huge.png, but the model cannot see it: ${imageRefusal}`]]);
+    const text = userParts(fake, 0).map((part) => part.text ?? '').join('\n');
+    expect(text).toContain(`uploads/bomb.pdf ("bomb.pdf"; application/pdf, 2 MB): a PDF (${pdfRefusal})`);
+    expect(text).toContain(`an image you are not shown (${imageRefusal})`);
+    expect(text).toContain('[Text of the PDF uploads/notes.pdf:]\nShip on Friday');
+    expect(userParts(fake, 0).some((part) => part.type === 'image_url')).toBe(false);
   });
 });

@@ -1,15 +1,17 @@
 // An image shared in a thread, before it becomes an image part: one within the providers'
 // limits goes as it is; a large or heavy one gets a copy that fits (long edge ≤ 1568 px,
 // ≤ 3.75 MiB raw, so its base64 fits Anthropic's 5 MB); an animated one goes as its first
-// frame; a file that only claims to be an image, a broken one or a decompression bomb is
-// `unreadable` with a reason a person can read.
-import { access, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+// frame; a file that only claims to be an image, a broken one, a decompression bomb or one of
+// more pixels than MAX_IMAGE_PIXELS is `unreadable` with a reason a person can read. Images
+// are prepared one at a time, people taking turns.
+import { execFileSync } from 'node:child_process';
+import { access, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp, { type Sharp } from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE_LIMITS, prepareImageForModel, sniffImageType, type PreparedImage } from '../../src/files/image-prep.js';
-import { writeAnimatedGif, writeJpeg, writeNoisePng, writePng, writePngBomb, writeTextPdf, writeTruncatedPng } from '../support/file-fixtures.js';
+import { writeAnimatedGif, writeFlatPng, writeJpeg, writeNoisePng, writePng, writePngBomb, writeTextPdf, writeTruncatedPng } from '../support/file-fixtures.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -161,6 +163,15 @@ describe('prepareImageForModel', () => {
     expect(await prepareImageForModel(join(dir, 'absent.png'), join(dir, 'absent.model'))).toEqual({ kind: 'unreadable', reason: 'the file is not there' });
   });
 
+  it('a FIFO or a folder at the name is unreadable at once, never waited on (it would hold every image behind it)', async () => {
+    execFileSync('mkfifo', [join(dir, 'fifo.png')]);
+    await mkdir(join(dir, 'folder.png'));
+    expect(await prepareImageForModel(join(dir, 'fifo.png'), join(dir, 'fifo.model'))).toEqual({ kind: 'unreadable', reason: 'the file is not a plain file' });
+    expect(await prepareImageForModel(join(dir, 'folder.png'), join(dir, 'folder.model'))).toEqual({ kind: 'unreadable', reason: 'the file is not a plain file' });
+    const small = await writePng(join(dir, 'after-fifo.png'), 30, 20);
+    expect(await prepareImageForModel(small, join(dir, 'after-fifo.model'))).toMatchObject({ kind: 'as-is' });
+  });
+
   it('a truncated PNG, whose header reads fine, is unreadable rather than sent to fail the request', async () => {
     const input = await writeTruncatedPng(join(dir, 'cut.png'));
     expect((await sharp(input).metadata()).width).toBe(300);
@@ -168,13 +179,59 @@ describe('prepareImageForModel', () => {
     expect(result).toEqual({ kind: 'unreadable', reason: expect.stringMatching(/^the file starts like a PNG image but cannot be decoded \(.+\)$/) });
   });
 
-  it('a decompression bomb (225 megapixels declared in under 1 KB) is refused before decoding', async () => {
+  it('a decompression bomb (225 megapixels declared in under 1 KB) is refused before decoding, naming the limit and its setting', async () => {
     const input = await writePngBomb(join(dir, 'bomb.png'));
     expect((await stat(input)).size).toBeLessThan(1024);
     expect(await prepareImageForModel(input, join(dir, 'bomb.model'))).toEqual({
       kind: 'unreadable',
-      reason: 'the PNG image declares more than 100 megapixels, too large to open safely',
+      reason: 'the PNG image is 15000 × 15000 pixels (225 megapixels), more than the 40 megapixels an image may have (MAX_IMAGE_PIXELS)',
     });
     expect(await exists(join(dir, 'bomb.model.png'))).toBe(false);
+  });
+
+  it('a valid 100-megapixel PNG of a few KB is refused from its header, at once, with the same words', async () => {
+    const input = await writeFlatPng(join(dir, 'huge.png'), 10_000, 10_000);
+    expect((await stat(input)).size).toBeLessThan(400 * 1024);
+    // Decodable as it is: the refusal is the limit's, not a broken file's.
+    expect(await sharp(input, { limitInputPixels: false }).metadata()).toMatchObject({ width: 10_000, height: 10_000 });
+    expect(await prepareImageForModel(input, join(dir, 'huge.model'))).toEqual({
+      kind: 'unreadable',
+      reason: 'the PNG image is 10000 × 10000 pixels (100 megapixels), more than the 40 megapixels an image may have (MAX_IMAGE_PIXELS)',
+    });
+    expect(await exists(join(dir, 'huge.model.jpg'))).toBe(false);
+  });
+
+  it('an image at the limit is prepared as usual; the limit is the caller\'s to set', async () => {
+    const input = await writePng(join(dir, 'at-limit.png'), 4000, 2500);
+    expect(await prepareImageForModel(input, join(dir, 'at-limit.model'), { maxInputPixels: 10_000_000 })).toMatchObject({ kind: 'copy', width: 1568, height: 980 });
+    expect(await prepareImageForModel(input, join(dir, 'over-limit.model'), { maxInputPixels: 9_999_999 })).toEqual({
+      kind: 'unreadable',
+      reason: 'the PNG image is 4000 × 2500 pixels (10 megapixels), more than the 10 megapixels an image may have (MAX_IMAGE_PIXELS)',
+    });
+  });
+
+  it("people take turns: one person's many images do not hold up another's one", async () => {
+    const big = await writePng(join(dir, 'turns-big.png'), 2400, 1800);
+    const small = await writePng(join(dir, 'turns-small.png'), 300, 200);
+    const done: string[] = [];
+    const prepare = (input: string, requester: string, label: string) =>
+      prepareImageForModel(input, join(dir, `turns-${label}.model`), {}, { requester }).then((result) => {
+        expect(result.kind).not.toBe('unreadable');
+        done.push(label);
+      });
+    // One at a time, so the order they finish in is the order they ran in.
+    await Promise.all([...Array.from({ length: 4 }, (_, i) => prepare(big, 'slack:T1:alice', `alice-${i + 1}`)), prepare(small, 'slack:T1:bob', 'bob-1')]);
+    expect(done).toEqual(['alice-1', 'alice-2', 'bob-1', 'alice-3', 'alice-4']);
+  });
+
+  it('an image whose turn is stopped while it waits is not prepared, and says why', async () => {
+    const big = await writePng(join(dir, 'wait-big.png'), 2400, 1800);
+    const stop = new AbortController();
+    const first = prepareImageForModel(big, join(dir, 'wait-first.model'), {}, { requester: 'a' });
+    const waiting = prepareImageForModel(big, join(dir, 'wait-second.model'), {}, { requester: 'b', signal: stop.signal });
+    stop.abort();
+    expect(await waiting).toEqual({ kind: 'unreadable', reason: 'the image was not prepared: the turn was stopped' });
+    expect(await first).toMatchObject({ kind: 'copy' });
+    expect(await exists(join(dir, 'wait-second.model.jpg'))).toBe(false);
   });
 });

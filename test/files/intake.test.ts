@@ -1,14 +1,15 @@
 // The intake on its own: a download that stalls is given up after its time and tried once
 // more, and a stop during a download ends it at once; either way no partial file is left.
+// The media preparers are told who shared each file, for their turns between people.
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileIntake, FileTransfers, safeFileName } from '../../src/files/index.js';
+import { FileIntake, FileTransfers, inputPreparer, safeFileName } from '../../src/files/index.js';
 import { mediaPreparers } from '../../src/files/media-preparers.js';
-import { writePng } from '../support/file-fixtures.js';
+import { writePng, writeTextPdf } from '../support/file-fixtures.js';
 import { FileHost } from '../support/file-host.js';
 import { tempDir } from '../support/test-connector.js';
 
@@ -91,6 +92,38 @@ describe('the file intake', () => {
     const result = await intake.receive(place, [host.add('big.png', png, 'image/png')], new AbortController().signal);
     expect(await readFile(victim, 'utf8')).toBe('keep me');
     expect(result.stored[0]?.modelCopy?.path).toBe('uploads/.for-model/big.png-2.jpg');
+  });
+
+  it("the media preparers hear who shared a file and the turn's signal (their heavy work takes turns between people)", async () => {
+    const { host, place } = await setup();
+    const transfers = new FileTransfers();
+    transfers.registerSource('test', host.source());
+    const heard: { kind: string; requester?: string; signal?: AbortSignal }[] = [];
+    const intake = new FileIntake({
+      transfers,
+      maxFileBytes: 1 << 24,
+      maxFilesPerMessage: 5,
+      maxConversationBytes: 1 << 26,
+      media: {
+        prepareImage: async (_path, _out, request) => {
+          heard.push({ kind: 'image', ...request });
+          return { kind: 'as-is' };
+        },
+        extractPdfText: async (_path, request) => {
+          heard.push({ kind: 'pdf', ...request });
+          return { text: 'the text' };
+        },
+      },
+    });
+    const png = await readFile(await writePng(join(place.folder, 'shot.png'), 40, 30));
+    const pdf = await readFile(await writeTextPdf(join(place.folder, 'q3.pdf'), [['Q3']]));
+    const turn = new AbortController();
+    const prepare = inputPreparer(intake, place);
+    await prepare({ text: 'look', attachments: [host.add('shot.png', png, 'image/png'), host.add('q3.pdf', pdf, 'application/pdf')], source: { platform: 'slack', workspace: 'T1', userId: 'U1' } }, turn.signal);
+    expect(heard).toEqual([
+      { kind: 'image', requester: 'slack:T1:U1', signal: turn.signal },
+      { kind: 'pdf', requester: 'slack:T1:U1', signal: turn.signal },
+    ]);
   });
 
   it('makes hostile names safe', () => {

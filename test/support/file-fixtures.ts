@@ -1,10 +1,11 @@
 // Files the files room's tests share, made at test time so no binary fixture is committed:
 // PNGs of a given size (flat, or noise that does not compress, for the byte cap), an animated
-// GIF, a truncated PNG, a PNG decompression bomb, a small PDF 1.4 written by hand with correct
-// xref offsets and known text, a PDF that claims to be encrypted, and a corrupt one. Each
-// writer returns the path it wrote.
+// GIF, a truncated PNG, a PNG decompression bomb, a valid flat PNG of many pixels and few
+// bytes, a small PDF 1.4 written by hand with correct xref offsets and known text, a PDF that
+// claims to be encrypted, a corrupt one, and a PDF decompression bomb. Each writer returns
+// the path it wrote.
 import { writeFile } from 'node:fs/promises';
-import { crc32, deflateSync } from 'node:zlib';
+import { crc32, deflateRawSync, deflateSync, constants as zlibConstants } from 'node:zlib';
 import sharp from 'sharp';
 import { mulberry32 } from './seeded-random.js';
 
@@ -95,6 +96,24 @@ export async function writePngBomb(path: string, side = 15_000): Promise<string>
   return path;
 }
 
+/**
+ * A complete, valid PNG of `width`×`height` black pixels, 1-bit greyscale: a few KB on disk
+ * however many pixels it has (10000 × 10000 is about 12 KB), made in milliseconds, and as
+ * costly to decode as its pixel count says. What a 100-megapixel "small" image looks like.
+ */
+export async function writeFlatPng(path: string, width: number, height: number): Promise<string> {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 1; // bit depth
+  header[9] = 0; // greyscale
+  // Each row: filter byte 0, then the row's bits, all zero.
+  const rows = Buffer.alloc((1 + Math.ceil(width / 8)) * height);
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  await writeFile(path, Buffer.concat([signature, pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(rows)), pngChunk('IEND', Buffer.alloc(0))]));
+  return path;
+}
+
 /** Escapes a string for a PDF literal string `( … )`. */
 function pdfLiteral(text: string): string {
   return text.replace(/[\\()]/g, (ch) => `\\${ch}`);
@@ -158,5 +177,41 @@ export async function writeCorruptPdf(path: string): Promise<string> {
   const noise = Buffer.alloc(4096);
   for (let i = 0; i < noise.length; i += 1) noise[i] = Math.floor(random() * 256);
   await writeFile(path, Buffer.concat([Buffer.from('%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R\n', 'latin1'), noise]));
+  return path;
+}
+
+/** zlib's Adler-32 of `count` bytes all equal to `byte`, in closed form (the bytes are never made). */
+function adler32OfRepeated(byte: number, count: bigint): number {
+  const mod = 65521n;
+  const b = BigInt(byte);
+  const a = (1n + count * b) % mod;
+  // B sums A after each byte: count × 1 + byte × (1 + 2 + … + count).
+  const s = (count + b * ((count * (count + 1n)) / 2n)) % mod;
+  return Number((s << 16n) | a);
+}
+
+/**
+ * A PDF decompression bomb: one page whose one content stream is FlateDecode of
+ * `inflatedBytes` spaces (default 2 GiB), about 1 KB of deflate per MiB of spaces, so ~2 MB on
+ * disk. One MiB of spaces is deflated once with a full flush (its blocks end byte-aligned and
+ * refer to nothing before them), and those bytes are repeated: a valid zlib stream of the
+ * whole, with its Adler-32, made without ever holding the inflated bytes.
+ */
+export async function writePdfBomb(path: string, inflatedBytes = 2 * 1024 ** 3): Promise<string> {
+  const unit = 1024 * 1024;
+  if (inflatedBytes % unit !== 0) throw new Error('writePdfBomb: inflatedBytes must be whole MiB');
+  const block = deflateRawSync(Buffer.alloc(unit, 0x20), { finishFlush: zlibConstants.Z_FULL_FLUSH });
+  const checksum = Buffer.alloc(4);
+  checksum.writeUInt32BE(adler32OfRepeated(0x20, BigInt(inflatedBytes)));
+  // 0x78 0x9c: zlib's header (deflate, 32 KiB window); 0x03 0x00: a final, empty fixed-Huffman block.
+  const stream = Buffer.concat([Buffer.from([0x78, 0x9c]), ...Array.from({ length: inflatedBytes / unit }, () => block), Buffer.from([0x03, 0x00]), checksum]);
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [4 0 R] /Count 1 >>',
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>',
+    `<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n${stream.toString('latin1')}\nendstream`,
+  ];
+  await writeFile(path, assemblePdf(objects));
   return path;
 }
