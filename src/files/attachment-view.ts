@@ -40,7 +40,7 @@ function view(folder: string, file: StoredFile, capabilities: ModelCapabilities)
       if (bytes && bytes.length <= MAX_NATIVE_PDF_BYTES && isPdf(bytes)) return [{ type: 'file', file: { filename: path.posix.basename(file.path), file_data: `data:application/pdf;base64,${bytes.toString('base64')}` } }];
     }
     const text = file.textPath ? read(folder, file.textPath)?.toString('utf8') : undefined;
-    if (text === undefined) return say(`[PDF ${file.path} was shared; its text could not be read${file.unreadable ? ` (${file.unreadable})` : ''}]`);
+    if (text === undefined) return say(`[PDF ${file.path} was shared; ${file.unreadable ?? 'its text could not be read'}]`);
     const cut = text.length > MAX_INLINED_TEXT_CHARS;
     const shown = cut ? text.slice(0, MAX_INLINED_TEXT_CHARS) : text;
     return say(`[Text of the PDF ${file.path}${cut ? `, its first ${MAX_INLINED_TEXT_CHARS} characters (all of it is in ${file.textPath})` : ''}:]\n${shown}`);

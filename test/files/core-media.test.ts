@@ -119,6 +119,8 @@ describe('shared images and PDFs, made fit for the model', () => {
     const text = userParts(fake, 0).map((part) => part.text ?? '').join('\n');
     expect(text).toContain(`uploads/bomb.pdf ("bomb.pdf"; application/pdf, 2 MB): a PDF (${pdfRefusal})`);
     expect(text).toContain(`an image you are not shown (${imageRefusal})`);
+    expect(text).toContain(`[PDF uploads/bomb.pdf was shared; ${pdfRefusal}]`);
+    expect(text).not.toContain('its text could not be read (its text could not be read');
     expect(text).toContain('[Text of the PDF uploads/notes.pdf:]\nShip on Friday');
     expect(userParts(fake, 0).some((part) => part.type === 'image_url')).toBe(false);
   });
