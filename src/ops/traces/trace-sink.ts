@@ -254,6 +254,8 @@ function tokenAttributes(tokens: TokenCounts): Attributes {
   if (tokens.cachedInput > 0) attributes['gen_ai.usage.cache_read.input_tokens'] = tokens.cachedInput;
   if (tokens.cacheWrite > 0) attributes['gen_ai.usage.cache_creation.input_tokens'] = tokens.cacheWrite;
   if (tokens.reasoning > 0) attributes['gen_ai.usage.reasoning.output_tokens'] = tokens.reasoning;
+  // The server reported none: the counts are the bot's estimate (src/ops/metered-provider.ts).
+  if (tokens.estimated) attributes[`${OWN}.usage.estimated`] = true;
   return attributes;
 }
 
