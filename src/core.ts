@@ -213,7 +213,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   ops.add(spend.guard);
   const guard: SpendGuard | undefined = spend.guard;
   const files = new FileTransfers();
-  const modelGate = new ModelCallGate(config.MAX_CONCURRENT_MODEL_CALLS);
+  // Cluster mode: the slots are the whole bot's, in Redis (src/cluster/redis-model-slots.ts).
+  const modelGate = new ModelCallGate(config.MAX_CONCURRENT_MODEL_CALLS, cluster?.modelSlots(config.MAX_CONCURRENT_MODEL_CALLS));
   const reportWaiting = async (session: SessionRecord, ahead: number | null): Promise<void> => {
     try {
       await observers.onWaiting(session, ahead);
