@@ -24,8 +24,14 @@ import { PersistentInbox } from '../src/store/persistent-inbox.js';
 import type { SessionStore } from '../src/store/session-store.js';
 
 const CAPABILITIES: ModelCapabilities = { tools: true, vision: true, pdf: true, contextWindow: 1_000_000 };
+const USAGE = { input: 12, output: 3 };
 
-/** Asks for `callsPerRound` calls of `toolName` on each of its first `toolRounds` calls, then answers. */
+/**
+ * Asks for `callsPerRound` calls of `toolName` on each of its first `toolRounds` calls, then
+ * answers. It reports usage, as OpenAI and Anthropic do: a call without it would be charged an
+ * estimate read off the whole request (src/ops/metered-provider.ts), which is not what a loop
+ * against a real provider pays.
+ */
 export class ZeroLatencyProvider implements Provider {
   readonly name = 'zero-latency';
   private calls = 0;
@@ -48,8 +54,9 @@ export class ZeroLatencyProvider implements Provider {
             text: 'working',
             toolCalls: Array.from({ length: this.callsPerRound }, (_, j) => ({ id: `call_${n}_${j}`, name: this.toolName, arguments: '{}' })),
             finishReason: 'tool_calls',
+            usage: USAGE,
           }
-        : { text: 'done', toolCalls: [], finishReason: 'stop' };
+        : { text: 'done', toolCalls: [], finishReason: 'stop', usage: USAGE };
     return streamOf(turn);
   }
 }

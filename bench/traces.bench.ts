@@ -70,7 +70,7 @@ async function run(): Promise<BenchRow[]> {
   const receiver = await drainingReceiver();
   const warnings: string[] = [];
   const logger: EngineLogger = { debug: () => undefined, info: () => undefined, warn: (details) => void warnings.push(JSON.stringify(details)), error: (details) => void warnings.push(JSON.stringify(details)) };
-  const sink = await startTracing({ url: receiver.url, encoding: 'http/protobuf', headers: {}, serviceName: 'chat-agent', captureContent: false }, { mask: (text) => text, logger });
+  const sink = await startTracing({ url: receiver.url, encoding: 'http/protobuf', headers: {}, serviceName: 'chat-agent', captureContent: false }, { mask: (text) => text, logger, knownTools: (name) => name === 'noop' });
   try {
     for (let i = 0; i < WARMUP_RUNS; i++) {
       await timedTurn(undefined);

@@ -265,12 +265,15 @@ export const ConfigSchema = z.object({
   /** Socket Mode or Discord: serve GET /healthz on this port (HTTP mode answers it on PORT). Unset: no health endpoint. */
   HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /**
-   * GET /metrics (Prometheus text) beside /healthz: on PORT in HTTP mode, on HEALTH_PORT
-   * otherwise. On by default: its labels carry kinds and counts, never ids or text (src/ops/metrics/).
+   * GET /metrics (Prometheus text) on 127.0.0.1:METRICS_PORT; with METRICS_TOKEN also on PORT
+   * (HTTP mode) and HEALTH_PORT. On by default: its labels carry kinds and counts, never ids or
+   * text (src/ops/metrics/metrics-placement.ts).
    */
   METRICS: z.enum(['on', 'off', 'true', 'false']).default('on').transform((value) => value === 'on' || value === 'true'),
-  /** Set: /metrics answers only a request with `Authorization: Bearer <this>` (HTTP mode's PORT faces Slack, so the internet). */
+  /** Set: every /metrics answers only `Authorization: Bearer <this>`, and PORT and HEALTH_PORT answer it too (for a scraper on another host). */
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters (e.g. the output of: openssl rand -hex 32)').optional(),
+  /** The metrics' own listener, on 127.0.0.1 only (unset: 9464; 0: any free port, logged). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** `npm run playground`: the local web page's port on 127.0.0.1 (0: the last run's port when free, else any free one). */
   PLAYGROUND_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   /**

@@ -42,7 +42,7 @@ import { sessionOps } from './ops/session-ops.js';
 import type { SpendGuard } from './ops/metered-provider.js';
 import { spendFrom } from './ops/spend/spend-setup.js';
 import { tracingFrom } from './ops/traces/index.js';
-import { metricsOn, type MetricsEndpoint } from './ops/metrics/index.js';
+import type { MetricsEndpoint } from './ops/metrics/metrics-endpoint.js';
 import { DEFAULT_SYSTEM_PROMPT } from './system-prompt.js';
 import { sessionEngines } from './session-engines.js';
 import { profilesFrom } from './profiles/profile-setup.js';
@@ -53,7 +53,7 @@ import { schedulesFrom } from './schedules/schedule-setup.js';
 import type { ScheduleClock } from './schedules/scheduler.js';
 import type { ProfileReloader } from './profiles/profile-setup.js';
 import { ProfileWatch } from './profiles/profile-watch.js';
-import { knownNames } from './profiles/known-names.js';
+import { botToolNames, knownNames } from './profiles/known-names.js';
 import { ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
 import { prepareShell } from './sandbox/shell-startup.js';
@@ -184,8 +184,11 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const ops = new OpsBus(logger);
   const opsObserver = new OpsObserver(ops, { mask: (text) => secrets.mask(text) });
   observers.addEverywhere(opsObserver);
+  // Metrics and traces name a tool only if it is registered (the bot's own, an MCP server's): the model chooses the name.
+  const botTools = botToolNames();
+  const knownTools = (name: string): boolean => botTools.has(name) || mcp.hasTool(name);
   // Traces over OTLP when an endpoint is set; OpenTelemetry is not even loaded otherwise.
-  const traces = await tracingFrom(config, { mask: (text) => secrets.mask(text), logger });
+  const traces = await tracingFrom(config, { mask: (text) => secrets.mask(text), logger, knownTools });
   if (traces) ops.add(traces);
   // The audit trail (src/ops/audit/): written at shutdown too, past the write fence (what it records happened).
   const audit = new AuditTrail(auditStore(opened.keyv, shared ? { redis: shared, keys } : undefined), { retentionDays: config.AUDIT_RETENTION_DAYS, logger, mask: (text) => secrets.mask(text) });
@@ -210,7 +213,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   ops.add(spend.guard);
   const guard: SpendGuard | undefined = spend.guard;
   const files = new FileTransfers();
-  const modelGate = new ModelCallGate(config.MAX_CONCURRENT_MODEL_CALLS);
+  // Cluster mode: the slots are the whole bot's, in Redis (src/cluster/redis-model-slots.ts).
+  const modelGate = new ModelCallGate(config.MAX_CONCURRENT_MODEL_CALLS, cluster?.modelSlots(config.MAX_CONCURRENT_MODEL_CALLS));
   const reportWaiting = async (session: SessionRecord, ahead: number | null): Promise<void> => {
     try {
       await observers.onWaiting(session, ahead);
@@ -336,8 +340,9 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     ...(options.scheduleClock ? { clock: options.scheduleClock } : {}),
   });
 
-  // Metrics: a sink on the operations bus, its gauges read from the sessions and the model-call gate.
-  const metrics = metricsOn(config, ops, { sessions: () => manager.load(), modelCalls: () => modelGate.load });
+  // Metrics: a sink on the operations bus, its gauges read from the sessions and the model-call
+  // gate. Imported only with METRICS on: prom-client is not even loaded otherwise.
+  const metrics = config.METRICS ? (await import('./ops/metrics/index.js')).metricsOn(config, ops, { sessions: () => manager.load(), modelCalls: () => modelGate.load }, knownTools) : undefined;
   const setupWarnings = [...accessWarnings(access, policy.mode !== 'read-only'), ...opened.notes, ...(shell.warn ? [shell.message] : []), ...spend.warnings];
   for (const warning of setupWarnings) logger.warn({}, warning);
   // Listed, not logged again: the manager logged each MCP failure, with its reason, as it happened.

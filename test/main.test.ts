@@ -22,7 +22,8 @@ function run(env: Record<string, string>, cwd: string, args: string[] = []) {
   const { command, args: startArgs } = startCommand(args);
   const child = spawn(command, startArgs, {
     cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    // METRICS_PORT: any free port, so bots of tests running side by side never compete for 9464.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = { stdout: '', stderr: '' };
@@ -140,7 +141,7 @@ describe('npm start', () => {
     const reachable = run(env, dir, ['--check']);
     expect(await reachable.exited).toBe(0);
     const lines = reachable.output.stdout.trim().split('\n');
-    expect(lines.map((line) => line.split(':')[0])).toEqual(['✓ .env', '✓ configuration', '✓ Slack', '✓ model openai', '✓ shell sandbox', '✓ MCP', 'Setup', 'Ready']);
+    expect(lines.map((line) => line.split(':')[0])).toEqual(['✓ .env', '✓ configuration', '✓ Slack', '✓ model openai', '✓ shell sandbox', '✓ MCP', '✓ metrics', 'Setup', 'Ready']);
 
     const port = await freePort();
     const unreachable = run({ ...env, SLACK_API_URL: `http://127.0.0.1:${port}/api/` }, dir, ['--check']);

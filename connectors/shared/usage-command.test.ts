@@ -6,8 +6,8 @@ import { usageScopes, usageTarget, usageText } from './usage-command.js';
 const KEY = { platform: 'slack', workspace: 'T1', channel: 'C1', thread: '1.0' };
 const markup = { bold: (text: string) => `*${text}*`, escape: (text: string) => text.replace(/</g, '&lt;') };
 
-function totals(usd: number, tokens: number, unpricedModels: string[] = []): SpendTotals {
-  return { usd, tokens: { input: tokens, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0 }, calls: 2, unpricedModels };
+function totals(usd: number, tokens: number, unpricedModels: string[] = [], estimatedCalls = 0): SpendTotals {
+  return { usd, tokens: { input: tokens, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0 }, calls: 2, estimatedCalls, unpricedModels };
 }
 
 /** A ledger of our own interface, answering per scope kind; it records what it was asked. */
@@ -48,6 +48,16 @@ describe('/usage', () => {
       '*This channel:* $1.50 (40k tokens, 2 calls) · $12.00 (400k tokens, 2 calls)',
       '*This workspace:* $0.00 (0 tokens, 2 calls) · $0.00 (0 tokens, 2 calls)',
       'No price known for openai:my-local-model: counted in tokens only (set MODEL_PRICES).',
+    ]);
+  });
+
+  it('says how many calls were counted by estimate (their server reported no usage), and what that means', async () => {
+    const reader = new TableReader({ user: { today: totals(0.01, 900, [], 1), month: totals(0.02, 1_900, [], 1) } });
+    const text = await usageText(reader, usageScopes(KEY, 'U1', { kind: 'user', id: 'U1' }), markup);
+    expect(text.split('\n')).toEqual([
+      '*Spend* (today · this month)',
+      '*<@U1>:* $0.01 (900 tokens, 2 calls, 1 estimated) · $0.02 (1.9k tokens, 2 calls, 1 estimated)',
+      'Estimated: the model server reported no usage for those calls, so they count what the bot sent and what came back (about four characters a token).',
     ]);
   });
 

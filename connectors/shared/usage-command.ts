@@ -45,18 +45,22 @@ export function usageScopes(key: SessionKey, userId: string, target: Exclude<Usa
 export async function usageText(reader: SpendReader, rows: { label: string; scope: UsageScope }[], markup: UsageMarkup, now = Date.now()): Promise<string> {
   const lines = [`${markup.bold('Spend')} (today · this month)`];
   const unpriced = new Set<string>();
+  let estimated = false;
   for (const row of rows) {
     const report = await reader.usage(row.scope);
     for (const model of [...report.today.unpricedModels, ...report.month.unpricedModels]) unpriced.add(model);
+    if (report.today.estimatedCalls > 0 || report.month.estimatedCalls > 0) estimated = true;
     lines.push(`${markup.bold(`${row.label}:`)} ${totalsText(report.today)} · ${totalsText(report.month)}${limitText(report, now)}`);
   }
+  if (estimated) lines.push('Estimated: the model server reported no usage for those calls, so they count what the bot sent and what came back (about four characters a token).');
   if (unpriced.size > 0) lines.push(`No price known for ${[...unpriced].map((model) => markup.escape(model)).join(', ')}: counted in tokens only (set MODEL_PRICES).`);
   return lines.join('\n');
 }
 
 function totalsText(totals: SpendTotals): string {
   const tokens = totals.tokens.input + totals.tokens.cachedInput + totals.tokens.cacheWrite + totals.tokens.output;
-  return `${formatUsd(totals.usd)} (${compact(tokens)} tokens, ${totals.calls} call${totals.calls === 1 ? '' : 's'})`;
+  const estimated = totals.estimatedCalls > 0 ? `, ${totals.estimatedCalls} estimated` : '';
+  return `${formatUsd(totals.usd)} (${compact(tokens)} tokens, ${totals.calls} call${totals.calls === 1 ? '' : 's'}${estimated})`;
 }
 
 function limitText(report: UsageReport, now: number): string {

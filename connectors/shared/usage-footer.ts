@@ -12,7 +12,8 @@ export function estimateCostUsd(usages: readonly Usage[], prices: ModelPrices = 
 
 /**
  * "1,234 in · 567 out · 800 cached · ≈ $0.0123" for all the turn's model calls. Cache counts
- * appear only when non-zero; the cost only when every model's price is known. "" for no usage.
+ * appear only when non-zero; the cost only when every model's price is known; counts the bot
+ * estimated (a server that reported none) are said to be. "" for no usage.
  */
 export function formatUsage(usages: readonly Usage[], prices: ModelPrices = BUILT_IN): string {
   if (usages.length === 0) return '';
@@ -28,6 +29,9 @@ export function formatUsage(usages: readonly Usage[], prices: ModelPrices = BUIL
   if (totals.cacheWrite > 0) parts.push(`${count(totals.cacheWrite)} cache write`);
   const cost = estimateCostUsd(usages, prices);
   if (cost !== undefined) parts.push(`≈ ${formatUsd(cost)}`);
+  // A server that reported no usage: the metered provider counted the call itself (never as 0).
+  const estimated = usages.filter((usage) => usage.estimated).length;
+  if (estimated > 0) parts.push(`${estimated === usages.length ? 'estimated' : 'partly estimated'} (the model server reported no usage)`);
   return parts.join(' · ');
 }
 

@@ -5,12 +5,15 @@
 // its acknowledgement; our own retry policy, since the default is 10 retries over about 30
 // minutes, which would hold a turn hostage to a 5xx; every Web API call through the outbound
 // guard (nothing the bot posts can mass-mention) and counted on the operations bus; Bolt's log
-// lines into our logger. HTTP mode answers /healthz and, with metrics on, /metrics on PORT.
+// lines into our logger. HTTP mode answers /healthz on PORT, and /metrics there only behind
+// METRICS_TOKEN: PORT is the port Slack reaches, so it faces the internet
+// (src/ops/metrics/metrics-placement.ts).
 import type { App, CustomRoute, Logger as BoltLogger, LogLevel } from '@slack/bolt';
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger } from '../../src/engine/index.js';
-import { METRICS_PATH, type MetricsEndpoint } from '../../src/ops/metrics/index.js';
+import { METRICS_PATH, type MetricsEndpoint } from '../../src/ops/metrics/metrics-endpoint.js';
+import { metricsOnSharedPorts } from '../../src/ops/metrics/metrics-placement.js';
 import { countedFetch } from './api-calls.js';
 import { CheckedApp } from './inbound-events.js';
 import { guardedFetch } from './outbound-guard.js';
@@ -60,7 +63,7 @@ export async function openBoltApp(config: Config, logger: EngineLogger, core: Pi
                   res.end('{"ok":true}');
                 },
               },
-              ...(core.metrics ? [metricsRoute(core.metrics)] : []),
+              ...(core.metrics && metricsOnSharedPorts(config) ? [metricsRoute(core.metrics)] : []),
             ],
           },
           logger,
@@ -80,7 +83,7 @@ export async function openBoltApp(config: Config, logger: EngineLogger, core: Pi
     return app;
 }
 
-/** GET /metrics on PORT, beside /healthz (src/ops/metrics/metrics-endpoint.ts answers it). */
+/** GET /metrics on PORT, beside /healthz, behind METRICS_TOKEN (src/ops/metrics/metrics-endpoint.ts answers it). */
 function metricsRoute(metrics: MetricsEndpoint): CustomRoute {
   return { path: METRICS_PATH, method: ['GET'], handler: (req, res) => void metrics.answer(req, res) };
 }

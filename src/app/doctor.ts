@@ -20,6 +20,8 @@
 //   MCP             the MCP_CONFIG file parses; servers with an unset ${VAR} are warnings
 //   PROFILES        the profiles file, as a start reads it: each problem a ✗ line, or the
 //                   profiles and what each matches (src/app/doctor-profiles.ts)
+//   metrics         where GET /metrics is answered and who may read it, and whether its port
+//                   on 127.0.0.1 is free (src/app/doctor-metrics.ts)
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError, configStartProblems, loadConfig, type Config } from '../config.js';
@@ -31,6 +33,7 @@ import { configSecretValues, envFileWarning, SecretMasker } from '../secrets/ind
 import { resolveModelRef, type ProviderName } from '../providers/index.js';
 import type { VendorName } from '../providers/model-ref.js';
 import { checkDiscordHome } from './discord-home.js';
+import { checkMetrics } from './doctor-metrics.js';
 import { checkProfiles } from './doctor-profiles.js';
 import { call, checkPlatforms, whatRunsWhere, type CheckOptions, type CheckResult } from './preflight.js';
 import { wantedPlatforms } from './connectors.js';
@@ -76,6 +79,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv, print: (line: string) =>
   const checks = await Promise.all([platformChecks(config, options), checkModels(config, options), checkShell(config, options)]);
   for (const result of checks.flat()) show(result);
   show(await checkMcp(config, env));
+  show(await checkMetrics(config));
   for (const result of await checkProfiles(config, env)) show(result);
 
   const where = whatRunsWhere(config);

@@ -1,11 +1,12 @@
 // GET /healthz on HEALTH_PORT, for a process manager or a container's HEALTHCHECK when the bot
 // has no HTTP server of its own (Slack Socket Mode, Discord). HTTP mode also answers /healthz
 // on PORT. 200 while the bot runs; 503 once it is stopping, so a load balancer or an
-// orchestrator stops sending it work before it is gone. GET /metrics too, when the core has
-// metrics on (src/ops/metrics/metrics-endpoint.ts answers it). Anything else is 404.
+// orchestrator stops sending it work before it is gone. GET /metrics too, when it is given the
+// endpoint: run-bot.ts does only behind METRICS_TOKEN (src/ops/metrics/metrics-placement.ts).
+// Anything else is 404.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isMetricsRequest, type MetricsEndpoint } from '../ops/metrics/index.js';
+import { isMetricsRequest, type MetricsEndpoint } from '../ops/metrics/metrics-endpoint.js';
 
 export interface HealthServer {
   readonly port: number;

@@ -19,7 +19,9 @@ import { startCore, type Core } from '../core.js';
 import type { SecretMasker } from '../secrets/index.js';
 import { createConnectors, wantedPlatforms } from './connectors.js';
 import { platformProblems, whatRunsWhere } from './preflight.js';
+import { metricsOnSharedPorts, metricsPlacement, placementWords } from '../ops/metrics/metrics-placement.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
+import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 
 const NOTHING_CONFIGURED = [
   'Nothing to start: no chat connector is configured.',
@@ -48,6 +50,7 @@ interface Running {
   core: Core;
   connectors: ChatConnector[];
   health?: HealthServer;
+  metrics?: MetricsServer;
 }
 
 /** Start, run until SIGTERM / SIGINT, stop. Resolves with the exit code. */
@@ -95,6 +98,7 @@ async function start(options: RunOptions): Promise<Running> {
   const core = await startCore(config, { logger, secrets: options.secrets });
   let connectors: ChatConnector[] = [];
   let health: HealthServer | undefined;
+  let metrics: MetricsServer | undefined;
   try {
     // Every connector is attached before recovery, and takes events only after it.
     connectors = options.connectors ? await options.connectors(core) : await createConnectors({ config, core, logger });
@@ -104,17 +108,41 @@ async function start(options: RunOptions): Promise<Running> {
       logger.info(started.fields, started.message);
     }
     logger.info(whatRunsWhere(config), 'running');
+    metrics = await startMetrics(config, core, logger);
     if (config.HEALTH_PORT !== undefined) {
-      health = await startHealthServer(config.HEALTH_PORT, core.metrics ? { metrics: core.metrics } : {});
-      logger.info({ port: health.port }, core.metrics ? 'health endpoint: GET /healthz; metrics: GET /metrics' : 'health endpoint: GET /healthz');
+      // /metrics beside /healthz only behind METRICS_TOKEN (src/ops/metrics/metrics-placement.ts).
+      const shared = core.metrics && metricsOnSharedPorts(config) ? core.metrics : undefined;
+      health = await startHealthServer(config.HEALTH_PORT, shared ? { metrics: shared } : {});
+      logger.info({ port: health.port }, shared ? 'health endpoint: GET /healthz; metrics: GET /metrics (with METRICS_TOKEN)' : 'health endpoint: GET /healthz');
     }
   } catch (error) {
     for (const connector of connectors) await connector.close().catch(() => undefined);
     await health?.close();
+    await metrics?.close();
     await core.close();
     throw error;
   }
-  return { core, connectors, health };
+  return { core, connectors, health, ...(metrics ? { metrics } : {}) };
+}
+
+/**
+ * The metrics' own listener on 127.0.0.1. A METRICS_PORT that was set and cannot be had stops
+ * the start (the setting is wrong); the default one taken (another exporter, a second instance
+ * on this machine) is a warning, and the bot runs without it: metrics are for watching the bot,
+ * never a reason it does not answer.
+ */
+async function startMetrics(config: Config, core: Core, logger: Logger): Promise<MetricsServer | undefined> {
+  const placement = metricsPlacement(config);
+  if (!core.metrics || !placement) return undefined;
+  try {
+    const server = await startMetricsServer(core.metrics, placement);
+    logger.info({ host: server.host, port: server.port }, `metrics endpoint: ${placementWords(config, server.port)}`);
+    return server;
+  } catch (error) {
+    if (placement.portSet) throw error;
+    logger.warn({ port: placement.port }, `metrics endpoint not started: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
 }
 
 function untilSignal(): Promise<NodeJS.Signals> {
@@ -148,6 +176,7 @@ async function stop(running: Running, logger: Logger, signal: NodeJS.Signals): P
     await running.core.close();
     for (const connector of running.connectors) await settle(connector.close(), logger, `${connector.name}: could not close`);
     await running.health?.close();
+    await running.metrics?.close();
     logger.info({ tookMs: Date.now() - startedAt }, 'stopped');
     return 0;
   })();

@@ -33,6 +33,14 @@ export interface ClusterKeys {
   audit(name: string): string;
   /** A Keyv document (the store's key, as SessionStore writes it). */
   doc(key: string): string;
+  /** Sorted set: a person's turn starts (start id → when, ms) of the last minute (TURNS_PER_USER_PER_MINUTE). */
+  personStarts(userId: string): string;
+  /** Sorted set: a person's working threads (session id → its lease deadline, ms) (THREADS_PER_USER). */
+  personThreads(userId: string): string;
+  /** Sorted set: the model calls in flight (slot id → its lease deadline, ms) (MAX_CONCURRENT_MODEL_CALLS). */
+  readonly modelSlots: string;
+  /** Pub/Sub channel: a model call slot came free (a hint to the instances whose calls wait). */
+  readonly modelSlotFreed: string;
 }
 
 export function clusterKeys(prefix = 'chat-agent:'): ClusterKeys {
@@ -52,5 +60,10 @@ export function clusterKeys(prefix = 'chat-agent:'): ClusterKeys {
     singleton: (name) => `${prefix}singleton:${name}`,
     audit: (name) => `${prefix}audit:${name}`,
     doc: (key) => `${prefix}doc:${key}`,
+    // One hash tag for every limit's keys: a renewal touches many people's keys in one script.
+    personStarts: (userId) => `${prefix}limits:{limits}:starts:${userId}`,
+    personThreads: (userId) => `${prefix}limits:{limits}:threads:${userId}`,
+    modelSlots: `${prefix}limits:{limits}:model-slots`,
+    modelSlotFreed: `${prefix}limits:model-slot-freed`,
   };
 }

@@ -13,6 +13,10 @@
 //   the lease only when the list is empty, in one script: nothing is stranded.
 // - A sweep takes over sessions whose lease ran out (their owner died): the session layer
 //   then runs the same recovery as after a restart.
+// - The limits that must hold for the whole bot, not per instance: a person's starts and
+//   working threads (redis-person-counters.ts) and the model calls in flight
+//   (redis-model-slots.ts). What an instance holds of them is renewed with its leases, and
+//   lapses a lease after it dies.
 //
 // Nothing outside src/cluster and the session layer's routing knows this runs instead of the
 // in-process coordinator.
@@ -25,6 +29,8 @@ import { EVENT_DEDUP_TTL_MS, OwnedElsewhereError, TurnOwners, type CommandHandle
 import { clusterKeys, type ClusterKeys } from './cluster-keys.js';
 import { fenceScope } from './fence-scope.js';
 import { LeaseScripts } from './lease-scripts.js';
+import { RedisModelSlots } from './redis-model-slots.js';
+import { RedisPersonCounters } from './redis-person-counters.js';
 
 export interface ClusterTimings {
   /** How long a lease lasts without renewal (default 15 s). Takeover after a death: this plus a sweep. */
@@ -74,12 +80,22 @@ export class RedisCoordinator implements RoutingCoordinator {
   private events: OwnershipEvents | undefined;
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
+  /** A person's starts and working threads, for the whole cluster. */
+  readonly people: RedisPersonCounters;
+  private slots: RedisModelSlots | undefined;
 
   constructor(private readonly options: RedisCoordinatorOptions) {
     this.nodeId = options.nodeId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     this.keys = options.keys ?? clusterKeys();
     this.timings = { ...DEFAULT_CLUSTER_TIMINGS, ...options.timings };
     this.scripts = new LeaseScripts(options.redis);
+    this.people = new RedisPersonCounters(options.redis, this.keys, this.timings.leaseMs);
+  }
+
+  /** The cluster's `max` model call slots (MAX_CONCURRENT_MODEL_CALLS), for the model-call gate. Ask before `start`. */
+  modelSlots(max: number): RedisModelSlots {
+    this.slots ??= new RedisModelSlots({ redis: this.options.redis, subscriber: this.options.subscriber, keys: this.keys, nodeId: this.nodeId, max, leaseMs: this.timings.leaseMs, pollMs: this.timings.pollMs, logger: this.options.logger });
+    return this.slots;
   }
 
   /** Subscribe to this instance's pokes and start renewing, polling and sweeping. */
@@ -90,6 +106,7 @@ export class RedisCoordinator implements RoutingCoordinator {
     });
     // Connected already (redis-keyv-store.ts connectedDuplicate): the store's settings fail a command sent while disconnected.
     await this.options.subscriber.subscribe(channel);
+    await this.slots?.listen();
     const every = (check: string, ms: number, work: () => Promise<void>): void => {
       let running = false;
       // While Redis is down every check fails, every sweep period (200 ms in the cluster
@@ -114,6 +131,10 @@ export class RedisCoordinator implements RoutingCoordinator {
       this.timers.push(timer);
     };
     every('renew', Math.max(50, Math.floor(this.timings.leaseMs / 3)), () => this.renewAll());
+    every('limits', Math.max(50, Math.floor(this.timings.leaseMs / 3)), async () => {
+      await this.people.renew();
+      await this.slots?.renew();
+    });
     every('poll', this.timings.pollMs, () => this.pollCommands());
     every('sweep', this.timings.sweepMs, () => this.sweep());
   }
@@ -246,6 +267,9 @@ export class RedisCoordinator implements RoutingCoordinator {
     this.closed = true;
     for (const timer of this.timers) clearInterval(timer);
     await this.handOver();
+    // What this instance counted is given back now rather than a lease later.
+    await this.people.releaseAll().catch((error: unknown) => this.options.logger.warn({ err: error }, 'cluster: could not give back the working threads (they lapse with their leases)'));
+    await this.slots?.releaseAll().catch((error: unknown) => this.options.logger.warn({ err: error }, 'cluster: could not give back the model call slots (they lapse with their leases)'));
     await this.options.onClose?.();
   }
 

@@ -31,6 +31,8 @@ export const UsageSchema = z.object({
   cacheRead: z.number().optional(),
   cacheWrite: z.number().optional(),
   reasoning: z.number().optional(),
+  /** The server reported no usage: the counts are the bot's estimate. */
+  estimated: z.boolean().optional(),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 

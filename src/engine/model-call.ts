@@ -165,5 +165,6 @@ function tagUsage(usage: TokenUsage, model: string): Usage {
   if (usage.cacheRead !== undefined) tagged.cacheRead = usage.cacheRead;
   if (usage.cacheWrite !== undefined) tagged.cacheWrite = usage.cacheWrite;
   if (usage.reasoning !== undefined) tagged.reasoning = usage.reasoning;
+  if (usage.estimated) tagged.estimated = true;
   return tagged;
 }

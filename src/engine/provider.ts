@@ -40,6 +40,8 @@ export interface TokenUsage {
   cacheWrite?: number;
   /** Output tokens spent on reasoning (already counted in `output`), when the provider says. */
   reasoning?: number;
+  /** The server reported no usage: these are the bot's own estimate (src/ops/metered-provider.ts). */
+  estimated?: boolean;
 }
 
 /** A tool call as the provider produced it. `arguments` is raw text: the engine judges it. */

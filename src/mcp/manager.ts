@@ -61,6 +61,8 @@ export class McpManager {
   private readonly stopping = new AbortController();
   private starting: Promise<McpStartReport> | null = null;
   private servers: { connection: McpConnection; tools: ToolDefinition[] }[] = [];
+  /** Every engine tool name of every connected server: what the operations side may name (src/ops/tool-names.ts). */
+  private readonly toolNames = new Set<string>();
 
   constructor(options: McpManagerOptions = {}) {
     this.logger = options.logger ?? silentLogger;
@@ -81,6 +83,11 @@ export class McpManager {
   /** Every tool of every connected server, named `<server>__<tool>`. */
   tools(): ToolDefinition[] {
     return this.servers.flatMap((server) => server.tools);
+  }
+
+  /** Whether a connected server offers a tool by this engine name. */
+  hasTool(name: string): boolean {
+    return this.toolNames.has(name);
   }
 
   status(): McpServerStatus[] {
@@ -131,6 +138,7 @@ export class McpManager {
         return mcpToolDefinition(outcome.connection, tool, name, { maxResultChars: this.maxResultChars });
       });
       this.servers.push({ connection: outcome.connection, tools });
+      for (const tool of tools) this.toolNames.add(tool.name);
       report.connected.push({ server, tools: tools.length });
       this.logger.debug?.({ server, tools: tools.map((tool) => tool.name) }, 'MCP server connected');
     }

@@ -7,6 +7,11 @@
 // provider is touched, so the provider receives nothing and the engine pauses the turn with a
 // notice of its own (turn-engine.ts). Whatever happens after admission (a failure, a stop, the
 // consumer walking away) the reservation is settled exactly once, in `finally`.
+//
+// A call that finished but whose server reported no usage at all is never counted as free:
+// its answer is given the estimate the guard was asked with (the request's input tokens) and
+// its output counted from the answer, marked `estimated`, before anything else reads it, so the
+// spend limits, /usage and the thread's usage footer all count it, and say it is an estimate.
 import { randomUUID } from 'node:crypto';
 import { ProviderError, type AssistantTurn, type CallMeta, type OutboundMessage, type Provider, type ProviderChunk, type ProviderRequest, type ProviderResolver, type TokenUsage } from '../engine/index.js';
 import { parseModelRef } from '../providers/model-ref.js';
@@ -63,13 +68,15 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
   const requester = request.meta?.requester ?? options.fallbackRequester?.();
   const maxOutputTokens = outputCeiling(request);
   let ticket: unknown;
+  let inputTokens: number | undefined;
   if (options.guard) {
+    inputTokens = estimateRequestTokens(request);
     const admission = await options.guard.admit({
       place: options.place,
       ...(requester ? { requester } : {}),
       model: request.model,
       purpose,
-      inputTokens: estimateRequestTokens(request),
+      inputTokens,
       maxOutputTokens,
     });
     if (!admission.ok) {
@@ -89,13 +96,14 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
   let answer: AssistantTurn | undefined;
   let firstToken = false;
   try {
-    for await (const chunk of inner.stream(request, signal)) {
+    for await (let chunk of inner.stream(request, signal)) {
       if (!firstToken && (chunk.type === 'text_delta' || chunk.type === 'reasoning_delta' || chunk.type === 'final')) {
         firstToken = true;
         options.ops.emit({ type: 'model_call_first_token', at: now(), place: options.place, callId });
       }
       if (chunk.type === 'final') {
-        if (chunk.turn.usage) usage = countsOf(chunk.turn.usage);
+        if (!chunk.turn.usage) chunk = { type: 'final', turn: { ...chunk.turn, usage: estimatedUsage(chunk.turn, inputTokens ?? estimateRequestTokens(request), maxOutputTokens) } };
+        usage = countsOf(chunk.turn.usage!);
         finishReason = chunk.turn.finishReason;
         if (chunk.turn.responseModel) responseModel = chunk.turn.responseModel;
         if (options.captureContent) answer = chunk.turn;
@@ -128,7 +136,20 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
 }
 
 export function countsOf(usage: TokenUsage): TokenCounts {
-  return { input: usage.input, cachedInput: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0, output: usage.output, reasoning: usage.reasoning ?? 0 };
+  const counts: TokenCounts = { input: usage.input, cachedInput: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0, output: usage.output, reasoning: usage.reasoning ?? 0 };
+  if (usage.estimated) counts.estimated = true;
+  return counts;
+}
+
+/**
+ * What a finished call used when its server did not say: the input the guard was asked with,
+ * and the answer's text, reasoning and tool calls at four characters a token (the input's
+ * rule), at most the call's output ceiling.
+ */
+export function estimatedUsage(answer: AssistantTurn, inputTokens: number, maxOutputTokens: number): TokenUsage {
+  let chars = (answer.text?.length ?? 0) + (answer.reasoning?.length ?? 0);
+  for (const call of answer.toolCalls) chars += call.name.length + call.arguments.length;
+  return { input: inputTokens, output: Math.min(maxOutputTokens, Math.ceil(chars / 4)), estimated: true };
 }
 
 /** The vendor of a model as the session names it (`openai`, `anthropic`, `demo`). */

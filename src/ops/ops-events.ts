@@ -29,6 +29,8 @@ export interface TokenCounts {
   cacheWrite: number;
   output: number;
   reasoning: number;
+  /** The server reported no usage: the counts are the metered provider's estimate. */
+  estimated?: boolean;
 }
 
 /** A model call's messages and answer, unmasked (only when traces capture content: see the header). */

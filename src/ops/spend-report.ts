@@ -7,6 +7,8 @@ export interface SpendTotals {
   /** Every call's tokens, priced or not. */
   tokens: TokenCounts;
   calls: number;
+  /** Of those calls, how many were counted by estimate (their server reported no usage). */
+  estimatedCalls: number;
   /** Models used in the period that have no price (their calls count in tokens only). */
   unpricedModels: string[];
 }

@@ -9,6 +9,7 @@
 // (Ollama, vLLM, LM Studio, DeepSeek, OpenRouter, Kimi) do differently from OpenAI itself,
 // and the one judge of whether the stream finished.
 import { unresolvedAttachmentText } from '../engine/index.js';
+import { choiceUsage, toTokenUsage } from './openai-usage.js';
 import { z } from 'zod';
 import type {
   ChatCompletionAssistantMessageParam,
@@ -17,14 +18,12 @@ import type {
   ChatCompletionFunctionTool,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { CompletionUsage } from 'openai/resources/completions';
 import {
   ProviderError,
   type AssistantTurn,
   type ContentPart,
   type FinishReason,
   type OutboundMessage,
-  type TokenUsage,
   type ToolSchema,
   type UserContent,
 } from '../engine/index.js';
@@ -149,20 +148,23 @@ export class ChatTurnAssembler {
   private readonly slotByPlace = new Map<number, ToolCallSlot>();
   private readonly slotById = new Map<string, ToolCallSlot>();
   private rawFinish: string | null = null;
-  private usage: TokenUsage | undefined;
+  /** The last usage the server sent, as sent: parsed once, when the answer is whole (openai-usage.ts). */
+  private rawUsage: unknown;
   /** The model id the server says answered (every chunk names it; the last non-empty one wins). */
   private model: string | undefined;
 
   accept(chunk: ChatCompletionChunk): DeltaChunk[] {
     if (typeof chunk.model === 'string' && chunk.model) this.model = chunk.model;
     // Usage may ride alone (`choices: []`, OpenAI with include_usage, after the finish
-    // chunk) or on a content chunk (some compatible servers, every chunk): the last one seen
-    // is the total.
-    if (chunk.usage) this.usage = toTokenUsage(chunk.usage);
+    // chunk), on a content chunk (some compatible servers, every chunk) or inside the finish
+    // chunk's choice (Kimi): the last one seen is the total.
+    if (chunk.usage) this.rawUsage = chunk.usage;
     const out: DeltaChunk[] = [];
     for (const choice of chunk.choices ?? []) {
       // `n > 1` would interleave several answers; the engine asked for one.
       if (choice.index !== 0 && choice.index !== undefined) continue;
+      const inChoice = choiceUsage(choice);
+      if (inChoice) this.rawUsage = inChoice;
       const delta = choice.delta as CompatibleDelta | undefined;
       if (delta) {
         const thought = delta.reasoning_content || delta.reasoning;
@@ -203,7 +205,8 @@ export class ChatTurnAssembler {
       finishReason: mapFinishReason(this.rawFinish),
     };
     if (this.reasoning) turn.reasoning = this.reasoning;
-    if (this.usage) turn.usage = this.usage;
+    const usage = this.rawUsage === undefined ? undefined : toTokenUsage(this.rawUsage);
+    if (usage) turn.usage = usage;
     if (this.model) turn.responseModel = this.model;
     return turn;
   }
@@ -260,14 +263,4 @@ export function mapFinishReason(reason: string): FinishReason {
     default:
       return 'other';
   }
-}
-
-/** OpenAI counts cached tokens inside `prompt_tokens`; the engine wants them apart. */
-export function toTokenUsage(usage: CompletionUsage): TokenUsage {
-  const cached = usage.prompt_tokens_details?.cached_tokens;
-  const result: TokenUsage = { input: (usage.prompt_tokens ?? 0) - (cached ?? 0), output: usage.completion_tokens ?? 0 };
-  if (typeof cached === 'number') result.cacheRead = cached;
-  const reasoning = usage.completion_tokens_details?.reasoning_tokens;
-  if (typeof reasoning === 'number' && reasoning > 0) result.reasoning = reasoning;
-  return result;
 }

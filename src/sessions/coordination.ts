@@ -10,6 +10,8 @@
 // - A command channel to the owner: steering, a stop, an answered prompt. Here the owner is
 //   this process and a command is handled at once; across machines it travels to the owner,
 //   which applies it at its next loop boundary.
+// - What one person may start (TURNS_PER_USER_PER_MINUTE, THREADS_PER_USER), counted for the
+//   whole bot: with several instances each would otherwise grant its own share.
 //
 // Keyv stores the data but has no compare-and-set, so it is never used for the claims
 // themselves. A Redis implementation (atomic SET NX claims, leases with fencing tokens,
@@ -17,6 +19,7 @@
 // session layer, the engine or the connectors.
 import type { IncomingFile, MessageSource } from '../engine/index.js';
 import { KeyedMutex } from '../store/keyed-mutex.js';
+import { InProcessPersonCounters } from './person-counters.js';
 
 /**
  * What a worker that does not own a session's running turn asks the owner to do. The data
@@ -35,7 +38,39 @@ export interface TurnLease {
   release(): void;
 }
 
+/** What one person may start: turns per minute, and threads working for them at once. */
+export interface PersonLimits {
+  turnsPerMinute: number;
+  threads: number;
+}
+
+export type StartCount =
+  | { ok: true }
+  /** `working`: their other threads working now. */
+  | { ok: false; limit: 'threads'; working: number }
+  /** `recent`: their starts in the last minute; `retryInMs`: until the oldest leaves the minute. */
+  | { ok: false; limit: 'turns'; recent: number; retryInMs: number };
+
+/**
+ * A person's starts and working threads, counted for the whole bot (src/sessions/fair-use.ts
+ * words the refusals): in this process here (person-counters.ts), in Redis in cluster mode.
+ */
+export interface PersonCounters {
+  /**
+   * One step: refused when `userId` has `limits.threads` threads working besides `sessionId`, or
+   * started `limits.turnsPerMinute` turns in the last minute; else the start (`startId`) is
+   * counted, and `sessionId` works for them until `threadDone`.
+   */
+  tryStart(userId: string, sessionId: string, startId: string, limits: PersonLimits): Promise<StartCount>;
+  /** A counted start that did not happen after all (a spend limit refused it): neither it nor the thread counts. */
+  undoStart(userId: string, sessionId: string, startId: string): Promise<void>;
+  /** The thread's turn is over: it no longer works for `userId`. */
+  threadDone(userId: string, sessionId: string): Promise<void>;
+}
+
 export interface Coordinator {
+  /** A person's starts and working threads, for the whole bot. */
+  readonly people: PersonCounters;
   /** True exactly once per event id (within the de-duplication window). */
   claimEvent(eventId: string): Promise<boolean>;
   /** The lease on a session's running turn, or undefined when another worker holds it. */
@@ -89,6 +124,7 @@ export class InProcessCoordinator implements Coordinator {
   private readonly claimed = new Set<string>();
   private readonly owners = new TurnOwners();
   private readonly mutex = new KeyedMutex();
+  readonly people: PersonCounters = new InProcessPersonCounters();
 
   constructor(private readonly ledger: EventLedger) {}
 

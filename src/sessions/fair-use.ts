@@ -2,9 +2,14 @@
 // or threads from one member cannot take the bot from everyone else. Every refusal is a
 // sentence for the person it affects (the connector whispers it).
 //
-// In-process counters: with several instances each counts its own share (cluster mode's
-// shared counters are issue 14's business).
+// A thread's queue is counted from the store (every instance reads the same). A person's
+// starts and working threads are counted through the coordination seam (coordination.ts
+// PersonCounters): in this process for one instance, in Redis in cluster mode, so a person
+// gets their share of the whole bot, not a share per instance.
+import { randomUUID } from 'node:crypto';
 import type { QueueLoad } from '../store/session-store.js';
+import type { PersonCounters } from './coordination.js';
+import { InProcessPersonCounters } from './person-counters.js';
 
 export interface FairUseLimits {
   /** Messages waiting in one thread (default 20). */
@@ -19,16 +24,20 @@ export interface FairUseLimits {
 
 export const DEFAULT_FAIR_USE: FairUseLimits = { maxQueuedInputs: 20, maxQueuedBytes: 256 * 1024, turnsPerUserPerMinute: 10, threadsPerUser: 3 };
 
-const MINUTE_MS = 60_000;
-/** People tracked at once; the oldest drop out first (their window has long passed anyway). */
-const MAX_TRACKED_PEOPLE = 10_000;
-
 export type FairUseVerdict = { ok: true } | { ok: false; reason: string };
 
-export class FairUse {
-  private readonly starts = new Map<string, number[]>();
+/** A start fair use counted: the thread works for `userId` until `threadDone`. */
+export interface CountedStart {
+  userId: string;
+  sessionId: string;
+  startId: string;
+}
 
-  constructor(readonly limits: FairUseLimits = DEFAULT_FAIR_USE) {}
+export class FairUse {
+  constructor(
+    readonly limits: FairUseLimits = DEFAULT_FAIR_USE,
+    private readonly people: PersonCounters = new InProcessPersonCounters(),
+  ) {}
 
   /** May one more message of `bytes` join a thread that already holds `load`? */
   mayQueue(load: QueueLoad, bytes: number): FairUseVerdict {
@@ -42,25 +51,29 @@ export class FairUse {
     return { ok: true };
   }
 
-  /** May `userId` start a new turn, with `running` of their requests already working? */
-  mayStart(userId: string, running: number, now = Date.now()): FairUseVerdict {
+  /**
+   * May `userId` start a new turn in `sessionId`? When they may, the start is counted at once
+   * (for the whole bot): `undo` it if it does not happen after all, `threadDone` when its turn is over.
+   */
+  async start(userId: string, sessionId: string): Promise<{ ok: true; counted: CountedStart } | { ok: false; reason: string }> {
     const { threadsPerUser, turnsPerUserPerMinute } = this.limits;
-    if (running >= threadsPerUser) {
-      return { ok: false, reason: `You have ${running} threads working already (the limit is ${threadsPerUser}); this one starts when you send it again after one of them is done.` };
+    const counted: CountedStart = { userId, sessionId, startId: randomUUID() };
+    const verdict = await this.people.tryStart(userId, sessionId, counted.startId, { turnsPerMinute: turnsPerUserPerMinute, threads: threadsPerUser });
+    if (verdict.ok) return { ok: true, counted };
+    if (verdict.limit === 'threads') {
+      return { ok: false, reason: `You have ${verdict.working} threads working already (the limit is ${threadsPerUser}); this one starts when you send it again after one of them is done.` };
     }
-    const recent = (this.starts.get(userId) ?? []).filter((at) => now - at < MINUTE_MS);
-    if (recent.length >= turnsPerUserPerMinute) {
-      const wait = Math.ceil((MINUTE_MS - (now - recent[0]!)) / 1000);
-      return { ok: false, reason: `You started ${recent.length} requests in the last minute (the limit is ${turnsPerUserPerMinute}); send this again in ${wait} s.` };
-    }
-    return { ok: true };
+    const wait = Math.max(1, Math.ceil(verdict.retryInMs / 1000));
+    return { ok: false, reason: `You started ${verdict.recent} requests in the last minute (the limit is ${turnsPerUserPerMinute}); send this again in ${wait} s.` };
   }
 
-  /** Count a turn `userId` started. */
-  started(userId: string, now = Date.now()): void {
-    const recent = (this.starts.get(userId) ?? []).filter((at) => now - at < MINUTE_MS);
-    this.starts.delete(userId);
-    this.starts.set(userId, [...recent, now]);
-    if (this.starts.size > MAX_TRACKED_PEOPLE) this.starts.delete(this.starts.keys().next().value!);
+  /** A counted start that did not happen (a spend limit refused it, or the turn could not begin). */
+  undo(counted: CountedStart): Promise<void> {
+    return this.people.undoStart(counted.userId, counted.sessionId, counted.startId);
+  }
+
+  /** The thread's turn is over: it no longer counts among the person's working threads. */
+  threadDone(counted: CountedStart): Promise<void> {
+    return this.people.threadDone(counted.userId, counted.sessionId);
   }
 }

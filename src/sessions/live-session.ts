@@ -28,6 +28,7 @@ import {
 } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { SessionRecord, SessionStore } from '../store/session-store.js';
+import type { CountedStart } from './fair-use.js';
 
 /** What the application supplies for each session's engine. */
 export interface EngineSetup {
@@ -73,6 +74,7 @@ export type EngineSetupFactory = (session: SessionRecord) => EngineSetup | Promi
 /** Where "always" grants are kept: this thread only (default) or the whole channel. */
 export type GrantScope = 'thread' | 'channel';
 
+
 export interface LiveSession {
   record: SessionRecord;
   engine: TurnEngine;
@@ -88,8 +90,11 @@ export interface LiveSession {
    */
   stoppedWith: ReadonlySet<string> | undefined;
   lastUsed: number;
-  /** Who asked for the running turn (fair use counts threads working per person). */
-  turnBy?: string;
+  /**
+   * The start fair use counted for the running turn (fair-use.ts): whose thread this is while
+   * it works. Handed back when the session goes idle (session-manager.ts).
+   */
+  countedStart?: CountedStart;
   /**
    * This instance lost the session (cluster mode: another instance owns it now). A turn still
    * running here records nothing (its writes are fenced) and shows nothing.

@@ -10,7 +10,7 @@
 // Turns are driven by turn-driver.ts; after a restart, recovery.ts repairs what the crash
 // left before anything else touches a session.
 import { randomUUID } from 'node:crypto';
-import { INTERRUPTED_BY_USER, silentLogger, type EngineLogger, type IncomingFile, type MessageSource, type ResolveResult } from '../engine/index.js';
+import { INTERRUPTED_BY_USER, silentLogger, type EngineLogger, type IncomingFile, type InboxItem, type MessageSource, type ResolveResult } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
 import { sessionIdOf, sessionKeyOf, type PendingInput, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
@@ -19,7 +19,7 @@ import { routes, type Coordinator, type RoutingCoordinator, type SessionCommand 
 import { ClusterRouting, DUPLICATE } from './cluster-routing.js';
 import { markStopped, type EngineSetupFactory, type GrantScope, type LiveSession } from './live-session.js';
 import { EarlyStops } from './early-stops.js';
-import { FairUse, type FairUseLimits } from './fair-use.js';
+import { FairUse, type CountedStart, type FairUseLimits } from './fair-use.js';
 import { ThreadReplay } from './thread-replay.js';
 import { isBusy, LiveSessions } from './live-sessions.js';
 import { PromptReplies, resolutionOf, type PromptChoice } from './prompt-replies.js';
@@ -134,10 +134,12 @@ export class SessionManager {
       reporter,
       logger: this.logger,
       everyoneGrants: options.access.hasAdmins,
+      onIdle: (live) => this.threadDone(live),
     });
     this.replies = new PromptReplies(options.inbox, options.access, reporter);
     this.controls = new ThreadControls({ ...options, sessions: this.sessions, driver: this.driver });
-    this.fairUse = new FairUse(options.fairUse);
+    // A person's starts and working threads are counted through the coordinator: for the whole bot in cluster mode.
+    this.fairUse = new FairUse(options.fairUse, options.coordinator.people);
     const idleMs = options.idleEvictMs ?? 15 * 60 * 1000;
     this.evictTimer = setInterval(() => void this.sessions.evictIdle(idleMs), Math.max(1000, idleMs / 2));
     this.evictTimer.unref();
@@ -298,52 +300,90 @@ export class SessionManager {
         return { status: 'answered', sessionId, inputId: input.id };
       }
 
-      // Fair use, checked before anything is recorded: a refusal leaves no trace to undo.
+      // Fair use, checked before anything is recorded. A start it allows is counted at once
+      // (check and count are one step, across instances in cluster mode); should the start not
+      // happen after all, the count is undone below.
       const starts = !isBusy(live) && live.engine.unansweredToolCalls().length === 0;
-      const verdict = starts
-        ? this.fairUse.mayStart(message.userId, this.sessions.all().filter((other) => isBusy(other) && other.turnBy === message.userId).length)
-        : this.fairUse.mayQueue(await store.pendingLoad(sessionId), Buffer.byteLength(input.text, 'utf8'));
-      if (!verdict.ok) return { status: 'refused', reason: verdict.reason };
-      // Spend limits: a request that would start a turn past one is refused, privately.
-      if (starts && this.options.budget) {
-        const budget = await this.options.budget.mayStart(placeOf(live.record), message.userId);
-        if (!budget.ok) return { status: 'refused', reason: budget.reason };
+      let counted: CountedStart | undefined;
+      if (starts) {
+        const verdict = await this.fairUse.start(message.userId, sessionId);
+        if (!verdict.ok) return { status: 'refused', reason: verdict.reason };
+        counted = verdict.counted;
+      } else {
+        const verdict = this.fairUse.mayQueue(await store.pendingLoad(sessionId), Buffer.byteLength(input.text, 'utf8'));
+        if (!verdict.ok) return { status: 'refused', reason: verdict.reason };
       }
-
-      // Recorded (and the session marked open) before the caller acknowledges the platform.
-      await store.markOpen(sessionId);
-      await store.addPendingInput(sessionId, input);
-      await this.touch(live);
-      if (isBusy(live)) {
-        // Queued before any waiting approval is declined, so the turn that wakes up on the
-        // decline finds the reply already there and takes it right after that tool round.
-        await coordinator.dispatch(sessionId, {
-          kind: 'steer',
-          inputId: input.id,
-          text: input.text,
-          ...(input.source ? { source: input.source } : {}),
-          ...(input.attachments ? { attachments: input.attachments } : {}),
-        });
-        await this.replies.decline(live.record, prompts, message);
-        await this.driver.notifyInput(live, input.id, 'queued', input.source);
-        return { status: 'queued', sessionId, inputId: input.id };
+      let result: DeliverResult | undefined;
+      try {
+        result = await this.deliverCounted(live, message, input, prompts, counted);
+        return result;
+      } finally {
+        // The start it counted did not happen (a spend limit, a reply queued after all, a failure).
+        if (counted && result?.status !== 'started') await this.fairUse.undo(counted);
       }
-      if (live.engine.unansweredToolCalls().length > 0) {
-        // After a restart: the declined prompts are answered by resuming, and the reply steers.
-        await this.replies.decline(live.record, prompts, message);
-        await this.driver.startResume(live);
-        await this.driver.notifyInput(live, input.id, 'queued', input.source);
-        return { status: 'queued', sessionId, inputId: input.id };
-      }
-      live.turnBy = message.userId;
-      this.fairUse.started(message.userId);
-      await this.driver.startWithInputs(live, [input]);
-      await this.driver.notifyInput(live, input.id, 'started', input.source);
-      // A 🛑 processed before this message was: it meant this turn.
-      const early = this.earlyStops.take(sessionId);
-      if (early && this.options.access.mayStop(early, live.record).allowed) await this.stopOwnedTurn(sessionId, early);
-      return { status: 'started', sessionId, inputId: input.id };
     });
+  }
+
+  /** `deliver` past fair use: the spend limits, then the message recorded, queued or started. */
+  private async deliverCounted(live: LiveSession, message: InboundMessage, input: PendingInput, prompts: InboxItem[], counted: CountedStart | undefined): Promise<DeliverResult> {
+    const { store, coordinator } = this.options;
+    const sessionId = live.record.id;
+    // Spend limits: a request that would start a turn past one is refused, privately.
+    if (counted && this.options.budget) {
+      const budget = await this.options.budget.mayStart(placeOf(live.record), message.userId);
+      if (!budget.ok) return { status: 'refused', reason: budget.reason };
+    }
+
+    // Recorded (and the session marked open) before the caller acknowledges the platform.
+    await store.markOpen(sessionId);
+    await store.addPendingInput(sessionId, input);
+    await this.touch(live);
+    if (isBusy(live)) {
+      // Queued before any waiting approval is declined, so the turn that wakes up on the
+      // decline finds the reply already there and takes it right after that tool round.
+      await coordinator.dispatch(sessionId, {
+        kind: 'steer',
+        inputId: input.id,
+        text: input.text,
+        ...(input.source ? { source: input.source } : {}),
+        ...(input.attachments ? { attachments: input.attachments } : {}),
+      });
+      await this.replies.decline(live.record, prompts, message);
+      await this.driver.notifyInput(live, input.id, 'queued', input.source);
+      return { status: 'queued', sessionId, inputId: input.id };
+    }
+    if (live.engine.unansweredToolCalls().length > 0) {
+      // After a restart: the declined prompts are answered by resuming, and the reply steers.
+      await this.replies.decline(live.record, prompts, message);
+      await this.driver.startResume(live);
+      await this.driver.notifyInput(live, input.id, 'queued', input.source);
+      return { status: 'queued', sessionId, inputId: input.id };
+    }
+    // The thread works for this person until the session is idle again (threadDone).
+    if (counted) {
+      if (live.countedStart) this.threadDone(live);
+      live.countedStart = counted;
+    }
+    try {
+      await this.driver.startWithInputs(live, [input]);
+    } catch (error) {
+      // No turn began: nothing will report the session idle (the caller undoes the count).
+      if (counted && live.countedStart === counted) live.countedStart = undefined;
+      throw error;
+    }
+    await this.driver.notifyInput(live, input.id, 'started', input.source);
+    // A 🛑 processed before this message was: it meant this turn.
+    const early = this.earlyStops.take(sessionId);
+    if (early && this.options.access.mayStop(early, live.record).allowed) await this.stopOwnedTurn(sessionId, early);
+    return { status: 'started', sessionId, inputId: input.id };
+  }
+
+  /** The session is idle: the thread it worked on no longer counts among its person's working threads. */
+  private threadDone(live: LiveSession): void {
+    const counted = live.countedStart;
+    if (!counted) return;
+    live.countedStart = undefined;
+    this.fairUse.threadDone(counted).catch((error: unknown) => this.logger.warn({ err: error, sessionId: counted.sessionId }, 'fair use: could not count a thread as done (in cluster mode it lapses with its lease)'));
   }
 
   /**

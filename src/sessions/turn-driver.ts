@@ -24,6 +24,8 @@ export interface TurnDriverOptions {
   logger: EngineLogger;
   /** Approvals also offer "always allow … for everyone" (admins approve, so an admin will answer). */
   everyoneGrants?: boolean;
+  /** A session's turns are over and no next one started: it is idle (fair use stops counting it as working). */
+  onIdle?: (live: LiveSession) => void;
 }
 
 export class TurnDriver {
@@ -99,6 +101,7 @@ export class TurnDriver {
         // afterTurn clears it under the session's lock; it could not run (another instance
         // owns the session now, or the store refused): the turn is over all the same.
         live.turn = null;
+        this.options.onIdle?.(live);
         // Nobody awaits this promise to the end: a rejection here would be unhandled.
         if (!isWritesFenced(error) && !(error instanceof OwnedElsewhereError)) this.options.logger.error({ err: error, sessionId }, 'could not start what followed the turn');
       }
@@ -130,6 +133,7 @@ export class TurnDriver {
         }
         if (next.length > 0) return this.startWithInputs(live, next);
       }
+      this.options.onIdle?.(live);
       try {
         await this.settleIfQuiet(live);
       } catch (error) {

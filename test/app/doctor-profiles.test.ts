@@ -17,7 +17,7 @@ afterEach(async () => {
 /** `npm run doctor` in `dir`, with only the given environment. */
 async function doctor(env: Record<string, string>, cwd: string): Promise<{ code: number | null; lines: string[]; stderr: string }> {
   const { command, args } = startCommand(['--check']);
-  const child = spawn(command, args, { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

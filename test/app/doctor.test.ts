@@ -2,6 +2,8 @@
 // and model servers, and nothing created on disk.
 import { chmod, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDoctor, type DoctorOptions } from '../../src/app/doctor.js';
 import { UNCONFINED_WARNING } from '../../src/sandbox/shell-sandbox.js';
@@ -30,6 +32,8 @@ async function setting() {
     STORE_URL: `sqlite://${join(dir, 'data', 'bot.sqlite')}`,
     WORKSPACE_DIR: join(dir, 'workspace'),
     MCP_CONFIG: join(dir, 'mcp.json'),
+    // Any free port: a test never depends on what else this machine runs on 9464.
+    METRICS_PORT: '0',
   };
   return { dir, slack, llm, env, envFile: join(dir, '.env') };
 }
@@ -56,9 +60,10 @@ describe('npm run doctor', () => {
       `✓ model openai:gpt-4.1: ${llm.baseURL}/models lists it`,
       expect.stringMatching(/^✓ shell sandbox: shell commands run in a bubblewrap sandbox, no network, as uid \d+ .*; bounds per command: .* \(probe \d+ ms\)$/),
       `✓ MCP: no servers (${env.MCP_CONFIG})`,
+      '✓ metrics: GET /metrics on 127.0.0.1 on a free port (METRICS_PORT=0; the start logs which), this machine only; not on PORT or HEALTH_PORT (set METRICS_TOKEN to scrape them from another host, with the token as a bearer token)',
       `Setup: model openai:gpt-4.1, store ${env.STORE_URL}, workspace ${env.WORKSPACE_DIR}, permission mode interactive`,
       // The last line is the verdict, and reads as one.
-      'Ready: all 6 checks passed; npm start would start the bot.',
+      'Ready: all 7 checks passed; npm start would start the bot.',
     ]);
     expect(code).toBe(0);
     // It asked for the model list, with the key, and sent no chat request.
@@ -74,6 +79,32 @@ describe('npm run doctor', () => {
     expect(lines[0]).toBe(`✓ .env: none at ${join(dir, '.env')}; the settings come from the environment`);
     expect(lines.join('\n')).not.toContain('[secret]');
     expect(lines.join('\n')).not.toContain('sk-test-secret-value');
+  });
+
+  it('says where /metrics is answered and who may read it: 127.0.0.1 alone without a token; with METRICS_TOKEN, PORT and HEALTH_PORT too; off, nowhere', async () => {
+    const { env } = await setting();
+    const port = await freePort();
+    const metricsLine = async (more: Record<string, string>) => (await doctor({ ...env, METRICS_PORT: String(port), ...more })).lines.find((line) => line.includes(' metrics: '));
+    expect(await metricsLine({})).toBe(
+      `✓ metrics: GET /metrics on 127.0.0.1:${port}, this machine only; not on PORT or HEALTH_PORT (set METRICS_TOKEN to scrape them from another host, with the token as a bearer token)`,
+    );
+    // Slack's HTTP mode (no app token) on PORT, and a health port.
+    const { SLACK_APP_TOKEN: _socketMode, ...http } = env;
+    expect((await doctor({ ...http, SLACK_SIGNING_SECRET: 'signing-secret', PORT: '3000', HEALTH_PORT: '8080', METRICS_PORT: String(port), METRICS_TOKEN: 'metrics-token-0123456789abcdef' })).lines.find((line) => line.includes(' metrics: '))).toBe(
+      `✓ metrics: GET /metrics only with METRICS_TOKEN as a bearer token, on 127.0.0.1:${port} and on PORT 3000 (Slack's HTTP mode) and HEALTH_PORT 8080`,
+    );
+    expect(await metricsLine({ METRICS: 'off' })).toBe('✓ metrics: off (METRICS=off): no /metrics anywhere');
+  });
+
+  it('a METRICS_PORT that something holds is ✗: a start would stop there', async () => {
+    const { env } = await setting();
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+    const port = (holder.address() as AddressInfo).port;
+    const { code, lines } = await doctor({ ...env, METRICS_PORT: String(port) });
+    expect(lines.find((line) => line.includes(' metrics: '))).toMatch(new RegExp(`^✗ metrics: .*; but 127\\.0\\.0\\.1:${port} is taken now .*a start would stop there\\. Set METRICS_PORT to a free port \\(0: any\\)$`));
+    expect(code).toBe(1);
   });
 
   it('a model the server does not list is a warning, not a failure', async () => {
@@ -179,7 +210,7 @@ describe('npm run doctor', () => {
     await chmod(envFile, 0o600);
     const closed = await doctor(env);
     expect(closed.lines[0]).toBe(`✓ .env: ${envFile} is private to its owner (mode 600)`);
-    expect(closed.lines.at(-1)).toBe('Ready: all 6 checks passed; npm start would start the bot.');
+    expect(closed.lines.at(-1)).toBe('Ready: all 7 checks passed; npm start would start the bot.');
   });
 
   it('where bubblewrap cannot run: SHELL_SANDBOX=auto warns that run_shell is not offered, bwrap fails, as a start would; off warns', async () => {

@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHealthServer, type HealthServer } from '../../src/app/health-server.js';
 import { metricsEndpoint, MetricsSink } from '../../src/ops/metrics/index.js';
+import { startMetricsServer, type MetricsServer } from '../../src/app/metrics-server.js';
 
 let server: HealthServer | undefined;
 afterEach(async () => {
@@ -49,5 +50,24 @@ describe('/metrics on HEALTH_PORT', () => {
   it('without metrics, /metrics is 404 like any other path', async () => {
     server = await startHealthServer(0);
     expect((await fetch(`http://127.0.0.1:${server.port}/metrics`)).status).toBe(404);
+  });
+});
+
+describe("the metrics' own listener", () => {
+  let metrics: MetricsServer | undefined;
+  afterEach(async () => {
+    await metrics?.close();
+    metrics = undefined;
+  });
+
+  it('answers /metrics on 127.0.0.1 and nothing else; a port already taken is an error naming METRICS_PORT', async () => {
+    const sink = new MetricsSink();
+    sink.handle({ type: 'steered', at: 1, place: { sessionId: 's', platform: 'slack', workspace: 'T', channel: 'C' } });
+    metrics = await startMetricsServer(metricsEndpoint(sink), { host: '127.0.0.1', port: 0 });
+    expect(metrics.host).toBe('127.0.0.1');
+    const url = `http://127.0.0.1:${metrics.port}`;
+    expect(await (await fetch(`${url}/metrics`)).text()).toContain('chat_agent_steering_inputs_total{platform="slack"} 1');
+    expect((await fetch(`${url}/healthz`)).status).toBe(404);
+    await expect(startMetricsServer(metricsEndpoint(sink), { host: '127.0.0.1', port: metrics.port })).rejects.toThrow(`METRICS_PORT ${metrics.port} is taken`);
   });
 });

@@ -78,4 +78,15 @@ describe('a start loads only what it runs', () => {
     // process metrics, since the API is installed; the SDK and the exporters are never loaded.
     expect([...life.packages].filter((name) => name.startsWith('@opentelemetry/') && name !== '@opentelemetry/api')).toEqual([]);
   });
+
+  it('with METRICS=off nothing of the metrics loads: no prom-client, no sink', { timeout: 60_000 }, async () => {
+    const fakes = await startBotFakes(cleanups);
+    const log = join(fakes.dir, 'modules.log');
+    const bot = await BotProcess.start(slackHttpEnv(fakes, 'secret', { LOG_FORMAT: 'json', METRICS: 'off', NODE_OPTIONS: `--import ${MODULE_LOG_HOOK}`, MODULE_LOG: log }), fakes.dir);
+    cleanups.push(() => bot.kill());
+    const idle = await loaded(log, bot.pid!);
+    expect(idle.packages).toContain('@slack/bolt');
+    expect(idle.packages).not.toContain('prom-client');
+    expect(idle.own.filter((file) => /ops\/metrics\/(metrics-sink|metric-families|hot-series|index)/.test(file))).toEqual([]);
+  });
 });

@@ -44,6 +44,14 @@ export interface FakeAnswer {
   omitDone?: boolean;
   /** The model the chunks name (default: the one requested), e.g. a dated snapshot of an alias. */
   model?: string;
+  /**
+   * Where the usage goes. `top` (default): OpenAI's way, a last chunk of its own with empty
+   * `choices`, only when the request asked (`stream_options.include_usage`). `choice`: inside
+   * the finish chunk's choice (`choices[0].usage`), whatever the request asked, as Moonshot's
+   * Kimi servers send it (with `cached_tokens` beside the counts). `none`: never, as some
+   * servers do.
+   */
+  usageAt?: 'top' | 'choice' | 'none';
 }
 
 export interface StreamOptions {
@@ -308,8 +316,30 @@ export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: 
     }
   }
   const finish = answer.finishReason === undefined ? (answer.toolCalls?.length ? 'tool_calls' : 'stop') : answer.finishReason;
-  events.push(choice({}, finish));
-  if (includeUsage) {
+  const usageAt = answer.usageAt ?? 'top';
+  if (usageAt === 'choice') {
+    // Kimi's last chunk: the usage rides in the choice, and the chunk has no top-level usage at all.
+    const usage = answer.usage ?? { prompt_tokens: 12, completion_tokens: deltas };
+    events.push({
+      data: {
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model,
+        choices: [
+          {
+            index: 0,
+            delta: {},
+            finish_reason: finish,
+            usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens, cached_tokens: usage.cached_tokens ?? 0 },
+          },
+        ],
+      },
+    });
+  } else {
+    events.push(choice({}, finish));
+  }
+  if (includeUsage && usageAt === 'top') {
     const usage = answer.usage ?? { prompt_tokens: 12, completion_tokens: deltas };
     events.push(
       envelope([], {

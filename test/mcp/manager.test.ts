@@ -50,6 +50,10 @@ describe('an MCP server over stdio', () => {
     expect(metadata['notes__fetch_thing']).toEqual({ risk: 'high', category: 'external', requiresApproval: true, idempotent: false });
     expect(metadata['notes__save_note']).toEqual({ risk: 'medium', category: 'external', idempotent: false });
     expect(tools[0]!.description).toBe('Add two numbers');
+    // What the operations side may name (src/ops/tool-names.ts): these, and nothing else.
+    for (const name of NOTES_TOOLS) expect(manager.hasTool(name)).toBe(true);
+    expect(manager.hasTool('add')).toBe(false);
+    expect(manager.hasTool('notes__nothing_like_it')).toBe(false);
   });
 
   it('passes the env from mcp.json, with ${VAR} expanded, to the child', () => {

@@ -73,6 +73,17 @@ describe('the metered provider', () => {
     expect(guard.settled).toEqual([{ ticket: 't1', usage: { input: 100, cachedInput: 50, cacheWrite: 0, output: 20, reasoning: 5 } }]);
   });
 
+  it('a finished call whose stream reported no usage is charged the estimate, marked as estimated, never 0', async () => {
+    const { heard, guard, provider } = setup([{ text: 'hello there, friend' }]);
+    const chunks = await drain(provider.stream(request(), new AbortController().signal));
+    // The input the guard was told before the call; the output counted from the answer (four characters a token).
+    const estimate = { input: 104, cachedInput: 0, cacheWrite: 0, output: 5, reasoning: 0, estimated: true };
+    expect(guard.settled).toEqual([{ ticket: 't1', usage: estimate }]);
+    expect(heard.at(-1)).toMatchObject({ type: 'model_call_ended', tokens: estimate });
+    // The engine records it on the answer too (the thread's usage footer reads it there), marked.
+    expect(chunks.at(-1)).toMatchObject({ type: 'final', turn: { text: 'hello there, friend', usage: { input: 104, output: 5, estimated: true } } });
+  });
+
   it('a refused call never reaches the provider: a budget error, a refusal on the bus, nothing to settle', async () => {
     const { inner, heard, guard, provider } = setup([{ text: 'never' }]);
     guard.refuse = true;

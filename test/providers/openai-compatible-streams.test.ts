@@ -17,7 +17,7 @@ import {
   type ProviderRequest,
 } from '../../src/engine/index.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
-import { FakeOpenAI } from '../fakes/openai-server.js';
+import { answerEvents, FakeOpenAI } from '../fakes/openai-server.js';
 import { collect, lowRisk, only } from '../support/engine-kit.js';
 
 let fake: FakeOpenAI;
@@ -114,6 +114,37 @@ describe('a stream is complete only when the server says why it stopped', () => 
     const { final } = await run(ask('weather?'));
     expect(final?.finishReason).toBe('tool_calls');
     expect(final?.toolCalls).toEqual([{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' }]);
+  });
+});
+
+describe('usage wherever the server puts it', () => {
+  it("Kimi's place: inside the finish chunk's choice (`choices[0].usage`), its cached tokens apart", async () => {
+    fake.replyText('Paris.', { model: 'kimi-k2.5', usageAt: 'choice', usage: { prompt_tokens: 1_200, completion_tokens: 40, cached_tokens: 1_000 } });
+    const { final, error } = await run(ask('Capital of France?', { model: 'openai:kimi-k2.5' }));
+    expect(error).toBeUndefined();
+    expect(final?.usage).toEqual({ input: 200, output: 40, cacheRead: 1_000 });
+  });
+
+  it.each(['top', 'choice'] as const)('a usage (%s) whose counts are not numbers is no usage (the metered provider then estimates), never NaN', async (usageAt) => {
+    fake.reply((request) => {
+      const events = answerEvents(request, { text: 'Paris.', usageAt, usage: { prompt_tokens: 5, completion_tokens: 2 } });
+      const last = events.findLast((event) => typeof event.data === 'object') as { data: { usage?: unknown; choices: { usage?: unknown }[] } };
+      const bad = { prompt_tokens: 'many', completion_tokens: null };
+      if (usageAt === 'top') last.data.usage = bad;
+      else last.data.choices[0]!.usage = bad;
+      return { kind: 'sse', events };
+    });
+    const { final, error } = await run(ask('Capital of France?'));
+    expect(error).toBeUndefined();
+    expect(final?.text).toBe('Paris.');
+    expect(final?.usage).toBeUndefined();
+  });
+
+  it('a server that reports none leaves the answer without usage', async () => {
+    fake.replyText('Paris.', { usageAt: 'none' });
+    const { final } = await run(ask('Capital of France?'));
+    expect(final?.finishReason).toBe('stop');
+    expect(final?.usage).toBeUndefined();
   });
 });
 

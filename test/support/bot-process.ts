@@ -34,7 +34,8 @@ export class BotProcess {
     const bot = new BotProcess(
       spawn(command, args, {
         cwd,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+        // METRICS_PORT: any free port, unless the test names one: bots of tests running side by side must not compete for 9464.
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', METRICS_PORT: '0', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );

@@ -70,7 +70,7 @@ export class NpmStart {
     const bot = new NpmStart(
       spawn('npm', ['start'], {
         cwd: dir,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', npm_config_script_shell: '/bin/dash', npm_config_update_notifier: 'false', ...env },
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', npm_config_script_shell: '/bin/dash', npm_config_update_notifier: 'false', METRICS_PORT: '0', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );

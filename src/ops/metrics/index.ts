@@ -2,6 +2,7 @@
 // bus and the /metrics endpoint the HTTP servers answer with; with METRICS=off, nothing (no
 // sink: the bus does not even build the events nobody reads).
 import type { OpsBus } from '../ops-events.js';
+import type { KnownTools } from '../tool-names.js';
 import { metricsEndpoint, type MetricsEndpoint } from './metrics-endpoint.js';
 import { MetricsSink } from './metrics-sink.js';
 
@@ -15,9 +16,10 @@ export interface LoadSources {
   modelCalls(): { running: number; waiting: number };
 }
 
-export function metricsOn(settings: { METRICS: boolean; METRICS_TOKEN?: string | undefined }, ops: OpsBus, sources: LoadSources): MetricsEndpoint | undefined {
+export function metricsOn(settings: { METRICS: boolean; METRICS_TOKEN?: string | undefined }, ops: OpsBus, sources: LoadSources, knownTools: KnownTools): MetricsEndpoint | undefined {
   if (!settings.METRICS) return undefined;
   const sink = new MetricsSink({
+    knownTools,
     load: () => {
       const sessions = sources.sessions();
       const calls = sources.modelCalls();

@@ -1,11 +1,11 @@
-// GET /metrics: the metrics sink's registry in Prometheus text format, answered by whichever
-// HTTP server the bot has (HEALTH_PORT's in src/app/health-server.ts, or the Slack HTTP
-// receiver's on PORT, connectors/slack/bolt-app.ts). The servers only route the path here.
+// GET /metrics: the metrics sink's registry in Prometheus text format, answered by the metrics'
+// own listener on 127.0.0.1 (src/app/metrics-server.ts) and, behind METRICS_TOKEN, by the bot's
+// other HTTP servers (HEALTH_PORT's, and the Slack HTTP receiver's on PORT): where and why in
+// metrics-placement.ts. The servers only route the path here.
 //
-// Open by default, as scrape endpoints usually are: the labels are kinds and counts, never an
-// id or anything a person wrote, and HEALTH_PORT is an internal port. With METRICS_TOKEN set it
-// answers only `Authorization: Bearer <token>` (compared in constant time); that is for HTTP
-// mode, whose PORT is the one Slack posts events to and so often faces the internet.
+// With METRICS_TOKEN set it answers only `Authorization: Bearer <token>` (compared in constant
+// time), whichever port it is reached on. The labels are kinds and counts, never an id or
+// anything a person or the model wrote.
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 

@@ -3,7 +3,8 @@
 // GET /metrics (metrics-endpoint.ts serves it).
 //
 // What it keeps of an event is the kind of thing, never who or where: the platform, a tool's
-// name, a model id, a decision word, a limit's name. No session, thread, channel, workspace or
+// name (only a tool the bot registered: any other name the model makes up is `unknown`,
+// tool-names.ts), a model id, a decision word, a limit's name. No session, thread, channel, workspace or
 // user id becomes a label, nor anything a person wrote. Labels fed from open-ended sources
 // (tools, models, platform methods, error kinds) are capped (bounded-labels.ts). It holds no
 // state per session; per call only its start, until it ends (for time to first token).
@@ -13,6 +14,7 @@
 import { Registry } from 'prom-client';
 import { parseModelRef } from '../../providers/model-ref.js';
 import type { OpsEvent, OpsEventOf, OpsSink, TokenCounts } from '../ops-events.js';
+import { NO_KNOWN_TOOLS, reportedToolName, type KnownTools } from '../tool-names.js';
 import { BoundedLabel } from './bounded-labels.js';
 import type { CounterSeries, HistogramSeries } from './hot-series.js';
 import { metricFamilies, type LoadReading, type MetricFamilies } from './metric-families.js';
@@ -52,6 +54,8 @@ interface ModelSeries {
 export interface MetricsSinkOptions {
   /** Read at each scrape for the gauges (live sessions, queue depths). */
   load?: () => LoadReading;
+  /** The tools the bot registered: a `tool` label takes their names, and `unknown` for any other (default: none known). */
+  knownTools?: KnownTools;
 }
 
 export class MetricsSink implements OpsSink {
@@ -72,9 +76,11 @@ export class MetricsSink implements OpsSink {
   private cached = 0;
   /** callId → when the call was sent and its time to first token, until the call ends. */
   private readonly openCalls = new Map<string, { started: number; firstChunkS?: number }>();
+  private readonly knownTools: KnownTools;
 
   constructor(options: MetricsSinkOptions = {}) {
     this.m = metricFamilies(this.registry, options.load);
+    this.knownTools = options.knownTools ?? NO_KNOWN_TOOLS;
   }
 
   /** The Prometheus text exposition of everything counted so far. */
@@ -194,7 +200,9 @@ export class MetricsSink implements OpsSink {
     return failed;
   }
 
-  private toolSeries(tool: string): Record<string, CounterSeries> {
+  private toolSeries(called: string): Record<string, CounterSeries> {
+    // Resolved before the cache, so a name the model made up is never kept, even in memory.
+    const tool = reportedToolName(called, this.knownTools);
     const known = this.tools.get(tool);
     if (known) return known;
     const label = this.labels.tool.of(tool);

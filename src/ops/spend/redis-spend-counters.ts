@@ -47,7 +47,7 @@ const RESERVE = `
   end
   return {1}`;
 
-const FIELDS = ['nusd', 'input', 'cachedInput', 'cacheWrite', 'output', 'reasoning', 'calls'] as const;
+const FIELDS = ['nusd', 'input', 'cachedInput', 'cacheWrite', 'output', 'reasoning', 'calls', 'estimated'] as const;
 
 type ReserveCommand = (...parts: (string | number)[]) => Promise<unknown>;
 

@@ -23,6 +23,8 @@ export interface CounterAdd {
   output: number;
   reasoning: number;
   calls: number;
+  /** Calls whose server reported no usage, counted by the bot's estimate (metered-provider.ts). */
+  estimated: number;
   /** The model, when it has no price (the counter lists it). */
   unpriced?: string;
 }
@@ -67,7 +69,7 @@ export function tokensOf(counts: Pick<CounterAdd, 'input' | 'cachedInput' | 'cac
 }
 
 export function emptyTotals(): CounterTotals {
-  return { nusd: 0, input: 0, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0, calls: 0, unpriced: [] };
+  return { nusd: 0, input: 0, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0, calls: 0, estimated: 0, unpriced: [] };
 }
 
 interface Hold {
@@ -120,6 +122,7 @@ export class KeyvSpendCounters implements SpendCounters {
           output: totals.output + add.output,
           reasoning: totals.reasoning + add.reasoning,
           calls: totals.calls + add.calls,
+          estimated: totals.estimated + add.estimated,
           unpriced: add.unpriced && !totals.unpriced.includes(add.unpriced) ? [...totals.unpriced, add.unpriced] : totals.unpriced,
         };
         await this.keyv.set(this.key(target.counter), next, target.ttlMs);

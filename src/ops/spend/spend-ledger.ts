@@ -106,6 +106,7 @@ export class SpendLedger implements SpendReader {
       output: tokens.output,
       reasoning: tokens.reasoning,
       calls: 1,
+      estimated: tokens.estimated ? 1 : 0,
       ...(nusd === undefined ? { unpriced: model } : {}),
     };
   }
@@ -134,6 +135,7 @@ export function totalsOf(counter: CounterTotals): SpendTotals {
     usd: counter.nusd / NANO,
     tokens: { input: counter.input, cachedInput: counter.cachedInput, cacheWrite: counter.cacheWrite, output: counter.output, reasoning: counter.reasoning },
     calls: counter.calls,
+    estimatedCalls: counter.estimated,
     unpricedModels: [...counter.unpriced].sort(),
   };
 }

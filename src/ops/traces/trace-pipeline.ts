@@ -7,11 +7,14 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { EngineLogger } from '../../engine/index.js';
 import type { OpsSink, OpsEvent } from '../ops-events.js';
+import type { KnownTools } from '../tool-names.js';
 import { TraceSink } from './trace-sink.js';
 import type { TraceSettings } from './trace-settings.js';
 
 export interface TracingOptions {
   mask: (text: string) => string;
+  /** The tools the bot registered: spans name only these (tool-names.ts). */
+  knownTools: KnownTools;
   /** Where the SDK's own warnings go (an export the collector refused, a collector down). */
   logger?: EngineLogger;
 }
@@ -27,7 +30,7 @@ export async function startTracing(settings: TraceSettings, options: TracingOpti
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
     spanProcessors: [processor],
   });
-  const sink = new TraceSink(provider.getTracer('chat-agent'), { agentName: settings.serviceName, captureContent: settings.captureContent, mask: options.mask });
+  const sink = new TraceSink(provider.getTracer('chat-agent'), { agentName: settings.serviceName, captureContent: settings.captureContent, mask: options.mask, knownTools: options.knownTools });
   // A collector that is down must not stop the bot's shutdown, nor leave it without a word:
   // the failure is logged here (the exporter has retried for its timeout by then).
   const settle = async (work: () => Promise<void>): Promise<void> => {

@@ -13,10 +13,13 @@
 //   restart, a tool refused before it ran) is drawn from its end and its duration.
 // - No text a person or the model wrote, unless content capture is on (then masked: the
 //   content helpers). A wait's decision is a word (`once`, `deny`, `answered`), never the answer.
+//   A tool is named only if the bot registered it: a name the model made up is `unknown` in the
+//   span's name and its `gen_ai.tool.name` (tool-names.ts).
 // - Every span left open ends at shutdown, so a stop of the bot still exports what it had.
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type HrTime, type Span, type Tracer } from '@opentelemetry/api';
 import type { OpsEvent, OpsEventOf, OpsSink, TokenCounts, WaitKind } from '../ops-events.js';
 import { parseModelRef } from '../../providers/model-ref.js';
+import { NO_KNOWN_TOOLS, reportedToolName, type KnownTools } from '../tool-names.js';
 import { inputMessagesJson, outputMessagesJson } from './trace-content.js';
 
 export interface TraceSinkOptions {
@@ -25,6 +28,8 @@ export interface TraceSinkOptions {
   /** Record the messages and the answer on chat spans (events carry them only then). */
   captureContent: boolean;
   mask: (text: string) => string;
+  /** The tools the bot registered; any other name is `unknown` (default: none known). */
+  knownTools?: KnownTools;
   now?: () => number;
 }
 
@@ -44,12 +49,14 @@ export class TraceSink implements OpsSink {
   private readonly tools = new Map<string, Span>();
   private readonly waits = new Map<string, Span>();
   private readonly now: () => number;
+  private readonly knownTools: KnownTools;
 
   constructor(
     private readonly tracer: Tracer,
     private readonly options: TraceSinkOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.knownTools = options.knownTools ?? NO_KNOWN_TOOLS;
   }
 
   handle(event: OpsEvent): void {
@@ -187,7 +194,8 @@ export class TraceSink implements OpsSink {
     span.end(epochTime(event.at));
   }
 
-  private toolSpan(sessionId: string, tool: string, toolCallId: string, at: number): Span {
+  private toolSpan(sessionId: string, called: string, toolCallId: string, at: number): Span {
+    const tool = reportedToolName(called, this.knownTools);
     return this.tracer.startSpan(
       `execute_tool ${tool}`,
       {
@@ -218,7 +226,8 @@ export class TraceSink implements OpsSink {
     span.end(epochTime(event.at));
   }
 
-  private waitSpan(sessionId: string, kind: WaitKind, tool: string, toolCallId: string, at: number): Span {
+  private waitSpan(sessionId: string, kind: WaitKind, called: string, toolCallId: string, at: number): Span {
+    const tool = reportedToolName(called, this.knownTools);
     return this.tracer.startSpan(
       kind === 'approval' ? `await_approval ${tool}` : `await_${kind}`,
       {
@@ -254,6 +263,8 @@ function tokenAttributes(tokens: TokenCounts): Attributes {
   if (tokens.cachedInput > 0) attributes['gen_ai.usage.cache_read.input_tokens'] = tokens.cachedInput;
   if (tokens.cacheWrite > 0) attributes['gen_ai.usage.cache_creation.input_tokens'] = tokens.cacheWrite;
   if (tokens.reasoning > 0) attributes['gen_ai.usage.reasoning.output_tokens'] = tokens.reasoning;
+  // The server reported none: the counts are the bot's estimate (src/ops/metered-provider.ts).
+  if (tokens.estimated) attributes[`${OWN}.usage.estimated`] = true;
   return attributes;
 }
 

@@ -1,6 +1,7 @@
-// `npm start` with Discord and HEALTH_PORT: GET /metrics answers beside /healthz, and after a
-// mention answered through a 429 it counts the turn on Discord and the REST calls by route
-// template (never a snowflake). The bot is a child process; Discord and the model are fakes.
+// `npm start` with Discord, HEALTH_PORT and METRICS_TOKEN: GET /metrics answers beside /healthz
+// to the bearer token (and to nobody without it), and after a mention answered through a 429 it
+// counts the turn on Discord and the REST calls by route template (never a snowflake). The bot
+// is a child process; Discord and the model are fakes.
 import { afterEach, describe, expect, it } from 'vitest';
 import { DISCORD_IDS, mention } from '../../fakes/discord-payloads.js';
 import { discordEnv, startDiscordBotFakes } from '../../support/bot-fakes.js';
@@ -13,12 +14,15 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
+const TOKEN = 'metrics-token-0123456789abcdef';
+const bearer = { authorization: `Bearer ${TOKEN}` };
+
 describe('/metrics on HEALTH_PORT (Discord, npm start)', () => {
   it('counts the turn on Discord and each REST call by method and route template, a 429 as rate_limited', async () => {
     const fakes = await startDiscordBotFakes(cleanups);
     const { dir, fake, llm } = fakes;
     llm.replyText('Hello from the process.');
-    const bot = await BotProcess.start(discordEnv(fakes, { HEALTH_PORT: '0' }), dir, 30_000, { waitFor: 'discord' });
+    const bot = await BotProcess.start(discordEnv(fakes, { HEALTH_PORT: '0', METRICS_TOKEN: TOKEN }), dir, 30_000, { waitFor: 'discord' });
     cleanups.push(() => bot.kill());
     let port = 0;
     await waitFor(() => {
@@ -28,6 +32,7 @@ describe('/metrics on HEALTH_PORT (Discord, npm start)', () => {
     }, 15_000);
     const base = `http://127.0.0.1:${port}`;
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect((await fetch(`${base}/metrics`)).status).toBe(401);
 
     // Discord answers the bot's first post with a 429; discord.js waits and posts again.
     fake.rest.rateLimitNext('POST /channels/:channel/messages', 1, { retryAfterMs: 100 });
@@ -35,10 +40,10 @@ describe('/metrics on HEALTH_PORT (Discord, npm start)', () => {
     await fake.waitForMessage(asked.id, (m) => m.content.includes('Hello from the process.'), 15_000);
 
     // The turn's end is counted just after its last post: read until it is there (bounded).
-    let m = await scrape(`${base}/metrics`);
+    let m = await scrape(`${base}/metrics`, bearer);
     for (let i = 0; i < 50 && m.value('chat_agent_turns_total') < 1; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      m = await scrape(`${base}/metrics`);
+      m = await scrape(`${base}/metrics`, bearer);
     }
     expect(m.value('chat_agent_turns_total', { platform: 'discord', outcome: 'completed' })).toBe(1);
     expect(m.count('gen_ai_client_operation_duration_seconds', { gen_ai_provider_name: 'openai', gen_ai_request_model: 'gpt-4.1' })).toBe(1);

@@ -10,8 +10,11 @@ import { parseMetrics } from './scrape.js';
 const place: Place = { sessionId: 'sess-7f3a9c', platform: 'slack', workspace: 'T0SECRET01', channel: 'C0SECRET02' };
 const tokens: TokenCounts = { input: 1200, cachedInput: 800, cacheWrite: 0, output: 300, reasoning: 50 };
 
+/** The registry's names, as core.ts gives them: the built-ins here, and the cap test's MCP tools. */
+const knownTools = (name: string): boolean => ['run_shell', 'write_file', 'fetch_url'].includes(name) || name.startsWith('mcp__server__tool_');
+
 function sinkOnBus(load?: () => LoadReading) {
-  const sink = new MetricsSink(load ? { load } : {});
+  const sink = new MetricsSink({ knownTools, ...(load ? { load } : {}) });
   const bus = new OpsBus();
   bus.add(sink);
   return { sink, emit: (event: OpsEvent) => bus.emit(event), read: async () => parseMetrics(await sink.render()) };
@@ -96,6 +99,19 @@ describe('the metrics sink', () => {
     expect(m.samples('chat_agent_model_tokens_total', { token_type: 'input' })).toHaveLength(LABEL_CAPS.model + 1);
     expect(m.value('chat_agent_platform_calls_total', { method: 'other' })).toBe(5);
     expect(m.value('chat_agent_platform_calls_total', { method: 'GET /route-0/:id' })).toBe(1);
+  });
+
+  it('a tool name the model made up is `unknown`, never a label of its own, however many it makes up', async () => {
+    const { emit, read, sink } = sinkOnBus();
+    const madeUp = ['Q3 layoffs list: alice@corp.com', 'write_file ', 'WRITE_FILE', ...Array.from({ length: 300 }, (_unused, i) => `leak ${i}`)];
+    for (const [i, tool] of madeUp.entries()) emit({ type: 'tool_ended', at: i, place, toolCallId: `call-${i}`, tool, outcome: 'error' });
+    emit({ type: 'tool_ended', at: 999, place, toolCallId: 'call-ok', tool: 'write_file', outcome: 'ok' });
+    const page = await sink.render();
+    expect(page).not.toMatch(/layoffs|alice|leak|WRITE_FILE/);
+    const m = await read();
+    expect(m.value('chat_agent_tool_calls_total', { tool: 'unknown', outcome: 'error' })).toBe(madeUp.length);
+    expect(m.value('chat_agent_tool_calls_total', { tool: 'write_file', outcome: 'ok' })).toBe(1);
+    expect(new Set(m.samples('chat_agent_tool_calls_total').map((s) => s.labels.tool))).toEqual(new Set(['unknown', 'write_file']));
   });
 
   it('keeps no id and no text of an event: the place, the requester, a tool call id, argument summaries', async () => {

@@ -1,9 +1,11 @@
 // GET /metrics after a scripted session through the real bot: the real Bolt app in HTTP mode
 // (PORT), the real core and OpenAI provider against FakeSlack and FakeOpenAI. The page is read
-// over HTTP and parsed with a Prometheus text parser; each named series has the counts the
-// session made, and no label carries an id.
+// over HTTP from the metrics' own listener on 127.0.0.1 (as run-bot.ts starts it) and parsed
+// with a Prometheus text parser; each named series has the counts the session made, and no
+// label carries an id. PORT, which Slack reaches, answers /metrics only behind METRICS_TOKEN.
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROMPT_ACTION } from '../../../connectors/slack/actions.js';
+import { startMetricsServer, type MetricsServer } from '../../../src/app/metrics-server.js';
 import { SLACK_IDS } from '../../fakes/slack-payloads.js';
 import { waitFor } from '../../support/engine-kit.js';
 import { bootSlackBot, waitForCard, type SlackBot } from '../../slack/slack-harness.js';
@@ -12,16 +14,27 @@ import { scrape } from './scrape.js';
 const C = SLACK_IDS.channelId;
 
 let bot: SlackBot | undefined;
+let listener: MetricsServer | undefined;
 afterEach(async () => {
+  await listener?.close();
+  listener = undefined;
   await bot?.stop();
   bot = undefined;
 });
 
+/** /metrics on PORT, beside the Slack events. */
 const metricsUrl = (b: SlackBot) => b.url.replace('/slack/events', '/metrics');
+
+/** The metrics' own listener, on 127.0.0.1 and any free port. */
+async function ownMetricsUrl(b: SlackBot): Promise<string> {
+  listener = await startMetricsServer(b.core.metrics!, { host: '127.0.0.1', port: 0 });
+  return `http://127.0.0.1:${listener.port}/metrics`;
+}
 
 describe('GET /metrics on PORT (Slack HTTP mode)', () => {
   it('after an approved tool call, a steered answer and a stop, each series has its counts; a 429 is counted by method', async () => {
     bot = await bootSlackBot();
+    const metricsAt = await ownMetricsUrl(bot);
     // Slack answers the first reaction with a 429: the WebClient waits, retries, and it goes through.
     bot.slack.failNext('reactions.add', { status: 429, headers: { 'retry-after': '0' } });
 
@@ -42,7 +55,7 @@ describe('GET /metrics on PORT (Slack HTTP mode)', () => {
     await waitFor(() => bot!.slack.thread(C, second).some((m) => m.user === SLACK_IDS.botUserId && (m.text ?? '').length > 0));
     const reply = await bot.reply(second, 'actually, shorter');
     await waitFor(() => bot!.slack.reactionsOn(C, reply).some((r) => r.name === 'eyes'));
-    const during = await scrape(metricsUrl(bot));
+    const during = await scrape(metricsAt);
     expect(during.value('chat_agent_live_sessions')).toBe(2);
     expect(during.value('chat_agent_working_sessions')).toBe(1);
     expect(during.value('chat_agent_queued_steering_inputs')).toBe(1);
@@ -60,7 +73,7 @@ describe('GET /metrics on PORT (Slack HTTP mode)', () => {
     await bot.idle();
     await waitFor(() => bot!.slack.thread(C, third).some((m) => m.text.includes('Stopped')));
 
-    const m = await scrape(metricsUrl(bot));
+    const m = await scrape(metricsAt);
     // Turns: two completed, one interrupted, all on Slack.
     expect(m.value('chat_agent_turns_total', { platform: 'slack', outcome: 'completed' })).toBe(2);
     expect(m.value('chat_agent_turns_total', { platform: 'slack', outcome: 'interrupted' })).toBe(1);
@@ -106,6 +119,13 @@ describe('GET /metrics on PORT (Slack HTTP mode)', () => {
 });
 
 describe('who may read /metrics on PORT', () => {
+  it('without METRICS_TOKEN, nobody: PORT faces the internet (the own listener on 127.0.0.1 answers)', async () => {
+    bot = await bootSlackBot();
+    expect((await fetch(metricsUrl(bot))).status).toBe(404);
+    expect((await fetch(bot.url.replace('/slack/events', '/healthz'))).status).toBe(200);
+    expect((await scrape(await ownMetricsUrl(bot))).value('chat_agent_turns_total')).toBe(0);
+  });
+
   it('with METRICS_TOKEN, only a request with that bearer token; /healthz stays open', async () => {
     const token = 'metrics-token-0123456789abcdef';
     bot = await bootSlackBot({ env: { METRICS_TOKEN: token } });
@@ -116,6 +136,10 @@ describe('who may read /metrics on PORT', () => {
     const m = await scrape(metricsUrl(bot), { authorization: `Bearer ${token}` });
     expect(m.value('chat_agent_turns_total')).toBe(0);
     expect((await fetch(bot.url.replace('/slack/events', '/healthz'))).status).toBe(200);
+    // The own listener asks for it too: one rule, whichever port is reached.
+    const own = await ownMetricsUrl(bot);
+    expect((await fetch(own)).status).toBe(401);
+    expect((await scrape(own, { authorization: `Bearer ${token}` })).value('chat_agent_turns_total')).toBe(0);
   });
 
   it('with METRICS=off, there is no /metrics and nothing listens on the bus; /healthz answers as before', async () => {

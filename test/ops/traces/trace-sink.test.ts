@@ -13,7 +13,8 @@ const place = { sessionId: 'slack:T1:C1:1.0', platform: 'slack', workspace: 'T1'
 function sink(captureContent = false) {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const traces = new TraceSink(provider.getTracer('test'), { agentName: 'chat-agent', captureContent, mask: (text) => text.replaceAll('hunter2-secret', '[secret]'), now: () => 9_000 });
+  const knownTools = (name: string): boolean => ['ask_user', 'run_shell', 'fetch_url', 'write_file'].includes(name);
+  const traces = new TraceSink(provider.getTracer('test'), { agentName: 'chat-agent', captureContent, mask: (text) => text.replaceAll('hunter2-secret', '[secret]'), knownTools, now: () => 9_000 });
   const feed = (...events: OpsEvent[]) => events.forEach((event) => traces.handle(event));
   const spans = () => exporter.getFinishedSpans();
   const named = (name: string): ReadableSpan => {
