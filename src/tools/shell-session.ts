@@ -13,8 +13,9 @@
 // drained and discarded, and dispose() stops them. In the sandbox they end with the command.
 //
 // With a workspace cap (workspace-usage.ts), a command is refused while the workspace is over
-// it (one that only deletes runs), may write no file larger than what is left, and is ended if
-// the workspace passes the cap while it runs; the launcher says which bound a command ran into.
+// it (one that only deletes runs, and is never ended), may write no file larger than what is
+// left, and is ended if it takes the workspace past the cap while it runs; the launcher says
+// which bound a command ran into.
 //
 // What the command printed reaches the model cleaned (command-output.ts): escape sequences
 // dropped, control characters made visible, binary summarised in a line and a note.
@@ -28,7 +29,7 @@ import { HostLauncher, type CommandLauncher, type LaunchedCommand } from './comm
 import { CommandOutput } from './command-output.js';
 import { formatCount } from './output.js';
 import type { Workspace } from './workspace.js';
-import { onlyDeletes, type WorkspaceQuota } from './workspace-usage.js';
+import { onlyDeletes, type WorkspaceQuota, type WorkspaceUsage } from './workspace-usage.js';
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 /** Between SIGINT and SIGKILL: long enough for a test runner to print its summary. */
@@ -156,13 +157,16 @@ export class ShellSession {
     // A full workspace takes no command (but `rm`, which needs none of its space, would be
     // refused too: the words say to delete files, and a command that only deletes is let through).
     let maxFileBytes: number | undefined;
+    let usageBefore: WorkspaceUsage | undefined;
+    const deletesOnly = onlyDeletes(command);
     if (this.quota) {
       const check = await this.quota.check();
-      if (check.full && !onlyDeletes(command)) {
+      if (check.full && !deletesOnly) {
         notes.push(`not started: ${check.full}`);
         return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: false, notes };
       }
       maxFileBytes = Math.max(check.left, 1);
+      usageBefore = check.usage;
     }
 
     // Created before the command starts: the sandbox binds it in, and only an existing file can be bound.
@@ -259,21 +263,25 @@ export class ShellSession {
       this.running.add(running);
       options.signal.addEventListener('abort', onAbort, { once: true });
       later(options.timeoutMs, () => running.requestStop('timeout'));
-      if (this.quota) this.watchQuota(this.quota, running, () => finished, later);
+      // A command that only deletes frees space: nothing to watch, and nothing to end it for.
+      if (this.quota && usageBefore && !deletesOnly) this.watchQuota(this.quota, usageBefore, running, () => finished, later);
     });
   }
 
   /**
    * Measure the workspace every quotaCheckMs while the command runs; past its cap, end the
-   * command. One walk at a time (each bounded by the walk's entry count).
+   * command, but only if it added to the workspace since it started: a workspace that was
+   * over its cap already, and is shrinking (an `rm -rf` under way), is what the model was
+   * asked to do. One walk at a time (each bounded by the walk's entry count).
    */
-  private watchQuota(quota: WorkspaceQuota, running: RunningCommand, done: () => boolean, later: (ms: number, action: () => void) => void): void {
+  private watchQuota(quota: WorkspaceQuota, before: WorkspaceUsage, running: RunningCommand, done: () => boolean, later: (ms: number, action: () => void) => void): void {
+    const grew = (now: WorkspaceUsage): boolean => now.bytes > before.bytes || (before.complete && !now.complete);
     const tick = (): void => {
       if (done()) return;
       void quota.check().then(
         (check) => {
           if (done()) return;
-          if (check.full) running.requestStop('workspace-full');
+          if (check.full && grew(check.usage)) running.requestStop('workspace-full');
           else later(this.quotaCheckMs, tick);
         },
         () => later(this.quotaCheckMs, tick),

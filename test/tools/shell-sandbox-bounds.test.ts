@@ -3,8 +3,8 @@
 // bound (processes, memory, /tmp, the workspace's disk) ends what passes it with words for the
 // model, while the session's next command works. Through run_shell and the file tools, as
 // an approved call runs them, with real bwrap: these tests never skip.
-import { readdirSync } from 'node:fs';
-import { chmod, readFile, stat } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
+import { chmod, chown as chownPath, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BwrapSandbox } from '../../src/sandbox/index.js';
@@ -27,6 +27,8 @@ afterAll(async () => {
 afterEach(async () => {
   await builtin?.dispose();
   builtin = undefined;
+  // Each test starts from an empty workspace, whatever the one before left.
+  for (const entry of readdirSync(bot.workspace)) await rm(path.join(bot.workspace, entry), { recursive: true, force: true });
 });
 
 function tools(sandbox: BwrapSandbox, options: { workspaceMaxBytes?: number; quotaCheckMs?: number } = {}): BuiltinTools {
@@ -139,11 +141,12 @@ describe('a root bot: the bounds of one command', () => {
   });
 });
 
-describe('a root bot: the workspace\'s cap on disk (WORKSPACE_MAX_MB)', () => {
+describe('a root bot: the workspace\'s cap on disk, measured (WORKSPACE_MAX_MB, no disk of its own)', () => {
   it('a command past the cap is ended, the next is refused and so is write_file, until files are deleted', async () => {
     const box = tools(await sandboxFor(bot), { workspaceMaxBytes: 1 * MB, quotaCheckMs: 50 });
     // Many files, each smaller than what is left: only the walk while it runs can catch it.
-    const filling = await sh(box, 'mkdir -p fill && for i in $(seq 1 40); do head -c 100000 /dev/zero > fill/f$i || break; done; sleep 10; echo not-stopped');
+    // Then it waits for nothing but its end: the watcher is the only way out (the test's timeout bounds it).
+    const filling = await sh(box, 'mkdir -p fill && for i in $(seq 1 40); do head -c 100000 /dev/zero > fill/f$i || break; done; while :; do sleep 0.05; done; echo not-stopped');
     expect(filling.output).not.toContain('not-stopped');
     expect(filling.note).toMatch(/ended: the workspace passed its cap of 1\.00 MB \(WORKSPACE_MAX_MB\)/);
 
@@ -157,6 +160,28 @@ describe('a root bot: the workspace\'s cap on disk (WORKSPACE_MAX_MB)', () => {
     expect(await sh(box, 'echo more > more.txt && cat more.txt')).toMatchObject({ exitCode: 0, output: 'more\n' });
     expect(await call(box, 'write_file', { path: 'note.txt', content: 'x' })).toMatchObject({ bytesWritten: 1 });
     await sh(box, 'rm -f more.txt note.txt');
+  }, 60_000);
+
+  it('a command that only deletes, in a workspace past its cap, is never ended, however often the watcher looks', async () => {
+    const box = tools(await sandboxFor(bot), { workspaceMaxBytes: 1 * MB, quotaCheckMs: 1 });
+    // Past the cap before the command starts (files the bot wrote, as an upload would be).
+    await mkdir(path.join(bot.workspace, 'full'));
+    for (let i = 0; i < 300; i++) await writeFile(path.join(bot.workspace, 'full', `f${i}`), Buffer.alloc(8_000, 1));
+    await chown(bot.workspace, 'full');
+    const result = await sh(box, 'rm -rf full');
+    expect(result.note ?? '').not.toMatch(/ended/);
+    expect(result.exitCode).toBe(0);
+    expect(existsSync(path.join(bot.workspace, 'full'))).toBe(false);
+  });
+
+  it('hard links count once: a file and twenty links to it fill the workspace no more than the file', async () => {
+    const box = tools(await sandboxFor(bot), { workspaceMaxBytes: 1 * MB });
+    const linked = await sh(box, 'head -c 600000 /dev/zero > a.bin && for i in $(seq 1 20); do ln a.bin l$i.bin; done; echo linked');
+    expect(linked.output).toContain('linked');
+    // 12 MB if each name counted; 0.6 MB on disk.
+    expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
+    expect(await call(box, 'write_file', { path: 'note.txt', content: 'x' })).toMatchObject({ bytesWritten: 1 });
+    await sh(box, 'rm -f a.bin l*.bin note.txt');
   });
 
   it('one file may not be larger than what is left of the cap, and the note says so', async () => {
@@ -187,7 +212,6 @@ describe('a root bot: the workspace belongs to the uid commands run as', () => {
 describe('the commands\' PATH inside the sandbox', () => {
   it('holds only system folders and SHELL_READ_PATHS programs, not the host\'s other entries', async () => {
     const toolchain = path.join(path.dirname(bot.dir), 'toolchain');
-    const { mkdir, writeFile } = await import('node:fs/promises');
     await mkdir(path.join(toolchain, 'bin'), { recursive: true });
     await writeFile(path.join(toolchain, 'bin', 'hello-tool'), '#!/bin/sh\necho hello from the toolchain\n');
     await chmod(path.join(toolchain, 'bin', 'hello-tool'), 0o755);
@@ -206,6 +230,15 @@ describe('the commands\' PATH inside the sandbox', () => {
     }
   });
 });
+
+/** Hand what the test wrote in the workspace to the uid commands run as, as the bot's file tools do. */
+async function chown(workspace: string, name: string): Promise<void> {
+  const owner = DEFAULT_RUN_AS;
+  if (!ROOT) return;
+  const folder = path.join(workspace, name);
+  await chownPath(folder, owner.uid, owner.gid);
+  for (const entry of readdirSync(folder)) await chownPath(path.join(folder, entry), owner.uid, owner.gid);
+}
 
 /** The command cgroups in a bot's memory cgroup folder. */
 function commandCgroups(folder: string): string[] {
