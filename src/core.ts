@@ -7,7 +7,8 @@
 // left mid-turn are repaired: only those, found through the store's open index), and only
 // then lets the connectors take events. Expired sessions are swept a minute after start and
 // every six hours: the sweep reads every session record, which start-up must not wait for.
-import { resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import { clustered, storeUrlOf, type Config } from './config.js';
 import { disabledToolNames } from './config-checks.js';
@@ -154,7 +155,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const access = new AccessPolicy(parseAccessConfig(config.ALLOWED_USERS, config.ADMINS));
   // Before anything is opened: a workspace that holds the bot's own files, a bad SHELL_ENV,
   // or SHELL_SANDBOX=bwrap where bwrap cannot run stops the start with the reason.
-  const shell = await prepareShell(config, { bwrapPath: options.bwrapPath });
+  const shell = await prepareShell(config, { bwrapPath: options.bwrapPath, logger });
   if (!shell.warn) logger.info({}, shell.message); // a warning is logged below, with the others
   const policyOptions = {
     mode: config.PERMISSION_MODE,
@@ -290,9 +291,17 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       await viewing.forget(key);
       // Wherever a profile put the thread's folder: the environment's, and each profile's.
       for (const { workspaceDir, scope } of profiles.folders(baseWorkspaceDir)) {
+        // A thread's folder on a disk of its own (WORKSPACE_DISKS): the disk goes first, then the empty folder.
+        await shell.disks?.forget(realFolder(workspaceDir, conversationFolderName('thread', key)));
         await removeThreadFolder(workspaceDir, key);
         // In a shared folder, the thread's uploads have a folder of their own (src/files/conversation-files.ts).
-        if (scope !== 'thread') await removeThreadUploads(scope === 'shared' ? workspaceDir : resolve(workspaceDir, conversationFolderName('channel', key)), scope, key);
+        if (scope === 'shared') await removeThreadUploads(workspaceDir, scope, key);
+        else if (scope === 'channel') {
+          const channelFolder = realFolder(workspaceDir, conversationFolderName('channel', key));
+          // Removed from the channel's disk, mounted for it if no session holds it now.
+          const remove = () => removeThreadUploads(channelFolder, scope, key);
+          await (shell.disks ? shell.disks.visit(channelFolder, remove) : remove());
+        }
       }
     },
     // What each session's engine is built with, under its profile (src/session-engines.ts).
@@ -422,10 +431,21 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       await ops.close();
       await cluster?.close();
       await opened.close();
-      // The sessions' commands have ended: the bot's memory cgroup folder is empty now.
+      // The sessions' commands have ended: the bot's memory cgroup folder is empty now, and
+      // the workspace disks it still holds are unmounted (the next start mounts them again).
       if (shell.shell.kind === 'sandbox') shell.shell.sandbox.cgroups?.close();
+      await shell.disks?.close();
     },
   };
+}
+
+/** A conversation's folder by its real path, as openConversationFolder names it (the workspace disks know folders by it). */
+function realFolder(workspaceDir: string, name: string): string {
+  try {
+    return join(realpathSync(workspaceDir), name);
+  } catch {
+    return resolve(workspaceDir, name); // no such WORKSPACE_DIR: no folder, no disk
+  }
 }
 
 /** Singleton leases on the cluster's Redis, under this instance's node id (same keys as the coordinator's). */

@@ -25,6 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sleep } from '../engine/index.js';
 import { shellEnvironment } from '../sandbox/shell-environment.js';
+import type { DiskState, WorkspaceDisk } from '../sandbox/workspace-disks.js';
 import { HostLauncher, type CommandLauncher, type LaunchedCommand } from './command-launcher.js';
 import { CommandOutput } from './command-output.js';
 import { formatCount } from './output.js';
@@ -46,6 +47,14 @@ const DRAIN_AFTER_EXIT_MS = 50;
 const GROUP_POLL_MS = 25;
 /** How often a running command's workspace is measured against its cap. */
 export const DEFAULT_QUOTA_CHECK_MS = 2_000;
+/**
+ * A disk up to this much larger than the cap holds it well enough (ext4's overhead is measured
+ * and added, so a disk is within a percent of its cap); a larger one, made for a higher cap
+ * since lowered, is watched as well.
+ */
+const DISK_SIZE_SLACK = 1.1;
+/** A disk with less than this free (or a hundredth of it) is full: where ENOSPC came from. */
+const DISK_FULL_BYTES = 64 * 1024;
 /** Linux's PATH_MAX: a longer "working directory" is not one. */
 const CWD_FILE_MAX_BYTES = 4096;
 
@@ -60,6 +69,8 @@ export interface ShellSessionOptions {
   quota?: WorkspaceQuota;
   /** How often a running command's workspace is measured (default 2 s). */
   quotaCheckMs?: number;
+  /** The workspace's own disk (src/sandbox/workspace-disks.ts), where it gets one: made at the first command. */
+  disk?: WorkspaceDisk;
 }
 
 export interface ShellRunOptions {
@@ -88,6 +99,8 @@ interface RunningCommand {
   launched: LaunchedCommand;
   /** The file size limit it was given (what was left of the workspace's cap). */
   maxFileBytes?: number;
+  /** The workspace's own disk, when it held the cap for this command. */
+  disk?: DiskState;
   /** Settles when the shell has exited (or could not start). */
   gone: Promise<void>;
   /** Set when a stop was requested: the reason, for the result. */
@@ -112,6 +125,7 @@ export class ShellSession {
   private readonly launcher: CommandLauncher;
   private readonly quota: WorkspaceQuota | undefined;
   private readonly quotaCheckMs: number;
+  private readonly disk: WorkspaceDisk | undefined;
 
   constructor(
     private readonly workspace: Workspace,
@@ -124,6 +138,7 @@ export class ShellSession {
     this.launcher = options.launcher ?? new HostLauncher();
     this.quota = options.quota;
     this.quotaCheckMs = options.quotaCheckMs ?? DEFAULT_QUOTA_CHECK_MS;
+    this.disk = options.disk;
   }
 
   /** Whether background jobs outlive the command that started them (not in the sandbox). */
@@ -156,6 +171,8 @@ export class ShellSession {
 
     // A full workspace takes no command (but `rm`, which needs none of its space, would be
     // refused too: the words say to delete files, and a command that only deletes is let through).
+    // The workspace's own disk first: at the first command its files move in (workspace-disks.ts).
+    const disk = await this.disk?.ensure();
     let maxFileBytes: number | undefined;
     let usageBefore: WorkspaceUsage | undefined;
     const deletesOnly = onlyDeletes(command);
@@ -211,6 +228,7 @@ export class ShellSession {
       const running: RunningCommand = {
         launched,
         maxFileBytes,
+        disk,
         gone: new Promise<void>((resolveGone) => {
           child.once('exit', () => resolveGone());
           child.once('error', () => resolveGone());
@@ -264,7 +282,9 @@ export class ShellSession {
       options.signal.addEventListener('abort', onAbort, { once: true });
       later(options.timeoutMs, () => running.requestStop('timeout'));
       // A command that only deletes frees space: nothing to watch, and nothing to end it for.
-      if (this.quota && usageBefore && !deletesOnly) this.watchQuota(this.quota, usageBefore, running, () => finished, later);
+      // On a disk the size of the cap, the kernel holds it: no walk needed.
+      const heldByDisk = disk?.held === true && this.quota !== undefined && disk.usableBytes <= this.quota.maxBytes * DISK_SIZE_SLACK;
+      if (this.quota && usageBefore && !deletesOnly && !heldByDisk) this.watchQuota(this.quota, usageBefore, running, () => finished, later);
     });
   }
 
@@ -337,6 +357,7 @@ export class ShellSession {
           output: collected.text,
           maxFileBytes: running.maxFileBytes,
           oomKills: running.launched.oomKills?.(),
+          workspaceDiskFullAt: diskFullAt(running.disk),
         }),
       );
     }
@@ -400,6 +421,16 @@ export class ShellSession {
     })();
     this.escalations.add(escalation);
     void escalation.finally(() => this.escalations.delete(escalation));
+  }
+}
+
+/** The disk's size, when the workspace's own disk is (nearly) full after a command. */
+function diskFullAt(disk: DiskState | undefined): number | undefined {
+  if (!disk?.held) return undefined;
+  try {
+    return disk.freeBytes() < Math.max(DISK_FULL_BYTES, disk.usableBytes / 100) ? disk.usableBytes : undefined;
+  } catch {
+    return undefined; // unmounted meanwhile
   }
 }
 
