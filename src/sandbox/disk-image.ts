@@ -209,15 +209,15 @@ export function diskSpace(folder: string): { freeBytes: number; usableBytes: num
 }
 
 /**
- * Grow a mounted disk so files may use `usableBytes` (WORKSPACE_MAX_MB was raised): the image
- * grows, the loop device is told, and ext4 grows online. A disk never shrinks: that needs it
- * unmounted and every file moved, which is not worth the risk to them.
+ * Grow an unmounted disk by `moreBytes` of room for files (WORKSPACE_MAX_MB was raised): the
+ * image grows, then ext4 (resize2fs wants a checked file system). Offline, because online
+ * growth is refused for a disk without a journal. A disk never shrinks: that would need every
+ * file moved, which is not worth the risk to them.
  */
-export async function growImage(tools: DiskTools, image: string, mounted: MountedFileSystem, folder: string, usableBytes: number): Promise<void> {
-  const { usableBytes: now } = diskSpace(folder);
-  if (now >= usableBytes) return;
-  const current = (await stat(image)).size;
-  await truncate(image, alignUp(current + (usableBytes - now)));
-  await mustRun(tools.losetup, ['-c', mounted.source], 'growing the disk');
-  await mustRun(tools.resize2fs, [mounted.source], 'growing the disk');
+export async function growImage(tools: DiskTools, image: string, moreBytes: number): Promise<void> {
+  const size = (await stat(image)).size;
+  // The new block groups bring inode tables of their own: a little more than the room asked.
+  await truncate(image, alignUp(size + moreBytes * 1.05 + 64 * 1024));
+  if ((await runProgram(tools.e2fsck, ['-f', '-p', image])).code > 2) throw new Error(`growing the disk failed: e2fsck found errors in ${image}`);
+  await mustRun(tools.resize2fs, [image], 'growing the disk');
 }

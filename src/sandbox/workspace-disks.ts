@@ -210,10 +210,10 @@ export class WorkspaceDisks {
           }
           if (!(await checkImage(this.options.tools, image))) throw new Error(`e2fsck could not repair ${image}; run e2fsck on it by hand`);
           await mountImage(this.options.tools, image, folder);
+          await this.grow(folder, image);
         }
         await rm(`${image}.moving`, { force: true });
         state.pin = pinMounted(folder);
-        await this.grow(folder, image);
       });
     } catch (error) {
       this.refuse(folder, state, error);
@@ -289,14 +289,17 @@ export class WorkspaceDisks {
     if (!mountedAt(folder)) await emptyFolder(folder);
   }
 
+  /** Just mounted, by this process: a disk smaller than a raised cap is unmounted, grown, and mounted again. */
   private async grow(folder: string, image: string): Promise<void> {
-    const mounted = mountedAt(folder);
-    if (!mounted) return;
+    const short = this.options.maxBytes - diskSpace(folder).usableBytes;
+    if (short <= 0) return;
+    if (!(await unmountFolder(this.options.tools, folder))) return;
     try {
-      await growImage(this.options.tools, image, mounted, folder, this.options.maxBytes);
+      await growImage(this.options.tools, image, short);
     } catch (error) {
       this.options.logger?.warn({ err: error, folder }, 'a workspace disk could not grow to WORKSPACE_MAX_MB; it keeps its size');
     }
+    await mountImage(this.options.tools, image, folder);
   }
 
   private refuse(folder: string, state: FolderDisk, error: unknown): void {
