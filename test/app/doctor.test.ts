@@ -54,7 +54,7 @@ describe('npm run doctor', () => {
       '✓ configuration: every variable is valid',
       expect.stringMatching(new RegExp(`^✓ Slack: SLACK_BOT_TOKEN accepted at ${escape(env.SLACK_API_URL)}auth\\.test \\(bot \\S+ in .+\\)$`)),
       `✓ model openai:gpt-4.1: ${llm.baseURL}/models lists it`,
-      expect.stringMatching(/^✓ shell sandbox: shell commands run in a bubblewrap sandbox, no network, as uid \d+ .*; bounds per command: .* \(probe \d+ ms\)$/),
+      expect.stringMatching(/^✓ shell sandbox: shell commands run in a bubblewrap sandbox, no network, as uid \d+ .*; bounds per command: .* \(probe \d+ ms\); the workspace cap \(2,048 MB, WORKSPACE_MAX_MB\) is measured while commands run \(best effort; WORKSPACE_DISKS=off\)$/),
       `✓ MCP: no servers (${env.MCP_CONFIG})`,
       `Setup: model openai:gpt-4.1, store ${env.STORE_URL}, workspace ${env.WORKSPACE_DIR}, permission mode interactive`,
       // The last line is the verdict, and reads as one.
