@@ -70,8 +70,6 @@ export async function prepareShell(config: Config, options: ShellStartupOptions 
   if (standIn && runAs.runAs) chownSync(standIn, runAs.runAs.uid, runAs.runAs.gid);
   try {
     const startup = await decideShell(config, paths, workspaceRoot, standIn ?? workspaceRoot, options, runAs);
-    // A check (npm run doctor) leaves no memory cgroup behind either.
-    if (options.createWorkspace === false && startup.shell.kind === 'sandbox') startup.shell.sandbox.cgroups?.close();
     return startup;
   } finally {
     if (standIn) rmSync(standIn, { recursive: true, force: true });
@@ -97,6 +95,8 @@ async function decideShell(
     readOnlyPaths,
     bwrapPath: options.bwrapPath,
     runAs: runAs.runAs,
+    // A check (npm run doctor) makes no cgroup: it says which memory bound a start would get.
+    memoryCgroups: options.createWorkspace !== false,
     commandUid: runAs.uid,
     limits: { maxMemoryBytes: config.SHELL_MAX_MEMORY_MB * MB, tmpBytes: config.SHELL_TMP_MB * MB },
     workspaceMaxBytes: config.WORKSPACE_MAX_MB * MB,

@@ -8,6 +8,7 @@ import { chmod, chown as chownPath, mkdir, readFile, rm, stat, writeFile } from 
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BwrapSandbox } from '../../src/sandbox/index.js';
+import { assessCgroupV2 } from '../../src/sandbox/cgroup-v2.js';
 import { DEFAULT_RUN_AS } from '../../src/sandbox/run-as.js';
 import { createBuiltinTools, type BuiltinTools } from '../../src/tools/index.js';
 import { waitFor } from '../support/engine-kit.js';
@@ -15,6 +16,10 @@ import { fakeBot, sandboxFor, type FakeBot } from '../support/sandbox-kit.js';
 
 const MB = 1024 * 1024;
 const ROOT = process.getuid?.() === 0;
+const CGROUP_V2 = assessCgroupV2();
+const CGROUP_V2_HERE =
+  CGROUP_V2.kind === 'delegated' ? 'this machine has one' : CGROUP_V2.kind === 'not-v2' ? 'not run here: this machine has cgroup v1' : `not run here: ${CGROUP_V2.why}`;
+if (CGROUP_V2.kind !== 'delegated') console.info(`the cgroup v2 memory bound needs a delegated cgroup v2 to be tried; ${CGROUP_V2_HERE}`);
 
 let bot: FakeBot;
 let builtin: BuiltinTools | undefined;
@@ -100,33 +105,18 @@ describe('a root bot: the bounds of one command', () => {
 
   it('the memory cap holds for the command as a whole: three processes of 120 MB under 256 MB lose one to the kernel, not the bot; the next command works', async () => {
     const sandbox = await sandboxFor(bot, { limits: { maxMemoryBytes: 256 * MB } });
-    // CI runs as root in a VM, where the bot may make memory cgroups: this never skips there.
-    expect(sandbox.cgroups, 'no memory cgroup could be made (cgroup v1 memory, writable)').not.toBeNull();
-    const cgroupsBefore = commandCgroups(sandbox.cgroups!.folder);
-    const box = tools(sandbox);
-    // Each holds 120 MB (written, so resident) until all three do, or until one of them is gone
-    // (the shell marks that), so they overlap however slow the machine; 60 s at most.
-    await call(box, 'write_file', {
-      path: 'hold.py',
-      content: [
-        'import os, sys, time',
-        'held = b"x" * (120 * 1024 * 1024)',
-        'open(f"/tmp/held-{sys.argv[1]}", "w").close()',
-        'for _ in range(1200):',
-        '    names = os.listdir("/tmp")',
-        '    if "released" in names or len([n for n in names if n.startswith("held-")]) == 3: break',
-        '    time.sleep(0.05)',
-        'print("held", sys.argv[1], flush=True)',
-        '',
-      ].join('\n'),
-    });
-    const result = await sh(box, 'for i in 1 2 3; do python3 hold.py $i & done; wait -n; touch /tmp/released; wait; echo done');
-    const held = result.output.match(/^held \d$/gm) ?? [];
-    expect(held.length, result.output).toBeLessThan(3);
-    expect(result.note).toMatch(/reached its memory cap \(256 MB for all its processes together, SHELL_MAX_MEMORY_MB\) and the kernel ended/);
-    expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
-    // Each command's cgroup goes with it.
-    await waitFor(() => commandCgroups(sandbox.cgroups!.folder).length <= cgroupsBefore.length, 10_000);
+    // CI runs as root in a VM (cgroup v1 here, or a delegated v2), where the bot may make memory cgroups: this never skips there.
+    expect(sandbox.cgroups, 'no memory cgroup could be made (cgroup v1 memory writable, or cgroup v2 delegated)').not.toBeNull();
+    await threeProcessesUnderTheCap(sandbox);
+  }, 60_000);
+
+  // The one case that needs the real thing: a cgroup v2 delegated to the bot, which the
+  // machines the tests run on today do not have (hybrid: v1's memory controller). Elsewhere the
+  // protocol is checked step by step (test/sandbox/command-cgroup.test.ts).
+  it.runIf(CGROUP_V2.kind === 'delegated')(`on cgroup v2 (needs a delegated cgroup v2 with a memory controller; ${CGROUP_V2_HERE}): three processes of 120 MB under 256 MB lose one to the kernel`, async () => {
+    const sandbox = await sandboxFor(bot, { limits: { maxMemoryBytes: 256 * MB } });
+    expect(sandbox.cgroups?.version).toBe(2);
+    await threeProcessesUnderTheCap(sandbox);
   }, 60_000);
 
   it('/tmp and /dev/shm hold no more than their size; /dev itself takes nothing', async () => {
@@ -231,6 +221,38 @@ describe('the commands\' PATH inside the sandbox', () => {
   });
 });
 
+/**
+ * Three processes of 120 MB each, under a cap of 256 MB for the command: one is ended by the
+ * kernel, the note names the cap, the next command works, and the command's cgroup goes.
+ */
+async function threeProcessesUnderTheCap(sandbox: BwrapSandbox): Promise<void> {
+  const cgroupsBefore = commandCgroups(sandbox.cgroups!.folder);
+  const box = tools(sandbox);
+  // Each holds 120 MB (written, so resident) until all three do, or until one of them is gone
+  // (the shell marks that), so they overlap however slow the machine; 60 s at most.
+  await call(box, 'write_file', {
+    path: 'hold.py',
+    content: [
+      'import os, sys, time',
+      'held = b"x" * (120 * 1024 * 1024)',
+      'open(f"/tmp/held-{sys.argv[1]}", "w").close()',
+      'for _ in range(1200):',
+      '    names = os.listdir("/tmp")',
+      '    if "released" in names or len([n for n in names if n.startswith("held-")]) == 3: break',
+      '    time.sleep(0.05)',
+      'print("held", sys.argv[1], flush=True)',
+      '',
+    ].join('\n'),
+  });
+  const result = await sh(box, 'for i in 1 2 3; do python3 hold.py $i & done; wait -n; touch /tmp/released; wait; echo done');
+  const held = result.output.match(/^held \d$/gm) ?? [];
+  expect(held.length, result.output).toBeLessThan(3);
+  expect(result.note).toMatch(/reached its memory cap \(256 MB for all its processes together, SHELL_MAX_MEMORY_MB\) and the kernel ended/);
+  expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
+  // Each command's cgroup goes with it.
+  await waitFor(() => commandCgroups(sandbox.cgroups!.folder).length <= cgroupsBefore.length, 10_000);
+}
+
 /** Hand what the test wrote in the workspace to the uid commands run as, as the bot's file tools do. */
 async function chown(workspace: string, name: string): Promise<void> {
   const owner = DEFAULT_RUN_AS;
@@ -240,7 +262,7 @@ async function chown(workspace: string, name: string): Promise<void> {
   for (const entry of readdirSync(folder)) await chownPath(path.join(folder, entry), owner.uid, owner.gid);
 }
 
-/** The command cgroups in a bot's memory cgroup folder. */
+/** The command cgroups in a bot's memory cgroup folder (`command-<n>` under v1, `cmd-<pid>-<n>-<k>` under v2). */
 function commandCgroups(folder: string): string[] {
-  return readdirSync(folder).filter((name) => name.startsWith('command-'));
+  return readdirSync(folder).filter((name) => /^(command|cmd)-/.test(name));
 }
