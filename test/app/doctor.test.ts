@@ -4,6 +4,7 @@ import { chmod, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDoctor, type DoctorOptions } from '../../src/app/doctor.js';
+import { openCommandCgroups } from '../../src/sandbox/command-cgroup.js';
 import { UNCONFINED_WARNING } from '../../src/sandbox/shell-sandbox.js';
 import { FakeAnthropic } from '../fakes/anthropic-server.js';
 import { DISCORD_IDS } from '../fakes/discord-payloads.js';
@@ -65,6 +66,12 @@ describe('npm run doctor', () => {
     expect(llm.requests.map((request) => `${request.method} ${request.path}`)).toEqual(['GET /v1/models']);
     expect(llm.requests[0]!.headers.authorization).toBe('Bearer sk-test-secret-value');
     expect(await readdir(dir)).toEqual([]);
+    // Which memory bound a command gets, as a start would get it, without making a cgroup.
+    const memory = openCommandCgroups(64 * 1024 * 1024, { dryRun: true });
+    const shellLine = lines.find((line) => line.startsWith('✓ shell sandbox: '))!;
+    expect(shellLine).toContain(
+      { 'cgroup v1': 'a memory cgroup per command, cgroup v1', 'cgroup v2': 'a memory cgroup per command, cgroup v2, delegated to the bot', 'per process': `no memory cgroup per command: ${memory.missing}` }[memory.kind],
+    );
   });
 
   it('a model the server does not list is a warning, not a failure', async () => {
