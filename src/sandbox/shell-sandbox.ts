@@ -8,7 +8,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BwrapSandbox, DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './bwrap-sandbox.js';
-import { openCommandCgroups, type MemoryBound } from './command-cgroup.js';
+import type { MemoryBound } from './command-cgroup.js';
 import type { BotPaths } from './protected-paths.js';
 import { unreachableBy, type SandboxOwner } from './run-as.js';
 import { systemView } from './system-mounts.js';
@@ -55,6 +55,8 @@ export async function decideShellSandbox(settings: ShellSandboxSettings): Promis
   if (settings.mode === 'off') return { kind: 'host', message: UNCONFINED_WARNING };
   // Made before the probe, so the start-up line can say whether the memory cap is per command.
   const limits = limitsOf(settings);
+  // Loaded only for a sandbox: a bot whose shell is off reads no cgroup code at start.
+  const { openCommandCgroups } = await import('./command-cgroup.js');
   const memory = openCommandCgroups(limits.maxMemoryBytes, { maxProcesses: limits.maxProcesses, dryRun: settings.memoryCgroups === false });
   const cgroups = memory.groups;
   const sandbox = new BwrapSandbox({
