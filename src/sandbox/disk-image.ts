@@ -152,6 +152,11 @@ export async function mountImage(tools: DiskTools, image: string, folder: string
   await mustRun(tools.mount, ['-t', 'ext4', '-o', 'loop,nodev,nosuid,discard,errors=remount-ro', image, folder], 'mounting the disk');
 }
 
+/** A second view of `folder` at `target`, without the mounts below it: what a mount over a subfolder hides is seen there. */
+export async function bindMount(tools: DiskTools, folder: string, target: string): Promise<void> {
+  await mustRun(tools.mount, ['--bind', folder, target], 'looking beneath the disk');
+}
+
 /** umount (never lazily: a detached file system could be mounted a second time beside itself); false when busy. */
 export async function unmountFolder(tools: DiskTools, folder: string): Promise<boolean> {
   const result = await runProgram(tools.umount, [folder]);

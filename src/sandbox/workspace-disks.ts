@@ -10,13 +10,16 @@
 //   a mount over it would hide; its cap stays measured (workspace-usage.ts).
 // - When: at the conversation's first command, not before (a bot with a thousand
 //   conversations that never run a command makes no disk). The folder's files so far are
-//   copied in, then removed from under the mount. After that the disk is mounted whenever a
-//   session holds the folder, and unmounted when the last one ends (sessions end when idle).
+//   copied in, the disk is mounted over the folder, then the files beneath it are removed.
+//   After that the disk is mounted whenever a session holds the folder, and unmounted when
+//   the last one ends (sessions end when idle).
 // - Never lost: an image exists only once it holds a complete copy; the `.moving` marker
-//   says the folder's own files may be removed because the image has them all, and a start
-//   that finds it finishes the move. An image whose folder holds files nobody moved in
-//   (written while the disk was not mounted: a bot run with WORKSPACE_DISKS=off) is not
-//   mounted over them: the folder keeps its measured cap, and the log says what to do.
+//   says the files beneath may be removed because the image has them all, and that happens
+//   only while the disk is mounted over them (a mount that fails drops the copy, or the
+//   marker); a start that finds the marker finishes the move. An image whose folder holds
+//   files nobody moved in (written while the disk was not mounted: a bot run with
+//   WORKSPACE_DISKS=off) is not mounted over them: the folder keeps its measured cap, and the
+//   log says what to do.
 // - Restarts and other processes: a mount outlives a bot that was killed; the next one finds
 //   it (mountinfo, the loop device's file) and uses it. Every process that uses a disk keeps a
 //   folder of it open, so the kernel refuses to unmount it under another (EBUSY), and a lock
@@ -28,7 +31,7 @@ import { chmod, mkdir, mkdtemp, readFile, rename, rm, rmdir, unlink, writeFile }
 import path from 'node:path';
 import type { EngineLogger } from '../engine/logger.js';
 import { measureFolder } from '../tools/workspace-usage.js';
-import { checkImage, diskSpace, growImage, makeImage, mountedAt, mountImage, runProgram, unmountFolder, type DiskTools } from './disk-image.js';
+import { bindMount, checkImage, diskSpace, growImage, makeImage, mountedAt, mountImage, runProgram, unmountFolder, type DiskTools } from './disk-image.js';
 import { processAlive } from './process-alive.js';
 
 /** What holds the cap for the command about to run. */
@@ -197,7 +200,7 @@ export class WorkspaceDisks {
     const image = this.imageOf(folder);
     try {
       await this.locked(image, async () => {
-        await this.finishMove(folder, image);
+        await this.finishMove(image);
         if (!existsSync(image)) return;
         const mounted = mountedAt(folder);
         if (mounted && mounted.backingFile !== image) throw new Error(`another file system (${mounted.source}) is mounted on ${folder}`);
@@ -209,10 +212,15 @@ export class WorkspaceDisks {
             );
           }
           if (!(await checkImage(this.options.tools, image))) throw new Error(`e2fsck could not repair ${image}; run e2fsck on it by hand`);
-          await mountImage(this.options.tools, image, folder);
+          await mountImage(this.options.tools, image, folder).catch(async (error: unknown) => {
+            // What is beneath is never removed while the disk is not mounted over it: from now
+            // on the folder and the disk are two, and a person decides (the refusal says how).
+            await rm(`${image}.moving`, { force: true });
+            throw error;
+          });
           await this.grow(folder, image);
         }
-        await rm(`${image}.moving`, { force: true });
+        await this.finishBeneath(folder, image);
         state.pin = pinMounted(folder);
       });
     } catch (error) {
@@ -241,16 +249,20 @@ export class WorkspaceDisks {
             await rm(fresh, { force: true });
             throw error;
           });
-          // From here the image holds every file: the folder's own may go (finishMove, after a stop).
+          // From here the image holds every file: once it is mounted over the folder, what is
+          // beneath may go (finishBeneath, now or at the next mount after a stop).
           await writeFile(`${image}.moving`, `${folder}\n`, { mode: 0o600 });
         }
         await rename(fresh, image);
-        if (moving) await emptyFolder(folder);
-        await mountImage(this.options.tools, image, folder);
+        await mountImage(this.options.tools, image, folder).catch(async (error: unknown) => {
+          // The folder still holds everything: the copy goes.
+          await Promise.all([image, `${image}.moving`].map((file) => rm(file, { force: true })));
+          throw error;
+        });
         // The root of the disk is the conversation's folder: its owner (mkfs), its mode, no lost+found.
         await chmod(folder, owner.mode & 0o7777);
         await rmdir(path.join(folder, 'lost+found')).catch(() => undefined);
-        await rm(`${image}.moving`, { force: true });
+        await this.finishBeneath(folder, image);
         state.pin = pinMounted(folder);
         this.options.logger?.info({ folder, disk: image, mb: Math.round(usableBytes / MB), moved: usage.entries }, 'a workspace folder got a disk of its own');
       });
@@ -274,7 +286,7 @@ export class WorkspaceDisks {
   }
 
   /** After a stop mid-move: an image being made is dropped (the folder holds everything); a complete one takes over. */
-  private async finishMove(folder: string, image: string): Promise<void> {
+  private async finishMove(image: string): Promise<void> {
     const fresh = `${image}.new`;
     const moving = `${image}.moving`;
     if (!existsSync(moving)) {
@@ -282,11 +294,34 @@ export class WorkspaceDisks {
       return;
     }
     if (!existsSync(image) && existsSync(fresh)) await rename(fresh, image);
-    if (!existsSync(image)) {
-      await unlink(moving);
-      return;
+    if (!existsSync(image)) await unlink(moving);
+  }
+
+  /**
+   * With the disk mounted over the folder and the move marked done (`.moving`): the folder's
+   * own files, hidden beneath the mount, go. They are reached through a bind of the parent
+   * folder, which does not carry the disk's mount. A failure leaves the marker for the next
+   * mount to try again; the files are on the disk either way.
+   */
+  private async finishBeneath(folder: string, image: string): Promise<void> {
+    const moving = `${image}.moving`;
+    if (!existsSync(moving)) return;
+    try {
+      const view = await mkdtemp(path.join(this.imageRoot, '.beneath-'));
+      try {
+        await bindMount(this.options.tools, path.dirname(folder), view);
+        try {
+          await emptyFolder(path.join(view, path.basename(folder)));
+        } finally {
+          await unmountFolder(this.options.tools, view);
+        }
+      } finally {
+        await rmdir(view).catch(() => undefined);
+      }
+      await rm(moving, { force: true });
+    } catch (error) {
+      this.options.logger?.warn({ err: error, folder }, "the files beneath a workspace disk could not be removed yet; the next mount tries again (they are on the disk)");
     }
-    if (!mountedAt(folder)) await emptyFolder(folder);
   }
 
   /** Just mounted, by this process: a disk smaller than a raised cap is unmounted, grown, and mounted again. */

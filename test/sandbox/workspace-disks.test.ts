@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startCore } from '../../src/core.js';
 import type { InboxItem } from '../../src/engine/index.js';
-import { diskSpace, mountedAt } from '../../src/sandbox/disk-image.js';
+import { diskSpace, findDiskTools, mountedAt, type DiskTools } from '../../src/sandbox/disk-image.js';
 import { DEFAULT_RUN_AS } from '../../src/sandbox/run-as.js';
 import { prepareShell } from '../../src/sandbox/shell-startup.js';
 import { WorkspaceDisks } from '../../src/sandbox/workspace-disks.js';
@@ -159,6 +159,24 @@ describe('a folder\'s disk: no file is lost', () => {
     expect(readdirSync(folder).sort()).toEqual(['a.txt', 'b.txt']);
     expect(await readFile(join(folder, 'b.txt'), 'utf8')).toBe('b');
     expect(existsSync(`${disks.imageOf(folder)}.moving`)).toBe(false);
+    // Beneath the mount, the leftover went.
+    await disk.release();
+    expect(readdirSync(folder)).toEqual([]);
+  });
+
+  it('a disk that cannot be mounted over the folder after the copy: the copy goes, and the folder keeps every file', async () => {
+    const folder = await conversationFolder();
+    await writeFile(join(folder, 'a.txt'), 'a');
+    // mount(8) as it fails where loop devices run out: for this folder only (the copy's own mount works).
+    const failing = join(bot.dir, 'failing-mount');
+    await writeFile(failing, `#!/bin/sh\nfor last; do :; done\nif [ "$last" = '${folder}' ]; then echo 'mount: ${folder}: failed to set up loop device' >&2; exit 32; fi\nexec /usr/bin/mount "$@"\n`, { mode: 0o755 });
+    const disks = new WorkspaceDisks({ workspaceDir: bot.workspace, maxBytes: 2 * MB, tools: { ...(findDiskTools() as DiskTools), mount: failing } });
+    const disk = await disks.hold(folder);
+    expect(await disk.ensure()).toMatchObject({ held: false, reason: expect.stringContaining('failed to set up loop device') });
+    expect(await readFile(join(folder, 'a.txt'), 'utf8')).toBe('a');
+    expect(existsSync(disks.imageOf(folder))).toBe(false);
+    expect(existsSync(`${disks.imageOf(folder)}.moving`)).toBe(false);
+    await disk.release();
   });
 
   it('files written while the disk was not mounted (a run with WORKSPACE_DISKS=off) are not hidden by it: the folder keeps them and a measured cap, and the log says what to do', async () => {
