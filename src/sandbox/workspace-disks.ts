@@ -26,13 +26,13 @@
 //   file beside the image keeps two processes from mounting one image twice.
 // - The cap changed: a disk grows to a raised cap online; it never shrinks (that would need
 //   every file moved), so under a lowered cap the folder is measured as well.
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, statSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rename, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
+import { closeSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rename, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { EngineLogger } from '../engine/logger.js';
 import { measureFolder } from '../tools/workspace-usage.js';
 import { bindMount, checkImage, diskSpace, growImage, makeImage, mountedAt, mountImage, runProgram, unmountFolder, type DiskTools } from './disk-image.js';
-import { processAlive } from './process-alive.js';
+import { lockedImage, pinMounted, serialByKey, sleep } from './disk-locks.js';
 
 /** What holds the cap for the command about to run. */
 export type DiskState = { held: true; usableBytes: number; freeBytes(): number } | { held: false; reason: string };
@@ -57,8 +57,6 @@ interface FolderDisk {
 const MB = 1024 * 1024;
 /** A folder being moved in gets room for what it holds and a tenth more, if that is more than the cap. */
 const MOVE_HEADROOM = 1.1;
-const LOCK_TRIES = 400;
-const LOCK_PAUSE_MS = 25;
 const UNMOUNT_TRIES = 40;
 const UNMOUNT_PAUSE_MS = 50;
 
@@ -75,8 +73,7 @@ export class WorkspaceDisks {
   /** Where the images are: `<WORKSPACE_DIR>.disks`. */
   readonly imageRoot: string;
   private readonly folders = new Map<string, FolderDisk>();
-  private readonly queues = new Map<string, Promise<unknown>>();
-  private readonly lockId = `${process.pid}:${Math.random().toString(36).slice(2)}`;
+  private readonly serial = serialByKey();
 
   constructor(private readonly options: WorkspaceDisksOptions) {
     this.imageRoot = imageRootOf(options.workspaceDir);
@@ -139,7 +136,7 @@ export class WorkspaceDisks {
       this.folders.delete(folder);
       if (!this.hasImage(folder) && !existsSync(`${this.imageOf(folder)}.new`)) return;
       const image = this.imageOf(folder);
-      await this.locked(image, async () => {
+      await lockedImage(image, async () => {
         for (let attempt = 0; mountedAt(folder)?.backingFile === image; attempt++) {
           if (attempt >= UNMOUNT_TRIES) throw new Error(`the disk of ${folder} is still in use; it was not removed`);
           if (!(await unmountFolder(this.options.tools, folder))) await sleep(UNMOUNT_PAUSE_MS);
@@ -188,7 +185,7 @@ export class WorkspaceDisks {
   private async unmount(folder: string, pin: number): Promise<void> {
     closeSync(pin);
     const image = this.imageOf(folder);
-    await this.locked(image, async () => {
+    await lockedImage(image, async () => {
       if (mountedAt(folder)?.backingFile === image && !(await unmountFolder(this.options.tools, folder))) {
         this.options.logger?.debug({ folder }, 'a workspace disk is still in use; it stays mounted');
       }
@@ -199,7 +196,7 @@ export class WorkspaceDisks {
   private async attach(folder: string, state: FolderDisk): Promise<void> {
     const image = this.imageOf(folder);
     try {
-      await this.locked(image, async () => {
+      await lockedImage(image, async () => {
         await this.finishMove(image);
         if (!existsSync(image)) return;
         const mounted = mountedAt(folder);
@@ -237,7 +234,7 @@ export class WorkspaceDisks {
     const fresh = `${image}.new`;
     try {
       await mkdir(path.dirname(image), { recursive: true, mode: 0o700 });
-      await this.locked(image, async () => {
+      await lockedImage(image, async () => {
         const usage = await measureFolder(folder, Number.MAX_SAFE_INTEGER);
         const owner = statSync(folder);
         const usableBytes = Math.max(this.options.maxBytes, Math.ceil(usage.bytes * MOVE_HEADROOM) + MB);
@@ -355,59 +352,11 @@ export class WorkspaceDisks {
     }
     return state;
   }
-
-  /** One operation on a folder at a time in this process. */
-  private serial<T>(folder: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.queues.get(folder) ?? Promise.resolve();
-    const next = previous.then(work, work);
-    const settled = next.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.queues.set(folder, settled);
-    void settled.then(() => {
-      if (this.queues.get(folder) === settled) this.queues.delete(folder);
-    });
-    return next;
-  }
-
-  /** One process at a time on an image: a lock file holding its owner's pid (a dead owner's lock is taken over). */
-  private async locked<T>(image: string, work: () => Promise<T>): Promise<T> {
-    const lock = `${image}.lock`;
-    await mkdir(path.dirname(lock), { recursive: true, mode: 0o700 });
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await writeFile(lock, this.lockId, { flag: 'wx', mode: 0o600 });
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        const owner = Number((await readFile(lock, 'utf8').catch(() => '')).split(':')[0]);
-        if (Number.isInteger(owner) && owner > 0 && !processAlive(owner)) await rm(lock, { force: true });
-        else if (attempt >= LOCK_TRIES) throw new Error(`the disk ${image} is locked by process ${owner}`);
-        else await sleep(LOCK_PAUSE_MS);
-      }
-    }
-    try {
-      return await work();
-    } finally {
-      await rm(lock, { force: true });
-    }
-  }
 }
 
 /** `<WORKSPACE_DIR>.disks`: beside the workspace, never in it. */
 export function imageRootOf(workspaceDir: string): string {
   return `${workspaceDir.replace(/\/+$/, '')}.disks`;
-}
-
-/** Open the mounted folder and check it is the disk, not the folder beneath (unmounted meanwhile). */
-function pinMounted(folder: string): number {
-  const pin = openSync(folder, 'r');
-  if (fstatSync(pin).dev === statSync(path.dirname(folder)).dev) {
-    closeSync(pin);
-    throw new Error(`the disk of ${folder} is not mounted there`);
-  }
-  return pin;
 }
 
 /** mkfs's own count of inodes, unless the folder moved in holds more files than that. */
@@ -420,8 +369,4 @@ function inodesFor(usableBytes: number, entries: number): number | undefined {
 /** Remove what a folder holds, keeping the folder (a mount point, or about to be one). */
 async function emptyFolder(folder: string): Promise<void> {
   for (const name of readdirSync(folder)) await rm(path.join(folder, name), { recursive: true, force: true });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -12,10 +12,10 @@
 // background jobs (`server &`) keep running after their command returns; their output is
 // drained and discarded, and dispose() stops them. In the sandbox they end with the command.
 //
-// With a workspace cap (workspace-usage.ts), a command is refused while the workspace is over
-// it (one that only deletes runs, and is never ended), may write no file larger than what is
-// left, and is ended if it takes the workspace past the cap while it runs; the launcher says
-// which bound a command ran into.
+// With a workspace cap (workspace-usage.ts, command-cap.ts), a command is refused while the
+// workspace is over it (one that only deletes runs, and is never ended), may write no file
+// larger than what is left, and is ended if it takes the workspace past the cap while it runs,
+// unless the folder's own disk holds the cap; the launcher says which bound it ran into.
 //
 // What the command printed reaches the model cleaned (command-output.ts): escape sequences
 // dropped, control characters made visible, binary summarised in a line and a note.
@@ -25,12 +25,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { sleep } from '../engine/index.js';
 import { shellEnvironment } from '../sandbox/shell-environment.js';
-import type { DiskState, WorkspaceDisk } from '../sandbox/workspace-disks.js';
+import type { WorkspaceDisk } from '../sandbox/workspace-disks.js';
 import { HostLauncher, type CommandLauncher, type LaunchedCommand } from './command-launcher.js';
 import { CommandOutput } from './command-output.js';
 import { formatCount } from './output.js';
 import type { Workspace } from './workspace.js';
-import { onlyDeletes, type WorkspaceQuota, type WorkspaceUsage } from './workspace-usage.js';
+import { commandCap, type CommandCap } from './command-cap.js';
+import type { WorkspaceQuota } from './workspace-usage.js';
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 /** Between SIGINT and SIGKILL: long enough for a test runner to print its summary. */
@@ -47,14 +48,6 @@ const DRAIN_AFTER_EXIT_MS = 50;
 const GROUP_POLL_MS = 25;
 /** How often a running command's workspace is measured against its cap. */
 export const DEFAULT_QUOTA_CHECK_MS = 2_000;
-/**
- * A disk up to this much larger than the cap holds it well enough (ext4's overhead is measured
- * and added, so a disk is within a percent of its cap); a larger one, made for a higher cap
- * since lowered, is watched as well.
- */
-const DISK_SIZE_SLACK = 1.1;
-/** A disk with less than this free (or a hundredth of it) is full: where ENOSPC came from. */
-const DISK_FULL_BYTES = 64 * 1024;
 /** Linux's PATH_MAX: a longer "working directory" is not one. */
 const CWD_FILE_MAX_BYTES = 4096;
 
@@ -99,8 +92,8 @@ interface RunningCommand {
   launched: LaunchedCommand;
   /** The file size limit it was given (what was left of the workspace's cap). */
   maxFileBytes?: number;
-  /** The workspace's own disk, when it held the cap for this command. */
-  disk?: DiskState;
+  /** What the workspace's cap did to it (command-cap.ts). */
+  cap: CommandCap;
   /** Settles when the shell has exited (or could not start). */
   gone: Promise<void>;
   /** Set when a stop was requested: the reason, for the result. */
@@ -171,20 +164,12 @@ export class ShellSession {
 
     // A full workspace takes no command (but `rm`, which needs none of its space, would be
     // refused too: the words say to delete files, and a command that only deletes is let through).
-    // The workspace's own disk first: at the first command its files move in (workspace-disks.ts).
-    const disk = await this.disk?.ensure();
-    let maxFileBytes: number | undefined;
-    let usageBefore: WorkspaceUsage | undefined;
-    const deletesOnly = onlyDeletes(command);
-    if (this.quota) {
-      const check = await this.quota.check();
-      if (check.full && !deletesOnly) {
-        notes.push(`not started: ${check.full}`);
-        return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: false, notes };
-      }
-      maxFileBytes = Math.max(check.left, 1);
-      usageBefore = check.usage;
+    const cap = await commandCap(command, this.quota, this.disk);
+    if ('refused' in cap) {
+      notes.push(`not started: ${cap.refused}`);
+      return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: false, notes };
     }
+    const { maxFileBytes } = cap;
 
     // Created before the command starts: the sandbox binds it in, and only an existing file can be bound.
     const cwdFile = path.join(os.tmpdir(), `chat-agent-cwd-${randomUUID()}`);
@@ -228,7 +213,7 @@ export class ShellSession {
       const running: RunningCommand = {
         launched,
         maxFileBytes,
-        disk,
+        cap,
         gone: new Promise<void>((resolveGone) => {
           child.once('exit', () => resolveGone());
           child.once('error', () => resolveGone());
@@ -281,33 +266,8 @@ export class ShellSession {
       this.running.add(running);
       options.signal.addEventListener('abort', onAbort, { once: true });
       later(options.timeoutMs, () => running.requestStop('timeout'));
-      // A command that only deletes frees space: nothing to watch, and nothing to end it for.
-      // On a disk the size of the cap, the kernel holds it: no walk needed.
-      const heldByDisk = disk?.held === true && this.quota !== undefined && disk.usableBytes <= this.quota.maxBytes * DISK_SIZE_SLACK;
-      if (this.quota && usageBefore && !deletesOnly && !heldByDisk) this.watchQuota(this.quota, usageBefore, running, () => finished, later);
+      cap.watch(this.quotaCheckMs, () => running.requestStop('workspace-full'), () => finished, later);
     });
-  }
-
-  /**
-   * Measure the workspace every quotaCheckMs while the command runs; past its cap, end the
-   * command, but only if it added to the workspace since it started: a workspace that was
-   * over its cap already, and is shrinking (an `rm -rf` under way), is what the model was
-   * asked to do. One walk at a time (each bounded by the walk's entry count).
-   */
-  private watchQuota(quota: WorkspaceQuota, before: WorkspaceUsage, running: RunningCommand, done: () => boolean, later: (ms: number, action: () => void) => void): void {
-    const grew = (now: WorkspaceUsage): boolean => now.bytes > before.bytes || (before.complete && !now.complete);
-    const tick = (): void => {
-      if (done()) return;
-      void quota.check().then(
-        (check) => {
-          if (done()) return;
-          if (check.full && grew(check.usage)) running.requestStop('workspace-full');
-          else later(this.quotaCheckMs, tick);
-        },
-        () => later(this.quotaCheckMs, tick),
-      );
-    };
-    later(this.quotaCheckMs, tick);
   }
 
   /** Stop every running command (SIGINT to its group, SIGKILL after the grace). */
@@ -357,7 +317,7 @@ export class ShellSession {
           output: collected.text,
           maxFileBytes: running.maxFileBytes,
           oomKills: running.launched.oomKills?.(),
-          workspaceDiskFullAt: diskFullAt(running.disk),
+          workspaceDiskFullAt: running.cap.diskFullAt(),
         }),
       );
     }
@@ -421,16 +381,6 @@ export class ShellSession {
     })();
     this.escalations.add(escalation);
     void escalation.finally(() => this.escalations.delete(escalation));
-  }
-}
-
-/** The disk's size, when the workspace's own disk is (nearly) full after a command. */
-function diskFullAt(disk: DiskState | undefined): number | undefined {
-  if (!disk?.held) return undefined;
-  try {
-    return disk.freeBytes() < Math.max(DISK_FULL_BYTES, disk.usableBytes / 100) ? disk.usableBytes : undefined;
-  } catch {
-    return undefined; // unmounted meanwhile
   }
 }
 
