@@ -7,8 +7,7 @@
 // left mid-turn are repaired: only those, found through the store's open index), and only
 // then lets the connectors take events. Expired sessions are swept a minute after start and
 // every six hours: the sweep reads every session record, which start-up must not wait for.
-import { realpathSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import { clustered, storeUrlOf, type Config } from './config.js';
 import { disabledToolNames } from './config-checks.js';
@@ -292,13 +291,13 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       // Wherever a profile put the thread's folder: the environment's, and each profile's.
       for (const { workspaceDir, scope } of profiles.folders(baseWorkspaceDir)) {
         // A thread's folder on a disk of its own (WORKSPACE_DISKS): the disk goes first, then the empty folder.
-        await shell.disks?.forget(realFolder(workspaceDir, conversationFolderName('thread', key)));
+        await shell.disks?.forget(resolve(workspaceDir, conversationFolderName('thread', key)));
         await removeThreadFolder(workspaceDir, key);
         // In a shared folder, the thread's uploads have a folder of their own (src/files/conversation-files.ts).
         if (scope === 'shared') await removeThreadUploads(workspaceDir, scope, key);
         else if (scope === 'channel') {
-          const channelFolder = realFolder(workspaceDir, conversationFolderName('channel', key));
-          // Removed from the channel's disk, mounted for it if no session holds it now.
+          const channelFolder = resolve(workspaceDir, conversationFolderName('channel', key));
+          // From the channel's disk, mounted for it if no session holds it now.
           const remove = () => removeThreadUploads(channelFolder, scope, key);
           await (shell.disks ? shell.disks.visit(channelFolder, remove) : remove());
         }
@@ -437,15 +436,6 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       await shell.disks?.close();
     },
   };
-}
-
-/** A conversation's folder by its real path, as openConversationFolder names it (the workspace disks know folders by it). */
-function realFolder(workspaceDir: string, name: string): string {
-  try {
-    return join(realpathSync(workspaceDir), name);
-  } catch {
-    return resolve(workspaceDir, name); // no such WORKSPACE_DIR: no folder, no disk
-  }
 }
 
 /** Singleton leases on the cluster's Redis, under this instance's node id (same keys as the coordinator's). */

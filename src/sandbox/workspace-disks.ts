@@ -26,7 +26,7 @@
 //   file beside the image keeps two processes from mounting one image twice.
 // - The cap changed: a disk grows to a raised cap online; it never shrinks (that would need
 //   every file moved), so under a lowered cap the folder is measured as well.
-import { closeSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { EngineLogger } from '../engine/logger.js';
@@ -116,7 +116,7 @@ export class WorkspaceDisks {
 
   /** Run `work` with the folder's disk mounted, if it has one (removing a thread's uploads from a channel's folder). */
   async visit<T>(folder: string, work: () => Promise<T>): Promise<T> {
-    const disk = await this.hold(folder);
+    const disk = await this.hold(realFolder(folder));
     try {
       return await work();
     } finally {
@@ -128,7 +128,8 @@ export class WorkspaceDisks {
    * A thread's folder is being removed (/forget, retention): its disk goes, unmounted first.
    * The thread's sessions have ended; a disk still busy after a few tries is an error.
    */
-  async forget(folder: string): Promise<void> {
+  async forget(named: string): Promise<void> {
+    const folder = realFolder(named);
     if (!this.inWorkspace(folder)) return;
     await this.serial(folder, async () => {
       const state = this.folders.get(folder);
@@ -364,6 +365,15 @@ function inodesFor(usableBytes: number, entries: number): number | undefined {
   const ratio = usableBytes < 512 * MB ? 4096 : 16384;
   const needed = Math.ceil((entries + 64) * 1.25);
   return needed > usableBytes / ratio ? needed : undefined;
+}
+
+/** A folder by its real path, as openConversationFolder gives it (the disks know folders by it): its parent's links resolved. */
+function realFolder(folder: string): string {
+  try {
+    return path.join(realpathSync(path.dirname(folder)), path.basename(folder));
+  } catch {
+    return path.resolve(folder); // no such parent: no folder, no disk
+  }
 }
 
 /** Remove what a folder holds, keeping the folder (a mount point, or about to be one). */
