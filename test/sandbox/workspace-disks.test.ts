@@ -198,6 +198,23 @@ describe('a folder\'s disk: no file is lost', () => {
     expect(logger.lines.some((line) => line.level === 'warn' && /no disk of its own this time/.test(line.message))).toBe(true);
   });
 
+  it('a channel folder\'s disk no session holds is mounted to remove a forgotten thread\'s uploads from it, and unmounted after', async () => {
+    const disks = await diskSet(2 * MB);
+    const folder = await conversationFolder();
+    const disk = await disks.hold(folder);
+    await disk.ensure();
+    await mkdir(join(folder, 'uploads', 'thread-a'), { recursive: true });
+    await writeFile(join(folder, 'uploads', 'thread-a', 'report.pdf'), 'pdf');
+    await writeFile(join(folder, 'kept.txt'), 'the channel keeps this');
+    await disk.release();
+    await disks.visit(folder, () => rm(join(folder, 'uploads', 'thread-a'), { recursive: true }));
+    expect(mountedAt(folder)).toBeNull();
+    const again = await disks.hold(folder);
+    expect(readdirSync(join(folder, 'uploads'))).toEqual([]);
+    expect(await readFile(join(folder, 'kept.txt'), 'utf8')).toBe('the channel keeps this');
+    await again.release();
+  });
+
   it('forget: the thread\'s disk is unmounted and removed, and the empty folder can go', async () => {
     const disks = await diskSet(2 * MB);
     const folder = await conversationFolder();
