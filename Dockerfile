@@ -29,9 +29,12 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY . .
 RUN npm run build
 
-# A user of its own: the store (data/) and the workspace belong to it, nothing else does.
+# A user of its own: the store (data/) and the workspace belong to it, nothing else does. The
+# container starts as root only for bin/container-entry.sh, which hands the container's cgroup
+# to that user where it may (cgroup v2 with --cgroupns=private and a writable cgroup file
+# system: a memory cgroup per shell command, see README "The shell sandbox") and then runs the
+# bot as it, with no capabilities. `docker run --user 10001` skips that step.
 RUN useradd --create-home --uid 10001 bot && mkdir -p /app/data /app/workspace && chown -R bot:bot /app/data /app/workspace
-USER bot
 
 ENV NODE_ENV=production LOG_FORMAT=json PORT=3000 HEALTH_PORT=8080
 EXPOSE 3000 8080
@@ -42,4 +45,6 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:' + process.env.HEALTH_PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 
 STOPSIGNAL SIGTERM
+# exec all the way down: the bot is PID 1, and SIGTERM from `docker stop` reaches it.
+ENTRYPOINT ["/app/bin/container-entry.sh"]
 CMD ["node", "bin/start.mjs"]

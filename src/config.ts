@@ -177,6 +177,12 @@ export const ConfigSchema = z.object({
   WORKSPACE_DIR: z.string().min(1).default('./workspace'),
   /** What one conversation's folder (all of WORKSPACE_DIR when shared) may hold on disk, in MB: past it, commands and file writes are refused. */
   WORKSPACE_MAX_MB: positiveInt.default(2048),
+  /**
+   * Whether each thread's or channel's folder gets a disk of its own (a sized, loop-mounted
+   * ext4 file), so the kernel holds WORKSPACE_MAX_MB whatever a command does: `off` (measured
+   * only), `auto` (where a root bot can make one), `on` (or the start stops).
+   */
+  WORKSPACE_DISKS: z.enum(['auto', 'on', 'off']).default('off'),
   /** Files shared in a thread (src/files/): the largest one file the bot fetches, in bytes (default 20 MiB). */
   MAX_FILE_BYTES: positiveInt.default(20 * 1024 * 1024),
   /** Files one message may bring; the rest are named in the thread and not fetched. */

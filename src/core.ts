@@ -154,7 +154,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const access = new AccessPolicy(parseAccessConfig(config.ALLOWED_USERS, config.ADMINS));
   // Before anything is opened: a workspace that holds the bot's own files, a bad SHELL_ENV,
   // or SHELL_SANDBOX=bwrap where bwrap cannot run stops the start with the reason.
-  const shell = await prepareShell(config, { bwrapPath: options.bwrapPath });
+  const shell = await prepareShell(config, { bwrapPath: options.bwrapPath, logger });
   if (!shell.warn) logger.info({}, shell.message); // a warning is logged below, with the others
   const policyOptions = {
     mode: config.PERMISSION_MODE,
@@ -294,9 +294,17 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       await viewing.forget(key);
       // Wherever a profile put the thread's folder: the environment's, and each profile's.
       for (const { workspaceDir, scope } of profiles.folders(baseWorkspaceDir)) {
+        // A thread's folder on a disk of its own (WORKSPACE_DISKS): the disk goes first, then the empty folder.
+        await shell.disks?.forget(resolve(workspaceDir, conversationFolderName('thread', key)));
         await removeThreadFolder(workspaceDir, key);
         // In a shared folder, the thread's uploads have a folder of their own (src/files/conversation-files.ts).
-        if (scope !== 'thread') await removeThreadUploads(scope === 'shared' ? workspaceDir : resolve(workspaceDir, conversationFolderName('channel', key)), scope, key);
+        if (scope === 'shared') await removeThreadUploads(workspaceDir, scope, key);
+        else if (scope === 'channel') {
+          const channelFolder = resolve(workspaceDir, conversationFolderName('channel', key));
+          // From the channel's disk, mounted for it if no session holds it now.
+          const remove = () => removeThreadUploads(channelFolder, scope, key);
+          await (shell.disks ? shell.disks.visit(channelFolder, remove) : remove());
+        }
       }
     },
     // What each session's engine is built with, under its profile (src/session-engines.ts).
@@ -428,8 +436,10 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       await ops.close();
       await cluster?.close();
       await opened.close();
-      // The sessions' commands have ended: the bot's memory cgroup folder is empty now.
+      // The sessions' commands have ended: the bot's memory cgroup folder is empty now, and
+      // the workspace disks it still holds are unmounted (the next start mounts them again).
       if (shell.shell.kind === 'sandbox') shell.shell.sandbox.cgroups?.close();
+      await shell.disks?.close();
     },
   };
 }

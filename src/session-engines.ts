@@ -56,7 +56,7 @@ export interface SessionEngineDeps {
 export function sessionEngines(deps: SessionEngineDeps): EngineSetupFactory {
   const { config, profiles, shell, files, secrets, mcp, disabledTools } = deps;
   const runAs = shell.shell.kind === 'sandbox' ? shell.shell.sandbox.runAs : undefined;
-  return (session) => {
+  return async (session) => {
     // The thread's profile, laid over the environment (src/profiles/): its prompt, tools, mode, folder.
     const profile = profiles.settingsOf(session.profile);
     const scope = profile.workspaceScope;
@@ -64,6 +64,9 @@ export function sessionEngines(deps: SessionEngineDeps): EngineSetupFactory {
     // One set of built-in tools per session: the shell's working directory is the session's,
     // in the conversation's own folder (WORKSPACE_SCOPE).
     const folder = openConversationFolder(workspaceDir, scope, session.key, runAs);
+    // A thread's or channel's folder on a disk of its own (WORKSPACE_DISKS) is mounted before
+    // anything reads or writes it; a shared folder holds other folders, and keeps a measured cap.
+    const disk = scope !== 'shared' && shell.disks ? await shell.disks.hold(folder) : undefined;
     const builtin = createBuiltinTools({
       workspaceDir: folder,
       workspaceBase: scope === 'shared' ? undefined : workspaceDir,
@@ -75,6 +78,7 @@ export function sessionEngines(deps: SessionEngineDeps): EngineSetupFactory {
       protectedPaths: shell.paths.protected.filter((entry) => entry.path !== shell.paths.home).map((entry) => entry.path),
       homeDir: shell.paths.home,
       workspaceMaxBytes: config.WORKSPACE_MAX_MB * 1024 * 1024,
+      ...(disk ? { workspaceDisk: disk } : {}),
     });
     // Every model call of the session, compaction included, is admitted by the spend limits
     // and reported to the operations side (src/ops/metered-provider.ts).
@@ -109,7 +113,11 @@ export function sessionEngines(deps: SessionEngineDeps): EngineSetupFactory {
       logger: deps.logger,
       maskOutput: secrets.mask,
       maskStream: secrets.streamMask,
-      dispose: () => builtin.dispose(),
+      // The shell's commands end first: then no process of this session is in the disk.
+      dispose: async () => {
+        await builtin.dispose();
+        await disk?.release();
+      },
       grantDirectory: (dir) => builtin.workspace.grant(dir),
       grantRefusal: (dir) => builtin.workspace.grantRefusal(dir),
       grantPreview: (dir) => builtin.workspace.grantPreview(dir),

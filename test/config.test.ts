@@ -21,6 +21,7 @@ describe('configuration', () => {
       AUDIT_RETENTION_DAYS: 90,
       WORKSPACE_DIR: './workspace',
       WORKSPACE_MAX_MB: 2048,
+      WORKSPACE_DISKS: 'off',
       MAX_FILE_BYTES: 20 * 1024 * 1024,
       MAX_FILES_PER_MESSAGE: 10,
       MAX_CONVERSATION_FILE_BYTES: 200 * 1024 * 1024,

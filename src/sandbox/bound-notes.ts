@@ -25,6 +25,8 @@ export interface FinishedCommand {
   maxFileBytes: number;
   /** Processes the kernel ended because the command's memory cgroup was full (command-cgroup.ts). */
   oomKills?: number;
+  /** Set when the workspace's own disk (workspace-disks.ts) is full after the command: its size, in bytes. */
+  workspaceDiskFullAt?: number;
 }
 
 export function boundNotes(limits: SandboxLimits, finished: FinishedCommand): string[] {
@@ -51,7 +53,11 @@ export function boundNotes(limits: SandboxLimits, finished: FinishedCommand): st
     );
   }
   if (NO_SPACE.test(output)) {
-    notes.push(`the output shows a full disk: the private /tmp (and /dev/shm) holds at most ${mb(limits.tmpBytes)} (SHELL_TMP_MB); write large files in the workspace instead`);
+    notes.push(
+      finished.workspaceDiskFullAt !== undefined
+        ? `the output shows a full disk: the workspace is full, at its cap of ${mb(finished.workspaceDiskFullAt)} (WORKSPACE_MAX_MB, held by a disk of its own); delete files in the workspace (rm) before writing more`
+        : `the output shows a full disk: the private /tmp (and /dev/shm) holds at most ${mb(limits.tmpBytes)} (SHELL_TMP_MB); write large files in the workspace instead`,
+    );
   }
   return notes;
 }

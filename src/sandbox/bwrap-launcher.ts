@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { chownSync, existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { signalGroup, type CommandLauncher, type LaunchedCommand, type LaunchRequest } from '../tools/command-launcher.js';
+import { signalGroup, type CommandLauncher, type FinishedCommandFacts, type LaunchedCommand, type LaunchRequest } from '../tools/command-launcher.js';
 import { boundNotes } from './bound-notes.js';
 import { SANDBOX_CWD_FILE, type BwrapSandbox } from './bwrap-sandbox.js';
 
@@ -29,7 +29,7 @@ export class BwrapLauncher implements CommandLauncher {
     return SANDBOX_CWD_FILE;
   }
 
-  boundNotes(finished: { exitCode: number | null; signal: NodeJS.Signals | null; output: string; maxFileBytes?: number; oomKills?: number }): string[] {
+  boundNotes(finished: FinishedCommandFacts): string[] {
     const limits = this.sandbox.limits;
     return boundNotes(limits, { ...finished, maxFileBytes: Math.min(finished.maxFileBytes ?? limits.maxFileBytes, limits.maxFileBytes) });
   }

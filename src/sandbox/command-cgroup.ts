@@ -7,27 +7,18 @@
 // victim inside that cgroup only: the command loses a process, the bot and other threads lose
 // nothing.
 //
-// Where: cgroup v1's memory hierarchy, in a folder of this bot's own below the cgroup the bot
-// runs in (`<mount>/<bot's cgroup>/chat-agent-<pid>/<command>`). That needs write access to
-// it, which a root bot in a VM or a privileged container has. cgroup v2 is not used: a bot
-// can only give children a memory controller when its own cgroup delegates one and holds no
-// process, which is rare outside a systemd unit with Delegate=yes; where no cgroup can be
-// made, the start-up line says the cap is per process only.
+// Where: cgroup v2 where the bot's own cgroup is delegated to it (cgroup-v2.ts: a systemd
+// unit with Delegate=yes, a container with a cgroup namespace of its own and a writable cgroup
+// file system), else cgroup v1's memory hierarchy where the bot may write it (cgroup-v1.ts: a
+// root bot in a VM or a privileged container). Where neither, the cap holds per process only,
+// and the start-up line and `npm run doctor` say why and how to get the cgroup.
 //
 // A command must be in its cgroup before it runs a single instruction, or what it forks
 // first escapes. bwrap is therefore started through bash, which waits on a pipe until
 // the bot has moved it into the cgroup, then execs bwrap (same pid, so the process group and
 // signals are unchanged).
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { processAlive } from './process-alive.js';
-
-/** Where cgroup v1's memory hierarchy is mounted on every distribution that has one. */
-const V1_MEMORY_MOUNT = '/sys/fs/cgroup/memory';
-
-/** rmdir of a cgroup whose last process is still being torn down fails (EBUSY) for a moment. */
-const REMOVE_TRIES = 20;
-const REMOVE_PAUSE_MS = 25;
+import { CgroupV1Commands } from './cgroup-v1.js';
+import { assessCgroupV2, CgroupV2Commands, type CgroupV2Options } from './cgroup-v2.js';
 
 export interface CommandCgroup {
   /** Put a process (and everything it will start) in the cgroup; false when the kernel refused. */
@@ -38,133 +29,56 @@ export interface CommandCgroup {
   remove(): Promise<void>;
 }
 
-/** Several bots may share a process (tests do): each gets a folder of its own. */
-let opened = 0;
-
-export class CommandCgroups {
-  private next = 0;
-
-  private constructor(
-    /** This bot's own folder in the memory hierarchy; one child per command. */
-    readonly folder: string,
-    readonly maxBytes: number,
-  ) {}
-
-  /**
-   * A memory cgroup folder of this bot's own, or null where cgroup v1's memory controller
-   * cannot be written here. Folders of bots that are gone are removed first.
-   */
-  static open(maxBytes: number, options: { mount?: string; ownCgroupFile?: string; pid?: number } = {}): CommandCgroups | null {
-    const mount = options.mount ?? V1_MEMORY_MOUNT;
-    const own = ownMemoryCgroup(options.ownCgroupFile ?? '/proc/self/cgroup');
-    if (own === null || !existsSync(path.join(mount, 'memory.limit_in_bytes'))) return null;
-    const parent = path.join(mount, own);
-    removeStale(parent);
-    const folder = path.join(parent, `chat-agent-${options.pid ?? process.pid}-${++opened}`);
-    try {
-      mkdirSync(folder, { recursive: true });
-      const groups = new CommandCgroups(folder, maxBytes);
-      // A trial command's cgroup proves the limit can be set, before any command relies on it.
-      const trial = groups.create();
-      if (!trial) return null;
-      void trial.remove();
-      return groups;
-    } catch {
-      return null;
-    }
-  }
-
+/** The bot's cgroups for commands: one per command, made in `folder`. */
+export interface CommandCgroups {
+  readonly version: 1 | 2;
+  /** Where the commands' cgroups are made. */
+  readonly folder: string;
+  readonly maxBytes: number;
   /** A fresh cgroup capped at maxBytes, or null when one could not be made (the rlimit still holds). */
-  create(): CommandCgroup | null {
-    const folder = path.join(this.folder, `command-${++this.next}`);
-    try {
-      mkdirSync(folder);
-      writeFileSync(path.join(folder, 'memory.limit_in_bytes'), String(this.maxBytes));
-      // With swap, the cap holds for memory and swap together (the file exists only with swap accounting).
-      const withSwap = path.join(folder, 'memory.memsw.limit_in_bytes');
-      if (existsSync(withSwap)) writeQuietly(withSwap, String(this.maxBytes));
-    } catch {
-      tryRemove(folder);
-      return null;
+  create(): CommandCgroup | null;
+  /** At shutdown (or after a check): what the bot made for its commands goes. */
+  close(): void;
+}
+
+export interface MemoryBoundOptions extends CgroupV2Options {
+  /** pids.max of each command's cgroup, where the pids controller is there (cgroup v2). */
+  maxProcesses?: number;
+  /** Where cgroup v1's memory hierarchy is mounted (tests). */
+  v1Mount?: string;
+  /** Look, change nothing (`npm run doctor`): say which bound a start would get. */
+  dryRun?: boolean;
+}
+
+export interface MemoryBound {
+  /** Null: the cap holds per process only (or a dry run). */
+  groups: CommandCgroups | null;
+  /** Which memory bound holds a command, for the start-up line and the doctor. */
+  kind: 'cgroup v2' | 'cgroup v1' | 'per process';
+  /** Why there is no cgroup per command, and how to get one; null when there is. */
+  missing: string | null;
+}
+
+const HOW_V2 =
+  'to bound each command as a whole, give the bot a cgroup of its own to delegate: run it as a systemd service with Delegate=yes (README, "The shell sandbox"), ' +
+  'or in a container with a cgroup namespace of its own and a writable cgroup file system (docker run --cgroupns=private --privileged; podman run --cgroupns=private --security-opt unmask=/sys/fs/cgroup)';
+
+/** cgroup v2 where it is delegated, else v1 where it is writable, else none, with the reason. */
+export function openCommandCgroups(maxBytes: number, options: MemoryBoundOptions = {}): MemoryBound {
+  const v2 = assessCgroupV2(options);
+  if (v2.kind === 'delegated') {
+    if (options.dryRun) return { groups: null, kind: 'cgroup v2', missing: null };
+    const groups = CgroupV2Commands.open(maxBytes, { ...options, assessment: v2 });
+    if (groups) return { groups, kind: 'cgroup v2', missing: null };
+  }
+  if (v2.kind === 'not-v2') {
+    const groups = CgroupV1Commands.open(maxBytes, { mount: options.v1Mount, ownCgroupFile: options.selfCgroupFile, pid: options.pid });
+    if (groups) {
+      if (options.dryRun) groups.close();
+      return { groups: options.dryRun ? null : groups, kind: 'cgroup v1', missing: null };
     }
-    return {
-      add: (pid) => writeQuietly(path.join(folder, 'cgroup.procs'), String(pid)),
-      oomKills: () => oomKills(folder),
-      remove: async () => {
-        for (let attempt = 0; attempt < REMOVE_TRIES; attempt++) {
-          if (tryRemove(folder)) return;
-          await new Promise((resolve) => setTimeout(resolve, REMOVE_PAUSE_MS));
-        }
-      },
-    };
+    return { groups: null, kind: 'per process', missing: 'cgroup v1\'s memory hierarchy cannot be written by the bot (a root bot in a VM or a privileged container can)' };
   }
-
-  /** Remove this bot's folder (at shutdown; commands' cgroups are gone by then). */
-  close(): void {
-    tryRemove(this.folder);
-  }
-}
-
-/** The memory line of /proc/self/cgroup (`4:memory:/some/path`), or null without one. */
-function ownMemoryCgroup(file: string): string | null {
-  try {
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      const [, controllers, cgroupPath] = line.split(':');
-      if (controllers?.split(',').includes('memory') && cgroupPath !== undefined) return cgroupPath;
-    }
-  } catch {
-    return null;
-  }
-  return null;
-}
-
-/** `oom_kill N` in memory.oom_control (kernels since 4.13). */
-function oomKills(folder: string): number {
-  try {
-    const match = /^oom_kill (\d+)$/m.exec(readFileSync(path.join(folder, 'memory.oom_control'), 'utf8'));
-    return match ? Number(match[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Folders left by bots that are gone (killed before they could clean up): empty cgroups, removable. */
-function removeStale(parent: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(parent);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const match = /^chat-agent-(\d+)-\d+$/.exec(name);
-    if (!match || processAlive(Number(match[1]))) continue;
-    const folder = path.join(parent, name);
-    try {
-      for (const child of readdirSync(folder)) if (child.startsWith('command-')) tryRemove(path.join(folder, child));
-    } catch {
-      // unreadable: left as it is
-    }
-    tryRemove(folder);
-  }
-}
-
-
-/** rmdir is how a cgroup is removed (its control files are not real files). */
-function tryRemove(folder: string): boolean {
-  try {
-    rmdirSync(folder);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
-  }
-}
-
-function writeQuietly(file: string, value: string): boolean {
-  try {
-    writeFileSync(file, value);
-    return true;
-  } catch {
-    return false;
-  }
+  const why = v2.kind === 'delegated' ? `cgroup v2: a trial cgroup could not be made in ${v2.own}` : `cgroup v2: ${v2.why}`;
+  return { groups: null, kind: 'per process', missing: `${why}; ${HOW_V2}` };
 }

@@ -8,7 +8,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BwrapSandbox, DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './bwrap-sandbox.js';
-import { CommandCgroups } from './command-cgroup.js';
+import type { MemoryBound } from './command-cgroup.js';
 import type { BotPaths } from './protected-paths.js';
 import { unreachableBy, type SandboxOwner } from './run-as.js';
 import { systemView } from './system-mounts.js';
@@ -31,7 +31,7 @@ export interface ShellSandboxSettings {
   /** What one workspace may hold, in bytes, for the start-up line. */
   workspaceMaxBytes?: number;
   bwrapPath?: string;
-  /** Make a memory cgroup per command where the host allows (default true; `npm run doctor` makes none). */
+  /** Make a memory cgroup per command where the host allows (default true); false: only say which bound a start would get (`npm run doctor`). */
   memoryCgroups?: boolean;
   /** The clean environment bwrap starts with (also for the probe). */
   env: Record<string, string>;
@@ -54,7 +54,11 @@ export const UNCONFINED_WARNING =
 export async function decideShellSandbox(settings: ShellSandboxSettings): Promise<SandboxDecision> {
   if (settings.mode === 'off') return { kind: 'host', message: UNCONFINED_WARNING };
   // Made before the probe, so the start-up line can say whether the memory cap is per command.
-  const cgroups = settings.memoryCgroups === false ? null : CommandCgroups.open(limitsOf(settings).maxMemoryBytes);
+  const limits = limitsOf(settings);
+  // Loaded only for a sandbox: a bot whose shell is off reads no cgroup code at start.
+  const { openCommandCgroups } = await import('./command-cgroup.js');
+  const memory = openCommandCgroups(limits.maxMemoryBytes, { maxProcesses: limits.maxProcesses, dryRun: settings.memoryCgroups === false });
+  const cgroups = memory.groups;
   const sandbox = new BwrapSandbox({
     cgroups,
     view: systemView({ protectedPaths: settings.botPaths.protected, readOnlyPaths: settings.readOnlyPaths, network: settings.network }),
@@ -82,7 +86,7 @@ export async function decideShellSandbox(settings: ShellSandboxSettings): Promis
       kind: 'sandbox',
       sandbox,
       probeMs: probe.ms,
-      message: `shell commands run in a bubblewrap sandbox, ${network}, ${who}; ${boundsText(sandbox.limits, settings.workspaceMaxBytes, cgroups !== null)} (probe ${probe.ms.toFixed(0)} ms)`,
+      message: `shell commands run in a bubblewrap sandbox, ${network}, ${who}; ${boundsText(sandbox.limits, settings.workspaceMaxBytes, memory)} (probe ${probe.ms.toFixed(0)} ms)`,
     };
   }
   cgroups?.close();
@@ -110,13 +114,13 @@ function unreachableFolder(settings: ShellSandboxSettings, owner: SandboxOwner):
 }
 
 /** The bounds of one command, in words, for the start-up line. */
-export function boundsText(limits: SandboxLimits, workspaceMaxBytes: number | undefined, memoryPerCommand = false): string {
+export function boundsText(limits: SandboxLimits, workspaceMaxBytes: number | undefined, memory: Pick<MemoryBound, 'kind' | 'missing'>): string {
   const mb = (bytes: number): string => `${Math.round(bytes / (1024 * 1024)).toLocaleString('en-US')} MB`;
   const parts = [
     `${limits.maxProcesses.toLocaleString('en-US')} processes`,
-    memoryPerCommand
-      ? `${mb(limits.maxMemoryBytes)} of memory for all its processes together (a cgroup) and of address space for each`
-      : `${mb(limits.maxMemoryBytes)} of memory per process (no memory cgroup can be made here, so not for the command as a whole)`,
+    memory.kind === 'per process'
+      ? `${mb(limits.maxMemoryBytes)} of memory per process, not for the command as a whole (no memory cgroup per command: ${memory.missing ?? 'none can be made here'})`
+      : `${mb(limits.maxMemoryBytes)} of memory for all its processes together (a memory cgroup per command, ${memory.kind === 'cgroup v2' ? 'cgroup v2, delegated to the bot' : 'cgroup v1'}) and of address space for each`,
     `${mb(limits.tmpBytes)} /tmp`,
     `${mb(limits.maxFileBytes)} per file`,
   ];

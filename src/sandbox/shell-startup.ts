@@ -1,17 +1,20 @@
 // The shell's start-up, from the configuration: check the workspace holds none of the
 // bot's own files, build the commands' environment, decide where commands run
-// (shell-sandbox.ts) and say so in one log line. Everything here fails at start, with the
-// setting to fix, rather than at the first command.
+// (shell-sandbox.ts) and what holds the workspace's cap (workspace-disks-startup.ts, loaded
+// only when WORKSPACE_DISKS asks for disks), and say so in one log line. Everything here
+// fails at start, with the setting to fix, rather than at the first command.
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config.js';
+import type { EngineLogger } from '../engine/logger.js';
 import type { ShellSetup } from '../tools/builtin-tools.js';
 import { isInside } from '../tools/workspace.js';
 import { botPaths, realOrResolved, workspaceProblem, type BotPaths } from './protected-paths.js';
 import { decideRunAs, type RunAsDecision, type SandboxOwner } from './run-as.js';
 import { parseShellEnvNames, shellEnvironment } from './shell-environment.js';
 import { decideShellSandbox } from './shell-sandbox.js';
+import type { WorkspaceDisks } from './workspace-disks.js';
 
 const MB = 1024 * 1024;
 
@@ -29,6 +32,8 @@ export interface ShellStartup {
   message: string;
   /** Whether the message is a warning (unconfined, or no shell at all). */
   warn: boolean;
+  /** Disks of their own for conversation folders (WORKSPACE_DISKS), where they are made; null: the cap is measured. */
+  disks: WorkspaceDisks | null;
 }
 
 export interface ShellStartupOptions {
@@ -43,6 +48,8 @@ export interface ShellStartupOptions {
    * it probes the sandbox with a temporary folder in the workspace's place.
    */
   createWorkspace?: boolean;
+  /** Where the workspace disks say what they did (a folder that got one, one that could not). */
+  logger?: EngineLogger;
 }
 
 export async function prepareShell(config: Config, options: ShellStartupOptions = {}): Promise<ShellStartup> {
@@ -62,9 +69,7 @@ export async function prepareShell(config: Config, options: ShellStartupOptions 
   // As the workspace would be when the bot makes it: the run-as user's.
   if (standIn && runAs.runAs) chownSync(standIn, runAs.runAs.uid, runAs.runAs.gid);
   try {
-    const startup = await decideShell(config, paths, workspaceRoot, standIn ?? workspaceRoot, options.bwrapPath, runAs);
-    // A check (npm run doctor) leaves no memory cgroup behind either.
-    if (options.createWorkspace === false && startup.shell.kind === 'sandbox') startup.shell.sandbox.cgroups?.close();
+    const startup = await decideShell(config, paths, workspaceRoot, standIn ?? workspaceRoot, options, runAs);
     return startup;
   } finally {
     if (standIn) rmSync(standIn, { recursive: true, force: true });
@@ -76,7 +81,7 @@ async function decideShell(
   paths: BotPaths,
   workspaceRoot: string,
   probeRoot: string,
-  bwrapPath: string | undefined,
+  options: ShellStartupOptions,
   runAs: RunAsDecision,
 ): Promise<ShellStartup> {
   const secretNames = new Set(Object.keys(config).filter((name) => SECRET_SETTING.test(name)));
@@ -88,8 +93,10 @@ async function decideShell(
     workspaceRoot: probeRoot,
     botPaths: paths,
     readOnlyPaths,
-    bwrapPath,
+    bwrapPath: options.bwrapPath,
     runAs: runAs.runAs,
+    // A check (npm run doctor) makes no cgroup: it says which memory bound a start would get.
+    memoryCgroups: options.createWorkspace !== false,
     commandUid: runAs.uid,
     limits: { maxMemoryBytes: config.SHELL_MAX_MEMORY_MB * MB, tmpBytes: config.SHELL_TMP_MB * MB },
     workspaceMaxBytes: config.WORKSPACE_MAX_MB * MB,
@@ -97,15 +104,37 @@ async function decideShell(
   });
   switch (decision.kind) {
     case 'sandbox': {
+      const disks = await decideDisks(config, workspaceRoot, options).catch((error: unknown) => {
+        decision.sandbox.cgroups?.close();
+        throw error;
+      });
+      // The images are the bot's: never granted, never shown to a command.
+      if (disks.disks) paths.protected.push({ path: disks.disks.imageRoot, what: 'the workspace disks (WORKSPACE_DISKS)' });
       const notes = [runAs.note, runAs.runAs ? ownershipNote(workspaceRoot, runAs.runAs) : undefined].filter(Boolean);
-      const message = [decision.message, ...notes].join('; ');
-      return { shell: { kind: 'sandbox', sandbox: decision.sandbox }, envNames, paths, workspaceRoot, message, warn: notes.length > 0 };
+      const message = [decision.message, disks.text, ...notes].join('; ');
+      return { shell: { kind: 'sandbox', sandbox: decision.sandbox }, envNames, paths, workspaceRoot, message, warn: notes.length > 0, disks: disks.disks };
     }
+    // No sandbox, no disks: commands that run on the host can write anywhere the bot can.
     case 'host':
-      return { shell: { kind: 'host' }, envNames, paths, workspaceRoot, message: decision.message, warn: true };
+      return { shell: { kind: 'host' }, envNames, paths, workspaceRoot, message: decision.message, warn: true, disks: null };
     case 'withheld':
-      return { shell: { kind: 'withheld' }, envNames, paths, workspaceRoot, message: decision.message, warn: true };
+      return { shell: { kind: 'withheld' }, envNames, paths, workspaceRoot, message: decision.message, warn: true, disks: null };
   }
+}
+
+/** What holds WORKSPACE_MAX_MB: the disks' module is loaded only when WORKSPACE_DISKS asks for them. */
+async function decideDisks(config: Config, workspaceRoot: string, options: ShellStartupOptions): Promise<{ disks: WorkspaceDisks | null; text: string }> {
+  const cap = `the workspace cap (${config.WORKSPACE_MAX_MB.toLocaleString('en-US')} MB, WORKSPACE_MAX_MB)`;
+  if (config.WORKSPACE_DISKS === 'off') return { disks: null, text: `${cap} is measured while commands run (best effort; WORKSPACE_DISKS=off)` };
+  const { openWorkspaceDisks } = await import('./workspace-disks-startup.js');
+  const decision = await openWorkspaceDisks({
+    mode: config.WORKSPACE_DISKS,
+    workspaceDir: workspaceRoot,
+    maxBytes: config.WORKSPACE_MAX_MB * MB,
+    logger: options.logger,
+    trialOnly: options.createWorkspace === false,
+  });
+  return { disks: decision.disks, text: `${cap} is ${decision.text}` };
 }
 
 /** A workspace root commands cannot write (a root-owned one from before SHELL_RUN_AS), and how to hand it over. */

@@ -13,6 +13,7 @@ import { readFileTool } from './read-file.js';
 import { BwrapLauncher } from '../sandbox/bwrap-launcher.js';
 import type { BwrapSandbox } from '../sandbox/bwrap-sandbox.js';
 import { shellEnvironment } from '../sandbox/shell-environment.js';
+import type { WorkspaceDisk } from '../sandbox/workspace-disks.js';
 import { HostLauncher } from './command-launcher.js';
 import { runShellTool } from './run-shell.js';
 import { searchTool } from './search.js';
@@ -68,6 +69,8 @@ export interface BuiltinToolsOptions {
   workspaceMaxBytes?: number;
   /** How often a running command's workspace is measured against the cap (default 2 s). */
   quotaCheckMs?: number;
+  /** The workspace folder's own disk (src/sandbox/workspace-disks.ts): holds WORKSPACE_MAX_MB in the kernel. */
+  workspaceDisk?: WorkspaceDisk;
 }
 
 export type ShellSetup = { kind: 'sandbox'; sandbox: BwrapSandbox } | { kind: 'host' } | { kind: 'withheld' };
@@ -142,6 +145,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
     launcher: setup.kind === 'sandbox' ? new BwrapLauncher(setup.sandbox) : new HostLauncher(),
     quota,
     quotaCheckMs: options.quotaCheckMs,
+    disk: options.workspaceDisk,
   });
   const context: ToolContext = {
     workspace,

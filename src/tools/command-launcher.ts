@@ -35,6 +35,18 @@ export interface LaunchedCommand {
   oomKills?(): number;
 }
 
+/** What the session knows of a finished command, for the launcher's notes on its bounds. */
+export interface FinishedCommandFacts {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  output: string;
+  /** The file size limit it was given (what was left of the workspace's cap). */
+  maxFileBytes?: number;
+  oomKills?: number;
+  /** Set when the workspace's own disk is full after it: what the disk holds, in bytes. */
+  workspaceDiskFullAt?: number;
+}
+
 export interface CommandLauncher {
   /** The variable the script's EXIT trap writes the final cwd to, as the command sees it. */
   cwdFileInside(hostFile: string): string;
@@ -42,7 +54,7 @@ export interface CommandLauncher {
   /** Whether background jobs (`server &`) outlive the command that started them. */
   readonly keepsBackgroundJobs: boolean;
   /** Which of the launcher's bounds a finished command ran into, in words (the sandbox's; none on the host). */
-  boundNotes?(finished: { exitCode: number | null; signal: NodeJS.Signals | null; output: string; maxFileBytes?: number; oomKills?: number }): string[];
+  boundNotes?(finished: FinishedCommandFacts): string[];
 }
 
 export class HostLauncher implements CommandLauncher {

@@ -12,9 +12,10 @@
 // background jobs (`server &`) keep running after their command returns; their output is
 // drained and discarded, and dispose() stops them. In the sandbox they end with the command.
 //
-// With a workspace cap (workspace-usage.ts), a command is refused while the workspace is over
-// it (one that only deletes runs), may write no file larger than what is left, and is ended if
-// the workspace passes the cap while it runs; the launcher says which bound a command ran into.
+// With a workspace cap (workspace-usage.ts, command-cap.ts), a command is refused while the
+// workspace is over it (one that only deletes runs, and is never ended), may write no file
+// larger than what is left, and is ended if it takes the workspace past the cap while it runs,
+// unless the folder's own disk holds the cap; the launcher says which bound it ran into.
 //
 // What the command printed reaches the model cleaned (command-output.ts): escape sequences
 // dropped, control characters made visible, binary summarised in a line and a note.
@@ -24,11 +25,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { sleep } from '../engine/index.js';
 import { shellEnvironment } from '../sandbox/shell-environment.js';
+import type { WorkspaceDisk } from '../sandbox/workspace-disks.js';
 import { HostLauncher, type CommandLauncher, type LaunchedCommand } from './command-launcher.js';
 import { CommandOutput } from './command-output.js';
 import { formatCount } from './output.js';
 import type { Workspace } from './workspace.js';
-import { onlyDeletes, type WorkspaceQuota } from './workspace-usage.js';
+import { commandCap, type CommandCap } from './command-cap.js';
+import type { WorkspaceQuota } from './workspace-usage.js';
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 /** Between SIGINT and SIGKILL: long enough for a test runner to print its summary. */
@@ -59,6 +62,8 @@ export interface ShellSessionOptions {
   quota?: WorkspaceQuota;
   /** How often a running command's workspace is measured (default 2 s). */
   quotaCheckMs?: number;
+  /** The workspace's own disk (src/sandbox/workspace-disks.ts), where it gets one: made at the first command. */
+  disk?: WorkspaceDisk;
 }
 
 export interface ShellRunOptions {
@@ -87,6 +92,8 @@ interface RunningCommand {
   launched: LaunchedCommand;
   /** The file size limit it was given (what was left of the workspace's cap). */
   maxFileBytes?: number;
+  /** What the workspace's cap did to it (command-cap.ts). */
+  cap: CommandCap;
   /** Settles when the shell has exited (or could not start). */
   gone: Promise<void>;
   /** Set when a stop was requested: the reason, for the result. */
@@ -111,6 +118,7 @@ export class ShellSession {
   private readonly launcher: CommandLauncher;
   private readonly quota: WorkspaceQuota | undefined;
   private readonly quotaCheckMs: number;
+  private readonly disk: WorkspaceDisk | undefined;
 
   constructor(
     private readonly workspace: Workspace,
@@ -123,6 +131,7 @@ export class ShellSession {
     this.launcher = options.launcher ?? new HostLauncher();
     this.quota = options.quota;
     this.quotaCheckMs = options.quotaCheckMs ?? DEFAULT_QUOTA_CHECK_MS;
+    this.disk = options.disk;
   }
 
   /** Whether background jobs outlive the command that started them (not in the sandbox). */
@@ -155,15 +164,12 @@ export class ShellSession {
 
     // A full workspace takes no command (but `rm`, which needs none of its space, would be
     // refused too: the words say to delete files, and a command that only deletes is let through).
-    let maxFileBytes: number | undefined;
-    if (this.quota) {
-      const check = await this.quota.check();
-      if (check.full && !onlyDeletes(command)) {
-        notes.push(`not started: ${check.full}`);
-        return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: false, notes };
-      }
-      maxFileBytes = Math.max(check.left, 1);
+    const cap = await commandCap(command, this.quota, this.disk);
+    if ('refused' in cap) {
+      notes.push(`not started: ${cap.refused}`);
+      return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: false, notes };
     }
+    const { maxFileBytes } = cap;
 
     // Created before the command starts: the sandbox binds it in, and only an existing file can be bound.
     const cwdFile = path.join(os.tmpdir(), `chat-agent-cwd-${randomUUID()}`);
@@ -207,6 +213,7 @@ export class ShellSession {
       const running: RunningCommand = {
         launched,
         maxFileBytes,
+        cap,
         gone: new Promise<void>((resolveGone) => {
           child.once('exit', () => resolveGone());
           child.once('error', () => resolveGone());
@@ -259,27 +266,8 @@ export class ShellSession {
       this.running.add(running);
       options.signal.addEventListener('abort', onAbort, { once: true });
       later(options.timeoutMs, () => running.requestStop('timeout'));
-      if (this.quota) this.watchQuota(this.quota, running, () => finished, later);
+      cap.watch(this.quotaCheckMs, () => running.requestStop('workspace-full'), () => finished, later);
     });
-  }
-
-  /**
-   * Measure the workspace every quotaCheckMs while the command runs; past its cap, end the
-   * command. One walk at a time (each bounded by the walk's entry count).
-   */
-  private watchQuota(quota: WorkspaceQuota, running: RunningCommand, done: () => boolean, later: (ms: number, action: () => void) => void): void {
-    const tick = (): void => {
-      if (done()) return;
-      void quota.check().then(
-        (check) => {
-          if (done()) return;
-          if (check.full) running.requestStop('workspace-full');
-          else later(this.quotaCheckMs, tick);
-        },
-        () => later(this.quotaCheckMs, tick),
-      );
-    };
-    later(this.quotaCheckMs, tick);
   }
 
   /** Stop every running command (SIGINT to its group, SIGKILL after the grace). */
@@ -329,6 +317,7 @@ export class ShellSession {
           output: collected.text,
           maxFileBytes: running.maxFileBytes,
           oomKills: running.launched.oomKills?.(),
+          workspaceDiskFullAt: running.cap.diskFullAt(),
         }),
       );
     }

@@ -1,16 +1,19 @@
 // What one workspace holds on disk, against its cap (WORKSPACE_MAX_MB).
 //
-// One idea: the cap is measured, not trusted to a limit the kernel keeps. Before a command,
-// the workspace is walked: past the cap, the command is refused with words telling the model
-// to delete files; under it, the command may write no file larger than what is left
-// (RLIMIT_FSIZE, set by the sandbox). While it runs, the walk is repeated, and a command that
-// takes the workspace past its cap is ended (shell-session.ts). write_file and edit_file ask
-// the same question before writing.
+// One idea: the cap is measured here; where the workspace has a disk of its own
+// (src/sandbox/workspace-disks.ts), the kernel holds it too. Before a command, the workspace
+// is walked: past the cap, the command is refused with words telling the model to delete
+// files; under it, the command may write no file larger than what is left (RLIMIT_FSIZE, set
+// by the sandbox). Without a disk of its own, the walk is repeated while the command runs, and
+// a command that takes the workspace past its cap is ended (shell-session.ts): best effort,
+// since a command can write faster than a walk looks. write_file and edit_file ask the same
+// question before writing.
 //
 // The walk is bounded by work, not time: at most `maxEntries` files and folders are looked
 // at, and a workspace holding more counts as full (inodes are disk too). Disk use is counted
-// as the file system does (allocated blocks), so a sparse file costs what it really takes;
-// symbolic links are not followed (what they point at is outside, or counted where it is).
+// as the file system does (allocated blocks), so a sparse file costs what it really takes,
+// and a file with several names (hard links) is counted once, by its inode; symbolic links
+// are not followed (what they point at is outside, or counted where it is).
 import { lstatSync, readdirSync, type Stats } from 'node:fs';
 import path from 'node:path';
 
@@ -43,6 +46,8 @@ export async function measureFolder(root: string, maxEntries = DEFAULT_MAX_WORKS
   let entries = 0;
   let slice = 0;
   const folders = [root];
+  // Files with more than one name, by device and inode: the second name costs nothing.
+  const linked = new Set<string>();
   const rootStats = lstatOrNull(root);
   if (rootStats) bytes += rootStats.blocks * 512;
   while (folders.length > 0) {
@@ -62,8 +67,13 @@ export async function measureFolder(root: string, maxEntries = DEFAULT_MAX_WORKS
       const entry = path.join(folder, name);
       const stats = lstatOrNull(entry);
       if (!stats) continue;
-      bytes += stats.blocks * 512;
       if (stats.isDirectory()) folders.push(entry);
+      else if (stats.nlink > 1) {
+        const inode = `${stats.dev}:${stats.ino}`;
+        if (linked.has(inode)) continue;
+        linked.add(inode);
+      }
+      bytes += stats.blocks * 512;
     }
   }
   return { bytes, entries, complete: true };

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDoctor, type DoctorOptions } from '../../src/app/doctor.js';
+import { openCommandCgroups } from '../../src/sandbox/command-cgroup.js';
 import { UNCONFINED_WARNING } from '../../src/sandbox/shell-sandbox.js';
 import { FakeAnthropic } from '../fakes/anthropic-server.js';
 import { DISCORD_IDS } from '../fakes/discord-payloads.js';
@@ -58,7 +59,7 @@ describe('npm run doctor', () => {
       '✓ configuration: every variable is valid',
       expect.stringMatching(new RegExp(`^✓ Slack: SLACK_BOT_TOKEN accepted at ${escape(env.SLACK_API_URL)}auth\\.test \\(bot \\S+ in .+\\)$`)),
       `✓ model openai:gpt-4.1: ${llm.baseURL}/models lists it`,
-      expect.stringMatching(/^✓ shell sandbox: shell commands run in a bubblewrap sandbox, no network, as uid \d+ .*; bounds per command: .* \(probe \d+ ms\)$/),
+      expect.stringMatching(/^✓ shell sandbox: shell commands run in a bubblewrap sandbox, no network, as uid \d+ .*; bounds per command: .* \(probe \d+ ms\); the workspace cap \(2,048 MB, WORKSPACE_MAX_MB\) is measured while commands run \(best effort; WORKSPACE_DISKS=off\)$/),
       `✓ MCP: no servers (${env.MCP_CONFIG})`,
       '✓ metrics: GET /metrics on 127.0.0.1 on a free port (METRICS_PORT=0; the start logs which), this machine only; not on PORT or HEALTH_PORT (set METRICS_TOKEN to scrape them from another host, with the token as a bearer token)',
       `Setup: model openai:gpt-4.1, store ${env.STORE_URL}, workspace ${env.WORKSPACE_DIR}, permission mode interactive`,
@@ -70,6 +71,12 @@ describe('npm run doctor', () => {
     expect(llm.requests.map((request) => `${request.method} ${request.path}`)).toEqual(['GET /v1/models']);
     expect(llm.requests[0]!.headers.authorization).toBe('Bearer sk-test-secret-value');
     expect(await readdir(dir)).toEqual([]);
+    // Which memory bound a command gets, as a start would get it, without making a cgroup.
+    const memory = openCommandCgroups(64 * 1024 * 1024, { dryRun: true });
+    const shellLine = lines.find((line) => line.startsWith('✓ shell sandbox: '))!;
+    expect(shellLine).toContain(
+      { 'cgroup v1': 'a memory cgroup per command, cgroup v1', 'cgroup v2': 'a memory cgroup per command, cgroup v2, delegated to the bot', 'per process': `no memory cgroup per command: ${memory.missing}` }[memory.kind],
+    );
   });
 
   it('shows paths as they are: the shell\'s PWD (the folder it runs in) is not a secret, while the keys stay masked', async () => {

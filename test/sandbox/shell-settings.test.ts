@@ -4,7 +4,7 @@ import { chmod, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { CommandCgroups } from '../../src/sandbox/command-cgroup.js';
+import { openCommandCgroups } from '../../src/sandbox/command-cgroup.js';
 import { decideShellSandbox, shellEnvironment } from '../../src/sandbox/index.js';
 import { decideRunAs } from '../../src/sandbox/run-as.js';
 import { prepareShell } from '../../src/sandbox/shell-startup.js';
@@ -85,7 +85,7 @@ describe('no privileges inside', () => {
 
 describe('SHELL_RUN_AS and the bounds at start-up', () => {
   const ROOT = process.getuid?.() === 0;
-  const MEMORY_CGROUPS = memoryCgroupsWritable();
+  const MEMORY = openCommandCgroups(64 * 1024 * 1024, { dryRun: true });
 
   it('the start-up line says which uid commands run as and every bound, from the settings', async () => {
     const shell = await prepareShell(
@@ -94,10 +94,12 @@ describe('SHELL_RUN_AS and the bounds at start-up', () => {
     );
     expect(shell.shell.kind).toBe('sandbox');
     expect(shell.message).toContain(ROOT ? 'as uid 65534 (SHELL_RUN_AS; the bot is root)' : `as uid ${process.getuid?.()} (the bot's own)`);
-    // Where the bot may make memory cgroups (a root bot here and in CI), the cap holds for the command as a whole.
-    const memory = MEMORY_CGROUPS
-      ? '3,072 MB of memory for all its processes together \\(a cgroup\\) and of address space for each'
-      : '3,072 MB of memory per process \\(no memory cgroup can be made here, so not for the command as a whole\\)';
+    // Where the bot may make memory cgroups (a root bot here and in CI: cgroup v1), the cap holds for the command as a whole.
+    const memory = {
+      'cgroup v1': '3,072 MB of memory for all its processes together \\(a memory cgroup per command, cgroup v1\\) and of address space for each',
+      'cgroup v2': '3,072 MB of memory for all its processes together \\(a memory cgroup per command, cgroup v2, delegated to the bot\\) and of address space for each',
+      'per process': '3,072 MB of memory per process, not for the command as a whole \\(no memory cgroup per command: .*\\)',
+    }[MEMORY.kind];
     expect(shell.message).toMatch(new RegExp(`bounds per command: 1,024 processes, ${memory}, 128 MB /tmp, 1,024 MB per file, 500 MB per workspace`));
   });
 
@@ -139,10 +141,3 @@ describe('SHELL_RUN_AS and the bounds at start-up', () => {
     expect(decideRunAs('2000:2000', 1000)).toEqual({ uid: 1000, note: expect.stringContaining('SHELL_RUN_AS is ignored: the bot runs as uid 1000, not root') });
   });
 });
-
-/** Whether this machine lets the bot make memory cgroups (cgroup v1, writable: root in a VM or CI). */
-function memoryCgroupsWritable(): boolean {
-  const groups = CommandCgroups.open(64 * 1024 * 1024);
-  groups?.close();
-  return groups !== null;
-}

@@ -3,11 +3,12 @@
 // bound (processes, memory, /tmp, the workspace's disk) ends what passes it with words for the
 // model, while the session's next command works. Through run_shell and the file tools, as
 // an approved call runs them, with real bwrap: these tests never skip.
-import { readdirSync } from 'node:fs';
-import { chmod, readFile, stat } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
+import { chmod, chown as chownPath, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BwrapSandbox } from '../../src/sandbox/index.js';
+import { assessCgroupV2 } from '../../src/sandbox/cgroup-v2.js';
 import { DEFAULT_RUN_AS } from '../../src/sandbox/run-as.js';
 import { createBuiltinTools, type BuiltinTools } from '../../src/tools/index.js';
 import { waitFor } from '../support/engine-kit.js';
@@ -15,6 +16,10 @@ import { fakeBot, sandboxFor, type FakeBot } from '../support/sandbox-kit.js';
 
 const MB = 1024 * 1024;
 const ROOT = process.getuid?.() === 0;
+const CGROUP_V2 = assessCgroupV2();
+const CGROUP_V2_HERE =
+  CGROUP_V2.kind === 'delegated' ? 'this machine has one' : CGROUP_V2.kind === 'not-v2' ? 'not run here: this machine has cgroup v1' : `not run here: ${CGROUP_V2.why}`;
+if (CGROUP_V2.kind !== 'delegated') console.info(`the cgroup v2 memory bound needs a delegated cgroup v2 to be tried; ${CGROUP_V2_HERE}`);
 
 let bot: FakeBot;
 let builtin: BuiltinTools | undefined;
@@ -27,6 +32,8 @@ afterAll(async () => {
 afterEach(async () => {
   await builtin?.dispose();
   builtin = undefined;
+  // Each test starts from an empty workspace, whatever the one before left.
+  for (const entry of readdirSync(bot.workspace)) await rm(path.join(bot.workspace, entry), { recursive: true, force: true });
 });
 
 function tools(sandbox: BwrapSandbox, options: { workspaceMaxBytes?: number; quotaCheckMs?: number } = {}): BuiltinTools {
@@ -98,33 +105,18 @@ describe('a root bot: the bounds of one command', () => {
 
   it('the memory cap holds for the command as a whole: three processes of 120 MB under 256 MB lose one to the kernel, not the bot; the next command works', async () => {
     const sandbox = await sandboxFor(bot, { limits: { maxMemoryBytes: 256 * MB } });
-    // CI runs as root in a VM, where the bot may make memory cgroups: this never skips there.
-    expect(sandbox.cgroups, 'no memory cgroup could be made (cgroup v1 memory, writable)').not.toBeNull();
-    const cgroupsBefore = commandCgroups(sandbox.cgroups!.folder);
-    const box = tools(sandbox);
-    // Each holds 120 MB (written, so resident) until all three do, or until one of them is gone
-    // (the shell marks that), so they overlap however slow the machine; 60 s at most.
-    await call(box, 'write_file', {
-      path: 'hold.py',
-      content: [
-        'import os, sys, time',
-        'held = b"x" * (120 * 1024 * 1024)',
-        'open(f"/tmp/held-{sys.argv[1]}", "w").close()',
-        'for _ in range(1200):',
-        '    names = os.listdir("/tmp")',
-        '    if "released" in names or len([n for n in names if n.startswith("held-")]) == 3: break',
-        '    time.sleep(0.05)',
-        'print("held", sys.argv[1], flush=True)',
-        '',
-      ].join('\n'),
-    });
-    const result = await sh(box, 'for i in 1 2 3; do python3 hold.py $i & done; wait -n; touch /tmp/released; wait; echo done');
-    const held = result.output.match(/^held \d$/gm) ?? [];
-    expect(held.length, result.output).toBeLessThan(3);
-    expect(result.note).toMatch(/reached its memory cap \(256 MB for all its processes together, SHELL_MAX_MEMORY_MB\) and the kernel ended/);
-    expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
-    // Each command's cgroup goes with it.
-    await waitFor(() => commandCgroups(sandbox.cgroups!.folder).length <= cgroupsBefore.length, 10_000);
+    // CI runs as root in a VM (cgroup v1 here, or a delegated v2), where the bot may make memory cgroups: this never skips there.
+    expect(sandbox.cgroups, 'no memory cgroup could be made (cgroup v1 memory writable, or cgroup v2 delegated)').not.toBeNull();
+    await threeProcessesUnderTheCap(sandbox);
+  }, 60_000);
+
+  // The one case that needs the real thing: a cgroup v2 delegated to the bot, which the
+  // machines the tests run on today do not have (hybrid: v1's memory controller). Elsewhere the
+  // protocol is checked step by step (test/sandbox/command-cgroup.test.ts).
+  it.runIf(CGROUP_V2.kind === 'delegated')(`on cgroup v2 (needs a delegated cgroup v2 with a memory controller; ${CGROUP_V2_HERE}): three processes of 120 MB under 256 MB lose one to the kernel`, async () => {
+    const sandbox = await sandboxFor(bot, { limits: { maxMemoryBytes: 256 * MB } });
+    expect(sandbox.cgroups?.version).toBe(2);
+    await threeProcessesUnderTheCap(sandbox);
   }, 60_000);
 
   it('/tmp and /dev/shm hold no more than their size; /dev itself takes nothing', async () => {
@@ -139,11 +131,12 @@ describe('a root bot: the bounds of one command', () => {
   });
 });
 
-describe('a root bot: the workspace\'s cap on disk (WORKSPACE_MAX_MB)', () => {
+describe('a root bot: the workspace\'s cap on disk, measured (WORKSPACE_MAX_MB, no disk of its own)', () => {
   it('a command past the cap is ended, the next is refused and so is write_file, until files are deleted', async () => {
     const box = tools(await sandboxFor(bot), { workspaceMaxBytes: 1 * MB, quotaCheckMs: 50 });
     // Many files, each smaller than what is left: only the walk while it runs can catch it.
-    const filling = await sh(box, 'mkdir -p fill && for i in $(seq 1 40); do head -c 100000 /dev/zero > fill/f$i || break; done; sleep 10; echo not-stopped');
+    // Then it waits for nothing but its end: the watcher is the only way out (the test's timeout bounds it).
+    const filling = await sh(box, 'mkdir -p fill && for i in $(seq 1 40); do head -c 100000 /dev/zero > fill/f$i || break; done; while :; do sleep 0.05; done; echo not-stopped');
     expect(filling.output).not.toContain('not-stopped');
     expect(filling.note).toMatch(/ended: the workspace passed its cap of 1\.00 MB \(WORKSPACE_MAX_MB\)/);
 
@@ -157,6 +150,28 @@ describe('a root bot: the workspace\'s cap on disk (WORKSPACE_MAX_MB)', () => {
     expect(await sh(box, 'echo more > more.txt && cat more.txt')).toMatchObject({ exitCode: 0, output: 'more\n' });
     expect(await call(box, 'write_file', { path: 'note.txt', content: 'x' })).toMatchObject({ bytesWritten: 1 });
     await sh(box, 'rm -f more.txt note.txt');
+  }, 60_000);
+
+  it('a command that only deletes, in a workspace past its cap, is never ended, however often the watcher looks', async () => {
+    const box = tools(await sandboxFor(bot), { workspaceMaxBytes: 1 * MB, quotaCheckMs: 1 });
+    // Past the cap before the command starts (files the bot wrote, as an upload would be).
+    await mkdir(path.join(bot.workspace, 'full'));
+    for (let i = 0; i < 300; i++) await writeFile(path.join(bot.workspace, 'full', `f${i}`), Buffer.alloc(8_000, 1));
+    await chown(bot.workspace, 'full');
+    const result = await sh(box, 'rm -rf full');
+    expect(result.note ?? '').not.toMatch(/ended/);
+    expect(result.exitCode).toBe(0);
+    expect(existsSync(path.join(bot.workspace, 'full'))).toBe(false);
+  });
+
+  it('hard links count once: a file and twenty links to it fill the workspace no more than the file', async () => {
+    const box = tools(await sandboxFor(bot), { workspaceMaxBytes: 1 * MB });
+    const linked = await sh(box, 'head -c 600000 /dev/zero > a.bin && for i in $(seq 1 20); do ln a.bin l$i.bin; done; echo linked');
+    expect(linked.output).toContain('linked');
+    // 12 MB if each name counted; 0.6 MB on disk.
+    expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
+    expect(await call(box, 'write_file', { path: 'note.txt', content: 'x' })).toMatchObject({ bytesWritten: 1 });
+    await sh(box, 'rm -f a.bin l*.bin note.txt');
   });
 
   it('one file may not be larger than what is left of the cap, and the note says so', async () => {
@@ -187,7 +202,6 @@ describe('a root bot: the workspace belongs to the uid commands run as', () => {
 describe('the commands\' PATH inside the sandbox', () => {
   it('holds only system folders and SHELL_READ_PATHS programs, not the host\'s other entries', async () => {
     const toolchain = path.join(path.dirname(bot.dir), 'toolchain');
-    const { mkdir, writeFile } = await import('node:fs/promises');
     await mkdir(path.join(toolchain, 'bin'), { recursive: true });
     await writeFile(path.join(toolchain, 'bin', 'hello-tool'), '#!/bin/sh\necho hello from the toolchain\n');
     await chmod(path.join(toolchain, 'bin', 'hello-tool'), 0o755);
@@ -207,7 +221,48 @@ describe('the commands\' PATH inside the sandbox', () => {
   });
 });
 
-/** The command cgroups in a bot's memory cgroup folder. */
+/**
+ * Three processes of 120 MB each, under a cap of 256 MB for the command: one is ended by the
+ * kernel, the note names the cap, the next command works, and the command's cgroup goes.
+ */
+async function threeProcessesUnderTheCap(sandbox: BwrapSandbox): Promise<void> {
+  const cgroupsBefore = commandCgroups(sandbox.cgroups!.folder);
+  const box = tools(sandbox);
+  // Each holds 120 MB (written, so resident) until all three do, or until one of them is gone
+  // (the shell marks that), so they overlap however slow the machine; 60 s at most.
+  await call(box, 'write_file', {
+    path: 'hold.py',
+    content: [
+      'import os, sys, time',
+      'held = b"x" * (120 * 1024 * 1024)',
+      'open(f"/tmp/held-{sys.argv[1]}", "w").close()',
+      'for _ in range(1200):',
+      '    names = os.listdir("/tmp")',
+      '    if "released" in names or len([n for n in names if n.startswith("held-")]) == 3: break',
+      '    time.sleep(0.05)',
+      'print("held", sys.argv[1], flush=True)',
+      '',
+    ].join('\n'),
+  });
+  const result = await sh(box, 'for i in 1 2 3; do python3 hold.py $i & done; wait -n; touch /tmp/released; wait; echo done');
+  const held = result.output.match(/^held \d$/gm) ?? [];
+  expect(held.length, result.output).toBeLessThan(3);
+  expect(result.note).toMatch(/reached its memory cap \(256 MB for all its processes together, SHELL_MAX_MEMORY_MB\) and the kernel ended/);
+  expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
+  // Each command's cgroup goes with it.
+  await waitFor(() => commandCgroups(sandbox.cgroups!.folder).length <= cgroupsBefore.length, 10_000);
+}
+
+/** Hand what the test wrote in the workspace to the uid commands run as, as the bot's file tools do. */
+async function chown(workspace: string, name: string): Promise<void> {
+  const owner = DEFAULT_RUN_AS;
+  if (!ROOT) return;
+  const folder = path.join(workspace, name);
+  await chownPath(folder, owner.uid, owner.gid);
+  for (const entry of readdirSync(folder)) await chownPath(path.join(folder, entry), owner.uid, owner.gid);
+}
+
+/** The command cgroups in a bot's memory cgroup folder (`command-<n>` under v1, `cmd-<pid>-<n>-<k>` under v2). */
 function commandCgroups(folder: string): string[] {
-  return readdirSync(folder).filter((name) => name.startsWith('command-'));
+  return readdirSync(folder).filter((name) => /^(command|cmd)-/.test(name));
 }
