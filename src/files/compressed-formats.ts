@@ -49,6 +49,11 @@ export function compressedFormat(bytes: Uint8Array): string | undefined {
   return isTar(bytes, 0) ? compressedTarMember(bytes) : undefined;
 }
 
+/** The format's name with its article, as said aloud: a gzip file, an xz file, an lz4 file. */
+export function aFormat(format: string): string {
+  return `${/^([aeiou]|xz|lz)/i.test(format) ? 'an' : 'a'} ${format}`;
+}
+
 function signatureAt(bytes: Uint8Array, start: number): string | undefined {
   for (const signature of SIGNATURES) {
     const at = start + (signature.offset ?? 0);
