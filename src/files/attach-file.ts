@@ -12,6 +12,7 @@
 // .odt, member by member, a gzip file, a zlib stream, within bounds that stop a zip bomb. The
 // other formats (xz, zstd, 7z…), and whatever inside cannot be read, are refused unless an admin
 // set ATTACH_COMPRESSED=allow: the check could only say "nothing found" about what it cannot read.
+import { isAscii } from 'node:buffer';
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -121,7 +122,8 @@ function refuseSecrets(bytes: Buffer, mask: (text: string) => string, shown: str
 export function holdsSecret(bytes: Buffer, mask: (text: string) => string, readings: readonly ('latin1' | 'utf8')[] = ['latin1', 'utf8']): boolean {
   // latin1 maps each byte to one character, so a value in its plain or an encoded ASCII form,
   // or its UTF-8 or UTF-16 bytes, is found wherever it sits; utf8 finds a value with characters
-  // past ASCII written as text.
+  // past ASCII written as text. Bytes that are all ASCII read the same both ways: once is enough.
+  if (readings.length > 1 && isAscii(bytes)) readings = readings.slice(0, 1);
   return readings.some((reading) => {
     const text = bytes.toString(reading);
     return mask(text) !== text;
