@@ -102,7 +102,7 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
           size: outgoing.length,
           type: judged.mimeType,
           ...(!outgoing.equals(bytes) ? { note: 'secret values in it were masked' } : {}),
-          ...(unchecked.length > 0 ? { unchecked: `posted without checking these for secret values (ATTACH_COMPRESSED=allow): ${unchecked.join('; ')}` } : {}),
+          ...(unchecked.length > 0 ? { unchecked: `posted without checking these for secret values (ATTACH_COMPRESSED=allow): ${listed(unchecked)}` } : {}),
           ...(posted.link ? { link: posted.link } : {}),
         };
       } finally {
@@ -110,6 +110,11 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
       }
     },
   });
+}
+
+/** The first few of a list that may run to thousands (an archive of encrypted members). */
+function listed(items: readonly string[], shown = 10): string {
+  return items.length > shown ? `${items.slice(0, shown).join('; ')}; and ${items.length - shown} more` : items.join('; ');
 }
 
 /** A binary file leaves whole or not at all: one that holds a secret value is refused. */

@@ -17,7 +17,7 @@
 import { crc32 } from 'node:zlib';
 import { inflateBounded, type CompressedStream } from './bounded-inflate.js';
 import { aFormat, compressedFormat } from './compressed-formats.js';
-import { judgeFile, SNIFF_BYTES } from './file-kind.js';
+import { looksLikeText, SNIFF_BYTES } from './file-kind.js';
 import { formatBytes } from './sizes.js';
 import { TooManyMembers, UnreadableZip, zipMembers, type ZipMember } from './zip-members.js';
 
@@ -160,9 +160,9 @@ class ContentsReader {
     if (this.check.holdsSecret(bytes)) {
       throw new Error(`refused: ${this.subject(place)}, inflated, holds a configured secret value, which cannot be masked inside a compressed file`);
     }
-    // Judged like a file of its own: a text (an XML part, a CSV) is not looked at as a compressed stream.
-    const judged = judgeFile(bytes.subarray(0, SNIFF_BYTES), place.at(-1) ?? this.shown, undefined);
-    const inner = judged.kind === 'other' ? compressedFormat(bytes) : undefined;
+    // Judged by its bytes, as a file's are: a text (an XML part, a CSV) is not read as a
+    // compressed stream, though one starting `x^` looks like a zlib header.
+    const inner = looksLikeText(bytes.subarray(0, SNIFF_BYTES)) ? undefined : compressedFormat(bytes);
     if (inner) await this.layer(bytes, inner, place, depth + 1);
   }
 
@@ -172,7 +172,7 @@ class ContentsReader {
       members = zipMembers(archive, this.limits.members - this.budget.members);
     } catch (error) {
       if (!(error instanceof UnreadableZip)) throw error;
-      if (error instanceof TooManyMembers) throw new BoundReached(this.subject(place), `has more members than the ${this.limits.members} in all the check reads`);
+      if (error instanceof TooManyMembers) throw new BoundReached(this.subject(place), `has more members than the ${this.limits.members.toLocaleString('en-US')} in all the check reads`);
       throw new Unreadable(this.subject(place), `is a zip archive the check cannot read (${error.message})`);
     }
     this.budget.members += members.length;

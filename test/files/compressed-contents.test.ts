@@ -10,6 +10,7 @@ import { INFLATE_CHUNK_BYTES } from '../../src/files/bounded-inflate.js';
 import { checkCompressedContents, INFLATE_LIMITS, InflateBudget, type InflateLimits } from '../../src/files/compressed-contents.js';
 import { compressedFormat } from '../../src/files/compressed-formats.js';
 import { SecretMasker } from '../../src/secrets/index.js';
+import { mulberry32 } from '../support/seeded-random.js';
 import { xlsxOf, zipOf } from '../support/zip-builder.js';
 
 const SECRET = 'sk-live-Zq8vR2mT5nW1xY4b';
@@ -145,5 +146,23 @@ describe('what is inside a compressed file', () => {
     const controller = new AbortController();
     controller.abort(new Error('stopped'));
     await expect(checkCompressedContents(gzipSync(Buffer.from('x')), 'gzip file', 'a.gz', { holdsSecret: () => false, allowUnreadable: false, signal: controller.signal })).rejects.toThrow('stopped');
+  });
+
+  it('a text part that starts like a zlib header (`x^2`) is read as text, not refused as a broken stream', async () => {
+    const { refused, unchecked } = await check(zipOf([{ name: 'formulas.csv', bytes: Buffer.from('x^2 + y^2,circle\n') }]));
+    expect(refused).toBeUndefined();
+    expect(unchecked).toEqual([]);
+  });
+
+  it('a spreadsheet with any byte changed is read clean or refused in words, never with another error', async () => {
+    const sheet = xlsxOf(['Region', 'North', 'South']);
+    const random = mulberry32(11);
+    for (let round = 0; round < 400; round++) {
+      const bent = Buffer.from(sheet);
+      // Past the signature, so it stays a zip by its first bytes.
+      bent[4 + Math.floor(random() * (bent.length - 4))] = Math.floor(random() * 256);
+      const { refused } = await check(bent);
+      if (refused !== undefined) expect(refused).toMatch(/^refused: report\.xlsx/);
+    }
   });
 });

@@ -5,6 +5,7 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { TooManyMembers, UnreadableZip, zipMembers } from '../../src/files/zip-members.js';
+import { mulberry32 } from '../support/seeded-random.js';
 import { xlsxOf, zipOf } from '../support/zip-builder.js';
 
 const text = (s: string) => Buffer.from(s);
@@ -114,5 +115,20 @@ describe('zip members', () => {
     const [member] = zipMembers(archive, 10);
     expect(member!.name.startsWith('evil?name?xxx')).toBe(true);
     expect(member!.name.length).toBeLessThanOrEqual(121);
+  });
+
+  it('any byte of an archive changed, or the archive cut short: members or a clear refusal, never another error', () => {
+    const archive = xlsxOf(['Region', 'North', 'South']);
+    const random = mulberry32(7);
+    for (let round = 0; round < 3000; round++) {
+      const bent = Buffer.from(archive);
+      for (let changes = 1 + Math.floor(random() * 3); changes > 0; changes--) bent[Math.floor(random() * bent.length)] = Math.floor(random() * 256);
+      const cut = round % 10 === 0 ? bent.subarray(0, Math.floor(random() * bent.length)) : bent;
+      try {
+        zipMembers(cut, 10_000);
+      } catch (error) {
+        expect(error).toBeInstanceOf(UnreadableZip);
+      }
+    }
   });
 });
