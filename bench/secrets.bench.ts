@@ -2,15 +2,20 @@
 // Twenty secrets shaped like real keys (each searched in about a dozen forms: as written,
 // JSON-escaped, hex, base64 and base64url at three offsets), over a 20 KB tool result of
 // ordinary shell output (paths, hashes, base64, percent-escapes, many lines) with and without
-// secrets in it, whole and as a model stream of 8-character deltas.
+// secrets in it, whole and as a model stream of 8-character deltas. And what attach_file's
+// check costs on a 1 MB spreadsheet: every part of the zip inflated and searched the same way.
+import { holdsSecret } from '../src/files/attach-file.js';
+import { checkCompressedContents, InflateBudget } from '../src/files/compressed-contents.js';
 import { SecretMasker } from '../src/secrets/index.js';
 import { mulberry32 } from '../test/support/seeded-random.js';
+import { zipOf } from '../test/support/zip-builder.js';
 import { median } from './stats.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
 const SECRETS = 20;
 const RESULT_CHARS = 20_000;
 const ROUNDS = 200;
+const XLSX_ROUNDS = 9;
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 function keys(random: () => number): string[] {
@@ -40,6 +45,25 @@ function shellOutput(random: () => number, secrets: string[] = []): string {
     lines[i * 50] = `value: ${form}`;
   }
   return lines.join('\n').slice(0, RESULT_CHARS);
+}
+
+/** An .xlsx-shaped zip of about `bytes` (a sheet of numbers and words, its shared strings), deflated as Excel does. */
+function spreadsheet(random: () => number, bytes: number): Buffer {
+  const word = () => Array.from({ length: 3 + Math.floor(random() * 8) }, () => ALPHABET[Math.floor(random() * 52)]).join('');
+  const strings: string[] = [];
+  const rows: string[] = [];
+  // Random words and numbers deflate about 2:1; a real sheet's XML deflates further, so this is the harder case.
+  for (let row = 1, length = 0; length < bytes * 0.9; row++) {
+    strings.push(`${word()} ${word()} ${word()}`);
+    length += strings.at(-1)!.length + 16;
+    rows.push(`<row r="${row}"><c r="A${row}" t="s"><v>${row - 1}</v></c><c r="B${row}"><v>${(random() * 1e6).toFixed(2)}</v></c><c r="C${row}"><v>${Math.floor(random() * 1e9)}</v></c></row>`);
+  }
+  return zipOf([
+    { name: '[Content_Types].xml', bytes: Buffer.from('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>') },
+    { name: 'xl/workbook.xml', bytes: Buffer.from('<?xml version="1.0"?><workbook><sheets><sheet name="Sheet1" sheetId="1"/></sheets></workbook>') },
+    { name: 'xl/worksheets/sheet1.xml', bytes: Buffer.from(`<?xml version="1.0"?><worksheet><sheetData>${rows.join('')}</sheetData></worksheet>`) },
+    { name: 'xl/sharedStrings.xml', bytes: Buffer.from(`<?xml version="1.0"?><sst>${strings.map((text) => `<si><t>${text}</t></si>`).join('')}</sst>`) },
+  ]);
 }
 
 function timed(run: () => void): number[] {
@@ -77,6 +101,21 @@ export const secretsSuite: BenchSuite = {
       }),
     );
     const perSecond = (ms: number) => RESULT_CHARS / (ms / 1000);
+    const xlsx = spreadsheet(random, 1024 * 1024);
+    const checkXlsx = async () => {
+      const budget = new InflateBudget();
+      const unchecked = await checkCompressedContents(xlsx, 'zip archive', 'bench.xlsx', { holdsSecret: (bytes) => holdsSecret(bytes, masker.mask), allowUnreadable: false, budget });
+      if (unchecked.length > 0) throw new Error('bench: the spreadsheet was not read whole');
+      return budget.read;
+    };
+    const inflatedBytes = await checkXlsx();
+    const xlsxSamples: number[] = [];
+    for (let i = 0; i < XLSX_ROUNDS; i++) {
+      const started = performance.now();
+      await checkXlsx();
+      xlsxSamples.push(performance.now() - started);
+    }
+    const xlsxMs = median(xlsxSamples);
     return [
       { key: 'secrets.forms', value: masker.size, unit: 'strings', note: `searched for ${SECRETS} key-shaped secrets (each in all its forms)` },
       { key: 'secrets.build_ms', value: buildMs, unit: 'ms', note: 'building the search for them (once, and again when secrets are added)' },
@@ -84,6 +123,12 @@ export const secretsSuite: BenchSuite = {
       { key: 'secrets.mask_20kb_ms_p50', value: dirtyMs, unit: 'ms', note: '20 KB with a secret every 50 lines (raw, base64, hex, %2D), median of 200' },
       { key: 'secrets.mask_chars_per_s', value: perSecond(dirtyMs), unit: 'chars/s', note: 'the same, as characters per second' },
       { key: 'secrets.stream_20kb_ms_p50', value: streamMs, unit: 'ms', note: 'the same 20 KB as a stream of 8-character deltas, median of 200' },
+      {
+        key: 'secrets.attach_xlsx_1mb_ms_p50',
+        value: xlsxMs,
+        unit: 'ms',
+        note: `attach_file's check of a ${(xlsx.length / 1024 / 1024).toFixed(2)} MB .xlsx-shaped zip (${(inflatedBytes / 1024 / 1024).toFixed(1)} MB inflated, 4 parts, no secret), median of ${XLSX_ROUNDS}`,
+      },
     ];
   },
 };

@@ -189,7 +189,7 @@ export const ConfigSchema = z.object({
   MAX_FILES_PER_MESSAGE: positiveInt.default(10),
   /** What all the files shared in one conversation may add up to, in bytes (default 200 MiB). */
   MAX_CONVERSATION_FILE_BYTES: positiveInt.default(200 * 1024 * 1024),
-  /** attach_file and compressed files (gzip, zip and the office formats, xz, zstd, 7z…), whose contents the secret check cannot read: `refuse` (default) or `allow`. */
+  /** attach_file and compressed contents the secret check cannot read (xz, zstd, 7z…, an encrypted zip member, past the zip-bomb bounds): `refuse` (default) or `allow`; zip (and the office formats) and gzip are opened and checked either way. */
   ATTACH_COMPRESSED: z.enum(['refuse', 'allow']).default('refuse'),
   /** The most pixels (width × height) a shared image may have to be decoded at all; past it, refused from its header. */
   MAX_IMAGE_PIXELS: positiveInt.default(40_000_000),

@@ -6,10 +6,13 @@
 // type, and the first lines of a text file (masked). What is uploaded is a snapshot taken after
 // the approval, checked again: a text file goes with the configured secrets masked; a binary
 // file that carries a secret value (in any form the masker knows, which it cannot rewrite in
-// a binary) is refused. A compressed file (gzip, zip and the office formats built on it, xz,
-// zstd, 7z…, known by its first bytes: compressed-formats.ts) is refused unless an admin set
-// ATTACH_COMPRESSED=allow: compression hides every byte of a value from the check, so the
-// check could only say "nothing found" about what it cannot read.
+// a binary) is refused. A compressed file (known by its first bytes: compressed-formats.ts)
+// hides every byte of a value from that check, so what can be opened is opened and its contents
+// checked the same way (compressed-contents.ts): a zip, and so every .docx, .xlsx, .pptx and
+// .odt, member by member, a gzip file, a zlib stream, within bounds that stop a zip bomb. The
+// other formats (xz, zstd, 7z…), and whatever inside cannot be read, are refused unless an admin
+// set ATTACH_COMPRESSED=allow: the check could only say "nothing found" about what it cannot read.
+import { isAscii } from 'node:buffer';
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,7 +23,8 @@ import type { SessionKey } from '../store/session-store.js';
 import { openForReading } from '../tools/safe-open.js';
 import { describeFsError } from '../tools/fs-errors.js';
 import { isInside, type Workspace } from '../tools/workspace.js';
-import { compressedFormat } from './compressed-formats.js';
+import { checkCompressedContents, readableFormat } from './compressed-contents.js';
+import { aFormat, compressedFormat } from './compressed-formats.js';
 import { judgeFile, SNIFF_BYTES } from './file-kind.js';
 import { formatBytes } from './sizes.js';
 import type { FileTransfers } from './transfer.js';
@@ -38,7 +42,7 @@ export interface AttachFileOptions {
   mask: (text: string) => string;
   /** The largest file posted (MAX_FILE_BYTES); a platform's own limit may be lower. */
   maxBytes: number;
-  /** ATTACH_COMPRESSED: `refuse` (the default) or `allow` compressed files, whose contents the secret check cannot read. */
+  /** ATTACH_COMPRESSED: `refuse` (the default) or `allow` compressed contents the secret check cannot read (zip, gzip and zlib are read either way). */
   compressed?: 'refuse' | 'allow';
 }
 
@@ -77,13 +81,12 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
       }
       const name = path.basename(real);
       const judged = judgeFile(bytes.subarray(0, SNIFF_BYTES), name, undefined);
-      if (judged.kind === 'other' && !allowCompressed) {
-        const format = compressedFormat(bytes);
-        if (format) throw new Error(compressedRefusal(shown, format));
-      }
       // A text file is judged by its first bytes; what its masked text still holds further on in
       // another form (UTF-16 past them, say) is looked for in its bytes, as in a binary file.
       const outgoing = judged.kind === 'text' ? refuseSecrets(Buffer.from(mask(bytes.toString('utf8')), 'utf8'), mask, shown, ['latin1']) : refuseSecrets(bytes, mask, shown);
+      // Its own bytes first (a member's name, a stored member), then what compression hides.
+      const format = judged.kind === 'other' ? compressedFormat(bytes) : undefined;
+      const unchecked = format ? await checkCompressedContents(bytes, format, shown, { holdsSecret: (inner) => holdsSecret(inner, mask), allowUnreadable: allowCompressed, signal }) : [];
       const limit = await sink.maxBytes?.(thread);
       if (limit !== undefined && outgoing.length > limit) {
         throw new Error(`refused: ${shown} is ${formatBytes(outgoing.length)}, over the ${formatBytes(limit)} this ${thread.platform} thread accepts`);
@@ -99,6 +102,7 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
           size: outgoing.length,
           type: judged.mimeType,
           ...(!outgoing.equals(bytes) ? { note: 'secret values in it were masked' } : {}),
+          ...(unchecked.length > 0 ? { unchecked: `posted without checking these for secret values (ATTACH_COMPRESSED=allow): ${listed(unchecked)}` } : {}),
           ...(posted.link ? { link: posted.link } : {}),
         };
       } finally {
@@ -108,20 +112,38 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
   });
 }
 
+/** The first few of a list that may run to thousands (an archive of encrypted members). */
+function listed(items: readonly string[], shown = 10): string {
+  return items.length > shown ? `${items.slice(0, shown).join('; ')}; and ${items.length - shown} more` : items.join('; ');
+}
+
 /** A binary file leaves whole or not at all: one that holds a secret value is refused. */
-function refuseSecrets(bytes: Buffer, mask: (text: string) => string, shown: string, readings: readonly ('latin1' | 'utf8')[] = ['latin1', 'utf8']): Buffer {
-  // latin1 maps each byte to one character, so a value in its plain or an encoded ASCII form,
-  // or its UTF-8 or UTF-16 bytes, is found wherever it sits; utf8 finds a value with characters
-  // past ASCII written as text.
-  for (const text of readings.map((reading) => bytes.toString(reading))) {
-    if (mask(text) !== text) throw new Error(`refused: ${shown} holds a configured secret value, which cannot be masked in a binary file`);
-  }
+function refuseSecrets(bytes: Buffer, mask: (text: string) => string, shown: string, readings?: readonly ('latin1' | 'utf8')[]): Buffer {
+  if (holdsSecret(bytes, mask, readings)) throw new Error(`refused: ${shown} holds a configured secret value, which cannot be masked in a binary file`);
   return bytes;
 }
 
-/** Why a compressed file is not posted, and what to do instead (said to the model, which tells the person). */
-function compressedRefusal(shown: string, format: string): string {
-  return `refused: ${shown} is a ${format}: its contents are compressed, so the check for secret values cannot read them. Attach the files uncompressed instead (a .docx, .xlsx, .jar or .epub is a zip archive too); an admin may allow compressed files with ATTACH_COMPRESSED=allow`;
+/** The check for a file's bytes, and for what is read out of a compressed one: any form the masker knows. */
+export function holdsSecret(bytes: Buffer, mask: (text: string) => string, readings: readonly ('latin1' | 'utf8')[] = ['latin1', 'utf8']): boolean {
+  // latin1 maps each byte to one character, so a value in its plain or an encoded ASCII form,
+  // or its UTF-8 or UTF-16 bytes, is found wherever it sits; utf8 finds a value with characters
+  // past ASCII written as text. Bytes that are all ASCII read the same both ways: once is enough.
+  if (readings.length > 1 && isAscii(bytes)) readings = readings.slice(0, 1);
+  return readings.some((reading) => {
+    const text = bytes.toString(reading);
+    return mask(text) !== text;
+  });
+}
+
+/** The card's line on a compressed file: what the check will do with it when it runs. */
+function compressedFact(format: string, allowCompressed: boolean): string {
+  const kind = aFormat(format);
+  if (readableFormat(format)) {
+    return allowCompressed
+      ? `${kind}: it will be opened and what is inside checked for secret values (refused if it holds one); what cannot be read goes unchecked (ATTACH_COMPRESSED=allow)`
+      : `${kind}: it will be opened and what is inside checked for secret values; refused if it holds one, or if something inside cannot be read (ATTACH_COMPRESSED)`;
+  }
+  return allowCompressed ? `${kind}: its contents cannot be read, so they are not checked for secret values (ATTACH_COMPRESSED=allow)` : `${kind}: the check cannot read it, so it will be refused (ATTACH_COMPRESSED)`;
 }
 
 /** The card's facts about the file, read without following a link at the end; never throws. */
@@ -138,7 +160,7 @@ function peek(workspace: Workspace, input: string, mask: (text: string) => strin
     const judged = judgeFile(head, real, undefined);
     const facts: Record<string, unknown> = { name: path.basename(real), size: formatBytes(stats.size), type: judged.mimeType };
     const format = judged.kind === 'other' ? compressedFormat(head) : undefined;
-    if (format) facts.compressed = allowCompressed ? `a ${format}: its contents are not checked for secret values (ATTACH_COMPRESSED=allow)` : `a ${format}: it will be refused (ATTACH_COMPRESSED)`;
+    if (format) facts.compressed = compressedFact(format, allowCompressed);
     if (judged.kind === 'text') {
       const lines = mask(head.toString('utf8')).split('\n').slice(0, PREVIEW_LINES).join('\n');
       facts.first_lines = lines.length > PREVIEW_CHARS ? `${lines.slice(0, PREVIEW_CHARS)}…` : lines;

@@ -1,8 +1,9 @@
-// Compressed files, known by their first bytes (a name is a claim): what attach_file refuses
-// by default, because the check for secret values reads a file's bytes and compression hides
-// them (`gzip secrets.txt` leaves no byte of the value in the file). Archives that store
-// without compressing (tar) are read like any file, and so are the members of a tar, whose
-// first bytes are looked at too (`tar cf x.tar secret.gz` puts a gzip one header further in).
+// Compressed files, known by their first bytes (a name is a claim): what attach_file must open
+// before its check for secret values can read them (compressed-contents.ts: zip, gzip, zlib), or
+// else refuse by default, because that check reads bytes and compression hides them (`gzip
+// secrets.txt` leaves no byte of the value in the file). Archives that store without
+// compressing (tar) are read like any file, and so are the members of a tar, whose first bytes
+// are looked at too (`tar cf x.tar secret.gz` puts a gzip one header further in).
 //
 // Not recognised, and said in the README: formats without a signature (raw deflate, brotli),
 // a compressed stream further inside another file (a PDF's or an image's own compression, a
@@ -47,6 +48,11 @@ export function compressedFormat(bytes: Uint8Array): string | undefined {
   const direct = signatureAt(bytes, 0);
   if (direct) return direct;
   return isTar(bytes, 0) ? compressedTarMember(bytes) : undefined;
+}
+
+/** The format's name with its article, as said aloud: a gzip file, an xz file, an lz4 file. */
+export function aFormat(format: string): string {
+  return `${/^([aeiou]|xz|lz)/i.test(format) ? 'an' : 'a'} ${format}`;
 }
 
 function signatureAt(bytes: Uint8Array, start: number): string | undefined {

@@ -389,24 +389,29 @@ describe('attach_file', () => {
     expect(sent).not.toContain(tail.toString('latin1').slice(4, -4));
   });
 
-  it('a compressed file is refused by its first bytes, whatever its name, and the card says so before the click; ATTACH_COMPRESSED=allow posts it', async () => {
+  it('a compressed file is known by its first bytes, whatever its name, opened and checked; what cannot be read is refused unless ATTACH_COMPRESSED=allow, the card saying so before the click', async () => {
     const gzipped = gzipSync(Buffer.from('ANTHROPIC_API_KEY=sekrit-value-0123456789\n'));
     const refused = await attach({}, async (folder) => writeFile(join(folder, 'report.dat'), gzipped), { path: 'report.dat' });
-    expect(refused.asked.arguments).toMatchObject({ compressed: 'a gzip file: it will be refused (ATTACH_COMPRESSED)' });
+    expect(refused.asked.arguments).toMatchObject({ compressed: expect.stringContaining('a gzip file: it will be opened and what is inside checked for secret values') });
     expect(refused.finished.status).toBe('error');
-    expect(refused.finished.resultPreview).toContain('report.dat is a gzip file: its contents are compressed, so the check for secret values cannot read them');
-    expect(refused.finished.resultPreview).toContain('ATTACH_COMPRESSED=allow');
+    expect(refused.finished.resultPreview).toContain('report.dat, inflated, holds a configured secret value');
     expect(refused.posted).toHaveLength(0);
 
-    // A .docx is a zip: refused the same way.
-    const docx = await attach({}, async (folder) => writeFile(join(folder, 'summary.docx'), Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x06, 0x00]), Buffer.alloc(200, 1)])), { path: 'summary.docx' });
-    expect(docx.finished.resultPreview).toContain('summary.docx is a zip archive');
+    // A .docx whose bytes after the zip signature are no zip: it cannot be read.
+    const brokenDocx = Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x06, 0x00]), Buffer.alloc(200, 1)]);
+    const docx = await attach({}, async (folder) => writeFile(join(folder, 'summary.docx'), brokenDocx), { path: 'summary.docx' });
+    expect(docx.finished.resultPreview).toContain('summary.docx is a zip archive the check cannot read (it has no end of central directory record: damaged, or no zip)');
+    expect(docx.finished.resultPreview).toContain('ATTACH_COMPRESSED=allow');
     expect(docx.posted).toHaveLength(0);
 
-    const allowed = await attach({ ATTACH_COMPRESSED: 'allow' }, async (folder) => writeFile(join(folder, 'report.dat'), gzipped), { path: 'report.dat' });
-    expect(allowed.asked.arguments).toMatchObject({ compressed: expect.stringContaining('not checked for secret values (ATTACH_COMPRESSED=allow)') });
+    // Allowed: what cannot be read goes unchecked; a secret it can read is still refused.
+    const allowed = await attach({ ATTACH_COMPRESSED: 'allow' }, async (folder) => writeFile(join(folder, 'summary.docx'), brokenDocx), { path: 'summary.docx' });
+    expect(allowed.asked.arguments).toMatchObject({ compressed: expect.stringContaining('what cannot be read goes unchecked (ATTACH_COMPRESSED=allow)') });
     expect(allowed.finished.status).toBe('ok');
-    expect(allowed.posted[0]!.bytes.equals(gzipped)).toBe(true);
+    expect(allowed.posted[0]!.bytes.equals(brokenDocx)).toBe(true);
+    const stillRead = await attach({ ATTACH_COMPRESSED: 'allow' }, async (folder) => writeFile(join(folder, 'report.dat'), gzipped), { path: 'report.dat' });
+    expect(stillRead.finished.status).toBe('error');
+    expect(stillRead.posted).toHaveLength(0);
   });
 
   it('a file over the platform limit is refused naming both sizes', async () => {
