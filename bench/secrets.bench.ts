@@ -4,7 +4,7 @@
 // ordinary shell output (paths, hashes, base64, percent-escapes, many lines) with and without
 // secrets in it, whole and as a model stream of 8-character deltas. And what attach_file's
 // check costs on a 1 MB spreadsheet: every part of the zip inflated and searched the same way.
-import { holdsSecret } from '../src/files/attach-file.js';
+import { holdsSecret } from '../src/files/secret-bytes.js';
 import { checkCompressedContents, InflateBudget } from '../src/files/compressed-contents.js';
 import { SecretMasker } from '../src/secrets/index.js';
 import { mulberry32 } from '../test/support/seeded-random.js';

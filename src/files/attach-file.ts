@@ -12,7 +12,6 @@
 // .odt, member by member, a gzip file, a zlib stream, within bounds that stop a zip bomb. The
 // other formats (xz, zstd, 7z…), and whatever inside cannot be read, are refused unless an admin
 // set ATTACH_COMPRESSED=allow: the check could only say "nothing found" about what it cannot read.
-import { isAscii } from 'node:buffer';
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +25,7 @@ import { isInside, type Workspace } from '../tools/workspace.js';
 import { checkCompressedContents, readableFormat } from './compressed-contents.js';
 import { aFormat, compressedFormat } from './compressed-formats.js';
 import { judgeFile, SNIFF_BYTES } from './file-kind.js';
+import { holdsSecret, type ByteReading } from './secret-bytes.js';
 import { formatBytes } from './sizes.js';
 import type { FileTransfers } from './transfer.js';
 
@@ -83,10 +83,10 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
       const judged = judgeFile(bytes.subarray(0, SNIFF_BYTES), name, undefined);
       // A text file is judged by its first bytes; what its masked text still holds further on in
       // another form (UTF-16 past them, say) is looked for in its bytes, as in a binary file.
-      const outgoing = judged.kind === 'text' ? refuseSecrets(Buffer.from(mask(bytes.toString('utf8')), 'utf8'), mask, shown, ['latin1']) : refuseSecrets(bytes, mask, shown);
+      const outgoing = judged.kind === 'text' ? await refuseSecrets(Buffer.from(mask(bytes.toString('utf8')), 'utf8'), mask, shown, signal, ['latin1']) : await refuseSecrets(bytes, mask, shown, signal);
       // Its own bytes first (a member's name, a stored member), then what compression hides.
       const format = judged.kind === 'other' ? compressedFormat(bytes) : undefined;
-      const unchecked = format ? await checkCompressedContents(bytes, format, shown, { holdsSecret: (inner) => holdsSecret(inner, mask), allowUnreadable: allowCompressed, signal }) : [];
+      const unchecked = format ? await checkCompressedContents(bytes, format, shown, { holdsSecret: (inner) => holdsSecret(inner, mask, undefined, signal), allowUnreadable: allowCompressed, signal }) : [];
       const limit = await sink.maxBytes?.(thread);
       if (limit !== undefined && outgoing.length > limit) {
         throw new Error(`refused: ${shown} is ${formatBytes(outgoing.length)}, over the ${formatBytes(limit)} this ${thread.platform} thread accepts`);
@@ -118,21 +118,9 @@ function listed(items: readonly string[], shown = 10): string {
 }
 
 /** A binary file leaves whole or not at all: one that holds a secret value is refused. */
-function refuseSecrets(bytes: Buffer, mask: (text: string) => string, shown: string, readings?: readonly ('latin1' | 'utf8')[]): Buffer {
-  if (holdsSecret(bytes, mask, readings)) throw new Error(`refused: ${shown} holds a configured secret value, which cannot be masked in a binary file`);
+async function refuseSecrets(bytes: Buffer, mask: (text: string) => string, shown: string, signal: AbortSignal | undefined, readings?: readonly ByteReading[]): Promise<Buffer> {
+  if (await holdsSecret(bytes, mask, readings, signal)) throw new Error(`refused: ${shown} holds a configured secret value, which cannot be masked in a binary file`);
   return bytes;
-}
-
-/** The check for a file's bytes, and for what is read out of a compressed one: any form the masker knows. */
-export function holdsSecret(bytes: Buffer, mask: (text: string) => string, readings: readonly ('latin1' | 'utf8')[] = ['latin1', 'utf8']): boolean {
-  // latin1 maps each byte to one character, so a value in its plain or an encoded ASCII form,
-  // or its UTF-8 or UTF-16 bytes, is found wherever it sits; utf8 finds a value with characters
-  // past ASCII written as text. Bytes that are all ASCII read the same both ways: once is enough.
-  if (readings.length > 1 && isAscii(bytes)) readings = readings.slice(0, 1);
-  return readings.some((reading) => {
-    const text = bytes.toString(reading);
-    return mask(text) !== text;
-  });
 }
 
 /** The card's line on a compressed file: what the check will do with it when it runs. */

@@ -58,7 +58,7 @@ export class InflateBudget {
 
 export interface ContentsCheck {
   /** The same check a file's own bytes get: true when these bytes hold a configured secret value in any form. */
-  holdsSecret: (bytes: Buffer) => boolean;
+  holdsSecret: (bytes: Buffer) => Promise<boolean> | boolean;
   /** ATTACH_COMPRESSED=allow: what cannot be read is posted unchecked (and listed) instead of refusing the file. */
   allowUnreadable: boolean;
   /** Pass one to see what was read (tests); otherwise a fresh one with the default bounds. */
@@ -157,7 +157,7 @@ class ContentsReader {
 
   /** Bytes read out of a layer: checked as they are, then opened if they are compressed in turn. */
   private async contents(bytes: Buffer, place: readonly string[], depth: number): Promise<void> {
-    if (this.check.holdsSecret(bytes)) {
+    if (await this.check.holdsSecret(bytes)) {
       throw new Error(`refused: ${this.subject(place)}, inflated, holds a configured secret value, which cannot be masked inside a compressed file`);
     }
     // Judged by its bytes, as a file's are: a text (an XML part, a CSV) is not read as a

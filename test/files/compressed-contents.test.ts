@@ -5,7 +5,7 @@
 // what was inflated shows it stopped there.
 import { deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { holdsSecret } from '../../src/files/attach-file.js';
+import { holdsSecret } from '../../src/files/secret-bytes.js';
 import { INFLATE_CHUNK_BYTES } from '../../src/files/bounded-inflate.js';
 import { checkCompressedContents, INFLATE_LIMITS, InflateBudget, type InflateLimits } from '../../src/files/compressed-contents.js';
 import { compressedFormat } from '../../src/files/compressed-formats.js';
