@@ -56,6 +56,7 @@ import { ProfileWatch } from './profiles/profile-watch.js';
 import { knownNames } from './profiles/known-names.js';
 import { ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
+import { runAsWriterFor } from './sandbox/run-as-writer.js';
 import { prepareShell } from './sandbox/shell-startup.js';
 import { parseGrantRoots, removeThreadFolder } from './tools/index.js';
 
@@ -258,7 +259,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     maxFileBytes: config.MAX_FILE_BYTES,
     maxFilesPerMessage: config.MAX_FILES_PER_MESSAGE,
     maxConversationBytes: config.MAX_CONVERSATION_FILE_BYTES,
-    ...(runAs ? { owner: runAs } : {}),
+    // A root bot's uploads are made and written as its commands' user (src/sandbox/run-as-writer.ts).
+    ...(runAs ? { writer: runAsWriterFor(runAs) } : {}),
     media: mediaPreparers(),
     logger,
   });
@@ -422,6 +424,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       await ops.close();
       await cluster?.close();
       await opened.close();
+      await intake.close();
       // The sessions' commands have ended: the bot's memory cgroup folder is empty now.
       if (shell.shell.kind === 'sandbox') shell.shell.sandbox.cgroups?.close();
     },
