@@ -1,7 +1,8 @@
 // Files in: how long a shared 5 MiB PNG takes from the event to the model request that
 // carries it (fetched over HTTP, saved, prepared, read back into an image part), and what
 // ten 20 MiB files arriving at once cost the bot in resident memory (goal: at most 100 MB
-// above idle: bytes stream to disk, never buffered whole).
+// above idle: bytes stream to disk, never buffered whole), and what saving one upload costs
+// by who writes it (files-writers.ts).
 //
 // The bot core runs in a child process (files-child.ts) so its peak RSS is its own: the file
 // host serving the bytes and the fake model server stay in this process.
@@ -13,6 +14,7 @@ import { FakeOpenAI } from '../test/fakes/openai-server.js';
 import { writeNoisePng } from '../test/support/file-fixtures.js';
 import { FileHost } from '../test/support/file-host.js';
 import { mulberry32 } from '../test/support/seeded-random.js';
+import { uploadWriterRows } from './files-writers.js';
 import { median } from './stats.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
@@ -70,6 +72,7 @@ export const filesSuite: BenchSuite = {
           unit: 'MB',
           note: `peak resident memory above idle while ${BIG_FILES} messages each bring a 20 MiB file at once (goal ≤ 100)`,
         },
+        ...(await uploadWriterRows()),
       ];
     } finally {
       await fake.stop();
