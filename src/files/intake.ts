@@ -140,7 +140,13 @@ export class FileIntake {
     const source = this.options.transfers.source(file.platform);
     if (!source) throw new FileTransferError(`not fetched: this bot cannot fetch files from ${file.platform}`, false);
 
-    const saving = await this.writer.createUnique(uploads, safeFileName(file.name));
+    let saving: WrittenFile;
+    try {
+      saving = await this.writer.createUnique(uploads, safeFileName(file.name));
+    } catch (error) {
+      // Not a download's failure: the folder it goes in was swapped or removed meanwhile, or is full of that name.
+      throw new FileTransferError(error instanceof NotAFolderError || (error as NodeJS.ErrnoException).code === 'ENOENT' ? folderProblem(error) : `not fetched: it could not be saved (${errorText(error)})`, false);
+    }
     let sharedName = file.name;
     let first: Uint8Array = new Uint8Array();
     let size = 0;

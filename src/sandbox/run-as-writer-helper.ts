@@ -51,15 +51,18 @@ function openFolder(root, steps, create) {
     for (const step of steps) {
       const at = entry(fd, step);
       shown = shown ? shown + '/' + step : step;
-      if (create) {
-        try { fs.mkdirSync(at, 0o755); } catch (error) { if (error.code !== 'EEXIST') throw error; }
-      }
       let next;
-      try {
-        next = fs.openSync(at, DIRECTORY);
-      } catch (error) {
-        if (error.code === 'ENOTDIR' || error.code === 'ELOOP') throw failure('ENOTFOLDER', shown + ' is not a folder', { shown });
-        throw error;
+      // Made, then opened; made again if it went in between (a command may remove it).
+      for (let attempt = 1; next === undefined; attempt++) {
+        if (create) {
+          try { fs.mkdirSync(at, 0o755); } catch (error) { if (error.code !== 'EEXIST') throw error; }
+        }
+        try {
+          next = fs.openSync(at, DIRECTORY);
+        } catch (error) {
+          if (error.code === 'ENOTDIR' || error.code === 'ELOOP') throw failure('ENOTFOLDER', shown + ' is not a folder', { shown });
+          if (!create || error.code !== 'ENOENT' || attempt >= 3) throw error;
+        }
       }
       fs.closeSync(fd);
       fd = next;

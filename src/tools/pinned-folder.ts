@@ -25,6 +25,8 @@ const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 const PROC_FD = '/proc/self/fd';
 /** Times a folder is emptied again while a command keeps filling it, before its removal gives up. */
 const MAX_REMOVAL_PASSES = 10;
+/** Times a missing folder is made again when it goes between its mkdir and its open. */
+const MAX_MAKE_ATTEMPTS = 3;
 let procfsMounted: boolean | undefined;
 export function hasProcfs(): boolean {
   procfsMounted ??= existsSync(PROC_FD);
@@ -93,15 +95,23 @@ export async function openPinnedFolder(at: FolderPath, options: { create?: boole
   try {
     for (const step of at.steps) {
       const entry = entryOf(handle, current, step);
-      if (options.create) {
+      const shown = path.relative(root, path.join(current, step)).split(path.sep).join('/');
+      let next: FileHandle | undefined;
+      // Made, then opened; made again if it went in between (a command may remove it).
+      for (let attempt = 1; next === undefined; attempt++) {
+        if (options.create) {
+          try {
+            await mkdir(entry, { mode: 0o755 });
+          } catch (error) {
+            if (errorCode(error) !== 'EEXIST') throw error;
+          }
+        }
         try {
-          await mkdir(entry, { mode: 0o755 });
+          next = await openStep(entry, shown);
         } catch (error) {
-          if (errorCode(error) !== 'EEXIST') throw error;
+          if (!options.create || errorCode(error) !== 'ENOENT' || attempt >= MAX_MAKE_ATTEMPTS) throw error;
         }
       }
-      const shown = path.relative(root, path.join(current, step)).split(path.sep).join('/');
-      const next = await openStep(entry, shown);
       await handle.close();
       handle = next;
       current = path.join(current, step);
