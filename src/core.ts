@@ -432,7 +432,6 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
       await ops.close();
       await cluster?.close();
       await opened.close();
-      await intake.close();
       // The sessions' commands have ended: the bot's memory cgroup folder is empty now.
       if (shell.shell.kind === 'sandbox') shell.shell.sandbox.cgroups?.close();
     },

@@ -10,8 +10,10 @@
 //
 // One helper per run-as user in the process (runAsWriterFor), started at the first request
 // (Node's start, about 50 ms on an idle machine), shared by every session's uploads and file
-// tools, and ended after a minute with nothing to do. Its pipes do not keep the bot alive.
-// It gets no environment (nothing of the bot's settings) and `/` as its working folder.
+// tools, and ended after a minute with nothing to do, or when the bot exits (its input
+// closes): nobody closes the shared one, since another core in the process (a test's second
+// instance) may be using it. Its pipes do not keep the bot alive. It gets no environment
+// (nothing of the bot's settings) and `/` as its working folder.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
