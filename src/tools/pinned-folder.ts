@@ -13,7 +13,7 @@
 // Without /proc (not Linux) each step is looked up by path again and only checked before use
 // (lstat), so a swap timed in between still wins there: a bot whose folders are shared by
 // people who run commands belongs on Linux.
-import { constants, existsSync, type Stats } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, realpath, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -148,6 +148,40 @@ export async function openPinnedFile(folder: PinnedFolder, name: string, identit
   } catch (error) {
     await handle.close();
     throw error;
+  }
+}
+
+/**
+ * A plain file's bytes at `relativePath` below `root` (a real path), read through held folders
+ * and never through a link; undefined when it is not there, not a plain file with one name,
+ * or larger than `maxBytes`. Synchronous, for a caller that cannot wait (the model's input is
+ * built synchronously at each call).
+ */
+export function readPinnedFileSync(root: string, relativePath: string, maxBytes: number): Buffer | undefined {
+  const parts = relativePath.split(/[/\\]/).filter(Boolean);
+  const name = parts.pop();
+  if (name === undefined) return undefined;
+  const held: number[] = [];
+  try {
+    for (const part of [...parts, name]) checkEntryName(part);
+    const rootFd = openSync(root, DIRECTORY_FLAGS);
+    held.push(rootFd);
+    if ((hasProcfs() ? readlinkSync(`${PROC_FD}/${rootFd}`) : realpathSync(root)) !== root) return undefined;
+    let folder = root;
+    for (const part of parts) {
+      const next = openSync(hasProcfs() ? `${PROC_FD}/${held.at(-1)}/${part}` : path.join(folder, part), DIRECTORY_FLAGS);
+      held.push(next);
+      folder = path.join(folder, part);
+    }
+    const fd = openSync(hasProcfs() ? `${PROC_FD}/${held.at(-1)}/${name}` : path.join(folder, name), READ_FLAGS);
+    held.push(fd);
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.nlink !== 1 || stats.size > maxBytes) return undefined;
+    return readFileSync(fd);
+  } catch {
+    return undefined;
+  } finally {
+    for (const fd of held) closeSync(fd);
   }
 }
 
