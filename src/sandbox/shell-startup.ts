@@ -153,23 +153,16 @@ export async function recheckShell(config: Config, startup: ShellStartup, option
  * where that user may not go (under /root) would fail every one of them, said here at start.
  */
 function writerNote(owner: SandboxOwner): string | undefined {
-  const why = unreachableBy(process.execPath, owner);
-  if (why === null) {
-    try {
-      accessAs(process.execPath, owner);
-      return undefined;
-    } catch (error) {
-      return `files shared in threads cannot be saved: ${(error as Error).message}; install Node where every user may run it`;
-    }
-  }
-  return `files shared in threads cannot be saved: Node (${process.execPath}) cannot be reached by uid ${owner.uid}, which saves them (${why}); install Node where every user may run it`;
+  const why = unreachableBy(process.execPath, owner) ?? notExecutableBy(process.execPath, owner);
+  if (why === null) return undefined;
+  return `files shared in threads cannot be saved, nor granted folders written by the file tools: Node (${process.execPath}) cannot be run by uid ${owner.uid}, which writes them (${why}); install Node where every user may run it`;
 }
 
-/** Throws unless `owner` may execute `file` by its permission bits. */
-function accessAs(file: string, owner: SandboxOwner): void {
+/** Why `owner` may not execute `file` by its permission bits, or null. */
+function notExecutableBy(file: string, owner: SandboxOwner): string | null {
   const info = statSync(file);
   const bit = info.uid === owner.uid ? 0o100 : info.gid === owner.gid ? 0o010 : 0o001;
-  if ((info.mode & bit) === 0) throw new Error(`Node (${file}, mode ${(info.mode & 0o777).toString(8)}) may not be run by uid ${owner.uid}, which saves them`);
+  return (info.mode & bit) === 0 ? `${file} (mode ${(info.mode & 0o777).toString(8)}) may not be run by uid ${owner.uid}` : null;
 }
 
 /** A workspace root commands cannot write (a root-owned one from before SHELL_RUN_AS), and how to hand it over. */

@@ -249,8 +249,13 @@ export async function removePinnedTree(at: FolderPath): Promise<boolean> {
   }
 }
 
-async function removeEntry(parent: PinnedFolder, name: string): Promise<boolean> {
+async function removeEntry(parent: PinnedFolder, name: string, look = 1): Promise<boolean> {
   const entry = parent.entry(name);
+  // Looked at again when a command swapped the name between a folder and a link meanwhile.
+  const again = (error: unknown): Promise<boolean> => {
+    if (look >= MAX_REMOVAL_PASSES) throw error;
+    return removeEntry(parent, name, look + 1);
+  };
   let stats: Stats;
   try {
     stats = await lstat(entry);
@@ -259,7 +264,13 @@ async function removeEntry(parent: PinnedFolder, name: string): Promise<boolean>
     throw error;
   }
   if (!stats.isDirectory()) {
-    await unlink(entry).catch(ignoreMissing);
+    try {
+      await unlink(entry);
+    } catch (error) {
+      // A folder back in its place since the look.
+      if (errorCode(error) === 'EISDIR' || errorCode(error) === 'EPERM') return again(error);
+      ignoreMissing(error);
+    }
     return true;
   }
   let inner: PinnedFolder;
@@ -267,7 +278,7 @@ async function removeEntry(parent: PinnedFolder, name: string): Promise<boolean>
     inner = await openPinnedFolder({ root: parent.path, steps: [name] });
   } catch (error) {
     // Swapped for a link or a file since the look: that is what goes.
-    if (error instanceof NotAFolderError) return removeEntry(parent, name);
+    if (error instanceof NotAFolderError) return again(error);
     if (errorCode(error) === 'ENOENT') return false;
     throw error;
   }

@@ -63,7 +63,7 @@ describe('folders held by descriptor', () => {
       await fillUploads(root, thread);
       const data = join(root, 'uploads', thread, 'data');
       const swapper = await startSwapper(data, join(root, 'uploads', thread, 'held'), guarded, OWNER);
-      // A command that keeps adding to the folder may make the removal give up; never go elsewhere.
+      // A command that keeps adding to the folder, or swapping a name, may make the removal give up; it never goes elsewhere.
       let outcome: unknown;
       try {
         outcome = await removePinnedTree({ root, steps: ['uploads', thread] }).then(
@@ -73,7 +73,7 @@ describe('folders held by descriptor', () => {
       } finally {
         swaps += await swapper.stop();
       }
-      expect(['removed', 'ENOTEMPTY']).toContain(outcome);
+      expect(['removed', 'ENOTEMPTY', 'EISDIR', 'EPERM']).toContain(outcome);
       expect((await readdir(guarded)).sort()).toEqual([...names].sort());
       // Once the loop has stopped, what it left goes too.
       await removePinnedTree({ root, steps: ['uploads', thread] });
