@@ -9,7 +9,7 @@
 // byte, so nothing is chowned (a chown by name follows a link planted meanwhile).
 //
 // One helper per run-as user in the process (runAsWriterFor), started at the first request
-// (Node's start, about 50 ms on an idle machine), shared by every session's uploads and file
+// (a Node start: 0.2 s on a busy 2-core machine, bench/files-writers.ts), shared by every session's uploads and file
 // tools, and ended after a minute with nothing to do, or when the bot exits (its input
 // closes): nobody closes the shared one, since another core in the process (a test's second
 // instance) may be using it. Its pipes do not keep the bot alive. It gets no environment
