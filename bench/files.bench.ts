@@ -1,8 +1,9 @@
 // Files in: how long a shared 5 MiB PNG takes from the event to the model request that
 // carries it (fetched over HTTP, saved, prepared, read back into an image part), and what
 // ten 20 MiB files arriving at once cost the bot in resident memory (goal: at most 100 MB
-// above idle: bytes stream to disk, never buffered whole), and what a PDF bomb costs it (goal:
-// at most 100 MB above idle: the PDF is read in a process of its own, killed at its bound).
+// above idle: bytes stream to disk, never buffered whole), what a PDF bomb costs it (goal:
+// at most 100 MB above idle: the PDF is read in a process of its own, killed at its bound),
+// and what saving one upload costs by who writes it (files-writers.ts).
 //
 // The bot core runs in a child process (files-child.ts) so its peak RSS is its own: the file
 // host serving the bytes and the fake model server stay in this process.
@@ -14,6 +15,7 @@ import { FakeOpenAI } from '../test/fakes/openai-server.js';
 import { writeNoisePng, writePdfBomb } from '../test/support/file-fixtures.js';
 import { FileHost } from '../test/support/file-host.js';
 import { mulberry32 } from '../test/support/seeded-random.js';
+import { uploadWriterRows } from './files-writers.js';
 import { median } from './stats.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
@@ -91,6 +93,7 @@ export const filesSuite: BenchSuite = {
           note: `the bot's peak resident memory above idle (${bombed.idleRssMb.toFixed(0)} MB) while a ${(bombPdf.length / 1024 / 1024).toFixed(1)} MB PDF of 2 GiB deflated spaces is read and refused at PDF_MAX_MEMORY_MB (goal ≤ 100)`,
         },
         { key: 'files.pdf_bomb_refused_ms', value: bombed.ingestMs[0]!, unit: 'ms', note: 'from deliver() to the end of its turn, the reader killed at its memory bound (the default 512 MB)' },
+        ...(await uploadWriterRows()),
       ];
     } finally {
       await fake.stop();

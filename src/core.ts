@@ -56,7 +56,8 @@ import { ProfileWatch } from './profiles/profile-watch.js';
 import { botToolNames, knownNames } from './profiles/known-names.js';
 import { ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
-import { prepareShell } from './sandbox/shell-startup.js';
+import { runAsWriterFor } from './sandbox/run-as-writer.js';
+import { prepareShell, recheckShell } from './sandbox/shell-startup.js';
 import { parseGrantRoots, removeThreadFolder } from './tools/index.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -154,8 +155,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const access = new AccessPolicy(parseAccessConfig(config.ALLOWED_USERS, config.ADMINS));
   // Before anything is opened: a workspace that holds the bot's own files, a bad SHELL_ENV,
   // or SHELL_SANDBOX=bwrap where bwrap cannot run stops the start with the reason.
-  const shell = await prepareShell(config, { bwrapPath: options.bwrapPath, logger });
-  if (!shell.warn) logger.info({}, shell.message); // a warning is logged below, with the others
+  let shell = await prepareShell(config, { bwrapPath: options.bwrapPath, logger });
   const policyOptions = {
     mode: config.PERMISSION_MODE,
     shellAllowList: (config.SHELL_ALLOWLIST ?? '').split(',').map((entry) => entry.trim()).filter(Boolean),
@@ -167,7 +167,16 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const grantRoots = parseGrantRoots(config.GRANT_ROOTS);
   const resolveProvider = createProviderResolver(providerSettingsFrom(config));
 
-  const opened = await openKeyvStore(storeUrlOf(config));
+  // The store's folder is made private, but never one on the way to what commands must reach.
+  const opened = await openKeyvStore(storeUrlOf(config), 'bot', { keepReachable: shell.reachable });
+  try {
+    // Probed again if that changed a folder: the probe must have seen what commands will find.
+    shell = await recheckShell(config, shell, { changedFolders: opened.changedFolders ?? [] });
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+  if (!shell.warn) logger.info({}, shell.message); // a warning is logged below, with the others
   // Closed by `suspend`: from then on the store holds what a crash would have left.
   const fence = fenceWrites(opened.keyv);
   // Cluster mode (a Redis store): sessions are owned by lease across instances (src/cluster).
@@ -262,7 +271,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     maxFileBytes: config.MAX_FILE_BYTES,
     maxFilesPerMessage: config.MAX_FILES_PER_MESSAGE,
     maxConversationBytes: config.MAX_CONVERSATION_FILE_BYTES,
-    ...(runAs ? { owner: runAs } : {}),
+    // A root bot's uploads are made and written as its commands' user (src/sandbox/run-as-writer.ts).
+    ...(runAs ? { writer: runAsWriterFor(runAs) } : {}),
     media: mediaPreparers({ maxImagePixels: config.MAX_IMAGE_PIXELS, pdfMaxMemoryMb: config.PDF_MAX_MEMORY_MB }),
     logger,
   });

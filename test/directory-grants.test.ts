@@ -3,7 +3,7 @@
 // conversation's folder and, with GRANT_ROOTS, anything outside the roots are refused before
 // anyone is asked; a folder that may be granted is shown by its real path, with what becomes
 // writable, and the grant is of that very folder.
-import { chown, mkdir, symlink, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -137,11 +137,10 @@ describe('the card shows the real folder and what becomes writable', () => {
     expect(card).toMatchObject({ type: 'interaction_required', kind: 'directory' });
     const shownArgs = (card as Extract<EngineEvent, { type: 'interaction_required' }>).arguments as Record<string, unknown>;
     expect(shownArgs.path).toBe(join(project.path, 'real-project'));
-    // A root bot's commands run as uid 65534 (SHELL_RUN_AS), which may not write a folder root made 0755.
+    // A root bot's commands run as uid 65534 (SHELL_RUN_AS), which may not write a folder root made
+    // 0755, and so do its file tools' writes in a granted folder.
     expect(shownArgs.access).toBe(
-      process.getuid?.() === 0
-        ? 'read and write for the file tools (they can change and delete files there); shell commands can only read it'
-        : 'read and write: the file tools and shell commands can change and delete files there',
+      process.getuid?.() === 0 ? 'read only: neither the file tools nor shell commands can write there' : 'read and write: the file tools and shell commands can change and delete files there',
     );
     expect(JSON.stringify(shownArgs)).not.toContain('nice-name');
     expect(result).toContain(`"path":"${join(project.path, 'real-project')}"`);
@@ -181,5 +180,44 @@ describe('the card shows the real folder and what becomes writable', () => {
     const body = (i: number) => first.fake.requests[i]!.body as { messages: { role: string; content: string }[] };
     expect(body(before).messages.at(-1)!.content).toContain(`"granted":true,"path":"${join(project.path, 'real-project')}"`);
     expect(body(before + 1).messages.at(-1)!.content).toContain('granted after the restart');
+  }, 120_000);
+});
+
+describe.runIf(process.getuid?.() === 0)("a root bot's file tools write in a granted folder as its commands' user", () => {
+  it('a new file is that user\'s, and a file only root may change is refused to write_file and edit_file alike, unchanged', async () => {
+    // Writes run without a card here: what is checked is who they run as.
+    const bot = await boot({ PERMISSION_MODE: 'auto' });
+    const project = await tempDir();
+    cleanups.push(project.remove);
+    const folder = join(project.path, 'service');
+    await mkdir(folder);
+    // The operator handed the folder to the commands' user; a root-owned config stays in it.
+    await chown(folder, 65534, 65534);
+    await writeFile(join(folder, 'root.conf'), 'listen = 127.0.0.1\n', { mode: 0o644 });
+    const { result, card } = await requestDirectory(bot, folder);
+    expect(result).toContain('"granted":true');
+    expect((card as Extract<EngineEvent, { type: 'interaction_required' }>).arguments).toMatchObject({
+      access: 'read and write: the file tools and shell commands can change and delete files there',
+    });
+
+    const toolResult = async (name: string, args: Record<string, unknown>): Promise<string> => {
+      bot.fake.replyToolCalls([{ name, arguments: args }]);
+      bot.fake.replyText('done');
+      const before = bot.fake.requests.length;
+      await bot.core.manager.deliver(key, { text: `${name} please`, userId: 'U1', eventId: `e${++eventIds}` });
+      await bot.core.manager.idle();
+      const body = bot.fake.requests[before + 1]!.body as { messages: { role: string; content: string }[] };
+      return body.messages.at(-1)!.content;
+    };
+
+    expect(await toolResult('write_file', { path: join(folder, 'notes.md'), content: 'from the model' })).toContain('"bytesWritten":14');
+    const made = await stat(join(folder, 'notes.md'));
+    expect({ uid: made.uid, gid: made.gid }).toEqual({ uid: 65534, gid: 65534 });
+
+    const refusal = 'permission denied: ' + join(folder, 'root.conf') + ' (in a granted folder the file tools write as the user shell commands run as, and that user may not write there)';
+    expect(await toolResult('write_file', { path: join(folder, 'root.conf'), content: 'listen = 0.0.0.0\n' })).toContain(refusal);
+    expect(await toolResult('edit_file', { path: join(folder, 'root.conf'), old: '127.0.0.1', new: '0.0.0.0' })).toContain(refusal);
+    expect(await readFile(join(folder, 'root.conf'), 'utf8')).toBe('listen = 127.0.0.1\n');
+    expect((await stat(join(folder, 'root.conf'))).uid).toBe(0);
   }, 120_000);
 });

@@ -3,10 +3,10 @@
 // or a model switch re-decides): an image as a data URL (its re-encoded copy when the
 // original is too large) for a model with vision, a PDF as a document for a model that reads
 // PDFs, else its extracted text up to the tool results' cap, else a line saying where it is.
-import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { AttachmentView, ContentPart, ModelCapabilities, StoredFile } from '../engine/index.js';
-import { isInside } from '../tools/workspace.js';
+import { readPinnedFileSync } from '../tools/pinned-folder.js';
 import { isPdf, sniffImageType } from './file-kind.js';
 import { IMAGE_LIMITS } from './image-prep.js';
 
@@ -53,22 +53,16 @@ const MAX_READ_BYTES = 64 * 1024 * 1024;
 
 /**
  * A stored file's bytes, only from inside the conversation's folder and only a plain file:
- * the folder's commands can replace `uploads/x.png` with a link to anything the bot may read,
- * so the real path is checked and a link at the end is never followed. Undefined when gone.
+ * the folder's commands can replace `uploads/x.png`, or a folder on its way, with a link to
+ * anything the bot may read, so the file is reached through held folders, never through a
+ * link (src/tools/pinned-folder.ts). Undefined when gone.
  */
 function read(folder: string, relativePath: string): Buffer | undefined {
-  let fd: number | undefined;
+  let root: string;
   try {
-    const root = realpathSync(folder);
-    const real = realpathSync(path.resolve(folder, relativePath));
-    if (!isInside(real, root)) return undefined;
-    fd = openSync(real, constants.O_RDONLY | constants.O_NOFOLLOW);
-    const stats = fstatSync(fd);
-    if (!stats.isFile() || stats.size > MAX_READ_BYTES) return undefined;
-    return readFileSync(fd);
+    root = realpathSync(folder);
   } catch {
     return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
+  return readPinnedFileSync(root, relativePath, MAX_READ_BYTES);
 }

@@ -5,10 +5,11 @@
 // Uploads live in the conversation's folder under `uploads/`. When a channel or the whole
 // workspace is shared between threads (WORKSPACE_SCOPE), each thread's uploads get a folder
 // of their own inside it, so /forget and retention can remove one thread's files and no other's.
-import { lstat, rm } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { InputPreparer, MessageSource } from '../engine/index.js';
 import { conversationFolderName, type ConversationKey, type WorkspaceScope } from '../tools/conversation-folder.js';
+import { folderPathBelow, removePinnedTree } from '../tools/pinned-folder.js';
 import type { FileIntake, UploadPlace } from './intake.js';
 import { userContentWithFiles } from './user-turn.js';
 
@@ -41,9 +42,14 @@ export function requesterOf(source: MessageSource | undefined): string {
  */
 export async function removeThreadUploads(folder: string, scope: WorkspaceScope, key: ConversationKey): Promise<void> {
   if (scope === 'thread') return;
-  // Only through real folders: a link planted where `uploads` goes is never followed to remove what it leads to.
-  const uploads = path.join(folder, UPLOADS_FOLDER);
-  const real = await lstat(uploads).catch(() => undefined);
-  if (!real?.isDirectory()) return;
-  await rm(uploadPlace(folder, scope, key).uploads, { recursive: true, force: true });
+  let root: string;
+  try {
+    root = await realpath(folder);
+  } catch {
+    return; // no folder, so no uploads in it
+  }
+  // Through held folders only (src/tools/pinned-folder.ts): a command still running in the
+  // shared folder can swap `uploads` or the thread's folder for a link at any moment, and
+  // what a link leads to is never removed.
+  await removePinnedTree(folderPathBelow(root, uploadPlace(root, scope, key).uploads));
 }

@@ -8,14 +8,21 @@
 // is checked before a download (the declared size) and while it runs (the real one); a web
 // page where a file was expected (Slack's sign-in page when a token is missing) is refused,
 // never saved; a failed download is tried once more, unless a second try cannot help.
-import { lchown, lstat, type FileHandle, mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+//
+// The uploads folder is the workspace's: a command (in a shared folder, another thread's) can
+// swap it for a link at any moment. So nothing here looks a name up twice: files are made and
+// written by a FolderWriter (src/tools/folder-writer.ts; a root bot's writes as its commands'
+// user), and read back through a folder held by descriptor, checked to be the file written.
+import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { IncomingFile, StoredFile } from '../engine/index.js';
 import { silentLogger, type EngineLogger } from '../engine/index.js';
+import { InProcessWriter, type FolderWriter, type WrittenFile } from '../tools/folder-writer.js';
+import { folderPathBelow, heldFilePath, NotAFolderError, openPinnedFile, openPinnedFolder, pinnedFolderBytes, type FolderPath } from '../tools/pinned-folder.js';
 import { declaresHtml, judgeFile, looksLikeHtml, SNIFF_BYTES } from './file-kind.js';
-import { createUnique, safeFileName } from './safe-name.js';
+import { safeFileName } from './safe-name.js';
 import { formatBytes } from './sizes.js';
 import { FileTransferError, type FileSource, type FileTransfers } from './transfer.js';
 
@@ -39,8 +46,12 @@ export interface IntakeOptions {
   maxConversationBytes: number;
   /** One download attempt's limit (default 2 minutes). */
   downloadTimeoutMs?: number;
-  /** Who owns what is saved (a root bot's run-as uid: its commands must read and edit the files). */
-  owner?: { uid: number; gid: number };
+  /**
+   * Who makes and writes the files (default: this process, as the bot's user). A root bot's
+   * is its commands' run-as user (src/sandbox/run-as-writer.ts): they must read and edit the
+   * files, and a link they plant must lead nowhere they could not write themselves.
+   */
+  writer?: FolderWriter;
   media?: MediaPreparers;
   logger?: EngineLogger;
 }
@@ -65,9 +76,16 @@ const MODEL_COPIES = '.for-model';
 
 export class FileIntake {
   private readonly logger: EngineLogger;
+  private readonly writer: FolderWriter;
 
   constructor(private readonly options: IntakeOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.writer = options.writer ?? new InProcessWriter();
+  }
+
+  /** Let go of the writer's helper process, if it has one (it starts again when next needed). */
+  close(): Promise<void> {
+    return this.writer.close();
   }
 
   /** `requester` names who shared the files (platform, workspace, user), for the media preparers' turns. */
@@ -80,14 +98,14 @@ export class FileIntake {
       problems.push(line);
       missing.push(line);
     };
+    const uploads = folderPathBelow(place.folder, place.uploads);
     try {
-      await this.ensureFolder(place, place.uploads);
+      await this.writer.makeFolder(uploads);
     } catch (error) {
-      const reason = error instanceof FileTransferError ? error.message : `not fetched: the uploads folder could not be made (${errorText(error)})`;
-      const lines = files.map((file) => `${displayName(file.name)}: ${reason}`);
+      const lines = files.map((file) => `${displayName(file.name)}: ${folderProblem(error)}`);
       return { stored, problems: lines, missing: lines };
     }
-    let used = await folderBytes(place.uploads);
+    let used = await pinnedFolderBytes(uploads);
     for (const [index, file] of files.entries()) {
       const shown = displayName(file.name);
       if (index >= maxFilesPerMessage) {
@@ -99,21 +117,22 @@ export class FileIntake {
         continue;
       }
       try {
-        const saved = await this.fetchOne(place, file, used, { requester, signal });
+        const saved = await this.fetchOne(place, uploads, file, used, { requester, signal });
         used += saved.size;
         stored.push(saved);
         if (saved.size === 0) problems.push(`${shown}: the file is empty (0 bytes)`);
         else if (saved.unreadable) problems.push(`${shown}: saved as ${saved.path}, but the model cannot see it: ${saved.unreadable}`);
       } catch (error) {
-        const reason = error instanceof FileTransferError ? error.message : signal.aborted ? 'the turn was stopped' : `the download failed (${errorText(error)})`;
-        if (!(error instanceof FileTransferError)) this.logger.warn({ err: error, platform: file.platform, fileId: file.id }, 'a shared file could not be fetched');
+        const reason =
+          error instanceof FileTransferError ? error.message : error instanceof NotAFolderError ? folderProblem(error) : signal.aborted ? 'the turn was stopped' : `the download failed (${errorText(error)})`;
+        if (!(error instanceof FileTransferError) && !(error instanceof NotAFolderError)) this.logger.warn({ err: error, platform: file.platform, fileId: file.id }, 'a shared file could not be fetched');
         notSaved(`${shown}: ${reason}`);
       }
     }
     return { stored, problems, missing };
   }
 
-  private async fetchOne(place: UploadPlace, file: IncomingFile, used: number, request: MediaRequest): Promise<StoredFile> {
+  private async fetchOne(place: UploadPlace, uploads: FolderPath, file: IncomingFile, used: number, request: MediaRequest): Promise<StoredFile> {
     const { signal } = request;
     const { maxFileBytes, maxConversationBytes } = this.options;
     if (file.size !== undefined && file.size > maxFileBytes) {
@@ -129,17 +148,20 @@ export class FileIntake {
     const source = this.options.transfers.source(file.platform);
     if (!source) throw new FileTransferError(`not fetched: this bot cannot fetch files from ${file.platform}`, false);
 
-    const created = await createUnique(place.uploads, safeFileName(file.name));
-    const { handle } = created;
-    let { name } = created;
-    let absolute = path.join(place.uploads, name);
+    let saving: WrittenFile;
+    try {
+      saving = await this.writer.createUnique(uploads, safeFileName(file.name));
+    } catch (error) {
+      // Not a download's failure: the folder it goes in was swapped or removed meanwhile, or is full of that name.
+      throw new FileTransferError(error instanceof NotAFolderError || (error as NodeJS.ErrnoException).code === 'ENOENT' ? folderProblem(error) : `not fetched: it could not be saved (${errorText(error)})`, false);
+    }
     let sharedName = file.name;
     let first: Uint8Array = new Uint8Array();
     let size = 0;
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          const got = await this.download(source, file, handle, Math.min(maxFileBytes, room), signal);
+          const got = await this.download(source, file, saving, Math.min(maxFileBytes, room), signal);
           ({ first, size } = got);
           if (got.name) sharedName = got.name;
           break;
@@ -149,77 +171,94 @@ export class FileIntake {
           this.logger.info({ platform: file.platform, fileId: file.id, err: error }, 'a shared file download failed; trying once more');
         }
       }
+      // Named only by the download: the file moves to that name (made safe, never over another).
+      if (sharedName !== file.name && safeFileName(sharedName) !== saving.name) await saving.rename(safeFileName(sharedName));
     } catch (error) {
-      await handle.close().catch(() => undefined);
-      await rm(absolute, { force: true });
+      await saving.discard();
       throw error;
     }
-    await handle.close();
-    if (sharedName !== file.name && safeFileName(sharedName) !== name) {
-      // Named only by the download: the file moves to that name (made safe, never over another).
-      const renamed = await createUnique(place.uploads, safeFileName(sharedName));
-      await renamed.handle.close();
-      const target = path.join(place.uploads, renamed.name);
-      await rename(absolute, target);
-      absolute = target;
-      name = renamed.name;
-    }
-    if (this.options.owner) await lchown(absolute, this.options.owner.uid, this.options.owner.gid);
+    await saving.close();
+    const name = saving.name;
+    const absolute = path.join(place.uploads, name);
 
     const judged = judgeFile(first, name, file.mimeType);
     const storedFile: StoredFile = { path: relative(place.folder, absolute), name: sharedName, mimeType: judged.mimeType, size, kind: judged.kind };
-    if (judged.kind === 'image' && this.options.media?.prepareImage) {
-      // Prepared in a folder of the bot's own, then copied into a file created new: the image
-      // library writes through links, and the workspace's commands can plant one at a name.
-      const scratch = await mkdtemp(path.join(tmpdir(), 'image-prep-'));
-      try {
-        const prepared = await this.options.media.prepareImage(absolute, path.join(scratch, name), request);
-        if (prepared.kind === 'copy') {
-          const copies = path.join(place.uploads, MODEL_COPIES);
-          await this.ensureFolder(place, copies);
-          const copy = await createUnique(copies, path.basename(prepared.path));
-          try {
-            await copy.handle.writeFile(await readFile(prepared.path));
-          } finally {
-            await copy.handle.close();
-          }
-          const copyPath = path.join(copies, copy.name);
-          if (this.options.owner) await lchown(copyPath, this.options.owner.uid, this.options.owner.gid);
-          storedFile.modelCopy = { path: relative(place.folder, copyPath), mimeType: prepared.mimeType };
-        }
-        if (prepared.kind === 'unreadable') storedFile.unreadable = prepared.reason;
-      } finally {
-        await rm(scratch, { recursive: true, force: true });
-      }
-    }
-    if (judged.kind === 'pdf' && this.options.media?.extractPdfText) {
-      const extracted = await this.options.media.extractPdfText(absolute, request);
-      if ('text' in extracted) {
-        const text = await createUnique(place.uploads, `${name}.txt`);
-        try {
-          await text.handle.writeFile(extracted.text, 'utf8');
-        } finally {
-          await text.handle.close();
-        }
-        const textPath = path.join(place.uploads, text.name);
-        if (this.options.owner) await lchown(textPath, this.options.owner.uid, this.options.owner.gid);
-        storedFile.textPath = relative(place.folder, textPath);
-      } else {
-        storedFile.unreadable = `its text could not be read (${extracted.error})`;
-      }
+    if ((judged.kind === 'image' && this.options.media?.prepareImage) || (judged.kind === 'pdf' && this.options.media?.extractPdfText)) {
+      await this.prepareMedia(place, uploads, saving, absolute, storedFile, request);
     }
     return storedFile;
+  }
+
+  /**
+   * An image's copy for the model, or a PDF's text, made from the very file just saved: read
+   * through the held uploads folder and checked to be that file (a command may have put its
+   * own, or a link, at the name since). One that is not is left for the model as it is.
+   */
+  private async prepareMedia(place: UploadPlace, uploads: FolderPath, saved: WrittenFile, absolute: string, storedFile: StoredFile, request: MediaRequest): Promise<void> {
+    const media = this.options.media!;
+    const name = saved.name;
+    const folder = await openPinnedFolder(uploads).catch(() => undefined);
+    const original = folder ? await openPinnedFile(folder, name, saved.identity).catch(() => undefined) : undefined;
+    // A folder of the bot's own: the image library writes its copy here (it writes through
+    // links, and the workspace's commands can plant one at a name), and reads the original
+    // through a link here to the descriptor held (a path of its own each time: libvips caches
+    // what it read by path, and /proc/<pid>/fd/N names another file for the next upload).
+    const scratch = await mkdtemp(path.join(tmpdir(), 'upload-prep-'));
+    try {
+      if (!original) {
+        storedFile.unreadable = 'it changed in the workspace while it was being saved';
+        return;
+      }
+      const held = heldFilePath(original, absolute);
+      const source = held === absolute ? absolute : path.join(scratch, `original-${name}`);
+      if (source !== absolute) await symlink(held, source);
+      if (storedFile.kind === 'image' && media.prepareImage) {
+        const prepared = await media.prepareImage(source, path.join(scratch, name), request);
+        if (prepared.kind === 'copy') {
+          const copies = { root: uploads.root, steps: [...uploads.steps, MODEL_COPIES] };
+          const copy = await this.writeNew(copies, path.basename(prepared.path), await readFile(prepared.path));
+          storedFile.modelCopy = { path: relative(place.folder, path.join(place.uploads, MODEL_COPIES, copy)), mimeType: prepared.mimeType };
+        }
+        if (prepared.kind === 'unreadable') storedFile.unreadable = prepared.reason;
+      }
+      if (storedFile.kind === 'pdf' && media.extractPdfText) {
+        const extracted = await media.extractPdfText(source, request);
+        if ('text' in extracted) {
+          const text = await this.writeNew(uploads, `${name}.txt`, Buffer.from(extracted.text, 'utf8'));
+          storedFile.textPath = relative(place.folder, path.join(place.uploads, text));
+        } else {
+          storedFile.unreadable = `its text could not be read (${extracted.error})`;
+        }
+      }
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+      await original?.close();
+      await folder?.close();
+    }
+  }
+
+  /** A new file (`name`, or `name-2`…) in `at` holding `bytes`; resolves with the name it got. */
+  private async writeNew(at: FolderPath, name: string, bytes: Uint8Array): Promise<string> {
+    const file = await this.writer.createUnique(at, name);
+    try {
+      await file.write(bytes);
+    } catch (error) {
+      await file.discard();
+      throw error;
+    }
+    await file.close();
+    return file.name;
   }
 
   /** One attempt: the bytes stream into the file (emptied first), counted against `limit`. */
   private async download(
     source: FileSource,
     file: IncomingFile,
-    handle: FileHandle,
+    saving: WrittenFile,
     limit: number,
     signal: AbortSignal,
   ): Promise<{ first: Uint8Array; size: number; name?: string }> {
-    await handle.truncate(0);
+    await saving.truncate();
     // Not AbortSignal.any([signal, AbortSignal.timeout(ms)]): on Node 20 the timeout signal is
     // held only weakly there, and a garbage collection before it fires drops it, so a stalled
     // download never timed out (nodejs/node#57736; the stall test hung when the heap was
@@ -227,7 +266,7 @@ export class FileIntake {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException('The download took too long', 'TimeoutError')), this.options.downloadTimeoutMs ?? 120_000);
     try {
-      return await this.downloadWithin(AbortSignal.any([signal, deadline.signal]), source, file, handle, limit);
+      return await this.downloadWithin(AbortSignal.any([signal, deadline.signal]), source, file, saving, limit);
     } finally {
       clearTimeout(timer);
     }
@@ -237,7 +276,7 @@ export class FileIntake {
     attempt: AbortSignal,
     source: FileSource,
     file: IncomingFile,
-    handle: FileHandle,
+    saving: WrittenFile,
     limit: number,
   ): Promise<{ first: Uint8Array; size: number }> {
     const expectsHtml = declaresHtml(file.name, file.mimeType);
@@ -258,7 +297,7 @@ export class FileIntake {
           headBytes += chunk.byteLength;
           if (!expectsHtml && headBytes >= 64 && looksLikeHtml(Buffer.concat(head))) throw signInPage();
         }
-        await handle.write(chunk, 0, chunk.byteLength, size - chunk.byteLength);
+        await saving.write(chunk);
       }
     } finally {
       if (body instanceof Readable) body.destroy();
@@ -268,29 +307,12 @@ export class FileIntake {
     if (attempt.aborted) throw attempt.reason instanceof Error ? attempt.reason : new Error('the download was stopped');
     return { first, size, ...(opened.name ? { name: opened.name } : {}) };
   }
+}
 
-  /**
-   * Make `dir` inside the conversation's folder, one level at a time, each a real folder: the
-   * workspace's commands may have put a link where `uploads` goes, and the bot (root, maybe)
-   * must never write where it leads.
-   */
-  private async ensureFolder(place: UploadPlace, dir: string): Promise<void> {
-    const steps = path.relative(place.folder, dir).split(path.sep).filter(Boolean);
-    let at = place.folder;
-    for (const step of steps) {
-      at = path.join(at, step);
-      let made = false;
-      try {
-        await mkdir(at, { mode: 0o755 });
-        made = true;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      }
-      const stats = await lstat(at);
-      if (!stats.isDirectory()) throw new FileTransferError(`not fetched: ${relative(place.folder, at)} in the workspace is not a folder (a link or a file has its name)`, false);
-      if (made && this.options.owner) await lchown(at, this.options.owner.uid, this.options.owner.gid);
-    }
-  }
+/** Why nothing could be saved in the uploads folder, as the thread's line says it. */
+function folderProblem(error: unknown): string {
+  if (error instanceof NotAFolderError) return `not fetched: ${error.shown} in the workspace is not a folder (a link or a file has its name)`;
+  return `not fetched: the uploads folder could not be made (${errorText(error)})`;
 }
 
 function signInPage(): FileTransferError {
@@ -310,16 +332,4 @@ function relative(folder: string, absolute: string): string {
 function errorText(error: unknown): string {
   if (error instanceof Error && error.name === 'TimeoutError') return 'it took too long';
   return error instanceof Error ? error.message : String(error);
-}
-
-/** What the uploads folder holds, in bytes (model copies and extracted text included). */
-async function folderBytes(dir: string): Promise<number> {
-  let total = 0;
-  const entries = await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => []);
-  for (const entry of entries) {
-    if (!entry.isFile()) continue;
-    const full = path.join(entry.parentPath, entry.name);
-    total += await stat(full).then((s) => s.size, () => 0);
-  }
-  return total;
 }

@@ -11,6 +11,7 @@ import type { Readable, Writable } from 'node:stream';
 import { signalGroup, type CommandLauncher, type FinishedCommandFacts, type LaunchedCommand, type LaunchRequest } from '../tools/command-launcher.js';
 import { boundNotes } from './bound-notes.js';
 import { SANDBOX_CWD_FILE, type BwrapSandbox } from './bwrap-sandbox.js';
+import { unreachableNote } from './run-as.js';
 
 /**
  * Waits on fd 4 until the bot has put this shell in the command's cgroup, then becomes bwrap
@@ -31,7 +32,9 @@ export class BwrapLauncher implements CommandLauncher {
 
   boundNotes(finished: FinishedCommandFacts): string[] {
     const limits = this.sandbox.limits;
-    return boundNotes(limits, { ...finished, maxFileBytes: Math.min(finished.maxFileBytes ?? limits.maxFileBytes, limits.maxFileBytes) });
+    // A root bot's bwrap that could not reach the workspace says so in its own terms: in words here.
+    const unreachable = this.sandbox.runAs ? unreachableNote(finished.output, this.sandbox.runAs) : null;
+    return [...(unreachable ? [unreachable] : []), ...boundNotes(limits, { ...finished, maxFileBytes: Math.min(finished.maxFileBytes ?? limits.maxFileBytes, limits.maxFileBytes) })];
   }
 
   launch(request: LaunchRequest): LaunchedCommand {

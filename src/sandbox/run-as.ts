@@ -71,3 +71,20 @@ export function unreachableBy(folder: string, owner: SandboxOwner): string | nul
   }
   return null;
 }
+
+/**
+ * bwrap's own words when, started as the run-as user, it could not walk to a folder it mounts
+ * ("bwrap: Can't find source path /srv/agent/workspace/x: Permission denied": a folder on the
+ * way was closed after start-up), said as what to fix: which folder, for which uid. Null when
+ * the output shows no such failure.
+ */
+export function unreachableNote(output: string, owner: SandboxOwner): string | null {
+  const match = /^bwrap: Can't (?:find source path|chdir to) (.+?): Permission denied$/m.exec(output);
+  if (!match) return null;
+  const folder = match[1]!;
+  const why = unreachableBy(folder, owner) ?? `uid ${owner.uid} may not reach it`;
+  return (
+    `the sandbox could not be built: ${folder} cannot be reached by uid ${owner.uid}, the user commands run as (${why}); ` +
+    'no command can run until the operator lets that user through (chmod o+x on that folder) or moves WORKSPACE_DIR'
+  );
+}

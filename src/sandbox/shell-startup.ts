@@ -3,7 +3,8 @@
 // (shell-sandbox.ts) and what holds the workspace's cap (workspace-disks-startup.ts, loaded
 // only when WORKSPACE_DISKS asks for disks), and say so in one log line. Everything here
 // fails at start, with the setting to fix, rather than at the first command.
-import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config.js';
@@ -11,7 +12,7 @@ import type { EngineLogger } from '../engine/logger.js';
 import type { ShellSetup } from '../tools/builtin-tools.js';
 import { isInside } from '../tools/workspace.js';
 import { botPaths, realOrResolved, workspaceProblem, type BotPaths } from './protected-paths.js';
-import { decideRunAs, type RunAsDecision, type SandboxOwner } from './run-as.js';
+import { decideRunAs, unreachableBy, type RunAsDecision, type SandboxOwner } from './run-as.js';
 import { parseShellEnvNames, shellEnvironment } from './shell-environment.js';
 import { decideShellSandbox } from './shell-sandbox.js';
 import type { WorkspaceDisks } from './workspace-disks.js';
@@ -28,6 +29,11 @@ export interface ShellStartup {
   paths: BotPaths;
   /** The workspace's real path (created if missing). */
   workspaceRoot: string;
+  /**
+   * Folders the user commands run as must walk to when that is not the bot (a root bot's
+   * run-as user): the workspace and SHELL_READ_PATHS. Nothing at start-up may close them.
+   */
+  reachable: string[];
   /** The start-up line: where commands run, or why they do not. */
   message: string;
   /** Whether the message is a warning (unconfined, or no shell at all). */
@@ -102,6 +108,7 @@ async function decideShell(
     workspaceMaxBytes: config.WORKSPACE_MAX_MB * MB,
     env: shellEnvironment(process.env, { home: probeRoot, pass: envNames, hide: paths.protected.map((entry) => entry.path) }),
   });
+  const reachable = runAs.runAs ? [workspaceRoot, ...readOnlyPaths] : [];
   switch (decision.kind) {
     case 'sandbox': {
       const disks = await decideDisks(config, workspaceRoot, options).catch((error: unknown) => {
@@ -110,15 +117,15 @@ async function decideShell(
       });
       // The images are the bot's: never granted, never shown to a command.
       if (disks.disks) paths.protected.push({ path: disks.disks.imageRoot, what: 'the workspace disks (WORKSPACE_DISKS)' });
-      const notes = [runAs.note, runAs.runAs ? ownershipNote(workspaceRoot, runAs.runAs) : undefined].filter(Boolean);
+      const notes = [runAs.note, runAs.runAs ? ownershipNote(workspaceRoot, runAs.runAs) : undefined, runAs.runAs ? writerNote(runAs.runAs) : undefined].filter(Boolean);
       const message = [decision.message, disks.text, ...notes].join('; ');
-      return { shell: { kind: 'sandbox', sandbox: decision.sandbox }, envNames, paths, workspaceRoot, message, warn: notes.length > 0, disks: disks.disks };
+      return { shell: { kind: 'sandbox', sandbox: decision.sandbox }, envNames, paths, workspaceRoot, reachable, message, warn: notes.length > 0, disks: disks.disks };
     }
     // No sandbox, no disks: commands that run on the host can write anywhere the bot can.
     case 'host':
-      return { shell: { kind: 'host' }, envNames, paths, workspaceRoot, message: decision.message, warn: true, disks: null };
+      return { shell: { kind: 'host' }, envNames, paths, workspaceRoot, reachable: [], message: decision.message, warn: true, disks: null };
     case 'withheld':
-      return { shell: { kind: 'withheld' }, envNames, paths, workspaceRoot, message: decision.message, warn: true, disks: null };
+      return { shell: { kind: 'withheld' }, envNames, paths, workspaceRoot, reachable: [], message: decision.message, warn: true, disks: null };
   }
 }
 
@@ -135,6 +142,56 @@ async function decideDisks(config: Config, workspaceRoot: string, options: Shell
     trialOnly: options.createWorkspace === false,
   });
   return { disks: decision.disks, text: `${cap} is ${decision.text}` };
+}
+
+/**
+ * The sandbox looked at again once start-up has changed folders after the probe (the store
+ * made its folder private): the probe must have judged what commands will find. Unchanged
+ * when it still holds; otherwise SHELL_SANDBOX=bwrap stops the start and `auto` withholds
+ * run_shell, either way saying in words which folder closed the way.
+ */
+export async function recheckShell(config: Config, startup: ShellStartup, options: { changedFolders: readonly string[] }): Promise<ShellStartup> {
+  if (startup.shell.kind !== 'sandbox' || options.changedFolders.length === 0) return startup;
+  const sandbox = startup.shell.sandbox;
+  let reason: string | null = null;
+  for (const folder of startup.reachable) {
+    const why = sandbox.runAs ? unreachableBy(folder, sandbox.runAs) : null;
+    if (why) {
+      reason = `${folder} can no longer be reached by the user commands run as, since start-up changed ${options.changedFolders.join(', ')}: ${why}`;
+      break;
+    }
+  }
+  if (reason === null) {
+    const cwdFile = path.join(os.tmpdir(), `chat-agent-probe-${randomUUID()}`);
+    writeFileSync(cwdFile, '', { mode: 0o600 });
+    const env = shellEnvironment(process.env, { home: startup.workspaceRoot, pass: startup.envNames, hide: startup.paths.protected.map((entry) => entry.path) });
+    const probe = await sandbox.probe(startup.workspaceRoot, cwdFile, env).finally(() => rmSync(cwdFile, { force: true }));
+    if (probe.ok) return startup;
+    reason = `the probe failed again after start-up changed ${options.changedFolders.join(', ')}: ${probe.reason}`;
+  }
+  sandbox.cgroups?.close();
+  const why = `the shell sandbox cannot run here: ${reason}`;
+  const fix = 'let that user through the folder (chmod o+x), or give the store a folder of its own beside the workspace';
+  if (config.SHELL_SANDBOX === 'bwrap') throw new Error(`SHELL_SANDBOX=bwrap, but ${why}. To fix: ${fix}`);
+  return { ...startup, shell: { kind: 'withheld' }, message: `run_shell is not offered: ${why}. To fix: ${fix}`, warn: true };
+}
+
+/**
+ * Files shared in threads, and the file tools' writes in granted folders, are written by a
+ * helper that Node runs as the run-as user (src/sandbox/run-as-writer.ts): a Node installed
+ * where that user may not go (under /root) would fail every one of them, said here at start.
+ */
+function writerNote(owner: SandboxOwner): string | undefined {
+  const why = unreachableBy(process.execPath, owner) ?? notExecutableBy(process.execPath, owner);
+  if (why === null) return undefined;
+  return `files shared in threads cannot be saved, nor granted folders written by the file tools: Node (${process.execPath}) cannot be run by uid ${owner.uid}, which writes them (${why}); install Node where every user may run it`;
+}
+
+/** Why `owner` may not execute `file` by its permission bits, or null. */
+function notExecutableBy(file: string, owner: SandboxOwner): string | null {
+  const info = statSync(file);
+  const bit = info.uid === owner.uid ? 0o100 : info.gid === owner.gid ? 0o010 : 0o001;
+  return (info.mode & bit) === 0 ? `${file} (mode ${(info.mode & 0o777).toString(8)}) may not be run by uid ${owner.uid}` : null;
 }
 
 /** A workspace root commands cannot write (a root-owned one from before SHELL_RUN_AS), and how to hand it over. */

@@ -13,7 +13,8 @@
 // the tool output in them.
 import { chmod, mkdir, open, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { dirname, resolve, sep } from 'node:path';
 import type { Redis } from 'ioredis';
 import Keyv, { type KeyvStoreAdapter } from 'keyv';
 import type { ClusterKeys } from '../cluster/cluster-keys.js';
@@ -24,6 +25,8 @@ export interface OpenedStore {
   backend: string;
   /** Worth a warning at start-up: permissions that were tightened, or could not be. */
   notes: string[];
+  /** Folders whose permissions opening the store changed (another start-up step may need to look again). */
+  changedFolders?: string[];
   close(): Promise<void>;
   /**
    * Redis backends only: the store's connection, for the cluster coordinator to share (one
@@ -52,6 +55,12 @@ export interface StoreOptions {
   keys?: ClusterKeys;
   /** Redis only: how long a command may go unanswered before it fails (default 5,000 ms). */
   commandTimeoutMs?: number;
+  /**
+   * SQLite only: folders another user must still be able to walk to (WORKSPACE_DIR, for a
+   * root bot's commands, which run as another uid): the store's folder is never closed when
+   * it lies on the way to one of them.
+   */
+  keepReachable?: readonly string[];
 }
 
 export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace = 'bot', options: StoreOptions = {}): Promise<OpenedStore> {
@@ -63,7 +72,8 @@ export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace =
   if (scheme === 'sqlite') {
     const path = url.slice('sqlite://'.length);
     if (!path) throw new Error('STORE_URL sqlite:// needs a file path, e.g. sqlite://data/bot.sqlite');
-    const notes = await privateFolder(dirname(resolve(path)));
+    const folder = await privateFolder(dirname(resolve(path)), options.keepReachable ?? []);
+    const notes = folder.notes;
     notes.push(...(await privateFile(resolve(path))));
     const { default: KeyvSqlite } = await import('@keyv/sqlite');
     const store = new KeyvSqlite({ uri: `sqlite://${path}`, busyTimeout: 5000 });
@@ -73,7 +83,7 @@ export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace =
     }
     // Left over from an earlier run with looser permissions (SQLite created them then).
     for (const companion of ['-wal', '-shm', '-journal']) notes.push(...(await privateFile(resolve(path) + companion, { onlyIfExists: true })));
-    return { ...withAdapter(store, namespace, 'sqlite'), notes };
+    return { ...withAdapter(store, namespace, 'sqlite'), notes, changedFolders: folder.changed };
   }
   if (scheme === 'redis' || scheme === 'rediss') {
     const { openRedisKeyvStore } = await import('../cluster/redis-keyv-store.js');
@@ -109,26 +119,51 @@ function withAdapter(store: KeyvStoreAdapter, namespace: string, backend: string
  * An existing folder with looser permissions is tightened, unless it is a shared place
  * (the working directory, the home folder, the temp folder, `/`, a sticky folder such as
  * /tmp, or one the bot does not own): there only the files are made private, and a note
- * says to give the store a folder of its own.
+ * says to give the store a folder of its own. Nor is a folder on the way to one that must
+ * stay reachable (`keepReachable`: a root bot's WORKSPACE_DIR, which its commands reach as
+ * another uid): closing it would leave every command unable to start. Only the files are
+ * private there too, with the same note.
  */
 const STICKY = 0o1000;
 
-async function privateFolder(folder: string): Promise<string[]> {
+async function privateFolder(folder: string, keepReachable: readonly string[]): Promise<{ notes: string[]; changed: string[] }> {
+  const unchanged = (notes: string[] = []) => ({ notes, changed: [] });
   if (process.platform === 'win32') {
     await mkdir(folder, { recursive: true });
-    return [];
+    return unchanged();
   }
-  await mkdir(folder, { recursive: true, mode: 0o700 });
+  const onTheWayTo = keepReachable.map((place) => realOrResolved(place)).find((place) => holds(realOrResolved(folder), place));
+  // Made with the usual mode when it leads somewhere others must reach: a 0700 ancestor would close the way.
+  await mkdir(folder, { recursive: true, ...(onTheWayTo === undefined ? { mode: 0o700 } : {}) });
   const info = await stat(folder);
   const mode = info.mode & 0o777;
-  if ((mode & 0o077) === 0) return [];
+  if ((mode & 0o077) === 0) return unchanged();
+  if (onTheWayTo !== undefined) {
+    return unchanged([
+      `the store's folder ${folder} holds ${onTheWayTo}, which the user commands run as must reach, so it was left open (mode ${octal(mode)}); the store's files are private, but give the store a folder of its own beside the workspace, e.g. STORE_URL=sqlite://${resolve(folder, 'data', 'bot.sqlite')}`,
+    ]);
+  }
   const shared = [process.cwd(), homedir(), tmpdir(), '/'].map((place) => resolve(place)).includes(folder);
   const mine = process.getuid === undefined || info.uid === process.getuid();
   if (shared || (info.mode & STICKY) !== 0 || !mine) {
-    return [`the store's folder ${folder} is open to other accounts (mode ${octal(mode)}) and shared, so it was left as it is; the store's files are private, but give the store a folder of its own, e.g. STORE_URL=sqlite://data/bot.sqlite`];
+    return unchanged([`the store's folder ${folder} is open to other accounts (mode ${octal(mode)}) and shared, so it was left as it is; the store's files are private, but give the store a folder of its own, e.g. STORE_URL=sqlite://data/bot.sqlite`]);
   }
   await chmod(folder, 0o700);
-  return [`the store's folder ${folder} was open to other accounts (mode ${octal(mode)}); it is now 0700`];
+  return { notes: [`the store's folder ${folder} was open to other accounts (mode ${octal(mode)}); it is now 0700`], changed: [folder] };
+}
+
+/** Whether `place` is `folder` or lies below it. */
+function holds(folder: string, place: string): boolean {
+  return place === folder || place.startsWith(folder.endsWith(sep) ? folder : folder + sep);
+}
+
+/** The real path when it exists (links resolved, as the kernel walks it), else the path resolved. */
+function realOrResolved(place: string): string {
+  try {
+    return realpathSync(resolve(place));
+  } catch {
+    return resolve(place);
+  }
 }
 
 /**

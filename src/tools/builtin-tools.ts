@@ -12,6 +12,7 @@ import { DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 import { readFileTool } from './read-file.js';
 import { BwrapLauncher } from '../sandbox/bwrap-launcher.js';
 import type { BwrapSandbox } from '../sandbox/bwrap-sandbox.js';
+import { runAsWriterFor } from '../sandbox/run-as-writer.js';
 import { shellEnvironment } from '../sandbox/shell-environment.js';
 import type { WorkspaceDisk } from '../sandbox/workspace-disks.js';
 import { HostLauncher } from './command-launcher.js';
@@ -130,6 +131,8 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
     grantRoots: options.grantRoots,
     shellCanWrite: options.shellCanWrite,
     owner,
+    // A root bot's file tools write in granted folders as its commands' user (run-as-writer.ts).
+    ...(owner ? { grantWriter: runAsWriterFor(owner) } : {}),
   });
   const quota = options.workspaceMaxBytes === undefined ? undefined : new WorkspaceQuota(() => workspace.root, options.workspaceMaxBytes);
   const shell = new ShellSession(workspace, {

@@ -15,7 +15,7 @@
 // left a link named like a future conversation's folder, so a folder that is not a plain
 // directory directly in WORKSPACE_DIR is refused, and removal never follows a link.
 import { createHash } from 'node:crypto';
-import { chownSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
+import { closeSync, constants, fchownSync, lstatSync, mkdirSync, openSync, realpathSync } from 'node:fs';
 import { chmod, lstat, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -55,7 +55,10 @@ export function openConversationFolder(workspaceDir: string, scope: WorkspaceSco
   try {
     mkdirSync(folder, { mode: 0o700 });
     // A root bot's commands run as another uid (src/sandbox/run-as.ts): the folder is theirs.
-    if (owner) chownSync(folder, owner.uid, owner.gid);
+    // Given through a descriptor opened without following a link: where WORKSPACE_DIR is
+    // also a shared folder (a profile's), a command there can swap the new name for a link
+    // before the chown, and a chown by name would hand over whatever it leads to.
+    if (owner) giveFolder(folder, owner);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
@@ -64,6 +67,15 @@ export function openConversationFolder(workspaceDir: string, scope: WorkspaceSco
     throw new Error(`this conversation's folder ${folder} is not a plain folder (a link or a file has its name); move it out of WORKSPACE_DIR`);
   }
   return folder;
+}
+
+function giveFolder(folder: string, owner: { uid: number; gid: number }): void {
+  const fd = openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    fchownSync(fd, owner.uid, owner.gid);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

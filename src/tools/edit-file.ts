@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
 import { describeFsError } from './fs-errors.js';
 import { MAX_READ_BYTES } from './read-file.js';
-import { openForEditing, replaceContent } from './safe-open.js';
+import { writeGranted } from './granted-writes.js';
+import { openForEditing, openForReading, replaceContent } from './safe-open.js';
 import { readTextFile } from './text-file.js';
 import type { Workspace } from './workspace.js';
 import type { WorkspaceQuota } from './workspace-usage.js';
@@ -34,7 +35,10 @@ export function editFileTool(workspace: Workspace, quota?: WorkspaceQuota): Tool
       const shown = workspace.relative(real);
       try {
         // One descriptor for the read and the write: the text replaced is the text that was read.
-        const file = await openForEditing(workspace, real, shown);
+        // A root bot's edit in a granted folder is written as its commands' user, to the very
+        // file read (granted-writes.ts).
+        const granted = workspace.grantedWriterFor(real);
+        const file = granted ? await openForReading(workspace, real, shown) : await openForEditing(workspace, real, shown);
         try {
           const { text, size, truncated } = await readTextFile(file, shown, { maxBytes: MAX_READ_BYTES, strict: true });
           if (truncated) throw new Error(`${shown} is too large to edit here (${size} bytes); use run_shell`);
@@ -49,7 +53,8 @@ export function editFileTool(workspace: Workspace, quota?: WorkspaceQuota): Tool
           }
           const bytes = Buffer.from(spliceAll(text, positions, old.length, replacement), 'utf8');
           await refuseOverCap(quota, workspace, file.realPath, bytes.length, size);
-          await replaceContent(file, bytes, signal);
+          if (granted) await writeGranted(granted, file.realPath, shown, bytes, { sameAs: { dev: file.stats.dev, ino: file.stats.ino }, signal });
+          else await replaceContent(file, bytes, signal);
           return { path: shown, replacements: positions.length, bytesWritten: bytes.length };
         } finally {
           await file.handle.close();

@@ -8,6 +8,11 @@
 // path is judged: `/bin` is `/usr/bin` on merged-/usr systems, a link in the workspace to
 // `/etc` is `/etc`). GRANT_ROOTS narrows further: an operator lists the trees grants may
 // come from, and nothing outside them is granted.
+//
+// A bot running as root reads and writes anything, so without GRANT_ROOTS it also refuses
+// the trees where other people's and services' files live (ROOT_BOT_RESERVED_TREES) and any
+// folder that belongs, or lies inside a folder that belongs, to another user than root and
+// its commands' run-as user. An operator who means one of them names it in GRANT_ROOTS.
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { isInside } from './workspace.js';
@@ -55,6 +60,36 @@ export function parseGrantRoots(raw: string | undefined): string[] {
   return roots;
 }
 
+/**
+ * Trees a bot running as root grants nothing in unless GRANT_ROOTS names them: people's homes
+ * (/home), software and data installed beside the system (/opt, /srv) and mounted disks
+ * (/mnt, /media). `/root` is the bot's own home, refused for every bot.
+ */
+export const ROOT_BOT_RESERVED_TREES: readonly string[] = ['/home', '/opt', '/srv', '/mnt', '/media'];
+
+/** The reserved tree `real` is (or lies in), or null. */
+export function reservedTreeOf(real: string): string | null {
+  return ROOT_BOT_RESERVED_TREES.find((tree) => isInside(real, tree)) ?? null;
+}
+
+/**
+ * The first of `real` and the folders above it that belongs to a uid not in `ours` (for a
+ * root bot: root and its commands' run-as user), or null. A folder inside another user's
+ * tree is theirs too, whoever made the folder itself.
+ */
+export function otherUsersFolderOf(real: string, ours: readonly number[]): { folder: string; uid: number } | null {
+  for (let folder = real; ; folder = path.dirname(folder)) {
+    let uid: number;
+    try {
+      ({ uid } = statSync(folder));
+    } catch {
+      return null; // gone: the grant itself will say so
+    }
+    if (!ours.includes(uid)) return { folder, uid };
+    if (folder === path.dirname(folder)) return null;
+  }
+}
+
 /** Whether a folder may be granted, given GRANT_ROOTS (empty: no limit beyond the rules). */
 export function outsideGrantRoots(real: string, roots: readonly string[]): boolean {
   return roots.length > 0 && !roots.some((root) => isInside(real, root));
@@ -62,7 +97,7 @@ export function outsideGrantRoots(real: string, roots: readonly string[]): boole
 
 /** What a grant of a folder gives, as the card says it. */
 export interface DirectoryAccess {
-  /** The file tools run as the bot: they can write where the bot can. */
+  /** The file tools: they write where the bot can (a root bot's, where its commands' run-as user can). */
   files: boolean;
   /** Shell commands (which may run as another user than the bot: see `ShellWriteCheck`). */
   shell: boolean;

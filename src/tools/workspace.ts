@@ -16,12 +16,16 @@
 // `/`, not the bot's home folder, not a folder holding the workspace, nothing that
 // overlaps the bot's own files (its project and store folders, .env, MCP config), no
 // system folder (grant-rules.ts), nothing in WORKSPACE_DIR outside this conversation's own
-// folder (another conversation's files), and, with GRANT_ROOTS, nothing outside those.
+// folder (another conversation's files), and, with GRANT_ROOTS, nothing outside those; a bot
+// running as root, without GRANT_ROOTS, also nothing in /home, /opt, /srv, /mnt, /media nor
+// another user's folder. A root bot's file tools write in granted folders as its commands'
+// run-as user (`grantWriter`), so a grant gives them no more than it gives the commands.
 import { chownSync, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { readlink, realpath } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { accessText, botCanWrite, outsideGrantRoots, ownerCanWrite, systemFolderOf, type DirectoryAccess, type ShellWriteCheck } from './grant-rules.js';
+import type { FolderWriter } from './folder-writer.js';
+import { accessText, botCanWrite, otherUsersFolderOf, outsideGrantRoots, ownerCanWrite, reservedTreeOf, systemFolderOf, type DirectoryAccess, type ShellWriteCheck } from './grant-rules.js';
 
 /** A request_directory grant the workspace will not make, with the reason in plain words. */
 export class GrantRefusedError extends Error {
@@ -55,6 +59,13 @@ export interface WorkspaceOptions {
    * write_file made can be changed by a command and the other way round.
    */
   owner?: WorkspaceOwner;
+  /**
+   * The writer of a root bot's file tools in granted folders: its commands' run-as user's
+   * (src/sandbox/run-as-writer.ts). Unset: they write as the bot.
+   */
+  grantWriter?: FolderWriter;
+  /** The bot's uid (default: this process's): a root bot grants less (see the header). */
+  botUid?: number;
 }
 
 export interface WorkspaceOwner {
@@ -89,11 +100,12 @@ export class Workspace {
   private constructor(
     /** The real (symlink-free) absolute path of the root. */
     readonly root: string,
-    /** Real paths of the bot's own files and folders, of its home folder, WORKSPACE_DIR and GRANT_ROOTS. */
-    private readonly guarded: { protectedPaths: readonly string[]; home: string; base: string | undefined; grantRoots: readonly string[] },
+    /** Real paths of the bot's own files and folders, of its home folder, WORKSPACE_DIR and GRANT_ROOTS; whether the bot is root. */
+    private readonly guarded: { protectedPaths: readonly string[]; home: string; base: string | undefined; grantRoots: readonly string[]; botIsRoot: boolean },
     private readonly shellCanWrite: ShellWriteCheck,
     /** Who owns what the tools create (see WorkspaceOptions.owner); undefined: the bot. */
     readonly owner?: WorkspaceOwner,
+    private readonly grantWriter?: FolderWriter,
   ) {}
 
   /**
@@ -124,8 +136,9 @@ export class Workspace {
     } catch (error) {
       if (error instanceof GrantRefusedError) return error.message;
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        // A missing system folder (`/boot` in a container) is refused as one, not as missing.
-        return systemFolderRefusal(path.resolve(this.root, dir)) ?? `no such folder: ${dir}`;
+        // A missing system folder (`/boot` in a container) is refused as one, not as missing; so is a root bot's reserved tree.
+        const missing = path.resolve(this.root, dir);
+        return systemFolderRefusal(missing) ?? this.reservedTreeRefusal(missing) ?? `no such folder: ${dir}`;
       }
       return `cannot be granted: ${error instanceof Error ? error.message : String(error)}`;
     }
@@ -137,8 +150,22 @@ export class Workspace {
    */
   grantPreview(dir: string): GrantPreview {
     const real = realpathSync(path.resolve(this.root, dir));
-    const access: DirectoryAccess = { files: botCanWrite(real), shell: this.shellCanWrite(real) };
+    const files = this.grantWriter && this.owner ? ownerCanWrite(real, this.owner) : botCanWrite(real);
+    const access: DirectoryAccess = { files, shell: this.shellCanWrite(real) };
     return { path: real, access, accessText: accessText(access) };
+  }
+
+  /**
+   * Who writes `realPath` (a real path inside the roots) when it is in a granted folder and
+   * the bot is root: its commands' run-as user, through `writer`, below `root` (the granted
+   * folder). Undefined: the file tools write it themselves (safe-open.ts).
+   */
+  grantedWriterFor(realPath: string): { writer: FolderWriter; root: string } | undefined {
+    if (!this.grantWriter || isInside(realPath, this.root)) return undefined;
+    const roots = this.granted.filter((root) => isInside(realPath, root));
+    // The innermost: a folder granted inside another granted one is walked from itself.
+    const root = roots.sort((a, b) => b.length - a.length)[0];
+    return root === undefined ? undefined : { writer: this.grantWriter, root };
   }
 
   /** The roots the tools may work in: the workspace, then granted directories. */
@@ -161,15 +188,17 @@ export class Workspace {
         home: realpathIfExists(path.resolve(options.homeDir ?? os.homedir())),
         base: options.base === undefined ? undefined : realpathIfExists(path.resolve(options.base)),
         grantRoots: options.grantRoots ?? [],
+        botIsRoot: (options.botUid ?? process.getuid?.() ?? -1) === 0,
       },
       // Commands run as the owner when there is one (a root bot's run-as uid), else as the bot.
       options.shellCanWrite ?? (owner ? (real) => ownerCanWrite(real, owner) : botCanWrite),
       owner,
+      options.grantWriter,
     );
   }
 
   private refuseUngrantable(real: string): void {
-    const { home, protectedPaths, base, grantRoots } = this.guarded;
+    const { home, protectedPaths, base, grantRoots, botIsRoot } = this.guarded;
     if (real === path.parse(real).root) throw new GrantRefusedError(`refused: ${real} is the whole file system`);
     const system = systemFolderRefusal(real);
     if (system !== null) throw new GrantRefusedError(system);
@@ -190,6 +219,29 @@ export class Workspace {
     }
     if (outsideGrantRoots(real, grantRoots)) {
       throw new GrantRefusedError(`refused: ${real} is outside the folders grants may come from (GRANT_ROOTS: ${grantRoots.join(', ')})`);
+    }
+    // Inside GRANT_ROOTS the operator has named the folder; without it, a root bot keeps to its own.
+    if (botIsRoot && grantRoots.length === 0) this.refuseForRootBot(real);
+  }
+
+  /** Why a root bot without GRANT_ROOTS does not grant `target` as in a reserved tree (grant-rules.ts), or null. */
+  private reservedTreeRefusal(target: string): string | null {
+    if (!this.guarded.botIsRoot || this.guarded.grantRoots.length > 0) return null;
+    const tree = reservedTreeOf(target);
+    if (tree === null) return null;
+    return `refused: ${target} is ${target === tree ? '' : `in ${tree}, `}where other people's and services' files are, and this bot runs as root; an operator may allow it by listing it in GRANT_ROOTS`;
+  }
+
+  /** What a bot running as root does not grant unless GRANT_ROOTS names it (grant-rules.ts). */
+  private refuseForRootBot(real: string): void {
+    const reserved = this.reservedTreeRefusal(real);
+    if (reserved !== null) throw new GrantRefusedError(reserved);
+    const ours = [0, ...(this.owner ? [this.owner.uid] : [])];
+    const other = otherUsersFolderOf(real, ours);
+    if (other !== null) {
+      throw new GrantRefusedError(
+        `refused: ${other.folder === real ? real : `${real} is in ${other.folder}, which`} belongs to another user (uid ${other.uid}), and this bot runs as root; an operator may allow it by listing it in GRANT_ROOTS`,
+      );
     }
   }
 

@@ -3,10 +3,12 @@
 // One idea: the write lands on a descriptor checked to be inside the workspace, never on a
 // name looked up again (safe-open.ts): the file is opened without truncating, verified, and
 // only then emptied and written. Parent directories are created along the way (a model
-// writing `src/new/module.ts` should not need a separate mkdir call).
+// writing `src/new/module.ts` should not need a separate mkdir call). A root bot writes in a
+// granted folder as its commands' user (granted-writes.ts).
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
 import { describeFsError } from './fs-errors.js';
+import { writeGranted } from './granted-writes.js';
 import { FileRefusedError, openForWriting, replaceContent } from './safe-open.js';
 import { isInside, type Workspace } from './workspace.js';
 import type { WorkspaceQuota } from './workspace-usage.js';
@@ -26,6 +28,13 @@ export function writeFileTool(workspace: Workspace, quota?: WorkspaceQuota): Too
       const real = await workspace.resolve(input);
       const shown = workspace.relative(real);
       try {
+        // A root bot's write in a granted folder: as its commands' user (granted-writes.ts).
+        const granted = workspace.grantedWriterFor(real);
+        if (granted) {
+          const bytes = Buffer.from(content, 'utf8');
+          const { created } = await writeGranted(granted, real, shown, bytes, { signal });
+          return { path: shown, bytesWritten: bytes.length, created };
+        }
         const file = await openForWriting(workspace, real, shown);
         try {
           const bytes = Buffer.from(content, 'utf8');
