@@ -13,7 +13,7 @@
 // swap it for a link at any moment. So nothing here looks a name up twice: files are made and
 // written by a FolderWriter (src/tools/folder-writer.ts; a root bot's writes as its commands'
 // user), and read back through a folder held by descriptor, checked to be the file written.
-import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { type FileHandle, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -36,6 +36,8 @@ export interface MediaPreparers {
 export interface MediaRequest {
   requester: string;
   signal: AbortSignal;
+  /** The very file saved, held open by intake: a PDF is read from it, never by its path (which leads through a link). */
+  held?: FileHandle;
 }
 
 export interface IntakeOptions {
@@ -222,7 +224,7 @@ export class FileIntake {
         if (prepared.kind === 'unreadable') storedFile.unreadable = prepared.reason;
       }
       if (storedFile.kind === 'pdf' && media.extractPdfText) {
-        const extracted = await media.extractPdfText(source, request);
+        const extracted = await media.extractPdfText(source, { ...request, held: original });
         if ('text' in extracted) {
           const text = await this.writeNew(uploads, `${name}.txt`, Buffer.from(extracted.text, 'utf8'));
           storedFile.textPath = relative(place.folder, path.join(place.uploads, text));

@@ -31,6 +31,7 @@ export function mediaPreparers(options: MediaPreparerOptions = {}): Required<Med
         maxChars,
         ...(options.pdfMaxMemoryMb ? { maxMemoryMb: options.pdfMaxMemoryMb } : {}),
         ...(request ? { requester: request.requester, signal: request.signal } : {}),
+        ...(request?.held ? { held: request.held } : {}),
       });
       if ('error' in result) return result;
       if (!result.truncated) return { text: result.text };

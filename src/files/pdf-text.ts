@@ -54,6 +54,8 @@ export interface PdfTextOptions {
   requester?: string;
   /** Stops the reading, or takes the PDF out of the line while it waits for the reader. */
   signal?: AbortSignal;
+  /** The PDF already open (by its caller, who closes it): read from its start instead of opening `pdfPath`. */
+  held?: FileHandle;
   /** false leaves the memory bound to the reader's own warden, as on a system without /proc (for tests). */
   watchFromBot?: boolean;
   /** Told when a reader process has started (for tests and benches). */
@@ -122,9 +124,11 @@ async function readInChild(pdfPath: string, options: PdfTextOptions): Promise<Pd
   const maxBytes = maxMemoryMb * 1024 * 1024;
   // Never through a link, and never a FIFO (whose open would wait for a writer, holding every
   // PDF behind it): the uploads folder is one the workspace's commands can write in.
+  // A file the caller holds is opened again through its descriptor (/proc/self/fd/N, where
+  // there is one), so the reader gets an offset of its own and the caller's handle is left as it was.
   let file: FileHandle;
   try {
-    file = await open(pdfPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    file = options.held ? await reopen(options.held, pdfPath) : await open(pdfPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return { error: code === 'ENOENT' ? 'the PDF file is not there' : `the PDF file could not be opened (${code ?? String(error)})` };
@@ -237,6 +241,17 @@ async function readInChild(pdfPath: string, options: PdfTextOptions): Promise<Pd
     if (child.pid !== undefined) options.onReaderStart?.(child.pid);
 
   });
+}
+
+/** A held file opened anew: by its descriptor's entry in /proc, else (no procfs) by its path, never through a link. */
+async function reopen(held: FileHandle, pdfPath: string): Promise<FileHandle> {
+  const byDescriptor = `/proc/self/fd/${held.fd}`;
+  try {
+    return await open(byDescriptor, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return await open(pdfPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  }
 }
 
 function parseReply(output: string): ChildReply | undefined {

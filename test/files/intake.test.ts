@@ -98,7 +98,7 @@ describe('the file intake', () => {
     const { host, place } = await setup();
     const transfers = new FileTransfers();
     transfers.registerSource('test', host.source());
-    const heard: { kind: string; requester?: string; signal?: AbortSignal }[] = [];
+    const heard: { kind: string; requester?: string; signal?: AbortSignal; heldBytes?: number }[] = [];
     const intake = new FileIntake({
       transfers,
       maxFileBytes: 1 << 24,
@@ -110,7 +110,9 @@ describe('the file intake', () => {
           return { kind: 'as-is' };
         },
         extractPdfText: async (_path, request) => {
-          heard.push({ kind: 'pdf', ...request });
+          const { held, ...rest } = request ?? {};
+          // The PDF comes held open: the very file saved, read by descriptor, never by its path.
+          heard.push({ kind: 'pdf', ...rest, heldBytes: held ? (await held.stat()).size : undefined });
           return { text: 'the text' };
         },
       },
@@ -122,7 +124,7 @@ describe('the file intake', () => {
     await prepare({ text: 'look', attachments: [host.add('shot.png', png, 'image/png'), host.add('q3.pdf', pdf, 'application/pdf')], source: { platform: 'slack', workspace: 'T1', userId: 'U1' } }, turn.signal);
     expect(heard).toEqual([
       { kind: 'image', requester: 'slack:T1:U1', signal: turn.signal },
-      { kind: 'pdf', requester: 'slack:T1:U1', signal: turn.signal },
+      { kind: 'pdf', requester: 'slack:T1:U1', signal: turn.signal, heldBytes: pdf.length },
     ]);
   });
 
