@@ -75,17 +75,20 @@ export async function runBot(options: RunOptions): Promise<number> {
   }
   // Listened for from here: a SIGTERM during start-up stops the bot once it has started.
   const signal = untilSignal();
-  let running: Running;
+  // SIGHUP reads the PROFILES file again (without PROFILES it stops the bot, as it always did).
+  // Listened for before the start too: a SIGHUP while the connectors start must not end the
+  // bot, and one before the core has read the file has nothing to read again.
+  let running: Running | undefined;
+  const hangup = (): void => running?.core.profileWatch?.reloadNow('SIGHUP');
+  if (config.PROFILES) process.on('SIGHUP', hangup);
   try {
     running = await start(options);
   } catch (error) {
+    process.off('SIGHUP', hangup);
     // A store's or an MCP server's error can quote its URL or token.
     console.error(`Could not start: ${options.secrets.mask(error instanceof Error ? error.message : String(error))}`);
     return 1;
   }
-  // SIGHUP reads the PROFILES file again (without PROFILES it stops the bot, as it always did).
-  const hangup = (): void => running.core.profileWatch?.reloadNow('SIGHUP');
-  if (running.core.profileWatch) process.on('SIGHUP', hangup);
   try {
     return await stop(running, logger, await signal);
   } finally {
