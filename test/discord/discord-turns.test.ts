@@ -1,5 +1,6 @@
 // What a Discord user sees, end to end: the real discord.js client against the fake Discord,
 // the real core and the real OpenAI SDK against a fake server.
+import type { APIMessage } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeDiscord } from '../fakes/discord-server.js';
 import { waitFor } from '../support/engine-kit.js';
@@ -285,18 +286,33 @@ describe('long answers and failures', () => {
     expect((joined.match(/const value = compute\(42\);/g) ?? []).length).toBe(80);
   });
 
-  it('a provider error posts a Retry button that works', async () => {
+  it('a provider error posts a Retry button that works, even clicked the moment it shows', async () => {
     bot = await bootDiscordBot();
     bot.llm.replyError(500).replyError(500).replyError(500);
-    const asked = bot.mention('question');
-    const note = await waitForBotMessage(bot, asked.id, (m) => buttonsOf(m).some((b) => b.label === 'Retry'), 15_000);
-    await bot.idle();
     bot.llm.replyText('Worked this time.');
-    bot.fake.clickButton({ channelId: asked.id, messageId: note.id, customId: buttonsOf(note)[0]!.customId });
-    await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Worked this time.'), 8_000);
+    // Ada clicks as soon as the note is in the thread, before the bot has heard back from
+    // posting it (its turn still winding down); the post's answer waits until the click is
+    // acknowledged (deferred), which the bot does before anything else.
+    const clicked = new Promise<{ noteId: string; clickId: string }>((resolve) => {
+      bot!.fake.rest.onceAnswered(
+        'POST /channels/:channel/messages',
+        (call) => JSON.stringify(call.body).includes('Retry'),
+        async (call) => {
+          const note = call.answer as APIMessage;
+          const click = bot!.fake.clickButton({ channelId: note.channel_id, messageId: note.id, customId: buttonsOf(note)[0]!.customId });
+          await waitFor(() => bot!.fake.interaction(click.id)?.response !== undefined);
+          resolve({ noteId: note.id, clickId: click.id });
+        },
+      );
+    });
+    const asked = bot.mention('question');
+    const { noteId, clickId } = await clicked;
+    await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Worked this time.'), 15_000);
     await bot.idle();
-    await waitFor(() => buttonsOf(bot!.fake.message(asked.id, note.id)!).length === 0);
-    expect(bot.fake.message(asked.id, note.id)!.content).toContain(`retried by <@${ADA}>`);
+    await waitFor(() => buttonsOf(bot!.fake.message(asked.id, noteId)!).length === 0);
+    expect(bot.fake.message(asked.id, noteId)!.content).toContain(`retried by <@${ADA}>`);
+    // Nothing was said to ada privately ("I am already working in this thread."): the click worked.
+    expect(bot.fake.interaction(clickId)!.followUpIds).toEqual([]);
   });
 });
 
@@ -328,7 +344,7 @@ describe('more of what a thread does', () => {
     // A second client (or a slow one) still shows the old buttons.
     const stale = bot.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: approve.customId });
     await waitFor(() => bot!.fake.interaction(stale.id)!.followUpIds.length === 1);
-    expect(bot.fake.rest.callsTo('POST /webhooks/:application/:token').at(-1)!.body).toMatchObject({ flags: 64, content: 'This was already answered.' });
+    expect(bot.fake.rest.callsTo('POST /webhooks/:application/:token').at(-1)!.body).toMatchObject({ flags: 64, content: `Already denied by <@${ADA}>.` });
     expect(bot.llm.requests).toHaveLength(2);
   });
 

@@ -38,8 +38,12 @@ export interface SlackBot {
    * `eventTs` and `eventId` with a `retryNum` play Slack delivering that click again.
    */
   stopButton(threadTs: string, options?: { user?: string; channel?: string; eventTs?: string; eventId?: string; retryNum?: number; streamingMessageTs?: string[] }): Promise<void>;
-  /** Click a button of a card (found by its action id prefix and, optionally, choice). */
-  click(messageTs: string, match: { actionId: string; choice?: string }, options?: { user?: string; channel?: string }): Promise<string>;
+  /**
+   * Click a button of a card (found by its action id prefix and, optionally, choice).
+   * `seen`: the message as the person's Slack still shows it (a copy taken earlier), for a
+   * click on a card that has changed since; by default the message as it is now.
+   */
+  click(messageTs: string, match: { actionId: string; choice?: string }, options?: { user?: string; channel?: string; seen?: { text: string; blocks?: unknown[] } }): Promise<string>;
   /** Click 👍 ('up') or 👎 ('down') of the feedback buttons on a message; returns the response_url id. */
   feedback(messageTs: string, vote: 'up' | 'down', options?: { user?: string; channel?: string }): Promise<string>;
   /** Submit a modal the bot opened (FakeSlack.views() entry) with what the person typed in its inputs. */
@@ -147,7 +151,7 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
     },
     async click(messageTs, match, o = {}) {
       const channel = o.channel ?? SLACK_IDS.channelId;
-      const message = slack.message(channel, messageTs);
+      const message = o.seen ?? slack.message(channel, messageTs);
       if (!message) throw new Error(`no message ${messageTs}`);
       const buttons = (message.blocks ?? []).flatMap((block) => ((block as { elements?: unknown[] }).elements ?? []) as { action_id?: string; value?: string; type?: string }[]);
       const button = buttons.find(

@@ -158,9 +158,12 @@ describe('tool cards and approvals', () => {
     expect(final).toContain(`Approved by <@${ADA}>`);
     expect(final).toContain('Done');
 
-    // A click on the stale card is answered privately.
-    const stale = await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'deny' }).catch(() => undefined);
-    expect(stale).toBeUndefined(); // the buttons are gone from the card
+    // A second Slack window still shows the card with its buttons: a Deny there is answered
+    // privately, with what became of the call, and changes nothing.
+    const stale = await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'deny' }, { seen: card });
+    expect((await bot.slack.waitForResponse(stale)).body).toMatchObject({ response_type: 'ephemeral', text: `Already approved by <@${ADA}>.` });
+    expect(JSON.stringify(bot.slack.message(C, card.ts)!.blocks)).toBe(final);
+    expect(bot.llm.requests).toHaveLength(2);
   });
 
   it('a shell call offers "Always allow this command"', async () => {
