@@ -50,6 +50,14 @@ export interface SlackBot {
   submitView(opened: { id: string; view: Record<string, unknown> }, values: Record<string, Record<string, string | null>>, options?: { user?: string }): Promise<void>;
   idle(): Promise<void>;
   /**
+   * For a check that nothing happened: resolves once every event sent before it has been
+   * handled. A later event whose effect is seen proves it: `@bot /help` in a thread of its
+   * own, answered privately (Slack events are handled in the order the bot answered them, and
+   * it answers each once its listener has run), then no turn running. The barrier's own
+   * traces are its mention, one `chat.postEphemeral` and its private answer.
+   */
+  barrier(): Promise<void>;
+  /**
    * The process dies: Slack can no longer reach this bot and nothing is shut down (a turn
    * waiting for a click stays waiting, nothing more is written). Boot another bot on the same
    * `dir`, `slack` and `llm` to play the restart; `stop()` later releases what this one held.
@@ -181,6 +189,12 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
     submitView: (opened, values, o = {}) => submitView({ url, secret: SECRET }, opened, values, o),
     deliver: (event) => deliver(event),
     idle: () => core.manager.idle(),
+    async barrier() {
+      const before = slack.ephemerals().length;
+      const root = await bot.mention('/help');
+      await waitFor(() => slack.ephemerals().slice(before).some((answer) => answer.threadTs === root), 8_000);
+      await core.manager.idle();
+    },
     async crash() {
       crashed = true;
       await connector.stop();
