@@ -4,7 +4,7 @@ import type { APIMessage } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeDiscord } from '../fakes/discord-server.js';
 import { waitFor } from '../support/engine-kit.js';
-import { botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
+import { BARRIER, barrier, botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
 
 const GENERAL = DISCORD_IDS.generalChannelId;
 const ADA = DISCORD_IDS.humanUserId;
@@ -156,12 +156,14 @@ describe('a mention starts a conversation in a thread', () => {
     const replay = bot.fake.gateway.dispatch.bind(bot.fake.gateway);
     const { gatewayMessage } = await import('../fakes/discord-payloads.js');
     replay('MESSAGE_CREATE', gatewayMessage(bot.fake.guild.requireMessage(GENERAL, asked.id), DISCORD_IDS.guildId, (id) => bot!.fake.guild.user(id)));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await bot.idle();
-    expect(bot.llm.requests).toHaveLength(1);
+    // The replay got as far as asking for the thread again (refused, below); then a later mention, answered.
+    await waitFor(() => bot!.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads').length === 2);
+    await barrier(bot);
+    expect(bot.llm.requests).toHaveLength(2);
+    expect(String((bot.llm.requests[1]!.body as Body).messages.at(-1)!.content)).toContain(BARRIER.ask);
     expect(botMessages(bot, asked.id).filter((m) => m.content.includes('Only once.'))).toHaveLength(1);
     // A second thread on the message was refused by Discord (160004): the first one is used.
-    expect(bot.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads').map((c) => c.status)).toEqual([201, 400]);
+    expect(bot.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads').map((c) => c.status)).toEqual([201, 400, 201]);
   });
 
   it('@everyone, @here, a role and <!channel>-like text from the model never ping', async () => {
@@ -179,8 +181,10 @@ describe('a mention starts a conversation in a thread', () => {
   it('a bot\'s message, even one that mentions this bot, starts nothing', async () => {
     bot = await bootDiscordBot();
     bot.fake.sendMessage({ content: `<@${DISCORD_IDS.botUserId}> hello from a bot`, authorId: DISCORD_IDS.otherBotUserId });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(bot.llm.requests).toHaveLength(0);
+    await barrier(bot);
+    expect(bot.llm.requests).toHaveLength(1);
+    expect(String((bot.llm.requests[0]!.body as Body).messages.at(-1)!.content)).toContain(BARRIER.ask);
+    expect(bot.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads')).toHaveLength(1);
   });
 });
 
