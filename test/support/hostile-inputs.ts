@@ -74,14 +74,6 @@ export async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: 
   }
 }
 
-/** The CPU time (user and system, ms) `work` took: a busy machine slows the clock, much less this. */
-export function cpuMsOf(work: () => void): number {
-  const before = process.cpuUsage();
-  work();
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1_000;
-}
-
 /** Run `work` while watching the event loop: how long was it held at most? */
 export async function measureStalls<T>(work: () => Promise<T>): Promise<Stalls<T>> {
   const histogram = monitorEventLoopDelay({ resolution: 5 });

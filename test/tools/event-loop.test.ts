@@ -10,7 +10,8 @@ import type { ToolDefinition } from '../../src/engine/index.js';
 import { htmlToText, htmlToTextAsync } from '../../src/tools/html-text.js';
 import { runningPatternWorkers } from '../../src/tools/pattern-worker.js';
 import { searchTool } from '../../src/tools/search.js';
-import { CATASTROPHIC_LINE, cpuMsOf, hostilePages, turnsDuring, writeCatastrophicWorkspace } from '../support/hostile-inputs.js';
+import { cpuMsOf } from '../support/cpu-time.js';
+import { CATASTROPHIC_LINE, hostilePages, turnsDuring, writeCatastrophicWorkspace } from '../support/hostile-inputs.js';
 import { waitFor } from '../support/engine-kit.js';
 import { asText, createSandbox, type Sandbox } from './tool-kit.js';
 
