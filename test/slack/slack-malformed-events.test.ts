@@ -54,11 +54,9 @@ describe('a malformed payload is acknowledged, reported once, and starts nothing
   it.each(cases)('$name', async ({ type, send }) => {
     bot = await bootSlackBot();
     const before = bot.logs.lines.length;
-    const started = Date.now();
     const answer = await send(bot);
+    // Acknowledged: not Bolt's 404 after 3 s of "nobody acknowledged".
     expect(answer.status).toBe(200);
-    // Not Bolt's 3-second "nobody acknowledged" 404 (which would also fail the status above): generous for a busy machine.
-    expect(Date.now() - started).toBeLessThan(2_500);
     const calls = bot.slack.calls.length;
     await bot.barrier();
 
