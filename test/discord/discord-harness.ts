@@ -92,7 +92,7 @@ export function botMessages(bot: DiscordBot, channelId: string): APIMessage[] {
 }
 
 /** The bot's first message in `channelId` that matches, once it is there. */
-export async function waitForBotMessage(bot: DiscordBot, channelId: string, predicate: (message: APIMessage) => boolean, timeoutMs = 8_000): Promise<APIMessage> {
+export async function waitForBotMessage(bot: DiscordBot, channelId: string, predicate: (message: APIMessage) => boolean, timeoutMs = 15_000): Promise<APIMessage> {
   let found: APIMessage | undefined;
   await waitFor(() => {
     found = botMessages(bot, channelId).find(predicate);

@@ -225,6 +225,6 @@ export async function waitForCard(bot: SlackBot, threadTs: string, tool: string,
       .find((m) => m.user === SLACK_IDS.botUserId && JSON.stringify(m.blocks ?? []).includes(`*${tool}*`) && predicate(JSON.stringify(m.blocks ?? [])));
     if (message) found = { ts: message.ts, text: message.text ?? '', blocks: message.blocks ?? [] };
     return found !== undefined;
-  }, 8_000);
+  }, 15_000);
   return found!;
 }
