@@ -30,6 +30,7 @@ import type { SessionProfiles } from './session-profiles.js';
 import { placeOf } from '../ops/ops-events.js';
 import { ThreadControls, type ControlResult, type ModelMenu } from './thread-controls.js';
 import { TurnDriver } from './turn-driver.js';
+import { afterWindDown } from './turn-wind-down.js';
 import { refusedFilesText, screenFiles, type DeliveryFileCaps } from '../files/delivery-caps.js';
 
 export type { InputDisposition, SessionObserver } from './session-observer.js';
@@ -548,6 +549,15 @@ export class SessionManager {
       }
     }
     return deleted;
+  }
+
+  /**
+   * Resolves once the turns winding down now have ended (at once when none does): a click on
+   * a button a turn's end just showed (👍 / 👎 under its answer) waits for that turn to record
+   * what the click looks for (turn-wind-down.ts).
+   */
+  async afterTurnsWindDown(): Promise<void> {
+    await Promise.all(this.sessions.all().map((live) => afterWindDown(live, { signal: this.closing.signal })));
   }
 
   /** Whether a turn runs (or is reserved) in this thread now. */

@@ -1,5 +1,5 @@
 // The buttons a turn posts as it ends (Retry after a provider error, Continue at the step
-// limit) work from the moment they show. The person clicks the instant the note is in the
+// limit, 👍 / 👎 under its answer) work from the moment they show. The person clicks the instant the note is in the
 // thread, before the bot has even heard back from posting it: FakeSlack holds the answer to
 // that post until the click is on the socket and acked (the ack is the first thing the
 // click's listener does), so the click reaches the session layer while the turn that posted
@@ -10,6 +10,7 @@ import { RETRY_ACTION } from '../../connectors/slack/actions.js';
 import { blockActions, SLACK_IDS } from '../fakes/slack-payloads.js';
 import type { SlackCall } from '../fakes/slack-server.js';
 import { waitFor } from '../support/engine-kit.js';
+import { feedbackClick } from './slack-harness-feedback.js';
 import { bootSocketBot, type SocketBot } from './slack-socket-harness.js';
 
 const C = SLACK_IDS.channelId;
@@ -87,5 +88,27 @@ describe('a button at the end of a turn, clicked the moment it shows', () => {
     expect(bot.llm.requests).toHaveLength(2);
     await waitFor(() => JSON.stringify(bot!.slack.message(C, note.ts)?.blocks ?? []).includes(`retried by <@${ADA}>`));
     expect(bot.slack.responsePosts.filter((post) => post.id === note.responseId)).toEqual([]);
+  });
+
+  it('👍 under the answer counts the vote (not "That answer is no longer kept")', async () => {
+    bot = await bootSocketBot();
+    bot.llm.replyText('Here is the answer.');
+    const b = bot;
+    // The buttons come with the stream's end; ada clicks before the bot hears back from it.
+    const voted = new Promise<void>((resolve, reject) => {
+      b.slack.onceAnswered('chat.stopStream', (call) => JSON.stringify(call.args.blocks ?? []).includes('feedback_buttons'), async (call) => {
+        try {
+          await b.socket.deliverInteractive(feedbackClick(b.slack, String(call.args.ts), 'up', { responseUrl: b.slack.responseUrl('vote') }));
+          resolve();
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      });
+    });
+    await bot.mention('a question');
+    await voted;
+    expect((await bot.slack.waitForResponse('vote')).body).toMatchObject({ response_type: 'ephemeral', text: 'Thanks for the :+1:: it is counted.' });
+    await bot.core.manager.idle();
+    expect(await bot.core.feedback.totals()).toMatchObject({ up: 1, down: 0 });
   });
 });
