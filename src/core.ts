@@ -184,7 +184,11 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const keys = clusterKeys();
   const store = shared ? new SessionStore(opened.keyv, redisIdSet(shared, keys.openSessions), redisIdSet(shared, keys.allSessions)) : new SessionStore(opened.keyv);
   const viewing = new ViewingContexts(opened.keyv);
-  const feedback = new FeedbackBook(store, shared ? redisIdSet(shared, keys.feedbackVotes) : new KeyvIdSet(opened.keyv, 'feedback-votes', async () => []), { mask: (text) => secrets.mask(text) });
+  const feedback = new FeedbackBook(store, shared ? redisIdSet(shared, keys.feedbackVotes) : new KeyvIdSet(opened.keyv, 'feedback-votes', async () => []), {
+    mask: (text) => secrets.mask(text),
+    // Called at a click, when the manager (made below) exists.
+    turnsWoundDown: () => manager.afterTurnsWindDown(),
+  });
   // Imported only in cluster mode: it brings ioredis, which a bot on SQLite does not need.
   const cluster = shared ? await (await import('./cluster/cluster-setup.js')).clusterCoordinator(shared, config, logger) : undefined;
   const inbox = new PersistentInbox(store, cluster ? { claim: (itemId) => cluster.resolveOnce(itemId), release: (itemId) => cluster.unresolve(itemId) } : undefined);

@@ -1,6 +1,8 @@
 // The words of a card's decisions and "always" buttons, the same on every platform: a person
 // reads who decided what, and whose requests an "always" covers, in one vocabulary.
 import type { SchedulePaused } from '../../src/sessions/session-observer.js';
+import type { InboxItem } from '../../src/engine/index.js';
+import { BOT_ITSELF, declinedByReply } from '../../src/sessions/prompt-replies.js';
 import type { CardPrompt } from './thread-surface.js';
 
 const DECISION_WORDS: Readonly<Record<string, string>> = {
@@ -40,6 +42,36 @@ export const TAKEN_OVER_NOTE = 'The instance of the bot that was working here st
 export function decisionText(decision: { by: string; choice: string }): string {
   const what = DECISION_WORDS[decision.choice] ?? `Answered "${decision.choice}"`;
   return decision.by ? `${what} by <@${decision.by}>` : what;
+}
+
+/**
+ * What a person who clicks a card that no longer waits reads, privately: what became of the
+ * call and who made it so ("Stopped by <@U…> before anyone answered.", "Already approved by
+ * <@U…>."). The card says it too, but the person's client may still show the buttons (a
+ * second window, a slow one), and a click that changes nothing must not pass in silence.
+ */
+export function staleClickText(item: InboxItem): string {
+  const resolution = item.resolution;
+  if (item.state !== 'resolved' || !resolution) return 'This was already answered.';
+  const by = item.resolvedBy ?? (resolution.kind === 'approval' ? resolution.by : undefined);
+  const byWhom = by ? ` by <@${by}>` : '';
+  switch (resolution.kind) {
+    case 'interrupted':
+      if (by === BOT_ITSELF) return 'Closed by the bot: nobody answered in time.';
+      return by ? `Stopped${byWhom} before anyone answered.` : 'Closed: the turn was stopped before anyone answered.';
+    case 'approval': {
+      if (declinedByReply(resolution)) return by ? `Already declined: <@${by}> replied instead.` : 'Already declined by a reply.';
+      if (resolution.outcome === 'deny') return `Already denied${byWhom}.`;
+      if (resolution.outcome === 'once') return `Already approved${byWhom}.`;
+      return `Already approved${byWhom} (${(DECISION_WORDS[resolution.outcome] ?? '').toLowerCase()}).`;
+    }
+    case 'plan':
+      return `Plan already ${resolution.approved ? 'approved' : 'rejected'}${byWhom}.`;
+    case 'directory':
+      return `Access already ${resolution.granted ? 'granted' : 'refused'}${byWhom}.`;
+    case 'question':
+      return `Already answered${byWhom}.`;
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 // A click on a prompt's button, the same on every platform: the session layer resolves it
 // (who may answer is checked there); the card shows the decision; a refusal, a stale card
-// or an unknown choice is told to the clicker alone (`say` is the platform's private answer).
+// (with what became of its call, and who made it so) or an unknown choice is told to the
+// clicker alone (`say` is the platform's private answer).
 //
 // Before that, the click is held to what its place offers (approval-view.ts): a choice its
 // card or full view does not show (an "always" for flagged text, an Approve on a card that
@@ -10,6 +11,7 @@ import type { Core } from '../../src/core.js';
 import type { SessionRecord } from '../../src/store/session-store.js';
 import type { CallText } from './call-arguments.js';
 import { approvalView, choiceRefusal, NOT_ALL_ON_CARD, type ApprovalView } from './approval-view.js';
+import { staleClickText } from './card-words.js';
 import { storedCallText } from './stored-call-text.js';
 import type { ThreadPresenter } from './thread-presenter.js';
 
@@ -54,7 +56,8 @@ export async function answerPromptClick(
     case 'refused':
       return say(result.message);
     case 'already_resolved':
-      return say('This was already answered.');
+      // Told what became of the call and who decided it; the card is left as it is.
+      return say(result.item ? staleClickText(result.item) : 'This was already answered.');
     case 'unknown_item':
       return say('This prompt no longer exists (the thread may have been forgotten).');
     case 'not_a_choice':

@@ -180,7 +180,7 @@ export class WebInbound implements PlaygroundActions {
     const item = body.view !== undefined && this.viewProof(body.item) === body.view ? await this.deps.core.store.getItem(body.item) : undefined;
     const place = { ...(item ? { fullViewOf: item.toolCallId } : {}), cardHoldsAll: (_call: CallText, view: ApprovalView) => webCardHoldsAll(view) };
     const say = async (text: string): Promise<void> => {
-      refusal = text;
+      refusal = withNames(text, nameOf);
     };
     await answerPromptClick(this.deps.core, this.deps.presenterFor, { item: body.item, choice: body.choice, userId: LOCAL_USER.id }, say, place);
     return refusal === undefined ? { ok: true } : this.refuse(409, refusal);

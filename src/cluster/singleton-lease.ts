@@ -5,10 +5,16 @@
 //
 // The one idea: the holder fences itself. It renews every third of the lease; if a renewal is
 // refused (another instance took the key) or none has succeeded for the lease minus a fifth
-// (Redis unreachable, an event-loop stall), `onLost` runs *before* the key can expire and be
-// taken elsewhere, so two holders never act at once for longer than a handover takes. A
-// standby retries every `retryMs`; when the holder dies without releasing, the key runs out
-// and the next retry takes it (takeover ≈ lease + retry).
+// (Redis unreachable), `onLost` runs *before* the key can expire and be taken elsewhere, so
+// two holders never act at once for longer than a handover takes. A standby retries every
+// `retryMs`; when the holder dies without releasing, the key runs out and the next retry
+// takes it (takeover ≈ lease + retry).
+//
+// A stall of the holder's own process (a blocked event loop, a busy machine) is not Redis
+// failing: the fence's timer then fires late, right after the renewal the stall held back was
+// sent. The key cannot have run out before the last confirmed renewal's time plus the lease, so
+// until then the holder waits for that renewal instead of standing down; standing down would
+// drop the gateway and connect it again (a second IDENTIFY) for a lease nobody else took.
 import type { Redis } from 'ioredis';
 import type { EngineLogger } from '../engine/index.js';
 import { LeaseScripts } from './lease-scripts.js';
@@ -35,12 +41,21 @@ export interface SingletonHandlers {
 
 type State = 'idle' | 'standby' | 'held' | 'stopped';
 
+/** The least lateness of the fence's timer taken for a stall of this process (a busy machine's timers run a few ms late). */
+const STALL_SLACK_MS = 50;
+
 export class SingletonLease {
   private readonly scripts: LeaseScripts;
   private readonly renewMs: number;
   private readonly retryMs: number;
   /** No successful renewal for this long: the holder fences itself (a margin of a fifth of the lease). */
   private readonly fenceAfterMs: number;
+  /** A fence that fires this late was held back by a stall of this process, not by Redis. */
+  private readonly stallSlackMs: number;
+  /** After a stall, the holder stands down this long before the key can expire, whatever its renewal does. */
+  private readonly expiryMarginMs: number;
+  /** A renewal is on its way to Redis. */
+  private renewing = false;
   private state: State = 'idle';
   private handlers: SingletonHandlers | undefined;
   private tick: NodeJS.Timeout | undefined;
@@ -54,6 +69,8 @@ export class SingletonLease {
     this.renewMs = Math.max(50, Math.floor(options.leaseMs / 3));
     this.retryMs = options.retryMs ?? this.renewMs;
     this.fenceAfterMs = options.leaseMs - Math.floor(options.leaseMs / 5);
+    this.stallSlackMs = Math.max(STALL_SLACK_MS, Math.floor(options.leaseMs / 50));
+    this.expiryMarginMs = Math.floor(options.leaseMs / 20);
   }
 
   get name(): string {
@@ -147,18 +164,40 @@ export class SingletonLease {
 
   /** The deadline counts from when the renewal was *sent*: Redis set the TTL no earlier. */
   private armFence(renewedAt: number): void {
+    const due = renewedAt + this.fenceAfterMs;
+    this.fenceAt(due, () => this.fenceDue(renewedAt, due));
+  }
+
+  private fenceAt(at: number, fire: () => void): void {
     clearTimeout(this.fence);
     const generation = this.generation;
     this.fence = setTimeout(
       () => {
-        if (generation === this.generation) this.lose('not renewed in time');
+        if (generation === this.generation) fire();
       },
-      Math.max(0, renewedAt + this.fenceAfterMs - Date.now()),
+      Math.max(0, at - Date.now()),
     );
     this.fence.unref();
   }
 
+  /**
+   * No renewal has succeeded for most of the lease. On time, Redis is not answering: fence
+   * now. Late, this process was stalled: the key is still ours until `renewedAt` plus the
+   * lease, so a renewal (on its way, or sent now) may confirm it before then; if none does,
+   * fence a margin before that.
+   */
+  private fenceDue(renewedAt: number, due: number): void {
+    const now = Date.now();
+    const keyLastsUntil = renewedAt + this.options.leaseMs - this.expiryMarginMs;
+    if (now - due <= this.stallSlackMs || now >= keyLastsUntil) return this.lose('not renewed in time');
+    this.options.logger?.debug?.({ lease: this.options.key, lateMs: now - due }, 'cluster: this process stalled past a singleton lease’s fence; confirming the lease before standing down');
+    this.fenceAt(keyLastsUntil, () => this.lose('not renewed in time, after a stall'));
+    if (!this.renewing) this.schedule(() => this.renew(), 0);
+  }
+
+  /** One pending tick at a time: a renewal sent early (after a stall) must not start a second loop. */
   private schedule(work: () => Promise<void>, ms: number): void {
+    clearTimeout(this.tick);
     const generation = this.generation;
     this.tick = setTimeout(() => {
       if (generation !== this.generation) return;
@@ -170,6 +209,7 @@ export class SingletonLease {
   private async renew(): Promise<void> {
     const generation = this.generation;
     let outcome: { sentAt: number } | undefined;
+    this.renewing = true;
     try {
       outcome = await this.attempt();
     } catch (error) {
@@ -179,6 +219,8 @@ export class SingletonLease {
         this.schedule(() => this.renew(), this.renewMs);
       }
       return;
+    } finally {
+      this.renewing = false;
     }
     if (generation !== this.generation) return;
     if (!outcome) return this.lose('another instance holds it');

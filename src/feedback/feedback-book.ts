@@ -66,11 +66,18 @@ export interface FeedbackBookOptions {
   /** Masks secrets in a written reason (src/secrets). */
   mask?: (text: string) => string;
   now?: () => number;
+  /**
+   * Resolves once the turns winding down now have ended (SessionManager.afterTurnsWindDown):
+   * the buttons show with the answer's last message, and its turn records the answer a moment
+   * later, as it winds down. A vote that finds no answer waits for that, then looks once more.
+   */
+  turnsWoundDown?: () => Promise<void>;
 }
 
 export class FeedbackBook implements AnswerRecorder {
   private readonly mask: (text: string) => string;
   private readonly now: () => number;
+  private readonly turnsWoundDown: (() => Promise<void>) | undefined;
 
   private readonly keyv: Keyv;
 
@@ -83,6 +90,7 @@ export class FeedbackBook implements AnswerRecorder {
     this.keyv = store.keyv;
     this.mask = options.mask ?? ((text) => text);
     this.now = options.now ?? Date.now;
+    this.turnsWoundDown = options.turnsWoundDown;
   }
 
   /** Recorded on the message's reference (the presenter remembered the message just before). */
@@ -103,7 +111,12 @@ export class FeedbackBook implements AnswerRecorder {
 
   /** A person's 👍 or 👎 on an answer: counted once per person, the latest click wins. */
   async vote(messageKey: string, userId: string, value: FeedbackValue): Promise<VoteResult> {
-    const answer = await this.answerOf(messageKey);
+    let answer = await this.answerOf(messageKey);
+    // Clicked the moment the buttons showed: the answer is recorded as its turn winds down.
+    if (!answer && this.turnsWoundDown) {
+      await this.turnsWoundDown();
+      answer = await this.answerOf(messageKey);
+    }
     if (!answer) return { status: 'unknown_answer' };
     const id = voteId(answer.sessionId, messageKey, userId);
     const earlier = await this.read(id);

@@ -25,6 +25,7 @@ import {
   type ToolLedger,
   type InputPreparer,
   type AttachmentView,
+  type InboxPort,
 } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { SessionRecord, SessionStore } from '../store/session-store.js';
@@ -89,6 +90,18 @@ export interface LiveSession {
    * stopped turn winds down, is not in it: it starts the next turn. Cleared when a turn starts.
    */
   stoppedWith: ReadonlySet<string> | undefined;
+  /**
+   * Who stopped the running turn (a person's id, or BOT_ITSELF): the prompts the stop closes
+   * are recorded as closed by them, so a later click on such a card is told who stopped it.
+   * Cleared when a turn starts.
+   */
+  stoppedBy?: string;
+  /**
+   * The running turn has done its work (its last note, with any Retry or Continue button, is
+   * out) and only winds down: a button click or command waits for it (turn-wind-down.ts).
+   * Cleared when a turn starts.
+   */
+  windingDown?: boolean;
   lastUsed: number;
   /**
    * The start fair use counted for the running turn (fair-use.ts): whose thread this is while
@@ -156,8 +169,8 @@ export async function buildLiveSession(input: {
     grants: mergeGrants(record.grants, channelGrants),
     inbox,
     ledger,
-    approver: approverFromInbox(inbox),
-    interactive: interactiveCallbacks(offeredInteractive(interactiveFromInbox(inbox), setup.offeredTools), setup, async (dir) => {
+    approver: approverFromInbox(closedByStopper(inbox, live)),
+    interactive: interactiveCallbacks(offeredInteractive(interactiveFromInbox(closedByStopper(inbox, live)), setup.offeredTools), setup, async (dir) => {
       live.record = { ...live.record, directories: [...new Set([...live.record.directories, dir])] };
       await store.saveSession(live.record);
     }),
@@ -250,7 +263,25 @@ function directoryPreviewOf(preview: NonNullable<EngineSetup['grantPreview']>): 
   };
 }
 
-/** A stop landed on this session: what is queued now is dropped with the stopped turn, what comes later is not. */
-export function markStopped(live: LiveSession): void {
+/**
+ * A stop landed on this session (by `by`): what is queued now is dropped with the stopped
+ * turn, what comes later is not; the prompts it closes are closed by `by`.
+ */
+export function markStopped(live: LiveSession, by: string): void {
   live.stoppedWith = new Set([...(live.stoppedWith ?? []), ...live.engine.queuedSteeringIds()]);
+  live.stoppedBy = by;
+}
+
+/**
+ * The inbox as the engine's prompts use it, with one difference: a prompt a stop closes
+ * (the engine resolves it as interrupted, knowing no person) is recorded as closed by whoever
+ * stopped the turn, so a click on its card later is told who that was.
+ */
+function closedByStopper(inbox: PersistentInbox, live: LiveSession): InboxPort {
+  return {
+    open: (input) => inbox.open(input),
+    lookup: (sessionId, toolCallId) => inbox.lookup(sessionId, toolCallId),
+    wait: (itemId, signal) => inbox.wait(itemId, signal),
+    resolve: (itemId, resolution, resolvedBy) => inbox.resolve(itemId, resolution, resolvedBy ?? (resolution.kind === 'interrupted' ? live.stoppedBy : undefined)),
+  };
 }

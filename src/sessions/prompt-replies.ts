@@ -8,6 +8,12 @@ import type { SessionRecord } from '../store/session-store.js';
 import type { AccessPolicy } from './access-policy.js';
 import type { Reporter } from './session-observer.js';
 
+/** Who a stop the bot makes itself is by (a scheduled run closed after waiting too long). */
+export const BOT_ITSELF = 'bot';
+
+/** How the note of an approval a reply declined begins (the reply's text follows). */
+const REPLIED_INSTEAD = 'the user replied instead of approving: ';
+
 /** A click: the choice as the button carries it, checked against the item's vocabulary. */
 export type PromptChoice = { choice: string; text?: string };
 
@@ -38,7 +44,7 @@ export class PromptReplies {
     for (const item of prompts) {
       if (item.kind === 'question') continue;
       if (!this.access.mayResolve(reply.userId, record, item.kind).allowed) continue;
-      const note = `the user replied instead of approving: ${JSON.stringify(reply.text)}`;
+      const note = `${REPLIED_INSTEAD}${JSON.stringify(reply.text)}`;
       const resolution: InboxResolution =
         item.kind === 'approval'
           ? { kind: 'approval', outcome: 'deny', note }
@@ -56,7 +62,11 @@ export class PromptReplies {
   }
 }
 
-/** A button's choice, checked against the kind of prompt it answers. */
+/** Whether a person's reply, not a click, declined this approval. */
+export function declinedByReply(resolution: InboxResolution): boolean {
+  return resolution.kind === 'approval' && resolution.outcome === 'deny' && (resolution.note?.startsWith(REPLIED_INSTEAD) ?? false);
+}
+
 /** The button a resolution came from (the inverse of `resolutionOf`); none for a stop's closing. */
 export function choiceOf(resolution: InboxResolution): string | undefined {
   switch (resolution.kind) {
@@ -73,6 +83,7 @@ export function choiceOf(resolution: InboxResolution): string | undefined {
   }
 }
 
+/** A button's choice, checked against the kind of prompt it answers. */
 export function resolutionOf(item: InboxItem, { choice, text }: PromptChoice): InboxResolution | undefined {
   switch (item.kind) {
     case 'approval':

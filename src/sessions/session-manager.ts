@@ -22,7 +22,7 @@ import { EarlyStops } from './early-stops.js';
 import { FairUse, type CountedStart, type FairUseLimits } from './fair-use.js';
 import { ThreadReplay } from './thread-replay.js';
 import { isBusy, LiveSessions } from './live-sessions.js';
-import { PromptReplies, resolutionOf, type PromptChoice } from './prompt-replies.js';
+import { BOT_ITSELF, PromptReplies, resolutionOf, type PromptChoice } from './prompt-replies.js';
 import { recoverSession, recoverSessions, type RecoveryReport } from './recovery.js';
 import { Reporter, type SessionObserver } from './session-observer.js';
 import type { BudgetGate, SessionOps } from './session-ops.js';
@@ -30,6 +30,7 @@ import type { SessionProfiles } from './session-profiles.js';
 import { placeOf } from '../ops/ops-events.js';
 import { ThreadControls, type ControlResult, type ModelMenu } from './thread-controls.js';
 import { TurnDriver } from './turn-driver.js';
+import { afterWindDown } from './turn-wind-down.js';
 import { refusedFilesText, screenFiles, type DeliveryFileCaps } from '../files/delivery-caps.js';
 
 export type { InputDisposition, SessionObserver } from './session-observer.js';
@@ -37,9 +38,6 @@ export type { BudgetGate, SessionOps } from './session-ops.js';
 export type { SessionProfile, SessionProfiles } from './session-profiles.js';
 export type { PromptChoice } from './prompt-replies.js';
 export type { RecoveryReport } from './recovery.js';
-
-/** Who a stop the bot makes itself is by (a scheduled run closed after waiting too long). */
-const BOT_ITSELF = 'bot';
 
 export interface InboundMessage {
   text: string;
@@ -107,7 +105,8 @@ export class SessionManager {
   /** Cluster mode only: inbound actions go through the sessions' command lists (cluster-routing.ts). */
   private readonly routing: ClusterRouting | undefined;
   private readonly reporter: Reporter;
-  private closing = false;
+  /** Aborted as the bot shuts down: no more work is taken, and controls waiting for a turn to wind down stop waiting. */
+  private readonly closing = new AbortController();
 
   constructor(private readonly options: SessionManagerOptions) {
     this.logger = options.logger ?? silentLogger;
@@ -137,7 +136,7 @@ export class SessionManager {
       onIdle: (live) => this.threadDone(live),
     });
     this.replies = new PromptReplies(options.inbox, options.access, reporter);
-    this.controls = new ThreadControls({ ...options, sessions: this.sessions, driver: this.driver });
+    this.controls = new ThreadControls({ ...options, sessions: this.sessions, driver: this.driver, closing: this.closing.signal });
     // A person's starts and working threads are counted through the coordinator: for the whole bot in cluster mode.
     this.fairUse = new FairUse(options.fairUse, options.coordinator.people);
     const idleMs = options.idleEvictMs ?? 15 * 60 * 1000;
@@ -200,7 +199,7 @@ export class SessionManager {
       case 'stop':
         // A reserved turn counts: a stop right after the message that started it lands.
         if (live?.engine.isRunning) {
-          markStopped(live);
+          markStopped(live, command.userId);
           live.engine.requestInterrupt();
         }
         return;
@@ -243,7 +242,7 @@ export class SessionManager {
   }
 
   async deliver(key: SessionKey, message: InboundMessage): Promise<DeliverResult> {
-    if (this.closing) return { status: 'refused', reason: 'The bot is restarting; send that again in a moment.' };
+    if (this.closing.signal.aborted) return { status: 'refused', reason: 'The bot is restarting; send that again in a moment.' };
     const access = this.options.access.mayStartOrSteer(message.userId, { external: message.external }, await this.profileAt(key));
     if (!access.allowed) return { status: 'refused', reason: access.reason };
     // Files past a cap are refused here, to the person, and never fetched; a message of nothing else is refused whole.
@@ -421,7 +420,7 @@ export class SessionManager {
       if (await this.stopOwnedTurn(sessionId, userId)) return { status: 'done', sessionId };
       const live = await this.sessions.get(sessionId);
       // Replies that arrived as the last turn ended are not run after this stop.
-      markStopped(live);
+      markStopped(live, userId);
       // No turn runs, but something may wait to resume: a prompt (the process restarted
       // while it waited) or a call whose prompt was answered a moment ago. A stop closes
       // them all, so the resume that would follow finds nothing to run.
@@ -530,7 +529,7 @@ export class SessionManager {
 
   /** Stop taking work; stop running turns through the usual interrupt path; release everything. */
   async shutdown(graceMs = 5_000): Promise<void> {
-    this.closing = true;
+    this.closing.abort();
     clearInterval(this.evictTimer);
     await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
     for (const live of this.sessions.all()) if (live.engine.isRunning) live.engine.requestInterrupt();
@@ -545,7 +544,7 @@ export class SessionManager {
    * would leave, and the next start's recovery carries each turn on (core.ts `suspend`).
    */
   async beginSuspend(): Promise<{ record: SessionRecord; waitingForAnswer: boolean }[]> {
-    this.closing = true;
+    this.closing.abort();
     clearInterval(this.evictTimer);
     const working: { record: SessionRecord; waitingForAnswer: boolean }[] = [];
     for (const live of this.sessions.all()) {
@@ -590,6 +589,15 @@ export class SessionManager {
       }
     }
     return deleted;
+  }
+
+  /**
+   * Resolves once the turns winding down now have ended (at once when none does): a click on
+   * a button a turn's end just showed (👍 / 👎 under its answer) waits for that turn to record
+   * what the click looks for (turn-wind-down.ts).
+   */
+  async afterTurnsWindDown(): Promise<void> {
+    await Promise.all(this.sessions.all().map((live) => afterWindDown(live, { signal: this.closing.signal })));
   }
 
   /** Whether a turn runs (or is reserved) in this thread now. */

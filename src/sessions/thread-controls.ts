@@ -13,6 +13,7 @@ import type { TurnDriver } from './turn-driver.js';
 import type { BudgetGate, SessionOps } from './session-ops.js';
 import { placeOf } from '../ops/ops-events.js';
 import type { SessionProfiles } from './session-profiles.js';
+import { afterWindDown } from './turn-wind-down.js';
 
 /** Why a member's Continue on a turn a spend limit paused is refused. */
 export const CONTINUE_NEEDS_ADMIN = 'Only an admin can let a turn go on past a spending limit.';
@@ -55,6 +56,8 @@ export interface ThreadControlsOptions {
   ops?: SessionOps;
   budget?: BudgetGate;
   profiles?: SessionProfiles;
+  /** Fires when the bot shuts down: a control waiting for a turn to wind down stops waiting. */
+  closing?: AbortSignal;
 }
 
 export class ThreadControls {
@@ -161,6 +164,7 @@ export class ThreadControls {
     const matches = (grant: ToolGrant | CommandGrant): boolean =>
       grant.tool === target.tool && (target.command === undefined ? !('command' in grant) : 'command' in grant && grant.command === target.command);
     const mayRevoke = (grant: ToolGrant | CommandGrant): boolean => anyOfThem || grant.by === userId;
+    await this.windDown(sessionId);
     return this.exclusiveOrBusy(sessionId, async () => {
       const { store, sessions } = this.options;
       const live = await sessions.get(sessionId);
@@ -220,6 +224,15 @@ export class ThreadControls {
     }
   }
 
+  /**
+   * A control (the Retry or Continue on the note a turn just posted, a command typed as it
+   * ended) that comes while the turn winds down waits for its end, outside the session's lock
+   * (which the turn's end takes), and then acts (turn-wind-down.ts).
+   */
+  private windDown(sessionId: string): Promise<void> {
+    return afterWindDown(this.options.sessions.peek(sessionId), this.options.closing ? { signal: this.options.closing } : {});
+  }
+
   private async recordOf(sessionId: string): Promise<SessionRecord | undefined> {
     return this.options.sessions.peek(sessionId)?.record ?? (await this.options.store.getSession(sessionId));
   }
@@ -237,6 +250,7 @@ export class ThreadControls {
     if (!record) return { status: 'unknown_session' };
     const access = this.options.access.mayManage(userId, record);
     if (!access.allowed) return { status: 'refused', reason: access.reason };
+    await this.windDown(sessionId);
     return this.exclusiveOrBusy(sessionId, async () => {
       const live = await this.options.sessions.get(sessionId);
       if (isBusy(live)) return { status: 'busy' };

@@ -86,6 +86,8 @@ export class TurnDriver {
       throw error;
     }
     live.stoppedWith = undefined;
+    live.stoppedBy = undefined;
+    live.windingDown = false;
     live.turn = (async () => {
       try {
         for await (const event of events) await this.handleEvent(live, event);
@@ -145,6 +147,9 @@ export class TurnDriver {
   private async handleEvent(live: LiveSession, event: EngineEvent): Promise<void> {
     // Another instance owns the session now: nothing of this turn may be recorded or shown.
     if (live.fenced) return;
+    // Marked before the view shows it: the note it posts can carry a button (Retry, Continue),
+    // and a click on it as soon as it shows must find the turn winding down, not working.
+    if (endsTheWork(event)) live.windingDown = true;
     const { inbox } = this.options;
     let prompt: InboxItem | undefined;
     switch (event.type) {
@@ -187,4 +192,9 @@ export class TurnDriver {
   private async removePending(live: LiveSession, inputId: string): Promise<void> {
     await this.options.store.removePendingInputs(live.record.id, [inputId]);
   }
+}
+
+/** An event after which the turn does no more work: what is left is recording and showing its end. */
+function endsTheWork(event: EngineEvent): boolean {
+  return event.type === 'error' || event.type === 'interrupted' || event.type === 'turn_end';
 }

@@ -18,7 +18,7 @@ import type { RecordedRequest } from '../fakes/http-fake.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { agentSessionStopped, appMention, blockActions, eventCallback, reactionAdded, SLACK_IDS, threadMessage, type AppMentionEventPayload } from '../fakes/slack-payloads.js';
 import { FakeSlack, type StoredMessage } from '../fakes/slack-server.js';
-import { BotCluster, sleep, slackSessionId } from '../support/bot-cluster.js';
+import { BotCluster, sleep, slackSessionId, type Target } from '../support/bot-cluster.js';
 import { RedisServer } from '../support/redis-server.js';
 import { tempDir } from '../support/test-connector.js';
 import { inOnlyConversation } from '../support/conversation-folders.js';
@@ -181,22 +181,52 @@ function approveClick(slack: FakeSlack, card: StoredMessage, root: string, respo
   });
 }
 
+/** What an instance logs when it learns another one took a session from it. */
+const LOST_SESSION = 'cluster: this instance lost a session to another; its work here stops';
+
+/** What `barrier` says in a thread, and what the model answers it. */
+const BARRIER = { ask: 'barrier: anything else?', answer: 'Barrier reached.' };
+
+/**
+ * Before a check that nothing more happened in a thread: a reply in it, delivered to `slots`
+ * (each, as Slack may), answered in full. A session applies what comes in for it in order, on
+ * its one owner, so once the answer is whole, all that came before in the thread has been
+ * applied and any turn it started has ended. The model gets one more request, ending with the reply.
+ */
+async function barrier(s: Setup, root: string, slots: Target[]): Promise<void> {
+  const { cluster, slack, llm } = s;
+  llm.replyText(BARRIER.answer);
+  const reply = threadMessage({ text: BARRIER.ask, threadTs: root });
+  slack.addMessage(reply);
+  const body = eventCallback(reply);
+  const answers = await Promise.all(slots.map((slot) => cluster.sendEvent(slot, body)));
+  expect(answers.map((answer) => answer.status)).toEqual(slots.map(() => 200));
+  // Answered in full: its stream (when it streams) stopped, so the turn it started has ended.
+  const answered = () => botMessages(slack, root).some((m) => m.text.includes(BARRIER.answer) && (!m.stream || m.stream.state === 'stopped'));
+  await until('the barrier reply answered', answered, cluster);
+}
+
+/** The last request the model got was the barrier's. */
+const lastWasBarrier = (llm: FakeOpenAI): boolean => contentOf(messagesOf(llm.requests.at(-1)!).at(-1) ?? { role: 'user' }).includes(BARRIER.ask);
+
 /** A file the test's one thread wrote, in its own folder (WORKSPACE_SCOPE=thread); '' while there is none. */
 const fileText = (dir: string, name: string): Promise<string> => readFile(inOnlyConversation(join(dir, 'workspace'), name), 'utf8').catch(() => '');
 const other = (slot: number, size: number): number => (slot + 1) % size;
 
 describe('bot processes on one Redis, through Bolt over HTTP', () => {
   it('the same event delivered to two instances runs one turn: one model request, one answer', SLOW, async () => {
-    const { cluster, slack, llm } = await setup(2);
+    const s = await setup(2);
+    const { cluster, slack, llm } = s;
     llm.replyText('Hello, once.');
     const { event } = mention(slack, 'say hello');
     const body = eventCallback(event);
     const answers = await Promise.all([cluster.sendEvent(0, body), cluster.sendEvent(1, body)]);
     expect(answers.map((a) => a.status)).toEqual([200, 200]);
     await until('the answer', () => botText(slack, event.ts).includes('Hello, once.'), cluster);
-    // Give a second turn every chance to show (a poll, a sweep, a release).
-    await sleep(1_500);
-    expect(llm.requests).toHaveLength(1);
+    // A second turn for the mention would have come before the barrier's.
+    await barrier(s, event.ts, [0, 1]);
+    expect(llm.requests).toHaveLength(2);
+    expect(lastWasBarrier(llm)).toBe(true);
     expect(botMessages(slack, event.ts).filter((m) => m.text.includes('Hello, once.'))).toHaveLength(1);
   });
 
@@ -234,7 +264,8 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
   });
 
   it('a 🛑 on the thread that lands on the instance not running the turn stops it', SLOW, async () => {
-    const { cluster, slack, llm } = await setup(2);
+    const s = await setup(2);
+    const { cluster, slack, llm } = s;
     llm.replyStall();
     const { event, sessionId } = mention(slack, 'think for a long time');
     expect((await cluster.sendEvent(0, eventCallback(event))).status).toBe(200);
@@ -245,16 +276,18 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     expect((await cluster.sendEvent(other(owner, 2), eventCallback(stop))).status).toBe(200);
     await until('"Stopped" in the thread', () => /Stopped/.test(botText(slack, event.ts)), cluster);
     figures['cluster.stop_cross_instance_ms'] = Date.now() - sentAt;
-    await sleep(1_000);
+    await barrier(s, event.ts, [other(owner, 2)]);
     // The owner's note names who stopped, though the 🛑 came in on the other instance.
     expect(slack.thread(C, event.ts).filter((m) => JSON.stringify(m.blocks ?? []).includes(`Stopped by <@${SLACK_IDS.humanUserId}>`))).toHaveLength(1);
-    expect(llm.requests).toHaveLength(1);
+    expect(llm.requests).toHaveLength(2);
+    expect(lastWasBarrier(llm)).toBe(true);
     // The turn ended: nothing is left streaming in the thread.
     expect(openStreams(slack, event.ts)).toEqual([]);
   });
 
   it("Slack's Stop button, delivered to the instance not running the turn and again to the other, stops it once", SLOW, async () => {
-    const { cluster, slack, llm } = await setup(2);
+    const s = await setup(2);
+    const { cluster, slack, llm } = s;
     llm.replyStallAfter(4, { text: 'A partial answer, then nothing' });
     const { event, sessionId } = mention(slack, 'think for a long time');
     expect((await cluster.sendEvent(0, eventCallback(event))).status).toBe(200);
@@ -265,9 +298,10 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     const answers = await Promise.all([cluster.sendEvent(other(owner, 2), click), cluster.sendEvent(owner, click)]);
     expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
     await until('"Stopped" in the thread', () => /Stopped/.test(botText(slack, event.ts)), cluster);
-    await sleep(1_000);
+    await barrier(s, event.ts, [0, 1]);
     expect(slack.thread(C, event.ts).filter((m) => JSON.stringify(m.blocks ?? []).includes('Stopped by'))).toHaveLength(1);
-    expect(llm.requests).toHaveLength(1);
+    expect(llm.requests).toHaveLength(2);
+    expect(lastWasBarrier(llm)).toBe(true);
     expect(openStreams(slack, event.ts)).toEqual([]);
   });
 
@@ -282,14 +316,17 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     const clicks = await Promise.all([cluster.click(0, approveClick(slack, card, event.ts, 'click-a')), cluster.click(1, approveClick(slack, card, event.ts, 'click-b'))]);
     expect(clicks.map((c) => c.status)).toEqual([200, 200]);
     await until('the answer', () => botText(slack, event.ts).includes('The file is written.'), cluster);
-    await until('the second clicker is told', () => slack.responsePosts.some((p) => JSON.stringify(p.body).includes('already answered')), cluster);
-    await sleep(1_000);
+    // Told who decided, or (when the other instance has not written its decision yet) that it was decided.
+    const toldAlready = (p: { body: unknown }) => /This was already answered\.|Already approved by <@U0HUMAN001>\./.test(JSON.stringify(p.body));
+    await until('the second clicker is told', () => slack.responsePosts.some(toldAlready), cluster);
+    await barrier(s, event.ts, [0, 1]);
     expect(await fileText(dir, 'twice.txt')).toBe('written once\n');
-    expect(llm.requests).toHaveLength(2);
+    expect(llm.requests).toHaveLength(3);
+    expect(lastWasBarrier(llm)).toBe(true);
     expect(resultsOf(llm.requests[1]!, 'call_twice')).toHaveLength(1);
     expect(wireProblems(llm.requests)).toEqual([]);
     // One clicker was told; the other's click was the decision.
-    const told = slack.responsePosts.filter((p) => JSON.stringify(p.body).includes('already answered'));
+    const told = slack.responsePosts.filter(toldAlready);
     expect(told).toHaveLength(1);
     // The card shows the decision once, whichever instance drew it last: the owner, told of a
     // click made elsewhere, keeps it in its own renders of the card.
@@ -310,10 +347,11 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     expect((await cluster.click(other(owner, 2), approveClick(slack, card, event.ts, 'click-after-kill'))).status).toBe(200);
     figures['cluster.failover_waiting_approval_ms'] = (await cluster.waitForTakeover(sessionId, owner)).at - killedAt;
     await until('the answer', () => botText(slack, event.ts).includes('It ran.'), cluster);
-    await sleep(1_000);
+    await barrier(s, event.ts, [other(owner, 2)]);
     expect(await fileText(dir, 'approved.txt')).toBe('ran\n');
     expect(botText(slack, event.ts)).toContain(TAKEN_OVER_NOTE);
-    expect(llm.requests).toHaveLength(2);
+    expect(llm.requests).toHaveLength(3);
+    expect(lastWasBarrier(llm)).toBe(true);
     const results = resultsOf(llm.requests[1]!, 'call_approved');
     expect(results).toHaveLength(1);
     expect(results[0]).not.toContain('interrupted');
@@ -321,7 +359,8 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
   });
 
   it('SIGKILL of the owner mid-command: the new owner answers the call "interrupted by a restart" and never runs it again', SLOW, async () => {
-    const { cluster, slack, llm, dir } = await setup(2, SHELL);
+    const s = await setup(2, SHELL);
+    const { cluster, slack, llm, dir } = s;
     llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo started >> cut.txt; sleep 30' }, id: 'call_cut' }]);
     llm.replyText('The command was cut; I will not run it again unasked.');
     const { event, sessionId } = mention(slack, 'run the long job');
@@ -332,9 +371,10 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     await cluster.kill(owner);
     figures['cluster.failover_mid_tool_ms'] = (await cluster.waitForTakeover(sessionId, owner)).at - killedAt;
     await until('the answer', () => botText(slack, event.ts).includes('I will not run it again unasked.'), cluster);
-    await sleep(1_000);
+    await barrier(s, event.ts, [other(owner, 2)]);
     expect(await fileText(dir, 'cut.txt')).toBe('started\n');
-    expect(llm.requests).toHaveLength(2);
+    expect(llm.requests).toHaveLength(3);
+    expect(lastWasBarrier(llm)).toBe(true);
     const results = resultsOf(llm.requests[1]!, 'call_cut');
     expect(results).toHaveLength(1);
     expect(results[0]).toContain(INTERRUPTED);
@@ -343,7 +383,8 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
   });
 
   it('SIGKILL of the owner mid-stream: the turn carries on on another instance and the answer arrives', SLOW, async () => {
-    const { cluster, slack, llm } = await setup(2);
+    const s = await setup(2);
+    const { cluster, slack, llm } = s;
     llm.replyStallAfter(4, { text: 'Here is the first part of a long answer, and then' });
     const { event, sessionId } = mention(slack, 'tell me something long');
     expect((await cluster.sendEvent(0, eventCallback(event))).status).toBe(200);
@@ -358,8 +399,10 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     // The dead owner's stream was closed by the new owner, not left for Slack to time out (and
     // the new answer's own stream is stopped once it is whole).
     await until('no stream left open', () => openStreams(slack, event.ts).length === 0, cluster);
-    await sleep(1_000);
-    expect(llm.requests).toHaveLength(2);
+    await barrier(s, event.ts, [other(owner, 2)]);
+    expect(openStreams(slack, event.ts)).toEqual([]);
+    expect(llm.requests).toHaveLength(3);
+    expect(lastWasBarrier(llm)).toBe(true);
     const again = messagesOf(llm.requests[1]!);
     expect(again.at(-1)).toMatchObject({ role: 'user' });
     expect(contentOf(again.at(-1)!)).toContain('tell me something long');
@@ -415,8 +458,9 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     await until('the command finished', async () => (await fileText(dir, 'zombie.txt')).includes('finished'), cluster);
     const callsBefore = slack.calls.length;
     cluster.resume(owner);
-    // The former owner wakes up with a result to record and a turn to carry on: give it time to try.
-    await sleep(2_500);
+    // The former owner wakes up with a result to record and a turn to carry on; once it says it
+    // lost the thread, its session here is fenced: nothing of it is shown or recorded any more.
+    await until('the former owner knows it lost the thread', () => cluster.instance(owner).stdout.includes(LOST_SESSION), cluster);
     expect(await fileText(dir, 'zombie.txt')).toBe('started\nfinished\n');
     expect(llm.requests).toHaveLength(2);
     expect(botMessages(slack, event.ts).filter((m) => m.text.includes('Answered once'))).toHaveLength(1);
@@ -442,7 +486,8 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
   it('Redis stopped for 20 s, then restarted on the same port: an event is not acknowledged while it is down, and its retry runs one turn', SLOWER, async () => {
     const durable = await RedisServer.start({ durable: true });
     cleanups.push(() => durable.dispose());
-    const { cluster, slack, llm } = await setup(2, {}, durable);
+    const s = await setup(2, {}, durable);
+    const { cluster, slack, llm } = s;
     llm.replyText('Back, and answered once.');
     const { event } = mention(slack, 'are you there?');
     const body = eventCallback(event);
@@ -471,8 +516,9 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     // One more retry, to the other instance: already claimed, acknowledged, dropped.
     expect((await cluster.sendEvent('proxy', body, { retryNum: 3, retryReason: 'http_timeout' })).status).toBe(200);
     await until('the answer', () => botText(slack, event.ts).includes('Back, and answered once.'), cluster);
-    await sleep(1_500);
-    expect(llm.requests).toHaveLength(1);
+    await barrier(s, event.ts, [0, 1]);
+    expect(llm.requests).toHaveLength(2);
+    expect(lastWasBarrier(llm)).toBe(true);
     expect(botMessages(slack, event.ts).filter((m) => m.text.includes('Back, and answered once.'))).toHaveLength(1);
     expect(cluster.instances.every((bot) => bot.alive)).toBe(true);
   });
@@ -492,9 +538,10 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     expect(await fileText(dir, 'rolled.txt')).toBe('');
     expect((await cluster.click('proxy', approveClick(slack, card, event.ts, 'click-after-roll'))).status).toBe(200);
     await until('the answer', () => botText(slack, event.ts).includes('Ran after the rolling restart.'), cluster, 30_000);
-    await sleep(1_000);
+    await barrier(s, event.ts, ['proxy']);
     expect(await fileText(dir, 'rolled.txt')).toBe('ran\n');
-    expect(llm.requests).toHaveLength(2);
+    expect(llm.requests).toHaveLength(3);
+    expect(lastWasBarrier(llm)).toBe(true);
     const results = resultsOf(llm.requests[1]!, 'call_rolled');
     expect(results).toHaveLength(1);
     expect(results[0]).not.toContain('interrupted');

@@ -151,7 +151,8 @@ describe('an owner that dies', () => {
     await waitFor(() => b.bot.events('T1').some((event) => event.type === 'turn_end'), 5_000);
     // The former owner wakes up and tries to record its result: refused, the transcript is b's.
     finishA!();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Its turn ends once its writes are refused: after that, nothing more can come from it.
+    await a.bot.manager.idle();
     const transcript = await b.bot.store.loadTranscript(b.bot.sessionId('T1'));
     const results = transcript.filter((m) => m.role === 'tool');
     expect(results).toHaveLength(1);

@@ -92,13 +92,30 @@ export function botMessages(bot: DiscordBot, channelId: string): APIMessage[] {
 }
 
 /** The bot's first message in `channelId` that matches, once it is there. */
-export async function waitForBotMessage(bot: DiscordBot, channelId: string, predicate: (message: APIMessage) => boolean, timeoutMs = 8_000): Promise<APIMessage> {
+export async function waitForBotMessage(bot: DiscordBot, channelId: string, predicate: (message: APIMessage) => boolean, timeoutMs = 15_000): Promise<APIMessage> {
   let found: APIMessage | undefined;
   await waitFor(() => {
     found = botMessages(bot, channelId).find(predicate);
     return found !== undefined;
   }, timeoutMs);
   return found!;
+}
+
+/** What `barrier` asks, and what the model answers it. */
+export const BARRIER = { ask: 'barrier: are you there?', answer: 'Barrier reached.' };
+
+/**
+ * For a check that nothing happened: a later mention in #general, answered in full, then no
+ * turn running. discord.js hands the bot gateway events in order, and a whole turn (a thread,
+ * the model, the answer) is far more work than what is left of anything sent before: once the
+ * answer is in, what came before has been handled. The model gets one more request (BARRIER.ask),
+ * and the thread one answer.
+ */
+export async function barrier(bot: DiscordBot): Promise<void> {
+  bot.llm.replyText(BARRIER.answer);
+  const asked = bot.mention(BARRIER.ask);
+  await waitForBotMessage(bot, asked.id, (message) => message.content.includes(BARRIER.answer), 15_000);
+  await bot.idle();
 }
 
 /** The custom ids of a message's buttons. */

@@ -1,9 +1,10 @@
 // What a Discord user sees, end to end: the real discord.js client against the fake Discord,
 // the real core and the real OpenAI SDK against a fake server.
+import type { APIMessage } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeDiscord } from '../fakes/discord-server.js';
 import { waitFor } from '../support/engine-kit.js';
-import { botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
+import { BARRIER, barrier, botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
 
 const GENERAL = DISCORD_IDS.generalChannelId;
 const ADA = DISCORD_IDS.humanUserId;
@@ -155,12 +156,14 @@ describe('a mention starts a conversation in a thread', () => {
     const replay = bot.fake.gateway.dispatch.bind(bot.fake.gateway);
     const { gatewayMessage } = await import('../fakes/discord-payloads.js');
     replay('MESSAGE_CREATE', gatewayMessage(bot.fake.guild.requireMessage(GENERAL, asked.id), DISCORD_IDS.guildId, (id) => bot!.fake.guild.user(id)));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await bot.idle();
-    expect(bot.llm.requests).toHaveLength(1);
+    // The replay got as far as asking for the thread again (refused, below); then a later mention, answered.
+    await waitFor(() => bot!.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads').length === 2);
+    await barrier(bot);
+    expect(bot.llm.requests).toHaveLength(2);
+    expect(String((bot.llm.requests[1]!.body as Body).messages.at(-1)!.content)).toContain(BARRIER.ask);
     expect(botMessages(bot, asked.id).filter((m) => m.content.includes('Only once.'))).toHaveLength(1);
     // A second thread on the message was refused by Discord (160004): the first one is used.
-    expect(bot.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads').map((c) => c.status)).toEqual([201, 400]);
+    expect(bot.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads').map((c) => c.status)).toEqual([201, 400, 201]);
   });
 
   it('@everyone, @here, a role and <!channel>-like text from the model never ping', async () => {
@@ -178,8 +181,10 @@ describe('a mention starts a conversation in a thread', () => {
   it('a bot\'s message, even one that mentions this bot, starts nothing', async () => {
     bot = await bootDiscordBot();
     bot.fake.sendMessage({ content: `<@${DISCORD_IDS.botUserId}> hello from a bot`, authorId: DISCORD_IDS.otherBotUserId });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(bot.llm.requests).toHaveLength(0);
+    await barrier(bot);
+    expect(bot.llm.requests).toHaveLength(1);
+    expect(String((bot.llm.requests[0]!.body as Body).messages.at(-1)!.content)).toContain(BARRIER.ask);
+    expect(bot.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads')).toHaveLength(1);
   });
 });
 
@@ -285,18 +290,33 @@ describe('long answers and failures', () => {
     expect((joined.match(/const value = compute\(42\);/g) ?? []).length).toBe(80);
   });
 
-  it('a provider error posts a Retry button that works', async () => {
+  it('a provider error posts a Retry button that works, even clicked the moment it shows', async () => {
     bot = await bootDiscordBot();
     bot.llm.replyError(500).replyError(500).replyError(500);
-    const asked = bot.mention('question');
-    const note = await waitForBotMessage(bot, asked.id, (m) => buttonsOf(m).some((b) => b.label === 'Retry'), 15_000);
-    await bot.idle();
     bot.llm.replyText('Worked this time.');
-    bot.fake.clickButton({ channelId: asked.id, messageId: note.id, customId: buttonsOf(note)[0]!.customId });
-    await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Worked this time.'), 8_000);
+    // Ada clicks as soon as the note is in the thread, before the bot has heard back from
+    // posting it (its turn still winding down); the post's answer waits until the click is
+    // acknowledged (deferred), which the bot does before anything else.
+    const clicked = new Promise<{ noteId: string; clickId: string }>((resolve) => {
+      bot!.fake.rest.onceAnswered(
+        'POST /channels/:channel/messages',
+        (call) => JSON.stringify(call.body).includes('Retry'),
+        async (call) => {
+          const note = call.answer as APIMessage;
+          const click = bot!.fake.clickButton({ channelId: note.channel_id, messageId: note.id, customId: buttonsOf(note)[0]!.customId });
+          await waitFor(() => bot!.fake.interaction(click.id)?.response !== undefined);
+          resolve({ noteId: note.id, clickId: click.id });
+        },
+      );
+    });
+    const asked = bot.mention('question');
+    const { noteId, clickId } = await clicked;
+    await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Worked this time.'), 15_000);
     await bot.idle();
-    await waitFor(() => buttonsOf(bot!.fake.message(asked.id, note.id)!).length === 0);
-    expect(bot.fake.message(asked.id, note.id)!.content).toContain(`retried by <@${ADA}>`);
+    await waitFor(() => buttonsOf(bot!.fake.message(asked.id, noteId)!).length === 0);
+    expect(bot.fake.message(asked.id, noteId)!.content).toContain(`retried by <@${ADA}>`);
+    // Nothing was said to ada privately ("I am already working in this thread."): the click worked.
+    expect(bot.fake.interaction(clickId)!.followUpIds).toEqual([]);
   });
 });
 
@@ -328,7 +348,7 @@ describe('more of what a thread does', () => {
     // A second client (or a slow one) still shows the old buttons.
     const stale = bot.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: approve.customId });
     await waitFor(() => bot!.fake.interaction(stale.id)!.followUpIds.length === 1);
-    expect(bot.fake.rest.callsTo('POST /webhooks/:application/:token').at(-1)!.body).toMatchObject({ flags: 64, content: 'This was already answered.' });
+    expect(bot.fake.rest.callsTo('POST /webhooks/:application/:token').at(-1)!.body).toMatchObject({ flags: 64, content: `Already denied by <@${ADA}>.` });
     expect(bot.llm.requests).toHaveLength(2);
   });
 

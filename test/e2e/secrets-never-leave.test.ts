@@ -73,8 +73,9 @@ describe('a configured secret never leaves the bot', () => {
     await waitFor(() => llm.requests.length === 2, 20_000);
     await waitFor(() => JSON.stringify(slack.calls.map((call) => call.args)).includes('deployment settings'), 10_000);
     await waitFor(() => bot.stdout.includes('MCP server stderr'), 10_000);
-    // Let the last card update and log lines land.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A graceful stop, waited for: every card update, post and log line of the bot is out.
+    bot.signal('SIGTERM');
+    await bot.exited;
 
     // The model: the tool result it got back is masked.
     const toolResult = (llm.requests[1]!.body as { messages: { role: string; content?: unknown }[] }).messages.find((m) => m.role === 'tool')!;

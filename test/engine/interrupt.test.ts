@@ -77,8 +77,13 @@ describe('a stop ends the turn from every state', () => {
     expect(only(events, 'tool_finished')[0]).toMatchObject({ status: 'interrupted' });
     const before = structuredClone(engine.messages);
     lateAnswer!({ answer: 'prod' });
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(engine.messages).toEqual(before);
+    // Barrier: the next turn runs to its end; the late answer, had it done anything, would show before it.
+    await collect(engine.run('and now?'));
+    expect(engine.messages.slice(0, before.length)).toEqual(before);
+    expect(engine.messages.slice(before.length)).toMatchObject([
+      { role: 'user', content: 'and now?' },
+      { role: 'assistant', content: 'x' },
+    ]);
     expectNoOrphans(engine);
   });
 

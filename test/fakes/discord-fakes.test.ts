@@ -52,7 +52,7 @@ async function startBot(fake: FakeDiscord, options: Partial<ClientOptions> & { f
 }
 
 /** The next `event` whose arguments match, or a rejection after `timeoutMs`. */
-function nextEvent<E extends keyof ClientEvents>(client: Client, event: E, predicate: (...args: ClientEvents[E]) => boolean = () => true, timeoutMs = 5_000): Promise<ClientEvents[E]> {
+function nextEvent<E extends keyof ClientEvents>(client: Client, event: E, predicate: (...args: ClientEvents[E]) => boolean = () => true, timeoutMs = 15_000): Promise<ClientEvents[E]> {
   return new Promise((resolve, reject) => {
     const listener = (...args: ClientEvents[E]): void => {
       if (!predicate(...args)) return;

@@ -268,7 +268,7 @@ export class FakeDiscordGateway {
    * 4200, keeping its session); it reconnects to `resume_gateway_url` and resumes about 500 ms
    * later. Dispatch something now and it is replayed on the Resume.
    */
-  async requestReconnect(timeoutMs = 5_000): Promise<void> {
+  async requestReconnect(timeoutMs = 15_000): Promise<void> {
     const targets = [...this.live];
     if (targets.length === 0) throw new Error('no open gateway connection to send Reconnect (op 7) to');
     for (const connection of targets) this.send(connection.socket, { op: OP.reconnect, d: null, s: null, t: null });
@@ -328,7 +328,7 @@ export class FakeDiscordGateway {
   }
 
   /** Resolves once READY has been sent `count` times in all. */
-  async waitForIdentified(count = 1, timeoutMs = 5_000): Promise<void> {
+  async waitForIdentified(count = 1, timeoutMs = 15_000): Promise<void> {
     await until(() => (this.identifyCount >= count ? true : undefined), `${count} Identify(s) answered with READY`, timeoutMs);
   }
 
@@ -336,17 +336,17 @@ export class FakeDiscordGateway {
    * Resolves once RESUMED has been sent `count` times in all. The client handles it a moment
    * later: wait for its `shardResume` event before injecting the next failure.
    */
-  async waitForResumed(count = 1, timeoutMs = 5_000): Promise<void> {
+  async waitForResumed(count = 1, timeoutMs = 15_000): Promise<void> {
     await until(() => (this.resumeCount >= count ? true : undefined), `${count} Resume(s) answered with RESUMED`, timeoutMs);
   }
 
   /** Resolves once the client has sent `count` heartbeats (op 1) in all. */
-  async waitForHeartbeats(count = 1, timeoutMs = 5_000): Promise<void> {
+  async waitForHeartbeats(count = 1, timeoutMs = 15_000): Promise<void> {
     await until(() => (this.received.filter((f) => f.op === OP.heartbeat).length >= count ? true : undefined), `${count} heartbeat(s)`, timeoutMs);
   }
 
   /** Resolves once no connection is open (after `client.destroy()`). */
-  async waitForNoConnections(timeoutMs = 5_000): Promise<void> {
+  async waitForNoConnections(timeoutMs = 15_000): Promise<void> {
     await until(() => (this.live.size === 0 ? true : undefined), 'every gateway connection to close', timeoutMs);
   }
 

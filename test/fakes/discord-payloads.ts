@@ -409,7 +409,7 @@ export function slashCommandPayload(
  * Resolve with `probe()`'s first defined value, checking every 5 ms; reject after `timeoutMs`
  * saying `what` was awaited. The fakes' waits (a call, a connection, a resume) all use it.
  */
-export async function until<T>(probe: () => T | undefined, what: string, timeoutMs = 5_000): Promise<T> {
+export async function until<T>(probe: () => T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
   const started = Date.now();
   for (;;) {
     const value = probe();

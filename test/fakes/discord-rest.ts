@@ -239,7 +239,7 @@ export class FakeDiscordRest {
   }
 
   /** Resolves with the first call (already made or coming) of `route` that matches. */
-  async waitForCall(route: DiscordRoute, predicate: (call: RestCall) => boolean = () => true, timeoutMs = 5_000): Promise<RestCall> {
+  async waitForCall(route: DiscordRoute, predicate: (call: RestCall) => boolean = () => true, timeoutMs = 15_000): Promise<RestCall> {
     return until(() => this.calls.find((call) => call.route === route && predicate(call)), `a ${route} call`, timeoutMs);
   }
 

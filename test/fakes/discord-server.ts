@@ -436,7 +436,7 @@ export class FakeDiscord {
   }
 
   /** Resolves with the first message in `channelId` (already there or coming) that matches. */
-  async waitForMessage(channelId: string, predicate: (message: APIMessage) => boolean, timeoutMs = 5_000): Promise<APIMessage> {
+  async waitForMessage(channelId: string, predicate: (message: APIMessage) => boolean, timeoutMs = 15_000): Promise<APIMessage> {
     return until(() => this.guild.channelMessages(channelId).find(predicate), `a message in ${channelId}`, timeoutMs);
   }
 

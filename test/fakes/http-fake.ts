@@ -83,7 +83,7 @@ export class HttpFake {
   }
 
   /** Resolves once the given request's client has hung up (or rejects after `timeoutMs`). */
-  async waitForClientClose(index: number, timeoutMs = 2000): Promise<void> {
+  async waitForClientClose(index: number, timeoutMs = 15_000): Promise<void> {
     const started = Date.now();
     while (!this.requests[index]?.clientClosed) {
       if (Date.now() - started > timeoutMs) throw new Error(`request ${index} was not closed by the client`);

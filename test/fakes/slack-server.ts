@@ -438,7 +438,7 @@ export class FakeSlack {
    * The first call of `method` (already received or still to come) that matches `predicate`.
    * Bolt acks an event before its listener runs, so this is how a test sees what the bot did.
    */
-  async waitForCall(method: string, predicate: (call: SlackCall) => boolean = () => true, timeoutMs = 5_000): Promise<SlackCall> {
+  async waitForCall(method: string, predicate: (call: SlackCall) => boolean = () => true, timeoutMs = 15_000): Promise<SlackCall> {
     const seen = this.calls.find((call) => call.method === method && predicate(call));
     if (seen) return seen;
     return new Promise<SlackCall>((resolve, reject) => {
@@ -458,7 +458,7 @@ export class FakeSlack {
   }
 
   /** The first post to `/response/<id>` (already received or still to come). */
-  async waitForResponse(id: string, timeoutMs = 5_000): Promise<ResponseUrlPost> {
+  async waitForResponse(id: string, timeoutMs = 15_000): Promise<ResponseUrlPost> {
     const seen = this.responsePosts.find((post) => post.id === id);
     if (seen) return seen;
     return new Promise<ResponseUrlPost>((resolve, reject) => {

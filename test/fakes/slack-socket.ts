@@ -35,7 +35,7 @@ export interface SocketAck {
 }
 
 export interface DeliverOptions {
-  /** How long to wait for the ack (default 5000 ms; Slack itself waits 3 s, then retries). */
+  /** How long to wait for the ack (default 15 s, generous for a busy machine; Slack itself waits 3 s, then retries). */
   timeoutMs?: number;
   /** To play a Slack retry of an undelivered envelope. */
   retryAttempt?: number;
@@ -89,7 +89,7 @@ export class FakeSlackSocket {
   }
 
   /** Resolves once `count` connections in all (since attach) have been greeted with `hello`. */
-  async waitForConnection(count = 1, timeoutMs = 5_000): Promise<void> {
+  async waitForConnection(count = 1, timeoutMs = 15_000): Promise<void> {
     if (this.accepted.length >= count) return;
     await new Promise<void>((resolve, reject) => {
       const check = (): void => {
@@ -107,7 +107,7 @@ export class FakeSlackSocket {
   }
 
   /** Resolves once no connection is open (e.g. after the bot stopped). */
-  async waitForNoConnections(timeoutMs = 5_000): Promise<void> {
+  async waitForNoConnections(timeoutMs = 15_000): Promise<void> {
     const started = Date.now();
     while (this.sockets.length > 0) {
       if (Date.now() - started > timeoutMs) throw new Error(`${this.sockets.length} Socket Mode connection(s) still open after ${timeoutMs} ms`);
@@ -135,7 +135,7 @@ export class FakeSlackSocket {
    * Send `{"type":"disconnect","reason":…}` to every open connection, as Slack does before it
    * recycles one. Resolves once the client has closed them.
    */
-  async disconnect(reason = 'refresh_requested', timeoutMs = 5_000): Promise<void> {
+  async disconnect(reason = 'refresh_requested', timeoutMs = 15_000): Promise<void> {
     const targets = [...this.sockets];
     for (const socket of targets) socket.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: 'fake' } }));
     const started = Date.now();
@@ -167,7 +167,7 @@ export class FakeSlackSocket {
       retry_attempt: options.retryAttempt ?? 0,
       retry_reason: options.retryReason ?? '',
     };
-    const timeoutMs = options.timeoutMs ?? 5_000;
+    const timeoutMs = options.timeoutMs ?? 15_000;
     const acked = new Promise<SocketAck>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(envelope.envelope_id);

@@ -182,9 +182,11 @@ describe('servers that fail to start are reported, not fatal', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('a missing command, a child that exits, a refused URL and a silent server are each reported while a good server works', async () => {
+  it('a missing command, a child that exits and a refused URL are each reported while a good server works', async () => {
     const logger = memoryLogger();
-    const manager = new McpManager({ logger, connectTimeoutMs: 1_500 });
+    // The product's deadline: the good server may take its time on a busy machine. A silent
+    // server, which only the deadline ends, has a test of its own below with a short one.
+    const manager = new McpManager({ logger });
     const refused = await refusedUrl();
     try {
       const report = await manager.start(
@@ -194,7 +196,6 @@ describe('servers that fail to start are reported, not fatal', () => {
           misplaced: { command: process.execPath, cwd: join(tmpdir(), 'no-such-folder-for-mcp-tests') },
           crashy: { command: process.execPath, args: ['-e', "console.error('NOTES_TOKEN is not set'); process.exit(3)"] },
           offline: { url: refused },
-          silent: { command: process.execPath, args: ['-e', 'process.stdin.resume()'] },
         }),
       );
       expect(report.connected).toEqual([{ server: 'notes', tools: NOTES_TOOLS.length }]);
@@ -203,10 +204,9 @@ describe('servers that fail to start are reported, not fatal', () => {
         { server: 'misplaced', error: `working directory not found: ${join(tmpdir(), 'no-such-folder-for-mcp-tests')}` },
         { server: 'crashy', error: 'the server process exited before the handshake finished; server stderr: NOTES_TOKEN is not set' },
         { server: 'offline', error: expect.stringMatching(new RegExp(`fetch failed.*ECONNREFUSED.*\\(${refused.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)$`)) },
-        { server: 'silent', error: 'no answer within 1500 ms' },
       ]);
       const warnings = logger.lines.filter((line) => line.level === 'warn');
-      expect(warnings.map((line) => (line.details as { server: string }).server)).toEqual(['ghost', 'misplaced', 'crashy', 'offline', 'silent']);
+      expect(warnings.map((line) => (line.details as { server: string }).server)).toEqual(['ghost', 'misplaced', 'crashy', 'offline']);
       expect(warnings[0]).toEqual({
         level: 'warn',
         message: 'MCP server failed to start; going on without it',
@@ -218,14 +218,18 @@ describe('servers that fail to start are reported, not fatal', () => {
     }
   });
 
-  it('a server that never answers and ignores SIGTERM is still gone when start() returns', async () => {
+  it('a server that never answers and ignores SIGTERM is reported at the deadline, and is still gone when start() returns', async () => {
     dir = await mkdtemp(join(tmpdir(), 'mcp-stubborn-'));
     const pidFile = join(dir, 'pid');
     const stubborn =
       "require('node:fs').writeFileSync(process.argv[1], String(process.pid)); process.on('SIGTERM', () => {}); process.stdin.resume(); setInterval(() => {}, 1000)";
-    const manager = new McpManager({ connectTimeoutMs: 500 });
+    const logger = memoryLogger();
+    const manager = new McpManager({ logger, connectTimeoutMs: 500 });
     const report = await manager.start(configOf({ stubborn: { command: process.execPath, args: ['-e', stubborn, pidFile] } }));
-    expect(report.failures).toEqual([{ server: 'stubborn', error: 'no answer within 500 ms' }]);
+    expect(report).toEqual({ connected: [], failures: [{ server: 'stubborn', error: 'no answer within 500 ms' }] });
+    expect(logger.lines.filter((line) => line.level === 'warn')).toEqual([
+      { level: 'warn', message: 'MCP server failed to start; going on without it', details: { server: 'stubborn', error: 'no answer within 500 ms' } },
+    ]);
     const pid = Number(await readFile(pidFile, 'utf8'));
     expect(isAlive(pid)).toBe(false);
     await manager.close();

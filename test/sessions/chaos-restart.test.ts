@@ -17,6 +17,7 @@
 // model requests, the Slack calls and the child's logs in $TMPDIR/chaos-restart-seed-<n>.log.
 import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai-server.js';
+import { SLACK_IDS } from '../fakes/slack-payloads.js';
 import { FakeSlack } from '../fakes/slack-server.js';
 import { chaosPlan, describePlan, parseSeeds } from '../support/chaos-plan.js';
 import { callsIn, ChaosRun, INTERRUPTED_RESULT, messagesOf, resultsByStep, STEPS, stepOf, type WireMessage } from '../support/chaos-run.js';
@@ -138,10 +139,12 @@ describe('SIGKILL at a seeded moment of a turn of six approved shell steps, then
       ).toEqual([expect.stringContaining(`step-${step}`)]);
     }
 
-    // A click on a question already settled (an old card, clicked again after the restart) is
-    // answered privately, and with nothing else.
+    // A click on a card already settled (an old card, clicked again after the restart) is
+    // answered privately with what became of it (approved, or declined by a "continue"), and
+    // with nothing else.
+    const settled = new RegExp(`^(Already approved by <@${SLACK_IDS.humanUserId}>|Already declined: <@${SLACK_IDS.humanUserId}> replied instead)\\.$`);
     const privateAnswers = new Set(slack.responsePosts.map((post) => (post.body as { text?: string }).text));
-    expect([...privateAnswers].filter((text) => text !== 'This was already answered.'), `private answers to clicks${story}`).toEqual([]);
+    expect([...privateAnswers].filter((text) => !settled.test(text ?? '')), `private answers to clicks${story}`).toEqual([]);
 
     if (process.env.CHAOS_VERBOSE) {
       console.log(chaos.summary(cut));

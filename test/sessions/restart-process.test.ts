@@ -83,6 +83,15 @@ async function setup() {
   return { fake, boot, marks };
 }
 
+/** Resolves once the marker file holds `line` (a generous bound, for a busy machine). */
+async function untilMarked(marks: () => Promise<string[]>, line: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await marks()).includes(line)) {
+    if (Date.now() > deadline) throw new Error(`no "${line}" in the marker file within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 type Body = { messages: { role: string; tool_calls?: { id: string }[]; tool_call_id?: string; content?: unknown }[] };
 
 function expectNoOrphans(body: Body): void {
@@ -121,7 +130,8 @@ describe('killed with SIGKILL and started again', () => {
     await first.call({ cmd: 'deliver', thread: 'T1', user: 'U1', text: 'migrate' });
     await first.waitForEvent('tool_started');
     await waitFor(() => fake.requests.length === 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Killed once the job's side effect has begun (its mark is written), however long that takes.
+    await untilMarked(marks, 'slow_migration:started');
     await first.kill();
     expect(await marks()).toEqual(['slow_migration:started']);
 

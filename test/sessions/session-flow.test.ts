@@ -219,15 +219,15 @@ describe('directory requests', () => {
 });
 
 describe('stopping', () => {
-  it('the starter stops a running turn; its pending prompt is closed, so a later click is stale', async () => {
+  it('the starter stops a running turn; its pending prompt is closed by them, so a later click is stale and can say who stopped it', async () => {
     const { bot } = await start([callTools(call('write'))], { tools: [recordingTool('write', risky)] });
     await bot.say('T1', 'U1', 'write');
     const prompt = await bot.waitForPrompt('T1');
     expect(await bot.manager.interrupt(bot.sessionId('T1'), 'U1')).toEqual({ status: 'done', sessionId: bot.sessionId('T1') });
     await bot.manager.idle();
     expect(bot.events('T1').at(-1)).toMatchObject({ type: 'turn_end', status: 'interrupted' });
-    expect((await bot.inbox.get(prompt.id))!.resolution).toEqual({ kind: 'interrupted' });
-    expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: false, reason: 'already_resolved' });
+    expect(await bot.inbox.get(prompt.id)).toMatchObject({ state: 'resolved', resolution: { kind: 'interrupted' }, resolvedBy: 'U1' });
+    expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: false, reason: 'already_resolved', item: { resolvedBy: 'U1' } });
   });
 
   it('a stranger may not stop a thread; a participant and an admin may', async () => {

@@ -48,9 +48,12 @@ describe('a reply declines an approval only if its author may approve it', () =>
     const root = await bot.mention('write my notes');
     const card = await waitForCard(bot, root, 'write_file', (text) => text.includes(PROMPT_ACTION));
 
-    await bot.reply(root, 'no, do something else', { user: BOB });
-    // Still waiting for Ada: the card keeps its buttons and the model was not asked again.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const bobs = await bot.reply(root, 'no, do something else', { user: BOB });
+    // Queued (👀), so handled: still waiting for Ada, the card keeps its buttons and the model
+    // was not asked again.
+    await waitFor(() => bot!.slack.reactionsOn(C, bobs).some((r) => r.name === 'eyes'));
+    const [sessionId] = await bot.core.store.listSessionIds();
+    expect(await bot.core.manager.controls.status(sessionId!, ADA)).toMatchObject({ status: 'done', value: { running: true, pendingPrompts: 1 } });
     expect(JSON.stringify(bot.slack.message(C, card.ts)!.blocks)).toContain(PROMPT_ACTION);
     expect(bot.llm.requests).toHaveLength(1);
 
@@ -245,8 +248,7 @@ describe('one Slack message is one thing', () => {
     await bot.deliver(mention);
     await bot.deliver(mention);
     await waitFor(() => bot!.slack.thread(C, root).some((m) => m.text.includes('Model switched to openai:gpt-4o')));
-    await bot.idle();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await bot.barrier();
     expect(bot.llm.requests).toHaveLength(1); // no turn started with the text "/model …"
     expect(bot.slack.thread(C, root).filter((m) => m.text.includes('Model switched'))).toHaveLength(1);
   });

@@ -20,34 +20,35 @@ export async function clickFeedback(
   vote: 'up' | 'down',
   options: { user?: string; channel?: string },
 ): Promise<string> {
+  const response = await sendInteraction(bot.url, bot.secret, feedbackClick(bot.slack, messageTs, vote, { ...options, responseUrl: bot.slack.responseUrl(bot.responseId) }));
+  if (response.status !== 200) throw new Error(`the feedback click got ${response.status}`);
+  return bot.responseId;
+}
+
+/** The `block_actions` Slack sends for a click on 👍 or 👎 of the message's feedback buttons (the test fails if it has none). */
+export function feedbackClick(slack: FakeSlack, messageTs: string, vote: 'up' | 'down', options: { user?: string; channel?: string; responseUrl: string }) {
   const channel = options.channel ?? SLACK_IDS.channelId;
-  const message = bot.slack.message(channel, messageTs);
+  const message = slack.message(channel, messageTs);
   if (!message) throw new Error(`no message ${messageTs}`);
   const blocks = (message.blocks ?? []) as { type?: string; block_id?: string; elements?: FeedbackElement[] }[];
   const block = blocks.find((b) => b.type === 'context_actions' && (b.elements ?? []).some((e) => e.type === 'feedback_buttons'));
   const element = block?.elements?.find((e) => e.type === 'feedback_buttons');
   if (!block || !element?.action_id) throw new Error(`no feedback buttons on ${messageTs}: ${JSON.stringify(message.blocks)}`);
   const button = vote === 'up' ? element.positive_button : element.negative_button;
-  const response = await sendInteraction(
-    bot.url,
-    bot.secret,
-    blockActions({
-      actionType: 'feedback_buttons',
-      actionId: element.action_id,
-      value: button?.value ?? '',
-      buttonText: button?.text?.text ?? vote,
-      ...(block.block_id ? { blockId: block.block_id } : {}),
-      messageTs,
-      channel,
-      user: options.user ?? SLACK_IDS.humanUserId,
-      responseUrl: bot.slack.responseUrl(bot.responseId),
-      messageText: message.text,
-      ...(message.threadTs ? { threadTs: message.threadTs } : {}),
-      messageBlocks: message.blocks ?? [],
-    }),
-  );
-  if (response.status !== 200) throw new Error(`the feedback click got ${response.status}`);
-  return bot.responseId;
+  return blockActions({
+    actionType: 'feedback_buttons',
+    actionId: element.action_id,
+    value: button?.value ?? '',
+    buttonText: button?.text?.text ?? vote,
+    ...(block.block_id ? { blockId: block.block_id } : {}),
+    messageTs,
+    channel,
+    user: options.user ?? SLACK_IDS.humanUserId,
+    responseUrl: options.responseUrl,
+    messageText: message.text,
+    ...(message.threadTs ? { threadTs: message.threadTs } : {}),
+    messageBlocks: message.blocks ?? [],
+  });
 }
 
 /** Submit a modal the bot opened, as the person `options.user` (default Ada). */

@@ -38,13 +38,25 @@ export interface SlackBot {
    * `eventTs` and `eventId` with a `retryNum` play Slack delivering that click again.
    */
   stopButton(threadTs: string, options?: { user?: string; channel?: string; eventTs?: string; eventId?: string; retryNum?: number; streamingMessageTs?: string[] }): Promise<void>;
-  /** Click a button of a card (found by its action id prefix and, optionally, choice). */
-  click(messageTs: string, match: { actionId: string; choice?: string }, options?: { user?: string; channel?: string }): Promise<string>;
+  /**
+   * Click a button of a card (found by its action id prefix and, optionally, choice).
+   * `seen`: the message as the person's Slack still shows it (a copy taken earlier), for a
+   * click on a card that has changed since; by default the message as it is now.
+   */
+  click(messageTs: string, match: { actionId: string; choice?: string }, options?: { user?: string; channel?: string; seen?: { text: string; blocks?: unknown[] } }): Promise<string>;
   /** Click 👍 ('up') or 👎 ('down') of the feedback buttons on a message; returns the response_url id. */
   feedback(messageTs: string, vote: 'up' | 'down', options?: { user?: string; channel?: string }): Promise<string>;
   /** Submit a modal the bot opened (FakeSlack.views() entry) with what the person typed in its inputs. */
   submitView(opened: { id: string; view: Record<string, unknown> }, values: Record<string, Record<string, string | null>>, options?: { user?: string }): Promise<void>;
   idle(): Promise<void>;
+  /**
+   * For a check that nothing happened: resolves once every event sent before it has been
+   * handled. A later event whose effect is seen proves it: `@bot /help` in a thread of its
+   * own, answered privately (Slack events are handled in the order the bot answered them, and
+   * it answers each once its listener has run), then no turn running. The barrier's own
+   * traces are its mention, one `chat.postEphemeral` and its private answer.
+   */
+  barrier(): Promise<void>;
   /**
    * The process dies: Slack can no longer reach this bot and nothing is shut down (a turn
    * waiting for a click stays waiting, nothing more is written). Boot another bot on the same
@@ -147,7 +159,7 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
     },
     async click(messageTs, match, o = {}) {
       const channel = o.channel ?? SLACK_IDS.channelId;
-      const message = slack.message(channel, messageTs);
+      const message = o.seen ?? slack.message(channel, messageTs);
       if (!message) throw new Error(`no message ${messageTs}`);
       const buttons = (message.blocks ?? []).flatMap((block) => ((block as { elements?: unknown[] }).elements ?? []) as { action_id?: string; value?: string; type?: string }[]);
       const button = buttons.find(
@@ -177,6 +189,12 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
     submitView: (opened, values, o = {}) => submitView({ url, secret: SECRET }, opened, values, o),
     deliver: (event) => deliver(event),
     idle: () => core.manager.idle(),
+    async barrier() {
+      const before = slack.ephemerals().length;
+      const root = await bot.mention('/help');
+      await waitFor(() => slack.ephemerals().slice(before).some((answer) => answer.threadTs === root), 8_000);
+      await core.manager.idle();
+    },
     async crash() {
       crashed = true;
       await connector.stop();
@@ -207,6 +225,6 @@ export async function waitForCard(bot: SlackBot, threadTs: string, tool: string,
       .find((m) => m.user === SLACK_IDS.botUserId && JSON.stringify(m.blocks ?? []).includes(`*${tool}*`) && predicate(JSON.stringify(m.blocks ?? [])));
     if (message) found = { ts: message.ts, text: message.text ?? '', blocks: message.blocks ?? [] };
     return found !== undefined;
-  }, 8_000);
+  }, 15_000);
   return found!;
 }

@@ -155,7 +155,7 @@ describe('stopping while a card waits for a decision', () => {
     );
     expect(late.status).toBe(200);
     const answer = await bot.slack.waitForResponse('late');
-    expect(answer.body).toMatchObject({ response_type: 'ephemeral', text: 'This was already answered.' });
+    expect(answer.body).toMatchObject({ response_type: 'ephemeral', text: `Stopped by <@${ADA}> before anyone answered.` });
     await bot.idle();
     expect(bot.llm.requests).toHaveLength(1);
     expect(cardText(bot, card.ts)).toContain('Closed: the turn was stopped');

@@ -89,9 +89,10 @@ describe('after a restart', () => {
     // One card for the call, not a second one posted by the new process.
     expect(slack.thread(C, root).filter((m) => JSON.stringify(m.blocks ?? []).includes('*run_shell*'))).toHaveLength(1);
 
-    // A second click on the same old button is answered privately and runs nothing.
-    const again = await second.click(card.ts, { actionId: PROMPT_ACTION, choice: 'once' }).catch(() => undefined);
-    expect(again).toBeUndefined(); // no buttons left to click
+    // A second click on the same old button (a client that still shows it) is answered
+    // privately, with who decided, and runs nothing.
+    const again = await second.click(card.ts, { actionId: PROMPT_ACTION, choice: 'once' }, { seen: card });
+    expect((await slack.waitForResponse(again)).body).toMatchObject({ response_type: 'ephemeral', text: `Already approved by <@${ADA}>.` });
     await second.idle();
     expect(await readFile(inOnlyConversation(join(dir, 'workspace'), 'runs.txt'), 'utf8')).toBe('ran\n');
   });

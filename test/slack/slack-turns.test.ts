@@ -79,8 +79,7 @@ describe('a mention starts a conversation in its thread', () => {
     const again = appMention({ text: 'hello', ts: root, user: ADA });
     await sendEvent(bot.url, 'test-signing-secret', eventCallback(again, { eventId: 'EvSAME' }), { retryNum: 1, retryReason: 'http_timeout' });
     await sendEvent(bot.url, 'test-signing-secret', eventCallback({ ...again, type: 'message' } as never, { eventId: 'EvOTHER' }));
-    await bot.idle();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await bot.barrier();
     expect(bot.llm.requests).toHaveLength(1);
   });
 
@@ -90,8 +89,9 @@ describe('a mention starts a conversation in its thread', () => {
     const { eventCallback, botMessage } = await import('../fakes/slack-payloads.js');
     await sendEvent(bot.url, 'test-signing-secret', eventCallback(botMessage({ text: `<@${SLACK_IDS.botUserId}> hi`, bot: 'other' })));
     await sendEvent(bot.url, 'test-signing-secret', eventCallback(botMessage({ text: 'echo of my own post', bot: 'self' })));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await bot.barrier();
     expect(bot.llm.requests).toHaveLength(0);
+    expect(await bot.core.store.listSessionIds()).toEqual([]);
   });
 });
 
@@ -119,8 +119,9 @@ describe('replies in the thread', () => {
   it('a plain channel message outside the bot\'s threads is ignored', async () => {
     bot = await bootSlackBot();
     await bot.reply('1700000000.000001', 'unrelated chatter');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await bot.barrier();
     expect(bot.llm.requests).toHaveLength(0);
+    expect(await bot.core.store.listSessionIds()).toEqual([]);
   });
 });
 
@@ -158,9 +159,12 @@ describe('tool cards and approvals', () => {
     expect(final).toContain(`Approved by <@${ADA}>`);
     expect(final).toContain('Done');
 
-    // A click on the stale card is answered privately.
-    const stale = await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'deny' }).catch(() => undefined);
-    expect(stale).toBeUndefined(); // the buttons are gone from the card
+    // A second Slack window still shows the card with its buttons: a Deny there is answered
+    // privately, with what became of the call, and changes nothing.
+    const stale = await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'deny' }, { seen: card });
+    expect((await bot.slack.waitForResponse(stale)).body).toMatchObject({ response_type: 'ephemeral', text: `Already approved by <@${ADA}>.` });
+    expect(JSON.stringify(bot.slack.message(C, card.ts)!.blocks)).toBe(final);
+    expect(bot.llm.requests).toHaveLength(2);
   });
 
   it('a shell call offers "Always allow this command"', async () => {

@@ -223,7 +223,8 @@ describe('when Redis is down', () => {
       const started = Date.now();
       const write = await failureOf(() => store.keyv.set('session:x', 'during'));
       const read = await failureOf(() => store.keyv.get('session:x'));
-      expect(Date.now() - started).toBeLessThan(3_000);
+      // At once, not queued until Redis is back (which would outlast the test): generous for a busy machine.
+      expect(Date.now() - started).toBeLessThan(10_000);
       expect((write as Error).message).toMatch(new RegExp(`Redis store set failed: not connected to Redis at 127\\.0\\.0\\.1:${redis.port}.*nothing was sent`));
       expect((read as Error).message).toMatch(/Redis store get failed: not connected/);
 

@@ -103,7 +103,8 @@ export function nextTick(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-export function waitFor(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
+/** Resolves once `predicate` holds; the default bound is generous, for a busy machine (it only lengthens a failure). */
+export function waitFor(predicate: () => boolean, timeoutMs = 15_000): Promise<void> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const check = (): void => {

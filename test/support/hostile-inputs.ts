@@ -52,20 +52,26 @@ export interface Stalls<T> {
 }
 
 /**
- * The stalls of the calmest of up to `attempts` runs of `work`, stopping at the first whose
- * stalls are all under `boundMs`. Work that holds the event loop shows in every run; a busy
- * machine not scheduling this process for a while shows in some only, and must not fail a
- * test (bounded by the number of runs, not by time).
+ * How many times the event loop turned while `work` ran: a count of work, where a stall in
+ * milliseconds is a count of the clock. Work that holds the loop lets it turn once per stretch
+ * it holds it, whatever the machine; on a busy machine the stretches take longer, not fewer.
+ * (The tests hold this count to the work's size; the bench reports the stalls in ms.)
  */
-export async function calmestStalls<T>(work: () => Promise<T>, boundMs: number, attempts = 3): Promise<Stalls<T>> {
-  let calmest: Stalls<T> | undefined;
-  const worst = (stalls: Stalls<T>): number => Math.max(stalls.maxDelayMs, stalls.longestTickGapMs);
-  for (let i = 0; i < attempts; i++) {
-    const stalls = await measureStalls(work);
-    if (!calmest || worst(stalls) < worst(calmest)) calmest = stalls;
-    if (worst(calmest) < boundMs) break;
+export async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  let running = true;
+  const turn = (): void => {
+    if (!running) return;
+    turns++;
+    setImmediate(turn);
+  };
+  setImmediate(turn);
+  try {
+    const result = await work();
+    return { result, turns };
+  } finally {
+    running = false;
   }
-  return calmest!;
 }
 
 /** Run `work` while watching the event loop: how long was it held at most? */

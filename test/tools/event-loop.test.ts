@@ -1,5 +1,8 @@
 // No input blocks the event loop: a hostile page or a catastrophic search pattern costs the
 // bot milliseconds of its event loop, never seconds, and a 🛑 stops a slow search at once.
+// Held to work, not to the clock (a busy machine must not fail them): the loop turns at least
+// once per slice of page it reads, a search in its worker leaves the loop free, and a page is
+// read in linear CPU time. bench/tools.bench.ts reports the stalls in milliseconds.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -7,30 +10,27 @@ import type { ToolDefinition } from '../../src/engine/index.js';
 import { htmlToText, htmlToTextAsync } from '../../src/tools/html-text.js';
 import { runningPatternWorkers } from '../../src/tools/pattern-worker.js';
 import { searchTool } from '../../src/tools/search.js';
-import { calmestStalls, CATASTROPHIC_LINE, hostilePages, writeCatastrophicWorkspace } from '../support/hostile-inputs.js';
+import { cpuMsOf } from '../support/cpu-time.js';
+import { CATASTROPHIC_LINE, hostilePages, turnsDuring, writeCatastrophicWorkspace } from '../support/hostile-inputs.js';
+import { waitFor } from '../support/engine-kit.js';
 import { asText, createSandbox, type Sandbox } from './tool-kit.js';
 
-/**
- * Generous against a busy machine (and the calmest of three runs is taken, see calmestStalls);
- * the regex versions held the loop for seconds to minutes.
- */
-const MAX_STALL_MS = 500;
 const PAGE_CHARS = 2 * 1024 * 1024;
+/** The most of a page read while the loop waits (the reader's slices are a quarter of it). */
+const MOST_CHARS_PER_TURN = 256 * 1024;
 
 describe('a hostile page', () => {
   it.each(Object.entries(hostilePages(PAGE_CHARS)))('of 2 MiB (%s) becomes text without holding the event loop', async (_shape, page) => {
-    const { result, maxDelayMs, longestTickGapMs } = await calmestStalls(() => htmlToTextAsync(page), MAX_STALL_MS);
-    expect(maxDelayMs).toBeLessThan(MAX_STALL_MS);
-    expect(longestTickGapMs).toBeLessThan(MAX_STALL_MS);
+    const { result, turns } = await turnsDuring(() => htmlToTextAsync(page));
+    // The regex version read the page in one stretch: the loop did not turn once.
+    expect(turns).toBeGreaterThanOrEqual(PAGE_CHARS / MOST_CHARS_PER_TURN);
     expect(result).toEqual(htmlToText(page));
   });
 
   it('is read in linear time even in one synchronous pass', () => {
     for (const page of Object.values(hostilePages(PAGE_CHARS))) {
-      const started = performance.now();
-      htmlToText(page);
-      // About 0.1 s here; the regex version would have taken minutes.
-      expect(performance.now() - started).toBeLessThan(2_000);
+      // About 0.1 s of CPU here; the regex version would have taken minutes.
+      expect(cpuMsOf(() => htmlToText(page))).toBeLessThan(2_000);
     }
   });
 
@@ -58,12 +58,13 @@ describe('a catastrophic search pattern', () => {
   });
 
   it('is stopped after its time limit, says so, and never holds the event loop', async () => {
-    const { result, maxDelayMs, longestTickGapMs } = await calmestStalls(() => run({ pattern: '^(a+)+$' }), MAX_STALL_MS);
+    const { result, turns } = await turnsDuring(() => run({ pattern: '^(a+)+$' }));
     expect(result).toBe(
       'the pattern took too long (over 0.5 s) and was stopped; simplify it or use literal: true (no matches in the 0 file(s) searched before it was stopped)',
     );
-    expect(maxDelayMs).toBeLessThan(MAX_STALL_MS);
-    expect(longestTickGapMs).toBeLessThan(MAX_STALL_MS);
+    // The pattern runs in its worker: the loop stays free (thousands of turns; on the main
+    // thread it would not have turned once in the 0.5 s).
+    expect(turns).toBeGreaterThanOrEqual(100);
     expect(runningPatternWorkers()).toBe(0);
   });
 
@@ -79,13 +80,13 @@ describe('a catastrophic search pattern', () => {
     const slow = searchTool(sandbox.builtin.workspace, 20_000, { timeLimitMs: 60_000 });
     const controller = new AbortController();
     const searching = slow.execute(slow.schema.parse({ pattern: '^(a+)+$' }), { signal: controller.signal, toolCallId: 'call_stop', sessionId: 'session-tools' });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(runningPatternWorkers()).toBe(1);
+    // Stopped while its worker searches (however long the worker takes to start on a busy machine).
+    await waitFor(() => runningPatternWorkers() === 1, 15_000);
     const stopped = performance.now();
     controller.abort(new Error('stopped by 🛑'));
     await expect(searching).rejects.toThrow('stopped by 🛑');
     // Against the 60 s it would otherwise run: generous for a busy machine, far from the budget.
-    expect(performance.now() - stopped).toBeLessThan(5_000);
+    expect(performance.now() - stopped).toBeLessThan(10_000);
     expect(runningPatternWorkers()).toBe(0);
   });
 

@@ -24,6 +24,12 @@ function pidsIn(output: unknown, label: string): number {
   return Number(match[1]);
 }
 
+/**
+ * "Promptly", against the `sleep 100` each stopped command would otherwise run: generous for a
+ * machine so busy that a signalled process takes seconds to be scheduled and reaped.
+ */
+const PROMPTLY_MS = 10_000;
+
 /** Settles with 'late' if `promise` takes longer than `ms`: a generous bound, not a measurement. */
 function within<T>(promise: Promise<T>, ms: number): Promise<T | 'late'> {
   let timer: NodeJS.Timeout | undefined;
@@ -126,7 +132,7 @@ describe('run_shell: stopping a command', () => {
     const running = sh('echo started; touch marker; sleep 100; echo never', controller.signal);
     await waitFor(() => existsSync(path.join(box.workspace, 'marker')), 10_000);
     controller.abort();
-    const result = await within(running, 1_500);
+    const result = await within(running, PROMPTLY_MS);
     expect(result).not.toBe('late');
     expect(result).toMatchObject({ interrupted: true, output: 'started\n', cwd: '.' });
     expect(await sh('echo again')).toEqual({ exitCode: 0, cwd: '.', output: 'again\n' });
@@ -138,7 +144,7 @@ describe('run_shell: stopping a command', () => {
     const running = sh("trap '' INT; sleep 100 & echo child=$!; touch marker; wait", controller.signal);
     await waitFor(() => existsSync(path.join(box.workspace, 'marker')), 10_000);
     controller.abort();
-    const result = await within(running, 1_500);
+    const result = await within(running, PROMPTLY_MS);
     expect(result).not.toBe('late');
     if (result === 'late') return;
     expect(result).toMatchObject({ interrupted: true, exitCode: null });
@@ -152,7 +158,7 @@ describe('run_shell: stopping a command', () => {
     const running = sh('echo working; touch marker; sleep 100');
     await waitFor(() => existsSync(path.join(box.workspace, 'marker')), 10_000);
     box.builtin.interruptHook();
-    const result = await within(running, 1_500);
+    const result = await within(running, PROMPTLY_MS);
     expect(result).toMatchObject({ interrupted: true, output: 'working\n' });
     expect(await sh('echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
   });

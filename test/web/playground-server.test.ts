@@ -258,7 +258,7 @@ describe('a thread in the playground', () => {
 
     const again = await bot.act('/api/click', { item: model.itemId, choice: 'once' });
     expect(again.status).toBe(409);
-    expect(again.body.message).toBe('This was already answered.');
+    expect(again.body.message).toBe('Already approved by @you.');
     const invented = await bot.act('/api/click', { item: 'no-such-item', choice: 'once' });
     expect(invented.status).toBe(409);
     expect(invented.body.message).toMatch(/no longer exists/);
