@@ -121,7 +121,7 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
       ...(finishReason ? { finishReason } : {}),
       ...(responseModel ? { responseModel } : {}),
       ...(error ? { error } : {}),
-      ...(options.captureContent ? { content: { input: request.messages, ...(answer ? { output: answer } : {}) } satisfies CallContent } : {}),
+      ...(options.captureContent ? { content: { input: [...request.messages], ...(answer ? { output: answer } : {}) } satisfies CallContent } : {}),
     });
     if (options.guard) await options.guard.settle(ticket, usage);
   }
