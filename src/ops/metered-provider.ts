@@ -63,13 +63,17 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
   const requester = request.meta?.requester ?? options.fallbackRequester?.();
   const maxOutputTokens = outputCeiling(request);
   let ticket: unknown;
+  let inputTokens: number | undefined;
   if (options.guard) {
     const admission = await options.guard.admit({
       place: options.place,
       ...(requester ? { requester } : {}),
       model: request.model,
       purpose,
-      inputTokens: estimateRequestTokens(request),
+      // Read only where a limit applies: walking the whole request per call is for nothing without one.
+      get inputTokens() {
+        return (inputTokens ??= estimateRequestTokens(request));
+      },
       maxOutputTokens,
     });
     if (!admission.ok) {
