@@ -10,7 +10,7 @@ import type { App, CustomRoute, Logger as BoltLogger, LogLevel } from '@slack/bo
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger } from '../../src/engine/index.js';
-import { METRICS_PATH, type MetricsEndpoint } from '../../src/ops/metrics/index.js';
+import { METRICS_PATH, type MetricsEndpoint } from '../../src/ops/metrics/metrics-endpoint.js';
 import { countedFetch } from './api-calls.js';
 import { CheckedApp } from './inbound-events.js';
 import { guardedFetch } from './outbound-guard.js';

@@ -5,7 +5,7 @@
 // metrics on (src/ops/metrics/metrics-endpoint.ts answers it). Anything else is 404.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isMetricsRequest, type MetricsEndpoint } from '../ops/metrics/index.js';
+import { isMetricsRequest, type MetricsEndpoint } from '../ops/metrics/metrics-endpoint.js';
 
 export interface HealthServer {
   readonly port: number;
