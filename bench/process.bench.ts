@@ -38,6 +38,10 @@ const SAMPLES = 10;
 const SAMPLE_EVERY_MS = 200;
 const CONCURRENT_TURNS = 1_000;
 const BURSTS = 3;
+/** The goals: resident memory idle and at the burst's peak, and the time from `npm start` to taking events. */
+const GOALS = { idleMb: 90, startMs: 600, burstPeakMb: 250 };
+/** How long one mention may wait for the bot's HTTP answer while 999 others arrive (a busy machine takes its time). */
+const SEND_TIMEOUT_MS = 300_000;
 /** Left out of the bot's folder: what a developer's checkout may hold that would change the run. */
 const NOT_LINKED = new Set(['.env', '.git', 'data', 'workspace', 'mcp.json']);
 
@@ -198,7 +202,7 @@ function concurrentTurns(): Promise<Burst> {
       llm.answerWith(toolThenAnswer);
       const mentions = Array.from({ length: CONCURRENT_TURNS }, (_, i) => appMention({ text: `list the files, please (${i})`, user: `U0PERSON${String(i).padStart(4, '0')}` }));
       const started = performance.now();
-      await Promise.all(mentions.map((mention) => sendEvent(`http://127.0.0.1:${bot.port}/slack/events`, SECRET, eventCallback(mention), { timeoutMs: 60_000 })));
+      await Promise.all(mentions.map((mention) => sendEvent(`http://127.0.0.1:${bot.port}/slack/events`, SECRET, eventCallback(mention), { timeoutMs: SEND_TIMEOUT_MS })));
       const roots = new Set(mentions.map((mention) => mention.ts));
       const answered = (): number =>
         new Set(
@@ -230,6 +234,7 @@ export const processSuite: BenchSuite = {
         value: median(starts.map((s) => s.idleMb)),
         unit: 'MB',
         note: `the bot's resident memory before its first message: npm start, Slack HTTP mode, fake model; largest of ${SAMPLES} samples after ${SETTLE_MS / 1000} s settled; median of ${STARTS} starts (${list(starts.map((s) => s.idleMb))})`,
+        goal: GOALS.idleMb,
       },
       {
         key: 'process.rss_after_first_answer_mb',
@@ -243,12 +248,13 @@ export const processSuite: BenchSuite = {
         unit: 'MB',
         note: 'npm itself, which stays as the parent of the bot it execs (not counted above)',
       },
-      { key: 'process.start_ms', value: median(starts.map((s) => s.startMs)), unit: 'ms', note: `npm start → 'Slack connector started', the build already made; median of ${STARTS} (${list(starts.map((s) => s.startMs))})` },
+      { key: 'process.start_ms', value: median(starts.map((s) => s.startMs)), unit: 'ms', note: `npm start → 'Slack connector started', the build already made; median of ${STARTS} (${list(starts.map((s) => s.startMs))})`, goal: GOALS.startMs },
       {
         key: 'process.concurrent_1000_peak_rss_mb',
         value: median(bursts.map((b) => b.peakMb)),
         unit: 'MB',
         note: `peak resident memory (VmHWM) of the bot while ${CONCURRENT_TURNS.toLocaleString('en-US')} people mention it at once, each turn a list_dir call then an answer, through Slack and the OpenAI SDK; median of ${BURSTS} bursts on fresh bots (${list(bursts.map((b) => b.peakMb))})`,
+        goal: GOALS.burstPeakMb,
       },
       {
         key: 'process.concurrent_1000_ms',

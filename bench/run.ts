@@ -1,7 +1,8 @@
 // Entry point of `npm run bench`: runs every suite in turn (or only those named:
 // `npm run bench -- recovery store`), prints one table of all their figures, and
 // merge-writes them into bench/results.json (see results.ts). Benchmarks report, they do
-// not judge: the exit code is 0 unless a suite itself breaks.
+// not judge: a figure with a goal is shown against it (✓ or ✗), and the exit code is 0
+// unless a suite itself breaks.
 import { anthropicProviderSuite } from './anthropic-provider.bench.js';
 import { clusterSuite } from './cluster.bench.js';
 import { discordSuite } from './discord.bench.js';
@@ -32,15 +33,26 @@ function formatValue(value: number): string {
   return value.toFixed(abs >= 100 ? 1 : abs >= 1 ? 2 : 4);
 }
 
+/** A goal as the table shows it, and whether the figure meets it (blank: no goal). */
+function goalCells(row: BenchRow): [string, string] {
+  if (row.goal === undefined) return ['', ''];
+  return [`≤ ${formatValue(row.goal)}`, Number.isFinite(row.value) && row.value <= row.goal ? '✓' : '✗'];
+}
+
 function printTable(rows: BenchRow[]): void {
-  const cells = rows.map((row) => [row.key, formatValue(row.value), row.unit, row.note]);
-  const header = ['figure', 'value', 'unit', 'note'];
+  const cells = rows.map((row) => [row.key, formatValue(row.value), row.unit, ...goalCells(row), row.note]);
+  const header = ['figure', 'value', 'unit', 'goal', '', 'note'];
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((cell) => cell[column]!.length)));
   const line = (cell: string[]): string =>
-    cell.map((text, column) => (column === 1 ? text.padStart(widths[column]!) : text.padEnd(widths[column]!))).join('  ').trimEnd();
+    cell.map((text, column) => (column === 1 || column === 3 ? text.padStart(widths[column]!) : text.padEnd(widths[column]!))).join('  ').trimEnd();
   console.log(line(header));
   console.log(widths.map((width) => '-'.repeat(width)).join('  '));
   for (const cell of cells) console.log(line(cell));
+  const judged = rows.filter((row) => row.goal !== undefined);
+  if (judged.length > 0) {
+    const missed = judged.filter((row) => goalCells(row)[1] === '✗');
+    console.log(`\ngoals: ${judged.length - missed.length} of ${judged.length} met${missed.length > 0 ? `; missed: ${missed.map((row) => row.key).join(', ')}` : ''} (reported, not enforced)`);
+  }
 }
 
 async function main(): Promise<void> {

@@ -52,7 +52,7 @@ import { PersonZones } from './schedules/person-zones.js';
 import { schedulesFrom } from './schedules/schedule-setup.js';
 import type { ScheduleClock } from './schedules/scheduler.js';
 import type { ProfileReloader } from './profiles/profile-setup.js';
-import { ProfileWatch } from './profiles/profile-watch.js';
+import type { ProfileWatch } from './profiles/profile-watch.js';
 import { botToolNames, knownNames } from './profiles/known-names.js';
 import { ModelCallGate } from './providers/model-gate.js';
 import { modelMenu } from './providers/model-menu.js';
@@ -263,7 +263,7 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     }),
   });
   // A change on disk reloads the profiles for new turns (src/profiles/profile-watch.ts).
-  const profileWatch = profileReloader ? new ProfileWatch(profileReloader, { logger }).start() : undefined;
+  const profileWatch = profileReloader ? new (await import('./profiles/profile-watch.js')).ProfileWatch(profileReloader, { logger }).start() : undefined;
   const baseWorkspaceDir = resolve(config.WORKSPACE_DIR);
   // DISABLED_TOOLS: never offered to the model (loadConfig refused unknown names).
   const disabledTools = new Set(disabledToolNames(config.DISABLED_TOOLS));
@@ -362,8 +362,8 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
     ...(options.scheduleClock ? { clock: options.scheduleClock } : {}),
   });
 
-  // Metrics: a sink on the operations bus, its gauges read from the sessions and the model-call
-  // gate. Imported only with METRICS on: prom-client is not even loaded otherwise.
+  // Metrics: a sink on the operations bus, its gauges read from the sessions and the model-call gate.
+  // With METRICS=off the metrics room (prom-client with it) is not even loaded.
   const metrics = config.METRICS ? (await import('./ops/metrics/index.js')).metricsOn(config, ops, { sessions: () => manager.load(), modelCalls: () => modelGate.load }, knownTools) : undefined;
   const setupWarnings = [...accessWarnings(access, policy.mode !== 'read-only'), ...opened.notes, ...(shell.warn ? [shell.message] : []), ...spend.warnings];
   for (const warning of setupWarnings) logger.warn({}, warning);

@@ -23,6 +23,19 @@ export function wantedPlatforms(config: Config): string[] {
   return [...(slackConfigured(config) ? ['slack'] : []), ...(discordConfigured(config) ? ['discord'] : [])];
 }
 
+/**
+ * Begin loading the configured connectors' modules (their SDKs: Bolt, discord.js), without
+ * waiting: the core's start-up mostly waits (the platform check, the sandbox probe, the store),
+ * and the connectors' hundreds of modules compile meanwhile instead of after. Loading them does
+ * nothing else; a failure is reported by `createConnectors`, which imports them again.
+ */
+export function preloadConnectors(config: Config): void {
+  const loading: Promise<unknown>[] = [];
+  if (slackConfigured(config)) loading.push(import('../../connectors/slack/slack-connector.js'));
+  if (discordConfigured(config)) loading.push(import('../../connectors/discord/discord-connector.js'));
+  for (const load of loading) load.catch(() => undefined);
+}
+
 /** Build (not start) every configured connector; on a failure, the ones already built are closed. */
 export async function createConnectors(setup: ConnectorSetup): Promise<ChatConnector[]> {
   const built: ChatConnector[] = [];

@@ -17,7 +17,7 @@ import type { ChatConnector } from '../../connectors/shared/chat-connector.js';
 import { ConfigError, configStartProblems, type Config } from '../config.js';
 import { startCore, type Core } from '../core.js';
 import type { SecretMasker } from '../secrets/index.js';
-import { createConnectors, wantedPlatforms } from './connectors.js';
+import { createConnectors, preloadConnectors, wantedPlatforms } from './connectors.js';
 import { platformProblems, whatRunsWhere } from './preflight.js';
 import { metricsOnSharedPorts, metricsPlacement, placementWords } from '../ops/metrics/metrics-placement.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
@@ -67,6 +67,7 @@ export async function runBot(options: RunOptions): Promise<number> {
     console.error(new ConfigError(problems).message);
     return 2;
   }
+  if (!options.connectors) preloadConnectors(config);
   // Before the core: a refused token or an unreachable platform leaves nothing on disk.
   const unreachable = options.connectors ? [] : await platformProblems(config);
   if (unreachable.length > 0) {

@@ -40,9 +40,14 @@ export class CompactionRunner {
     this.lastUsage = usage;
   }
 
-  async *checkpoint(setting: ModelCallSetting): AsyncGenerator<EngineEvent, void, undefined> {
+  /** The checkpoint before a model call: what to compact with when a compaction is due, else undefined. */
+  due(setting: ModelCallSetting): CompactionContext | undefined {
     const context = this.context(setting);
-    if (!this.compactor.isDue(context)) return;
+    return this.compactor.isDue(context) ? context : undefined;
+  }
+
+  /** Compact, when `due` said so. */
+  async *checkpoint(context: CompactionContext): AsyncGenerator<EngineEvent, void, undefined> {
     // Announced first: a summary takes seconds and the user should know why it is quiet.
     yield { type: 'compacting' };
     try {

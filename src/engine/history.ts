@@ -25,6 +25,16 @@ export interface ToolRound {
 export class History {
   private readonly list: Message[];
   private readonly usedToolCallIds = new Set<string>();
+  /**
+   * The current turn's requesters, newest first, kept as messages are appended: the engine
+   * asks for them on every model call and tool round, and walking back through a long turn
+   * each time made every iteration cost as much as the turn was long. A new array whenever
+   * it changes, so a caller may keep the one it got.
+   */
+  private requesters: readonly (string | undefined)[] = [];
+  private requester: string | undefined;
+  /** A turn ended (a final answer, a turn-ending notice) since the last user message. */
+  private turnEndedSinceUser = false;
 
   constructor(
     messages: readonly Message[],
@@ -33,6 +43,7 @@ export class History {
     this.list = [...messages];
     for (const message of this.list) {
       if (message.role === 'assistant') for (const call of message.tool_calls ?? []) this.usedToolCallIds.add(call.id);
+      this.noteTurn(message);
     }
   }
 
@@ -48,6 +59,7 @@ export class History {
 
   async append(message: Message): Promise<void> {
     this.list.push(message);
+    this.noteTurn(message);
     if (this.onAppend) await this.onAppend(message, this.list.length - 1);
   }
 
@@ -95,15 +107,30 @@ export class History {
    * message with no tool calls) or the last notice that ended a turn; walking back further
    * would only add people, which makes grants cover less, never more.
    */
-  turnRequesters(): (string | undefined)[] {
-    const requesters: (string | undefined)[] = [];
-    for (let i = this.list.length - 1; i >= 0; i--) {
-      const message = this.list[i]!;
-      if (message.role === 'user') requesters.push(message.source?.userId);
-      else if (message.role === 'assistant' && (message.tool_calls ?? []).length === 0 && requesters.length > 0) break;
-      else if (message.role === 'notice' && TURN_ENDING_NOTICES.has(message.kind) && requesters.length > 0) break;
+  turnRequesters(): readonly (string | undefined)[] {
+    return this.requesters;
+  }
+
+  /** The person whose message the turn answers: the newest requester that names one. */
+  turnRequester(): string | undefined {
+    return this.requester;
+  }
+
+  /** Keeps `turnRequesters` as the walk back from the end would find them. */
+  private noteTurn(message: Message): void {
+    if (message.role === 'user') {
+      const userId = message.source?.userId;
+      if (this.turnEndedSinceUser) {
+        this.requesters = [userId];
+        this.requester = userId;
+      } else {
+        this.requesters = [userId, ...this.requesters];
+        this.requester = userId ?? this.requester;
+      }
+      this.turnEndedSinceUser = false;
+    } else if ((message.role === 'assistant' && (message.tool_calls ?? []).length === 0) || (message.role === 'notice' && TURN_ENDING_NOTICES.has(message.kind))) {
+      this.turnEndedSinceUser = true;
     }
-    return requesters;
   }
 
   unansweredToolCalls(): ToolCall[] {

@@ -197,3 +197,8 @@ export function hasImages(messages: readonly Message[]): boolean {
 export function toolErrorContent(reason: string, detail?: Record<string, unknown>): string {
   return JSON.stringify({ error: 'tool call not executed', reason, ...detail });
 }
+
+/** The reason a call that a stop cut short (or never started) is answered with. */
+export const INTERRUPTED_BY_USER = 'interrupted by user';
+/** The reason a call that was running when the bot restarted is answered with (it is not run again). */
+export const INTERRUPTED_BY_RESTART = 'interrupted by a restart: it may have run partly; it was not run again';

@@ -9,10 +9,12 @@ import type { CompactionState } from './compaction.js';
 import type { EngineEvent } from './events.js';
 import type { AssistantMessage, Message, Usage } from './messages.js';
 import { buildOutbound, type AttachmentView, type PdfAdapter } from './outbound.js';
-import { ProviderError, type AssistantTurn, type CallMeta, type ModelCapabilities, type Provider, type TokenUsage, type ToolSchema } from './provider.js';
+import { ProviderError, type AssistantTurn, type CallMeta, type ModelCapabilities, type Provider, type ProviderRequest, type TokenUsage, type ToolSchema } from './provider.js';
+import type { StopScope } from './abort.js';
 import { bridgeStream } from './stream-bridge.js';
 import { parseToolArguments } from './tool-arguments.js';
 import type { OutputMask, PendingToolCall } from './tool-calls.js';
+import type { ContextProvider } from './turn-engine.js';
 
 /** Masks text that arrives in pieces: `push` returns what may be shown now, `end` the rest. */
 export interface StreamMask {
@@ -36,13 +38,15 @@ export interface ModelCall {
   model: string;
   messages: readonly Message[];
   compactionState: CompactionState | null;
-  /** The per-call `<system-context>` block (may take a moment to gather). */
-  systemContext: () => string | Promise<string>;
+  /** The per-call `<system-context>` block (may take a moment to gather); absent: none. */
+  contextProvider: ContextProvider | undefined;
+  sessionId: string;
   pdfAdapter: PdfAdapter | undefined;
   attachmentView: AttachmentView | undefined;
   tools: ToolSchema[];
   settings: Record<string, unknown> | undefined;
-  signal: AbortSignal;
+  /** The turn's stop: every chunk is raced against it. */
+  stop: StopScope;
   mask: OutputMask;
   maskStream: () => StreamMask;
   /** Who the call is for (src/ops/ accounting): passed on as the request's `meta`. */
@@ -51,50 +55,39 @@ export interface ModelCall {
 
 export async function* streamModel(call: ModelCall): AsyncGenerator<EngineEvent, StreamOutcome, undefined> {
   // What was shown, masked: a cut-short answer is kept in history as the thread showed it.
-  let text = '';
-  let reasoning = '';
+  // Each mask is made when its first piece arrives: most calls stream no reasoning.
+  const shown = { text: '', reasoning: '' };
+  let textMask: StreamMask | undefined;
+  let reasoningMask: StreamMask | undefined;
   let final: AssistantTurn | undefined;
-  const textMask = call.maskStream();
-  const reasoningMask = call.maskStream();
-  /** The held-back ends, let out when the stream is over, however it ended. */
-  const flush = function* (): Generator<EngineEvent, void, undefined> {
-    const restText = textMask.end();
-    if (restText) {
-      text += restText;
-      yield { type: 'assistant_delta', text: restText };
-    }
-    const restReasoning = reasoningMask.end();
-    if (restReasoning) {
-      reasoning += restReasoning;
-      yield { type: 'reasoning_delta', text: restReasoning };
-    }
-  };
+  let failure: { error: unknown } | undefined;
+  const signal = call.stop.signal;
   try {
-    const request = {
+    const request: ProviderRequest = {
       model: call.model,
       messages: buildOutbound(call.messages, {
         compactionState: call.compactionState,
         capabilities: call.capabilities,
-        systemContext: await call.systemContext(),
+        systemContext: call.contextProvider ? await call.contextProvider({ model: call.model, sessionId: call.sessionId }) : '',
         pdfAdapter: call.pdfAdapter,
         attachmentView: call.attachmentView,
       }),
       tools: call.capabilities.tools ? call.tools : [],
       settings: call.settings,
-      ...(call.meta ? { meta: call.meta } : {}),
     };
-    for await (const chunk of bridgeStream(call.provider, request, call.signal)) {
+    if (call.meta) request.meta = call.meta;
+    for await (const chunk of bridgeStream(call.provider, request, call.stop)) {
       switch (chunk.type) {
         case 'text_delta': {
-          const shown = textMask.push(chunk.text);
-          text += shown;
-          if (shown) yield { type: 'assistant_delta', text: shown };
+          const text = (textMask ??= call.maskStream()).push(chunk.text);
+          shown.text += text;
+          if (text) yield { type: 'assistant_delta', text };
           break;
         }
         case 'reasoning_delta': {
-          const shown = reasoningMask.push(chunk.text);
-          reasoning += shown;
-          if (shown) yield { type: 'reasoning_delta', text: shown };
+          const text = (reasoningMask ??= call.maskStream()).push(chunk.text);
+          shown.reasoning += text;
+          if (text) yield { type: 'reasoning_delta', text };
           break;
         }
         case 'final':
@@ -103,26 +96,42 @@ export async function* streamModel(call: ModelCall): AsyncGenerator<EngineEvent,
       }
     }
   } catch (error) {
-    yield* flush();
-    if (call.signal.aborted) return { kind: 'interrupted', text, reasoning };
-    return { kind: 'failed', error, text, reasoning };
+    failure = { error };
   }
-  yield* flush();
+  // The held-back ends, let out when the stream is over, however it ended.
+  const restText = textMask?.end();
+  if (restText) {
+    shown.text += restText;
+    yield { type: 'assistant_delta', text: restText };
+  }
+  const restReasoning = reasoningMask?.end();
+  if (restReasoning) {
+    shown.reasoning += restReasoning;
+    yield { type: 'reasoning_delta', text: restReasoning };
+  }
+  if (failure) {
+    if (signal.aborted) return { kind: 'interrupted', text: shown.text, reasoning: shown.reasoning };
+    return { kind: 'failed', error: failure.error, text: shown.text, reasoning: shown.reasoning };
+  }
   if (final) return { kind: 'answer', turn: maskedTurn(final, call.mask) };
-  if (call.signal.aborted) return { kind: 'interrupted', text, reasoning };
+  if (signal.aborted) return { kind: 'interrupted', text: shown.text, reasoning: shown.reasoning };
   return {
     kind: 'failed',
     error: new ProviderError('connection', 'The model stream ended before the answer was complete.'),
-    text,
-    reasoning,
+    text: shown.text,
+    reasoning: shown.reasoning,
   };
 }
 
 /** The answer's words masked as whole texts (its tool calls are the model's words to the approver, shown as written). */
 function maskedTurn(turn: AssistantTurn, mask: OutputMask): AssistantTurn {
+  const text = turn.text ? mask(turn.text) : turn.text;
+  const reasoning = turn.reasoning ? mask(turn.reasoning) : turn.reasoning;
+  // Most answers hold no secret: the provider's turn is kept as it is (nothing edits it later).
+  if (text === turn.text && reasoning === turn.reasoning) return turn;
   const masked = { ...turn };
-  if (turn.text) masked.text = mask(turn.text);
-  if (turn.reasoning) masked.reasoning = mask(turn.reasoning);
+  if (turn.text) masked.text = text;
+  if (turn.reasoning) masked.reasoning = reasoning;
   return masked;
 }
 
@@ -138,17 +147,19 @@ export interface RecordableAnswer {
  * in the session, arguments parsed once (mangled ones kept raw for the error result),
  * usage tagged with the model, provider-private `_extras` kept for replay.
  */
-export function recordableAnswer(answer: AssistantTurn, model: string, uniqueToolCallId: (proposed: string | null | undefined) => string): RecordableAnswer {
+export function recordableAnswer(answer: AssistantTurn, model: string, ids: { uniqueToolCallId(proposed: string | null | undefined): string }): RecordableAnswer {
   const pending: PendingToolCall[] = answer.toolCalls.map((call) => {
     const args = parseToolArguments(call.arguments);
-    return { call: { id: uniqueToolCallId(call.id), type: 'function', function: { name: call.name, arguments: args.stored } }, args };
+    return { call: { id: ids.uniqueToolCallId(call.id), type: 'function', function: { name: call.name, arguments: args.stored } }, args };
   });
   const message: AssistantMessage = { role: 'assistant', content: answer.text ?? null, ts: Date.now() };
   if (pending.length > 0) message.tool_calls = pending.map((p) => p.call);
   if (answer.reasoning) message.reasoning = answer.reasoning;
   if (answer.usage) message.usage = tagUsage(answer.usage, model);
-  for (const [key, value] of Object.entries(answer.extras ?? {})) {
-    if (key.startsWith('_') && key !== '_display') message[key] = value;
+  if (answer.extras) {
+    for (const [key, value] of Object.entries(answer.extras)) {
+      if (key.startsWith('_') && key !== '_display') message[key] = value;
+    }
   }
   const event: EngineEvent = {
     type: 'assistant_message',

@@ -61,9 +61,17 @@ interface ViewCache {
   lastUserIndex: number;
   /** Where each call of the latest assistant message stands among its calls. */
   callOrder: Map<string, number>;
+  /** The user message the last call's `<system-context>` block was added to, put back before the view changes. */
+  withContext: { index: number; original: OutboundMessage } | undefined;
 }
 const viewCache = new WeakMap<readonly Message[], ViewCache>();
 
+/**
+ * The messages a model call sends. The array is the cache's own view, not a copy (a copy per
+ * call was most of what a call allocated in a long turn): it holds until the next build for
+ * the same history, so a provider converts it during its call, and anything that keeps it
+ * longer (the traces' content capture) copies it.
+ */
 export function buildOutbound(messages: readonly Message[], options: OutboundOptions): OutboundMessage[] {
   let cache = viewCache.get(messages);
   if (!cache || !stillValid(cache, messages, options)) {
@@ -78,19 +86,26 @@ export function buildOutbound(messages: readonly Message[], options: OutboundOpt
       view: [],
       lastUserIndex: -1,
       callOrder: new Map(),
+      withContext: undefined,
     };
-    extendView(cache, applyCompactionView(messages, options.compactionState), options);
+    const view = applyCompactionView(messages, options.compactionState);
+    extendView(cache, view, 0, options);
     viewCache.set(messages, cache);
-  } else if (cache.covered < messages.length) {
-    extendView(cache, messages.slice(cache.covered), options);
+  } else {
+    if (cache.withContext) {
+      cache.view[cache.withContext.index] = cache.withContext.original;
+      cache.withContext = undefined;
+    }
+    if (cache.covered < messages.length) extendView(cache, messages, cache.covered, options);
   }
   cache.covered = messages.length;
   cache.lastCovered = messages.at(-1);
 
-  const out = cache.view.slice();
+  const out = cache.view;
   const context = options.systemContext?.trim();
   const lastUser = out[cache.lastUserIndex];
   if (context && lastUser?.role === 'user') {
+    cache.withContext = { index: cache.lastUserIndex, original: lastUser };
     out[cache.lastUserIndex] = { role: 'user', content: withSystemContext(lastUser.content, context) };
   }
   return out;
@@ -108,8 +123,10 @@ function stillValid(cache: ViewCache, messages: readonly Message[], options: Out
   );
 }
 
-function extendView(cache: ViewCache, messages: readonly Message[], options: OutboundOptions): void {
-  for (const message of messages) {
+/** Add `messages` from index `from` on to the view. */
+function extendView(cache: ViewCache, messages: readonly Message[], from: number, options: OutboundOptions): void {
+  for (let i = from; i < messages.length; i++) {
+    const message = messages[i]!;
     if (message.role === 'notice') continue;
     let stripped = strippedCache.get(message);
     if (!stripped) {
@@ -121,10 +138,19 @@ function extendView(cache: ViewCache, messages: readonly Message[], options: Out
       if (adapted !== stripped.content) stripped = { role: 'user', content: adapted };
       cache.lastUserIndex = cache.view.length;
     }
-    if (stripped.role === 'assistant') cache.callOrder = new Map((stripped.tool_calls ?? []).map((call, index) => [call.id, index]));
+    if (stripped.role === 'assistant') cache.callOrder = callOrderOf(stripped.tool_calls);
     if (stripped.role === 'tool') insertInCallOrder(cache, stripped);
     else cache.view.push(stripped);
   }
+}
+
+const NO_CALLS = new Map<string, number>();
+
+function callOrderOf(calls: readonly ToolCall[] | undefined): Map<string, number> {
+  if (!calls || calls.length === 0) return NO_CALLS;
+  const order = new Map<string, number>();
+  for (let i = 0; i < calls.length; i++) order.set(calls[i]!.id, i);
+  return order;
 }
 
 /**
@@ -133,12 +159,15 @@ function extendView(cache: ViewCache, messages: readonly Message[], options: Out
  * A result moves back only past other results of the same round.
  */
 function insertInCallOrder(cache: ViewCache, result: Extract<OutboundMessage, { role: 'tool' }>): void {
-  const order = (message: OutboundMessage | undefined) =>
-    message?.role === 'tool' ? (cache.callOrder.get(message.tool_call_id) ?? -1) : Number.NEGATIVE_INFINITY;
   const rank = cache.callOrder.get(result.tool_call_id) ?? Number.POSITIVE_INFINITY;
   let at = cache.view.length;
-  while (at > 0 && order(cache.view[at - 1]) > rank) at--;
-  cache.view.splice(at, 0, result);
+  while (at > 0 && rankIn(cache, cache.view[at - 1]) > rank) at--;
+  if (at === cache.view.length) cache.view.push(result);
+  else cache.view.splice(at, 0, result);
+}
+
+function rankIn(cache: ViewCache, message: OutboundMessage | undefined): number {
+  return message?.role === 'tool' ? (cache.callOrder.get(message.tool_call_id) ?? -1) : Number.NEGATIVE_INFINITY;
 }
 
 function stripSidecars(message: Exclude<Message, { role: 'notice' }>): OutboundMessage {

@@ -15,6 +15,7 @@ export interface ToolSchema {
 
 export interface ProviderRequest {
   model: string;
+  /** The engine's view of the history (outbound.ts): read it during the call; it is not a copy, and changes after. */
   messages: OutboundMessage[];
   tools: ToolSchema[];
   settings?: Record<string, unknown>;

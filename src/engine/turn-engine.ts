@@ -10,6 +10,7 @@
 // first pulled: a stop that arrives in between (a 🛑 right after the message) still lands.
 // So iterate what you start: a reserved turn holds the engine until its events are drained.
 import { randomUUID } from 'node:crypto';
+import { StopScope } from './abort.js';
 import { setMaxListeners } from 'node:events';
 import { noCompaction, type CompactionState, type Compactor } from './compaction.js';
 import { CompactionRunner, type ModelCallSetting } from './compaction-runner.js';
@@ -23,10 +24,10 @@ import { piecewise, recordableAnswer, streamModel, type StreamMask } from './mod
 import { contentWithoutFiles, SteeringQueue, type InputPreparer, type SteeringMessage, type SteeringReceipt } from './steering.js';
 import type { AttachmentView, PdfAdapter } from './outbound.js';
 import { denyAll, riskBasedPolicy, SessionGrants, type Approver, type GrantsSnapshot, type PermissionPolicy } from './permissions.js';
-import { describeProviderError, isContextOverflow, ProviderError, type AssistantTurn, type Provider, type ProviderResolver, type ToolSchema } from './provider.js';
+import { describeProviderError, isContextOverflow, ProviderError, type CallMeta, type Provider, type ProviderResolver, type ToolSchema } from './provider.js';
 import { DEFAULT_MAX_RESULT_CHARS, MIN_MAX_RESULT_CHARS } from './result-cap.js';
 import { parseToolArguments } from './tool-arguments.js';
-import { INTERRUPTED_BY_USER, runToolCalls, type OutputMask, type PendingToolCall, type ToolPassContext } from './tool-calls.js';
+import { INTERRUPTED_BY_USER, runToolCalls, type OutputMask, type ToolPassContext } from './tool-calls.js';
 import { InMemoryToolLedger, type ToolLedger } from './tool-ledger.js';
 import { isWritesFenced } from './fenced.js';
 import { ToolRegistry, type ToolDefinition } from './tools.js';
@@ -114,8 +115,12 @@ interface ActiveTurn {
   kind: TurnKind;
   controller: AbortController;
   signal: AbortSignal;
+  /** The turn's stop, as the model calls and tools race it. */
+  stop: StopScope;
   iterations: number;
   ended: boolean;
+  /** What the tool rounds of this turn share (made at its first round). */
+  pass?: ToolPassContext;
 }
 
 type Opening = (this: TurnEngine, turn: ActiveTurn) => AsyncGenerator<EngineEvent, 'tools_done' | void, undefined>;
@@ -298,7 +303,7 @@ export class TurnEngine {
       if (!round || round.unanswered.length === 0) return 'tools_done' as const;
       const started = await this.ledger.started(this.sessionId, round.round);
       const pending = round.unanswered.map((call) => ({ call, args: parseToolArguments(call.function.arguments) }));
-      yield* runToolCalls(this.toolPassContext(turn, round.round), pending, undefined, started);
+      yield* runToolCalls(this.toolPassContext(turn), round.round, pending, undefined, started);
       yield { type: 'iteration_end', iteration: 0 };
       return 'tools_done' as const;
     });
@@ -413,7 +418,7 @@ export class TurnEngine {
     // Node's default warning threshold of 10. Leaks are still caught: every race releases
     // its listener (test/engine/stream-bridge.test.ts counts them).
     setMaxListeners(64, controller.signal);
-    const turn: ActiveTurn = { kind, controller, signal: controller.signal, iterations: 0, ended: false };
+    const turn: ActiveTurn = { kind, controller, signal: controller.signal, stop: new StopScope(controller.signal), iterations: 0, ended: false };
     this.active = turn;
     return this.drive(turn, opening);
   }
@@ -455,11 +460,12 @@ export class TurnEngine {
         return yield* this.endFailed(turn, error, '', '');
       }
 
-      yield* this.compacting.checkpoint(setting);
+      const compaction = this.compacting.due(setting);
+      if (compaction) yield* this.compacting.checkpoint(compaction);
       if (turn.signal.aborted) return yield* this.endInterrupted(turn);
 
       turn.iterations++;
-      const outcome = yield* this.callModel(setting);
+      const outcome = yield* this.callModel(setting, turn.stop);
       if (outcome.kind === 'interrupted') {
         await this.history.appendPartial(outcome.text, outcome.reasoning);
         return yield* this.endInterrupted(turn);
@@ -471,8 +477,13 @@ export class TurnEngine {
         return yield* this.endFailed(turn, outcome.error, outcome.text, outcome.reasoning);
       }
 
-      const { turn: answer } = outcome;
-      const pending = yield* this.appendAssistant(answer);
+      // The answer, recorded: its tool calls are the round to run.
+      const answer = outcome.turn;
+      const recorded = recordableAnswer(answer, this.currentModel, this.history);
+      if (answer.usage) this.compacting.noteUsage(answer.usage);
+      await this.history.append(recorded.message);
+      yield recorded.event;
+      const pending = recorded.pending;
       if (pending.length === 0) {
         // The answer is whole even if a stop arrived as it finished: it stands.
         if (!turn.signal.aborted && this.steering.size > 0) {
@@ -481,43 +492,39 @@ export class TurnEngine {
         }
         return 'completed';
       }
-      yield* runToolCalls(this.toolPassContext(turn, pending[0]!.call.id), pending, answer.finishReason);
+      yield* runToolCalls(this.toolPassContext(turn), pending[0]!.call.id, pending, answer.finishReason);
       yield { type: 'iteration_end', iteration: turn.iterations };
-      const next = yield* this.afterToolRound(turn);
-      if (next !== 'continue') return next;
+      if (turn.signal.aborted) return yield* this.endInterrupted(turn);
+      if (this.steering.size > 0) yield* this.steering.inject(this.history, this.prepareInput, turn.signal);
     }
   }
 
-  /** The checkpoint after a tool round: stop, or take steering and go on. */
+  /** The checkpoint after a tool round (a resumed one): stop, or take steering and go on. */
   private async *afterToolRound(turn: ActiveTurn): AsyncGenerator<EngineEvent, TurnEndStatus | 'continue', undefined> {
     if (turn.signal.aborted) return yield* this.endInterrupted(turn);
     yield* this.steering.inject(this.history, this.prepareInput, turn.signal);
     return 'continue';
   }
 
-  private callModel(setting: ModelCallSetting) {
+  private callModel(setting: ModelCallSetting, stop: StopScope) {
+    const requester = this.history.turnRequester();
     return streamModel({
-      ...setting,
+      provider: setting.provider,
+      capabilities: setting.capabilities,
+      model: setting.model,
       messages: this.history.messages,
       compactionState: this.compacting.state,
-      systemContext: () => this.contextProvider?.({ model: this.currentModel, sessionId: this.sessionId }) ?? '',
+      contextProvider: this.contextProvider,
+      sessionId: this.sessionId,
       pdfAdapter: this.pdfAdapter,
       attachmentView: this.attachmentView,
       tools: this.toolSchemas(),
       settings: this.modelSettings,
+      stop,
       mask: this.maskOutput,
       maskStream: this.maskStream,
-      meta: { purpose: 'turn', ...requesterOf(this.history.turnRequesters()) },
+      meta: requester !== undefined ? { purpose: 'turn', requester } : TURN_META,
     });
-  }
-
-  /** Record a complete assistant turn; returns its tool calls, ready for the tool pass. */
-  private async *appendAssistant(answer: AssistantTurn): AsyncGenerator<EngineEvent, PendingToolCall[], undefined> {
-    const recorded = recordableAnswer(answer, this.currentModel, (id) => this.history.uniqueToolCallId(id));
-    if (answer.usage) this.compacting.noteUsage(answer.usage);
-    await this.history.append(recorded.message);
-    yield recorded.event;
-    return recorded.pending;
   }
 
   // ---- endings -----------------------------------------------------------------------
@@ -591,20 +598,25 @@ export class TurnEngine {
     return this.interactiveSchemas.length > 0 ? [...registered, ...this.interactiveSchemas] : registered;
   }
 
-  private toolPassContext(turn: ActiveTurn, round: string): ToolPassContext {
-    return {
+  /** What this turn's tool rounds share, made once a turn; who asked is read again each round (steering adds people). */
+  private toolPassContext(turn: ActiveTurn): ToolPassContext {
+    const requesters = this.history.turnRequesters();
+    if (turn.pass) {
+      turn.pass.requesters = requesters;
+      return turn.pass;
+    }
+    turn.pass = {
       sessionId: this.sessionId,
-      signal: turn.signal,
+      stop: turn.stop,
       tools: this.registry,
       policy: this.policy,
       approver: this.approver,
       grants: this.grants,
-      requesters: this.history.turnRequesters(),
+      requesters,
       maxCallsPerResponse: this.maxToolCallsPerResponse,
       interactive: this.interactive,
       inbox: this.inbox,
       ledger: this.ledger,
-      round,
       logger: this.logger,
       toolStopGraceMs: this.toolStopGraceMs,
       append: (message) => this.history.append(message),
@@ -612,11 +624,9 @@ export class TurnEngine {
       mask: this.maskOutput,
       maxResultChars: this.maxResultChars,
     };
+    return turn.pass;
   }
 }
 
-/** The person whose message the turn answers: the latest user message that names one. */
-function requesterOf(requesters: (string | undefined)[]): { requester?: string } {
-  const requester = requesters.find((id) => id !== undefined);
-  return requester ? { requester } : {};
-}
+/** A turn's model call for no one in particular (no message named a person). */
+const TURN_META: CallMeta = { purpose: 'turn' };

@@ -70,13 +70,15 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
   let ticket: unknown;
   let inputTokens: number | undefined;
   if (options.guard) {
-    inputTokens = estimateRequestTokens(request);
     const admission = await options.guard.admit({
       place: options.place,
       ...(requester ? { requester } : {}),
       model: request.model,
       purpose,
-      inputTokens,
+      // Read only where a limit applies: walking the whole request per call is for nothing without one.
+      get inputTokens() {
+        return (inputTokens ??= estimateRequestTokens(request));
+      },
       maxOutputTokens,
     });
     if (!admission.ok) {
@@ -129,7 +131,7 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
       ...(finishReason ? { finishReason } : {}),
       ...(responseModel ? { responseModel } : {}),
       ...(error ? { error } : {}),
-      ...(options.captureContent ? { content: { input: request.messages, ...(answer ? { output: answer } : {}) } satisfies CallContent } : {}),
+      ...(options.captureContent ? { content: { input: [...request.messages], ...(answer ? { output: answer } : {}) } satisfies CallContent } : {}),
     });
     if (options.guard) await options.guard.settle(ticket, usage);
   }

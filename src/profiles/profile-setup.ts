@@ -7,7 +7,7 @@ import { resolve, sep } from 'node:path';
 import type { EngineLogger } from '../engine/index.js';
 import { ProfileBook } from './profile-book.js';
 import { profileChecks, type KnownNames } from './profile-checks.js';
-import { ProfilesFileError, readProfilesFile, type ProfileChecks } from './profile-file.js';
+import type { ProfileChecks } from './profile-file.js';
 import { Profiles, type ProfileEnvironment } from './profiles.js';
 
 export interface ProfileSetup {
@@ -21,6 +21,8 @@ export async function profilesFrom(path: string | undefined, options: { env: Pro
   const profiles = new Profiles(book, options.env);
   if (!path) return { profiles };
   const reloader = new ProfileReloader(resolve(path), book, profileChecks(options.known), options.logger);
+  // The file's reader (YAML and the profiles' schema) is loaded only when there is a file to read.
+  const { ProfilesFileError, readProfilesFile } = await import('./profile-file.js');
   const first = await readProfilesFile(reloader.path, reloader.checks);
   if (!first.ok) throw new ProfilesFileError(reloader.path, first.problems);
   book.replace(first.profiles);
@@ -38,6 +40,7 @@ export class ProfileReloader {
 
   /** Read the file again: applied when good (for new turns), else the last good profiles stay and each problem is logged. */
   async reload(): Promise<{ ok: true; profiles: string[] } | { ok: false; problems: string[] }> {
+    const { readProfilesFile } = await import('./profile-file.js');
     const reading = await readProfilesFile(this.path, this.checks);
     if (!reading.ok) {
       for (const problem of reading.problems) this.logger.error({ file: this.path }, `PROFILES: ${problem}`);

@@ -39,8 +39,8 @@ async function loaded(log: string, pid: number): Promise<{ packages: Set<string>
   return { packages, own };
 }
 
-/** What a Slack-only bot with no MCP servers, on SQLite, logging JSON, has no use for (sharp and unpdf: not before a shared image or PDF). */
-const NEVER_LOADED = ['discord.js', '@discordjs/rest', '@discordjs/ws', '@modelcontextprotocol/sdk', 'ioredis', 'pino-pretty', '@anthropic-ai/sdk', 'htmlparser2', 'tsx', 'esbuild', 'sharp', 'unpdf'];
+/** What a Slack-only bot with no MCP servers, on SQLite, logging JSON, with no PROFILES, has no use for (sharp and unpdf: not before a shared image or PDF). */
+const NEVER_LOADED = ['yaml', 'discord.js', '@discordjs/rest', '@discordjs/ws', '@modelcontextprotocol/sdk', 'ioredis', 'pino-pretty', '@anthropic-ai/sdk', 'htmlparser2', 'tsx', 'esbuild', 'sharp', 'unpdf'];
 
 describe('a start loads only what it runs', () => {
   it('a Slack bot in HTTP mode loads no other platform, no MCP SDK, no Redis, no pretty printer, no other vendor, no TypeScript loader; its model SDK comes with the first call', { timeout: 60_000 }, async () => {
@@ -62,6 +62,8 @@ describe('a start loads only what it runs', () => {
     // No traces endpoint set: no OpenTelemetry package, and none of the traces' own modules but the settings.
     expect([...idle.packages].filter((name) => name.startsWith('@opentelemetry/'))).toEqual([]);
     expect(idle.own.filter((file) => /ops\/traces\/trace-(pipeline|sink|content)/.test(file))).toEqual([]);
+    // No PROFILES: no YAML reader, no profiles schema, no file watch.
+    expect(idle.own.filter((file) => /profiles\/profile-(file|schema|watch)/.test(file))).toEqual([]);
 
     const mention = appMention({ text: 'hello there' });
     await sendEvent(bot.eventsUrl, 'secret', eventCallback(mention));
@@ -79,14 +81,22 @@ describe('a start loads only what it runs', () => {
     expect([...life.packages].filter((name) => name.startsWith('@opentelemetry/') && name !== '@opentelemetry/api')).toEqual([]);
   });
 
-  it('with METRICS=off nothing of the metrics loads: no prom-client, no sink', { timeout: 60_000 }, async () => {
+  it('a capability switched off loads nothing: METRICS=off brings no prom-client and no metrics room', { timeout: 60_000 }, async () => {
     const fakes = await startBotFakes(cleanups);
     const log = join(fakes.dir, 'modules.log');
     const bot = await BotProcess.start(slackHttpEnv(fakes, 'secret', { LOG_FORMAT: 'json', METRICS: 'off', NODE_OPTIONS: `--import ${MODULE_LOG_HOOK}`, MODULE_LOG: log }), fakes.dir);
     cleanups.push(() => bot.kill());
-    const idle = await loaded(log, bot.pid!);
-    expect(idle.packages).toContain('@slack/bolt');
-    expect(idle.packages).not.toContain('prom-client');
-    expect(idle.own.filter((file) => /ops\/metrics\/(metrics-sink|metric-families|hot-series|index)/.test(file))).toEqual([]);
+    const mention = appMention({ text: 'hello there' });
+    await sendEvent(bot.eventsUrl, 'secret', eventCallback(mention));
+    await waitFor(() => fakes.slack.thread(SLACK_IDS.channelId, mention.ts).some((message) => message.user === SLACK_IDS.botUserId && message.text.includes('hello there')), 20_000);
+    bot.signal('SIGTERM');
+    expect(await bot.exited).toBe(0);
+
+    // Over its whole life, a turn answered included.
+    const life = await loaded(log, bot.pid!);
+    expect(life.packages).toContain('@slack/bolt');
+    expect(life.packages).toContain('openai');
+    expect([...life.packages].filter((name) => name === 'prom-client' || name.startsWith('@opentelemetry/') || NEVER_LOADED.includes(name))).toEqual([]);
+    expect(life.own.filter((file) => /ops\/metrics\/(metrics-sink|metric-families|hot-series|index)|ops\/traces\/trace-(pipeline|sink|content)|profiles\/profile-(file|schema|watch)/.test(file))).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ABORTED, defineTool, linkedAbortController, raceAbort } from '../../src/engine/index.js';
+import { ABORTED, defineTool, linkedAbortController, raceAbort, StopScope, type Compactor } from '../../src/engine/index.js';
 import { bridgeStream } from '../../src/engine/stream-bridge.js';
 import { call, callTools, say, ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
 import { collect, engineWith, lowRisk, only, recordingTool, risky } from '../support/engine-kit.js';
@@ -79,6 +79,73 @@ describe('the stream bridge', () => {
     parent.abort();
     expect(first.controller.signal.aborted).toBe(true);
     expect(second.controller.signal.aborted).toBe(false);
+  });
+
+  it('a stop scope races and links on one listener, and a stop ends every wait it holds', async () => {
+    const turn = new AbortController();
+    const stop = new StopScope(turn.signal);
+    for (let i = 0; i < 1000; i++) {
+      expect(await stop.race(Promise.resolve(i))).toBe(i);
+      await expect(stop.race(Promise.reject(new Error('no')))).rejects.toThrow('no');
+      stop.unlink(stop.link());
+    }
+    expect(stop.size).toBe(0);
+    expect(getEventListeners(turn.signal, 'abort')).toHaveLength(1);
+    const pending = stop.race(new Promise<number>(() => undefined));
+    const linked = stop.link();
+    turn.abort(new Error('stopped'));
+    expect(await pending).toBe(ABORTED);
+    expect(linked.signal.aborted).toBe(true);
+    expect(linked.signal.reason).toEqual(new Error('stopped'));
+    expect(stop.size).toBe(0);
+    // After the stop: a race is lost at once, a link is born aborted.
+    expect(await stop.race(new Promise<number>(() => undefined))).toBe(ABORTED);
+    expect(stop.link().signal.aborted).toBe(true);
+  });
+
+  it('a turn holds one listener on its signal, however many model calls, tools and tool signals race it', async () => {
+    let turnSignal: AbortSignal | undefined;
+    const held: number[] = [];
+    // The checkpoint before each model call is given the turn's own signal.
+    const compactor: Compactor = {
+      isDue: (context) => {
+        turnSignal ??= context.signal;
+        held.push(getEventListeners(context.signal, 'abort').length);
+        return false;
+      },
+      compact: async () => null,
+    };
+    const probe = defineTool({
+      name: 'probe',
+      description: 'looks at the turn while it runs',
+      schema: z.object({ i: z.number() }),
+      metadata: lowRisk,
+      execute: async (_args, { signal }) => {
+        expect(signal.aborted).toBe(false);
+        held.push(getEventListeners(turnSignal!, 'abort').length);
+        return 'seen';
+      },
+    });
+    const steps: Step[] = [];
+    for (let i = 0; i < 20; i++) steps.push(callTools(call('probe', { i }), call('probe', { i: i + 100 })));
+    steps.push(say('done'));
+    const { engine } = engineWith(steps, { tools: [probe], compactor, maxIterations: 30 });
+    const events = await collect(engine.run('go'));
+    expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed', iterations: 21 });
+    expect(only(events, 'tool_finished').filter((e) => e.status === 'ok')).toHaveLength(40);
+    expect(held).toHaveLength(21 + 40);
+    expect(Math.max(...held)).toBe(1);
+  });
+
+  it("a model call's signal is its own: handed out again only when the call left nothing listening to it", async () => {
+    const steps = (): Step[] => [callTools(call('look', { i: 1 })), callTools(call('look', { i: 2 })), say('done')];
+    const clean = engineWith(steps(), { tools: [recordingTool('look', lowRisk)] });
+    await collect(clean.engine.run('go'));
+    expect(new Set(clean.provider.signals).size).toBe(1);
+    const leaky = new ScriptedProvider(steps(), { leakSignalListeners: true });
+    const { engine } = engineWith([], { provider: leaky, tools: [recordingTool('look', lowRisk)] });
+    await collect(engine.run('go'));
+    expect(new Set(leaky.signals).size).toBe(3);
   });
 
   describe('on one long-lived engine', () => {
