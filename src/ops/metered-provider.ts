@@ -12,6 +12,10 @@
 // its answer is given the estimate the guard was asked with (the request's input tokens) and
 // its output counted from the answer, marked `estimated`, before anything else reads it, so the
 // spend limits, /usage and the thread's usage footer all count it, and say it is an estimate.
+// A call stopped or failed after its answer began streaming is charged the same way: the
+// server read the whole input and billed what it wrote, though no usage ever arrives. A call
+// that failed before its first token (refused, a 429, a 5xx) is settled with none, as servers
+// bill those at nothing.
 import { randomUUID } from 'node:crypto';
 import { ProviderError, type AssistantTurn, type CallMeta, type OutboundMessage, type Provider, type ProviderChunk, type ProviderRequest, type ProviderResolver, type TokenUsage } from '../engine/index.js';
 import { parseModelRef } from '../providers/model-ref.js';
@@ -97,12 +101,14 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
   let error: string | undefined;
   let answer: AssistantTurn | undefined;
   let firstToken = false;
+  let streamedChars = 0;
   try {
     for await (let chunk of inner.stream(request, signal)) {
       if (!firstToken && (chunk.type === 'text_delta' || chunk.type === 'reasoning_delta' || chunk.type === 'final')) {
         firstToken = true;
         options.ops.emit({ type: 'model_call_first_token', at: now(), place: options.place, callId });
       }
+      if (chunk.type !== 'final') streamedChars += chunk.text.length;
       if (chunk.type === 'final') {
         if (!chunk.turn.usage) chunk = { type: 'final', turn: { ...chunk.turn, usage: estimatedUsage(chunk.turn, inputTokens ?? estimateRequestTokens(request), maxOutputTokens) } };
         usage = countsOf(chunk.turn.usage!);
@@ -117,6 +123,7 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
     throw thrown;
   } finally {
     if (!error && !finishReason) error = signal.aborted ? 'interrupted' : 'incomplete';
+    if (!usage && firstToken) usage = countsOf(cutShortUsage(streamedChars, inputTokens ?? estimateRequestTokens(request), maxOutputTokens));
     options.ops.emit({
       type: 'model_call_ended',
       at: now(),
@@ -152,6 +159,11 @@ export function estimatedUsage(answer: AssistantTurn, inputTokens: number, maxOu
   let chars = (answer.text?.length ?? 0) + (answer.reasoning?.length ?? 0);
   for (const call of answer.toolCalls) chars += call.name.length + call.arguments.length;
   return { input: inputTokens, output: Math.min(maxOutputTokens, Math.ceil(chars / 4)), estimated: true };
+}
+
+/** What a call cut short after its answer began used, by estimate: its input, and what it streamed at four characters a token. */
+export function cutShortUsage(streamedChars: number, inputTokens: number, maxOutputTokens: number): TokenUsage {
+  return { input: inputTokens, output: Math.min(maxOutputTokens, Math.ceil(streamedChars / 4)), estimated: true };
 }
 
 /** The vendor of a model as the session names it (`openai`, `anthropic`, `demo`). */

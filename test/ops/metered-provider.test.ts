@@ -95,20 +95,42 @@ describe('the metered provider', () => {
     expect(guard.settled).toEqual([]);
   });
 
-  it('a call that fails is settled once with no usage and reported with its error kind; a compaction call is paid by the starter', async () => {
-    const { heard, guard, provider } = setup([{ text: 'part', chunkSize: 2, failAfterChunks: 1, error: new ProviderError('server', 'boom') }]);
+  it('a call that fails before its first token is settled once with no usage and reported with its error kind; a compaction call is paid by the starter', async () => {
+    const { heard, guard, provider } = setup([{ text: 'part', chunkSize: 2, failAfterChunks: 0, error: new ProviderError('server', 'boom') }]);
     await expect(drain(provider.stream(request({ meta: { purpose: 'compaction' } }), new AbortController().signal))).rejects.toThrow('boom');
     expect(guard.asked[0]).toMatchObject({ requester: 'U-starter', purpose: 'compaction' });
     expect(guard.settled).toEqual([{ ticket: 't1', usage: undefined }]);
     expect(heard.at(-1)).toMatchObject({ type: 'model_call_ended', error: 'server', purpose: 'compaction' });
+    expect(heard.at(-1)).not.toHaveProperty('tokens');
   });
 
-  it('a consumer that walks away mid-stream still settles the call', async () => {
+  it('a call that fails after its answer began is charged its input and what it streamed, marked as estimated', async () => {
+    const { heard, guard, provider } = setup([{ text: 'x'.repeat(40), chunkSize: 20, failAfterChunks: 1, error: new ProviderError('server', 'boom') }]);
+    await expect(drain(provider.stream(request(), new AbortController().signal))).rejects.toThrow('boom');
+    // The input is the estimate the guard was asked with before the call.
+    expect(guard.asked[0]!.inputTokens).toBe(104);
+    const charged = { input: 104, cachedInput: 0, cacheWrite: 0, output: 5, reasoning: 0, estimated: true };
+    expect(guard.settled).toEqual([{ ticket: 't1', usage: charged }]);
+    expect(heard.at(-1)).toMatchObject({ type: 'model_call_ended', error: 'server', tokens: charged });
+  });
+
+  it('a call stopped mid-stream (or walked away from) is settled once, charged its input and what it streamed', async () => {
     const { guard, provider } = setup([{ text: 'abcdef', chunkSize: 1 }]);
     for await (const chunk of provider.stream(request(), new AbortController().signal)) {
       if (chunk.type === 'text_delta') break;
     }
-    expect(guard.settled).toEqual([{ ticket: 't1', usage: undefined }]);
+    expect(guard.settled).toEqual([{ ticket: 't1', usage: { input: 104, cachedInput: 0, cacheWrite: 0, output: 1, reasoning: 0, estimated: true } }]);
+
+    const stopped = setup([{ text: 'y'.repeat(80), chunkSize: 40 }]);
+    const stop = new AbortController();
+    const seen: ProviderChunk[] = [];
+    // The scripted provider ends quietly on its signal, as the SDKs' streams end on a stop.
+    for await (const chunk of stopped.provider.stream(request(), stop.signal)) {
+      seen.push(chunk);
+      if (chunk.type === 'text_delta') stop.abort();
+    }
+    expect(seen.filter((chunk) => chunk.type === 'text_delta')).toHaveLength(1);
+    expect(stopped.guard.settled).toEqual([{ ticket: 't1', usage: { input: 104, cachedInput: 0, cacheWrite: 0, output: 10, reasoning: 0, estimated: true } }]);
   });
 
   it('the output ceiling: the request\'s max_tokens, else Anthropic\'s 8192, else the model\'s limit; images count 1,000 tokens', () => {
