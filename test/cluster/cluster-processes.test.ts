@@ -449,6 +449,7 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     expect((await cluster.sendEvent(0, eventCallback(event))).status).toBe(200);
     await until('the command started', async () => (await fileText(dir, 'zombie.txt')).includes('started'), cluster);
     const owner = await cluster.waitForOwner(sessionId);
+    const pausedLease = await cluster.leaseOf(sessionId);
     const pausedAt = Date.now();
     cluster.pause(owner);
     const { slot: successor, at } = await cluster.waitForTakeover(sessionId, owner);
@@ -466,7 +467,12 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     expect(botMessages(slack, event.ts).filter((m) => m.text.includes('Answered once'))).toHaveLength(1);
     const late = slack.calls.slice(callsBefore).filter((call) => /^chat\.(postMessage|startStream|appendStream)$/.test(call.method));
     expect(late.map((call) => call.method)).toEqual([]);
-    expect(await cluster.ownerOf(sessionId)).not.toBe(owner);
+    // The lease the paused owner held is gone for good. The new owner lets the session go once
+    // it is idle, so anyone (the former owner too, by a sweep) may hold it by now, but only
+    // under a later epoch, which fences everything the paused owner began under its own.
+    const leaseNow = await cluster.leaseOf(sessionId);
+    expect(pausedLease?.node).toBe(cluster.nodeOf(owner));
+    if (leaseNow) expect(leaseNow.epoch).toBeGreaterThan(pausedLease!.epoch);
     // The transcript as the store holds it, through the model's eyes: one more message to the
     // new owner, and its request carries one result for the call (the new owner's), not two.
     llm.replyText('Still one result.');
