@@ -1,7 +1,7 @@
 // The few file operations every cgroup version shares: a cgroup is a folder whose files are
 // the kernel's, made with mkdir, removed with rmdir (never by deleting its files), and told
 // things by writing a line into one of them.
-import { rmdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 
 /** rmdir of a cgroup whose last process is still being torn down fails (EBUSY) for a moment. */
 const REMOVE_TRIES = 20;
@@ -31,5 +31,15 @@ export function writeQuietly(file: string, value: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** The `oom_kill N` count in a memory cgroup's events file (v1: memory.oom_control, v2: memory.events); 0 when unread. */
+export function oomKillCount(eventsFile: string): number {
+  try {
+    const match = /^oom_kill (\d+)$/m.exec(readFileSync(eventsFile, 'utf8'));
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0;
   }
 }

@@ -5,7 +5,7 @@
 // container; the kernel's rules for v1 let any writer make children anywhere it may write.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { removeCgroup, tryRemoveCgroup, writeQuietly } from './cgroup-files.js';
+import { removeCgroup, tryRemoveCgroup, writeQuietly, oomKillCount } from './cgroup-files.js';
 import type { CommandCgroup, CommandCgroups } from './command-cgroup.js';
 import { processAlive } from './process-alive.js';
 
@@ -64,7 +64,8 @@ export class CgroupV1Commands implements CommandCgroups {
     }
     return {
       add: (pid) => writeQuietly(path.join(folder, 'cgroup.procs'), String(pid)),
-      oomKills: () => oomKills(folder),
+      // memory.oom_control counts them on kernels since 4.13
+      oomKills: () => oomKillCount(path.join(folder, 'memory.oom_control')),
       remove: () => removeCgroup(folder),
     };
   }
@@ -86,16 +87,6 @@ function ownMemoryCgroup(file: string): string | null {
     return null;
   }
   return null;
-}
-
-/** `oom_kill N` in memory.oom_control (kernels since 4.13). */
-function oomKills(folder: string): number {
-  try {
-    const match = /^oom_kill (\d+)$/m.exec(readFileSync(path.join(folder, 'memory.oom_control'), 'utf8'));
-    return match ? Number(match[1]) : 0;
-  } catch {
-    return 0;
-  }
 }
 
 /** Folders left by bots that are gone (killed before they could clean up): empty cgroups, removable. */

@@ -20,7 +20,7 @@
 // folder in for /sys/fs/cgroup and check each step of the protocol.
 import { accessSync, appendFileSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { removeCgroup, tryRemoveCgroup, writeQuietly } from './cgroup-files.js';
+import { removeCgroup, tryRemoveCgroup, writeQuietly, oomKillCount } from './cgroup-files.js';
 import type { CommandCgroup, CommandCgroups } from './command-cgroup.js';
 import { processAlive } from './process-alive.js';
 
@@ -125,7 +125,7 @@ export class CgroupV2Commands implements CommandCgroups {
     }
     return {
       add: (pid) => writeQuietly(path.join(folder, 'cgroup.procs'), String(pid)),
-      oomKills: () => oomKills(folder),
+      oomKills: () => oomKillCount(path.join(folder, 'memory.events')),
       remove: () => removeCgroup(folder),
     };
   }
@@ -207,16 +207,6 @@ function parentOf(pid: number): number | null {
     return Number.isInteger(parent) ? parent : null;
   } catch {
     return null;
-  }
-}
-
-/** `oom_kill N` in memory.events: processes the kernel ended in this cgroup. */
-function oomKills(folder: string): number {
-  try {
-    const match = /^oom_kill (\d+)$/m.exec(readFileSync(path.join(folder, 'memory.events'), 'utf8'));
-    return match ? Number(match[1]) : 0;
-  } catch {
-    return 0;
   }
 }
 
