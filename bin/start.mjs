@@ -14,7 +14,7 @@ import module from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
-import { buildFolder, ROOT, shown, sourceStamp } from './build.mjs';
+import { BUNDLE_FOLDER, buildFolder, ROOT, shown, sourceStamp } from './build.mjs';
 import { V8_FLAGS } from './v8-flags.mjs';
 
 // Before the bot allocates anything (v8-flags.mjs says what and why).
@@ -46,7 +46,7 @@ if (built) {
   } catch {
     // a Node that refuses: start uncached
   }
-  await import(pathToFileURL(join(folder, 'src', 'main.js')).href);
+  await import(pathToFileURL(join(folder, BUNDLE_FOLDER, 'main.js')).href);
 } else {
   const { register } = await import('tsx/esm/api');
   register();

@@ -13,7 +13,7 @@ export interface ErrorFacts {
   code: string | undefined;
   /** The API's own message, when there is one. */
   apiMessage: string | undefined;
-  /** The SDK error class name (`APIConnectionError`, `APIConnectionTimeoutError`, …). */
+  /** The SDK error class name (`APIConnectionError`, `APIConnectionTimeoutError`, …), as the code running has it (`APIConnectionError2` in the bundle). */
   className: string;
 }
 
@@ -21,10 +21,13 @@ export function friendlyProviderError(facts: ErrorFacts, cause: unknown): Provid
   const { vendor, model, status, code } = facts;
   const detail = facts.apiMessage ? ` (${truncate(facts.apiMessage, 160)})` : '';
   const make = (kind: ProviderErrorKind, message: string) => new ProviderError(kind, message, { status, cause });
-  if (facts.className === 'APIConnectionTimeoutError') {
+  // The bundle (bin/build.mjs) renames a class whose name another module in its chunk also
+  // uses, by a number at the end: the OpenAI and Anthropic SDKs both have these two classes.
+  const className = facts.className.replace(/\d+$/, '');
+  if (className === 'APIConnectionTimeoutError') {
     return make('stalled', `${vendor} did not answer in time. Try again in a moment.`);
   }
-  if (facts.className === 'APIConnectionError' || (status === undefined && /connection/i.test(facts.className))) {
+  if (className === 'APIConnectionError' || (status === undefined && /connection/i.test(className))) {
     return make('connection', `Could not reach ${vendor}: check the network or the base URL.`);
   }
   if (status === 401 || status === 403) {

@@ -4,20 +4,17 @@
 // npm's shell, against the fake Slack in HTTP mode and the fake model: the first start
 // compiles, a second reuses the build, an edit is compiled and run by the next start, two
 // first starts at once share one build, and where no build can be written the bot still starts
-// from its sources through tsx, saying so in words. The compiled PDF reader finds its child
-// process's entry (plain JavaScript, copied into the build).
+// from its sources through tsx, saying so in words. The bundled code still finds its project
+// folder (test/slack/slack-files-process.test.ts: and the PDF reader's entry beside it).
+import { execFile } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { build } from '../../bin/build.mjs';
-import type { botPaths } from '../../src/sandbox/protected-paths.js';
 import { slackHttpEnv, startBotFakes, type BotFakes } from '../support/bot-fakes.js';
 import { waitFor } from '../support/engine-kit.js';
-import { writeTextPdf } from '../support/file-fixtures.js';
 import { alive, cloneCopy, NpmStart, processesIn } from '../support/npm-start.js';
-import { tempDir } from '../support/test-connector.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -54,26 +51,21 @@ async function builds(dir: string): Promise<string[]> {
 }
 
 describe('npm start compiles the bot, and only when the sources changed', () => {
-  it('the compiled bot still knows its project folder, which the shell sandbox hides', async () => {
-    // dist/<stamp>/src/sandbox/ is two levels deeper than src/sandbox/: the project folder is
-    // found by its package.json, not by counting levels.
-    const compiled = (await import(pathToFileURL(join(await build(), 'src', 'sandbox', 'protected-paths.js')).href)) as { botPaths: typeof botPaths };
+  it('the bundled bot still knows its project folder, which the shell sandbox hides', { timeout: 60_000 }, async () => {
+    // Its code runs from dist/<stamp>/bundle/, deeper than src/sandbox/: the project folder is
+    // found from the place the build tells the code it stands for (bin/build.mjs), by its package.json.
+    const fakes = await startBotFakes(cleanups);
     const project = realpathSync(fileURLToPath(new URL('../..', import.meta.url)));
-    expect(compiled.botPaths({ storeUrl: 'memory://', mcpConfig: 'mcp.json', workingDir: '/tmp' }).protected).toContainEqual({ path: project, what: "the bot's project folder" });
-  });
-
-  it("the compiled bot reads a PDF's text in its reader process, whose entry the build carries beside it", { timeout: 60_000 }, async () => {
-    const folder = await build();
-    const compiled = (await import(pathToFileURL(join(folder, 'src', 'files', 'pdf-text.js')).href)) as typeof import('../../src/files/pdf-text.js');
-    const scratch = await tempDir();
-    cleanups.push(scratch.remove);
-    const pdf = await writeTextPdf(join(scratch.path, 'q3.pdf'), [['Q3 report', 'Revenue: 4,213']]);
-    let reader: number | undefined;
-    expect(await compiled.extractPdfText(pdf, { maxChars: 1000, onReaderStart: (pid) => (reader = pid) })).toEqual({ text: 'Q3 report\nRevenue: 4,213', pages: 1, truncated: false });
-    // A process of its own, running the copy in the build.
-    expect(reader).toBeGreaterThan(0);
-    expect(reader).not.toBe(process.pid);
-    expect(await stat(join(folder, 'src', 'files', 'pdf-text-child.mjs'))).toBeTruthy();
+    // Not spawnSync: the fake Slack it checks answers from this process.
+    const doctor = await new Promise<string>((resolve) => {
+      execFile(
+        process.execPath,
+        [join(project, 'bin', 'start.mjs'), '--check'],
+        { cwd: fakes.dir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...slackHttpEnv(fakes, 'secret', { WORKSPACE_DIR: project, SHELL_SANDBOX: 'bwrap' }) }, timeout: 50_000 },
+        (_error, stdout) => resolve(stdout),
+      );
+    });
+    expect(doctor).toMatch(/✗ shell sandbox: WORKSPACE_DIR \(.+\) holds .*the bot's project folder/);
   });
 
   it('a fresh clone compiles at its first start; the next start reuses the build; an edit is compiled and run by the start after it', { timeout: 180_000 }, async () => {

@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RESTARTING_NOTE } from '../../connectors/shared/card-words.js';
 import { appMention, blockActions, eventCallback, SLACK_IDS } from '../fakes/slack-payloads.js';
-import type { StoredMessage } from '../fakes/slack-server.js';
 import { sendEvent, sendInteraction } from '../fakes/slack-signer.js';
 import { waitFor } from '../support/engine-kit.js';
 import { alive, NpmStart, processesIn, productionCopy } from '../support/npm-start.js';
 import { slackHttpEnv, startBotFakes } from '../support/bot-fakes.js';
 import { inOnlyConversation } from '../support/conversation-folders.js';
+import { approveButtonOf } from '../support/slack-approve.js';
 
 const SECRET = 'signing-secret';
 const C = SLACK_IDS.channelId;
@@ -67,12 +67,6 @@ async function stopCleanly(life: NpmStart, workspace?: string): Promise<void> {
   if (workspace) expect(await processesIn(workspace)).toEqual([]);
 }
 
-function approveButton(message: StoredMessage): { value: string; actionId: string } | undefined {
-  const blocks = (message.blocks ?? []) as { type?: string; elements?: { type?: string; action_id?: string; value?: string }[] }[];
-  const button = blocks.flatMap((block) => (block.type === 'actions' ? (block.elements ?? []) : [])).find((element) => element.action_id === 'agent_prompt:once');
-  return button?.value !== undefined && button.action_id !== undefined ? { value: button.value, actionId: button.action_id } : undefined;
-}
-
 describe('npm start in a production install, SIGTERM to npm, npm start again', () => {
   it('keeps a pending approval: after the restart its card still approves, and the call runs once', { timeout: 120_000 }, async () => {
     const { dir, slack, llm, start } = await setup();
@@ -81,18 +75,18 @@ describe('npm start in a production install, SIGTERM to npm, npm start again', (
     const mention = appMention({ text: 'write deployed.txt please' });
     slack.addMessage(mention);
     expect((await sendEvent(first.eventsUrl, SECRET, eventCallback(mention))).status).toBe(200);
-    const cardWithButton = () => slack.thread(C, mention.ts).find((m) => m.user === SLACK_IDS.botUserId && approveButton(m));
+    const cardWithButton = () => slack.thread(C, mention.ts).find((m) => m.user === SLACK_IDS.botUserId && approveButtonOf(m));
     await waitFor(() => cardWithButton() !== undefined, 20_000);
 
     await stopCleanly(first);
     // Nothing was closed or stopped on the way out: the card still offers its buttons, and no note says "Stopped".
     const card = cardWithButton()!;
-    expect(approveButton(card)).toBeDefined();
+    expect(approveButtonOf(card)).toBeDefined();
     expect(slack.thread(C, mention.ts).map((m) => m.text).join('\n')).not.toMatch(/Stopped|Closed/);
 
     llm.replyText('The file is written.');
     const second = await start();
-    const button = approveButton(card)!;
+    const button = approveButtonOf(card)!;
     const click = blockActions({ actionId: button.actionId, value: button.value, messageTs: card.ts, threadTs: mention.ts, channel: C, responseUrl: slack.responseUrl('deploy-click'), messageText: card.text, ...(card.blocks ? { messageBlocks: card.blocks } : {}) });
     expect((await sendInteraction(second.eventsUrl, SECRET, click)).status).toBe(200);
     await waitFor(() => slack.thread(C, mention.ts).some((m) => m.user === SLACK_IDS.botUserId && m.text.includes('The file is written.')), 20_000);

@@ -22,6 +22,7 @@ import { BotCluster, sleep, slackSessionId, type Target } from '../support/bot-c
 import { RedisServer } from '../support/redis-server.js';
 import { tempDir } from '../support/test-connector.js';
 import { inOnlyConversation } from '../support/conversation-folders.js';
+import { approveButtonOf } from '../support/slack-approve.js';
 
 const C = SLACK_IDS.channelId;
 const BOT = SLACK_IDS.botUserId;
@@ -150,12 +151,6 @@ function wireProblems(requests: RecordedRequest[]): string[] {
 
 /** The results of a call the model got in one request. */
 const resultsOf = (request: RecordedRequest, callId: string): string[] => messagesOf(request).filter((m) => m.role === 'tool' && m.tool_call_id === callId).map(contentOf);
-
-function approveButtonOf(message: StoredMessage): { value: string; actionId: string } | undefined {
-  const blocks = (message.blocks ?? []) as { type?: string; elements?: { type?: string; action_id?: string; value?: string }[] }[];
-  const button = blocks.flatMap((block) => (block.type === 'actions' ? (block.elements ?? []) : [])).find((element) => element.action_id === 'agent_prompt:once');
-  return button?.value !== undefined && button.action_id !== undefined ? { value: button.value, actionId: button.action_id } : undefined;
-}
 
 /** The card that offers Approve, once it shows. */
 async function approveCard(setupOf: Setup, root: string): Promise<StoredMessage> {
