@@ -8,6 +8,7 @@
 // run of *different* blanks (space, tab, space, tab …) cannot be named exactly in few words:
 // on a card it is summarised and the summary is marked lossy, so the call is not "shown in
 // full" there and needs the full view (approval-view.ts), where only the exact collapses apply.
+import { thousands } from '../../src/text/thousands.js';
 
 /** The blank characters: ASCII space, tab and line feed, and every Unicode space separator (NBSP, U+2000–U+200A, U+3000, …). */
 const BLANK_RUN = /[ \t\n\p{Zs}]+/gu;
@@ -55,7 +56,7 @@ export function collapseBlankRuns(text: string, mode: 'card' | 'full' = 'card'):
     if (mode === 'card' && remaining.length > MIXED_RUN_MAX) {
       lossy = true;
       collapsed += 1;
-      return `⟨${run.length.toLocaleString('en-US')} blank characters, mixed: ${mixedSummary(run)}⟩`;
+      return `⟨${thousands(run.length)} blank characters, mixed: ${mixedSummary(run)}⟩`;
     }
     return exact;
   });
@@ -64,7 +65,7 @@ export function collapseBlankRuns(text: string, mode: 'card' | 'full' = 'card'):
 
 /** "1,200 spaces", "1 tab", "12 line breaks", "3 × U+00A0". */
 function countOf(count: number, char: string): string {
-  const number = count.toLocaleString('en-US');
+  const number = thousands(count);
   if (char === ' ') return `${number} space${count === 1 ? '' : 's'}`;
   if (char === '\t') return `${number} tab${count === 1 ? '' : 's'}`;
   if (char === '\n') return `${number} line break${count === 1 ? '' : 's'}`;

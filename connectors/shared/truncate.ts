@@ -5,6 +5,7 @@
 // says how many characters were left out, and a cut inside a code block closes the block so
 // the rest of the message is not swallowed into it.
 import { closingLine, scanFences, spanAround } from './markdown-fences.js';
+import { thousands } from '../../src/text/thousands.js';
 
 /**
  * At most `max` characters of `text`. When it is longer, the kept part ends at a line break or
@@ -45,7 +46,7 @@ export function ellipsize(text: string, max: number): string {
 }
 
 function note(missing: number): string {
-  return `… (${missing.toLocaleString('en-US')} more character${missing === 1 ? '' : 's'})`;
+  return `… (${thousands(missing)} more character${missing === 1 ? '' : 's'})`;
 }
 
 /** A cut at most `room` characters in: a line break in the last fifth if there is one, else a space, else exactly there. */

@@ -4,6 +4,7 @@
 // the whole bill.
 import type { Usage } from '../../src/engine/index.js';
 import { BUILT_IN, sumPerModel, type ModelPrices } from '../../src/ops/pricing.js';
+import { thousands } from '../../src/text/thousands.js';
 
 /** The turn's estimated cost in USD, or undefined when any model in it has no known price. */
 export function estimateCostUsd(usages: readonly Usage[], prices: ModelPrices = BUILT_IN): number | undefined {
@@ -40,9 +41,10 @@ export function formatUsd(amount: number): string {
   if (amount === 0) return '$0';
   if (amount < 0.0001) return '< $0.0001';
   if (amount < 1) return `$${amount.toFixed(4)}`;
-  return `$${amount.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  const [whole, cents] = amount.toFixed(2).split('.') as [string, string];
+  return `$${thousands(Number(whole))}.${cents}`;
 }
 
 function count(tokens: number): string {
-  return Math.round(tokens).toLocaleString('en-US');
+  return thousands(Math.round(tokens));
 }

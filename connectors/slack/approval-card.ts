@@ -20,6 +20,7 @@ import { encodeValue, SHOW_ALL_ACTION } from './actions.js';
 import { fitsInModal, MODAL_CAPACITY_WORDS } from './approval-modal.js';
 import { codeBlock, context, LIMITS, plain, type SlackBlock } from './block-kit.js';
 import type { CardPrompt } from '../shared/thread-surface.js';
+import { thousands } from '../../src/text/thousands.js';
 
 /**
  * Inline means every part, as rendered code blocks, within this many characters together and
@@ -117,5 +118,5 @@ function codeSection(text: string): SlackBlock {
 }
 
 function count(characters: number): string {
-  return `${characters.toLocaleString('en-US')} character${characters === 1 ? '' : 's'}`;
+  return `${thousands(characters)} character${characters === 1 ? '' : 's'}`;
 }

@@ -20,6 +20,7 @@ import type { CardPrompt } from '../shared/thread-surface.js';
 import { encodeValue, promptActionId } from './actions.js';
 import type { ButtonClick } from './inbound-events.js';
 import { codeBlock, context, LIMITS, plain, section, splitForCode, type PlainText, type SlackBlock } from './block-kit.js';
+import { thousands } from '../../src/text/thousands.js';
 
 export const FULL_TEXT_CALLBACK = 'agent_full_text';
 
@@ -138,7 +139,7 @@ export function fitsInModal(call: CallText): boolean {
 }
 
 function count(characters: number): string {
-  return `${characters.toLocaleString('en-US')} character${characters === 1 ? '' : 's'}`;
+  return `${thousands(characters)} character${characters === 1 ? '' : 's'}`;
 }
 
 /**

@@ -18,6 +18,7 @@ import type { CardPrompt, CardView, NoteAction, ThreadNote } from '../shared/thr
 import { truncateForDisplay } from '../shared/truncate.js';
 import { glimpse, revealInvisible } from '../shared/visible-text.js';
 import { readableResult } from './result-view.js';
+import { thousands } from '../../src/text/thousands.js';
 
 /** A result preview longer than this is cut (the model got the whole result; the card is a glimpse). */
 const RESULT_PREVIEW_LIMIT = 1_000;
@@ -112,7 +113,7 @@ export function cardModel(view: CardView, nameOf: NameOf): CardModel {
 
 function glimpsed(part: ShownPart): CardModel['parts'][number] {
   const seen = glimpse(part.text, GLIMPSE_HEAD, GLIMPSE_TAIL);
-  return seen ? { label: `${part.label} · ${part.length.toLocaleString('en-US')} characters`, text: seen.head, omitted: seen.omitted, tail: seen.tail } : { label: part.label, text: part.text };
+  return seen ? { label: `${part.label} · ${thousands(part.length)} characters`, text: seen.head, omitted: seen.omitted, tail: seen.tail } : { label: part.label, text: part.text };
 }
 
 /** What the expanded view of a call shows: every character, the warnings, and the buttons the full view offers. */
@@ -131,7 +132,7 @@ export function fullViewModel(call: CallText, item: InboxItem, grantScope?: Card
   return {
     name: call.name,
     notes: shown.warnings.map((warning) => `⚠️ ${warning}`),
-    parts: shown.full.map((part) => ({ label: `${part.label} · ${part.length.toLocaleString('en-US')} characters`, text: part.text })),
+    parts: shown.full.map((part) => ({ label: `${part.label} · ${thousands(part.length)} characters`, text: part.text })),
     itemId: item.id,
     buttons,
   };

@@ -10,6 +10,7 @@
 // fit is the content replaced by a JSON object holding a preview of its start and a note.
 // Plain text loses its middle too: a tool's own closing note (what it cut, which lines these
 // are) is at the end.
+import { thousands } from '../text/thousands.js';
 
 /**
  * The tools' default budget (20,000) plus room for the JSON around it and its escapes. It binds
@@ -175,5 +176,5 @@ function isLowSurrogate(code: number): boolean {
 }
 
 function formatCount(count: number): string {
-  return count.toLocaleString('en-US');
+  return thousands(count);
 }

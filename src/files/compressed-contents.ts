@@ -20,6 +20,7 @@ import { aFormat, compressedFormat } from './compressed-formats.js';
 import { looksLikeText, SNIFF_BYTES } from './file-kind.js';
 import { formatBytes } from './sizes.js';
 import { TooManyMembers, UnreadableZip, zipMembers, type ZipMember } from './zip-members.js';
+import { thousands } from '../text/thousands.js';
 
 export interface InflateLimits {
   /** Bytes read out of the file in all (inflated, or stored in a zip), over every member of every layer. */
@@ -172,7 +173,7 @@ class ContentsReader {
       members = zipMembers(archive, this.limits.members - this.budget.members);
     } catch (error) {
       if (!(error instanceof UnreadableZip)) throw error;
-      if (error instanceof TooManyMembers) throw new BoundReached(this.subject(place), `has more members than the ${this.limits.members.toLocaleString('en-US')} in all the check reads`);
+      if (error instanceof TooManyMembers) throw new BoundReached(this.subject(place), `has more members than the ${thousands(this.limits.members)} in all the check reads`);
       throw new Unreadable(this.subject(place), `is a zip archive the check cannot read (${error.message})`);
     }
     this.budget.members += members.length;

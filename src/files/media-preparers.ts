@@ -6,6 +6,7 @@
 // Both helpers, and the queues they wait in, are loaded at the first image or PDF: a bot that
 // is never sent one does not carry them.
 import type { MediaPreparers } from './intake.js';
+import { thousands } from '../text/thousands.js';
 
 /** The most of a PDF's text kept beside it: about 300 pages of dense prose, 1 MB as a .txt. */
 export const PDF_TEXT_MAX_CHARS = 1_000_000;
@@ -35,7 +36,7 @@ export function mediaPreparers(options: MediaPreparerOptions = {}): Required<Med
       });
       if ('error' in result) return result;
       if (!result.truncated) return { text: result.text };
-      return { text: `${result.text}\n\n[… the text stops here: the PDF has ${result.pages} pages, and only its first ${maxChars.toLocaleString('en-US')} characters were extracted]\n` };
+      return { text: `${result.text}\n\n[… the text stops here: the PDF has ${result.pages} pages, and only its first ${thousands(maxChars)} characters were extracted]\n` };
     },
   };
 }

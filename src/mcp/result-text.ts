@@ -4,6 +4,7 @@
 // audio, binary resources) are described in a line, never dumped, and text past a cap is
 // cut with a note saying how much was cut.
 import type { CallToolResult, CompatibilityCallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import { thousands } from '../text/thousands.js';
 
 /**
  * About 5k tokens at four characters a token, like the built-in tools' 20,000: under the
@@ -66,5 +67,5 @@ export function capText(text: string, maxChars: number): string {
   // Never end on half a surrogate pair: providers reject lone surrogates in JSON.
   if (/[\uD800-\uDBFF]$/.test(kept)) kept = kept.slice(0, -1);
   const cut = text.length - kept.length;
-  return `${kept}\n[… ${cut.toLocaleString('en-US')} of ${text.length.toLocaleString('en-US')} characters cut: MCP tool results are capped at ${maxChars.toLocaleString('en-US')}]`;
+  return `${kept}\n[… ${thousands(cut)} of ${thousands(text.length)} characters cut: MCP tool results are capped at ${thousands(maxChars)}]`;
 }

@@ -9,6 +9,7 @@
 // read whatever the exit code (`big-job | tail` exits 0), so the note says what the output
 // shows rather than claiming the cap was hit.
 import type { SandboxLimits } from './bwrap-sandbox.js';
+import { thousands } from '../text/thousands.js';
 
 const MB = 1024 * 1024;
 
@@ -43,7 +44,7 @@ export function boundNotes(limits: SandboxLimits, finished: FinishedCommand): st
     );
   }
   if (PROCESSES.test(output)) {
-    notes.push(`the output shows a process that could not start: the process cap allows at most ${limits.maxProcesses.toLocaleString('en-US')} processes at once; start fewer`);
+    notes.push(`the output shows a process that could not start: the process cap allows at most ${thousands(limits.maxProcesses)} processes at once; start fewer`);
   }
   if (FILE_SIZE.test(output) || finished.signal === 'SIGXFSZ') {
     notes.push(
@@ -64,5 +65,5 @@ export function boundNotes(limits: SandboxLimits, finished: FinishedCommand): st
 
 function mb(bytes: number): string {
   const value = bytes / MB;
-  return `${value < 10 ? value.toFixed(2) : Math.round(value).toLocaleString('en-US')} MB`;
+  return `${value < 10 ? value.toFixed(2) : thousands(Math.round(value))} MB`;
 }

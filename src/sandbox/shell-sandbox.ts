@@ -12,6 +12,7 @@ import type { MemoryBound } from './command-cgroup.js';
 import type { BotPaths } from './protected-paths.js';
 import { unreachableBy, type SandboxOwner } from './run-as.js';
 import { systemView } from './system-mounts.js';
+import { thousands } from '../text/thousands.js';
 
 export type SandboxMode = 'auto' | 'bwrap' | 'off';
 
@@ -115,9 +116,9 @@ function unreachableFolder(settings: ShellSandboxSettings, owner: SandboxOwner):
 
 /** The bounds of one command, in words, for the start-up line. */
 export function boundsText(limits: SandboxLimits, workspaceMaxBytes: number | undefined, memory: Pick<MemoryBound, 'kind' | 'missing'>): string {
-  const mb = (bytes: number): string => `${Math.round(bytes / (1024 * 1024)).toLocaleString('en-US')} MB`;
+  const mb = (bytes: number): string => `${thousands(Math.round(bytes / (1024 * 1024)))} MB`;
   const parts = [
-    `${limits.maxProcesses.toLocaleString('en-US')} processes`,
+    `${thousands(limits.maxProcesses)} processes`,
     memory.kind === 'per process'
       ? `${mb(limits.maxMemoryBytes)} of memory per process, not for the command as a whole (no memory cgroup per command: ${memory.missing ?? 'none can be made here'})`
       : `${mb(limits.maxMemoryBytes)} of memory for all its processes together (a memory cgroup per command, ${memory.kind === 'cgroup v2' ? 'cgroup v2, delegated to the bot' : 'cgroup v1'}) and of address space for each`,

@@ -16,6 +16,7 @@ import { decideRunAs, unreachableBy, type RunAsDecision, type SandboxOwner } fro
 import { parseShellEnvNames, shellEnvironment } from './shell-environment.js';
 import { decideShellSandbox } from './shell-sandbox.js';
 import type { WorkspaceDisks } from './workspace-disks.js';
+import { thousands } from '../text/thousands.js';
 
 const MB = 1024 * 1024;
 
@@ -131,7 +132,7 @@ async function decideShell(
 
 /** What holds WORKSPACE_MAX_MB: the disks' module is loaded only when WORKSPACE_DISKS asks for them. */
 async function decideDisks(config: Config, workspaceRoot: string, options: ShellStartupOptions): Promise<{ disks: WorkspaceDisks | null; text: string }> {
-  const cap = `the workspace cap (${config.WORKSPACE_MAX_MB.toLocaleString('en-US')} MB, WORKSPACE_MAX_MB)`;
+  const cap = `the workspace cap (${thousands(config.WORKSPACE_MAX_MB)} MB, WORKSPACE_MAX_MB)`;
   if (config.WORKSPACE_DISKS === 'off') return { disks: null, text: `${cap} is measured while commands run (best effort; WORKSPACE_DISKS=off)` };
   const { openWorkspaceDisks } = await import('./workspace-disks-startup.js');
   const decision = await openWorkspaceDisks({

@@ -4,6 +4,7 @@
 // request instead of concluding the file ends there), and where: shell output loses its
 // middle (the command line and the final error are what matter), everything else loses
 // its end (a listing or a file is read from the top).
+import { thousands } from '../text/thousands.js';
 
 export const DEFAULT_MAX_OUTPUT_CHARS = 20_000;
 
@@ -75,7 +76,7 @@ function joinMiddleCut(head: string, tail: string, cut: number): string {
 }
 
 export function formatCount(count: number): string {
-  return count.toLocaleString('en-US');
+  return thousands(count);
 }
 
 /** An end index that does not split a surrogate pair (a lone half renders as garbage). */

@@ -16,6 +16,7 @@
 // are not followed (what they point at is outside, or counted where it is).
 import { lstatSync, readdirSync, type Stats } from 'node:fs';
 import path from 'node:path';
+import { thousands } from '../text/thousands.js';
 
 /** More than this many files and folders and the workspace counts as full. */
 export const DEFAULT_MAX_WORKSPACE_ENTRIES = 200_000;
@@ -106,7 +107,7 @@ export class WorkspaceQuota {
     const cap = `its cap of ${megabytes(this.maxBytes)} (WORKSPACE_MAX_MB)`;
     const advice = 'delete files in the workspace (rm) you no longer need, then try again';
     if (!usage.complete) {
-      return { usage, left: 0, full: `the workspace holds more than ${this.maxEntries.toLocaleString('en-US')} files and folders, the most it may hold; ${advice}` };
+      return { usage, left: 0, full: `the workspace holds more than ${thousands(this.maxEntries)} files and folders, the most it may hold; ${advice}` };
     }
     const after = usage.bytes + adding - Math.min(replacing, usage.bytes);
     if (after > this.maxBytes) {
@@ -124,7 +125,7 @@ export class WorkspaceQuota {
 
 export function megabytes(bytes: number): string {
   const mb = bytes / (1024 * 1024);
-  return `${mb < 10 ? mb.toFixed(2) : Math.round(mb).toLocaleString('en-US')} MB`;
+  return `${mb < 10 ? mb.toFixed(2) : thousands(Math.round(mb))} MB`;
 }
 
 /**

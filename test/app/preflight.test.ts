@@ -1,6 +1,8 @@
 // The platform checks before a start: a platform that cannot be reached and one that refuses
 // the token are told apart, and the line names the URL tried. Fakes on loopback; a closed
 // port stands for an unreachable platform.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkDiscord, checkSlack, maskedUrl } from '../../src/app/preflight.js';
 import { FakeDiscord } from '../fakes/discord-server.js';
@@ -35,6 +37,24 @@ describe('Slack before the start', () => {
     const result = await checkSlack('xoxb-test', `http://127.0.0.1:${port}/api/`);
     expect(result.status).toBe('fail');
     expect(result.detail).toBe(`Could not reach Slack at http://127.0.0.1:${port}/api/auth.test: connect ECONNREFUSED 127.0.0.1:${port}`);
+  });
+
+  it('a host that accepts the connection and never answers is "no answer within" the timeout', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => silent.close(() => resolve())));
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/api/`;
+    const result = await checkSlack('xoxb-test', url, { timeoutMs: 300 });
+    expect(result).toEqual({ name: 'Slack', status: 'fail', detail: `Could not reach Slack at ${url}auth.test: no answer within 0.3 s` });
+  });
+
+  it('an https URL goes over TLS: a server that does not speak it is "could not reach", with the TLS reason', async () => {
+    const slack = await new FakeSlack().start();
+    cleanups.push(() => slack.stop());
+    const url = slack.apiUrl.replace(/^http:/, 'https:');
+    const result = await checkSlack('xoxb-test', url, { timeoutMs: 5_000 });
+    expect(result.status).toBe('fail');
+    expect(result.detail).toMatch(new RegExp(`^Could not reach Slack at ${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}auth\\.test: .*(SSL|ssl|TLS|tls|EPROTO|wrong version)`));
   });
 
   it('a server that is not the Web API says which variable to check', async () => {

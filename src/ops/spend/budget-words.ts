@@ -2,6 +2,7 @@
 // stopped, the private refusal of a new request, the 80 % warning, and the amounts and reset
 // times /usage shows. Plain words, the bot's own (no user text), safe to show as they are.
 import type { BudgetLimitName } from '../ops-events.js';
+import { thousands } from '../../text/thousands.js';
 
 /** A limit reached (or about to be): which, in which unit, its amount and what is spent. */
 export interface LimitReading {
@@ -25,7 +26,7 @@ export function formatUsd(usd: number): string {
 
 /** "2,000,000 tokens" */
 export function formatTokens(tokens: number): string {
-  return `${Math.round(tokens).toLocaleString('en-US')} tokens`;
+  return `${thousands(Math.round(tokens))} tokens`;
 }
 
 export function formatAmount(unit: 'usd' | 'tokens', amount: number): string {
