@@ -76,6 +76,13 @@ describe('the budget day', () => {
   it('refuses a zone Intl does not know', () => {
     expect(() => new Periods('Nowhere/Atlantis')).toThrow(/BUDGET_TIMEZONE/);
   });
+
+  it('UTC, however written, is the default zone, with days from UTC midnight', () => {
+    for (const zone of ['UTC', 'utc']) {
+      const at = new Periods(zone).at(Date.UTC(2026, 11, 31, 23, 59));
+      expect(at).toEqual({ day: '2026-12-31', month: '2026-12', dayEndsAt: Date.UTC(2027, 0, 1), monthEndsAt: Date.UTC(2027, 0, 1) });
+    }
+  });
 });
 
 describe('the words', () => {
