@@ -32,13 +32,17 @@ describe('messages become turns', () => {
   });
 
   it('a reply while the bot works is queued, then injected into the running turn; it never starts a second turn', async () => {
+    // The read ends only once the reply is queued: a delay here was a race on a busy machine.
+    let endRead!: () => void;
+    const readMayEnd = new Promise<void>((resolve) => (endRead = resolve));
     const { bot, provider } = await start([callTools(call('slow_read')), say('Using staging.')], {
-      tools: [recordingTool('slow_read', lowRisk, { delayMs: 60 })],
+      tools: [recordingTool('slow_read', lowRisk, { until: readMayEnd })],
     });
     await bot.say('T1', 'U1', 'deploy');
     await bot.waitForEvent('T1', 'tool_started');
     const reply = await bot.say('T1', 'U2', 'use staging');
     expect(reply).toMatchObject({ status: 'queued' });
+    endRead();
     await bot.manager.idle();
     expect(provider.requests).toHaveLength(2);
     expect(provider.requests[1]!.messages.at(-1)).toEqual({ role: 'user', content: 'use staging' });

@@ -37,7 +37,13 @@ export const risky: ToolMetadata = { risk: 'high', category: 'write' };
 export function recordingTool(
   name: string,
   metadata: ToolMetadata | undefined,
-  options: { delayMs?: number; log?: string[]; result?: (args: Record<string, unknown>) => unknown } = {},
+  options: {
+    delayMs?: number;
+    /** The call waits for this (or a stop) before it returns: a test's barrier, where a delay would be a race on a busy machine. */
+    until?: Promise<unknown>;
+    log?: string[];
+    result?: (args: Record<string, unknown>) => unknown;
+  } = {},
 ): ToolDefinition {
   return defineTool({
     name,
@@ -47,9 +53,20 @@ export function recordingTool(
     async execute(args, { signal }) {
       options.log?.push(`start:${name}`);
       if (options.delayMs) await abortableDelay(options.delayMs, signal);
+      if (options.until) await untilOrStopped(options.until, signal);
       options.log?.push(`end:${name}`);
       return (options.result?.(args) ?? { ok: true, tool: name, args }) as Record<string, unknown>;
     },
+  });
+}
+
+/** Resolves with `until`, or rejects as abortableDelay does when `signal` aborts first. */
+function untilOrStopped(until: Promise<unknown>, signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted) return Promise.reject(new Error('aborted'));
+  return new Promise((resolve, reject) => {
+    const stopped = (): void => reject(new Error('aborted'));
+    signal.addEventListener('abort', stopped, { once: true });
+    until.then(resolve, reject).finally(() => signal.removeEventListener('abort', stopped));
   });
 }
 
