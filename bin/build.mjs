@@ -45,9 +45,12 @@ const KEEP_BUILDS = 5;
 /**
  * Packages left out of the bundle, loaded from node_modules/ at run time: each loads native code
  * (sqlite3, sharp and its @img/* binaries) or starts worker threads from files of its own
- * (pino's transports through thread-stream), which a bundle would move away from them.
+ * (pino's transports through thread-stream), which a bundle would move away from them; or
+ * keeps most of its code in files it requires only when asked (iconv-lite's code pages, about
+ * 540 KB that Bolt's body reader never needs for UTF-8), which a bundle would have every start
+ * compile.
  */
-const NOT_BUNDLED = ['sqlite3', 'sharp', 'pino', 'pino-pretty', 'thread-stream'];
+const NOT_BUNDLED = ['sqlite3', 'sharp', 'pino', 'pino-pretty', 'thread-stream', 'iconv-lite'];
 /**
  * What esbuild is asked for, for the oldest Node in `engines`. No source maps: a map is memory
  * a running bot holds for nothing. Not minified, so a stack trace reads as the source does. No
@@ -174,6 +177,16 @@ export async function build() {
  * @param {import('esbuild').PluginBuild} bundle
  */
 function bundleRules(bundle) {
+  // zod's `z` carries every locale's messages (`z.locales`, about 360 KB, a third of zod), and a
+  // namespace cannot be tree-shaken. The bot's messages are English, which zod sets by itself
+  // (classic/schemas.js), so the locales' index holds English only.
+  bundle.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+    /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), '..', 'locales', 'en.js'), namespace: ZOD_ENGLISH } : undefined,
+  );
+  bundle.onLoad({ filter: /.*/, namespace: ZOD_ENGLISH }, (args) => ({
+    contents: `export { default as en } from ${JSON.stringify(args.path)};`,
+    resolveDir: dirname(args.path),
+  }));
   bundle.onResolve({ filter: /^[^./]/ }, (args) => {
     const parts = args.path.split('/');
     const name = args.path.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
@@ -197,6 +210,8 @@ function bundleRules(bundle) {
   });
 }
 
+/** The namespace of zod's locales index as bundled: English only. */
+const ZOD_ENGLISH = 'zod-english';
 /** Marks bundleRules' own resolve calls, which its import() rule must not see again. */
 const RESOLVING = Symbol('resolving');
 

@@ -9,7 +9,9 @@
 // It also reads Slack's `hello` frame, which says how many Socket Mode connections the app has
 // open (`num_connections`): Slack spreads events over all of them (up to 10), so a second
 // instance, or a forgotten process with the same app token, takes a share of the events.
-import { SocketModeReceiver, type App, type SocketModeReceiverOptions } from '@slack/bolt';
+import type { App, SocketModeReceiverOptions } from '@slack/bolt';
+// From its own module, as inbound-events.ts takes App: the package's index loads Express too.
+import socketModeReceiver from '@slack/bolt/dist/receivers/SocketModeReceiver.js';
 import type { EngineLogger } from '../../src/engine/index.js';
 
 export interface RecordFirstReceiverOptions extends SocketModeReceiverOptions {
@@ -43,7 +45,7 @@ interface SlackEventArgs {
   retry_reason?: string;
 }
 
-export class RecordFirstSocketModeReceiver extends SocketModeReceiver {
+export class RecordFirstSocketModeReceiver extends socketModeReceiver.default {
   private boltApp: App | undefined;
   private readonly log: NonNullable<SocketModeReceiverOptions['logger']> | undefined;
 

@@ -30,7 +30,7 @@ afterEach(async () => {
  * process `pid` loaded, from a module log; `chunks`, the bundle's files it loaded. A chunk of
  * the bundle (bin/build.mjs) stands for the source files its build's modules.json says it holds.
  */
-async function loaded(log: string, pid: number): Promise<{ packages: Set<string>; own: string[]; chunks: string[]; unbundledOwn: string[] }> {
+async function loaded(log: string, pid: number): Promise<{ packages: Set<string>; own: string[]; chunks: string[]; unbundledOwn: string[]; sources: string[] }> {
   const lines = (await readFile(log, 'utf8').catch(() => ''))
     .split('\n')
     .filter((line) => line.startsWith(`${pid} `))
@@ -58,11 +58,15 @@ async function loaded(log: string, pid: number): Promise<{ packages: Set<string>
     if (inPackage) packages.add(inPackage[1]!);
     else if (/^(src|connectors)\//.test(source)) own.add(source);
   }
-  return { packages, own: [...own], chunks, unbundledOwn };
+  return { packages, own: [...own], chunks, unbundledOwn, sources };
 }
 
-/** What a Slack-only bot with no MCP servers, on SQLite, logging JSON, with no PROFILES, has no use for (sharp and unpdf: not before a shared image or PDF). */
-const NEVER_LOADED = ['yaml', 'discord.js', '@discordjs/rest', '@discordjs/ws', '@modelcontextprotocol/sdk', 'ioredis', 'pino-pretty', '@anthropic-ai/sdk', 'htmlparser2', 'tsx', 'esbuild', 'sharp', 'unpdf'];
+/**
+ * What a Slack-only bot with no MCP servers, on SQLite, logging JSON, with no PROFILES, has no
+ * use for (sharp and unpdf: not before a shared image or PDF; Express: Bolt's package index
+ * loads its Express receiver, which the bot never uses).
+ */
+const NEVER_LOADED = ['express', 'body-parser', 'yaml', 'discord.js', '@discordjs/rest', '@discordjs/ws', '@modelcontextprotocol/sdk', 'ioredis', 'pino-pretty', '@anthropic-ai/sdk', 'htmlparser2', 'tsx', 'esbuild', 'sharp', 'unpdf'];
 
 describe('a start loads only what it runs', () => {
   it('a Slack bot in HTTP mode loads no other platform, no MCP SDK, no Redis, no pretty printer, no other vendor, no TypeScript loader; its model SDK comes with the first call', { timeout: 60_000 }, async () => {
@@ -88,6 +92,9 @@ describe('a start loads only what it runs', () => {
     expect(idle.own.filter((file) => /ops\/traces\/trace-(pipeline|sink|content)/.test(file))).toEqual([]);
     // No PROFILES: no YAML reader, no profiles schema, no file watch.
     expect(idle.own.filter((file) => /profiles\/profile-(file|schema|watch)/.test(file))).toEqual([]);
+    // Of zod's locales only the English messages the bot shows, and none of iconv-lite's code pages.
+    expect(idle.sources.filter((file) => /node_modules\/zod\/.*locales\/(?!en\.js$)/.test(file))).toEqual([]);
+    expect(idle.sources.filter((file) => /node_modules\/iconv-lite\/encodings\//.test(file))).toEqual([]);
 
     const mention = appMention({ text: 'hello there' });
     await sendEvent(bot.eventsUrl, 'secret', eventCallback(mention));
