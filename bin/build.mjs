@@ -204,10 +204,36 @@ function bundleRules(bundle) {
   });
   bundle.onLoad({ filter: /\.(ts|js|mjs|cjs)$/ }, (args) => {
     const text = readFileSync(args.path, 'utf8');
-    if (!/import\.meta\.url|__dirname|__filename/.test(text)) return undefined;
-    const loader = args.path.endsWith('.ts') ? 'ts' : 'js';
-    return { contents: placeOf(text, args.path), loader };
+    let contents = lazyRequires(text, args.path);
+    if (/import\.meta\.url|__dirname|__filename/.test(contents)) contents = placeOf(contents, args.path);
+    if (contents === text) return undefined;
+    return { contents, loader: args.path.endsWith('.ts') ? 'ts' : 'js' };
   });
+}
+
+/**
+ * CommonJS requires made lazy: package → the module it requires at its top but uses only later.
+ * @slack/socket-mode takes undici (about 1 MB, a fifth of a start's work) for its WebSocket,
+ * which only a bot in Socket Mode opens; Bolt's App loads the Socket Mode receiver whatever
+ * the mode. In such a package's files, `const x = require("<module>");` becomes an object that
+ * requires the module at the first use of one of its names. A version that requires it in
+ * another form is bundled as before (eager), which the lean-start test notices.
+ */
+const LAZY_REQUIRES = { '@slack/socket-mode': 'undici' };
+
+/**
+ * `text` (of the file at `path`) with the lazy requires of LAZY_REQUIRES applied.
+ * @param {string} text
+ * @param {string} path
+ */
+function lazyRequires(text, path) {
+  let lazy = text;
+  for (const [owner, module] of Object.entries(LAZY_REQUIRES)) {
+    if (!path.split(sep).join('/').includes(`/node_modules/${owner}/`)) continue;
+    const eager = new RegExp(`^const (\\w+) = require\\(${JSON.stringify(module).replaceAll('.', '\\.')}\\);$`, 'gm');
+    lazy = lazy.replace(eager, (_, name) => `let ${name}$loaded; const ${name} = new Proxy({}, { get: (_, key) => (${name}$loaded ??= require(${JSON.stringify(module)}))[key] });`);
+  }
+  return lazy;
 }
 
 /** The namespace of zod's locales index as bundled: English only. */

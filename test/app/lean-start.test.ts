@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { build, BUNDLE_FOLDER } from '../../bin/build.mjs';
 import { appMention, eventCallback, SLACK_IDS } from '../fakes/slack-payloads.js';
 import { sendEvent } from '../fakes/slack-signer.js';
 import { slackHttpEnv, startBotFakes } from '../support/bot-fakes.js';
@@ -110,6 +111,19 @@ describe('a start loads only what it runs', () => {
     // prom-client asks for the OpenTelemetry API (a no-op facade, for exemplars) as it scrapes
     // process metrics, since the API is installed; the SDK and the exporters are never loaded.
     expect([...life.packages].filter((name) => name.startsWith('@opentelemetry/') && name !== '@opentelemetry/api')).toEqual([]);
+  });
+
+  it("Socket Mode's undici (about 1 MB) is bundled to run at its first use: a bot in HTTP mode compiles it and never runs it", { timeout: 60_000 }, async () => {
+    // The chunk stands for all it holds, so the module log cannot tell code run from code only
+    // compiled: the bundle's text can. Socket Mode's own use is tested through the real start
+    // (test/slack/slack-socket-process.test.ts).
+    const folder = join(await build(), BUNDLE_FOLDER);
+    const chunks = JSON.parse(await readFile(join(folder, 'modules.json'), 'utf8')) as Record<string, string[]>;
+    const slackChunk = Object.keys(chunks).find((name) => chunks[name]!.some((source) => source.includes('node_modules/@slack/socket-mode/dist/src/SlackWebSocket.js')));
+    const text = await readFile(join(folder, slackChunk!), 'utf8');
+    // esbuild calls a bundled CommonJS module's function where the source requires it.
+    expect(text.match(/= require_undici\(\);/g) ?? []).toEqual([]);
+    expect((text.match(/\?\?= require_undici\(\)\)/g) ?? []).length).toBeGreaterThanOrEqual(2);
   });
 
   it('a capability switched off loads nothing: METRICS=off brings no prom-client and no metrics room', { timeout: 60_000 }, async () => {
