@@ -212,14 +212,16 @@ function bundleRules(bundle) {
 }
 
 /**
- * CommonJS requires made lazy: package → the module it requires at its top but uses only later.
+ * CommonJS requires made lazy: package → the modules it requires at its top but uses only later.
  * @slack/socket-mode takes undici (about 1 MB, a fifth of a start's work) for its WebSocket,
  * which only a bot in Socket Mode opens; Bolt's App loads the Socket Mode receiver whatever
- * the mode. In such a package's files, `const x = require("<module>");` becomes an object that
- * requires the module at the first use of one of its names. A version that requires it in
- * another form is bundled as before (eager), which the lean-start test notices.
+ * the mode. Bolt's receivers take @slack/oauth (with jsonwebtoken) for an install flow the bot
+ * does not run. In such a package's files, `const x = require("<module>");` becomes an object
+ * that requires the module at the first use of one of its names. A version that requires it
+ * in another form is bundled as before (eager), which the lean-start test notices.
+ * @type {Record<string, string[]>}
  */
-const LAZY_REQUIRES = { '@slack/socket-mode': 'undici' };
+const LAZY_REQUIRES = { '@slack/socket-mode': ['undici'], '@slack/bolt': ['@slack/oauth'] };
 
 /**
  * `text` (of the file at `path`) with the lazy requires of LAZY_REQUIRES applied.
@@ -228,10 +230,12 @@ const LAZY_REQUIRES = { '@slack/socket-mode': 'undici' };
  */
 function lazyRequires(text, path) {
   let lazy = text;
-  for (const [owner, module] of Object.entries(LAZY_REQUIRES)) {
+  for (const [owner, modules] of Object.entries(LAZY_REQUIRES)) {
     if (!path.split(sep).join('/').includes(`/node_modules/${owner}/`)) continue;
-    const eager = new RegExp(`^const (\\w+) = require\\(${JSON.stringify(module).replaceAll('.', '\\.')}\\);$`, 'gm');
-    lazy = lazy.replace(eager, (_, name) => `let ${name}$loaded; const ${name} = new Proxy({}, { get: (_, key) => (${name}$loaded ??= require(${JSON.stringify(module)}))[key] });`);
+    for (const module of modules) {
+      const eager = new RegExp(`^const (\\w+) = require\\(${JSON.stringify(module).replace(/[./]/g, '\\$&')}\\);$`, 'gm');
+      lazy = lazy.replace(eager, (_, name) => `let ${name}$loaded; const ${name} = new Proxy({}, { get: (_, key) => (${name}$loaded ??= require(${JSON.stringify(module)}))[key] });`);
+    }
   }
   return lazy;
 }
