@@ -58,7 +58,8 @@ export class OpenAIProvider implements Provider {
   readonly name = 'openai';
   private readonly options: OpenAIProviderOptions;
   private readonly stallTimeoutMs: number;
-  private client: OpenAI | undefined;
+  /** The SDK client and the name errors give its server, made together at the first call. */
+  private connected: { client: OpenAI; vendor: string } | undefined;
 
   constructor(options: OpenAIProviderOptions = {}) {
     this.options = options;
@@ -72,6 +73,7 @@ export class OpenAIProvider implements Provider {
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderChunk, void, undefined> {
     const model = parseModelRef(request.model, 'openai').model;
     const { client, vendor } = await this.connect();
+    const replayReasoning = replaysReasoning(model, request.settings);
     if (signal.aborted) return;
     // Our own controller, not the caller's signal: openai 6 adds an abort listener to every
     // signal it is given and never removes it (see abort.ts), and the watchdog needs a
@@ -84,13 +86,13 @@ export class OpenAIProvider implements Provider {
     try {
       // The watchdog is already armed here, so it also covers the wait for headers (and
       // the SDK's retries) whenever it is shorter than the SDK timeout.
-      const stream = await client.chat.completions.create(requestBody(model, request), { signal: controller.signal });
+      const stream = await client.chat.completions.create(requestBody(model, request, replayReasoning), { signal: controller.signal });
       streaming = true;
       watchdog.touch();
       for await (const chunk of stream) {
         // Armed only while we wait on the server: time the consumer (a slow chat
         // platform) takes between our yields is not the server going quiet.
-        watchdog.stop();
+        watchdog.pause();
         // Events already buffered still come out after an abort; a stop means stop now.
         if (controller.signal.aborted) break;
         for (const delta of assembler.accept(chunk)) yield delta;
@@ -115,7 +117,7 @@ export class OpenAIProvider implements Provider {
     // A body that ended without a finish_reason throws here, as a dropped connection would:
     // the engine keeps what was shown, says so, and offers Retry; no half call ever runs.
     const turn = assembler.turn(vendor);
-    const extras = replaysReasoning(model, request.settings) ? assembler.replayExtras() : undefined;
+    const extras = replayReasoning ? assembler.replayExtras() : undefined;
     if (extras) turn.extras = extras;
     yield { type: 'final', turn };
   }
@@ -126,36 +128,37 @@ export class OpenAIProvider implements Provider {
    * failure is the user's config, said at call time rather than crashing the bot at start.
    */
   private async connect(): Promise<{ client: OpenAI; vendor: string }> {
+    if (this.connected) return this.connected;
     const baseURL = this.options.baseURL || process.env.OPENAI_BASE_URL || undefined;
-    const vendor = vendorLabel(baseURL);
-    if (!this.client) {
-      const apiKey = this.options.apiKey || process.env.OPENAI_API_KEY || (baseURL ? NO_KEY_NEEDED : undefined);
-      if (!apiKey) {
-        throw new ProviderError(
-          'auth',
-          'OPENAI_API_KEY is not set: add it to the configuration, or set a base URL for a local OpenAI-compatible server (which needs no key).',
-        );
-      }
-      sdk ??= await import('openai');
-      // `??=`: two first calls at once share one client.
-      this.client ??= new sdk.default({
+    const apiKey = this.options.apiKey || process.env.OPENAI_API_KEY || (baseURL ? NO_KEY_NEEDED : undefined);
+    if (!apiKey) {
+      throw new ProviderError(
+        'auth',
+        'OPENAI_API_KEY is not set: add it to the configuration, or set a base URL for a local OpenAI-compatible server (which needs no key).',
+      );
+    }
+    sdk ??= await import('openai');
+    // `??=`: two first calls at once share one client.
+    this.connected ??= {
+      client: new sdk.default({
         apiKey,
         baseURL,
         maxRetries: this.options.maxRetries ?? 2,
         timeout: this.options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
-      });
-    }
-    return { client: this.client, vendor };
+      }),
+      vendor: vendorLabel(baseURL),
+    };
+    return this.connected;
   }
 }
 
-function requestBody(model: string, request: ProviderRequest): ChatCompletionCreateParamsStreaming {
+function requestBody(model: string, request: ProviderRequest, replayReasoning: boolean): ChatCompletionCreateParamsStreaming {
   const body: ChatCompletionCreateParamsStreaming = {
     // Settings go first: they tune the call (temperature, max_tokens, reasoning_effort…),
     // but must not replace the model or history, or switch streaming off underneath us.
     ...(request.settings as Partial<ChatCompletionCreateParamsStreaming> | undefined),
     model,
-    messages: toChatMessages(request.messages, { replayReasoning: replaysReasoning(model, request.settings) }),
+    messages: toChatMessages(request.messages, { replayReasoning }),
     stream: true,
     stream_options: { include_usage: true },
   };

@@ -8,8 +8,10 @@ import { ProviderError } from '../engine/index.js';
 export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
 
 export interface StallWatchdog {
-  /** Call on every chunk received; after stop(), starts the clock again. */
+  /** Call on every chunk received; after pause() or stop(), starts the clock again. */
   touch(): void;
+  /** While the consumer holds a chunk: time until the next touch() is not the server's. */
+  pause(): void;
   /** Whether the watchdog fired (the abort was ours, not the caller's). */
   readonly fired: boolean;
   /** The error to throw once it fired. */
@@ -19,16 +21,25 @@ export interface StallWatchdog {
 
 export function startStallWatchdog(timeoutMs: number, abort: () => void, vendor: string): StallWatchdog {
   let fired = false;
+  // pause() leaves the timer armed: should it come due while paused, it fires nothing and is
+  // let go, and the next touch() re-arms it. A stream pauses and resumes on every chunk,
+  // so each chunk costs a refresh() of the same timer, about 7x cheaper than clearing one and
+  // making another (measured over 10,000 chunks).
+  let paused = false;
+  let timer: NodeJS.Timeout | undefined;
   const fire = (): void => {
+    if (paused) {
+      timer = undefined;
+      return;
+    }
     fired = true;
     abort();
   };
-  let timer: NodeJS.Timeout | undefined = setTimeout(fire, timeoutMs);
+  timer = setTimeout(fire, timeoutMs);
   return {
-    // Touched on every chunk, so it must be cheap: refresh() re-arms the same timer, about
-    // 7x cheaper than clearing and creating one (measured over 10,000 chunks).
     touch: () => {
       if (fired) return;
+      paused = false;
       if (timer) timer.refresh();
       else timer = setTimeout(fire, timeoutMs);
     },
@@ -40,7 +51,9 @@ export function startStallWatchdog(timeoutMs: number, abort: () => void, vendor:
         'stalled',
         `${vendor} stopped sending data for ${formatDuration(timeoutMs)}, so the call was abandoned. Try again.`,
       ),
-    // Also a pause: a later touch() starts the clock again.
+    pause: () => {
+      paused = true;
+    },
     stop: () => {
       clearTimeout(timer);
       timer = undefined;

@@ -371,6 +371,20 @@ describe('stalls and stops', () => {
     await fake.waitForClientClose(0);
   });
 
+  it("a consumer slower than the stall timeout is not a stall: only the server's silence is timed", { timeout: 20_000 }, async () => {
+    // The whole answer is sent at once; the consumer holds each delta past the timeout (a slow
+    // chat platform). The watchdog, paused while a delta is held, must let it finish.
+    fake.replyText('one two three', { chunkSize: 4 });
+    const chunks: ProviderChunk[] = [];
+    for await (const chunk of provider({ stallTimeoutMs: 400 }).stream(ask('hi'), never)) {
+      chunks.push(chunk);
+      if (chunk.type === 'text_delta') await new Promise((resolve) => setTimeout(resolve, 600));
+    }
+    expect(chunks.filter((chunk) => chunk.type === 'text_delta').length).toBeGreaterThanOrEqual(3);
+    const last = chunks.at(-1);
+    expect(last?.type === 'final' && last.turn.text).toBe('one two three');
+  });
+
   it('a server that never sends headers fails as stalled well before the SDK timeout', async () => {
     fake.replyStall();
     const error = await failure(provider({ stallTimeoutMs: 150, headersTimeoutMs: 60_000 }).stream(ask('hi'), never));
