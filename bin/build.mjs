@@ -81,6 +81,12 @@ const ESBUILD_OPTIONS = {
 const ENTRY = 'src/main.ts';
 /** Where the bundle goes in a build's folder (every chunk directly in it: placeOf relies on that). */
 export const BUNDLE_FOLDER = 'bundle';
+/**
+ * A build's folder and its bundle's, with a stand-in for the stamp: every build sits at the
+ * same depth in dist/, so a path relative from any bundle folder holds for all of them.
+ */
+const ANY_BUILD = join(DIST, 'stamp');
+const ANY_BUNDLE_FOLDER = join(ANY_BUILD, BUNDLE_FOLDER);
 
 /**
  * Every file a build is made of, relative to ROOT, sorted.
@@ -199,7 +205,7 @@ function bundleRules(bundle) {
     if (args.kind !== 'dynamic-import' || args.pluginData === RESOLVING) return undefined;
     const found = await bundle.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: RESOLVING });
     if (found.errors.length > 0 || found.external || !isCommonJs(found.path)) return undefined;
-    const fromBundle = relative(join(DIST, 'stamp', BUNDLE_FOLDER), found.path).split(sep).join('/');
+    const fromBundle = relative(ANY_BUNDLE_FOLDER, found.path).split(sep).join('/');
     return { path: fromBundle, external: true };
   });
   bundle.onLoad({ filter: /\.(ts|js|mjs|cjs)$/ }, (args) => {
@@ -278,8 +284,7 @@ function isCommonJs(path) {
 function placeOf(text, path) {
   const inProject = relative(ROOT, path);
   const own = SOURCE_FOLDERS.some((folder) => inProject.startsWith(`${folder}${sep}`));
-  const bundleFolder = join(DIST, 'stamp', BUNDLE_FOLDER);
-  const place = relative(bundleFolder, own ? join(DIST, 'stamp', inProject.replace(/\.ts$/, '.js')) : path);
+  const place = relative(ANY_BUNDLE_FOLDER, own ? join(ANY_BUILD, inProject.replace(/\.ts$/, '.js')) : path);
   const url = `new URL(${JSON.stringify(place.split(sep).join('/'))}, __bundleUrl).href`;
   let answered = text.replaceAll('import.meta.url', url);
   // A CommonJS file's own variables, declared in it (esbuild keeps each CommonJS file in a function of its own).
