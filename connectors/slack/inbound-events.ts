@@ -14,10 +14,7 @@
 //     normally on a bad payload: with `processBeforeResponse`, one that throws makes Bolt
 //     answer 500 (and Slack retry) instead of 200.
 import type { AppOptions, ReceiverEvent } from '@slack/bolt';
-// Bolt's App from its own module, not the package's index: the index also loads the Express
-// and AWS Lambda receivers (Express, body-parser and iconv-lite's code pages, about 750 KB the
-// bot never runs), which every start compiled. A Bolt that moves the file fails the build.
-import boltApp from '@slack/bolt/dist/App.js';
+import { App } from './bolt-classes.js';
 import { z } from 'zod';
 import type { EngineLogger } from '../../src/engine/index.js';
 
@@ -72,7 +69,7 @@ function boltProblems(body: Record<string, unknown>): z.core.$ZodIssue[] | undef
  * and dropped here, for the HTTP receiver and the Socket Mode receiver alike (both hand every
  * body to processEvent).
  */
-export class CheckedApp extends boltApp.default {
+export class CheckedApp extends App {
   private readonly inboundLogger: EngineLogger;
 
   constructor(options: AppOptions, logger: EngineLogger) {

@@ -10,8 +10,7 @@
 // open (`num_connections`): Slack spreads events over all of them (up to 10), so a second
 // instance, or a forgotten process with the same app token, takes a share of the events.
 import type { App, SocketModeReceiverOptions } from '@slack/bolt';
-// From its own module, as inbound-events.ts takes App: the package's index loads Express too.
-import socketModeReceiver from '@slack/bolt/dist/receivers/SocketModeReceiver.js';
+import { SocketModeReceiver } from './bolt-classes.js';
 import type { EngineLogger } from '../../src/engine/index.js';
 
 export interface RecordFirstReceiverOptions extends SocketModeReceiverOptions {
@@ -45,7 +44,7 @@ interface SlackEventArgs {
   retry_reason?: string;
 }
 
-export class RecordFirstSocketModeReceiver extends socketModeReceiver.default {
+export class RecordFirstSocketModeReceiver extends SocketModeReceiver {
   private boltApp: App | undefined;
   private readonly log: NonNullable<SocketModeReceiverOptions['logger']> | undefined;
 
