@@ -89,11 +89,14 @@ describe('a mention starts a conversation in a thread', () => {
 
   it('a reply while the bot works steers the running turn', async () => {
     bot = await bootDiscordBot();
-    bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' } }], { delayMs: 300 });
+    // The first call is held until the reply is queued: the reply lands while the bot works, however slow the machine.
+    const firstCall = bot.llm.replyAnswerHeld({ toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] });
     bot.llm.replyText('Listed, in French.');
     const asked = bot.mention('list the files');
     await waitFor(() => bot!.llm.requests.length === 1);
     const steer = bot.fake.sendMessage({ channelId: asked.id, content: 'answer in French' });
+    await waitFor(() => bot!.fake.guild.reactors(steer.id, { id: null, name: '👀' }).length === 1);
+    firstCall.release();
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Listed, in French.'));
     await bot.idle();
     expect(bot.llm.requests).toHaveLength(2);

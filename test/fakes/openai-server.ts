@@ -197,6 +197,19 @@ export class FakeOpenAI extends HttpFake {
     return { release };
   }
 
+  /**
+   * Stream `answer`, but hold after its first `heldAfter` events (0: right after the headers)
+   * until `release()` is called: the call is visibly in flight for as long as a test needs,
+   * however slow the machine (a barrier, where a delay would be a guess).
+   */
+  replyAnswerHeld(answer: FakeAnswer, heldAfter = 0): { release: () => void } {
+    let release = () => {};
+    const until = new Promise<void>((resolve) => (release = resolve));
+    const ids = assignIds(answer.toolCalls);
+    this.reply((request) => ({ kind: 'sse_held', events: answerEvents(request, answer, ids), holdAfter: heldAfter, until }));
+    return { release };
+  }
+
   /** Accept the request and never answer, not even headers. */
   replyStall(): this {
     return this.reply({ kind: 'no_answer' });

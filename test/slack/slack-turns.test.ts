@@ -98,11 +98,14 @@ describe('a mention starts a conversation in its thread', () => {
 describe('replies in the thread', () => {
   it('while the bot works a reply is queued (👀) then injected (✅); when idle a reply starts the next turn', async () => {
     bot = await bootSlackBot();
-    bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' } }], { delayMs: 150 });
+    // The first call is held until the reply is queued: the reply lands while the bot works, however slow the machine.
+    const firstCall = bot.llm.replyAnswerHeld({ toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] });
     bot.llm.replyText('Done, using staging.');
     const root = await bot.mention('deploy the app');
     await waitFor(() => bot!.llm.requests.length >= 1);
     const reply = await bot.reply(root, 'use staging please');
+    await waitFor(() => bot!.slack.reactionsOn(C, reply).some((r) => r.name === 'eyes'));
+    firstCall.release();
     await waitFor(() => bot!.llm.requests.length === 2, 8000);
     await bot.idle();
     expect(bodyOf(bot, 1).messages.at(-1)).toMatchObject({ role: 'user', content: expect.stringContaining('use staging please') });
