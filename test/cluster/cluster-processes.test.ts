@@ -29,6 +29,12 @@ const BOT = SLACK_IDS.botUserId;
 /** What the model is told about a call the death of its instance cut (recovery.ts). */
 const INTERRUPTED = 'interrupted by a restart';
 const SHELL = { PERMISSION_MODE: 'auto', SHELL_SANDBOX: 'bwrap' };
+/**
+ * The bots' own lease (15 s), for the tests that are not about a takeover: with the cluster's
+ * quick 2 s one, a machine busy enough stalls an owner past it, and the other instance rightly
+ * takes the turn over and asks the model again, which such a test would count as a second turn.
+ */
+const STEADY = { CLUSTER_LEASE_MS: '15000' };
 
 /**
  * Each test waits by condition; these bounds only end one that hangs. They are generous: on a
@@ -210,7 +216,7 @@ const other = (slot: number, size: number): number => (slot + 1) % size;
 
 describe('bot processes on one Redis, through Bolt over HTTP', () => {
   it('the same event delivered to two instances runs one turn: one model request, one answer', SLOW, async () => {
-    const s = await setup(2);
+    const s = await setup(2, STEADY);
     const { cluster, slack, llm } = s;
     llm.replyText('Hello, once.');
     const { event } = mention(slack, 'say hello');
@@ -226,7 +232,7 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
   });
 
   it('a thread reply that lands on the instance not running the turn steers it: the model’s next request has it', SLOW, async () => {
-    const s = await setup(2, SHELL);
+    const s = await setup(2, { ...SHELL, ...STEADY });
     const { cluster, slack, llm, dir } = s;
     llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo started >> steer.txt; sleep 2' }, id: 'call_steer' }]);
     llm.replyText('Using staging, as you said.');
@@ -259,7 +265,7 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
   });
 
   it('a 🛑 on the thread that lands on the instance not running the turn stops it', SLOW, async () => {
-    const s = await setup(2);
+    const s = await setup(2, STEADY);
     const { cluster, slack, llm } = s;
     llm.replyStall();
     const { event, sessionId } = mention(slack, 'think for a long time');
@@ -281,7 +287,7 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
   });
 
   it("Slack's Stop button, delivered to the instance not running the turn and again to the other, stops it once", SLOW, async () => {
-    const s = await setup(2);
+    const s = await setup(2, STEADY);
     const { cluster, slack, llm } = s;
     llm.replyStallAfter(4, { text: 'A partial answer, then nothing' });
     const { event, sessionId } = mention(slack, 'think for a long time');
@@ -301,7 +307,7 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
   });
 
   it('Approve clicked on two instances at once: one resolution, the tool runs once, the second clicker is told', SLOW, async () => {
-    const s = await setup(2);
+    const s = await setup(2, STEADY);
     const { cluster, slack, llm, dir } = s;
     llm.replyToolCalls([{ name: 'write_file', arguments: { path: 'twice.txt', content: 'written once\n' }, id: 'call_twice' }]);
     llm.replyText('The file is written.');
