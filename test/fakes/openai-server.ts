@@ -190,11 +190,8 @@ export class FakeOpenAI extends HttpFake {
    * machine.
    */
   replyTextHeld(text: string, heldAfter = 2, answer: Omit<FakeAnswer, 'text' | 'toolCalls'> = {}): { release: () => void } {
-    let release = () => {};
-    const until = new Promise<void>((resolve) => (release = resolve));
     // The first event is the role chunk; the text deltas follow it.
-    this.reply((request) => ({ kind: 'sse_held', events: answerEvents(request, { ...answer, text }), holdAfter: 1 + heldAfter, until }));
-    return { release };
+    return this.replyAnswerHeld({ ...answer, text }, 1 + heldAfter);
   }
 
   /**
