@@ -15,7 +15,7 @@
 # refuses the unshare bubblewrap needs; with SHELL_SANDBOX=auto (the default) the bot then
 # starts without its shell tool and says why in one warning line. To keep the shell, run with
 # a seccomp profile that allows unshare/clone of user namespaces (or
-# `--security-opt seccomp=unconfined`), or see README "The shell sandbox".
+# `--security-opt seccomp=unconfined`), or see docs/security.md, "The shell sandbox".
 # Node 24: CI tests 20, 22 and 24 (.ci/node-matrix), and 20 is past its end of life.
 FROM node:24-bookworm-slim
 
@@ -32,7 +32,7 @@ RUN npm run build
 # A user of its own: the store (data/) and the workspace belong to it, nothing else does. The
 # container starts as root only for bin/container-entry.sh, which hands the container's cgroup
 # to that user where it may (cgroup v2 with --cgroupns=private and a writable cgroup file
-# system: a memory cgroup per shell command, see README "The shell sandbox") and then runs the
+# system: a memory cgroup per shell command, see docs/security.md, "The shell sandbox") and then runs the
 # bot as it, with no capabilities. `docker run --user 10001` skips that step.
 RUN useradd --create-home --uid 10001 bot && mkdir -p /app/data /app/workspace && chown -R bot:bot /app/data /app/workspace
 

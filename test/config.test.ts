@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { ConfigError, ConfigSchema, configStartProblems, loadConfig } from '../src/config.js';
 import { STORE_PACKAGES } from '../src/store/keyv-factory.js';
@@ -138,7 +138,8 @@ describe('.env.example', () => {
   });
 
   it('names only store packages the store really loads by URL (Redis is built in)', () => {
-    const docs = `${text}\n${readFileSync(new URL('../README.md', import.meta.url), 'utf8')}`;
+    const pages = ['../README.md', ...readdirSync(new URL('../docs/', import.meta.url)).filter((name) => name.endsWith('.md')).map((name) => `../docs/${name}`)];
+    const docs = [text, ...pages.map((page) => readFileSync(new URL(page, import.meta.url), 'utf8'))].join('\n');
     const named = new Set([...docs.matchAll(/@keyv\/[a-z0-9-]+/g)].map((match) => match[0]));
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
     const loadable = new Set([...Object.values(STORE_PACKAGES), ...Object.keys(pkg.dependencies)]);

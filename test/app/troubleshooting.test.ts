@@ -1,6 +1,6 @@
-// The README's Troubleshooting section, as it happens: each case through the real start
+// docs/troubleshooting.md, as it happens: each case through the real start
 // command (a child process, as `npm start` runs) against the local fakes, what the bot shows
-// and logs, and the section quoting the bot's own words, so neither drifts from the other.
+// and logs, and the page quoting the bot's own words, so neither drifts from the other.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,18 +15,17 @@ import { freePort } from '../support/loopback-port.js';
 import { tempDir } from '../support/test-connector.js';
 
 const SECRET = 'troubleshooting-signing-secret';
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const PAGE = readFileSync(new URL('../../docs/troubleshooting.md', import.meta.url), 'utf8');
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-/** The README's "## Troubleshooting" section. */
+/** docs/troubleshooting.md, from its "# Troubleshooting" title on. */
 function troubleshooting(): string {
-  const start = README.indexOf('\n## Troubleshooting\n');
-  expect(start, 'the README has a Troubleshooting section').toBeGreaterThanOrEqual(0);
-  const end = README.indexOf('\n## ', start + 1);
-  return README.slice(start, end === -1 ? undefined : end);
+  const start = PAGE.indexOf('# Troubleshooting\n');
+  expect(start, 'docs/troubleshooting.md has its "# Troubleshooting" title').toBe(0);
+  return PAGE;
 }
 
 /** The bot in Slack HTTP mode against the fakes, `overrides` last. */
@@ -37,7 +36,7 @@ async function slackBot(overrides: Record<string, string> = {}) {
   return { ...fakes, bot };
 }
 
-describe('the README\'s Troubleshooting, as the bot does it', () => {
+describe('docs/troubleshooting.md, as the bot does it', () => {
   it('the model server is not running: the thread says it could not be reached, with Retry, and the log says "model call failed"', async () => {
     const port = await freePort(); // nothing listens there: Ollama not started
     const { slack, bot } = await slackBot({ OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` });

@@ -89,7 +89,8 @@ describe('an unknown model name on the wire', () => {
 
 /** Every Claude model name the docs, the example configuration and the code's messages suggest. */
 function suggestedClaudeModels(): string[] {
-  const files = ['README.md', 'CONTRIBUTING.md', '.env.example', 'docs/architecture.md', 'manifest/README.md', 'manifest/discord.md'].map((f) => join(ROOT, f));
+  const pages = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+  const files = ['README.md', 'CONTRIBUTING.md', '.env.example', ...pages, 'manifest/README.md', 'manifest/discord.md'].map((f) => join(ROOT, f));
   const walk = (dir: string): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)]));
   // The price and capability tables name older models on purpose: people still run them.
