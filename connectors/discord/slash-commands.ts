@@ -1,7 +1,7 @@
-// Discord's slash commands: `/status`, `/model`, `/profile`, `/grants`, `/revoke`, `/retry`, `/stop`,
-// `/forget`, `/feedback` (admins: the 👍 / 👎 totals), `/usage`, `/schedule`, `/schedules`,
-// `/unschedule`, `/help`, registered for the application (for each server DISCORD_GUILD_ID lists,
-// so they appear at once; globally otherwise, which Discord may take an hour to show),
+// Discord's slash commands: the command table's (shared/command-table.ts: names and
+// descriptions; the options each takes are Discord's, below), registered for the application
+// (for each server DISCORD_GUILD_ID lists, so they appear at once; globally otherwise, which
+// Discord may take an hour to show),
 // and run by the shared command runner (shared/thread-commands.ts) with the same roles as in
 // Slack. A command acts on the thread (or DM) it is run in.
 //
@@ -13,18 +13,23 @@
 // and a restart may see the same interaction again, so its id is claimed
 // (`discord:interaction:<id>`, persisted) before anything else. A second delivery is not
 // acknowledged either: the first one was, and a second acknowledgement gets 40060.
-import { MessageFlags, type ApplicationCommandDataResolvable, type ChatInputCommandInteraction, type Client } from 'discord.js';
+import { MessageFlags, type ApplicationCommandDataResolvable, type ApplicationCommandOptionData, type ChatInputCommandInteraction, type Client } from 'discord.js';
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
 import type { SessionKey } from '../../src/store/session-store.js';
 import type { SpendReader } from '../../src/ops/spend-report.js';
 import type { ScheduleDesk } from '../../src/schedules/schedule-types.js';
+import { commandDescription, commandHelpLines, commandsOn, type ThreadCommandName } from '../shared/command-table.js';
 import { runThreadCommand, type CommandContext, type CommandMarkup } from '../shared/thread-commands.js';
 import { safeContent, type DiscordOutbound } from './outbound.js';
 
-export const DISCORD_COMMAND_HELP =
-  'Commands, run in a thread where I work (or in a DM with me): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/feedback` (admins: the 👍 / 👎 on my answers), `/usage` (what was spent; admins may name a person or a channel), `/profile [name]` (admins: the thread\'s profile), `/schedule` (when, e.g. "every weekday at 9:00" or "in 2 hours", and the task; read in the bot\'s time zone, SCHEDULE_TZ), `/schedules` (yours, with their next run), `/unschedule <id>`, `/help`. Mention me in a channel to start a thread; react with 🛑 to stop me.';
+export const DISCORD_COMMAND_HELP = [
+  'Commands, run in a thread where I work (or in a DM with me):',
+  ...commandHelpLines('discord', { bullet: '•' }),
+  'A schedule\'s when, e.g. "every weekday at 9:00" or "in 2 hours", is read in the bot\'s time zone (SCHEDULE_TZ).',
+  'Mention me in a channel to start a thread; react with 🛑 to stop me.',
+].join('\n');
 
 const DISCORD_MARKUP: CommandMarkup = {
   bold: (text) => `**${text}**`,
@@ -38,44 +43,30 @@ const STRING = 3;
 const USER = 6;
 const CHANNEL = 7;
 
-/** The commands as Discord registers them (names and options only; the roles are the session layer's). */
-export const SLASH_COMMANDS: ApplicationCommandDataResolvable[] = [
-  { name: 'status', description: 'The model and what is always allowed in this thread' },
-  { name: 'model', description: 'Switch this thread to another model', options: [{ type: STRING, name: 'model', description: 'provider:model, e.g. openai:gpt-4.1', required: false }] },
-  { name: 'grants', description: 'What is always allowed here, and who allowed it' },
-  {
-    name: 'revoke',
-    description: 'Take back an "always allow"',
-    options: [
-      { type: STRING, name: 'tool', description: 'The tool, e.g. write_file or run_shell', required: true },
-      { type: STRING, name: 'command', description: 'For run_shell: the exact command', required: false },
-    ],
-  },
-  { name: 'retry', description: 'Run the thread\'s last request again' },
-  { name: 'stop', description: 'Stop what I am doing in this thread' },
-  { name: 'forget', description: 'Delete everything stored for this thread' },
-  { name: 'feedback', description: 'Admins: the 👍 / 👎 people gave my answers, with their reasons' },
-  {
-    name: 'usage',
-    description: 'What was spent today and this month: yours, this channel\'s, the server\'s',
-    options: [
-      { type: USER, name: 'user', description: 'Admins: this person\'s spend', required: false },
-      { type: CHANNEL, name: 'channel', description: 'Admins: this channel\'s spend', required: false },
-    ],
-  },
-  { name: 'profile', description: 'Admins: the profile this thread runs under, or move it to another', options: [{ type: STRING, name: 'name', description: 'The profile to move this thread to', required: false }] },
-  {
-    name: 'schedule',
-    description: 'Run a task in this thread later or regularly',
-    options: [
-      { type: STRING, name: 'when', description: 'e.g. "every weekday at 9:00", "in 2 hours", "0 9 * * 1-5"', required: true },
-      { type: STRING, name: 'task', description: 'What to do at each run, e.g. "summarise the open incidents"', required: true },
-    ],
-  },
-  { name: 'schedules', description: 'Your schedules (admins: every one in this channel) with their next run' },
-  { name: 'unschedule', description: 'End a schedule', options: [{ type: STRING, name: 'id', description: 'The schedule\'s id, e.g. s-abc123 (/schedules lists them)', required: true }] },
-  { name: 'help', description: 'How to use me' },
-];
+/** What each command's arguments are in Discord's form; commandArgs turns them back into the runner's words. */
+const SLASH_OPTIONS: Partial<Record<ThreadCommandName, ApplicationCommandOptionData[]>> = {
+  model: [{ type: STRING, name: 'model', description: 'provider:model, e.g. openai:gpt-4.1', required: false }],
+  revoke: [
+    { type: STRING, name: 'tool', description: 'The tool, e.g. write_file or run_shell', required: true },
+    { type: STRING, name: 'command', description: 'For run_shell: the exact command', required: false },
+  ],
+  usage: [
+    { type: USER, name: 'user', description: 'Admins: this person\'s spend', required: false },
+    { type: CHANNEL, name: 'channel', description: 'Admins: this channel\'s spend', required: false },
+  ],
+  profile: [{ type: STRING, name: 'name', description: 'The profile to move this thread to', required: false }],
+  schedule: [
+    { type: STRING, name: 'when', description: 'e.g. "every weekday at 9:00", "in 2 hours", "0 9 * * 1-5"', required: true },
+    { type: STRING, name: 'task', description: 'What to do at each run, e.g. "summarise the open incidents"', required: true },
+  ],
+  unschedule: [{ type: STRING, name: 'id', description: 'The schedule\'s id, e.g. s-abc123 (/schedules lists them)', required: true }],
+};
+
+/** The commands as Discord registers them (names, descriptions and options only; the roles are the session layer's). */
+export const SLASH_COMMANDS: ApplicationCommandDataResolvable[] = commandsOn('discord').map((command) => {
+  const options = SLASH_OPTIONS[command.name];
+  return { name: command.name, description: commandDescription(command), ...(options ? { options } : {}) };
+});
 
 /**
  * Register the commands: for each home server (they appear at once), or globally when none is

@@ -14,9 +14,10 @@ import { REFUSALS_TO_END } from '../../src/schedules/access-pauses.js';
 import { describeInstant, splitWhenAndTask } from '../../src/schedules/parse-when.js';
 import type { Schedule } from '../../src/schedules/schedule-types.js';
 import { sessionIdOf } from '../../src/store/session-store.js';
+import type { ThreadCommandName } from './command-table.js';
 import type { CommandContext, CommandMarkup } from './thread-commands.js';
 
-export const SCHEDULE_COMMANDS = ['schedule', 'schedules', 'unschedule'] as const;
+export const SCHEDULE_COMMANDS = ['schedule', 'schedules', 'unschedule'] as const satisfies readonly ThreadCommandName[];
 export type ScheduleCommand = (typeof SCHEDULE_COMMANDS)[number];
 
 /** The longest task text a list line shows (the whole task is in the thread's "set" line). */

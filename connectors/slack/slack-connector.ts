@@ -34,7 +34,7 @@ import { listenForFeedback } from './feedback-clicks.js';
 import { SlackFileSink } from './file-sink.js';
 import { SlackFileSource } from './file-source.js';
 import { mentionedUsers, readableText, threadCommand } from './message-text.js';
-import { runThreadCommand } from './thread-commands.js';
+import { runThreadCommand, slackCommandLines } from './thread-commands.js';
 import { openBoltApp } from './bolt-app.js';
 import { showAll } from './show-all.js';
 import { limitClient } from './limited-client.js';
@@ -410,7 +410,8 @@ export const HELP_TEXT = [
   '*How to use me*',
   '• Mention me in a channel with a task; I work in a thread under your message. Reply in that thread to steer me.',
   '• React with :octagonal_sign: to my thread to stop me at once.',
-  '• In a thread, mention me with a command: `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget` (delete this thread\'s stored data), `/feedback` (admins: the :+1: / :-1: on answers), `/help`.',
+  '• In a thread, mention me with a command:',
+  ...slackCommandLines('    ◦'),
   '• Under each answer, :+1: or :-1: says whether it helped (a :-1: lets you say why).',
 ].join('\n');
 

@@ -13,6 +13,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
+import { commandHelpLines } from '../shared/command-table.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
 import type { ApprovalView } from '../shared/approval-view.js';
 import type { CallText } from '../shared/call-arguments.js';
@@ -40,8 +41,13 @@ const CHANNEL = 'general';
 const MENTION = /(^|\s)@bot(?![\p{L}\p{N}_])/giu;
 const COMMAND = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i;
 
-export const COMMAND_HELP =
-  'Thread commands (type them in a thread): `/status`, `/model <provider:model>`, `/grants`, `/revoke <tool> [command]`, `/retry`, `/stop`, `/forget`, `/feedback` (the 👍 / 👎 totals), `/usage` (what was spent), `/profile [name]` (the thread\'s profile), `/schedule <when> <task>` (e.g. `/schedule every weekday at 9:00 summarise the open incidents`, in the bot\'s time zone, SCHEDULE_TZ), `/schedules` (with their next run), `/unschedule <id>`, `/help`.';
+/** The command table's commands as a Markdown list: the page's person runs the bot, so no command is marked for admins. */
+export const COMMAND_HELP = [
+  'Thread commands (type them in a thread):',
+  ...commandHelpLines('web', { bullet: '-', readerIsAdmin: true }),
+  '',
+  "A schedule's when is read in the bot's time zone (SCHEDULE_TZ): `/schedule every weekday at 9:00 summarise the open incidents`.",
+].join('\n');
 
 /** What the bot says to a mention with nothing after it. */
 export const BARE_MENTION_REPLY = '👋 Yes? Reply in this thread with what you need, or `/help` for the thread commands.';
