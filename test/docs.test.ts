@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../src/config.js';
 import { envFileWarning } from '../src/secrets/index.js';
+import { commandUsage, THREAD_COMMANDS } from '../connectors/shared/command-table.js';
 import { BUILTIN_TOOL_NAMES } from '../src/tools/index.js';
 import { tempDir } from './support/test-connector.js';
 
@@ -157,6 +158,15 @@ describe('README.md and the pages in docs/', () => {
     expect(pages).toContain('docs/configuration.md');
     expect(pages.flatMap(relativeLinks).length).toBeGreaterThan(20);
     expect(pages.flatMap(brokenLinks)).toEqual([]);
+  });
+
+  it("the README's command table lists the thread commands of the one command table, in its order, each alias after its command", () => {
+    const header = README.indexOf('| command | what it does |');
+    expect(header, 'the README has a table of thread commands').toBeGreaterThanOrEqual(0);
+    const rows = README.slice(header).split('\n').slice(2);
+    const listed = rows.slice(0, rows.findIndex((line) => !line.startsWith('|'))).map((line) => /^\| `([^`]+)`/.exec(line.replace(/\\\|/g, '|'))?.[1]);
+    const expected = THREAD_COMMANDS.flatMap((command) => [commandUsage(command), ...(command.aliases ?? []).map((alias) => `/${alias}`)]);
+    expect(listed).toEqual(expected);
   });
 });
 
