@@ -5,7 +5,7 @@
 // compressing (tar) are read like any file, and so are the members of a tar, whose first bytes
 // are looked at too (`tar cf x.tar secret.gz` puts a gzip one header further in).
 //
-// Not recognised, and said in the README: formats without a signature (raw deflate, brotli),
+// Not recognised, and said in docs/security.md: formats without a signature (raw deflate, brotli),
 // a compressed stream further inside another file (a PDF's or an image's own compression, a
 // zip inside an ISO), and anything encrypted.
 

@@ -60,7 +60,7 @@ export interface MemoryBound {
 }
 
 const HOW_V2 =
-  'to bound each command as a whole, give the bot a cgroup of its own to delegate: run it as a systemd service with Delegate=yes (README, "The shell sandbox"), ' +
+  'to bound each command as a whole, give the bot a cgroup of its own to delegate: run it as a systemd service with Delegate=yes (docs/security.md, "The shell sandbox"), ' +
   'or in a container with a cgroup namespace of its own and a writable cgroup file system (docker run --cgroupns=private --privileged; podman run --cgroupns=private --security-opt unmask=/sys/fs/cgroup)';
 
 /** cgroup v2 where it is delegated, else v1 where it is writable, else none, with the reason. */

@@ -46,7 +46,7 @@ export type SandboxDecision =
 const HOW_TO_FIX =
   'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Alpine: apk add bubblewrap) ' +
   'and allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04+, an AppArmor profile for bwrap), ' +
-  'or set SHELL_SANDBOX=off to run commands unconfined (see README, "The shell sandbox")';
+  'or set SHELL_SANDBOX=off to run commands unconfined (see docs/security.md, "The shell sandbox")';
 
 export const UNCONFINED_WARNING =
   'SHELL_SANDBOX=off: shell commands run WITHOUT a sandbox; an approved command can read the bot\'s .env, tokens, store and every ' +
@@ -74,7 +74,7 @@ export async function decideShellSandbox(settings: ShellSandboxSettings): Promis
   const unreachable = settings.runAs ? unreachableFolder(settings, settings.runAs) : null;
   if (unreachable) {
     cgroups?.close();
-    return refuse(settings, unreachable, 'see README, "The shell sandbox", on a bot that runs as root');
+    return refuse(settings, unreachable, 'see docs/security.md, "The shell sandbox", on a bot that runs as root');
   }
   const cwdFile = path.join(os.tmpdir(), `chat-agent-probe-${randomUUID()}`);
   await writeFile(cwdFile, '', { mode: 0o600 });

@@ -68,7 +68,7 @@ export async function prepareShell(config: Config, options: ShellStartupOptions 
   const workspaceRoot = realOrResolved(config.WORKSPACE_DIR);
   const problem = workspaceProblem(workspaceRoot, paths);
   if (problem) throw new Error(problem);
-  // A workspace the bot creates is the commands' own; one that existed is the operator's (README).
+  // A workspace the bot creates is the commands' own; one that existed is the operator's (docs/security.md, "Workspaces").
   if (!existed && existsSync(workspaceRoot) && runAs.runAs) chownSync(workspaceRoot, runAs.runAs.uid, runAs.runAs.gid);
   // The probe mounts the workspace as a command would: one that does not exist yet (a check
   // that creates nothing) is stood in for by an empty temporary folder.

@@ -57,7 +57,7 @@ export async function openWorkspaceDisks(settings: WorkspaceDisksSettings): Prom
   const tools = findDiskTools();
   const why = 'missing' in tools ? `${tools.missing.join(', ')} not found (e2fsprogs, util-linux)` : await whyNoDisk(settings, tools);
   if (why !== null || 'missing' in tools) {
-    if (settings.mode === 'on') throw new Error(`WORKSPACE_DISKS=on, but no disk can be made here: ${why}. To fix: run the bot as root where loop devices exist, or set WORKSPACE_DISKS=auto or off (see README, "The shell sandbox")`);
+    if (settings.mode === 'on') throw new Error(`WORKSPACE_DISKS=on, but no disk can be made here: ${why}. To fix: run the bot as root where loop devices exist, or set WORKSPACE_DISKS=auto or off (see docs/security.md, "The shell sandbox")`);
     return { disks: null, text: `${MEASURED}; no disk of its own can be made here: ${why}` };
   }
   const disks = settings.trialOnly ? null : new WorkspaceDisks({ workspaceDir: settings.workspaceDir, maxBytes: settings.maxBytes, tools, logger: settings.logger });

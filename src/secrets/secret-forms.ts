@@ -14,7 +14,7 @@
 //   or without a byte-order mark before them, at an even or odd offset: `iconv -t UTF-16`,
 //   PowerShell's `Out-File`, a Windows registry export);
 // - reversed (`rev`) and ROT13 (`tr A-Za-z N-ZA-Mn-za-m`): two transforms a person tries first,
-//   as cheap to look for as the value itself. Any other transform is not looked for: the README
+//   as cheap to look for as the value itself. Any other transform is not looked for: docs/security.md
 //   says what cannot be.
 import { viewOf } from './text-view.js';
 

@@ -71,7 +71,7 @@ describe('compressed files', () => {
     expect(compressedFormat(Buffer.alloc(0))).toBeUndefined();
   });
 
-  it('the limit: formats without a signature are not recognised (see the README)', () => {
+  it('the limit: formats without a signature are not recognised (see docs/security.md)', () => {
     expect(compressedFormat(brotliCompressSync(SECRET_TEXT))).toBeUndefined();
     expect(compressedFormat(deflateRawSync(SECRET_TEXT))).toBeUndefined();
   });

@@ -183,7 +183,7 @@ describe('in the bubblewrap sandbox too', () => {
     try {
       marker = path.join(bot.workspace, 'fsmonitor-ran');
       // Made by the test as the bot's user, then handed to the uid a root bot's commands run as
-      // (README): git refuses a repository its user does not own, on either side.
+      // (docs/security.md): git refuses a repository its user does not own, on either side.
       const runAs = sandbox.runAs;
       if (runAs) execFileSync('chown', [`${process.getuid?.()}:${process.getgid?.()}`, bot.workspace]);
       await hostileRepository(bot.workspace, bot.workspace);

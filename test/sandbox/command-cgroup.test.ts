@@ -107,7 +107,7 @@ describe('cgroup v2, nothing delegated: the cap is per process, and the words sa
     expect(bound).toMatchObject({ groups: null, kind: 'per process' });
     const text = boundsText(limits, undefined, bound);
     expect(text).toContain('3,072 MB of memory per process, not for the command as a whole (no memory cgroup per command: cgroup v2: the bot\'s cgroup');
-    expect(text).toContain('run it as a systemd service with Delegate=yes (README, "The shell sandbox")');
+    expect(text).toContain('run it as a systemd service with Delegate=yes (docs/security.md, "The shell sandbox")');
     expect(text).toContain('docker run --cgroupns=private --privileged');
     // Nothing was touched.
     expect(existsSync(path.join(fs.own, 'bot'))).toBe(false);

@@ -126,7 +126,7 @@ describe('cut in two across results', () => {
     expect(new SecretMasker([long]).mask(`a ${long.slice(9, 39)} b`)).toBe('a [secret] b');
   });
 
-  it('the limit: a shorter piece from the middle, or one under 8 at an edge, is not (see the README)', () => {
+  it('the limit: a shorter piece from the middle, or one under 8 at an edge, is not (see docs/security.md)', () => {
     expect(mask(SECRET.slice(0, 7))).toBe(SECRET.slice(0, 7));
     expect(mask(SECRET.slice(4, 15))).toBe(SECRET.slice(4, 15));
   });

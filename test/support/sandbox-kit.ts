@@ -25,7 +25,7 @@ export interface FakeBot {
 export async function fakeBot(): Promise<FakeBot> {
   const base = await realpath(await mkdtemp(path.join(os.tmpdir(), 'chat-agent-bot-')));
   // As a bot's folder usually is: others may pass through it (mkdtemp makes it 700), so
-  // commands a root bot runs as another uid can reach the workspace (README, the shell sandbox).
+  // commands a root bot runs as another uid can reach the workspace (docs/security.md, "The shell sandbox").
   await chmod(base, 0o755);
   const dir = path.join(base, 'bot');
   const home = path.join(base, 'home');
