@@ -9,6 +9,10 @@
 // A turn is reserved when `run` / `retry` / `resume` is called, not when its events are
 // first pulled: a stop that arrives in between (a 🛑 right after the message) still lands.
 // So iterate what you start: a reserved turn holds the engine until its events are drained.
+//
+// This class is the engine's public surface: its entry points and what they may read. The
+// options it is built from are engine-options.ts; the loop a turn runs is turn-loop.ts, and
+// the ways a turn ends short of completing are turn-endings.ts.
 import { randomUUID } from 'node:crypto';
 import { noCompaction, type CompactionState } from './compaction.js';
 import { CompactionRunner } from './compaction-runner.js';
