@@ -44,7 +44,7 @@ function scenarios(graceMs: number): StopScenario[] {
       state: 'awaiting_approval',
       on: 'permission_required',
       delayMs: () => 1,
-      engine: () => oneCallEngine(sleepingTool('risky', highRisk, TOOL_SLEEP_MS), { approver: () => new Promise(() => undefined) }),
+      engine: () => oneCallEngine(sleepingTool('risky', highRisk, TOOL_SLEEP_MS), { ports: { approver: () => new Promise(() => undefined) } }),
       note: 'high-risk call, approver never answers; stop 1 ms after permission_required',
     },
     {

@@ -53,7 +53,7 @@ async function bareLoop(provider: Provider, tool: ToolDefinition): Promise<void>
 }
 
 async function engineLoop(provider: Provider, tool: ToolDefinition): Promise<void> {
-  const engine = new TurnEngine({ provider, model: 'bench', tools: [tool], maxIterations: ITERATIONS + 1 });
+  const engine = new TurnEngine({ provider, model: 'bench', tools: [tool], limits: { maxIterations: ITERATIONS + 1 } });
   let end: EngineEvent | undefined;
   for await (const event of engine.run('go')) if (event.type === 'turn_end') end = event;
   if (end?.type !== 'turn_end' || end.status !== 'completed' || end.iterations !== ITERATIONS + 1) {
@@ -96,7 +96,7 @@ async function overheadRows(): Promise<BenchRow[]> {
 async function sixToolRound(metadata: ToolMetadata): Promise<number> {
   const tool = sleepingTool('nap', metadata, 200);
   const provider = new ZeroLatencyProvider(1, tool.name, 6);
-  const engine = new TurnEngine({ provider, model: 'bench', tools: [tool], policy: allowEverything });
+  const engine = new TurnEngine({ provider, model: 'bench', tools: [tool], ports: { policy: allowEverything } });
   let firstStart: number | undefined;
   let lastFinish: number | undefined;
   let finished = 0;

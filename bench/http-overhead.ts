@@ -93,7 +93,7 @@ async function bareTurn(client: OpenAI): Promise<void> {
 
 /** The same turn through TurnEngine and OpenAIProvider. */
 async function engineTurn(provider: OpenAIProvider): Promise<void> {
-  const engine = new TurnEngine({ provider, model: `openai:${MODEL}`, tools: [noop], maxIterations: MODEL_CALLS });
+  const engine = new TurnEngine({ provider, model: `openai:${MODEL}`, tools: [noop], limits: { maxIterations: MODEL_CALLS } });
   let end: EngineEvent | undefined;
   for await (const event of engine.run('go')) if (event.type === 'turn_end') end = event;
   if (end?.type !== 'turn_end' || end.status !== 'completed' || end.iterations !== MODEL_CALLS) {

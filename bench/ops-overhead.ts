@@ -45,7 +45,7 @@ export async function timeEngineWithOps(setup: (bus: OpsBus) => void): Promise<n
   const tool = noopTool('noop');
   const inner = new ZeroLatencyProvider(ITERATIONS, tool.name);
   const provider = meteredResolver(() => inner, { place: placeOf(session), ops: bus, fallbackRequester: () => session.startedBy });
-  const engine = new TurnEngine({ provider, model: session.model, tools: [tool], maxIterations: ITERATIONS + 1 });
+  const engine = new TurnEngine({ provider, model: session.model, tools: [tool], limits: { maxIterations: ITERATIONS + 1 } });
   let end: EngineEvent | undefined;
   const started = performance.now();
   for await (const event of engine.run('go')) {

@@ -36,7 +36,7 @@ async function timedTurn(sink: OpsSink | undefined): Promise<number> {
     model: session.model,
     sessionId: session.id,
     tools: [tool],
-    maxIterations: ITERATIONS + 1,
+    limits: { maxIterations: ITERATIONS + 1 },
   });
   const started = performance.now();
   let end: EngineEvent | undefined;

@@ -14,6 +14,7 @@ export * from './tools.js';
 export { parseToolArguments, diagnoseMangledArguments } from './tool-arguments.js';
 export { INTERRUPTED_BY_RESTART, INTERRUPTED_BY_USER, previewOf, shownArgumentsOf, type OutputMask } from './tool-calls.js';
 export * from './turn-engine.js';
+export * from './engine-options.js';
 export type { StreamMask } from './model-call.js';
 export * from './tool-ledger.js';
 export { History, type ToolRound } from './history.js';

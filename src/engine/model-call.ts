@@ -14,7 +14,7 @@ import type { StopScope } from './abort.js';
 import { bridgeStream } from './stream-bridge.js';
 import { parseToolArguments } from './tool-arguments.js';
 import type { OutputMask, PendingToolCall } from './tool-calls.js';
-import type { ContextProvider } from './turn-engine.js';
+import type { ContextProvider } from './engine-options.js';
 
 /** Masks text that arrives in pieces: `push` returns what may be shown now, `end` the rest. */
 export interface StreamMask {

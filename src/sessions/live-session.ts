@@ -154,40 +154,43 @@ export async function buildLiveSession(input: {
     instructions: setup.instructions,
     messages,
     tools: setup.tools,
-    maxIterations: setup.maxIterations,
-    maxToolCallsPerResponse: setup.maxToolCallsPerResponse,
-    policy: setup.policy,
-    compactor: setup.compactor,
     compactionState: record.compaction,
-    contextProvider: setup.contextProvider,
-    interruptHooks: setup.interruptHooks,
-    logger: setup.logger,
-    maskOutput: setup.maskOutput,
-    maskStream: setup.maskStream,
-    ...(setup.prepareInput ? { prepareInput: setup.prepareInput } : {}),
-    ...(setup.attachmentView ? { attachmentView: setup.attachmentView } : {}),
     grants: mergeGrants(record.grants, channelGrants),
-    inbox,
-    ledger,
-    approver: approverFromInbox(closedByStopper(inbox, live)),
-    interactive: interactiveCallbacks(offeredInteractive(interactiveFromInbox(closedByStopper(inbox, live)), setup.offeredTools), setup, async (dir) => {
-      live.record = { ...live.record, directories: [...new Set([...live.record.directories, dir])] };
-      await store.saveSession(live.record);
-    }),
-    onAppend: async (message) => {
-      await store.appendMessage(record.id, message);
-    },
-    onGrantsChanged: async (grants) => {
-      if (grantScope === 'channel') {
-        await store.setChannelGrants(record.key, grants);
-      } else {
-        live.record = { ...live.record, grants };
+    limits: { maxIterations: setup.maxIterations, maxToolCallsPerResponse: setup.maxToolCallsPerResponse },
+    ports: {
+      policy: setup.policy,
+      compactor: setup.compactor,
+      contextProvider: setup.contextProvider,
+      logger: setup.logger,
+      maskOutput: setup.maskOutput,
+      maskStream: setup.maskStream,
+      ...(setup.prepareInput ? { prepareInput: setup.prepareInput } : {}),
+      ...(setup.attachmentView ? { attachmentView: setup.attachmentView } : {}),
+      inbox,
+      ledger,
+      approver: approverFromInbox(closedByStopper(inbox, live)),
+      interactive: interactiveCallbacks(offeredInteractive(interactiveFromInbox(closedByStopper(inbox, live)), setup.offeredTools), setup, async (dir) => {
+        live.record = { ...live.record, directories: [...new Set([...live.record.directories, dir])] };
         await store.saveSession(live.record);
-      }
+      }),
     },
-    onCompactionChanged: async (compaction) => {
-      live.record = { ...live.record, compaction };
-      await store.saveSession(live.record);
+    hooks: {
+      onInterrupt: setup.interruptHooks,
+      onAppend: async (message) => {
+        await store.appendMessage(record.id, message);
+      },
+      onGrantsChanged: async (grants) => {
+        if (grantScope === 'channel') {
+          await store.setChannelGrants(record.key, grants);
+        } else {
+          live.record = { ...live.record, grants };
+          await store.saveSession(live.record);
+        }
+      },
+      onCompactionChanged: async (compaction) => {
+        live.record = { ...live.record, compaction };
+        await store.saveSession(live.record);
+      },
     },
   });
   return live;

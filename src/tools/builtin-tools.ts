@@ -108,7 +108,7 @@ export const BUILTIN_TOOL_NAMES = Object.keys(BUILTIN_TOOLS) as readonly Builtin
 
 export interface BuiltinTools {
   tools: ToolDefinition[];
-  /** Give to the engine's `interruptHooks`: a stop interrupts the running shell command. */
+  /** Give to the engine's `hooks.onInterrupt`: a stop interrupts the running shell command. */
   interruptHook: () => void;
   /** Stop everything the shell still runs, background jobs included. Call when the session ends. */
   dispose(): Promise<void>;

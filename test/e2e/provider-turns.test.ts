@@ -131,12 +131,14 @@ describe.each([openaiHarness, anthropicHarness])('a working session through %o',
           },
         }),
       ],
-      approver: async (request) => {
-        approvals.push(request);
-        return 'once';
+      ports: {
+        approver: async (request) => {
+          approvals.push(request);
+          return 'once';
+        },
+        compactor: new SummarizingCompactor(),
+        contextProvider: () => 'Now: 2026-11-29 20:00 UTC',
       },
-      compactor: new SummarizingCompactor(),
-      contextProvider: () => 'Now: 2026-11-29 20:00 UTC',
     });
 
     // Turn 1: read, steer, deploy (approved), answer.

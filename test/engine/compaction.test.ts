@@ -18,7 +18,7 @@ describe('compaction inside the loop', () => {
     for (let i = 0; i < 3; i++) await collect(seed.run(`question ${i}`));
     const { engine, provider } = engineWith([overflow(), say('fits now')], {
       messages: [...seed.messages],
-      compactor: new TrimmingCompactor({ maxTokens: 1_000_000 }),
+      ports: { compactor: new TrimmingCompactor({ maxTokens: 1_000_000 }) },
     });
     const events = await collect(engine.run('the newest question'));
     expect(typesOf(events)).toEqual(['turn_start', 'compacting', 'compacted', 'assistant_delta', 'assistant_message', 'turn_end']);
@@ -37,7 +37,7 @@ describe('compaction inside the loop', () => {
 
   it('is progress-guarded: when the boundary cannot move, the overflow ends in the error path', async () => {
     const { engine, provider } = engineWith([overflow(), overflow(), overflow(), overflow()], {
-      compactor: new TrimmingCompactor({ maxTokens: 1_000_000 }),
+      ports: { compactor: new TrimmingCompactor({ maxTokens: 1_000_000 }) },
     });
     const events = await collect(engine.run('a single enormous message'));
     expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'error' });
@@ -51,7 +51,7 @@ describe('compaction inside the loop', () => {
     for (let i = 0; i < 4; i++) await collect(seed.run(`question ${i}`));
     const { engine, provider } = engineWith([overflow(), overflow(), overflow()], {
       messages: [...seed.messages],
-      compactor: new TrimmingCompactor({ maxTokens: 1_000_000 }),
+      ports: { compactor: new TrimmingCompactor({ maxTokens: 1_000_000 }) },
     });
     const events = await collect(engine.run('newest'));
     expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'error' });
@@ -64,7 +64,7 @@ describe('compaction inside the loop', () => {
     for (let i = 0; i < 3; i++) await collect(seed.run(`question ${i}`));
     const { engine, provider } = engineWith([say('ok')], {
       messages: [...seed.messages],
-      compactor: new TrimmingCompactor({ maxTokens: 200 }),
+      ports: { compactor: new TrimmingCompactor({ maxTokens: 200 }) },
     });
     const events = await collect(engine.run('next'));
     expect(typesOf(events).slice(0, 3)).toEqual(['turn_start', 'compacting', 'compacted']);
@@ -78,7 +78,7 @@ describe('compaction inside the loop', () => {
         throw new Error('summary model down');
       },
     };
-    const { engine } = engineWith([say('still answered')], { compactor: broken });
+    const { engine } = engineWith([say('still answered')], { ports: { compactor: broken } });
     const events = await collect(engine.run('q'));
     expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed' });
   });

@@ -22,10 +22,12 @@ describe('a stop ends the turn from every state', () => {
     let approverSignal: AbortSignal | undefined;
     const { engine, provider } = engineWith([callTools(call('write'), call('write')), say('never reached')], {
       tools: [recordingTool('write', risky, { log })],
-      approver: ({ signal }) => {
-        approverSignal = signal;
-        setTimeout(() => holder.engine!.requestInterrupt(), 2);
-        return new Promise(() => undefined); // a human who never clicks
+      ports: {
+        approver: ({ signal }) => {
+          approverSignal = signal;
+          setTimeout(() => holder.engine!.requestInterrupt(), 2);
+          return new Promise(() => undefined); // a human who never clicks
+        },
       },
     });
     holder.engine = engine;
@@ -45,9 +47,11 @@ describe('a stop ends the turn from every state', () => {
     const holder: { engine?: TurnEngine } = {};
     const { engine } = engineWith([callTools(call('write', { n: 1 }), call('write', { n: 2 }), call('read')), say('x')], {
       tools: [recordingTool('write', risky, { log }), recordingTool('read', lowRisk, { log })],
-      approver: async () => {
-        holder.engine!.requestInterrupt();
-        return 'once';
+      ports: {
+        approver: async () => {
+          holder.engine!.requestInterrupt();
+          return 'once';
+        },
       },
     });
     holder.engine = engine;
@@ -62,12 +66,14 @@ describe('a stop ends the turn from every state', () => {
     let lateAnswer: ((answer: { answer: string }) => void) | undefined;
     let questionSignal: AbortSignal | undefined;
     const { engine } = engineWith([callTools(call('ask_user', { question: 'staging or prod?' })), say('x')], {
-      interactive: {
-        askUser: ({ signal }) =>
-          new Promise((resolve) => {
-            questionSignal = signal;
-            lateAnswer = resolve;
-          }),
+      ports: {
+        interactive: {
+          askUser: ({ signal }) =>
+            new Promise((resolve) => {
+              questionSignal = signal;
+              lateAnswer = resolve;
+            }),
+        },
       },
     });
     const events = await collect(engine.run('deploy'), (event) => {
@@ -105,19 +111,21 @@ describe('a stop ends the turn from every state', () => {
     });
     const { engine, provider } = engineWith([callTools(call('run_shell'), call('run_shell')), say('x')], {
       tools: [shell],
-      interruptHooks: [
-        () => {
-          hooks.push('throwing hook');
-          throw new Error('executor gone');
-        },
-        async () => {
-          hooks.push('async failing hook');
-          throw new Error('also gone');
-        },
-        () => {
-          hooks.push('kill the process group');
-        },
-      ],
+      hooks: {
+        onInterrupt: [
+          () => {
+            hooks.push('throwing hook');
+            throw new Error('executor gone');
+          },
+          async () => {
+            hooks.push('async failing hook');
+            throw new Error('also gone');
+          },
+          () => {
+            hooks.push('kill the process group');
+          },
+        ],
+      },
     });
     const events = await collect(engine.run('go'), (event) => {
       if (event.type === 'tool_started') setTimeout(() => engine.requestInterrupt(), 5);
@@ -147,9 +155,8 @@ describe('a stop ends the turn from every state', () => {
     });
     const { engine } = engineWith([callTools(call('stubborn')), say('x')], {
       tools: [stubborn],
-      approver: async () => 'once',
-      logger,
-      toolStopGraceMs: 20,
+      limits: { toolStopGraceMs: 20 },
+      ports: { approver: async () => 'once', logger },
     });
     const events = await collect(engine.run('go'), (event) => {
       if (event.type === 'tool_started') setTimeout(() => engine.requestInterrupt(), 2);
@@ -172,9 +179,11 @@ describe('a stop ends the turn from every state', () => {
     const log: string[] = [];
     const { engine } = engineWith([callTools(call('write'), call('read')), say('x')], {
       tools: [recordingTool('write', risky, { log }), recordingTool('read', lowRisk, { log })],
-      approver: async () => {
-        approverCalls++;
-        return 'once';
+      ports: {
+        approver: async () => {
+          approverCalls++;
+          return 'once';
+        },
       },
     });
     await collect(engine.run('go'), (event) => {
@@ -232,7 +241,7 @@ describe('a stop ends the turn from every state', () => {
     const log: string[] = [];
     const { engine } = engineWith([callTools(call('read'), call('write'))], {
       tools: [recordingTool('read', lowRisk, { log }), recordingTool('write', risky, { log })],
-      approver: async () => 'once',
+      ports: { approver: async () => 'once' },
     });
     const events = await collect(engine.run('go'), (event) => {
       if (event.type === 'assistant_message') engine.requestInterrupt();
@@ -261,7 +270,7 @@ describe('a stop ends the turn from every state', () => {
   it('a consumer that walks away mid-turn leaves no orphan tool call', async () => {
     const { engine } = engineWith([callTools(call('write'), call('write')), say('x')], {
       tools: [recordingTool('write', risky)],
-      approver: () => new Promise(() => undefined),
+      ports: { approver: () => new Promise(() => undefined) },
     });
     for await (const event of engine.run('go')) {
       if (event.type === 'permission_required') break;

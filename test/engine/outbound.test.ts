@@ -160,7 +160,7 @@ describe('what the engine sends', () => {
   it('sends the system context on the last user message and never the sidecars', async () => {
     const { engine, provider } = engineWith([say('hi')], {
       instructions: 'Be brief.',
-      contextProvider: ({ model }) => `Model in use: ${model}`,
+      ports: { contextProvider: ({ model }) => `Model in use: ${model}` },
     });
     await collect(engine.run('hello', { source: { platform: 'slack', userId: 'U1' }, display: 'shown only to humans' }));
     const request = provider.requests[0]!;

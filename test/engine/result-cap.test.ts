@@ -13,7 +13,7 @@ function returning(name: string, result: ToolResult) {
 
 /** What the model was sent as the answer to the one tool call of the first round. */
 async function sentContent(result: ToolResult, options: { maxResultChars?: number } = {}): Promise<string> {
-  const { engine, provider } = engineWith([callTools(call('big')), say('read it')], { tools: [returning('big', result)], ...options });
+  const { engine, provider } = engineWith([callTools(call('big')), say('read it')], { tools: [returning('big', result)], limits: options });
   await collect(engine.run('go'));
   const sent = provider.requests[1]!.messages.find((message) => message.role === 'tool');
   const stored = engine.messages.find((message) => message.role === 'tool');
@@ -70,7 +70,7 @@ describe('a tool result over the cap, as the model receives it', () => {
     expect(content.length).toBeLessThanOrEqual(2_000);
     expect(cutCount(content)).toBeGreaterThan(3_000);
     expect(await sentContent({ small: 'fits' })).toBe('{"small":"fits"}');
-    expect(() => engineWith([], { maxResultChars: 10 })).toThrow(/maxResultChars must be an integer of at least 1000/);
+    expect(() => engineWith([], { limits: { maxResultChars: 10 } })).toThrow(/maxResultChars must be an integer of at least 1000/);
   });
 });
 

@@ -23,11 +23,15 @@ async function runUntilPrompt(steps: Step[], inbox: InMemoryInbox, log: string[]
     model: 'm',
     sessionId: 'thread-1',
     tools: [recordingTool('write', risky, { log }), recordingTool('read', lowRisk, { log })],
-    inbox,
-    approver: approverFromInbox(inbox, (item) => opened.push(item)),
-    interactive: interactiveFromInbox(inbox, (item) => opened.push(item)),
-    onAppend: (message) => {
-      store.push(structuredClone(message));
+    ports: {
+      inbox,
+      approver: approverFromInbox(inbox, (item) => opened.push(item)),
+      interactive: interactiveFromInbox(inbox, (item) => opened.push(item)),
+    },
+    hooks: {
+      onAppend: (message) => {
+        store.push(structuredClone(message));
+      },
     },
   });
   const events = engine.run('please write the file')[Symbol.asyncIterator]();
@@ -53,9 +57,7 @@ function restartedEngine(store: Message[], inbox: InMemoryInbox, steps: Step[], 
     sessionId: 'thread-1',
     messages: structuredClone(store),
     tools: [recordingTool('write', risky, { log }), recordingTool('read', lowRisk, { log })],
-    inbox,
-    approver: approverFromInbox(inbox, onPrompt),
-    interactive: interactiveFromInbox(inbox, onPrompt),
+    ports: { inbox, approver: approverFromInbox(inbox, onPrompt), interactive: interactiveFromInbox(inbox, onPrompt) },
   });
   return { engine, provider };
 }

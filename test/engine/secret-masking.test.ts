@@ -44,7 +44,7 @@ describe('a tool result that echoes a configured secret', () => {
     const logger = memoryLogger();
     const { engine, provider } = engineWith(
       [callTools(call('print_setting', { name: 'OPENAI_API_KEY' }, 'c1'), call('print_setting', { name: 'STORE_URL' }, 'c2'), call('connect', {}, 'c3')), say('Done.')],
-      { tools: [printSetting, failingTool], maskOutput: masker.mask, logger, onAppend: (message) => void transcript.push(structuredClone(message)) },
+      { tools: [printSetting, failingTool], ports: { maskOutput: masker.mask, logger }, hooks: { onAppend: (message) => void transcript.push(structuredClone(message)) } },
     );
     const events = await collect(engine.run('show me the settings'));
 
@@ -70,8 +70,7 @@ describe('a tool result that echoes a configured secret', () => {
 
   it('an answer a person typed into ask_user (the interactive path) is masked the same way', async () => {
     const { engine, provider } = engineWith([callTools(call('ask_user', { question: 'which key?' })), say('Thanks.')], {
-      maskOutput: masker.mask,
-      interactive: { askUser: async () => ({ answer: `use ${API_KEY}` }) },
+      ports: { maskOutput: masker.mask, interactive: { askUser: async () => ({ answer: `use ${API_KEY}` }) } },
     });
     const events = await collect(engine.run('deploy'));
     expect(JSON.stringify([provider.requests, engine.messages, events])).not.toContain(API_KEY);
@@ -79,7 +78,7 @@ describe('a tool result that echoes a configured secret', () => {
   });
 
   it('a failed model call whose error quotes a secret shows the notice masked', async () => {
-    const { engine } = engineWith([{ failAfterChunks: 0, error: new Error(`401 from https://proxy:${STORE_PASSWORD}@llm.example`) }], { maskOutput: masker.mask });
+    const { engine } = engineWith([{ failAfterChunks: 0, error: new Error(`401 from https://proxy:${STORE_PASSWORD}@llm.example`) }], { ports: { maskOutput: masker.mask } });
     const events = await collect(engine.run('hello'));
     expect(only(events, 'error')[0]!.message).toContain('https://proxy:[secret]@llm.example');
     expect(JSON.stringify([engine.messages, events])).not.toContain(STORE_PASSWORD);
@@ -87,8 +86,7 @@ describe('a tool result that echoes a configured secret', () => {
 
   it("the model's answer streamed a few characters a delta: the deltas, the answer event and the history say [secret]", async () => {
     const { engine } = engineWith([{ text: `The key is ${API_KEY}, as base64 ${Buffer.from(API_KEY).toString('base64')}.`, reasoning: `I saw ${API_KEY} earlier`, chunkSize: 4 }], {
-      maskOutput: masker.mask,
-      maskStream: masker.streamMask,
+      ports: { maskOutput: masker.mask, maskStream: masker.streamMask },
     });
     const events = await collect(engine.run('what is the key?'));
     expect(
@@ -108,8 +106,7 @@ describe('a tool result that echoes a configured secret', () => {
   it('an answer cut short with half a secret shown: the piece held back is masked when the stream fails, and history keeps what the thread saw', async () => {
     // 8 deltas of 3: `partial e2e-openai-key-7`, then the connection fails.
     const { engine } = engineWith([{ text: `partial ${API_KEY} and more`, chunkSize: 3, failAfterChunks: 8, error: new Error('connection reset') }], {
-      maskOutput: masker.mask,
-      maskStream: masker.streamMask,
+      ports: { maskOutput: masker.mask, maskStream: masker.streamMask },
     });
     const events = await collect(engine.run('go'));
     const shown = only(events, 'assistant_delta')

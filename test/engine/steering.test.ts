@@ -110,9 +110,11 @@ describe('steering a running turn', () => {
     const file = { platform: 'slack', id: 'F1', name: 'q3.pdf', url: 'https://files.slack.com/q3.pdf' };
     const { engine } = engineWith([callTools(call('read')), say('done')], {
       tools: [recordingTool('read', lowRisk)],
-      prepareInput: async ({ text, source }) => {
-        seen.push({ text, source });
-        return { content: text, problems: [] };
+      ports: {
+        prepareInput: async ({ text, source }) => {
+          seen.push({ text, source });
+          return { content: text, problems: [] };
+        },
       },
     });
     await collect(engine.run('summarise', { source: { platform: 'slack', workspace: 'T1', userId: 'U1' }, attachments: [file] }), (event) => {

@@ -129,7 +129,7 @@ describe('the stream bridge', () => {
     const steps: Step[] = [];
     for (let i = 0; i < 20; i++) steps.push(callTools(call('probe', { i }), call('probe', { i: i + 100 })));
     steps.push(say('done'));
-    const { engine } = engineWith(steps, { tools: [probe], compactor, maxIterations: 30 });
+    const { engine } = engineWith(steps, { tools: [probe], limits: { maxIterations: 30 }, ports: { compactor } });
     const events = await collect(engine.run('go'));
     expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed', iterations: 21 });
     expect(only(events, 'tool_finished').filter((e) => e.status === 'ok')).toHaveLength(40);
@@ -176,13 +176,15 @@ describe('the stream bridge', () => {
       });
       const { engine } = engineWith([], {
         provider,
-        maxIterations: rounds + 1,
         tools: [recordingTool('look', lowRisk), leakyTool],
-        approver: async ({ signal }) => {
-          signal.addEventListener('abort', () => undefined);
-          return 'once';
+        limits: { maxIterations: rounds + 1 },
+        ports: {
+          approver: async ({ signal }) => {
+            signal.addEventListener('abort', () => undefined);
+            return 'once';
+          },
+          interactive: { askUser: async ({ question }) => ({ answer: `answer to ${question}` }) },
         },
-        interactive: { askUser: async ({ question }) => ({ answer: `answer to ${question}` }) },
       });
       const events = await collect(engine.run('go'));
       expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed', iterations: rounds + 1 });

@@ -167,7 +167,7 @@ describe('compaction by summary inside a turn', () => {
 
   it('compacts before the model call once the history nears the window, and the model sees summary + tail', async () => {
     const provider = routed([say(words(500)), say(words(500)), say(words(500)), say('final answer')], ['SUMMARY ONE']);
-    const engine = new TurnEngine({ provider, model: 'small', instructions: 'Be useful.', compactor: new SummarizingCompactor() });
+    const engine = new TurnEngine({ provider, model: 'small', instructions: 'Be useful.', ports: { compactor: new SummarizingCompactor() } });
     for (const question of ['first question', 'second question', 'third question']) await collect(engine.run(question));
     const events = await collect(engine.run('fourth question'));
     expect(typesOf(events).slice(0, 3)).toEqual(['turn_start', 'compacting', 'compacted']);
@@ -189,7 +189,7 @@ describe('compaction by summary inside a turn', () => {
       provider,
       model: 'small',
       tools: [recordingTool('look', lowRisk, { result: () => words(300) })],
-      compactor: new SummarizingCompactor(),
+      ports: { compactor: new SummarizingCompactor() },
     });
     await collect(engine.run('look around'));
     const second = await collect(engine.run('look again'));

@@ -44,9 +44,11 @@ describe('authorize every call first, then execute', () => {
     const log: string[] = [];
     const { engine } = engineWith([callTools(call('write_a'), call('write_b')), say('done')], {
       tools: [recordingTool('write_a', risky, { log }), recordingTool('write_b', risky, { log })],
-      approver: async ({ toolName }) => {
-        log.push(`ask:${toolName}`);
-        return 'once';
+      ports: {
+        approver: async ({ toolName }) => {
+          log.push(`ask:${toolName}`);
+          return 'once';
+        },
       },
     });
     await collect(engine.run('go'));
@@ -93,7 +95,7 @@ describe('authorize every call first, then execute', () => {
     ];
     const { engine } = engineWith([callTools(call('edit'), call('mystery'), call('always_asks')), say('done')], {
       tools,
-      approver: async () => 'once',
+      ports: { approver: async () => 'once' },
     });
     await collect(engine.run('go'));
     expect(log).toEqual(['start:edit', 'end:edit', 'start:mystery', 'end:mystery', 'start:always_asks', 'end:always_asks']);
@@ -110,7 +112,7 @@ describe('authorize every call first, then execute', () => {
         recordingTool('write', risky, { log }),
         recordingTool('read_b', lowRisk, { log }),
       ],
-      approver: async () => 'once',
+      ports: { approver: async () => 'once' },
     });
     await collect(engine.run('go'));
     expect(log).toEqual(['start:read_a', 'end:read_a', 'start:write', 'end:write', 'start:read_b', 'end:read_b']);
@@ -119,7 +121,7 @@ describe('authorize every call first, then execute', () => {
   it('reports tool cards in order: proposed, (permission), started, finished with duration and preview', async () => {
     const { engine } = engineWith([callTools(call('write', { text: 'line one\nline two' })), say('done')], {
       tools: [recordingTool('write', risky)],
-      approver: async () => 'once',
+      ports: { approver: async () => 'once' },
     });
     const events = await collect(engine.run('go'));
     const card = events.filter((e) => 'toolCallId' in e).map((e) => e.type);
@@ -161,9 +163,11 @@ describe('approvals', () => {
     const requests: PermissionRequest[] = [];
     const { engine } = engineWith([callTools(call('write', { path: 'a.txt' }, 'call_w')), say('done')], {
       tools: [recordingTool('write', risky)],
-      approver: async (request) => {
-        requests.push(request);
-        return 'deny';
+      ports: {
+        approver: async (request) => {
+          requests.push(request);
+          return 'deny';
+        },
       },
     });
     const events = await collect(engine.run('go'));
@@ -185,12 +189,16 @@ describe('approvals', () => {
       [callTools(call('write', { n: 1 })), say('one'), callTools(call('write', { n: 2 })), say('two')],
       {
         tools: [recordingTool('write', risky)],
-        approver: async () => {
-          asked++;
-          return 'always_tool';
+        ports: {
+          approver: async () => {
+            asked++;
+            return 'always_tool';
+          },
         },
-        onGrantsChanged: (grants) => {
-          grantsSeen.push(grants);
+        hooks: {
+          onGrantsChanged: (grants) => {
+            grantsSeen.push(grants);
+          },
         },
       },
     );
@@ -207,9 +215,11 @@ describe('approvals', () => {
       [callTools(call('write', { n: 1 })), say('one'), callTools(call('write', { n: 2 })), say('two'), callTools(call('write', { n: 3 })), say('three')],
       {
         tools: [recordingTool('write', risky)],
-        approver: async (request) => {
-          asked.push(request.toolCallId);
-          return { outcome: 'always_tool', by: 'U_ADA' };
+        ports: {
+          approver: async (request) => {
+            asked.push(request.toolCallId);
+            return { outcome: 'always_tool', by: 'U_ADA' };
+          },
         },
       },
     );
@@ -234,9 +244,11 @@ describe('approvals', () => {
       ],
       {
         tools: [shellTool(ran)],
-        approver: async ({ command }) => {
-          asked.push(command ?? '');
-          return command === 'npm test' ? 'always_command' : 'deny';
+        ports: {
+          approver: async ({ command }) => {
+            asked.push(command ?? '');
+            return command === 'npm test' ? 'always_command' : 'deny';
+          },
         },
       },
     );
@@ -250,7 +262,7 @@ describe('approvals', () => {
   it('a denial can carry a note the model reads (a reply instead of a click)', async () => {
     const { engine } = engineWith([callTools(call('write')), say('ok')], {
       tools: [recordingTool('write', risky)],
-      approver: async () => ({ outcome: 'deny', note: 'the user replied instead of approving: "use staging"' }),
+      ports: { approver: async () => ({ outcome: 'deny', note: 'the user replied instead of approving: "use staging"' }) },
     });
     const events = await collect(engine.run('go'));
     expect(only(events, 'tool_finished')[0]).toMatchObject({ status: 'denied' });
@@ -263,9 +275,11 @@ describe('approvals', () => {
       tools: [recordingTool('write', risky)],
       // A grant from an approver that names nobody covers a turn with no named author.
       grants: { tools: [{ tool: 'write' }], commands: [] },
-      approver: async () => {
-        asked++;
-        return 'deny';
+      ports: {
+        approver: async () => {
+          asked++;
+          return 'deny';
+        },
       },
     });
     await collect(engine.run('go'));
@@ -282,7 +296,7 @@ describe('approvals', () => {
     ];
     const { engine } = engineWith([callTools(call('write'), call('write')), say('done')], {
       tools: [recordingTool('write', risky, { log })],
-      approver: () => answers.shift()!(),
+      ports: { approver: () => answers.shift()!() },
     });
     const events = await collect(engine.run('go'));
     expect(log).toEqual([]);
@@ -300,10 +314,12 @@ describe('approvals', () => {
     };
     const { engine } = engineWith([callTools(call('forbidden'), call('fine')), say('done')], {
       tools: [recordingTool('forbidden', risky, { log }), recordingTool('fine', risky, { log })],
-      policy,
-      approver: async ({ toolName }) => {
-        asked.push(toolName);
-        return 'once';
+      ports: {
+        policy,
+        approver: async ({ toolName }) => {
+          asked.push(toolName);
+          return 'once';
+        },
       },
     });
     const events = await collect(engine.run('go'));
@@ -330,14 +346,16 @@ describe('interactive tools are answered through callbacks', () => {
         say('thanks'),
       ],
       {
-        approver: async () => {
-          approverCalls++;
-          return 'deny';
-        },
-        interactive: {
-          askUser: async ({ question, options }) => ({ answer: `${question} -> ${options?.[0]}` }),
-          proposePlan: async () => ({ approved: true }),
-          requestDirectory: async ({ path }) => ({ granted: true, path }),
+        ports: {
+          approver: async () => {
+            approverCalls++;
+            return 'deny';
+          },
+          interactive: {
+            askUser: async ({ question, options }) => ({ answer: `${question} -> ${options?.[0]}` }),
+            proposePlan: async () => ({ approved: true }),
+            requestDirectory: async ({ path }) => ({ granted: true, path }),
+          },
         },
       },
     );
@@ -363,10 +381,12 @@ describe('interactive tools are answered through callbacks', () => {
 
   it('invalid interactive arguments and a failing callback become tool errors', async () => {
     const { engine } = engineWith([callTools(call('ask_user', { nope: 1 }), call('propose_plan', { plan: 'x' })), say('ok')], {
-      interactive: {
-        askUser: async () => ({ answer: 'never' }),
-        proposePlan: async () => {
-          throw new Error('card failed');
+      ports: {
+        interactive: {
+          askUser: async () => ({ answer: 'never' }),
+          proposePlan: async () => {
+            throw new Error('card failed');
+          },
         },
       },
     });
@@ -385,7 +405,7 @@ describe('a response with more tool calls than may run', () => {
     const calls = Array.from({ length: 300 }, (_unused, i) => call('read', { n: i }));
     const { engine, provider } = engineWith([callTools(...calls), say('fewer next time')], {
       tools: [recordingTool('read', lowRisk, { log })],
-      maxToolCallsPerResponse: 20,
+      limits: { maxToolCallsPerResponse: 20 },
     });
     const events = await collect(engine.run('read everything'));
     expect(only(events, 'tool_calls_limited')).toEqual([{ type: 'tool_calls_limited', requested: 300, allowed: 20 }]);

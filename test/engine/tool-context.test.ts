@@ -25,7 +25,7 @@ describe('the tool context', () => {
     const seen: ToolContext[] = [];
     const { engine } = engineWith([callTools(call('act')), say('ok')], {
       tools: [contextRecorder(seen, { risk: 'high', category: 'write' })],
-      approver: async () => ({ outcome: 'once', by: 'U9' }),
+      ports: { approver: async () => ({ outcome: 'once', by: 'U9' }) },
     });
     await collect(engine.run('do it', { source: { platform: 'slack', userId: 'U1' } }));
     expect(seen).toHaveLength(1);

@@ -94,8 +94,8 @@ describe('the iteration rail', () => {
   it('counts every model call and ends with a max_iterations notice', async () => {
     const loop = () => callTools(call('look', {}));
     const { engine, provider } = engineWith([loop(), loop(), loop(), loop()], {
-      maxIterations: 3,
       tools: [recordingTool('look', lowRisk)],
+      limits: { maxIterations: 3 },
     });
     const events = await collect(engine.run('go'));
     expect(provider.requests).toHaveLength(3);
@@ -105,8 +105,8 @@ describe('the iteration rail', () => {
 
   it('lets retry() continue for another round after the limit', async () => {
     const { engine, provider } = engineWith([callTools(call('look')), say('finished')], {
-      maxIterations: 1,
       tools: [recordingTool('look', lowRisk)],
+      limits: { maxIterations: 1 },
     });
     await collect(engine.run('go'));
     expect(engine.canRetry()).toBe(true);

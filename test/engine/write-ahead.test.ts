@@ -37,12 +37,12 @@ function engineIn(w: World, steps: Step[], tools: ToolDefinition[], options: { m
     model: 'm',
     sessionId: 's1',
     tools,
-    inbox: w.inbox,
-    ledger: options.ledger ?? w.ledger,
-    approver: approverFromInbox(w.inbox),
     ...(options.messages ? { messages: structuredClone(options.messages) } : {}),
-    onAppend: (message) => {
-      w.store.push(structuredClone(message));
+    ports: { inbox: w.inbox, ledger: options.ledger ?? w.ledger, approver: approverFromInbox(w.inbox) },
+    hooks: {
+      onAppend: (message) => {
+        w.store.push(structuredClone(message));
+      },
     },
   });
   return { engine, provider };

@@ -33,9 +33,11 @@ describe('MCP tools in a turn', () => {
       ],
       {
         tools,
-        approver: async (request) => {
-          asked.push(request);
-          return request.toolName === 'notes__delete_note' ? 'once' : 'deny';
+        ports: {
+          approver: async (request) => {
+            asked.push(request);
+            return request.toolName === 'notes__delete_note' ? 'once' : 'deny';
+          },
         },
       },
     );

@@ -57,12 +57,14 @@ function session(command: string, shellAllowList: string[], tools: BuiltinTools 
   const asked: PermissionRequest[] = [];
   const { engine } = engineWith([callTools(call('run_shell', { command })), say('done')], {
     tools: tools.tools,
-    policy: createPermissionPolicy({ mode: 'interactive', shellAllowList, workspaceDir: tools.workspace.root }),
-    approver: async (request) => {
-      asked.push(request);
-      return 'once';
+    ports: {
+      policy: createPermissionPolicy({ mode: 'interactive', shellAllowList, workspaceDir: tools.workspace.root }),
+      approver: async (request) => {
+        asked.push(request);
+        return 'once';
+      },
     },
-    interruptHooks: [tools.interruptHook],
+    hooks: { onInterrupt: [tools.interruptHook] },
   });
   return { engine, asked };
 }

@@ -25,12 +25,14 @@ function session(steps: Step[], mode: PermissionMode, shellAllowList: string[] =
   const asked: PermissionRequest[] = [];
   const { engine, provider } = engineWith(steps, {
     tools: builtin.tools,
-    policy: createPermissionPolicy({ mode, shellAllowList }),
-    approver: async (request) => {
-      asked.push(request);
-      return 'once';
+    ports: {
+      policy: createPermissionPolicy({ mode, shellAllowList }),
+      approver: async (request) => {
+        asked.push(request);
+        return 'once';
+      },
     },
-    interruptHooks: [builtin.interruptHook],
+    hooks: { onInterrupt: [builtin.interruptHook] },
   });
   return { engine, provider, asked };
 }

@@ -570,7 +570,7 @@ describe('turns through TurnEngine and AnthropicProvider', () => {
       instructions: 'You are a chat bot.',
       messages: history,
       tools: [tool],
-      contextProvider: () => 'Mode: normal. Channel: #general.',
+      ports: { contextProvider: () => 'Mode: normal. Channel: #general.' },
     });
     fake.replyText('Hello!');
     const events = await collect(engine.run('and now?'));

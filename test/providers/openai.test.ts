@@ -103,7 +103,7 @@ describe('what reaches the wire', () => {
       { role: 'notice', kind: 'model_switch', text: 'Model switched to openai:gpt-4.1', ts: 6 },
     ];
     fake.replyText('Tomorrow looks colder.');
-    const turn = engine({ messages: history, contextProvider: () => 'mode: careful', modelSettings: { temperature: 0.2 } });
+    const turn = engine({ messages: history, modelSettings: { temperature: 0.2 }, ports: { contextProvider: () => 'mode: careful' } });
 
     await collect(turn.run('And tomorrow?'));
 

@@ -35,10 +35,12 @@ function turn(steps: Step[], mode: PermissionMode, approve: (request: Permission
   });
   const { engine, provider } = engineWith(steps, {
     tools: [tool],
-    policy: createPermissionPolicy({ mode }),
-    approver: async (request) => {
-      asked.push(request);
-      return approve(request);
+    ports: {
+      policy: createPermissionPolicy({ mode }),
+      approver: async (request) => {
+        asked.push(request);
+        return approve(request);
+      },
     },
   });
   return { engine, provider, asked, zonesAsked };

@@ -64,7 +64,7 @@ describe('run_shell under the engine: the tool message is within the cap as the 
     sandbox = await createSandbox({ shell: { kind: 'host' } });
     const { engine, provider } = engineWith(
       [callTools(call('run_shell', { command: 'head -c 50000000 /dev/zero' })), say('it printed zeros')],
-      { tools: sandbox.builtin.tools, policy: createPermissionPolicy({ mode: 'auto' }) },
+      { tools: sandbox.builtin.tools, ports: { policy: createPermissionPolicy({ mode: 'auto' }) } },
     );
     await collect(engine.run('dump the zeros'));
     const sent = provider.requests[1]!.messages.find((message) => message.role === 'tool');
@@ -81,7 +81,7 @@ describe('run_shell under the engine: the tool message is within the cap as the 
     sandbox = await createSandbox({ shell: { kind: 'host' } });
     const { engine, provider } = engineWith(
       [callTools(call('run_shell', { command: String.raw`yes '"\"\"\"\"' | head -n 20000` })), say('ok')],
-      { tools: sandbox.builtin.tools, policy: createPermissionPolicy({ mode: 'auto' }) },
+      { tools: sandbox.builtin.tools, ports: { policy: createPermissionPolicy({ mode: 'auto' }) } },
     );
     await collect(engine.run('print quotes'));
     const content = String(provider.requests[1]!.messages.find((message) => message.role === 'tool')?.content);

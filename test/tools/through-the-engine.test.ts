@@ -23,7 +23,7 @@ describe('run_shell under the engine', () => {
         callTools(call('run_shell', { command: 'echo second turn' })),
         say('done'),
       ],
-      { tools: box.builtin.tools, policy: createPermissionPolicy({ mode: 'auto' }), interruptHooks: [box.builtin.interruptHook] },
+      { tools: box.builtin.tools, ports: { policy: createPermissionPolicy({ mode: 'auto' }) }, hooks: { onInterrupt: [box.builtin.interruptHook] } },
     );
     const stopping = waitFor(() => existsSync(path.join(box.workspace, 'marker')), 10_000).then(() => engine.requestInterrupt());
     const first = await collect(engine.run('run the long thing'));

@@ -1,0 +1,46 @@
+// What each session's engine is built with (src/session-engines.ts), from the core's parts:
+// its tools and shell, its permission policy, and every model call metered, gated and traced.
+import type { ViewingContexts } from '../context/viewing-contexts.js';
+import type { ModelCallGate } from '../providers/model-gate.js';
+import { sessionEngines } from '../session-engines.js';
+import type { EngineSetupFactory } from '../sessions/live-session.js';
+import type { CoreConfig } from './policies.js';
+import type { SessionParts } from './sessions.js';
+
+export function engineSetupFor(
+  config: CoreConfig,
+  parts: SessionParts,
+  made: { modelGate: ModelCallGate; viewing: ViewingContexts; baseWorkspaceDir: string },
+): EngineSetupFactory {
+  const { operations, tools, files, policies, observers, logger } = parts;
+  return sessionEngines({
+    config,
+    profiles: parts.profiles.profiles,
+    baseWorkspaceDir: made.baseWorkspaceDir,
+    shell: parts.shell,
+    grantRoots: policies.grantRoots,
+    resolveProvider: parts.resolveProvider,
+    ops: operations.ops,
+    guard: operations.spend.guard,
+    captureContent: operations.traced && config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
+    modelGate: made.modelGate,
+    reportWaiting: async (session, ahead) => {
+      try {
+        await observers.onWaiting(session, ahead);
+      } catch (error) {
+        logger.warn({ err: error }, 'could not show that a model call waits');
+      }
+    },
+    disabledTools: tools.disabledTools,
+    files: files.transfers,
+    secrets: parts.secrets,
+    mcp: tools.mcp,
+    schedules: parts.schedules,
+    personZones: parts.personZones,
+    intake: files.intake,
+    policy: policies.policy,
+    policyOptions: policies.policySettings,
+    viewing: made.viewing,
+    logger,
+  });
+}
