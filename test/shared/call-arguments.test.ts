@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { argumentsLength, callArguments, stableJson } from './call-arguments.js';
+import { argumentsLength, callArguments, stableJson } from '../../connectors/shared/call-arguments.js';
 
 describe('callArguments: the full text of what a call would use', () => {
   it('run_shell: the command, every character of it', () => {

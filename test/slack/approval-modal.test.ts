@@ -1,10 +1,10 @@
 // The Show all modal as Block Kit: every character, in order, within Slack's modal limits
 // (checked by the fake Slack's own validator, the one views.open answers with).
 import { describe, expect, it } from 'vitest';
-import { modalProblems } from '../../test/fakes/slack-server.js';
-import { codeBlocksIn, sectionTexts } from '../../test/support/slack-code-blocks.js';
-import { callArguments } from '../shared/call-arguments.js';
-import { fitsInModal, fullTextView } from './approval-modal.js';
+import { modalProblems } from '../fakes/slack-server.js';
+import { codeBlocksIn, sectionTexts } from '../support/slack-code-blocks.js';
+import { callArguments } from '../../connectors/shared/call-arguments.js';
+import { fitsInModal, fullTextView } from '../../connectors/slack/approval-modal.js';
 
 /** The text shown under each part's label, joined per part. */
 function shownParts(blocks: unknown[]): string[] {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { WebClient } from '@slack/web-api';
-import { limitClient, Semaphore } from './limited-client.js';
+import { limitClient, Semaphore } from '../../connectors/slack/limited-client.js';
 
 /** A stand-in with the WebClient's shape: nested groups of async methods (not the SDK: the wrapper is what is tested). */
 function slowClient(log: { inFlight: number; max: number; order: string[] }) {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DeltaCoalescer } from './delta-coalescer.js';
+import { DeltaCoalescer } from '../../connectors/shared/delta-coalescer.js';
 
 /** A platform call we can hold open and settle when the scenario says so. */
 function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } {

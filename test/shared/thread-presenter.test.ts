@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import type { EngineEvent, InboxItem, MessageSource, Usage } from '../../src/engine/index.js';
 import type { MessageRef } from '../../src/store/session-store.js';
-import { memoryLogger, waitFor } from '../../test/support/engine-kit.js';
-import { ThreadPresenter } from './thread-presenter.js';
-import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from './thread-surface.js';
+import { memoryLogger, waitFor } from '../support/engine-kit.js';
+import { ThreadPresenter } from '../../connectors/shared/thread-presenter.js';
+import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../../connectors/shared/thread-surface.js';
 
 const SESSION = 'test:W1:C1:T1';
 

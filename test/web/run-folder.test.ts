@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../../test/support/test-connector.js';
-import { makeRunFolder } from './run-folder.js';
+import { tempDir } from '../support/test-connector.js';
+import { makeRunFolder } from '../../connectors/web/run-folder.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isBroadcastFree } from '../shared/mentions.js';
-import { DEFAULT_LOADING_MESSAGES, SESSION_STATUS, sessionTitle, TITLE_LIMIT } from './agent-session.js';
+import { isBroadcastFree } from '../../connectors/shared/mentions.js';
+import { DEFAULT_LOADING_MESSAGES, SESSION_STATUS, sessionTitle, TITLE_LIMIT } from '../../connectors/slack/agent-session.js';
 
 describe('agent session statuses', () => {
   it('map each WorkStatus to one of the four values Slack takes', () => {

@@ -1,10 +1,10 @@
 // What an approver reads of a call and what they may answer from where (approval-view.ts,
 // blank-runs.ts, misleading-text.ts): the rule every platform draws and every click is held to.
 import { describe, expect, it } from 'vitest';
-import { approvalView, choiceRefusal, offeredChoices } from './approval-view.js';
-import { collapseBlankRuns } from './blank-runs.js';
-import { callArguments } from './call-arguments.js';
-import { misleadingFlags } from './misleading-text.js';
+import { approvalView, choiceRefusal, offeredChoices } from '../../connectors/shared/approval-view.js';
+import { collapseBlankRuns } from '../../connectors/shared/blank-runs.js';
+import { callArguments } from '../../connectors/shared/call-arguments.js';
+import { misleadingFlags } from '../../connectors/shared/misleading-text.js';
 
 const SHELL = ['once', 'always_tool', 'always_command', 'deny'];
 const shell = (command: string) => approvalView(callArguments('run_shell', { command }), command);

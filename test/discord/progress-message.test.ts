@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ProgressStep } from '../shared/thread-surface.js';
-import { progressContent } from './progress-message.js';
+import type { ProgressStep } from '../../connectors/shared/thread-surface.js';
+import { progressContent } from '../../connectors/discord/progress-message.js';
 
 const step = (id: number, status: ProgressStep['status'], extra: Partial<ProgressStep> = {}): ProgressStep => ({ id: `call_${id}`, title: `tool_${id}`, status, ...extra });
 

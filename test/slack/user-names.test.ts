@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/engine/index.js';
-import { UserNames, USER_NAME_LIMITS, type UserNameLimits } from './user-names.js';
+import { UserNames, USER_NAME_LIMITS, type UserNameLimits } from '../../connectors/slack/user-names.js';
 
 /** A users.info that knows `known`, records who was asked, and may hold its answers until `gate` opens. */
 function directory(known: Record<string, string>, options: { gate?: Promise<void> } = {}) {

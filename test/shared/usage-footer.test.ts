@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Usage } from '../../src/engine/index.js';
 import { BUILT_IN } from '../../src/ops/pricing.js';
-import { estimateCostUsd, formatUsage, formatUsd } from './usage-footer.js';
+import { estimateCostUsd, formatUsage, formatUsd } from '../../connectors/shared/usage-footer.js';
 
 const priceOf = (model: string) => BUILT_IN.priceOf(model);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { glimpse, invisibleWarning, revealInvisible, safeCutIndex } from './visible-text.js';
+import { glimpse, invisibleWarning, revealInvisible, safeCutIndex } from '../../connectors/shared/visible-text.js';
 
 describe('revealInvisible: what an approver could not otherwise see is shown as its code point', () => {
   it.each([

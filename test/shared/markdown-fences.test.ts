@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseFenceOpening, scanFences } from './markdown-fences.js';
+import { parseFenceOpening, scanFences } from '../../connectors/shared/markdown-fences.js';
 
 describe('scanFences', () => {
   it('finds backtick and tilde blocks with their info strings, in order', () => {

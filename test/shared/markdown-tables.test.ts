@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tablesToCodeBlocks } from './markdown-tables.js';
+import { tablesToCodeBlocks } from '../../connectors/shared/markdown-tables.js';
 
 describe('tablesToCodeBlocks', () => {
   it("a model's comparison table becomes aligned columns a chat client can show", () => {

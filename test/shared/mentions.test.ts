@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isBroadcastFree, neutraliseBroadcasts, WORD_JOINER as J, type MentionDialect } from './mentions.js';
+import { isBroadcastFree, neutraliseBroadcasts, WORD_JOINER as J, type MentionDialect } from '../../connectors/shared/mentions.js';
 
 const SLACK_DIALECTS: MentionDialect[] = ['slack-mrkdwn', 'slack-markdown', 'slack-plain'];
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { shownInCodeBlock } from '../../test/support/slack-code-blocks.js';
-import { codeBlock, codeSections, LIMITS, splitForCode } from './block-kit.js';
+import { shownInCodeBlock } from '../support/slack-code-blocks.js';
+import { codeBlock, codeSections, LIMITS, splitForCode } from '../../connectors/slack/block-kit.js';
 
 describe('codeBlock: text shown exactly as typed', () => {
   it('escapes &, < and > so Slack neither links, mentions nor broadcasts', () => {

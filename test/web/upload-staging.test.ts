@@ -6,8 +6,8 @@ import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../../test/support/test-connector.js';
-import { READ_GRACE_MS, SENT_TTL_MS, UNSENT_TTL_MS, UploadStaging } from './upload-staging.js';
+import { tempDir } from '../support/test-connector.js';
+import { READ_GRACE_MS, SENT_TTL_MS, UNSENT_TTL_MS, UploadStaging } from '../../connectors/web/upload-staging.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -2,7 +2,7 @@
 // answered to the clicker, and the failure still reaches the connector's log.
 import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core.js';
-import { answerPromptClick, CLICK_NOT_RECORDED } from './prompt-click.js';
+import { answerPromptClick, CLICK_NOT_RECORDED } from '../../connectors/shared/prompt-click.js';
 
 describe('a prompt click', () => {
   it('that cannot be recorded tells the clicker so, and throws for the log', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ellipsize, truncateForDisplay } from './truncate.js';
+import { ellipsize, truncateForDisplay } from '../../connectors/shared/truncate.js';
 
 describe('truncateForDisplay', () => {
   it('leaves text that fits alone', () => {

@@ -5,10 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import type { EngineEvent, InboxItem, Usage } from '../../src/engine/index.js';
 import type { MessageRef } from '../../src/store/session-store.js';
-import { memoryLogger } from '../../test/support/engine-kit.js';
+import { memoryLogger } from '../support/engine-kit.js';
 import type { AnsweredTurn } from '../../src/feedback/feedback-book.js';
-import { ThreadPresenter } from './thread-presenter.js';
-import type { AnswerDraft, AnswerEnding, CardView, MessageId, ProgressStep, StatusDetails, ThreadSurface, WorkStatus } from './thread-surface.js';
+import { ThreadPresenter } from '../../connectors/shared/thread-presenter.js';
+import type { AnswerDraft, AnswerEnding, CardView, MessageId, ProgressStep, StatusDetails, ThreadSurface, WorkStatus } from '../../connectors/shared/thread-surface.js';
 
 const SESSION = 'test:W1:C1:T1';
 

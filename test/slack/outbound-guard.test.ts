@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FetchFunction } from '@slack/web-api';
-import { WORD_JOINER as J } from '../shared/mentions.js';
-import { guardBody, guardedFetch, guardSlackArguments } from './outbound-guard.js';
+import { WORD_JOINER as J } from '../../connectors/shared/mentions.js';
+import { guardBody, guardedFetch, guardSlackArguments } from '../../connectors/slack/outbound-guard.js';
 
 /** A body as WebClient.serializeBody sends it: form fields, non-scalars as JSON. */
 function form(args: Record<string, unknown>): string {

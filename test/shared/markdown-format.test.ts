@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeSlackText, toSlackMrkdwn } from './markdown-format.js';
+import { escapeSlackText, toSlackMrkdwn } from '../../connectors/shared/markdown-format.js';
 
 describe('toSlackMrkdwn', () => {
   it("turns a model's everyday markdown into mrkdwn: bold, italics, strike, headings, links, bullets", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { MIN_SPLIT_LIMIT, splitMarkdown, splitMarkdownPieces, withoutFenceRepair, type MarkdownPiece } from './chunk-markdown.js';
-import { scanFences } from './markdown-fences.js';
-import { mulberry32 } from '../../test/support/seeded-random.js';
+import { MIN_SPLIT_LIMIT, splitMarkdown, splitMarkdownPieces, withoutFenceRepair, type MarkdownPiece } from '../../connectors/shared/chunk-markdown.js';
+import { scanFences } from '../../connectors/shared/markdown-fences.js';
+import { mulberry32 } from '../support/seeded-random.js';
 
 const DISCORD_LIMIT = 2000;
 

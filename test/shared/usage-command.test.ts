@@ -1,7 +1,7 @@
 // `/usage`: what it is asked for, and how an answer reads.
 import { describe, expect, it } from 'vitest';
 import type { SpendReader, SpendTotals, UsageReport, UsageScope } from '../../src/ops/spend-report.js';
-import { usageScopes, usageTarget, usageText } from './usage-command.js';
+import { usageScopes, usageTarget, usageText } from '../../connectors/shared/usage-command.js';
 
 const KEY = { platform: 'slack', workspace: 'T1', channel: 'C1', thread: '1.0' };
 const markup = { bold: (text: string) => `*${text}*`, escape: (text: string) => text.replace(/</g, '&lt;') };

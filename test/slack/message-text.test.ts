@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readableText } from './message-text.js';
+import { readableText } from '../../connectors/slack/message-text.js';
 
 describe('readableText', () => {
   it('shows broadcasts and user groups as the words a person typed, and decodes what Slack escaped', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CUSTOM_ID_MAX, promptCustomId, readCustomId, retryCustomId } from './custom-ids.js';
+import { CUSTOM_ID_MAX, promptCustomId, readCustomId, retryCustomId } from '../../connectors/discord/custom-ids.js';
 
 const ITEM = '0b6f3c1e-5a4d-4c3b-9f2e-1a2b3c4d5e6f';
 

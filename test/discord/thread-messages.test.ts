@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { InboxItem } from '../../src/engine/index.js';
-import type { ToolCardState } from '../shared/tool-card.js';
-import { threadName } from './discord-connector.js';
-import { cardMessage, fullArgumentsFile, noteMessage } from './thread-messages.js';
+import type { ToolCardState } from '../../connectors/shared/tool-card.js';
+import { threadName } from '../../connectors/discord/discord-connector.js';
+import { cardMessage, fullArgumentsFile, noteMessage } from '../../connectors/discord/thread-messages.js';
 
 const approval = (): InboxItem =>
   ({ id: 'item-1', kind: 'approval', state: 'pending', choices: ['once', 'always_tool', 'always_command', 'deny'], sessionId: 's', toolCallId: 'call_1' }) as unknown as InboxItem;

@@ -11,7 +11,7 @@ import {
   recordDecision,
   summarizeArguments,
   type ToolCardState,
-} from './tool-card.js';
+} from '../../connectors/shared/tool-card.js';
 
 const T0 = 1_700_000_000_000;
 
