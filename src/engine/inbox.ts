@@ -7,8 +7,7 @@
 // never mint a grant or approve a call. This in-memory inbox backs the engine's tests;
 // the persistent one implements the same `InboxLookup` seam.
 import { randomUUID } from 'node:crypto';
-import type { InteractiveCallbacks } from './interactive.js';
-import type { ApprovalOutcome, Approver } from './permissions.js';
+import type { ApprovalOutcome } from './permissions.js';
 
 export type InboxKind = 'approval' | 'question' | 'plan' | 'directory';
 
@@ -177,50 +176,6 @@ export function isOfferedChoice(item: Pick<InboxItem, 'kind' | 'choices'>, resol
     case 'directory':
       return true;
   }
-}
-
-/**
- * An approver backed by the inbox: opens (or finds) the item for the call and waits for
- * its answer. A stopped turn resolves the item as interrupted, so a later click on the
- * stale prompt is told "already resolved" instead of landing on the next prompt.
- * `onOpen` lets a connector post the card for a newly opened item.
- */
-export function approverFromInbox(inbox: InboxPort, onOpen?: (item: InboxItem) => void): Approver {
-  return async (request) => {
-    const item = await inbox.open({ sessionId: request.sessionId, toolCallId: request.toolCallId, kind: 'approval', choices: approvalChoices(request.command) });
-    onOpen?.(item);
-    const resolution = await inbox.wait(item.id, request.signal);
-    if (!resolution) {
-      await inbox.resolve(item.id, { kind: 'interrupted' });
-      return 'deny';
-    }
-    return resolution.kind === 'approval' ? { outcome: resolution.outcome, note: resolution.note, by: resolution.by } : 'deny';
-  };
-}
-
-/** Interactive callbacks backed by the inbox, with the same stop behaviour as approvals. */
-export function interactiveFromInbox(inbox: InboxPort, onOpen?: (item: InboxItem) => void): InteractiveCallbacks {
-  const ask = async (kind: InboxKind, request: { sessionId: string; toolCallId: string; signal: AbortSignal }, choices: string[] = []) => {
-    const item = await inbox.open({ sessionId: request.sessionId, toolCallId: request.toolCallId, kind, choices });
-    onOpen?.(item);
-    const resolution = await inbox.wait(item.id, request.signal);
-    if (!resolution) await inbox.resolve(item.id, { kind: 'interrupted' });
-    return resolution;
-  };
-  return {
-    askUser: async (request) => {
-      const r = await ask('question', request, request.options);
-      return { answer: r?.kind === 'question' ? r.answer : '' };
-    },
-    proposePlan: async (request) => {
-      const r = await ask('plan', request, interactionChoices('plan'));
-      return r?.kind === 'plan' ? { approved: r.approved, ...(r.feedback ? { feedback: r.feedback } : {}) } : { approved: false };
-    },
-    requestDirectory: async (request) => {
-      const r = await ask('directory', request, interactionChoices('directory'));
-      return r?.kind === 'directory' ? { granted: r.granted, ...(r.path ? { path: r.path } : {}) } : { granted: false };
-    },
-  };
 }
 
 /**
