@@ -10,7 +10,7 @@
 // change is stored, as before.
 import type Keyv from 'keyv';
 import { z } from 'zod';
-import type { SharedIdSet } from './session-store.js';
+import type { SharedIdSet } from './shared-id-set.js';
 
 const IdListSchema = z.array(z.string());
 
