@@ -113,7 +113,7 @@ export class ToolRegistry {
  * Each argument schema's JSON Schema, converted once per schema object. Every session builds
  * its own tools and registry, but over the same schemas (module constants), and converting
  * them was most of what a new session allocated: 1,000 threads started at once converted the
- * same seven schemas 1,000 times (issue 19, "Memory"). Shared, so never to be changed.
+ * same seven schemas 1,000 times. Shared, so never to be changed.
  */
 const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
 
