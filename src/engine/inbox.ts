@@ -4,8 +4,9 @@
 // same item instead of minting a second one, and an answer given before the restart is
 // used without asking again (durable resume). Resolving happens exactly once: the first
 // answer wins. A resolution must be one of the choices the item offered, so free text can
-// never mint a grant or approve a call. This in-memory inbox backs the engine's tests;
-// the persistent one implements the same `InboxLookup` seam.
+// never mint a grant or approve a call. The persistent inbox (src/store/persistent-inbox.ts)
+// implements the `InboxPort` seam; the engine's tests use an in-memory one
+// (test/support/in-memory-inbox.ts).
 import { randomUUID } from 'node:crypto';
 import type { ApprovalOutcome } from './permissions.js';
 
@@ -70,61 +71,6 @@ export type ResolveResult =
   | { ok: true; item: InboxItem }
   | { ok: false; reason: 'unknown_item' | 'already_resolved' | 'not_a_choice'; item?: InboxItem };
 
-export class InMemoryInbox implements InboxPort {
-  private readonly items = new Map<string, InboxItem>();
-  private readonly byCall = new Map<string, string>();
-  private readonly waiters = new PromptWaiters();
-
-  /** Open (or find) the prompt for a tool call. Idempotent on (session, tool_call_id). */
-  open(input: OpenPrompt): InboxItem {
-    const key = callKey(input.sessionId, input.toolCallId);
-    const existing = this.byCall.get(key);
-    if (existing) return this.items.get(existing)!;
-    const item = newInboxItem(input);
-    this.items.set(item.id, item);
-    this.byCall.set(key, item.id);
-    return item;
-  }
-
-  get(itemId: string): InboxItem | undefined {
-    return this.items.get(itemId);
-  }
-
-  findByCall(sessionId: string, toolCallId: string): InboxItem | undefined {
-    const id = this.byCall.get(callKey(sessionId, toolCallId));
-    return id === undefined ? undefined : this.items.get(id);
-  }
-
-  pending(sessionId: string): InboxItem[] {
-    return [...this.items.values()].filter((item) => item.sessionId === sessionId && item.state === 'pending');
-  }
-
-  lookup(sessionId: string, toolCallId: string): InboxResolution | undefined {
-    return this.findByCall(sessionId, toolCallId)?.resolution;
-  }
-
-  /** First answer wins; an answer outside the offered choices is refused. */
-  resolve(itemId: string, resolution: InboxResolution, resolvedBy?: string): ResolveResult {
-    const item = this.items.get(itemId);
-    if (!item) return { ok: false, reason: 'unknown_item' };
-    if (item.state === 'resolved') return { ok: false, reason: 'already_resolved', item };
-    if (!isOfferedChoice(item, resolution)) return { ok: false, reason: 'not_a_choice', item };
-    item.state = 'resolved';
-    item.resolution = resolution;
-    item.resolvedBy = resolvedBy;
-    item.resolvedAt = Date.now();
-    this.waiters.wake(itemId, resolution);
-    return { ok: true, item };
-  }
-
-  /** Wait for an item's answer; resolves `undefined` if the signal fires first. */
-  wait(itemId: string, signal: AbortSignal): Promise<InboxResolution | undefined> {
-    const item = this.items.get(itemId);
-    if (item?.resolution) return Promise.resolve(item.resolution);
-    return this.waiters.wait(itemId, signal);
-  }
-}
-
 /**
  * The people (engines) waiting for prompts' answers in this process. A wait ends with the
  * answer, or with `undefined` when its signal fires; either way its listener is released.
@@ -156,10 +102,6 @@ export class PromptWaiters {
     this.waiting.delete(itemId);
     for (const wake of waiters ?? []) wake(resolution);
   }
-}
-
-function callKey(sessionId: string, toolCallId: string): string {
-  return `${sessionId}\u0000${toolCallId}`;
 }
 
 /** A resolution must be one the item offered: free text never mints a grant or approves. */
