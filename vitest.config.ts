@@ -12,7 +12,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'default',
-          include: ['test/**/*.test.ts', 'src/**/*.test.ts', 'connectors/**/*.test.ts'],
+          include: ['test/**/*.test.ts'],
         },
       },
       {

@@ -1,5 +1,5 @@
-// Merge-writes bench/results.json: a flat object of named numbers. Every suite (this
-// issue's and later ones) owns its own keys, so a run reads the existing file and
+// Merge-writes bench/results.json: a flat object of named numbers. Every suite owns its
+// own keys, so a run reads the existing file and
 // overwrites only the keys it produced; keys from suites that did not run survive.
 // The file is git-ignored: it is a local record for comparing runs, not a fixture.
 import { readFile, rename, writeFile } from 'node:fs/promises';

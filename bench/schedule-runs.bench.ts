@@ -1,4 +1,4 @@
-// Scheduled runs through the real core (issue 24's figure as it reads: due time → model
+// Scheduled runs through the real core (the figure a person feels: due time → model
 // request): 1,000 schedules stored on SQLite before the bot starts (800 daily ones due
 // tomorrow, 200 one-offs due over a few seconds, each in a thread of its own, by 200 people),
 // the core started as `npm start` starts it, and FakeOpenAI noting when each run's first model

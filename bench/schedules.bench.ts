@@ -1,7 +1,7 @@
 // The scheduler runtime under load, on the real clock: 1,000 schedules stored on SQLite
 // (800 daily ones due tomorrow, 200 one-offs due over the next few seconds), all on one
 // timer. Measures how late `fire` is called after each due instant (the scheduler's share of
-// issue 24's "due time → model request", goal ≤ 1,000 ms at p99: claim, re-read and record
+// "due time → model request", goal ≤ 1,000 ms at p99: claim, re-read and record
 // included) and the heap the scheduler holds for the 1,000 schedules.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';

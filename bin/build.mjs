@@ -38,7 +38,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const DIST = join(ROOT, 'dist');
-/** The source folders: everything the bot runs. Tests beside the code (`*.test.ts`) are left out. */
+/** The source folders: everything the bot runs. Tests live in test/; a stray `*.test.ts` here is left out all the same. */
 const SOURCE_FOLDERS = ['src', 'connectors'];
 /** Builds kept in dist/ (the newest); older ones are removed after a build. */
 const KEEP_BUILDS = 5;

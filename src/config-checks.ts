@@ -8,8 +8,7 @@
 // Slack's second token) apply once a chat platform is configured, because that is when the
 // bot is meant to run. A unit test that builds a partial configuration is not held to them.
 import type { z } from 'zod';
-import type { Config } from './config.js';
-import { resolveModelRef } from './providers/index.js';
+import { resolveModelRef } from './providers/model-ref.js';
 import { PROVIDER_NAMES, type ProviderName, type VendorName } from './providers/model-ref.js';
 import { parseAccessConfig } from './sessions/access-policy.js';
 import { BUILTIN_TOOL_NAMES } from './tools/index.js';
@@ -23,7 +22,8 @@ export const SCHEDULE_TOOL_NAME = 'schedule_task';
 /** The environment as given, blank values removed: what every check here reads. */
 export type RawSettings = Readonly<Record<string, string | undefined>>;
 
-type SlackSettings = Pick<Config, 'SLACK_BOT_TOKEN' | 'SLACK_APP_TOKEN' | 'SLACK_SIGNING_SECRET'>;
+/** The platforms' variables, as parsed (config.ts) or as given: strings either way. */
+type SlackSettings = { SLACK_BOT_TOKEN?: string; SLACK_APP_TOKEN?: string; SLACK_SIGNING_SECRET?: string };
 
 /** Slack is wanted when any of its variables is set. */
 export function slackConfigured(config: SlackSettings): boolean {
@@ -31,7 +31,7 @@ export function slackConfigured(config: SlackSettings): boolean {
 }
 
 /** Discord is wanted when its token is set. */
-export function discordConfigured(config: Pick<Config, 'DISCORD_TOKEN'>): boolean {
+export function discordConfigured(config: { DISCORD_TOKEN?: string }): boolean {
   return Boolean(config.DISCORD_TOKEN);
 }
 

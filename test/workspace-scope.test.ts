@@ -211,7 +211,7 @@ describe('allow-listed git never runs configuration another conversation wrote',
     const bot = await boot({ SHELL_ALLOWLIST: 'git status', WORKSPACE_SCOPE: scope });
     expect(shellOutput(await callTool(bot, threadA, 'run_shell', { command: PLANT })).exitCode).toBe(0);
 
-    // Thread B goes where the repository is, as the issue's thread did (`cd` is not allow-listed:
+    // Thread B goes where the repository is, as a real thread once did (`cd` is not allow-listed:
     // approved; in thread scope there is no such folder), then runs the allow-listed status,
     // which nobody approves.
     const cd = shellOutput(await callTool(bot, threadB, 'run_shell', { command: 'cd repo' }));

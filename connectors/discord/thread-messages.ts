@@ -4,7 +4,7 @@
 // this file says it within Discord's limits: 2,000 characters of content, 5 buttons a row,
 // 5 rows, 80 characters a label, 100 a custom id (custom-ids.ts).
 //
-// See what you approve (DESIGN.md §8b): what is shown, flagged and offered is the shared rule's
+// See what you approve: what is shown, flagged and offered is the shared rule's
 // (shared/approval-view.ts). A call's arguments are on the card in full, in code blocks, when
 // they fit its budget; otherwise in full in an attached text file (`fullArgumentsFile`) posted
 // before the card, and the card's approve buttons are replaced by "Show all to decide", which

@@ -1,5 +1,6 @@
 // What an approver reads of a call, and what they may answer from where: one rule for Slack,
-// Discord and the playground (DESIGN.md §8b, "see what you approve"). A platform draws it
+// Discord and the playground ("see what you approve": a click approves exactly what was shown,
+// every character of it). A platform draws it
 // (a card, a Show all view) and says how much its card holds; this file decides the rest.
 //
 // The idea to hold: an approval covers exact text, so what is shown must not mislead and what

@@ -1,9 +1,9 @@
 // GitHub-style markdown tables, turned into aligned monospace text in a code block.
 //
 // The idea to hold: neither Slack mrkdwn nor Discord markdown has tables, and a model's table
-// arrives as rows of raw pipes, one of the most common complaints about chat bots
-// (opencrabs#1016, DiscordianAI#42). Aligned columns in a code block read as a table on both.
-// Tables inside code blocks are left alone: they are someone's literal text (nanobot#5045).
+// arrives as rows of raw pipes, one of the most common complaints about chat bots.
+// Aligned columns in a code block read as a table on both.
+// Tables inside code blocks are left alone: they are someone's literal text.
 import { scanFences } from './markdown-fences.js';
 
 type Alignment = 'left' | 'right' | 'center';

@@ -44,7 +44,8 @@ export interface ToolCardState {
   command?: string;
   /**
    * Every character of what an approval (or a directory grant) covers, from the event that
-   * asked for it: the approver must be able to see all of it before clicking (DESIGN.md §8b).
+   * asked for it: the approver must be able to see all of it before clicking (an approval of
+   * what one could not see is no consent).
    * `argsSummary` is a one-line glimpse; this is the whole.
    */
   fullArguments?: ArgumentPart[];

@@ -1,4 +1,4 @@
-// What an approval card shows of the call it approves (DESIGN.md §8b, "see what you approve"):
+// What an approval card shows of the call it approves ("see what you approve"):
 // every character, inline in code blocks when the call is short; otherwise its start and its
 // end, and a "Show all" button that opens all of it in a modal (approval-modal.ts), where the
 // approve buttons are.

@@ -1,4 +1,4 @@
-// The name and icon the bot posts with in a place whose profile sets `identity` (issue 24):
+// The name and icon the bot posts with in a place whose profile sets `identity`:
 // Slack's `username` and `icon_url` / `icon_emoji` on chat.postMessage (and postEphemeral).
 // Slack honours them only with the `chat:write.customize` scope (manifest/slack*.yaml) and
 // silently ignores them without it, so sending them is never an error.

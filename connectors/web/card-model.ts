@@ -3,7 +3,7 @@
 // in with textContent. Words and choices are the other platforms' (card-words.ts, tool-card.ts),
 // so a card reads the same in Slack, Discord and here.
 //
-// See what you approve (DESIGN.md §8b): what is shown, flagged and offered is the shared rule's
+// See what you approve: what is shown, flagged and offered is the shared rule's
 // (shared/approval-view.ts), as in Slack and Discord. A card holds as much as its argument box
 // shows without scrolling (`webCardHoldsAll`); a longer call shows its start and end, and its
 // approve buttons are in the expanded view "Show all to decide" opens (`fullViewModel`, asked

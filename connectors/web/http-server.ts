@@ -52,6 +52,7 @@ const PAGE_FILES: Readonly<Record<string, string>> = {
   'private-answers.js': 'text/javascript; charset=utf-8',
   'thread-status.js': 'text/javascript; charset=utf-8',
   'feedback-buttons.js': 'text/javascript; charset=utf-8',
+  'page-view.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
 };
 const BODY_MAX = 256 * 1024;

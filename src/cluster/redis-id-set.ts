@@ -2,7 +2,7 @@
 // the open-sessions index of cluster mode (session-store.ts SharedIdSet), which a Keyv
 // document rewritten by several instances would lose entries of.
 import type { Redis } from 'ioredis';
-import type { SharedIdSet } from '../store/session-store.js';
+import type { SharedIdSet } from '../store/shared-id-set.js';
 
 export function redisIdSet(redis: Redis, key: string): SharedIdSet {
   return {

@@ -8,7 +8,7 @@
 //   (`renew`, from the coordinator's renewal loop). An instance that dies stops renewing: its
 //   threads stop counting a lease later.
 import type { Redis } from 'ioredis';
-import type { PersonCounters, PersonLimits, StartCount } from '../sessions/coordination.js';
+import type { PersonCounters, PersonLimits, StartCount } from '../sessions/person-counters.js';
 import { START_WINDOW_MS } from '../sessions/person-counters.js';
 import type { ClusterKeys } from './cluster-keys.js';
 import { LimitScripts } from './limit-scripts.js';

@@ -1,5 +1,6 @@
 // A lease held by one instance for the whole bot (cluster mode): the Discord gateway, which
-// must have one holder while the other instances stand by (scale-out.md §2.4, §4.8). It is a
+// must have one holder (two gateway connections would each receive every event) while the
+// other instances stand by, ready to take it when the holder dies. It is a
 // Redis key `singleton:{name}` whose value is the holder's node id, with a TTL, taken and
 // renewed by one script (`holdSingleton`) and dropped only by its holder (`dropIfMine`).
 //

@@ -4,11 +4,11 @@
 // same item instead of minting a second one, and an answer given before the restart is
 // used without asking again (durable resume). Resolving happens exactly once: the first
 // answer wins. A resolution must be one of the choices the item offered, so free text can
-// never mint a grant or approve a call. This in-memory inbox backs the engine's tests;
-// the persistent one implements the same `InboxLookup` seam.
+// never mint a grant or approve a call. The persistent inbox (src/store/persistent-inbox.ts)
+// implements the `InboxPort` seam; the engine's tests use an in-memory one
+// (test/support/in-memory-inbox.ts).
 import { randomUUID } from 'node:crypto';
-import type { InteractiveCallbacks } from './interactive.js';
-import type { ApprovalOutcome, Approver } from './permissions.js';
+import type { ApprovalOutcome } from './permissions.js';
 
 export type InboxKind = 'approval' | 'question' | 'plan' | 'directory';
 
@@ -71,61 +71,6 @@ export type ResolveResult =
   | { ok: true; item: InboxItem }
   | { ok: false; reason: 'unknown_item' | 'already_resolved' | 'not_a_choice'; item?: InboxItem };
 
-export class InMemoryInbox implements InboxPort {
-  private readonly items = new Map<string, InboxItem>();
-  private readonly byCall = new Map<string, string>();
-  private readonly waiters = new PromptWaiters();
-
-  /** Open (or find) the prompt for a tool call. Idempotent on (session, tool_call_id). */
-  open(input: OpenPrompt): InboxItem {
-    const key = callKey(input.sessionId, input.toolCallId);
-    const existing = this.byCall.get(key);
-    if (existing) return this.items.get(existing)!;
-    const item = newInboxItem(input);
-    this.items.set(item.id, item);
-    this.byCall.set(key, item.id);
-    return item;
-  }
-
-  get(itemId: string): InboxItem | undefined {
-    return this.items.get(itemId);
-  }
-
-  findByCall(sessionId: string, toolCallId: string): InboxItem | undefined {
-    const id = this.byCall.get(callKey(sessionId, toolCallId));
-    return id === undefined ? undefined : this.items.get(id);
-  }
-
-  pending(sessionId: string): InboxItem[] {
-    return [...this.items.values()].filter((item) => item.sessionId === sessionId && item.state === 'pending');
-  }
-
-  lookup(sessionId: string, toolCallId: string): InboxResolution | undefined {
-    return this.findByCall(sessionId, toolCallId)?.resolution;
-  }
-
-  /** First answer wins; an answer outside the offered choices is refused. */
-  resolve(itemId: string, resolution: InboxResolution, resolvedBy?: string): ResolveResult {
-    const item = this.items.get(itemId);
-    if (!item) return { ok: false, reason: 'unknown_item' };
-    if (item.state === 'resolved') return { ok: false, reason: 'already_resolved', item };
-    if (!isOfferedChoice(item, resolution)) return { ok: false, reason: 'not_a_choice', item };
-    item.state = 'resolved';
-    item.resolution = resolution;
-    item.resolvedBy = resolvedBy;
-    item.resolvedAt = Date.now();
-    this.waiters.wake(itemId, resolution);
-    return { ok: true, item };
-  }
-
-  /** Wait for an item's answer; resolves `undefined` if the signal fires first. */
-  wait(itemId: string, signal: AbortSignal): Promise<InboxResolution | undefined> {
-    const item = this.items.get(itemId);
-    if (item?.resolution) return Promise.resolve(item.resolution);
-    return this.waiters.wait(itemId, signal);
-  }
-}
-
 /**
  * The people (engines) waiting for prompts' answers in this process. A wait ends with the
  * answer, or with `undefined` when its signal fires; either way its listener is released.
@@ -159,10 +104,6 @@ export class PromptWaiters {
   }
 }
 
-function callKey(sessionId: string, toolCallId: string): string {
-  return `${sessionId}\u0000${toolCallId}`;
-}
-
 /** A resolution must be one the item offered: free text never mints a grant or approves. */
 export function isOfferedChoice(item: Pick<InboxItem, 'kind' | 'choices'>, resolution: InboxResolution): boolean {
   if (resolution.kind === 'interrupted') return true;
@@ -177,50 +118,6 @@ export function isOfferedChoice(item: Pick<InboxItem, 'kind' | 'choices'>, resol
     case 'directory':
       return true;
   }
-}
-
-/**
- * An approver backed by the inbox: opens (or finds) the item for the call and waits for
- * its answer. A stopped turn resolves the item as interrupted, so a later click on the
- * stale prompt is told "already resolved" instead of landing on the next prompt.
- * `onOpen` lets a connector post the card for a newly opened item.
- */
-export function approverFromInbox(inbox: InboxPort, onOpen?: (item: InboxItem) => void): Approver {
-  return async (request) => {
-    const item = await inbox.open({ sessionId: request.sessionId, toolCallId: request.toolCallId, kind: 'approval', choices: approvalChoices(request.command) });
-    onOpen?.(item);
-    const resolution = await inbox.wait(item.id, request.signal);
-    if (!resolution) {
-      await inbox.resolve(item.id, { kind: 'interrupted' });
-      return 'deny';
-    }
-    return resolution.kind === 'approval' ? { outcome: resolution.outcome, note: resolution.note, by: resolution.by } : 'deny';
-  };
-}
-
-/** Interactive callbacks backed by the inbox, with the same stop behaviour as approvals. */
-export function interactiveFromInbox(inbox: InboxPort, onOpen?: (item: InboxItem) => void): InteractiveCallbacks {
-  const ask = async (kind: InboxKind, request: { sessionId: string; toolCallId: string; signal: AbortSignal }, choices: string[] = []) => {
-    const item = await inbox.open({ sessionId: request.sessionId, toolCallId: request.toolCallId, kind, choices });
-    onOpen?.(item);
-    const resolution = await inbox.wait(item.id, request.signal);
-    if (!resolution) await inbox.resolve(item.id, { kind: 'interrupted' });
-    return resolution;
-  };
-  return {
-    askUser: async (request) => {
-      const r = await ask('question', request, request.options);
-      return { answer: r?.kind === 'question' ? r.answer : '' };
-    },
-    proposePlan: async (request) => {
-      const r = await ask('plan', request, interactionChoices('plan'));
-      return r?.kind === 'plan' ? { approved: r.approved, ...(r.feedback ? { feedback: r.feedback } : {}) } : { approved: false };
-    },
-    requestDirectory: async (request) => {
-      const r = await ask('directory', request, interactionChoices('directory'));
-      return r?.kind === 'directory' ? { granted: r.granted, ...(r.path ? { path: r.path } : {}) } : { granted: false };
-    },
-  };
 }
 
 /**

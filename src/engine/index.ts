@@ -3,6 +3,7 @@ export * from './abort.js';
 export * from './compaction.js';
 export * from './events.js';
 export * from './inbox.js';
+export * from './inbox-callbacks.js';
 export * from './interactive.js';
 export * from './logger.js';
 export * from './messages.js';

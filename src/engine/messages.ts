@@ -202,3 +202,15 @@ export function toolErrorContent(reason: string, detail?: Record<string, unknown
 export const INTERRUPTED_BY_USER = 'interrupted by user';
 /** The reason a call that was running when the bot restarted is answered with (it is not run again). */
 export const INTERRUPTED_BY_RESTART = 'interrupted by a restart: it may have run partly; it was not run again';
+
+/**
+ * A message as a provider receives it: the canonical history with notices dropped and
+ * sidecars stripped (outbound.ts builds it). It lives with the canonical model, not with its
+ * builder, because the provider interface names it and the builder reads the provider's
+ * capabilities.
+ */
+export type OutboundMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: UserContent }
+  | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; [extra: `_${string}`]: unknown }
+  | { role: 'tool'; tool_call_id: string; content: string };

@@ -4,14 +4,8 @@
 // on the last user message. It never mutates the canonical history: downgrades are
 // decided per call, so a model switch mid-session re-decides with the originals intact.
 import { applyCompactionView, type CompactionState } from './compaction.js';
-import { SIDECAR_KEYS, unresolvedAttachmentText, type ContentPart, type FilePart, type Message, type StoredFile, type ToolCall, type UserContent } from './messages.js';
+import { SIDECAR_KEYS, unresolvedAttachmentText, type ContentPart, type FilePart, type Message, type OutboundMessage, type StoredFile, type ToolCall, type UserContent } from './messages.js';
 import type { ModelCapabilities } from './provider.js';
-
-export type OutboundMessage =
-  | { role: 'system'; content: string }
-  | { role: 'user'; content: UserContent }
-  | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; [extra: `_${string}`]: unknown }
-  | { role: 'tool'; tool_call_id: string; content: string };
 
 /**
  * Turns a shared file's reference into what the active model can take: an image or document

@@ -2,7 +2,7 @@
 // `needs_user` goes to the injected approver, an async function that may wait for a human
 // for as long as it takes (a button in a Slack thread). The default approver denies
 // everything, so an engine built without one never lets a risky call through.
-import type { ToolDefinition, ToolMetadata } from './tools.js';
+import type { ApprovalVia, ToolDefinition, ToolMetadata } from './tools.js';
 
 /**
  * `always_tool` / `always_command` remember a grant for the turns its giver requests;
@@ -133,20 +133,6 @@ function withOwner<T extends object>(grant: T, owner: GrantOwner): T & GrantOwne
 
 function sameOwner(a: GrantOwner, b: GrantOwner): boolean {
   return a.by === b.by && Boolean(a.everyone) === Boolean(b.everyone);
-}
-
-/**
- * How a call that runs came to be allowed, as its tool is told (ToolContext.approval): a
- * person approved it when asked (`human`), the shell allow-list matched it (`allowlist`:
- * nobody looked at this command, so run_shell hardens git for it), or another rule of the
- * policy let it through (`policy`: a read, auto mode, a remembered "always" grant).
- */
-export type ApprovalVia = 'human' | 'allowlist' | 'policy';
-
-export interface CallApproval {
-  via: ApprovalVia;
-  /** `human`: who answered the card, when the approver said (a tool acting for someone acts for them). */
-  by?: string;
 }
 
 export type PolicyDecision =

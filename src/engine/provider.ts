@@ -4,7 +4,7 @@
 // call, streams chunks, and ends with one `final` chunk carrying the whole assistant turn.
 // It honours the AbortSignal it is given (closing the HTTP connection); the engine still
 // races every chunk against the stop signal, so a provider that ignores it cannot hold a turn.
-import type { OutboundMessage } from './outbound.js';
+import type { OutboundMessage } from './messages.js';
 
 export interface ToolSchema {
   name: string;

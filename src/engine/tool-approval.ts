@@ -9,12 +9,12 @@ import type { EngineEvent, ToolStatus } from './events.js';
 import type { InboxResolution } from './inbox.js';
 import { INTERACTIVE_TOOLS, isInteractiveTool } from './interactive.js';
 import { INTERRUPTED_BY_USER, toolErrorContent, type ToolCall } from './messages.js';
-import { normaliseApproval, type ApprovalDecision, type Approver, type CallApproval } from './permissions.js';
+import { normaliseApproval, type ApprovalDecision, type Approver } from './permissions.js';
 import type { FinishReason } from './provider.js';
 import { diagnoseMangledArguments } from './tool-arguments.js';
 import type { PendingToolCall, ToolPassContext } from './tool-calls.js';
 import { errorText } from './tool-invocation.js';
-import { recordResult, type RecordedResult, type ToolDefinition, type ToolResult } from './tools.js';
+import { recordResult, type CallApproval, type RecordedResult, type ToolDefinition, type ToolResult } from './tools.js';
 
 export type FinishExtra = { durationMs?: number; restart?: 'not_rerun' };
 

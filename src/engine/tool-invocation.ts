@@ -4,9 +4,9 @@
 // told about its call (ToolContext): its own signal, who allowed it, whose request it serves.
 import { ABORTED, sleep, type StopScope } from './abort.js';
 import { INTERRUPTED_BY_USER, toolErrorContent, type ToolCall } from './messages.js';
-import type { CallApproval, Requesters } from './permissions.js';
+import type { Requesters } from './permissions.js';
 import type { ToolPassContext } from './tool-calls.js';
-import { recordResult, type RecordedResult, type ToolContext, type ToolDefinition, type ToolResult } from './tools.js';
+import { recordResult, type CallApproval, type RecordedResult, type ToolContext, type ToolDefinition, type ToolResult } from './tools.js';
 
 /** A call pass one cleared to run. */
 export interface ClearedCall {

@@ -3,7 +3,6 @@
 // AbortSignal. A tool without metadata is treated as risky and not parallel-safe:
 // unknown = careful.
 import { z } from 'zod';
-import type { CallApproval } from './permissions.js';
 import type { ToolSchema } from './provider.js';
 
 export type RiskLevel = 'low' | 'medium' | 'high';
@@ -21,6 +20,20 @@ export interface ToolMetadata {
    * ("in a sandbox: the workspace only, no network"). A person approves knowing it.
    */
   confinement?: string;
+}
+
+/**
+ * How a call that runs came to be allowed, as its tool is told (ToolContext.approval): a
+ * person approved it when asked (`human`), the shell allow-list matched it (`allowlist`:
+ * nobody looked at this command, so run_shell hardens git for it), or another rule of the
+ * policy let it through (`policy`: a read, auto mode, a remembered "always" grant).
+ */
+export type ApprovalVia = 'human' | 'allowlist' | 'policy';
+
+export interface CallApproval {
+  via: ApprovalVia;
+  /** `human`: who answered the card, when the approver said (a tool acting for someone acts for them). */
+  by?: string;
 }
 
 export interface ToolContext {
@@ -100,7 +113,7 @@ export class ToolRegistry {
  * Each argument schema's JSON Schema, converted once per schema object. Every session builds
  * its own tools and registry, but over the same schemas (module constants), and converting
  * them was most of what a new session allocated: 1,000 threads started at once converted the
- * same seven schemas 1,000 times (issue 19, "Memory"). Shared, so never to be changed.
+ * same seven schemas 1,000 times. Shared, so never to be changed.
  */
 const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
 

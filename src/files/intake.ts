@@ -263,8 +263,8 @@ export class FileIntake {
     await saving.truncate();
     // Not AbortSignal.any([signal, AbortSignal.timeout(ms)]): on Node 20 the timeout signal is
     // held only weakly there, and a garbage collection before it fires drops it, so a stalled
-    // download never timed out (nodejs/node#57736; the stall test hung when the heap was
-    // collected mid-download). A timer of our own holds its controller until it is cleared.
+    // download never timed out (a Node bug; the stall test hung when the heap was collected
+    // mid-download). A timer of our own holds its controller until it is cleared.
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException('The download took too long', 'TimeoutError')), this.options.downloadTimeoutMs ?? 120_000);
     try {

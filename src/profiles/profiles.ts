@@ -3,7 +3,7 @@
 // permission mode, shell allow-list, folder, budgets, Slack identity), each a profile from
 // the file laid over the environment's own settings. `default` is the environment alone.
 import { resolve } from 'node:path';
-import type { ModelMenu } from '../sessions/thread-controls.js';
+import type { ModelMenu } from '../sessions/session-profiles.js';
 import type { SessionProfile, SessionProfiles } from '../sessions/session-profiles.js';
 import type { SessionKey } from '../store/session-store.js';
 import type { PermissionMode } from '../permissions/index.js';

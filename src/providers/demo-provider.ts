@@ -15,7 +15,7 @@
 // limits count the demo like any model (priced at 0: src/ops/pricing.ts). There is no tokenizer
 // behind a script: the counts are the usual estimate, four characters a token, the rule the
 // spend guard estimates a request with (src/ops/metered-provider.ts).
-import type { OutboundMessage } from '../engine/outbound.js';
+import type { OutboundMessage } from '../engine/messages.js';
 import type { ModelCapabilities, Provider, ProviderChunk, ProviderRequest, TokenUsage } from '../engine/provider.js';
 import { capabilitiesOf } from './capabilities.js';
 import { DEMO_MODEL } from './model-ref.js';

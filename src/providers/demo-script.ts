@@ -15,7 +15,7 @@
 //   shell, run a command, ls propose run_shell: `cat` of the note once written, else `ls -la`
 //   long / story             a long answer streamed slowly: time to press Stop or to reply
 //   anything else            what to try (the first message), or "You said: …" and what to try
-import type { OutboundMessage } from '../engine/outbound.js';
+import type { OutboundMessage } from '../engine/messages.js';
 import type { ProviderRequest, ProviderToolCall } from '../engine/provider.js';
 import { asksFor, isCommand, steerOf, type DemoSteer } from './demo-asks.js';
 

@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import { SummarizingCompactor, type Provider, type ProviderResolver } from '../engine/index.js';
 import { AnthropicProvider, type AnthropicProviderOptions } from './anthropic.js';
 import { DemoProvider, type DemoProviderOptions } from './demo-provider.js';
-import { parseModelRef, type ModelRef, type ProviderName } from './model-ref.js';
+import { parseModelRef, resolveModelRef, type ModelRef, type ProviderName } from './model-ref.js';
 import { OpenAIProvider, type OpenAIProviderOptions } from './openai.js';
 
 export interface ProviderSettings {
@@ -16,14 +16,6 @@ export interface ProviderSettings {
   anthropic?: AnthropicProviderOptions;
   demo?: DemoProviderOptions;
   defaultProvider?: ProviderName;
-}
-
-/** A model name resolved to its vendor, with bare `claude-…` ids going to Anthropic. */
-export function resolveModelRef(name: string, defaultProvider: ProviderName = 'openai'): ModelRef {
-  const ref = parseModelRef(name, defaultProvider);
-  const explicit = name.trim().toLowerCase().startsWith(`${ref.provider}:`);
-  if (!explicit && ref.model.toLowerCase().startsWith('claude')) return { provider: 'anthropic', model: ref.model };
-  return ref;
 }
 
 export function createProviderResolver(settings: ProviderSettings = {}): ProviderResolver {
@@ -73,5 +65,5 @@ export function compactorFrom(config: Config, resolve: ProviderResolver): Summar
   });
 }
 
-export { AnthropicProvider, DemoProvider, OpenAIProvider, parseModelRef };
+export { AnthropicProvider, DemoProvider, OpenAIProvider, parseModelRef, resolveModelRef };
 export type { AnthropicProviderOptions, DemoProviderOptions, OpenAIProviderOptions, ModelRef, ProviderName };

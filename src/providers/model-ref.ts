@@ -51,3 +51,11 @@ export function isDemoModel(name: string | undefined): boolean {
     return false;
   }
 }
+
+/** A model name resolved to its vendor, with bare `claude-…` ids going to Anthropic. */
+export function resolveModelRef(name: string, defaultProvider: ProviderName = 'openai'): ModelRef {
+  const ref = parseModelRef(name, defaultProvider);
+  const explicit = name.trim().toLowerCase().startsWith(`${ref.provider}:`);
+  if (!explicit && ref.model.toLowerCase().startsWith('claude')) return { provider: 'anthropic', model: ref.model };
+  return ref;
+}

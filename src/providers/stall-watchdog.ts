@@ -1,6 +1,6 @@
 // Neither SDK notices a stream that goes quiet: their timeouts cover only the wait for
 // response headers, and once the body is streaming a wedged connection hangs forever
-// (measured; platform-and-sdk-facts.md section 4). This idle watchdog restarts a timer on
+// (measured against both SDKs). This idle watchdog restarts a timer on
 // every chunk; when it fires it aborts the request and the stream ends with a clear
 // "provider stalled" error instead of a hang.
 import { ProviderError } from '../engine/index.js';

@@ -24,8 +24,8 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
-import { isInside } from '../tools/workspace.js';
-import type { CommandCgroups } from './command-cgroup.js';
+import { isInside } from '../tools/real-paths.js';
+import type { CommandCgroups } from './cgroup-port.js';
 import type { SandboxOwner } from './run-as.js';
 import { mountArgs, type SystemView } from './system-mounts.js';
 

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { removeCgroup, tryRemoveCgroup, writeQuietly, oomKillCount } from './cgroup-files.js';
-import type { CommandCgroup, CommandCgroups } from './command-cgroup.js';
+import type { CommandCgroup, CommandCgroups } from './cgroup-port.js';
 import { processAlive } from './process-alive.js';
 
 /** Where cgroup v1's memory hierarchy is mounted on every distribution that has one. */

@@ -21,7 +21,7 @@
 import { accessSync, appendFileSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { removeCgroup, tryRemoveCgroup, writeQuietly, oomKillCount } from './cgroup-files.js';
-import type { CommandCgroup, CommandCgroups } from './command-cgroup.js';
+import type { CommandCgroup, CommandCgroups } from './cgroup-port.js';
 import { processAlive } from './process-alive.js';
 
 /** The leaf the bot's processes move to, so their cgroup may give controllers to its children. */

@@ -19,27 +19,7 @@
 // signals are unchanged).
 import { CgroupV1Commands } from './cgroup-v1.js';
 import { assessCgroupV2, CgroupV2Commands, type CgroupV2Options } from './cgroup-v2.js';
-
-export interface CommandCgroup {
-  /** Put a process (and everything it will start) in the cgroup; false when the kernel refused. */
-  add(pid: number): boolean;
-  /** How many of the command's processes the OOM killer ended because the cap was reached. */
-  oomKills(): number;
-  /** Remove the cgroup once the command is over (retried while the kernel still tears it down). */
-  remove(): Promise<void>;
-}
-
-/** The bot's cgroups for commands: one per command, made in `folder`. */
-export interface CommandCgroups {
-  readonly version: 1 | 2;
-  /** Where the commands' cgroups are made. */
-  readonly folder: string;
-  readonly maxBytes: number;
-  /** A fresh cgroup capped at maxBytes, or null when one could not be made (the rlimit still holds). */
-  create(): CommandCgroup | null;
-  /** At shutdown (or after a check): what the bot made for its commands goes. */
-  close(): void;
-}
+import type { CommandCgroups } from './cgroup-port.js';
 
 export interface MemoryBoundOptions extends CgroupV2Options {
   /** pids.max of each command's cgroup, where the pids controller is there (cgroup v2). */

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isInside, realpathIfExists } from '../tools/workspace.js';
+import { isInside, realpathIfExists } from '../tools/real-paths.js';
 
 export interface BotPathsInput {
   storeUrl: string;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import type { EngineLogger } from '../engine/logger.js';
 import type { ShellSetup } from '../tools/builtin-tools.js';
-import { isInside } from '../tools/workspace.js';
+import { isInside } from '../tools/real-paths.js';
 import { botPaths, realOrResolved, workspaceProblem, type BotPaths } from './protected-paths.js';
 import { decideRunAs, unreachableBy, type RunAsDecision, type SandboxOwner } from './run-as.js';
 import { parseShellEnvNames, shellEnvironment } from './shell-environment.js';

@@ -9,7 +9,7 @@
 // the bot's own that lies under a mounted folder is covered up the same way.
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { isInside } from '../tools/workspace.js';
+import { isInside } from '../tools/real-paths.js';
 import type { ProtectedPath } from './protected-paths.js';
 
 /** The folders a command needs to run programs; on merged-/usr systems most are symlinks. */

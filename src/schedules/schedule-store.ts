@@ -12,7 +12,7 @@
 // id in the index without its record is only ever a moment of a delete.
 import type Keyv from 'keyv';
 import { KeyvIdSet } from '../store/keyv-id-set.js';
-import type { SharedIdSet } from '../store/session-store.js';
+import type { SharedIdSet } from '../store/shared-id-set.js';
 import { ScheduleSchema, type Schedule } from './schedule-types.js';
 
 export const SCHEDULE_INDEX_KEY = 'schedules';

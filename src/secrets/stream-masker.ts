@@ -9,14 +9,23 @@
 // The limits: an encoded form cut within its first two characters is not masked (a secret as
 // written is: its remaining pieces are found on their own), nor is a piece that ends a
 // secret spread across several releases.
-import type { SecretMasker } from './secret-masker.js';
-import { replaceSpans } from './spans.js';
-import { unsettledTail, viewOf } from './text-view.js';
+import { replaceSpans, type Span } from './spans.js';
+import { unsettledTail, viewOf, type TextView } from './text-view.js';
+
+/**
+ * What a stream needs of the secret masker (secret-masker.ts, which makes stream maskers): the
+ * secrets found in a text so far, and a whole text masked. Named here so the two files do not
+ * import each other.
+ */
+export interface SecretFinder {
+  find(view: TextView): { spans: Span[]; openDepth: number };
+  mask(text: string): string;
+}
 
 export class StreamMasker {
   private held = '';
 
-  constructor(private readonly masker: SecretMasker) {}
+  constructor(private readonly masker: SecretFinder) {}
 
   /** Take the next piece; returns what may be shown now (possibly ''), masked. */
   push(piece: string): string {

@@ -19,7 +19,7 @@
 // session layer, the engine or the connectors.
 import type { IncomingFile, MessageSource } from '../engine/index.js';
 import { KeyedMutex } from '../store/keyed-mutex.js';
-import { InProcessPersonCounters } from './person-counters.js';
+import { InProcessPersonCounters, type PersonCounters } from './person-counters.js';
 
 /**
  * What a worker that does not own a session's running turn asks the owner to do. The data
@@ -36,36 +36,6 @@ export type CommandHandler = (sessionId: string, command: SessionCommand) => Pro
 export interface TurnLease {
   readonly sessionId: string;
   release(): void;
-}
-
-/** What one person may start: turns per minute, and threads working for them at once. */
-export interface PersonLimits {
-  turnsPerMinute: number;
-  threads: number;
-}
-
-export type StartCount =
-  | { ok: true }
-  /** `working`: their other threads working now. */
-  | { ok: false; limit: 'threads'; working: number }
-  /** `recent`: their starts in the last minute; `retryInMs`: until the oldest leaves the minute. */
-  | { ok: false; limit: 'turns'; recent: number; retryInMs: number };
-
-/**
- * A person's starts and working threads, counted for the whole bot (src/sessions/fair-use.ts
- * words the refusals): in this process here (person-counters.ts), in Redis in cluster mode.
- */
-export interface PersonCounters {
-  /**
-   * One step: refused when `userId` has `limits.threads` threads working besides `sessionId`, or
-   * started `limits.turnsPerMinute` turns in the last minute; else the start (`startId`) is
-   * counted, and `sessionId` works for them until `threadDone`.
-   */
-  tryStart(userId: string, sessionId: string, startId: string, limits: PersonLimits): Promise<StartCount>;
-  /** A counted start that did not happen after all (a spend limit refused it): neither it nor the thread counts. */
-  undoStart(userId: string, sessionId: string, startId: string): Promise<void>;
-  /** The thread's turn is over: it no longer works for `userId`. */
-  threadDone(userId: string, sessionId: string): Promise<void>;
 }
 
 export interface Coordinator {

@@ -8,8 +8,7 @@
 // gets their share of the whole bot, not a share per instance.
 import { randomUUID } from 'node:crypto';
 import type { QueueLoad } from '../store/session-store.js';
-import type { PersonCounters } from './coordination.js';
-import { InProcessPersonCounters } from './person-counters.js';
+import { InProcessPersonCounters, type PersonCounters } from './person-counters.js';
 
 export interface FairUseLimits {
   /** Messages waiting in one thread (default 20). */

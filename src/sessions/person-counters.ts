@@ -3,7 +3,39 @@
 // A start is remembered for a minute; a thread counts as working from the start that made it
 // work until its turn is over (`threadDone`). Check and count are one synchronous step, so two
 // messages at once cannot both take the last place.
-import type { PersonCounters, PersonLimits, StartCount } from './coordination.js';
+//
+// The seam itself (PersonCounters, part of the coordinator, coordination.ts) is named here,
+// beside its in-process form, so that the coordinator and the counters do not import each other.
+
+/** What one person may start: turns per minute, and threads working for them at once. */
+export interface PersonLimits {
+  turnsPerMinute: number;
+  threads: number;
+}
+
+export type StartCount =
+  | { ok: true }
+  /** `working`: their other threads working now. */
+  | { ok: false; limit: 'threads'; working: number }
+  /** `recent`: their starts in the last minute; `retryInMs`: until the oldest leaves the minute. */
+  | { ok: false; limit: 'turns'; recent: number; retryInMs: number };
+
+/**
+ * A person's starts and working threads, counted for the whole bot (src/sessions/fair-use.ts
+ * words the refusals): in this process here (InProcessPersonCounters), in Redis in cluster mode.
+ */
+export interface PersonCounters {
+  /**
+   * One step: refused when `userId` has `limits.threads` threads working besides `sessionId`, or
+   * started `limits.turnsPerMinute` turns in the last minute; else the start (`startId`) is
+   * counted, and `sessionId` works for them until `threadDone`.
+   */
+  tryStart(userId: string, sessionId: string, startId: string, limits: PersonLimits): Promise<StartCount>;
+  /** A counted start that did not happen after all (a spend limit refused it): neither it nor the thread counts. */
+  undoStart(userId: string, sessionId: string, startId: string): Promise<void>;
+  /** The thread's turn is over: it no longer works for `userId`. */
+  threadDone(userId: string, sessionId: string): Promise<void>;
+}
 
 /** The window TURNS_PER_USER_PER_MINUTE counts in. */
 export const START_WINDOW_MS = 60_000;

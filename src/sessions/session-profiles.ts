@@ -3,7 +3,12 @@
 // approve, the model a thread starts with, what /model offers. The rest of a profile
 // (instructions, tools, permission mode, workspace) shapes the engine (core.ts engineSetup).
 import type { SessionKey } from '../store/session-store.js';
-import type { ModelMenu } from './thread-controls.js';
+
+/** The models /model may choose (MODELS), and the canonical name of a choice, or why not. */
+export interface ModelMenu {
+  available: readonly string[];
+  choose(name: string): { ok: true; model: string } | { ok: false; reason: string };
+}
 
 export interface ProfileAccess {
   /** Approve and manage this profile's threads, besides ADMINS (each must be a member under ALLOWED_USERS). */

@@ -12,22 +12,18 @@ import { isBusy, type LiveSessions } from './live-sessions.js';
 import type { TurnDriver } from './turn-driver.js';
 import type { BudgetGate, SessionOps } from './session-ops.js';
 import { placeOf } from '../ops/ops-events.js';
-import type { SessionProfiles } from './session-profiles.js';
+import type { ModelMenu, SessionProfiles } from './session-profiles.js';
 import { afterWindDown } from './turn-wind-down.js';
 
 /** Why a member's Continue on a turn a spend limit paused is refused. */
 export const CONTINUE_NEEDS_ADMIN = 'Only an admin can let a turn go on past a spending limit.';
 
+export type { ModelMenu } from './session-profiles.js';
+
 export type ControlResult =
   | { status: 'done'; sessionId: string }
   | { status: 'idle' | 'busy' | 'nothing_to_do' | 'unknown_session' }
   | { status: 'refused'; reason: string };
-
-/** The models /model may choose (MODELS), and the canonical name of a choice, or why not. */
-export interface ModelMenu {
-  available: readonly string[];
-  choose(name: string): { ok: true; model: string } | { ok: false; reason: string };
-}
 
 export type LookResult<T> = { status: 'done'; value: T } | { status: 'unknown_session' } | { status: 'refused'; reason: string };
 

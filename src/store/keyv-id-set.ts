@@ -4,13 +4,13 @@
 //
 // The one idea: changes are written together. Every change rewrites the whole list, so when
 // 1,000 threads start at once, writing each change alone wrote the list 2,000 times, each
-// time up to 1,000 ids long: about 140 MB of JSON made and sent to SQLite for one burst
-// (issue 19, "Memory"). Changes made while a write is under way wait for it and then go
+// time up to 1,000 ids long: about 140 MB of JSON made and sent to SQLite for one burst.
+// Changes made while a write is under way wait for it and then go
 // together in the next write (a group commit); each caller still resolves only once its own
 // change is stored, as before.
 import type Keyv from 'keyv';
 import { z } from 'zod';
-import type { SharedIdSet } from './session-store.js';
+import type { SharedIdSet } from './shared-id-set.js';
 
 const IdListSchema = z.array(z.string());
 

@@ -15,7 +15,7 @@
 // its commands' run-as user. An operator who means one of them names it in GRANT_ROOTS.
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { isInside } from './workspace.js';
+import { isInside } from './real-paths.js';
 
 /** Top-level folders that belong to the system, never to a project; `/lib*` is matched by prefix. */
 export const SYSTEM_FOLDERS: readonly string[] = ['/proc', '/sys', '/dev', '/etc', '/usr', '/var', '/boot', '/run', '/bin', '/sbin'];

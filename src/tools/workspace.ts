@@ -21,10 +21,10 @@
 // another user's folder. A root bot's file tools write in granted folders as its commands'
 // run-as user (`grantWriter`), so a grant gives them no more than it gives the commands.
 import { chownSync, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
-import { readlink, realpath } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FolderWriter } from './folder-writer.js';
+import { isInside, realpathAllowingMissing, realpathIfExists } from './real-paths.js';
 import { accessText, botCanWrite, otherUsersFolderOf, outsideGrantRoots, ownerCanWrite, reservedTreeOf, systemFolderOf, type DirectoryAccess, type ShellWriteCheck } from './grant-rules.js';
 
 /** A request_directory grant the workspace will not make, with the reason in plain words. */
@@ -89,9 +89,6 @@ export interface GrantPreview {
   /** `access` in words, for the card. */
   accessText: string;
 }
-
-/** Linux gives up after 40 links (ELOOP); so do we, so a link cycle cannot hang a tool. */
-const MAX_SYMLINK_HOPS = 40;
 
 export class Workspace {
   /** Directories a person granted this session (request_directory), real paths. */
@@ -284,62 +281,4 @@ function systemFolderRefusal(target: string): string | null {
   const system = systemFolderOf(target);
   if (system === null) return null;
   return `refused: ${target} is ${target === system ? 'a system folder' : `in ${system}, a system folder`}; only project folders are granted`;
-}
-
-/** The real path of `absolute` if it exists; otherwise `absolute` as given. */
-export function realpathIfExists(absolute: string): string {
-  try {
-    return realpathSync(absolute);
-  } catch {
-    return absolute;
-  }
-}
-
-/** Whether `realPath` is `root` or lies below it (both real, absolute). */
-export function isInside(realPath: string, root: string): boolean {
-  if (realPath === root) return true;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return realPath.startsWith(prefix);
-}
-
-/**
- * `realpath` that also works for paths that do not exist yet: the missing tail is appended
- * to the real path of the nearest existing ancestor. A missing entry that is a dangling
- * symlink is followed by hand, because creating a file through it would create its target.
- */
-async function realpathAllowingMissing(target: string, hops = 0): Promise<string> {
-  const missing: string[] = [];
-  let current = target;
-  for (;;) {
-    try {
-      const real = await realpath(current);
-      return path.join(real, ...missing.reverse());
-    } catch (error) {
-      if (!isMissing(error)) throw error;
-    }
-    const link = await readlinkOrNull(current);
-    if (link !== null) {
-      if (hops >= MAX_SYMLINK_HOPS) throw new Error(`too many levels of symbolic links: ${target}`);
-      const followed = path.resolve(path.dirname(current), link, ...missing.reverse());
-      return realpathAllowingMissing(followed, hops + 1);
-    }
-    const parent = path.dirname(current);
-    if (parent === current) throw new Error(`cannot resolve ${target}: no part of it exists`);
-    missing.push(path.basename(current));
-    current = parent;
-  }
-}
-
-async function readlinkOrNull(candidate: string): Promise<string | null> {
-  try {
-    return await readlink(candidate);
-  } catch {
-    // Not a link, or not there at all: either way, keep walking up.
-    return null;
-  }
-}
-
-function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
 }

@@ -10,7 +10,8 @@ import { defineTool, type ToolDefinition } from '../engine/index.js';
 import { describeFsError } from './fs-errors.js';
 import { writeGranted } from './granted-writes.js';
 import { FileRefusedError, openForWriting, replaceContent } from './safe-open.js';
-import { isInside, type Workspace } from './workspace.js';
+import { isInside } from './real-paths.js';
+import type { Workspace } from './workspace.js';
 import type { WorkspaceQuota } from './workspace-usage.js';
 
 const schema = z.object({

@@ -488,7 +488,7 @@ describe('bot processes on one Redis, through Bolt over HTTP', () => {
     expect(wireProblems(llm.requests)).toEqual([]);
   });
 
-  // Redis is down for the 20 s: ten times the test lease, so every instance's leases and
+  // Redis is down for 20 s, a restart's worth: ten times the test lease, so every instance's leases and
   // renewals fail meanwhile, and Slack's retries keep coming.
   it('Redis stopped for 20 s, then restarted on the same port: an event is not acknowledged while it is down, and its retry runs one turn', SLOWER, async () => {
     const durable = await RedisServer.start({ durable: true });

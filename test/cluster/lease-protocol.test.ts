@@ -1,5 +1,5 @@
-// The lease protocol's scripts on a real redis-server, and its one race that peers get wrong
-// (vercel/chat#928): a command enqueued at the instant the owner releases. Our order is
+// The lease protocol's scripts on a real redis-server, and its one race that other chat bots'
+// leases get wrong: a command enqueued at the instant the owner releases. Our order is
 // "enqueue, then try to own" on the sender's side and "release only if the list is empty"
 // (one script) on the owner's: whichever comes first, someone drains the command.
 import { Redis } from 'ioredis';

@@ -1,4 +1,4 @@
-// Profiles per place through the real bot on Discord (issue 24): discord.js against the fake
+// Profiles per place through the real bot on Discord: discord.js against the fake
 // Discord, the OpenAI SDK against the fake model, a PROFILES file with a profile for #general
 // (ops: the shell, an approver) and one for #random (support: its own prompt and model, no
 // shell, a list of who may use it), DMs under the environment's default. What each place's

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ProviderError, TrimmingCompactor, type Compactor } from '../../src/engine/index.js';
+import { ProviderError, type Compactor } from '../../src/engine/index.js';
 import { say, type ScriptStep } from '../fakes/scripted-provider.js';
 import { collect, engineWith, only, typesOf } from '../support/engine-kit.js';
+import { TrimmingCompactor } from '../support/trimming-compactor.js';
 
 const overflow = (): ScriptStep => ({
   error: new ProviderError('context_overflow', "This model's maximum context length is 128000 tokens."),

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   approverFromInbox,
-  InMemoryInbox,
   interactiveFromInbox,
   TurnEngine,
   type EngineEvent,
   type InboxItem,
   type Message,
 } from '../../src/engine/index.js';
+import { InMemoryInbox } from '../support/in-memory-inbox.js';
 import { call, callTools, say, ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
 import { collect, lowRisk, only, recordingTool, risky, waitFor } from '../support/engine-kit.js';
 

@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import {
   approverFromInbox,
   defineTool,
-  InMemoryInbox,
   InMemoryToolLedger,
   INTERRUPTED_BY_RESTART,
   TurnEngine,
@@ -17,6 +16,7 @@ import {
   type ToolLedger,
   type ToolMetadata,
 } from '../../src/engine/index.js';
+import { InMemoryInbox } from '../support/in-memory-inbox.js';
 import { call, callTools, say, ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
 import { collect, hangingTool, lowRisk, only, recordingTool, risky, waitFor } from '../support/engine-kit.js';
 

@@ -1,6 +1,6 @@
 // A fake Anthropic Messages API: `POST /v1/messages` answered with the real SSE wire format
-// (platform-and-sdk-facts.md section 4), so the real @anthropic-ai/sdk can be driven
-// against it. Replies are scripted per request; with none queued it echoes the last user
+// (`message_start`, content block events, `message_stop`), so the real @anthropic-ai/sdk
+// can be driven against it. Replies are scripted per request; with none queued it echoes the last user
 // text. The one idea: events are built from whole content blocks (text, thinking,
 // tool_use), each streamed as content_block_start / _delta… / _stop at its own index,
 // exactly as the API does, so the client under test has to do the real assembly.

@@ -46,8 +46,8 @@ export interface AllowedMentions {
 
 /**
  * Discord's limits the fake enforces, in one table. Sources: developers/resources/message.mdx,
- * components/reference.mdx, interactions/receiving-and-responding.mdx (see
- * /work/shared/reference/slack-discord-ux.md §2).
+ * components/reference.mdx, interactions/receiving-and-responding.mdx, in Discord's
+ * developer documentation.
  */
 export const DISCORD_LIMITS = {
   /** A file a bot uploads, in a server without boosts (and in DMs): 10 MiB since 2024. */
@@ -68,7 +68,7 @@ export const DISCORD_LIMITS = {
   buttonLabelChars: 80,
   /** With IS_COMPONENTS_V2 (1 << 15): every component, nested ones included. */
   componentsV2PerMessage: 40,
-  /** All Text Displays together; "subject to change", not yet in the reference (discord-api-docs PR #8562). */
+  /** All Text Displays together; "subject to change", and not yet in the reference pages of Discord's documentation. */
   componentsV2TextChars: 4000,
   threadNameChars: 100,
   /** A modal (interaction callback type 9): its title, its 1–5 top-level components, a text input's label, placeholder and lengths. */

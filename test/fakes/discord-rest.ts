@@ -810,7 +810,7 @@ function optionalGuildId(guildId: string | undefined): { guild_id?: string } {
 }
 
 /**
- * The application as `GET /applications/@me` answers (developers/resources/application.md):
+ * The application as `GET /applications/@me` answers (Discord's developer documentation, resources/application):
  * `bot_public` is true for a new application until "Public Bot" is turned off in the portal.
  */
 function applicationObject(bot: FakeDiscordUser, state: { botPublic: boolean; guilds: number }): Record<string, unknown> {

@@ -1,5 +1,5 @@
 // FakeOpenAI: a real HTTP server that answers `POST /v1/chat/completions` in the exact
-// Chat Completions SSE format (platform-and-sdk-facts.md section 4), so tests drive the
+// Chat Completions SSE format (`data:` chunks, then `data: [DONE]`), so tests drive the
 // real openai SDK end to end and assert on the very body it sent. Each test scripts one
 // reply per request (text, tool calls, errors, stalls, drops); with nothing scripted the
 // fake echoes the last user text, or lets `answerWith` decide from the request.

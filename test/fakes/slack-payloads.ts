@@ -1,7 +1,7 @@
 // Builders for what Slack sends INTO a bot: Events API bodies (`event_callback` around an
 // `app_mention`, a thread or DM `message`, a bot's own post, a `reaction_added`),
 // `block_actions` interactivity payloads and slash-command form fields, in the exact wire
-// shape of platform-and-sdk-facts.md §1. One fake workspace owns every id here (`SLACK_IDS`),
+// shape Slack's Events API and interactivity documentation give. One fake workspace owns every id here (`SLACK_IDS`),
 // and one process-wide clock (`nextTs`) hands out message timestamps, so the ts of a human
 // message built here and the ts FakeSlack gives the bot's reply sort in the order they happened.
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 // FakeSlack: a real HTTP server on 127.0.0.1 (ephemeral port) that answers as the Slack Web
-// API at `/api/<method>` (platform-and-sdk-facts.md §1), so tests drive the real bolt App and
+// API at `/api/<method>` (form or JSON bodies, `{ ok, error }` answers), so tests drive the real bolt App and
 // WebClient end to end. It records every call as the SDK sent it (form fields decoded, the
 // JSON-carrying fields parsed) and keeps the workspace's state: messages per channel and
 // thread, reactions, streams, assistant-thread status. A test arranges with `failNext`,

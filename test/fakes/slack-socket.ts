@@ -1,4 +1,4 @@
-// FakeSlackSocket: Slack's Socket Mode side (platform-and-sdk-facts.md §2) on top of FakeSlack.
+// FakeSlackSocket: Slack's Socket Mode side (a WebSocket of envelopes, each acknowledged) on top of FakeSlack.
 // It hangs a `ws` WebSocketServer (noServer) off FakeSlack's HTTP server for `/socket`, makes
 // `apps.connections.open` answer `ws://127.0.0.1:P/socket?ticket=<n>`, greets every connection
 // with `hello`, and delivers envelopes (`events_api`, `interactive`, `slash_commands`) to the

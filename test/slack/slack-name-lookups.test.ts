@@ -1,7 +1,7 @@
 // The door first, and names within bounds, through the real Bolt app and the fake Slack: a
 // message from someone not allowed to use the bot is refused before anything it holds is
 // looked up; a member's message costs at most 20 `users.info` calls, and an id Slack did not
-// know is not asked about again for a while (issue 11: 400 made-up mentions once made 401
+// know is not asked about again for a while (400 made-up mentions once made 401
 // calls, and Slack's retry of the event 401 more).
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMMAND_HELP } from '../../connectors/slack/thread-commands.js';

@@ -1,4 +1,4 @@
-// Profiles per place through the real bot on Slack (issue 24): the Bolt app against the fake
+// Profiles per place through the real bot on Slack: the Bolt app against the fake
 // Slack, the OpenAI SDK against the fake model, a PROFILES file of two channel profiles over
 // the environment's default. What each channel's model requests carry (system message, model,
 // tools), who approves where, the file edited while the bot runs (a good edit holds from the

@@ -7,7 +7,7 @@
 //
 // By default nothing is persisted (`--save '' --appendonly no`): a restart starts empty.
 // `durable: true` turns on the append-only file with fsync every second, the production
-// setting of scale-out.md §4.1, for tests where data must survive a restart.
+// setting cluster mode asks for, for tests where data must survive a restart.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createConnection } from 'node:net';

@@ -1,5 +1,5 @@
 // Binary and noisy output from run_shell, as the model receives it: through the tool, and
-// through the engine, where the tool message content is what is measured (issue 11: 50 MB
+// through the engine, where the tool message content is what is measured (50 MB
 // of zeros once became a 119,607-character tool result under a 20,000-character cap).
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_OUTPUT_CHARS } from '../../src/tools/index.js';

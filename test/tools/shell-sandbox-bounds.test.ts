@@ -1,5 +1,5 @@
 // The sandbox of a bot that runs as root (this machine and CI do), tried as a hostile member
-// would (issue 20): nothing a command does reaches the host's kernel settings, and each
+// would: nothing a command does reaches the host's kernel settings, and each
 // bound (processes, memory, /tmp, the workspace's disk) ends what passes it with words for the
 // model, while the session's next command works. Through run_shell and the file tools, as
 // an approved call runs them, with real bwrap: these tests never skip.

@@ -1,4 +1,4 @@
-// The shell sandbox, tried as a hostile user would: every observation of issue 9 is a test
+// The shell sandbox, tried as a hostile user would: every escape once observed is a test
 // here, run through run_shell exactly as an approved call would run it. bwrap must be
 // installed (.ci/run installs it): these tests never skip.
 import { execFile } from 'node:child_process';

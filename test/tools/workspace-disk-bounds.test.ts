@@ -19,7 +19,7 @@ import { fakeBot, sandboxFor, type FakeBot } from '../support/sandbox-kit.js';
 
 const MB = 1024 * 1024;
 const CAP = 2 * MB;
-/** What the issue asks: the cap holds within a tenth, whatever one command does. */
+/** What a disk cap promises: it holds within a tenth, whatever one command does. */
 const HELD = CAP * 1.1;
 
 let bot: FakeBot;

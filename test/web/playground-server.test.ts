@@ -73,7 +73,7 @@ describe('the access token', () => {
     const posted = await bot.act('/api/messages', { text: '@bot where is the plan?' });
     await bot.idle();
     const responses: Response[] = [];
-    for (const file of ['/', '/index.html', '/app.js', '/render.js', '/markdown.js', '/markdown-blocks.js', '/markdown-inline.js', '/style.css', '/access-token.js', '/live-stream.js', '/composer.js', '/file-transfer.js', '/progress-view.js', '/tool-result.js', '/full-view.js', '/private-answers.js', '/thread-status.js', '/feedback-buttons.js']) {
+    for (const file of ['/', '/index.html', '/app.js', '/render.js', '/markdown.js', '/markdown-blocks.js', '/markdown-inline.js', '/style.css', '/access-token.js', '/live-stream.js', '/composer.js', '/file-transfer.js', '/progress-view.js', '/tool-result.js', '/full-view.js', '/private-answers.js', '/thread-status.js', '/feedback-buttons.js', '/page-view.js']) {
       const response = await fetch(`${bot.origin}${file}`);
       expect(response.status, file).toBe(200);
       const text = await response.text();

@@ -4,7 +4,7 @@
 //
 // The access token comes in the printed address's fragment and is held by this tab alone
 // (access-token.js); every request sends it in a header, the live stream too (live-stream.js).
-// The open thread is in the URL's hash, so a reload reopens it.
+// What the page shows of the threads, and which one is open (the URL's hash), is page-view.js.
 //
 // Private answers ("only visible to you") are the page's alone (private-answers.js). The
 // thread's status line says what the bot is doing or waiting for (thread-status.js).
@@ -12,17 +12,16 @@
 // Files: the composers (composer.js) upload what is attached when the person sends, and the
 // message carries the upload ids; a file the bot posted is fetched with the token and saved
 // (file-transfer.js).
-/* global window, document, location, history, fetch, CSS, File, HTMLAnchorElement, HTMLButtonElement, CustomEvent */
+/* global window, document, fetch, File, HTMLAnchorElement, HTMLButtonElement, CustomEvent */
 import { forgetToken, reloadOnNewToken, takeToken, withToken } from './access-token.js';
 import { downWords, LiveStream } from './live-stream.js';
 import { composer, keepDropsOnPage } from './composer.js';
 import { downloadFile, uploadFile } from './file-transfer.js';
 import { feedbackActions } from './feedback-buttons.js';
-import { element, fillAnswer, messageElement } from './render.js';
 import { openFullView } from './full-view.js';
 import { fetchToolResult } from './tool-result.js';
 import { PrivateAnswers } from './private-answers.js';
-import { threadStatus } from './thread-status.js';
+import { openThreadId, pageView } from './page-view.js';
 
 /** @typedef {import('./render.js').PageThread} PageThread */
 /** @typedef {import('./render.js').PageMessage} PageMessage */
@@ -39,9 +38,7 @@ const people = { user: { id: 'local', name: 'you' }, bot: { id: 'bot', name: 'bo
 let maxFileBytes = Infinity;
 
 const channelList = byId('channel-messages');
-const threadPane = byId('thread-pane');
 const threadList = byId('thread-messages');
-const statusLine = byId('thread-status');
 const connection = byId('connection');
 const stopButton = /** @type {HTMLButtonElement} */ (byId('thread-stop'));
 /** A mention this page just sent: its thread opens as soon as the bot says it exists, before the bot answers. */
@@ -79,6 +76,15 @@ const actions = {
   download: (file, link) => void download(file, link),
   ...feedbackActions((path, body) => send(path, body)),
 };
+
+const view = pageView({
+  threads,
+  people,
+  actions,
+  whispers,
+  elements: { channelList, threadPane: byId('thread-pane'), threadList, statusLine: byId('thread-status'), stopButton },
+});
+const { drawChannel, drawChannelItem, drawThread, drawMessage, drawStatus, showWhisper, openThread } = view;
 
 /**
  * @param {string} id
@@ -163,13 +169,7 @@ function connect() {
     const message = threads.get(threadId)?.messages.find((known) => known.id === messageId);
     if (message?.kind !== 'answer') return;
     message.text += text;
-    if (threadId !== openThreadId()) return;
-    const body = threadList.querySelector(`li[data-id="${CSS.escape(messageId)}"] .msg-body`);
-    if (body instanceof window.HTMLElement) {
-      const follow = nearBottom(threadList);
-      fillAnswer(body, message);
-      if (follow) scrollDown(threadList);
-    } else drawMessage(message);
+    if (threadId === openThreadId()) view.drawAnswerText(message);
   });
   on(stream, 'status', /** @param {{ threadId: string, status: 'thinking' | 'idle', waiting: number | null }} update */ (update) => {
     const thread = threads.get(update.threadId);
@@ -181,11 +181,7 @@ function connect() {
   });
   on(stream, 'removed', /** @param {{ threadId: string }} data */ ({ threadId }) => {
     threads.delete(threadId);
-    channelList.querySelector(`li[data-thread="${CSS.escape(threadId)}"]`)?.remove();
-    if (threadId === openThreadId()) openThread(undefined);
-    // What the bot said privately there (the /forget that removed it says so) stays in sight.
-    whispers.moveToChannel(threadId);
-    scrollDown(channelList);
+    view.dropThread(threadId);
   });
   on(stream, 'whisper', /** @param {{ threadId?: string, text: string, at: number }} whisper */ (whisper) => {
     showWhisper(whisper.text, whisper.threadId, whisper.at);
@@ -200,132 +196,6 @@ function connect() {
 function setConnection(state, text) {
   connection.dataset.state = state;
   connection.textContent = text;
-}
-
-// ---- drawing --------------------------------------------------------------------------
-
-function drawChannel() {
-  channelList.replaceChildren();
-  for (const thread of threads.values()) drawChannelItem(thread);
-  whispers.redraw('');
-  scrollDown(channelList);
-}
-
-/**
- * A thread's root in the channel, with how many replies it has and whether the bot works in it.
- * @param {PageThread} thread
- */
-function drawChannelItem(thread) {
-  const root = thread.messages[0];
-  if (!root) return;
-  const item = messageElement(root, { bot: people.bot, actions });
-  item.dataset.thread = thread.id;
-  const replies = thread.messages.length - 1;
-  if (replies > 0 || thread.sessionId) {
-    const link = /** @type {HTMLButtonElement} */ (element('button', 'replies', replies === 1 ? '1 reply' : `${replies} replies`));
-    link.type = 'button';
-    link.addEventListener('click', () => openThread(thread.id));
-    const { asking } = threadStatus(thread);
-    if (asking) link.append(element('span', 'working', ` · waiting for your ${asking}`));
-    else if (thread.status === 'thinking') link.append(element('span', 'working', ' · bot is working…'));
-    item.querySelector('.msg-body')?.append(link);
-  }
-  if (thread.id === openThreadId()) item.classList.add('selected');
-  item.dataset.at = String(root.at);
-  const known = channelList.querySelector(`li[data-thread="${CSS.escape(thread.id)}"]`);
-  if (known) known.replaceWith(item);
-  else {
-    const follow = nearBottom(channelList);
-    channelList.insertBefore(item, whispers.laterThan(channelList, root.at));
-    if (follow) scrollDown(channelList);
-  }
-}
-
-function drawThread() {
-  const thread = threads.get(openThreadId() ?? '');
-  threadPane.hidden = !thread;
-  document.body.classList.toggle('with-thread', Boolean(thread));
-  for (const item of channelList.querySelectorAll('li.selected')) item.classList.remove('selected');
-  if (!thread) return;
-  channelList.querySelector(`li[data-thread="${CSS.escape(thread.id)}"]`)?.classList.add('selected');
-  threadList.replaceChildren(...thread.messages.map((message) => threadItem(message)));
-  whispers.redraw(thread.id);
-  drawStatus(thread);
-  scrollDown(threadList);
-}
-
-/**
- * A message of the open thread as a list item, with its time for placing private answers.
- * @param {PageMessage} message
- * @returns {HTMLElement}
- */
-function threadItem(message) {
-  const item = messageElement(message, { bot: people.bot, actions });
-  item.dataset.at = String(message.at);
-  return item;
-}
-
-/**
- * One message of the open thread, drawn again in place or added after the others (and after
- * the private answers that came before it).
- * @param {PageMessage} message
- */
-function drawMessage(message) {
-  const follow = nearBottom(threadList);
-  const item = threadItem(message);
-  const known = threadList.querySelector(`li[data-id="${CSS.escape(message.id)}"]`);
-  if (known) known.replaceWith(item);
-  else threadList.insertBefore(item, whispers.laterThan(threadList, message.at));
-  if (follow) scrollDown(threadList);
-}
-
-/**
- * The thread's status line (thread-status.js), and Stop: enabled only while there is
- * something to stop.
- * @param {PageThread} thread
- */
-function drawStatus(thread) {
-  const status = threadStatus(thread);
-  statusLine.textContent = status.text;
-  statusLine.dataset.status = thread.status;
-  if (status.asking) statusLine.dataset.asking = status.asking;
-  else delete statusLine.dataset.asking;
-  stopButton.disabled = !status.canStop;
-}
-
-/**
- * A private answer: in the thread it concerns when that is open, else in the channel; placed
- * by its time (the server's clock for the bot's, this page's for a refusal: the same machine).
- * @param {string} text
- * @param {string} [threadId]
- * @param {number} [at]
- */
-function showWhisper(text, threadId, at = Date.now()) {
-  scrollDown(whispers.show(text, threadId, openThreadId(), at));
-}
-
-/** @param {HTMLElement} list */
-function nearBottom(list) {
-  return list.scrollHeight - list.scrollTop - list.clientHeight < 80;
-}
-
-/** @param {HTMLElement} list */
-function scrollDown(list) {
-  list.scrollTop = list.scrollHeight;
-}
-
-// ---- the open thread --------------------------------------------------------------------
-
-/** @returns {string | undefined} */
-function openThreadId() {
-  const match = /^#thread=(.+)$/.exec(location.hash);
-  return match?.[1] ? decodeURIComponent(match[1]) : undefined;
-}
-
-/** @param {string | undefined} threadId */
-function openThread(threadId) {
-  history.replaceState(null, '', `${location.pathname}${location.search}${threadId ? `#thread=${encodeURIComponent(threadId)}` : ''}`);
-  drawThread();
 }
 
 // ---- what the person does ----------------------------------------------------------------

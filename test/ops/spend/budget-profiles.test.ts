@@ -1,4 +1,4 @@
-// Spend limits per place (a profile's `budgets`, issue 24): the guard reads a place's own
+// Spend limits per place (a profile's `budgets`): the guard reads a place's own
 // limits at each decision (core.ts passes them from the profiles in force), each replacing
 // the environment's one of the same name there and nowhere else. With no limit anywhere the
 // guard still never goes to the store to admit a call.
