@@ -44,7 +44,7 @@ import {
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
-import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
+import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/sessions/thread-records.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
 import { answerFeedbackInteraction } from './answer-feedback.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
@@ -208,10 +208,10 @@ export class DiscordConnector {
     }
     const { config, core, logger } = this.options;
     const surface = new DiscordSurface(
-      { outbound: this.outbound, store: core.store, logger, ...(this.options.answerIntervalMs !== undefined ? { answerIntervalMs: this.options.answerIntervalMs } : {}) },
+      { outbound: this.outbound, records: core.manager.records, logger, ...(this.options.answerIntervalMs !== undefined ? { answerIntervalMs: this.options.answerIntervalMs } : {}) },
       session,
     );
-    const presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
+    const presenter = new ThreadPresenter({ surface, records: core.manager.records, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
     this.threads.set(session.id, { presenter, surface });
     if (this.threads.size > config.MAX_LIVE_SESSIONS) {
       for (const [id, live] of this.threads) {
@@ -244,7 +244,7 @@ export class DiscordConnector {
     // Our own posts, other bots and webhooks never start turns; nor do joins, pins, thread notices.
     if (message.author.bot || message.webhookId || message.author.id === this.botUserId) return;
     if (message.type !== MessageType.Default && message.type !== MessageType.Reply) return;
-    const { manager, store } = this.options.core;
+    const { manager } = this.options.core;
     const mentioned = message.mentions.users.has(this.botUserId);
     let key: SessionKey;
     if (!message.guildId) {
@@ -254,7 +254,7 @@ export class DiscordConnector {
       if (!parent) return;
       key = { platform: 'discord', workspace: message.guildId, channel: parent, thread: message.channelId };
       // In a thread the bot works in, no mention is needed; elsewhere a thread is only joined by a mention.
-      if (!mentioned && !(await store.getSession(sessionIdOf(key)))) return;
+      if (!mentioned && !(await manager.records.isOurs(key))) return;
     } else {
       if (!mentioned) return;
       key = { platform: 'discord', workspace: message.guildId, channel: message.channelId, thread: message.id };
@@ -311,8 +311,8 @@ export class DiscordConnector {
     if (!STOP_EMOJI.includes(name)) return;
     const { channelId, id: messageId, guildId } = reaction.message;
     const { core } = this.options;
-    const sessionId = (await core.store.getMessageRef(discordMessageKey(channelId, messageId)))?.sessionId ?? this.sessionIdAt(reaction.message, guildId);
-    const record = await core.store.getSession(sessionId);
+    const sessionId = (await core.manager.records.messageAt(discordMessageKey(channelId, messageId)))?.sessionId ?? this.sessionIdAt(reaction.message, guildId);
+    const record = await core.manager.records.session(sessionId);
     if (record) this.presenterFor(record).noteStoppedBy(user.id);
     // Even with no session yet: the mention this reacts to may still be on its way in.
     const result = await core.manager.interrupt(sessionId, user.id);
@@ -373,10 +373,10 @@ export class DiscordConnector {
     if (action.kind === 'retry') return this.onRetryClick(interaction, action.session, say);
     if (action.kind === 'show_all') return showAllPrivately(this.showAllDeps(), interaction, action.item, say);
     let choice: string | undefined = action.kind === 'prompt' || action.kind === 'full_prompt' ? action.choice : undefined;
-    if (action.kind === 'prompt_index') choice = (await core.store.getItem(action.item))?.choices[action.index];
+    if (action.kind === 'prompt_index') choice = (await core.manager.records.prompt(action.item))?.choices[action.index];
     if (choice === undefined) return say('That answer is not one this prompt offers.');
     // From Show all's private message (its custom id says so, and Discord says the message is ephemeral): the full view.
-    const fullViewOf = action.kind === 'full_prompt' && fromPrivateMessage(interaction) ? (await core.store.getItem(action.item))?.toolCallId : undefined;
+    const fullViewOf = action.kind === 'full_prompt' && fromPrivateMessage(interaction) ? (await core.manager.records.prompt(action.item))?.toolCallId : undefined;
     await answerPromptClick(core, (session) => this.presenterFor(session), { item: action.item, choice, userId }, say, {
       ...(fullViewOf ? { fullViewOf } : {}),
       cardHoldsAll: (_call, view) => discordCardHoldsAll(view),
@@ -385,7 +385,7 @@ export class DiscordConnector {
 
   private showAllDeps(): ShowAllDeps {
     const { core, logger, config } = this.options;
-    return { store: core.store, logger, cardText: (sessionId, toolCallId) => this.threads.get(sessionId)?.presenter.fullTextOf(toolCallId), grantScope: config.GRANT_SCOPE };
+    return { records: core.manager.records, logger, cardText: (sessionId, toolCallId) => this.threads.get(sessionId)?.presenter.fullTextOf(toolCallId), grantScope: config.GRANT_SCOPE };
   }
 
   private async onRetryClick(interaction: ButtonInteraction, sessionId: string, say: (text: string) => Promise<void>): Promise<void> {

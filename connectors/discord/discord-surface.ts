@@ -22,7 +22,7 @@
 // harm than none). The arguments file before a card is posted once the same way.
 import { createHash } from 'node:crypto';
 import type { EngineLogger } from '../../src/engine/index.js';
-import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
+import type { SessionRecord, ThreadRecords } from '../../src/sessions/thread-records.js';
 import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
 import { AnswerMessage } from './answer-message.js';
 import { NONCE_MAX, type DiscordOutbound } from './outbound.js';
@@ -30,7 +30,7 @@ import { cardMessage, fullArgumentsFile, noteMessage } from './thread-messages.j
 
 export interface DiscordSurfaceDeps {
   outbound: DiscordOutbound;
-  store: SessionStore;
+  records: Pick<ThreadRecords, 'cardPlace' | 'cardPosting' | 'cardPosted'>;
   logger: EngineLogger;
   /** Between two edits of a streamed answer (tests shorten it). */
   answerIntervalMs?: number;
@@ -58,7 +58,7 @@ export class DiscordSurface implements ThreadSurface {
     this.channel = session.key.channel;
     this.thread = session.key.thread;
     this.sessionId = session.id;
-    this.locator = new StoredCardLocator(deps.store, session.id);
+    this.locator = new StoredCardLocator(deps.records, session.id);
     this.cards = this.locator;
   }
 
@@ -165,14 +165,14 @@ class StoredCardLocator implements CardLocator {
   private readonly unsure = new Set<string>();
 
   constructor(
-    private readonly store: SessionStore,
+    private readonly records: Pick<ThreadRecords, 'cardPlace' | 'cardPosting' | 'cardPosted'>,
     private readonly sessionId: string,
   ) {}
 
   async find(toolCallId: string): Promise<MessageId | undefined> {
-    const ref = await this.store.getMessageRef(this.key(toolCallId));
-    if (ref?.platformMessageId) return ref.platformMessageId;
-    if (ref?.postingAt !== undefined) this.unsure.add(toolCallId);
+    const place = await this.records.cardPlace(this.key(toolCallId));
+    if (place?.messageId !== undefined) return place.messageId;
+    if (place !== undefined) this.unsure.add(toolCallId);
     return undefined;
   }
 
@@ -182,11 +182,11 @@ class StoredCardLocator implements CardLocator {
   }
 
   async posting(toolCallId: string): Promise<void> {
-    await this.store.putMessageRef(this.key(toolCallId), { sessionId: this.sessionId, toolCallId, kind: 'tool_card_index', postingAt: Date.now() });
+    await this.records.cardPosting(this.key(toolCallId), this.sessionId, toolCallId);
   }
 
   async posted(toolCallId: string, messageId: MessageId): Promise<void> {
-    await this.store.updateMessageRef(this.key(toolCallId), { sessionId: this.sessionId, toolCallId, kind: 'tool_card_index', platformMessageId: messageId });
+    await this.records.cardPosted(this.key(toolCallId), this.sessionId, toolCallId, messageId);
   }
 
   private key(toolCallId: string): string {

@@ -18,7 +18,7 @@
 // (task-chunks.ts holds Slack's rules for both).
 import type { AnyChunk, WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
-import type { OpenAnswer } from '../../src/store/session-store.js';
+import type { OpenAnswer } from '../../src/sessions/thread-records.js';
 import { DeltaCoalescer, scanFences, splitMarkdown, splitMarkdownPieces, toSlackMrkdwn, withoutFenceRepair } from '../shared/index.js';
 import { closingLine, openingLine, type Fence } from '../shared/markdown-fences.js';
 import type { AnswerDraft, AnswerEnding, ProgressStep } from '../shared/thread-surface.js';

@@ -9,14 +9,14 @@
 // page for apps outside the Marketplace). Without the mark there is no lookup at all.
 import type { WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
-import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
+import type { SessionRecord, ThreadRecords } from '../../src/sessions/thread-records.js';
 import type { CardLocator } from '../shared/thread-surface.js';
 
 export const CARD_METADATA_EVENT = 'agent_tool_card';
 
 export interface CardIndexDeps {
   client: WebClient;
-  store: SessionStore;
+  records: Pick<ThreadRecords, 'cardPlace' | 'cardPosting' | 'cardPosted'>;
   logger: EngineLogger;
 }
 
@@ -34,22 +34,22 @@ export class CardIndex implements CardLocator {
 
   /** The ts of the call's card, if one was posted (here or in a process before this one). */
   async find(toolCallId: string): Promise<string | undefined> {
-    const ref = await this.deps.store.getMessageRef(this.key(toolCallId));
-    if (ref?.platformMessageId) return ref.platformMessageId;
-    if (ref?.postingAt === undefined) return undefined;
-    const ts = await this.search(toolCallId, ref.postingAt);
+    const place = await this.deps.records.cardPlace(this.key(toolCallId));
+    if (place?.messageId !== undefined) return place.messageId;
+    if (place === undefined) return undefined;
+    const ts = await this.search(toolCallId, place.postingAt);
     if (ts) await this.posted(toolCallId, ts);
     return ts;
   }
 
   /** Call right before posting the card. */
   async posting(toolCallId: string): Promise<void> {
-    await this.deps.store.putMessageRef(this.key(toolCallId), { sessionId: this.session.id, toolCallId, kind: 'tool_card_index', postingAt: Date.now() });
+    await this.deps.records.cardPosting(this.key(toolCallId), this.session.id, toolCallId);
   }
 
   /** Call once the card is posted. */
   async posted(toolCallId: string, ts: string): Promise<void> {
-    await this.deps.store.updateMessageRef(this.key(toolCallId), { sessionId: this.session.id, toolCallId, kind: 'tool_card_index', platformMessageId: ts });
+    await this.deps.records.cardPosted(this.key(toolCallId), this.session.id, toolCallId, ts);
   }
 
   /** The metadata a card carries, so `search` can recognise it. */

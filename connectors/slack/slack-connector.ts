@@ -20,7 +20,7 @@ import type { WebClient } from '@slack/web-api';
 import { clustered, type Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
-import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
+import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/sessions/thread-records.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
 import { slackCardHoldsAll } from './approval-card.js';
 import { fitsInModal, fullTextModalOf } from './approval-modal.js';
@@ -77,7 +77,7 @@ export class SlackConnector {
     this.names = new UserNames(app.client, options.logger);
     // The schedule_task tool reads a Slack person's "when" in their own zone, as /schedule does.
     options.core.personZones.register('slack', (userId) => this.names.timezoneOf(userId));
-    this.agentSessions = new AgentSessions({ store: options.core.store, logger: options.logger });
+    this.agentSessions = new AgentSessions({ records: options.core.manager.records, logger: options.logger });
   }
 
   /** Build the Bolt app and check the token (auth.test). Events flow only after start(). */
@@ -153,10 +153,9 @@ export class SlackConnector {
 
   /** What a Show all click needs: the live presenters' card text first, the store after a restart. */
   private showAllDeps(): Parameters<typeof showAll>[0] {
-    const { store } = this.options.core;
     return {
       client: this.app.client,
-      store,
+      records: this.options.core.manager.records,
       logger: this.options.logger,
       cardText: (sessionId, toolCallId) => this.presenters.get(sessionId)?.fullTextOf(toolCallId),
       grantScope: this.options.config.GRANT_SCOPE,
@@ -182,10 +181,10 @@ export class SlackConnector {
     const identity = () => this.identityAt(session.key.workspace, session.key.channel);
     const client = withIdentity(limitClient(this.app.client, config.SLACK_CALLS_PER_THREAD), identity);
     const surface = new SlackSurface(
-      { client, store: core.store, logger, support: this.support, botUserId: this.botUserId, agentSessions: this.agentSessions, loadingMessages: config.LOADING_MESSAGES ?? DEFAULT_LOADING_MESSAGES, identity },
+      { client, records: core.manager.records, logger, support: this.support, botUserId: this.botUserId, agentSessions: this.agentSessions, loadingMessages: config.LOADING_MESSAGES ?? DEFAULT_LOADING_MESSAGES, identity },
       session,
     );
-    presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
+    presenter = new ThreadPresenter({ surface, records: core.manager.records, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
     this.presenters.set(session.id, presenter);
     this.threadClients.set(presenter, client);
     if (this.presenters.size > config.MAX_LIVE_SESSIONS) {
@@ -268,7 +267,7 @@ export class SlackConnector {
       // A reply that mentions the bot also arrives as app_mention, with the same ts: that
       // event carries it. One Slack message is one thing, a command or a turn, never both.
       if (this.botUserId && message.text.includes(`<@${this.botUserId}`)) return;
-      if (!(await this.options.core.store.getSession(sessionIdOf(key)))) return;
+      if (!(await this.options.core.manager.records.isOurs(key))) return;
     }
     // One id per Slack message: Slack's retries of an event claim the same id, so a message
     // starts one turn, or runs one command, once.
@@ -328,9 +327,10 @@ export class SlackConnector {
 
   /** `claimed`: the stop's event claim (the Stop button), settled while the thread is looked up; false drops it. */
   private async onStopReaction(teamId: string, channel: string, ts: string, userId: string, claimed?: Promise<boolean>): Promise<void> {
-    const ref = await this.options.core.store.getMessageRef(messageKey(channel, ts));
+    const { records } = this.options.core.manager;
+    const ref = await records.messageAt(messageKey(channel, ts));
     const sessionId = ref?.sessionId ?? sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts });
-    const record = await this.options.core.store.getSession(sessionId);
+    const record = await records.session(sessionId);
     if (claimed && !(await claimed)) return;
     if (record) this.presenterFor(record).noteStoppedBy(userId);
     // Even with no session yet: the mention this reacts to may still be on its way in.

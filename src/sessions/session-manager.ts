@@ -29,6 +29,7 @@ import type { BudgetGate, SessionOps } from './session-ops.js';
 import type { SessionProfiles } from './session-profiles.js';
 import { placeOf } from '../ops/ops-events.js';
 import { ThreadControls, type ControlResult, type ModelMenu } from './thread-controls.js';
+import { StoredThreadRecords, type ThreadRecords } from './thread-records.js';
 import { TurnDriver } from './turn-driver.js';
 import { afterWindDown } from './turn-wind-down.js';
 import { refusedFilesText, screenFiles, type DeliveryFileCaps } from '../files/delivery-caps.js';
@@ -101,6 +102,8 @@ export class SessionManager {
   private readonly earlyStops = new EarlyStops();
   /** /retry, /model, /grants, /revoke, /forget, /status. */
   readonly controls: ThreadControls;
+  /** What connectors may know of the stored threads (thread-records.ts): they never hold the store. */
+  readonly records: ThreadRecords;
   private readonly fairUse: FairUse;
   /** Cluster mode only: inbound actions go through the sessions' command lists (cluster-routing.ts). */
   private readonly routing: ClusterRouting | undefined;
@@ -110,6 +113,7 @@ export class SessionManager {
 
   constructor(private readonly options: SessionManagerOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.records = new StoredThreadRecords(options.store);
     const reporter = new Reporter(options.observer ?? {}, this.logger);
     this.replay = new ThreadReplay(reporter);
     this.sessions = new LiveSessions({
