@@ -46,6 +46,7 @@ import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/sessions/thread-records.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
+import { sessionStoppedAt, stopThread } from '../shared/thread-stop.js';
 import { answerFeedbackInteraction } from './answer-feedback.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import { readCustomId } from './custom-ids.js';
@@ -310,13 +311,10 @@ export class DiscordConnector {
     const name = reaction.emoji.name ?? '';
     if (!STOP_EMOJI.includes(name)) return;
     const { channelId, id: messageId, guildId } = reaction.message;
-    const { core } = this.options;
-    const sessionId = (await core.manager.records.messageAt(discordMessageKey(channelId, messageId)))?.sessionId ?? this.sessionIdAt(reaction.message, guildId);
-    const record = await core.manager.records.session(sessionId);
-    if (record) this.presenterFor(record).noteStoppedBy(user.id);
-    // Even with no session yet: the mention this reacts to may still be on its way in.
-    const result = await core.manager.interrupt(sessionId, user.id);
-    if (result.status === 'refused') await this.whisper(user.id, record?.key.thread ?? channelId, messageId, result.reason);
+    const deps = { manager: this.options.core.manager, presenterFor: (session: SessionRecord) => this.presenterFor(session) };
+    const sessionId = await sessionStoppedAt(deps, discordMessageKey(channelId, messageId), () => this.sessionIdAt(reaction.message, guildId));
+    const stopped = await stopThread(deps, sessionId, user.id);
+    if (stopped?.result.status === 'refused') await this.whisper(user.id, stopped.record?.key.thread ?? channelId, messageId, stopped.result.reason);
   }
 
   /** The session a reaction's message belongs to when no message of the bot's is recorded there. */

@@ -22,6 +22,7 @@ import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/sessions/thread-records.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
+import { sessionStoppedAt, stopThread } from '../shared/thread-stop.js';
 import { slackCardHoldsAll } from './approval-card.js';
 import { fitsInModal, fullTextModalOf } from './approval-modal.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
@@ -327,15 +328,10 @@ export class SlackConnector {
 
   /** `claimed`: the stop's event claim (the Stop button), settled while the thread is looked up; false drops it. */
   private async onStopReaction(teamId: string, channel: string, ts: string, userId: string, claimed?: Promise<boolean>): Promise<void> {
-    const { records } = this.options.core.manager;
-    const ref = await records.messageAt(messageKey(channel, ts));
-    const sessionId = ref?.sessionId ?? sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts });
-    const record = await records.session(sessionId);
-    if (claimed && !(await claimed)) return;
-    if (record) this.presenterFor(record).noteStoppedBy(userId);
-    // Even with no session yet: the mention this reacts to may still be on its way in.
-    const result = await this.options.core.manager.interrupt(sessionId, userId);
-    if (result.status === 'refused') await this.whisper(channel, userId, record?.key.thread ?? ts, result.reason);
+    const deps = { manager: this.options.core.manager, presenterFor: (session: SessionRecord) => this.presenterFor(session) };
+    const sessionId = await sessionStoppedAt(deps, messageKey(channel, ts), () => sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts }));
+    const stopped = await stopThread(deps, sessionId, userId, claimed);
+    if (stopped?.result.status === 'refused') await this.whisper(channel, userId, stopped.record?.key.thread ?? ts, stopped.result.reason);
   }
 
   /** `fullViewOf`: the call whose Show all modal the click was made in (undefined for a click on a card). */

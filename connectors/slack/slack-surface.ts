@@ -12,11 +12,11 @@
 import type { WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { SessionRecord, ThreadRecords } from '../../src/sessions/thread-records.js';
-import type { AnswerDraft, CardView, InputMark, MessageId, StatusDetails, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, StatusDetails, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
 import type { AgentSessions, SessionThread } from './agent-session.js';
 import { AnswerStream, slackError, type StreamingSupport } from './answer-stream.js';
 import { noteMessage, toolCardBlocks, toolCardText } from './blocks.js';
-import { CardIndex } from './card-index.js';
+import { cardMetadata, slackCardIndex } from './card-index.js';
 import { closeStaleStream } from './stale-stream.js';
 import { hasIdentity, type SlackIdentity } from './post-identity.js';
 
@@ -46,7 +46,7 @@ export const WAITING_REACTION = 'hourglass_flowing_sand';
 
 export class SlackSurface implements ThreadSurface {
   readonly platform = 'Slack';
-  readonly cards: CardIndex;
+  readonly cards: CardLocator;
   private readonly channel: string;
   private readonly threadTs: string;
   /** Slack took this thread's last status as its agent session's (so the session exists). */
@@ -60,7 +60,7 @@ export class SlackSurface implements ThreadSurface {
   ) {
     this.channel = session.key.channel;
     this.threadTs = session.key.thread;
-    this.cards = new CardIndex(deps, session);
+    this.cards = slackCardIndex(deps, session);
   }
 
   messageKey(ts: MessageId): string {
@@ -74,7 +74,7 @@ export class SlackSurface implements ThreadSurface {
       text: toolCardText(card.state),
       blocks: toolCardBlocks(card.state, card.prompt),
       // How card-index.ts recognises the card if this process dies before it records the ts.
-      metadata: CardIndex.metadata(card.state.toolCallId),
+      metadata: cardMetadata(card.state.toolCallId),
     });
     return posted.ts;
   }

@@ -14,6 +14,7 @@ import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/sessions/thread-records.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
+import { stopThread } from '../shared/thread-stop.js';
 import type { ApprovalView } from '../shared/approval-view.js';
 import type { CallText } from '../shared/call-arguments.js';
 import { storedCallText } from '../shared/stored-call-text.js';
@@ -166,9 +167,7 @@ export class WebInbound implements PlaygroundActions {
   async stop(body: z.infer<typeof StopBody>): Promise<ActionAnswer> {
     const thread = this.deps.threads.get(body.thread);
     if (!thread?.sessionId) return { ok: false, status: 404, message: 'There is no conversation in this thread.' };
-    const record = await this.deps.core.manager.records.session(thread.sessionId);
-    if (record) this.deps.presenterFor(record).noteStoppedBy(LOCAL_USER.id);
-    const result = await this.deps.core.manager.interrupt(thread.sessionId, LOCAL_USER.id);
+    const { result } = await stopThread({ manager: this.deps.core.manager, presenterFor: this.deps.presenterFor }, thread.sessionId, LOCAL_USER.id);
     if (result.status === 'refused') return this.refuse(403, result.reason);
     if (result.status === 'idle' || result.status === 'unknown_session') return this.refuse(409, 'Nothing is running in this thread.');
     return { ok: true, status: result.status };
