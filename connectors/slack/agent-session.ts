@@ -19,7 +19,7 @@ import type { EngineLogger } from '../../src/engine/index.js';
 import type { ThreadRecords } from '../../src/sessions/thread-records.js';
 import { neutraliseBroadcasts } from '../shared/mentions.js';
 import type { StatusDetails, WorkStatus } from '../shared/thread-surface.js';
-import { slackError } from './answer-stream.js';
+import { slackError } from './slack-errors.js';
 
 /** The lifecycle values agents.sessions.setStatus (and chat.stopStream's session_status) accept. */
 export type SessionStatus = 'processing' | 'suspended' | 'active' | 'closed';
