@@ -25,6 +25,24 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-unsafe-assignment': 'off', '@typescript-eslint/no-unsafe-argument': 'off' },
   },
   {
+    // Connectors ask the session layer (src/sessions/thread-records.ts and the SessionManager)
+    // and never reach the store: its keys and records can then change without a connector knowing.
+    files: ['connectors/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/store/**', '../../src/store/*', '../../../src/store/*'],
+              message: 'Connectors do not reach the store: ask the session layer (src/sessions/thread-records.ts, the SessionManager), which re-exports the types a connector needs.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Plain JavaScript for Node (bin/start.mjs, which runs before any build; a test preload):
     // tsc checks it (checkJs), names included, so ESLint's own undefined-name rule would only
     // repeat it without Node's globals, as typescript-eslint advises for TypeScript files.

@@ -8,8 +8,8 @@
 // core's observer hub. Everything it sends goes through outbound.ts (no mass mentions).
 //
 // Decisions a reader must hold:
-// - The session is the thread: key { platform 'discord', workspace: guild id, channel: the
-//   parent channel, thread: the thread id }. A DM channel is its own thread (workspace 'dm').
+// - The session is the thread (session-places.ts): a DM channel is its own thread. Whether a
+//   message is the bot's to answer is the shared rule (shared/inbound-checks.ts).
 // - De-duplication is `deliver`'s: eventId `discord:<message id>`, persisted, so a gateway
 //   replay after a Resume, or a redelivery after a restart, starts no second turn; a second
 //   thread on the same message is refused by Discord (160004) and the existing one is used.
@@ -32,11 +32,9 @@ import {
   MessageFlags,
   MessageType,
   type ButtonInteraction,
-  type ChatInputCommandInteraction,
   type Interaction,
   type Message,
   type MessageReaction,
-  type PartialMessage,
   type PartialMessageReaction,
   type PartialUser,
   type User,
@@ -44,13 +42,14 @@ import {
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
-import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
+import type { SessionRecord } from '../../src/sessions/thread-records.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
+import { sessionStoppedAt, stopThread } from '../shared/thread-stop.js';
 import { answerFeedbackInteraction } from './answer-feedback.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import { readCustomId } from './custom-ids.js';
 import { DiscordSurface, discordMessageKey } from './discord-surface.js';
-import { DiscordOutbound, safeContent } from './outbound.js';
+import { DiscordOutbound } from './outbound.js';
 import { countRestCalls } from './api-calls.js';
 import { DiscordGateway, GATEWAY_LEASE, restOptions, type DiscordStartInfo } from './discord-gateway.js';
 import { HomeGuilds } from './home-guilds.js';
@@ -58,6 +57,9 @@ import { runSlashCommand } from './slash-commands.js';
 import { fromPrivateMessage, showAllPrivately, type ShowAllDeps } from './show-all.js';
 import { discordCardHoldsAll } from './thread-messages.js';
 import { messageFiles, messageText, threadName } from './message-content.js';
+import { whisperToClicker, whisperToPerson } from './private-answers.js';
+import { DM_WORKSPACE, sessionIdOfReacted, sessionKeyOfCommand, sessionKeyOfMessage } from './session-places.js';
+import { isForTheBot, isFromBotOrItself } from '../shared/inbound-checks.js';
 
 export { threadName } from './message-content.js';
 import { DiscordFileSink, DiscordFileSource } from './file-transfer.js';
@@ -68,8 +70,6 @@ export { INTENTS, INVITE_PERMISSIONS, PARTIALS, type DiscordGatewayInfo, type Di
 
 export const STOP_EMOJI = ['🛑', 'octagonal_sign'];
 
-/** The workspace of a DM session (a DM belongs to no guild). */
-const DM_WORKSPACE = 'dm';
 /** Discord: "A thread has already been created for this message". */
 const THREAD_ALREADY_EXISTS = 160004;
 export interface DiscordConnectorOptions {
@@ -208,10 +208,10 @@ export class DiscordConnector {
     }
     const { config, core, logger } = this.options;
     const surface = new DiscordSurface(
-      { outbound: this.outbound, store: core.store, logger, ...(this.options.answerIntervalMs !== undefined ? { answerIntervalMs: this.options.answerIntervalMs } : {}) },
+      { outbound: this.outbound, records: core.manager.records, logger, ...(this.options.answerIntervalMs !== undefined ? { answerIntervalMs: this.options.answerIntervalMs } : {}) },
       session,
     );
-    const presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
+    const presenter = new ThreadPresenter({ surface, records: core.manager.records, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
     this.threads.set(session.id, { presenter, surface });
     if (this.threads.size > config.MAX_LIVE_SESSIONS) {
       for (const [id, live] of this.threads) {
@@ -242,23 +242,14 @@ export class DiscordConnector {
 
   private async onMessage(message: Message): Promise<void> {
     // Our own posts, other bots and webhooks never start turns; nor do joins, pins, thread notices.
-    if (message.author.bot || message.webhookId || message.author.id === this.botUserId) return;
+    if (isFromBotOrItself({ id: message.author.id, bot: message.author.bot, webhook: Boolean(message.webhookId) }, this.botUserId)) return;
     if (message.type !== MessageType.Default && message.type !== MessageType.Reply) return;
-    const { manager, store } = this.options.core;
-    const mentioned = message.mentions.users.has(this.botUserId);
-    let key: SessionKey;
-    if (!message.guildId) {
-      key = { platform: 'discord', workspace: DM_WORKSPACE, channel: message.channelId, thread: message.channelId };
-    } else if (message.channel.isThread()) {
-      const parent = message.channel.parentId;
-      if (!parent) return;
-      key = { platform: 'discord', workspace: message.guildId, channel: parent, thread: message.channelId };
-      // In a thread the bot works in, no mention is needed; elsewhere a thread is only joined by a mention.
-      if (!mentioned && !(await store.getSession(sessionIdOf(key)))) return;
-    } else {
-      if (!mentioned) return;
-      key = { platform: 'discord', workspace: message.guildId, channel: message.channelId, thread: message.id };
-    }
+    const { manager } = this.options.core;
+    const key = sessionKeyOfMessage(message);
+    if (!key) return;
+    // In a thread the bot works in, no mention is needed; elsewhere a thread is only joined by a mention.
+    const place = { directMessage: !message.guildId, mentioned: message.mentions.users.has(this.botUserId), threadReply: message.channel.isThread() };
+    if (!(await isForTheBot(place, () => manager.records.isOurs(key)))) return;
     // A message made only of files is a message; a forward's text and files are in its snapshots.
     const text = messageText(message, this.botUserId);
     const attachments = messageFiles(message);
@@ -310,22 +301,10 @@ export class DiscordConnector {
     const name = reaction.emoji.name ?? '';
     if (!STOP_EMOJI.includes(name)) return;
     const { channelId, id: messageId, guildId } = reaction.message;
-    const { core } = this.options;
-    const sessionId = (await core.store.getMessageRef(discordMessageKey(channelId, messageId)))?.sessionId ?? this.sessionIdAt(reaction.message, guildId);
-    const record = await core.store.getSession(sessionId);
-    if (record) this.presenterFor(record).noteStoppedBy(user.id);
-    // Even with no session yet: the mention this reacts to may still be on its way in.
-    const result = await core.manager.interrupt(sessionId, user.id);
-    if (result.status === 'refused') await this.whisper(user.id, record?.key.thread ?? channelId, messageId, result.reason);
-  }
-
-  /** The session a reaction's message belongs to when no message of the bot's is recorded there. */
-  private sessionIdAt(message: Message | PartialMessage, guildId: string | null): string {
-    if (!guildId) return sessionIdOf({ platform: 'discord', workspace: DM_WORKSPACE, channel: message.channelId, thread: message.channelId });
-    const channel = this.client.channels.cache.get(message.channelId);
-    if (channel?.isThread() && channel.parentId) return sessionIdOf({ platform: 'discord', workspace: guildId, channel: channel.parentId, thread: channel.id });
-    // The thread's starter message, in the parent channel: the thread has its id.
-    return sessionIdOf({ platform: 'discord', workspace: guildId, channel: message.channelId, thread: message.id });
+    const deps = { manager: this.options.core.manager, presenterFor: (session: SessionRecord) => this.presenterFor(session) };
+    const sessionId = await sessionStoppedAt(deps, discordMessageKey(channelId, messageId), () => sessionIdOfReacted(reaction.message, guildId, this.channels));
+    const stopped = await stopThread(deps, sessionId, user.id);
+    if (stopped?.result.status === 'refused') await this.whisper(user.id, stopped.record?.key.thread ?? channelId, messageId, stopped.result.reason);
   }
 
   // ---- inbound: buttons ----------------------------------------------------------------------
@@ -347,7 +326,7 @@ export class DiscordConnector {
         manager,
         outbound: this.outbound,
         logger: this.options.logger,
-        keyOf: (command) => this.commandKey(command),
+        keyOf: (command) => sessionKeyOfCommand(command, this.channels),
         isOutsider: (userId, guildId) => this.isOutsider(userId, guildId),
         feedback: this.options.core.feedback,
         ...(this.options.core.spend ? { spend: this.options.core.spend } : {}),
@@ -365,7 +344,7 @@ export class DiscordConnector {
       this.options.logger.warn({ err: error }, 'could not acknowledge a Discord button in time');
       return;
     }
-    const say = (text: string): Promise<void> => this.whisperTo(interaction, text);
+    const say = (text: string): Promise<void> => whisperToClicker(interaction, text, this.options.logger);
     const userId = interaction.user.id;
     const { core } = this.options;
     // (A feedback button never gets here: answer-feedback.ts took it above.)
@@ -373,10 +352,10 @@ export class DiscordConnector {
     if (action.kind === 'retry') return this.onRetryClick(interaction, action.session, say);
     if (action.kind === 'show_all') return showAllPrivately(this.showAllDeps(), interaction, action.item, say);
     let choice: string | undefined = action.kind === 'prompt' || action.kind === 'full_prompt' ? action.choice : undefined;
-    if (action.kind === 'prompt_index') choice = (await core.store.getItem(action.item))?.choices[action.index];
+    if (action.kind === 'prompt_index') choice = (await core.manager.records.prompt(action.item))?.choices[action.index];
     if (choice === undefined) return say('That answer is not one this prompt offers.');
     // From Show all's private message (its custom id says so, and Discord says the message is ephemeral): the full view.
-    const fullViewOf = action.kind === 'full_prompt' && fromPrivateMessage(interaction) ? (await core.store.getItem(action.item))?.toolCallId : undefined;
+    const fullViewOf = action.kind === 'full_prompt' && fromPrivateMessage(interaction) ? (await core.manager.records.prompt(action.item))?.toolCallId : undefined;
     await answerPromptClick(core, (session) => this.presenterFor(session), { item: action.item, choice, userId }, say, {
       ...(fullViewOf ? { fullViewOf } : {}),
       cardHoldsAll: (_call, view) => discordCardHoldsAll(view),
@@ -385,7 +364,7 @@ export class DiscordConnector {
 
   private showAllDeps(): ShowAllDeps {
     const { core, logger, config } = this.options;
-    return { store: core.store, logger, cardText: (sessionId, toolCallId) => this.threads.get(sessionId)?.presenter.fullTextOf(toolCallId), grantScope: config.GRANT_SCOPE };
+    return { records: core.manager.records, logger, cardText: (sessionId, toolCallId) => this.threads.get(sessionId)?.presenter.fullTextOf(toolCallId), grantScope: config.GRANT_SCOPE };
   }
 
   private async onRetryClick(interaction: ButtonInteraction, sessionId: string, say: (text: string) => Promise<void>): Promise<void> {
@@ -400,38 +379,12 @@ export class DiscordConnector {
       .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not update the retry note'));
   }
 
-  /** The session a slash command acts on: the thread (or DM) it was run in. */
-  private commandKey(interaction: ChatInputCommandInteraction): SessionKey | undefined {
-    if (!interaction.guildId) return { platform: 'discord', workspace: DM_WORKSPACE, channel: interaction.channelId, thread: interaction.channelId };
-    const channel = interaction.channel ?? this.client.channels.cache.get(interaction.channelId);
-    if (!channel?.isThread() || !channel.parentId) return undefined;
-    return { platform: 'discord', workspace: interaction.guildId, channel: channel.parentId, thread: channel.id };
-  }
+  /** The gateway's cached channels (a reaction or a command names only a channel id). */
+  private readonly channels = (channelId: string) => this.client.channels.cache.get(channelId);
 
-  // ---- private answers -----------------------------------------------------------------------
-
-  /** A click's answer, seen only by the person who clicked (an ephemeral follow-up). */
-  private async whisperTo(interaction: ButtonInteraction, text: string): Promise<void> {
-    await interaction
-      .followUp({ content: safeContent(text), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } })
-      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not answer a click privately'));
-  }
-
-  /**
-   * An answer to a message or a reaction for one person. Discord has no ephemeral reply to
-   * those: it goes to the person's DMs, or, when they do not accept DMs from the bot, as a
-   * reply in `channelId` that pings nobody.
-   */
-  private async whisper(userId: string, channelId: string, replyTo: string, text: string): Promise<void> {
-    try {
-      const dm = await this.outbound.dmChannel(userId);
-      await this.outbound.post(dm, { content: text });
-    } catch (error) {
-      this.options.logger.info({ err: error }, 'could not answer by DM; replying in the channel instead');
-      await this.outbound
-        .post(channelId, { content: text, replyTo })
-        .catch((failure: unknown) => this.options.logger.warn({ err: failure }, 'could not answer in the channel either'));
-    }
+  /** An answer to a message or a reaction for one person (private-answers.ts). */
+  private whisper(userId: string, channelId: string, replyTo: string, text: string): Promise<void> {
+    return whisperToPerson(this.outbound, this.options.logger, { userId, channelId, replyTo }, text);
   }
 }
 

@@ -22,15 +22,16 @@
 // harm than none). The arguments file before a card is posted once the same way.
 import { createHash } from 'node:crypto';
 import type { EngineLogger } from '../../src/engine/index.js';
-import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
+import type { SessionRecord, ThreadRecords } from '../../src/sessions/thread-records.js';
 import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import { WriteAheadCards } from '../shared/write-ahead-cards.js';
 import { AnswerMessage } from './answer-message.js';
 import { NONCE_MAX, type DiscordOutbound } from './outbound.js';
 import { cardMessage, fullArgumentsFile, noteMessage } from './thread-messages.js';
 
 export interface DiscordSurfaceDeps {
   outbound: DiscordOutbound;
-  store: SessionStore;
+  records: Pick<ThreadRecords, 'cardPlace' | 'cardPosting' | 'cardPosted'>;
   logger: EngineLogger;
   /** Between two edits of a streamed answer (tests shorten it). */
   answerIntervalMs?: number;
@@ -43,7 +44,7 @@ const TYPING_RENEW_MS = 8_000;
 export class DiscordSurface implements ThreadSurface {
   readonly platform = 'Discord';
   readonly cards: CardLocator;
-  private readonly locator: StoredCardLocator;
+  private readonly unsure = new UnsurePosts();
   private readonly sessionId: string;
   private readonly channel: string;
   private readonly thread: string;
@@ -58,8 +59,7 @@ export class DiscordSurface implements ThreadSurface {
     this.channel = session.key.channel;
     this.thread = session.key.thread;
     this.sessionId = session.id;
-    this.locator = new StoredCardLocator(deps.store, session.id);
-    this.cards = this.locator;
+    this.cards = new WriteAheadCards({ records: deps.records, sessionId: session.id, keyPrefix: 'discord-card', recover: this.unsure.recover });
   }
 
   messageKey(messageId: MessageId): string {
@@ -72,7 +72,7 @@ export class DiscordSurface implements ThreadSurface {
     const message = cardMessage(card.state, card.prompt);
     const messageId = await this.deps.outbound.post(this.thread, { ...message, nonce: messageNonce('c', this.sessionId, toolCallId) });
     // A process before this one may have posted it (the nonce returned that card, as it was then).
-    if (this.locator.mayBePosted(toolCallId)) await this.deps.outbound.edit(this.thread, messageId, message);
+    if (this.unsure.mayBePosted(toolCallId)) await this.deps.outbound.edit(this.thread, messageId, message);
     return messageId;
   }
 
@@ -155,41 +155,23 @@ export function messageNonce(kind: 'c' | 'a', sessionId: string, toolCallId: str
 }
 
 /**
- * Where each card is, in the store: written ahead ("posting") and after ("posted"). A card a
- * crash left between the two marks cannot be searched for in Discord (no metadata, no nonce on
- * fetched messages): `find` reports it as not posted, remembers that it may have been, and the
- * surface posts it again under the same nonce, which returns that card (see the header).
+ * Unsure posts: a card a crash left between the write-ahead marks (shared/write-ahead-cards.ts)
+ * cannot be searched for in Discord (no metadata, no nonce on fetched messages). `find` reports
+ * it as not posted and it is remembered here as one that may have been; the surface posts it
+ * again under the same nonce, which returns that card (see the header).
  */
-class StoredCardLocator implements CardLocator {
+class UnsurePosts {
   /** Calls whose "posting" mark a process before this one left without "posted". */
-  private readonly unsure = new Set<string>();
+  private readonly calls = new Set<string>();
 
-  constructor(
-    private readonly store: SessionStore,
-    private readonly sessionId: string,
-  ) {}
-
-  async find(toolCallId: string): Promise<MessageId | undefined> {
-    const ref = await this.store.getMessageRef(this.key(toolCallId));
-    if (ref?.platformMessageId) return ref.platformMessageId;
-    if (ref?.postingAt !== undefined) this.unsure.add(toolCallId);
+  /** The recovery the index runs for such a card: none possible, so remembered, and not found. */
+  readonly recover = async (toolCallId: string): Promise<undefined> => {
+    this.calls.add(toolCallId);
     return undefined;
-  }
+  };
 
   /** Whether a post for this call may have found a card posted before (asked once per post). */
   mayBePosted(toolCallId: string): boolean {
-    return this.unsure.delete(toolCallId);
-  }
-
-  async posting(toolCallId: string): Promise<void> {
-    await this.store.putMessageRef(this.key(toolCallId), { sessionId: this.sessionId, toolCallId, kind: 'tool_card_index', postingAt: Date.now() });
-  }
-
-  async posted(toolCallId: string, messageId: MessageId): Promise<void> {
-    await this.store.updateMessageRef(this.key(toolCallId), { sessionId: this.sessionId, toolCallId, kind: 'tool_card_index', platformMessageId: messageId });
-  }
-
-  private key(toolCallId: string): string {
-    return `discord-card:${this.sessionId}:${toolCallId}`;
+    return this.calls.delete(toolCallId);
   }
 }

@@ -18,7 +18,7 @@ import { DiscordAPIError } from 'discord.js';
 import type { IncomingFile } from '../../src/engine/index.js';
 import { formatBytes } from '../../src/files/sizes.js';
 import { FileTransferError, type FileDownload, type FileSink, type FileSource, type OutgoingFile, type PostedFile } from '../../src/files/transfer.js';
-import type { SessionKey } from '../../src/store/session-store.js';
+import type { SessionKey } from '../../src/sessions/thread-records.js';
 import type { DiscordOutbound } from './outbound.js';
 import type { UploadLimits } from './upload-limits.js';
 

@@ -8,14 +8,14 @@
 // tool call), its text from the thread's live presenter or else the stored transcript.
 import { MessageFlags, type ButtonInteraction } from 'discord.js';
 import type { EngineLogger } from '../../src/engine/index.js';
-import type { SessionStore } from '../../src/store/session-store.js';
+import type { ThreadRecords } from '../../src/sessions/thread-records.js';
 import type { CallText } from '../shared/call-arguments.js';
 import { storedCallText } from '../shared/stored-call-text.js';
 import { safeContent } from './outbound.js';
 import { fullViewMessage } from './thread-messages.js';
 
 export interface ShowAllDeps {
-  store: SessionStore;
+  records: Pick<ThreadRecords, 'prompt' | 'transcript'>;
   logger: EngineLogger;
   /** The full text a live thread presenter holds for a call, if it has it. */
   cardText(sessionId: string, toolCallId: string): CallText | undefined;
@@ -24,8 +24,8 @@ export interface ShowAllDeps {
 
 /** Answer a Show all click (already acknowledged) with the call's full view; anything that prevents it is told privately. */
 export async function showAllPrivately(deps: ShowAllDeps, interaction: ButtonInteraction, itemId: string, say: (text: string) => Promise<void>): Promise<void> {
-  const item = await deps.store.getItem(itemId);
-  const call = item ? (deps.cardText(item.sessionId, item.toolCallId) ?? (await storedCallText(deps.store, item.sessionId, item.toolCallId))) : undefined;
+  const item = await deps.records.prompt(itemId);
+  const call = item ? (deps.cardText(item.sessionId, item.toolCallId) ?? (await storedCallText(deps.records, item.sessionId, item.toolCallId))) : undefined;
   if (!item || !call) return say('I no longer have this call (the thread may have been forgotten).');
   const message = fullViewMessage(call, item, deps.grantScope);
   try {

@@ -17,7 +17,7 @@ import { MessageFlags, type ApplicationCommandDataResolvable, type ApplicationCo
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
-import type { SessionKey } from '../../src/store/session-store.js';
+import type { SessionKey } from '../../src/sessions/thread-records.js';
 import type { SpendReader } from '../../src/ops/spend-report.js';
 import type { ScheduleDesk } from '../../src/schedules/schedule-types.js';
 import { commandDescription, commandHelpLines, commandsOn, type ThreadCommandName } from '../shared/command-table.js';

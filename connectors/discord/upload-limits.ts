@@ -6,7 +6,7 @@
 // (Discord's figures since its 2024 change from 25 MiB), and 10 MiB in a DM or when the tier
 // cannot be read (the smallest, so a file it lets through is never refused for size).
 import { Routes, type Guild, type REST } from 'discord.js';
-import type { SessionKey } from '../../src/store/session-store.js';
+import type { SessionKey } from '../../src/sessions/thread-records.js';
 
 const MIB = 1024 * 1024;
 export const DEFAULT_UPLOAD_LIMIT = 10 * MIB;

@@ -8,7 +8,7 @@
 // holds only part of the call) is refused here, on the server, since a forged click can name
 // any choice the item has.
 import type { Core } from '../../src/core.js';
-import type { SessionRecord } from '../../src/store/session-store.js';
+import type { SessionRecord } from '../../src/sessions/thread-records.js';
 import type { CallText } from './call-arguments.js';
 import { approvalView, choiceRefusal, NOT_ALL_ON_CARD, type ApprovalView } from './approval-view.js';
 import { staleClickText } from './card-words.js';
@@ -29,7 +29,7 @@ export interface ClickPlace {
 }
 
 export async function answerPromptClick(
-  core: Pick<Core, 'manager' | 'store'>,
+  core: Pick<Core, 'manager'>,
   presenterFor: (session: SessionRecord) => ThreadPresenter,
   click: { item: string; choice: string; userId: string },
   say: (text: string) => Promise<void>,
@@ -48,7 +48,7 @@ export async function answerPromptClick(
     throw error;
   }
   if (result.ok) {
-    const record = await core.store.getSession(result.item.sessionId);
+    const record = await core.manager.records.session(result.item.sessionId);
     if (record) await presenterFor(record).onDecision(result.item, click.userId, click.choice);
     return;
   }
@@ -68,16 +68,17 @@ export async function answerPromptClick(
 
 /** Why the click's place does not offer its choice, or undefined when it does (or there is no call text to judge). */
 async function placeRefusal(
-  core: Pick<Core, 'store'>,
+  core: Pick<Core, 'manager'>,
   presenterFor: (session: SessionRecord) => ThreadPresenter,
   click: { item: string; choice: string },
   place: ClickPlace,
 ): Promise<string | undefined> {
-  const item = await core.store.getItem(click.item);
+  const { records } = core.manager;
+  const item = await records.prompt(click.item);
   if (!item || item.kind === 'question' || item.state !== 'pending') return undefined;
-  const record = await core.store.getSession(item.sessionId);
+  const record = await records.session(item.sessionId);
   if (!record) return undefined;
-  const call = presenterFor(record).fullTextOf(item.toolCallId) ?? (await storedCallText(core.store, item.sessionId, item.toolCallId));
+  const call = presenterFor(record).fullTextOf(item.toolCallId) ?? (await storedCallText(records, item.sessionId, item.toolCallId));
   if (!call) return undefined;
   const view = approvalView(call.parts, item.command);
   const claimed = place.fullViewOf !== undefined && place.fullViewOf === item.toolCallId;

@@ -13,7 +13,7 @@
 import { REFUSALS_TO_END } from '../../src/schedules/access-pauses.js';
 import { describeInstant, splitWhenAndTask } from '../../src/schedules/parse-when.js';
 import type { Schedule } from '../../src/schedules/schedule-types.js';
-import { sessionIdOf } from '../../src/store/session-store.js';
+import { sessionIdOf } from '../../src/sessions/thread-records.js';
 import type { ThreadCommandName } from './command-table.js';
 import type { CommandContext, CommandMarkup } from './thread-commands.js';
 

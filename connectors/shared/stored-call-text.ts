@@ -4,12 +4,12 @@
 // parses them, so the text is what the tool received; a call whose arguments the model
 // mangled is shown as it came.
 import { parseToolArguments } from '../../src/engine/index.js';
-import type { SessionStore } from '../../src/store/session-store.js';
+import type { ThreadRecords } from '../../src/sessions/thread-records.js';
 import { callArguments, type CallText } from './call-arguments.js';
 
 /** The call's full text from the session's transcript, or undefined when it is no longer stored. */
-export async function storedCallText(store: Pick<SessionStore, 'loadTranscript'>, sessionId: string, toolCallId: string): Promise<CallText | undefined> {
-  const transcript = await store.loadTranscript(sessionId);
+export async function storedCallText(records: Pick<ThreadRecords, 'transcript'>, sessionId: string, toolCallId: string): Promise<CallText | undefined> {
+  const transcript = await records.transcript(sessionId);
   for (let i = transcript.length - 1; i >= 0; i--) {
     const message = transcript[i]!;
     if (message.role !== 'assistant') continue;

@@ -8,7 +8,7 @@
 import type { EngineLogger, GrantOwner, GrantsSnapshot } from '../../src/engine/index.js';
 import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
-import { sessionIdOf, type SessionKey } from '../../src/store/session-store.js';
+import { sessionIdOf, type SessionKey } from '../../src/sessions/thread-records.js';
 import type { ScheduleDesk } from '../../src/schedules/schedule-types.js';
 import { threadCommandNamed } from './command-table.js';
 import { feedbackTotalsText } from './feedback-totals.js';

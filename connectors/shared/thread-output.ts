@@ -1,12 +1,12 @@
 // Every call the thread presenter makes on a surface goes through here: a call that fails is
-// logged and the turn goes on, and every message the bot posts is recorded in the store.
+// logged and the turn goes on, and every message the bot posts is recorded (the session layer's thread records).
 //
 // The records are the one thing the presenter writes: a reference per posted message (answer,
 // tool card, note) naming its session, under the surface's `messageKey`, so a 🛑 on any of
 // them finds the session and a Show all click on a card finds its call. Platform-neutral;
 // only the key's spelling is the platform's.
 import { isWritesFenced, type EngineLogger } from '../../src/engine/index.js';
-import type { SessionStore } from '../../src/store/session-store.js';
+import type { ThreadRecords } from '../../src/sessions/thread-records.js';
 import type { MessageId, ThreadSurface } from './thread-surface.js';
 
 /** What a record says of its message. */
@@ -14,7 +14,7 @@ export type MessageKind = 'answer' | 'tool_card' | 'note';
 
 export interface ThreadOutputDeps {
   surface: ThreadSurface;
-  store: Pick<SessionStore, 'putMessageRef'>;
+  records: Pick<ThreadRecords, 'rememberMessage'>;
   logger: EngineLogger;
   sessionId: string;
 }
@@ -40,7 +40,7 @@ export class ThreadOutput {
   /** Record a message the bot posted in this thread, so a reaction or click on it finds its session. */
   async remember(messageId: MessageId, kind: MessageKind, toolCallId?: string): Promise<void> {
     await this.safely('index a message', () =>
-      this.deps.store.putMessageRef(this.surface.messageKey(messageId), { sessionId: this.deps.sessionId, kind, ...(toolCallId ? { toolCallId } : {}) }),
+      this.deps.records.rememberMessage(this.surface.messageKey(messageId), { sessionId: this.deps.sessionId, kind, ...(toolCallId ? { toolCallId } : {}) }),
     );
   }
 }

@@ -20,7 +20,7 @@ import type { ThreadNotice } from '../../src/sessions/session-observer.js';
 import { choiceOf } from '../../src/sessions/prompt-replies.js';
 import type { AnsweredTurn, AnswerRecorder } from '../../src/feedback/feedback-book.js';
 import type { ModelPrices } from '../../src/ops/pricing.js';
-import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
+import type { SessionRecord, ThreadRecords } from '../../src/sessions/thread-records.js';
 import type { CallText } from './call-arguments.js';
 import { ProgressSteps } from './progress-steps.js';
 import { ThreadCards } from './thread-cards.js';
@@ -31,7 +31,7 @@ import { formatUsage } from './usage-footer.js';
 export interface ThreadPresenterDeps {
   surface: ThreadSurface;
   /** Where the presenter records the messages it posts (thread-output.ts). */
-  store: Pick<SessionStore, 'putMessageRef'>;
+  records: Pick<ThreadRecords, 'rememberMessage'>;
   logger: EngineLogger;
   /** GRANT_SCOPE, for the words of "always" buttons. */
   grantScope?: 'thread' | 'channel';
@@ -68,7 +68,7 @@ export class ThreadPresenter {
     private readonly deps: ThreadPresenterDeps,
     private readonly session: Pick<SessionRecord, 'id'> & Partial<Pick<SessionRecord, 'startedBy'>>,
   ) {
-    this.output = new ThreadOutput({ surface: deps.surface, store: deps.store, logger: deps.logger, sessionId: session.id });
+    this.output = new ThreadOutput({ surface: deps.surface, records: deps.records, logger: deps.logger, sessionId: session.id });
     this.cards = new ThreadCards(this.output, deps.grantScope);
   }
 

@@ -183,8 +183,9 @@ export interface AnswerDraft {
  * Where each tool call's card is, across restarts: so a card is updated in place, never
  * posted twice. The presenter calls `posting` right before `postCard` and `posted` right
  * after it (a write-ahead), and `find` for a call it has no card for in memory (a resumed
- * turn after a restart). Slack's (slack/card-index.ts) stores both marks and, when a process
- * died between them, finds the card by the call id it carries in its message metadata.
+ * turn after a restart). Slack's and Discord's (shared/write-ahead-cards.ts) store both marks
+ * and, when a process died between them, ask the platform what became of the post (Slack
+ * finds the card by the call id in its message metadata; Discord posts it again under its nonce).
  */
 export interface CardLocator {
   /** The card's message, if one was posted for this call (here or in a process before this one). */

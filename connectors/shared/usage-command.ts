@@ -3,7 +3,7 @@
 // or `user:ID` / `channel:ID`); anyone else sees only their own figures beside the channel's and
 // the workspace's, which every member of the channel may know (they share the limits).
 import type { SpendReader, SpendTotals, UsageReport, UsageScope } from '../../src/ops/spend-report.js';
-import type { SessionKey } from '../../src/store/session-store.js';
+import type { SessionKey } from '../../src/sessions/thread-records.js';
 import { durationWords, formatUsd } from '../../src/ops/spend/budget-words.js';
 
 export interface UsageMarkup {

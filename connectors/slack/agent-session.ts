@@ -16,10 +16,10 @@
 //     send the title again): a store reference in the session's own list, deleted with it.
 import type { WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
-import type { SessionStore } from '../../src/store/session-store.js';
+import type { ThreadRecords } from '../../src/sessions/thread-records.js';
 import { neutraliseBroadcasts } from '../shared/mentions.js';
 import type { StatusDetails, WorkStatus } from '../shared/thread-surface.js';
-import { slackError } from './answer-stream.js';
+import { slackError } from './slack-errors.js';
 
 /** The lifecycle values agents.sessions.setStatus (and chat.stopStream's session_status) accept. */
 export type SessionStatus = 'processing' | 'suspended' | 'active' | 'closed';
@@ -103,7 +103,7 @@ function capped(text: string, limit: number): string {
 }
 
 export interface AgentSessionsDeps {
-  store: Pick<SessionStore, 'getMessageRef' | 'putMessageRef'>;
+  records: Pick<ThreadRecords, 'messageAt' | 'rememberMessage'>;
   logger: EngineLogger;
 }
 
@@ -164,12 +164,12 @@ export class AgentSessions {
   }
 
   private async created(thread: SessionThread): Promise<boolean> {
-    return (await this.deps.store.getMessageRef(markKey(thread))) !== undefined;
+    return (await this.deps.records.messageAt(markKey(thread))) !== undefined;
   }
 
   private async markCreated(thread: SessionThread): Promise<void> {
     try {
-      await this.deps.store.putMessageRef(markKey(thread), { sessionId: thread.sessionId, kind: 'agent_session' });
+      await this.deps.records.rememberMessage(markKey(thread), { sessionId: thread.sessionId, kind: 'agent_session' });
     } catch (error) {
       // Losing the mark only means the title is offered again (Slack ignores it on an existing session).
       this.deps.logger.debug({ err: error }, 'could not record that the agent session was created');

@@ -18,13 +18,14 @@
 // (task-chunks.ts holds Slack's rules for both).
 import type { AnyChunk, WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
-import type { OpenAnswer } from '../../src/store/session-store.js';
-import { DeltaCoalescer, scanFences, splitMarkdown, splitMarkdownPieces, toSlackMrkdwn, withoutFenceRepair } from '../shared/index.js';
-import { closingLine, openingLine, type Fence } from '../shared/markdown-fences.js';
+import type { OpenAnswer } from '../../src/sessions/thread-records.js';
+import { DeltaCoalescer, splitMarkdownPieces, toSlackMrkdwn, withoutFenceRepair } from '../shared/index.js';
+import { closingLine, openingLine } from '../shared/markdown-fences.js';
 import type { AnswerDraft, AnswerEnding, ProgressStep } from '../shared/thread-surface.js';
 import { footerBlock, type SlackBlock } from './blocks.js';
 import { feedbackBlock } from './feedback-blocks.js';
-import { joinText, takeWithin, textOf, type Outgoing } from './stream-pieces.js';
+import { slackError } from './slack-errors.js';
+import { joinText, openFenceAtEnd, sectionsOf, takeWithin, textOf, type Outgoing } from './stream-pieces.js';
 import { PlanMessage, TaskLedger } from './task-chunks.js';
 
 export interface AnswerTarget {
@@ -378,24 +379,4 @@ export class AnswerStream implements AnswerDraft {
     const last = pieces.at(-1);
     if (last) this.segment = `${last.reopened}${withoutFenceRepair(last)}${trailing}`;
   }
-}
-
-/** Markdown as mrkdwn section blocks (3,000 characters each), for a message that also carries a footer. */
-function sectionsOf(markdown: string): SlackBlock[] {
-  if (!markdown) return [];
-  return splitMarkdown(markdown, 2_900)
-    .slice(0, 45)
-    .map((piece) => ({ type: 'section', text: { type: 'mrkdwn', text: toSlackMrkdwn(piece) } }));
-}
-
-/** The code block a text ends inside of (opened and not closed yet), if any. */
-function openFenceAtEnd(text: string): Fence | undefined {
-  const span = scanFences(text).at(-1);
-  return span && !span.closed ? span.fence : undefined;
-}
-
-/** The `error` code of a Slack platform error (`channel_not_found`, …), if it is one. */
-export function slackError(error: unknown): string | undefined {
-  const data = (error as { data?: { error?: unknown } } | undefined)?.data;
-  return typeof data?.error === 'string' ? data.error : undefined;
 }

@@ -11,7 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import type { WebClient } from '@slack/web-api';
 import { FileTransferError, type FileSink, type OutgoingFile, type PostedFile } from '../../src/files/transfer.js';
-import type { SessionKey } from '../../src/store/session-store.js';
+import type { SessionKey } from '../../src/sessions/thread-records.js';
 import { ABORTED, raceAbort } from '../../src/engine/index.js';
 
 /** Slack's largest file: 1 GB (docs.slack.dev, files.getUploadURLExternal). */

@@ -15,7 +15,7 @@ import type { WebClient } from '@slack/web-api';
 import { z } from 'zod';
 import type { ViewingContexts } from '../../src/context/viewing-contexts.js';
 import type { EngineLogger } from '../../src/engine/index.js';
-import type { SessionKey } from '../../src/store/session-store.js';
+import type { SessionKey } from '../../src/sessions/thread-records.js';
 import { readInboundEvent, SlackId, SlackTs } from './inbound-events.js';
 
 export interface SuggestedPrompt {

@@ -18,7 +18,7 @@
 import type { WebClient } from '@slack/web-api';
 import { z } from 'zod';
 import type { EngineLogger } from '../../src/engine/index.js';
-import type { SessionStore } from '../../src/store/session-store.js';
+import type { ThreadRecords } from '../../src/sessions/thread-records.js';
 import type { CallText } from '../shared/call-arguments.js';
 import { storedCallText } from '../shared/stored-call-text.js';
 import { CallValueSchema, decodeValue } from './actions.js';
@@ -27,7 +27,7 @@ import { messageKey } from './slack-surface.js';
 
 export interface ShowAllDeps {
   client: WebClient;
-  store: SessionStore;
+  records: Pick<ThreadRecords, 'messageAt' | 'session' | 'promptOfCall' | 'transcript'>;
   logger: EngineLogger;
   /** The full text a live thread presenter holds for a card's call, if it has it. */
   cardText(sessionId: string, toolCallId: string): CallText | undefined;
@@ -50,12 +50,11 @@ export async function showAll(deps: ShowAllDeps, click: unknown, say: (text: str
   const value = parsed.success ? decodeValue(CallValueSchema, parsed.data.actions[0]?.value) : undefined;
   if (!parsed.success || !value) return say('That button is not one I recognise.');
   const { trigger_id: triggerId, container } = parsed.data;
-  const ref = await deps.store.getMessageRef(messageKey(container.channel_id, container.message_ts));
+  const ref = await deps.records.messageAt(messageKey(container.channel_id, container.message_ts));
   if (!ref?.toolCallId || ref.toolCallId !== value.call) return say('I no longer have this call (the thread may have been forgotten).');
-  const call = deps.cardText(ref.sessionId, ref.toolCallId) ?? (await storedCallText(deps.store, ref.sessionId, ref.toolCallId));
+  const call = deps.cardText(ref.sessionId, ref.toolCallId) ?? (await storedCallText(deps.records, ref.sessionId, ref.toolCallId));
   if (!call) return say('I no longer have this call (the thread may have been forgotten).');
-  const [record, itemId] = await Promise.all([deps.store.getSession(ref.sessionId), deps.store.itemIdForCall(ref.sessionId, ref.toolCallId)]);
-  const item = itemId ? await deps.store.getItem(itemId) : undefined;
+  const [record, item] = await Promise.all([deps.records.session(ref.sessionId), deps.records.promptOfCall(ref.sessionId, ref.toolCallId)]);
   const prompt = item?.state === 'pending' && item.kind !== 'question' ? { item, ...(deps.grantScope ? { grantScope: deps.grantScope } : {}) } : undefined;
   const where = { call: ref.toolCallId, channel: container.channel_id, thread: record?.key.thread ?? container.message_ts };
   try {

@@ -20,15 +20,14 @@ import type { WebClient } from '@slack/web-api';
 import { clustered, type Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
-import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
-import { answerPromptClick } from '../shared/prompt-click.js';
-import { slackCardHoldsAll } from './approval-card.js';
-import { fitsInModal, fullTextModalOf } from './approval-modal.js';
+import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/sessions/thread-records.js';
+import { isForTheBot, mentionsBotInText } from '../shared/inbound-checks.js';
+import { sessionStoppedAt, stopThread } from '../shared/thread-stop.js';
+import { listenForButtons } from './button-clicks.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import { AgentSessions, DEFAULT_LOADING_MESSAGES } from './agent-session.js';
-import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
 import type { StreamingSupport } from './answer-stream.js';
-import { firstSectionText, readHumanMessage, readInbound, type ButtonClick, type HumanMessage } from './inbound-events.js';
+import { readHumanMessage, readInbound, type HumanMessage } from './inbound-events.js';
 import { incomingFilesOf } from './inbound-files.js';
 import { listenForFeedback } from './feedback-clicks.js';
 import { SlackFileSink } from './file-sink.js';
@@ -36,7 +35,6 @@ import { SlackFileSource } from './file-source.js';
 import { mentionedUsers, readableText, threadCommand } from './message-text.js';
 import { runThreadCommand, slackCommandLines } from './thread-commands.js';
 import { openBoltApp } from './bolt-app.js';
-import { showAll } from './show-all.js';
 import { limitClient } from './limited-client.js';
 import { withIdentity, type SlackIdentity } from './post-identity.js';
 import { carryViewing, listenForMessagesTab } from './messages-tab.js';
@@ -77,7 +75,7 @@ export class SlackConnector {
     this.names = new UserNames(app.client, options.logger);
     // The schedule_task tool reads a Slack person's "when" in their own zone, as /schedule does.
     options.core.personZones.register('slack', (userId) => this.names.timezoneOf(userId));
-    this.agentSessions = new AgentSessions({ store: options.core.store, logger: options.logger });
+    this.agentSessions = new AgentSessions({ records: options.core.manager.records, logger: options.logger });
   }
 
   /** Build the Bolt app and check the token (auth.test). Events flow only after start(). */
@@ -151,18 +149,6 @@ export class SlackConnector {
     this.teamUrl = (auth.url ?? '').replace(/\/$/, '');
   }
 
-  /** What a Show all click needs: the live presenters' card text first, the store after a restart. */
-  private showAllDeps(): Parameters<typeof showAll>[0] {
-    const { store } = this.options.core;
-    return {
-      client: this.app.client,
-      store,
-      logger: this.options.logger,
-      cardText: (sessionId, toolCallId) => this.presenters.get(sessionId)?.fullTextOf(toolCallId),
-      grantScope: this.options.config.GRANT_SCOPE,
-    };
-  }
-
   /**
    * The thread's presenter, built on demand with its Slack surface. At most MAX_LIVE_SESSIONS
    * are kept: the least recently used whose thread is not working are dropped (a presenter
@@ -182,10 +168,10 @@ export class SlackConnector {
     const identity = () => this.identityAt(session.key.workspace, session.key.channel);
     const client = withIdentity(limitClient(this.app.client, config.SLACK_CALLS_PER_THREAD), identity);
     const surface = new SlackSurface(
-      { client, store: core.store, logger, support: this.support, botUserId: this.botUserId, agentSessions: this.agentSessions, loadingMessages: config.LOADING_MESSAGES ?? DEFAULT_LOADING_MESSAGES, identity },
+      { client, records: core.manager.records, logger, support: this.support, botUserId: this.botUserId, agentSessions: this.agentSessions, loadingMessages: config.LOADING_MESSAGES ?? DEFAULT_LOADING_MESSAGES, identity },
       session,
     );
-    presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
+    presenter = new ThreadPresenter({ surface, records: core.manager.records, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
     this.presenters.set(session.id, presenter);
     this.threadClients.set(presenter, client);
     if (this.presenters.size > config.MAX_LIVE_SESSIONS) {
@@ -230,24 +216,15 @@ export class SlackConnector {
       await this.onStopReaction(reaction.team_id ?? this.teamId, reacted.channel, reacted.ts, reaction.event.user);
     });
     listenForStopButton(this.app, { logger, teamId: () => this.teamId, claimEvent: (id) => this.options.core.manager.claimEvent(id), stop: (team, channel, thread, user, claimed) => this.onStopReaction(team, channel, thread, user, claimed) });
-    this.app.action(ACTION_PATTERN, async ({ ack, body, respond }) => {
-      await ack();
-      const click = readInbound('block_actions', body, logger);
-      if (!click) return;
-      const userId = click.user.id;
-      const [{ action_id: actionId, value }] = click.actions;
-      const modal = fullTextModalOf(click);
-      const say = async (text: string) => {
-        // A click in a modal has no response_url: its private answer goes to the card's thread.
-        if (modal) return this.whisper(modal.channel, userId, modal.thread, text);
-        if (!click.response_url) return logger.warn({ actionId }, 'a click came without a response_url: its answer is not shown');
-        await respond({ response_type: 'ephemeral', replace_original: false, text }).catch((error: unknown) =>
-          logger.warn({ err: error }, 'could not answer a click privately'),
-        );
-      };
-      if (actionId.startsWith(PROMPT_ACTION)) await this.onPromptClick(decodeValue(PromptValueSchema, value), userId, say, modal?.call);
-      else if (actionId === RETRY_ACTION) await this.onRetryClick(decodeValue(SessionValueSchema, value), userId, click, say);
-      else if (actionId === SHOW_ALL_ACTION) await showAll(this.showAllDeps(), body, say);
+    // Show all takes the live presenters' card text first, the stored transcript after a restart.
+    listenForButtons(this.app, {
+      client: this.app.client,
+      core: this.options.core,
+      logger,
+      grantScope: this.options.config.GRANT_SCOPE,
+      presenterFor: (session) => this.presenterFor(session),
+      cardText: (sessionId, toolCallId) => this.presenters.get(sessionId)?.fullTextOf(toolCallId),
+      whisper: (channel, user, threadTs, text) => this.whisper(channel, user, threadTs, text),
     });
     listenForMessagesTab(this.app, { client: this.app.client, viewing: this.options.core.viewing, logger, prompts: this.options.config.SUGGESTED_PROMPTS, teamId: () => this.teamId });
     listenForFeedback(this.app, { client: this.app.client, feedback: this.options.core.feedback, admits: (user, actor) => this.options.core.manager.admits(user, actor), logger, teamId: this.teamId });
@@ -262,14 +239,11 @@ export class SlackConnector {
     const isDm = message.channel_type === 'im' || message.channel.startsWith('D');
     const threadTs = message.thread_ts ?? message.ts;
     const key: SessionKey = { platform: 'slack', workspace: teamId, channel: message.channel, thread: threadTs };
-    if (!mentioned && !isDm) {
-      // A plain channel message reaches the bot only as a reply in a thread it works in.
-      if (!message.thread_ts || message.thread_ts === message.ts) return;
-      // A reply that mentions the bot also arrives as app_mention, with the same ts: that
-      // event carries it. One Slack message is one thing, a command or a turn, never both.
-      if (this.botUserId && message.text.includes(`<@${this.botUserId}`)) return;
-      if (!(await this.options.core.store.getSession(sessionIdOf(key)))) return;
-    }
+    // A plain channel message reaches the bot only as a reply in a thread it works in. A reply
+    // that mentions the bot also arrives as app_mention, with the same ts: that event carries it.
+    const threadReply = Boolean(message.thread_ts) && message.thread_ts !== message.ts;
+    const place = { directMessage: isDm, mentioned, threadReply, duplicateOfMention: mentionsBotInText(message.text, this.botUserId) };
+    if (!(await isForTheBot(place, () => this.options.core.manager.records.isOurs(key)))) return;
     // One id per Slack message: Slack's retries of an event claim the same id, so a message
     // starts one turn, or runs one command, once.
     const eventId = `slack:${teamId}:${message.channel}:${message.ts}`;
@@ -328,47 +302,10 @@ export class SlackConnector {
 
   /** `claimed`: the stop's event claim (the Stop button), settled while the thread is looked up; false drops it. */
   private async onStopReaction(teamId: string, channel: string, ts: string, userId: string, claimed?: Promise<boolean>): Promise<void> {
-    const ref = await this.options.core.store.getMessageRef(messageKey(channel, ts));
-    const sessionId = ref?.sessionId ?? sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts });
-    const record = await this.options.core.store.getSession(sessionId);
-    if (claimed && !(await claimed)) return;
-    if (record) this.presenterFor(record).noteStoppedBy(userId);
-    // Even with no session yet: the mention this reacts to may still be on its way in.
-    const result = await this.options.core.manager.interrupt(sessionId, userId);
-    if (result.status === 'refused') await this.whisper(channel, userId, record?.key.thread ?? ts, result.reason);
-  }
-
-  /** `fullViewOf`: the call whose Show all modal the click was made in (undefined for a click on a card). */
-  private async onPromptClick(value: { item: string; choice: string } | undefined, userId: string, say: (text: string) => Promise<void>, fullViewOf?: string): Promise<void> {
-    if (!value) return say('That button is not one I recognise.');
-    await answerPromptClick(this.options.core, (session) => this.presenterFor(session), { item: value.item, choice: value.choice, userId }, say, {
-      ...(fullViewOf ? { fullViewOf } : {}),
-      cardHoldsAll: (_call, view) => slackCardHoldsAll(view),
-      // A call too long for a modal shows there only in part: it cannot be approved from Slack.
-      fullViewHoldsAll: (call) => fitsInModal(call),
-    });
-  }
-
-  private async onRetryClick(
-    value: { session: string } | undefined,
-    userId: string,
-    click: ButtonClick,
-    say: (text: string) => Promise<void>,
-  ): Promise<void> {
-    if (!value) return say('That button is not one I recognise.');
-    const result = await this.options.core.manager.controls.retry(value.session, userId);
-    if (result.status === 'refused') return say(result.reason);
-    if (result.status === 'busy') return say('I am already working in this thread.');
-    if (result.status !== 'done') return say('There is nothing to retry here any more.');
-    // The button has done its job: take it off the note.
-    const { container } = click;
-    // Keep the note's own sentence (its first section), not just the notification fallback.
-    const text = firstSectionText(click) ?? click.message?.text ?? 'Retrying';
-    if (container?.channel_id && container.message_ts) {
-      await this.client.chat
-        .update({ channel: container.channel_id, ts: container.message_ts, text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${text} — retried by <@${userId}>` } }] })
-        .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not update the retry note'));
-    }
+    const deps = { manager: this.options.core.manager, presenterFor: (session: SessionRecord) => this.presenterFor(session) };
+    const sessionId = await sessionStoppedAt(deps, messageKey(channel, ts), () => sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts }));
+    const stopped = await stopThread(deps, sessionId, userId, claimed);
+    if (stopped?.result.status === 'refused') await this.whisper(channel, userId, stopped.record?.key.thread ?? ts, stopped.result.reason);
   }
 
   /** A private answer to one person in the thread (a refusal, a command's output). */

@@ -11,19 +11,20 @@
 // the DM status line is the fallback.
 import type { WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
-import type { SessionRecord, SessionStore } from '../../src/store/session-store.js';
-import type { AnswerDraft, CardView, InputMark, MessageId, StatusDetails, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import type { SessionRecord, ThreadRecords } from '../../src/sessions/thread-records.js';
+import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, StatusDetails, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
 import type { AgentSessions, SessionThread } from './agent-session.js';
-import { AnswerStream, slackError, type StreamingSupport } from './answer-stream.js';
+import { AnswerStream, type StreamingSupport } from './answer-stream.js';
+import { slackError } from './slack-errors.js';
 import { noteMessage, toolCardBlocks, toolCardText } from './blocks.js';
-import { CardIndex } from './card-index.js';
+import { cardMetadata, slackCardIndex } from './card-index.js';
 import { closeStaleStream } from './stale-stream.js';
 import { hasIdentity, type SlackIdentity } from './post-identity.js';
 
 export interface SlackSurfaceDeps {
   /** The thread's client (limited-client.ts: at most SLACK_CALLS_PER_THREAD calls in flight). */
   client: WebClient;
-  store: SessionStore;
+  records: Pick<ThreadRecords, 'cardPlace' | 'cardPosting' | 'cardPosted' | 'openAnswer' | 'setOpenAnswer'>;
   logger: EngineLogger;
   support: StreamingSupport;
   /** This bot's user id (auth.test): which replies in the thread are its own. */
@@ -46,7 +47,7 @@ export const WAITING_REACTION = 'hourglass_flowing_sand';
 
 export class SlackSurface implements ThreadSurface {
   readonly platform = 'Slack';
-  readonly cards: CardIndex;
+  readonly cards: CardLocator;
   private readonly channel: string;
   private readonly threadTs: string;
   /** Slack took this thread's last status as its agent session's (so the session exists). */
@@ -60,7 +61,7 @@ export class SlackSurface implements ThreadSurface {
   ) {
     this.channel = session.key.channel;
     this.threadTs = session.key.thread;
-    this.cards = new CardIndex(deps, session);
+    this.cards = slackCardIndex(deps, session);
   }
 
   messageKey(ts: MessageId): string {
@@ -74,7 +75,7 @@ export class SlackSurface implements ThreadSurface {
       text: toolCardText(card.state),
       blocks: toolCardBlocks(card.state, card.prompt),
       // How card-index.ts recognises the card if this process dies before it records the ts.
-      metadata: CardIndex.metadata(card.state.toolCallId),
+      metadata: cardMetadata(card.state.toolCallId),
     });
     return posted.ts;
   }
@@ -104,7 +105,7 @@ export class SlackSurface implements ThreadSurface {
         // posted and edited so it shows the same name and icon as the thread's other messages.
         // (A copy each time: answer-stream.ts sets `native` false on a workspace's refusal.)
         support: hasIdentity(this.deps.identity?.()) ? { ...POSTED_AND_EDITED } : this.deps.support,
-        streaming: (answer) => this.deps.store.setOpenAnswer(this.session.id, answer),
+        streaming: (answer) => this.deps.records.setOpenAnswer(this.session.id, answer),
         // The stop that ends a turn also sets its session back to active, saving a call.
         ...(this.inSession ? { turnEnd: { sessionStatus: 'active' as const, sent: () => (this.idleSent = true) } } : {}),
       },
@@ -116,10 +117,10 @@ export class SlackSurface implements ThreadSurface {
    * Slack would otherwise show as still being written for minutes (stale-stream.ts).
    */
   async closeStaleAnswer(): Promise<void> {
-    const open = await this.deps.store.getOpenAnswer(this.session.id);
+    const open = await this.deps.records.openAnswer(this.session.id);
     if (!open) return;
     await closeStaleStream(this.deps.client, { channel: this.channel, threadTs: this.threadTs, ...(this.deps.botUserId ? { botUserId: this.deps.botUserId } : {}) }, open);
-    await this.deps.store.setOpenAnswer(this.session.id, undefined);
+    await this.deps.records.setOpenAnswer(this.session.id, undefined);
   }
 
   async react(ts: MessageId, mark: InputMark): Promise<void> {

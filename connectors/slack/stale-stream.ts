@@ -9,8 +9,8 @@
 // enough (`conversations.replies` is 1 request a minute and 15 messages a page for apps
 // outside the Marketplace), and the lookup happens only for a death inside that window.
 import type { WebClient } from '@slack/web-api';
-import type { OpenAnswer } from '../../src/store/session-store.js';
-import { slackError } from './answer-stream.js';
+import type { OpenAnswer } from '../../src/sessions/thread-records.js';
+import { slackError } from './slack-errors.js';
 import { CARD_METADATA_EVENT } from './card-index.js';
 
 export interface StaleStreamTarget {

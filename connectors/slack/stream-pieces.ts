@@ -1,6 +1,10 @@
 // What a streamed answer holds between flushes (answer-stream.ts): text and compact-mode steps
-// in the order they came, and how much of it one Slack message takes. Pure functions.
+// in the order they came, how much of it one Slack message takes, and the text as Slack
+// blocks. Pure functions.
+import { scanFences, splitMarkdown, toSlackMrkdwn } from '../shared/index.js';
+import type { Fence } from '../shared/markdown-fences.js';
 import type { ProgressStep } from '../shared/thread-surface.js';
+import type { SlackBlock } from './blocks.js';
 
 /** What waits to go out, in order: text, and steps between it. */
 export type Outgoing = { text: string } | { step: ProgressStep };
@@ -57,4 +61,18 @@ function cutWithin(text: string, room: number): number {
   }
   // Never between the two halves of a surrogate pair.
   return /[\uD800-\uDBFF]/.test(window.charAt(room - 1)) ? room - 1 : room;
+}
+
+/** Markdown as mrkdwn section blocks (3,000 characters each), for a message that also carries a footer. */
+export function sectionsOf(markdown: string): SlackBlock[] {
+  if (!markdown) return [];
+  return splitMarkdown(markdown, 2_900)
+    .slice(0, 45)
+    .map((piece) => ({ type: 'section', text: { type: 'mrkdwn', text: toSlackMrkdwn(piece) } }));
+}
+
+/** The code block a text ends inside of (opened and not closed yet), if any. */
+export function openFenceAtEnd(text: string): Fence | undefined {
+  const span = scanFences(text).at(-1);
+  return span && !span.closed ? span.fence : undefined;
 }

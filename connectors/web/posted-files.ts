@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { FileTransferError, type FileSink, type OutgoingFile, type PostedFile } from '../../src/files/transfer.js';
-import type { SessionKey } from '../../src/store/session-store.js';
+import type { SessionKey } from '../../src/sessions/thread-records.js';
 import { newMessageId, type PageThreads } from './page-threads.js';
 
 /** 16 random bytes, base64url: unguessable, and the file's name on disk. */

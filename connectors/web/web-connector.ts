@@ -27,7 +27,7 @@ import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger } from '../../src/engine/index.js';
 import { isDemoModel } from '../../src/providers/model-ref.js';
-import type { SessionRecord } from '../../src/store/session-store.js';
+import type { SessionRecord } from '../../src/sessions/thread-records.js';
 import type { ChatConnector, ConnectorStarted } from '../shared/chat-connector.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import type { SecretMasker } from '../../src/secrets/index.js';
@@ -44,7 +44,7 @@ import { UploadStaging } from './upload-staging.js';
 
 export interface WebConnectorOptions {
   config: Pick<Config, 'PLAYGROUND_PORT' | 'GRANT_SCOPE' | 'MAX_FILE_BYTES' | 'MAX_CONVERSATION_FILE_BYTES'> & Partial<Pick<Config, 'MODEL' | 'PLAYGROUND_TOKEN' | 'TOOL_DISPLAY'>>;
-  core: Pick<Core, 'manager' | 'store' | 'observers' | 'files'> & Partial<Pick<Core, 'keepWritableAtShutdown' | 'feedback' | 'mask' | 'prices' | 'schedules' | 'scheduleTimezone'>>;
+  core: Pick<Core, 'manager' | 'observers' | 'files'> & Partial<Pick<Core, 'keepWritableAtShutdown' | 'feedback' | 'mask' | 'prices' | 'schedules' | 'scheduleTimezone'>>;
   /** The folder for this run's files (made if missing, removed at close); default: a new private one under the temp folder. */
   filesDir?: string;
   logger: EngineLogger;
@@ -107,8 +107,8 @@ export class WebConnector implements ChatConnector {
     // The page's threads are what it shows, not conversation state: the shutdown's fence
     // leaves them writable, so the "restarting" note is still there after a reload.
     options.core.keepWritableAtShutdown?.('web:');
-    const threads = await PageThreads.load(options.core.store.keyv, options.logger);
-    await forgetStoredToken(options.core.store.keyv);
+    const threads = await PageThreads.load(options.core.manager.records.documents, options.logger);
+    await forgetStoredToken(options.core.manager.records.documents);
     const token = accessTokenForStart(options.config.PLAYGROUND_TOKEN);
     options.secrets?.add([token]);
     const filesDir = options.filesDir ?? (await makeRunFolder());
@@ -122,7 +122,7 @@ export class WebConnector implements ChatConnector {
   async start(): Promise<ConnectorStarted> {
     // PLAYGROUND_PORT=0 (the default): the last run's port when it is free (page-address.ts).
     const wanted = this.options.config.PLAYGROUND_PORT;
-    const keyv = this.options.core.store.keyv;
+    const keyv = this.options.core.manager.records.documents;
     const last = wanted === 0 ? await lastPort(keyv) : undefined;
     const port = last === undefined ? await this.server.listen(wanted) : await this.server.listenPreferring(last);
     if (wanted === 0 && port !== last) await rememberPort(keyv, port);
@@ -164,7 +164,7 @@ export class WebConnector implements ChatConnector {
     if (known) return known;
     const { core, logger, config } = this.options;
     const surface = new WebSurface(this.threads, WebSurface.threadIdOf(session), nameOf);
-    const presenter = new ThreadPresenter({ surface, store: core.store, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY ?? 'cards', ...(core.feedback ? { feedback: core.feedback } : {}), ...(core.mask ? { mask: core.mask } : {}), ...(core.prices ? { prices: core.prices } : {}) }, session);
+    const presenter = new ThreadPresenter({ surface, records: core.manager.records, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY ?? 'cards', ...(core.feedback ? { feedback: core.feedback } : {}), ...(core.mask ? { mask: core.mask } : {}), ...(core.prices ? { prices: core.prices } : {}) }, session);
     this.presenters.set(session.id, presenter);
     return presenter;
   }

@@ -12,9 +12,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
-import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
+import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/sessions/thread-records.js';
 import { commandHelpLines } from '../shared/command-table.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
+import { stopThread } from '../shared/thread-stop.js';
 import type { ApprovalView } from '../shared/approval-view.js';
 import type { CallText } from '../shared/call-arguments.js';
 import { storedCallText } from '../shared/stored-call-text.js';
@@ -67,7 +68,7 @@ const WEB_MARKUP: CommandMarkup = {
 export const nameOf: NameOf = (userId) => (userId === LOCAL_USER.id ? LOCAL_USER.name : userId);
 
 export interface WebInboundDeps {
-  core: Pick<Core, 'manager' | 'store' | 'spend' | 'schedules'> & Partial<Pick<Core, 'scheduleTimezone'>>;
+  core: Pick<Core, 'manager' | 'spend' | 'schedules'> & Partial<Pick<Core, 'scheduleTimezone'>>;
   threads: PageThreads;
   live: LiveUpdates;
   logger: EngineLogger;
@@ -172,9 +173,7 @@ export class WebInbound implements PlaygroundActions {
   async stop(body: z.infer<typeof StopBody>): Promise<ActionAnswer> {
     const thread = this.deps.threads.get(body.thread);
     if (!thread?.sessionId) return { ok: false, status: 404, message: 'There is no conversation in this thread.' };
-    const record = await this.deps.core.store.getSession(thread.sessionId);
-    if (record) this.deps.presenterFor(record).noteStoppedBy(LOCAL_USER.id);
-    const result = await this.deps.core.manager.interrupt(thread.sessionId, LOCAL_USER.id);
+    const { result } = await stopThread({ manager: this.deps.core.manager, presenterFor: this.deps.presenterFor }, thread.sessionId, LOCAL_USER.id);
     if (result.status === 'refused') return this.refuse(403, result.reason);
     if (result.status === 'idle' || result.status === 'unknown_session') return this.refuse(409, 'Nothing is running in this thread.');
     return { ok: true, status: result.status };
@@ -183,7 +182,7 @@ export class WebInbound implements PlaygroundActions {
   async click(body: z.infer<typeof ClickBody>): Promise<ActionAnswer> {
     let refusal: string | undefined;
     // From the expanded view only with the proof the server handed out with it (`fullView`).
-    const item = body.view !== undefined && this.viewProof(body.item) === body.view ? await this.deps.core.store.getItem(body.item) : undefined;
+    const item = body.view !== undefined && this.viewProof(body.item) === body.view ? await this.deps.core.manager.records.prompt(body.item) : undefined;
     const place = { ...(item ? { fullViewOf: item.toolCallId } : {}), cardHoldsAll: (_call: CallText, view: ApprovalView) => webCardHoldsAll(view) };
     const say = async (text: string): Promise<void> => {
       refusal = withNames(text, nameOf);
@@ -199,9 +198,10 @@ export class WebInbound implements PlaygroundActions {
    */
   async fullView(body: z.infer<typeof FullViewBody>): Promise<ActionAnswer> {
     const { core, presenterFor } = this.deps;
-    const item = await core.store.getItem(body.item);
-    const record = item ? await core.store.getSession(item.sessionId) : undefined;
-    const call = item && record ? (presenterFor(record).fullTextOf(item.toolCallId) ?? (await storedCallText(core.store, item.sessionId, item.toolCallId))) : undefined;
+    const { records } = core.manager;
+    const item = await records.prompt(body.item);
+    const record = item ? await records.session(item.sessionId) : undefined;
+    const call = item && record ? (presenterFor(record).fullTextOf(item.toolCallId) ?? (await storedCallText(records, item.sessionId, item.toolCallId))) : undefined;
     if (!item || !call) return this.refuse(404, 'I no longer have this call (the thread may have been forgotten).');
     return { ok: true, view: fullViewModel(call, item, this.deps.grantScope), proof: this.viewProof(item.id) };
   }
@@ -214,7 +214,7 @@ export class WebInbound implements PlaygroundActions {
     const thread = this.deps.threads.get(body.thread);
     const card = thread?.messages.find((message) => message.id === body.message);
     if (!thread?.sessionId || card?.kind !== 'card') return this.refuse(404, 'That card is not there any more.');
-    const transcript = await this.deps.core.store.loadTranscript(thread.sessionId);
+    const transcript = await this.deps.core.manager.records.transcript(thread.sessionId);
     const result = transcript.find((message) => message.role === 'tool' && message.tool_call_id === card.toolCallId);
     if (result?.role !== 'tool') return this.refuse(404, 'I no longer have this result (the thread may have been forgotten).');
     return { ok: true, ...fullResultText(result.content) };
@@ -271,7 +271,7 @@ export class WebInbound implements PlaygroundActions {
       WEB_MARKUP,
     );
     // `/forget` deleted the conversation: its drawing goes too (the page is part of what was stored).
-    if (name === 'forget' && !(await core.store.getSession(sessionIdOf(key)))) await threads.remove(key.thread);
+    if (name === 'forget' && !(await core.manager.records.isOurs(key))) await threads.remove(key.thread);
   }
 
   /** A refusal goes back in the HTTP answer; the page that asked shows it privately. */

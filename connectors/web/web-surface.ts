@@ -10,7 +10,7 @@
 // to record).
 //
 // Answers (and, in compact mode, their tool calls as a checklist) are web-answer.ts's.
-import type { SessionRecord } from '../../src/store/session-store.js';
+import type { SessionRecord } from '../../src/sessions/thread-records.js';
 import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
 import { cardModel, noteModel, type NameOf } from './card-model.js';
 import { newMessageId, type PageThreads } from './page-threads.js';

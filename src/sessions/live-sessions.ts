@@ -7,7 +7,7 @@
 import type { EngineLogger } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import type { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
-import type { SessionKey, SessionStore } from '../store/session-store.js';
+import type { SessionKey, SessionRecord, SessionStore } from '../store/session-store.js';
 import { buildLiveSession, type EngineSetupFactory, type GrantScope, type LiveSession } from './live-session.js';
 import type { SessionProfiles } from './session-profiles.js';
 
@@ -46,6 +46,11 @@ export class LiveSessions {
   /** The session if it is in memory now (no store read). */
   peek(sessionId: string): LiveSession | undefined {
     return this.live.get(sessionId);
+  }
+
+  /** The session's record: the one in memory, else the stored one (nothing is built). */
+  async record(sessionId: string): Promise<SessionRecord | undefined> {
+    return this.live.get(sessionId)?.record ?? (await this.options.store.getSession(sessionId));
   }
 
   /**

@@ -4,7 +4,7 @@
 // and the 👍 / 👎 asked under a completed turn's final answer.
 import { describe, expect, it } from 'vitest';
 import type { EngineEvent, InboxItem, Usage } from '../../src/engine/index.js';
-import type { MessageRef } from '../../src/store/session-store.js';
+import type { MessageRef } from '../../src/sessions/thread-records.js';
 import { memoryLogger } from '../support/engine-kit.js';
 import type { AnsweredTurn } from '../../src/feedback/feedback-book.js';
 import { ThreadPresenter } from '../../connectors/shared/thread-presenter.js';
@@ -89,7 +89,7 @@ function thread(options: { compact?: boolean; drawsSteps?: boolean; mask?: (text
   const presenter = new ThreadPresenter(
     {
       surface,
-      store: { putMessageRef: async (key: string, ref: MessageRef) => void refs.set(key, ref) },
+      records: { rememberMessage: async (key: string, ref: MessageRef) => void refs.set(key, ref) },
       logger: memoryLogger(),
       toolDisplay: options.compact ? 'compact' : 'cards',
       feedback: { answered: async (turn) => void answered.push(turn) },

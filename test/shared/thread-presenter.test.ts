@@ -2,7 +2,7 @@
 // What is asserted is what any platform would be asked to show, in order.
 import { describe, expect, it } from 'vitest';
 import type { EngineEvent, InboxItem, MessageSource, Usage } from '../../src/engine/index.js';
-import type { MessageRef } from '../../src/store/session-store.js';
+import type { MessageRef } from '../../src/sessions/thread-records.js';
 import { memoryLogger, waitFor } from '../support/engine-kit.js';
 import { ThreadPresenter } from '../../connectors/shared/thread-presenter.js';
 import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../../connectors/shared/thread-surface.js';
@@ -115,9 +115,9 @@ class RecordingSurface implements ThreadSurface {
 function thread(options: { grantScope?: 'thread' | 'channel' } = {}) {
   const surface = new RecordingSurface();
   const refs = new Map<string, MessageRef>();
-  const store = { putMessageRef: async (key: string, ref: MessageRef) => void refs.set(key, ref) };
+  const records = { rememberMessage: async (key: string, ref: MessageRef) => void refs.set(key, ref) };
   const logger = memoryLogger();
-  const presenter = new ThreadPresenter({ surface, store, logger, ...options }, { id: SESSION });
+  const presenter = new ThreadPresenter({ surface, records, logger, ...options }, { id: SESSION });
   const play = async (...events: EngineEvent[]) => {
     for (const event of events) await presenter.onEvent(event);
   };

@@ -263,7 +263,7 @@ describe('a workspace without agent sessions', () => {
       cleanups.push(() => slack.stop());
       slack.agentSessions.refuse(code);
       const logs = memoryLogger();
-      const sessions = new AgentSessions({ store: { getMessageRef: () => Promise.resolve(undefined), putMessageRef: () => Promise.resolve() }, logger: logs });
+      const sessions = new AgentSessions({ records: { messageAt: () => Promise.resolve(undefined), rememberMessage: () => Promise.resolve() }, logger: logs });
       const client = new WebClient('xoxb-test', { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } });
       const thread = { sessionId: 's', teamId: 'T1', channel: C, threadTs: '1700000000.000100' };
       expect(await sessions.setStatus(client, thread, 'thinking', { title: 'x' })).toBe(false);
@@ -277,7 +277,7 @@ describe('a workspace without agent sessions', () => {
     const slack = await new FakeSlack().start();
     cleanups.push(() => slack.stop());
     slack.failNext('agents.sessions.setStatus', 'ratelimited');
-    const sessions = new AgentSessions({ store: { getMessageRef: () => Promise.resolve(undefined), putMessageRef: () => Promise.resolve() }, logger: memoryLogger() });
+    const sessions = new AgentSessions({ records: { messageAt: () => Promise.resolve(undefined), rememberMessage: () => Promise.resolve() }, logger: memoryLogger() });
     const client = new WebClient('xoxb-test', { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true });
     const thread = { sessionId: 's', teamId: 'T1', channel: C, threadTs: '1700000000.000100' };
     await expect(sessions.setStatus(client, thread, 'thinking')).rejects.toThrow();

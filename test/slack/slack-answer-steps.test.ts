@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AnswerStream, type StreamingSupport } from '../../connectors/slack/answer-stream.js';
 import { SlackSurface } from '../../connectors/slack/slack-surface.js';
 import { openKeyvStore } from '../../src/store/keyv-factory.js';
+import { StoredThreadRecords } from '../../src/sessions/thread-records.js';
 import { SessionStore, sessionIdOf, type OpenAnswer, type SessionRecord } from '../../src/store/session-store.js';
 import type { ProgressStep } from '../../connectors/shared/thread-surface.js';
 import { SLACK_IDS } from '../fakes/slack-payloads.js';
@@ -191,7 +192,7 @@ describe('a compact stream left open by an owner that died', () => {
       const client = () => new webApi.WebClient('xoxb-test', { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
       const store = new SessionStore(opened.keyv);
       const dying = new DyingOwnersStore(opened.keyv);
-      const surface = (on: SessionStore) => new SlackSurface({ client: client(), store: on, logger: memoryLogger(), support: { native: true }, botUserId: SLACK_IDS.botUserId }, session);
+      const surface = (on: SessionStore) => new SlackSurface({ client: client(), records: new StoredThreadRecords(on), logger: memoryLogger(), support: { native: true }, botUserId: SLACK_IDS.botUserId }, session);
 
       const draft = surface(dying).startAnswer();
       draft.step!(step('a', 'in_progress'));

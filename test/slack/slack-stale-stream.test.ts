@@ -6,6 +6,7 @@
 import * as webApi from '@slack/web-api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SlackSurface } from '../../connectors/slack/slack-surface.js';
+import { StoredThreadRecords } from '../../src/sessions/thread-records.js';
 import { SessionStore, sessionIdOf, type OpenAnswer, type SessionRecord } from '../../src/store/session-store.js';
 import { openKeyvStore, type OpenedStore } from '../../src/store/keyv-factory.js';
 import { FakeSlack } from '../fakes/slack-server.js';
@@ -45,7 +46,7 @@ async function setup() {
   const now = Date.now();
   const session: SessionRecord = { id: sessionIdOf(key), key, model: 'm', grants: { tools: [], commands: [] }, compaction: null, startedBy: SLACK_IDS.humanUserId, steerers: [], directories: [], createdAt: now, updatedAt: now };
   const client = () => new webApi.WebClient('xoxb-test', { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
-  const surface = (on: SessionStore = store) => new SlackSurface({ client: client(), store: on, logger: memoryLogger(), support: { native: true }, botUserId: SLACK_IDS.botUserId }, session);
+  const surface = (on: SessionStore = store) => new SlackSurface({ client: client(), records: new StoredThreadRecords(on), logger: memoryLogger(), support: { native: true }, botUserId: SLACK_IDS.botUserId }, session);
   return { slack, store, dyingStore, session, surface };
 }
 
