@@ -3,7 +3,7 @@
 // words (already masked and capped by the feedback book): it is escaped for the platform and
 // kept to one line, so it cannot mention anyone, link, or break the layout.
 import type { FeedbackTotals } from '../../src/feedback/feedback-book.js';
-import type { CommandMarkup } from './thread-commands.js';
+import type { CommandMarkup } from './command-context.js';
 
 /** The longest reason shown in the totals, in characters (the book keeps up to 500). */
 const REASON_SHOWN = 200;

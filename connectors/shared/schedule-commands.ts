@@ -15,7 +15,7 @@ import { describeInstant, splitWhenAndTask } from '../../src/schedules/parse-whe
 import type { Schedule } from '../../src/schedules/schedule-types.js';
 import { sessionIdOf } from '../../src/sessions/thread-records.js';
 import type { ThreadCommandName } from './command-table.js';
-import type { CommandContext, CommandMarkup } from './thread-commands.js';
+import type { CommandContext, CommandMarkup } from './command-context.js';
 
 export const SCHEDULE_COMMANDS = ['schedule', 'schedules', 'unschedule'] as const satisfies readonly ThreadCommandName[];
 export type ScheduleCommand = (typeof SCHEDULE_COMMANDS)[number];

@@ -4,12 +4,39 @@ import type { ViewingContexts } from '../context/viewing-contexts.js';
 import type { ModelCallGate } from '../providers/model-gate.js';
 import { sessionEngines } from '../session-engines.js';
 import type { EngineSetupFactory } from '../sessions/live-session.js';
-import type { CoreConfig } from './policies.js';
-import type { SessionParts } from './sessions.js';
+import type { EngineLogger, ProviderResolver } from '../engine/index.js';
+import type { ScheduleDesk } from '../schedules/schedule-types.js';
+import type { PersonZones } from '../schedules/person-zones.js';
+import type { SecretMasker } from '../secrets/index.js';
+import type { ObserverHub } from '../sessions/observer-hub.js';
+import type { ShellStartup } from '../sandbox/shell-startup.js';
+import type { CoreFiles } from './files.js';
+import type { CoreOperations } from './operations.js';
+import type { CoreConfig, CorePolicies } from './policies.js';
+import type { CoreProfiles } from './profiles.js';
+import type { CoreTools } from './tools.js';
+
+/** What each session's engine is built from (the session layer adds its storage). */
+export interface EngineSetupParts {
+  /** The shell as storage.ts rechecked it. */
+  shell: ShellStartup;
+  policies: Pick<CorePolicies, 'access' | 'policy' | 'policySettings' | 'grantRoots'>;
+  operations: CoreOperations;
+  tools: CoreTools;
+  files: CoreFiles;
+  profiles: CoreProfiles;
+  observers: ObserverHub;
+  secrets: SecretMasker;
+  personZones: PersonZones;
+  resolveProvider: ProviderResolver;
+  /** Made after the manager (its runs need it); engines are built only once sessions are. */
+  schedules: () => ScheduleDesk;
+  logger: EngineLogger;
+}
 
 export function engineSetupFor(
   config: CoreConfig,
-  parts: SessionParts,
+  parts: EngineSetupParts,
   made: { modelGate: ModelCallGate; viewing: ViewingContexts; baseWorkspaceDir: string },
 ): EngineSetupFactory {
   const { operations, tools, files, policies, observers, logger } = parts;

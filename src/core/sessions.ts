@@ -4,27 +4,17 @@
 // forgotten thread takes its votes and its context with it.
 import { resolve } from 'node:path';
 import { ViewingContexts } from '../context/viewing-contexts.js';
-import type { EngineLogger, ProviderResolver } from '../engine/index.js';
 import { FeedbackBook } from '../feedback/feedback-book.js';
 import { sessionOps } from '../ops/session-ops.js';
 import { ModelCallGate } from '../providers/model-gate.js';
-import type { ScheduleDesk } from '../schedules/schedule-types.js';
-import type { PersonZones } from '../schedules/person-zones.js';
-import type { SecretMasker } from '../secrets/index.js';
 import { InProcessCoordinator } from '../sessions/coordination.js';
-import type { ObserverHub } from '../sessions/observer-hub.js';
 import { SessionManager } from '../sessions/session-manager.js';
-import type { ShellStartup } from '../sandbox/shell-startup.js';
 import { KeyvIdSet } from '../store/keyv-id-set.js';
 import { redisIdSet } from '../cluster/redis-id-set.js';
-import { engineSetupFor } from './engines.js';
-import type { CoreFiles } from './files.js';
-import type { CoreOperations } from './operations.js';
-import type { CoreConfig, CorePolicies } from './policies.js';
-import type { CoreProfiles } from './profiles.js';
+import { engineSetupFor, type EngineSetupParts } from './engines.js';
+import type { CoreConfig } from './policies.js';
 import type { CoreStorage } from './storage.js';
 import { threadRemover } from './thread-removal.js';
-import type { CoreTools } from './tools.js';
 
 export interface CoreSessions {
   manager: SessionManager;
@@ -34,22 +24,9 @@ export interface CoreSessions {
   modelGate: ModelCallGate;
 }
 
-export interface SessionParts {
+/** Everything the session layer is built from: the engines' parts and the storage under both. */
+export interface SessionParts extends EngineSetupParts {
   storage: CoreStorage;
-  /** The shell as storage.ts rechecked it. */
-  shell: ShellStartup;
-  policies: Pick<CorePolicies, 'access' | 'policy' | 'policySettings' | 'grantRoots'>;
-  operations: CoreOperations;
-  tools: CoreTools;
-  files: CoreFiles;
-  profiles: CoreProfiles;
-  observers: ObserverHub;
-  secrets: SecretMasker;
-  personZones: PersonZones;
-  resolveProvider: ProviderResolver;
-  /** Made after the manager (its runs need it); engines are built only once sessions are. */
-  schedules: () => ScheduleDesk;
-  logger: EngineLogger;
 }
 
 export function startSessions(config: CoreConfig, parts: SessionParts): CoreSessions {

@@ -13,12 +13,11 @@ import type { InboxLookup } from './inbox.js';
 import type { InteractiveCallbacks } from './interactive.js';
 import type { EngineLogger } from './logger.js';
 import type { Message } from './messages.js';
-import type { StreamMask } from './model-call.js';
 import type { AttachmentView, PdfAdapter } from './outbound.js';
 import type { Approver, GrantsSnapshot, PermissionPolicy } from './permissions.js';
 import type { Provider, ProviderResolver } from './provider.js';
 import type { InputPreparer } from './steering.js';
-import type { OutputMask } from './tool-calls.js';
+import type { OutputMask, StreamMask } from './output-masks.js';
 import type { ToolLedger } from './tool-ledger.js';
 import type { ToolDefinition, ToolRegistry } from './tools.js';
 

@@ -13,19 +13,9 @@ import { ProviderError, type AssistantTurn, type CallMeta, type ModelCapabilitie
 import type { StopScope } from './abort.js';
 import { bridgeStream } from './stream-bridge.js';
 import { parseToolArguments } from './tool-arguments.js';
-import type { OutputMask, PendingToolCall } from './tool-calls.js';
+import type { OutputMask, StreamMask } from './output-masks.js';
+import type { PendingToolCall } from './tool-pass.js';
 import type { ContextProvider } from './engine-options.js';
-
-/** Masks text that arrives in pieces: `push` returns what may be shown now, `end` the rest. */
-export interface StreamMask {
-  push(text: string): string;
-  end(): string;
-}
-
-/** A stream mask for a mask with no memory: each piece is masked alone. */
-export function piecewise(mask: OutputMask): () => StreamMask {
-  return () => ({ push: mask, end: () => '' });
-}
 
 export type StreamOutcome =
   | { kind: 'answer'; turn: AssistantTurn }

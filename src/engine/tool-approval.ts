@@ -12,7 +12,7 @@ import { INTERRUPTED_BY_USER, toolErrorContent, type ToolCall } from './messages
 import { normaliseApproval, type ApprovalDecision, type Approver } from './permissions.js';
 import type { FinishReason } from './provider.js';
 import { diagnoseMangledArguments } from './tool-arguments.js';
-import type { PendingToolCall, ToolPassContext } from './tool-calls.js';
+import type { PendingToolCall, ToolPassContext } from './tool-pass.js';
 import { errorText } from './tool-invocation.js';
 import { recordResult, type CallApproval, type RecordedResult, type ToolDefinition, type ToolResult } from './tools.js';
 

@@ -22,61 +22,21 @@
 // the transcript, the thread's cards and the logs all get the masked text and nothing else.
 // Then its content is capped as the model will read it (result-cap.ts): after the mask, so a
 // cut never leaves half a secret that the mask would no longer recognise.
-import type { StopScope } from './abort.js';
 import type { EngineEvent, ToolStatus } from './events.js';
-import type { InboxLookup } from './inbox.js';
-import type { InteractiveCallbacks } from './interactive.js';
-import type { EngineLogger } from './logger.js';
 import { INTERRUPTED_BY_RESTART, INTERRUPTED_BY_USER, toolErrorContent, type ToolCall, type ToolMessage } from './messages.js';
-import type { Approver, PermissionPolicy, Requesters, SessionGrants } from './permissions.js';
 import type { FinishReason } from './provider.js';
 import { capResultContent, DEFAULT_MAX_RESULT_CHARS } from './result-cap.js';
 import { askPerson, answerInteractive, judge, type FinishExtra, type Recorder } from './tool-approval.js';
-import type { ParsedArguments } from './tool-arguments.js';
 import { invoke, previewOf, type ClearedCall } from './tool-invocation.js';
-import type { ToolLedger } from './tool-ledger.js';
-import { isParallelSafe, type RecordedResult, type ToolDefinition } from './tools.js';
+import type { OutputMask } from './output-masks.js';
+import type { PendingToolCall, ToolPassContext } from './tool-pass.js';
+import { isParallelSafe, type RecordedResult } from './tools.js';
 
 export { INTERRUPTED_BY_RESTART, INTERRUPTED_BY_USER } from './messages.js';
 export { shownArgumentsOf } from './tool-approval.js';
 export { previewOf } from './tool-invocation.js';
 
 const LEDGER_FAILED = 'the bot could not record that this call was starting, so it did not run it';
-
-export interface ToolPassContext {
-  sessionId: string;
-  /** The turn's stop. */
-  stop: StopScope;
-  tools: { get(name: string): ToolDefinition | undefined; names(): string[] };
-  policy: PermissionPolicy;
-  approver: Approver;
-  grants: SessionGrants;
-  /** Who asked for this turn (history.turnRequesters): whose grants may cover its calls. */
-  requesters: Requesters;
-  /** At most this many calls of one model response run; the rest are answered with an error. */
-  maxCallsPerResponse?: number;
-  interactive: InteractiveCallbacks;
-  inbox: InboxLookup | undefined;
-  logger: EngineLogger;
-  /** How long a stopped tool may take to wind down before the turn stops waiting. */
-  toolStopGraceMs: number;
-  /** Where starts are recorded before tools run. */
-  ledger: ToolLedger;
-  append(message: ToolMessage): Promise<void>;
-  grantsChanged(): void | Promise<void>;
-  /** Applied to every result (content and display) before anything else sees it. */
-  mask: OutputMask;
-  /** The most characters a tool message's content may have, as sent (default 24,000). */
-  maxResultChars?: number;
-}
-
-/** Rewrites tool output before it leaves the engine (the app masks its secrets' values). */
-export type OutputMask = (text: string) => string;
-
-export interface PendingToolCall {
-  call: ToolCall;
-  args: ParsedArguments;
-}
 
 const NONE_STARTED: ReadonlySet<string> = new Set();
 

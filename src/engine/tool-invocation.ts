@@ -5,7 +5,7 @@
 import { ABORTED, sleep, type StopScope } from './abort.js';
 import { INTERRUPTED_BY_USER, toolErrorContent, type ToolCall } from './messages.js';
 import type { Requesters } from './permissions.js';
-import type { ToolPassContext } from './tool-calls.js';
+import type { ToolPassContext } from './tool-pass.js';
 import { recordResult, type CallApproval, type RecordedResult, type ToolContext, type ToolDefinition, type ToolResult } from './tools.js';
 
 /** A call pass one cleared to run. */

@@ -5,7 +5,7 @@ import type { EngineEvent, TurnEndStatus } from './events.js';
 import { isWritesFenced } from './fenced.js';
 import { describeProviderError, isContextOverflow, ProviderError } from './provider.js';
 import { INTERRUPTED_BY_USER } from './tool-calls.js';
-import type { ActiveTurn, EngineParts } from './turn-loop.js';
+import type { ActiveTurn, EngineParts } from './engine-parts.js';
 
 type Ending = AsyncGenerator<EngineEvent, TurnEndStatus, undefined>;
 

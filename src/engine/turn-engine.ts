@@ -22,7 +22,7 @@ import { History, type ToolRound } from './history.js';
 import { interactiveToolSchemas } from './interactive.js';
 import { silentLogger } from './logger.js';
 import { hasImages, textOf, type IncomingFile, type Message, type MessageSource, type NoticeKind, type ToolCall, type UserContent } from './messages.js';
-import { piecewise } from './model-call.js';
+import { piecewise } from './output-masks.js';
 import { contentWithoutFiles, SteeringQueue, type SteeringMessage, type SteeringReceipt } from './steering.js';
 import { denyAll, riskBasedPolicy, SessionGrants, type GrantsSnapshot } from './permissions.js';
 import { DEFAULT_MAX_RESULT_CHARS, MIN_MAX_RESULT_CHARS } from './result-cap.js';
@@ -30,7 +30,8 @@ import { parseToolArguments } from './tool-arguments.js';
 import { INTERRUPTED_BY_USER, runToolCalls } from './tool-calls.js';
 import { InMemoryToolLedger } from './tool-ledger.js';
 import { ToolRegistry } from './tools.js';
-import { driveTurn, newTurn, toolPassContext, type ActiveTurn, type EngineParts, type Opening } from './turn-loop.js';
+import type { ActiveTurn, EngineParts } from './engine-parts.js';
+import { driveTurn, newTurn, toolPassContext, type Opening } from './turn-loop.js';
 
 export class EngineBusyError extends Error {
   constructor(what: string) {
