@@ -10,7 +10,7 @@
 import type { WrittenFile } from './folder-writer.js';
 import { NotAFileError, type FolderWriter } from './folder-writer.js';
 import { folderPathBelow, NotAFolderError, type FileIdentity } from './pinned-folder.js';
-import { FileRefusedError } from './safe-open.js';
+import { FileRefusedError } from './file-refusals.js';
 import path from 'node:path';
 
 /** Content is sent to the writer in pieces of this size. */

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
 import { describeFsError } from './fs-errors.js';
 import { capOutput, formatCount } from './output.js';
-import { FileRefusedError, openForReading } from './safe-open.js';
+import { FileRefusedError } from './file-refusals.js';
+import { openForReading } from './safe-open.js';
 import { readTextFile, type TextFileContent } from './text-file.js';
 import type { Workspace } from './workspace.js';
 

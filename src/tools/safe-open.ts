@@ -13,6 +13,7 @@
 import { constants, existsSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { errorCode, FileRefusedError, nonRegularError, outsideError, refusalFor, symlinkError } from './file-refusals.js';
 import type { Workspace } from './workspace.js';
 
 const { O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
@@ -35,19 +36,6 @@ let procfsMounted: boolean | undefined;
 function hasProcfs(): boolean {
   procfsMounted ??= existsSync(PROC_FD);
   return procfsMounted;
-}
-
-export type RefusalReason = 'directory' | 'special' | 'symlink' | 'outside' | 'hard-link' | 'unstable';
-
-/** A file the tools will not open, with the reason in words the model can act on. */
-export class FileRefusedError extends Error {
-  constructor(
-    readonly reason: RefusalReason,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'FileRefusedError';
-  }
 }
 
 export interface OpenedFile {
@@ -329,45 +317,4 @@ async function openDirectoryOrRefuse(realPath: string, shown: string): Promise<F
     if (errorCode(error) === 'ENOTDIR' && (await lstat(realPath).catch(() => null))?.isSymbolicLink()) throw symlinkError(shown);
     throw error;
   }
-}
-
-/** An open failure in words: the errno cases that mean "not a regular file" or "a link". */
-function refusalFor(error: unknown, shown: string): unknown {
-  switch (errorCode(error)) {
-    case 'ELOOP':
-      return symlinkError(shown);
-    case 'EISDIR':
-      return new FileRefusedError('directory', `${shown} is a directory`);
-    case 'ENXIO': // a socket, or a FIFO nobody reads
-      return new FileRefusedError('special', `${shown} is not a regular file (a socket or a named pipe); only regular files can be opened`);
-    default:
-      return error;
-  }
-}
-
-function nonRegularError(stats: Stats, shown: string): FileRefusedError {
-  if (stats.isDirectory()) return new FileRefusedError('directory', `${shown} is a directory`);
-  const kind = stats.isFIFO()
-    ? 'a named pipe'
-    : stats.isSocket()
-      ? 'a socket'
-      : stats.isCharacterDevice() || stats.isBlockDevice()
-        ? 'a device'
-        : 'a special file';
-  return new FileRefusedError('special', `${shown} is not a regular file (${kind}); only regular files can be opened`);
-}
-
-function symlinkError(shown: string): FileRefusedError {
-  return new FileRefusedError('symlink', `refused: ${shown} turned into a symbolic link after its path was checked; try again`);
-}
-
-function outsideError(shown: string): FileRefusedError {
-  return new FileRefusedError(
-    'outside',
-    `refused: ${shown} led outside the workspace when it was opened (a folder on its path was replaced by a link)`,
-  );
-}
-
-function errorCode(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code;
 }

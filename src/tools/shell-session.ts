@@ -8,7 +8,7 @@
 // background (dispose awaits it).
 //
 // The cwd survives between commands through an EXIT trap that writes `pwd -P` to a file; it
-// is only accepted if it is inside the workspace (or a granted folder). On the host,
+// is only accepted if it is inside the workspace or a granted folder (shell-cwd.ts). On the host,
 // background jobs (`server &`) keep running after their command returns; their output is
 // drained and discarded, and dispose() stops them. In the sandbox they end with the command.
 //
@@ -19,16 +19,14 @@
 //
 // What the command printed reaches the model cleaned (command-output.ts): escape sequences
 // dropped, control characters made visible, binary summarised in a line and a note.
-import { randomUUID } from 'node:crypto';
-import { open, realpath, rm, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { sleep } from '../engine/index.js';
 import { shellEnvironment } from '../sandbox/shell-environment.js';
 import type { WorkspaceDisk } from '../sandbox/workspace-disks.js';
 import { HostLauncher, type CommandLauncher, type LaunchedCommand } from './command-launcher.js';
 import { CommandOutput } from './command-output.js';
 import { formatCount } from './output.js';
+import { createCwdFile, ShellWorkingDirectory } from './shell-cwd.js';
 import type { Workspace } from './workspace.js';
 import { commandCap, type CommandCap } from './command-cap.js';
 import type { WorkspaceQuota } from './workspace-usage.js';
@@ -48,8 +46,6 @@ const DRAIN_AFTER_EXIT_MS = 50;
 const GROUP_POLL_MS = 25;
 /** How often a running command's workspace is measured against its cap. */
 export const DEFAULT_QUOTA_CHECK_MS = 2_000;
-/** Linux's PATH_MAX: a longer "working directory" is not one. */
-const CWD_FILE_MAX_BYTES = 4096;
 
 export interface ShellSessionOptions {
   maxOutputChars: number;
@@ -105,8 +101,7 @@ interface RunningCommand {
 type StopReason = 'interrupted' | 'timeout' | 'workspace-full';
 
 export class ShellSession {
-  /** Real absolute path of the current directory; always inside the workspace. */
-  private cwd: string;
+  private readonly cwd: ShellWorkingDirectory;
   private readonly running = new Set<RunningCommand>();
   /** Finished commands that left something running (background jobs, on the host). */
   private readonly lingering = new Set<LaunchedCommand>();
@@ -124,7 +119,7 @@ export class ShellSession {
     private readonly workspace: Workspace,
     options: ShellSessionOptions,
   ) {
-    this.cwd = workspace.root;
+    this.cwd = new ShellWorkingDirectory(workspace);
     this.maxOutputChars = options.maxOutputChars;
     this.killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
     this.env = options.env ?? shellEnvironment(process.env, { home: workspace.root });
@@ -140,7 +135,7 @@ export class ShellSession {
   }
 
   get workingDirectory(): string {
-    return this.workspace.relative(this.cwd);
+    return this.cwd.shown;
   }
 
   /** The folders commands may write: the workspace, then granted folders (real paths). */
@@ -156,7 +151,7 @@ export class ShellSession {
   async run(command: string, options: ShellRunOptions): Promise<ShellRunResult> {
     if (this.disposeController.signal.aborted) throw new Error('the shell session has ended');
     const notes: string[] = [];
-    await this.checkCwd(notes);
+    await this.cwd.check(notes);
     if (options.signal.aborted) {
       notes.push('not started: the turn was stopped');
       return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: true, notes };
@@ -171,16 +166,14 @@ export class ShellSession {
     }
     const { maxFileBytes } = cap;
 
-    // Created before the command starts: the sandbox binds it in, and only an existing file can be bound.
-    const cwdFile = path.join(os.tmpdir(), `chat-agent-cwd-${randomUUID()}`);
-    await writeFile(cwdFile, '', { mode: 0o600 });
+    const cwdFile = await createCwdFile();
     // `exec 2>&1` merges stderr into stdout inside bash, so the two arrive in the order
     // they were written (two pipes would only interleave by arrival). bash runs a -c script
     // line by line, so this prefix is in force even when the command has a syntax error.
     const script = `trap 'pwd -P >"$CHAT_AGENT_CWD_FILE" 2>/dev/null' EXIT; exec 2>&1\n${command}`;
     const launched = this.launcher.launch({
       script,
-      cwd: this.cwd,
+      cwd: this.cwd.realPath,
       cwdFile,
       env: { ...this.env, ...options.extraEnv, CHAT_AGENT_CWD_FILE: this.launcher.cwdFileInside(cwdFile) },
       roots: this.workspace.roots,
@@ -298,9 +291,9 @@ export class ShellSession {
     notes: string[],
   ): Promise<ShellRunResult> {
     if (exited) {
-      await this.adoptCwd(cwdFile, notes);
+      await this.cwd.adopt(cwdFile, notes);
       // `pwd -P` prints nothing in a deleted directory: check the cwd we kept still exists.
-      await this.checkCwd(notes);
+      await this.cwd.check(notes);
       if (!running.stop && running.launched.alive()) this.lingering.add(running.launched);
     }
     await rm(cwdFile, { force: true }).catch(() => undefined);
@@ -337,38 +330,6 @@ export class ShellSession {
     };
   }
 
-  /** Take the directory the command ended in, if it is inside the workspace. */
-  private async adoptCwd(cwdFile: string, notes: string[]): Promise<void> {
-    let reported: string;
-    try {
-      // The command can write to this file too: only a path's worth of it is read.
-      reported = (await readPrefix(cwdFile, CWD_FILE_MAX_BYTES)).trim();
-    } catch {
-      return; // the trap did not run (killed, or `exec` replaced the shell): keep the old cwd
-    }
-    if (!reported) return;
-    const real = await realpath(reported).catch(() => null);
-    if (real !== null && this.workspace.contains(real)) {
-      this.cwd = real;
-      return;
-    }
-    this.cwd = this.workspace.root;
-    notes.push(
-      real === null
-        ? `the working directory ${reported} no longer exists; it is back at the workspace root`
-        : `the command moved to ${reported}, outside the workspace; the working directory is back at the workspace root`,
-    );
-  }
-
-  /** The cwd may have been deleted (or replaced by a link) by an earlier command. */
-  private async checkCwd(notes: string[]): Promise<void> {
-    const real = await realpath(this.cwd).catch(() => null);
-    const isDirectory = real !== null && (await stat(real).then((s) => s.isDirectory(), () => false));
-    if (real !== null && isDirectory && this.workspace.contains(real)) return;
-    notes.push(`the working directory ${this.workingDirectory} no longer exists; it is back at the workspace root`);
-    this.cwd = this.workspace.root;
-  }
-
   /** SIGINT now; if anything the command started is still alive after the grace, SIGKILL. */
   private stopCommand(launched: LaunchedCommand): void {
     launched.interrupt();
@@ -381,16 +342,5 @@ export class ShellSession {
     })();
     this.escalations.add(escalation);
     void escalation.finally(() => this.escalations.delete(escalation));
-  }
-}
-
-async function readPrefix(file: string, maxBytes: number): Promise<string> {
-  const handle = await open(file, 'r');
-  try {
-    const buffer = Buffer.alloc(maxBytes);
-    const { bytesRead } = await handle.read(buffer, 0, maxBytes, 0);
-    return buffer.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await handle.close();
   }
 }
