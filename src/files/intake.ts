@@ -7,7 +7,8 @@
 // The rules: bytes stream to disk and are counted as they come, never buffered whole; a cap
 // is checked before a download (the declared size) and while it runs (the real one); a web
 // page where a file was expected (Slack's sign-in page when a token is missing) is refused,
-// never saved; a failed download is tried once more, unless a second try cannot help.
+// never saved (one download's bytes: download.ts); a failed download is tried once more,
+// unless a second try cannot help.
 //
 // The uploads folder is the workspace's: a command (in a shared folder, another thread's) can
 // swap it for a link at any moment. So nothing here looks a name up twice: files are made and
@@ -16,15 +17,15 @@
 import { type FileHandle, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import type { IncomingFile, StoredFile } from '../engine/index.js';
 import { silentLogger, type EngineLogger } from '../engine/index.js';
 import { InProcessWriter, type FolderWriter, type WrittenFile } from '../tools/folder-writer.js';
 import { folderPathBelow, heldFilePath, NotAFolderError, openPinnedFile, openPinnedFolder, pinnedFolderBytes, type FolderPath } from '../tools/pinned-folder.js';
-import { declaresHtml, judgeFile, looksLikeHtml, SNIFF_BYTES } from './file-kind.js';
+import { downloadOnce } from './download.js';
+import { judgeFile } from './file-kind.js';
 import { safeFileName } from './safe-name.js';
 import { formatBytes } from './sizes.js';
-import { FileTransferError, type FileSource, type FileTransfers } from './transfer.js';
+import { FileTransferError, type FileTransfers } from './transfer.js';
 
 /** What an image needs to reach a model (image-prep.ts), and a PDF's text (pdf-text.ts). */
 export interface MediaPreparers {
@@ -163,7 +164,7 @@ export class FileIntake {
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          const got = await this.download(source, file, saving, Math.min(maxFileBytes, room), signal);
+          const got = await downloadOnce(source, file, saving, Math.min(maxFileBytes, room), signal, this.options.downloadTimeoutMs ?? 120_000);
           ({ first, size } = got);
           if (got.name) sharedName = got.name;
           break;
@@ -251,74 +252,12 @@ export class FileIntake {
     await file.close();
     return file.name;
   }
-
-  /** One attempt: the bytes stream into the file (emptied first), counted against `limit`. */
-  private async download(
-    source: FileSource,
-    file: IncomingFile,
-    saving: WrittenFile,
-    limit: number,
-    signal: AbortSignal,
-  ): Promise<{ first: Uint8Array; size: number; name?: string }> {
-    await saving.truncate();
-    // Not AbortSignal.any([signal, AbortSignal.timeout(ms)]): on Node 20 the timeout signal is
-    // held only weakly there, and a garbage collection before it fires drops it, so a stalled
-    // download never timed out (a Node bug; the stall test hung when the heap was collected
-    // mid-download). A timer of our own holds its controller until it is cleared.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new DOMException('The download took too long', 'TimeoutError')), this.options.downloadTimeoutMs ?? 120_000);
-    try {
-      return await this.downloadWithin(AbortSignal.any([signal, deadline.signal]), source, file, saving, limit);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  private async downloadWithin(
-    attempt: AbortSignal,
-    source: FileSource,
-    file: IncomingFile,
-    saving: WrittenFile,
-    limit: number,
-  ): Promise<{ first: Uint8Array; size: number }> {
-    const expectsHtml = declaresHtml(file.name, file.mimeType);
-    const opened = await source.open(file, attempt);
-    if (!expectsHtml && (opened.contentType ?? '').toLowerCase().startsWith('text/html')) throw signInPage();
-    if (opened.size !== undefined && opened.size > limit) throw new FileTransferError(`not fetched: ${formatBytes(opened.size)} is over the ${formatBytes(limit)} it may be`, false);
-    const body = opened.body instanceof ReadableStream ? Readable.fromWeb(opened.body as import('node:stream/web').ReadableStream) : opened.body;
-    let size = 0;
-    const head: Uint8Array[] = [];
-    let headBytes = 0;
-    try {
-      for await (const chunk of body as AsyncIterable<Uint8Array>) {
-        attempt.throwIfAborted();
-        size += chunk.byteLength;
-        if (size > limit) throw new FileTransferError(`not fetched: it is larger than the ${formatBytes(limit)} it may be`, false);
-        if (headBytes < SNIFF_BYTES) {
-          head.push(chunk);
-          headBytes += chunk.byteLength;
-          if (!expectsHtml && headBytes >= 64 && looksLikeHtml(Buffer.concat(head))) throw signInPage();
-        }
-        await saving.write(chunk);
-      }
-    } finally {
-      if (body instanceof Readable) body.destroy();
-    }
-    const first = Buffer.concat(head).subarray(0, SNIFF_BYTES);
-    if (!expectsHtml && looksLikeHtml(first)) throw signInPage();
-    if (attempt.aborted) throw attempt.reason instanceof Error ? attempt.reason : new Error('the download was stopped');
-    return { first, size, ...(opened.name ? { name: opened.name } : {}) };
-  }
 }
 
 /** Why nothing could be saved in the uploads folder, as the thread's line says it. */
 function folderProblem(error: unknown): string {
   if (error instanceof NotAFolderError) return `not fetched: ${error.shown} in the workspace is not a folder (a link or a file has its name)`;
   return `not fetched: the uploads folder could not be made (${errorText(error)})`;
-}
-
-function signInPage(): FileTransferError {
-  return new FileTransferError('not saved: the download gave a web page instead of the file (a sign-in page: the bot may lack the files:read permission)', false);
 }
 
 /** A name for the thread and the model's text: one line, at most 100 characters. */
