@@ -18,17 +18,20 @@
 //   (redis-model-slots.ts). What an instance holds of them is renewed with its leases, and
 //   lapses a lease after it dies.
 //
-// Nothing outside src/cluster and the session layer's routing knows this runs instead of the
-// in-process coordinator.
+// This file holds which leases this instance has and what it does about them; every Redis step
+// of the protocol is in lease-protocol.ts, the timers that renew, poll and sweep in
+// background-checks.ts. Nothing outside src/cluster and the session layer's routing knows this
+// runs instead of the in-process coordinator.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { EngineLogger } from '../engine/index.js';
 import { KeyedMutex } from '../store/keyed-mutex.js';
-import { EVENT_DEDUP_TTL_MS, OwnedElsewhereError, TurnOwners, type CommandHandler, type OwnershipEvents, type RoutingCoordinator, type SessionCommand, type TurnLease } from '../sessions/coordination.js';
+import { OwnedElsewhereError, TurnOwners, type CommandHandler, type OwnershipEvents, type RoutingCoordinator, type SessionCommand, type TurnLease } from '../sessions/coordination.js';
+import { BackgroundChecks } from './background-checks.js';
 import { clusterKeys, type ClusterKeys } from './cluster-keys.js';
 import { fenceScope } from './fence-scope.js';
-import { LeaseScripts } from './lease-scripts.js';
+import { LeaseProtocol } from './lease-protocol.js';
 import { RedisModelSlots } from './redis-model-slots.js';
 import { RedisPersonCounters } from './redis-person-counters.js';
 
@@ -40,9 +43,6 @@ export interface ClusterTimings {
   /** How often an owner checks its sessions' command lists without a poke (default 1 s). */
   pollMs: number;
 }
-
-/** A background check that keeps failing (Redis down) warns on its 1st, 50th, 100th… failure. */
-const FAILURES_BETWEEN_WARNINGS = 50;
 
 export const DEFAULT_CLUSTER_TIMINGS: ClusterTimings = { leaseMs: 15_000, sweepMs: 2_000, pollMs: 1_000 };
 
@@ -71,14 +71,14 @@ export class RedisCoordinator implements RoutingCoordinator {
   readonly nodeId: string;
   private readonly keys: ClusterKeys;
   private readonly timings: ClusterTimings;
-  private readonly scripts: LeaseScripts;
+  private readonly protocol: LeaseProtocol;
+  private readonly checks: BackgroundChecks;
   private readonly mutex = new KeyedMutex();
   private readonly held = new Map<string, HeldLease>();
   private readonly turnOwners = new TurnOwners();
   private readonly acquiring = new Map<string, Promise<boolean>>();
   private handler: CommandHandler | undefined;
   private events: OwnershipEvents | undefined;
-  private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
   /** A person's starts and working threads, for the whole cluster. */
   readonly people: RedisPersonCounters;
@@ -88,7 +88,8 @@ export class RedisCoordinator implements RoutingCoordinator {
     this.nodeId = options.nodeId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     this.keys = options.keys ?? clusterKeys();
     this.timings = { ...DEFAULT_CLUSTER_TIMINGS, ...options.timings };
-    this.scripts = new LeaseScripts(options.redis);
+    this.protocol = new LeaseProtocol(options.redis, this.keys, this.nodeId, this.timings.leaseMs);
+    this.checks = new BackgroundChecks(options.logger, () => this.closed);
     this.people = new RedisPersonCounters(options.redis, this.keys, this.timings.leaseMs);
   }
 
@@ -107,36 +108,13 @@ export class RedisCoordinator implements RoutingCoordinator {
     // Connected already (redis-keyv-store.ts connectedDuplicate): the store's settings fail a command sent while disconnected.
     await this.options.subscriber.subscribe(channel);
     await this.slots?.listen();
-    const every = (check: string, ms: number, work: () => Promise<void>): void => {
-      let running = false;
-      // While Redis is down every check fails, every sweep period (200 ms in the cluster
-      // tests): say so on the first failure, then every FAILURES_BETWEEN_WARNINGS-th, and once
-      // when it works again, instead of a stack trace per attempt.
-      let failures = 0;
-      const timer = setInterval(() => {
-        if (running || this.closed) return;
-        running = true;
-        work()
-          .then(() => {
-            if (failures > 0) this.options.logger.info({ check, failures }, 'cluster: background check works again');
-            failures = 0;
-          })
-          .catch((error: unknown) => {
-            failures++;
-            if (failures === 1 || failures % FAILURES_BETWEEN_WARNINGS === 0) this.options.logger.warn({ err: error, check, failures }, 'cluster: background check failed');
-          })
-          .finally(() => (running = false));
-      }, ms);
-      timer.unref();
-      this.timers.push(timer);
-    };
-    every('renew', Math.max(50, Math.floor(this.timings.leaseMs / 3)), () => this.renewAll());
-    every('limits', Math.max(50, Math.floor(this.timings.leaseMs / 3)), async () => {
+    this.checks.every('renew', Math.max(50, Math.floor(this.timings.leaseMs / 3)), () => this.renewAll());
+    this.checks.every('limits', Math.max(50, Math.floor(this.timings.leaseMs / 3)), async () => {
       await this.people.renew();
       await this.slots?.renew();
     });
-    every('poll', this.timings.pollMs, () => this.pollCommands());
-    every('sweep', this.timings.sweepMs, () => this.sweep());
+    this.checks.every('poll', this.timings.pollMs, () => this.pollCommands());
+    this.checks.every('sweep', this.timings.sweepMs, () => this.sweep());
   }
 
   watch(events: OwnershipEvents): void {
@@ -145,32 +123,25 @@ export class RedisCoordinator implements RoutingCoordinator {
 
   // ---- ingress -----------------------------------------------------------------------
 
-  async claimEvent(eventId: string): Promise<boolean> {
-    return (await this.options.redis.set(this.keys.event(eventId), '1', 'PX', EVENT_DEDUP_TTL_MS, 'NX')) === 'OK';
+  claimEvent(eventId: string): Promise<boolean> {
+    return this.protocol.claimEvent(eventId);
   }
 
-  async enqueue(sessionId: string, command: string, eventId?: string): Promise<boolean> {
-    const result = await this.scripts.run(
-      'claimAndEnqueue',
-      [this.keys.event(eventId ?? ''), this.keys.commands(sessionId), this.keys.running],
-      [eventId ? '1' : '0', EVENT_DEDUP_TTL_MS, command, sessionId, this.timings.leaseMs],
-    );
-    return result === 1;
+  enqueue(sessionId: string, command: string, eventId?: string): Promise<boolean> {
+    return this.protocol.claimAndEnqueue(sessionId, command, eventId);
   }
 
-  async resolveOnce(itemId: string): Promise<boolean> {
-    return (await this.options.redis.set(this.keys.resolved(itemId), this.nodeId, 'PX', EVENT_DEDUP_TTL_MS, 'NX')) === 'OK';
+  resolveOnce(itemId: string): Promise<boolean> {
+    return this.protocol.resolveOnce(itemId);
   }
 
   /** Give a resolve-once claim back (the answer could not be recorded). */
-  async unresolve(itemId: string): Promise<void> {
-    await this.scripts.run('dropIfMine', [this.keys.resolved(itemId)], [this.nodeId]);
+  unresolve(itemId: string): Promise<void> {
+    return this.protocol.unresolve(itemId);
   }
 
-  async poke(sessionId: string): Promise<void> {
-    const holder = await this.options.redis.get(this.keys.lease(sessionId));
-    const node = holder?.slice(0, holder.lastIndexOf(':'));
-    if (node) await this.options.redis.publish(this.keys.poke(node), sessionId);
+  poke(sessionId: string): Promise<void> {
+    return this.protocol.poke(sessionId);
   }
 
   // ---- ownership ---------------------------------------------------------------------
@@ -191,8 +162,8 @@ export class RedisCoordinator implements RoutingCoordinator {
 
   private async acquire(sessionId: string): Promise<boolean> {
     if (this.closed) return false;
-    const [acquired, token] = (await this.scripts.run('acquire', [this.keys.lease(sessionId), this.keys.epoch(sessionId), this.keys.running], [this.nodeId, this.timings.leaseMs, sessionId])) as [number, string];
-    if (acquired !== 1) return false;
+    const token = await this.protocol.acquire(sessionId);
+    if (token === undefined) return false;
     this.held.set(sessionId, { token, renewedAt: Date.now() });
     this.events?.acquired(sessionId);
     return true;
@@ -208,10 +179,10 @@ export class RedisCoordinator implements RoutingCoordinator {
       const lease = this.held.get(sessionId);
       if (!lease) return 'lost';
       if (this.events?.busy(sessionId)) return 'busy';
-      const result = await this.scripts.run('releaseIfIdle', [this.keys.lease(sessionId), this.keys.commands(sessionId), this.keys.running], [lease.token, sessionId]);
-      if (result === 0) return 'pending';
+      const result = await this.protocol.releaseIfIdle(sessionId, lease.token);
+      if (result === 'pending') return 'pending';
       this.held.delete(sessionId);
-      if (result === -1) {
+      if (result === 'lost') {
         this.events?.lost(sessionId);
         return 'lost';
       }
@@ -219,15 +190,14 @@ export class RedisCoordinator implements RoutingCoordinator {
     });
   }
 
-  async commands(sessionId: string): Promise<string[]> {
-    return this.options.redis.lrange(this.keys.commands(sessionId), 0, -1);
+  commands(sessionId: string): Promise<string[]> {
+    return this.protocol.commands(sessionId);
   }
 
   async consume(sessionId: string, command: string): Promise<boolean> {
     const lease = this.held.get(sessionId);
     if (!lease) return false;
-    const result = await this.scripts.run('consume', [this.keys.lease(sessionId), this.keys.commands(sessionId)], [lease.token, command]);
-    if (result === -1) {
+    if (!(await this.protocol.consume(sessionId, lease.token, command))) {
       this.drop(sessionId);
       return false;
     }
@@ -235,8 +205,8 @@ export class RedisCoordinator implements RoutingCoordinator {
   }
 
   /** Whether the session was handed over by a graceful stop (and forget that it was). */
-  async handedOver(sessionId: string): Promise<boolean> {
-    return (await this.options.redis.getdel(this.keys.handedOver(sessionId))) !== null;
+  handedOver(sessionId: string): Promise<boolean> {
+    return this.protocol.handedOver(sessionId);
   }
 
   async handOver(): Promise<void> {
@@ -244,7 +214,7 @@ export class RedisCoordinator implements RoutingCoordinator {
     this.closed = true;
     for (const [sessionId, lease] of [...this.held]) {
       this.held.delete(sessionId);
-      await this.scripts.run('handOver', [this.keys.lease(sessionId), this.keys.running, this.keys.handedOver(sessionId)], [lease.token, sessionId, this.timings.leaseMs * 4]).catch((error: unknown) => {
+      await this.protocol.handOver(sessionId, lease.token).catch((error: unknown) => {
         this.options.logger.warn({ err: error, sessionId }, 'cluster: could not hand a session over (it is taken over when its lease runs out)');
       });
     }
@@ -257,7 +227,7 @@ export class RedisCoordinator implements RoutingCoordinator {
    */
   halt(): string[] {
     this.closed = true;
-    for (const timer of this.timers) clearInterval(timer);
+    this.checks.stopAll();
     const held = [...this.held.keys()];
     this.held.clear();
     return held;
@@ -265,7 +235,7 @@ export class RedisCoordinator implements RoutingCoordinator {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const timer of this.timers) clearInterval(timer);
+    this.checks.stopAll();
     await this.handOver();
     // What this instance counted is given back now rather than a lease later.
     await this.people.releaseAll().catch((error: unknown) => this.options.logger.warn({ err: error }, 'cluster: could not give back the working threads (they lapse with their leases)'));
@@ -331,8 +301,7 @@ export class RedisCoordinator implements RoutingCoordinator {
     const limit = this.timings.leaseMs - Math.floor(this.timings.leaseMs / 5);
     for (const [sessionId, lease] of [...this.held]) {
       try {
-        const renewed = await this.scripts.run('renew', [this.keys.lease(sessionId), this.keys.running], [lease.token, this.timings.leaseMs, sessionId]);
-        if (renewed === 1) lease.renewedAt = Date.now();
+        if (await this.protocol.renew(sessionId, lease.token)) lease.renewedAt = Date.now();
         else this.drop(sessionId);
       } catch (error) {
         if (now - lease.renewedAt >= limit) {
@@ -351,13 +320,12 @@ export class RedisCoordinator implements RoutingCoordinator {
 
   private async pollCommands(): Promise<void> {
     for (const sessionId of [...this.held.keys()]) {
-      if ((await this.options.redis.llen(this.keys.commands(sessionId))) > 0) this.events?.commandsWaiting(sessionId);
+      if (await this.protocol.commandsWaiting(sessionId)) this.events?.commandsWaiting(sessionId);
     }
   }
 
   private async sweep(): Promise<void> {
-    const overdue = (await this.scripts.run('overdue', [this.keys.running], [50])) as string[];
-    for (const sessionId of overdue) {
+    for (const sessionId of await this.protocol.overdue()) {
       // A live lease (renewed late) makes the takeover's acquire fail: nothing to check first.
       if (this.held.has(sessionId) || this.mutex.isHeld(sessionId)) continue;
       this.events?.overdue(sessionId);
