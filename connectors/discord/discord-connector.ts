@@ -1,9 +1,9 @@
 // The Discord connector: the only code that knows Discord (through discord.js v14). Inbound,
 // it turns gateway events into session calls (a mention → a thread on that message and
 // `deliver`; a message in such a thread or a DM → `deliver`: inbound-messages.ts; 🛑 →
-// `interrupt`; a button → `resolve` or `controls.retry`: button-clicks.ts; 👍 / 👎 and a 👎's
-// reason → core.feedback, answer-feedback.ts; a slash command → the shared command runner,
-// slash-commands.ts); outbound, it registers a thread presenter per session
+// `interrupt`: stop-reaction.ts; a button → `resolve` or `controls.retry`: button-clicks.ts;
+// 👍 / 👎 and a 👎's reason → core.feedback, answer-feedback.ts; a slash command → the shared
+// command runner, slash-commands.ts); outbound, it registers a thread presenter per session
 // (shared/thread-presenter.ts, held in live-threads.ts) drawing on a Discord surface
 // (discord-surface.ts) with the core's observer hub. Everything it sends goes through
 // outbound.ts (no mass mentions).
@@ -25,22 +25,10 @@
 // - Cluster mode (core.singleton): one instance holds the gateway, chosen by a lease; the
 //   others stand by (discord-gateway.ts). Posting needs no gateway: every instance posts
 //   through its own REST client, whatever it holds.
-import {
-  Client,
-  Events,
-  REST,
-  MessageFlags,
-  type Interaction,
-  type MessageReaction,
-  type PartialMessageReaction,
-  type PartialUser,
-  type User,
-} from 'discord.js';
+import { Client, Events, REST, MessageFlags, type Interaction } from 'discord.js';
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
 import type { EngineLogger } from '../../src/engine/index.js';
-import type { SessionRecord } from '../../src/sessions/thread-records.js';
-import { sessionStoppedAt, stopThread } from '../shared/thread-stop.js';
 import { answerFeedbackInteraction } from './answer-feedback.js';
 import { presenterObserver } from '../shared/thread-presenter.js';
 import { answerButtonClick, type ButtonClickDeps } from './button-clicks.js';
@@ -53,7 +41,8 @@ import { runSlashCommand } from './slash-commands.js';
 import { takeMessage, type InboundMessageDeps } from './inbound-messages.js';
 import { LiveThreads } from './live-threads.js';
 import { whisperToPerson } from './private-answers.js';
-import { DM_WORKSPACE, sessionIdOfReacted, sessionKeyOfCommand } from './session-places.js';
+import { DM_WORKSPACE, sessionKeyOfCommand } from './session-places.js';
+import { takeStopReaction, type StopReactionDeps } from './stop-reaction.js';
 
 export { threadName } from './message-content.js';
 import { DiscordFileSink, DiscordFileSource } from './file-transfer.js';
@@ -61,8 +50,6 @@ import { premiumTier, UploadLimits } from './upload-limits.js';
 import { checkDiscordProfileChannels } from './profile-channels.js';
 
 export { INTENTS, INVITE_PERMISSIONS, PARTIALS, type DiscordGatewayInfo, type DiscordStandbyInfo, type DiscordStartInfo } from './discord-gateway.js';
-
-export const STOP_EMOJI = ['🛑', 'octagonal_sign'];
 
 export interface DiscordConnectorOptions {
   config: Config;
@@ -191,27 +178,20 @@ export class DiscordConnector {
       work.catch((error: unknown) => logger.error({ err: error }, `Discord: could not handle ${what}`));
     };
     client.on(Events.MessageCreate, (message) => guard('a message', takeMessage(this.messageDeps(), message)));
-    client.on(Events.MessageReactionAdd, (reaction, user) => guard('a reaction', this.onReaction(reaction, user)));
+    client.on(Events.MessageReactionAdd, (reaction, user) => guard('a reaction', takeStopReaction(this.stopReactionDeps(), reaction, user)));
     client.on(Events.InteractionCreate, (interaction) => guard('an interaction', this.onInteraction(interaction)));
     client.on(Events.GuildCreate, (guild) => this.home.joined(guild));
     client.on(Events.Error, (error) => logger.error({ err: error }, 'Discord client error'));
   }
 
-  private messageDeps(): InboundMessageDeps {
-    return { manager: this.options.core.manager, outbound: this.outbound, botUserId: () => this.botUserId, isOutsider: (userId, guildId) => this.isOutsider(userId, guildId), whisper: (...to) => this.whisper(...to) };
+  // ---- inbound: what each event's module is given --------------------------------------------
+
+  private stopReactionDeps(): StopReactionDeps {
+    return { manager: this.options.core.manager, presenterFor: (session) => this.threads.presenterFor(session), botUserId: () => this.botUserId, channels: this.channels, whisper: (...to) => this.whisper(...to) };
   }
 
-  // ---- inbound: 🛑 ---------------------------------------------------------------------------
-
-  private async onReaction(reaction: MessageReaction | PartialMessageReaction, user: User | PartialUser): Promise<void> {
-    if (user.bot || user.id === this.botUserId) return;
-    const name = reaction.emoji.name ?? '';
-    if (!STOP_EMOJI.includes(name)) return;
-    const { channelId, id: messageId, guildId } = reaction.message;
-    const deps = { manager: this.options.core.manager, presenterFor: (session: SessionRecord) => this.threads.presenterFor(session) };
-    const sessionId = await sessionStoppedAt(deps, discordMessageKey(channelId, messageId), () => sessionIdOfReacted(reaction.message, guildId, this.channels));
-    const stopped = await stopThread(deps, sessionId, user.id);
-    if (stopped?.result.status === 'refused') await this.whisper(user.id, stopped.record?.key.thread ?? channelId, messageId, stopped.result.reason);
+  private messageDeps(): InboundMessageDeps {
+    return { manager: this.options.core.manager, outbound: this.outbound, botUserId: () => this.botUserId, isOutsider: (userId, guildId) => this.isOutsider(userId, guildId), whisper: (...to) => this.whisper(...to) };
   }
 
   // ---- inbound: interactions -----------------------------------------------------------------
