@@ -1,18 +1,18 @@
 // The Discord connector: the only code that knows Discord (through discord.js v14). Inbound,
 // it turns gateway events into session calls (a mention → a thread on that message and
-// `deliver`; a message in such a thread or a DM → `deliver`; 🛑 → `interrupt`; a button →
-// `resolve` or `controls.retry`; 👍 / 👎 and a 👎's reason → core.feedback, answer-feedback.ts;
-// a slash command → the shared command runner, slash-commands.ts);
-// outbound, it registers a thread presenter per session
-// (shared/thread-presenter.ts) drawing on a Discord surface (discord-surface.ts) with the
-// core's observer hub. Everything it sends goes through outbound.ts (no mass mentions).
+// `deliver`; a message in such a thread or a DM → `deliver`: inbound-messages.ts; 🛑 →
+// `interrupt`: stop-reaction.ts; a button → `resolve` or `controls.retry`: button-clicks.ts;
+// 👍 / 👎 and a 👎's reason → core.feedback, answer-feedback.ts; a slash command → the shared
+// command runner, slash-commands.ts); outbound, it registers a thread presenter per session
+// (shared/thread-presenter.ts, held in live-threads.ts) drawing on a Discord surface
+// (discord-surface.ts) with the core's observer hub. Everything it sends goes through
+// outbound.ts (no mass mentions).
 //
 // Decisions a reader must hold:
 // - The session is the thread (session-places.ts): a DM channel is its own thread. Whether a
 //   message is the bot's to answer is the shared rule (shared/inbound-checks.ts).
-// - De-duplication is `deliver`'s: eventId `discord:<message id>`, persisted, so a gateway
-//   replay after a Resume, or a redelivery after a restart, starts no second turn; a second
-//   thread on the same message is refused by Discord (160004) and the existing one is used.
+// - De-duplication is `deliver`'s (inbound-messages.ts): a gateway replay after a Resume, or a
+//   redelivery after a restart, starts no second turn.
 // - Access: `ALLOWED_USERS=*` means the members of the bot's home servers: those DISCORD_GUILD_ID
 //   lists, else any server the bot was invited to (start-up warns when the application is
 //   public). A message from another server, or a DM from someone who is a member of none of
@@ -25,41 +25,24 @@
 // - Cluster mode (core.singleton): one instance holds the gateway, chosen by a lease; the
 //   others stand by (discord-gateway.ts). Posting needs no gateway: every instance posts
 //   through its own REST client, whatever it holds.
-import {
-  Client,
-  Events,
-  REST,
-  MessageFlags,
-  MessageType,
-  type ButtonInteraction,
-  type Interaction,
-  type Message,
-  type MessageReaction,
-  type PartialMessageReaction,
-  type PartialUser,
-  type User,
-} from 'discord.js';
+import { Client, Events, REST, MessageFlags, type Interaction } from 'discord.js';
 import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
-import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
-import type { SessionRecord } from '../../src/sessions/thread-records.js';
-import { answerPromptClick } from '../shared/prompt-click.js';
-import { sessionStoppedAt, stopThread } from '../shared/thread-stop.js';
+import type { EngineLogger } from '../../src/engine/index.js';
 import { answerFeedbackInteraction } from './answer-feedback.js';
-import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
-import { readCustomId } from './custom-ids.js';
-import { DiscordSurface, discordMessageKey } from './discord-surface.js';
+import { presenterObserver } from '../shared/thread-presenter.js';
+import { answerButtonClick, type ButtonClickDeps } from './button-clicks.js';
+import { discordMessageKey } from './discord-surface.js';
 import { DiscordOutbound } from './outbound.js';
 import { countRestCalls } from './api-calls.js';
 import { DiscordGateway, GATEWAY_LEASE, restOptions, type DiscordStartInfo } from './discord-gateway.js';
 import { HomeGuilds } from './home-guilds.js';
 import { runSlashCommand } from './slash-commands.js';
-import { fromPrivateMessage, showAllPrivately, type ShowAllDeps } from './show-all.js';
-import { discordCardHoldsAll } from './thread-messages.js';
-import { messageFiles, messageText, threadName } from './message-content.js';
-import { whisperToClicker, whisperToPerson } from './private-answers.js';
-import { DM_WORKSPACE, sessionIdOfReacted, sessionKeyOfCommand, sessionKeyOfMessage } from './session-places.js';
-import { isForTheBot, isFromBotOrItself } from '../shared/inbound-checks.js';
+import { takeMessage, type InboundMessageDeps } from './inbound-messages.js';
+import { LiveThreads } from './live-threads.js';
+import { whisperToPerson } from './private-answers.js';
+import { DM_WORKSPACE, sessionKeyOfCommand } from './session-places.js';
+import { takeStopReaction, type StopReactionDeps } from './stop-reaction.js';
 
 export { threadName } from './message-content.js';
 import { DiscordFileSink, DiscordFileSource } from './file-transfer.js';
@@ -68,10 +51,6 @@ import { checkDiscordProfileChannels } from './profile-channels.js';
 
 export { INTENTS, INVITE_PERMISSIONS, PARTIALS, type DiscordGatewayInfo, type DiscordStandbyInfo, type DiscordStartInfo } from './discord-gateway.js';
 
-export const STOP_EMOJI = ['🛑', 'octagonal_sign'];
-
-/** Discord: "A thread has already been created for this message". */
-const THREAD_ALREADY_EXISTS = 160004;
 export interface DiscordConnectorOptions {
   config: Config;
   core: Core;
@@ -80,14 +59,10 @@ export interface DiscordConnectorOptions {
   answerIntervalMs?: number;
 }
 
-interface LiveThread {
-  presenter: ThreadPresenter;
-  surface: DiscordSurface;
-}
-
 export class DiscordConnector {
-  private readonly threads = new Map<string, LiveThread>();
   private readonly outbound: DiscordOutbound;
+  /** The thread presenters held in memory (live-threads.ts). */
+  private readonly threads: LiveThreads;
   /** What the bot posts with: its own REST client, so posting outlives any gateway connection. */
   private readonly rest: REST;
   /** The start's look-up of the profiles' channels (profile-channels.ts); tests await it. */
@@ -105,6 +80,7 @@ export class DiscordConnector {
     countRestCalls(this.rest, options.core.ops);
     this.home = new HomeGuilds({ config: options.config, rest: this.rest, logger: options.logger });
     this.outbound = new DiscordOutbound(this.rest);
+    this.threads = new LiveThreads({ config: options.config, core: options.core, logger: options.logger, outbound: this.outbound, ...(options.answerIntervalMs !== undefined ? { answerIntervalMs: options.answerIntervalMs } : {}) });
     this.uploadLimits = new UploadLimits({ dmWorkspace: DM_WORKSPACE, tierOf: (guildId) => premiumTier(this.rest, this.holdsGateway ? this.client.guilds.cache.get(guildId) : undefined, guildId) });
     this.gateway = new DiscordGateway({
       config: options.config,
@@ -120,7 +96,7 @@ export class DiscordConnector {
   /** Build the client and register the observer. Events flow only after start(). */
   static create(options: DiscordConnectorOptions): DiscordConnector {
     const connector = new DiscordConnector(options);
-    options.core.observers.add('discord', presenterObserver((session) => connector.presenterFor(session)));
+    options.core.observers.add('discord', presenterObserver((session) => connector.threads.presenterFor(session)));
     options.core.files.registerSource('discord', new DiscordFileSource({ apiUrl: options.config.DISCORD_API_URL, refresh: (url) => connector.outbound.refreshAttachmentUrl(url) }));
     options.core.files.registerSink('discord', new DiscordFileSink({ outbound: connector.outbound, limits: connector.uploadLimits, dmWorkspace: DM_WORKSPACE }));
     return connector;
@@ -182,7 +158,7 @@ export class DiscordConnector {
 
   async close(): Promise<void> {
     this.taking = false;
-    for (const live of this.threads.values()) live.surface.dispose();
+    this.threads.disposeAll();
     if (this.gateway.leased) await this.gateway.leave();
     await this.gateway.destroy();
     // Nothing posts after close, as after a crash (discord.js's destroy() clears its REST token too).
@@ -194,36 +170,6 @@ export class DiscordConnector {
     return this.threads.size;
   }
 
-  /**
-   * The thread's presenter, built on demand with its Discord surface. At most
-   * MAX_LIVE_SESSIONS are kept: the least recently used whose thread is not working are
-   * dropped (a later turn builds a fresh one; the store finds earlier cards).
-   */
-  private presenterFor(session: SessionRecord): ThreadPresenter {
-    const known = this.threads.get(session.id);
-    if (known) {
-      this.threads.delete(session.id);
-      this.threads.set(session.id, known);
-      return known.presenter;
-    }
-    const { config, core, logger } = this.options;
-    const surface = new DiscordSurface(
-      { outbound: this.outbound, records: core.manager.records, logger, ...(this.options.answerIntervalMs !== undefined ? { answerIntervalMs: this.options.answerIntervalMs } : {}) },
-      session,
-    );
-    const presenter = new ThreadPresenter({ surface, records: core.manager.records, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
-    this.threads.set(session.id, { presenter, surface });
-    if (this.threads.size > config.MAX_LIVE_SESSIONS) {
-      for (const [id, live] of this.threads) {
-        if (this.threads.size <= config.MAX_LIVE_SESSIONS) break;
-        if (id === session.id || core.manager.isWorking(id)) continue;
-        live.surface.dispose();
-        this.threads.delete(id);
-      }
-    }
-    return presenter;
-  }
-
   /** One listener per kind of event; each logs its own failure (a listener must not throw into discord.js). */
   private listen(client: Client): void {
     const { logger } = this.options;
@@ -231,83 +177,24 @@ export class DiscordConnector {
     const guard = (what: string, work: Promise<void>): void => {
       work.catch((error: unknown) => logger.error({ err: error }, `Discord: could not handle ${what}`));
     };
-    client.on(Events.MessageCreate, (message) => guard('a message', this.onMessage(message)));
-    client.on(Events.MessageReactionAdd, (reaction, user) => guard('a reaction', this.onReaction(reaction, user)));
+    client.on(Events.MessageCreate, (message) => guard('a message', takeMessage(this.messageDeps(), message)));
+    client.on(Events.MessageReactionAdd, (reaction, user) => guard('a reaction', takeStopReaction(this.stopReactionDeps(), reaction, user)));
     client.on(Events.InteractionCreate, (interaction) => guard('an interaction', this.onInteraction(interaction)));
     client.on(Events.GuildCreate, (guild) => this.home.joined(guild));
     client.on(Events.Error, (error) => logger.error({ err: error }, 'Discord client error'));
   }
 
-  // ---- inbound: messages -----------------------------------------------------------------
+  // ---- inbound: what each event's module is given --------------------------------------------
 
-  private async onMessage(message: Message): Promise<void> {
-    // Our own posts, other bots and webhooks never start turns; nor do joins, pins, thread notices.
-    if (isFromBotOrItself({ id: message.author.id, bot: message.author.bot, webhook: Boolean(message.webhookId) }, this.botUserId)) return;
-    if (message.type !== MessageType.Default && message.type !== MessageType.Reply) return;
-    const { manager } = this.options.core;
-    const key = sessionKeyOfMessage(message);
-    if (!key) return;
-    // In a thread the bot works in, no mention is needed; elsewhere a thread is only joined by a mention.
-    const place = { directMessage: !message.guildId, mentioned: message.mentions.users.has(this.botUserId), threadReply: message.channel.isThread() };
-    if (!(await isForTheBot(place, () => manager.records.isOurs(key)))) return;
-    // A message made only of files is a message; a forward's text and files are in its snapshots.
-    const text = messageText(message, this.botUserId);
-    const attachments = messageFiles(message);
-    if (!text && attachments.length === 0) return;
-    // The door first: someone who may not use the bot gets no thread (`deliver` judges again).
-    const external = await this.isOutsider(message.author.id, message.guildId);
-    const door = manager.admits(message.author.id, { external });
-    if (!door.allowed) return this.whisper(message.author.id, key.thread === message.id ? message.channelId : key.thread, message.id, door.reason);
-    if (key.thread === message.id && message.guildId) key.thread = await this.threadFor(message, text || attachments.map((file) => file.name).join(', '));
-    const source: MessageSource = {
-      platform: 'discord',
-      workspace: key.workspace,
-      channel: key.channel,
-      thread: key.thread,
-      userId: message.author.id,
-      userName: message.author.globalName ?? message.author.username,
-      messageId: message.id,
-      permalink: message.url,
-    };
-    // The files are only described here: they are fetched when a turn takes the message, so a
-    // message `deliver` refuses (someone who may not steer) never has its files downloaded.
-    const result = await manager.deliver(key, {
-      text,
-      userId: message.author.id,
-      eventId: `discord:${message.id}`,
-      external,
-      source,
-      ...(attachments.length > 0 ? { attachments } : {}),
-    });
-    if (result.status === 'refused') await this.whisper(message.author.id, key.thread, message.id, result.reason);
-    else if ('filesRefused' in result && result.filesRefused) await this.whisper(message.author.id, key.thread, message.id, result.filesRefused);
+  private stopReactionDeps(): StopReactionDeps {
+    return { manager: this.options.core.manager, presenterFor: (session) => this.threads.presenterFor(session), botUserId: () => this.botUserId, channels: this.channels, whisper: (...to) => this.whisper(...to) };
   }
 
-  /** Start a thread on the mention, named from the request; one that exists already is used. */
-  private async threadFor(message: Message, text: string): Promise<string> {
-    try {
-      return await this.outbound.startThread(message.channelId, message.id, threadName(text));
-    } catch (error) {
-      // A replay of the mention (after a Resume or a restart): the thread is the one made then.
-      if ((error as { code?: unknown }).code === THREAD_ALREADY_EXISTS) return message.id;
-      throw error;
-    }
+  private messageDeps(): InboundMessageDeps {
+    return { manager: this.options.core.manager, outbound: this.outbound, botUserId: () => this.botUserId, isOutsider: (userId, guildId) => this.isOutsider(userId, guildId), whisper: (...to) => this.whisper(...to) };
   }
 
-  // ---- inbound: 🛑 ---------------------------------------------------------------------------
-
-  private async onReaction(reaction: MessageReaction | PartialMessageReaction, user: User | PartialUser): Promise<void> {
-    if (user.bot || user.id === this.botUserId) return;
-    const name = reaction.emoji.name ?? '';
-    if (!STOP_EMOJI.includes(name)) return;
-    const { channelId, id: messageId, guildId } = reaction.message;
-    const deps = { manager: this.options.core.manager, presenterFor: (session: SessionRecord) => this.presenterFor(session) };
-    const sessionId = await sessionStoppedAt(deps, discordMessageKey(channelId, messageId), () => sessionIdOfReacted(reaction.message, guildId, this.channels));
-    const stopped = await stopThread(deps, sessionId, user.id);
-    if (stopped?.result.status === 'refused') await this.whisper(user.id, stopped.record?.key.thread ?? channelId, messageId, stopped.result.reason);
-  }
-
-  // ---- inbound: buttons ----------------------------------------------------------------------
+  // ---- inbound: interactions -----------------------------------------------------------------
 
   private async onInteraction(interaction: Interaction): Promise<void> {
     // Discord says with each interaction how large a file the app may post there: the sink's best limit.
@@ -335,48 +222,12 @@ export class DiscordConnector {
       });
     }
     if (await answerFeedbackInteraction(interaction, { core: this.options.core, logger: this.options.logger, isOutsider: (u, g) => this.isOutsider(u, g), messageKey: discordMessageKey })) return;
-    if (!interaction.isButton()) return;
-    const action = readCustomId(interaction.customId);
-    // Acknowledge first: Discord gives 3 seconds, and resolving may take longer.
-    try {
-      await interaction.deferUpdate();
-    } catch (error) {
-      this.options.logger.warn({ err: error }, 'could not acknowledge a Discord button in time');
-      return;
-    }
-    const say = (text: string): Promise<void> => whisperToClicker(interaction, text, this.options.logger);
-    const userId = interaction.user.id;
-    const { core } = this.options;
-    // (A feedback button never gets here: answer-feedback.ts took it above.)
-    if (!action || action.kind === 'feedback') return say('That button is not one I recognise.');
-    if (action.kind === 'retry') return this.onRetryClick(interaction, action.session, say);
-    if (action.kind === 'show_all') return showAllPrivately(this.showAllDeps(), interaction, action.item, say);
-    let choice: string | undefined = action.kind === 'prompt' || action.kind === 'full_prompt' ? action.choice : undefined;
-    if (action.kind === 'prompt_index') choice = (await core.manager.records.prompt(action.item))?.choices[action.index];
-    if (choice === undefined) return say('That answer is not one this prompt offers.');
-    // From Show all's private message (its custom id says so, and Discord says the message is ephemeral): the full view.
-    const fullViewOf = action.kind === 'full_prompt' && fromPrivateMessage(interaction) ? (await core.manager.records.prompt(action.item))?.toolCallId : undefined;
-    await answerPromptClick(core, (session) => this.presenterFor(session), { item: action.item, choice, userId }, say, {
-      ...(fullViewOf ? { fullViewOf } : {}),
-      cardHoldsAll: (_call, view) => discordCardHoldsAll(view),
-    });
+    if (interaction.isButton()) await answerButtonClick(this.buttonClickDeps(), interaction);
   }
 
-  private showAllDeps(): ShowAllDeps {
+  private buttonClickDeps(): ButtonClickDeps {
     const { core, logger, config } = this.options;
-    return { records: core.manager.records, logger, cardText: (sessionId, toolCallId) => this.threads.get(sessionId)?.presenter.fullTextOf(toolCallId), grantScope: config.GRANT_SCOPE };
-  }
-
-  private async onRetryClick(interaction: ButtonInteraction, sessionId: string, say: (text: string) => Promise<void>): Promise<void> {
-    const userId = interaction.user.id;
-    const result = await this.options.core.manager.controls.retry(sessionId, userId);
-    if (result.status === 'refused') return say(result.reason);
-    if (result.status === 'busy') return say('I am already working in this thread.');
-    if (result.status !== 'done') return say('There is nothing to retry here any more.');
-    // The button has done its job: take it off the note, which says who used it.
-    await this.outbound
-      .edit(interaction.channelId, interaction.message.id, { content: `${interaction.message.content} — retried by <@${userId}>`, components: [] })
-      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not update the retry note'));
+    return { manager: core.manager, outbound: this.outbound, logger, grantScope: config.GRANT_SCOPE, presenterFor: (session) => this.threads.presenterFor(session), cardText: (sessionId, toolCallId) => this.threads.cardText(sessionId, toolCallId) };
   }
 
   /** The gateway's cached channels (a reaction or a command names only a channel id). */
