@@ -5,28 +5,28 @@
 // (thread-cards.ts), a prompt's buttons on its tool's card, and a note when a turn was
 // stopped, failed or ran out of steps. In compact mode (TOOL_DISPLAY=compact) tool calls are
 // steps of the reply instead (progress-steps.ts; the surface's `AnswerDraft.step`), and only a
-// call that asks a person gets a card, for its buttons.
+// call that asks a person gets a card, for its buttons. The answer's segments, its usage
+// footer and the 👍 / 👎 under a completed turn's answer are turn-answer.ts's.
 //
 // It also tells the surface where the conversation stands (WorkStatus: thinking, waiting for
-// a person, idle), and under a turn's final answer asks for 👍 / 👎, recording what the answer
-// was (its turn and model) for the click to find (`feedback`).
+// a person, idle).
 //
 // The idea to hold: the presenter decides what the thread shows and when; the surface only
 // how. A surface call that fails is logged and the turn goes on (thread-output.ts): the
 // conversation is the source of truth, the thread is its rendering.
-import { textOf, type EngineEvent, type EngineLogger, type InboxItem, type MessageSource, type Usage } from '../../src/engine/index.js';
+import { textOf, type EngineEvent, type EngineLogger, type InboxItem, type MessageSource } from '../../src/engine/index.js';
 import type { InputDisposition, SessionObserver } from '../../src/sessions/session-manager.js';
 import type { ThreadNotice } from '../../src/sessions/session-observer.js';
 import { choiceOf } from '../../src/sessions/prompt-replies.js';
-import type { AnsweredTurn, AnswerRecorder } from '../../src/feedback/feedback-book.js';
+import type { AnswerRecorder } from '../../src/feedback/feedback-book.js';
 import type { ModelPrices } from '../../src/ops/pricing.js';
 import type { SessionRecord, ThreadRecords } from '../../src/sessions/thread-records.js';
 import type { CallText } from './call-arguments.js';
 import { ProgressSteps } from './progress-steps.js';
 import { ThreadCards } from './thread-cards.js';
 import { ThreadOutput } from './thread-output.js';
-import type { AnswerDraft, InputMark, MessageId, ProgressStep, StatusDetails, ThreadNote, ThreadSurface, WorkStatus } from './thread-surface.js';
-import { formatUsage } from './usage-footer.js';
+import type { InputMark, MessageId, ProgressStep, StatusDetails, ThreadNote, ThreadSurface, WorkStatus } from './thread-surface.js';
+import { TurnAnswer } from './turn-answer.js';
 
 export interface ThreadPresenterDeps {
   surface: ThreadSurface;
@@ -46,12 +46,9 @@ export interface ThreadPresenterDeps {
 }
 
 export class ThreadPresenter {
-  /** The answer segment being written, if one is open. */
-  private answer: AnswerDraft | undefined;
   private readonly output: ThreadOutput;
   private readonly cards: ThreadCards;
-  /** The turn's model calls, for the usage footer under its last answer. */
-  private usages: Usage[] = [];
+  private readonly answer: TurnAnswer;
   private stoppedBy: string | undefined;
   /** The note about replies dropped with a stopped turn was posted (once per turn, however many). */
   private droppedNoted = false;
@@ -59,10 +56,6 @@ export class ThreadPresenter {
   private status: WorkStatus | undefined;
   /** Compact mode: the turn's tool calls as steps. */
   private readonly steps = new ProgressSteps();
-  /** The open answer got text (a draft of steps alone is no answer to give feedback on). */
-  private answerHasText = false;
-  private turnStartedAt = 0;
-  private requestId: string | undefined;
 
   constructor(
     private readonly deps: ThreadPresenterDeps,
@@ -70,6 +63,7 @@ export class ThreadPresenter {
   ) {
     this.output = new ThreadOutput({ surface: deps.surface, records: deps.records, logger: deps.logger, sessionId: session.id });
     this.cards = new ThreadCards(this.output, deps.grantScope);
+    this.answer = new TurnAnswer({ output: this.output, sessionId: session.id, feedback: deps.feedback, prices: deps.prices });
   }
 
   private get compact(): boolean {
@@ -90,26 +84,22 @@ export class ThreadPresenter {
   async onEvent(event: EngineEvent, prompt?: InboxItem): Promise<void> {
     switch (event.type) {
       case 'turn_start':
-        this.usages = [];
+        this.answer.startTurn(event.source?.messageId);
         this.stoppedBy = undefined;
         this.droppedNoted = false;
         this.steps.clear();
-        this.turnStartedAt = Date.now();
-        this.requestId = event.source?.messageId;
         this.status = undefined;
         await this.setStatus('thinking', event.kind === 'run' ? this.titleOf(event.input) : undefined);
         return;
       case 'assistant_delta':
         await this.workAgain();
-        this.answer ??= this.output.surface.startAnswer();
         this.answer.push(event.text);
-        this.answerHasText = true;
         return;
       case 'assistant_message':
-        if (event.usage) this.usages.push(event.usage);
+        if (event.usage) this.answer.used(event.usage);
         // Tool calls follow: the text before them is a segment of its own, above their cards.
         // In compact mode the reply goes on: the calls are its steps.
-        if (event.toolCalls.length > 0 && !this.stepsShown()) await this.endAnswer();
+        if (event.toolCalls.length > 0 && !this.stepsShown()) await this.answer.close();
         return;
       case 'tool_proposed':
         if (this.stepsShown()) return this.showStep(this.steps.proposed(event));
@@ -118,7 +108,7 @@ export class ThreadPresenter {
       case 'permission_required':
       case 'interaction_required':
         // An answer must not stay open while a human decides: a Slack stream dies after ~5 minutes.
-        await this.endAnswer();
+        await this.answer.close();
         // Compact mode too: a call that asks a person gets its own card, for the buttons.
         if (this.steps.has(event.toolCallId)) {
           const proposal = this.steps.proposal(event.toolCallId);
@@ -144,7 +134,7 @@ export class ThreadPresenter {
         await this.note({ kind: 'tool_calls_limited', requested: event.requested, allowed: event.allowed });
         return;
       case 'error':
-        await this.endAnswer();
+        await this.answer.close();
         if (event.errorKind === 'budget') {
           await this.note({ kind: 'budget_paused', message: event.message, action: { kind: 'continue_past_limit', sessionId: this.session.id } });
           return;
@@ -152,11 +142,11 @@ export class ThreadPresenter {
         await this.note({ kind: 'failed', message: event.message, action: { kind: 'retry', sessionId: this.session.id } });
         return;
       case 'interrupted':
-        await this.endAnswer();
+        await this.answer.close();
         await this.note({ kind: 'stopped', ...(this.stoppedBy ? { by: this.stoppedBy } : {}) });
         return;
       case 'turn_end':
-        await this.endAnswer(this.usages.length > 0 ? formatUsage(this.usages, this.deps.prices) : undefined, event.status === 'completed', true);
+        await this.answer.endTurn(event.status === 'completed');
         if (event.status === 'max_iterations_exceeded') {
           await this.note({ kind: 'step_limit', iterations: event.iterations, action: { kind: 'continue', sessionId: this.session.id } });
         }
@@ -166,7 +156,7 @@ export class ThreadPresenter {
         // A reply was taken in and the model answers it next. That answer belongs below the
         // reply, so the segment written before it closes here; otherwise the new text would be
         // glued onto the earlier message, above the reply that caused it.
-        await this.endAnswer();
+        await this.answer.close();
         return;
       case 'input_files':
         await this.note({ kind: 'files', problems: event.problems });
@@ -188,15 +178,15 @@ export class ThreadPresenter {
    * after the restart.
    */
   async onSuspend(waitingForAnswer: boolean): Promise<void> {
-    const streaming = this.answer !== undefined;
-    await this.endAnswer();
+    const streaming = this.answer.open;
+    await this.answer.close();
     if (streaming || !waitingForAnswer) await this.note({ kind: 'restarting' });
     await this.setStatus('idle');
   }
 
   /** Cluster mode: this instance took the thread over after its owner died; say so. */
   async onTakeover(): Promise<void> {
-    await this.endAnswer();
+    await this.answer.close();
     const surface = this.output.surface;
     if (surface.closeStaleAnswer) await this.output.safely('close the answer the stopped instance left open', () => surface.closeStaleAnswer!());
     await this.note({ kind: 'taken_over' });
@@ -265,40 +255,14 @@ export class ThreadPresenter {
 
   // ---- pieces ------------------------------------------------------------------------
 
-  /**
-   * Close the open answer segment and record its messages. At the end of a turn the usage
-   * footer goes under it, and a completed turn's answer offers 👍 / 👎 (recorded for the click).
-   */
-  private async endAnswer(footer?: string, final = false, turnEnded = false): Promise<void> {
-    const answer = this.answer;
-    const hasText = this.answerHasText;
-    this.answer = undefined;
-    this.answerHasText = false;
-    if (!answer) return;
-    const feedback = final && hasText && this.deps.feedback !== undefined;
-    await this.output.safely('finish the answer', () => answer.finish({ ...(footer !== undefined ? { footer } : {}), ...(feedback ? { feedback: true } : {}), ...(turnEnded ? { turnEnded: true } : {}) }));
-    for (const messageId of answer.messages) await this.output.remember(messageId, 'answer');
-    const last = answer.messages.at(-1);
-    if (feedback && last !== undefined) {
-      const turn: AnsweredTurn = { sessionId: this.session.id, messageKey: this.output.surface.messageKey(last), turnStartedAt: this.turnStartedAt };
-      const model = this.usages.at(-1)?.model;
-      if (model) turn.model = model;
-      if (this.requestId) turn.requestId = this.requestId;
-      await this.output.safely('record the answer for feedback', () => this.deps.feedback!.answered(turn));
-    }
-  }
-
   /** Compact mode, on a surface that draws steps: tool calls go into the reply. */
   private stepsShown(): boolean {
-    if (!this.compact) return false;
-    this.answer ??= this.output.surface.startAnswer();
-    return this.answer.step !== undefined;
+    return this.compact && this.answer.drawsSteps();
   }
 
   private async showStep(step: ProgressStep): Promise<void> {
     await this.workAgain();
-    this.answer ??= this.output.surface.startAnswer();
-    this.answer.step?.(step);
+    this.answer.step(step);
   }
 
   /** A new request's words, for a platform that titles its conversations (Slack's agent session). */

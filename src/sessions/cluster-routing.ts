@@ -1,6 +1,6 @@
 // The session layer in cluster mode (a RoutingCoordinator runs): every inbound action on a
 // session becomes a command on its durable list, and whichever instance owns the session
-// applies it, through the same code as one process (SessionManager's `...Here` methods).
+// applies it, through the same code as one process (the `...Here` paths, owner-commands.ts).
 //
 // Ingress: the command is pushed with the event's de-duplication claim in one step (before
 // the connector acknowledges the platform); then the instance tries to own the session. If it
@@ -18,7 +18,7 @@ import { KeyedMutex } from '../store/keyed-mutex.js';
 import { OwnedElsewhereError, type RoutingCoordinator } from './coordination.js';
 import { decodeCommand, encodeCommand, type RoutedCommand } from './routed-commands.js';
 
-/** What the routing needs from the session manager: the one-process paths, and its memory. */
+/** What the routing needs from the session layer: the one-process paths, and its memory (owner-commands.ts). */
 export interface LocalSessions {
   deliverHere(key: SessionKey, message: { text: string; userId: string; source?: RoutedDeliverSource; external?: boolean; attachments?: IncomingFile[] }, inputId: string): Promise<unknown>;
   interruptHere(sessionId: string, userId: string): Promise<unknown>;

@@ -9,24 +9,28 @@
 // it from there, as a new turn when the session is idle or as steering when it runs.
 // This class wires the session layer together and is its one door; each job has its module:
 // a message's way to a turn in message-delivery.ts, stops in thread-stops.ts, clicks on
-// prompts in prompt-answers.ts, thread commands in thread-controls.ts, what connectors may
-// read of the stored threads in thread-records.ts. Turns are driven by turn-driver.ts; after
-// a restart, recovery.ts repairs what the crash left before anything else touches a session.
+// prompts in prompt-answers.ts, thread commands in thread-controls.ts, commands for the
+// sessions this instance owns in owner-commands.ts, what connectors may read of the stored
+// threads in thread-records.ts, eviction, shutdown, suspend and retention in
+// session-lifecycle.ts. Turns are driven by turn-driver.ts; after a restart, recovery.ts
+// repairs what the crash left before anything else touches a session.
 import { silentLogger, type EngineLogger } from '../engine/index.js';
 import type { PersistentInbox } from '../store/persistent-inbox.js';
 import { PersistentToolLedger } from '../store/persistent-tool-ledger.js';
-import { sessionIdOf, sessionKeyOf, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
+import { sessionIdOf, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
 import type { AccessDecision, AccessPolicy, ActorContext } from './access-policy.js';
-import { routes, type Coordinator, type RoutingCoordinator, type SessionCommand } from './coordination.js';
+import { routes, type Coordinator } from './coordination.js';
 import { ClusterRouting } from './cluster-routing.js';
-import { markStopped, type EngineSetupFactory, type GrantScope } from './live-session.js';
+import type { EngineSetupFactory, GrantScope } from './live-session.js';
 import { FairUse, type FairUseLimits } from './fair-use.js';
 import { MessageDelivery, type DeliverResult, type InboundMessage } from './message-delivery.js';
 import { ThreadReplay } from './thread-replay.js';
 import { isBusy, LiveSessions } from './live-sessions.js';
 import { PromptAnswers, type ResolveOutcome } from './prompt-answers.js';
+import { applyOwnerCommand, ownerPaths } from './owner-commands.js';
 import { PromptReplies, type PromptChoice } from './prompt-replies.js';
-import { recoverSession, recoverSessions, type RecoveryReport } from './recovery.js';
+import { recoverSessions, type RecoveryDeps, type RecoveryReport } from './recovery.js';
+import { SessionLifecycle, type InFlightTurn } from './session-lifecycle.js';
 import { Reporter, type SessionObserver } from './session-observer.js';
 import type { BudgetGate, SessionOps } from './session-ops.js';
 import type { SessionProfiles } from './session-profiles.js';
@@ -34,7 +38,6 @@ import { ThreadControls, type ControlResult, type ModelMenu } from './thread-con
 import { StoredThreadRecords, type ThreadRecords } from './thread-records.js';
 import { ThreadStops } from './thread-stops.js';
 import { TurnDriver } from './turn-driver.js';
-import { afterWindDown } from './turn-wind-down.js';
 import type { DeliveryFileCaps } from '../files/delivery-caps.js';
 
 export type { InputDisposition, SessionObserver } from './session-observer.js';
@@ -42,6 +45,7 @@ export type { BudgetGate, SessionOps } from './session-ops.js';
 export type { SessionProfile, SessionProfiles } from './session-profiles.js';
 export type { PromptChoice } from './prompt-replies.js';
 export type { RecoveryReport } from './recovery.js';
+export type { InFlightTurn } from './session-lifecycle.js';
 export type { DeliverResult, InboundMessage } from './message-delivery.js';
 export type { ControlResult, LookResult, ModelMenu, ThreadStatus } from './thread-controls.js';
 
@@ -80,10 +84,11 @@ export interface SessionManagerOptions {
 export class SessionManager {
   private readonly sessions: LiveSessions;
   private readonly driver: TurnDriver;
-  private readonly replies: PromptReplies;
-  private readonly replay: ThreadReplay;
+  /** What the restart recovery needs (recovery.ts), for every session or one taken over. */
+  private readonly recovery: RecoveryDeps;
   private readonly logger: EngineLogger;
-  private readonly evictTimer: NodeJS.Timeout;
+  /** Idle eviction while the layer runs; shutdown, suspend and retention (session-lifecycle.ts). */
+  private readonly lifecycle: SessionLifecycle;
   private readonly delivery: MessageDelivery;
   private readonly stops: ThreadStops;
   private readonly answers: PromptAnswers;
@@ -93,15 +98,12 @@ export class SessionManager {
   readonly records: ThreadRecords;
   /** Cluster mode only: inbound actions go through the sessions' command lists (cluster-routing.ts). */
   private readonly routing: ClusterRouting | undefined;
-  private readonly reporter: Reporter;
-  /** Aborted as the bot shuts down: no more work is taken, and controls waiting for a turn to wind down stop waiting. */
-  private readonly closing = new AbortController();
 
   constructor(private readonly options: SessionManagerOptions) {
     this.logger = options.logger ?? silentLogger;
     this.records = new StoredThreadRecords(options.store);
     const reporter = new Reporter(options.observer ?? {}, this.logger);
-    this.replay = new ThreadReplay(reporter);
+    const replay = new ThreadReplay(reporter);
     this.sessions = new LiveSessions({
       store: options.store,
       inbox: options.inbox,
@@ -114,7 +116,9 @@ export class SessionManager {
       inUse: (sessionId) => options.coordinator.isLocked(sessionId),
       ...(options.profiles ? { profiles: options.profiles } : {}),
     });
-    const profiles = options.profiles;
+    const { store, inbox, coordinator, access, profiles } = options;
+    this.lifecycle = new SessionLifecycle({ ...options, sessions: this.sessions, logger: this.logger });
+    const closing = this.lifecycle.signal;
     if (profiles) options.access.useProfiles((name) => profiles.named(name));
     this.driver = new TurnDriver({
       store: options.store,
@@ -125,72 +129,18 @@ export class SessionManager {
       everyoneGrants: options.access.hasAdmins,
       onIdle: (live) => this.delivery.threadDone(live),
     });
-    this.replies = new PromptReplies(options.inbox, options.access, reporter);
-    this.controls = new ThreadControls({ ...options, sessions: this.sessions, driver: this.driver, closing: this.closing.signal });
-    const { store, inbox, coordinator, access } = options;
-    const shared = { inbox, coordinator, access, sessions: this.sessions, driver: this.driver, replies: this.replies, logger: this.logger, routing: () => this.routing };
-    this.stops = new ThreadStops({ ...shared, replay: this.replay, reporter, ops: options.ops });
+    const replies = new PromptReplies(options.inbox, options.access, reporter);
+    this.controls = new ThreadControls({ ...options, sessions: this.sessions, driver: this.driver, closing });
+    const shared = { inbox, coordinator, access, sessions: this.sessions, driver: this.driver, replies, logger: this.logger, routing: () => this.routing };
+    this.stops = new ThreadStops({ ...shared, replay, reporter, ops: options.ops });
     this.answers = new PromptAnswers({ ...shared, reporter, ops: options.ops });
     // A person's starts and working threads are counted through the coordinator: for the whole bot in cluster mode.
     const fairUse = new FairUse(options.fairUse, coordinator.people);
-    this.delivery = new MessageDelivery({ ...shared, store, stops: this.stops, fairUse, closing: this.closing.signal, fileCaps: options.fileCaps, budget: options.budget, profiles });
-    const idleMs = options.idleEvictMs ?? 15 * 60 * 1000;
-    this.evictTimer = setInterval(() => void this.sessions.evictIdle(idleMs), Math.max(1000, idleMs / 2));
-    this.evictTimer.unref();
-    options.coordinator.serve((sessionId, command) => this.applyCommand(sessionId, command));
-    this.reporter = reporter;
-    this.routing = routes(options.coordinator) ? this.clusterRouting(options.coordinator) : undefined;
-  }
-
-  /** The one-process paths, as the cluster routing applies the commands this instance owns. */
-  private clusterRouting(coordinator: RoutingCoordinator): ClusterRouting {
-    return new ClusterRouting(
-      coordinator,
-      {
-        deliverHere: (key, message, inputId) => this.delivery.deliverHere(key, message, inputId),
-        interruptHere: async (sessionId, userId) => this.stops.interruptHere(sessionId, userId, await this.recordOf(sessionId)),
-        resolvedHere: (sessionId, itemId, toolCallId) => this.answers.resolvedHere(sessionId, itemId, toolCallId),
-        recoverHere: async (sessionId) => {
-          const { store, inbox } = this.options;
-          await recoverSession({ store, inbox, coordinator, sessions: this.sessions, driver: this.driver, replies: this.replies, replay: this.replay, logger: this.logger }, sessionId);
-        },
-        inFlight: async (sessionId) => (await this.options.store.openSessionIds()).includes(sessionId),
-        announceTakeover: async (sessionId) => {
-          const record = await this.recordOf(sessionId);
-          if (record) await this.reporter.takenOver(record);
-        },
-        busy: (sessionId) => {
-          const live = this.sessions.peek(sessionId);
-          return live !== undefined && isBusy(live);
-        },
-        forget: (sessionId, lost) => {
-          if (lost) this.logger.warn({ sessionId }, 'cluster: this instance lost a session to another; its work here stops');
-          // Another instance may have written the session since: nothing held here is current.
-          this.options.store.forgetCached(sessionId);
-          void this.sessions.drop(sessionId);
-        },
-      },
-      this.logger,
-    );
-  }
-
-  /** The owner's side of the coordination seam: act on a command for a session we run. */
-  private async applyCommand(sessionId: string, command: SessionCommand): Promise<void> {
-    const live = this.sessions.peek(sessionId);
-    switch (command.kind) {
-      case 'steer':
-        live?.engine.queueSteering(command.text, command.source, command.inputId, command.attachments);
-        return;
-      case 'stop':
-        // A reserved turn counts: a stop right after the message that started it lands.
-        if (live?.engine.isRunning) {
-          markStopped(live, command.userId);
-          live.engine.requestInterrupt();
-        }
-        return;
-      case 'resolved':
-        return this.answers.resolvedHere(sessionId, command.itemId, command.toolCallId);
-    }
+    this.delivery = new MessageDelivery({ ...shared, store, stops: this.stops, fairUse, closing, fileCaps: options.fileCaps, budget: options.budget, profiles });
+    this.recovery = { store, inbox, coordinator, sessions: this.sessions, driver: this.driver, replies, replay, logger: this.logger };
+    const owner = { store, sessions: this.sessions, delivery: this.delivery, stops: this.stops, answers: this.answers, recovery: this.recovery, reporter, logger: this.logger };
+    coordinator.serve((sessionId, command) => applyOwnerCommand(owner, sessionId, command));
+    this.routing = routes(coordinator) ? new ClusterRouting(coordinator, ownerPaths(owner), this.logger) : undefined;
   }
 
   // ---- inbound -----------------------------------------------------------------------
@@ -264,90 +214,37 @@ export class SessionManager {
    * attached and before they take events.
    */
   recover(): Promise<RecoveryReport> {
-    const { store, inbox, coordinator } = this.options;
-    return recoverSessions({ store, inbox, coordinator, sessions: this.sessions, driver: this.driver, replies: this.replies, replay: this.replay, logger: this.logger });
+    return recoverSessions(this.recovery);
   }
 
   /** Wait until no turn runs (tests, shutdown). */
-  async idle(): Promise<void> {
-    for (;;) {
-      const turns = this.sessions.all().flatMap((live) => (live.turn ? [live.turn] : []));
-      if (turns.length === 0) return;
-      await Promise.allSettled(turns);
-    }
+  idle(): Promise<void> {
+    return this.lifecycle.idle();
   }
 
   /** Stop taking work; stop running turns through the usual interrupt path; release everything. */
-  async shutdown(graceMs = 5_000): Promise<void> {
-    this.closing.abort();
-    clearInterval(this.evictTimer);
-    await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
-    for (const live of this.sessions.all()) if (live.engine.isRunning) live.engine.requestInterrupt();
-    await this.idle();
-    for (const live of this.sessions.all()) await this.sessions.evict(live.record.id);
+  shutdown(graceMs = 5_000): Promise<void> {
+    return this.lifecycle.shutdown(graceMs);
   }
 
-  /**
-   * The bot is shutting down for a restart: take no more work, and name the sessions whose
-   * turn is in flight (with whether it only waits for a person's answer). Nothing is stopped
-   * or written: the caller fences the store, so what persists is what a crash at this instant
-   * would leave, and the next start's recovery carries each turn on (core.ts `suspend`).
-   */
-  async beginSuspend(): Promise<{ record: SessionRecord; waitingForAnswer: boolean }[]> {
-    this.closing.abort();
-    clearInterval(this.evictTimer);
-    const working: { record: SessionRecord; waitingForAnswer: boolean }[] = [];
-    for (const live of this.sessions.all()) {
-      if (!isBusy(live)) continue;
-      const prompts = await this.options.inbox.pending(live.record.id);
-      working.push({ record: live.record, waitingForAnswer: prompts.length > 0 });
-    }
-    return working;
+  /** A restart begins: take no more work and name the turns in flight, stopping none (session-lifecycle.ts). */
+  beginSuspend(): Promise<InFlightTurn[]> {
+    return this.lifecycle.beginSuspend();
   }
 
-  /**
-   * After `beginSuspend` and the fence: end every session's tools now (a command on the host
-   * would outlive the process), without waiting for the turns, which can record nothing more.
-   */
-  async releaseTools(): Promise<void> {
-    await Promise.all(
-      this.sessions.all().map(async (live) => {
-        try {
-          await live.setup.dispose?.();
-        } catch (error) {
-          this.logger.warn({ err: error, sessionId: live.record.id }, 'could not end a session’s tools');
-        }
-      }),
-    );
+  /** After `beginSuspend` and the fence: end every session's tools now, without waiting for the turns. */
+  releaseTools(): Promise<void> {
+    return this.lifecycle.releaseTools();
   }
 
-  /**
-   * Retention: delete every session untouched for longer than `retentionMs`, with its thread's
-   * own folder (each session is dropped from memory first, so no shell of it runs while its
-   * folder goes). Resolves with the deleted ids.
-   */
-  async sweepExpired(retentionMs: number, now = Date.now()): Promise<string[]> {
-    const deleted = await this.options.store.sweepExpired(retentionMs, now);
-    for (const sessionId of deleted) {
-      await this.sessions.drop(sessionId);
-      const key = sessionKeyOf(sessionId);
-      if (!key || !this.options.removeThreadFiles) continue;
-      try {
-        await this.options.removeThreadFiles(key);
-      } catch (error) {
-        this.logger.warn({ err: error, sessionId }, "could not remove an expired thread's folder");
-      }
-    }
-    return deleted;
+  /** Retention: delete every session untouched for longer than `retentionMs`, with its thread's folder; resolves with the ids. */
+  sweepExpired(retentionMs: number, now = Date.now()): Promise<string[]> {
+    return this.lifecycle.sweepExpired(retentionMs, now);
   }
 
-  /**
-   * Resolves once the turns winding down now have ended (at once when none does): a click on
-   * a button a turn's end just showed (👍 / 👎 under its answer) waits for that turn to record
-   * what the click looks for (turn-wind-down.ts).
-   */
-  async afterTurnsWindDown(): Promise<void> {
-    await Promise.all(this.sessions.all().map((live) => afterWindDown(live, { signal: this.closing.signal })));
+  /** Resolves once the turns winding down now have ended, so a click on a button a turn's end just showed finds what it looks for. */
+  afterTurnsWindDown(): Promise<void> {
+    return this.lifecycle.afterTurnsWindDown();
   }
 
   /** Whether a turn runs (or is reserved) in this thread now. */
