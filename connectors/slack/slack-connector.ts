@@ -26,7 +26,7 @@ import { sessionStoppedAt, stopThread } from '../shared/thread-stop.js';
 import { listenForButtons } from './button-clicks.js';
 import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
 import { AgentSessions, DEFAULT_LOADING_MESSAGES } from './agent-session.js';
-import type { StreamingSupport } from './answer-stream.js';
+import type { StreamingSupport } from './streaming-support.js';
 import { readHumanMessage, readInbound, type HumanMessage } from './inbound-events.js';
 import { incomingFilesOf } from './inbound-files.js';
 import { listenForFeedback } from './feedback-clicks.js';
