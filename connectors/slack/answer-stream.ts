@@ -15,17 +15,20 @@
 // Compact mode (`step`): a tool call's step goes into the same flow as the text, in order,
 // and leaves with it under the same interval: natively as a `task_update` chunk of the
 // stream, else as a `plan` message edited in place, the text in messages of its own below it
-// (task-chunks.ts holds Slack's rules for both).
-import type { AnyChunk, WebClient } from '@slack/web-api';
+// (task-chunks.ts holds Slack's rules for both). Text and steps share one pace and one order
+// (outgoing-coalescer.ts).
+import type { WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { OpenAnswer } from '../../src/sessions/thread-records.js';
-import { DeltaCoalescer, splitMarkdownPieces, toSlackMrkdwn, withoutFenceRepair } from '../shared/index.js';
+import { splitMarkdownPieces, toSlackMrkdwn, withoutFenceRepair } from '../shared/index.js';
 import { closingLine, openingLine } from '../shared/markdown-fences.js';
 import type { AnswerDraft, AnswerEnding, ProgressStep } from '../shared/thread-surface.js';
 import { footerBlock, type SlackBlock } from './blocks.js';
 import { feedbackBlock } from './feedback-blocks.js';
+import { OutgoingCoalescer, withoutStepMarks } from './outgoing-coalescer.js';
 import { slackError } from './slack-errors.js';
-import { joinText, openFenceAtEnd, sectionsOf, takeWithin, textOf, type Outgoing } from './stream-pieces.js';
+import { streamingUnsupported, type StreamingSupport } from './streaming-support.js';
+import { joinText, openFenceAtEnd, sectionsOf, streamBodyOf, takeWithin, textOf, type Outgoing } from './stream-pieces.js';
 import { PlanMessage, TaskLedger } from './task-chunks.js';
 
 export interface AnswerTarget {
@@ -34,11 +37,6 @@ export interface AnswerTarget {
   /** Required by chat.startStream outside DMs. */
   recipientUserId?: string;
   recipientTeamId?: string;
-}
-
-/** Shared by every stream of a connector: once a workspace says it has no native streaming, stop trying. */
-export interface StreamingSupport {
-  native: boolean;
 }
 
 export interface AnswerStreamOptions {
@@ -61,16 +59,9 @@ export interface AnswerStreamOptions {
 const NATIVE_MESSAGE_LIMIT = 11_000; // markdown_text is capped at 12,000 per message
 const NATIVE_MAX_AGE_MS = 4 * 60_000; // streams die after about five minutes
 const POST_MESSAGE_LIMIT = 3_500; // keeps an edited mrkdwn message comfortably readable
-const UNSUPPORTED = new Set(['unknown_method', 'method_deprecated', 'not_allowed_token_type', 'invalid_arguments', 'not_implemented']);
-/**
- * Where a step sits in the text handed to the coalescer: the coalescer keeps order and pace for
- * both, and the flush puts each step back between the texts it came between. A noncharacter,
- * taken out of the model's text (it never belongs there).
- */
-const STEP_MARK = '\uFFFF';
 
 export class AnswerStream implements AnswerDraft {
-  private readonly coalescer: DeltaCoalescer;
+  private readonly outgoing: OutgoingCoalescer;
   /** The message being written: its ts, the text it holds, when the stream began. */
   private ts: string | undefined;
   private segment = '';
@@ -79,9 +70,6 @@ export class AnswerStream implements AnswerDraft {
   private everText = false;
   /** Text and steps Slack has not accepted yet, in order. */
   private unsent: Outgoing[] = [];
-  /** Steps whose marks are still in the coalescer, in order, and the same by id (a newer state of a step replaces its waiting one). */
-  private readonly marked: { step: ProgressStep }[] = [];
-  private readonly markedById = new Map<string, { step: ProgressStep }>();
   /** This draft shows steps (compact mode). */
   private stepped = false;
   /** Native streaming: what the current message shows of its tasks. */
@@ -98,8 +86,8 @@ export class AnswerStream implements AnswerDraft {
     private readonly target: AnswerTarget,
     private readonly options: AnswerStreamOptions,
   ) {
-    this.coalescer = new DeltaCoalescer({
-      flush: (chunk) => this.flush(chunk),
+    this.outgoing = new OutgoingCoalescer({
+      flush: (items) => this.flush(items),
       minIntervalMs: options.support.native ? (options.nativeIntervalMs ?? 400) : (options.postIntervalMs ?? 1_500),
     });
   }
@@ -109,10 +97,10 @@ export class AnswerStream implements AnswerDraft {
   }
 
   push(delta: string): void {
-    const text = delta.includes(STEP_MARK) ? delta.split(STEP_MARK).join('') : delta;
+    const text = withoutStepMarks(delta);
     if (!text) return;
     this.everText = true;
-    this.coalescer.push(text);
+    this.outgoing.push(text);
   }
 
   /**
@@ -120,35 +108,27 @@ export class AnswerStream implements AnswerDraft {
    * next flush. A step still waiting there is replaced in place (one update, not two).
    */
   step(step: ProgressStep): void {
-    if (this.coalescer.closed) {
+    if (this.outgoing.closed) {
       this.options.logger.debug({ step: step.id }, 'a step came after the answer was finished; not shown');
       return;
     }
     this.stepped = true;
-    const waiting = this.markedById.get(step.id);
-    if (waiting) {
-      waiting.step = waiting.step.details && !step.details ? { ...step, details: waiting.step.details } : step;
-      return;
-    }
-    const entry = { step };
-    this.marked.push(entry);
-    this.markedById.set(step.id, entry);
-    this.coalescer.push(STEP_MARK);
+    this.outgoing.step(step);
   }
 
   /** Send what is pending and close the message, with an optional footer (the usage line) and 👍 / 👎 under it. */
   async finish(ending?: AnswerEnding): Promise<void> {
     const footerText = ending?.footer;
     const footer = [...(footerText === undefined ? [] : [footerBlock(footerText)]), ...(ending?.feedback ? [feedbackBlock()] : [])];
-    await this.coalescer.close();
+    await this.outgoing.close();
     // One last try for text (or steps) a failed call left behind.
-    if (this.unsent.length > 0 || this.dirty || this.plan?.pending) await this.flush('');
+    if (this.unsent.length > 0 || this.dirty || this.plan?.pending) await this.flush([]);
     if (!this.ts) return;
     if (this.streaming) {
       const turnEnd = ending?.turnEnded ? this.options.turnEnd : undefined;
       if ((await this.stopStream(footer, '', turnEnd?.sessionStatus)) && turnEnd) turnEnd.sent();
     } else if (footer.length > 0) {
-      await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment), blocks: [...sectionsOf(this.segment), ...footer] });
+      await this.repaint(this.ts, footer);
     }
   }
 
@@ -157,8 +137,8 @@ export class AnswerStream implements AnswerDraft {
    * the segment, marked dirty) and goes out with the next flush or at finish. Handing a
    * failed chunk back to the coalescer instead would repeat text Slack had partly taken.
    */
-  private async flush(chunk: string): Promise<void> {
-    this.unsent = joinText([...this.unsent, ...this.unmark(chunk)]);
+  private async flush(items: readonly Outgoing[]): Promise<void> {
+    this.unsent = joinText([...this.unsent, ...items]);
     try {
       if (this.options.support.native) {
         try {
@@ -172,7 +152,7 @@ export class AnswerStream implements AnswerDraft {
             await this.flushNative();
             return;
           }
-          if (!UNSUPPORTED.has(slackError(error) ?? '')) throw error;
+          if (!streamingUnsupported(error)) throw error;
           this.options.logger.info({ error: slackError(error) }, 'native streaming is not available here; posting and editing instead');
           this.options.support.native = false;
           this.streaming = false;
@@ -182,22 +162,6 @@ export class AnswerStream implements AnswerDraft {
     } catch (error) {
       this.options.logger.warn({ err: error }, 'could not update the streamed answer; will retry with the next text');
     }
-  }
-
-  /** The coalesced chunk as text and steps: each mark is the next marked step. */
-  private unmark(chunk: string): Outgoing[] {
-    const out: Outgoing[] = [];
-    chunk.split(STEP_MARK).forEach((text, i) => {
-      if (i > 0) {
-        const entry = this.marked.shift();
-        if (entry) {
-          this.markedById.delete(entry.step.id);
-          out.push({ step: entry.step });
-        }
-      }
-      if (text) out.push({ text });
-    });
-    return out;
   }
 
   private async flushNative(): Promise<void> {
@@ -222,7 +186,7 @@ export class AnswerStream implements AnswerDraft {
         continue;
       }
       try {
-        const body = this.streamBody(rest);
+        const body = streamBodyOf(rest, this.tasks);
         await this.client.chat.appendStream({ channel: this.target.channel, ts: this.ts, ...body });
         this.tasks.sent(body.chunks ?? []);
         this.segment += textOf(rest);
@@ -232,7 +196,7 @@ export class AnswerStream implements AnswerDraft {
         // The stream died under us: repair the stuck message, continue in a new one (which
         // shows its tasks afresh, details and all).
         const fence = openFenceAtEnd(this.segment);
-        await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment) });
+        await this.repaint(this.ts);
         this.streaming = false;
         this.ts = undefined;
         if (fence) reopen = `${openingLine(fence)}\n`;
@@ -240,19 +204,10 @@ export class AnswerStream implements AnswerDraft {
     }
   }
 
-  /**
-   * Text alone goes as `markdown_text`; with steps, everything goes as chunks in order (text
-   * first where it came first), each task bringing only what this message lacks of it.
-   */
-  private streamBody(items: readonly Outgoing[]): { markdown_text?: string; chunks?: AnyChunk[] } {
-    if (!items.some((item) => 'step' in item)) return { markdown_text: textOf(items) };
-    return { chunks: items.map((item): AnyChunk => ('step' in item ? this.tasks.chunkOf(item.step) : { type: 'markdown_text', text: item.text })) };
-  }
-
   private async startStream(items: readonly Outgoing[]): Promise<void> {
     // A new message: it shows none of the tasks yet.
     this.tasks = new TaskLedger();
-    const body = this.streamBody(items);
+    const body = streamBodyOf(items, this.tasks);
     const args = {
       channel: this.target.channel,
       thread_ts: this.target.threadTs,
@@ -305,10 +260,16 @@ export class AnswerStream implements AnswerDraft {
     } catch (error) {
       if (slackError(error) !== 'message_not_in_streaming_state') throw error;
       stopped = false;
-      await this.client.chat.update({ channel: this.target.channel, ts: this.ts, text: toSlackMrkdwn(this.segment), ...(footer.length > 0 ? { blocks: [...sectionsOf(this.segment), ...footer] } : {}) });
+      await this.repaint(this.ts, footer);
     }
     await this.recordStreaming(undefined);
     return stopped;
+  }
+
+  /** The message shows the segment as plain posted text (a stream repaired or done), with the footer blocks if any. */
+  private async repaint(ts: string, footer: readonly SlackBlock[] = []): Promise<void> {
+    const blocks = footer.length > 0 ? { blocks: [...sectionsOf(this.segment), ...footer] } : {};
+    await this.client.chat.update({ channel: this.target.channel, ts, text: toSlackMrkdwn(this.segment), ...blocks });
   }
 
   /**

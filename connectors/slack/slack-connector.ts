@@ -1,15 +1,15 @@
 // The Slack connector: the only code that knows Slack. Inbound, it turns Bolt events into
 // session calls (a mention or a thread reply → deliver, a 🛑 reaction → interrupt, a
-// button → resolve or retry, `@bot /command` → a thread command); outbound, it registers a
-// thread presenter per session (shared/thread-presenter.ts) drawing on a Slack surface
-// (slack-surface.ts) with the core's observer hub.
+// button → resolve or retry, `@bot /command` → a thread command: human-messages.ts); outbound,
+// it registers a thread presenter per session (shared/thread-presenter.ts, kept in
+// thread-presenters.ts) drawing on a Slack surface (slack-surface.ts) with the core's observer hub.
 //
 // Bolt is configured on purpose (bolt-app.ts): never acknowledge what was not recorded, and
 // a failing start-up auth.test is an error in words, not a crash.
 //
 // Inbound, the door comes first: a payload that does not parse is acknowledged and dropped
 // (inbound-events.ts: Slack must not resend it), and a message from someone who may not use
-// the bot is refused before anything it holds is looked up (user-names.ts).
+// the bot is refused before anything it holds is looked up (human-messages.ts).
 //
 // Files: a message's shared files are described to the session layer (inbound-files.ts) and
 // fetched only when a turn takes the message, through the file source registered here
@@ -19,27 +19,24 @@ import type { App } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { clustered, type Config } from '../../src/config.js';
 import type { Core } from '../../src/core.js';
-import type { EngineLogger, MessageSource } from '../../src/engine/index.js';
+import type { EngineLogger } from '../../src/engine/index.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/sessions/thread-records.js';
-import { isForTheBot, mentionsBotInText } from '../shared/inbound-checks.js';
 import { sessionStoppedAt, stopThread } from '../shared/thread-stop.js';
 import { listenForButtons } from './button-clicks.js';
-import { presenterObserver, ThreadPresenter } from '../shared/thread-presenter.js';
-import { AgentSessions, DEFAULT_LOADING_MESSAGES } from './agent-session.js';
-import type { StreamingSupport } from './answer-stream.js';
-import { readHumanMessage, readInbound, type HumanMessage } from './inbound-events.js';
-import { incomingFilesOf } from './inbound-files.js';
+import { presenterObserver } from '../shared/thread-presenter.js';
+import { AgentSessions } from './agent-session.js';
+import { listenForAgentCommand } from './agent-command.js';
+import { readHumanMessage, readInbound } from './inbound-events.js';
+import { receiveHumanMessage, type HumanMessageDeps } from './human-messages.js';
 import { listenForFeedback } from './feedback-clicks.js';
 import { SlackFileSink } from './file-sink.js';
 import { SlackFileSource } from './file-source.js';
-import { mentionedUsers, readableText, threadCommand } from './message-text.js';
-import { runThreadCommand, slackCommandLines } from './thread-commands.js';
 import { openBoltApp } from './bolt-app.js';
-import { limitClient } from './limited-client.js';
 import { withIdentity, type SlackIdentity } from './post-identity.js';
-import { carryViewing, listenForMessagesTab } from './messages-tab.js';
-import { messageKey, SlackSurface } from './slack-surface.js';
+import { listenForMessagesTab } from './messages-tab.js';
+import { messageKey } from './slack-surface.js';
 import { listenForStopButton } from './stop-button.js';
+import { SlackThreadPresenters } from './thread-presenters.js';
 import { UserNames } from './user-names.js';
 import { checkSlackProfileChannels } from './profile-channels.js';
 
@@ -51,15 +48,9 @@ export interface SlackConnectorOptions {
   logger: EngineLogger;
 }
 
-/** Mentions left as ids: enough to tell a command or an empty message, before any lookup. */
-const NO_NAMES: ReadonlyMap<string, string> = new Map();
-
 export class SlackConnector {
-  private readonly presenters = new Map<string, ThreadPresenter>();
-  /** Each live presenter's rate-limited client: a file posted into its thread queues behind its cards. */
-  private readonly threadClients = new WeakMap<ThreadPresenter, WebClient>();
+  private readonly presenters: SlackThreadPresenters;
   private readonly names: UserNames;
-  private readonly support: StreamingSupport = { native: true };
   private readonly agentSessions: AgentSessions;
   private taking = false;
   /** The start's look-up of the profiles' channels (profile-channels.ts); tests await it. */
@@ -76,6 +67,15 @@ export class SlackConnector {
     // The schedule_task tool reads a Slack person's "when" in their own zone, as /schedule does.
     options.core.personZones.register('slack', (userId) => this.names.timezoneOf(userId));
     this.agentSessions = new AgentSessions({ records: options.core.manager.records, logger: options.logger });
+    this.presenters = new SlackThreadPresenters({
+      client: app.client,
+      config: options.config,
+      core: options.core,
+      logger: options.logger,
+      agentSessions: this.agentSessions,
+      botUserId: () => this.botUserId,
+      identityAt: (workspace, channel) => this.identityAt(workspace, channel),
+    });
   }
 
   /** Build the Bolt app and check the token (auth.test). Events flow only after start(). */
@@ -85,9 +85,9 @@ export class SlackConnector {
     const connector = new SlackConnector(app, options);
     await connector.identify();
     connector.listen();
-    options.core.observers.add('slack', presenterObserver((session) => connector.presenterFor(session)));
+    options.core.observers.add('slack', presenterObserver((session) => connector.presenters.presenterFor(session)));
     options.core.files.registerSource('slack', new SlackFileSource({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, client: app.client }));
-    options.core.files.registerSink('slack', new SlackFileSink((thread) => connector.threadClient(thread)));
+    options.core.files.registerSink('slack', new SlackFileSink((thread) => connector.presenters.threadClient(thread)));
     return connector;
   }
 
@@ -149,49 +149,9 @@ export class SlackConnector {
     this.teamUrl = (auth.url ?? '').replace(/\/$/, '');
   }
 
-  /**
-   * The thread's presenter, built on demand with its Slack surface. At most MAX_LIVE_SESSIONS
-   * are kept: the least recently used whose thread is not working are dropped (a presenter
-   * holds only the current turn's cards; a later turn builds a fresh one, and card-index.ts
-   * finds earlier cards). Each surface's client lets SLACK_CALLS_PER_THREAD calls run at once;
-   * the rest queue.
-   */
-  private presenterFor(session: SessionRecord): ThreadPresenter {
-    let presenter = this.presenters.get(session.id);
-    if (presenter) {
-      this.presenters.delete(session.id);
-      this.presenters.set(session.id, presenter);
-      return presenter;
-    }
-    const { config, core, logger } = this.options;
-    // The profile's name and icon, where its place sets them (post-identity.ts).
-    const identity = () => this.identityAt(session.key.workspace, session.key.channel);
-    const client = withIdentity(limitClient(this.app.client, config.SLACK_CALLS_PER_THREAD), identity);
-    const surface = new SlackSurface(
-      { client, records: core.manager.records, logger, support: this.support, botUserId: this.botUserId, agentSessions: this.agentSessions, loadingMessages: config.LOADING_MESSAGES ?? DEFAULT_LOADING_MESSAGES, identity },
-      session,
-    );
-    presenter = new ThreadPresenter({ surface, records: core.manager.records, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
-    this.presenters.set(session.id, presenter);
-    this.threadClients.set(presenter, client);
-    if (this.presenters.size > config.MAX_LIVE_SESSIONS) {
-      for (const id of this.presenters.keys()) {
-        if (this.presenters.size <= config.MAX_LIVE_SESSIONS) break;
-        if (id !== session.id && !core.manager.isWorking(id)) this.presenters.delete(id);
-      }
-    }
-    return presenter;
-  }
-
   /** The name and icon the bot posts with in a channel (its profile's `identity`, read now: a reload applies at once). */
   private identityAt(workspace: string, channel: string): SlackIdentity | undefined {
     return this.options.core.profiles.settingsAt({ platform: 'slack', workspace, channel }).identity;
-  }
-
-  /** The client that posts into a thread: its presenter's rate-limited one when live, else the app's. */
-  private threadClient(thread: SessionKey): WebClient {
-    const presenter = this.presenters.get(sessionIdOf(thread));
-    return (presenter && this.threadClients.get(presenter)) ?? this.app.client;
   }
 
   /**
@@ -201,13 +161,15 @@ export class SlackConnector {
    */
   private listen(): void {
     const { logger } = this.options;
+    // Read after auth.test (identify): the bot's ids are known by now.
+    const messages: HumanMessageDeps = { core: this.options.core, logger, names: this.names, bot: { userId: this.botUserId, teamId: this.teamId, teamUrl: this.teamUrl }, replies: this };
     this.app.event('app_mention', async ({ body }) => {
       const delivery = readHumanMessage(body, 'app_mention', logger);
-      if (delivery) await this.onMessage(delivery.message, delivery.teamId ?? this.teamId, true);
+      if (delivery) await receiveHumanMessage(delivery.message, { teamId: delivery.teamId ?? this.teamId, mentioned: true }, messages);
     });
     this.app.event('message', async ({ body }) => {
       const delivery = readHumanMessage(body, 'message', logger);
-      if (delivery) await this.onMessage(delivery.message, delivery.teamId ?? this.teamId, false);
+      if (delivery) await receiveHumanMessage(delivery.message, { teamId: delivery.teamId ?? this.teamId, mentioned: false }, messages);
     });
     this.app.event('reaction_added', async ({ body }) => {
       const reaction = readInbound('reaction_added', body, logger);
@@ -222,87 +184,18 @@ export class SlackConnector {
       core: this.options.core,
       logger,
       grantScope: this.options.config.GRANT_SCOPE,
-      presenterFor: (session) => this.presenterFor(session),
-      cardText: (sessionId, toolCallId) => this.presenters.get(sessionId)?.fullTextOf(toolCallId),
+      presenterFor: (session) => this.presenters.presenterFor(session),
+      cardText: (sessionId, toolCallId) => this.presenters.live(sessionId)?.fullTextOf(toolCallId),
       whisper: (channel, user, threadTs, text) => this.whisper(channel, user, threadTs, text),
     });
     listenForMessagesTab(this.app, { client: this.app.client, viewing: this.options.core.viewing, logger, prompts: this.options.config.SUGGESTED_PROMPTS, teamId: () => this.teamId });
     listenForFeedback(this.app, { client: this.app.client, feedback: this.options.core.feedback, admits: (user, actor) => this.options.core.manager.admits(user, actor), logger, teamId: this.teamId });
-    this.app.command('/agent', async ({ ack, body, respond }) => {
-      await ack();
-      if (!readInbound('slash_command', body, logger)) return;
-      await respond({ response_type: 'ephemeral', text: HELP_TEXT });
-    });
-  }
-
-  private async onMessage(message: HumanMessage, teamId: string, mentioned: boolean): Promise<void> {
-    const isDm = message.channel_type === 'im' || message.channel.startsWith('D');
-    const threadTs = message.thread_ts ?? message.ts;
-    const key: SessionKey = { platform: 'slack', workspace: teamId, channel: message.channel, thread: threadTs };
-    // A plain channel message reaches the bot only as a reply in a thread it works in. A reply
-    // that mentions the bot also arrives as app_mention, with the same ts: that event carries it.
-    const threadReply = Boolean(message.thread_ts) && message.thread_ts !== message.ts;
-    const place = { directMessage: isDm, mentioned, threadReply, duplicateOfMention: mentionsBotInText(message.text, this.botUserId) };
-    if (!(await isForTheBot(place, () => this.options.core.manager.records.isOurs(key)))) return;
-    // One id per Slack message: Slack's retries of an event claim the same id, so a message
-    // starts one turn, or runs one command, once.
-    const eventId = `slack:${teamId}:${message.channel}:${message.ts}`;
-    // Slack Connect: someone from another organisation, who `*` does not include.
-    const external = Boolean(message.user_team && this.teamId && message.user_team !== this.teamId);
-    const { manager } = this.options.core;
-    // Read with mentions left as ids: a thread command needs no names, and judges its caller
-    // by its own rule (thread-commands.ts).
-    const bare = readableText(message.text, this.botUserId, NO_NAMES);
-    const command = mentioned || isDm ? threadCommand(bare) : undefined;
-    if (command) {
-      if (!(await manager.claimEvent(eventId))) return;
-      const { core } = this.options;
-      await runThreadCommand(command, {
-        connector: this,
-        key,
-        userId: message.user,
-        external,
-        manager,
-        logger: this.options.logger,
-        feedback: core.feedback,
-        ...(core.spend ? { spend: core.spend } : {}),
-        ...(core.schedules ? { schedules: core.schedules } : {}),
-        // Their Slack time zone (users.info `tz`, kept with their name), asked only by /schedule.
-        timezone: () => this.names.timezoneOf(message.user),
-        defaultTimezone: core.scheduleTimezone,
-      });
-      return;
-    }
-    // A message made only of files (a screenshot dropped in the thread) is a message too.
-    const attachments = incomingFilesOf(message.files, this.options.logger);
-    if (!bare && attachments.length === 0) return;
-    // The door first: someone who may not use the bot is refused before anything the message
-    // holds is looked up (`deliver` judges the same again).
-    const door = manager.admits(message.user, { external });
-    if (!door.allowed) return this.whisper(message.channel, message.user, threadTs, door.reason);
-    // The author first: their name goes into the source; the mentions share the rest of the budget.
-    const names = await this.names.namesOf([message.user, ...mentionedUsers(message.text).filter((id) => id !== this.botUserId)]);
-    const text = readableText(message.text, this.botUserId, names);
-    const source = this.sourceOf(message, teamId, threadTs, names.get(message.user) ?? message.user);
-    // Their DM: what Slack last said they are viewing becomes this thread's context (messages-tab.ts).
-    if (isDm) await carryViewing(this.options.core.viewing, key, message.user, this.options.logger);
-    const result = await manager.deliver(key, {
-      text,
-      userId: message.user,
-      eventId,
-      external,
-      source,
-      // Described, not fetched: the turn that takes the message fetches them (file-source.ts),
-      // so a file from someone deliver refuses is never downloaded.
-      ...(attachments.length > 0 ? { attachments } : {}),
-    });
-    if (result.status === 'refused') await this.whisper(message.channel, message.user, threadTs, result.reason);
-    else if ('filesRefused' in result && result.filesRefused) await this.whisper(message.channel, message.user, threadTs, result.filesRefused);
+    listenForAgentCommand(this.app, logger);
   }
 
   /** `claimed`: the stop's event claim (the Stop button), settled while the thread is looked up; false drops it. */
   private async onStopReaction(teamId: string, channel: string, ts: string, userId: string, claimed?: Promise<boolean>): Promise<void> {
-    const deps = { manager: this.options.core.manager, presenterFor: (session: SessionRecord) => this.presenterFor(session) };
+    const deps = { manager: this.options.core.manager, presenterFor: (session: SessionRecord) => this.presenters.presenterFor(session) };
     const sessionId = await sessionStoppedAt(deps, messageKey(channel, ts), () => sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts }));
     const stopped = await stopThread(deps, sessionId, userId, claimed);
     if (stopped?.result.status === 'refused') await this.whisper(channel, userId, stopped.record?.key.thread ?? ts, stopped.result.reason);
@@ -317,7 +210,7 @@ export class SlackConnector {
 
   /** /forget deleted the thread's conversation: its agent session is closed (nothing to do without sessions). */
   async closed(key: SessionKey): Promise<void> {
-    await this.agentSessions.close(this.threadClient(key), { sessionId: sessionIdOf(key), teamId: key.workspace, channel: key.channel, threadTs: key.thread });
+    await this.agentSessions.close(this.presenters.threadClient(key), { sessionId: sessionIdOf(key), teamId: key.workspace, channel: key.channel, threadTs: key.thread });
   }
 
   /** Post in a thread (a command's visible answer). */
@@ -327,30 +220,7 @@ export class SlackConnector {
       .chat.postMessage({ channel, thread_ts: threadTs, text })
       .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not post in the thread'));
   }
-
-  private sourceOf(message: HumanMessage, teamId: string, threadTs: string, userName: string): MessageSource {
-    const source: MessageSource = {
-      platform: 'slack',
-      workspace: teamId,
-      channel: message.channel,
-      thread: threadTs,
-      userId: message.user,
-      userName,
-      messageId: message.ts,
-    };
-    if (this.teamUrl) source.permalink = `${this.teamUrl}/archives/${message.channel}/p${message.ts.replace('.', '')}`;
-    return source;
-  }
 }
-
-export const HELP_TEXT = [
-  '*How to use me*',
-  '• Mention me in a channel with a task; I work in a thread under your message. Reply in that thread to steer me.',
-  '• React with :octagonal_sign: to my thread to stop me at once.',
-  '• In a thread, mention me with a command:',
-  ...slackCommandLines('    ◦'),
-  '• Under each answer, :+1: or :-1: says whether it helped (a :-1: lets you say why).',
-].join('\n');
 
 /** Logged once at start in cluster mode with Socket Mode. */
 export const SOCKET_MODE_CLUSTER_WARNING =

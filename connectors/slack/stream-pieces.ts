@@ -1,10 +1,12 @@
 // What a streamed answer holds between flushes (answer-stream.ts): text and compact-mode steps
 // in the order they came, how much of it one Slack message takes, and the text as Slack
-// blocks. Pure functions.
+// blocks or stream content. Pure functions.
+import type { AnyChunk } from '@slack/web-api';
 import { scanFences, splitMarkdown, toSlackMrkdwn } from '../shared/index.js';
 import type { Fence } from '../shared/markdown-fences.js';
 import type { ProgressStep } from '../shared/thread-surface.js';
 import type { SlackBlock } from './blocks.js';
+import type { TaskLedger } from './task-chunks.js';
 
 /** What waits to go out, in order: text, and steps between it. */
 export type Outgoing = { text: string } | { step: ProgressStep };
@@ -61,6 +63,16 @@ function cutWithin(text: string, room: number): number {
   }
   // Never between the two halves of a surrogate pair.
   return /[\uD800-\uDBFF]/.test(window.charAt(room - 1)) ? room - 1 : room;
+}
+
+/**
+ * What a native stream call carries: text alone goes as `markdown_text`; with steps, everything
+ * goes as chunks in order (text first where it came first), each task bringing only what the
+ * message lacks of it (`tasks`, what it shows so far).
+ */
+export function streamBodyOf(items: readonly Outgoing[], tasks: TaskLedger): { markdown_text?: string; chunks?: AnyChunk[] } {
+  if (!items.some((item) => 'step' in item)) return { markdown_text: textOf(items) };
+  return { chunks: items.map((item): AnyChunk => ('step' in item ? tasks.chunkOf(item.step) : { type: 'markdown_text', text: item.text })) };
 }
 
 /** Markdown as mrkdwn section blocks (3,000 characters each), for a message that also carries a footer. */

@@ -8,7 +8,7 @@ import type { SessionManager } from '../../src/sessions/session-manager.js';
 import { commandDescription, commandsOn, commandTableMarkdown, THREAD_COMMANDS, type CommandPlatform } from '../../connectors/shared/command-table.js';
 import { runThreadCommand, type CommandContext, type CommandMarkup } from '../../connectors/shared/thread-commands.js';
 import { COMMAND_HELP as SLACK_THREAD_HELP } from '../../connectors/slack/thread-commands.js';
-import { HELP_TEXT as SLACK_AGENT_HELP } from '../../connectors/slack/slack-connector.js';
+import { HELP_TEXT as SLACK_AGENT_HELP } from '../../connectors/slack/agent-command.js';
 import { DISCORD_COMMAND_HELP, SLASH_COMMANDS } from '../../connectors/discord/slash-commands.js';
 import { COMMAND_HELP as PLAYGROUND_HELP } from '../../connectors/web/web-inbound.js';
 

@@ -125,7 +125,7 @@ describe('the Slack manifests', () => {
       });
 
       it('declares the slash command the connector answers, interactivity for its buttons, and the Messages tab for DMs', () => {
-        expect(manifest.features.slash_commands.map((c) => c.command)).toEqual(matches(/this\.app\.command\('([^']+)'/g));
+        expect(manifest.features.slash_commands.map((c) => c.command)).toEqual(matches(/\bapp\.command\('([^']+)'/g));
         expect(connectorSource).toMatch(/\bapp\.action\(/);
         expect(manifest.settings.interactivity.is_enabled).toBe(true);
         expect(manifest.features.app_home).toEqual({ home_tab_enabled: false, messages_tab_enabled: true, messages_tab_read_only_enabled: false });

@@ -5,7 +5,8 @@
 // written ahead like any other, so a takeover finds and stops it.
 import { webApi } from '@slack/bolt';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AnswerStream, type StreamingSupport } from '../../connectors/slack/answer-stream.js';
+import { AnswerStream } from '../../connectors/slack/answer-stream.js';
+import type { StreamingSupport } from '../../connectors/slack/streaming-support.js';
 import { SlackSurface } from '../../connectors/slack/slack-surface.js';
 import { openKeyvStore } from '../../src/store/keyv-factory.js';
 import { StoredThreadRecords } from '../../src/sessions/thread-records.js';

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HELP_TEXT } from '../../connectors/slack/slack-connector.js';
+import { HELP_TEXT } from '../../connectors/slack/agent-command.js';
 import { PROMPT_ACTION } from '../../connectors/slack/actions.js';
 import { blockActions, eventCallback, nextTs, reactionAdded, slashCommand, SLACK_IDS } from '../fakes/slack-payloads.js';
 import type { StoredMessage } from '../fakes/slack-server.js';
