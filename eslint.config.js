@@ -35,7 +35,8 @@ export default tseslint.config(
           patterns: [
             {
               group: ['**/src/store/**', '../../src/store/*', '../../../src/store/*'],
-              message: 'Connectors do not reach the store: ask the session layer (src/sessions/thread-records.ts, the SessionManager), which re-exports the types a connector needs.',
+              message:
+                'Connectors do not reach the store: ask the session layer (src/sessions/thread-records.ts, the SessionManager), which re-exports the types a connector needs.',
             },
           ],
         },

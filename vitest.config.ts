@@ -22,7 +22,11 @@ export default defineConfig({
         test: {
           name: 'sessions-on-redis',
           include: ['test/sessions/*.test.ts'],
-          exclude: ['test/sessions/chaos-restart.test.ts', 'test/sessions/restart-process.test.ts', 'test/sessions/recovery-legacy-index.test.ts'],
+          exclude: [
+            'test/sessions/chaos-restart.test.ts',
+            'test/sessions/restart-process.test.ts',
+            'test/sessions/recovery-legacy-index.test.ts',
+          ],
           globalSetup: ['./test/support/cluster-global-setup.ts'],
         },
       },

@@ -20,7 +20,12 @@ const ANSWER = 'x'.repeat(EVENTS);
 async function timeRawSdk(fake: FakeAnthropic, client: Anthropic): Promise<number> {
   fake.replyBlocks([{ type: 'text', text: ANSWER }], { chunkSize: 1 });
   const started = performance.now();
-  const stream = await client.messages.create({ model: MODEL, max_tokens: 1024, messages: [{ role: 'user', content: 'go' }], stream: true });
+  const stream = await client.messages.create({
+    model: MODEL,
+    max_tokens: 1024,
+    messages: [{ role: 'user', content: 'go' }],
+    stream: true,
+  });
   let text = '';
   for await (const event of stream) {
     if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') text += event.delta.text;
@@ -32,14 +37,19 @@ async function timeRawSdk(fake: FakeAnthropic, client: Anthropic): Promise<numbe
 
 async function timeProvider(fake: FakeAnthropic, provider: AnthropicProvider): Promise<number> {
   fake.replyBlocks([{ type: 'text', text: ANSWER }], { chunkSize: 1 });
-  const request: ProviderRequest = { model: `anthropic:${MODEL}`, messages: [{ role: 'user', content: 'go' }], tools: [] };
+  const request: ProviderRequest = {
+    model: `anthropic:${MODEL}`,
+    messages: [{ role: 'user', content: 'go' }],
+    tools: [],
+  };
   const started = performance.now();
   let finalText: string | null | undefined;
   for await (const chunk of provider.stream(request, new AbortController().signal)) {
     if (chunk.type === 'final') finalText = chunk.turn.text;
   }
   const elapsed = performance.now() - started;
-  if (finalText?.length !== EVENTS) throw new Error(`provider run: expected a final turn of ${EVENTS} characters, got ${finalText?.length}`);
+  if (finalText?.length !== EVENTS)
+    throw new Error(`provider run: expected a final turn of ${EVENTS} characters, got ${finalText?.length}`);
   return elapsed;
 }
 
@@ -49,7 +59,9 @@ export const anthropicProviderSuite: BenchSuite = {
     const fake = await new FakeAnthropic().start();
     try {
       // Sanity check that the answer really is one delta per event.
-      const deltas = messageEvents([{ type: 'text', text: ANSWER }], { chunkSize: 1 }).filter((e) => e.event === 'content_block_delta');
+      const deltas = messageEvents([{ type: 'text', text: ANSWER }], { chunkSize: 1 }).filter(
+        (e) => e.event === 'content_block_delta',
+      );
       if (deltas.length !== EVENTS) throw new Error(`expected ${EVENTS} delta events, built ${deltas.length}`);
 
       const client = new Anthropic({ apiKey: 'bench', baseURL: fake.baseURL, maxRetries: 0 });
@@ -69,9 +81,24 @@ export const anthropicProviderSuite: BenchSuite = {
       const providerMs = median(wrapped);
       const runs = `${EVENTS} text_delta events from FakeAnthropic; median of ${REPEATS} after ${WARMUP_RUNS} warm-up runs`;
       return [
-        { key: 'providers.anthropic.raw_sdk_ms', value: rawMs, unit: 'ms', note: `bare for-await over messages.create({stream:true}); ${runs}` },
-        { key: 'providers.anthropic.provider_ms', value: providerMs, unit: 'ms', note: `AnthropicProvider.stream to its final chunk; ${runs}` },
-        { key: 'providers.anthropic.parse_overhead_ratio', value: providerMs / rawMs, unit: 'x', note: 'provider / raw SDK, same answer' },
+        {
+          key: 'providers.anthropic.raw_sdk_ms',
+          value: rawMs,
+          unit: 'ms',
+          note: `bare for-await over messages.create({stream:true}); ${runs}`,
+        },
+        {
+          key: 'providers.anthropic.provider_ms',
+          value: providerMs,
+          unit: 'ms',
+          note: `AnthropicProvider.stream to its final chunk; ${runs}`,
+        },
+        {
+          key: 'providers.anthropic.parse_overhead_ratio',
+          value: providerMs / rawMs,
+          unit: 'x',
+          note: 'provider / raw SDK, same answer',
+        },
       ];
     } finally {
       await fake.stop();

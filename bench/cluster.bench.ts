@@ -25,7 +25,12 @@ import type { BenchRow, BenchSuite } from './suite.js';
 const ROUNDS = 30;
 const FAILOVERS = 5;
 const MIXED_THREADS = 60;
-const FAIR_USE = { maxQueuedInputs: 1_000, maxQueuedBytes: 1 << 24, turnsPerUserPerMinute: Number.MAX_SAFE_INTEGER, threadsPerUser: Number.MAX_SAFE_INTEGER };
+const FAIR_USE = {
+  maxQueuedInputs: 1_000,
+  maxQueuedBytes: 1 << 24,
+  turnsPerUserPerMinute: Number.MAX_SAFE_INTEGER,
+  threadsPerUser: Number.MAX_SAFE_INTEGER,
+};
 
 interface Pair {
   a: TestBot;
@@ -33,10 +38,22 @@ interface Pair {
   stop(): Promise<void>;
 }
 
-async function pair(redisUrl: string, steps: () => Step[], tools: () => ToolDefinition[], timings = { leaseMs: 2_000, sweepMs: 200, pollMs: 1_000 }): Promise<Pair> {
+async function pair(
+  redisUrl: string,
+  steps: () => Step[],
+  tools: () => ToolDefinition[],
+  timings = { leaseMs: 2_000, sweepMs: 200, pollMs: 1_000 },
+): Promise<Pair> {
   const dir = await tempDir('bench-cluster-');
   const storeUrl = `sqlite://${dir.path}/shared.sqlite`;
-  const start = () => TestBot.start({ provider: new ScriptedProvider(steps()), tools: tools(), storeUrl, cluster: { url: redisUrl, timings }, manager: { fairUse: FAIR_USE } });
+  const start = () =>
+    TestBot.start({
+      provider: new ScriptedProvider(steps()),
+      tools: tools(),
+      storeUrl,
+      cluster: { url: redisUrl, timings },
+      manager: { fairUse: FAIR_USE },
+    });
   const a = await start();
   const b = await start();
   return {
@@ -65,7 +82,11 @@ export const clusterSuite: BenchSuite = {
       const route: number[] = [];
       const stop: number[] = [];
       // A tool that honours its stop signal: the stop's figure is the route, not a tool's grace period.
-      const owned = await pair(redis.url, () => Array.from({ length: ROUNDS }, () => callTools(call('work'))), () => [recordingTool('work', lowRisk, { delayMs: 60_000 })]);
+      const owned = await pair(
+        redis.url,
+        () => Array.from({ length: ROUNDS }, () => callTools(call('work'))),
+        () => [recordingTool('work', lowRisk, { delayMs: 60_000 })],
+      );
       try {
         for (let round = 0; round < ROUNDS; round++) {
           const thread = `R${round}`;
@@ -86,7 +107,11 @@ export const clusterSuite: BenchSuite = {
       }
 
       // ---- Redis commands per turn ------------------------------------------------------
-      const quiet = await pair(redis.url, () => Array.from({ length: ROUNDS }, () => say('done')), () => []);
+      const quiet = await pair(
+        redis.url,
+        () => Array.from({ length: ROUNDS }, () => say('done')),
+        () => [],
+      );
       let opsPerTurn = Number.NaN;
       try {
         const before = await commandsProcessed(admin);
@@ -107,7 +132,15 @@ export const clusterSuite: BenchSuite = {
         const dying = await pair(
           redis.url,
           () => [callTools(call('write'))],
-          () => [defineTool({ name: 'write', description: 'write', schema: z.record(z.string(), z.unknown()), metadata: risky, execute: async () => ({ ok: true }) })],
+          () => [
+            defineTool({
+              name: 'write',
+              description: 'write',
+              schema: z.record(z.string(), z.unknown()),
+              metadata: risky,
+              execute: async () => ({ ok: true }),
+            }),
+          ],
         );
         try {
           await dying.a.say('F', 'U1', 'write it');
@@ -135,12 +168,13 @@ export const clusterSuite: BenchSuite = {
             return { ok: true };
           },
         });
-      const mixedSteps = (): Step[] => Array.from({ length: MIXED_THREADS * 2 }, () => (request) => {
-        const last = request.messages.at(-1);
-        if (last?.role === 'tool') return { text: 'noted' };
-        const thread = typeof last?.content === 'string' ? (/thread (\S+)/.exec(last.content)?.[1] ?? '?') : '?';
-        return { toolCalls: [{ name: 'note', arguments: { thread } }] };
-      });
+      const mixedSteps = (): Step[] =>
+        Array.from({ length: MIXED_THREADS * 2 }, () => (request) => {
+          const last = request.messages.at(-1);
+          if (last?.role === 'tool') return { text: 'noted' };
+          const thread = typeof last?.content === 'string' ? (/thread (\S+)/.exec(last.content)?.[1] ?? '?') : '?';
+          return { toolCalls: [{ name: 'note', arguments: { thread } }] };
+        });
       const mixed = await pair(redis.url, mixedSteps, () => [countingTool()]);
       let duplicateTurns = 0;
       let duplicateToolRuns = 0;
@@ -151,7 +185,8 @@ export const clusterSuite: BenchSuite = {
             const thread = `M${i}`;
             const eventId = `mixed-${i}`;
             const text = `thread ${thread}`;
-            if (i % 4 === 0) await Promise.all([mixed.a.say(thread, 'U1', text, eventId), mixed.b.say(thread, 'U1', text, eventId)]);
+            if (i % 4 === 0)
+              await Promise.all([mixed.a.say(thread, 'U1', text, eventId), mixed.b.say(thread, 'U1', text, eventId)]);
             else await (i % 2 === 0 ? mixed.a : mixed.b).say(thread, 'U1', text, eventId);
           }),
         );
@@ -160,7 +195,10 @@ export const clusterSuite: BenchSuite = {
         await mixed.b.manager.idle();
         for (let i = 0; i < MIXED_THREADS; i++) {
           const thread = `M${i}`;
-          const turns = [mixed.a, mixed.b].reduce((sum, bot) => sum + bot.events(thread).filter((event) => event.type === 'turn_start').length, 0);
+          const turns = [mixed.a, mixed.b].reduce(
+            (sum, bot) => sum + bot.events(thread).filter((event) => event.type === 'turn_start').length,
+            0,
+          );
           if (turns === 0) lost++;
           if (turns > 1) duplicateTurns += turns - 1;
           const ran = toolRuns.get(thread) ?? 0;
@@ -172,16 +210,51 @@ export const clusterSuite: BenchSuite = {
 
       const note = `two instances in one process, one redis-server on loopback; ${ROUNDS} rounds`;
       return [
-        { key: 'cluster.route_ms_p50', value: median(route), unit: 'ms', note: `reply on the non-owner → queued on the owner; ${note}` },
+        {
+          key: 'cluster.route_ms_p50',
+          value: median(route),
+          unit: 'ms',
+          note: `reply on the non-owner → queued on the owner; ${note}`,
+        },
         { key: 'cluster.route_ms_p99', value: percentile(route, 99), unit: 'ms', note: 'same' },
-        { key: 'cluster.stop_cross_instance_ms_p50', value: median(stop), unit: 'ms', note: '🛑 on the non-owner → the owner\'s turn reports it stopped' },
+        {
+          key: 'cluster.stop_cross_instance_ms_p50',
+          value: median(stop),
+          unit: 'ms',
+          note: "🛑 on the non-owner → the owner's turn reports it stopped",
+        },
         { key: 'cluster.stop_cross_instance_ms_p99', value: percentile(stop, 99), unit: 'ms', note: 'same' },
-        { key: 'cluster.failover_ms_p50', value: median(failover), unit: 'ms', note: `owner stops renewing → the other draws the card again; lease 2,000 ms, sweep 200 ms; ${FAILOVERS} deaths` },
-        { key: 'cluster.failover_ms_p99', value: percentile(failover, 99), unit: 'ms', note: 'same; with the defaults (15 s / 2 s) add about 13 s' },
-        { key: 'cluster.redis_ops_per_turn', value: opsPerTurn, unit: 'commands', note: 'one message → one answered turn → lease released; INFO total_commands_processed' },
-        { key: 'cluster.duplicate_turns', value: duplicateTurns, unit: 'turns', note: `${MIXED_THREADS} threads, every fourth event delivered to both instances; must be 0` },
+        {
+          key: 'cluster.failover_ms_p50',
+          value: median(failover),
+          unit: 'ms',
+          note: `owner stops renewing → the other draws the card again; lease 2,000 ms, sweep 200 ms; ${FAILOVERS} deaths`,
+        },
+        {
+          key: 'cluster.failover_ms_p99',
+          value: percentile(failover, 99),
+          unit: 'ms',
+          note: 'same; with the defaults (15 s / 2 s) add about 13 s',
+        },
+        {
+          key: 'cluster.redis_ops_per_turn',
+          value: opsPerTurn,
+          unit: 'commands',
+          note: 'one message → one answered turn → lease released; INFO total_commands_processed',
+        },
+        {
+          key: 'cluster.duplicate_turns',
+          value: duplicateTurns,
+          unit: 'turns',
+          note: `${MIXED_THREADS} threads, every fourth event delivered to both instances; must be 0`,
+        },
         { key: 'cluster.duplicate_tool_runs', value: duplicateToolRuns, unit: 'runs', note: 'must be 0' },
-        { key: 'cluster.lost_messages', value: lost, unit: 'messages', note: 'a message that started no turn; must be 0' },
+        {
+          key: 'cluster.lost_messages',
+          value: lost,
+          unit: 'messages',
+          note: 'a message that started no turn; must be 0',
+        },
       ];
     } finally {
       admin.disconnect();

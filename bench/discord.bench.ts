@@ -23,7 +23,8 @@ const RUNS = 3;
 function answerText(tokens: number): string {
   const sentence = 'The deploy finished and every check passed on the first try. ';
   let text = '';
-  for (let i = 0; text.length < tokens * CHARS_PER_TOKEN; i++) text += i % 6 === 5 ? `${sentence.trim()}\n\n` : sentence;
+  for (let i = 0; text.length < tokens * CHARS_PER_TOKEN; i++)
+    text += i % 6 === 5 ? `${sentence.trim()}\n\n` : sentence;
   return text.slice(0, tokens * CHARS_PER_TOKEN);
 }
 
@@ -55,8 +56,12 @@ async function oneAnswer(tokens: number): Promise<Run> {
     const shown = botMessages(bot, asked.id)
       .map((m) => m.content)
       .join('');
-    if (shown.replace(/\s+/g, '').length < text.replace(/\s+/g, '').length * 0.95) throw new Error(`discord bench: the thread shows ${shown.length} of ${text.length} characters`);
-    const firstVisible = calls.find((call) => call.route === 'POST /channels/:channel/messages' && call.status === 200 && call.params.channel === asked.id);
+    if (shown.replace(/\s+/g, '').length < text.replace(/\s+/g, '').length * 0.95)
+      throw new Error(`discord bench: the thread shows ${shown.length} of ${text.length} characters`);
+    const firstVisible = calls.find(
+      (call) =>
+        call.route === 'POST /channels/:channel/messages' && call.status === 200 && call.params.channel === asked.id,
+    );
     if (!firstVisible) throw new Error('discord bench: no text ever reached Discord');
     return { calls, firstVisibleMs: firstVisible.at - firstTokenAt, messages: botMessages(bot, asked.id).length };
   } finally {

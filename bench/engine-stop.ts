@@ -24,7 +24,10 @@ interface StopScenario {
 type Trial = { ok: true; ms: number } | { ok: false; why: string };
 
 /** A turn whose model asks for one call of `tool`; the engine gets `extra` options. */
-function oneCallEngine(tool: ReturnType<typeof noopTool>, extra: Partial<ConstructorParameters<typeof TurnEngine>[0]> = {}): TurnEngine {
+function oneCallEngine(
+  tool: ReturnType<typeof noopTool>,
+  extra: Partial<ConstructorParameters<typeof TurnEngine>[0]> = {},
+): TurnEngine {
   return new TurnEngine({ provider: new ZeroLatencyProvider(1, tool.name), model: 'bench', tools: [tool], ...extra });
 }
 
@@ -34,7 +37,11 @@ function scenarios(graceMs: number): StopScenario[] {
       state: 'stalled_stream',
       on: 'turn_start',
       delayMs: (trial) => trial % 3, // 0, 1 or 2 ms into the stalled call
-      engine: () => new TurnEngine({ provider: new ScriptedProvider([{ stallBeforeFirstToken: true, ignoreAbort: true }]), model: 'bench' }),
+      engine: () =>
+        new TurnEngine({
+          provider: new ScriptedProvider([{ stallBeforeFirstToken: true, ignoreAbort: true }]),
+          model: 'bench',
+        }),
       note: 'no first token, provider ignores abort; stop 0-2 ms after turn_start',
     },
     // The stops below land 1 ms after the event, so the approver is really waiting and the
@@ -44,7 +51,10 @@ function scenarios(graceMs: number): StopScenario[] {
       state: 'awaiting_approval',
       on: 'permission_required',
       delayMs: () => 1,
-      engine: () => oneCallEngine(sleepingTool('risky', highRisk, TOOL_SLEEP_MS), { ports: { approver: () => new Promise(() => undefined) } }),
+      engine: () =>
+        oneCallEngine(sleepingTool('risky', highRisk, TOOL_SLEEP_MS), {
+          ports: { approver: () => new Promise(() => undefined) },
+        }),
       note: 'high-risk call, approver never answers; stop 1 ms after permission_required',
     },
     {
@@ -114,7 +124,12 @@ export async function stopLatencyRows(graceMs: number): Promise<BenchRow[]> {
     const note = `${scenario.note}; n=${times.length}${untimed ? `; UNTIMED: ${untimed}` : ''}`;
     rows.push(
       { key: `engine.stop_ms_median.${scenario.state}`, value: median(times), unit: 'ms', note },
-      { key: `engine.stop_ms_p99.${scenario.state}`, value: percentile(times, 99), unit: 'ms', note: `p99 of the ${times.length} trials above` },
+      {
+        key: `engine.stop_ms_p99.${scenario.state}`,
+        value: percentile(times, 99),
+        unit: 'ms',
+        note: `p99 of the ${times.length} trials above`,
+      },
     );
   }
   return rows;

@@ -40,13 +40,22 @@ async function bareLoop(provider: Provider, tool: ToolDefinition): Promise<void>
   const signal = new AbortController().signal;
   for (;;) {
     let final: AssistantTurn | undefined;
-    for await (const chunk of provider.stream({ model: 'bench', messages, tools: [] }, signal)) if (chunk.type === 'final') final = chunk.turn;
+    for await (const chunk of provider.stream({ model: 'bench', messages, tools: [] }, signal))
+      if (chunk.type === 'final') final = chunk.turn;
     if (!final) throw new Error('bare loop: the stream ended without a final chunk');
-    const calls = final.toolCalls.map((c, i) => ({ id: c.id ?? `call_${i}`, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
+    const calls = final.toolCalls.map((c, i) => ({
+      id: c.id ?? `call_${i}`,
+      type: 'function' as const,
+      function: { name: c.name, arguments: c.arguments },
+    }));
     messages.push({ role: 'assistant', content: final.text, tool_calls: calls });
     if (calls.length === 0) return;
     for (const c of calls) {
-      const result = await tool.execute(JSON.parse(c.function.arguments), { signal, toolCallId: c.id, sessionId: 'bare' });
+      const result = await tool.execute(JSON.parse(c.function.arguments), {
+        signal,
+        toolCallId: c.id,
+        sessionId: 'bare',
+      });
       messages.push({ role: 'tool', tool_call_id: c.id, content: JSON.stringify(result) });
     }
   }
@@ -57,7 +66,9 @@ async function engineLoop(provider: Provider, tool: ToolDefinition): Promise<voi
   let end: EngineEvent | undefined;
   for await (const event of engine.run('go')) if (event.type === 'turn_end') end = event;
   if (end?.type !== 'turn_end' || end.status !== 'completed' || end.iterations !== ITERATIONS + 1) {
-    throw new Error(`engine loop: expected a completed turn of ${ITERATIONS + 1} model calls, got ${JSON.stringify(end)}`);
+    throw new Error(
+      `engine loop: expected a completed turn of ${ITERATIONS + 1} model calls, got ${JSON.stringify(end)}`,
+    );
   }
 }
 
@@ -86,8 +97,19 @@ async function overheadRows(): Promise<BenchRow[]> {
   const bareMs = median(bare);
   const runs = `median of ${OVERHEAD_REPEATS} runs of ${ITERATIONS} iterations, after ${WARMUP_RUNS} warm-up runs`;
   return [
-    { key: 'engine.overhead_ms_per_iteration', value: engineMs, unit: 'ms', note: `TurnEngine, zero-latency provider + no-op tool; ${runs}`, goal: OVERHEAD_GOAL_MS },
-    { key: 'engine.bare_ms_per_iteration', value: bareMs, unit: 'ms', note: `bare 12-line loop, same provider and tool; ${runs}` },
+    {
+      key: 'engine.overhead_ms_per_iteration',
+      value: engineMs,
+      unit: 'ms',
+      note: `TurnEngine, zero-latency provider + no-op tool; ${runs}`,
+      goal: OVERHEAD_GOAL_MS,
+    },
+    {
+      key: 'engine.bare_ms_per_iteration',
+      value: bareMs,
+      unit: 'ms',
+      note: `bare 12-line loop, same provider and tool; ${runs}`,
+    },
     { key: 'engine.overhead_ratio', value: engineMs / bareMs, unit: 'x', note: 'engine / bare, per iteration' },
   ];
 }
@@ -107,7 +129,8 @@ async function sixToolRound(metadata: ToolMetadata): Promise<number> {
       finished++;
     }
   }
-  if (firstStart === undefined || lastFinish === undefined || finished !== 6) throw new Error(`six-tool round: ${finished} of 6 tools finished ok`);
+  if (firstStart === undefined || lastFinish === undefined || finished !== 6)
+    throw new Error(`six-tool round: ${finished} of 6 tools finished ok`);
   return lastFinish - firstStart;
 }
 
@@ -120,14 +143,30 @@ async function parallelRows(): Promise<BenchRow[]> {
     sequential.push(await sixToolRound(mediumRisk));
   }
   return [
-    { key: 'engine.parallel_6x200ms_wall_ms', value: median(parallel), unit: 'ms', note: `6 low-risk calls in one turn (concurrent); median of ${repeats}` },
-    { key: 'engine.sequential_6x200ms_wall_ms', value: median(sequential), unit: 'ms', note: `same 6 as medium-risk, allow-all policy (one at a time); median of ${repeats}` },
+    {
+      key: 'engine.parallel_6x200ms_wall_ms',
+      value: median(parallel),
+      unit: 'ms',
+      note: `6 low-risk calls in one turn (concurrent); median of ${repeats}`,
+    },
+    {
+      key: 'engine.sequential_6x200ms_wall_ms',
+      value: median(sequential),
+      unit: 'ms',
+      note: `same 6 as medium-risk, allow-all policy (one at a time); median of ${repeats}`,
+    },
   ];
 }
 
 export const engineSuite: BenchSuite = {
   name: 'engine',
   async run() {
-    return [...(await overheadRows()), ...(await opsOverheadRows()), ...(await httpOverheadRows()), ...(await parallelRows()), ...(await stopLatencyRows(DEFAULT_TOOL_STOP_GRACE_MS))];
+    return [
+      ...(await overheadRows()),
+      ...(await opsOverheadRows()),
+      ...(await httpOverheadRows()),
+      ...(await parallelRows()),
+      ...(await stopLatencyRows(DEFAULT_TOOL_STOP_GRACE_MS)),
+    ];
   },
 };

@@ -60,7 +60,10 @@ const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().r
 
 if (bomb) {
   const started = performance.now();
-  await core.manager.deliver({ platform: 'test', workspace: 'W', channel: 'C', thread: 'bomb' }, { text: 'summarise', userId: 'U1', eventId: 'bomb', attachments: [bomb] });
+  await core.manager.deliver(
+    { platform: 'test', workspace: 'W', channel: 'C', thread: 'bomb' },
+    { text: 'summarise', userId: 'U1', eventId: 'bomb', attachments: [bomb] },
+  );
   await core.manager.idle();
   clearInterval(sampler);
   await core.close();
@@ -68,7 +71,14 @@ if (bomb) {
   console.log(JSON.stringify(report));
   process.exit(0);
 }
-await Promise.all(bigs.map((file, i) => core.manager.deliver({ platform: 'test', workspace: 'W', channel: 'C', thread: `big-${i}` }, { text: 'summarise', userId: 'U1', eventId: `big-${i}`, attachments: [file] })));
+await Promise.all(
+  bigs.map((file, i) =>
+    core.manager.deliver(
+      { platform: 'test', workspace: 'W', channel: 'C', thread: `big-${i}` },
+      { text: 'summarise', userId: 'U1', eventId: `big-${i}`, attachments: [file] },
+    ),
+  ),
+);
 await core.manager.idle();
 clearInterval(sampler);
 
@@ -83,6 +93,7 @@ for (const [i, png] of pngs.entries()) {
 }
 
 await core.close();
-if (requests !== pngs.length + bigs.length) throw new Error(`expected ${pngs.length + bigs.length} answers, got ${requests}`);
+if (requests !== pngs.length + bigs.length)
+  throw new Error(`expected ${pngs.length + bigs.length} answers, got ${requests}`);
 const report: ChildReport = { ingestMs, idleRssMb, peakRssMb: peak };
 console.log(JSON.stringify(report));

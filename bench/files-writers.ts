@@ -20,25 +20,45 @@ const ROUNDS = 3;
 const FILE_BYTES = 4096;
 
 const memorySource: FileSource = {
-  open: async () => ({ body: Readable.from([Buffer.alloc(FILE_BYTES, 97)]), contentType: 'text/csv', size: FILE_BYTES }),
+  open: async () => ({
+    body: Readable.from([Buffer.alloc(FILE_BYTES, 97)]),
+    contentType: 'text/csv',
+    size: FILE_BYTES,
+  }),
 };
 
 /** Milliseconds per upload over MESSAGES × FILES_PER_MESSAGE uploads into a fresh folder. */
-async function perUpload(writer: FolderWriter | undefined, owner: { uid: number; gid: number } | undefined): Promise<number> {
+async function perUpload(
+  writer: FolderWriter | undefined,
+  owner: { uid: number; gid: number } | undefined,
+): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-uploads-'));
   await chmod(dir, 0o755);
   if (owner) await chown(dir, owner.uid, owner.gid);
   const transfers = new FileTransfers();
   transfers.registerSource('bench', memorySource);
-  const intake = new FileIntake({ transfers, maxFileBytes: 1 << 20, maxFilesPerMessage: FILES_PER_MESSAGE, maxConversationBytes: 1 << 30, ...(writer ? { writer } : {}) });
+  const intake = new FileIntake({
+    transfers,
+    maxFileBytes: 1 << 20,
+    maxFilesPerMessage: FILES_PER_MESSAGE,
+    maxConversationBytes: 1 << 30,
+    ...(writer ? { writer } : {}),
+  });
   const place = { folder: dir, uploads: join(dir, 'uploads', 'thread') };
   try {
     await intake.receive(place, [], new AbortController().signal);
     const started = performance.now();
     for (let message = 0; message < MESSAGES; message++) {
-      const files = Array.from({ length: FILES_PER_MESSAGE }, (_, i) => ({ platform: 'bench', id: `${message}-${i}`, name: `table-${message}-${i}.csv`, url: 'memory:', mimeType: 'text/csv' }));
+      const files = Array.from({ length: FILES_PER_MESSAGE }, (_, i) => ({
+        platform: 'bench',
+        id: `${message}-${i}`,
+        name: `table-${message}-${i}.csv`,
+        url: 'memory:',
+        mimeType: 'text/csv',
+      }));
       const result = await intake.receive(place, files, new AbortController().signal);
-      if (result.stored.length !== FILES_PER_MESSAGE) throw new Error(`uploads were not saved: ${result.problems.join('; ')}`);
+      if (result.stored.length !== FILES_PER_MESSAGE)
+        throw new Error(`uploads were not saved: ${result.problems.join('; ')}`);
     }
     return (performance.now() - started) / (MESSAGES * FILES_PER_MESSAGE);
   } finally {
@@ -50,7 +70,12 @@ export async function uploadWriterRows(): Promise<BenchRow[]> {
   const inProcess: number[] = [];
   for (let round = 0; round < ROUNDS; round++) inProcess.push(await perUpload(undefined, undefined));
   const rows: BenchRow[] = [
-    { key: 'files.upload_ms_in_process', value: median(inProcess), unit: 'ms', note: `one ${FILE_BYTES / 1024} KiB upload saved by the bot's own process (a bot that is not root), median of ${ROUNDS} runs of ${MESSAGES * FILES_PER_MESSAGE}` },
+    {
+      key: 'files.upload_ms_in_process',
+      value: median(inProcess),
+      unit: 'ms',
+      note: `one ${FILE_BYTES / 1024} KiB upload saved by the bot's own process (a bot that is not root), median of ${ROUNDS} runs of ${MESSAGES * FILES_PER_MESSAGE}`,
+    },
   ];
   if (process.getuid?.() !== 0) return rows;
   const writer = new RunAsWriter(DEFAULT_RUN_AS);
@@ -64,8 +89,18 @@ export async function uploadWriterRows(): Promise<BenchRow[]> {
     const runAs: number[] = [];
     for (let round = 0; round < ROUNDS; round++) runAs.push(await perUpload(writer, DEFAULT_RUN_AS));
     rows.push(
-      { key: 'files.upload_ms_run_as', value: median(runAs), unit: 'ms', note: `the same upload saved by a root bot, through its helper running as uid ${DEFAULT_RUN_AS.uid} (already started)` },
-      { key: 'files.run_as_helper_start_ms', value: startMs, unit: 'ms', note: "the helper's start, paid by the first file after a minute without any" },
+      {
+        key: 'files.upload_ms_run_as',
+        value: median(runAs),
+        unit: 'ms',
+        note: `the same upload saved by a root bot, through its helper running as uid ${DEFAULT_RUN_AS.uid} (already started)`,
+      },
+      {
+        key: 'files.run_as_helper_start_ms',
+        value: startMs,
+        unit: 'ms',
+        note: "the helper's start, paid by the first file after a minute without any",
+      },
     );
   } finally {
     await writer.close();

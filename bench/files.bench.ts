@@ -34,7 +34,10 @@ export interface ChildReport {
 
 function runChild(env: Record<string, string>): Promise<ChildReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...env },
+    });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
@@ -56,7 +59,9 @@ export const filesSuite: BenchSuite = {
       const png = await readFile(await writeNoisePng(join(dir, 'noise.png')));
       const pngs = Array.from({ length: PNG_ROUNDS }, (_, i) => host.add(`screen-${i}.png`, png, 'image/png'));
       const random = mulberry32(22);
-      const csvRow = Buffer.from(Array.from({ length: 1023 }, () => String.fromCharCode(97 + Math.floor(random() * 26))).join('') + '\n');
+      const csvRow = Buffer.from(
+        Array.from({ length: 1023 }, () => String.fromCharCode(97 + Math.floor(random() * 26))).join('') + '\n',
+      );
       const big = Buffer.concat(Array.from({ length: BIG_FILE_BYTES / csvRow.length }, () => csvRow));
       const bigs = Array.from({ length: BIG_FILES }, (_, i) => host.add(`table-${i}.csv`, big, 'text/csv'));
       for (let i = 0; i < PNG_ROUNDS + BIG_FILES; i++) fake.replyText('seen');
@@ -76,10 +81,23 @@ export const filesSuite: BenchSuite = {
         FILES_BENCH_MODEL_URL: fake.baseURL,
         FILES_BENCH_BOMB: JSON.stringify(host.add('bomb.pdf', bombPdf, 'application/pdf')),
       });
-      if (!bombed.problems?.some((line) => line.includes('PDF_MAX_MEMORY_MB'))) throw new Error(`files bench: the PDF bomb was not refused at the memory bound: ${JSON.stringify(bombed.problems)}`);
+      if (!bombed.problems?.some((line) => line.includes('PDF_MAX_MEMORY_MB')))
+        throw new Error(
+          `files bench: the PDF bomb was not refused at the memory bound: ${JSON.stringify(bombed.problems)}`,
+        );
       return [
-        { key: 'files.ingest_ms_p50', value: median(report.ingestMs), unit: 'ms', note: `a ${(png.length / 1024 / 1024).toFixed(1)} MiB PNG from deliver() to the model request carrying it (fetched over HTTP, saved, prepared), median of ${PNG_ROUNDS}` },
-        { key: 'files.idle_rss_mb', value: report.idleRssMb, unit: 'MB', note: 'the bot core started, before any file' },
+        {
+          key: 'files.ingest_ms_p50',
+          value: median(report.ingestMs),
+          unit: 'ms',
+          note: `a ${(png.length / 1024 / 1024).toFixed(1)} MiB PNG from deliver() to the model request carrying it (fetched over HTTP, saved, prepared), median of ${PNG_ROUNDS}`,
+        },
+        {
+          key: 'files.idle_rss_mb',
+          value: report.idleRssMb,
+          unit: 'MB',
+          note: 'the bot core started, before any file',
+        },
         {
           key: 'files.ten_20mib_peak_rss_above_idle_mb',
           value: report.peakRssMb - report.idleRssMb,
@@ -92,7 +110,12 @@ export const filesSuite: BenchSuite = {
           unit: 'MB',
           note: `the bot's peak resident memory above idle (${bombed.idleRssMb.toFixed(0)} MB) while a ${(bombPdf.length / 1024 / 1024).toFixed(1)} MB PDF of 2 GiB deflated spaces is read and refused at PDF_MAX_MEMORY_MB (goal ≤ 100)`,
         },
-        { key: 'files.pdf_bomb_refused_ms', value: bombed.ingestMs[0]!, unit: 'ms', note: 'from deliver() to the end of its turn, the reader killed at its memory bound (the default 512 MB)' },
+        {
+          key: 'files.pdf_bomb_refused_ms',
+          value: bombed.ingestMs[0]!,
+          unit: 'ms',
+          note: 'from deliver() to the end of its turn, the reader killed at its memory bound (the default 512 MB)',
+        },
         ...(await uploadWriterRows()),
       ];
     } finally {

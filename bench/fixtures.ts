@@ -52,7 +52,11 @@ export class ZeroLatencyProvider implements Provider {
       n < this.toolRounds
         ? {
             text: 'working',
-            toolCalls: Array.from({ length: this.callsPerRound }, (_, j) => ({ id: `call_${n}_${j}`, name: this.toolName, arguments: '{}' })),
+            toolCalls: Array.from({ length: this.callsPerRound }, (_, j) => ({
+              id: `call_${n}_${j}`,
+              name: this.toolName,
+              arguments: '{}',
+            })),
             finishReason: 'tool_calls',
             usage: USAGE,
           }
@@ -122,7 +126,11 @@ export function stubbornTool(name: string, ms: number): ToolDefinition {
 }
 
 /** A session layer on `store` for the session benches: everyone allowed, one tool, a zero-latency model. */
-export function benchSessionManager(store: SessionStore, provider: () => Provider, tool: ToolDefinition): SessionManager {
+export function benchSessionManager(
+  store: SessionStore,
+  provider: () => Provider,
+  tool: ToolDefinition,
+): SessionManager {
   return new SessionManager({
     store,
     inbox: new PersistentInbox(store),

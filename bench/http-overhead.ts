@@ -64,7 +64,13 @@ async function bareTurn(client: OpenAI): Promise<void> {
   const messages: ChatCompletionMessageParam[] = [{ role: 'user', content: 'go' }];
   const signal = new AbortController().signal;
   for (let made = 1; ; made++) {
-    const stream = await client.chat.completions.create({ model: MODEL, messages, tools: bareTools, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages,
+      tools: bareTools,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     const calls: { id: string; name: string; arguments: string }[] = [];
     for await (const chunk of stream) {
@@ -80,10 +86,19 @@ async function bareTurn(client: OpenAI): Promise<void> {
     }
     if (calls.length === 0) {
       messages.push({ role: 'assistant', content: text });
-      if (made !== MODEL_CALLS) throw new Error(`bare loop: answered after ${made} model calls, expected ${MODEL_CALLS}`);
+      if (made !== MODEL_CALLS)
+        throw new Error(`bare loop: answered after ${made} model calls, expected ${MODEL_CALLS}`);
       return;
     }
-    messages.push({ role: 'assistant', content: text || null, tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) });
+    messages.push({
+      role: 'assistant',
+      content: text || null,
+      tool_calls: calls.map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
+      })),
+    });
     for (const call of calls) {
       const result = await noop.execute(JSON.parse(call.arguments), { signal, toolCallId: call.id, sessionId: 'bare' });
       messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(result) });
@@ -93,7 +108,12 @@ async function bareTurn(client: OpenAI): Promise<void> {
 
 /** The same turn through TurnEngine and OpenAIProvider. */
 async function engineTurn(provider: OpenAIProvider): Promise<void> {
-  const engine = new TurnEngine({ provider, model: `openai:${MODEL}`, tools: [noop], limits: { maxIterations: MODEL_CALLS } });
+  const engine = new TurnEngine({
+    provider,
+    model: `openai:${MODEL}`,
+    tools: [noop],
+    limits: { maxIterations: MODEL_CALLS },
+  });
   let end: EngineEvent | undefined;
   for await (const event of engine.run('go')) if (event.type === 'turn_end') end = event;
   if (end?.type !== 'turn_end' || end.status !== 'completed' || end.iterations !== MODEL_CALLS) {
@@ -104,7 +124,9 @@ async function engineTurn(provider: OpenAIProvider): Promise<void> {
 /** The fake server in a process of its own; resolves with its base URL and how to stop it. */
 async function startServer(): Promise<{ baseURL: string; stop: () => Promise<void> }> {
   const script = fileURLToPath(new URL('./sse-openai-server.ts', import.meta.url));
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script, String(TOOL_ROUNDS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script, String(TOOL_ROUNDS)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
@@ -166,7 +188,12 @@ export async function httpOverheadRows(): Promise<BenchRow[]> {
         unit: 'x',
         note: `the same pairs, this process's CPU time per turn (${spread(cpuRatios)})`,
       },
-      { key: 'engine.http_turn_ms', value: median(engine.map((turn) => turn.wallMs)) / TURNS_PER_BATCH, unit: 'ms', note: `the engine's turn, median (the bare loop's: ${(median(bare.map((turn) => turn.wallMs)) / TURNS_PER_BATCH).toFixed(1)} ms)` },
+      {
+        key: 'engine.http_turn_ms',
+        value: median(engine.map((turn) => turn.wallMs)) / TURNS_PER_BATCH,
+        unit: 'ms',
+        note: `the engine's turn, median (the bare loop's: ${(median(bare.map((turn) => turn.wallMs)) / TURNS_PER_BATCH).toFixed(1)} ms)`,
+      },
     ];
   } finally {
     await server.stop();

@@ -36,7 +36,9 @@ export const mediaSuite: BenchSuite = {
       const small = await writePng(join(dir, 'small.png'), 1024, 768);
       const pdf = await writeTextPdf(
         join(dir, 'report.pdf'),
-        Array.from({ length: 10 }, (_, page) => Array.from({ length: 30 }, (_, line) => `Page ${page + 1}, line ${line + 1}: quarterly figures and notes.`)),
+        Array.from({ length: 10 }, (_, page) =>
+          Array.from({ length: 30 }, (_, line) => `Page ${page + 1}, line ${line + 1}: quarterly figures and notes.`),
+        ),
       );
       const expectKind = async (path: string, kind: string): Promise<void> => {
         const result = await prepareImageForModel(path, join(dir, 'out'));
@@ -50,10 +52,30 @@ export const mediaSuite: BenchSuite = {
         if ('error' in result) throw new Error(`media bench: the PDF gave ${result.error}`);
       });
       return [
-        { key: 'media.image_prep_noisy_5mib_png_ms_p50', value: noiseMs, unit: 'ms', note: `1400×1300 noise PNG (~5.2 MiB) re-encoded under 3.75 MiB, median of ${ROUNDS}` },
-        { key: 'media.image_prep_4000x3000_png_ms_p50', value: bigMs, unit: 'ms', note: `downscaled to 1568 px and re-encoded, median of ${ROUNDS}` },
-        { key: 'media.image_prep_as_is_ms_p50', value: smallMs, unit: 'ms', note: `1024×768 PNG checked (full decode) and passed as it is, median of ${ROUNDS}` },
-        { key: 'media.pdf_text_10_pages_ms_p50', value: pdfMs, unit: 'ms', note: `text of a 10-page PDF, the reader process's start included, median of ${ROUNDS}` },
+        {
+          key: 'media.image_prep_noisy_5mib_png_ms_p50',
+          value: noiseMs,
+          unit: 'ms',
+          note: `1400×1300 noise PNG (~5.2 MiB) re-encoded under 3.75 MiB, median of ${ROUNDS}`,
+        },
+        {
+          key: 'media.image_prep_4000x3000_png_ms_p50',
+          value: bigMs,
+          unit: 'ms',
+          note: `downscaled to 1568 px and re-encoded, median of ${ROUNDS}`,
+        },
+        {
+          key: 'media.image_prep_as_is_ms_p50',
+          value: smallMs,
+          unit: 'ms',
+          note: `1024×768 PNG checked (full decode) and passed as it is, median of ${ROUNDS}`,
+        },
+        {
+          key: 'media.pdf_text_10_pages_ms_p50',
+          value: pdfMs,
+          unit: 'ms',
+          note: `text of a 10-page PDF, the reader process's start included, median of ${ROUNDS}`,
+        },
       ];
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -55,7 +55,8 @@ async function throughProvider(provider: OpenAIProvider): Promise<number> {
     else if (chunk.type === 'final') finalText = chunk.turn.text;
   }
   const elapsed = performance.now() - started;
-  if (deltas !== CHUNKS || finalText?.length !== CHUNKS) throw new Error(`provider: ${deltas} deltas, final of ${finalText?.length} characters`);
+  if (deltas !== CHUNKS || finalText?.length !== CHUNKS)
+    throw new Error(`provider: ${deltas} deltas, final of ${finalText?.length} characters`);
   return elapsed;
 }
 
@@ -85,9 +86,24 @@ export const openaiProviderSuite: BenchSuite = {
       const providerMs = median(wrapped);
       const runs = `${CHUNKS.toLocaleString('en')}-chunk answer from FakeOpenAI; median of ${REPEATS} after ${WARMUP_RUNS} warm-ups`;
       return [
-        { key: 'providers.openai.raw_sdk_stream_ms', value: rawMs, unit: 'ms', note: `raw SDK stream, reading delta.content; ${runs}` },
-        { key: 'providers.openai.provider_stream_ms', value: providerMs, unit: 'ms', note: `OpenAIProvider.stream to the final chunk; ${runs}` },
-        { key: 'providers.openai.parse_overhead_ratio', value: providerMs / rawMs, unit: 'x', note: 'provider / raw SDK, same answer' },
+        {
+          key: 'providers.openai.raw_sdk_stream_ms',
+          value: rawMs,
+          unit: 'ms',
+          note: `raw SDK stream, reading delta.content; ${runs}`,
+        },
+        {
+          key: 'providers.openai.provider_stream_ms',
+          value: providerMs,
+          unit: 'ms',
+          note: `OpenAIProvider.stream to the final chunk; ${runs}`,
+        },
+        {
+          key: 'providers.openai.parse_overhead_ratio',
+          value: providerMs / rawMs,
+          unit: 'x',
+          note: 'provider / raw SDK, same answer',
+        },
       ];
     } finally {
       await fake.stop();

@@ -30,12 +30,43 @@ export interface BusVariant {
   goal?: number;
 }
 
-export const METRICS_OFF: BusVariant = { name: 'metrics_off', note: 'operations bus with no sink (METRICS=off)', setup: () => undefined };
-export const METRICS_ON: BusVariant = { name: 'metrics_on', note: 'the metrics sink on the bus', goal: 1.05, setup: (bus) => bus.add(new MetricsSink({ load: () => ({ liveSessions: 1, workingSessions: 1, queuedSteering: 0, modelCallsRunning: 0, modelCallsWaiting: 0 }) })) };
+export const METRICS_OFF: BusVariant = {
+  name: 'metrics_off',
+  note: 'operations bus with no sink (METRICS=off)',
+  setup: () => undefined,
+};
+export const METRICS_ON: BusVariant = {
+  name: 'metrics_on',
+  note: 'the metrics sink on the bus',
+  goal: 1.05,
+  setup: (bus) =>
+    bus.add(
+      new MetricsSink({
+        load: () => ({
+          liveSessions: 1,
+          workingSessions: 1,
+          queuedSteering: 0,
+          modelCallsRunning: 0,
+          modelCallsWaiting: 0,
+        }),
+      }),
+    ),
+};
 
 const now = Date.now();
 const key = { platform: 'slack', workspace: 'T0BENCH01', channel: 'C0BENCH01', thread: '1700000000.000100' };
-const session: SessionRecord = { id: sessionIdOf(key), key, model: 'openai:bench', grants: { tools: [], commands: [] }, compaction: null, startedBy: 'U0BENCH01', steerers: [], directories: [], createdAt: now, updatedAt: now };
+const session: SessionRecord = {
+  id: sessionIdOf(key),
+  key,
+  model: 'openai:bench',
+  grants: { tools: [], commands: [] },
+  compaction: null,
+  startedBy: 'U0BENCH01',
+  steerers: [],
+  directories: [],
+  createdAt: now,
+  updatedAt: now,
+};
 
 /** One turn of ITERATIONS tool rounds with the session's operations wiring; ms per iteration. */
 export async function timeEngineWithOps(setup: (bus: OpsBus) => void): Promise<number> {
@@ -44,8 +75,17 @@ export async function timeEngineWithOps(setup: (bus: OpsBus) => void): Promise<n
   const observer = new OpsObserver(bus, { mask: (text) => text });
   const tool = noopTool('noop');
   const inner = new ZeroLatencyProvider(ITERATIONS, tool.name);
-  const provider = meteredResolver(() => inner, { place: placeOf(session), ops: bus, fallbackRequester: () => session.startedBy });
-  const engine = new TurnEngine({ provider, model: session.model, tools: [tool], limits: { maxIterations: ITERATIONS + 1 } });
+  const provider = meteredResolver(() => inner, {
+    place: placeOf(session),
+    ops: bus,
+    fallbackRequester: () => session.startedBy,
+  });
+  const engine = new TurnEngine({
+    provider,
+    model: session.model,
+    tools: [tool],
+    limits: { maxIterations: ITERATIONS + 1 },
+  });
   let end: EngineEvent | undefined;
   const started = performance.now();
   for await (const event of engine.run('go')) {
@@ -54,7 +94,9 @@ export async function timeEngineWithOps(setup: (bus: OpsBus) => void): Promise<n
   }
   const ms = (performance.now() - started) / ITERATIONS;
   if (end?.type !== 'turn_end' || end.status !== 'completed' || end.iterations !== ITERATIONS + 1) {
-    throw new Error(`ops overhead: expected a completed turn of ${ITERATIONS + 1} model calls, got ${JSON.stringify(end)}`);
+    throw new Error(
+      `ops overhead: expected a completed turn of ${ITERATIONS + 1} model calls, got ${JSON.stringify(end)}`,
+    );
   }
   await bus.close();
   return ms;

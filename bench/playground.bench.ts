@@ -19,7 +19,16 @@ import type { BenchRow, BenchSuite } from './suite.js';
 const RUNS = 20;
 const WARMUP = 2;
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const ANSWER = 'The deploy finished and every check passed on the first try. '.repeat(4);
 
 /**
@@ -65,7 +74,11 @@ async function measure(): Promise<{ inDom: number[]; drawn: number[] }> {
       await page.locator('#channel-composer textarea').fill(`@bot release notes, run ${run}`);
       await page.locator('#channel-composer textarea').press('Enter');
       // A function, not a string: the page's Content-Security-Policy forbids eval.
-      await page.waitForFunction(() => (globalThis as { __firstVisible?: unknown }).__firstVisible !== undefined, undefined, { timeout: 10_000 });
+      await page.waitForFunction(
+        () => (globalThis as { __firstVisible?: unknown }).__firstVisible !== undefined,
+        undefined,
+        { timeout: 10_000 },
+      );
       const seen = await page.evaluate<{ inDom: number; drawn: number }>('window.__firstVisible');
       await bot.idle();
       await waitFor(() => !Number.isNaN(firstTokenAt), 5_000);
@@ -86,7 +99,12 @@ export const playgroundSuite: BenchSuite = {
     const { inDom, drawn } = await measure();
     const note = `first model token sent by the fake → first answer text on the page, headless Chromium, ${RUNS} mentions`;
     return [
-      { key: 'playground.first_visible_ms', value: median(drawn), unit: 'ms', note: `median; ${note}, drawn (next animation frame)` },
+      {
+        key: 'playground.first_visible_ms',
+        value: median(drawn),
+        unit: 'ms',
+        note: `median; ${note}, drawn (next animation frame)`,
+      },
       { key: 'playground.first_visible_p99_ms', value: percentile(drawn, 99), unit: 'ms', note: `p99; ${note}, drawn` },
       { key: 'playground.first_in_dom_ms', value: median(inDom), unit: 'ms', note: `median; ${note}, in the DOM` },
     ];

@@ -58,7 +58,8 @@ interface Running {
 /** A folder of links to this checkout's files, without a developer's .env, store or workspace. */
 async function botFolder(): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), 'bench-process-'));
-  for (const entry of await readdir(ROOT)) if (!NOT_LINKED.has(entry)) await symlink(join(ROOT, entry), join(path, entry));
+  for (const entry of await readdir(ROOT))
+    if (!NOT_LINKED.has(entry)) await symlink(join(ROOT, entry), join(path, entry));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
@@ -148,10 +149,15 @@ async function settledRss(pid: number): Promise<number> {
 /** Each turn: list the workspace, then answer; the state is in the conversation the SDK sends. */
 function toolThenAnswer(request: { body: unknown }): FakeAnswer {
   const messages = (request.body as { messages?: { role: string }[] }).messages ?? [];
-  return messages.at(-1)?.role === 'tool' ? { text: 'Done: the workspace is empty.' } : { toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] };
+  return messages.at(-1)?.role === 'tool'
+    ? { text: 'Done: the workspace is empty.' }
+    : { toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] };
 }
 
-async function withBot<T>(work: (bot: Running, fakes: { slack: FakeSlack; llm: FakeOpenAI }) => Promise<T>, env: Record<string, string> = {}): Promise<T> {
+async function withBot<T>(
+  work: (bot: Running, fakes: { slack: FakeSlack; llm: FakeOpenAI }) => Promise<T>,
+  env: Record<string, string> = {},
+): Promise<T> {
   const folder = await botFolder();
   const slack = await new FakeSlack().start();
   const llm = await new FakeOpenAI().start();
@@ -181,7 +187,16 @@ function idleAndFirstAnswer(): Promise<Idle> {
     const npmMb = await status(bot.npm.pid!, 'VmRSS');
     const mention = appMention({ text: 'hello' });
     await sendEvent(`http://127.0.0.1:${bot.port}/slack/events`, SECRET, eventCallback(mention));
-    await waitFor(() => slack.thread(SLACK_IDS.channelId, mention.ts).some((m) => m.user === SLACK_IDS.botUserId && m.text.includes("hello")), 30_000).catch((e) => { console.log(bot.stdout(), JSON.stringify(slack.calls.map((c) => [c.method, c.args]))); throw e; });
+    await waitFor(
+      () =>
+        slack
+          .thread(SLACK_IDS.channelId, mention.ts)
+          .some((m) => m.user === SLACK_IDS.botUserId && m.text.includes('hello')),
+      30_000,
+    ).catch((e) => {
+      console.log(bot.stdout(), JSON.stringify(slack.calls.map((c) => [c.method, c.args])));
+      throw e;
+    });
     return { idleMb, npmMb, startMs: bot.startMs, firstAnswerMb: await settledRss(bot.pid) };
   });
 }
@@ -200,15 +215,29 @@ function concurrentTurns(): Promise<Burst> {
   return withBot(
     async (bot, { slack, llm }) => {
       llm.answerWith(toolThenAnswer);
-      const mentions = Array.from({ length: CONCURRENT_TURNS }, (_, i) => appMention({ text: `list the files, please (${i})`, user: `U0PERSON${String(i).padStart(4, '0')}` }));
+      const mentions = Array.from({ length: CONCURRENT_TURNS }, (_, i) =>
+        appMention({ text: `list the files, please (${i})`, user: `U0PERSON${String(i).padStart(4, '0')}` }),
+      );
       const started = performance.now();
-      await Promise.all(mentions.map((mention) => sendEvent(`http://127.0.0.1:${bot.port}/slack/events`, SECRET, eventCallback(mention), { timeoutMs: SEND_TIMEOUT_MS })));
+      await Promise.all(
+        mentions.map((mention) =>
+          sendEvent(`http://127.0.0.1:${bot.port}/slack/events`, SECRET, eventCallback(mention), {
+            timeoutMs: SEND_TIMEOUT_MS,
+          }),
+        ),
+      );
       const roots = new Set(mentions.map((mention) => mention.ts));
       const answered = (): number =>
         new Set(
           slack
             .channelMessages(SLACK_IDS.channelId)
-            .filter((m) => m.user === SLACK_IDS.botUserId && m.threadTs !== undefined && roots.has(m.threadTs) && m.text.includes('Done: the workspace is empty.'))
+            .filter(
+              (m) =>
+                m.user === SLACK_IDS.botUserId &&
+                m.threadTs !== undefined &&
+                roots.has(m.threadTs) &&
+                m.text.includes('Done: the workspace is empty.'),
+            )
             .map((m) => m.threadTs),
         ).size;
       await waitFor(() => answered() === CONCURRENT_TURNS, 600_000);
@@ -248,7 +277,13 @@ export const processSuite: BenchSuite = {
         unit: 'MB',
         note: 'npm itself, which stays as the parent of the bot it execs (not counted above)',
       },
-      { key: 'process.start_ms', value: median(starts.map((s) => s.startMs)), unit: 'ms', note: `npm start → 'Slack connector started', the build already made; median of ${STARTS} (${list(starts.map((s) => s.startMs))})`, goal: GOALS.startMs },
+      {
+        key: 'process.start_ms',
+        value: median(starts.map((s) => s.startMs)),
+        unit: 'ms',
+        note: `npm start → 'Slack connector started', the build already made; median of ${STARTS} (${list(starts.map((s) => s.startMs))})`,
+        goal: GOALS.startMs,
+      },
       {
         key: 'process.concurrent_1000_peak_rss_mb',
         value: median(bursts.map((b) => b.peakMb)),

@@ -26,7 +26,18 @@ const WRITE_BATCH = 200;
 
 function recordOf(id: string): SessionRecord {
   const now = Date.now();
-  return { id, key: { platform: 'bench', workspace: 'W', channel: 'C', thread: id }, model: 'bench', grants: { tools: [], commands: [] }, compaction: null, startedBy: 'U1', steerers: [], directories: [], createdAt: now, updatedAt: now };
+  return {
+    id,
+    key: { platform: 'bench', workspace: 'W', channel: 'C', thread: id },
+    model: 'bench',
+    grants: { tools: [], commands: [] },
+    compaction: null,
+    startedBy: 'U1',
+    steerers: [],
+    directories: [],
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 function finishedConversation(id: string): Message[] {
@@ -78,7 +89,11 @@ interface Measured {
  */
 function measureRecovery(url: string, fullScan: boolean): Promise<Measured> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD, url, fullScan ? 'full-scan' : 'indexed'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['--expose-gc', '--import', 'tsx', CHILD, url, fullScan ? 'full-scan' : 'indexed'],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
@@ -95,7 +110,13 @@ export async function recoverAndReport(url: string, fullScan: boolean): Promise<
   try {
     const store = new SessionStore(opened.keyv);
     if (fullScan) await opened.keyv.delete('open-sessions'); // as a store from before the index
-    const migrate = defineTool({ name: 'migrate', description: 'migrate', schema: z.object({}), metadata: { risk: 'low', category: 'write' }, execute: async () => 'ok' });
+    const migrate = defineTool({
+      name: 'migrate',
+      description: 'migrate',
+      schema: z.object({}),
+      metadata: { risk: 'low', category: 'write' },
+      execute: async () => 'ok',
+    });
     const manager = benchSessionManager(store, () => new ZeroLatencyProvider(0, 'migrate'), migrate);
     global.gc?.();
     const baselineMb = process.memoryUsage().rss / 1024 / 1024;
@@ -104,9 +125,16 @@ export async function recoverAndReport(url: string, fullScan: boolean): Promise<
     const ms = performance.now() - started;
     await manager.idle();
     await manager.shutdown(0);
-    if (report.resumed.length !== NEEDY) throw new Error(`recovery resumed ${report.resumed.length} sessions, expected ${NEEDY}`);
+    if (report.resumed.length !== NEEDY)
+      throw new Error(`recovery resumed ${report.resumed.length} sessions, expected ${NEEDY}`);
     // maxRSS is the process's peak resident set, in kilobytes.
-    return { ms, rssMb: process.resourceUsage().maxRSS / 1024, baselineMb, examined: report.examined, resumed: report.resumed.length };
+    return {
+      ms,
+      rssMb: process.resourceUsage().maxRSS / 1024,
+      baselineMb,
+      examined: report.examined,
+      resumed: report.resumed.length,
+    };
   } finally {
     await opened.close();
   }
@@ -162,7 +190,12 @@ export const recoverySuite: BenchSuite = {
           unit: 'MB',
           note: `peak resident memory of a fresh process doing that full scan (${scanned.baselineMb.toFixed(0)} MB before it began)`,
         },
-        { key: 'sessions.recover_setup_ms', value: setupMs, unit: 'ms', note: `writing the ${(IDLE + NEEDY).toLocaleString('en')} sessions (4 messages each), for scale` },
+        {
+          key: 'sessions.recover_setup_ms',
+          value: setupMs,
+          unit: 'ms',
+          note: `writing the ${(IDLE + NEEDY).toLocaleString('en')} sessions (4 messages each), for scale`,
+        },
       ];
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -25,7 +25,27 @@ import { tracesSuite } from './traces.bench.js';
 import { mergeResults, RESULTS_PATH, type BenchResults } from './results.js';
 import type { BenchRow, BenchSuite } from './suite.js';
 
-const SUITES: BenchSuite[] = [engineSuite, openaiProviderSuite, anthropicProviderSuite, storeSuite, recoverySuite, sessionsMemorySuite, shellSuite, slackSuite, slackStopSuite, discordSuite, playgroundSuite, toolsSuite, secretsSuite, filesSuite, mediaSuite, clusterSuite, processSuite, tracesSuite, schedulesSuite];
+const SUITES: BenchSuite[] = [
+  engineSuite,
+  openaiProviderSuite,
+  anthropicProviderSuite,
+  storeSuite,
+  recoverySuite,
+  sessionsMemorySuite,
+  shellSuite,
+  slackSuite,
+  slackStopSuite,
+  discordSuite,
+  playgroundSuite,
+  toolsSuite,
+  secretsSuite,
+  filesSuite,
+  mediaSuite,
+  clusterSuite,
+  processSuite,
+  tracesSuite,
+  schedulesSuite,
+];
 
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);
@@ -44,14 +64,21 @@ function printTable(rows: BenchRow[]): void {
   const header = ['figure', 'value', 'unit', 'goal', '', 'note'];
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((cell) => cell[column]!.length)));
   const line = (cell: string[]): string =>
-    cell.map((text, column) => (column === 1 || column === 3 ? text.padStart(widths[column]!) : text.padEnd(widths[column]!))).join('  ').trimEnd();
+    cell
+      .map((text, column) =>
+        column === 1 || column === 3 ? text.padStart(widths[column]!) : text.padEnd(widths[column]!),
+      )
+      .join('  ')
+      .trimEnd();
   console.log(line(header));
   console.log(widths.map((width) => '-'.repeat(width)).join('  '));
   for (const cell of cells) console.log(line(cell));
   const judged = rows.filter((row) => row.goal !== undefined);
   if (judged.length > 0) {
     const missed = judged.filter((row) => goalCells(row)[1] === '✗');
-    console.log(`\ngoals: ${judged.length - missed.length} of ${judged.length} met${missed.length > 0 ? `; missed: ${missed.map((row) => row.key).join(', ')}` : ''} (reported, not enforced)`);
+    console.log(
+      `\ngoals: ${judged.length - missed.length} of ${judged.length} met${missed.length > 0 ? `; missed: ${missed.map((row) => row.key).join(', ')}` : ''} (reported, not enforced)`,
+    );
   }
 }
 
@@ -59,7 +86,10 @@ async function main(): Promise<void> {
   const rows: BenchRow[] = [];
   const named = process.argv.slice(2);
   const unknown = named.filter((name) => !SUITES.some((suite) => suite.name === name));
-  if (unknown.length > 0) throw new Error(`unknown bench suite ${unknown.join(', ')}: the suites are ${SUITES.map((s) => s.name).join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(
+      `unknown bench suite ${unknown.join(', ')}: the suites are ${SUITES.map((s) => s.name).join(', ')}`,
+    );
   for (const suite of SUITES.filter((s) => named.length === 0 || named.includes(s.name))) {
     const started = performance.now();
     console.log(`bench: running ${suite.name} suite…`);

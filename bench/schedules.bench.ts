@@ -30,7 +30,6 @@ function heapMb(): number {
   return process.memoryUsage().heapUsed / (1024 * 1024);
 }
 
-
 const schedulerSuite: BenchSuite = {
   name: 'scheduler',
   async run(): Promise<BenchRow[]> {
@@ -58,7 +57,10 @@ const schedulerSuite: BenchSuite = {
       const now = Date.now();
       const firstDue = now + LEAD_MS;
       for (let i = 0; i < SCHEDULES; i++) {
-        const spec: Schedule['spec'] = i < DUE_SOON ? { kind: 'once', at: firstDue + Math.floor((i * SPREAD_MS) / DUE_SOON) } : { kind: 'cron', pattern: `${i % 60} 9 * * *`, timezone: 'Europe/Paris' };
+        const spec: Schedule['spec'] =
+          i < DUE_SOON
+            ? { kind: 'once', at: firstDue + Math.floor((i * SPREAD_MS) / DUE_SOON) }
+            : { kind: 'cron', pattern: `${i % 60} 9 * * *`, timezone: 'Europe/Paris' };
         const schedule = scheduleOf(i, spec, now);
         await store.save(schedule);
         scheduler.add(schedule);
@@ -71,10 +73,25 @@ const schedulerSuite: BenchSuite = {
       clearTimeout(timer);
       const note = `${SCHEDULES.toLocaleString('en-US')} stored on SQLite, ${DUE_SOON} one-offs due over ${SPREAD_MS / 1000} s, real clock; due instant → fire called (claim, re-read, record)`;
       return [
-        { key: 'schedules.scheduler_lag_ms_p99', value: percentile(lags, 99), unit: 'ms', note: `${note}; the scheduler's share of schedules.fire_lag_ms_p99` },
+        {
+          key: 'schedules.scheduler_lag_ms_p99',
+          value: percentile(lags, 99),
+          unit: 'ms',
+          note: `${note}; the scheduler's share of schedules.fire_lag_ms_p99`,
+        },
         { key: 'schedules.scheduler_lag_ms_median', value: median(lags), unit: 'ms', note },
-        { key: 'schedules.fired', value: lags.length, unit: 'runs', note: `of ${DUE_SOON} due (stored in ${storedIn} ms, before the first was due)` },
-        { key: 'schedules.heap_mb_for_1000', value: held, unit: 'MB', note: 'heap above baseline after GC: the scheduler, the store index and the 1,000 records' },
+        {
+          key: 'schedules.fired',
+          value: lags.length,
+          unit: 'runs',
+          note: `of ${DUE_SOON} due (stored in ${storedIn} ms, before the first was due)`,
+        },
+        {
+          key: 'schedules.heap_mb_for_1000',
+          value: held,
+          unit: 'MB',
+          note: 'heap above baseline after GC: the scheduler, the store index and the 1,000 records',
+        },
       ];
     } finally {
       await scheduler.close();

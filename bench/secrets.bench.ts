@@ -19,7 +19,8 @@ const XLSX_ROUNDS = 9;
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 function keys(random: () => number): string[] {
-  const pick = (length: number) => Array.from({ length }, () => ALPHABET[Math.floor(random() * ALPHABET.length)]).join('');
+  const pick = (length: number) =>
+    Array.from({ length }, () => ALPHABET[Math.floor(random() * ALPHABET.length)]).join('');
   return Array.from({ length: SECRETS }, (_, i) => (i % 2 === 0 ? `sk-${pick(40)}` : `xoxb-${pick(10)}-${pick(24)}`));
 }
 
@@ -27,7 +28,11 @@ function shellOutput(random: () => number, secrets: string[] = []): string {
   const lines: string[] = [];
   let length = 0;
   for (let i = 0; length < RESULT_CHARS; i++) {
-    const hash = Array.from({ length: 20 }, () => Math.floor(random() * 256).toString(16).padStart(2, '0')).join('');
+    const hash = Array.from({ length: 20 }, () =>
+      Math.floor(random() * 256)
+        .toString(16)
+        .padStart(2, '0'),
+    ).join('');
     const line = [
       `drwxr-xr-x  5 user staff   160 Dec  3 11:0${i % 10} src/module-${i}/index.ts`,
       `commit ${hash}`,
@@ -41,7 +46,12 @@ function shellOutput(random: () => number, secrets: string[] = []): string {
   // One secret in every 50 lines, in its raw, base64, hex and percent-encoded forms in turn.
   for (let i = 0; i < secrets.length && i * 50 < lines.length; i++) {
     const secret = secrets[i]!;
-    const form = [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('hex'), secret.replaceAll('-', '%2D')][i % 4]!;
+    const form = [
+      secret,
+      Buffer.from(secret).toString('base64'),
+      Buffer.from(secret).toString('hex'),
+      secret.replaceAll('-', '%2D'),
+    ][i % 4]!;
     lines[i * 50] = `value: ${form}`;
   }
   return lines.join('\n').slice(0, RESULT_CHARS);
@@ -49,20 +59,41 @@ function shellOutput(random: () => number, secrets: string[] = []): string {
 
 /** An .xlsx-shaped zip of about `bytes` (a sheet of numbers and words, its shared strings), deflated as Excel does. */
 function spreadsheet(random: () => number, bytes: number): Buffer {
-  const word = () => Array.from({ length: 3 + Math.floor(random() * 8) }, () => ALPHABET[Math.floor(random() * 52)]).join('');
+  const word = () =>
+    Array.from({ length: 3 + Math.floor(random() * 8) }, () => ALPHABET[Math.floor(random() * 52)]).join('');
   const strings: string[] = [];
   const rows: string[] = [];
   // Random words and numbers deflate about 2:1; a real sheet's XML deflates further, so this is the harder case.
   for (let row = 1, length = 0; length < bytes * 0.9; row++) {
     strings.push(`${word()} ${word()} ${word()}`);
     length += strings.at(-1)!.length + 16;
-    rows.push(`<row r="${row}"><c r="A${row}" t="s"><v>${row - 1}</v></c><c r="B${row}"><v>${(random() * 1e6).toFixed(2)}</v></c><c r="C${row}"><v>${Math.floor(random() * 1e9)}</v></c></row>`);
+    rows.push(
+      `<row r="${row}"><c r="A${row}" t="s"><v>${row - 1}</v></c><c r="B${row}"><v>${(random() * 1e6).toFixed(2)}</v></c><c r="C${row}"><v>${Math.floor(random() * 1e9)}</v></c></row>`,
+    );
   }
   return zipOf([
-    { name: '[Content_Types].xml', bytes: Buffer.from('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>') },
-    { name: 'xl/workbook.xml', bytes: Buffer.from('<?xml version="1.0"?><workbook><sheets><sheet name="Sheet1" sheetId="1"/></sheets></workbook>') },
-    { name: 'xl/worksheets/sheet1.xml', bytes: Buffer.from(`<?xml version="1.0"?><worksheet><sheetData>${rows.join('')}</sheetData></worksheet>`) },
-    { name: 'xl/sharedStrings.xml', bytes: Buffer.from(`<?xml version="1.0"?><sst>${strings.map((text) => `<si><t>${text}</t></si>`).join('')}</sst>`) },
+    {
+      name: '[Content_Types].xml',
+      bytes: Buffer.from(
+        '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>',
+      ),
+    },
+    {
+      name: 'xl/workbook.xml',
+      bytes: Buffer.from(
+        '<?xml version="1.0"?><workbook><sheets><sheet name="Sheet1" sheetId="1"/></sheets></workbook>',
+      ),
+    },
+    {
+      name: 'xl/worksheets/sheet1.xml',
+      bytes: Buffer.from(`<?xml version="1.0"?><worksheet><sheetData>${rows.join('')}</sheetData></worksheet>`),
+    },
+    {
+      name: 'xl/sharedStrings.xml',
+      bytes: Buffer.from(
+        `<?xml version="1.0"?><sst>${strings.map((text) => `<si><t>${text}</t></si>`).join('')}</sst>`,
+      ),
+    },
   ]);
 }
 
@@ -104,7 +135,11 @@ export const secretsSuite: BenchSuite = {
     const xlsx = spreadsheet(random, 1024 * 1024);
     const checkXlsx = async () => {
       const budget = new InflateBudget();
-      const unchecked = await checkCompressedContents(xlsx, 'zip archive', 'bench.xlsx', { holdsSecret: (bytes) => holdsSecret(bytes, masker.mask), allowUnreadable: false, budget });
+      const unchecked = await checkCompressedContents(xlsx, 'zip archive', 'bench.xlsx', {
+        holdsSecret: (bytes) => holdsSecret(bytes, masker.mask),
+        allowUnreadable: false,
+        budget,
+      });
       if (unchecked.length > 0) throw new Error('bench: the spreadsheet was not read whole');
       return budget.read;
     };
@@ -117,12 +152,42 @@ export const secretsSuite: BenchSuite = {
     }
     const xlsxMs = median(xlsxSamples);
     return [
-      { key: 'secrets.forms', value: masker.size, unit: 'strings', note: `searched for ${SECRETS} key-shaped secrets (each in all its forms)` },
-      { key: 'secrets.build_ms', value: buildMs, unit: 'ms', note: 'building the search for them (once, and again when secrets are added)' },
-      { key: 'secrets.mask_20kb_clean_ms_p50', value: cleanMs, unit: 'ms', note: '20 KB of shell output with no secret, median of 200' },
-      { key: 'secrets.mask_20kb_ms_p50', value: dirtyMs, unit: 'ms', note: '20 KB with a secret every 50 lines (raw, base64, hex, %2D), median of 200' },
-      { key: 'secrets.mask_chars_per_s', value: perSecond(dirtyMs), unit: 'chars/s', note: 'the same, as characters per second' },
-      { key: 'secrets.stream_20kb_ms_p50', value: streamMs, unit: 'ms', note: 'the same 20 KB as a stream of 8-character deltas, median of 200' },
+      {
+        key: 'secrets.forms',
+        value: masker.size,
+        unit: 'strings',
+        note: `searched for ${SECRETS} key-shaped secrets (each in all its forms)`,
+      },
+      {
+        key: 'secrets.build_ms',
+        value: buildMs,
+        unit: 'ms',
+        note: 'building the search for them (once, and again when secrets are added)',
+      },
+      {
+        key: 'secrets.mask_20kb_clean_ms_p50',
+        value: cleanMs,
+        unit: 'ms',
+        note: '20 KB of shell output with no secret, median of 200',
+      },
+      {
+        key: 'secrets.mask_20kb_ms_p50',
+        value: dirtyMs,
+        unit: 'ms',
+        note: '20 KB with a secret every 50 lines (raw, base64, hex, %2D), median of 200',
+      },
+      {
+        key: 'secrets.mask_chars_per_s',
+        value: perSecond(dirtyMs),
+        unit: 'chars/s',
+        note: 'the same, as characters per second',
+      },
+      {
+        key: 'secrets.stream_20kb_ms_p50',
+        value: streamMs,
+        unit: 'ms',
+        note: 'the same 20 KB as a stream of 8-character deltas, median of 200',
+      },
       {
         key: 'secrets.attach_xlsx_1mb_ms_p50',
         value: xlsxMs,

@@ -38,7 +38,12 @@ export const sessionsMemorySuite: BenchSuite = {
       defaultModel: 'bench',
       engineSetup: () => ({ provider: new ZeroLatencyProvider(0, 'noop'), tools: [tool] }),
       maxLiveSessions: MAX_LIVE,
-      fairUse: { maxQueuedInputs: 20, maxQueuedBytes: 1 << 20, turnsPerUserPerMinute: Number.MAX_SAFE_INTEGER, threadsPerUser: Number.MAX_SAFE_INTEGER },
+      fairUse: {
+        maxQueuedInputs: 20,
+        maxQueuedBytes: 1 << 20,
+        turnsPerUserPerMinute: Number.MAX_SAFE_INTEGER,
+        threadsPerUser: Number.MAX_SAFE_INTEGER,
+      },
     });
     try {
       const baseline = heapMb();
@@ -55,9 +60,24 @@ export const sessionsMemorySuite: BenchSuite = {
       const note = `${THREADS.toLocaleString('en-US')} threads answered once, idle; MAX_LIVE_SESSIONS=${MAX_LIVE}; heap above baseline after GC`;
       return [
         { key: 'sessions.memory_mb_after_1000_threads', value: atCheckpoint, unit: 'MB', note },
-        { key: 'sessions.memory_mb_after_10000_threads', value: after, unit: 'MB', note: 'goal: bounded by the cache, about the 1,000-thread figure' },
-        { key: 'sessions.live_after_10000_threads', value: manager.liveCount, unit: 'sessions', note: `at most ${MAX_LIVE} kept` },
-        { key: 'sessions.turns_per_s_sequential', value: THREADS / seconds, unit: 'turns/s', note: 'one thread after another, SQLite' },
+        {
+          key: 'sessions.memory_mb_after_10000_threads',
+          value: after,
+          unit: 'MB',
+          note: 'goal: bounded by the cache, about the 1,000-thread figure',
+        },
+        {
+          key: 'sessions.live_after_10000_threads',
+          value: manager.liveCount,
+          unit: 'sessions',
+          note: `at most ${MAX_LIVE} kept`,
+        },
+        {
+          key: 'sessions.turns_per_s_sequential',
+          value: THREADS / seconds,
+          unit: 'turns/s',
+          note: 'one thread after another, SQLite',
+        },
       ];
     } finally {
       await manager.shutdown(0);

@@ -15,12 +15,18 @@ import type { BenchRow } from './suite.js';
 const RUNS = 3;
 const CHARS_PER_TOKEN = 4;
 /** Tokens of text before each round of calls and after the last: 2,000 in all. */
-const ROUNDS = [{ tokens: 600, calls: 2 }, { tokens: 500, calls: 2 }, { tokens: 500, calls: 2 }, { tokens: 400, calls: 0 }];
+const ROUNDS = [
+  { tokens: 600, calls: 2 },
+  { tokens: 500, calls: 2 },
+  { tokens: 500, calls: 2 },
+  { tokens: 400, calls: 0 },
+];
 
 function prose(tokens: number, round: number): string {
   const sentence = `Round ${round}: the listing shows what the folder holds, nothing surprising so far. `;
   let text = '';
-  for (let i = 0; text.length < tokens * CHARS_PER_TOKEN; i++) text += i % 5 === 4 ? `${sentence.trim()}\n\n` : sentence;
+  for (let i = 0; text.length < tokens * CHARS_PER_TOKEN; i++)
+    text += i % 5 === 4 ? `${sentence.trim()}\n\n` : sentence;
   return text.slice(0, tokens * CHARS_PER_TOKEN);
 }
 
@@ -37,7 +43,10 @@ async function oneTurn(display: 'cards' | 'compact'): Promise<Turn> {
   try {
     ROUNDS.forEach((round, r) => {
       const toolCalls = Array.from({ length: round.calls }, () => ({ name: 'list_dir', arguments: { path: '.' } }));
-      llm.replyAnswer({ text: prose(round.tokens, r), chunkSize: CHARS_PER_TOKEN, ...(toolCalls.length > 0 ? { toolCalls } : {}) }, { delayMs: 1 });
+      llm.replyAnswer(
+        { text: prose(round.tokens, r), chunkSize: CHARS_PER_TOKEN, ...(toolCalls.length > 0 ? { toolCalls } : {}) },
+        { delayMs: 1 },
+      );
     });
     const before = slack.calls.length;
     const root = await bot.mention('look through the folder and tell me what is there');
@@ -46,7 +55,8 @@ async function oneTurn(display: 'cards' | 'compact'): Promise<Turn> {
     const calls = slack.calls.slice(before);
     const mine = slack.thread(SLACK_IDS.channelId, root).filter((m) => m.user === SLACK_IDS.botUserId);
     const cards = mine.filter((m) => JSON.stringify(m.blocks ?? []).includes('*list_dir*')).length;
-    if ((display === 'cards') !== (cards === 6)) throw new Error(`slack compact bench: ${display} mode posted ${cards} cards`);
+    if ((display === 'cards') !== (cards === 6))
+      throw new Error(`slack compact bench: ${display} mode posted ${cards} cards`);
     return { calls, rateLimited: calls.filter((call) => call.status === 429).length };
   } finally {
     await bot.stop();

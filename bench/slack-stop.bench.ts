@@ -43,24 +43,43 @@ async function oneStop(bot: SlackBot, scenario: Scenario, kind: StopKind, trial:
     const ts = String((started.answer as { ts?: unknown }).ts);
     shown = slack.waitForCall('chat.stopStream', (call) => call.args.ts === ts, 10_000).then(() => performance.now());
   } else {
-    llm.replyToolCalls([scenario === 'tool' ? { name: 'run_shell', arguments: { command: 'sleep 60' } } : { name: 'write_file', arguments: { path: `f${trial}.txt`, content: 'x' } }]);
+    llm.replyToolCalls([
+      scenario === 'tool'
+        ? { name: 'run_shell', arguments: { command: 'sleep 60' } }
+        : { name: 'write_file', arguments: { path: `f${trial}.txt`, content: 'x' } },
+    ]);
     root = await bot.mention(`${scenario} ${kind} ${trial}`);
     // The card shows the call running, or its buttons.
     const busy = scenario === 'tool' ? 'Running' : PROMPT_ACTION;
-    await waitFor(() => slack.thread(SLACK_IDS.channelId, root).some((m) => m.user === SLACK_IDS.botUserId && JSON.stringify(m.blocks ?? []).includes(busy)), 10_000);
-    shown = slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === root && stoppedNote(call), 10_000).then(() => performance.now());
+    await waitFor(
+      () =>
+        slack
+          .thread(SLACK_IDS.channelId, root)
+          .some((m) => m.user === SLACK_IDS.botUserId && JSON.stringify(m.blocks ?? []).includes(busy)),
+      10_000,
+    );
+    shown = slack
+      .waitForCall('chat.postMessage', (call) => call.args.thread_ts === root && stoppedNote(call), 10_000)
+      .then(() => performance.now());
   }
   const sent = performance.now();
   if (kind === 'reaction') await bot.react(root, 'octagonal_sign');
   else await bot.stopButton(root);
   const ms = (await shown) - sent;
   await bot.idle();
-  await waitFor(() => slack.thread(SLACK_IDS.channelId, root).some((m) => JSON.stringify(m.blocks ?? []).includes('Stopped by')), 10_000);
+  await waitFor(
+    () => slack.thread(SLACK_IDS.channelId, root).some((m) => JSON.stringify(m.blocks ?? []).includes('Stopped by')),
+    10_000,
+  );
   return ms;
 }
 
 /** `trials` stops of each kind, interleaved on one bot (after a short warm-up). */
-async function stops(env: Record<string, string>, scenarios: Scenario[], trials: number): Promise<Map<string, number[]>> {
+async function stops(
+  env: Record<string, string>,
+  scenarios: Scenario[],
+  trials: number,
+): Promise<Map<string, number[]>> {
   // Many threads from one person in a short time: lift the per-person turn rate for the bench.
   const bot = await bootSlackBot({ env: { TURNS_PER_USER_PER_MINUTE: '1000', MAX_LIVE_SESSIONS: '1000', ...env } });
   const times = new Map<string, number[]>();
@@ -94,12 +113,37 @@ export const slackStopSuite: BenchSuite = {
     const p99 = (scenario: Scenario, kind: StopKind) => percentile(of(scenario, kind), 99).toFixed(1);
     const others = `a running tool (sleep 60, no sandbox) 🛑 ${p99('tool', 'reaction')} / button ${p99('tool', 'button')} ms; a pending approval 🛑 ${p99('approval', 'reaction')} / button ${p99('approval', 'button')} ms (event → the "Stopped by" note; p99 of ${OTHER_TRIALS} each)`;
     return [
-      { key: 'slack.stop_reaction_ms_p50', value: median(of('stream', 'reaction')), unit: 'ms', note: `🛑 reaction on the thread: ${note}` },
+      {
+        key: 'slack.stop_reaction_ms_p50',
+        value: median(of('stream', 'reaction')),
+        unit: 'ms',
+        note: `🛑 reaction on the thread: ${note}`,
+      },
       { key: 'slack.stop_reaction_ms_p99', value: percentile(of('stream', 'reaction'), 99), unit: 'ms', note: 'same' },
-      { key: 'slack.native_stop_ms_p50', value: median(of('stream', 'button')), unit: 'ms', note: `Slack's Stop button (agent_session_stopped): ${note}` },
-      { key: 'slack.native_stop_ms_p99', value: percentile(of('stream', 'button'), 99), unit: 'ms', note: `same; goal: ≤ the 🛑 figure + 5 ms. Also: ${others}` },
-      { key: 'slack.native_stop_tool_ms_p99', value: percentile(of('tool', 'button'), 99), unit: 'ms', note: `Stop button on a running tool → the "Stopped by" note (🛑: ${p99('tool', 'reaction')} ms)` },
-      { key: 'slack.native_stop_approval_ms_p99', value: percentile(of('approval', 'button'), 99), unit: 'ms', note: `Stop button on a pending approval → the "Stopped by" note (🛑: ${p99('approval', 'reaction')} ms)` },
+      {
+        key: 'slack.native_stop_ms_p50',
+        value: median(of('stream', 'button')),
+        unit: 'ms',
+        note: `Slack's Stop button (agent_session_stopped): ${note}`,
+      },
+      {
+        key: 'slack.native_stop_ms_p99',
+        value: percentile(of('stream', 'button'), 99),
+        unit: 'ms',
+        note: `same; goal: ≤ the 🛑 figure + 5 ms. Also: ${others}`,
+      },
+      {
+        key: 'slack.native_stop_tool_ms_p99',
+        value: percentile(of('tool', 'button'), 99),
+        unit: 'ms',
+        note: `Stop button on a running tool → the "Stopped by" note (🛑: ${p99('tool', 'reaction')} ms)`,
+      },
+      {
+        key: 'slack.native_stop_approval_ms_p99',
+        value: percentile(of('approval', 'button'), 99),
+        unit: 'ms',
+        note: `Stop button on a pending approval → the "Stopped by" note (🛑: ${p99('approval', 'reaction')} ms)`,
+      },
     ];
   },
 };

@@ -28,7 +28,8 @@ const STREAMING_METHODS = new Set(['chat.startStream', 'chat.appendStream', 'cha
 function answerText(tokens: number): string {
   const sentence = 'The deploy finished and every check passed on the first try. ';
   let text = '';
-  for (let i = 0; text.length < tokens * CHARS_PER_TOKEN; i++) text += i % 6 === 5 ? `${sentence.trim()}\n\n` : sentence;
+  for (let i = 0; text.length < tokens * CHARS_PER_TOKEN; i++)
+    text += i % 6 === 5 ? `${sentence.trim()}\n\n` : sentence;
   return text.slice(0, tokens * CHARS_PER_TOKEN);
 }
 
@@ -75,10 +76,18 @@ async function oneAnswer(tokens: number, nativeStreaming: boolean): Promise<Run>
       throw new Error(`slack bench: the thread shows ${shown.length} of ${text.length} characters`);
     }
     const firstVisible = calls.find(
-      (call) => call.status === 200 && (call.answer as { ok?: boolean }).ok === true && (call.method === 'chat.startStream' || call.method === 'chat.postMessage') && hasText(call),
+      (call) =>
+        call.status === 200 &&
+        (call.answer as { ok?: boolean }).ok === true &&
+        (call.method === 'chat.startStream' || call.method === 'chat.postMessage') &&
+        hasText(call),
     );
     if (!firstVisible) throw new Error('slack bench: no text ever reached Slack');
-    return { calls, firstVisibleMs: firstVisible.at - firstTokenAt, rateLimited: slack.calls.filter((call) => call.status === 429).length };
+    return {
+      calls,
+      firstVisibleMs: firstVisible.at - firstTokenAt,
+      rateLimited: slack.calls.filter((call) => call.status === 429).length,
+    };
   } finally {
     await bot.stop();
     await slack.stop();
@@ -112,7 +121,8 @@ export const slackSuite: BenchSuite = {
 
     const total = (run: Run) => run.calls.length;
     const streaming = (run: Run) => run.calls.filter((call) => STREAMING_METHODS.has(call.method)).length;
-    const middle = (runs: Run[], measure: (run: Run) => number) => runs.find((run) => measure(run) === median(runs.map(measure))) ?? runs[0]!;
+    const middle = (runs: Run[], measure: (run: Run) => number) =>
+      runs.find((run) => measure(run) === median(runs.map(measure))) ?? runs[0]!;
     const shape = `${TOKENS} tokens as ${TOKENS} deltas ${DELAY_MS} ms apart, rate tiers on`;
     return [
       {

@@ -13,7 +13,14 @@ const toolRounds = Number(process.argv[2] ?? 19);
 const MODEL = 'gpt-4.1';
 
 function frame(delta: object, finishReason: string | null = null): string {
-  const chunk = { id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model: MODEL, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }], usage: null };
+  const chunk = {
+    id: 'chatcmpl-bench',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: MODEL,
+    choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+    usage: null,
+  };
   return `data: ${JSON.stringify(chunk)}\n\n`;
 }
 
@@ -24,10 +31,20 @@ const DONE = 'data: [DONE]\n\n';
 function answer(round: number): string {
   if (round >= toolRounds) {
     const words = ['All ', 'done: ', 'the ', 'tool ', 'ran ', `${round} times.`];
-    return [frame({ role: 'assistant', content: '' }), ...words.map((text) => frame({ content: text })), frame({}, 'stop'), USAGE, DONE].join('');
+    return [
+      frame({ role: 'assistant', content: '' }),
+      ...words.map((text) => frame({ content: text })),
+      frame({}, 'stop'),
+      USAGE,
+      DONE,
+    ].join('');
   }
   return [
-    frame({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: `call_${round}`, type: 'function', function: { name: 'noop', arguments: '' } }] }),
+    frame({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ index: 0, id: `call_${round}`, type: 'function', function: { name: 'noop', arguments: '' } }],
+    }),
     frame({ tool_calls: [{ index: 0, function: { arguments: '{"round":' } }] }),
     frame({ tool_calls: [{ index: 0, function: { arguments: `${round}}` } }] }),
     frame({}, 'tool_calls'),

@@ -26,7 +26,11 @@ import type { BenchRow, BenchSuite } from './suite.js';
 
 const CHILD = fileURLToPath(new URL('./concurrent-child.ts', import.meta.url));
 
-const message = (i: number): Message => ({ role: 'user', content: `message number ${i} with a little text to make it realistic`, ts: Date.now() });
+const message = (i: number): Message => ({
+  role: 'user',
+  content: `message number ${i} with a little text to make it realistic`,
+  ts: Date.now(),
+});
 
 async function withStore<T>(work: (store: SessionStore, url: string) => Promise<T>, wal = true): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-store-'));
@@ -63,9 +67,24 @@ async function appendRows(): Promise<BenchRow[]> {
     }
     return [
       { key: 'store.append_ms_at_10', value: early, unit: 'ms', note: 'mean of appends 1-20, SQLite WAL' },
-      { key: 'store.append_ms_at_10000', value: late, unit: 'ms', note: `mean of ${window} appends around the 10,000th` },
-      { key: 'store.append_ratio_10000_vs_10', value: late / early, unit: 'x', note: 'append cost at 10,000 messages / at 10 (1 = no growth)' },
-      { key: 'store.load_10000_ms', value: median(loads), unit: 'ms', note: 'load and validate a 10,025-message transcript; median of 3' },
+      {
+        key: 'store.append_ms_at_10000',
+        value: late,
+        unit: 'ms',
+        note: `mean of ${window} appends around the 10,000th`,
+      },
+      {
+        key: 'store.append_ratio_10000_vs_10',
+        value: late / early,
+        unit: 'x',
+        note: 'append cost at 10,000 messages / at 10 (1 = no growth)',
+      },
+      {
+        key: 'store.load_10000_ms',
+        value: median(loads),
+        unit: 'ms',
+        note: 'load and validate a 10,025-message transcript; median of 3',
+      },
     ];
   });
 }
@@ -81,8 +100,18 @@ async function journalRows(): Promise<BenchRow[]> {
   const fsyncEach = await rate(false);
   const wal = await rate(true);
   return [
-    { key: 'store.sqlite_default_appends_per_s', value: fsyncEach, unit: '/s', note: 'SQLite default journal (an fsync per write), 500 appends' },
-    { key: 'store.sqlite_wal_appends_per_s', value: wal, unit: '/s', note: 'WAL + synchronous=NORMAL (what the bot uses), 500 appends' },
+    {
+      key: 'store.sqlite_default_appends_per_s',
+      value: fsyncEach,
+      unit: '/s',
+      note: 'SQLite default journal (an fsync per write), 500 appends',
+    },
+    {
+      key: 'store.sqlite_wal_appends_per_s',
+      value: wal,
+      unit: '/s',
+      note: 'WAL + synchronous=NORMAL (what the bot uses), 500 appends',
+    },
   ];
 }
 
@@ -99,7 +128,13 @@ interface Concurrent {
 export async function measureConcurrentTurns(): Promise<Concurrent> {
   return withStore(async (store) => {
     const sessions = 1_000;
-    const tool = defineTool({ name: 'noop', description: 'noop', schema: z.object({}), metadata: { risk: 'low' }, execute: async () => 'ok' });
+    const tool = defineTool({
+      name: 'noop',
+      description: 'noop',
+      schema: z.object({}),
+      metadata: { risk: 'low' },
+      execute: async () => 'ok',
+    });
     // One tool round then an answer: a short but complete turn.
     const manager = benchSessionManager(store, () => new ZeroLatencyProvider(1, 'noop'), tool);
     global.gc?.();
@@ -107,7 +142,10 @@ export async function measureConcurrentTurns(): Promise<Concurrent> {
     const started = performance.now();
     await Promise.all(
       Array.from({ length: sessions }, (_, i) =>
-        manager.deliver({ platform: 'bench', workspace: 'W', channel: 'C', thread: `T${i}` }, { text: 'go', userId: 'U1', eventId: `e${i}` }),
+        manager.deliver(
+          { platform: 'bench', workspace: 'W', channel: 'C', thread: `T${i}` },
+          { text: 'go', userId: 'U1', eventId: `e${i}` },
+        ),
       ),
     );
     await manager.idle();
@@ -132,7 +170,9 @@ export async function measureConcurrentTurns(): Promise<Concurrent> {
 
 function inFreshProcess(): Promise<Concurrent> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', ...V8_FLAGS, '--import', 'tsx', CHILD], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--expose-gc', ...V8_FLAGS, '--import', 'tsx', CHILD], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
@@ -146,14 +186,24 @@ function inFreshProcess(): Promise<Concurrent> {
 async function concurrentRows(): Promise<BenchRow[]> {
   const run = await inFreshProcess();
   return [
-    { key: 'sessions.concurrent_1000_total_ms', value: run.totalMs, unit: 'ms', note: `${run.sessions} threads each start a turn (one tool round + answer) at once, SQLite WAL` },
+    {
+      key: 'sessions.concurrent_1000_total_ms',
+      value: run.totalMs,
+      unit: 'ms',
+      note: `${run.sessions} threads each start a turn (one tool round + answer) at once, SQLite WAL`,
+    },
     {
       key: 'sessions.concurrent_1000_peak_rss_mb',
       value: run.peakMb,
       unit: 'MB',
       note: `peak resident memory of a fresh process running them (the session layer, under tsx; ${run.baselineMb.toFixed(0)} MB before the turns began)`,
     },
-    { key: 'sessions.idle_kb_per_session', value: run.idleKbPerSession, unit: 'KB', note: `heap held per idle in-memory session (${run.live} cached engines)` },
+    {
+      key: 'sessions.idle_kb_per_session',
+      value: run.idleKbPerSession,
+      unit: 'KB',
+      note: `heap held per idle in-memory session (${run.live} cached engines)`,
+    },
   ];
 }
 

@@ -53,7 +53,11 @@ async function searchFigures(): Promise<BenchRow[]> {
     await writeFile(path.join(root, 'zz-last.txt'), 'needle\n');
     const workspace = Workspace.open(root, {});
     const search = searchTool(workspace, 20_000, { timeLimitMs: SEARCH_TIME_LIMIT_MS });
-    const context = (signal: AbortSignal): { signal: AbortSignal; toolCallId: string; sessionId: string } => ({ signal, toolCallId: 'bench', sessionId: 'bench' });
+    const context = (signal: AbortSignal): { signal: AbortSignal; toolCallId: string; sessionId: string } => ({
+      signal,
+      toolCallId: 'bench',
+      sessionId: 'bench',
+    });
     const run = async (args: Record<string, unknown>): Promise<string> => {
       const answer = await search.execute(search.schema.parse(args), context(new AbortController().signal));
       if (typeof answer !== 'string') throw new Error(`search answered ${JSON.stringify(answer)}`);
@@ -61,12 +65,14 @@ async function searchFigures(): Promise<BenchRow[]> {
     };
 
     const catastrophic = await measureStalls(() => run({ pattern: '^(a+)+$' }));
-    if (!catastrophic.result.startsWith('the pattern took too long')) throw new Error(`the search was not stopped: ${catastrophic.result}`);
+    if (!catastrophic.result.startsWith('the pattern took too long'))
+      throw new Error(`the search was not stopped: ${catastrophic.result}`);
 
     const fullScanStarted = performance.now();
     const fullScan = await measureStalls(() => run({ pattern: 'need+le' }));
     const fullScanMs = elapsedSince(fullScanStarted);
-    if (!fullScan.result.startsWith('zz-last.txt:1:')) throw new Error(`the full scan missed the needle: ${fullScan.result}`);
+    if (!fullScan.result.startsWith('zz-last.txt:1:'))
+      throw new Error(`the full scan missed the needle: ${fullScan.result}`);
 
     const stopTimes: number[] = [];
     const patient = searchTool(workspace, 20_000, { timeLimitMs: 60_000 });
@@ -88,9 +94,19 @@ async function searchFigures(): Promise<BenchRow[]> {
         unit: 'ms',
         note: `^(a+)+$ over ${where}, stopped after ${SEARCH_TIME_LIMIT_MS / 1000} s; goal: at most 50 ms`,
       },
-      { key: 'tools.search_full_scan_max_block_ms', value: fullScan.maxDelayMs, unit: 'ms', note: `a regex read through all of ${where}` },
+      {
+        key: 'tools.search_full_scan_max_block_ms',
+        value: fullScan.maxDelayMs,
+        unit: 'ms',
+        note: `a regex read through all of ${where}`,
+      },
       { key: 'tools.search_full_scan_ms', value: fullScanMs, unit: 'ms', note: `the same search, start to answer` },
-      { key: 'tools.search_stop_ms_max', value: Math.max(...stopTimes), unit: 'ms', note: 'from 🛑 to the answer during a stuck search (worker terminated), worst of 5' },
+      {
+        key: 'tools.search_stop_ms_max',
+        value: Math.max(...stopTimes),
+        unit: 'ms',
+        note: 'from 🛑 to the answer during a stuck search (worker terminated), worst of 5',
+      },
     ];
   } finally {
     await rm(base, { recursive: true, force: true });

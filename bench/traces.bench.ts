@@ -22,7 +22,10 @@ const ITERATIONS = 1_000;
 const REPEATS = 5;
 const WARMUP_RUNS = 6;
 
-const session: SessionRecord = sessionRecordFor({ platform: 'bench', workspace: 'W1', channel: 'C1', thread: 'T1' }, { model: 'openai:bench' });
+const session: SessionRecord = sessionRecordFor(
+  { platform: 'bench', workspace: 'W1', channel: 'C1', thread: 'T1' },
+  { model: 'openai:bench' },
+);
 
 /** One 1,000-iteration turn with the ops side listening through `sink` (none: tracing off); ms per iteration, flush included. */
 async function timedTurn(sink: OpsSink | undefined): Promise<number> {
@@ -46,12 +49,18 @@ async function timedTurn(sink: OpsSink | undefined): Promise<number> {
   }
   await sink?.flush?.();
   const elapsed = performance.now() - started;
-  if (end?.type !== 'turn_end' || end.status !== 'completed') throw new Error(`traces bench: the turn did not complete: ${JSON.stringify(end)}`);
+  if (end?.type !== 'turn_end' || end.status !== 'completed')
+    throw new Error(`traces bench: the turn did not complete: ${JSON.stringify(end)}`);
   return elapsed / ITERATIONS;
 }
 
 /** A collector that takes everything and keeps nothing. */
-async function drainingReceiver(): Promise<{ server: Server; url: string; requests: () => number; bytes: () => number }> {
+async function drainingReceiver(): Promise<{
+  server: Server;
+  url: string;
+  requests: () => number;
+  bytes: () => number;
+}> {
   let requests = 0;
   let bytes = 0;
   const server = createServer((request, response) => {
@@ -63,14 +72,27 @@ async function drainingReceiver(): Promise<{ server: Server; url: string; reques
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, requests: () => requests, bytes: () => bytes };
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`,
+    requests: () => requests,
+    bytes: () => bytes,
+  };
 }
 
 async function run(): Promise<BenchRow[]> {
   const receiver = await drainingReceiver();
   const warnings: string[] = [];
-  const logger: EngineLogger = { debug: () => undefined, info: () => undefined, warn: (details) => void warnings.push(JSON.stringify(details)), error: (details) => void warnings.push(JSON.stringify(details)) };
-  const sink = await startTracing({ url: receiver.url, encoding: 'http/protobuf', headers: {}, serviceName: 'chat-agent', captureContent: false }, { mask: (text) => text, logger, knownTools: (name) => name === 'noop' });
+  const logger: EngineLogger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (details) => void warnings.push(JSON.stringify(details)),
+    error: (details) => void warnings.push(JSON.stringify(details)),
+  };
+  const sink = await startTracing(
+    { url: receiver.url, encoding: 'http/protobuf', headers: {}, serviceName: 'chat-agent', captureContent: false },
+    { mask: (text) => text, logger, knownTools: (name) => name === 'noop' },
+  );
   try {
     for (let i = 0; i < WARMUP_RUNS; i++) {
       await timedTurn(undefined);
@@ -89,14 +111,24 @@ async function run(): Promise<BenchRow[]> {
     const runs = `median of ${REPEATS} turns of ${ITERATIONS} iterations, after ${WARMUP_RUNS} warm-up turns`;
     const dropped = warnings.filter((warning) => /dropped/i.test(warning)).length;
     return [
-      { key: 'engine.overhead_ms_per_iteration_tracing_off', value: offMs, unit: 'ms', note: `TurnEngine + metered provider + ops observer, bus with no sink; ${runs}` },
+      {
+        key: 'engine.overhead_ms_per_iteration_tracing_off',
+        value: offMs,
+        unit: 'ms',
+        note: `TurnEngine + metered provider + ops observer, bus with no sink; ${runs}`,
+      },
       {
         key: 'engine.overhead_ms_per_iteration_tracing_on',
         value: onMs,
         unit: 'ms',
         note: `same, with the trace sink + batch processor + OTLP/HTTP protobuf exporter to a local receiver, flush included (${Math.round(bytesPerTurn / 1024)} KiB sent a turn${dropped ? `; ${dropped} drop warnings` : ''}); ${runs}`,
       },
-      { key: 'traces.cost_ms_per_iteration', value: onMs - offMs, unit: 'ms', note: 'tracing on − off, per model↔tool iteration (two spans: a chat and an execute_tool)' },
+      {
+        key: 'traces.cost_ms_per_iteration',
+        value: onMs - offMs,
+        unit: 'ms',
+        note: 'tracing on − off, per model↔tool iteration (two spans: a chat and an execute_tool)',
+      },
       { key: 'traces.cost_ratio', value: onMs / offMs, unit: 'x', note: 'tracing on / off, per iteration' },
     ];
   } finally {

@@ -31,7 +31,17 @@
 //
 // `node bin/build.mjs` (`npm run build`) builds if needed and prints the build's folder.
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -187,7 +197,9 @@ function bundleRules(bundle) {
   // namespace cannot be tree-shaken. The bot's messages are English, which zod sets by itself
   // (classic/schemas.js), so the locales' index holds English only.
   bundle.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
-    /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), '..', 'locales', 'en.js'), namespace: ZOD_ENGLISH } : undefined,
+    /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)
+      ? { path: join(dirname(args.importer), '..', 'locales', 'en.js'), namespace: ZOD_ENGLISH }
+      : undefined,
   );
   bundle.onLoad({ filter: /.*/, namespace: ZOD_ENGLISH }, (args) => ({
     contents: `export { default as en } from ${JSON.stringify(args.path)};`,
@@ -203,7 +215,12 @@ function bundleRules(bundle) {
   // node_modules/, by its path from the bundle's folder.
   bundle.onResolve({ filter: /.*/ }, async (args) => {
     if (args.kind !== 'dynamic-import' || args.pluginData === RESOLVING) return undefined;
-    const found = await bundle.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: RESOLVING });
+    const found = await bundle.resolve(args.path, {
+      kind: args.kind,
+      importer: args.importer,
+      resolveDir: args.resolveDir,
+      pluginData: RESOLVING,
+    });
     if (found.errors.length > 0 || found.external || !isCommonJs(found.path)) return undefined;
     const fromBundle = relative(ANY_BUNDLE_FOLDER, found.path).split(sep).join('/');
     return { path: fromBundle, external: true };
@@ -239,8 +256,15 @@ function lazyRequires(text, path) {
   for (const [owner, modules] of Object.entries(LAZY_REQUIRES)) {
     if (!path.split(sep).join('/').includes(`/node_modules/${owner}/`)) continue;
     for (const module of modules) {
-      const eager = new RegExp(`^const (\\w+) = require\\(${JSON.stringify(module).replace(/[./]/g, '\\$&')}\\);$`, 'gm');
-      lazy = lazy.replace(eager, (_, name) => `let ${name}$loaded; const ${name} = new Proxy({}, { get: (_, key) => (${name}$loaded ??= require(${JSON.stringify(module)}))[key] });`);
+      const eager = new RegExp(
+        `^const (\\w+) = require\\(${JSON.stringify(module).replace(/[./]/g, '\\$&')}\\);$`,
+        'gm',
+      );
+      lazy = lazy.replace(
+        eager,
+        (_, name) =>
+          `let ${name}$loaded; const ${name} = new Proxy({}, { get: (_, key) => (${name}$loaded ??= require(${JSON.stringify(module)}))[key] });`,
+      );
     }
   }
   return lazy;

@@ -42,7 +42,9 @@ if (built) {
   // no such cache and starts as before. Beside the builds, which exist by now; a folder that
   // cannot be written only goes uncached (Node reports that in its return value, not on stderr).
   try {
-    /** @type {{ enableCompileCache?: (folder: string) => unknown }} Node 20's types have no such method */ (module).enableCompileCache?.(join(ROOT, 'dist', '.compile-cache'));
+    /** @type {{ enableCompileCache?: (folder: string) => unknown }} Node 20's types have no such method */ (
+      module
+    ).enableCompileCache?.(join(ROOT, 'dist', '.compile-cache'));
   } catch {
     // a Node that refuses: start uncached
   }

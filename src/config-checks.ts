@@ -52,7 +52,13 @@ export function slackProblems(config: SlackSettings): string[] {
 
 /** Problems with single values that hold whatever runs: model names, user ids, tool names, the store's scheme. */
 export function valueProblems(raw: RawSettings): string[] {
-  return [...modelNameProblems(raw), ...userIdProblems(raw), ...disabledToolProblems(raw), ...storeUrlProblems(raw), ...discordGuildProblems(raw)];
+  return [
+    ...modelNameProblems(raw),
+    ...userIdProblems(raw),
+    ...disabledToolProblems(raw),
+    ...storeUrlProblems(raw),
+    ...discordGuildProblems(raw),
+  ];
 }
 
 /** The model variables, each model name with the variable it came from. */
@@ -62,7 +68,11 @@ function modelNames(raw: RawSettings): { variable: string; name: string }[] {
     const name = raw[variable]?.trim();
     if (name) names.push({ variable, name });
   }
-  for (const name of (raw.MODELS ?? '').split(',').map((entry) => entry.trim()).filter(Boolean)) names.push({ variable: 'MODELS', name });
+  for (const name of (raw.MODELS ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean))
+    names.push({ variable: 'MODELS', name });
   return names;
 }
 
@@ -106,7 +116,9 @@ export function modelNameProblem(name: string, raw: RawSettings): string | undef
   if ('problem' in judged) return judged.problem;
   if (judged.provider === 'demo') return undefined;
   const { key, baseUrl, vendor } = KEY_OF[judged.provider];
-  return raw[key] || raw[baseUrl] ? undefined : `it uses ${vendor}, and ${key} is not set (set it; or ${baseUrl} for a server that needs none)`;
+  return raw[key] || raw[baseUrl]
+    ? undefined
+    : `it uses ${vendor}, and ${key} is not set (set it; or ${baseUrl} for a server that needs none)`;
 }
 
 /** Slack member ids: U… (or W… on Enterprise Grid), upper-case letters and digits. */
@@ -114,8 +126,9 @@ const SLACK_MEMBER_ID = /^[UW][A-Z0-9]+$/;
 /** Discord user ids are snowflakes: 17 to 20 digits. */
 const DISCORD_USER_ID = /^\d{17,20}$/;
 const HOW_TO_FIND = {
-  slack: 'Slack member ids look like U012AB3CDE (in Slack: open the person\'s profile → ⋮ → Copy member ID)',
-  discord: 'Discord user ids are 17–20 digits (in Discord: Settings → Advanced → Developer Mode on, then right-click the person → Copy User ID)',
+  slack: "Slack member ids look like U012AB3CDE (in Slack: open the person's profile → ⋮ → Copy member ID)",
+  discord:
+    'Discord user ids are 17–20 digits (in Discord: Settings → Advanced → Developer Mode on, then right-click the person → Copy User ID)',
 } as const;
 
 /**
@@ -126,14 +139,19 @@ const HOW_TO_FIND = {
 function userIdProblems(raw: RawSettings): string[] {
   const slack = slackConfigured(raw);
   const discord = discordConfigured(raw);
-  const platforms = slack === discord ? (['slack', 'discord'] as const) : slack ? (['slack'] as const) : (['discord'] as const);
-  const accepts = (id: string): boolean => platforms.some((platform) => (platform === 'slack' ? SLACK_MEMBER_ID : DISCORD_USER_ID).test(id));
+  const platforms =
+    slack === discord ? (['slack', 'discord'] as const) : slack ? (['slack'] as const) : (['discord'] as const);
+  const accepts = (id: string): boolean =>
+    platforms.some((platform) => (platform === 'slack' ? SLACK_MEMBER_ID : DISCORD_USER_ID).test(id));
   const problems: string[] = [];
   for (const variable of ['ALLOWED_USERS', 'ADMINS'] as const) {
     const value = raw[variable]?.trim() ?? '';
     if (value === '*' && variable === 'ALLOWED_USERS') continue;
     const bad = value.split(/[\s,]+/).filter((id) => id && id !== '*' && !accepts(id));
-    if (bad.length > 0) problems.push(`${variable}: not user ids: ${bad.join(', ')}. ${platforms.map((platform) => HOW_TO_FIND[platform]).join('; ')}`);
+    if (bad.length > 0)
+      problems.push(
+        `${variable}: not user ids: ${bad.join(', ')}. ${platforms.map((platform) => HOW_TO_FIND[platform]).join('; ')}`,
+      );
   }
   if (problems.length > 0) return problems;
   try {
@@ -172,7 +190,9 @@ function disabledToolProblems(raw: RawSettings): string[] {
   const known: readonly string[] = [...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, SCHEDULE_TOOL_NAME];
   const unknown = disabledToolNames(raw.DISABLED_TOOLS).filter((name) => !known.includes(name));
   if (unknown.length === 0) return [];
-  return [`DISABLED_TOOLS: unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (the built-in tools are ${known.join(', ')})`];
+  return [
+    `DISABLED_TOOLS: unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (the built-in tools are ${known.join(', ')})`,
+  ];
 }
 
 /** DISABLED_TOOLS as a list of names. */
@@ -188,11 +208,17 @@ function storeUrlProblems(raw: RawSettings): string[] {
   const scheme = url?.match(/^([a-z][a-z0-9+.-]*):\/\//i)?.[1]?.toLowerCase();
   // No scheme at all is the schema's to report.
   if (!url || !scheme) return [];
-  if (!STORE_SCHEMES.includes(scheme)) return [`STORE_URL: unsupported scheme "${scheme}://" (use sqlite://, memory://, redis://, postgresql://, mysql:// or mongodb://)`];
-  if (scheme === 'sqlite' && url.length === 'sqlite://'.length) return ['STORE_URL: sqlite:// needs a file path, e.g. sqlite://data/bot.sqlite'];
+  if (!STORE_SCHEMES.includes(scheme))
+    return [
+      `STORE_URL: unsupported scheme "${scheme}://" (use sqlite://, memory://, redis://, postgresql://, mysql:// or mongodb://)`,
+    ];
+  if (scheme === 'sqlite' && url.length === 'sqlite://'.length)
+    return ['STORE_URL: sqlite:// needs a file path, e.g. sqlite://data/bot.sqlite'];
   const coordination = raw.COORDINATION_URL?.trim();
   if (coordination && url !== coordination) {
-    return ['STORE_URL: with COORDINATION_URL set, conversations are kept in that same Redis (its writes are checked against the session leases there): leave STORE_URL unset or give it the same URL'];
+    return [
+      'STORE_URL: with COORDINATION_URL set, conversations are kept in that same Redis (its writes are checked against the session leases there): leave STORE_URL unset or give it the same URL',
+    ];
   }
   return [];
 }
@@ -227,7 +253,9 @@ export function startProblems(raw: RawSettings): string[] {
     if (provider === 'demo') continue;
     const { key, baseUrl, vendor } = KEY_OF[provider];
     if (raw[key] || raw[baseUrl]) continue;
-    problems.push(`${key}: missing, and ${[...new Set(uses)].join(', ')} uses ${vendor} (set the key; or ${baseUrl} for a server that needs none)`);
+    problems.push(
+      `${key}: missing, and ${[...new Set(uses)].join(', ')} uses ${vendor} (set the key; or ${baseUrl} for a server that needs none)`,
+    );
   }
   return problems;
 }

@@ -61,9 +61,13 @@ export class ConfigError extends Error {
  * the provider keys, Slack's second token) is checked too.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const raw: RawSettings = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
+  const raw: RawSettings = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''),
+  );
   const parsed = ConfigSchema.safeParse(raw);
-  const problems = parsed.success ? [] : parsed.error.issues.map((issue) => describeIssue(issue, fieldSchema(issue.path[0]), raw));
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => describeIssue(issue, fieldSchema(issue.path[0]), raw));
   problems.push(...valueProblems(raw));
   if (wantsToRun(raw)) problems.push(...startProblems(raw));
   if (problems.length > 0 || !parsed.success) throw new ConfigError(inDeclarationOrder(problems));
@@ -87,7 +91,10 @@ function inDeclarationOrder(problems: string[]): string[] {
     const index = DECLARED.indexOf(problem.match(/^[A-Z_]+/)?.[0] ?? '');
     return index === -1 ? DECLARED.length : index;
   };
-  return problems.map((problem, at) => ({ problem, at })).sort((a, b) => rank(a.problem) - rank(b.problem) || a.at - b.at).map(({ problem }) => problem);
+  return problems
+    .map((problem, at) => ({ problem, at }))
+    .sort((a, b) => rank(a.problem) - rank(b.problem) || a.at - b.at)
+    .map(({ problem }) => problem);
 }
 
 /** Where conversations live: COORDINATION_URL's Redis in cluster mode, else STORE_URL. */

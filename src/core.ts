@@ -138,26 +138,84 @@ export async function startCore(config: Config, options: CoreOptions): Promise<C
   const shell = storage.shell;
   const tools = toolsFrom(config, logger);
   const observers = new ObserverHub();
-  const operations = await startOperations(config, { storage, observers, mask, knownTools: tools.knownTools, profiles: () => profiles.profiles, logger, spendClock: options.spendClock });
+  const operations = await startOperations(config, {
+    storage,
+    observers,
+    mask,
+    knownTools: tools.knownTools,
+    profiles: () => profiles.profiles,
+    logger,
+    spendClock: options.spendClock,
+  });
   const files = filesFrom(config, shell, logger);
   const mcp = await connectMcp(config, tools.mcp, secrets);
   // Whose time zone is what (Slack's connector registers users.info `tz`): the schedule_task tool reads "when" in it.
   const personZones = new PersonZones(config.SCHEDULE_TZ, logger);
-  const profiles = await loadProfiles(config, { policySettings: policies.policySettings, workspaceRoot: shell.workspaceRoot, mcpConfig: mcp.mcpConfig, logger });
+  const profiles = await loadProfiles(config, {
+    policySettings: policies.policySettings,
+    workspaceRoot: shell.workspaceRoot,
+    mcpConfig: mcp.mcpConfig,
+    logger,
+  });
   // The schedules are made after the manager (their runs need it); engines read them once sessions are built.
-  const sessions = startSessions(config, { storage, shell, policies, operations, tools, files, profiles, observers, secrets, personZones, resolveProvider, schedules: () => schedules.desk, logger });
+  const sessions = startSessions(config, {
+    storage,
+    shell,
+    policies,
+    operations,
+    tools,
+    files,
+    profiles,
+    observers,
+    secrets,
+    personZones,
+    resolveProvider,
+    schedules: () => schedules.desk,
+    logger,
+  });
   const { manager } = sessions;
-  const schedules = schedulesFor(config, { storage, manager, access: policies.access, observers, logger, clock: options.scheduleClock });
-  const metrics = await metricsFor(config, operations.ops, { sessions: () => manager.load(), modelCalls: () => sessions.modelGate.load }, tools.knownTools);
+  const schedules = schedulesFor(config, {
+    storage,
+    manager,
+    access: policies.access,
+    observers,
+    logger,
+    clock: options.scheduleClock,
+  });
+  const metrics = await metricsFor(
+    config,
+    operations.ops,
+    { sessions: () => manager.load(), modelCalls: () => sessions.modelGate.load },
+    tools.knownTools,
+  );
 
   const { spend } = operations;
-  const setupWarnings = [...accessWarnings(policies.access, policies.policy.mode !== 'read-only'), ...storage.opened.notes, ...(shell.warn ? [shell.message] : []), ...spend.warnings];
+  const setupWarnings = [
+    ...accessWarnings(policies.access, policies.policy.mode !== 'read-only'),
+    ...storage.opened.notes,
+    ...(shell.warn ? [shell.message] : []),
+    ...spend.warnings,
+  ];
   for (const warning of setupWarnings) logger.warn({}, warning);
   // Listed, not logged again: the manager logged each MCP failure, with its reason, as it happened.
-  const warnings = [...setupWarnings, ...mcp.report.failures.map((failure) => `MCP server "${failure.server}" did not start: ${failure.error}`)];
+  const warnings = [
+    ...setupWarnings,
+    ...mcp.report.failures.map((failure) => `MCP server "${failure.server}" did not start: ${failure.error}`),
+  ];
 
   const stopRetentionSweeps = startRetentionSweeps(config.RETENTION_DAYS, { manager, audit: operations.audit, logger });
-  const shutdown = coreShutdown({ storage, shell, manager, observers, schedules, mcp: tools.mcp, ops: operations.ops, profileWatch: profiles.watch, stopRetentionSweeps, logger });
+  const shutdown = coreShutdown({
+    storage,
+    shell,
+    manager,
+    observers,
+    schedules,
+    mcp: tools.mcp,
+    ops: operations.ops,
+    profileWatch: profiles.watch,
+    stopRetentionSweeps,
+    logger,
+  });
   const singleton = singletonsOf(storage, config, logger);
   return {
     manager,

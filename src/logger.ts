@@ -15,9 +15,20 @@ import type PinoPretty from 'pino-pretty';
 import type { EngineLogger } from './engine/index.js';
 import type { SecretMasker } from './secrets/index.js';
 
-const SECRET_PATTERN = /\b(xox[abposr]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+|sk-(?:ant-)?[A-Za-z0-9_-]{8,}|Bearer\s+[A-Za-z0-9._~+/=-]{8,})/g;
+const SECRET_PATTERN =
+  /\b(xox[abposr]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+|sk-(?:ant-)?[A-Za-z0-9_-]{8,}|Bearer\s+[A-Za-z0-9._~+/=-]{8,})/g;
 
-const SECRET_FIELDS = ['token', 'botToken', 'appToken', 'apiKey', 'signingSecret', 'authorization', 'Authorization', 'password', 'secret'];
+const SECRET_FIELDS = [
+  'token',
+  'botToken',
+  'appToken',
+  'apiKey',
+  'signingSecret',
+  'authorization',
+  'Authorization',
+  'password',
+  'secret',
+];
 
 const SECRET_PATHS = [
   ...SECRET_FIELDS,
@@ -42,7 +53,11 @@ export function maskSecrets(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return value.replace(SECRET_PATTERN, (match) => `${match.slice(0, 5)}…[redacted]`);
   if (depth > 6 || value === null || typeof value !== 'object') return value;
   if (value instanceof Error) {
-    return { type: value.name, message: maskSecrets(value.message, depth + 1), stack: maskSecrets(value.stack, depth + 1) };
+    return {
+      type: value.name,
+      message: maskSecrets(value.message, depth + 1),
+      stack: maskSecrets(value.stack, depth + 1),
+    };
   }
   if (Array.isArray(value)) return value.map((item) => maskSecrets(item, depth + 1));
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskSecrets(item, depth + 1)]));
@@ -61,12 +76,23 @@ export interface LogOutput {
   colorize?: boolean;
 }
 
-export function createLogger(level: string, destination?: pino.DestinationStream, secrets?: SecretMasker, output: LogOutput = {}): Logger & EngineLogger {
+export function createLogger(
+  level: string,
+  destination?: pino.DestinationStream,
+  secrets?: SecretMasker,
+  output: LogOutput = {},
+): Logger & EngineLogger {
   const toTerminal = destination === undefined && process.stdout.isTTY === true;
   const format = output.format ?? (toTerminal ? 'pretty' : 'json');
   const written =
     format === 'pretty'
-      ? loadPretty()({ colorize: output.colorize ?? toTerminal, sync: true, destination: destination ?? 1, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+      ? loadPretty()({
+          colorize: output.colorize ?? toTerminal,
+          sync: true,
+          destination: destination ?? 1,
+          translateTime: 'SYS:HH:MM:ss.l',
+          ignore: 'pid,hostname',
+        })
       : destination;
   const target = secrets ? maskedDestination(written ?? pino.destination(1), secrets) : written;
   return pino(
@@ -93,8 +119,14 @@ function loadPretty(): typeof PinoPretty {
 
 /** A destination that masks each serialized line before passing it on (flush passes through). */
 function maskedDestination(inner: pino.DestinationStream, secrets: SecretMasker): pino.DestinationStream {
-  const flushable = inner as pino.DestinationStream & { flushSync?: () => void; flush?: (callback?: (error?: Error) => void) => void };
-  const masked: pino.DestinationStream & { flushSync?: () => void; flush?: (callback?: (error?: Error) => void) => void } = {
+  const flushable = inner as pino.DestinationStream & {
+    flushSync?: () => void;
+    flush?: (callback?: (error?: Error) => void) => void;
+  };
+  const masked: pino.DestinationStream & {
+    flushSync?: () => void;
+    flush?: (callback?: (error?: Error) => void) => void;
+  } = {
     write: (line: string) => inner.write(secrets.mask(line)),
   };
   if (flushable.flushSync) masked.flushSync = () => flushable.flushSync!();

@@ -16,7 +16,11 @@ async function main(): Promise<number> {
   // `npm run doctor`: check the configuration, the platforms and the model; start nothing.
   if (process.argv.includes('--check')) return (await import('./app/doctor.js')).runDoctor(process.env);
   // `npm run audit`: the audit trail as JSON Lines (src/ops/audit/audit-export.ts); starts nothing.
-  if (process.argv.includes('--audit')) return (await import('./ops/audit/audit-export.js')).runAuditExport(process.argv.slice(process.argv.indexOf('--audit') + 1), process.env);
+  if (process.argv.includes('--audit'))
+    return (await import('./ops/audit/audit-export.js')).runAuditExport(
+      process.argv.slice(process.argv.indexOf('--audit') + 1),
+      process.env,
+    );
   let config: Config;
   try {
     config = loadConfig();
@@ -38,12 +42,22 @@ async function main(): Promise<number> {
     const { playgroundConfig, playgroundConnectors } = await import('../connectors/web/playground.js');
     const settings = playgroundConfig(config, process.env);
     const modelDefaulted = !config.MODEL;
-    return runBot({ config: settings, logger, secrets, requireConnectors: false, connectors: (core) => playgroundConnectors({ config: settings, core, logger, secrets, modelDefaulted }) });
+    return runBot({
+      config: settings,
+      logger,
+      secrets,
+      requireConnectors: false,
+      connectors: (core) => playgroundConnectors({ config: settings, core, logger, secrets, modelDefaulted }),
+    });
   }
   // MODEL=demo is allowed for the bot too, by name only (without MODEL it still refuses to
   // start): it checks a Slack or Discord setup end to end before any key is at hand. It is
   // never a silent default, and every start says what it is.
-  if (isDemoModel(config.MODEL)) logger.warn({ model: config.MODEL }, 'MODEL=demo: the bot answers with the built-in demo model (scripted answers, no AI); set MODEL to a real model for real use');
+  if (isDemoModel(config.MODEL))
+    logger.warn(
+      { model: config.MODEL },
+      'MODEL=demo: the bot answers with the built-in demo model (scripted answers, no AI); set MODEL to a real model for real use',
+    );
   return runBot({ config, logger, secrets });
 }
 

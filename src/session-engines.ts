@@ -5,11 +5,22 @@
 import type { Config } from './config.js';
 import type { EngineLogger, ProviderResolver } from './engine/index.js';
 import type { EngineSetupFactory } from './sessions/live-session.js';
-import { attachFileTool, attachmentViewFor, inputPreparer, uploadPlace, type FileIntake, type FileTransfers } from './files/index.js';
+import {
+  attachFileTool,
+  attachmentViewFor,
+  inputPreparer,
+  uploadPlace,
+  type FileIntake,
+  type FileTransfers,
+} from './files/index.js';
 import type { McpManager } from './mcp/index.js';
 import { placeOf, type OpsBus } from './ops/ops-events.js';
 import { meteredResolver, type SpendGuard } from './ops/metered-provider.js';
-import { createPermissionPolicy, type ConfiguredPermissionPolicy, type PermissionPolicyOptions } from './permissions/index.js';
+import {
+  createPermissionPolicy,
+  type ConfiguredPermissionPolicy,
+  type PermissionPolicyOptions,
+} from './permissions/index.js';
 import { profileFolder } from './profiles/profile-setup.js';
 import { offers, type Profiles } from './profiles/profiles.js';
 import { compactorFrom } from './providers/index.js';
@@ -75,14 +86,22 @@ export function sessionEngines(deps: SessionEngineDeps): EngineSetupFactory {
       fetchAllowPrivate: config.FETCH_ALLOW_PRIVATE,
       shell: shell.shell,
       shellEnvNames: shell.envNames,
-      protectedPaths: shell.paths.protected.filter((entry) => entry.path !== shell.paths.home).map((entry) => entry.path),
+      protectedPaths: shell.paths.protected
+        .filter((entry) => entry.path !== shell.paths.home)
+        .map((entry) => entry.path),
       homeDir: shell.paths.home,
       workspaceMaxBytes: config.WORKSPACE_MAX_MB * 1024 * 1024,
       ...(disk ? { workspaceDisk: disk } : {}),
     });
     // Every model call of the session, compaction included, is admitted by the spend limits
     // and reported to the operations side (src/ops/metered-provider.ts).
-    const metered = meteredResolver(deps.resolveProvider, { place: placeOf(session), ops: deps.ops, ...(deps.guard ? { guard: deps.guard } : {}), fallbackRequester: () => session.startedBy, captureContent: deps.captureContent });
+    const metered = meteredResolver(deps.resolveProvider, {
+      place: placeOf(session),
+      ops: deps.ops,
+      ...(deps.guard ? { guard: deps.guard } : {}),
+      fallbackRequester: () => session.startedBy,
+      captureContent: deps.captureContent,
+    });
     return {
       // Every model call takes a slot of the bot-wide gate (before the spend check); a wait shows in the thread.
       provider: gatedResolver(metered, deps.modelGate, {
@@ -91,9 +110,28 @@ export function sessionEngines(deps: SessionEngineDeps): EngineSetupFactory {
       }),
       tools: [
         ...builtin.tools.filter((tool) => !disabledTools.has(tool.name)),
-        ...(disabledTools.has('attach_file') ? [] : [attachFileTool({ workspace: builtin.workspace, thread: session.key, transfers: files, mask: secrets.mask, maxBytes: config.MAX_FILE_BYTES, compressed: config.ATTACH_COMPRESSED })]),
+        ...(disabledTools.has('attach_file')
+          ? []
+          : [
+              attachFileTool({
+                workspace: builtin.workspace,
+                thread: session.key,
+                transfers: files,
+                mask: secrets.mask,
+                maxBytes: config.MAX_FILE_BYTES,
+                compressed: config.ATTACH_COMPRESSED,
+              }),
+            ]),
         ...mcp.tools(),
-        ...(disabledTools.has('schedule_task') ? [] : [scheduleTaskTool({ desk: deps.schedules(), key: session.key, timezone: (creator) => deps.personZones.zoneOf(session.key.platform, creator) })]),
+        ...(disabledTools.has('schedule_task')
+          ? []
+          : [
+              scheduleTaskTool({
+                desk: deps.schedules(),
+                key: session.key,
+                timezone: (creator) => deps.personZones.zoneOf(session.key.platform, creator),
+              }),
+            ]),
       ].filter((tool) => offers(profile.tools, tool.name)),
       ...(profile.tools ? { offeredTools: profile.tools } : {}),
       prepareInput: inputPreparer(deps.intake, uploadPlace(folder, scope, session.key)),
@@ -102,7 +140,12 @@ export function sessionEngines(deps: SessionEngineDeps): EngineSetupFactory {
       policy:
         scope === 'shared' && profile.name === 'default'
           ? deps.policy
-          : createPermissionPolicy({ ...deps.policyOptions, mode: profile.permissionMode, shellAllowList: [...profile.shellAllowlist], workspaceDir: folder }),
+          : createPermissionPolicy({
+              ...deps.policyOptions,
+              mode: profile.permissionMode,
+              shellAllowList: [...profile.shellAllowlist],
+              workspaceDir: folder,
+            }),
       compactor: compactorFrom(config, metered),
       instructions: profile.instructions,
       maxIterations: config.MAX_ITERATIONS,

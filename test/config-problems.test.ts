@@ -26,7 +26,9 @@ describe('configuration problems, in words', () => {
   });
 
   it('with a platform set, MODEL is required', () => {
-    expect(problemsOf({ ...SLACK, OPENAI_API_KEY: 'sk-test-key-value' })).toEqual(['MODEL: missing (e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-6)']);
+    expect(problemsOf({ ...SLACK, OPENAI_API_KEY: 'sk-test-key-value' })).toEqual([
+      'MODEL: missing (e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-6)',
+    ]);
   });
 
   it('the key of the provider MODEL uses is required', () => {
@@ -35,8 +37,13 @@ describe('configuration problems, in words', () => {
     ]);
   });
 
-  it('so is the key of COMPACTION_MODEL\'s and each of MODELS\' provider, named once per provider', () => {
-    const problems = problemsOf({ ...SLACK, ...OPENAI, COMPACTION_MODEL: 'claude-haiku-4-5', MODELS: 'openai:gpt-4.1, anthropic:claude-sonnet-4-6' });
+  it("so is the key of COMPACTION_MODEL's and each of MODELS' provider, named once per provider", () => {
+    const problems = problemsOf({
+      ...SLACK,
+      ...OPENAI,
+      COMPACTION_MODEL: 'claude-haiku-4-5',
+      MODELS: 'openai:gpt-4.1, anthropic:claude-sonnet-4-6',
+    });
     expect(problems).toEqual([
       'ANTHROPIC_API_KEY: missing, and COMPACTION_MODEL=claude-haiku-4-5, MODELS=anthropic:claude-sonnet-4-6 uses Anthropic (set the key; or ANTHROPIC_BASE_URL for a server that needs none)',
     ]);
@@ -50,7 +57,9 @@ describe('configuration problems, in words', () => {
     expect(problemsOf({ ...SLACK, ...OPENAI, MODEL: 'bogus:thing' })).toEqual([
       'MODEL: unknown provider "bogus" in "bogus:thing" (known providers: openai, anthropic; write provider:model, e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-6; for a local OpenAI-compatible server set OPENAI_BASE_URL)',
     ]);
-    expect(problemsOf({ MODELS: 'openai:gpt-4.1, anthropic:' })).toEqual(['MODELS: "anthropic:" names a provider but no model (e.g. anthropic:<model id>)']);
+    expect(problemsOf({ MODELS: 'openai:gpt-4.1, anthropic:' })).toEqual([
+      'MODELS: "anthropic:" names a provider but no model (e.g. anthropic:<model id>)',
+    ]);
   });
 
   it('a URL without a scheme says what to write', () => {
@@ -65,35 +74,50 @@ describe('configuration problems, in words', () => {
 
   it('a name in ADMINS is not a Slack member id, and the line says where to copy one', () => {
     const [problem] = problemsOf({ ...SLACK, ...OPENAI, ADMINS: 'alice' });
-    expect(problem).toBe("ADMINS: not user ids: alice. Slack member ids look like U012AB3CDE (in Slack: open the person's profile → ⋮ → Copy member ID)");
+    expect(problem).toBe(
+      "ADMINS: not user ids: alice. Slack member ids look like U012AB3CDE (in Slack: open the person's profile → ⋮ → Copy member ID)",
+    );
   });
 
   it('a Slack id where only Discord runs is not a Discord user id', () => {
-    const problems = problemsOf({ DISCORD_TOKEN: 'discord-token', ...OPENAI, ALLOWED_USERS: 'U0ADA,123456789012345678' });
+    const problems = problemsOf({
+      DISCORD_TOKEN: 'discord-token',
+      ...OPENAI,
+      ALLOWED_USERS: 'U0ADA,123456789012345678',
+    });
     expect(problems).toEqual([
       'ALLOWED_USERS: not user ids: U0ADA. Discord user ids are 17–20 digits (in Discord: Settings → Advanced → Developer Mode on, then right-click the person → Copy User ID)',
     ]);
   });
 
   it('with both platforms, either kind of id is accepted', () => {
-    expect(problemsOf({ ...SLACK, DISCORD_TOKEN: 'discord-token', ...OPENAI, ADMINS: 'U0ADA 123456789012345678' })).toEqual([]);
+    expect(
+      problemsOf({ ...SLACK, DISCORD_TOKEN: 'discord-token', ...OPENAI, ADMINS: 'U0ADA 123456789012345678' }),
+    ).toEqual([]);
   });
 
   it('DISCORD_GUILD_ID takes one server id or several, comma-separated; every other entry is named, with where to copy an id', () => {
     const discord = { DISCORD_TOKEN: 'discord-token', ...OPENAI };
     expect(problemsOf({ ...discord, DISCORD_GUILD_ID: '123456789012345678' })).toEqual([]);
     expect(problemsOf({ ...discord, DISCORD_GUILD_ID: '123456789012345678, 223456789012345678,' })).toEqual([]);
-    expect(discordGuildIds(loadConfig({ ...discord, DISCORD_GUILD_ID: '123456789012345678, 223456789012345678,123456789012345678' }).DISCORD_GUILD_ID)).toEqual([
-      '123456789012345678',
-      '223456789012345678',
-    ]);
+    expect(
+      discordGuildIds(
+        loadConfig({ ...discord, DISCORD_GUILD_ID: '123456789012345678, 223456789012345678,123456789012345678' })
+          .DISCORD_GUILD_ID,
+      ),
+    ).toEqual(['123456789012345678', '223456789012345678']);
     expect(problemsOf({ ...discord, DISCORD_GUILD_ID: '123456789012345678,my-server,12345' })).toEqual([
       'DISCORD_GUILD_ID: not server ids: my-server, 12345. Discord server ids are 17–20 digits, comma-separated for several (in Discord: Settings → Advanced → Developer Mode on, then right-click the server → Copy Server ID)',
     ]);
   });
 
-  it('PORT and the other numbers say what they take, not zod\'s words', () => {
-    const problems = problemsOf({ PORT: 'eighty', COMPACTION_THRESHOLD: '3', MAX_ITERATIONS: '1.5', ANTHROPIC_THINKING_BUDGET: '100' });
+  it("PORT and the other numbers say what they take, not zod's words", () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      COMPACTION_THRESHOLD: '3',
+      MAX_ITERATIONS: '1.5',
+      ANTHROPIC_THINKING_BUDGET: '100',
+    });
     expect(problems).toEqual([
       'ANTHROPIC_THINKING_BUDGET: must be a whole number at least 1024 (got "100")',
       'COMPACTION_THRESHOLD: must be a number above 0 and at most 1 (got "3")',
@@ -108,7 +132,10 @@ describe('configuration problems, in words', () => {
       'MAX_IMAGE_PIXELS: must be a whole number above 0 (got "40 MP")',
       'PDF_MAX_MEMORY_MB: must be a whole number at least 128 (got "32")',
     ]);
-    expect(loadConfig({ ...OPENAI, PDF_MAX_MEMORY_MB: '1024', MAX_IMAGE_PIXELS: '100000000' })).toMatchObject({ PDF_MAX_MEMORY_MB: 1024, MAX_IMAGE_PIXELS: 100_000_000 });
+    expect(loadConfig({ ...OPENAI, PDF_MAX_MEMORY_MB: '1024', MAX_IMAGE_PIXELS: '100000000' })).toMatchObject({
+      PDF_MAX_MEMORY_MB: 1024,
+      MAX_IMAGE_PIXELS: 100_000_000,
+    });
   });
 
   it('a choice lists the words it takes', () => {
@@ -130,11 +157,13 @@ describe('configuration problems, in words', () => {
     ]);
   });
 
-  it('DISABLED_TOOLS takes built-in tool names only (and the files room\'s attach_file, the schedules room\'s schedule_task), and lists them', () => {
+  it("DISABLED_TOOLS takes built-in tool names only (and the files room's attach_file, the schedules room's schedule_task), and lists them", () => {
     expect(problemsOf({ DISABLED_TOOLS: 'run_shell, fetch_url, attach_file, schedule_task' })).toEqual([]);
     // The names are the registry's (src/tools/builtin-tools.ts), never typed here: adding a
     // tool as CONTRIBUTING.md says must not break this test.
-    expect(problemsOf({ DISABLED_TOOLS: 'run_shell,shell' })).toEqual([`DISABLED_TOOLS: unknown tool shell (the built-in tools are ${[...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, SCHEDULE_TOOL_NAME].join(', ')})`]);
+    expect(problemsOf({ DISABLED_TOOLS: 'run_shell,shell' })).toEqual([
+      `DISABLED_TOOLS: unknown tool shell (the built-in tools are ${[...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, SCHEDULE_TOOL_NAME].join(', ')})`,
+    ]);
     expect(BUILTIN_TOOL_NAMES).toContain('run_shell');
   });
 

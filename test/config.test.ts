@@ -60,20 +60,30 @@ describe('configuration', () => {
   });
 
   it('SHELL_SANDBOX and SHELL_NETWORK take only their words', () => {
-    expect(loadConfig({ SHELL_SANDBOX: 'off', SHELL_NETWORK: 'on' })).toMatchObject({ SHELL_SANDBOX: 'off', SHELL_NETWORK: true });
+    expect(loadConfig({ SHELL_SANDBOX: 'off', SHELL_NETWORK: 'on' })).toMatchObject({
+      SHELL_SANDBOX: 'off',
+      SHELL_NETWORK: true,
+    });
     expect(() => loadConfig({ SHELL_SANDBOX: 'docker' })).toThrow(/SHELL_SANDBOX/);
     expect(() => loadConfig({ SHELL_NETWORK: 'yes please' })).toThrow(/SHELL_NETWORK/);
   });
 
   it('reports every malformed variable in one error', () => {
     try {
-      loadConfig({ MAX_ITERATIONS: 'lots', LOG_LEVEL: 'chatty', ANTHROPIC_THINKING_BUDGET: '100', OPENAI_BASE_URL: 'localhost' });
+      loadConfig({
+        MAX_ITERATIONS: 'lots',
+        LOG_LEVEL: 'chatty',
+        ANTHROPIC_THINKING_BUDGET: '100',
+        OPENAI_BASE_URL: 'localhost',
+      });
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
       const problems = (error as ConfigError).problems;
       expect(problems).toHaveLength(4);
-      expect(problems.join('\n')).toMatch(/OPENAI_BASE_URL: must be a URL[\s\S]*ANTHROPIC_THINKING_BUDGET[\s\S]*MAX_ITERATIONS[\s\S]*LOG_LEVEL/);
+      expect(problems.join('\n')).toMatch(
+        /OPENAI_BASE_URL: must be a URL[\s\S]*ANTHROPIC_THINKING_BUDGET[\s\S]*MAX_ITERATIONS[\s\S]*LOG_LEVEL/,
+      );
     }
   });
 
@@ -109,9 +119,22 @@ describe('.env.example', () => {
 
   it('filling in only that block, for one model and one platform, makes a configuration that starts', () => {
     const setups: Record<string, string>[] = [
-      { MODEL: 'openai:gpt-4.1', OPENAI_API_KEY: 'sk-test-value', SLACK_BOT_TOKEN: 'xoxb-test-value', SLACK_APP_TOKEN: 'xapp-test-value' },
-      { MODEL: 'anthropic:claude-sonnet-4-6', ANTHROPIC_API_KEY: 'sk-ant-test-value', DISCORD_TOKEN: 'discord-test-value' },
-      { MODEL: 'openai:llama3.1:8b', OPENAI_BASE_URL: 'http://localhost:11434/v1', DISCORD_TOKEN: 'discord-test-value' },
+      {
+        MODEL: 'openai:gpt-4.1',
+        OPENAI_API_KEY: 'sk-test-value',
+        SLACK_BOT_TOKEN: 'xoxb-test-value',
+        SLACK_APP_TOKEN: 'xapp-test-value',
+      },
+      {
+        MODEL: 'anthropic:claude-sonnet-4-6',
+        ANTHROPIC_API_KEY: 'sk-ant-test-value',
+        DISCORD_TOKEN: 'discord-test-value',
+      },
+      {
+        MODEL: 'openai:llama3.1:8b',
+        OPENAI_BASE_URL: 'http://localhost:11434/v1',
+        DISCORD_TOKEN: 'discord-test-value',
+      },
     ];
     for (const setup of setups) {
       expect(Object.keys(setup).filter((name) => !needed.includes(name))).toEqual([]);
@@ -120,7 +143,11 @@ describe('.env.example', () => {
   });
 
   it('whatever a start says is missing, the block names it', () => {
-    const starts: Record<string, string>[] = [{ SLACK_BOT_TOKEN: 'xoxb-test-value' }, { DISCORD_TOKEN: 'discord-test-value', MODEL: 'openai:gpt-4.1' }, { DISCORD_TOKEN: 'discord-test-value', MODEL: 'claude-sonnet-4-6' }];
+    const starts: Record<string, string>[] = [
+      { SLACK_BOT_TOKEN: 'xoxb-test-value' },
+      { DISCORD_TOKEN: 'discord-test-value', MODEL: 'openai:gpt-4.1' },
+      { DISCORD_TOKEN: 'discord-test-value', MODEL: 'claude-sonnet-4-6' },
+    ];
     for (const start of starts) {
       let problems: string[] = [];
       try {
@@ -132,16 +159,26 @@ describe('.env.example', () => {
       for (const problem of problems) {
         // "SLACK_APP_TOKEN or SLACK_SIGNING_SECRET: …": one of the variables named is in the block.
         const named = problem.split(':')[0]!.split(' or ');
-        expect(named.some((name) => needed.includes(name)), problem).toBe(true);
+        expect(
+          named.some((name) => needed.includes(name)),
+          problem,
+        ).toBe(true);
       }
     }
   });
 
   it('names only store packages the store really loads by URL (Redis is built in)', () => {
-    const pages = ['../README.md', ...readdirSync(new URL('../docs/', import.meta.url)).filter((name) => name.endsWith('.md')).map((name) => `../docs/${name}`)];
+    const pages = [
+      '../README.md',
+      ...readdirSync(new URL('../docs/', import.meta.url))
+        .filter((name) => name.endsWith('.md'))
+        .map((name) => `../docs/${name}`),
+    ];
     const docs = [text, ...pages.map((page) => readFileSync(new URL(page, import.meta.url), 'utf8'))].join('\n');
     const named = new Set([...docs.matchAll(/@keyv\/[a-z0-9-]+/g)].map((match) => match[0]));
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     const loadable = new Set([...Object.values(STORE_PACKAGES), ...Object.keys(pkg.dependencies)]);
     expect(named.size).toBeGreaterThan(0);
     expect([...named].filter((name) => !loadable.has(name))).toEqual([]);
@@ -150,16 +187,28 @@ describe('.env.example', () => {
 
 describe('the agent-surface settings (issue 22)', () => {
   it('reads SUGGESTED_PROMPTS and LOADING_MESSAGES as JSON lists and TOOL_DISPLAY as one of two words', () => {
-    const config = loadConfig({ SUGGESTED_PROMPTS: '[{"title": "Summarise", "message": "Summarise this, with commas, please"}]', LOADING_MESSAGES: '["Reading…", "Still on it"]', TOOL_DISPLAY: 'compact' });
+    const config = loadConfig({
+      SUGGESTED_PROMPTS: '[{"title": "Summarise", "message": "Summarise this, with commas, please"}]',
+      LOADING_MESSAGES: '["Reading…", "Still on it"]',
+      TOOL_DISPLAY: 'compact',
+    });
     expect(config.SUGGESTED_PROMPTS).toEqual([{ title: 'Summarise', message: 'Summarise this, with commas, please' }]);
     expect(config.LOADING_MESSAGES).toEqual(['Reading…', 'Still on it']);
     expect(config.TOOL_DISPLAY).toBe('compact');
   });
 
   it('says what is wrong with each, all at once', () => {
-    expect(() => loadConfig({ SUGGESTED_PROMPTS: 'Summarise, Explain', LOADING_MESSAGES: JSON.stringify(Array.from({ length: 11 }, (_, i) => `line ${i}`)), TOOL_DISPLAY: 'tiny' })).toThrow(
+    expect(() =>
+      loadConfig({
+        SUGGESTED_PROMPTS: 'Summarise, Explain',
+        LOADING_MESSAGES: JSON.stringify(Array.from({ length: 11 }, (_, i) => `line ${i}`)),
+        TOOL_DISPLAY: 'tiny',
+      }),
+    ).toThrow(
       /TOOL_DISPLAY: must be one of cards, compact[\s\S]*SUGGESTED_PROMPTS: must be a JSON array[\s\S]*LOADING_MESSAGES: must list at most 10/,
     );
-    expect(() => loadConfig({ SUGGESTED_PROMPTS: '[{"title": "Only a title"}]' })).toThrow(/SUGGESTED_PROMPTS\.0\.message/);
+    expect(() => loadConfig({ SUGGESTED_PROMPTS: '[{"title": "Only a title"}]' })).toThrow(
+      /SUGGESTED_PROMPTS\.0\.message/,
+    );
   });
 });

@@ -21,7 +21,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function boot(env: Record<string, string> = {}, shared?: { dir: string; fake: FakeOpenAI }, options: { bwrapPath?: string } = {}) {
+async function boot(
+  env: Record<string, string> = {},
+  shared?: { dir: string; fake: FakeOpenAI },
+  options: { bwrapPath?: string } = {},
+) {
   const dir = shared ? { path: shared.dir } : await tempDir();
   if (!shared) cleanups.push((dir as Awaited<ReturnType<typeof tempDir>>).remove);
   const fake = shared?.fake ?? (await new FakeOpenAI().start());
@@ -34,7 +38,9 @@ async function boot(env: Record<string, string> = {}, shared?: { dir: string; fa
   });
   const core: Core = await startCore(config, { logger, ...options });
   cleanups.push(() => core.close());
-  core.observers.add('test', { onEvent: (_s, event, prompt) => void shown.push({ event, ...(prompt ? { prompt } : {}) }) });
+  core.observers.add('test', {
+    onEvent: (_s, event, prompt) => void shown.push({ event, ...(prompt ? { prompt } : {}) }),
+  });
   await core.recover();
   return { core, fake, shown, logger, dir: dir.path };
 }
@@ -51,10 +57,16 @@ describe('the assembled bot core', () => {
     const prompt = shown.find((s) => s.prompt)!.prompt!;
     expect(await core.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: true });
     await core.manager.idle();
-    expect(await readFile(join(threadFolder(join(dir, 'workspace'), key), 'notes', 'todo.md'), 'utf8')).toBe('- ship it\n');
+    expect(await readFile(join(threadFolder(join(dir, 'workspace'), key), 'notes', 'todo.md'), 'utf8')).toBe(
+      '- ship it\n',
+    );
     // The model was offered the built-in tools, with their schemas.
-    const tools = ((fake.requests[0]!.body as { tools: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
-    expect(tools).toEqual(expect.arrayContaining(['read_file', 'list_dir', 'search', 'write_file', 'edit_file', 'run_shell', 'fetch_url']));
+    const tools = ((fake.requests[0]!.body as { tools: { function: { name: string } }[] }).tools ?? []).map(
+      (t) => t.function.name,
+    );
+    expect(tools).toEqual(
+      expect.arrayContaining(['read_file', 'list_dir', 'search', 'write_file', 'edit_file', 'run_shell', 'fetch_url']),
+    );
   });
 
   it('in read-only mode a write is refused without asking', async () => {
@@ -82,7 +94,12 @@ describe('the assembled bot core', () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
     const mcpPath = join(dir.path, 'mcp.json');
-    await writeFile(mcpPath, JSON.stringify({ mcpServers: { notes: notesServerEntry(), broken: { command: join(dir.path, 'no-such-binary') } } }));
+    await writeFile(
+      mcpPath,
+      JSON.stringify({
+        mcpServers: { notes: notesServerEntry(), broken: { command: join(dir.path, 'no-such-binary') } },
+      }),
+    );
     const { core, fake } = await boot({ MCP_CONFIG: mcpPath });
     expect(core.mcp.failures.map((f) => f.server)).toEqual(['broken']);
     expect(core.warnings.some((w) => w.includes('MCP server "broken" did not start'))).toBe(true);
@@ -99,7 +116,9 @@ describe('the assembled bot core', () => {
     cleanups.push(outside.remove);
     await writeFile(join(outside.path, 'notes.md'), 'granted content');
     const first = await boot();
-    first.fake.replyToolCalls([{ name: 'request_directory', arguments: { path: outside.path, reason: 'the notes live there' } }]);
+    first.fake.replyToolCalls([
+      { name: 'request_directory', arguments: { path: outside.path, reason: 'the notes live there' } },
+    ]);
     first.fake.replyToolCalls([{ name: 'read_file', arguments: { path: join(outside.path, 'notes.md') } }]);
     first.fake.replyText('Read it.');
     await first.core.manager.deliver(key, { text: 'read my notes', userId: 'U1', eventId: 'e1' });
@@ -118,10 +137,12 @@ describe('the assembled bot core', () => {
     first.fake.replyText('Still readable.');
     await again.core.manager.deliver(key, { text: 'once more', userId: 'U1', eventId: 'e2' });
     await again.core.manager.idle();
-    expect((first.fake.requests.at(-1)!.body as { messages: { content: string }[] }).messages.at(-1)!.content).toContain('granted content');
+    expect(
+      (first.fake.requests.at(-1)!.body as { messages: { content: string }[] }).messages.at(-1)!.content,
+    ).toContain('granted content');
   });
 
-  it('request_directory for the bot\'s own folders, its home or / is refused without asking anyone, with the reason', async () => {
+  it("request_directory for the bot's own folders, its home or / is refused without asking anyone, with the reason", async () => {
     const { core, fake, shown, dir } = await boot();
     for (const [target, reason] of [
       [join(dir, 'data'), /refused: .* is one of the bot's own folders/],
@@ -136,7 +157,9 @@ describe('the assembled bot core', () => {
       await core.manager.deliver(key, { text: `grant ${target}`, userId: 'U1', eventId: `e-${target}` });
       await core.manager.idle();
       expect(shown.some((s) => s.prompt?.kind === 'directory')).toBe(false);
-      const result = (fake.requests[before + 1]!.body as { messages: { role: string; content: string }[] }).messages.at(-1)!;
+      const result = (fake.requests[before + 1]!.body as { messages: { role: string; content: string }[] }).messages.at(
+        -1,
+      )!;
       expect(result.content).toContain('"granted":false');
       expect(result.content).toMatch(reason);
     }
@@ -144,13 +167,16 @@ describe('the assembled bot core', () => {
 
   it('warns when nobody is admin while shell and write tools are on, and fails closed on a malformed user list', async () => {
     const { core } = await boot();
-    expect(core.warnings).toContain('No ADMINS are set while shell or write tools are enabled: whoever starts a thread can approve its commands.');
+    expect(core.warnings).toContain(
+      'No ADMINS are set while shell or write tools are enabled: whoever starts a thread can approve its commands.',
+    );
     await expect(boot({ ALLOWED_USERS: 'U1, <script>' })).rejects.toThrow(/ALLOWED_USERS: not user ids: <script>/);
   });
 });
 
 describe('the assembled core: where shell commands run', () => {
-  const offered = (fake: FakeOpenAI) => ((fake.requests[0]!.body as { tools: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
+  const offered = (fake: FakeOpenAI) =>
+    ((fake.requests[0]!.body as { tools: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
 
   it('SHELL_SANDBOX=auto where bwrap cannot run: run_shell is not offered, and one start-up line says why and how to fix it', async () => {
     const { core, fake, logger } = await boot({}, undefined, { bwrapPath: await brokenBwrap(cleanups) });
@@ -168,14 +194,21 @@ describe('the assembled core: where shell commands run', () => {
   });
 
   it('SHELL_SANDBOX=bwrap where bwrap cannot run: the start is refused with the reason', async () => {
-    await expect(boot({ SHELL_SANDBOX: 'bwrap' }, undefined, { bwrapPath: await brokenBwrap(cleanups) })).rejects.toThrow(
+    await expect(
+      boot({ SHELL_SANDBOX: 'bwrap' }, undefined, { bwrapPath: await brokenBwrap(cleanups) }),
+    ).rejects.toThrow(
       /SHELL_SANDBOX=bwrap, but the shell sandbox cannot run here: bwrap: setting up uid map: Permission denied/,
     );
   });
 
   it('by default commands run in the sandbox; SHELL_SANDBOX=off runs them unconfined, with a warning at every start', async () => {
     const sandboxed = await boot();
-    expect(sandboxed.logger.lines.some((line) => line.level === 'info' && line.message.startsWith('shell commands run in a bubblewrap sandbox, no network'))).toBe(true);
+    expect(
+      sandboxed.logger.lines.some(
+        (line) =>
+          line.level === 'info' && line.message.startsWith('shell commands run in a bubblewrap sandbox, no network'),
+      ),
+    ).toBe(true);
     const off = await boot({ SHELL_SANDBOX: 'off' });
     expect(off.core.warnings).toContain(UNCONFINED_WARNING);
     off.fake.replyText('ok');
@@ -184,13 +217,15 @@ describe('the assembled core: where shell commands run', () => {
     expect(offered(off.fake)).toContain('run_shell');
   });
 
-  it('a workspace that holds the bot\'s own files refuses to start', async () => {
+  it("a workspace that holds the bot's own files refuses to start", async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
     // The store lives under dir/data: a workspace at dir would show it to every command.
     await expect(boot({ WORKSPACE_DIR: dir.path, STORE_URL: `sqlite://${dir.path}/data/bot.sqlite` })).rejects.toThrow(
       /WORKSPACE_DIR \(.+\) holds the store's folder/,
     );
-    await expect(boot({ SHELL_ENV: 'OPENAI_API_KEY' })).rejects.toThrow(/SHELL_ENV: OPENAI_API_KEY is one of the bot's own secrets/);
+    await expect(boot({ SHELL_ENV: 'OPENAI_API_KEY' })).rejects.toThrow(
+      /SHELL_ENV: OPENAI_API_KEY is one of the bot's own secrets/,
+    );
   });
 });

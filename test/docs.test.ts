@@ -49,7 +49,8 @@ describe('docs/configuration.md', () => {
 
 describe('README.md and docs/: creating .env', () => {
   it('every command the README and the pages give for it makes a file only its owner can read, which start-up does not warn about', async () => {
-    const envCommands = (markdown: string): string[] => codeSpans(markdown).filter((span) => /\.env\.example\s+\.env$/.test(span));
+    const envCommands = (markdown: string): string[] =>
+      codeSpans(markdown).filter((span) => /\.env\.example\s+\.env$/.test(span));
     expect(envCommands(README).length, 'the README says how to make .env').toBeGreaterThan(0);
     const commands = [README, ...DOC_PAGES.map((page) => readFileSync(`${ROOT}/${page}`, 'utf8'))].flatMap(envCommands);
     for (const command of commands) {
@@ -77,7 +78,6 @@ describe('LICENSE', () => {
     expect(pkg.license).toBe('MIT');
   });
 });
-
 
 /** A Markdown heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as hyphens. */
 function anchorOf(heading: string): string {
@@ -143,7 +143,8 @@ function brokenLinks(page: string): string[] {
       }
     }
     if (!exists) broken.push(`${page}: ${link.target} (no file ${link.file})`);
-    else if (link.anchor !== undefined && link.file.endsWith('.md') && !anchorsOf(link.file).has(link.anchor)) broken.push(`${page}: ${link.target} (no heading #${link.anchor} in ${link.file})`);
+    else if (link.anchor !== undefined && link.file.endsWith('.md') && !anchorsOf(link.file).has(link.anchor))
+      broken.push(`${page}: ${link.target} (no heading #${link.anchor} in ${link.file})`);
   }
   return broken;
 }
@@ -164,8 +165,16 @@ describe('README.md and the pages in docs/', () => {
     const header = README.indexOf('| command | what it does |');
     expect(header, 'the README has a table of thread commands').toBeGreaterThanOrEqual(0);
     const rows = README.slice(header).split('\n').slice(2);
-    const listed = rows.slice(0, rows.findIndex((line) => !line.startsWith('|'))).map((line) => /^\| `([^`]+)`/.exec(line.replace(/\\\|/g, '|'))?.[1]);
-    const expected = THREAD_COMMANDS.flatMap((command) => [commandUsage(command), ...(command.aliases ?? []).map((alias) => `/${alias}`)]);
+    const listed = rows
+      .slice(
+        0,
+        rows.findIndex((line) => !line.startsWith('|')),
+      )
+      .map((line) => /^\| `([^`]+)`/.exec(line.replace(/\\\|/g, '|'))?.[1]);
+    const expected = THREAD_COMMANDS.flatMap((command) => [
+      commandUsage(command),
+      ...(command.aliases ?? []).map((alias) => `/${alias}`),
+    ]);
     expect(listed).toEqual(expected);
   });
 });

@@ -41,7 +41,8 @@ function importsOf(file: string): string[] {
   const source = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest);
   const found: string[] = [];
   for (const statement of source.statements) {
-    const specifier = ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement) ? statement.moduleSpecifier : undefined;
+    const specifier =
+      ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement) ? statement.moduleSpecifier : undefined;
     if (!specifier || !ts.isStringLiteral(specifier) || !specifier.text.startsWith('.')) continue;
     const target = join(dirname(file), specifier.text);
     const candidates = [target, target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts')];
@@ -78,16 +79,25 @@ describe('the house rules', () => {
       .map((file) => ({ file, lines: lineCount(readFileSync(join(ROOT, file), 'utf8')) }))
       .filter(({ lines }) => lines > MAX_LINES)
       .map(({ file, lines }) => `${file}: ${lines} lines`);
-    expect(tooLong, `files past ${MAX_LINES} lines (each holds two jobs; split it along them):\n${tooLong.join('\n')}`).toEqual([]);
+    expect(
+      tooLong,
+      `files past ${MAX_LINES} lines (each holds two jobs; split it along them):\n${tooLong.join('\n')}`,
+    ).toEqual([]);
   });
 
   it('every test lives under test/, none beside the code', () => {
     const strayTests = filesUnder(SOURCE_FOLDERS).filter((file) => /\.test\.(ts|js|mjs)$/.test(file));
-    expect(strayTests, `tests outside test/ (move each to the test/ folder named for its code):\n${strayTests.join('\n')}`).toEqual([]);
+    expect(
+      strayTests,
+      `tests outside test/ (move each to the test/ folder named for its code):\n${strayTests.join('\n')}`,
+    ).toEqual([]);
   });
 
-  it('no import cycles in the bot\'s code, type-only imports included', () => {
+  it("no import cycles in the bot's code, type-only imports included", () => {
     const cycles = importCycles(filesUnder(SOURCE_FOLDERS).filter((file) => SOURCE_FILE.test(file)));
-    expect(cycles.map((cycle) => cycle.join(' -> ')), 'move what both sides share into a file both can import').toEqual([]);
+    expect(
+      cycles.map((cycle) => cycle.join(' -> ')),
+      'move what both sides share into a file both can import',
+    ).toEqual([]);
   });
 });

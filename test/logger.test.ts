@@ -18,9 +18,18 @@ describe('logs never carry secrets', () => {
     const { lines, logger } = capture();
     logger.info({ config: { SLACK_BOT_TOKEN: 'xoxb-1111-2222-secret' }, token: 'plain-secret-field' }, 'starting');
     logger.warn({ err: new Error('401 for Bearer sk-ant-api03-verysecretvalue') }, 'provider failed');
-    logger.error({ request: { headers: { authorization: 'Bearer abcdefghijklmnop' } } }, 'sent xapp-1-A0-secret to slack');
+    logger.error(
+      { request: { headers: { authorization: 'Bearer abcdefghijklmnop' } } },
+      'sent xapp-1-A0-secret to slack',
+    );
     const all = lines.join('\n');
-    for (const secret of ['xoxb-1111-2222-secret', 'plain-secret-field', 'sk-ant-api03-verysecretvalue', 'abcdefghijklmnop', 'xapp-1-A0-secret']) {
+    for (const secret of [
+      'xoxb-1111-2222-secret',
+      'plain-secret-field',
+      'sk-ant-api03-verysecretvalue',
+      'abcdefghijklmnop',
+      'xapp-1-A0-secret',
+    ]) {
       expect(all).not.toContain(secret);
     }
     expect(all).toContain('[redacted]');
@@ -44,13 +53,25 @@ describe('log formats', () => {
         done();
       },
     });
-    const logger = createLogger('info', stream, new SecretMasker(['store-password-42']), { format: 'pretty', colorize: false });
-    logger.info({ store: 'postgresql://bot:store-password-42@db/bot', config: { SLACK_BOT_TOKEN: 'xoxb-1111-2222-secret' } }, 'running with xapp-1-A0-secret');
+    const logger = createLogger('info', stream, new SecretMasker(['store-password-42']), {
+      format: 'pretty',
+      colorize: false,
+    });
+    logger.info(
+      { store: 'postgresql://bot:store-password-42@db/bot', config: { SLACK_BOT_TOKEN: 'xoxb-1111-2222-secret' } },
+      'running with xapp-1-A0-secret',
+    );
     logger.warn({ err: new Error('401 for Bearer sk-ant-api03-verysecretvalue') }, 'provider failed');
     const all = lines.join('');
     expect(all).toMatch(/INFO.*running with/);
     expect(all).toMatch(/WARN.*provider failed/);
     expect(() => JSON.parse(lines[0]!) as unknown).toThrow();
-    for (const secret of ['store-password-42', 'xoxb-1111-2222-secret', 'xapp-1-A0-secret', 'sk-ant-api03-verysecretvalue']) expect(all).not.toContain(secret);
+    for (const secret of [
+      'store-password-42',
+      'xoxb-1111-2222-secret',
+      'xapp-1-A0-secret',
+      'sk-ant-api03-verysecretvalue',
+    ])
+      expect(all).not.toContain(secret);
   });
 });

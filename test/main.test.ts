@@ -49,7 +49,10 @@ describe('npm start', () => {
   it('reports every malformed variable at once and exits 2', async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
-    const { output, exited } = run({ SLACK_BOT_TOKEN: 'xapp-wrong-kind', PORT: 'eighty', OPENAI_BASE_URL: 'nope' }, dir.path);
+    const { output, exited } = run(
+      { SLACK_BOT_TOKEN: 'xapp-wrong-kind', PORT: 'eighty', OPENAI_BASE_URL: 'nope' },
+      dir.path,
+    );
     expect(await exited).toBe(2);
     expect(output.stderr).toMatch(/OPENAI_BASE_URL[\s\S]*SLACK_BOT_TOKEN: must be a bot token[\s\S]*PORT/);
     expect(output.stderr).not.toContain('xapp-wrong-kind');
@@ -75,7 +78,11 @@ describe('npm start', () => {
       dir.path,
     );
     await waitFor(() => output.stdout.includes('Slack connector started'), 20_000);
-    const port = (JSON.parse(output.stdout.split('\n').find((line) => line.includes('Slack connector started'))!) as { port: number }).port;
+    const port = (
+      JSON.parse(output.stdout.split('\n').find((line) => line.includes('Slack connector started'))!) as {
+        port: number;
+      }
+    ).port;
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(health.status).toBe(200);
     const mention = appMention({ text: 'work on something long' });
@@ -92,7 +99,8 @@ describe('npm start', () => {
     // Node 22.1 and later keep the modules' compiled code for the next start (bin/start.mjs);
     // Node 20 has no such cache. Written at the latest when a bot exits, as this one just did.
     const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
-    if (major > 22 || (major === 22 && minor >= 1)) expect(await readdir(join(process.cwd(), 'dist', '.compile-cache'), { recursive: true })).not.toHaveLength(0);
+    if (major > 22 || (major === 22 && minor >= 1))
+      expect(await readdir(join(process.cwd(), 'dist', '.compile-cache'), { recursive: true })).not.toHaveLength(0);
   });
 
   it('reports every configuration problem in one run, in words, before creating anything', async () => {
@@ -130,7 +138,14 @@ describe('npm start', () => {
   it('a Slack that refuses the token stops the start before the store or the workspace exist', async () => {
     const { dir, slack, llm } = await startBotFakes(cleanups);
     slack.failNext('auth.test', 'invalid_auth');
-    const env = { MODEL: 'openai:gpt-4.1', OPENAI_API_KEY: 'sk-test-secret-value', OPENAI_BASE_URL: llm.baseURL, SLACK_BOT_TOKEN: 'xoxb-test-secret-value', SLACK_APP_TOKEN: 'xapp-test-secret-value', SLACK_API_URL: slack.apiUrl };
+    const env = {
+      MODEL: 'openai:gpt-4.1',
+      OPENAI_API_KEY: 'sk-test-secret-value',
+      OPENAI_BASE_URL: llm.baseURL,
+      SLACK_BOT_TOKEN: 'xoxb-test-secret-value',
+      SLACK_APP_TOKEN: 'xapp-test-secret-value',
+      SLACK_API_URL: slack.apiUrl,
+    };
     const { output, exited } = run(env, dir);
     expect(await exited).toBe(1);
     expect(output.stderr).toContain(`Slack did not accept SLACK_BOT_TOKEN (invalid_auth) at ${slack.apiUrl}auth.test`);
@@ -141,17 +156,35 @@ describe('npm start', () => {
 
   it('--check: reachable fakes give one ✓ line per check and exit 0; a closed port exits 1', async () => {
     const { dir, slack, llm } = await startBotFakes(cleanups);
-    const env = { MODEL: 'openai:gpt-4.1', OPENAI_API_KEY: 'sk-test-secret-value', OPENAI_BASE_URL: llm.baseURL, SLACK_BOT_TOKEN: 'xoxb-test-secret-value', SLACK_APP_TOKEN: 'xapp-test-secret-value', SLACK_API_URL: slack.apiUrl };
+    const env = {
+      MODEL: 'openai:gpt-4.1',
+      OPENAI_API_KEY: 'sk-test-secret-value',
+      OPENAI_BASE_URL: llm.baseURL,
+      SLACK_BOT_TOKEN: 'xoxb-test-secret-value',
+      SLACK_APP_TOKEN: 'xapp-test-secret-value',
+      SLACK_API_URL: slack.apiUrl,
+    };
     const reachable = run(env, dir, ['--check']);
     expect(await reachable.exited).toBe(0);
     const lines = reachable.output.stdout.trim().split('\n');
-    expect(lines.map((line) => line.split(':')[0])).toEqual(['✓ .env', '✓ configuration', '✓ Slack', '✓ model openai', '✓ shell sandbox', '✓ MCP', '✓ metrics', 'Setup', 'Ready']);
+    expect(lines.map((line) => line.split(':')[0])).toEqual([
+      '✓ .env',
+      '✓ configuration',
+      '✓ Slack',
+      '✓ model openai',
+      '✓ shell sandbox',
+      '✓ MCP',
+      '✓ metrics',
+      'Setup',
+      'Ready',
+    ]);
 
     const port = await freePort();
     const unreachable = run({ ...env, SLACK_API_URL: `http://127.0.0.1:${port}/api/` }, dir, ['--check']);
     expect(await unreachable.exited).toBe(1);
-    expect(unreachable.output.stdout).toContain(`✗ Slack: Could not reach Slack at http://127.0.0.1:${port}/api/auth.test: connect ECONNREFUSED`);
+    expect(unreachable.output.stdout).toContain(
+      `✗ Slack: Could not reach Slack at http://127.0.0.1:${port}/api/auth.test: connect ECONNREFUSED`,
+    );
     expect(await readdir(dir)).toEqual([]);
   });
 });
-

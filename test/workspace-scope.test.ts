@@ -38,7 +38,12 @@ async function boot(env: Record<string, string> = {}): Promise<Bot> {
   cleanups.push(() => fake.stop());
   // SHELL_SANDBOX=bwrap: these run the real sandbox, or fail (CI is root with bwrap).
   // Each tool call is a turn of its own here, more than fair use lets one person start a minute.
-  const config = loadConfig({ ...coreTestEnv(dir.path, fake), SHELL_SANDBOX: 'bwrap', TURNS_PER_USER_PER_MINUTE: '1000', ...env });
+  const config = loadConfig({
+    ...coreTestEnv(dir.path, fake),
+    SHELL_SANDBOX: 'bwrap',
+    TURNS_PER_USER_PER_MINUTE: '1000',
+    ...env,
+  });
   const core = await startCore(config, { logger: memoryLogger() });
   cleanups.push(() => core.close());
   const prompts: InboxItem[] = [];
@@ -47,19 +52,32 @@ async function boot(env: Record<string, string> = {}): Promise<Bot> {
   return { core, fake, dir: dir.path, workspace: join(dir.path, 'workspace'), prompts };
 }
 
-const threadA: SessionKey = { platform: 'slack', workspace: 'T024BE7LD', channel: 'C0123ABCD', thread: '1700000000.000100' };
+const threadA: SessionKey = {
+  platform: 'slack',
+  workspace: 'T024BE7LD',
+  channel: 'C0123ABCD',
+  thread: '1700000000.000100',
+};
 const threadB: SessionKey = { ...threadA, thread: '1700000000.000200' };
 const otherChannel: SessionKey = { ...threadA, channel: 'C0999ZZZZ', thread: '1700000000.000300' };
 
 let eventIds = 0;
 
 /** One turn in `key` that makes one tool call (approved by U1 if asked); resolves with the tool's result as the model read it. */
-async function callTool(bot: Bot, key: SessionKey, name: string, args: Record<string, unknown>, approve = true): Promise<string> {
+async function callTool(
+  bot: Bot,
+  key: SessionKey,
+  name: string,
+  args: Record<string, unknown>,
+  approve = true,
+): Promise<string> {
   bot.fake.replyToolCalls([{ name, arguments: args }]);
   bot.fake.replyText('done');
   const before = bot.fake.requests.length;
   const asked = bot.prompts.length;
-  expect(await bot.core.manager.deliver(key, { text: `use ${name}`, userId: 'U1', eventId: `e${++eventIds}` })).toMatchObject({ status: 'started' });
+  expect(
+    await bot.core.manager.deliver(key, { text: `use ${name}`, userId: 'U1', eventId: `e${++eventIds}` }),
+  ).toMatchObject({ status: 'started' });
   // Approved or not, the prompt is answered: a turn never waits on a test that forgot it.
   await waitFor(() => bot.prompts.length > asked || bot.fake.requests.length >= before + 2, 30_000);
   const prompt = bot.prompts[asked];
@@ -73,29 +91,46 @@ function shellOutput(result: string): { exitCode: number | null; output: string;
   return JSON.parse(result) as { exitCode: number | null; output: string; cwd: string };
 }
 
-const folderOf = (bot: Bot, key: SessionKey, scope: 'thread' | 'channel' = 'thread') => join(bot.workspace, conversationFolderName(scope, key));
+const folderOf = (bot: Bot, key: SessionKey, scope: 'thread' | 'channel' = 'thread') =>
+  join(bot.workspace, conversationFolderName(scope, key));
 
 describe('WORKSPACE_SCOPE=thread (the default): each thread has a folder of its own', () => {
   it('a file written in thread A is invisible to every file tool and to the shell in thread B', async () => {
     const bot = await boot({ PERMISSION_MODE: 'auto' });
-    expect(await callTool(bot, threadA, 'write_file', { path: 'secret.txt', content: 'thread A only: 5b1e\n' })).toMatch(/secret\.txt/);
+    expect(
+      await callTool(bot, threadA, 'write_file', { path: 'secret.txt', content: 'thread A only: 5b1e\n' }),
+    ).toMatch(/secret\.txt/);
     const inA = join(folderOf(bot, threadA), 'secret.txt');
     expect(existsSync(inA)).toBe(true);
     // The folder is named so an operator can find it.
-    expect(conversationFolderName('thread', threadA)).toMatch(/^slack-T024BE7LD-C0123ABCD-1700000000\.000100-[0-9a-f]{8}$/);
+    expect(conversationFolderName('thread', threadA)).toMatch(
+      /^slack-T024BE7LD-C0123ABCD-1700000000\.000100-[0-9a-f]{8}$/,
+    );
 
-    expect(await callTool(bot, threadB, 'read_file', { path: 'secret.txt' })).toMatch(/no such file|not found|does not exist/i);
+    expect(await callTool(bot, threadB, 'read_file', { path: 'secret.txt' })).toMatch(
+      /no such file|not found|does not exist/i,
+    );
     expect(await callTool(bot, threadB, 'list_dir', { path: '.', recursive: true })).not.toContain('secret.txt');
     expect(await callTool(bot, threadB, 'search', { pattern: '5b1e' })).not.toContain('secret.txt');
-    expect(await callTool(bot, threadB, 'edit_file', { path: 'secret.txt', old: 'only', new: 'pwned' })).toMatch(/no such file|not found|does not exist/i);
+    expect(await callTool(bot, threadB, 'edit_file', { path: 'secret.txt', old: 'only', new: 'pwned' })).toMatch(
+      /no such file|not found|does not exist/i,
+    );
     for (const spelling of [inA, `../${conversationFolderName('thread', threadA)}/secret.txt`, '../../workspace']) {
       expect(await callTool(bot, threadB, 'read_file', { path: spelling })).toContain('path escapes the workspace');
-      expect(await callTool(bot, threadB, 'write_file', { path: join(spelling, 'x'), content: 'x' })).toContain('path escapes the workspace');
+      expect(await callTool(bot, threadB, 'write_file', { path: join(spelling, 'x'), content: 'x' })).toContain(
+        'path escapes the workspace',
+      );
       expect(await callTool(bot, threadB, 'list_dir', { path: spelling })).toContain('path escapes the workspace');
-      expect(await callTool(bot, threadB, 'search', { pattern: '5b1e', path: spelling })).toContain('path escapes the workspace');
+      expect(await callTool(bot, threadB, 'search', { pattern: '5b1e', path: spelling })).toContain(
+        'path escapes the workspace',
+      );
     }
 
-    const shell = shellOutput(await callTool(bot, threadB, 'run_shell', { command: `cat secret.txt; cat ${inA}; echo ---; ls -a ..; grep -rs 5b1e .. /tmp; pwd` }));
+    const shell = shellOutput(
+      await callTool(bot, threadB, 'run_shell', {
+        command: `cat secret.txt; cat ${inA}; echo ---; ls -a ..; grep -rs 5b1e .. /tmp; pwd`,
+      }),
+    );
     expect(shell.output).toMatch(/cat: secret\.txt: No such file or directory/);
     expect(shell.output).not.toContain('thread A only');
     const [, listing] = shell.output.split('---\n');
@@ -110,7 +145,9 @@ describe('WORKSPACE_SCOPE=thread (the default): each thread has a folder of its 
     await callTool(bot, threadA, 'write_file', { path: 'there.txt', content: 'A\n' });
     const aFolder = folderOf(bot, threadA);
     // Links made by thread B's own shell, to A's folder and to a name that does not exist.
-    await callTool(bot, threadB, 'run_shell', { command: `ln -s ${aFolder} to-a && ln -s ${aFolder}/there.txt file-link && ln -s ${aFolder}/nowhere.txt dangling-link` });
+    await callTool(bot, threadB, 'run_shell', {
+      command: `ln -s ${aFolder} to-a && ln -s ${aFolder}/there.txt file-link && ln -s ${aFolder}/nowhere.txt dangling-link`,
+    });
     const aName = conversationFolderName('thread', threadA);
     const pairs: [existing: string, missing: string][] = [
       [`../${aName}/there.txt`, `../${aName}/nowhere.txt`],
@@ -126,7 +163,9 @@ describe('WORKSPACE_SCOPE=thread (the default): each thread has a folder of its 
       // Word for word the same but for the path as given: nothing says which one exists.
       expect(refusedMissing.replace(missing, '<path>')).toBe(refusedExisting.replace(existing, '<path>'));
     }
-    expect(await callTool(bot, threadB, 'write_file', { path: 'dangling-link', content: 'planted' })).toContain('path escapes the workspace');
+    expect(await callTool(bot, threadB, 'write_file', { path: 'dangling-link', content: 'planted' })).toContain(
+      'path escapes the workspace',
+    );
     expect(existsSync(join(aFolder, 'nowhere.txt'))).toBe(false);
   }, 120_000);
 
@@ -165,7 +204,9 @@ describe('WORKSPACE_SCOPE=channel and shared', () => {
     const bot = await boot({ PERMISSION_MODE: 'auto', WORKSPACE_SCOPE: 'channel' });
     await callTool(bot, threadA, 'write_file', { path: 'plan.md', content: 'channel plan\n' });
     expect(await callTool(bot, threadB, 'read_file', { path: 'plan.md' })).toContain('channel plan');
-    expect(await callTool(bot, otherChannel, 'read_file', { path: 'plan.md' })).toMatch(/no such file|not found|does not exist/i);
+    expect(await callTool(bot, otherChannel, 'read_file', { path: 'plan.md' })).toMatch(
+      /no such file|not found|does not exist/i,
+    );
     expect(await bot.core.manager.controls.forget(sessionIdOf(threadA), 'U1')).toMatchObject({ status: 'done' });
     expect(existsSync(join(folderOf(bot, threadA, 'channel'), 'plan.md'))).toBe(true);
   }, 120_000);
@@ -185,7 +226,9 @@ describe('WORKSPACE_SCOPE=channel and shared', () => {
     cleanups.push(elsewhere.remove);
     await mkdir(bot.workspace, { recursive: true });
     await symlink(elsewhere.path, folderOf(bot, threadA));
-    await expect(bot.core.manager.deliver(threadA, { text: 'write x', userId: 'U1', eventId: 'squatted' })).rejects.toThrow(/is not a plain folder/);
+    await expect(
+      bot.core.manager.deliver(threadA, { text: 'write x', userId: 'U1', eventId: 'squatted' }),
+    ).rejects.toThrow(/is not a plain folder/);
     expect(await readdir(elsewhere.path)).toEqual([]);
   }, 120_000);
 });
@@ -246,18 +289,30 @@ describe('a bound reached in one thread ends that command only', () => {
   it('past the memory cap and the disk cap in thread A: A is told which bound, answers its next message, and thread B works throughout', async () => {
     const bot = await boot({ PERMISSION_MODE: 'auto', SHELL_MAX_MEMORY_MB: '256', WORKSPACE_MAX_MB: '2' });
 
-    const hog = shellOutput(await callTool(bot, threadA, 'run_shell', { command: `python3 -c 'b = bytearray(512 * 1024 * 1024); print("allocated", len(b))'` }));
+    const hog = shellOutput(
+      await callTool(bot, threadA, 'run_shell', {
+        command: `python3 -c 'b = bytearray(512 * 1024 * 1024); print("allocated", len(b))'`,
+      }),
+    );
     expect(hog.output).toContain('MemoryError');
     expect(hog.output).not.toContain('allocated');
     expect(JSON.stringify(hog)).toMatch(/SHELL_MAX_MEMORY_MB/);
 
     // Thread A fills its folder past its 2 MB; thread B's folder has a cap of its own.
-    const filler = JSON.parse(await callTool(bot, threadA, 'run_shell', { command: 'head -c 3000000 /dev/zero > big.bin; echo "exit $?"' })) as Record<string, unknown>;
+    const filler = JSON.parse(
+      await callTool(bot, threadA, 'run_shell', { command: 'head -c 3000000 /dev/zero > big.bin; echo "exit $?"' }),
+    ) as Record<string, unknown>;
     expect(JSON.stringify(filler)).toMatch(/WORKSPACE_MAX_MB/);
     // Filled to its cap, A's folder takes nothing more; B's folder has a cap of its own.
-    const more = shellOutput(await callTool(bot, threadA, 'run_shell', { command: 'head -c 100000 /dev/zero > more.bin; echo "exit $?"' }));
+    const more = shellOutput(
+      await callTool(bot, threadA, 'run_shell', { command: 'head -c 100000 /dev/zero > more.bin; echo "exit $?"' }),
+    );
     expect(more.output).toMatch(/File size limit exceeded[\s\S]*exit 153/);
-    expect(shellOutput(await callTool(bot, threadB, 'run_shell', { command: 'head -c 1000000 /dev/zero > ok.bin && echo fine' })).output).toBe('fine\n');
+    expect(
+      shellOutput(
+        await callTool(bot, threadB, 'run_shell', { command: 'head -c 1000000 /dev/zero > ok.bin && echo fine' }),
+      ).output,
+    ).toBe('fine\n');
 
     // Thread A recovers by deleting, and answers as before.
     expect(shellOutput(await callTool(bot, threadA, 'run_shell', { command: 'rm -f big.bin' })).exitCode).toBe(0);
@@ -269,7 +324,11 @@ describe('what a sandboxed command can learn of the host’s folders', () => {
   it('the mount table in thread B names its own folder, and neither thread A’s nor WORKSPACE_DIR’s other contents nor the bot’s files', async () => {
     const bot = await boot({ PERMISSION_MODE: 'auto' });
     await callTool(bot, threadA, 'write_file', { path: 'a.txt', content: 'A\n' });
-    const mounts = shellOutput(await callTool(bot, threadB, 'run_shell', { command: 'cat /proc/self/mountinfo; echo; ls / ; echo "PATH=$PATH"' })).output;
+    const mounts = shellOutput(
+      await callTool(bot, threadB, 'run_shell', {
+        command: 'cat /proc/self/mountinfo; echo; ls / ; echo "PATH=$PATH"',
+      }),
+    ).output;
     // The folder is bound at its real path on purpose: the shell's cwd and the file tools' paths agree.
     expect(mounts).toContain(folderOf(bot, threadB));
     expect(mounts).not.toContain(conversationFolderName('thread', threadA));

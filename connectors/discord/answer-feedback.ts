@@ -48,7 +48,9 @@ export async function answerFeedbackInteraction(interaction: Interaction, deps: 
   if (interaction.isButton()) {
     const action = readCustomId(interaction.customId);
     if (action?.kind !== 'feedback') return false;
-    await guarded(deps, 'a feedback click', () => (action.value === 'up' ? thumbsUp(interaction, deps) : thumbsDown(interaction, deps)));
+    await guarded(deps, 'a feedback click', () =>
+      action.value === 'up' ? thumbsUp(interaction, deps) : thumbsDown(interaction, deps),
+    );
     return true;
   }
   if (interaction.isModalSubmit() && interaction.customId === FEEDBACK_REASON_MODAL_ID) {
@@ -60,19 +62,29 @@ export async function answerFeedbackInteraction(interaction: Interaction, deps: 
 
 async function thumbsUp(interaction: ButtonInteraction, deps: AnswerFeedbackDeps): Promise<void> {
   await interaction.deferReply({ flags: MessageFlags.Ephemeral });
-  const say = (text: string): Promise<unknown> => interaction.editReply({ content: safeContent(text), allowedMentions: { parse: [] } });
+  const say = (text: string): Promise<unknown> =>
+    interaction.editReply({ content: safeContent(text), allowedMentions: { parse: [] } });
   const refusal = await refused(interaction, deps);
   if (refusal) return void (await say(refusal));
-  const result = await deps.core.feedback.vote(deps.messageKey(interaction.channelId, interaction.message.id), interaction.user.id, 'up');
+  const result = await deps.core.feedback.vote(
+    deps.messageKey(interaction.channelId, interaction.message.id),
+    interaction.user.id,
+    'up',
+  );
   if (result.status === 'unknown_answer') return void (await say(UNKNOWN_ANSWER));
   await say(voteWords(result.status, 'up'));
 }
 
 async function thumbsDown(interaction: ButtonInteraction, deps: AnswerFeedbackDeps): Promise<void> {
-  const say = (text: string): Promise<unknown> => interaction.reply({ content: safeContent(text), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+  const say = (text: string): Promise<unknown> =>
+    interaction.reply({ content: safeContent(text), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
   const refusal = await refused(interaction, deps);
   if (refusal) return void (await say(refusal));
-  const result = await deps.core.feedback.vote(deps.messageKey(interaction.channelId, interaction.message.id), interaction.user.id, 'down');
+  const result = await deps.core.feedback.vote(
+    deps.messageKey(interaction.channelId, interaction.message.id),
+    interaction.user.id,
+    'down',
+  );
   if (result.status === 'unknown_answer') return void (await say(UNKNOWN_ANSWER));
   await interaction.showModal({
     custom_id: FEEDBACK_REASON_MODAL_ID,
@@ -80,7 +92,17 @@ async function thumbsDown(interaction: ButtonInteraction, deps: AnswerFeedbackDe
     components: [
       {
         type: 1,
-        components: [{ type: 4, custom_id: FEEDBACK_REASON_INPUT_ID, label: 'Why (optional)', style: TEXT_PARAGRAPH, required: false, max_length: REASON_MAX, placeholder: 'What was wrong or missing in the answer?' }],
+        components: [
+          {
+            type: 4,
+            custom_id: FEEDBACK_REASON_INPUT_ID,
+            label: 'Why (optional)',
+            style: TEXT_PARAGRAPH,
+            required: false,
+            max_length: REASON_MAX,
+            placeholder: 'What was wrong or missing in the answer?',
+          },
+        ],
       },
     ],
   });
@@ -88,15 +110,24 @@ async function thumbsDown(interaction: ButtonInteraction, deps: AnswerFeedbackDe
 
 async function reasonGiven(interaction: ModalSubmitInteraction, deps: AnswerFeedbackDeps): Promise<void> {
   await interaction.deferReply({ flags: MessageFlags.Ephemeral });
-  const say = (text: string): Promise<unknown> => interaction.editReply({ content: safeContent(text), allowedMentions: { parse: [] } });
+  const say = (text: string): Promise<unknown> =>
+    interaction.editReply({ content: safeContent(text), allowedMentions: { parse: [] } });
   const refusal = await refused(interaction, deps);
   if (refusal) return void (await say(refusal));
   const messageId = interaction.message?.id;
   if (!messageId) return void (await say('I could not tell which answer that was about.'));
   const reason = readReason(interaction);
   if (!reason) return void (await say('Your 👎 is recorded.'));
-  const kept = await deps.core.feedback.giveReason(deps.messageKey(interaction.channelId ?? '', messageId), interaction.user.id, reason);
-  await say(kept ? 'Thanks: your 👎 and its reason are recorded.' : 'Your 👎 is no longer there (it was changed or forgotten), so the reason was not kept.');
+  const kept = await deps.core.feedback.giveReason(
+    deps.messageKey(interaction.channelId ?? '', messageId),
+    interaction.user.id,
+    reason,
+  );
+  await say(
+    kept
+      ? 'Thanks: your 👎 and its reason are recorded.'
+      : 'Your 👎 is no longer there (it was changed or forgotten), so the reason was not kept.',
+  );
 }
 
 /** The typed reason, or '' (the field is optional; a missing one is no error). */
@@ -109,7 +140,10 @@ function readReason(interaction: ModalSubmitInteraction): string {
 }
 
 /** Why this person may not vote, or undefined when they may. */
-async function refused(interaction: ButtonInteraction | ModalSubmitInteraction, deps: AnswerFeedbackDeps): Promise<string | undefined> {
+async function refused(
+  interaction: ButtonInteraction | ModalSubmitInteraction,
+  deps: AnswerFeedbackDeps,
+): Promise<string | undefined> {
   const external = await deps.isOutsider(interaction.user.id, interaction.guildId);
   const door = deps.core.manager.admits(interaction.user.id, { external });
   return door.allowed ? undefined : door.reason;

@@ -143,7 +143,10 @@ export class AnswerMessage implements AnswerDraft {
     if (!last) return;
     const line = footer === undefined ? undefined : `-# ${footer}`;
     if (line === undefined || last.shown.length + line.length + 1 <= ANSWER_LIMIT) {
-      await this.outbound.edit(this.channelId, last.id, { content: line === undefined ? last.shown : `${last.shown}\n${line}`, ...withComponents(components) });
+      await this.outbound.edit(this.channelId, last.id, {
+        content: line === undefined ? last.shown : `${last.shown}\n${line}`,
+        ...withComponents(components),
+      });
     } else {
       this.messages.push(await this.outbound.post(this.channelId, { content: line, ...withComponents(components) }));
     }

@@ -44,19 +44,34 @@ export async function answerButtonClick(deps: ButtonClickDeps, interaction: Butt
   // (A feedback button never gets here: answer-feedback.ts took it before.)
   if (!action || action.kind === 'feedback') return say('That button is not one I recognise.');
   if (action.kind === 'retry') return onRetryClick(deps, interaction, action.session, say);
-  if (action.kind === 'show_all') return showAllPrivately({ records: manager.records, logger: deps.logger, cardText: deps.cardText, grantScope: deps.grantScope }, interaction, action.item, say);
-  let choice: string | undefined = action.kind === 'prompt' || action.kind === 'full_prompt' ? action.choice : undefined;
+  if (action.kind === 'show_all')
+    return showAllPrivately(
+      { records: manager.records, logger: deps.logger, cardText: deps.cardText, grantScope: deps.grantScope },
+      interaction,
+      action.item,
+      say,
+    );
+  let choice: string | undefined =
+    action.kind === 'prompt' || action.kind === 'full_prompt' ? action.choice : undefined;
   if (action.kind === 'prompt_index') choice = (await manager.records.prompt(action.item))?.choices[action.index];
   if (choice === undefined) return say('That answer is not one this prompt offers.');
   // From Show all's private message (its custom id says so, and Discord says the message is ephemeral): the full view.
-  const fullViewOf = action.kind === 'full_prompt' && fromPrivateMessage(interaction) ? (await manager.records.prompt(action.item))?.toolCallId : undefined;
+  const fullViewOf =
+    action.kind === 'full_prompt' && fromPrivateMessage(interaction)
+      ? (await manager.records.prompt(action.item))?.toolCallId
+      : undefined;
   await answerPromptClick({ manager }, deps.presenterFor, { item: action.item, choice, userId }, say, {
     ...(fullViewOf ? { fullViewOf } : {}),
     cardHoldsAll: (_call, view) => discordCardHoldsAll(view),
   });
 }
 
-async function onRetryClick(deps: ButtonClickDeps, interaction: ButtonInteraction, sessionId: string, say: Say): Promise<void> {
+async function onRetryClick(
+  deps: ButtonClickDeps,
+  interaction: ButtonInteraction,
+  sessionId: string,
+  say: Say,
+): Promise<void> {
   const userId = interaction.user.id;
   const result = await deps.manager.controls.retry(sessionId, userId);
   if (result.status === 'refused') return say(result.reason);
@@ -64,6 +79,9 @@ async function onRetryClick(deps: ButtonClickDeps, interaction: ButtonInteractio
   if (result.status !== 'done') return say('There is nothing to retry here any more.');
   // The button has done its job: take it off the note, which says who used it.
   await deps.outbound
-    .edit(interaction.channelId, interaction.message.id, { content: `${interaction.message.content} — retried by <@${userId}>`, components: [] })
+    .edit(interaction.channelId, interaction.message.id, {
+      content: `${interaction.message.content} — retried by <@${userId}>`,
+      components: [],
+    })
     .catch((error: unknown) => deps.logger.warn({ err: error }, 'could not update the retry note'));
 }

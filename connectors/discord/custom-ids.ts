@@ -72,12 +72,15 @@ export function readCustomId(customId: string): ButtonAction | undefined {
   }
   if (customId.startsWith('f:')) {
     const [item, choice] = [customId.slice(2, customId.indexOf(':', 2)), customId.slice(customId.indexOf(':', 2) + 1)];
-    return customId.indexOf(':', 2) > 2 && ItemId.safeParse(item).success && choice ? { kind: 'full_prompt', item, choice } : undefined;
+    return customId.indexOf(':', 2) > 2 && ItemId.safeParse(item).success && choice
+      ? { kind: 'full_prompt', item, choice }
+      : undefined;
   }
   if (!customId.startsWith('p:')) return undefined;
   const rest = customId.slice(2);
   const indexed = /^([^:#]+)#(\d{1,3})$/.exec(rest);
-  if (indexed && ItemId.safeParse(indexed[1]).success) return { kind: 'prompt_index', item: indexed[1]!, index: Number(indexed[2]) };
+  if (indexed && ItemId.safeParse(indexed[1]).success)
+    return { kind: 'prompt_index', item: indexed[1]!, index: Number(indexed[2]) };
   const colon = rest.indexOf(':');
   if (colon <= 0) return undefined;
   const item = rest.slice(0, colon);

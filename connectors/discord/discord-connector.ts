@@ -49,7 +49,14 @@ import { DiscordFileSink, DiscordFileSource } from './file-transfer.js';
 import { premiumTier, UploadLimits } from './upload-limits.js';
 import { checkDiscordProfileChannels } from './profile-channels.js';
 
-export { INTENTS, INVITE_PERMISSIONS, PARTIALS, type DiscordGatewayInfo, type DiscordStandbyInfo, type DiscordStartInfo } from './discord-gateway.js';
+export {
+  INTENTS,
+  INVITE_PERMISSIONS,
+  PARTIALS,
+  type DiscordGatewayInfo,
+  type DiscordStandbyInfo,
+  type DiscordStartInfo,
+} from './discord-gateway.js';
 
 export interface DiscordConnectorOptions {
   config: Config;
@@ -80,8 +87,18 @@ export class DiscordConnector {
     countRestCalls(this.rest, options.core.ops);
     this.home = new HomeGuilds({ config: options.config, rest: this.rest, logger: options.logger });
     this.outbound = new DiscordOutbound(this.rest);
-    this.threads = new LiveThreads({ config: options.config, core: options.core, logger: options.logger, outbound: this.outbound, ...(options.answerIntervalMs !== undefined ? { answerIntervalMs: options.answerIntervalMs } : {}) });
-    this.uploadLimits = new UploadLimits({ dmWorkspace: DM_WORKSPACE, tierOf: (guildId) => premiumTier(this.rest, this.holdsGateway ? this.client.guilds.cache.get(guildId) : undefined, guildId) });
+    this.threads = new LiveThreads({
+      config: options.config,
+      core: options.core,
+      logger: options.logger,
+      outbound: this.outbound,
+      ...(options.answerIntervalMs !== undefined ? { answerIntervalMs: options.answerIntervalMs } : {}),
+    });
+    this.uploadLimits = new UploadLimits({
+      dmWorkspace: DM_WORKSPACE,
+      tierOf: (guildId) =>
+        premiumTier(this.rest, this.holdsGateway ? this.client.guilds.cache.get(guildId) : undefined, guildId),
+    });
     this.gateway = new DiscordGateway({
       config: options.config,
       logger: options.logger,
@@ -96,9 +113,21 @@ export class DiscordConnector {
   /** Build the client and register the observer. Events flow only after start(). */
   static create(options: DiscordConnectorOptions): DiscordConnector {
     const connector = new DiscordConnector(options);
-    options.core.observers.add('discord', presenterObserver((session) => connector.threads.presenterFor(session)));
-    options.core.files.registerSource('discord', new DiscordFileSource({ apiUrl: options.config.DISCORD_API_URL, refresh: (url) => connector.outbound.refreshAttachmentUrl(url) }));
-    options.core.files.registerSink('discord', new DiscordFileSink({ outbound: connector.outbound, limits: connector.uploadLimits, dmWorkspace: DM_WORKSPACE }));
+    options.core.observers.add(
+      'discord',
+      presenterObserver((session) => connector.threads.presenterFor(session)),
+    );
+    options.core.files.registerSource(
+      'discord',
+      new DiscordFileSource({
+        apiUrl: options.config.DISCORD_API_URL,
+        refresh: (url) => connector.outbound.refreshAttachmentUrl(url),
+      }),
+    );
+    options.core.files.registerSink(
+      'discord',
+      new DiscordFileSink({ outbound: connector.outbound, limits: connector.uploadLimits, dmWorkspace: DM_WORKSPACE }),
+    );
     return connector;
   }
 
@@ -130,7 +159,7 @@ export class DiscordConnector {
     const { logger } = this.options;
     this.profileChannels = checkDiscordProfileChannels(this.rest, this.options.core.profiles.book.all(), logger).then(
       () => undefined,
-      (error: unknown) => logger.warn({ err: error }, 'could not look up the profiles\' Discord channels'),
+      (error: unknown) => logger.warn({ err: error }, "could not look up the profiles' Discord channels"),
     );
     return info;
   }
@@ -178,7 +207,9 @@ export class DiscordConnector {
       work.catch((error: unknown) => logger.error({ err: error }, `Discord: could not handle ${what}`));
     };
     client.on(Events.MessageCreate, (message) => guard('a message', takeMessage(this.messageDeps(), message)));
-    client.on(Events.MessageReactionAdd, (reaction, user) => guard('a reaction', takeStopReaction(this.stopReactionDeps(), reaction, user)));
+    client.on(Events.MessageReactionAdd, (reaction, user) =>
+      guard('a reaction', takeStopReaction(this.stopReactionDeps(), reaction, user)),
+    );
     client.on(Events.InteractionCreate, (interaction) => guard('an interaction', this.onInteraction(interaction)));
     client.on(Events.GuildCreate, (guild) => this.home.joined(guild));
     client.on(Events.Error, (error) => logger.error({ err: error }, 'Discord client error'));
@@ -187,11 +218,23 @@ export class DiscordConnector {
   // ---- inbound: what each event's module is given --------------------------------------------
 
   private stopReactionDeps(): StopReactionDeps {
-    return { manager: this.options.core.manager, presenterFor: (session) => this.threads.presenterFor(session), botUserId: () => this.botUserId, channels: this.channels, whisper: (...to) => this.whisper(...to) };
+    return {
+      manager: this.options.core.manager,
+      presenterFor: (session) => this.threads.presenterFor(session),
+      botUserId: () => this.botUserId,
+      channels: this.channels,
+      whisper: (...to) => this.whisper(...to),
+    };
   }
 
   private messageDeps(): InboundMessageDeps {
-    return { manager: this.options.core.manager, outbound: this.outbound, botUserId: () => this.botUserId, isOutsider: (userId, guildId) => this.isOutsider(userId, guildId), whisper: (...to) => this.whisper(...to) };
+    return {
+      manager: this.options.core.manager,
+      outbound: this.outbound,
+      botUserId: () => this.botUserId,
+      isOutsider: (userId, guildId) => this.isOutsider(userId, guildId),
+      whisper: (...to) => this.whisper(...to),
+    };
   }
 
   // ---- inbound: interactions -----------------------------------------------------------------
@@ -204,7 +247,11 @@ export class DiscordConnector {
       // redelivers an interaction, so the person is told to click again once the bot is back;
       // the card's buttons keep working then. (A message is refused by the session layer with
       // the same advice.)
-      if (interaction.isRepliable()) await interaction.reply({ content: 'The bot is restarting; try again in a moment.', flags: MessageFlags.Ephemeral });
+      if (interaction.isRepliable())
+        await interaction.reply({
+          content: 'The bot is restarting; try again in a moment.',
+          flags: MessageFlags.Ephemeral,
+        });
       return;
     }
     if (interaction.isChatInputCommand()) {
@@ -221,13 +268,28 @@ export class DiscordConnector {
         scheduleTimezone: this.options.core.scheduleTimezone,
       });
     }
-    if (await answerFeedbackInteraction(interaction, { core: this.options.core, logger: this.options.logger, isOutsider: (u, g) => this.isOutsider(u, g), messageKey: discordMessageKey })) return;
+    if (
+      await answerFeedbackInteraction(interaction, {
+        core: this.options.core,
+        logger: this.options.logger,
+        isOutsider: (u, g) => this.isOutsider(u, g),
+        messageKey: discordMessageKey,
+      })
+    )
+      return;
     if (interaction.isButton()) await answerButtonClick(this.buttonClickDeps(), interaction);
   }
 
   private buttonClickDeps(): ButtonClickDeps {
     const { core, logger, config } = this.options;
-    return { manager: core.manager, outbound: this.outbound, logger, grantScope: config.GRANT_SCOPE, presenterFor: (session) => this.threads.presenterFor(session), cardText: (sessionId, toolCallId) => this.threads.cardText(sessionId, toolCallId) };
+    return {
+      manager: core.manager,
+      outbound: this.outbound,
+      logger,
+      grantScope: config.GRANT_SCOPE,
+      presenterFor: (session) => this.threads.presenterFor(session),
+      cardText: (sessionId, toolCallId) => this.threads.cardText(sessionId, toolCallId),
+    };
   }
 
   /** The gateway's cached channels (a reaction or a command names only a channel id). */

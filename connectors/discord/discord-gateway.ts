@@ -9,7 +9,16 @@
 // `destroyed` and its ready state stays set), so every tenure of the gateway gets a fresh
 // Client; the connector's listeners are attached to each (`listen`).
 import { once } from 'node:events';
-import { Client, Events, GatewayIntentBits, Partials, PermissionsBitField, REST, Routes, type APIUser } from 'discord.js';
+import {
+  Client,
+  Events,
+  GatewayIntentBits,
+  Partials,
+  PermissionsBitField,
+  REST,
+  Routes,
+  type APIUser,
+} from 'discord.js';
 import type { SingletonLease } from '../../src/cluster/singleton-lease.js';
 import { discordGuildIds, type Config } from '../../src/config.js';
 import type { EngineLogger } from '../../src/engine/index.js';
@@ -162,7 +171,9 @@ export class DiscordGateway {
   private loginError(error: unknown): Error {
     // discord.js says TokenInvalid for a 401; a network failure carries the system's code.
     const reason = error instanceof Error ? error.message : String(error);
-    const code = (error as { code?: unknown; cause?: { code?: unknown } }).code ?? (error as { cause?: { code?: unknown } }).cause?.code;
+    const code =
+      (error as { code?: unknown; cause?: { code?: unknown } }).code ??
+      (error as { cause?: { code?: unknown } }).cause?.code;
     const unreachable = typeof code === 'string' && /^(E[A-Z]+|UND_ERR_\w+|CERT_\w+|\w+_TLS_\w+)$/.test(code);
     const url = `${this.options.config.DISCORD_API_URL ?? 'https://discord.com/api'}/v10`;
     // Gateway close 4014: a privileged intent the application has not turned on. Of INTENTS
@@ -173,7 +184,9 @@ export class DiscordGateway {
           'Turn on Message Content Intent in the Developer Portal → your application → Bot → Privileged Gateway Intents, then start again (manifest/discord.md)',
       );
     }
-    return new Error(unreachable ? `Could not reach Discord at ${url}: ${reason}` : `Discord did not accept DISCORD_TOKEN: ${reason}`);
+    return new Error(
+      unreachable ? `Could not reach Discord at ${url}: ${reason}` : `Discord did not accept DISCORD_TOKEN: ${reason}`,
+    );
   }
 
   /** The lease came to this instance (its holder died or left): connect the gateway. */
@@ -212,8 +225,14 @@ export class DiscordGateway {
     this.gatewayUsed = false;
     // Its events go nowhere from now on; an 'error' without a listener would throw, so one stays.
     old.removeAllListeners();
-    old.on(Events.Error, (error) => this.options.logger.debug({ err: error }, 'Discord: a former gateway client failed while closing'));
-    old.destroy().catch((error: unknown) => this.options.logger.warn({ err: error }, 'Discord: could not close a gateway connection'));
+    old.on(Events.Error, (error) =>
+      this.options.logger.debug({ err: error }, 'Discord: a former gateway client failed while closing'),
+    );
+    old
+      .destroy()
+      .catch((error: unknown) =>
+        this.options.logger.warn({ err: error }, 'Discord: could not close a gateway connection'),
+      );
   }
 
   /** Log this tenure's client in and wait until the gateway is ready (guilds known). */
@@ -234,7 +253,11 @@ export class DiscordGateway {
     this.options.identified(user.id);
     const applicationId = client.application?.id ?? user.id;
     try {
-      await registerSlashCommands(client as Client<true>, discordGuildIds(this.options.config.DISCORD_GUILD_ID), this.options.logger);
+      await registerSlashCommands(
+        client as Client<true>,
+        discordGuildIds(this.options.config.DISCORD_GUILD_ID),
+        this.options.logger,
+      );
     } catch (error) {
       // Not fatal: mentions, buttons and 🛑 work without them.
       this.options.logger.warn({ err: error }, 'could not register the Discord slash commands');
@@ -250,11 +273,21 @@ export class DiscordGateway {
   async leave(): Promise<void> {
     this.tenure.abort();
     await this.gateway.destroy();
-    await this.options.lease?.release().catch((error: unknown) => this.options.logger.warn({ err: error }, 'Discord: could not release the gateway lease (it runs out on its own)'));
+    await this.options.lease
+      ?.release()
+      .catch((error: unknown) =>
+        this.options.logger.warn(
+          { err: error },
+          'Discord: could not release the gateway lease (it runs out on its own)',
+        ),
+      );
   }
 }
 
 /** REST options shared by the posting client and every gateway client: DISCORD_API_URL when set. */
 export function restOptions(config: Config): { api?: string; makeRequest: typeof makeDiscordRequest } {
-  return { makeRequest: makeDiscordRequest, ...(config.DISCORD_API_URL ? { api: config.DISCORD_API_URL.replace(/\/+$/, '') } : {}) };
+  return {
+    makeRequest: makeDiscordRequest,
+    ...(config.DISCORD_API_URL ? { api: config.DISCORD_API_URL.replace(/\/+$/, '') } : {}),
+  };
 }

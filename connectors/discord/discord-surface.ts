@@ -23,7 +23,16 @@
 import { createHash } from 'node:crypto';
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { SessionRecord, ThreadRecords } from '../../src/sessions/thread-records.js';
-import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import type {
+  AnswerDraft,
+  CardLocator,
+  CardView,
+  InputMark,
+  MessageId,
+  ThreadNote,
+  ThreadSurface,
+  WorkStatus,
+} from '../shared/thread-surface.js';
 import { WriteAheadCards } from '../shared/write-ahead-cards.js';
 import { AnswerMessage } from './answer-message.js';
 import { NONCE_MAX, type DiscordOutbound } from './outbound.js';
@@ -59,7 +68,12 @@ export class DiscordSurface implements ThreadSurface {
     this.channel = session.key.channel;
     this.thread = session.key.thread;
     this.sessionId = session.id;
-    this.cards = new WriteAheadCards({ records: deps.records, sessionId: session.id, keyPrefix: 'discord-card', recover: this.unsure.recover });
+    this.cards = new WriteAheadCards({
+      records: deps.records,
+      sessionId: session.id,
+      keyPrefix: 'discord-card',
+      recover: this.unsure.recover,
+    });
   }
 
   messageKey(messageId: MessageId): string {
@@ -70,7 +84,10 @@ export class DiscordSurface implements ThreadSurface {
     await this.attachArguments(card);
     const toolCallId = card.state.toolCallId;
     const message = cardMessage(card.state, card.prompt);
-    const messageId = await this.deps.outbound.post(this.thread, { ...message, nonce: messageNonce('c', this.sessionId, toolCallId) });
+    const messageId = await this.deps.outbound.post(this.thread, {
+      ...message,
+      nonce: messageNonce('c', this.sessionId, toolCallId),
+    });
     // A process before this one may have posted it (the nonce returned that card, as it was then).
     if (this.unsure.mayBePosted(toolCallId)) await this.deps.outbound.edit(this.thread, messageId, message);
     return messageId;
@@ -86,7 +103,10 @@ export class DiscordSurface implements ThreadSurface {
   }
 
   startAnswer(): AnswerDraft {
-    return new AnswerMessage(this.deps.outbound, this.thread, { logger: this.deps.logger, ...(this.deps.answerIntervalMs !== undefined ? { intervalMs: this.deps.answerIntervalMs } : {}) });
+    return new AnswerMessage(this.deps.outbound, this.thread, {
+      logger: this.deps.logger,
+      ...(this.deps.answerIntervalMs !== undefined ? { intervalMs: this.deps.answerIntervalMs } : {}),
+    });
   }
 
   async react(messageId: MessageId, mark: InputMark): Promise<void> {
@@ -103,7 +123,9 @@ export class DiscordSurface implements ThreadSurface {
     // Discord has one sign of work, typing: shown while a turn thinks, not while it waits for a person.
     if (status !== 'thinking') return;
     const renew = (): Promise<void> =>
-      this.deps.outbound.typing(this.thread).catch((error: unknown) => this.deps.logger.debug({ err: error }, 'could not renew the typing indicator'));
+      this.deps.outbound
+        .typing(this.thread)
+        .catch((error: unknown) => this.deps.logger.debug({ err: error }, 'could not renew the typing indicator'));
     this.typing = setInterval(() => void renew(), TYPING_RENEW_MS);
     this.typing.unref();
     await this.deps.outbound.typing(this.thread);

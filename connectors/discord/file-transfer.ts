@@ -17,7 +17,14 @@ import { Readable } from 'node:stream';
 import { DiscordAPIError } from 'discord.js';
 import type { IncomingFile } from '../../src/engine/index.js';
 import { formatBytes } from '../../src/files/sizes.js';
-import { FileTransferError, type FileDownload, type FileSink, type FileSource, type OutgoingFile, type PostedFile } from '../../src/files/transfer.js';
+import {
+  FileTransferError,
+  type FileDownload,
+  type FileSink,
+  type FileSource,
+  type OutgoingFile,
+  type PostedFile,
+} from '../../src/files/transfer.js';
 import type { SessionKey } from '../../src/sessions/thread-records.js';
 import type { DiscordOutbound } from './outbound.js';
 import type { UploadLimits } from './upload-limits.js';
@@ -65,13 +72,19 @@ export class DiscordFileSource implements FileSource {
   private async download(file: IncomingFile, response: Response): Promise<FileDownload> {
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel();
-      throw new FileTransferError(`Discord sent ${file.name} elsewhere (HTTP ${response.status}); the bot follows no redirect for a file.`, false);
+      throw new FileTransferError(
+        `Discord sent ${file.name} elsewhere (HTTP ${response.status}); the bot follows no redirect for a file.`,
+        false,
+      );
     }
     if (!response.ok) {
       await response.body?.cancel();
       const gone = response.status === 404 || response.status === 403;
       const reason = gone ? 'the file was deleted or its link expired' : `HTTP ${response.status}`;
-      throw new FileTransferError(`Could not download ${file.name} from Discord: ${reason}.`, !gone && response.status !== 400);
+      throw new FileTransferError(
+        `Could not download ${file.name} from Discord: ${reason}.`,
+        !gone && response.status !== 400,
+      );
     }
     const length = Number(response.headers.get('content-length') ?? NaN);
     const contentType = response.headers.get('content-type');
@@ -93,7 +106,10 @@ export class DiscordFileSource implements FileSource {
     const cdn = url.protocol === 'https:' && CDN_HOSTS.has(url.hostname) && url.port === '';
     const configured = this.apiOrigin !== undefined && url.origin === this.apiOrigin;
     if ((!cdn && !configured) || url.username || url.password) {
-      throw new FileTransferError(`${file.name} is not on Discord's file servers (${url.hostname || 'no host'}); it was not downloaded.`, false);
+      throw new FileTransferError(
+        `${file.name} is not on Discord's file servers (${url.hostname || 'no host'}); it was not downloaded.`,
+        false,
+      );
     }
     return url;
   }
@@ -121,14 +137,25 @@ export class DiscordFileSink implements FileSink {
     if (data.length > limit) throw overLimit(file.name, data.length, limit);
     let messageId: string;
     try {
-      messageId = await this.options.outbound.upload(thread.thread, file.comment ?? '', { name: file.name, data, contentType: file.mimeType }, signal);
+      messageId = await this.options.outbound.upload(
+        thread.thread,
+        file.comment ?? '',
+        { name: file.name, data, contentType: file.mimeType },
+        signal,
+      );
     } catch (error) {
       if (signal.aborted) throw error;
       if (error instanceof DiscordAPIError && (error.code === ENTITY_TOO_LARGE || error.status === 413)) {
-        throw new FileTransferError(`Discord refused ${file.name} (${formatBytes(data.length)}) as larger than this server's upload limit; it was not posted.`, false);
+        throw new FileTransferError(
+          `Discord refused ${file.name} (${formatBytes(data.length)}) as larger than this server's upload limit; it was not posted.`,
+          false,
+        );
       }
       if (error instanceof DiscordAPIError) {
-        throw new FileTransferError(`Discord refused ${file.name}: ${error.message} (code ${String(error.code)}).`, error.status >= 500);
+        throw new FileTransferError(
+          `Discord refused ${file.name}: ${error.message} (code ${String(error.code)}).`,
+          error.status >= 500,
+        );
       }
       throw new FileTransferError(`Could not post ${file.name} to Discord: ${networkReason(error)}.`);
     }
@@ -138,7 +165,10 @@ export class DiscordFileSink implements FileSink {
 }
 
 function overLimit(name: string, size: number, limit: number): FileTransferError {
-  return new FileTransferError(`${name} is ${formatBytes(size)}, over this Discord server's upload limit of ${formatBytes(limit)}; it was not posted.`, false);
+  return new FileTransferError(
+    `${name} is ${formatBytes(size)}, over this Discord server's upload limit of ${formatBytes(limit)}; it was not posted.`,
+    false,
+  );
 }
 
 /** Why a request failed, in a few words and without its URL. */

@@ -12,7 +12,12 @@
 // - Start-up lines: listed servers the bot is not in (a typo, or not invited yet) and servers
 //   it is in but not listed; a server joined while running is logged with what it counts as.
 import { Routes, type Client, type Guild, type REST } from 'discord.js';
-import { listedVerdict, readApplication, unlistedVerdict, type DiscordApplication } from '../../src/app/discord-home.js';
+import {
+  listedVerdict,
+  readApplication,
+  unlistedVerdict,
+  type DiscordApplication,
+} from '../../src/app/discord-home.js';
 import { CHECK_TIMEOUT_MS } from '../../src/app/preflight.js';
 import { discordGuildIds, type Config } from '../../src/config.js';
 import type { EngineLogger } from '../../src/engine/index.js';
@@ -71,10 +76,16 @@ export class HomeGuilds {
     let application: DiscordApplication | { error: string };
     try {
       // Bounded: the start waits for this line, and discord.js alone would retry a silent Discord for a minute.
-      application = readApplication(await this.options.rest.get(Routes.currentApplication(), { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) }));
+      application = readApplication(
+        await this.options.rest.get(Routes.currentApplication(), { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) }),
+      );
     } catch (error) {
       const silent = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      const reason = silent ? `no answer within ${CHECK_TIMEOUT_MS / 1000} s` : error instanceof Error ? error.message : String(error);
+      const reason = silent
+        ? `no answer within ${CHECK_TIMEOUT_MS / 1000} s`
+        : error instanceof Error
+          ? error.message
+          : String(error);
       application = { error: `GET /applications/@me: ${reason}` };
     }
     const verdict = unlistedVerdict(application);
@@ -89,20 +100,35 @@ export class HomeGuilds {
     const { logger } = this.options;
     const absent = this.listed.filter((id) => !client.guilds.cache.has(id));
     if (absent.length > 0) {
-      logger.warn({ guilds: absent }, 'Discord: DISCORD_GUILD_ID lists servers the bot is not in (a wrong id, or not invited yet): nobody there can use it');
+      logger.warn(
+        { guilds: absent },
+        'Discord: DISCORD_GUILD_ID lists servers the bot is not in (a wrong id, or not invited yet): nobody there can use it',
+      );
     }
     const others = [...client.guilds.cache.values()].filter((guild) => !this.isHome(guild.id));
     if (others.length > 0) {
-      logger.warn({ guilds: others.map(describe) }, 'Discord: the bot is in servers not in DISCORD_GUILD_ID: everyone there is an outsider (refused unless listed in ALLOWED_USERS or ADMINS)');
+      logger.warn(
+        { guilds: others.map(describe) },
+        'Discord: the bot is in servers not in DISCORD_GUILD_ID: everyone there is an outsider (refused unless listed in ALLOWED_USERS or ADMINS)',
+      );
     }
   }
 
   /** A server that added the bot while it runs. */
   joined(guild: Guild): void {
     const { logger } = this.options;
-    if (this.listed.length === 0) logger.warn({ guild: describe(guild) }, 'Discord: added to a server; DISCORD_GUILD_ID is not set, so its members are members');
-    else if (this.isHome(guild.id)) logger.info({ guild: describe(guild) }, 'Discord: added to a home server (DISCORD_GUILD_ID)');
-    else logger.warn({ guild: describe(guild) }, 'Discord: added to a server not in DISCORD_GUILD_ID: everyone there is an outsider');
+    if (this.listed.length === 0)
+      logger.warn(
+        { guild: describe(guild) },
+        'Discord: added to a server; DISCORD_GUILD_ID is not set, so its members are members',
+      );
+    else if (this.isHome(guild.id))
+      logger.info({ guild: describe(guild) }, 'Discord: added to a home server (DISCORD_GUILD_ID)');
+    else
+      logger.warn(
+        { guild: describe(guild) },
+        'Discord: added to a server not in DISCORD_GUILD_ID: everyone there is an outsider',
+      );
   }
 }
 

@@ -30,13 +30,23 @@ export interface InboundMessageDeps {
 export async function takeMessage(deps: InboundMessageDeps, message: Message): Promise<void> {
   const botUserId = deps.botUserId();
   // Our own posts, other bots and webhooks never start turns; nor do joins, pins, thread notices.
-  if (isFromBotOrItself({ id: message.author.id, bot: message.author.bot, webhook: Boolean(message.webhookId) }, botUserId)) return;
+  if (
+    isFromBotOrItself(
+      { id: message.author.id, bot: message.author.bot, webhook: Boolean(message.webhookId) },
+      botUserId,
+    )
+  )
+    return;
   if (message.type !== MessageType.Default && message.type !== MessageType.Reply) return;
   const { manager } = deps;
   const key = sessionKeyOfMessage(message);
   if (!key) return;
   // In a thread the bot works in, no mention is needed; elsewhere a thread is only joined by a mention.
-  const place = { directMessage: !message.guildId, mentioned: message.mentions.users.has(botUserId), threadReply: message.channel.isThread() };
+  const place = {
+    directMessage: !message.guildId,
+    mentioned: message.mentions.users.has(botUserId),
+    threadReply: message.channel.isThread(),
+  };
   if (!(await isForTheBot(place, () => manager.records.isOurs(key)))) return;
   // A message made only of files is a message; a forward's text and files are in its snapshots.
   const text = messageText(message, botUserId);
@@ -45,8 +55,15 @@ export async function takeMessage(deps: InboundMessageDeps, message: Message): P
   // The door first: someone who may not use the bot gets no thread (`deliver` judges again).
   const external = await deps.isOutsider(message.author.id, message.guildId);
   const door = manager.admits(message.author.id, { external });
-  if (!door.allowed) return deps.whisper(message.author.id, key.thread === message.id ? message.channelId : key.thread, message.id, door.reason);
-  if (key.thread === message.id && message.guildId) key.thread = await threadFor(deps.outbound, message, text || attachments.map((file) => file.name).join(', '));
+  if (!door.allowed)
+    return deps.whisper(
+      message.author.id,
+      key.thread === message.id ? message.channelId : key.thread,
+      message.id,
+      door.reason,
+    );
+  if (key.thread === message.id && message.guildId)
+    key.thread = await threadFor(deps.outbound, message, text || attachments.map((file) => file.name).join(', '));
   const source: MessageSource = {
     platform: 'discord',
     workspace: key.workspace,
@@ -68,7 +85,8 @@ export async function takeMessage(deps: InboundMessageDeps, message: Message): P
     ...(attachments.length > 0 ? { attachments } : {}),
   });
   if (result.status === 'refused') await deps.whisper(message.author.id, key.thread, message.id, result.reason);
-  else if ('filesRefused' in result && result.filesRefused) await deps.whisper(message.author.id, key.thread, message.id, result.filesRefused);
+  else if ('filesRefused' in result && result.filesRefused)
+    await deps.whisper(message.author.id, key.thread, message.id, result.filesRefused);
 }
 
 /** Start a thread on the mention, named from the request; one that exists already is used. */

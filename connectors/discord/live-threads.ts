@@ -47,10 +47,27 @@ export class LiveThreads {
     }
     const { config, core, logger } = this.deps;
     const surface = new DiscordSurface(
-      { outbound: this.deps.outbound, records: core.manager.records, logger, ...(this.deps.answerIntervalMs !== undefined ? { answerIntervalMs: this.deps.answerIntervalMs } : {}) },
+      {
+        outbound: this.deps.outbound,
+        records: core.manager.records,
+        logger,
+        ...(this.deps.answerIntervalMs !== undefined ? { answerIntervalMs: this.deps.answerIntervalMs } : {}),
+      },
       session,
     );
-    const presenter = new ThreadPresenter({ surface, records: core.manager.records, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
+    const presenter = new ThreadPresenter(
+      {
+        surface,
+        records: core.manager.records,
+        logger,
+        grantScope: config.GRANT_SCOPE,
+        toolDisplay: config.TOOL_DISPLAY,
+        feedback: core.feedback,
+        mask: (text) => core.mask(text),
+        prices: core.prices,
+      },
+      session,
+    );
     this.threads.set(session.id, { presenter, surface });
     if (this.threads.size > config.MAX_LIVE_SESSIONS) {
       for (const [id, live] of this.threads) {

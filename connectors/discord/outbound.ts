@@ -47,7 +47,11 @@ export interface OutgoingMessage {
 /** Discord's limit for a message nonce. */
 export const NONCE_MAX = 25;
 
-export function allowedMentions(pingUsers: readonly string[] = []): { parse: []; users?: string[]; replied_user: false } {
+export function allowedMentions(pingUsers: readonly string[] = []): {
+  parse: [];
+  users?: string[];
+  replied_user: false;
+} {
   return { parse: [], ...(pingUsers.length > 0 ? { users: [...pingUsers] } : {}), replied_user: false };
 }
 
@@ -69,9 +73,15 @@ export class DiscordOutbound {
       ...(message.replyTo ? { message_reference: { message_id: message.replyTo, fail_if_not_exists: false } } : {}),
       ...(message.nonce ? { nonce: message.nonce, enforce_nonce: true } : {}),
     };
-    const files: RawFile[] | undefined = message.files?.map((file) => ({ name: file.name, data: Buffer.from(file.text, 'utf8'), contentType: 'text/plain; charset=utf-8' }));
+    const files: RawFile[] | undefined = message.files?.map((file) => ({
+      name: file.name,
+      data: Buffer.from(file.text, 'utf8'),
+      contentType: 'text/plain; charset=utf-8',
+    }));
     if (files) body.attachments = files.map((file, index) => ({ id: index, filename: file.name }));
-    const posted = (await this.rest.post(Routes.channelMessages(channelId), { body, ...(files ? { files } : {}) })) as { id: string };
+    const posted = (await this.rest.post(Routes.channelMessages(channelId), { body, ...(files ? { files } : {}) })) as {
+      id: string;
+    };
     return posted.id;
   }
 
@@ -79,23 +89,46 @@ export class DiscordOutbound {
    * Post one file with a comment (attach_file): multipart, as discord.js sends it, pinging
    * nobody. Returns the message's id. `signal` abandons the upload (the turn was stopped).
    */
-  async upload(channelId: string, comment: string, file: { name: string; data: Uint8Array; contentType: string }, signal?: AbortSignal): Promise<string> {
-    const body = { content: safeContent(comment), allowed_mentions: allowedMentions(), attachments: [{ id: 0, filename: file.name }] };
-    const posted = (await this.rest.post(Routes.channelMessages(channelId), { body, files: [{ name: file.name, data: file.data, contentType: file.contentType }], ...(signal ? { signal } : {}) })) as { id: string };
+  async upload(
+    channelId: string,
+    comment: string,
+    file: { name: string; data: Uint8Array; contentType: string },
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const body = {
+      content: safeContent(comment),
+      allowed_mentions: allowedMentions(),
+      attachments: [{ id: 0, filename: file.name }],
+    };
+    const posted = (await this.rest.post(Routes.channelMessages(channelId), {
+      body,
+      files: [{ name: file.name, data: file.data, contentType: file.contentType }],
+      ...(signal ? { signal } : {}),
+    })) as { id: string };
     return posted.id;
   }
 
   /** A newly signed link for an attachment's expired one (`POST /attachments/refresh-urls`); undefined when Discord gives none. */
   async refreshAttachmentUrl(url: string): Promise<string | undefined> {
-    const answer = (await this.rest.post('/attachments/refresh-urls', { body: { attachment_urls: [url] } })) as { refreshed_urls?: { original?: unknown; refreshed?: unknown }[] };
+    const answer = (await this.rest.post('/attachments/refresh-urls', { body: { attachment_urls: [url] } })) as {
+      refreshed_urls?: { original?: unknown; refreshed?: unknown }[];
+    };
     const refreshed = answer.refreshed_urls?.find((entry) => entry.original === url)?.refreshed;
     return typeof refreshed === 'string' ? refreshed : undefined;
   }
 
   /** Replace a message's text and buttons (attachments stay). */
-  async edit(channelId: string, messageId: string, message: Pick<OutgoingMessage, 'content' | 'components' | 'pingUsers'>): Promise<void> {
+  async edit(
+    channelId: string,
+    messageId: string,
+    message: Pick<OutgoingMessage, 'content' | 'components' | 'pingUsers'>,
+  ): Promise<void> {
     await this.rest.patch(Routes.channelMessage(channelId, messageId), {
-      body: { content: safeContent(message.content), allowed_mentions: allowedMentions(message.pingUsers), components: message.components ?? [] },
+      body: {
+        content: safeContent(message.content),
+        allowed_mentions: allowedMentions(message.pingUsers),
+        components: message.components ?? [],
+      },
     });
   }
 
@@ -114,7 +147,9 @@ export class DiscordOutbound {
 
   /** Start a thread on a message; returns the thread's id (Discord gives it the message's id). */
   async startThread(channelId: string, messageId: string, name: string): Promise<string> {
-    const thread = (await this.rest.post(Routes.threads(channelId, messageId), { body: { name, auto_archive_duration: 1440 } })) as { id: string };
+    const thread = (await this.rest.post(Routes.threads(channelId, messageId), {
+      body: { name, auto_archive_duration: 1440 },
+    })) as { id: string };
     return thread.id;
   }
 

@@ -7,14 +7,23 @@ import type { EngineLogger } from '../../src/engine/index.js';
 import { safeContent, type DiscordOutbound } from './outbound.js';
 
 /** A click's answer, seen only by the person who clicked (an ephemeral follow-up). */
-export async function whisperToClicker(interaction: ButtonInteraction, text: string, logger: EngineLogger): Promise<void> {
+export async function whisperToClicker(
+  interaction: ButtonInteraction,
+  text: string,
+  logger: EngineLogger,
+): Promise<void> {
   await interaction
     .followUp({ content: safeContent(text), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } })
     .catch((error: unknown) => logger.warn({ err: error }, 'could not answer a click privately'));
 }
 
 /** An answer to a message or a reaction for one person: by DM, else as a reply to `replyTo` in `channelId`. */
-export async function whisperToPerson(outbound: DiscordOutbound, logger: EngineLogger, to: { userId: string; channelId: string; replyTo: string }, text: string): Promise<void> {
+export async function whisperToPerson(
+  outbound: DiscordOutbound,
+  logger: EngineLogger,
+  to: { userId: string; channelId: string; replyTo: string },
+  text: string,
+): Promise<void> {
   try {
     const dm = await outbound.dmChannel(to.userId);
     await outbound.post(dm, { content: text });

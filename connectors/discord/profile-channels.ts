@@ -9,8 +9,18 @@ import type { EngineLogger } from '../../src/engine/index.js';
 import type { Profile } from '../../src/profiles/profile-schema.js';
 import { checkProfileChannels, type ChannelSeen, type ProfileChannelReport } from '../shared/profile-channels.js';
 
-export function checkDiscordProfileChannels(rest: Pick<REST, 'get'>, profiles: readonly Profile[], logger: EngineLogger): Promise<ProfileChannelReport> {
-  return checkProfileChannels({ platform: 'Discord', key: 'discordChannel', profiles, logger, lookup: (id) => lookup(rest, id) });
+export function checkDiscordProfileChannels(
+  rest: Pick<REST, 'get'>,
+  profiles: readonly Profile[],
+  logger: EngineLogger,
+): Promise<ProfileChannelReport> {
+  return checkProfileChannels({
+    platform: 'Discord',
+    key: 'discordChannel',
+    profiles,
+    logger,
+    lookup: (id) => lookup(rest, id),
+  });
 }
 
 async function lookup(rest: Pick<REST, 'get'>, id: string): Promise<ChannelSeen> {

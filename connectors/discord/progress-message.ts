@@ -29,7 +29,11 @@ type Detail = 'full' | 'no_output' | 'title';
  */
 export function progressContent(steps: readonly ProgressStep[], options: { limit: number; closed: boolean }): string {
   // Each step's line at each level of detail, drawn once: shrinking only picks among them.
-  const drawn = steps.map((step) => ({ full: stepLines(step, 'full', options.closed), no_output: stepLines(step, 'no_output', options.closed), title: stepLines(step, 'title', options.closed) }));
+  const drawn = steps.map((step) => ({
+    full: stepLines(step, 'full', options.closed),
+    no_output: stepLines(step, 'no_output', options.closed),
+    title: stepLines(step, 'title', options.closed),
+  }));
   const levels: Detail[] = steps.map(() => 'full');
   const render = (folded: number): string => {
     const lines = drawn.slice(folded).map((lines, index) => lines[levels[folded + index]!]);

@@ -23,6 +23,9 @@ export const makeDiscordRequest: MakeRequest = async (url, init) => {
   // The runtime's own Response encodes the form exactly as fetch would, boundary included.
   const encoded = new Response(init.body);
   const body = new Uint8Array(await encoded.arrayBuffer());
-  const headers: Record<string, string> = { ...(init.headers as Record<string, string> | undefined), 'content-type': encoded.headers.get('content-type') ?? 'multipart/form-data' };
+  const headers: Record<string, string> = {
+    ...(init.headers as Record<string, string> | undefined),
+    'content-type': encoded.headers.get('content-type') ?? 'multipart/form-data',
+  };
   return DefaultRestOptions.makeRequest(url, { ...init, body, headers } satisfies RequestInit);
 };

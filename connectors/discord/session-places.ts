@@ -14,26 +14,49 @@ export type ChannelLookup = (channelId: string) => Channel | undefined;
 
 /** The session a message belongs to; undefined for a message in a thread whose parent Discord did not give. */
 export function sessionKeyOfMessage(message: Message): SessionKey | undefined {
-  if (!message.guildId) return { platform: 'discord', workspace: DM_WORKSPACE, channel: message.channelId, thread: message.channelId };
+  if (!message.guildId)
+    return { platform: 'discord', workspace: DM_WORKSPACE, channel: message.channelId, thread: message.channelId };
   if (message.channel.isThread()) {
     const parent = message.channel.parentId;
-    return parent ? { platform: 'discord', workspace: message.guildId, channel: parent, thread: message.channelId } : undefined;
+    return parent
+      ? { platform: 'discord', workspace: message.guildId, channel: parent, thread: message.channelId }
+      : undefined;
   }
   return { platform: 'discord', workspace: message.guildId, channel: message.channelId, thread: message.id };
 }
 
 /** The session a reaction's message belongs to when no message of the bot's is recorded there. */
-export function sessionIdOfReacted(message: Message | PartialMessage, guildId: string | null, channels: ChannelLookup): string {
-  if (!guildId) return sessionIdOf({ platform: 'discord', workspace: DM_WORKSPACE, channel: message.channelId, thread: message.channelId });
+export function sessionIdOfReacted(
+  message: Message | PartialMessage,
+  guildId: string | null,
+  channels: ChannelLookup,
+): string {
+  if (!guildId)
+    return sessionIdOf({
+      platform: 'discord',
+      workspace: DM_WORKSPACE,
+      channel: message.channelId,
+      thread: message.channelId,
+    });
   const channel = channels(message.channelId);
-  if (channel?.isThread() && channel.parentId) return sessionIdOf({ platform: 'discord', workspace: guildId, channel: channel.parentId, thread: channel.id });
+  if (channel?.isThread() && channel.parentId)
+    return sessionIdOf({ platform: 'discord', workspace: guildId, channel: channel.parentId, thread: channel.id });
   // The thread's starter message, in the parent channel: the thread has its id.
   return sessionIdOf({ platform: 'discord', workspace: guildId, channel: message.channelId, thread: message.id });
 }
 
 /** The session a slash command acts on: the thread (or DM) it was run in; undefined outside a thread. */
-export function sessionKeyOfCommand(interaction: ChatInputCommandInteraction, channels: ChannelLookup): SessionKey | undefined {
-  if (!interaction.guildId) return { platform: 'discord', workspace: DM_WORKSPACE, channel: interaction.channelId, thread: interaction.channelId };
+export function sessionKeyOfCommand(
+  interaction: ChatInputCommandInteraction,
+  channels: ChannelLookup,
+): SessionKey | undefined {
+  if (!interaction.guildId)
+    return {
+      platform: 'discord',
+      workspace: DM_WORKSPACE,
+      channel: interaction.channelId,
+      thread: interaction.channelId,
+    };
   const channel = interaction.channel ?? channels(interaction.channelId);
   if (!channel?.isThread() || !channel.parentId) return undefined;
   return { platform: 'discord', workspace: interaction.guildId, channel: channel.parentId, thread: channel.id };

@@ -23,9 +23,17 @@ export interface ShowAllDeps {
 }
 
 /** Answer a Show all click (already acknowledged) with the call's full view; anything that prevents it is told privately. */
-export async function showAllPrivately(deps: ShowAllDeps, interaction: ButtonInteraction, itemId: string, say: (text: string) => Promise<void>): Promise<void> {
+export async function showAllPrivately(
+  deps: ShowAllDeps,
+  interaction: ButtonInteraction,
+  itemId: string,
+  say: (text: string) => Promise<void>,
+): Promise<void> {
   const item = await deps.records.prompt(itemId);
-  const call = item ? (deps.cardText(item.sessionId, item.toolCallId) ?? (await storedCallText(deps.records, item.sessionId, item.toolCallId))) : undefined;
+  const call = item
+    ? (deps.cardText(item.sessionId, item.toolCallId) ??
+      (await storedCallText(deps.records, item.sessionId, item.toolCallId)))
+    : undefined;
   if (!item || !call) return say('I no longer have this call (the thread may have been forgotten).');
   const message = fullViewMessage(call, item, deps.grantScope);
   try {
@@ -34,10 +42,15 @@ export async function showAllPrivately(deps: ShowAllDeps, interaction: ButtonInt
       components: message.components,
       flags: MessageFlags.Ephemeral,
       allowedMentions: { parse: [] },
-      ...(message.files ? { files: message.files.map((file) => ({ name: file.name, attachment: Buffer.from(file.text, 'utf8') })) } : {}),
+      ...(message.files
+        ? { files: message.files.map((file) => ({ name: file.name, attachment: Buffer.from(file.text, 'utf8') })) }
+        : {}),
     });
   } catch (error) {
-    deps.logger.warn({ err: error, sessionId: item.sessionId, toolCallId: item.toolCallId }, 'could not show a call in full');
+    deps.logger.warn(
+      { err: error, sessionId: item.sessionId, toolCallId: item.toolCallId },
+      'could not show a call in full',
+    );
     await say('I could not show the full text. Click Show all again, and do not approve what you have not seen.');
   }
 }

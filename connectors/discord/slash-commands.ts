@@ -13,7 +13,13 @@
 // and a restart may see the same interaction again, so its id is claimed
 // (`discord:interaction:<id>`, persisted) before anything else. A second delivery is not
 // acknowledged either: the first one was, and a second acknowledgement gets 40060.
-import { MessageFlags, type ApplicationCommandDataResolvable, type ApplicationCommandOptionData, type ChatInputCommandInteraction, type Client } from 'discord.js';
+import {
+  MessageFlags,
+  type ApplicationCommandDataResolvable,
+  type ApplicationCommandOptionData,
+  type ChatInputCommandInteraction,
+  type Client,
+} from 'discord.js';
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
@@ -51,15 +57,32 @@ const SLASH_OPTIONS: Partial<Record<ThreadCommandName, ApplicationCommandOptionD
     { type: STRING, name: 'command', description: 'For run_shell: the exact command', required: false },
   ],
   usage: [
-    { type: USER, name: 'user', description: 'Admins: this person\'s spend', required: false },
-    { type: CHANNEL, name: 'channel', description: 'Admins: this channel\'s spend', required: false },
+    { type: USER, name: 'user', description: "Admins: this person's spend", required: false },
+    { type: CHANNEL, name: 'channel', description: "Admins: this channel's spend", required: false },
   ],
   profile: [{ type: STRING, name: 'name', description: 'The profile to move this thread to', required: false }],
   schedule: [
-    { type: STRING, name: 'when', description: 'e.g. "every weekday at 9:00", "in 2 hours", "0 9 * * 1-5"', required: true },
-    { type: STRING, name: 'task', description: 'What to do at each run, e.g. "summarise the open incidents"', required: true },
+    {
+      type: STRING,
+      name: 'when',
+      description: 'e.g. "every weekday at 9:00", "in 2 hours", "0 9 * * 1-5"',
+      required: true,
+    },
+    {
+      type: STRING,
+      name: 'task',
+      description: 'What to do at each run, e.g. "summarise the open incidents"',
+      required: true,
+    },
   ],
-  unschedule: [{ type: STRING, name: 'id', description: 'The schedule\'s id, e.g. s-abc123 (/schedules lists them)', required: true }],
+  unschedule: [
+    {
+      type: STRING,
+      name: 'id',
+      description: "The schedule's id, e.g. s-abc123 (/schedules lists them)",
+      required: true,
+    },
+  ],
 };
 
 /** The commands as Discord registers them (names, descriptions and options only; the roles are the session layer's). */
@@ -73,7 +96,11 @@ export const SLASH_COMMANDS: ApplicationCommandDataResolvable[] = commandsOn('di
  * listed. A server that refuses (the bot is not in it: 50001 Missing Access) is logged and
  * does not keep the others from theirs.
  */
-export async function registerSlashCommands(client: Client<true>, guildIds: readonly string[], logger: EngineLogger): Promise<void> {
+export async function registerSlashCommands(
+  client: Client<true>,
+  guildIds: readonly string[],
+  logger: EngineLogger,
+): Promise<void> {
   if (guildIds.length === 0) {
     await client.application.commands.set(SLASH_COMMANDS);
     return;
@@ -82,7 +109,10 @@ export async function registerSlashCommands(client: Client<true>, guildIds: read
     try {
       await client.application.commands.set(SLASH_COMMANDS, guildId);
     } catch (error) {
-      logger.warn({ err: error, guildId }, 'could not register the Discord slash commands for a server in DISCORD_GUILD_ID');
+      logger.warn(
+        { err: error, guildId },
+        'could not register the Discord slash commands for a server in DISCORD_GUILD_ID',
+      );
     }
   }
 }
@@ -133,7 +163,9 @@ export async function runSlashCommand(interaction: ChatInputCommandInteraction, 
     connector: {
       whisper: (_channel, _user, _thread, text) => reply(text),
       post: async (_channel, thread, text) => {
-        await deps.outbound.post(thread, { content: text }).catch((error: unknown) => deps.logger.warn({ err: error }, 'could not post in the thread'));
+        await deps.outbound
+          .post(thread, { content: text })
+          .catch((error: unknown) => deps.logger.warn({ err: error }, 'could not post in the thread'));
       },
     },
     key,

@@ -22,12 +22,19 @@ export interface StopReactionDeps {
   whisper: (userId: string, channelId: string, replyTo: string, text: string) => Promise<void>;
 }
 
-export async function takeStopReaction(deps: StopReactionDeps, reaction: MessageReaction | PartialMessageReaction, user: User | PartialUser): Promise<void> {
+export async function takeStopReaction(
+  deps: StopReactionDeps,
+  reaction: MessageReaction | PartialMessageReaction,
+  user: User | PartialUser,
+): Promise<void> {
   if (user.bot || user.id === deps.botUserId()) return;
   const name = reaction.emoji.name ?? '';
   if (!STOP_EMOJI.includes(name)) return;
   const { channelId, id: messageId, guildId } = reaction.message;
-  const sessionId = await sessionStoppedAt(deps, discordMessageKey(channelId, messageId), () => sessionIdOfReacted(reaction.message, guildId, deps.channels));
+  const sessionId = await sessionStoppedAt(deps, discordMessageKey(channelId, messageId), () =>
+    sessionIdOfReacted(reaction.message, guildId, deps.channels),
+  );
   const stopped = await stopThread(deps, sessionId, user.id);
-  if (stopped?.result.status === 'refused') await deps.whisper(user.id, stopped.record?.key.thread ?? channelId, messageId, stopped.result.reason);
+  if (stopped?.result.status === 'refused')
+    await deps.whisper(user.id, stopped.record?.key.thread ?? channelId, messageId, stopped.result.reason);
 }

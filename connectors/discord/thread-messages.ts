@@ -11,12 +11,34 @@
 // answers privately (ephemeral) with every character and the approve buttons
 // (`fullViewMessage`). A part that holds ``` cannot sit in a code block without changing what
 // is drawn, so it always goes to the file too.
-import { displayNote, formatDuration, phaseIcon, phaseLabel, restartNote, truncateForDisplay, type ToolCardState } from '../shared/index.js';
+import {
+  displayNote,
+  formatDuration,
+  phaseIcon,
+  phaseLabel,
+  restartNote,
+  truncateForDisplay,
+  type ToolCardState,
+} from '../shared/index.js';
 import type { InboxItem } from '../../src/engine/index.js';
-import { approvalView, approvesInFullView, offeredChoices, type ApprovalView, type ShownPart } from '../shared/approval-view.js';
+import {
+  approvalView,
+  approvesInFullView,
+  offeredChoices,
+  type ApprovalView,
+  type ShownPart,
+} from '../shared/approval-view.js';
 import type { CallText } from '../shared/call-arguments.js';
 import type { CardPrompt, NoteAction, ThreadNote } from '../shared/thread-surface.js';
-import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, filesNoteText, RESTARTING_NOTE, schedulePausedText, TAKEN_OVER_NOTE } from '../shared/card-words.js';
+import {
+  alwaysLabel,
+  decisionText,
+  DROPPED_AT_STOP_NOTE,
+  filesNoteText,
+  RESTARTING_NOTE,
+  schedulePausedText,
+  TAKEN_OVER_NOTE,
+} from '../shared/card-words.js';
 import { revealInvisible } from '../shared/visible-text.js';
 import { fullPromptCustomId, promptCustomId, retryCustomId, showAllCustomId } from './custom-ids.js';
 import { MESSAGE_LIMIT, type ApiActionRow, type ApiButton } from './outbound.js';
@@ -72,7 +94,10 @@ function inlineArguments(card: ToolCardState): { text: string; view: ApprovalVie
   const inFull = discordCardHoldsAll(view);
   const lines = inFull
     ? [...warningLines(view), ...codeParts(view.card)]
-    : [...cappedWarnings(view), '📎 The call is too long for this card: every character of it is in the attached file above. Read it before you decide.'];
+    : [
+        ...cappedWarnings(view),
+        '📎 The call is too long for this card: every character of it is in the attached file above. Read it before you decide.',
+      ];
   return { text: lines.join('\n'), view, inFull };
 }
 
@@ -109,7 +134,11 @@ export function cardMessage(card: ToolCardState, prompt?: CardPrompt): CardMessa
  * The private answer to "Show all to decide": every character of the call (in the message when
  * it fits, else in an attached file), its warnings, and the buttons the full view offers.
  */
-export function fullViewMessage(call: CallText, item: InboxItem, grantScope?: CardPrompt['grantScope']): CardMessage & { files?: ArgumentsFile[] } {
+export function fullViewMessage(
+  call: CallText,
+  item: InboxItem,
+  grantScope?: CardPrompt['grantScope'],
+): CardMessage & { files?: ArgumentsFile[] } {
   const view = approvalView(call.parts, item.command);
   const head = `🔍 **${call.name}**: every character of this call, as the tool would receive it.`;
   const inline = [head, ...warningLines(view), ...codeParts(view.full)].join('\n');
@@ -119,12 +148,21 @@ export function fullViewMessage(call: CallText, item: InboxItem, grantScope?: Ca
     const offered = new Set(offeredChoices(item, view, { cardHoldsAll: false, fullView: true }));
     for (const [choice, label, style] of decideWords(call.name, grantScope)) {
       const customId = fullPromptCustomId(item.id, choice);
-      if (offered.has(choice) && item.choices.includes(choice) && customId) buttons.push({ type: 2, style, label: label.slice(0, LABEL_MAX), custom_id: customId });
+      if (offered.has(choice) && item.choices.includes(choice) && customId)
+        buttons.push({ type: 2, style, label: label.slice(0, LABEL_MAX), custom_id: customId });
     }
   }
   if (fits) return { content: inline, components: rows(buttons) };
-  const content = [head, ...cappedWarnings(view), '📎 Every character is in the attached file. Read it before you decide.'].join('\n');
-  return { content: fit(content), components: rows(buttons), files: [{ name: argumentsFileName(call.name, item.toolCallId), text: fullText(call.name, view) }] };
+  const content = [
+    head,
+    ...cappedWarnings(view),
+    '📎 Every character is in the attached file. Read it before you decide.',
+  ].join('\n');
+  return {
+    content: fit(content),
+    components: rows(buttons),
+    files: [{ name: argumentsFileName(call.name, item.toolCallId), text: fullText(call.name, view) }],
+  };
 }
 
 /** Every approving or refusing choice's words and style, in the order buttons are shown. */
@@ -144,7 +182,8 @@ function decideWords(name: string, scope: CardPrompt['grantScope']): [string, st
 
 function cardContent(card: ToolCardState, prompt: CardPrompt | undefined, argumentsText: string | undefined): string {
   const lines: string[] = [];
-  const summary = argumentsText || !card.argsSummary ? '' : ` \`${revealInvisible(card.argsSummary).text.replace(/`/g, "'")}\``;
+  const summary =
+    argumentsText || !card.argsSummary ? '' : ` \`${revealInvisible(card.argsSummary).text.replace(/`/g, "'")}\``;
   lines.push(`${phaseIcon(card.phase)} **${card.name}**${summary}`);
   if (card.phase === 'awaiting_approval' && card.approvalReason) lines.push(`-# Why I ask: ${card.approvalReason}`);
   if (card.phase === 'awaiting_approval' && card.confinement) lines.push(`-# Runs ${card.confinement}`);
@@ -165,9 +204,11 @@ function cardContent(card: ToolCardState, prompt: CardPrompt | undefined, argume
   return lines.join('\n');
 }
 
-
-
-function promptRows(card: ToolCardState, prompt: CardPrompt, inline: ReturnType<typeof inlineArguments>): ApiActionRow[] {
+function promptRows(
+  card: ToolCardState,
+  prompt: CardPrompt,
+  inline: ReturnType<typeof inlineArguments>,
+): ApiActionRow[] {
   const { item } = prompt;
   const buttons: ApiButton[] = [];
   const button = (label: string, choice: string, style: ApiButton['style'] = 2): void => {
@@ -181,8 +222,11 @@ function promptRows(card: ToolCardState, prompt: CardPrompt, inline: ReturnType<
   }
   // What the shared rule lets a card offer (approval-view.ts); what it keeps for the full view
   // is reached through "Show all to decide".
-  const offered = new Set(inline ? offeredChoices(item, inline.view, { cardHoldsAll: inline.inFull, fullView: false }) : item.choices);
-  const showAll = inline !== undefined && approvesInFullView(item, inline.view, inline.inFull) ? showAllCustomId(item.id) : undefined;
+  const offered = new Set(
+    inline ? offeredChoices(item, inline.view, { cardHoldsAll: inline.inFull, fullView: false }) : item.choices,
+  );
+  const showAll =
+    inline !== undefined && approvesInFullView(item, inline.view, inline.inFull) ? showAllCustomId(item.id) : undefined;
   if (showAll) buttons.push({ type: 2, style: 1, label: 'Show all to decide', custom_id: showAll });
   for (const [choice, label, style] of decideWords(card.name, prompt.grantScope)) {
     if (offered.has(choice) && item.choices.includes(choice)) button(label, choice, style);
@@ -192,7 +236,8 @@ function promptRows(card: ToolCardState, prompt: CardPrompt, inline: ReturnType<
 
 function rows(buttons: ApiButton[]): ApiActionRow[] {
   const result: ApiActionRow[] = [];
-  for (let i = 0; i < buttons.length && result.length < MAX_ROWS; i += ROW_SIZE) result.push({ type: 1, components: buttons.slice(i, i + ROW_SIZE) });
+  for (let i = 0; i < buttons.length && result.length < MAX_ROWS; i += ROW_SIZE)
+    result.push({ type: 1, components: buttons.slice(i, i + ROW_SIZE) });
   return result;
 }
 
@@ -206,7 +251,11 @@ function discordMention(id: string): string {
   return isSnowflake(id) ? `<@${id}>` : id;
 }
 
-const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue', continue_past_limit: 'Continue (admins)' };
+const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = {
+  retry: 'Retry',
+  continue: 'Continue',
+  continue_past_limit: 'Continue (admins)',
+};
 
 /** A note that ends a turn, in Discord's words, with its Retry / Continue button. */
 export function noteMessage(note: ThreadNote): CardMessage & { pingUsers?: string[] } {
@@ -221,7 +270,10 @@ export function noteMessage(note: ThreadNote): CardMessage & { pingUsers?: strin
     case 'stopped':
       return { content: note.by ? `🛑 Stopped by <@${note.by}>.` : '🛑 Stopped.', components: [] };
     case 'step_limit':
-      return { content: `⌛ I used the ${note.iterations} model calls allowed for one request. Continue?`, components: noteButton(note.action) };
+      return {
+        content: `⌛ I used the ${note.iterations} model calls allowed for one request. Continue?`,
+        components: noteButton(note.action),
+      };
     case 'budget_paused':
       return { content: fit(`💸 ${note.message}`), components: noteButton(note.action) };
     case 'budget_warning':
@@ -230,7 +282,11 @@ export function noteMessage(note: ThreadNote): CardMessage & { pingUsers?: strin
       return { content: fit(`⏰ ${note.text}`), components: [] };
     case 'schedule_paused':
       // The approvers are pinged (and only they: the outbound's allowed_mentions names them).
-      return { content: fit(`⏸️ ${schedulePausedText(note, discordMention, (text) => text)}`), components: [], pingUsers: note.approvers.filter(isSnowflake) };
+      return {
+        content: fit(`⏸️ ${schedulePausedText(note, discordMention, (text) => text)}`),
+        components: [],
+        pingUsers: note.approvers.filter(isSnowflake),
+      };
     case 'taken_over':
       return { content: `🔄 ${TAKEN_OVER_NOTE}`, components: [] };
     case 'restarting':
@@ -248,7 +304,9 @@ export function noteMessage(note: ThreadNote): CardMessage & { pingUsers?: strin
 
 function noteButton(action: NoteAction): ApiActionRow[] {
   const customId = retryCustomId(action.sessionId);
-  return customId ? [{ type: 1, components: [{ type: 2, style: 1, label: NOTE_ACTION_LABEL[action.kind], custom_id: customId }] }] : [];
+  return customId
+    ? [{ type: 1, components: [{ type: 2, style: 1, label: NOTE_ACTION_LABEL[action.kind], custom_id: customId }] }]
+    : [];
 }
 
 function fit(text: string): string {

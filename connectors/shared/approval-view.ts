@@ -77,7 +77,10 @@ export function approvalView(parts: readonly ArgumentPart[], command?: string): 
   if (collapsed > 0) warnings.push('Long runs of blank characters are shown as their count, e.g. ⟨1,200 spaces⟩.');
   const flagged = flags.length > 0 || hidden.size > 0;
   const commandRememberable =
-    command !== undefined && !flagged && parts.some((part) => part.text === command) && collapseBlankRuns(command, 'full').collapsed === 0;
+    command !== undefined &&
+    !flagged &&
+    parts.some((part) => part.text === command) &&
+    collapseBlankRuns(command, 'full').collapsed === 0;
   return { card, full, warnings, flags, flagged, lossy, commandRememberable };
 }
 
@@ -85,7 +88,15 @@ export function approvalView(parts: readonly ArgumentPart[], command?: string): 
 export const NOT_ALL_ON_CARD = 'Not all of this call is on its card. Open *Show all*, read it, and decide there.';
 
 /** Choices that approve (run the call, grant the folder, approve the plan). */
-const APPROVING: ReadonlySet<string> = new Set(['once', 'always_tool', 'always_command', 'always_tool_all', 'always_command_all', 'approve', 'grant']);
+const APPROVING: ReadonlySet<string> = new Set([
+  'once',
+  'always_tool',
+  'always_command',
+  'always_tool_all',
+  'always_command_all',
+  'approve',
+  'grant',
+]);
 const ALWAYS: ReadonlySet<string> = new Set(['always_tool', 'always_command', 'always_tool_all', 'always_command_all']);
 const ALWAYS_COMMAND: ReadonlySet<string> = new Set(['always_command', 'always_command_all']);
 
@@ -114,13 +125,21 @@ export function choiceRefusal(choice: string, view: ApprovalView, place: ChoiceP
 }
 
 /** The item's choices that may be offered at `place`, in the item's order. */
-export function offeredChoices(item: Pick<InboxItem, 'choices'>, view: ApprovalView | undefined, place: ChoicePlace): string[] {
+export function offeredChoices(
+  item: Pick<InboxItem, 'choices'>,
+  view: ApprovalView | undefined,
+  place: ChoicePlace,
+): string[] {
   if (!view) return item.choices;
   return item.choices.filter((choice) => choiceRefusal(choice, view, place) === undefined);
 }
 
 /** Whether the item has something to approve that the card cannot offer: the card then offers Show all to decide. */
-export function approvesInFullView(item: Pick<InboxItem, 'choices'>, view: ApprovalView | undefined, cardHoldsAll: boolean): boolean {
+export function approvesInFullView(
+  item: Pick<InboxItem, 'choices'>,
+  view: ApprovalView | undefined,
+  cardHoldsAll: boolean,
+): boolean {
   if (!view || cardHoldsAll) return false;
   return offeredChoices(item, view, { cardHoldsAll, fullView: true }).some((choice) => APPROVING.has(choice));
 }

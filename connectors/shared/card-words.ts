@@ -20,7 +20,8 @@ const DECISION_WORDS: Readonly<Record<string, string>> = {
 };
 
 /** The note under a stop when replies sent before it were not acted on (each is marked as dropped). */
-export const DROPPED_AT_STOP_NOTE = 'What you sent before the stop was not acted on (marked ❌). Send it again to carry on.';
+export const DROPPED_AT_STOP_NOTE =
+  'What you sent before the stop was not acted on (marked ❌). Send it again to carry on.';
 
 /**
  * The note under a message whose files the model does not get in full, one line each (a
@@ -36,7 +37,8 @@ export function filesNoteText(problems: readonly string[]): string {
 export const RESTARTING_NOTE = 'The bot is restarting. It will carry on here in a moment.';
 
 /** The note a thread gets when an instance takes it over from one that stopped renewing its lease (cluster mode). */
-export const TAKEN_OVER_NOTE = 'The instance of the bot that was working here stopped responding; another one picked this thread up and carries on from where it was.';
+export const TAKEN_OVER_NOTE =
+  'The instance of the bot that was working here stopped responding; another one picked this thread up and carries on from where it was.';
 
 /** "Approved by <@U…>": a platform that renders `<@id>` mentions shows the name. */
 export function decisionText(decision: { by: string; choice: string }): string {
@@ -60,7 +62,8 @@ export function staleClickText(item: InboxItem): string {
       if (by === BOT_ITSELF) return 'Closed by the bot: nobody answered in time.';
       return by ? `Stopped${byWhom} before anyone answered.` : 'Closed: the turn was stopped before anyone answered.';
     case 'approval': {
-      if (declinedByReply(resolution)) return by ? `Already declined: <@${by}> replied instead.` : 'Already declined by a reply.';
+      if (declinedByReply(resolution))
+        return by ? `Already declined: <@${by}> replied instead.` : 'Already declined by a reply.';
       if (resolution.outcome === 'deny') return `Already denied${byWhom}.`;
       if (resolution.outcome === 'once') return `Already approved${byWhom}.`;
       return `Already approved${byWhom} (${(DECISION_WORDS[resolution.outcome] ?? '').toLowerCase()}).`;
@@ -79,7 +82,12 @@ export function staleClickText(item: InboxItem): string {
  * admins are offered) and where (this thread, or this channel), within the platform's label
  * limit (`maxLength`).
  */
-export function alwaysLabel(subject: string, who: 'me' | 'everyone', scope: CardPrompt['grantScope'], maxLength: number): string {
+export function alwaysLabel(
+  subject: string,
+  who: 'me' | 'everyone',
+  scope: CardPrompt['grantScope'],
+  maxLength: number,
+): string {
   const where = scope === 'channel' ? 'in this channel' : 'in this thread';
   const label = `Always allow ${subject} for ${who} ${where}`;
   return label.length <= maxLength ? label : `Always allow this tool for ${who} ${where}`;
@@ -96,7 +104,11 @@ const TASK_CHARS = 200;
  * approve there: who lost access, that it is paused, how it resumes or ends. `mention` writes a
  * person as the platform pings them; `escape` makes the task (a person's words) inert.
  */
-export function schedulePausedText(note: SchedulePaused, mention: (id: string) => string, escape: (text: string) => string): string {
+export function schedulePausedText(
+  note: SchedulePaused,
+  mention: (id: string) => string,
+  escape: (text: string) => string,
+): string {
   const named = note.approvers.slice(0, MAX_APPROVERS_NAMED);
   const more = note.approvers.length - named.length;
   const to = named.length > 0 ? `${named.map(mention).join(' ')}${more > 0 ? ` and ${more} more` : ''}: ` : '';

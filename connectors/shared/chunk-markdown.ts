@@ -116,7 +116,13 @@ export function splitMarkdownPieces(text: string, limit: number): MarkdownPiece[
  * anyway and begins in the first half of this one. A block that fits a piece, or a long one that
  * begins late, starts the next piece instead.
  */
-function shouldSplitInside(span: FenceSpan, pos: number, budget: number, limit: number, carry: FenceSpan | undefined): boolean {
+function shouldSplitInside(
+  span: FenceSpan,
+  pos: number,
+  budget: number,
+  limit: number,
+  carry: FenceSpan | undefined,
+): boolean {
   if (span === carry || span.start <= pos) return true;
   const wholeLength = span.end - span.start + (span.closed ? 0 : 1 + closingLine(span.fence).length);
   if (wholeLength <= limit) return false;
@@ -150,7 +156,8 @@ function bestProseCut(text: string, spans: readonly FenceSpan[], from: number, m
   const inCode = (p: number) => nearby.some((span) => span.start < p && p < span.end);
   const atBlockEdge = (p: number) => nearby.some((span) => span.start === p || span.end === p);
   const levels: ((p: number) => boolean)[] = [
-    (p) => atBlockEdge(p) || (text[p] === '\n' && (/^\n[ \t\r]*(\n|$)/.test(text.slice(p, p + 200)) || text[p + 1] === '#')),
+    (p) =>
+      atBlockEdge(p) || (text[p] === '\n' && (/^\n[ \t\r]*(\n|$)/.test(text.slice(p, p + 200)) || text[p + 1] === '#')),
     (p) => text[p] === '\n',
     (p) => isSpace(text[p]) && /[.!?…:;]["'’”)\]]?$/.test(text.slice(Math.max(from, p - 2), p)),
     (p) => isSpace(text[p]),

@@ -31,7 +31,13 @@ const TABLE = [
   { name: 'model', args: '<provider:model>', description: 'Switch this thread to another model', who: 'everyone' },
   { name: 'grants', args: '', description: 'What is always allowed here, and who allowed it', who: 'everyone' },
   { name: 'revoke', args: '<tool> [command]', description: 'Take back an "always allow"', who: 'everyone' },
-  { name: 'retry', args: '', description: "Run the thread's last request again", who: 'everyone', aliases: ['continue'] },
+  {
+    name: 'retry',
+    args: '',
+    description: "Run the thread's last request again",
+    who: 'everyone',
+    aliases: ['continue'],
+  },
   { name: 'stop', args: '', description: 'Stop what I am doing in this thread', who: 'everyone' },
   { name: 'forget', args: '', description: 'Delete everything stored for this thread', who: 'everyone' },
   { name: 'feedback', args: '', description: 'The 👍 / 👎 people gave my answers, with their reasons', who: 'admins' },
@@ -42,9 +48,24 @@ const TABLE = [
     description: "What was spent today and this month: yours, this channel's, everyone's (admins may name others)",
     who: 'everyone',
   },
-  { name: 'profile', args: '[name]', description: 'The profile this thread runs under, or move it to another', who: 'admins' },
-  { name: 'schedule', args: '<when> <task>', description: 'Run a task in this thread later or regularly', who: 'everyone' },
-  { name: 'schedules', args: '', description: 'Your schedules (admins: every one in this channel) with their next run', who: 'everyone' },
+  {
+    name: 'profile',
+    args: '[name]',
+    description: 'The profile this thread runs under, or move it to another',
+    who: 'admins',
+  },
+  {
+    name: 'schedule',
+    args: '<when> <task>',
+    description: 'Run a task in this thread later or regularly',
+    who: 'everyone',
+  },
+  {
+    name: 'schedules',
+    args: '',
+    description: 'Your schedules (admins: every one in this channel) with their next run',
+    who: 'everyone',
+  },
   { name: 'unschedule', args: '<id>', description: 'End a schedule', who: 'everyone' },
   { name: 'help', args: '', description: 'How to use me', who: 'everyone' },
 ] as const satisfies readonly ThreadCommandSpec[];
@@ -91,7 +112,10 @@ export interface HelpLineOptions {
  * span and plain words read the same in mrkdwn and in Markdown, so no platform marks them otherwise.
  */
 export function commandHelpLines(platform: CommandPlatform, options: HelpLineOptions): string[] {
-  return commandsOn(platform).map((command) => `${options.bullet} \`${commandUsage(command, platform)}\` — ${commandDescription(command, options.readerIsAdmin)}`);
+  return commandsOn(platform).map(
+    (command) =>
+      `${options.bullet} \`${commandUsage(command, platform)}\` — ${commandDescription(command, options.readerIsAdmin)}`,
+  );
 }
 
 /** The table as Markdown, for the README: every command, and where it is offered when not everywhere. */

@@ -137,7 +137,10 @@ export class DeltaCoalescer {
   private report(error: unknown, chunk: string): void {
     try {
       if (this.options.onError) this.options.onError(error, chunk);
-      else process.emitWarning(`DeltaCoalescer: a flush of ${chunk.length} characters failed and will be retried: ${String(error)}`);
+      else
+        process.emitWarning(
+          `DeltaCoalescer: a flush of ${chunk.length} characters failed and will be retried: ${String(error)}`,
+        );
     } catch {
       // A throwing error handler must not turn into an unhandled rejection.
     }

@@ -12,14 +12,22 @@ export function feedbackTotalsText(totals: FeedbackTotals, markup: Pick<CommandM
   const { bold, escape } = markup;
   const votes = totals.up + totals.down;
   if (votes === 0) return 'No feedback on answers yet.';
-  const lines = [`${bold('Feedback on answers:')} ${totals.up} 👍 · ${totals.down} 👎 (${sharePositive(totals.up, votes)} positive)`];
+  const lines = [
+    `${bold('Feedback on answers:')} ${totals.up} 👍 · ${totals.down} 👎 (${sharePositive(totals.up, votes)} positive)`,
+  ];
   if (totals.byModel.length > 0) {
     lines.push(bold('By model:'));
-    for (const row of totals.byModel) lines.push(`• ${escape(row.model)}: ${row.up} 👍 · ${row.down} 👎 (${sharePositive(row.up, row.up + row.down)} positive)`);
+    for (const row of totals.byModel)
+      lines.push(
+        `• ${escape(row.model)}: ${row.up} 👍 · ${row.down} 👎 (${sharePositive(row.up, row.up + row.down)} positive)`,
+      );
   }
   if (totals.reasons.length > 0) {
     lines.push(bold('Latest reasons given with 👎:'));
-    for (const reason of totals.reasons) lines.push(`• ${new Date(reason.at).toISOString().slice(0, 16).replace('T', ' ')} UTC · ${escape(reason.model)}: “${escape(oneLine(reason.reason))}”`);
+    for (const reason of totals.reasons)
+      lines.push(
+        `• ${new Date(reason.at).toISOString().slice(0, 16).replace('T', ' ')} UTC · ${escape(reason.model)}: “${escape(oneLine(reason.reason))}”`,
+      );
   }
   return lines.join('\n');
 }

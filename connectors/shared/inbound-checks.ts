@@ -5,7 +5,10 @@
 // thread reply is its own) and composes them with `isForTheBot`.
 
 /** The author is a bot, a webhook, or this bot itself: such a message never starts or steers a turn. */
-export function isFromBotOrItself(author: { id: string; bot?: boolean; webhook?: boolean }, botUserId: string): boolean {
+export function isFromBotOrItself(
+  author: { id: string; bot?: boolean; webhook?: boolean },
+  botUserId: string,
+): boolean {
   return author.bot === true || author.webhook === true || author.id === botUserId;
 }
 

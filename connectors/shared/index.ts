@@ -2,13 +2,33 @@
 // on, fence-safe splitting, markdown conversion, delta coalescing, tool-card state, the usage
 // footer and the mass-mention rule. A re-export list and nothing else: each concept lives in
 // the module named for it.
-export { approvalView, approvesInFullView, choiceRefusal, offeredChoices, type ApprovalView, type ChoicePlace, type ShownPart } from './approval-view.js';
-export { MIN_SPLIT_LIMIT, splitMarkdown, splitMarkdownPieces, withoutFenceRepair, type MarkdownPiece } from './chunk-markdown.js';
+export {
+  approvalView,
+  approvesInFullView,
+  choiceRefusal,
+  offeredChoices,
+  type ApprovalView,
+  type ChoicePlace,
+  type ShownPart,
+} from './approval-view.js';
+export {
+  MIN_SPLIT_LIMIT,
+  splitMarkdown,
+  splitMarkdownPieces,
+  withoutFenceRepair,
+  type MarkdownPiece,
+} from './chunk-markdown.js';
 export { DeltaCoalescer, type DeltaCoalescerOptions } from './delta-coalescer.js';
 export { escapeSlackText, toSlackMrkdwn } from './markdown-format.js';
 export { scanFences, type Fence, type FenceSpan } from './markdown-fences.js';
 export { tablesToCodeBlocks } from './markdown-tables.js';
-export { isBroadcastFree, neutraliseBroadcasts, WORD_JOINER, type MentionDialect, type NeutraliseOptions } from './mentions.js';
+export {
+  isBroadcastFree,
+  neutraliseBroadcasts,
+  WORD_JOINER,
+  type MentionDialect,
+  type NeutraliseOptions,
+} from './mentions.js';
 export {
   applyToolEvent,
   displayNote,

@@ -65,8 +65,9 @@ function setAside(markdown: string, vault: Vault): string {
 /** Inline code spans (CommonMark 6.1: a run of n backticks closes at the next run of exactly n) and mentions. */
 function setAsideInline(prose: string, vault: Vault): string {
   // Task-list boxes: the converter drops them, and "done" vs "to do" is the point of the list.
-  const text = prose.replace(/^([ \t]*(?:[-*+]|\d+[.)])[ \t]+)\[([ xX])\](?=[ \t])/gm, (_m, lead: string, mark: string) =>
-    `${lead}${mark === ' ' ? '☐' : '☑'}`,
+  const text = prose.replace(
+    /^([ \t]*(?:[-*+]|\d+[.)])[ \t]+)\[([ xX])\](?=[ \t])/gm,
+    (_m, lead: string, mark: string) => `${lead}${mark === ' ' ? '☐' : '☑'}`,
   );
   let out = '';
   let i = 0;

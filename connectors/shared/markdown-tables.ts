@@ -54,7 +54,12 @@ function readTable(lines: readonly string[], at: number, inCode: readonly boolea
   });
   const rows: string[][] = [];
   let last = at + 1;
-  while (last + 1 < lines.length && !inCode[last + 1] && lines[last + 1]!.includes('|') && lines[last + 1]!.trim() !== '') {
+  while (
+    last + 1 < lines.length &&
+    !inCode[last + 1] &&
+    lines[last + 1]!.includes('|') &&
+    lines[last + 1]!.trim() !== ''
+  ) {
     last++;
     // GFM pads a short row with empty cells and drops the extra cells of a long one; dropping
     // would lose text, so extra cells get columns of their own.

@@ -45,7 +45,9 @@ const DISCORD_WORDS = /(?<![\p{L}\p{N}_])@(?=(?:everyone|here)(?![\p{L}\p{N}_]))
 const DISCORD_ROLE = /<@&(?=\d)/g;
 /** Proper, non-empty prefixes of each word: what a piece may end with before the rest arrives. */
 function partials(words: string[]): string {
-  return words.flatMap((word) => Array.from({ length: word.length - 1 }, (_, i) => word.slice(0, i + 1).replace(/\^/g, '\\^'))).join('|');
+  return words
+    .flatMap((word) => Array.from({ length: word.length - 1 }, (_, i) => word.slice(0, i + 1).replace(/\^/g, '\\^')))
+    .join('|');
 }
 /** The end of a piece that the next piece could turn into a Slack broadcast. */
 const SLACK_PARTIAL_AT_END = new RegExp(
@@ -73,13 +75,18 @@ export interface NeutraliseOptions {
 export function neutraliseBroadcasts(text: string, dialect: MentionDialect, options: NeutraliseOptions = {}): string {
   const inert = neutraliseWhole(text, dialect);
   if (!options.continued) return inert;
-  return (dialect === 'discord' ? DISCORD_PARTIAL_AT_END : SLACK_PARTIAL_AT_END).test(inert) ? `${inert}${WORD_JOINER}` : inert;
+  return (dialect === 'discord' ? DISCORD_PARTIAL_AT_END : SLACK_PARTIAL_AT_END).test(inert)
+    ? `${inert}${WORD_JOINER}`
+    : inert;
 }
 
 function neutraliseWhole(text: string, dialect: MentionDialect): string {
   switch (dialect) {
     case 'slack-mrkdwn':
-      return outsideUrls(text.replace(SLACK_TOKEN, (_m, inner: string, close: string) => `&lt;${inner}${close ? '&gt;' : ''}`), SLACK_WORDS);
+      return outsideUrls(
+        text.replace(SLACK_TOKEN, (_m, inner: string, close: string) => `&lt;${inner}${close ? '&gt;' : ''}`),
+        SLACK_WORDS,
+      );
     case 'slack-markdown':
     case 'slack-plain':
       return outsideUrls(text.replace(SLACK_OPENER, `$1${WORD_JOINER}`), SLACK_WORDS);

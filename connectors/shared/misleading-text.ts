@@ -22,7 +22,23 @@ export interface TextFlag {
 }
 
 /** Scripts named in warnings; a letter of any other script is named by its code point only. */
-const SCRIPTS = ['Latin', 'Cyrillic', 'Greek', 'Armenian', 'Cherokee', 'Coptic', 'Georgian', 'Hebrew', 'Arabic', 'Han', 'Hiragana', 'Katakana', 'Hangul', 'Thai', 'Devanagari'] as const;
+const SCRIPTS = [
+  'Latin',
+  'Cyrillic',
+  'Greek',
+  'Armenian',
+  'Cherokee',
+  'Coptic',
+  'Georgian',
+  'Hebrew',
+  'Arabic',
+  'Han',
+  'Hiragana',
+  'Katakana',
+  'Hangul',
+  'Thai',
+  'Devanagari',
+] as const;
 const SCRIPT_PATTERNS = SCRIPTS.map((name) => [name, new RegExp(`^\\p{Script=${name}}$`, 'u')] as const);
 /** Scripts that share words in ordinary writing (Japanese, Korean, and Latin beside them). */
 const WRITTEN_TOGETHER: ReadonlySet<string> = new Set(['Latin', 'Han', 'Hiragana', 'Katakana', 'Hangul']);
@@ -63,7 +79,11 @@ export function misleadingFlags(texts: readonly string[]): TextFlag[] {
       const scripts = scriptsOf(word);
       if (scripts.size > 1 && ![...scripts.keys()].every((script) => WRITTEN_TOGETHER.has(script))) {
         add({ kind: 'mixed_scripts', word, message: mixedMessage(word, scripts) });
-      } else if (scripts.size === 1 && !scripts.has('Latin') && [...word].every((char) => !isLetter(char) || LOOKALIKES.has(char))) {
+      } else if (
+        scripts.size === 1 &&
+        !scripts.has('Latin') &&
+        [...word].every((char) => !isLetter(char) || LOOKALIKES.has(char))
+      ) {
         lookalikes.push(word);
       } else if (!isAscii(word)) {
         otherNonAscii = true;
@@ -73,7 +93,11 @@ export function misleadingFlags(texts: readonly string[]): TextFlag[] {
     if (!otherNonAscii) {
       for (const word of lookalikes) {
         const [script] = scriptsOf(word).keys();
-        add({ kind: 'lookalike_word', word, message: `'${word}' is written in ${script} letters that look Latin (${codePoints(word)})` });
+        add({
+          kind: 'lookalike_word',
+          word,
+          message: `'${word}' is written in ${script} letters that look Latin (${codePoints(word)})`,
+        });
       }
     }
   }
@@ -85,7 +109,9 @@ function hostFlag(url: string): TextFlag | undefined {
   const host = /^[^:]+:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)/u.exec(url)?.[1];
   if (!host || isAscii(host)) return undefined;
   const ascii = domainToASCII(host);
-  const resolves = ascii ? `→ host ${ascii}: the host name '${host}' is not ASCII; that is the name looked up` : `: the host name '${host}' is not ASCII and not a valid host name`;
+  const resolves = ascii
+    ? `→ host ${ascii}: the host name '${host}' is not ASCII; that is the name looked up`
+    : `: the host name '${host}' is not ASCII and not a valid host name`;
   // The URL is in the arguments in full; the warning needs its host, and enough of the rest to find it.
   const shown = url.length > URL_SHOWN ? `${url.slice(0, URL_SHOWN)}…` : url;
   return { kind: 'non_ascii_host', word: url, message: `${shown} ${resolves}` };
@@ -93,7 +119,8 @@ function hostFlag(url: string): TextFlag | undefined {
 
 function mixedMessage(word: string, scripts: Map<string, { count: number; letters: string[] }>): string {
   const names = [...scripts.keys()];
-  const listed = names.length === 2 ? `${names[0]} and ${names[1]}` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+  const listed =
+    names.length === 2 ? `${names[0]} and ${names[1]}` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
   // Name the letters of the scripts other than the word's main one: those are the odd ones.
   const main = [...scripts.entries()].sort((a, b) => b[1].count - a[1].count)[0]![0];
   const odd = [...scripts.entries()]
@@ -108,7 +135,9 @@ function scriptsOf(word: string): Map<string, { count: number; letters: string[]
   for (const char of word) {
     if (!isLetter(char)) continue;
     // ASCII letters are Latin: the common case needs no script lookup.
-    const name = /[A-Za-z]/.test(char) ? 'Latin' : (SCRIPT_PATTERNS.find(([, pattern]) => pattern.test(char))?.[0] ?? `the script of ${codePoint(char)}`);
+    const name = /[A-Za-z]/.test(char)
+      ? 'Latin'
+      : (SCRIPT_PATTERNS.find(([, pattern]) => pattern.test(char))?.[0] ?? `the script of ${codePoint(char)}`);
     const known = scripts.get(name) ?? { count: 0, letters: [] };
     known.count += 1;
     // The odd letters are listed distinct: a few of each are enough.

@@ -28,7 +28,8 @@ export interface ProfileChannelReport {
 export async function checkProfileChannels(check: ProfileChannelCheck): Promise<ProfileChannelReport> {
   // Each id once, with every profile that names it.
   const named = new Map<string, string[]>();
-  for (const profile of check.profiles) for (const id of profile.match[check.key] ?? []) named.set(id, [...(named.get(id) ?? []), profile.name]);
+  for (const profile of check.profiles)
+    for (const id of profile.match[check.key] ?? []) named.set(id, [...(named.get(id) ?? []), profile.name]);
   const ids = [...named.keys()];
   const report: ProfileChannelReport = { checked: 0, unseen: [] };
   // One at a time: a handful of calls at start, well inside the platforms' limits.
@@ -48,11 +49,21 @@ export async function checkProfileChannels(check: ProfileChannelCheck): Promise<
           `profile "${profile}": ${check.platform} channel ${id} does not exist or the bot cannot see it (${seen.reason}); invite the bot there, or fix the id in PROFILES`,
         );
       } else if (seen.note) {
-        check.logger.warn({ profile, channel: id }, `profile "${profile}": ${check.platform} channel ${id}: ${seen.note}`);
+        check.logger.warn(
+          { profile, channel: id },
+          `profile "${profile}": ${check.platform} channel ${id}: ${seen.note}`,
+        );
       }
     }
   }
-  if (ids.length > MAX_CHANNEL_LOOKUPS) check.logger.warn({ channels: ids.length, checked: MAX_CHANNEL_LOOKUPS }, `the profiles name ${ids.length} ${check.platform} channels; only the first ${MAX_CHANNEL_LOOKUPS} were looked up`);
-  check.logger.info({ platform: check.platform, checked: report.checked, unseen: report.unseen.length }, 'profile channels checked');
+  if (ids.length > MAX_CHANNEL_LOOKUPS)
+    check.logger.warn(
+      { channels: ids.length, checked: MAX_CHANNEL_LOOKUPS },
+      `the profiles name ${ids.length} ${check.platform} channels; only the first ${MAX_CHANNEL_LOOKUPS} were looked up`,
+    );
+  check.logger.info(
+    { platform: check.platform, checked: report.checked, unseen: report.unseen.length },
+    'profile channels checked',
+  );
   return report;
 }

@@ -37,9 +37,17 @@ export class ProgressSteps {
   }
 
   /** A call started or finished (or asked a person): its step as it now is. */
-  changed(event: EventOf<'tool_started'> | EventOf<'tool_finished'> | EventOf<'permission_required'> | EventOf<'interaction_required'>): ProgressStep {
+  changed(
+    event:
+      | EventOf<'tool_started'>
+      | EventOf<'tool_finished'>
+      | EventOf<'permission_required'>
+      | EventOf<'interaction_required'>,
+  ): ProgressStep {
     const name = 'name' in event ? event.name : event.kind;
-    const known = this.states.get(event.toolCallId) ?? newToolCard({ type: 'tool_proposed', toolCallId: event.toolCallId, name, arguments: {} });
+    const known =
+      this.states.get(event.toolCallId) ??
+      newToolCard({ type: 'tool_proposed', toolCallId: event.toolCallId, name, arguments: {} });
     const state = applyToolEvent(known, event);
     this.states.set(event.toolCallId, state);
     return stepOf(state);
@@ -63,8 +71,13 @@ export class ProgressSteps {
 
 /** A card's state as a step. */
 export function stepOf(state: ToolCardState): ProgressStep {
-  const step: ProgressStep = { id: state.toolCallId, title: ellipsize(state.name, TITLE_MAX), status: STATUS[state.phase] };
+  const step: ProgressStep = {
+    id: state.toolCallId,
+    title: ellipsize(state.name, TITLE_MAX),
+    status: STATUS[state.phase],
+  };
   if (state.argsSummary) step.details = ellipsize(state.argsSummary, DETAILS_MAX);
-  if (state.resultPreview && step.status !== 'pending' && step.status !== 'in_progress') step.output = ellipsize(state.resultPreview, OUTPUT_MAX);
+  if (state.resultPreview && step.status !== 'pending' && step.status !== 'in_progress')
+    step.output = ellipsize(state.resultPreview, OUTPUT_MAX);
   return step;
 }

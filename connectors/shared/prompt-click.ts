@@ -16,7 +16,8 @@ import { storedCallText } from './stored-call-text.js';
 import type { ThreadPresenter } from './thread-presenter.js';
 
 /** What a clicker reads when the click could not be recorded. */
-export const CLICK_NOT_RECORDED = 'I could not record that answer: the bot cannot reach its store right now. Click again in a moment.';
+export const CLICK_NOT_RECORDED =
+  'I could not record that answer: the bot cannot reach its store right now. Click again in a moment.';
 
 /** Where a click came from, as the platform knows it (never from what the click says of itself alone). */
 export interface ClickPlace {
@@ -78,13 +79,16 @@ async function placeRefusal(
   if (!item || item.kind === 'question' || item.state !== 'pending') return undefined;
   const record = await records.session(item.sessionId);
   if (!record) return undefined;
-  const call = presenterFor(record).fullTextOf(item.toolCallId) ?? (await storedCallText(records, item.sessionId, item.toolCallId));
+  const call =
+    presenterFor(record).fullTextOf(item.toolCallId) ??
+    (await storedCallText(records, item.sessionId, item.toolCallId));
   if (!call) return undefined;
   const view = approvalView(call.parts, item.command);
   const claimed = place.fullViewOf !== undefined && place.fullViewOf === item.toolCallId;
   const fullView = claimed && (place.fullViewHoldsAll?.(call) ?? true);
   const refusal = choiceRefusal(click.choice, view, { cardHoldsAll: place.cardHoldsAll(call, view), fullView });
   // From a full view that could show only part of it: no view here shows it all.
-  if (refusal === NOT_ALL_ON_CARD && claimed) return 'This call is too long to be shown in full here, so it cannot be approved here: deny it, or reply in the thread to ask for something smaller.';
+  if (refusal === NOT_ALL_ON_CARD && claimed)
+    return 'This call is too long to be shown in full here, so it cannot be approved here: deny it, or reply in the thread to ask for something smaller.';
   return refusal;
 }

@@ -17,7 +17,11 @@ import { sessionIdOf } from '../../src/sessions/thread-records.js';
 import type { ThreadCommandName } from './command-table.js';
 import type { CommandContext, CommandMarkup } from './command-context.js';
 
-export const SCHEDULE_COMMANDS = ['schedule', 'schedules', 'unschedule'] as const satisfies readonly ThreadCommandName[];
+export const SCHEDULE_COMMANDS = [
+  'schedule',
+  'schedules',
+  'unschedule',
+] as const satisfies readonly ThreadCommandName[];
 export type ScheduleCommand = (typeof SCHEDULE_COMMANDS)[number];
 
 /** The longest task text a list line shows (the whole task is in the thread's "set" line). */
@@ -29,7 +33,11 @@ export function isScheduleCommand(name: string): name is ScheduleCommand {
   return (SCHEDULE_COMMANDS as readonly string[]).includes(name);
 }
 
-export async function runScheduleCommand(command: { name: ScheduleCommand; args: string[] }, context: CommandContext, markup: CommandMarkup): Promise<void> {
+export async function runScheduleCommand(
+  command: { name: ScheduleCommand; args: string[] },
+  context: CommandContext,
+  markup: CommandMarkup,
+): Promise<void> {
   const { key, userId, connector } = context;
   const whisper = (text: string): Promise<void> => connector.whisper(key.channel, userId, key.thread, text);
   const desk = context.schedules;
@@ -52,11 +60,16 @@ export async function endThreadSchedules(context: CommandContext): Promise<strin
     return ended === 0 ? '' : ` ${ended === 1 ? 'Its schedule is' : `Its ${ended} schedules are`} ended too.`;
   } catch (error) {
     context.logger.warn({ err: error }, "could not end a forgotten thread's schedules");
-    return " Its schedules could not be ended: try /schedules and /unschedule.";
+    return ' Its schedules could not be ended: try /schedules and /unschedule.';
   }
 }
 
-async function schedule(text: string, context: CommandContext, markup: CommandMarkup, whisper: (text: string) => Promise<void>): Promise<void> {
+async function schedule(
+  text: string,
+  context: CommandContext,
+  markup: CommandMarkup,
+  whisper: (text: string) => Promise<void>,
+): Promise<void> {
   const { key, userId, manager, connector } = context;
   const { escape } = markup;
   const desk = context.schedules!;
@@ -65,20 +78,39 @@ async function schedule(text: string, context: CommandContext, markup: CommandMa
   const timezone = (await personalZone(context)) ?? context.defaultTimezone;
   const split = splitWhenAndTask(text, { timezone, now: Date.now() });
   if (!split.ok) return whisper(escape(split.reason));
-  const made = await desk.create({ key, creator: userId, when: split.when, task: split.task, timezone, via: 'command' });
+  const made = await desk.create({
+    key,
+    creator: userId,
+    when: split.when,
+    task: split.task,
+    timezone,
+    via: 'command',
+  });
   if (!made.ok) return whisper(escape(made.reason));
   const { schedule: set } = made;
   // Its runs' notes are shown in the thread's session: a schedule set with a thread's first words opens it (its creator starts it).
-  await manager.openThread(key, userId).catch((error: unknown) => context.logger.warn({ err: error, scheduleId: set.id }, "could not open a new schedule's thread"));
+  await manager
+    .openThread(key, userId)
+    .catch((error: unknown) =>
+      context.logger.warn({ err: error, scheduleId: set.id }, "could not open a new schedule's thread"),
+    );
   // A one-off's words already say its one time ("once, Mon 7 Dec 2026, 11:00 (UTC)"): a "next run" would only repeat it.
   const when =
     set.spec.kind === 'once'
       ? `End it before then with \`/unschedule ${set.id}\`.`
       : `Next run: ${set.nextRunAt === null ? 'none left' : describeInstant(set.nextRunAt, set.timezone)}. End it with \`/unschedule ${set.id}\`.`;
-  return connector.post(key.channel, key.thread, `⏰ <@${userId}> set schedule \`${set.id}\`: ${markup.bold(escape(set.task))}, ${escape(split.words)}. ${when}`);
+  return connector.post(
+    key.channel,
+    key.thread,
+    `⏰ <@${userId}> set schedule \`${set.id}\`: ${markup.bold(escape(set.task))}, ${escape(split.words)}. ${when}`,
+  );
 }
 
-async function list(context: CommandContext, markup: CommandMarkup, whisper: (text: string) => Promise<void>): Promise<void> {
+async function list(
+  context: CommandContext,
+  markup: CommandMarkup,
+  whisper: (text: string) => Promise<void>,
+): Promise<void> {
   const { key, userId } = context;
   const desk = context.schedules!;
   const admin = isAdmin(context);
@@ -86,9 +118,13 @@ async function list(context: CommandContext, markup: CommandMarkup, whisper: (te
   const found = new Map<string, Schedule>();
   for (const one of await desk.list({ ...place, creator: userId })) found.set(one.id, one);
   if (admin) for (const one of await desk.list({ ...place, channel: key.channel })) found.set(one.id, one);
-  const all = [...found.values()].sort((a, b) => (a.nextRunAt ?? Number.POSITIVE_INFINITY) - (b.nextRunAt ?? Number.POSITIVE_INFINITY));
+  const all = [...found.values()].sort(
+    (a, b) => (a.nextRunAt ?? Number.POSITIVE_INFINITY) - (b.nextRunAt ?? Number.POSITIVE_INFINITY),
+  );
   if (all.length === 0) {
-    return whisper(`${admin ? 'There are no schedules in this channel, and you have none here.' : 'You have no schedules here.'} Set one with \`/schedule every weekday at 9:00 summarise the open incidents\`.`);
+    return whisper(
+      `${admin ? 'There are no schedules in this channel, and you have none here.' : 'You have no schedules here.'} Set one with \`/schedule every weekday at 9:00 summarise the open incidents\`.`,
+    );
   }
   const lines = all.slice(0, LIST_MAX).map((one) => listLine(one, context, markup));
   const heading = admin ? 'Your schedules here and every schedule in this channel' : 'Your schedules here';
@@ -113,24 +149,46 @@ function by(one: Schedule, context: CommandContext): string {
 }
 
 function where(one: Schedule, context: CommandContext): string {
-  return one.key.channel === context.key.channel ? (one.key.thread === context.key.thread ? ' · this thread' : ' · this channel') : '';
+  return one.key.channel === context.key.channel
+    ? one.key.thread === context.key.thread
+      ? ' · this thread'
+      : ' · this channel'
+    : '';
 }
 
-async function unschedule(id: string | undefined, context: CommandContext, markup: CommandMarkup, whisper: (text: string) => Promise<void>): Promise<void> {
+async function unschedule(
+  id: string | undefined,
+  context: CommandContext,
+  markup: CommandMarkup,
+  whisper: (text: string) => Promise<void>,
+): Promise<void> {
   const { key, userId, manager, connector } = context;
   const desk = context.schedules!;
   if (!id) return whisper('Say which schedule: `/unschedule s-abc123` (`/schedules` lists yours with their ids).');
   const wanted = id.trim().toLowerCase();
   // Only this platform and workspace's schedules are in reach: another's is "not there", not "not yours".
-  const target = (await desk.list({ platform: key.platform, workspace: key.workspace })).find((one) => one.id === wanted);
-  if (!target) return whisper(`There is no schedule "${markup.escape(id.trim())}" here. \`/schedules\` lists yours with their ids.`);
-  const mayEnd = target.creator === userId || isAdmin(context) || (await manager.controls.mayManageThread(sessionIdOf(target.key), target.key, userId, { external: context.external })).allowed;
+  const target = (await desk.list({ platform: key.platform, workspace: key.workspace })).find(
+    (one) => one.id === wanted,
+  );
+  if (!target)
+    return whisper(
+      `There is no schedule "${markup.escape(id.trim())}" here. \`/schedules\` lists yours with their ids.`,
+    );
+  const mayEnd =
+    target.creator === userId ||
+    isAdmin(context) ||
+    (
+      await manager.controls.mayManageThread(sessionIdOf(target.key), target.key, userId, {
+        external: context.external,
+      })
+    ).allowed;
   const ended = await desk.end(target.id, userId, (one) => one.id === target.id && mayEnd);
   if (!ended.ok) return whisper(markup.escape(ended.reason));
   const said = `⏰ Schedule \`${ended.schedule.id}\` (${markup.escape(ended.schedule.task)}) was ended by <@${userId}>.`;
   const there = ended.schedule.key;
   await connector.post(there.channel, there.thread, said);
-  if (there.channel !== key.channel || there.thread !== key.thread) await whisper(`Ended \`${ended.schedule.id}\`; its thread says so.`);
+  if (there.channel !== key.channel || there.thread !== key.thread)
+    await whisper(`Ended \`${ended.schedule.id}\`; its thread says so.`);
 }
 
 function isAdmin(context: CommandContext): boolean {

@@ -8,7 +8,11 @@ import type { ThreadRecords } from '../../src/sessions/thread-records.js';
 import { callArguments, type CallText } from './call-arguments.js';
 
 /** The call's full text from the session's transcript, or undefined when it is no longer stored. */
-export async function storedCallText(records: Pick<ThreadRecords, 'transcript'>, sessionId: string, toolCallId: string): Promise<CallText | undefined> {
+export async function storedCallText(
+  records: Pick<ThreadRecords, 'transcript'>,
+  sessionId: string,
+  toolCallId: string,
+): Promise<CallText | undefined> {
   const transcript = await records.transcript(sessionId);
   for (let i = transcript.length - 1; i >= 0; i--) {
     const message = transcript[i]!;

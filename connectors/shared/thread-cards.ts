@@ -50,7 +50,11 @@ export class ThreadCards {
    */
   async proposed(event: EventOf<'tool_proposed'>): Promise<void> {
     const known = this.cards.get(event.toolCallId);
-    const card: Card = known ?? { state: newToolCard(event), messageId: await this.output.surface.cards.find(event.toolCallId), rendering: Promise.resolve() };
+    const card: Card = known ?? {
+      state: newToolCard(event),
+      messageId: await this.output.surface.cards.find(event.toolCallId),
+      rendering: Promise.resolve(),
+    };
     const decision = known?.state.decision ?? this.decisions.get(event.toolCallId);
     card.state = decision ? recordDecision(newToolCard(event), decision.by, decision.choice) : newToolCard(event);
     card.prompt = undefined;
@@ -73,11 +77,18 @@ export class ThreadCards {
     const decision = this.decisions.get(event.toolCallId);
     this.decisions.delete(event.toolCallId);
     const state = decision ? recordDecision(newToolCard(event), decision.by, decision.choice) : newToolCard(event);
-    this.cards.set(event.toolCallId, { state, messageId: await this.output.surface.cards.find(event.toolCallId), rendering: Promise.resolve() });
+    this.cards.set(event.toolCallId, {
+      state,
+      messageId: await this.output.surface.cards.find(event.toolCallId),
+      rendering: Promise.resolve(),
+    });
   }
 
   /** A call asks a human (approval, question, plan, directory): the prompt's buttons go on its card. */
-  async asked(event: EventOf<'permission_required'> | EventOf<'interaction_required'>, prompt: InboxItem | undefined): Promise<void> {
+  async asked(
+    event: EventOf<'permission_required'> | EventOf<'interaction_required'>,
+    prompt: InboxItem | undefined,
+  ): Promise<void> {
     const card = await this.cardFor(event.toolCallId, event.type === 'permission_required' ? event.name : event.kind);
     card.state = applyToolEvent(card.state, event);
     // A question or a plan is shown in full on the card: its raw arguments would repeat it.
@@ -99,7 +110,8 @@ export class ThreadCards {
     const card = await this.cardFor(event.toolCallId, event.name);
     card.state = applyToolEvent(card.state, event);
     if (event.type === 'tool_finished') {
-      if (card.prompt?.item.state === 'pending' && event.status === 'interrupted') card.state = recordDecision(card.state, '', 'interrupted');
+      if (card.prompt?.item.state === 'pending' && event.status === 'interrupted')
+        card.state = recordDecision(card.state, '', 'interrupted');
       card.prompt = undefined;
     }
     await this.render(card);

@@ -33,14 +33,21 @@ export class ThreadOutput {
     } catch (error) {
       // Fenced: the bot is shutting down and may record nothing more; the post itself went out.
       if (isWritesFenced(error)) return;
-      this.deps.logger.warn({ err: error, sessionId: this.deps.sessionId }, `could not ${what} in ${this.surface.platform}`);
+      this.deps.logger.warn(
+        { err: error, sessionId: this.deps.sessionId },
+        `could not ${what} in ${this.surface.platform}`,
+      );
     }
   }
 
   /** Record a message the bot posted in this thread, so a reaction or click on it finds its session. */
   async remember(messageId: MessageId, kind: MessageKind, toolCallId?: string): Promise<void> {
     await this.safely('index a message', () =>
-      this.deps.records.rememberMessage(this.surface.messageKey(messageId), { sessionId: this.deps.sessionId, kind, ...(toolCallId ? { toolCallId } : {}) }),
+      this.deps.records.rememberMessage(this.surface.messageKey(messageId), {
+        sessionId: this.deps.sessionId,
+        kind,
+        ...(toolCallId ? { toolCallId } : {}),
+      }),
     );
   }
 }

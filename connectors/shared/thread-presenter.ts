@@ -14,7 +14,13 @@
 // The idea to hold: the presenter decides what the thread shows and when; the surface only
 // how. A surface call that fails is logged and the turn goes on (thread-output.ts): the
 // conversation is the source of truth, the thread is its rendering.
-import { textOf, type EngineEvent, type EngineLogger, type InboxItem, type MessageSource } from '../../src/engine/index.js';
+import {
+  textOf,
+  type EngineEvent,
+  type EngineLogger,
+  type InboxItem,
+  type MessageSource,
+} from '../../src/engine/index.js';
 import type { InputDisposition, SessionObserver } from '../../src/sessions/session-manager.js';
 import type { ThreadNotice } from '../../src/sessions/session-observer.js';
 import { choiceOf } from '../../src/sessions/prompt-replies.js';
@@ -25,7 +31,15 @@ import type { CallText } from './call-arguments.js';
 import { ProgressSteps } from './progress-steps.js';
 import { ThreadCards } from './thread-cards.js';
 import { ThreadOutput } from './thread-output.js';
-import type { InputMark, MessageId, ProgressStep, StatusDetails, ThreadNote, ThreadSurface, WorkStatus } from './thread-surface.js';
+import type {
+  InputMark,
+  MessageId,
+  ProgressStep,
+  StatusDetails,
+  ThreadNote,
+  ThreadSurface,
+  WorkStatus,
+} from './thread-surface.js';
 import { TurnAnswer } from './turn-answer.js';
 
 export interface ThreadPresenterDeps {
@@ -61,9 +75,19 @@ export class ThreadPresenter {
     private readonly deps: ThreadPresenterDeps,
     private readonly session: Pick<SessionRecord, 'id'> & Partial<Pick<SessionRecord, 'startedBy'>>,
   ) {
-    this.output = new ThreadOutput({ surface: deps.surface, records: deps.records, logger: deps.logger, sessionId: session.id });
+    this.output = new ThreadOutput({
+      surface: deps.surface,
+      records: deps.records,
+      logger: deps.logger,
+      sessionId: session.id,
+    });
     this.cards = new ThreadCards(this.output, deps.grantScope);
-    this.answer = new TurnAnswer({ output: this.output, sessionId: session.id, feedback: deps.feedback, prices: deps.prices });
+    this.answer = new TurnAnswer({
+      output: this.output,
+      sessionId: session.id,
+      feedback: deps.feedback,
+      prices: deps.prices,
+    });
   }
 
   private get compact(): boolean {
@@ -136,10 +160,18 @@ export class ThreadPresenter {
       case 'error':
         await this.answer.close();
         if (event.errorKind === 'budget') {
-          await this.note({ kind: 'budget_paused', message: event.message, action: { kind: 'continue_past_limit', sessionId: this.session.id } });
+          await this.note({
+            kind: 'budget_paused',
+            message: event.message,
+            action: { kind: 'continue_past_limit', sessionId: this.session.id },
+          });
           return;
         }
-        await this.note({ kind: 'failed', message: event.message, action: { kind: 'retry', sessionId: this.session.id } });
+        await this.note({
+          kind: 'failed',
+          message: event.message,
+          action: { kind: 'retry', sessionId: this.session.id },
+        });
         return;
       case 'interrupted':
         await this.answer.close();
@@ -148,7 +180,11 @@ export class ThreadPresenter {
       case 'turn_end':
         await this.answer.endTurn(event.status === 'completed');
         if (event.status === 'max_iterations_exceeded') {
-          await this.note({ kind: 'step_limit', iterations: event.iterations, action: { kind: 'continue', sessionId: this.session.id } });
+          await this.note({
+            kind: 'step_limit',
+            iterations: event.iterations,
+            action: { kind: 'continue', sessionId: this.session.id },
+          });
         }
         await this.setStatus('idle');
         return;
@@ -188,7 +224,8 @@ export class ThreadPresenter {
   async onTakeover(): Promise<void> {
     await this.answer.close();
     const surface = this.output.surface;
-    if (surface.closeStaleAnswer) await this.output.safely('close the answer the stopped instance left open', () => surface.closeStaleAnswer!());
+    if (surface.closeStaleAnswer)
+      await this.output.safely('close the answer the stopped instance left open', () => surface.closeStaleAnswer!());
     await this.note({ kind: 'taken_over' });
   }
 
@@ -319,7 +356,8 @@ export function presenterObserver(presenterFor: (session: SessionRecord) => Thre
     onNotice: (session, notice) => presenterFor(session).onNotice(notice),
     onDecision: async (session, item) => {
       const choice = item.resolution ? choiceOf(item.resolution) : undefined;
-      if (choice !== undefined && item.resolvedBy) await presenterFor(session).onDecision(item, item.resolvedBy, choice);
+      if (choice !== undefined && item.resolvedBy)
+        await presenterFor(session).onDecision(item, item.resolvedBy, choice);
     },
   };
 }

@@ -18,7 +18,11 @@ export interface ThreadStopped {
 }
 
 /** The session a stop put on a message means: the one the bot recorded for that message, else the thread the message is in (`inThread`). */
-export async function sessionStoppedAt(deps: ThreadStopDeps, messageKey: string, inThread: () => string): Promise<string> {
+export async function sessionStoppedAt(
+  deps: ThreadStopDeps,
+  messageKey: string,
+  inThread: () => string,
+): Promise<string> {
   return (await deps.manager.records.messageAt(messageKey))?.sessionId ?? inThread();
 }
 
@@ -27,8 +31,18 @@ export async function sessionStoppedAt(deps: ThreadStopDeps, messageKey: string,
  * thread is looked up; false drops the stop (undefined is returned).
  */
 export async function stopThread(deps: ThreadStopDeps, sessionId: string, userId: string): Promise<ThreadStopped>;
-export async function stopThread(deps: ThreadStopDeps, sessionId: string, userId: string, claimed: Promise<boolean> | undefined): Promise<ThreadStopped | undefined>;
-export async function stopThread(deps: ThreadStopDeps, sessionId: string, userId: string, claimed?: Promise<boolean>): Promise<ThreadStopped | undefined> {
+export async function stopThread(
+  deps: ThreadStopDeps,
+  sessionId: string,
+  userId: string,
+  claimed: Promise<boolean> | undefined,
+): Promise<ThreadStopped | undefined>;
+export async function stopThread(
+  deps: ThreadStopDeps,
+  sessionId: string,
+  userId: string,
+  claimed?: Promise<boolean>,
+): Promise<ThreadStopped | undefined> {
   const record = await deps.manager.records.session(sessionId);
   if (claimed && !(await claimed)) return undefined;
   if (record) deps.presenterFor(record).noteStoppedBy(userId);

@@ -12,14 +12,7 @@ import { callArguments, type ArgumentPart } from './call-arguments.js';
 import { ellipsize } from './truncate.js';
 
 export type ToolPhase =
-  | 'proposed'
-  | 'awaiting_approval'
-  | 'awaiting_answer'
-  | 'running'
-  | 'done'
-  | 'failed'
-  | 'denied'
-  | 'interrupted';
+  'proposed' | 'awaiting_approval' | 'awaiting_answer' | 'running' | 'done' | 'failed' | 'denied' | 'interrupted';
 
 export interface ToolCardState {
   toolCallId: string;
@@ -87,7 +80,12 @@ export function applyToolEvent(card: ToolCardState, event: EngineEvent, now: num
       return card;
     case 'permission_required': {
       if (event.toolCallId !== card.toolCallId) return card;
-      const next: ToolCardState = { ...card, phase: 'awaiting_approval', approvalReason: event.reason, fullArguments: callArguments(event.name, event.arguments) };
+      const next: ToolCardState = {
+        ...card,
+        phase: 'awaiting_approval',
+        approvalReason: event.reason,
+        fullArguments: callArguments(event.name, event.arguments),
+      };
       if (event.command !== undefined) next.command = event.command;
       if (event.metadata?.confinement !== undefined) next.confinement = event.metadata.confinement;
       return next;
@@ -113,7 +111,8 @@ export function applyToolEvent(card: ToolCardState, event: EngineEvent, now: num
       const next: ToolCardState = { ...card, phase: finishedPhase(event.status), resultPreview: event.resultPreview };
       if (event.restart) next.restart = event.restart;
       if (event.display !== undefined) next.display = event.display;
-      const durationMs = event.durationMs ?? (card.startedAt !== undefined ? Math.max(0, now - card.startedAt) : undefined);
+      const durationMs =
+        event.durationMs ?? (card.startedAt !== undefined ? Math.max(0, now - card.startedAt) : undefined);
       if (durationMs !== undefined) next.durationMs = durationMs;
       return next;
     }

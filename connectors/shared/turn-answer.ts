@@ -86,11 +86,21 @@ export class TurnAnswer {
     if (!answer) return;
     const output = this.deps.output;
     const feedback = final && hasText && this.deps.feedback !== undefined;
-    await output.safely('finish the answer', () => answer.finish({ ...(footer !== undefined ? { footer } : {}), ...(feedback ? { feedback: true } : {}), ...(turnEnded ? { turnEnded: true } : {}) }));
+    await output.safely('finish the answer', () =>
+      answer.finish({
+        ...(footer !== undefined ? { footer } : {}),
+        ...(feedback ? { feedback: true } : {}),
+        ...(turnEnded ? { turnEnded: true } : {}),
+      }),
+    );
     for (const messageId of answer.messages) await output.remember(messageId, 'answer');
     const last = answer.messages.at(-1);
     if (feedback && last !== undefined) {
-      const turn: AnsweredTurn = { sessionId: this.deps.sessionId, messageKey: output.surface.messageKey(last), turnStartedAt: this.turnStartedAt };
+      const turn: AnsweredTurn = {
+        sessionId: this.deps.sessionId,
+        messageKey: output.surface.messageKey(last),
+        turnStartedAt: this.turnStartedAt,
+      };
       const model = this.usages.at(-1)?.model;
       if (model) turn.model = model;
       if (this.requestId) turn.requestId = this.requestId;

@@ -11,7 +11,8 @@ export interface UsageMarkup {
   escape: (text: string) => string;
 }
 
-export type UsageTarget = { kind: 'self' } | { kind: 'user' | 'channel'; id: string } | { kind: 'invalid'; words: string };
+export type UsageTarget =
+  { kind: 'self' } | { kind: 'user' | 'channel'; id: string } | { kind: 'invalid'; words: string };
 
 /** What `/usage` was asked for: nothing (oneself), a person or a channel, as a platform's mention or `user:ID` / `channel:ID`. */
 export function usageTarget(args: readonly string[]): UsageTarget {
@@ -26,7 +27,11 @@ export function usageTarget(args: readonly string[]): UsageTarget {
 }
 
 /** The scopes a `/usage` answer shows for this target, in order. */
-export function usageScopes(key: SessionKey, userId: string, target: Exclude<UsageTarget, { kind: 'invalid' }>): { label: string; scope: UsageScope }[] {
+export function usageScopes(
+  key: SessionKey,
+  userId: string,
+  target: Exclude<UsageTarget, { kind: 'invalid' }>,
+): { label: string; scope: UsageScope }[] {
   const on = { platform: key.platform, workspace: key.workspace };
   switch (target.kind) {
     case 'self':
@@ -42,7 +47,12 @@ export function usageScopes(key: SessionKey, userId: string, target: Exclude<Usa
   }
 }
 
-export async function usageText(reader: SpendReader, rows: { label: string; scope: UsageScope }[], markup: UsageMarkup, now = Date.now()): Promise<string> {
+export async function usageText(
+  reader: SpendReader,
+  rows: { label: string; scope: UsageScope }[],
+  markup: UsageMarkup,
+  now = Date.now(),
+): Promise<string> {
   const lines = [`${markup.bold('Spend')} (today · this month)`];
   const unpriced = new Set<string>();
   let estimated = false;
@@ -50,10 +60,18 @@ export async function usageText(reader: SpendReader, rows: { label: string; scop
     const report = await reader.usage(row.scope);
     for (const model of [...report.today.unpricedModels, ...report.month.unpricedModels]) unpriced.add(model);
     if (report.today.estimatedCalls > 0 || report.month.estimatedCalls > 0) estimated = true;
-    lines.push(`${markup.bold(`${row.label}:`)} ${totalsText(report.today)} · ${totalsText(report.month)}${limitText(report, now)}`);
+    lines.push(
+      `${markup.bold(`${row.label}:`)} ${totalsText(report.today)} · ${totalsText(report.month)}${limitText(report, now)}`,
+    );
   }
-  if (estimated) lines.push('Estimated: the model server reported no usage for those calls, so they count what the bot sent and what came back (about four characters a token).');
-  if (unpriced.size > 0) lines.push(`No price known for ${[...unpriced].map((model) => markup.escape(model)).join(', ')}: counted in tokens only (set MODEL_PRICES).`);
+  if (estimated)
+    lines.push(
+      'Estimated: the model server reported no usage for those calls, so they count what the bot sent and what came back (about four characters a token).',
+    );
+  if (unpriced.size > 0)
+    lines.push(
+      `No price known for ${[...unpriced].map((model) => markup.escape(model)).join(', ')}: counted in tokens only (set MODEL_PRICES).`,
+    );
   return lines.join('\n');
 }
 
@@ -66,7 +84,12 @@ function totalsText(totals: SpendTotals): string {
 function limitText(report: UsageReport, now: number): string {
   const limit = report.limit;
   if (!limit) return '';
-  const amounts = [limit.usd !== undefined ? formatUsd(limit.usd) : '', limit.tokens !== undefined ? `${compact(limit.tokens)} tokens` : ''].filter(Boolean).join(' or ');
+  const amounts = [
+    limit.usd !== undefined ? formatUsd(limit.usd) : '',
+    limit.tokens !== undefined ? `${compact(limit.tokens)} tokens` : '',
+  ]
+    .filter(Boolean)
+    .join(' or ');
   return ` — daily limit ${amounts}, resets in ${durationWords(limit.resetsAt - now)}`;
 }
 

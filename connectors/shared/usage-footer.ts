@@ -32,7 +32,10 @@ export function formatUsage(usages: readonly Usage[], prices: ModelPrices = BUIL
   if (cost !== undefined) parts.push(`≈ ${formatUsd(cost)}`);
   // A server that reported no usage: the metered provider counted the call itself (never as 0).
   const estimated = usages.filter((usage) => usage.estimated).length;
-  if (estimated > 0) parts.push(`${estimated === usages.length ? 'estimated' : 'partly estimated'} (the model server reported no usage)`);
+  if (estimated > 0)
+    parts.push(
+      `${estimated === usages.length ? 'estimated' : 'partly estimated'} (the model server reported no usage)`,
+    );
   return parts.join(' · ');
 }
 

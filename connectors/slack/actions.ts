@@ -37,7 +37,7 @@ export function promptActionId(choice: string): string {
 
 export function encodeValue(value: PromptValue | SessionValue | CallValue): string {
   const text = JSON.stringify(value);
-  if (text.length > 2000) throw new Error('button value over Slack\'s 2,000-character limit');
+  if (text.length > 2000) throw new Error("button value over Slack's 2,000-character limit");
   return text;
 }
 

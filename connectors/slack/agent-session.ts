@@ -124,7 +124,12 @@ export class AgentSessions {
    * workspace has no sessions (now or from an earlier refusal): the caller falls back. Other
    * failures throw, as any surface call may.
    */
-  async setStatus(client: WebClient, thread: SessionThread, status: WorkStatus, details?: StatusDetails): Promise<boolean> {
+  async setStatus(
+    client: WebClient,
+    thread: SessionThread,
+    status: WorkStatus,
+    details?: StatusDetails,
+  ): Promise<boolean> {
     if (!this.available(thread.teamId)) return false;
     // Only a turn that answers a new request may be the one that creates the session; the
     // store is asked only then.
@@ -158,7 +163,10 @@ export class AgentSessions {
     if (code === undefined || !UNAVAILABLE.has(code)) return false;
     if (!this.unavailable.has(teamId)) {
       this.unavailable.add(teamId);
-      this.deps.logger.info({ team: teamId, error: code }, 'Slack agent sessions are not available in this workspace; showing the DM "is thinking…" status instead');
+      this.deps.logger.info(
+        { team: teamId, error: code },
+        'Slack agent sessions are not available in this workspace; showing the DM "is thinking…" status instead',
+      );
     }
     return true;
   }

@@ -28,7 +28,15 @@ import { feedbackBlock } from './feedback-blocks.js';
 import { OutgoingCoalescer, withoutStepMarks } from './outgoing-coalescer.js';
 import { slackError } from './slack-errors.js';
 import { streamingUnsupported, type StreamingSupport } from './streaming-support.js';
-import { joinText, openFenceAtEnd, sectionsOf, streamBodyOf, takeWithin, textOf, type Outgoing } from './stream-pieces.js';
+import {
+  joinText,
+  openFenceAtEnd,
+  sectionsOf,
+  streamBodyOf,
+  takeWithin,
+  textOf,
+  type Outgoing,
+} from './stream-pieces.js';
 import { PlanMessage, TaskLedger } from './task-chunks.js';
 
 export interface AnswerTarget {
@@ -119,7 +127,10 @@ export class AnswerStream implements AnswerDraft {
   /** Send what is pending and close the message, with an optional footer (the usage line) and 👍 / 👎 under it. */
   async finish(ending?: AnswerEnding): Promise<void> {
     const footerText = ending?.footer;
-    const footer = [...(footerText === undefined ? [] : [footerBlock(footerText)]), ...(ending?.feedback ? [feedbackBlock()] : [])];
+    const footer = [
+      ...(footerText === undefined ? [] : [footerBlock(footerText)]),
+      ...(ending?.feedback ? [feedbackBlock()] : []),
+    ];
     await this.outgoing.close();
     // One last try for text (or steps) a failed call left behind.
     if (this.unsent.length > 0 || this.dirty || this.plan?.pending) await this.flush([]);
@@ -147,13 +158,19 @@ export class AnswerStream implements AnswerDraft {
         } catch (error) {
           if (slackError(error) === 'invalid_chunks' && this.unsent.some((item) => 'step' in item)) {
             // A step Slack will not take must not hold back the text behind it forever.
-            this.options.logger.warn({ error: 'invalid_chunks' }, 'Slack refused a task update; the waiting steps are dropped, the text goes on');
+            this.options.logger.warn(
+              { error: 'invalid_chunks' },
+              'Slack refused a task update; the waiting steps are dropped, the text goes on',
+            );
             this.unsent = joinText(this.unsent.filter((item) => 'text' in item));
             await this.flushNative();
             return;
           }
           if (!streamingUnsupported(error)) throw error;
-          this.options.logger.info({ error: slackError(error) }, 'native streaming is not available here; posting and editing instead');
+          this.options.logger.info(
+            { error: slackError(error) },
+            'native streaming is not available here; posting and editing instead',
+          );
           this.options.support.native = false;
           this.streaming = false;
         }
@@ -256,7 +273,13 @@ export class AnswerStream implements AnswerDraft {
     let stopped = true;
     try {
       const status = sessionStatus ? { session_status: sessionStatus } : {};
-      await this.client.chat.stopStream({ channel: this.target.channel, ts: this.ts, ...(last ? { markdown_text: last } : {}), ...(footer.length > 0 ? { blocks: footer } : {}), ...status });
+      await this.client.chat.stopStream({
+        channel: this.target.channel,
+        ts: this.ts,
+        ...(last ? { markdown_text: last } : {}),
+        ...(footer.length > 0 ? { blocks: footer } : {}),
+        ...status,
+      });
     } catch (error) {
       if (slackError(error) !== 'message_not_in_streaming_state') throw error;
       stopped = false;
@@ -326,7 +349,11 @@ export class AnswerStream implements AnswerDraft {
       const piece = pieces[i]!.text;
       const last = i === pieces.length - 1;
       if (!this.ts) {
-        const posted = await this.client.chat.postMessage({ channel: this.target.channel, thread_ts: this.target.threadTs, text: toSlackMrkdwn(piece) });
+        const posted = await this.client.chat.postMessage({
+          channel: this.target.channel,
+          thread_ts: this.target.threadTs,
+          text: toSlackMrkdwn(piece),
+        });
         if (!posted.ts) throw new Error('chat.postMessage answered without a ts');
         this.ts = posted.ts;
         this.messages.push(posted.ts);

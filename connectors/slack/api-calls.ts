@@ -19,7 +19,8 @@ export function countedFetch(inner: FetchFunction, ops: OpsBus, now: () => numbe
   return async (url, init) => {
     if (!ops.listening) return inner(url, init);
     const method = methodOf(url) || 'response_url';
-    const report = (outcome: Outcome) => ops.emit({ type: 'platform_call', at: now(), platform: 'slack', method, outcome });
+    const report = (outcome: Outcome) =>
+      ops.emit({ type: 'platform_call', at: now(), platform: 'slack', method, outcome });
     let response: Awaited<ReturnType<FetchFunction>>;
     try {
       response = await inner(url, init);

@@ -103,7 +103,8 @@ function glimpsed(part: ShownPart): string {
 }
 
 function showAllNote(approvable: boolean, pending: boolean, decideInModal: boolean, length: number): string {
-  if (approvable && decideInModal) return ':mag: Not all of it fits on this card: *Show all to decide* opens every character, with the approve buttons under it.';
+  if (approvable && decideInModal)
+    return ':mag: Not all of it fits on this card: *Show all to decide* opens every character, with the approve buttons under it.';
   if (approvable) return ':mag: *Show all* opens every character.';
   const size = `This call is ${count(length)}: more than a Slack window can show (${MODAL_CAPACITY_WORDS})`;
   return pending

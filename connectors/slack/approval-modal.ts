@@ -19,7 +19,16 @@ import { escapeSlackText } from '../shared/markdown-format.js';
 import type { CardPrompt } from '../shared/thread-surface.js';
 import { encodeValue, promptActionId } from './actions.js';
 import type { ButtonClick } from './inbound-events.js';
-import { codeBlock, context, LIMITS, plain, section, splitForCode, type PlainText, type SlackBlock } from './block-kit.js';
+import {
+  codeBlock,
+  context,
+  LIMITS,
+  plain,
+  section,
+  splitForCode,
+  type PlainText,
+  type SlackBlock,
+} from './block-kit.js';
 import { thousands } from '../../src/text/thousands.js';
 
 export const FULL_TEXT_CALLBACK = 'agent_full_text';
@@ -38,7 +47,11 @@ export interface FullTextModal {
 }
 
 /** Which call the modal shows and which card it was opened from (for a private answer to a click in it). */
-export const FullTextMetadataSchema = z.object({ call: z.string().min(1), channel: z.string().min(1), thread: z.string().min(1) });
+export const FullTextMetadataSchema = z.object({
+  call: z.string().min(1),
+  channel: z.string().min(1),
+  thread: z.string().min(1),
+});
 export type FullTextMetadata = z.infer<typeof FullTextMetadataSchema>;
 
 /** The prompt a modal may decide: the call's pending item and where its grants apply. */
@@ -64,7 +77,9 @@ const CLOSING_BLOCKS = 2;
 export function fullTextView(call: CallText, where: FullTextMetadata, prompt?: ModalPrompt): FullTextView {
   const shown = approvalView(call.parts, prompt?.item.command);
   const blocks: SlackBlock[] = [
-    section(`*${escapeSlackText(call.name)}*: every character of this call (${count(argumentsLength(call.parts))}), as the tool would receive it.`),
+    section(
+      `*${escapeSlackText(call.name)}*: every character of this call (${count(argumentsLength(call.parts))}), as the tool would receive it.`,
+    ),
   ];
   for (const warning of shown.warnings) blocks.push(context(`:warning: ${escapeSlackText(warning)}`));
   const room = LIMITS.modalBlocks - CLOSING_BLOCKS;
@@ -127,7 +142,13 @@ function decideButtons(name: string, prompt: ModalPrompt, shown: ReturnType<type
     .filter((choice) => offered.has(choice) && words[choice] !== undefined)
     .map((choice) => {
       const [text, style] = words[choice]!;
-      return { type: 'button', text: plain(text), action_id: promptActionId(choice), value: encodeValue({ item: item.id, choice }), ...(style ? { style } : {}) };
+      return {
+        type: 'button',
+        text: plain(text),
+        action_id: promptActionId(choice),
+        value: encodeValue({ item: item.id, choice }),
+        ...(style ? { style } : {}),
+      };
     });
 }
 

@@ -6,9 +6,25 @@
 // Limits that bite here (Block Kit docs, block-kit.ts): 50 blocks a message, 3,000 characters
 // of section text, 75 characters of button text. What an approval card shows of the call it
 // approves, and which approve buttons that allows, is approval-card.ts's.
-import { displayNote, escapeSlackText, formatDuration, phaseLabel, restartNote, truncateForDisplay, type ToolCardState } from '../shared/index.js';
+import {
+  displayNote,
+  escapeSlackText,
+  formatDuration,
+  phaseLabel,
+  restartNote,
+  truncateForDisplay,
+  type ToolCardState,
+} from '../shared/index.js';
 import type { CardPrompt, NoteAction, ThreadNote } from '../shared/thread-surface.js';
-import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, filesNoteText, RESTARTING_NOTE, schedulePausedText, TAKEN_OVER_NOTE } from '../shared/card-words.js';
+import {
+  alwaysLabel,
+  decisionText,
+  DROPPED_AT_STOP_NOTE,
+  filesNoteText,
+  RESTARTING_NOTE,
+  schedulePausedText,
+  TAKEN_OVER_NOTE,
+} from '../shared/card-words.js';
 import { revealInvisible } from '../shared/visible-text.js';
 import { encodeValue, promptActionId, RETRY_ACTION } from './actions.js';
 import { offeredChoices } from '../shared/approval-view.js';
@@ -41,7 +57,12 @@ function inlineCode(text: string): string {
 /** The message's notification text (Slack reads it as mrkdwn too: escaped, hidden characters shown). */
 export function toolCardText(card: ToolCardState): string {
   const restart = restartNote(card);
-  return escape(`${phaseLabel(card.phase)}: ${card.name} ${revealInvisible(card.argsSummary).text}${restart ? ` (${restart})` : ''}`.slice(0, 300));
+  return escape(
+    `${phaseLabel(card.phase)}: ${card.name} ${revealInvisible(card.argsSummary).text}${restart ? ` (${restart})` : ''}`.slice(
+      0,
+      300,
+    ),
+  );
 }
 
 export function toolCardBlocks(card: ToolCardState, prompt?: CardPrompt): SlackBlock[] {
@@ -49,18 +70,37 @@ export function toolCardBlocks(card: ToolCardState, prompt?: CardPrompt): SlackB
   // A call that needs a decision shows its arguments in full below; the one-line summary would only repeat a part of them.
   const approval = approvalText(card, prompt);
   const summary = approval || !card.argsSummary ? '' : ` ${inlineCode(revealInvisible(card.argsSummary).text)}`;
-  const blocks: SlackBlock[] = [{ type: 'section', text: mrkdwn(`${PHASE_ICON[card.phase]} *${escape(card.name)}*${summary}`) }];
-  if (card.phase === 'awaiting_approval' && card.approvalReason) blocks.push({ type: 'context', elements: [mrkdwn(`Why I ask: ${escape(card.approvalReason)}`)] });
-  if (card.phase === 'awaiting_approval' && card.confinement) blocks.push({ type: 'context', elements: [mrkdwn(`Runs ${escape(card.confinement)}`)] });
+  const blocks: SlackBlock[] = [
+    { type: 'section', text: mrkdwn(`${PHASE_ICON[card.phase]} *${escape(card.name)}*${summary}`) },
+  ];
+  if (card.phase === 'awaiting_approval' && card.approvalReason)
+    blocks.push({ type: 'context', elements: [mrkdwn(`Why I ask: ${escape(card.approvalReason)}`)] });
+  if (card.phase === 'awaiting_approval' && card.confinement)
+    blocks.push({ type: 'context', elements: [mrkdwn(`Runs ${escape(card.confinement)}`)] });
   if (prompt?.question) {
     blocks.push({ type: 'section', text: mrkdwn(`*Question:* ${escape(prompt.question)}`) });
-    if (prompt.item.state === 'pending') blocks.push({ type: 'context', elements: [mrkdwn('Pick an answer, or reply in this thread in your own words.')] });
+    if (prompt.item.state === 'pending')
+      blocks.push({
+        type: 'context',
+        elements: [mrkdwn('Pick an answer, or reply in this thread in your own words.')],
+      });
   }
   // A plan is approved like a call: its text comes with the approval blocks (in full, or Show all).
-  if (prompt?.plan && !approval) blocks.push({ type: 'section', text: mrkdwn(`*Plan:*\n${escape(truncateForDisplay(prompt.plan, PREVIEW_LIMIT))}`) });
+  if (prompt?.plan && !approval)
+    blocks.push({
+      type: 'section',
+      text: mrkdwn(`*Plan:*\n${escape(truncateForDisplay(prompt.plan, PREVIEW_LIMIT))}`),
+    });
   if (approval) blocks.push(...approval.blocks);
   if (prompt?.item.kind === 'directory' && prompt.item.state === 'pending') {
-    blocks.push({ type: 'context', elements: [mrkdwn('Granting lets the file tools and the shell (inside its sandbox) read and write that folder for the rest of this thread.')] });
+    blocks.push({
+      type: 'context',
+      elements: [
+        mrkdwn(
+          'Granting lets the file tools and the shell (inside its sandbox) read and write that folder for the rest of this thread.',
+        ),
+      ],
+    });
   }
   const restart = restartNote(card);
   // A call cut by a restart has no meaningful duration: the note says what happened.
@@ -78,7 +118,6 @@ export function toolCardBlocks(card: ToolCardState, prompt?: CardPrompt): SlackB
   if (prompt && pending) blocks.push(promptButtons(card, prompt, approval));
   return blocks;
 }
-
 
 /**
  * The prompt's buttons. Approve, the "always" grants and Grant access need the call's full text
@@ -105,7 +144,9 @@ function promptButtons(card: ToolCardState, prompt: CardPrompt, approval: Approv
   const elements: unknown[] = [];
   // On the card: only what the shared rule lets a card offer (approval-view.ts). A call the card
   // cannot hold in full is approved in the Show all modal; a call too long for the modal, nowhere.
-  const offered = new Set(approval ? offeredChoices(item, approval.view, { cardHoldsAll: approval.inFull, fullView: false }) : []);
+  const offered = new Set(
+    approval ? offeredChoices(item, approval.view, { cardHoldsAll: approval.inFull, fullView: false }) : [],
+  );
   const offer = (text: string, choice: string, style?: 'primary' | 'danger'): void => {
     if (offered.has(choice) && (approval?.approvable ?? false)) elements.push(button(text, choice, style));
   };
@@ -146,11 +187,17 @@ export function noteMessage(note: ThreadNote): { text: string; blocks: SlackBloc
     case 'failed':
       return { text: `Error: ${note.message}`, blocks: noteBlocks(`:warning: ${escape(note.message)}`, note.action) };
     case 'stopped':
-      return { text: 'Stopped', blocks: noteBlocks(note.by ? `:octagonal_sign: Stopped by <@${note.by}>.` : ':octagonal_sign: Stopped.') };
+      return {
+        text: 'Stopped',
+        blocks: noteBlocks(note.by ? `:octagonal_sign: Stopped by <@${note.by}>.` : ':octagonal_sign: Stopped.'),
+      };
     case 'step_limit':
       return {
         text: 'Reached the step limit',
-        blocks: noteBlocks(`:hourglass: I used the ${note.iterations} model calls allowed for one request. Continue?`, note.action),
+        blocks: noteBlocks(
+          `:hourglass: I used the ${note.iterations} model calls allowed for one request. Continue?`,
+          note.action,
+        ),
       };
     case 'budget_paused':
       return { text: note.message, blocks: noteBlocks(`:money_with_wings: ${escape(note.message)}`, note.action) };
@@ -185,7 +232,11 @@ function slackMention(id: string): string {
   return /^[A-Z0-9]+$/i.test(id) ? `<@${id}>` : escape(id);
 }
 
-const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue', continue_past_limit: 'Continue (admins)' };
+const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = {
+  retry: 'Retry',
+  continue: 'Continue',
+  continue_past_limit: 'Continue (admins)',
+};
 
 /** A note's text, with its button (Retry, Continue: both retry the session's last request). */
 function noteBlocks(text: string, action?: NoteAction): SlackBlock[] {
@@ -193,7 +244,14 @@ function noteBlocks(text: string, action?: NoteAction): SlackBlock[] {
   if (action) {
     blocks.push({
       type: 'actions',
-      elements: [{ type: 'button', text: plain(NOTE_ACTION_LABEL[action.kind]), action_id: RETRY_ACTION, value: encodeValue({ session: action.sessionId }) }],
+      elements: [
+        {
+          type: 'button',
+          text: plain(NOTE_ACTION_LABEL[action.kind]),
+          action_id: RETRY_ACTION,
+          value: encodeValue({ session: action.sessionId }),
+        },
+      ],
     });
   }
   return blocks;

@@ -12,7 +12,15 @@ import type { SessionRecord } from '../../src/sessions/thread-records.js';
 import type { CallText } from '../shared/call-arguments.js';
 import { answerPromptClick } from '../shared/prompt-click.js';
 import type { ThreadPresenter } from '../shared/thread-presenter.js';
-import { ACTION_PATTERN, decodeValue, PROMPT_ACTION, PromptValueSchema, RETRY_ACTION, SessionValueSchema, SHOW_ALL_ACTION } from './actions.js';
+import {
+  ACTION_PATTERN,
+  decodeValue,
+  PROMPT_ACTION,
+  PromptValueSchema,
+  RETRY_ACTION,
+  SessionValueSchema,
+  SHOW_ALL_ACTION,
+} from './actions.js';
 import { slackCardHoldsAll } from './approval-card.js';
 import { fitsInModal, fullTextModalOf } from './approval-modal.js';
 import { firstSectionText, readInbound, type ButtonClick } from './inbound-events.js';
@@ -44,17 +52,39 @@ export function listenForButtons(app: App, deps: ButtonClickDeps): void {
     const say: Say = async (text) => {
       // A click in a modal has no response_url: its private answer goes to the card's thread.
       if (modal) return deps.whisper(modal.channel, userId, modal.thread, text);
-      if (!click.response_url) return logger.warn({ actionId }, 'a click came without a response_url: its answer is not shown');
-      await respond({ response_type: 'ephemeral', replace_original: false, text }).catch((error: unknown) => logger.warn({ err: error }, 'could not answer a click privately'));
+      if (!click.response_url)
+        return logger.warn({ actionId }, 'a click came without a response_url: its answer is not shown');
+      await respond({ response_type: 'ephemeral', replace_original: false, text }).catch((error: unknown) =>
+        logger.warn({ err: error }, 'could not answer a click privately'),
+      );
     };
-    if (actionId.startsWith(PROMPT_ACTION)) await onPromptClick(deps, decodeValue(PromptValueSchema, value), userId, say, modal?.call);
-    else if (actionId === RETRY_ACTION) await onRetryClick(deps, decodeValue(SessionValueSchema, value), userId, click, say);
-    else if (actionId === SHOW_ALL_ACTION) await showAll({ client: deps.client, records: deps.core.manager.records, logger, cardText: deps.cardText, grantScope: deps.grantScope }, body, say);
+    if (actionId.startsWith(PROMPT_ACTION))
+      await onPromptClick(deps, decodeValue(PromptValueSchema, value), userId, say, modal?.call);
+    else if (actionId === RETRY_ACTION)
+      await onRetryClick(deps, decodeValue(SessionValueSchema, value), userId, click, say);
+    else if (actionId === SHOW_ALL_ACTION)
+      await showAll(
+        {
+          client: deps.client,
+          records: deps.core.manager.records,
+          logger,
+          cardText: deps.cardText,
+          grantScope: deps.grantScope,
+        },
+        body,
+        say,
+      );
   });
 }
 
 /** `fullViewOf`: the call whose Show all modal the click was made in (undefined for a click on a card). */
-async function onPromptClick(deps: ButtonClickDeps, value: { item: string; choice: string } | undefined, userId: string, say: Say, fullViewOf?: string): Promise<void> {
+async function onPromptClick(
+  deps: ButtonClickDeps,
+  value: { item: string; choice: string } | undefined,
+  userId: string,
+  say: Say,
+  fullViewOf?: string,
+): Promise<void> {
   if (!value) return say('That button is not one I recognise.');
   await answerPromptClick(deps.core, deps.presenterFor, { item: value.item, choice: value.choice, userId }, say, {
     ...(fullViewOf ? { fullViewOf } : {}),
@@ -64,7 +94,13 @@ async function onPromptClick(deps: ButtonClickDeps, value: { item: string; choic
   });
 }
 
-async function onRetryClick(deps: ButtonClickDeps, value: { session: string } | undefined, userId: string, click: ButtonClick, say: Say): Promise<void> {
+async function onRetryClick(
+  deps: ButtonClickDeps,
+  value: { session: string } | undefined,
+  userId: string,
+  click: ButtonClick,
+  say: Say,
+): Promise<void> {
   if (!value) return say('That button is not one I recognise.');
   const result = await deps.core.manager.controls.retry(value.session, userId);
   if (result.status === 'refused') return say(result.reason);
@@ -76,7 +112,12 @@ async function onRetryClick(deps: ButtonClickDeps, value: { session: string } | 
   const text = firstSectionText(click) ?? click.message?.text ?? 'Retrying';
   if (container?.channel_id && container.message_ts) {
     await deps.client.chat
-      .update({ channel: container.channel_id, ts: container.message_ts, text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${text} — retried by <@${userId}>` } }] })
+      .update({
+        channel: container.channel_id,
+        ts: container.message_ts,
+        text,
+        blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${text} — retried by <@${userId}>` } }],
+      })
       .catch((error: unknown) => deps.logger.warn({ err: error }, 'could not update the retry note'));
   }
 }

@@ -23,7 +23,12 @@ export interface CardIndexDeps {
 
 /** The thread's cards, found again after a restart by the metadata each card carries. */
 export function slackCardIndex(deps: CardIndexDeps, session: SessionRecord): CardLocator {
-  return new WriteAheadCards({ records: deps.records, sessionId: session.id, keyPrefix: 'slack-card', recover: (toolCallId, since) => searchThread(deps, session, toolCallId, since) });
+  return new WriteAheadCards({
+    records: deps.records,
+    sessionId: session.id,
+    keyPrefix: 'slack-card',
+    recover: (toolCallId, since) => searchThread(deps, session, toolCallId, since),
+  });
 }
 
 /** The metadata a card carries, so a process after this one can recognise it in the thread. */
@@ -31,7 +36,12 @@ export function cardMetadata(toolCallId: string): { event_type: string; event_pa
   return { event_type: CARD_METADATA_EVENT, event_payload: { tool_call_id: toolCallId } };
 }
 
-async function searchThread(deps: CardIndexDeps, session: SessionRecord, toolCallId: string, since: number): Promise<string | undefined> {
+async function searchThread(
+  deps: CardIndexDeps,
+  session: SessionRecord,
+  toolCallId: string,
+  since: number,
+): Promise<string | undefined> {
   try {
     const page = await deps.client.conversations.replies({
       channel: session.key.channel,
@@ -42,13 +52,17 @@ async function searchThread(deps: CardIndexDeps, session: SessionRecord, toolCal
       limit: 15,
     });
     const card = (page.messages ?? []).find((message) => {
-      const metadata = (message as { metadata?: { event_type?: string; event_payload?: { tool_call_id?: unknown } } }).metadata;
+      const metadata = (message as { metadata?: { event_type?: string; event_payload?: { tool_call_id?: unknown } } })
+        .metadata;
       return metadata?.event_type === CARD_METADATA_EVENT && metadata.event_payload?.tool_call_id === toolCallId;
     });
     return card?.ts;
   } catch (error) {
     // Rate-limited or gone: a second card is the lesser harm than none.
-    deps.logger.warn({ err: error, sessionId: session.id, toolCallId }, 'could not look for a card posted before a restart');
+    deps.logger.warn(
+      { err: error, sessionId: session.id, toolCallId },
+      'could not look for a card posted before a restart',
+    );
     return undefined;
   }
 }

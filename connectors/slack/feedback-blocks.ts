@@ -61,7 +61,11 @@ export const REASON_BLOCK_ID = 'reason';
 export const REASON_ACTION_ID = 'reason';
 
 /** Which answer the modal is about: Slack hands it back, unchanged, with the submission. */
-export const ReasonMetadataSchema = z.object({ channel: z.string().min(1), ts: z.string().min(1), thread: z.string().min(1) });
+export const ReasonMetadataSchema = z.object({
+  channel: z.string().min(1),
+  ts: z.string().min(1),
+  thread: z.string().min(1),
+});
 export type ReasonMetadata = z.infer<typeof ReasonMetadataSchema>;
 
 /** The "what was wrong?" modal for a 👎 on the answer `where` names. */
@@ -80,7 +84,13 @@ export function reasonModal(where: ReasonMetadata): types.ModalView {
         block_id: REASON_BLOCK_ID,
         optional: true,
         label: plain('What was wrong?', 2_000),
-        element: { type: 'plain_text_input', action_id: REASON_ACTION_ID, multiline: true, max_length: REASON_MAX, placeholder: plain('Optional', 150) },
+        element: {
+          type: 'plain_text_input',
+          action_id: REASON_ACTION_ID,
+          multiline: true,
+          max_length: REASON_MAX,
+          placeholder: plain('Optional', 150),
+        },
       },
     ],
   };

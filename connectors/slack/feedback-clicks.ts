@@ -19,7 +19,14 @@ import type { EngineLogger } from '../../src/engine/index.js';
 import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
 import type { AccessDecision, ActorContext } from '../../src/sessions/access-policy.js';
 import { FEEDBACK_ACTION } from './actions.js';
-import { FEEDBACK_REASON_CALLBACK, REASON_ACTION_ID, REASON_BLOCK_ID, ReasonMetadataSchema, reasonModal, voteOf } from './feedback-blocks.js';
+import {
+  FEEDBACK_REASON_CALLBACK,
+  REASON_ACTION_ID,
+  REASON_BLOCK_ID,
+  ReasonMetadataSchema,
+  reasonModal,
+  voteOf,
+} from './feedback-blocks.js';
 import { SlackId, SlackTs } from './inbound-events.js';
 import { messageKey } from './slack-surface.js';
 
@@ -48,7 +55,9 @@ const ReasonSubmissionSchema = z.object({
   user: z.object({ id: SlackId, team_id: z.string().optional() }),
   view: z.object({
     private_metadata: z.string(),
-    state: z.object({ values: z.record(z.string(), z.record(z.string(), z.object({ value: z.string().nullish() }).passthrough())) }),
+    state: z.object({
+      values: z.record(z.string(), z.record(z.string(), z.object({ value: z.string().nullish() }).passthrough())),
+    }),
   }),
 });
 
@@ -69,7 +78,10 @@ export function listenForFeedback(app: App, deps: FeedbackClickDeps): void {
     await ack();
     const parsed = FeedbackClickSchema.safeParse(body);
     if (!parsed.success) {
-      logger.warn({ problems: parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.')}: ${issue.message}`) }, 'dropped a malformed feedback click');
+      logger.warn(
+        { problems: parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.')}: ${issue.message}`) },
+        'dropped a malformed feedback click',
+      );
       return;
     }
     const click = parsed.data;
@@ -123,7 +135,11 @@ export function listenForFeedback(app: App, deps: FeedbackClickDeps): void {
   });
 }
 
-async function openReasonModal(deps: FeedbackClickDeps, triggerId: string, where: { channel: string; ts: string; thread: string }): Promise<void> {
+async function openReasonModal(
+  deps: FeedbackClickDeps,
+  triggerId: string,
+  where: { channel: string; ts: string; thread: string },
+): Promise<void> {
   try {
     await deps.client.views.open({ trigger_id: triggerId, view: reasonModal(where) });
   } catch (error) {

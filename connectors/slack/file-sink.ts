@@ -18,7 +18,13 @@ import { ABORTED, raceAbort } from '../../src/engine/index.js';
 export const SLACK_MAX_FILE_BYTES = 1024 * 1024 * 1024;
 
 /** Platform errors a second try can get past; the others (a missing scope, a channel the bot left) cannot. */
-const TRANSIENT_ERRORS = new Set(['ratelimited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+const TRANSIENT_ERRORS = new Set([
+  'ratelimited',
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+]);
 
 export class SlackFileSink implements FileSink {
   /** `clientFor`: the Web API client to post into this thread with (its rate-limited one when live). */
@@ -29,7 +35,11 @@ export class SlackFileSink implements FileSink {
   }
 
   async post(thread: SessionKey, file: OutgoingFile, signal: AbortSignal): Promise<PostedFile> {
-    if (file.size > SLACK_MAX_FILE_BYTES) throw new FileTransferError(`${file.name} is ${file.size} bytes; Slack takes files of at most ${SLACK_MAX_FILE_BYTES} bytes (1 GB).`, false);
+    if (file.size > SLACK_MAX_FILE_BYTES)
+      throw new FileTransferError(
+        `${file.name} is ${file.size} bytes; Slack takes files of at most ${SLACK_MAX_FILE_BYTES} bytes (1 GB).`,
+        false,
+      );
     const bytes = await readFile(file.path, { signal });
     const comment = file.comment?.trim();
     const upload = this.clientFor(thread).files.uploadV2({
@@ -42,7 +52,8 @@ export class SlackFileSink implements FileSink {
     });
     try {
       // The request itself cannot be cut short: the call ends at the stop, the upload is left to finish.
-      if ((await raceAbort(upload, signal)) === ABORTED) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
+      if ((await raceAbort(upload, signal)) === ABORTED)
+        throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
     } catch (error) {
       if (signal.aborted) throw error;
       throw refusalOf(error, file.name);
@@ -57,9 +68,13 @@ function refusalOf(error: unknown, name: string): FileTransferError {
   const code = (error as { data?: { error?: unknown } }).data?.error;
   if (typeof code === 'string') {
     if (code === 'missing_scope' || code === 'not_allowed_token_type') {
-      return new FileTransferError(`Slack refused to take ${name} (${code}): the Slack app needs the files:write scope (manifest/slack.yaml lists it); add it and reinstall the app.`, false);
+      return new FileTransferError(
+        `Slack refused to take ${name} (${code}): the Slack app needs the files:write scope (manifest/slack.yaml lists it); add it and reinstall the app.`,
+        false,
+      );
     }
-    if (code === 'not_in_channel' || code === 'channel_not_found' || code === 'is_archived') return new FileTransferError(`Slack refused to post ${name} here (${code}).`, false);
+    if (code === 'not_in_channel' || code === 'channel_not_found' || code === 'is_archived')
+      return new FileTransferError(`Slack refused to post ${name} here (${code}).`, false);
     return new FileTransferError(`Slack refused to take ${name} (${code}).`, TRANSIENT_ERRORS.has(code));
   }
   const reason = error instanceof Error ? error.message : String(error);

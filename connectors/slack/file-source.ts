@@ -29,12 +29,18 @@ import { LOOK_UP_WITH_FILES_INFO } from './inbound-files.js';
  * either: they serve pages, not files. Only on HTTPS's own port: another port of a Slack host
  * is not the file service, and the token goes to nothing Slack does not document.
  */
-export const SLACK_FILE_HOSTS: readonly string[] = ['files.slack.com', 'files-edu.slack.com', 'files-origin.slack.com', 'files.slack-gov.com'];
+export const SLACK_FILE_HOSTS: readonly string[] = [
+  'files.slack.com',
+  'files-edu.slack.com',
+  'files-origin.slack.com',
+  'files.slack-gov.com',
+];
 
 /** Slack's file URLs answer directly; a few hops are room for a CDN, more is a loop. */
 const MAX_REDIRECTS = 3;
 
-const FILES_READ_HINT = 'The Slack app needs the files:read scope: add it (manifest/slack.yaml lists it) and reinstall the app to the workspace.';
+const FILES_READ_HINT =
+  'The Slack app needs the files:read scope: add it (manifest/slack.yaml lists it) and reinstall the app to the workspace.';
 
 export interface SlackFileSourceOptions {
   /** The bot token (SLACK_BOT_TOKEN); without one Slack answers its sign-in page, which is refused. */
@@ -72,7 +78,8 @@ export class SlackFileSource implements FileSource {
       const response = await this.get(url, signal);
       if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
         await response.body?.cancel();
-        if (hop >= MAX_REDIRECTS) throw new FileTransferError('not fetched: Slack redirected the download too many times', false);
+        if (hop >= MAX_REDIRECTS)
+          throw new FileTransferError('not fetched: Slack redirected the download too many times', false);
         url = this.allowed(new URL(response.headers.get('location')!, url).href);
         continue;
       }
@@ -96,11 +103,22 @@ export class SlackFileSource implements FileSource {
     if (this.apiOrigin !== undefined && url.origin === this.apiOrigin) return url;
     const host = url.hostname.toLowerCase();
     if (!SLACK_FILE_HOSTS.includes(host)) {
-      throw new FileTransferError(`not fetched: its address is not on a Slack file host (it points to ${shownHost(host)}), and the bot sends its Slack token nowhere else`, false);
+      throw new FileTransferError(
+        `not fetched: its address is not on a Slack file host (it points to ${shownHost(host)}), and the bot sends its Slack token nowhere else`,
+        false,
+      );
     }
-    if (url.protocol !== 'https:') throw new FileTransferError('not fetched: its address is not HTTPS, and the bot sends its Slack token over HTTPS only', false);
+    if (url.protocol !== 'https:')
+      throw new FileTransferError(
+        'not fetched: its address is not HTTPS, and the bot sends its Slack token over HTTPS only',
+        false,
+      );
     // `port` is '' for HTTPS's default (443, written or not).
-    if (url.port !== '') throw new FileTransferError(`not fetched: its address names port ${url.port} of a Slack file host, and the bot sends its Slack token to port 443 only`, false);
+    if (url.port !== '')
+      throw new FileTransferError(
+        `not fetched: its address names port ${url.port} of a Slack file host, and the bot sends its Slack token to port 443 only`,
+        false,
+      );
     return url;
   }
 
@@ -123,16 +141,30 @@ export class SlackFileSource implements FileSource {
     const { status } = response;
     if (status !== 200) {
       await response.body?.cancel();
-      if (status === 401 || status === 403) throw new FileTransferError(`not fetched: Slack refused the download (HTTP ${status}). ${FILES_READ_HINT}`, false);
-      if (status === 404 || status === 410) throw new FileTransferError(`not fetched: it is no longer on Slack (HTTP ${status}); it may have been deleted`, false);
-      throw new FileTransferError(`not fetched: Slack could not serve it (HTTP ${status})`, status === 408 || status === 429 || status >= 500);
+      if (status === 401 || status === 403)
+        throw new FileTransferError(
+          `not fetched: Slack refused the download (HTTP ${status}). ${FILES_READ_HINT}`,
+          false,
+        );
+      if (status === 404 || status === 410)
+        throw new FileTransferError(
+          `not fetched: it is no longer on Slack (HTTP ${status}); it may have been deleted`,
+          false,
+        );
+      throw new FileTransferError(
+        `not fetched: Slack could not serve it (HTTP ${status})`,
+        status === 408 || status === 429 || status >= 500,
+      );
     }
     const contentType = response.headers.get('content-type') ?? undefined;
     const length = Number(response.headers.get('content-length') ?? Number.NaN);
     const size = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
     if (isSignInPage(contentType, file, size)) {
       await response.body?.cancel();
-      throw new FileTransferError(`not saved: Slack sent its sign-in page instead of the file, so the bot's token was not accepted for files. ${FILES_READ_HINT}`, false);
+      throw new FileTransferError(
+        `not saved: Slack sent its sign-in page instead of the file, so the bot's token was not accepted for files. ${FILES_READ_HINT}`,
+        false,
+      );
     }
     return {
       body: response.body ?? Readable.from([]),
@@ -152,17 +184,30 @@ export class SlackFileSource implements FileSource {
     } catch (error) {
       if (signal.aborted) throw error;
       const code = (error as { data?: { error?: unknown } }).data?.error;
-      if (code === 'missing_scope' || code === 'not_allowed_token_type') throw new FileTransferError(`not fetched: Slack would not describe it (${code}). ${FILES_READ_HINT}`, false);
-      if (code === 'file_not_found' || code === 'file_deleted') throw new FileTransferError('not fetched: it is no longer on Slack; it may have been deleted', false);
-      throw new FileTransferError(`not fetched: could not ask Slack about it (${typeof code === 'string' ? code : causeOf(error)})`, typeof code !== 'string' || code === 'ratelimited' || code === 'internal_error');
+      if (code === 'missing_scope' || code === 'not_allowed_token_type')
+        throw new FileTransferError(`not fetched: Slack would not describe it (${code}). ${FILES_READ_HINT}`, false);
+      if (code === 'file_not_found' || code === 'file_deleted')
+        throw new FileTransferError('not fetched: it is no longer on Slack; it may have been deleted', false);
+      throw new FileTransferError(
+        `not fetched: could not ask Slack about it (${typeof code === 'string' ? code : causeOf(error)})`,
+        typeof code !== 'string' || code === 'ratelimited' || code === 'internal_error',
+      );
     }
     signal.throwIfAborted();
     const parsed = FileInfoSchema.safeParse(answer);
-    if (!parsed.success) throw new FileTransferError('not fetched: Slack described it in a way the bot could not read', false);
+    if (!parsed.success)
+      throw new FileTransferError('not fetched: Slack described it in a way the bot could not read', false);
     const info = parsed.data.file;
-    if (info.mode === 'hidden_by_limit') throw new FileTransferError("not fetched: it is hidden by the workspace's Slack plan (only recent files stay visible)", false);
+    if (info.mode === 'hidden_by_limit')
+      throw new FileTransferError(
+        "not fetched: it is hidden by the workspace's Slack plan (only recent files stay visible)",
+        false,
+      );
     if (info.is_external || info.mode === 'external') {
-      throw new FileTransferError(`not fetched: it is a link to a file outside Slack${info.external_type ? ` (${shownHost(info.external_type)})` : ''}; share the file itself for the bot to read it`, false);
+      throw new FileTransferError(
+        `not fetched: it is a link to a file outside Slack${info.external_type ? ` (${shownHost(info.external_type)})` : ''}; share the file itself for the bot to read it`,
+        false,
+      );
     }
     const url = info.url_private_download || info.url_private;
     if (!url) throw new FileTransferError('not fetched: Slack gives no download address for it', false);

@@ -34,7 +34,11 @@ export interface MessagePlace {
 /** Mentions left as ids: enough to tell a command or an empty message, before any lookup. */
 const NO_NAMES: ReadonlyMap<string, string> = new Map();
 
-export async function receiveHumanMessage(message: HumanMessage, { teamId, mentioned }: MessagePlace, deps: HumanMessageDeps): Promise<void> {
+export async function receiveHumanMessage(
+  message: HumanMessage,
+  { teamId, mentioned }: MessagePlace,
+  deps: HumanMessageDeps,
+): Promise<void> {
   const { core, logger, names, bot, replies } = deps;
   const isDm = message.channel_type === 'im' || message.channel.startsWith('D');
   const threadTs = message.thread_ts ?? message.ts;
@@ -42,7 +46,12 @@ export async function receiveHumanMessage(message: HumanMessage, { teamId, menti
   // A plain channel message reaches the bot only as a reply in a thread it works in. A reply
   // that mentions the bot also arrives as app_mention, with the same ts: that event carries it.
   const threadReply = Boolean(message.thread_ts) && message.thread_ts !== message.ts;
-  const place = { directMessage: isDm, mentioned, threadReply, duplicateOfMention: mentionsBotInText(message.text, bot.userId) };
+  const place = {
+    directMessage: isDm,
+    mentioned,
+    threadReply,
+    duplicateOfMention: mentionsBotInText(message.text, bot.userId),
+  };
   if (!(await isForTheBot(place, () => core.manager.records.isOurs(key)))) return;
   // One id per Slack message: Slack's retries of an event claim the same id, so a message
   // starts one turn, or runs one command, once.
@@ -96,10 +105,17 @@ export async function receiveHumanMessage(message: HumanMessage, { teamId, menti
     ...(attachments.length > 0 ? { attachments } : {}),
   });
   if (result.status === 'refused') await replies.whisper(message.channel, message.user, threadTs, result.reason);
-  else if ('filesRefused' in result && result.filesRefused) await replies.whisper(message.channel, message.user, threadTs, result.filesRefused);
+  else if ('filesRefused' in result && result.filesRefused)
+    await replies.whisper(message.channel, message.user, threadTs, result.filesRefused);
 }
 
-function sourceOf(message: HumanMessage, teamId: string, threadTs: string, userName: string, teamUrl: string): MessageSource {
+function sourceOf(
+  message: HumanMessage,
+  teamId: string,
+  threadTs: string,
+  userName: string,
+  teamUrl: string,
+): MessageSource {
   const source: MessageSource = {
     platform: 'slack',
     workspace: teamId,

@@ -132,7 +132,11 @@ export interface MessageDelivery {
  * A person's message from an `app_mention` or `message` body. Undefined for what is not for the
  * bot (a bot's post, an edit, a join; quietly) and for what is malformed (reported).
  */
-export function readHumanMessage(body: unknown, type: 'app_mention' | 'message', logger: EngineLogger): MessageDelivery | undefined {
+export function readHumanMessage(
+  body: unknown,
+  type: 'app_mention' | 'message',
+  logger: EngineLogger,
+): MessageDelivery | undefined {
   const event = (body as { event?: unknown } | undefined)?.event;
   const kind = MessageKindSchema.safeParse(event);
   if (!kind.success) {
@@ -178,7 +182,9 @@ const ButtonClickBody = z.object({
   user: z.object({ id: SlackId }),
   // At least one: Slack sends the clicked button first (and, for a block_actions, only it).
   actions: z.tuple([ButtonAction], ButtonAction),
-  container: z.object({ type: z.string().optional(), channel_id: SlackId.optional(), message_ts: SlackTs.optional() }).optional(),
+  container: z
+    .object({ type: z.string().optional(), channel_id: SlackId.optional(), message_ts: SlackTs.optional() })
+    .optional(),
   message: z.object({ text: z.string().optional(), blocks: z.array(z.unknown()).optional() }).optional(),
   /** A click in a modal: the view it was made in, as the bot opened it (its callback id and private metadata). */
   view: z.object({ callback_id: z.string().optional(), private_metadata: z.string().optional() }).optional(),
@@ -218,7 +224,11 @@ const READERS = {
 type Readable = keyof typeof READERS;
 
 /** The parsed payload, or undefined (reported once at warn) when it does not parse. */
-export function readInbound<T extends Readable>(type: T, payload: unknown, logger: EngineLogger): z.output<(typeof READERS)[T]> | undefined {
+export function readInbound<T extends Readable>(
+  type: T,
+  payload: unknown,
+  logger: EngineLogger,
+): z.output<(typeof READERS)[T]> | undefined {
   const parsed = READERS[type].safeParse(payload);
   if (parsed.success) return parsed.data as z.output<(typeof READERS)[T]>;
   reportMalformed(logger, type, parsed.error.issues);
@@ -226,7 +236,12 @@ export function readInbound<T extends Readable>(type: T, payload: unknown, logge
 }
 
 /** An event body read with the listener's own schema: parsed, or undefined (reported once at warn). */
-export function readInboundEvent<S extends z.ZodType>(type: string, schema: S, payload: unknown, logger: EngineLogger): z.output<S> | undefined {
+export function readInboundEvent<S extends z.ZodType>(
+  type: string,
+  schema: S,
+  payload: unknown,
+  logger: EngineLogger,
+): z.output<S> | undefined {
   const parsed = schema.safeParse(payload);
   if (parsed.success) return parsed.data;
   reportMalformed(logger, type, parsed.error.issues);
@@ -247,7 +262,9 @@ export function firstSectionText(click: ButtonClick): string | undefined {
  * expected and received types, never the received value.
  */
 function reportMalformed(logger: EngineLogger, type: string, issues: readonly z.core.$ZodIssue[]): void {
-  const problems = issues.slice(0, 5).map((issue) => `${issue.path.map(String).join('.') || '(body)'}: ${issue.message}`);
+  const problems = issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.map(String).join('.') || '(body)'}: ${issue.message}`);
   logger.warn({ type, problems }, 'dropped a malformed Slack payload (acknowledged, so Slack does not send it again)');
 }
 

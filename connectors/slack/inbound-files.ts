@@ -37,7 +37,7 @@ type SlackFile = z.infer<typeof SlackFileSchema>;
 export function incomingFilesOf(files: unknown, logger: EngineLogger): IncomingFile[] {
   if (files === undefined || files === null) return [];
   if (!Array.isArray(files)) {
-    logger.warn({ type: typeof files }, 'skipped a Slack message\'s files: not a list');
+    logger.warn({ type: typeof files }, "skipped a Slack message's files: not a list");
     return [];
   }
   const incoming: IncomingFile[] = [];
@@ -45,7 +45,13 @@ export function incomingFilesOf(files: unknown, logger: EngineLogger): IncomingF
     const parsed = SlackFileSchema.safeParse(raw);
     if (!parsed.success) {
       const id = (raw as { id?: unknown } | null)?.id;
-      logger.warn({ file: typeof id === 'string' && /^F[A-Z0-9]+$/.test(id) ? id : 'unknown', problems: parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.')}: ${issue.message}`) }, 'skipped a malformed Slack file object');
+      logger.warn(
+        {
+          file: typeof id === 'string' && /^F[A-Z0-9]+$/.test(id) ? id : 'unknown',
+          problems: parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.')}: ${issue.message}`),
+        },
+        'skipped a malformed Slack file object',
+      );
       continue;
     }
     const file = parsed.data;

@@ -12,7 +12,8 @@ export class Semaphore {
   private readonly waiting: (() => void)[] = [];
 
   constructor(readonly limit: number) {
-    if (!Number.isInteger(limit) || limit < 1) throw new Error(`a concurrency limit must be a positive integer, got ${limit}`);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new Error(`a concurrency limit must be a positive integer, got ${limit}`);
   }
 
   async run<T>(work: () => Promise<T>): Promise<T> {
@@ -36,13 +37,16 @@ export class Semaphore {
 
 export function limitClient(client: WebClient, limit: number): WebClient {
   const gate = new Semaphore(limit);
-  const wrapMethod = (method: (...args: unknown[]) => Promise<unknown>, self: unknown) =>
-    (...args: unknown[]) => gate.run(() => method.apply(self, args));
+  const wrapMethod =
+    (method: (...args: unknown[]) => Promise<unknown>, self: unknown) =>
+    (...args: unknown[]) =>
+      gate.run(() => method.apply(self, args));
   const groups = new Map<PropertyKey, unknown>();
   return new Proxy(client, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
-      if (property === 'apiCall' && typeof value === 'function') return wrapMethod(value as (...args: unknown[]) => Promise<unknown>, target);
+      if (property === 'apiCall' && typeof value === 'function')
+        return wrapMethod(value as (...args: unknown[]) => Promise<unknown>, target);
       if (value === null || typeof value !== 'object') return value;
       // A method group (chat, reactions, assistant.threads, …): its functions go through the gate.
       let wrapped = groups.get(property);
@@ -55,7 +59,10 @@ export function limitClient(client: WebClient, limit: number): WebClient {
   });
 }
 
-function wrapGroup(group: object, wrapMethod: (method: (...args: unknown[]) => Promise<unknown>, self: unknown) => unknown): object {
+function wrapGroup(
+  group: object,
+  wrapMethod: (method: (...args: unknown[]) => Promise<unknown>, self: unknown) => unknown,
+): object {
   const inner = new Map<PropertyKey, unknown>();
   return new Proxy(group, {
     get(target, property, receiver) {

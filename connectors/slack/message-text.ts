@@ -17,7 +17,10 @@ export function mentionedUsers(text: string): string[] {
 export function readableText(text: string, botUserId: string, names: ReadonlyMap<string, string>): string {
   return text
     .replace(new RegExp(`<@${botUserId}(?:\\|[^>]*)?>`, 'g'), '')
-    .replace(/<@([UW][A-Z0-9]+)(?:\|([^>]*))?>/g, (_m, id: string, label?: string) => `@${names.get(id) ?? label ?? id}`)
+    .replace(
+      /<@([UW][A-Z0-9]+)(?:\|([^>]*))?>/g,
+      (_m, id: string, label?: string) => `@${names.get(id) ?? label ?? id}`,
+    )
     .replace(/<#([CG][A-Z0-9]+)(?:\|([^>]*))?>/g, (_m, id: string, name?: string) => `#${name || id}`)
     .replace(/<!(here|channel|everyone)(?:\|[^>]*)?>/g, '@$1')
     .replace(/<!subteam\^[A-Z0-9]+(?:\|([^>]*))?>/g, (_m, label?: string) => label || '@group')

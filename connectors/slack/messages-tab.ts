@@ -27,7 +27,10 @@ export interface SuggestedPrompt {
 export const DEFAULT_SUGGESTED_PROMPTS: readonly SuggestedPrompt[] = [
   { title: 'What can you do?', message: 'What can you do here, and how do I steer you or stop you while you work?' },
   { title: 'Tour your workspace', message: 'Look through your workspace folder and tell me what is in it.' },
-  { title: 'Which tools need approval?', message: 'Which tools do you have, and which of them ask for my approval before they run?' },
+  {
+    title: 'Which tools need approval?',
+    message: 'Which tools do you have, and which of them ask for my approval before they run?',
+  },
   { title: 'Plan a task with me', message: 'Help me plan a task step by step. Ask me what the task is first.' },
 ];
 
@@ -65,7 +68,10 @@ const AppHomeOpenedBody = z.object({
 /** Entities ordered by relevance; only the kinds we can name are read, the rest ignored. */
 const ContextEntity = z.union([
   z.object({ type: z.literal('slack#/types/channel_id'), value: SlackId }),
-  z.object({ type: z.literal('slack#/types/message_context'), value: z.object({ channel_id: SlackId, message_ts: SlackTs }) }),
+  z.object({
+    type: z.literal('slack#/types/message_context'),
+    value: z.object({ channel_id: SlackId, message_ts: SlackTs }),
+  }),
   z.object({ type: z.literal('slack#/types/canvas_id'), value: SlackId }),
   z.object({ type: z.literal('slack#/types/list_id'), value: SlackId }),
   z.object({ type: z.string() }).transform(() => undefined),
@@ -91,14 +97,22 @@ export function listenForMessagesTab(app: App, deps: MessagesTabDeps): void {
     if (!parsed) return;
     const thread = parsed.event.assistant_thread;
     await offerPrompts(deps, prompts, thread.channel_id, thread.thread_ts);
-    await keep(deps, { thread: threadKey(parsed.team_id ?? deps.teamId(), thread.channel_id, thread.thread_ts) }, thread.context?.channel_id);
+    await keep(
+      deps,
+      { thread: threadKey(parsed.team_id ?? deps.teamId(), thread.channel_id, thread.thread_ts) },
+      thread.context?.channel_id,
+    );
   });
 
   app.event('assistant_thread_context_changed', async ({ body }) => {
     const parsed = readInboundEvent('assistant_thread_context_changed', AssistantThreadBody, body, logger);
     if (!parsed) return;
     const thread = parsed.event.assistant_thread;
-    await keep(deps, { thread: threadKey(parsed.team_id ?? deps.teamId(), thread.channel_id, thread.thread_ts) }, thread.context?.channel_id);
+    await keep(
+      deps,
+      { thread: threadKey(parsed.team_id ?? deps.teamId(), thread.channel_id, thread.thread_ts) },
+      thread.context?.channel_id,
+    );
   });
 
   app.event('app_home_opened', async ({ body }) => {
@@ -111,7 +125,9 @@ export function listenForMessagesTab(app: App, deps: MessagesTabDeps): void {
   app.event('app_context_changed', async ({ body }) => {
     const parsed = readInboundEvent('app_context_changed', AppContextChangedBody, body, logger);
     if (!parsed) return;
-    const humans = (parsed.authorizations ?? []).filter((authorization) => authorization.is_bot === false && authorization.user_id);
+    const humans = (parsed.authorizations ?? []).filter(
+      (authorization) => authorization.is_bot === false && authorization.user_id,
+    );
     const userId = parsed.event.user ?? (humans.length === 1 ? humans[0]!.user_id : undefined);
     if (!userId) return;
     const person = { platform: 'slack', workspace: parsed.team_id ?? deps.teamId(), userId };
@@ -121,19 +137,37 @@ export function listenForMessagesTab(app: App, deps: MessagesTabDeps): void {
 }
 
 /** Prompts for one thread (the assistant container) or for the whole tab (`threadTs` absent). */
-async function offerPrompts(deps: MessagesTabDeps, prompts: SuggestedPrompt[], channel: string, threadTs?: string): Promise<void> {
+async function offerPrompts(
+  deps: MessagesTabDeps,
+  prompts: SuggestedPrompt[],
+  channel: string,
+  threadTs?: string,
+): Promise<void> {
   try {
-    await deps.client.assistant.threads.setSuggestedPrompts({ channel_id: channel, ...(threadTs ? { thread_ts: threadTs } : {}), title: PROMPTS_TITLE, prompts });
+    await deps.client.assistant.threads.setSuggestedPrompts({
+      channel_id: channel,
+      ...(threadTs ? { thread_ts: threadTs } : {}),
+      title: PROMPTS_TITLE,
+      prompts,
+    });
   } catch (error) {
     deps.logger.warn({ err: error }, 'could not offer the suggested prompts in the Messages tab');
   }
 }
 
-async function keep(deps: MessagesTabDeps, scope: Parameters<ViewingContexts['set']>[0], channelId: string | undefined): Promise<void> {
+async function keep(
+  deps: MessagesTabDeps,
+  scope: Parameters<ViewingContexts['set']>[0],
+  channelId: string | undefined,
+): Promise<void> {
   await keepDescription(deps, scope, channelId ? describeChannel(channelId) : undefined);
 }
 
-async function keepDescription(deps: MessagesTabDeps, scope: Parameters<ViewingContexts['set']>[0], description: string | undefined): Promise<void> {
+async function keepDescription(
+  deps: MessagesTabDeps,
+  scope: Parameters<ViewingContexts['set']>[0],
+  description: string | undefined,
+): Promise<void> {
   try {
     await deps.viewing.set(scope, description);
   } catch (error) {
@@ -170,7 +204,12 @@ function threadKey(workspace: string, channel: string, thread: string): SessionK
 }
 
 /** A person writes in their DM with the bot: the view Slack last reported for them becomes the thread's context. */
-export async function carryViewing(viewing: ViewingContexts, thread: SessionKey, userId: string, logger: EngineLogger): Promise<void> {
+export async function carryViewing(
+  viewing: ViewingContexts,
+  thread: SessionKey,
+  userId: string,
+  logger: EngineLogger,
+): Promise<void> {
   try {
     await viewing.carryPersonal(thread, { platform: 'slack', workspace: thread.workspace, userId });
   } catch (error) {

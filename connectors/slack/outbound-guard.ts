@@ -109,7 +109,17 @@ function contentType(headers: Record<string, string> | undefined): string {
 // ---- fields ----------------------------------------------------------------------------
 
 /** Top-level arguments that are ids, tokens or data Slack hands back to us: never rewritten. */
-const OPAQUE_FIELDS = new Set(['token', 'metadata', 'trigger_id', 'interactivity_pointer', 'response_url', 'view_id', 'external_id', 'hash', 'cursor']);
+const OPAQUE_FIELDS = new Set([
+  'token',
+  'metadata',
+  'trigger_id',
+  'interactivity_pointer',
+  'response_url',
+  'view_id',
+  'external_id',
+  'hash',
+  'cursor',
+]);
 
 /** Top-level arguments whose text Slack renders as mrkdwn or markdown; any other text is treated as plain. */
 const FIELD_DIALECT: Readonly<Record<string, MentionDialect>> = {
@@ -158,7 +168,8 @@ function guardField(field: string, value: unknown, method: string): unknown {
       return neutraliseBroadcasts(value, 'slack-plain');
     }
   }
-  if (field === 'markdown_text' && typeof value === 'string') return neutraliseBroadcasts(value, 'slack-markdown', { continued });
+  if (field === 'markdown_text' && typeof value === 'string')
+    return neutraliseBroadcasts(value, 'slack-markdown', { continued });
   if (typeof value === 'string') return guardText(value, FIELD_DIALECT[field] ?? 'slack-plain');
   if (value && typeof value === 'object') return walk(value, FIELD_DIALECT[field] ?? 'slack-plain');
   return value;
@@ -219,8 +230,13 @@ function walk(value: unknown, dialect: MentionDialect): unknown {
   if (!value || typeof value !== 'object') return value;
   const object = value as Record<string, unknown>;
   // Rich text spells a broadcast as an element of its own; show what it said, as text.
-  if (object.type === 'broadcast') return { type: 'text', text: `@${WORD_JOINER}${typeof object.range === 'string' ? object.range : 'here'}` };
-  if (object.type === 'usergroup') return { type: 'text', text: `@${WORD_JOINER}${typeof object.usergroup_id === 'string' ? object.usergroup_id : 'group'}` };
+  if (object.type === 'broadcast')
+    return { type: 'text', text: `@${WORD_JOINER}${typeof object.range === 'string' ? object.range : 'here'}` };
+  if (object.type === 'usergroup')
+    return {
+      type: 'text',
+      text: `@${WORD_JOINER}${typeof object.usergroup_id === 'string' ? object.usergroup_id : 'group'}`,
+    };
   const own = (typeof object.type === 'string' ? TYPE_DIALECT[object.type] : undefined) ?? dialect;
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(object)) out[key] = OPAQUE_KEYS.has(key) ? item : walk(item, own);
@@ -232,7 +248,9 @@ function sealChunks(chunks: unknown): unknown {
   if (!Array.isArray(chunks)) return chunks;
   return chunks.map((chunk: unknown) => {
     const { type, text } = (chunk ?? {}) as { type?: unknown; text?: unknown };
-    return type === 'markdown_text' && typeof text === 'string' ? { ...(chunk as object), text: neutraliseBroadcasts(text, 'slack-markdown', { continued: true }) } : chunk;
+    return type === 'markdown_text' && typeof text === 'string'
+      ? { ...(chunk as object), text: neutraliseBroadcasts(text, 'slack-markdown', { continued: true }) }
+      : chunk;
   });
 }
 

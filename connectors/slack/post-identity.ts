@@ -18,11 +18,19 @@ export interface SlackIdentity {
 }
 
 /** The Web API arguments of an identity; Slack's icon_emoji overrides icon_url, so only one is sent. */
-export function identityArguments(identity: SlackIdentity | undefined): { username?: string; icon_url?: string; icon_emoji?: string } {
+export function identityArguments(identity: SlackIdentity | undefined): {
+  username?: string;
+  icon_url?: string;
+  icon_emoji?: string;
+} {
   if (!identity) return {};
   return {
     ...(identity.name ? { username: identity.name } : {}),
-    ...(identity.iconEmoji ? { icon_emoji: identity.iconEmoji } : identity.iconUrl ? { icon_url: identity.iconUrl } : {}),
+    ...(identity.iconEmoji
+      ? { icon_emoji: identity.iconEmoji }
+      : identity.iconUrl
+        ? { icon_url: identity.iconUrl }
+        : {}),
   };
 }
 
@@ -44,7 +52,11 @@ export function withIdentity(client: WebClient, identityAt: () => SlackIdentity 
         get(group, name, groupReceiver) {
           const method: unknown = Reflect.get(group, name, groupReceiver);
           if (!DRESSED.has(name) || typeof method !== 'function') return method;
-          return (args: Record<string, unknown>) => (method as (a: Record<string, unknown>) => Promise<unknown>).call(group, { ...identityArguments(identityAt()), ...args });
+          return (args: Record<string, unknown>) =>
+            (method as (a: Record<string, unknown>) => Promise<unknown>).call(group, {
+              ...identityArguments(identityAt()),
+              ...args,
+            });
         },
       });
       return chat;

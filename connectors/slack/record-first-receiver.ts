@@ -56,10 +56,11 @@ export class RecordFirstSocketModeReceiver extends SocketModeReceiver {
     const onCount = options.onConnectionCount;
     // @slack/socket-mode (3.x) turns `hello` into its Connected state and drops the frame's
     // fields; every raw frame is emitted as 'ws_message' first, so `num_connections` is read there.
-    if (onCount) this.client.on('ws_message', (data: unknown, isBinary: boolean) => {
-      const count = isBinary ? undefined : helloConnections(data);
-      if (count !== undefined) onCount(count);
-    });
+    if (onCount)
+      this.client.on('ws_message', (data: unknown, isBinary: boolean) => {
+        const count = isBinary ? undefined : helloConnections(data);
+        if (count !== undefined) onCount(count);
+      });
   }
 
   override init(app: App): void {
@@ -76,13 +77,20 @@ export class RecordFirstSocketModeReceiver extends SocketModeReceiver {
       if (!deferred) await args.ack(response);
     };
     try {
-      await this.boltApp?.processEvent({ body: args.body, ack, retryNum: args.retry_num, retryReason: args.retry_reason, customProperties: {} });
+      await this.boltApp?.processEvent({
+        body: args.body,
+        ack,
+        retryNum: args.retry_num,
+        retryReason: args.retry_reason,
+        customProperties: {},
+      });
     } catch (error) {
       this.log?.error('a Socket Mode event failed', error);
     } finally {
       // Recorded (or refused) by now: tell Slack it was received. Interactive payloads that
       // never called ack() are acknowledged too, so Slack does not retry them.
-      if (deferred || !acked) await args.ack().catch((error: unknown) => this.log?.warn('could not acknowledge an envelope', error));
+      if (deferred || !acked)
+        await args.ack().catch((error: unknown) => this.log?.warn('could not acknowledge an envelope', error));
     }
   }
 }

@@ -51,17 +51,34 @@ export async function showAll(deps: ShowAllDeps, click: unknown, say: (text: str
   if (!parsed.success || !value) return say('That button is not one I recognise.');
   const { trigger_id: triggerId, container } = parsed.data;
   const ref = await deps.records.messageAt(messageKey(container.channel_id, container.message_ts));
-  if (!ref?.toolCallId || ref.toolCallId !== value.call) return say('I no longer have this call (the thread may have been forgotten).');
-  const call = deps.cardText(ref.sessionId, ref.toolCallId) ?? (await storedCallText(deps.records, ref.sessionId, ref.toolCallId));
+  if (!ref?.toolCallId || ref.toolCallId !== value.call)
+    return say('I no longer have this call (the thread may have been forgotten).');
+  const call =
+    deps.cardText(ref.sessionId, ref.toolCallId) ?? (await storedCallText(deps.records, ref.sessionId, ref.toolCallId));
   if (!call) return say('I no longer have this call (the thread may have been forgotten).');
-  const [record, item] = await Promise.all([deps.records.session(ref.sessionId), deps.records.promptOfCall(ref.sessionId, ref.toolCallId)]);
-  const prompt = item?.state === 'pending' && item.kind !== 'question' ? { item, ...(deps.grantScope ? { grantScope: deps.grantScope } : {}) } : undefined;
-  const where = { call: ref.toolCallId, channel: container.channel_id, thread: record?.key.thread ?? container.message_ts };
+  const [record, item] = await Promise.all([
+    deps.records.session(ref.sessionId),
+    deps.records.promptOfCall(ref.sessionId, ref.toolCallId),
+  ]);
+  const prompt =
+    item?.state === 'pending' && item.kind !== 'question'
+      ? { item, ...(deps.grantScope ? { grantScope: deps.grantScope } : {}) }
+      : undefined;
+  const where = {
+    call: ref.toolCallId,
+    channel: container.channel_id,
+    thread: record?.key.thread ?? container.message_ts,
+  };
   try {
     await deps.client.views.open({ trigger_id: triggerId, view: fullTextView(call, where, prompt).view as ModalView });
   } catch (error) {
-    deps.logger.warn({ err: error, sessionId: ref.sessionId, toolCallId: ref.toolCallId }, 'could not open the Show all modal');
+    deps.logger.warn(
+      { err: error, sessionId: ref.sessionId, toolCallId: ref.toolCallId },
+      'could not open the Show all modal',
+    );
     const reason = (error as { data?: { error?: string } }).data?.error;
-    await say(`I could not open the full text${reason ? ` (Slack said: ${reason})` : ''}. Click Show all again, and do not approve what you have not seen.`);
+    await say(
+      `I could not open the full text${reason ? ` (Slack said: ${reason})` : ''}. Click Show all again, and do not approve what you have not seen.`,
+    );
   }
 }

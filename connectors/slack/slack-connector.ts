@@ -85,8 +85,14 @@ export class SlackConnector {
     const connector = new SlackConnector(app, options);
     await connector.identify();
     connector.listen();
-    options.core.observers.add('slack', presenterObserver((session) => connector.presenters.presenterFor(session)));
-    options.core.files.registerSource('slack', new SlackFileSource({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, client: app.client }));
+    options.core.observers.add(
+      'slack',
+      presenterObserver((session) => connector.presenters.presenterFor(session)),
+    );
+    options.core.files.registerSource(
+      'slack',
+      new SlackFileSource({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, client: app.client }),
+    );
     options.core.files.registerSink('slack', new SlackFileSink((thread) => connector.presenters.threadClient(thread)));
     return connector;
   }
@@ -100,15 +106,20 @@ export class SlackConnector {
     else await this.app.start(this.options.config.PORT);
     this.taking = true;
     // Connected: the channels the profiles name are looked up, in the background (warnings only).
-    this.profileChannels = checkSlackProfileChannels(this.app.client, this.options.core.profiles.book.all(), logger).then(
+    this.profileChannels = checkSlackProfileChannels(
+      this.app.client,
+      this.options.core.profiles.book.all(),
+      logger,
+    ).then(
       () => undefined,
-      (error: unknown) => logger.warn({ err: error }, 'could not look up the profiles\' Slack channels'),
+      (error: unknown) => logger.warn({ err: error }, "could not look up the profiles' Slack channels"),
     );
   }
 
   /** The HTTP port actually bound (HTTP mode; PORT=0 picks a free one). */
   get port(): number | undefined {
-    const receiver = (this.app as unknown as { receiver?: { server?: { address(): AddressInfo | string | null } } }).receiver;
+    const receiver = (this.app as unknown as { receiver?: { server?: { address(): AddressInfo | string | null } } })
+      .receiver;
     const address = receiver?.server?.address();
     return typeof address === 'object' && address ? address.port : undefined;
   }
@@ -162,14 +173,30 @@ export class SlackConnector {
   private listen(): void {
     const { logger } = this.options;
     // Read after auth.test (identify): the bot's ids are known by now.
-    const messages: HumanMessageDeps = { core: this.options.core, logger, names: this.names, bot: { userId: this.botUserId, teamId: this.teamId, teamUrl: this.teamUrl }, replies: this };
+    const messages: HumanMessageDeps = {
+      core: this.options.core,
+      logger,
+      names: this.names,
+      bot: { userId: this.botUserId, teamId: this.teamId, teamUrl: this.teamUrl },
+      replies: this,
+    };
     this.app.event('app_mention', async ({ body }) => {
       const delivery = readHumanMessage(body, 'app_mention', logger);
-      if (delivery) await receiveHumanMessage(delivery.message, { teamId: delivery.teamId ?? this.teamId, mentioned: true }, messages);
+      if (delivery)
+        await receiveHumanMessage(
+          delivery.message,
+          { teamId: delivery.teamId ?? this.teamId, mentioned: true },
+          messages,
+        );
     });
     this.app.event('message', async ({ body }) => {
       const delivery = readHumanMessage(body, 'message', logger);
-      if (delivery) await receiveHumanMessage(delivery.message, { teamId: delivery.teamId ?? this.teamId, mentioned: false }, messages);
+      if (delivery)
+        await receiveHumanMessage(
+          delivery.message,
+          { teamId: delivery.teamId ?? this.teamId, mentioned: false },
+          messages,
+        );
     });
     this.app.event('reaction_added', async ({ body }) => {
       const reaction = readInbound('reaction_added', body, logger);
@@ -177,7 +204,12 @@ export class SlackConnector {
       if (!reaction || !reacted) return;
       await this.onStopReaction(reaction.team_id ?? this.teamId, reacted.channel, reacted.ts, reaction.event.user);
     });
-    listenForStopButton(this.app, { logger, teamId: () => this.teamId, claimEvent: (id) => this.options.core.manager.claimEvent(id), stop: (team, channel, thread, user, claimed) => this.onStopReaction(team, channel, thread, user, claimed) });
+    listenForStopButton(this.app, {
+      logger,
+      teamId: () => this.teamId,
+      claimEvent: (id) => this.options.core.manager.claimEvent(id),
+      stop: (team, channel, thread, user, claimed) => this.onStopReaction(team, channel, thread, user, claimed),
+    });
     // Show all takes the live presenters' card text first, the stored transcript after a restart.
     listenForButtons(this.app, {
       client: this.app.client,
@@ -188,17 +220,41 @@ export class SlackConnector {
       cardText: (sessionId, toolCallId) => this.presenters.live(sessionId)?.fullTextOf(toolCallId),
       whisper: (channel, user, threadTs, text) => this.whisper(channel, user, threadTs, text),
     });
-    listenForMessagesTab(this.app, { client: this.app.client, viewing: this.options.core.viewing, logger, prompts: this.options.config.SUGGESTED_PROMPTS, teamId: () => this.teamId });
-    listenForFeedback(this.app, { client: this.app.client, feedback: this.options.core.feedback, admits: (user, actor) => this.options.core.manager.admits(user, actor), logger, teamId: this.teamId });
+    listenForMessagesTab(this.app, {
+      client: this.app.client,
+      viewing: this.options.core.viewing,
+      logger,
+      prompts: this.options.config.SUGGESTED_PROMPTS,
+      teamId: () => this.teamId,
+    });
+    listenForFeedback(this.app, {
+      client: this.app.client,
+      feedback: this.options.core.feedback,
+      admits: (user, actor) => this.options.core.manager.admits(user, actor),
+      logger,
+      teamId: this.teamId,
+    });
     listenForAgentCommand(this.app, logger);
   }
 
   /** `claimed`: the stop's event claim (the Stop button), settled while the thread is looked up; false drops it. */
-  private async onStopReaction(teamId: string, channel: string, ts: string, userId: string, claimed?: Promise<boolean>): Promise<void> {
-    const deps = { manager: this.options.core.manager, presenterFor: (session: SessionRecord) => this.presenters.presenterFor(session) };
-    const sessionId = await sessionStoppedAt(deps, messageKey(channel, ts), () => sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts }));
+  private async onStopReaction(
+    teamId: string,
+    channel: string,
+    ts: string,
+    userId: string,
+    claimed?: Promise<boolean>,
+  ): Promise<void> {
+    const deps = {
+      manager: this.options.core.manager,
+      presenterFor: (session: SessionRecord) => this.presenters.presenterFor(session),
+    };
+    const sessionId = await sessionStoppedAt(deps, messageKey(channel, ts), () =>
+      sessionIdOf({ platform: 'slack', workspace: teamId, channel, thread: ts }),
+    );
     const stopped = await stopThread(deps, sessionId, userId, claimed);
-    if (stopped?.result.status === 'refused') await this.whisper(channel, userId, stopped.record?.key.thread ?? ts, stopped.result.reason);
+    if (stopped?.result.status === 'refused')
+      await this.whisper(channel, userId, stopped.record?.key.thread ?? ts, stopped.result.reason);
   }
 
   /** A private answer to one person in the thread (a refusal, a command's output). */
@@ -210,7 +266,12 @@ export class SlackConnector {
 
   /** /forget deleted the thread's conversation: its agent session is closed (nothing to do without sessions). */
   async closed(key: SessionKey): Promise<void> {
-    await this.agentSessions.close(this.presenters.threadClient(key), { sessionId: sessionIdOf(key), teamId: key.workspace, channel: key.channel, threadTs: key.thread });
+    await this.agentSessions.close(this.presenters.threadClient(key), {
+      sessionId: sessionIdOf(key),
+      teamId: key.workspace,
+      channel: key.channel,
+      threadTs: key.thread,
+    });
   }
 
   /** Post in a thread (a command's visible answer). */

@@ -12,7 +12,17 @@
 import type { WebClient } from '@slack/web-api';
 import type { EngineLogger } from '../../src/engine/index.js';
 import type { SessionRecord, ThreadRecords } from '../../src/sessions/thread-records.js';
-import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, StatusDetails, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import type {
+  AnswerDraft,
+  CardLocator,
+  CardView,
+  InputMark,
+  MessageId,
+  StatusDetails,
+  ThreadNote,
+  ThreadSurface,
+  WorkStatus,
+} from '../shared/thread-surface.js';
 import type { AgentSessions, SessionThread } from './agent-session.js';
 import { AnswerStream } from './answer-stream.js';
 import type { StreamingSupport } from './streaming-support.js';
@@ -82,12 +92,22 @@ export class SlackSurface implements ThreadSurface {
   }
 
   async updateCard(ts: MessageId, card: CardView): Promise<void> {
-    await this.deps.client.chat.update({ channel: this.channel, ts, text: toolCardText(card.state), blocks: toolCardBlocks(card.state, card.prompt) });
+    await this.deps.client.chat.update({
+      channel: this.channel,
+      ts,
+      text: toolCardText(card.state),
+      blocks: toolCardBlocks(card.state, card.prompt),
+    });
   }
 
   async postNote(note: ThreadNote): Promise<MessageId | undefined> {
     const { text, blocks } = noteMessage(note);
-    const posted = await this.deps.client.chat.postMessage({ channel: this.channel, thread_ts: this.threadTs, text, blocks });
+    const posted = await this.deps.client.chat.postMessage({
+      channel: this.channel,
+      thread_ts: this.threadTs,
+      text,
+      blocks,
+    });
     return posted.ts;
   }
 
@@ -108,7 +128,9 @@ export class SlackSurface implements ThreadSurface {
         support: hasIdentity(this.deps.identity?.()) ? { ...POSTED_AND_EDITED } : this.deps.support,
         streaming: (answer) => this.deps.records.setOpenAnswer(this.session.id, answer),
         // The stop that ends a turn also sets its session back to active, saving a call.
-        ...(this.inSession ? { turnEnd: { sessionStatus: 'active' as const, sent: () => (this.idleSent = true) } } : {}),
+        ...(this.inSession
+          ? { turnEnd: { sessionStatus: 'active' as const, sent: () => (this.idleSent = true) } }
+          : {}),
       },
     );
   }
@@ -120,7 +142,15 @@ export class SlackSurface implements ThreadSurface {
   async closeStaleAnswer(): Promise<void> {
     const open = await this.deps.records.openAnswer(this.session.id);
     if (!open) return;
-    await closeStaleStream(this.deps.client, { channel: this.channel, threadTs: this.threadTs, ...(this.deps.botUserId ? { botUserId: this.deps.botUserId } : {}) }, open);
+    await closeStaleStream(
+      this.deps.client,
+      {
+        channel: this.channel,
+        threadTs: this.threadTs,
+        ...(this.deps.botUserId ? { botUserId: this.deps.botUserId } : {}),
+      },
+      open,
+    );
     await this.deps.records.setOpenAnswer(this.session.id, undefined);
   }
 
@@ -143,7 +173,9 @@ export class SlackSurface implements ThreadSurface {
       return;
     }
     this.idleSent = false;
-    this.inSession = Boolean(sessions && (await sessions.setStatus(this.deps.client, this.sessionThread, status, details)));
+    this.inSession = Boolean(
+      sessions && (await sessions.setStatus(this.deps.client, this.sessionThread, status, details)),
+    );
     // A DM (the Messages tab) also has a status line under the conversation: the words of the
     // work, LOADING_MESSAGES rotating, with or without a session (the session gives the Stop
     // button). A closed conversation's line simply stays clear; a session's idle needs none
@@ -155,7 +187,8 @@ export class SlackSurface implements ThreadSurface {
 
   /** A DM thread says so in its status line; a channel thread gets an hourglass on its first message. */
   async showWaiting(ahead: number | null): Promise<void> {
-    if (this.isDm) return this.setThreadStatus(ahead === null ? 'is thinking…' : `is waiting for a free slot (${ahead} ahead)…`);
+    if (this.isDm)
+      return this.setThreadStatus(ahead === null ? 'is thinking…' : `is waiting for a free slot (${ahead} ahead)…`);
     if (ahead === null) await this.removeReaction(this.threadTs, WAITING_REACTION);
     else await this.addReaction(this.threadTs, WAITING_REACTION);
   }
@@ -165,7 +198,12 @@ export class SlackSurface implements ThreadSurface {
   }
 
   private get sessionThread(): SessionThread {
-    return { sessionId: this.session.id, teamId: this.session.key.workspace, channel: this.channel, threadTs: this.threadTs };
+    return {
+      sessionId: this.session.id,
+      teamId: this.session.key.workspace,
+      channel: this.channel,
+      threadTs: this.threadTs,
+    };
   }
 
   private async setThreadStatus(status: string, loadingMessages?: readonly string[]): Promise<void> {

@@ -21,7 +21,11 @@ export interface StaleStreamTarget {
 }
 
 /** Stop the stream the record names, or the one posted since its mark. True when one was stopped. */
-export async function closeStaleStream(client: WebClient, target: StaleStreamTarget, open: OpenAnswer): Promise<boolean> {
+export async function closeStaleStream(
+  client: WebClient,
+  target: StaleStreamTarget,
+  open: OpenAnswer,
+): Promise<boolean> {
   if ('messageId' in open) return stopIfStreaming(client, target.channel, open.messageId);
   for (const ts of await repliesSince(client, target, open.startingAt)) {
     if (await stopIfStreaming(client, target.channel, ts)) return true;
@@ -54,10 +58,13 @@ async function repliesSince(client: WebClient, target: StaleStreamTarget, since:
     include_all_metadata: true,
     limit: 15,
   });
-  const ours = (message: { user?: string; bot_id?: string }) => (target.botUserId ? message.user === target.botUserId : message.bot_id !== undefined);
+  const ours = (message: { user?: string; bot_id?: string }) =>
+    target.botUserId ? message.user === target.botUserId : message.bot_id !== undefined;
   return (page.messages ?? [])
     .filter((message) => message.ts !== undefined && message.ts !== target.threadTs && ours(message))
-    .filter((message) => (message as { metadata?: { event_type?: string } }).metadata?.event_type !== CARD_METADATA_EVENT)
+    .filter(
+      (message) => (message as { metadata?: { event_type?: string } }).metadata?.event_type !== CARD_METADATA_EVENT,
+    )
     .map((message) => message.ts!)
     .reverse();
 }

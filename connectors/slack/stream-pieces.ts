@@ -70,9 +70,16 @@ function cutWithin(text: string, room: number): number {
  * goes as chunks in order (text first where it came first), each task bringing only what the
  * message lacks of it (`tasks`, what it shows so far).
  */
-export function streamBodyOf(items: readonly Outgoing[], tasks: TaskLedger): { markdown_text?: string; chunks?: AnyChunk[] } {
+export function streamBodyOf(
+  items: readonly Outgoing[],
+  tasks: TaskLedger,
+): { markdown_text?: string; chunks?: AnyChunk[] } {
   if (!items.some((item) => 'step' in item)) return { markdown_text: textOf(items) };
-  return { chunks: items.map((item): AnyChunk => ('step' in item ? tasks.chunkOf(item.step) : { type: 'markdown_text', text: item.text })) };
+  return {
+    chunks: items.map((item): AnyChunk =>
+      'step' in item ? tasks.chunkOf(item.step) : { type: 'markdown_text', text: item.text },
+    ),
+  };
 }
 
 /** Markdown as mrkdwn section blocks (3,000 characters each), for a message that also carries a footer. */

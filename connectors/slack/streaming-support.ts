@@ -8,7 +8,13 @@ export interface StreamingSupport {
   native: boolean;
 }
 
-const UNSUPPORTED = new Set(['unknown_method', 'method_deprecated', 'not_allowed_token_type', 'invalid_arguments', 'not_implemented']);
+const UNSUPPORTED = new Set([
+  'unknown_method',
+  'method_deprecated',
+  'not_allowed_token_type',
+  'invalid_arguments',
+  'not_implemented',
+]);
 
 /** Slack's answer says this workspace cannot stream natively (not a failure of one call). */
 export function streamingUnsupported(error: unknown): boolean {

@@ -36,7 +36,12 @@ export class TaskLedger {
 
   /** The chunk that brings the task to `step` in this message, without what it already shows. */
   chunkOf(step: ProgressStep): TaskUpdateChunk {
-    const chunk: TaskUpdateChunk = { type: 'task_update', id: step.id, title: step.title || step.id, status: step.status };
+    const chunk: TaskUpdateChunk = {
+      type: 'task_update',
+      id: step.id,
+      title: step.title || step.id,
+      status: step.status,
+    };
     if (step.details && !this.details.has(step.id)) chunk.details = clip(step.details);
     if (step.output && this.outputs.get(step.id) !== step.output) chunk.output = clip(step.output);
     return chunk;
@@ -101,7 +106,11 @@ export class PlanMessage {
     if (!this.changed) return;
     const message = planMessage([...this.tasks.values()]);
     if (this.ts === undefined) {
-      const posted = await this.client.chat.postMessage({ channel: this.target.channel, thread_ts: this.target.threadTs, ...message });
+      const posted = await this.client.chat.postMessage({
+        channel: this.target.channel,
+        thread_ts: this.target.threadTs,
+        ...message,
+      });
       if (!posted.ts) throw new Error('chat.postMessage answered without a ts');
       this.ts = posted.ts;
     } else {
@@ -127,7 +136,12 @@ export function planTitle(steps: readonly ProgressStep[]): string {
 
 /** A step as a `task_card` block (inside a plan). */
 export function taskCard(step: ProgressStep): TaskCardBlock {
-  const card: TaskCardBlock = { type: 'task_card', task_id: step.id, title: step.title || step.id, status: step.status };
+  const card: TaskCardBlock = {
+    type: 'task_card',
+    task_id: step.id,
+    title: step.title || step.id,
+    status: step.status,
+  };
   if (step.details) card.details = richText(clip(step.details));
   if (step.output) card.output = richText(clip(step.output));
   return card;

@@ -61,10 +61,31 @@ export class SlackThreadPresenters {
     const identity = () => this.deps.identityAt(session.key.workspace, session.key.channel);
     const client = withIdentity(limitClient(this.deps.client, config.SLACK_CALLS_PER_THREAD), identity);
     const surface = new SlackSurface(
-      { client, records: core.manager.records, logger, support: this.support, botUserId: this.deps.botUserId(), agentSessions: this.deps.agentSessions, loadingMessages: config.LOADING_MESSAGES ?? DEFAULT_LOADING_MESSAGES, identity },
+      {
+        client,
+        records: core.manager.records,
+        logger,
+        support: this.support,
+        botUserId: this.deps.botUserId(),
+        agentSessions: this.deps.agentSessions,
+        loadingMessages: config.LOADING_MESSAGES ?? DEFAULT_LOADING_MESSAGES,
+        identity,
+      },
       session,
     );
-    presenter = new ThreadPresenter({ surface, records: core.manager.records, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY, feedback: core.feedback, mask: (text) => core.mask(text), prices: core.prices }, session);
+    presenter = new ThreadPresenter(
+      {
+        surface,
+        records: core.manager.records,
+        logger,
+        grantScope: config.GRANT_SCOPE,
+        toolDisplay: config.TOOL_DISPLAY,
+        feedback: core.feedback,
+        mask: (text) => core.mask(text),
+        prices: core.prices,
+      },
+      session,
+    );
     this.presenters.set(session.id, presenter);
     this.threadClients.set(presenter, client);
     if (this.presenters.size > config.MAX_LIVE_SESSIONS) {

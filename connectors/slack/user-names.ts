@@ -134,14 +134,15 @@ export class UserNames {
   private lookUp(userId: string): Promise<void> {
     const lookup = this.directory.users
       .info({ user: userId })
-      .then(
-        (answer) => {
-          const parsed = UsersInfoSchema.safeParse(answer);
-          if (!parsed.success) throw new Error('users.info answered without a user');
-          const { user } = parsed.data;
-          this.remember(userId, { name: user.profile?.display_name || user.real_name || user.name || userId, ...(user.tz ? { tz: user.tz } : {}) });
-        },
-      )
+      .then((answer) => {
+        const parsed = UsersInfoSchema.safeParse(answer);
+        if (!parsed.success) throw new Error('users.info answered without a user');
+        const { user } = parsed.data;
+        this.remember(userId, {
+          name: user.profile?.display_name || user.real_name || user.name || userId,
+          ...(user.tz ? { tz: user.tz } : {}),
+        });
+      })
       .catch((error: unknown) => {
         this.logger.debug({ err: error, userId }, 'users.info failed; showing the id');
         this.remember(userId, { failedAt: this.now() });

@@ -10,9 +10,23 @@
 // of the server, which then takes an approval of that call from that view only).
 import { z } from 'zod';
 import type { InboxItem } from '../../src/engine/index.js';
-import { approvalView, approvesInFullView, offeredChoices, type ApprovalView, type ShownPart } from '../shared/approval-view.js';
+import {
+  approvalView,
+  approvesInFullView,
+  offeredChoices,
+  type ApprovalView,
+  type ShownPart,
+} from '../shared/approval-view.js';
 import type { CallText } from '../shared/call-arguments.js';
-import { alwaysLabel, decisionText, DROPPED_AT_STOP_NOTE, filesNoteText, RESTARTING_NOTE, schedulePausedText, TAKEN_OVER_NOTE } from '../shared/card-words.js';
+import {
+  alwaysLabel,
+  decisionText,
+  DROPPED_AT_STOP_NOTE,
+  filesNoteText,
+  RESTARTING_NOTE,
+  schedulePausedText,
+  TAKEN_OVER_NOTE,
+} from '../shared/card-words.js';
 import { displayNote, formatDuration, phaseIcon, phaseLabel, restartNote } from '../shared/tool-card.js';
 import type { CardPrompt, CardView, NoteAction, ThreadNote } from '../shared/thread-surface.js';
 import { truncateForDisplay } from '../shared/truncate.js';
@@ -29,7 +43,11 @@ const CARD_LINES = 18;
 const GLIMPSE_HEAD = 600;
 const GLIMPSE_TAIL = 300;
 
-const ButtonSchema = z.object({ label: z.string(), choice: z.string(), style: z.enum(['primary', 'danger', 'default']) });
+const ButtonSchema = z.object({
+  label: z.string(),
+  choice: z.string(),
+  style: z.enum(['primary', 'danger', 'default']),
+});
 export type CardButton = z.infer<typeof ButtonSchema>;
 
 export const CardModelSchema = z.object({
@@ -49,7 +67,9 @@ export const CardModelSchema = z.object({
    * What the approval covers: every character, or (`omitted` set) the start in `text` and the
    * end in `tail` of a part too long for the card, with how many characters lie between.
    */
-  parts: z.array(z.object({ label: z.string(), text: z.string(), omitted: z.number().optional(), tail: z.string().optional() })),
+  parts: z.array(
+    z.object({ label: z.string(), text: z.string(), omitted: z.number().optional(), tail: z.string().optional() }),
+  ),
   /** The card does not hold every character: its approve buttons are in the view Show all opens. */
   showAll: z.boolean().optional(),
   /** The result's start, readable (result-view.ts); the whole of it is asked for by the card's "Full result". */
@@ -105,7 +125,9 @@ export function cardModel(view: CardView, nameOf: NameOf): CardModel {
     ...(prompt?.plan && !shown ? { plan: prompt.plan } : {}),
     parts: (shown?.card ?? []).map((part) => (holdsAll ? { label: part.label, text: part.text } : glimpsed(part))),
     ...(shown && !holdsAll ? { showAll: true } : {}),
-    ...(finished && state.resultPreview ? { result: readableResult(truncateForDisplay(state.resultPreview, RESULT_PREVIEW_LIMIT)) } : {}),
+    ...(finished && state.resultPreview
+      ? { result: readableResult(truncateForDisplay(state.resultPreview, RESULT_PREVIEW_LIMIT)) }
+      : {}),
     ...(pending && prompt ? { itemId: prompt.item.id } : {}),
     buttons: pending && prompt ? promptButtons(view, prompt, shown, holdsAll) : [],
   };
@@ -113,7 +135,14 @@ export function cardModel(view: CardView, nameOf: NameOf): CardModel {
 
 function glimpsed(part: ShownPart): CardModel['parts'][number] {
   const seen = glimpse(part.text, GLIMPSE_HEAD, GLIMPSE_TAIL);
-  return seen ? { label: `${part.label} · ${thousands(part.length)} characters`, text: seen.head, omitted: seen.omitted, tail: seen.tail } : { label: part.label, text: part.text };
+  return seen
+    ? {
+        label: `${part.label} · ${thousands(part.length)} characters`,
+        text: seen.head,
+        omitted: seen.omitted,
+        tail: seen.tail,
+      }
+    : { label: part.label, text: part.text };
 }
 
 /** What the expanded view of a call shows: every character, the warnings, and the buttons the full view offers. */
@@ -128,31 +157,49 @@ export type FullViewModel = z.infer<typeof FullViewSchema>;
 
 export function fullViewModel(call: CallText, item: InboxItem, grantScope?: CardPrompt['grantScope']): FullViewModel {
   const shown = approvalView(call.parts, item.command);
-  const buttons = item.state === 'pending' ? choiceButtons(call.name, item, grantScope, offeredChoices(item, shown, { cardHoldsAll: false, fullView: true })) : [];
+  const buttons =
+    item.state === 'pending'
+      ? choiceButtons(call.name, item, grantScope, offeredChoices(item, shown, { cardHoldsAll: false, fullView: true }))
+      : [];
   return {
     name: call.name,
     notes: shown.warnings.map((warning) => `⚠️ ${warning}`),
-    parts: shown.full.map((part) => ({ label: `${part.label} · ${thousands(part.length)} characters`, text: part.text })),
+    parts: shown.full.map((part) => ({
+      label: `${part.label} · ${thousands(part.length)} characters`,
+      text: part.text,
+    })),
     itemId: item.id,
     buttons,
   };
 }
 
 /** The buttons of a waiting prompt: the choices the inbox item offers that the card may (approval-view.ts), in the other platforms' words. */
-function promptButtons(view: CardView, prompt: CardPrompt, shown: ApprovalView | undefined, holdsAll: boolean): CardButton[] {
+function promptButtons(
+  view: CardView,
+  prompt: CardPrompt,
+  shown: ApprovalView | undefined,
+  holdsAll: boolean,
+): CardButton[] {
   const { item } = prompt;
-  if (item.kind === 'question') return item.choices.map((option) => ({ label: option, choice: option, style: 'default' }));
+  if (item.kind === 'question')
+    return item.choices.map((option) => ({ label: option, choice: option, style: 'default' }));
   const offered = shown ? offeredChoices(item, shown, { cardHoldsAll: holdsAll, fullView: false }) : item.choices;
   const buttons = choiceButtons(view.state.name, item, prompt.grantScope, offered);
   // Its approve buttons are in the expanded view: the card says where.
-  if (approvesInFullView(item, shown, holdsAll)) buttons.unshift({ label: 'Show all to decide', choice: SHOW_ALL_CHOICE, style: 'primary' });
+  if (approvesInFullView(item, shown, holdsAll))
+    buttons.unshift({ label: 'Show all to decide', choice: SHOW_ALL_CHOICE, style: 'primary' });
   return buttons;
 }
 
 /** The pseudo-choice of the card's Show all button: the page opens the expanded view instead of sending it. */
 export const SHOW_ALL_CHOICE = 'show_all';
 
-function choiceButtons(name: string, item: InboxItem, scope: CardPrompt['grantScope'], offered: readonly string[]): CardButton[] {
+function choiceButtons(
+  name: string,
+  item: InboxItem,
+  scope: CardPrompt['grantScope'],
+  offered: readonly string[],
+): CardButton[] {
   const words: [string, string, CardButton['style']][] = [
     ['once', 'Approve', 'primary'],
     ['always_tool', alwaysLabel(name, 'me', scope, 200), 'default'],
@@ -164,32 +211,56 @@ function choiceButtons(name: string, item: InboxItem, scope: CardPrompt['grantSc
     ['deny', 'Deny', 'danger'],
     ['reject', 'Reject', 'danger'],
   ];
-  return words.filter(([choice]) => item.choices.includes(choice) && offered.includes(choice)).map(([choice, label, style]) => ({ label, choice, style }));
+  return words
+    .filter(([choice]) => item.choices.includes(choice) && offered.includes(choice))
+    .map(([choice, label, style]) => ({ label, choice, style }));
 }
 
-const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = { retry: 'Retry', continue: 'Continue', continue_past_limit: 'Continue (admins)' };
+const NOTE_ACTION_LABEL: Record<NoteAction['kind'], string> = {
+  retry: 'Retry',
+  continue: 'Continue',
+  continue_past_limit: 'Continue (admins)',
+};
 
 /** A note's words and its button, if it has one. */
-export function noteModel(note: ThreadNote, nameOf: NameOf): { text: string; action?: { kind: NoteAction['kind']; label: string } } {
+export function noteModel(
+  note: ThreadNote,
+  nameOf: NameOf,
+): { text: string; action?: { kind: NoteAction['kind']; label: string } } {
   switch (note.kind) {
     case 'tool_calls_limited':
       return {
         text: `⚠️ The model asked for ${note.requested} tool calls at once; only the first ${note.allowed} run (MAX_TOOL_CALLS_PER_RESPONSE). It was told to send fewer.`,
       };
     case 'failed':
-      return { text: `⚠️ ${note.message}`, action: { kind: note.action.kind, label: NOTE_ACTION_LABEL[note.action.kind] } };
+      return {
+        text: `⚠️ ${note.message}`,
+        action: { kind: note.action.kind, label: NOTE_ACTION_LABEL[note.action.kind] },
+      };
     case 'stopped':
       return { text: note.by ? `🛑 Stopped by @${nameOf(note.by)}.` : '🛑 Stopped.' };
     case 'step_limit':
-      return { text: `⌛ I used the ${note.iterations} model calls allowed for one request. Continue?`, action: { kind: note.action.kind, label: NOTE_ACTION_LABEL[note.action.kind] } };
+      return {
+        text: `⌛ I used the ${note.iterations} model calls allowed for one request. Continue?`,
+        action: { kind: note.action.kind, label: NOTE_ACTION_LABEL[note.action.kind] },
+      };
     case 'budget_paused':
-      return { text: `💸 ${note.message}`, action: { kind: note.action.kind, label: NOTE_ACTION_LABEL[note.action.kind] } };
+      return {
+        text: `💸 ${note.message}`,
+        action: { kind: note.action.kind, label: NOTE_ACTION_LABEL[note.action.kind] },
+      };
     case 'budget_warning':
       return { text: `📈 ${note.text}` };
     case 'schedule':
       return { text: `⏰ ${note.text}` };
     case 'schedule_paused':
-      return { text: `⏸️ ${schedulePausedText(note, (id) => `@${nameOf(id)}`, (text) => text)}` };
+      return {
+        text: `⏸️ ${schedulePausedText(
+          note,
+          (id) => `@${nameOf(id)}`,
+          (text) => text,
+        )}`,
+      };
     case 'taken_over':
       return { text: `🔄 ${TAKEN_OVER_NOTE}` };
     case 'restarting':

@@ -32,7 +32,16 @@ import type { AccessToken } from './access-token.js';
 import type { LiveUpdates, PageSnapshot } from './live-updates.js';
 import type { PostedFiles } from './posted-files.js';
 import type { UploadStaging } from './upload-staging.js';
-import { ClickBody, FeedbackBody, FeedbackReasonBody, FullViewBody, NoteActionBody, PostMessageBody, StopBody, ToolResultBody } from './request-bodies.js';
+import {
+  ClickBody,
+  FeedbackBody,
+  FeedbackReasonBody,
+  FullViewBody,
+  NoteActionBody,
+  PostMessageBody,
+  StopBody,
+  ToolResultBody,
+} from './request-bodies.js';
 
 const PAGE_DIR = fileURLToPath(new URL('./page/', import.meta.url));
 const PAGE_FILES: Readonly<Record<string, string>> = {
@@ -102,7 +111,8 @@ export class PlaygroundServer {
     this.server = createServer((request, response) => {
       this.handle(request, response).catch((error: unknown) => {
         options.onError(error);
-        if (!response.headersSent) reply(response, 500, { ok: false, message: 'The playground could not do that; see the bot log.' });
+        if (!response.headersSent)
+          reply(response, 500, { ok: false, message: 'The playground could not do that; see the bot log.' });
         else response.end();
       });
     });
@@ -142,8 +152,10 @@ export class PlaygroundServer {
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-    if (!this.isOurHost(request.headers.host)) return reply(response, 403, { ok: false, message: 'This playground answers only at 127.0.0.1 or localhost.' });
-    if (!this.isOurOrigin(request.headers.origin)) return reply(response, 403, { ok: false, message: 'This playground answers only its own page.' });
+    if (!this.isOurHost(request.headers.host))
+      return reply(response, 403, { ok: false, message: 'This playground answers only at 127.0.0.1 or localhost.' });
+    if (!this.isOurOrigin(request.headers.origin))
+      return reply(response, 403, { ok: false, message: 'This playground answers only its own page.' });
     const route = `${request.method ?? 'GET'} ${url.pathname}`;
     const file = route.startsWith('GET /') ? pageFile(url.pathname) : undefined;
     if (file) return this.servePage(response, file);
@@ -151,10 +163,22 @@ export class PlaygroundServer {
 
     const given = bearerToken(request.headers.authorization);
     if (given === undefined) {
-      return reply(response, 401, { ok: false, message: 'The playground needs its access token: open the address it printed in its terminal (…/#token=…).' }, { 'www-authenticate': 'Bearer realm="playground"' });
+      return reply(
+        response,
+        401,
+        {
+          ok: false,
+          message: 'The playground needs its access token: open the address it printed in its terminal (…/#token=…).',
+        },
+        { 'www-authenticate': 'Bearer realm="playground"' },
+      );
     }
     if (!this.options.token.matches(given)) {
-      return reply(response, 403, { ok: false, message: 'Wrong access token (the playground makes a new one at each start): open the address it printed in its terminal.' });
+      return reply(response, 403, {
+        ok: false,
+        message:
+          'Wrong access token (the playground makes a new one at each start): open the address it printed in its terminal.',
+      });
     }
     const download = /^GET \/api\/files\/([^/]+)$/.exec(route);
     if (download) return this.serveFile(response, download[1]!);
@@ -190,7 +214,9 @@ export class PlaygroundServer {
 
   /** No Origin (a navigation, a same-origin GET) or exactly ours: another port is another origin. */
   private isOurOrigin(origin: string | undefined): boolean {
-    return origin === undefined || origin === `http://127.0.0.1:${this.port}` || origin === `http://localhost:${this.port}`;
+    return (
+      origin === undefined || origin === `http://127.0.0.1:${this.port}` || origin === `http://localhost:${this.port}`
+    );
   }
 
   private async servePage(response: ServerResponse, file: string): Promise<void> {
@@ -207,10 +233,20 @@ export class PlaygroundServer {
       return reply(response, 400, { ok: false, message: 'X-File-Name must be the file name, URI-encoded.' });
     }
     const type = /^[\w.+-]+\/[\w.+-]+/.exec(request.headers['content-type'] ?? '')?.[0]?.toLowerCase();
-    const length = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
-    const result = await this.options.uploads.receive(request, { name: name || 'file', ...(type ? { mimeType: type } : {}), ...(Number.isFinite(length) ? { length: length! } : {}) });
+    const length =
+      request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
+    const result = await this.options.uploads.receive(request, {
+      name: name || 'file',
+      ...(type ? { mimeType: type } : {}),
+      ...(Number.isFinite(length) ? { length: length! } : {}),
+    });
     // A refusal before the whole body came: say so and close, rather than read the rest.
-    return reply(response, result.ok ? 200 : result.status, result, result.ok || request.readableEnded ? {} : { connection: 'close' });
+    return reply(
+      response,
+      result.ok ? 200 : result.status,
+      result,
+      result.ok || request.readableEnded ? {} : { connection: 'close' },
+    );
   }
 
   private async serveFile(response: ServerResponse, id: string): Promise<void> {
@@ -218,7 +254,8 @@ export class PlaygroundServer {
     if (!file) {
       return reply(response, 404, {
         ok: false,
-        message: 'The playground has no such file: it keeps the files the bot posted while it runs and while their thread exists. Ask the bot to attach it again.',
+        message:
+          'The playground has no such file: it keeps the files the bot posted while it runs and while their thread exists. Ask the bot to attach it again.',
       });
     }
     response.writeHead(200, {
@@ -235,12 +272,18 @@ export class PlaygroundServer {
     }
   }
 
-  private async act<T extends z.ZodType>(request: IncomingMessage, response: ServerResponse, schema: T, work: (body: z.infer<T>) => Promise<ActionAnswer>): Promise<void> {
+  private async act<T extends z.ZodType>(
+    request: IncomingMessage,
+    response: ServerResponse,
+    schema: T,
+    work: (body: z.infer<T>) => Promise<ActionAnswer>,
+  ): Promise<void> {
     if (!(request.headers['content-type'] ?? '').startsWith('application/json')) {
       return reply(response, 415, { ok: false, message: 'Send JSON (content-type: application/json).' });
     }
     const raw = await readBody(request);
-    if (raw === undefined) return reply(response, 413, { ok: false, message: `The request is larger than ${BODY_MAX} bytes.` });
+    if (raw === undefined)
+      return reply(response, 413, { ok: false, message: `The request is larger than ${BODY_MAX} bytes.` });
     let json: unknown;
     try {
       json = JSON.parse(raw);
@@ -248,7 +291,11 @@ export class PlaygroundServer {
       return reply(response, 400, { ok: false, message: 'The body is not JSON.' });
     }
     const parsed = schema.safeParse(json);
-    if (!parsed.success) return reply(response, 400, { ok: false, message: `Bad request: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ')}` });
+    if (!parsed.success)
+      return reply(response, 400, {
+        ok: false,
+        message: `Bad request: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ')}`,
+      });
     const answer = await work(parsed.data);
     return reply(response, answer.ok ? 200 : answer.status, answer);
   }

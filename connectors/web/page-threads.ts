@@ -30,7 +30,12 @@ export type Person = z.infer<typeof PersonSchema>;
 
 const base = { id: z.string(), at: z.number() };
 /** A file as a message shows it: its name (untrusted, shown as text), size and type. */
-export const ShownFileSchema = z.object({ id: z.string(), name: z.string(), size: z.number(), mimeType: z.string().optional() });
+export const ShownFileSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  size: z.number(),
+  mimeType: z.string().optional(),
+});
 export type ShownFile = z.infer<typeof ShownFileSchema>;
 /**
  * 👍 / 👎 under a turn's final answer (its presence offers them): how the person at the page
@@ -59,12 +64,25 @@ export const PageMessageSchema = z.discriminatedUnion('kind', [
     files: z.array(ShownFileSchema).optional(),
   }),
   /** One answer segment; `streaming` while it grows. */
-  z.object({ ...base, kind: z.literal('answer'), text: z.string(), footer: z.string().optional(), streaming: z.boolean(), feedback: FeedbackMarkSchema.optional() }),
+  z.object({
+    ...base,
+    kind: z.literal('answer'),
+    text: z.string(),
+    footer: z.string().optional(),
+    streaming: z.boolean(),
+    feedback: FeedbackMarkSchema.optional(),
+  }),
   /**
    * Compact mode (TOOL_DISPLAY=compact): the tool calls of one reply as a checklist, updated
    * in place (web-surface.ts). It carries the footer and the feedback when the reply ends with it.
    */
-  z.object({ ...base, kind: z.literal('progress'), steps: z.array(ProgressStepSchema), footer: z.string().optional(), feedback: FeedbackMarkSchema.optional() }),
+  z.object({
+    ...base,
+    kind: z.literal('progress'),
+    steps: z.array(ProgressStepSchema),
+    footer: z.string().optional(),
+    feedback: FeedbackMarkSchema.optional(),
+  }),
   /** One tool call's card, drawn (card-model.ts). */
   z.object({ ...base, kind: z.literal('card'), toolCallId: z.string(), card: CardModelSchema }),
   /** A note that says how a turn went; `action` is its Retry / Continue button until `done` says who used it. */
@@ -128,7 +146,10 @@ export class PageThreads {
    */
   static async load(keyv: Keyv, logger: EngineLogger): Promise<PageThreads> {
     const threads = new PageThreads(keyv, logger);
-    const ids = z.array(z.string()).catch([]).parse(await keyv.get<unknown>(INDEX_KEY));
+    const ids = z
+      .array(z.string())
+      .catch([])
+      .parse(await keyv.get<unknown>(INDEX_KEY));
     for (const id of ids) {
       const parsed = PageThreadSchema.safeParse(await keyv.get<unknown>(threadKey(id)));
       if (!parsed.success) {
@@ -228,14 +249,21 @@ export class PageThreads {
 
   /** The card of one tool call, if the thread has one (also one posted by a process before this one). */
   cardOf(threadId: string, toolCallId: string): MessageOf<'card'> | undefined {
-    return this.threads.get(threadId)?.messages.find((message): message is MessageOf<'card'> => message.kind === 'card' && message.toolCallId === toolCallId);
+    return this.threads
+      .get(threadId)
+      ?.messages.find(
+        (message): message is MessageOf<'card'> => message.kind === 'card' && message.toolCallId === toolCallId,
+      );
   }
 
   /** The compact progress message that shows a step (a tool call id), if the thread has one. */
   progressOf(threadId: string, stepId: string): MessageOf<'progress'> | undefined {
     return this.threads
       .get(threadId)
-      ?.messages.find((message): message is MessageOf<'progress'> => message.kind === 'progress' && message.steps.some((step) => step.id === stepId));
+      ?.messages.find(
+        (message): message is MessageOf<'progress'> =>
+          message.kind === 'progress' && message.steps.some((step) => step.id === stepId),
+      );
   }
 
   /** A message of any thread, by its id, with its thread's id (a feedback click names only the message). */

@@ -46,7 +46,13 @@ export function demoModelNotice(model: string | undefined, defaulted: boolean): 
  * The playground's one connector; its start prints the page's address for a human, plainly,
  * and, with the demo model, that it is the demo. `modelDefaulted`: no MODEL was set.
  */
-export async function playgroundConnectors(setup: { config: Config; core: Core; logger: Logger; secrets?: SecretMasker; modelDefaulted?: boolean }): Promise<ChatConnector[]> {
+export async function playgroundConnectors(setup: {
+  config: Config;
+  core: Core;
+  logger: Logger;
+  secrets?: SecretMasker;
+  modelDefaulted?: boolean;
+}): Promise<ChatConnector[]> {
   const web = await WebConnector.create(setup);
   const notice = demoModelNotice(setup.config.MODEL, setup.modelDefaulted ?? false);
   return [

@@ -45,7 +45,10 @@ export class PostedFiles {
     post: async (thread: SessionKey, file: OutgoingFile, signal: AbortSignal): Promise<PostedFile> => {
       const { threads, dir } = this.options;
       if (thread.platform !== 'web' || !threads.get(thread.thread)) {
-        throw new FileTransferError('This playground thread is gone (it may have been forgotten); the file was not posted.', false);
+        throw new FileTransferError(
+          'This playground thread is gone (it may have been forgotten); the file was not posted.',
+          false,
+        );
       }
       const id = randomBytes(16).toString('base64url');
       const path = join(dir, id);

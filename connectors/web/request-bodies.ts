@@ -21,14 +21,21 @@ export const PostMessageBody = z
     thread: ID.optional(),
     files: z.array(z.string().regex(UPLOAD_ID, 'not an upload id')).max(FILES_MAX).optional(),
   })
-  .refine((body) => body.text.length > 0 || (body.files?.length ?? 0) > 0, { message: 'Write a message or attach a file.', path: ['text'] });
+  .refine((body) => body.text.length > 0 || (body.files?.length ?? 0) > 0, {
+    message: 'Write a message or attach a file.',
+    path: ['text'],
+  });
 /** 🛑 on a thread. */
 export const StopBody = z.object({ thread: ID });
 /**
  * A button on a card, or in the expanded view Show all opened: the inbox item and one of its
  * choices; `view`, the proof the server handed out with that expanded view (web-inbound.ts).
  */
-export const ClickBody = z.object({ item: ID, choice: z.string().min(1).max(200), view: z.string().min(1).max(200).optional() });
+export const ClickBody = z.object({
+  item: ID,
+  choice: z.string().min(1).max(200),
+  view: z.string().min(1).max(200).optional(),
+});
 /** Show all on a card: every character of the item's call, and the buttons to decide it. */
 export const FullViewBody = z.object({ item: ID });
 /** A card's "Full result" toggle: the whole result of its call, read from the transcript. */
@@ -39,6 +46,9 @@ export const NoteActionBody = z.object({ thread: ID, message: ID });
 /** 👍 / 👎 under an answer: only the clicked message's id (the server finds the answer by it). */
 export const FeedbackBody = z.object({ message: ID, value: z.enum(['up', 'down']) });
 /** The optional reason for a 👎 (the feedback book keeps at most REASON_MAX characters of it). */
-export const FeedbackReasonBody = z.object({ message: ID, reason: z.string().trim().min(1, 'Write a reason, or leave the field empty.').max(2_000) });
+export const FeedbackReasonBody = z.object({
+  message: ID,
+  reason: z.string().trim().min(1, 'Write a reason, or leave the field empty.').max(2_000),
+});
 
 export type PostMessage = z.infer<typeof PostMessageBody>;

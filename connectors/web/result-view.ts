@@ -16,7 +16,8 @@ export function readableResult(preview: string): string {
   const trimmed = body.trim();
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
     const value = parseJson(trimmed) ?? (cut ? closedJson(trimmed) : undefined);
-    if (value !== undefined && typeof value === 'object' && value !== null) return `${describe(value)}${cut ? '\n…' : ''}`;
+    if (value !== undefined && typeof value === 'object' && value !== null)
+      return `${describe(value)}${cut ? '\n…' : ''}`;
   }
   // Plain text (read_file's content, an MCP tool's words): its lines back.
   return `${body.replace(/\\n/g, '\n')}${cut ? '…' : ''}`;
@@ -82,7 +83,8 @@ function closedJson(text: string): unknown {
   head = head.replace(/,\s*$/, '');
   const attempts = [`${head}${closers}`, `${head.replace(/\s*:\s*$/, ': ""')}${closers}`];
   // Without the member cut in half: back to the last comma of the innermost open container, or to its opening.
-  if (innermost) attempts.push(`${text.slice(0, innermost.lastComma >= 0 ? innermost.lastComma : innermost.at + 1)}${closers}`);
+  if (innermost)
+    attempts.push(`${text.slice(0, innermost.lastComma >= 0 ? innermost.lastComma : innermost.at + 1)}${closers}`);
   for (const attempt of attempts) {
     const value = parseJson(attempt);
     if (value !== undefined) return value;

@@ -37,10 +37,12 @@ async function removeAbandoned(base: string): Promise<void> {
     } catch {
       // No owner file: being made right now by another start (left alone), or left by one
       // that died between making the folder and writing the file (removed once it is old).
-      if (await olderThan(folder, UNOWNED_AFTER_MS)) await rm(folder, { recursive: true, force: true }).catch(() => undefined);
+      if (await olderThan(folder, UNOWNED_AFTER_MS))
+        await rm(folder, { recursive: true, force: true }).catch(() => undefined);
       continue;
     }
-    if (Number.isInteger(pid) && pid > 0 && !processAlive(pid)) await rm(folder, { recursive: true, force: true }).catch(() => undefined);
+    if (Number.isInteger(pid) && pid > 0 && !processAlive(pid))
+      await rm(folder, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
@@ -51,4 +53,3 @@ async function olderThan(folder: string, ms: number): Promise<boolean> {
     return false;
   }
 }
-

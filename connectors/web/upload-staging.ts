@@ -79,7 +79,10 @@ export class UploadStaging {
    * display); the size is what actually arrived. Over the cap, the upload is cut off where
    * it crosses it and nothing of it is kept.
    */
-  async receive(body: IncomingMessage, claimed: { name: string; mimeType?: string; length?: number }): Promise<UploadResult> {
+  async receive(
+    body: IncomingMessage,
+    claimed: { name: string; mimeType?: string; length?: number },
+  ): Promise<UploadResult> {
     const { maxFileBytes, maxStagedBytes } = this.options;
     const tooLarge = (size?: number): UploadResult => ({
       ok: false,
@@ -117,7 +120,12 @@ export class UploadStaging {
       if (refusal) return refusal;
       throw error;
     }
-    const upload: UploadedFile = { id, name: displayName(claimed.name), size, ...(claimed.mimeType ? { mimeType: claimed.mimeType } : {}) };
+    const upload: UploadedFile = {
+      id,
+      name: displayName(claimed.name),
+      size,
+      ...(claimed.mimeType ? { mimeType: claimed.mimeType } : {}),
+    };
     this.staged.set(id, { ...upload, path, uploadedAt: this.now() });
     return { ok: true, upload };
   }
@@ -126,7 +134,9 @@ export class UploadStaging {
    * The staged uploads a message names, as the message will carry them; a missing one (never
    * staged, swept, or already in another message) is an error naming it.
    */
-  take(ids: readonly string[]): { ok: true; files: UploadedFile[]; incoming: IncomingFile[] } | { ok: false; message: string } {
+  take(
+    ids: readonly string[],
+  ): { ok: true; files: UploadedFile[]; incoming: IncomingFile[] } | { ok: false; message: string } {
     const found: Staged[] = [];
     for (const id of new Set(ids)) {
       const staged = this.staged.get(id);
@@ -214,7 +224,10 @@ export class UploadStaging {
 
 /** The name as shown: no control characters, at most NAME_MAX characters, never empty. */
 function displayName(name: string): string {
-  // eslint-disable-next-line no-control-regex
-  const shown = name.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, NAME_MAX);
+  const shown = name
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, NAME_MAX);
   return shown || 'file';
 }

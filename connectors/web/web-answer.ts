@@ -62,7 +62,12 @@ export class WebAnswer implements AnswerDraft {
       return;
     }
     // The text above is complete: no caret on it while the steps run below.
-    if (this.before) this.track(this.threads.change(this.threadId, this.before, (message) => (message.kind === 'answer' ? { ...message, streaming: false } : message)));
+    if (this.before)
+      this.track(
+        this.threads.change(this.threadId, this.before, (message) =>
+          message.kind === 'answer' ? { ...message, streaming: false } : message,
+        ),
+      );
     const id = newMessageId();
     this.progress = id;
     this.track(this.threads.add(this.threadId, { kind: 'progress', id, at: Date.now(), steps: [step] }));

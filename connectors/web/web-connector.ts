@@ -43,8 +43,10 @@ import { makeRunFolder } from './run-folder.js';
 import { UploadStaging } from './upload-staging.js';
 
 export interface WebConnectorOptions {
-  config: Pick<Config, 'PLAYGROUND_PORT' | 'GRANT_SCOPE' | 'MAX_FILE_BYTES' | 'MAX_CONVERSATION_FILE_BYTES'> & Partial<Pick<Config, 'MODEL' | 'PLAYGROUND_TOKEN' | 'TOOL_DISPLAY'>>;
-  core: Pick<Core, 'manager' | 'observers' | 'files'> & Partial<Pick<Core, 'keepWritableAtShutdown' | 'feedback' | 'mask' | 'prices' | 'schedules' | 'scheduleTimezone'>>;
+  config: Pick<Config, 'PLAYGROUND_PORT' | 'GRANT_SCOPE' | 'MAX_FILE_BYTES' | 'MAX_CONVERSATION_FILE_BYTES'> &
+    Partial<Pick<Config, 'MODEL' | 'PLAYGROUND_TOKEN' | 'TOOL_DISPLAY'>>;
+  core: Pick<Core, 'manager' | 'observers' | 'files'> &
+    Partial<Pick<Core, 'keepWritableAtShutdown' | 'feedback' | 'mask' | 'prices' | 'schedules' | 'scheduleTimezone'>>;
   /** The folder for this run's files (made if missing, removed at close); default: a new private one under the temp folder. */
   filesDir?: string;
   logger: EngineLogger;
@@ -71,12 +73,24 @@ export class WebConnector implements ChatConnector {
   ) {
     this.token = new AccessToken(token);
     const { config } = options;
-    this.uploads = new UploadStaging({ dir: join(filesDir, 'uploads'), maxFileBytes: config.MAX_FILE_BYTES, maxStagedBytes: config.MAX_CONVERSATION_FILE_BYTES });
-    this.posted = new PostedFiles({ dir: join(filesDir, 'posted'), threads, origin: () => `http://127.0.0.1:${this.port}` });
+    this.uploads = new UploadStaging({
+      dir: join(filesDir, 'uploads'),
+      maxFileBytes: config.MAX_FILE_BYTES,
+      maxStagedBytes: config.MAX_CONVERSATION_FILE_BYTES,
+    });
+    this.posted = new PostedFiles({
+      dir: join(filesDir, 'posted'),
+      threads,
+      origin: () => `http://127.0.0.1:${this.port}`,
+    });
     threads.onUpdate((update) => {
       this.live.broadcast(update);
       if (update.type === 'removed') {
-        this.posted.removeThread(update.threadId).catch((error: unknown) => options.logger.warn({ err: error }, 'playground: could not remove a forgotten thread\'s files'));
+        this.posted
+          .removeThread(update.threadId)
+          .catch((error: unknown) =>
+            options.logger.warn({ err: error }, "playground: could not remove a forgotten thread's files"),
+          );
       }
     });
     const inbound = new WebInbound({
@@ -113,7 +127,10 @@ export class WebConnector implements ChatConnector {
     options.secrets?.add([token]);
     const filesDir = options.filesDir ?? (await makeRunFolder());
     const connector = new WebConnector(options, threads, token, filesDir);
-    options.core.observers.add('web', presenterObserver((session) => connector.presenterFor(session)));
+    options.core.observers.add(
+      'web',
+      presenterObserver((session) => connector.presenterFor(session)),
+    );
     options.core.files.registerSource('web', connector.uploads.source);
     options.core.files.registerSink('web', connector.posted.sink);
     return connector;
@@ -164,7 +181,19 @@ export class WebConnector implements ChatConnector {
     if (known) return known;
     const { core, logger, config } = this.options;
     const surface = new WebSurface(this.threads, WebSurface.threadIdOf(session), nameOf);
-    const presenter = new ThreadPresenter({ surface, records: core.manager.records, logger, grantScope: config.GRANT_SCOPE, toolDisplay: config.TOOL_DISPLAY ?? 'cards', ...(core.feedback ? { feedback: core.feedback } : {}), ...(core.mask ? { mask: core.mask } : {}), ...(core.prices ? { prices: core.prices } : {}) }, session);
+    const presenter = new ThreadPresenter(
+      {
+        surface,
+        records: core.manager.records,
+        logger,
+        grantScope: config.GRANT_SCOPE,
+        toolDisplay: config.TOOL_DISPLAY ?? 'cards',
+        ...(core.feedback ? { feedback: core.feedback } : {}),
+        ...(core.mask ? { mask: core.mask } : {}),
+        ...(core.prices ? { prices: core.prices } : {}),
+      },
+      session,
+    );
     this.presenters.set(session.id, presenter);
     return presenter;
   }

@@ -25,20 +25,32 @@ export interface WebFeedbackDeps {
 function thanks(status: 'recorded' | 'changed' | 'unchanged', value: 'up' | 'down'): string {
   const thumb = value === 'up' ? '👍' : '👎';
   if (status === 'unchanged') return `You already gave this answer a ${thumb}.`;
-  const said = status === 'changed' ? `Changed to ${thumb}.` : value === 'up' ? `Thanks for the ${thumb}: noted for this answer.` : `Noted as ${thumb}.`;
+  const said =
+    status === 'changed'
+      ? `Changed to ${thumb}.`
+      : value === 'up'
+        ? `Thanks for the ${thumb}: noted for this answer.`
+        : `Noted as ${thumb}.`;
   return value === 'down' ? `${said} If you like, say what was wrong in the field under the answer.` : said;
 }
 
-const NOT_AN_ANSWER = 'There is no answer to rate there (only a finished turn’s final answer takes 👍 / 👎, and a forgotten thread has none).';
+const NOT_AN_ANSWER =
+  'There is no answer to rate there (only a finished turn’s final answer takes 👍 / 👎, and a forgotten thread has none).';
 
 export class WebFeedback {
   constructor(private readonly deps: WebFeedbackDeps) {}
 
   async vote(body: z.infer<typeof FeedbackBody>): Promise<ActionAnswer> {
     const { book, userId } = this.deps;
-    const result = book ? await book.vote(webMessageKey(body.message), userId, body.value) : { status: 'unknown_answer' as const };
+    const result = book
+      ? await book.vote(webMessageKey(body.message), userId, body.value)
+      : { status: 'unknown_answer' as const };
     if (result.status === 'unknown_answer') return { ok: false, status: 404, message: NOT_AN_ANSWER };
-    const threadId = await this.mark(body.message, (mark) => ({ ...mark, vote: result.value, reason: result.value === 'down' && result.status === 'unchanged' ? mark.reason : undefined }));
+    const threadId = await this.mark(body.message, (mark) => ({
+      ...mark,
+      vote: result.value,
+      reason: result.value === 'down' && result.status === 'unchanged' ? mark.reason : undefined,
+    }));
     this.say(threadId, thanks(result.status, result.value));
     return { ok: true, status: result.status, value: result.value };
   }
@@ -46,7 +58,12 @@ export class WebFeedback {
   async reason(body: z.infer<typeof FeedbackReasonBody>): Promise<ActionAnswer> {
     const { book, userId } = this.deps;
     const kept = book ? await book.giveReason(webMessageKey(body.message), userId, body.reason) : false;
-    if (!kept) return { ok: false, status: 409, message: 'A reason goes with your 👎 on that answer: vote 👎 first (or the answer is gone).' };
+    if (!kept)
+      return {
+        ok: false,
+        status: 409,
+        message: 'A reason goes with your 👎 on that answer: vote 👎 first (or the answer is gone).',
+      };
     const threadId = await this.mark(body.message, (mark) => ({ ...mark, reason: true }));
     this.say(threadId, 'Thanks: your reason is recorded with the 👎.');
     return { ok: true };
@@ -59,7 +76,10 @@ export class WebFeedback {
     await this.deps.threads.change(found.threadId, messageId, (message) => {
       if ((message.kind !== 'answer' && message.kind !== 'progress') || !message.feedback) return message;
       const next = edit(message.feedback);
-      const clean: FeedbackMark = { ...(next.vote ? { vote: next.vote } : {}), ...(next.reason ? { reason: true } : {}) };
+      const clean: FeedbackMark = {
+        ...(next.vote ? { vote: next.vote } : {}),
+        ...(next.reason ? { reason: true } : {}),
+      };
       return { ...message, feedback: clean };
     });
     return found.threadId;

@@ -25,7 +25,16 @@ import { fullViewModel, webCardHoldsAll, withNames, type NameOf } from './card-m
 import type { ActionAnswer, PlaygroundActions } from './http-server.js';
 import type { LiveUpdates, PageSnapshot } from './live-updates.js';
 import { newMessageId, type PageThread, type PageThreads, type Person } from './page-threads.js';
-import type { ClickBody, FeedbackBody, FeedbackReasonBody, FullViewBody, NoteActionBody, PostMessage, StopBody, ToolResultBody } from './request-bodies.js';
+import type {
+  ClickBody,
+  FeedbackBody,
+  FeedbackReasonBody,
+  FullViewBody,
+  NoteActionBody,
+  PostMessage,
+  StopBody,
+  ToolResultBody,
+} from './request-bodies.js';
 import { fullResultText } from './result-view.js';
 import { WebFeedback } from './web-feedback.js';
 import type { FeedbackBook } from '../../src/feedback/feedback-book.js';
@@ -51,7 +60,8 @@ export const COMMAND_HELP = [
 ].join('\n');
 
 /** What the bot says to a mention with nothing after it. */
-export const BARE_MENTION_REPLY = '👋 Yes? Reply in this thread with what you need, or `/help` for the thread commands.';
+export const BARE_MENTION_REPLY =
+  '👋 Yes? Reply in this thread with what you need, or `/help` for the thread commands.';
 
 /**
  * The page renders Markdown (page/markdown.js): a backslash makes a mark literal. A person's
@@ -94,18 +104,31 @@ export class WebInbound implements PlaygroundActions {
   private readonly votes: WebFeedback;
 
   constructor(private readonly deps: WebInboundDeps) {
-    this.votes = new WebFeedback({ threads: deps.threads, live: deps.live, userId: LOCAL_USER.id, ...(deps.feedback ? { book: deps.feedback } : {}) });
+    this.votes = new WebFeedback({
+      threads: deps.threads,
+      live: deps.live,
+      userId: LOCAL_USER.id,
+      ...(deps.feedback ? { book: deps.feedback } : {}),
+    });
   }
 
   snapshot(): PageSnapshot {
-    return { user: LOCAL_USER, bot: BOT, threads: this.deps.threads.all(), demo: this.deps.demo, maxFileBytes: this.deps.maxFileBytes };
+    return {
+      user: LOCAL_USER,
+      bot: BOT,
+      threads: this.deps.threads.all(),
+      demo: this.deps.demo,
+      maxFileBytes: this.deps.maxFileBytes,
+    };
   }
 
   async postMessage(body: PostMessage): Promise<ActionAnswer> {
-    if (!this.deps.taking()) return { ok: false, status: 503, message: 'The bot is restarting; send that again in a moment.' };
+    if (!this.deps.taking())
+      return { ok: false, status: 503, message: 'The bot is restarting; send that again in a moment.' };
     const { threads, uploads } = this.deps;
     const known = body.thread === undefined ? undefined : threads.get(body.thread);
-    if (body.thread !== undefined && !known) return { ok: false, status: 404, message: 'There is no such thread (it may have been forgotten).' };
+    if (body.thread !== undefined && !known)
+      return { ok: false, status: 404, message: 'There is no such thread (it may have been forgotten).' };
     const fileIds = body.files ?? [];
     const attached = uploads.take(fileIds);
     if (!attached.ok) return { ok: false, status: 409, message: attached.message };
@@ -132,7 +155,8 @@ export class WebInbound implements PlaygroundActions {
       return answer;
     };
     // A channel message that does not mention the bot is only a message, as in any channel.
-    if (!mentioned && thread.sessionId === undefined) return notForTheBot({ ok: true, thread: thread.id, message: input.id, status: 'posted' });
+    if (!mentioned && thread.sessionId === undefined)
+      return notForTheBot({ ok: true, thread: thread.id, message: input.id, status: 'posted' });
 
     const text = body.text.replace(MENTION, '$1').trim();
     const key: SessionKey = { platform: 'web', workspace: WORKSPACE, channel: CHANNEL, thread: thread.id };
@@ -167,27 +191,50 @@ export class WebInbound implements PlaygroundActions {
       ...(attached.incoming.length > 0 ? { attachments: attached.incoming } : {}),
     });
     if (result.status === 'refused') return notForTheBot({ ok: false, status: 403, message: result.reason });
-    return { ok: true, thread: thread.id, message: input.id, status: result.status, ...('filesRefused' in result && result.filesRefused ? { notice: result.filesRefused } : {}) };
+    return {
+      ok: true,
+      thread: thread.id,
+      message: input.id,
+      status: result.status,
+      ...('filesRefused' in result && result.filesRefused ? { notice: result.filesRefused } : {}),
+    };
   }
 
   async stop(body: z.infer<typeof StopBody>): Promise<ActionAnswer> {
     const thread = this.deps.threads.get(body.thread);
     if (!thread?.sessionId) return { ok: false, status: 404, message: 'There is no conversation in this thread.' };
-    const { result } = await stopThread({ manager: this.deps.core.manager, presenterFor: this.deps.presenterFor }, thread.sessionId, LOCAL_USER.id);
+    const { result } = await stopThread(
+      { manager: this.deps.core.manager, presenterFor: this.deps.presenterFor },
+      thread.sessionId,
+      LOCAL_USER.id,
+    );
     if (result.status === 'refused') return this.refuse(403, result.reason);
-    if (result.status === 'idle' || result.status === 'unknown_session') return this.refuse(409, 'Nothing is running in this thread.');
+    if (result.status === 'idle' || result.status === 'unknown_session')
+      return this.refuse(409, 'Nothing is running in this thread.');
     return { ok: true, status: result.status };
   }
 
   async click(body: z.infer<typeof ClickBody>): Promise<ActionAnswer> {
     let refusal: string | undefined;
     // From the expanded view only with the proof the server handed out with it (`fullView`).
-    const item = body.view !== undefined && this.viewProof(body.item) === body.view ? await this.deps.core.manager.records.prompt(body.item) : undefined;
-    const place = { ...(item ? { fullViewOf: item.toolCallId } : {}), cardHoldsAll: (_call: CallText, view: ApprovalView) => webCardHoldsAll(view) };
+    const item =
+      body.view !== undefined && this.viewProof(body.item) === body.view
+        ? await this.deps.core.manager.records.prompt(body.item)
+        : undefined;
+    const place = {
+      ...(item ? { fullViewOf: item.toolCallId } : {}),
+      cardHoldsAll: (_call: CallText, view: ApprovalView) => webCardHoldsAll(view),
+    };
     const say = async (text: string): Promise<void> => {
       refusal = withNames(text, nameOf);
     };
-    await answerPromptClick(this.deps.core, this.deps.presenterFor, { item: body.item, choice: body.choice, userId: LOCAL_USER.id }, say, place);
+    await answerPromptClick(
+      this.deps.core,
+      this.deps.presenterFor,
+      { item: body.item, choice: body.choice, userId: LOCAL_USER.id },
+      say,
+      place,
+    );
     return refusal === undefined ? { ok: true } : this.refuse(409, refusal);
   }
 
@@ -201,7 +248,11 @@ export class WebInbound implements PlaygroundActions {
     const { records } = core.manager;
     const item = await records.prompt(body.item);
     const record = item ? await records.session(item.sessionId) : undefined;
-    const call = item && record ? (presenterFor(record).fullTextOf(item.toolCallId) ?? (await storedCallText(records, item.sessionId, item.toolCallId))) : undefined;
+    const call =
+      item && record
+        ? (presenterFor(record).fullTextOf(item.toolCallId) ??
+          (await storedCallText(records, item.sessionId, item.toolCallId)))
+        : undefined;
     if (!item || !call) return this.refuse(404, 'I no longer have this call (the thread may have been forgotten).');
     return { ok: true, view: fullViewModel(call, item, this.deps.grantScope), proof: this.viewProof(item.id) };
   }
@@ -216,7 +267,8 @@ export class WebInbound implements PlaygroundActions {
     if (!thread?.sessionId || card?.kind !== 'card') return this.refuse(404, 'That card is not there any more.');
     const transcript = await this.deps.core.manager.records.transcript(thread.sessionId);
     const result = transcript.find((message) => message.role === 'tool' && message.tool_call_id === card.toolCallId);
-    if (result?.role !== 'tool') return this.refuse(404, 'I no longer have this result (the thread may have been forgotten).');
+    if (result?.role !== 'tool')
+      return this.refuse(404, 'I no longer have this result (the thread may have been forgotten).');
     return { ok: true, ...fullResultText(result.content) };
   }
 
@@ -227,7 +279,8 @@ export class WebInbound implements PlaygroundActions {
   async noteAction(body: z.infer<typeof NoteActionBody>): Promise<ActionAnswer> {
     const thread = this.deps.threads.get(body.thread);
     const note = thread?.messages.find((message) => message.id === body.message);
-    if (!thread?.sessionId || note?.kind !== 'note' || !note.action) return { ok: false, status: 404, message: 'That button is not there any more.' };
+    if (!thread?.sessionId || note?.kind !== 'note' || !note.action)
+      return { ok: false, status: 404, message: 'That button is not there any more.' };
     // The playground's one person runs the bot: an admin for a Continue past a spend limit.
     const result = await this.deps.core.manager.controls.retry(thread.sessionId, LOCAL_USER.id, { operator: true });
     if (result.status === 'refused') return this.refuse(403, result.reason);
@@ -235,7 +288,9 @@ export class WebInbound implements PlaygroundActions {
     if (result.status !== 'done') return this.refuse(409, 'There is nothing to retry here any more.');
     // The button has done its job: the note says who used it instead.
     const done = `${note.action.kind === 'retry' ? 'Retried' : 'Continued'} by @${LOCAL_USER.name}`;
-    await this.deps.threads.change(thread.id, note.id, (message) => (message.kind === 'note' ? { id: message.id, at: message.at, kind: 'note', text: message.text, done } : message));
+    await this.deps.threads.change(thread.id, note.id, (message) =>
+      message.kind === 'note' ? { id: message.id, at: message.at, kind: 'note', text: message.text, done } : message,
+    );
     return { ok: true };
   }
 
@@ -254,7 +309,8 @@ export class WebInbound implements PlaygroundActions {
       {
         connector: {
           whisper: async (_channel, _user, threadId, text) => this.whisper(threadId, withNames(text, nameOf)),
-          post: async (_channel, threadId, text) => threads.add(threadId, { kind: 'bot', id: newMessageId(), at: Date.now(), text: withNames(text, nameOf) }),
+          post: async (_channel, threadId, text) =>
+            threads.add(threadId, { kind: 'bot', id: newMessageId(), at: Date.now(), text: withNames(text, nameOf) }),
         },
         key,
         userId: LOCAL_USER.id,

@@ -11,7 +11,16 @@
 //
 // Answers (and, in compact mode, their tool calls as a checklist) are web-answer.ts's.
 import type { SessionRecord } from '../../src/sessions/thread-records.js';
-import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../shared/thread-surface.js';
+import type {
+  AnswerDraft,
+  CardLocator,
+  CardView,
+  InputMark,
+  MessageId,
+  ThreadNote,
+  ThreadSurface,
+  WorkStatus,
+} from '../shared/thread-surface.js';
 import { cardModel, noteModel, type NameOf } from './card-model.js';
 import { newMessageId, type PageThreads } from './page-threads.js';
 import { WebAnswer } from './web-answer.js';
@@ -45,12 +54,20 @@ export class WebSurface implements ThreadSurface {
 
   async postCard(view: CardView): Promise<MessageId | undefined> {
     const id = newMessageId();
-    await this.threads.add(this.threadId, { kind: 'card', id, at: Date.now(), toolCallId: view.state.toolCallId, card: cardModel(view, this.nameOf) });
+    await this.threads.add(this.threadId, {
+      kind: 'card',
+      id,
+      at: Date.now(),
+      toolCallId: view.state.toolCallId,
+      card: cardModel(view, this.nameOf),
+    });
     return id;
   }
 
   async updateCard(messageId: MessageId, view: CardView): Promise<void> {
-    await this.threads.change(this.threadId, messageId, (message) => (message.kind === 'card' ? { ...message, card: cardModel(view, this.nameOf) } : message));
+    await this.threads.change(this.threadId, messageId, (message) =>
+      message.kind === 'card' ? { ...message, card: cardModel(view, this.nameOf) } : message,
+    );
   }
 
   async postNote(note: ThreadNote): Promise<MessageId | undefined> {
@@ -65,7 +82,9 @@ export class WebSurface implements ThreadSurface {
 
   async react(messageId: MessageId, mark: InputMark): Promise<void> {
     await this.threads.change(this.threadId, messageId, (message) =>
-      message.kind === 'input' && !message.marks.includes(mark) ? { ...message, marks: [...message.marks, mark] } : message,
+      message.kind === 'input' && !message.marks.includes(mark)
+        ? { ...message, marks: [...message.marks, mark] }
+        : message,
     );
   }
 

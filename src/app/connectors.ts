@@ -60,7 +60,10 @@ function slackConnector(slack: SlackConnector, config: Config): ChatConnector {
     name: 'slack',
     start: async () => {
       await slack.start();
-      return { message: 'Slack connector started', fields: { mode: config.SLACK_APP_TOKEN ? 'socket' : 'http', port: slack.port } };
+      return {
+        message: 'Slack connector started',
+        fields: { mode: config.SLACK_APP_TOKEN ? 'socket' : 'http', port: slack.port },
+      };
     },
     stopTaking: () => slack.stopTaking(),
     close: () => slack.close(),
@@ -73,11 +76,17 @@ function discordConnector(discord: DiscordConnector): ChatConnector {
     start: async () => {
       const info = await discord.start();
       // Cluster mode: another instance holds the gateway; this one posts and takes it over if that one dies.
-      if (info.gateway === 'standby') return { message: 'Discord connector started', fields: { botUserId: info.botUserId, gateway: 'standby' } };
+      if (info.gateway === 'standby')
+        return { message: 'Discord connector started', fields: { botUserId: info.botUserId, gateway: 'standby' } };
       // A bot in no server yet: the line says where to invite it (manifest/discord.md explains the permissions).
       return {
         message: 'Discord connector started',
-        fields: { botUserId: info.botUserId, guilds: info.guilds, ...(info.gateway ? { gateway: info.gateway } : {}), ...(info.guilds === 0 ? { inviteUrl: info.inviteUrl } : {}) },
+        fields: {
+          botUserId: info.botUserId,
+          guilds: info.guilds,
+          ...(info.gateway ? { gateway: info.gateway } : {}),
+          ...(info.guilds === 0 ? { inviteUrl: info.inviteUrl } : {}),
+        },
       };
     },
     stopTaking: () => discord.stopTaking(),

@@ -27,7 +27,10 @@ export interface HomeVerdict {
 
 /** What to say when DISCORD_GUILD_ID lists the home servers: nothing to ask Discord. */
 export function listedVerdict(guildIds: readonly string[]): HomeVerdict {
-  return { status: 'ok', detail: `home servers ${guildIds.join(', ')} (DISCORD_GUILD_ID): their members are members; in any other server everyone is an outsider` };
+  return {
+    status: 'ok',
+    detail: `home servers ${guildIds.join(', ')} (DISCORD_GUILD_ID): their members are members; in any other server everyone is an outsider`,
+  };
 }
 
 /** What to say when no server is listed: by the application's `bot_public`, or why it could not be read. */
@@ -48,21 +51,32 @@ export function unlistedVerdict(application: DiscordApplication | { error: strin
         PUBLIC_BOT_FIX,
     };
   }
-  return { status: 'ok', detail: `DISCORD_GUILD_ID is not set: every server the bot is in counts as home; "Public Bot" is off, so only the application's owner can add it to a server` };
+  return {
+    status: 'ok',
+    detail: `DISCORD_GUILD_ID is not set: every server the bot is in counts as home; "Public Bot" is off, so only the application's owner can add it to a server`,
+  };
 }
 
 /** Read `GET /applications/@me`'s answer: the application, or why there is none. */
 export function readApplication(body: unknown): DiscordApplication | { error: string } {
   const parsed = DiscordApplicationSchema.safeParse(body);
-  return parsed.success ? parsed.data : { error: 'Discord\'s answer has no bot_public flag' };
+  return parsed.success ? parsed.data : { error: "Discord's answer has no bot_public flag" };
 }
 
 /** `npm run doctor`: the home servers, asking Discord when none is listed (CHECK_TIMEOUT_MS at most). */
-export async function checkDiscordHome(config: Pick<Config, 'DISCORD_TOKEN' | 'DISCORD_API_URL' | 'DISCORD_GUILD_ID'>, options: CheckOptions = {}): Promise<CheckResult> {
+export async function checkDiscordHome(
+  config: Pick<Config, 'DISCORD_TOKEN' | 'DISCORD_API_URL' | 'DISCORD_GUILD_ID'>,
+  options: CheckOptions = {},
+): Promise<CheckResult> {
   const guildIds = discordGuildIds(config.DISCORD_GUILD_ID);
   if (guildIds.length > 0) return { name: 'Discord servers', ...listedVerdict(guildIds) };
   const url = `${(config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL).replace(/\/+$/, '')}/v10/applications/@me`;
-  const answer = await call('Discord', url, { headers: { authorization: `Bot ${(config.DISCORD_TOKEN ?? '').replace(/^(Bot|Bearer)\s*/i, '')}` } }, options);
+  const answer = await call(
+    'Discord',
+    url,
+    { headers: { authorization: `Bot ${(config.DISCORD_TOKEN ?? '').replace(/^(Bot|Bearer)\s*/i, '')}` } },
+    options,
+  );
   let application: DiscordApplication | { error: string };
   if ('unreachable' in answer) application = { error: answer.unreachable };
   else if (answer.status !== 200) application = { error: `GET ${url} answered HTTP ${answer.status}` };

@@ -16,15 +16,25 @@ export async function checkMetrics(config: Config): Promise<CheckResult> {
   if (!taken) return { name, status: 'ok', detail: words };
   const problem = `${placement.host}:${placement.port} is taken now (another program, or another instance of the bot on this machine)`;
   return placement.portSet
-    ? { name, status: 'fail', detail: `${words}; but ${problem}: a start would stop there. Set METRICS_PORT to a free port (0: any)` }
-    : { name, status: 'warn', detail: `${words}; but ${problem}: the bot would run without /metrics. Set METRICS_PORT to a free port (0: any)` };
+    ? {
+        name,
+        status: 'fail',
+        detail: `${words}; but ${problem}: a start would stop there. Set METRICS_PORT to a free port (0: any)`,
+      }
+    : {
+        name,
+        status: 'warn',
+        detail: `${words}; but ${problem}: the bot would run without /metrics. Set METRICS_PORT to a free port (0: any)`,
+      };
 }
 
 /** Whether something listens there already: try to take the port, and give it back at once. */
 function portTaken(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const probe = createServer();
-    probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'EADDRINUSE' || error.code === 'EACCES'));
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      resolve(error.code === 'EADDRINUSE' || error.code === 'EACCES'),
+    );
     probe.listen(port, host, () => probe.close(() => resolve(false)));
   });
 }

@@ -24,23 +24,37 @@ export async function checkProfiles(config: Config, env: NodeJS.ProcessEnv): Pro
     mcpServers,
     policy: {
       mode: config.PERMISSION_MODE,
-      shellAllowList: (config.SHELL_ALLOWLIST ?? '').split(',').map((entry) => entry.trim()).filter(Boolean),
+      shellAllowList: (config.SHELL_ALLOWLIST ?? '')
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
       grantScope: config.GRANT_SCOPE,
     },
     workspaceRoot: resolve(config.WORKSPACE_DIR),
     settings: config,
   });
   const reading = await readProfilesFile(path, profileChecks(known));
-  if (!reading.ok) return reading.problems.map((problem) => ({ name, status: 'fail' as const, detail: `${path}: ${problem}` }));
-  if (reading.profiles.length === 0) return [{ name, status: 'warn', detail: `${path} has no profiles: every place runs on the environment's settings` }];
+  if (!reading.ok)
+    return reading.problems.map((problem) => ({ name, status: 'fail' as const, detail: `${path}: ${problem}` }));
+  if (reading.profiles.length === 0)
+    return [
+      { name, status: 'warn', detail: `${path} has no profiles: every place runs on the environment's settings` },
+    ];
   const count = reading.profiles.length === 1 ? '1 profile' : `${reading.profiles.length} profiles`;
-  return [{ name, status: 'ok', detail: `${count} in ${path}: ${reading.profiles.map((profile) => `${profile.name} (${placesOf(profile)})`).join('; ')}` }];
+  return [
+    {
+      name,
+      status: 'ok',
+      detail: `${count} in ${path}: ${reading.profiles.map((profile) => `${profile.name} (${placesOf(profile)})`).join('; ')}`,
+    },
+  ];
 }
 
 /** What a profile matches, in words: `Slack channel C0OPS`, `DMs in Slack workspace T1`. */
 export function placesOf(profile: Profile): string {
   const { match } = profile;
-  const listed = (one: string, many: string, ids: string[] | undefined): string | undefined => (ids ? `${ids.length === 1 ? one : many} ${ids.join(', ')}` : undefined);
+  const listed = (one: string, many: string, ids: string[] | undefined): string | undefined =>
+    ids ? `${ids.length === 1 ? one : many} ${ids.join(', ')}` : undefined;
   const words = [
     listed('Slack channel', 'Slack channels', match.slackChannel),
     listed('Discord channel', 'Discord channels', match.discordChannel),

@@ -41,7 +41,11 @@ import { wantedPlatforms } from './connectors.js';
 const MARK: Record<CheckResult['status'], string> = { ok: '✓', warn: '!', fail: '✗' };
 const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
-const DEMO_CHECK: CheckResult = { name: 'model demo', status: 'ok', detail: 'the built-in demo model: scripted answers, no AI, nothing to reach' };
+const DEMO_CHECK: CheckResult = {
+  name: 'model demo',
+  status: 'ok',
+  detail: 'the built-in demo model: scripted answers, no AI, nothing to reach',
+};
 
 export interface DoctorOptions extends CheckOptions {
   /** The `.env` file main.ts reads (default: `.env` in the working directory). */
@@ -51,7 +55,11 @@ export interface DoctorOptions extends CheckOptions {
 }
 
 /** Run every check, print one line each, resolve with the exit code. */
-export async function runDoctor(env: NodeJS.ProcessEnv, print: (line: string) => void = console.log, options: DoctorOptions = {}): Promise<number> {
+export async function runDoctor(
+  env: NodeJS.ProcessEnv,
+  print: (line: string) => void = console.log,
+  options: DoctorOptions = {},
+): Promise<number> {
   const results: CheckResult[] = [];
   // A server's error may quote the key it refused.
   const secrets = new SecretMasker(configSecretValues(env as unknown as Config));
@@ -66,7 +74,9 @@ export async function runDoctor(env: NodeJS.ProcessEnv, print: (line: string) =>
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     for (const problem of error.problems) show({ name: 'configuration', status: 'fail', detail: problem });
-    print('Not ready: fix the configuration above, then run the check again (the platforms, the model and the shell sandbox were not tried).');
+    print(
+      'Not ready: fix the configuration above, then run the check again (the platforms, the model and the shell sandbox were not tried).',
+    );
     return 1;
   }
   const problems = configStartProblems(config);
@@ -74,16 +84,27 @@ export async function runDoctor(env: NodeJS.ProcessEnv, print: (line: string) =>
   if (problems.length === 0) show({ name: 'configuration', status: 'ok', detail: 'every variable is valid' });
 
   if (wantedPlatforms(config).length === 0) {
-    show({ name: 'chat platform', status: 'fail', detail: 'none configured: set SLACK_BOT_TOKEN with SLACK_APP_TOKEN or SLACK_SIGNING_SECRET, and/or DISCORD_TOKEN (or try npm run playground)' });
+    show({
+      name: 'chat platform',
+      status: 'fail',
+      detail:
+        'none configured: set SLACK_BOT_TOKEN with SLACK_APP_TOKEN or SLACK_SIGNING_SECRET, and/or DISCORD_TOKEN (or try npm run playground)',
+    });
   }
-  const checks = await Promise.all([platformChecks(config, options), checkModels(config, options), checkShell(config, options)]);
+  const checks = await Promise.all([
+    platformChecks(config, options),
+    checkModels(config, options),
+    checkShell(config, options),
+  ]);
   for (const result of checks.flat()) show(result);
   show(await checkMcp(config, env));
   show(await checkMetrics(config));
   for (const result of await checkProfiles(config, env)) show(result);
 
   const where = whatRunsWhere(config);
-  print(`Setup: model ${String(where.model)}, store ${String(where.store)}, workspace ${String(where.workspace)}, permission mode ${String(where.permissionMode)}`);
+  print(
+    `Setup: model ${String(where.model)}, store ${String(where.store)}, workspace ${String(where.workspace)}, permission mode ${String(where.permissionMode)}`,
+  );
   print(verdict(results));
   return results.some((result) => result.status === 'fail') ? 1 : 0;
 }
@@ -101,7 +122,8 @@ function verdict(results: CheckResult[]): string {
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
   const failed = count('fail');
   const warned = count('warn');
-  if (failed > 0) return `Not ready: ${plural(failed, 'check')} failed (✗ above); fix ${failed === 1 ? 'it' : 'them'} and run the check again.`;
+  if (failed > 0)
+    return `Not ready: ${plural(failed, 'check')} failed (✗ above); fix ${failed === 1 ? 'it' : 'them'} and run the check again.`;
   if (warned > 0) return `Ready, with ${plural(warned, 'warning')} (! above): npm start would start the bot.`;
   return `Ready: all ${results.length} checks passed; npm start would start the bot.`;
 }
@@ -109,12 +131,17 @@ function verdict(results: CheckResult[]): string {
 /** `.env` holds every key: a file others can read is what start-up warns about. */
 export function checkEnvFile(path: string): CheckResult {
   const file = resolve(path);
-  if (!existsSync(file)) return { name: '.env', status: 'ok', detail: `none at ${file}; the settings come from the environment` };
+  if (!existsSync(file))
+    return { name: '.env', status: 'ok', detail: `none at ${file}; the settings come from the environment` };
   // Windows: modes do not describe who may read a file.
   if (process.platform === 'win32') return { name: '.env', status: 'ok', detail: `${file} read` };
   const warning = envFileWarning(file);
   if (warning) return { name: '.env', status: 'warn', detail: warning };
-  return { name: '.env', status: 'ok', detail: `${file} is private to its owner (mode ${(statSync(file).mode & 0o777).toString(8).padStart(3, '0')})` };
+  return {
+    name: '.env',
+    status: 'ok',
+    detail: `${file} is private to its owner (mode ${(statSync(file).mode & 0o777).toString(8).padStart(3, '0')})`,
+  };
 }
 
 /**
@@ -135,7 +162,9 @@ export async function checkShell(config: Config, options: DoctorOptions = {}): P
 
 /** Each provider a configured model uses is asked once for its model list. */
 export async function checkModels(config: Config, options: CheckOptions = {}): Promise<CheckResult[]> {
-  const names = [config.MODEL, config.COMPACTION_MODEL, ...(config.MODELS ?? '').split(',')].map((name) => name?.trim()).filter((name): name is string => Boolean(name));
+  const names = [config.MODEL, config.COMPACTION_MODEL, ...(config.MODELS ?? '').split(',')]
+    .map((name) => name?.trim())
+    .filter((name): name is string => Boolean(name));
   const byProvider = new Map<ProviderName, string[]>();
   for (const name of new Set(names)) {
     const ref = resolveModelRef(name);
@@ -147,7 +176,12 @@ export async function checkModels(config: Config, options: CheckOptions = {}): P
   return (await Promise.all(checks)).flat();
 }
 
-async function checkProvider(config: Config, provider: VendorName, models: string[], options: CheckOptions): Promise<CheckResult[]> {
+async function checkProvider(
+  config: Config,
+  provider: VendorName,
+  models: string[],
+  options: CheckOptions,
+): Promise<CheckResult[]> {
   const anthropic = provider === 'anthropic';
   const vendor = anthropic ? 'Anthropic' : 'the OpenAI-compatible server';
   const keyName = anthropic ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY';
@@ -155,26 +189,57 @@ async function checkProvider(config: Config, provider: VendorName, models: strin
   const url = anthropic
     ? `${(config.ANTHROPIC_BASE_URL ?? DEFAULT_ANTHROPIC_BASE_URL).replace(/\/+$/, '')}/v1/models`
     : `${(config.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL).replace(/\/+$/, '')}/models`;
-  const headers: Record<string, string> = anthropic ? { 'anthropic-version': '2023-06-01', ...(key ? { 'x-api-key': key } : {}) } : key ? { authorization: `Bearer ${key}` } : {};
+  const headers: Record<string, string> = anthropic
+    ? { 'anthropic-version': '2023-06-01', ...(key ? { 'x-api-key': key } : {}) }
+    : key
+      ? { authorization: `Bearer ${key}` }
+      : {};
   const name = `model ${provider}`;
   const answer = await call(anthropic ? 'Anthropic' : 'the model server', url, { headers }, options);
   if ('unreachable' in answer) return [{ name, status: 'fail', detail: answer.unreachable }];
   const body = answer.json as { data?: { id?: unknown }[]; error?: { message?: unknown } | string } | undefined;
-  const reason = typeof body?.error === 'string' ? body.error : typeof body?.error?.message === 'string' ? body.error.message : undefined;
+  const reason =
+    typeof body?.error === 'string'
+      ? body.error
+      : typeof body?.error?.message === 'string'
+        ? body.error.message
+        : undefined;
   if (answer.status === 401 || answer.status === 403) {
-    return [{ name, status: 'fail', detail: `${vendor} at ${url} did not accept ${keyName} (${answer.status}${reason ? `: ${reason}` : ''})` }];
+    return [
+      {
+        name,
+        status: 'fail',
+        detail: `${vendor} at ${url} did not accept ${keyName} (${answer.status}${reason ? `: ${reason}` : ''})`,
+      },
+    ];
   }
   if (answer.status === 404 && !anthropic && config.OPENAI_BASE_URL) {
-    return [{ name, status: 'warn', detail: `${url} answered 404: the server is reachable but lists no models, so ${models.join(', ')} could not be checked` }];
+    return [
+      {
+        name,
+        status: 'warn',
+        detail: `${url} answered 404: the server is reachable but lists no models, so ${models.join(', ')} could not be checked`,
+      },
+    ];
   }
   if (answer.status !== 200 || !Array.isArray(body?.data)) {
-    return [{ name, status: 'fail', detail: `${url} answered HTTP ${answer.status}${reason ? ` (${reason})` : ''}, not a model list: check ${anthropic ? 'ANTHROPIC_BASE_URL' : 'OPENAI_BASE_URL'}` }];
+    return [
+      {
+        name,
+        status: 'fail',
+        detail: `${url} answered HTTP ${answer.status}${reason ? ` (${reason})` : ''}, not a model list: check ${anthropic ? 'ANTHROPIC_BASE_URL' : 'OPENAI_BASE_URL'}`,
+      },
+    ];
   }
   const listed = new Set(body.data.map((entry) => String(entry.id)));
   return models.map((model) =>
     listed.has(model)
       ? { name: `model ${provider}:${model}`, status: 'ok' as const, detail: `${url} lists it` }
-      : { name: `model ${provider}:${model}`, status: 'warn' as const, detail: `reachable at ${url}, but its ${listed.size} listed models do not include "${model}": check the name` },
+      : {
+          name: `model ${provider}:${model}`,
+          status: 'warn' as const,
+          detail: `reachable at ${url}, but its ${listed.size} listed models do not include "${model}": check the name`,
+        },
   );
 }
 
@@ -184,10 +249,25 @@ async function checkMcp(config: Config, env: NodeJS.ProcessEnv): Promise<CheckRe
     const mcp = await loadMcpConfig(path, env, { unsetVariables: 'skip' });
     const skipped = mcp.skipped ?? [];
     if (skipped.length > 0) {
-      return { name: 'MCP', status: 'warn', detail: skipped.map((entry) => `server "${entry.server}" ${entry.error}`).join('; ') };
+      return {
+        name: 'MCP',
+        status: 'warn',
+        detail: skipped.map((entry) => `server "${entry.server}" ${entry.error}`).join('; '),
+      };
     }
-    return { name: 'MCP', status: 'ok', detail: mcp.servers.length === 0 ? `no servers (${config.MCP_CONFIG})` : `${mcp.servers.map((server) => server.name).join(', ')} configured (not started by this check)` };
+    return {
+      name: 'MCP',
+      status: 'ok',
+      detail:
+        mcp.servers.length === 0
+          ? `no servers (${config.MCP_CONFIG})`
+          : `${mcp.servers.map((server) => server.name).join(', ')} configured (not started by this check)`,
+    };
   } catch (error) {
-    return { name: 'MCP', status: 'fail', detail: error instanceof Error ? error.message.replace(/\n/g, ' ') : String(error) };
+    return {
+      name: 'MCP',
+      status: 'fail',
+      detail: error instanceof Error ? error.message.replace(/\n/g, ' ') : String(error),
+    };
   }
 }

@@ -15,7 +15,10 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-export async function startHealthServer(port: number, options: { metrics?: MetricsEndpoint } = {}): Promise<HealthServer> {
+export async function startHealthServer(
+  port: number,
+  options: { metrics?: MetricsEndpoint } = {},
+): Promise<HealthServer> {
   let stopping = false;
   const server: Server = createServer((request, response) => {
     if (options.metrics && isMetricsRequest(request)) {

@@ -13,7 +13,10 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-export async function startMetricsServer(metrics: MetricsEndpoint, placement: Pick<MetricsPlacement, 'host' | 'port'>): Promise<MetricsServer> {
+export async function startMetricsServer(
+  metrics: MetricsEndpoint,
+  placement: Pick<MetricsPlacement, 'host' | 'port'>,
+): Promise<MetricsServer> {
   const server: Server = createServer((request, response) => {
     if (isMetricsRequest(request)) {
       void metrics.answer(request, response);
@@ -24,7 +27,13 @@ export async function startMetricsServer(metrics: MetricsEndpoint, placement: Pi
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       const where = `${placement.host}:${placement.port}`;
-      reject(error.code === 'EADDRINUSE' ? new Error(`METRICS_PORT ${placement.port} is taken (${where}): another program, or another instance of the bot on this machine, listens there; set METRICS_PORT to a free port (0: any)`) : error);
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(
+              `METRICS_PORT ${placement.port} is taken (${where}): another program, or another instance of the bot on this machine, listens there; set METRICS_PORT to a free port (0: any)`,
+            )
+          : error,
+      );
     });
     server.listen(placement.port, placement.host, () => resolve());
   });

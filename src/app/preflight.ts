@@ -37,31 +37,66 @@ export async function platformProblems(config: Config, options: CheckOptions = {
 
 export function checkPlatforms(config: Config, options: CheckOptions = {}): Promise<CheckResult[]> {
   return Promise.all([
-    ...(slackConfigured(config) && config.SLACK_BOT_TOKEN ? [checkSlack(config.SLACK_BOT_TOKEN, config.SLACK_API_URL, options)] : []),
-    ...(discordConfigured(config) && config.DISCORD_TOKEN ? [checkDiscord(config.DISCORD_TOKEN, config.DISCORD_API_URL, options)] : []),
+    ...(slackConfigured(config) && config.SLACK_BOT_TOKEN
+      ? [checkSlack(config.SLACK_BOT_TOKEN, config.SLACK_API_URL, options)]
+      : []),
+    ...(discordConfigured(config) && config.DISCORD_TOKEN
+      ? [checkDiscord(config.DISCORD_TOKEN, config.DISCORD_API_URL, options)]
+      : []),
   ]);
 }
 
-export async function checkSlack(token: string, apiUrl = DEFAULT_SLACK_API_URL, options: CheckOptions = {}): Promise<CheckResult> {
+export async function checkSlack(
+  token: string,
+  apiUrl = DEFAULT_SLACK_API_URL,
+  options: CheckOptions = {},
+): Promise<CheckResult> {
   const url = new URL('auth.test', apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`).href;
   const answer = await call('Slack', url, { method: 'POST', headers: { authorization: `Bearer ${token}` } }, options);
   if ('unreachable' in answer) return { name: 'Slack', status: 'fail', detail: answer.unreachable };
   const body = answer.json as { ok?: boolean; error?: string; team?: string; user?: string } | undefined;
-  if (body?.ok === true) return { name: 'Slack', status: 'ok', detail: `SLACK_BOT_TOKEN accepted at ${url} (bot ${body.user ?? '?'} in ${body.team ?? '?'})` };
-  if (body && typeof body.error === 'string') return { name: 'Slack', status: 'fail', detail: `Slack did not accept SLACK_BOT_TOKEN (${body.error}) at ${url}` };
-  return { name: 'Slack', status: 'fail', detail: `Slack at ${url} answered HTTP ${answer.status}, not the Web API: check SLACK_API_URL` };
+  if (body?.ok === true)
+    return {
+      name: 'Slack',
+      status: 'ok',
+      detail: `SLACK_BOT_TOKEN accepted at ${url} (bot ${body.user ?? '?'} in ${body.team ?? '?'})`,
+    };
+  if (body && typeof body.error === 'string')
+    return { name: 'Slack', status: 'fail', detail: `Slack did not accept SLACK_BOT_TOKEN (${body.error}) at ${url}` };
+  return {
+    name: 'Slack',
+    status: 'fail',
+    detail: `Slack at ${url} answered HTTP ${answer.status}, not the Web API: check SLACK_API_URL`,
+  };
 }
 
-export async function checkDiscord(token: string, apiUrl = DEFAULT_DISCORD_API_URL, options: CheckOptions = {}): Promise<CheckResult> {
+export async function checkDiscord(
+  token: string,
+  apiUrl = DEFAULT_DISCORD_API_URL,
+  options: CheckOptions = {},
+): Promise<CheckResult> {
   const url = `${apiUrl.replace(/\/+$/, '')}/v10/users/@me`;
   const answer = await call('Discord', url, { headers: { authorization: `Bot ${token}` } }, options);
   if ('unreachable' in answer) return { name: 'Discord', status: 'fail', detail: answer.unreachable };
   const body = answer.json as { id?: string; username?: string; message?: string } | undefined;
-  if (answer.status === 200 && body?.id) return { name: 'Discord', status: 'ok', detail: `DISCORD_TOKEN accepted at ${url} (bot ${body.username ?? body.id})` };
+  if (answer.status === 200 && body?.id)
+    return {
+      name: 'Discord',
+      status: 'ok',
+      detail: `DISCORD_TOKEN accepted at ${url} (bot ${body.username ?? body.id})`,
+    };
   if (answer.status === 401 || answer.status === 403) {
-    return { name: 'Discord', status: 'fail', detail: `Discord did not accept DISCORD_TOKEN (${answer.status}${body?.message ? `: ${body.message}` : ''}) at ${url}` };
+    return {
+      name: 'Discord',
+      status: 'fail',
+      detail: `Discord did not accept DISCORD_TOKEN (${answer.status}${body?.message ? `: ${body.message}` : ''}) at ${url}`,
+    };
   }
-  return { name: 'Discord', status: 'fail', detail: `Discord at ${url} answered HTTP ${answer.status}, not its API: check DISCORD_API_URL` };
+  return {
+    name: 'Discord',
+    status: 'fail',
+    detail: `Discord at ${url} answered HTTP ${answer.status}, not its API: check DISCORD_API_URL`,
+  };
 }
 
 export type Answer = { status: number; json: unknown } | { unreachable: string };
@@ -107,7 +142,9 @@ async function request(url: string, init: CallInit, signal: AbortSignal): Promis
         size += piece.length;
         if (size <= MAX_ANSWER_BYTES) pieces.push(piece);
       });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(pieces).toString('utf8') }));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, body: Buffer.concat(pieces).toString('utf8') }),
+      );
       response.on('error', reject);
     });
     outgoing.on('error', reject);
@@ -120,7 +157,8 @@ async function request(url: string, init: CallInit, signal: AbortSignal): Promis
  * `getaddrinfo ENOTFOUND …`, a certificate error), found under any wrapping error's `cause`.
  */
 function networkReason(error: unknown, timeoutMs: number): string {
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `no answer within ${timeoutMs / 1000} s`;
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
+    return `no answer within ${timeoutMs / 1000} s`;
   let reason = error;
   while (reason instanceof Error && reason.cause instanceof Error) reason = reason.cause;
   if (reason instanceof AggregateError && reason.errors[0] instanceof Error) reason = reason.errors[0];

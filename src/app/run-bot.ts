@@ -71,7 +71,9 @@ export async function runBot(options: RunOptions): Promise<number> {
   // Before the core: a refused token or an unreachable platform leaves nothing on disk.
   const unreachable = options.connectors ? [] : await platformProblems(config);
   if (unreachable.length > 0) {
-    console.error(`Could not start:\n${unreachable.map((problem) => `  - ${options.secrets.mask(problem)}`).join('\n')}`);
+    console.error(
+      `Could not start:\n${unreachable.map((problem) => `  - ${options.secrets.mask(problem)}`).join('\n')}`,
+    );
     return 1;
   }
   // Listened for from here: a SIGTERM during start-up stops the bot once it has started.
@@ -117,7 +119,12 @@ async function start(options: RunOptions): Promise<Running> {
       // /metrics beside /healthz only behind METRICS_TOKEN (src/ops/metrics/metrics-placement.ts).
       const shared = core.metrics && metricsOnSharedPorts(config) ? core.metrics : undefined;
       health = await startHealthServer(config.HEALTH_PORT, shared ? { metrics: shared } : {});
-      logger.info({ port: health.port }, shared ? 'health endpoint: GET /healthz; metrics: GET /metrics (with METRICS_TOKEN)' : 'health endpoint: GET /healthz');
+      logger.info(
+        { port: health.port },
+        shared
+          ? 'health endpoint: GET /healthz; metrics: GET /metrics (with METRICS_TOKEN)'
+          : 'health endpoint: GET /healthz',
+      );
     }
   } catch (error) {
     for (const connector of connectors) await connector.close().catch(() => undefined);
@@ -144,7 +151,10 @@ async function startMetrics(config: Config, core: Core, logger: Logger): Promise
     return server;
   } catch (error) {
     if (placement.portSet) throw error;
-    logger.warn({ port: placement.port }, `metrics endpoint not started: ${error instanceof Error ? error.message : String(error)}`);
+    logger.warn(
+      { port: placement.port },
+      `metrics endpoint not started: ${error instanceof Error ? error.message : String(error)}`,
+    );
     return undefined;
   }
 }
@@ -174,11 +184,13 @@ async function stop(running: Running, logger: Logger, signal: NodeJS.Signals): P
   });
   const stopped = (async () => {
     running.health?.stopping();
-    for (const connector of running.connectors) await settle(connector.stopTaking(), logger, `${connector.name}: could not stop taking events`);
+    for (const connector of running.connectors)
+      await settle(connector.stopTaking(), logger, `${connector.name}: could not stop taking events`);
     const carried = await running.core.suspend();
     if (carried > 0) logger.info({ turns: carried }, 'turns in flight are kept; they carry on after the restart');
     await running.core.close();
-    for (const connector of running.connectors) await settle(connector.close(), logger, `${connector.name}: could not close`);
+    for (const connector of running.connectors)
+      await settle(connector.close(), logger, `${connector.name}: could not close`);
     await running.health?.close();
     await running.metrics?.close();
     logger.info({ tookMs: Date.now() - startedAt }, 'stopped');

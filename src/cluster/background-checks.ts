@@ -31,7 +31,8 @@ export class BackgroundChecks {
         })
         .catch((error: unknown) => {
           failures++;
-          if (failures === 1 || failures % FAILURES_BETWEEN_WARNINGS === 0) this.logger.warn({ err: error, check, failures }, 'cluster: background check failed');
+          if (failures === 1 || failures % FAILURES_BETWEEN_WARNINGS === 0)
+            this.logger.warn({ err: error, check, failures }, 'cluster: background check failed');
         })
         .finally(() => (running = false));
     }, ms);

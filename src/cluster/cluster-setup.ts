@@ -7,7 +7,11 @@ import type { EngineLogger } from '../engine/index.js';
 import { RedisCoordinator } from './redis-coordinator.js';
 import { connectedDuplicate } from './redis-keyv-store.js';
 
-export async function clusterCoordinator(redis: Redis, config: Pick<Config, 'CLUSTER_LEASE_MS' | 'CLUSTER_SWEEP_MS'>, logger: EngineLogger): Promise<RedisCoordinator> {
+export async function clusterCoordinator(
+  redis: Redis,
+  config: Pick<Config, 'CLUSTER_LEASE_MS' | 'CLUSTER_SWEEP_MS'>,
+  logger: EngineLogger,
+): Promise<RedisCoordinator> {
   const subscriber = await connectedDuplicate(redis);
   const coordinator = new RedisCoordinator({
     redis,
@@ -16,6 +20,9 @@ export async function clusterCoordinator(redis: Redis, config: Pick<Config, 'CLU
     logger,
     onClose: () => subscriber.quit().then(() => undefined),
   });
-  logger.info({ node: coordinator.nodeId, leaseMs: config.CLUSTER_LEASE_MS, sweepMs: config.CLUSTER_SWEEP_MS }, 'cluster mode: sessions are shared through Redis');
+  logger.info(
+    { node: coordinator.nodeId, leaseMs: config.CLUSTER_LEASE_MS, sweepMs: config.CLUSTER_SWEEP_MS },
+    'cluster mode: sessions are shared through Redis',
+  );
   return coordinator;
 }

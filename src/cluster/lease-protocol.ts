@@ -60,25 +60,43 @@ export class LeaseProtocol {
 
   /** Take the lease if it is free. Its token, or undefined: another instance holds it. */
   async acquire(sessionId: string): Promise<string | undefined> {
-    const [acquired, token] = (await this.scripts.run('acquire', [this.keys.lease(sessionId), this.keys.epoch(sessionId), this.keys.running], [this.nodeId, this.leaseMs, sessionId])) as [number, string];
+    const [acquired, token] = (await this.scripts.run(
+      'acquire',
+      [this.keys.lease(sessionId), this.keys.epoch(sessionId), this.keys.running],
+      [this.nodeId, this.leaseMs, sessionId],
+    )) as [number, string];
     return acquired === 1 ? token : undefined;
   }
 
   /** False: the lease is no longer this token's. */
   async renew(sessionId: string, token: string): Promise<boolean> {
-    return (await this.scripts.run('renew', [this.keys.lease(sessionId), this.keys.running], [token, this.leaseMs, sessionId])) === 1;
+    return (
+      (await this.scripts.run(
+        'renew',
+        [this.keys.lease(sessionId), this.keys.running],
+        [token, this.leaseMs, sessionId],
+      )) === 1
+    );
   }
 
   /** Release unless a command waits (`pending`); `lost`: the lease is no longer this token's. */
   async releaseIfIdle(sessionId: string, token: string): Promise<'released' | 'pending' | 'lost'> {
-    const result = await this.scripts.run('releaseIfIdle', [this.keys.lease(sessionId), this.keys.commands(sessionId), this.keys.running], [token, sessionId]);
+    const result = await this.scripts.run(
+      'releaseIfIdle',
+      [this.keys.lease(sessionId), this.keys.commands(sessionId), this.keys.running],
+      [token, sessionId],
+    );
     if (result === 0) return 'pending';
     return result === -1 ? 'lost' : 'released';
   }
 
   /** Give the lease up for another instance to take at once, marked as a hand-over (not a death) for a while. */
   async handOver(sessionId: string, token: string): Promise<void> {
-    await this.scripts.run('handOver', [this.keys.lease(sessionId), this.keys.running, this.keys.handedOver(sessionId)], [token, sessionId, this.leaseMs * 4]);
+    await this.scripts.run(
+      'handOver',
+      [this.keys.lease(sessionId), this.keys.running, this.keys.handedOver(sessionId)],
+      [token, sessionId, this.leaseMs * 4],
+    );
   }
 
   /** Whether the session was handed over by a graceful stop (and forget that it was). */
@@ -98,7 +116,13 @@ export class LeaseProtocol {
 
   /** Remove an applied command while the lease is still this token's. False: it is not any more. */
   async consume(sessionId: string, token: string, command: string): Promise<boolean> {
-    return (await this.scripts.run('consume', [this.keys.lease(sessionId), this.keys.commands(sessionId)], [token, command])) !== -1;
+    return (
+      (await this.scripts.run(
+        'consume',
+        [this.keys.lease(sessionId), this.keys.commands(sessionId)],
+        [token, command],
+      )) !== -1
+    );
   }
 
   // ---- the whole cluster -----------------------------------------------------------------

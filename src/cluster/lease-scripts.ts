@@ -119,7 +119,9 @@ export class LeaseScripts {
   }
 
   run(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
-    const command = (this.redis as unknown as Record<ScriptName, (...parts: (string | number)[]) => Promise<unknown>>)[name];
+    const command = (this.redis as unknown as Record<ScriptName, (...parts: (string | number)[]) => Promise<unknown>>)[
+      name
+    ];
     return command.call(this.redis, ...keys, ...args);
   }
 }

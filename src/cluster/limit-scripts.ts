@@ -86,7 +86,9 @@ export class LimitScripts {
   }
 
   run(name: LimitScript, keys: string[], args: (string | number)[]): Promise<unknown> {
-    const command = (this.redis as unknown as Record<LimitScript, (...parts: (string | number)[]) => Promise<unknown>>)[name];
+    const command = (this.redis as unknown as Record<LimitScript, (...parts: (string | number)[]) => Promise<unknown>>)[
+      name
+    ];
     return command.call(this.redis, keys.length, ...keys, ...args);
   }
 }

@@ -27,7 +27,15 @@ import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { EngineLogger } from '../engine/index.js';
 import { KeyedMutex } from '../store/keyed-mutex.js';
-import { OwnedElsewhereError, TurnOwners, type CommandHandler, type OwnershipEvents, type RoutingCoordinator, type SessionCommand, type TurnLease } from '../sessions/coordination.js';
+import {
+  OwnedElsewhereError,
+  TurnOwners,
+  type CommandHandler,
+  type OwnershipEvents,
+  type RoutingCoordinator,
+  type SessionCommand,
+  type TurnLease,
+} from '../sessions/coordination.js';
 import { BackgroundChecks } from './background-checks.js';
 import { clusterKeys, type ClusterKeys } from './cluster-keys.js';
 import { fenceScope } from './fence-scope.js';
@@ -95,7 +103,16 @@ export class RedisCoordinator implements RoutingCoordinator {
 
   /** The cluster's `max` model call slots (MAX_CONCURRENT_MODEL_CALLS), for the model-call gate. Ask before `start`. */
   modelSlots(max: number): RedisModelSlots {
-    this.slots ??= new RedisModelSlots({ redis: this.options.redis, subscriber: this.options.subscriber, keys: this.keys, nodeId: this.nodeId, max, leaseMs: this.timings.leaseMs, pollMs: this.timings.pollMs, logger: this.options.logger });
+    this.slots ??= new RedisModelSlots({
+      redis: this.options.redis,
+      subscriber: this.options.subscriber,
+      keys: this.keys,
+      nodeId: this.nodeId,
+      max,
+      leaseMs: this.timings.leaseMs,
+      pollMs: this.timings.pollMs,
+      logger: this.options.logger,
+    });
     return this.slots;
   }
 
@@ -215,7 +232,10 @@ export class RedisCoordinator implements RoutingCoordinator {
     for (const [sessionId, lease] of [...this.held]) {
       this.held.delete(sessionId);
       await this.protocol.handOver(sessionId, lease.token).catch((error: unknown) => {
-        this.options.logger.warn({ err: error, sessionId }, 'cluster: could not hand a session over (it is taken over when its lease runs out)');
+        this.options.logger.warn(
+          { err: error, sessionId },
+          'cluster: could not hand a session over (it is taken over when its lease runs out)',
+        );
       });
     }
   }
@@ -238,8 +258,22 @@ export class RedisCoordinator implements RoutingCoordinator {
     this.checks.stopAll();
     await this.handOver();
     // What this instance counted is given back now rather than a lease later.
-    await this.people.releaseAll().catch((error: unknown) => this.options.logger.warn({ err: error }, 'cluster: could not give back the working threads (they lapse with their leases)'));
-    await this.slots?.releaseAll().catch((error: unknown) => this.options.logger.warn({ err: error }, 'cluster: could not give back the model call slots (they lapse with their leases)'));
+    await this.people
+      .releaseAll()
+      .catch((error: unknown) =>
+        this.options.logger.warn(
+          { err: error },
+          'cluster: could not give back the working threads (they lapse with their leases)',
+        ),
+      );
+    await this.slots
+      ?.releaseAll()
+      .catch((error: unknown) =>
+        this.options.logger.warn(
+          { err: error },
+          'cluster: could not give back the model call slots (they lapse with their leases)',
+        ),
+      );
     await this.options.onClose?.();
   }
 
@@ -280,7 +314,9 @@ export class RedisCoordinator implements RoutingCoordinator {
       .then((outcome) => {
         if (outcome === 'pending') this.events?.commandsWaiting(sessionId);
       })
-      .catch((error: unknown) => this.options.logger.warn({ err: error, sessionId }, 'cluster: could not release a session'));
+      .catch((error: unknown) =>
+        this.options.logger.warn({ err: error, sessionId }, 'cluster: could not release a session'),
+      );
   }
 
   serve(handler: CommandHandler): void {
@@ -305,7 +341,10 @@ export class RedisCoordinator implements RoutingCoordinator {
         else this.drop(sessionId);
       } catch (error) {
         if (now - lease.renewedAt >= limit) {
-          this.options.logger.warn({ err: error, sessionId }, 'cluster: could not renew a lease in time; stopping work on the session');
+          this.options.logger.warn(
+            { err: error, sessionId },
+            'cluster: could not renew a lease in time; stopping work on the session',
+          );
           this.drop(sessionId);
         }
       }

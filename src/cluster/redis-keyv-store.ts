@@ -78,7 +78,10 @@ export async function connectStoreClient(url: string, commandTimeoutMs = DEFAULT
   } catch (error) {
     client.disconnect();
     const reason = connectionError?.message ?? (error as Error).message;
-    throw new Error(`STORE_URL: could not connect to Redis at ${where(url)} (${reason}); is it running and reachable?`, { cause: connectionError ?? error });
+    throw new Error(
+      `STORE_URL: could not connect to Redis at ${where(url)} (${reason}); is it running and reachable?`,
+      { cause: connectionError ?? error },
+    );
   }
   return client;
 }
@@ -208,7 +211,12 @@ export class RedisKeyvStore extends EventEmitter {
   /** True when at least one of the keys existed (as @keyv/sqlite answers). */
   async deleteMany(keys: string[]): Promise<boolean> {
     if (keys.length === 0) return false;
-    return (await this.write('del', keys.map((key) => ({ key, value: undefined })))) > 0;
+    return (
+      (await this.write(
+        'del',
+        keys.map((key) => ({ key, value: undefined })),
+      )) > 0
+    );
   }
 
   /**
@@ -219,7 +227,9 @@ export class RedisKeyvStore extends EventEmitter {
     const pattern = `${globEscape(this.keys.doc(this.namespace ? `${this.namespace}:` : ''))}*`;
     let cursor = '0';
     do {
-      const [next, found] = await this.command('clear', () => this.client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000));
+      const [next, found] = await this.command('clear', () =>
+        this.client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000),
+      );
       if (found.length > 0) await this.command('clear', () => this.client.unlink(...found));
       cursor = next;
     } while (cursor !== '0');
@@ -247,7 +257,11 @@ export class RedisKeyvStore extends EventEmitter {
     if (entries.length === 1) {
       const [entry] = entries as [Entry];
       const ttl = pxOf(entry.ttl);
-      await this.command('set', () => (ttl === undefined ? this.client.set(documents[0]!, text(entry.value)) : this.client.set(documents[0]!, text(entry.value), 'PX', ttl)));
+      await this.command('set', () =>
+        ttl === undefined
+          ? this.client.set(documents[0]!, text(entry.value))
+          : this.client.set(documents[0]!, text(entry.value), 'PX', ttl),
+      );
       return 1;
     }
     // Several documents: one MULTI/EXEC, so a reader never sees half of a setMany.
@@ -263,14 +277,23 @@ export class RedisKeyvStore extends EventEmitter {
     return entries.length;
   }
 
-  private async fencedWrite(scope: FenceScope, kind: 'set' | 'del', documents: string[], entries: Entry[]): Promise<number> {
+  private async fencedWrite(
+    scope: FenceScope,
+    kind: 'set' | 'del',
+    documents: string[],
+    entries: Entry[],
+  ): Promise<number> {
     const argv = [scope.token, kind];
     if (kind === 'set') for (const entry of entries) argv.push(text(entry.value), String(pxOf(entry.ttl) ?? ''));
     const keys = [scope.leaseKey, ...documents];
-    const reply = await this.command(kind === 'set' ? 'fenced set' : 'fenced delete', () => this.evalFenced(keys, argv));
+    const reply = await this.command(kind === 'set' ? 'fenced set' : 'fenced delete', () =>
+      this.evalFenced(keys, argv),
+    );
     const [status, detail] = parseReply(reply);
     if (status === 'fenced') {
-      throw new WritesFencedError(`session ${scope.sessionId} is owned by ${detail === '' ? 'no one (its lease expired)' : detail} now, not ${scope.token}`);
+      throw new WritesFencedError(
+        `session ${scope.sessionId} is owned by ${detail === '' ? 'no one (its lease expired)' : detail} now, not ${scope.token}`,
+      );
     }
     return Number(detail);
   }
@@ -298,16 +321,22 @@ export class RedisKeyvStore extends EventEmitter {
   private storeError(operation: string, error: unknown): Error {
     const message = error instanceof Error ? error.message : String(error);
     let what: string;
-    if (message.includes('enableOfflineQueue')) what = `not connected to Redis at ${this.address} (${this.client.status}); nothing was sent`;
-    else if (error instanceof Error && error.name === 'MaxRetriesPerRequestError') what = `the connection to Redis at ${this.address} dropped while the command was in flight; it may or may not have been applied`;
-    else if (message === 'Command timed out') what = `Redis at ${this.address} did not answer within ${this.client.options.commandTimeout ?? '?'} ms; the command may still run once Redis answers again`;
+    if (message.includes('enableOfflineQueue'))
+      what = `not connected to Redis at ${this.address} (${this.client.status}); nothing was sent`;
+    else if (error instanceof Error && error.name === 'MaxRetriesPerRequestError')
+      what = `the connection to Redis at ${this.address} dropped while the command was in flight; it may or may not have been applied`;
+    else if (message === 'Command timed out')
+      what = `Redis at ${this.address} did not answer within ${this.client.options.commandTimeout ?? '?'} ms; the command may still run once Redis answers again`;
     else what = `${message} (Redis at ${this.address}, ${this.client.status})`;
     return new Error(`Redis store ${operation} failed: ${what}`, { cause: error });
   }
 }
 
 /** Open the store of a redis:// or rediss:// STORE_URL. */
-export async function openRedisKeyvStore(url: string, options: { keys?: ClusterKeys; commandTimeoutMs?: number } = {}): Promise<RedisKeyvStore> {
+export async function openRedisKeyvStore(
+  url: string,
+  options: { keys?: ClusterKeys; commandTimeoutMs?: number } = {},
+): Promise<RedisKeyvStore> {
   const client = await connectStoreClient(url, options.commandTimeoutMs);
   return new RedisKeyvStore({ client, keys: options.keys, address: where(url) });
 }
@@ -315,7 +344,8 @@ export async function openRedisKeyvStore(url: string, options: { keys?: ClusterK
 function parseReply(reply: unknown): ['ok' | 'fenced', string] {
   if (Array.isArray(reply)) {
     const [status, detail] = reply as unknown[];
-    if (status === 'ok' || status === 'fenced') return [status, typeof detail === 'number' || typeof detail === 'string' ? String(detail) : ''];
+    if (status === 'ok' || status === 'fenced')
+      return [status, typeof detail === 'number' || typeof detail === 'string' ? String(detail) : ''];
   }
   throw new Error(`Redis store: unexpected reply from the fenced write script: ${JSON.stringify(reply)}`);
 }

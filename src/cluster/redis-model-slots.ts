@@ -56,7 +56,13 @@ export class RedisModelSlots implements SharedSlots {
     const id = `${this.options.nodeId}:${this.prefix}:${++this.sequence}`;
     let taken: number;
     try {
-      taken = Number(await this.scripts.run('takeSlot', [this.options.keys.modelSlots], [id, this.options.max, this.options.leaseMs]));
+      taken = Number(
+        await this.scripts.run(
+          'takeSlot',
+          [this.options.keys.modelSlots],
+          [id, this.options.max, this.options.leaseMs],
+        ),
+      );
     } catch (error) {
       this.failed(error, 'cluster: could not take a model call slot; the call waits');
       return undefined;
@@ -86,9 +92,19 @@ export class RedisModelSlots implements SharedSlots {
   /** Push on the leases of every slot this instance holds. */
   async renew(): Promise<void> {
     if (this.held.size === 0) return;
-    const lost = Number(await this.scripts.run('renewSlots', [this.options.keys.modelSlots], [this.options.max, this.options.leaseMs, ...this.held]));
+    const lost = Number(
+      await this.scripts.run(
+        'renewSlots',
+        [this.options.keys.modelSlots],
+        [this.options.max, this.options.leaseMs, ...this.held],
+      ),
+    );
     // A pause past the lease let others take the slots meanwhile: the calls go on, over the limit for a while.
-    if (lost > 0) this.options.logger.warn({ lost }, 'cluster: model call slots lapsed while their calls ran (a pause longer than the lease)');
+    if (lost > 0)
+      this.options.logger.warn(
+        { lost },
+        'cluster: model call slots lapsed while their calls ran (a pause longer than the lease)',
+      );
   }
 
   /** Give back every slot held (a graceful stop: the calls in flight end with it). */
@@ -108,7 +124,9 @@ export class RedisModelSlots implements SharedSlots {
       .zrem(this.options.keys.modelSlots, id)
       .publish(this.options.keys.modelSlotFreed, '1')
       .exec()
-      .catch((error: unknown) => this.failed(error, 'cluster: could not give a model call slot back; it comes back when its lease runs out'));
+      .catch((error: unknown) =>
+        this.failed(error, 'cluster: could not give a model call slot back; it comes back when its lease runs out'),
+      );
   }
 
   private wakeAll(): void {
@@ -117,6 +135,7 @@ export class RedisModelSlots implements SharedSlots {
 
   private failed(error: unknown, message: string): void {
     this.failures++;
-    if (this.failures === 1 || this.failures % FAILURES_BETWEEN_WARNINGS === 0) this.options.logger.warn({ err: error, failures: this.failures }, message);
+    if (this.failures === 1 || this.failures % FAILURES_BETWEEN_WARNINGS === 0)
+      this.options.logger.warn({ err: error, failures: this.failures }, message);
   }
 }

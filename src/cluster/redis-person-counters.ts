@@ -27,7 +27,11 @@ export class RedisPersonCounters implements PersonCounters {
   }
 
   async tryStart(userId: string, sessionId: string, startId: string, limits: PersonLimits): Promise<StartCount> {
-    const reply = (await this.scripts.run('personStart', [this.keys.personStarts(userId), this.keys.personThreads(userId)], [startId, sessionId, limits.turnsPerMinute, limits.threads, START_WINDOW_MS, this.leaseMs])) as number[];
+    const reply = (await this.scripts.run(
+      'personStart',
+      [this.keys.personStarts(userId), this.keys.personThreads(userId)],
+      [startId, sessionId, limits.turnsPerMinute, limits.threads, START_WINDOW_MS, this.leaseMs],
+    )) as number[];
     if (Number(reply[0]) === 1) {
       this.held.set(heldKey(userId, sessionId), { userId, sessionId });
       return { ok: true };
@@ -38,7 +42,11 @@ export class RedisPersonCounters implements PersonCounters {
 
   async undoStart(userId: string, sessionId: string, startId: string): Promise<void> {
     this.held.delete(heldKey(userId, sessionId));
-    await this.redis.multi().zrem(this.keys.personStarts(userId), startId).zrem(this.keys.personThreads(userId), sessionId).exec();
+    await this.redis
+      .multi()
+      .zrem(this.keys.personStarts(userId), startId)
+      .zrem(this.keys.personThreads(userId), sessionId)
+      .exec();
   }
 
   async threadDone(userId: string, sessionId: string): Promise<void> {

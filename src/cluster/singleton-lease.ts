@@ -95,7 +95,10 @@ export class SingletonLease {
     try {
       won = await this.attempt();
     } catch (error) {
-      this.options.logger?.warn({ err: error, lease: this.options.key }, 'cluster: could not try for a singleton lease; standing by');
+      this.options.logger?.warn(
+        { err: error, lease: this.options.key },
+        'cluster: could not try for a singleton lease; standing by',
+      );
     }
     // Released while the first attempt was on its way (a shutdown during start-up).
     if ((this.state as State) === 'stopped') return false;
@@ -158,7 +161,10 @@ export class SingletonLease {
   /** Lost the lease: fence first (the caller stops acting), then stand by for it again. */
   private lose(why: string, error?: unknown): void {
     if (this.state !== 'held') return;
-    this.options.logger?.warn({ lease: this.options.key, ...(error ? { err: error } : {}) }, `cluster: singleton lease lost (${why}); standing by`);
+    this.options.logger?.warn(
+      { lease: this.options.key, ...(error ? { err: error } : {}) },
+      `cluster: singleton lease lost (${why}); standing by`,
+    );
     this.standBy();
     this.report(() => this.handlers?.onLost());
   }
@@ -191,7 +197,10 @@ export class SingletonLease {
     const now = Date.now();
     const keyLastsUntil = renewedAt + this.options.leaseMs - this.expiryMarginMs;
     if (now - due <= this.stallSlackMs || now >= keyLastsUntil) return this.lose('not renewed in time');
-    this.options.logger?.debug?.({ lease: this.options.key, lateMs: now - due }, 'cluster: this process stalled past a singleton lease’s fence; confirming the lease before standing down');
+    this.options.logger?.debug?.(
+      { lease: this.options.key, lateMs: now - due },
+      'cluster: this process stalled past a singleton lease’s fence; confirming the lease before standing down',
+    );
     this.fenceAt(keyLastsUntil, () => this.lose('not renewed in time, after a stall'));
     if (!this.renewing) this.schedule(() => this.renew(), 0);
   }
@@ -202,7 +211,9 @@ export class SingletonLease {
     const generation = this.generation;
     this.tick = setTimeout(() => {
       if (generation !== this.generation) return;
-      work().catch((error: unknown) => this.options.logger?.warn({ err: error, lease: this.options.key }, 'cluster: singleton lease check failed'));
+      work().catch((error: unknown) =>
+        this.options.logger?.warn({ err: error, lease: this.options.key }, 'cluster: singleton lease check failed'),
+      );
     }, ms);
     this.tick.unref();
   }
@@ -216,7 +227,10 @@ export class SingletonLease {
     } catch (error) {
       // Not fatal yet: the fence timer fires if no renewal succeeds in time.
       if (generation === this.generation) {
-        this.options.logger?.warn({ err: error, lease: this.options.key }, 'cluster: could not renew a singleton lease; retrying');
+        this.options.logger?.warn(
+          { err: error, lease: this.options.key },
+          'cluster: could not renew a singleton lease; retrying',
+        );
         this.schedule(() => this.renew(), this.renewMs);
       }
       return;
@@ -245,7 +259,9 @@ export class SingletonLease {
   /** One `holdSingleton`: resolves with when it was sent if the lease is ours, else undefined. */
   private attempt(): Promise<{ sentAt: number } | undefined> {
     const sentAt = Date.now();
-    const call = this.scripts.run('holdSingleton', [this.options.key], [this.options.nodeId, this.options.leaseMs]).then((result) => (result === 1 ? { sentAt } : undefined));
+    const call = this.scripts
+      .run('holdSingleton', [this.options.key], [this.options.nodeId, this.options.leaseMs])
+      .then((result) => (result === 1 ? { sentAt } : undefined));
     this.inFlight = call;
     return call;
   }
@@ -253,6 +269,11 @@ export class SingletonLease {
   private report(handler: () => void | Promise<void> | undefined): void {
     Promise.resolve()
       .then(handler)
-      .catch((error: unknown) => this.options.logger?.error({ err: error, lease: this.options.key }, 'cluster: a singleton lease handler failed'));
+      .catch((error: unknown) =>
+        this.options.logger?.error(
+          { err: error, lease: this.options.key },
+          'cluster: a singleton lease handler failed',
+        ),
+      );
   }
 }

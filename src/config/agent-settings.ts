@@ -13,12 +13,17 @@ export const agentSettings = {
     description: 'replace the built-in system prompt',
     unset: 'built in',
   }),
-  PROFILES: z.string().trim().min(1).optional().register(settingDocs, {
-    section: 'Instructions and profiles',
-    description:
-      'a YAML or JSON file of profiles per place: instructions, models, tools, permission mode, approvers and ' +
-      'more per Slack channel or workspace, Discord channel or server, DMs or the playground (see [Profiles per ' +
-      'place](profiles.md)); reloaded on change and on `SIGHUP`',
-    unset: 'none',
-  }),
+  PROFILES: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .register(settingDocs, {
+      section: 'Instructions and profiles',
+      description:
+        'a YAML or JSON file of profiles per place: instructions, models, tools, permission mode, approvers and ' +
+        'more per Slack channel or workspace, Discord channel or server, DMs or the playground (see [Profiles per ' +
+        'place](profiles.md)); reloaded on change and on `SIGHUP`',
+      unset: 'none',
+    }),
 };

@@ -8,8 +8,11 @@ export const logSettings = {
     description: '`json` (one object per line) or `pretty` (coloured lines)',
     unset: '`pretty` on a terminal, else `json`',
   }),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').register(settingDocs, {
-    section: 'Operations: health, metrics, traces, logs',
-    description: '`fatal` `error` `warn` `info` `debug` `trace` `silent`',
-  }),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .register(settingDocs, {
+      section: 'Operations: health, metrics, traces, logs',
+      description: '`fatal` `error` `warn` `info` `debug` `trace` `silent`',
+    }),
 };

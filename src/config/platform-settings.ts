@@ -10,11 +10,15 @@ export const platformSettings = {
     description: 'the bot token (`xoxb-…`)',
     unset: 'none',
   }),
-  SLACK_APP_TOKEN: z.string().startsWith('xapp-', 'must be an app-level token (xapp-…)').optional().register(settingDocs, {
-    section: 'Slack',
-    description: 'an app-level token (`xapp-…`): Socket Mode',
-    unset: 'none',
-  }),
+  SLACK_APP_TOKEN: z
+    .string()
+    .startsWith('xapp-', 'must be an app-level token (xapp-…)')
+    .optional()
+    .register(settingDocs, {
+      section: 'Slack',
+      description: 'an app-level token (`xapp-…`): Socket Mode',
+      unset: 'none',
+    }),
   SLACK_SIGNING_SECRET: z.string().min(1).optional().register(settingDocs, {
     section: 'Slack',
     description: "HTTP mode: verifies Slack's requests",
@@ -36,16 +40,19 @@ export const platformSettings = {
     unset: 'Discord',
   }),
   // Each id is checked in src/config-checks.ts; discordGuildIds reads the list.
-  DISCORD_GUILD_ID: z.string().optional().register(settingDocs, {
-    section: 'Discord',
-    description:
-      "the bot's home servers, by id, comma-separated for several: their members are its members (under " +
-      '`ALLOWED_USERS=*`), and a DM counts when the person is a member of one; in any other server everyone is ' +
-      'an outsider, refused unless listed by id in `ALLOWED_USERS` or `ADMINS`. The slash commands are ' +
-      'registered in each (they appear at once). Unset: every server the bot is in counts, the commands are ' +
-      'global (Discord may take up to an hour to show them), and start-up and `npm run doctor` warn when the ' +
-      'application is public (anyone could add the bot to a server of their own and approve their own commands ' +
-      'there)',
-    unset: 'none: every server the bot is in',
-  }),
+  DISCORD_GUILD_ID: z
+    .string()
+    .optional()
+    .register(settingDocs, {
+      section: 'Discord',
+      description:
+        "the bot's home servers, by id, comma-separated for several: their members are its members (under " +
+        '`ALLOWED_USERS=*`), and a DM counts when the person is a member of one; in any other server everyone is ' +
+        'an outsider, refused unless listed by id in `ALLOWED_USERS` or `ADMINS`. The slash commands are ' +
+        'registered in each (they appear at once). Unset: every server the bot is in counts, the commands are ' +
+        'global (Discord may take up to an hour to show them), and start-up and `npm run doctor` warn when the ' +
+        'application is public (anyone could add the bot to a server of their own and approve their own commands ' +
+        'there)',
+      unset: 'none: every server the bot is in',
+    }),
 };

@@ -5,16 +5,21 @@ import { settingDocs } from './setting-docs.js';
 import { httpUrl } from './setting-values.js';
 
 export const providerSettings = {
-  MODEL: z.string().trim().min(1).optional().register(settingDocs, {
-    section: 'Model and providers',
-    description:
-      'the model, as `provider:model` (e.g. `openai:gpt-4.1`, `anthropic:claude-sonnet-4-6`); a bare id goes to ' +
-      'OpenAI, or to Anthropic when it starts with `claude`. Any name works: one the bot does not know gets ' +
-      'safe defaults (no images, a 32k window for OpenAI-compatible servers). `demo` is the built-in demo model ' +
-      '(scripted answers, no AI, no key): what `npm run playground` runs without `MODEL`; `npm start` runs it ' +
-      'only when named, with a warning at start, e.g. to check a Slack or Discord setup before you have a key',
-    unset: 'none (`npm start` refuses to start without it)',
-  }),
+  MODEL: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .register(settingDocs, {
+      section: 'Model and providers',
+      description:
+        'the model, as `provider:model` (e.g. `openai:gpt-4.1`, `anthropic:claude-sonnet-4-6`); a bare id goes to ' +
+        'OpenAI, or to Anthropic when it starts with `claude`. Any name works: one the bot does not know gets ' +
+        'safe defaults (no images, a 32k window for OpenAI-compatible servers). `demo` is the built-in demo model ' +
+        '(scripted answers, no AI, no key): what `npm run playground` runs without `MODEL`; `npm start` runs it ' +
+        'only when named, with a warning at start, e.g. to check a Slack or Discord setup before you have a key',
+      unset: 'none (`npm start` refuses to start without it)',
+    }),
   MODELS: z.string().optional().register(settingDocs, {
     section: 'Model and providers',
     description: 'the models `/model` may switch a thread to, comma-separated `provider:model`',
@@ -27,7 +32,8 @@ export const providerSettings = {
   }),
   OPENAI_BASE_URL: httpUrl('http://localhost:11434/v1').optional().register(settingDocs, {
     section: 'Model and providers',
-    description: 'any OpenAI-compatible server: Ollama `http://localhost:11434/v1`, vLLM, LM Studio, OpenRouter, a proxy',
+    description:
+      'any OpenAI-compatible server: Ollama `http://localhost:11434/v1`, vLLM, LM Studio, OpenRouter, a proxy',
     unset: 'OpenAI',
   }),
   ANTHROPIC_API_KEY: z.string().min(1).optional().register(settingDocs, {

@@ -12,12 +12,14 @@ export const scheduleSettings = {
   }),
   // A duration's default is the text a person would write, parsed like theirs (prefault), so
   // the page shows `15m` where a default in milliseconds would show 900000.
-  SCHEDULE_GRACE: minutesSetting('15m').prefault('15m').register(settingDocs, {
-    section: 'Scheduled work',
-    description:
-      'a scheduled run missed while the bot was down runs once at start if it was due less than this ago; older ' +
-      'ones are skipped with a note (`15m`, `90s`, `1h`)',
-  }),
+  SCHEDULE_GRACE: minutesSetting('15m')
+    .prefault('15m')
+    .register(settingDocs, {
+      section: 'Scheduled work',
+      description:
+        'a scheduled run missed while the bot was down runs once at start if it was due less than this ago; older ' +
+        'ones are skipped with a note (`15m`, `90s`, `1h`)',
+    }),
   SCHEDULE_MIN_INTERVAL: minutesSetting('5m').prefault('5m').register(settingDocs, {
     section: 'Scheduled work',
     description: 'the shortest gap between two runs of one schedule',

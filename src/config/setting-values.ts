@@ -12,17 +12,32 @@ export const minutesSetting = (example: string) =>
   z
     .string()
     .trim()
-    .regex(/^\d+(\.\d+)?\s*(ms|s|sec|m|min|h)?$/i, `must be a duration such as ${example} (ms, s, m or h; a bare number is minutes)`)
+    .regex(
+      /^\d+(\.\d+)?\s*(ms|s|sec|m|min|h)?$/i,
+      `must be a duration such as ${example} (ms, s, m or h; a bare number is minutes)`,
+    )
     .transform((text) => {
       const [, amount, unit] = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text)!;
-      const scale: Record<string, number> = { ms: 1, s: 1_000, sec: 1_000, m: 60_000, min: 60_000, h: 3_600_000, '': 60_000 };
+      const scale: Record<string, number> = {
+        ms: 1,
+        s: 1_000,
+        sec: 1_000,
+        m: 60_000,
+        min: 60_000,
+        h: 3_600_000,
+        '': 60_000,
+      };
       return Math.round(Number(amount) * scale[(unit ?? '').toLowerCase()]!);
     });
 
-export const timeZone = z.string().trim().refine(isKnownTimezone, 'must be a time zone name such as UTC or Europe/Paris');
+export const timeZone = z
+  .string()
+  .trim()
+  .refine(isKnownTimezone, 'must be a time zone name such as UTC or Europe/Paris');
 
 /** An http(s) URL: `localhost:11434` parses as a URL of scheme `localhost:`, which no client can reach. */
-export const httpUrl = (example: string) => z.url({ protocol: /^https?$/, message: `must be a URL starting with http:// or https://, e.g. ${example}` });
+export const httpUrl = (example: string) =>
+  z.url({ protocol: /^https?$/, message: `must be a URL starting with http:// or https://, e.g. ${example}` });
 
 /** A setting that holds a JSON array (a list whose items may hold commas). */
 export const jsonList = <T extends z.ZodType>(item: T, max: number, example: string) =>
@@ -38,7 +53,9 @@ export const jsonList = <T extends z.ZodType>(item: T, max: number, example: str
     })
     .pipe(
       z
-        .array(item, { error: (issue) => (issue.code === 'invalid_type' ? `must be a JSON array, e.g. ${example}` : undefined) })
+        .array(item, {
+          error: (issue) => (issue.code === 'invalid_type' ? `must be a JSON array, e.g. ${example}` : undefined),
+        })
         .min(1, 'must list at least one')
         .max(max, `must list at most ${max}`),
     );

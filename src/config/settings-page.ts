@@ -26,15 +26,21 @@ interface PageRow {
 /** The page, from the settings in `shape` (every setting of the configuration unless a test says otherwise). */
 export function settingsPage(shape: Record<string, z.ZodType> = ConfigSchema.shape): string {
   const rows = pageRows(shape);
-  const sections = SETTINGS_SECTIONS.map((title) => ({ title, rows: rows.filter((row) => row.doc.section === title) })).filter((section) => section.rows.length > 0);
+  const sections = SETTINGS_SECTIONS.map((title) => ({
+    title,
+    rows: rows.filter((row) => row.doc.section === title),
+  })).filter((section) => section.rows.length > 0);
   const parts = [
     '# Configuration',
-    '<!-- Written by `npm run docs` from the settings\' schema in src/config/: change a description or a default there, not here. -->',
+    "<!-- Written by `npm run docs` from the settings' schema in src/config/: change a description or a default there, not here. -->",
     INTRO,
     `The settings by area: ${sections.map(({ title }) => `[${title}](#${anchorOf(title)})`).join(', ')}.`,
   ];
   for (const { title, rows: sectionRows } of sections) {
-    parts.push(`## ${title}`, ['| variable | meaning | default |', '| --- | --- | --- |', ...sectionRows.map(tableRow)].join('\n'));
+    parts.push(
+      `## ${title}`,
+      ['| variable | meaning | default |', '| --- | --- | --- |', ...sectionRows.map(tableRow)].join('\n'),
+    );
     const note = SECTION_NOTES[title];
     if (note) parts.push(note);
   }
@@ -46,10 +52,14 @@ function pageRows(shape: Record<string, z.ZodType>): PageRow[] {
   const rows: PageRow[] = [];
   for (const [name, schema] of Object.entries(shape)) {
     const doc = settingDocs.get(schema);
-    if (!doc) throw new Error(`settings page: ${name} has no description (register one with settingDocs, beside its schema)`);
+    if (!doc)
+      throw new Error(`settings page: ${name} has no description (register one with settingDocs, beside its schema)`);
     if ('sameRowAs' in doc) {
       const lead = rows.at(-1);
-      if (lead?.names[0] !== doc.sameRowAs) throw new Error(`settings page: ${name} shares ${doc.sameRowAs}'s row, so it is declared right after ${doc.sameRowAs} (or its other row-mates)`);
+      if (lead?.names[0] !== doc.sameRowAs)
+        throw new Error(
+          `settings page: ${name} shares ${doc.sameRowAs}'s row, so it is declared right after ${doc.sameRowAs} (or its other row-mates)`,
+        );
       lead.names.push(name);
       lead.defaults.push(schemaDefault(schema));
     } else {
@@ -63,7 +73,8 @@ function tableRow({ names, doc, defaults }: PageRow): string {
   const cells = [names.map((name) => `\`${name}\``).join(', '), doc.description, defaultCell(names, doc, defaults)];
   for (const cell of cells) {
     // A pipe would end the cell early, a line break the row (GitHub renders both literally).
-    if (/[|\n]/.test(cell)) throw new Error(`settings page: ${names[0]}'s row may hold no "|" or line break: ${JSON.stringify(cell)}`);
+    if (/[|\n]/.test(cell))
+      throw new Error(`settings page: ${names[0]}'s row may hold no "|" or line break: ${JSON.stringify(cell)}`);
   }
   return `| ${cells.join(' | ')} |`;
 }
@@ -72,10 +83,16 @@ function tableRow({ names, doc, defaults }: PageRow): string {
 function defaultCell(names: string[], doc: SettingRow, defaults: unknown[]): string {
   const given = defaults.filter((value) => value !== undefined);
   if (doc.unset !== undefined) {
-    if (given.length > 0) throw new Error(`settings page: ${names.join(', ')} has a default in its schema, so its page entry does not say what unset means`);
+    if (given.length > 0)
+      throw new Error(
+        `settings page: ${names.join(', ')} has a default in its schema, so its page entry does not say what unset means`,
+      );
     return doc.unset;
   }
-  if (given.length < defaults.length) throw new Error(`settings page: ${names.join(', ')} has no default in its schema, so its page entry says what unset means (unset)`);
+  if (given.length < defaults.length)
+    throw new Error(
+      `settings page: ${names.join(', ')} has no default in its schema, so its page entry says what unset means (unset)`,
+    );
   const shown = given.map(typedValue).join(', ');
   return doc.defaultNote === undefined ? shown : `${shown} (${doc.defaultNote})`;
 }

@@ -12,7 +12,10 @@ export const spendSettings = {
       try {
         return JSON.parse(text);
       } catch {
-        context.addIssue({ code: 'custom', message: 'must be a JSON object, e.g. {"openai:gpt-4.1": {"input": 2, "cachedInput": 0.5, "output": 8}}' });
+        context.addIssue({
+          code: 'custom',
+          message: 'must be a JSON object, e.g. {"openai:gpt-4.1": {"input": 2, "cachedInput": 0.5, "output": 8}}',
+        });
         return z.NEVER;
       }
     })
@@ -20,11 +23,22 @@ export const spendSettings = {
       z
         .record(
           z.string(),
-          z.object({ input: z.number().min(0), output: z.number().min(0), cachedInput: z.number().min(0).optional(), cacheWrite: z.number().min(0).optional() }).strict(),
+          z
+            .object({
+              input: z.number().min(0),
+              output: z.number().min(0),
+              cachedInput: z.number().min(0).optional(),
+              cacheWrite: z.number().min(0).optional(),
+            })
+            .strict(),
         )
         .superRefine((prices, context) => {
           for (const key of Object.keys(prices)) {
-            if (!/^[a-z0-9_-]+:\S+$/i.test(key)) context.addIssue({ code: 'custom', message: `each key is provider:model, e.g. openai:gpt-4.1 (not ${JSON.stringify(key)})` });
+            if (!/^[a-z0-9_-]+:\S+$/i.test(key))
+              context.addIssue({
+                code: 'custom',
+                message: `each key is provider:model, e.g. openai:gpt-4.1 (not ${JSON.stringify(key)})`,
+              });
           }
         }),
     )

@@ -13,7 +13,10 @@ const otlpProtocol = z
     if (value === 'http/protobuf' || value === 'http/json') return value;
     context.addIssue({
       code: 'custom',
-      message: value === 'grpc' ? 'grpc is not supported: use http/protobuf (the default) or http/json, on the collector\'s OTLP/HTTP port (4318)' : 'must be http/protobuf or http/json',
+      message:
+        value === 'grpc'
+          ? "grpc is not supported: use http/protobuf (the default) or http/json, on the collector's OTLP/HTTP port (4318)"
+          : 'must be http/protobuf or http/json',
     });
     return z.NEVER;
   });
@@ -32,7 +35,10 @@ const otlpHeaders = z.string().transform((text, context): Record<string, string>
       value = undefined;
     }
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || !value) {
-      context.addIssue({ code: 'custom', message: 'must be header=value pairs separated by commas, e.g. api-key=abc123,x-team=ops' });
+      context.addIssue({
+        code: 'custom',
+        message: 'must be header=value pairs separated by commas, e.g. api-key=abc123,x-team=ops',
+      });
       return z.NEVER;
     }
     headers[name] = value;
@@ -41,13 +47,15 @@ const otlpHeaders = z.string().transform((text, context): Record<string, string>
 });
 
 export const traceSettings = {
-  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl('http://localhost:4318').optional().register(settingDocs, {
-    section: 'Operations: health, metrics, traces, logs',
-    description:
-      'traces: the OTLP/HTTP collector to export to (`http://localhost:4318`; `/v1/traces` is appended). Unset ' +
-      '(with the next one unset too), no traces and OpenTelemetry is not even loaded',
-    unset: 'no traces',
-  }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl('http://localhost:4318')
+    .optional()
+    .register(settingDocs, {
+      section: 'Operations: health, metrics, traces, logs',
+      description:
+        'traces: the OTLP/HTTP collector to export to (`http://localhost:4318`; `/v1/traces` is appended). Unset ' +
+        '(with the next one unset too), no traces and OpenTelemetry is not even loaded',
+      unset: 'no traces',
+    }),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl('http://localhost:4318/v1/traces').optional().register(settingDocs, {
     section: 'Operations: health, metrics, traces, logs',
     description: 'traces: the whole URL spans are sent to, used as given (wins over the one above)',
@@ -77,11 +85,15 @@ export const traceSettings = {
     description: "the service name traces carry, and the agent name of each turn's `invoke_agent` span",
     unset: '`chat-agent`',
   }),
-  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: z.enum(['true', 'false']).default('false').transform((value) => value === 'true').register(settingDocs, {
-    section: 'Operations: health, metrics, traces, logs',
-    description:
-      '`true`: model-call spans carry the messages sent and the answer (`gen_ai.input.messages`, ' +
-      '`gen_ai.output.messages`), with the configured secrets masked. They hold what people wrote: turn it on ' +
-      'only where the trace store may keep that',
-  }),
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true')
+    .register(settingDocs, {
+      section: 'Operations: health, metrics, traces, logs',
+      description:
+        '`true`: model-call spans carry the messages sent and the answer (`gen_ai.input.messages`, ' +
+        '`gen_ai.output.messages`), with the configured secrets masked. They hold what people wrote: turn it on ' +
+        'only where the trace store may keep that',
+    }),
 };

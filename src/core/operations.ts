@@ -50,7 +50,11 @@ export async function startOperations(
   const traces = await tracingFrom(config, { mask, logger, knownTools });
   if (traces) ops.add(traces);
   // Written at shutdown too, past the write fence (what it records happened).
-  const audit = new AuditTrail(auditStore(opened.keyv, shared ? { redis: shared, keys } : undefined), { retentionDays: config.AUDIT_RETENTION_DAYS, logger, mask });
+  const audit = new AuditTrail(auditStore(opened.keyv, shared ? { redis: shared, keys } : undefined), {
+    retentionDays: config.AUDIT_RETENTION_DAYS,
+    logger,
+    mask,
+  });
   ops.add(audit);
   fence.keep(AUDIT_KEY_PREFIX);
   const prices = new ModelPrices(config.MODEL_PRICES ?? {});
@@ -79,5 +83,7 @@ export async function metricsFor(
   knownTools: (name: string) => boolean,
 ): Promise<MetricsEndpoint | undefined> {
   // With METRICS=off the metrics room (prom-client with it) is not even loaded.
-  return config.METRICS ? (await import('../ops/metrics/index.js')).metricsOn(config, ops, sources, knownTools) : undefined;
+  return config.METRICS
+    ? (await import('../ops/metrics/index.js')).metricsOn(config, ops, sources, knownTools)
+    : undefined;
 }

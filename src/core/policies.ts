@@ -32,7 +32,10 @@ export interface CorePolicies {
   grantRoots: ReturnType<typeof parseGrantRoots>;
 }
 
-export async function settlePolicies(config: Config, options: { bwrapPath?: string | undefined; logger: EngineLogger }): Promise<CorePolicies> {
+export async function settlePolicies(
+  config: Config,
+  options: { bwrapPath?: string | undefined; logger: EngineLogger },
+): Promise<CorePolicies> {
   // Fails closed: a malformed ALLOWED_USERS or ADMINS stops the start, with the reason.
   const access = new AccessPolicy(parseAccessConfig(config.ALLOWED_USERS, config.ADMINS));
   // A workspace that holds the bot's own files, a bad SHELL_ENV, or SHELL_SANDBOX=bwrap where
@@ -40,7 +43,10 @@ export async function settlePolicies(config: Config, options: { bwrapPath?: stri
   const shell = await prepareShell(config, { bwrapPath: options.bwrapPath, logger: options.logger });
   const policySettings: PolicySettings = {
     mode: config.PERMISSION_MODE,
-    shellAllowList: (config.SHELL_ALLOWLIST ?? '').split(',').map((entry) => entry.trim()).filter(Boolean),
+    shellAllowList: (config.SHELL_ALLOWLIST ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
     grantScope: config.GRANT_SCOPE,
   };
   // Checks the allow-list's entries at start; each session has its own, for its own folder.

@@ -24,7 +24,11 @@ export async function loadProfiles(
   deps: { policySettings: PolicySettings; workspaceRoot: string; mcpConfig: McpConfig; logger: EngineLogger },
 ): Promise<CoreProfiles> {
   const { policySettings, mcpConfig, logger } = deps;
-  const models = modelMenu({ models: config.MODELS, defaultModel: config.MODEL, compactionModel: config.COMPACTION_MODEL });
+  const models = modelMenu({
+    models: config.MODELS,
+    defaultModel: config.MODEL,
+    compactionModel: config.COMPACTION_MODEL,
+  });
   const { profiles, reloader } = await profilesFrom(config.PROFILES, {
     logger,
     env: {
@@ -37,13 +41,18 @@ export async function loadProfiles(
       workspaceScope: config.WORKSPACE_SCOPE,
     },
     known: knownNames({
-      mcpServers: [...mcpConfig.servers.map((server) => server.name), ...(mcpConfig.skipped ?? []).map((skipped) => skipped.server)],
+      mcpServers: [
+        ...mcpConfig.servers.map((server) => server.name),
+        ...(mcpConfig.skipped ?? []).map((skipped) => skipped.server),
+      ],
       policy: policySettings,
       workspaceRoot: deps.workspaceRoot,
       settings: config,
     }),
   });
   // src/profiles/profile-watch.ts; loaded only with PROFILES.
-  const watch = reloader ? new (await import('../profiles/profile-watch.js')).ProfileWatch(reloader, { logger }).start() : undefined;
+  const watch = reloader
+    ? new (await import('../profiles/profile-watch.js')).ProfileWatch(reloader, { logger }).start()
+    : undefined;
   return { models, profiles, reloader, watch };
 }

@@ -10,7 +10,10 @@ const RETENTION_SWEEP_EVERY_MS = 6 * 60 * 60 * 1000;
 const RETENTION_FIRST_SWEEP_MS = 60 * 1000;
 
 /** Starts the sweeps; the answer stops them. */
-export function startRetentionSweeps(retentionDays: number, deps: { manager: SessionManager; audit: AuditTrail; logger: EngineLogger }): () => void {
+export function startRetentionSweeps(
+  retentionDays: number,
+  deps: { manager: SessionManager; audit: AuditTrail; logger: EngineLogger },
+): () => void {
   const { manager, audit, logger } = deps;
   const sweep = async () => {
     try {

@@ -12,7 +12,14 @@ import type { CoreStorage } from './storage.js';
 
 export function schedulesFor(
   config: Config,
-  deps: { storage: CoreStorage; manager: SessionManager; access: AccessPolicy; observers: ObserverHub; logger: EngineLogger; clock?: ScheduleClock | undefined },
+  deps: {
+    storage: CoreStorage;
+    manager: SessionManager;
+    access: AccessPolicy;
+    observers: ObserverHub;
+    logger: EngineLogger;
+    clock?: ScheduleClock | undefined;
+  },
 ): ScheduleSetup {
   const { storage, manager, observers } = deps;
   return schedulesFrom(config, {

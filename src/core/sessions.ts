@@ -34,13 +34,20 @@ export function startSessions(config: CoreConfig, parts: SessionParts): CoreSess
   const { store, shared, keys, opened, cluster } = storage;
   const { profiles, models } = parts.profiles;
   const viewing = new ViewingContexts(opened.keyv);
-  const feedback = new FeedbackBook(store, shared ? redisIdSet(shared, keys.feedbackVotes) : new KeyvIdSet(opened.keyv, 'feedback-votes', async () => []), {
-    mask: (text) => secrets.mask(text),
-    // Called at a click, when the manager exists.
-    turnsWoundDown: () => manager.afterTurnsWindDown(),
-  });
+  const feedback = new FeedbackBook(
+    store,
+    shared ? redisIdSet(shared, keys.feedbackVotes) : new KeyvIdSet(opened.keyv, 'feedback-votes', async () => []),
+    {
+      mask: (text) => secrets.mask(text),
+      // Called at a click, when the manager exists.
+      turnsWoundDown: () => manager.afterTurnsWindDown(),
+    },
+  );
   // Cluster mode: the slots are the whole bot's, in Redis (src/cluster/redis-model-slots.ts).
-  const modelGate = new ModelCallGate(config.MAX_CONCURRENT_MODEL_CALLS, cluster?.modelSlots(config.MAX_CONCURRENT_MODEL_CALLS));
+  const modelGate = new ModelCallGate(
+    config.MAX_CONCURRENT_MODEL_CALLS,
+    cluster?.modelSlots(config.MAX_CONCURRENT_MODEL_CALLS),
+  );
   const baseWorkspaceDir = resolve(config.WORKSPACE_DIR);
   const manager: SessionManager = new SessionManager({
     store,
@@ -52,7 +59,12 @@ export function startSessions(config: CoreConfig, parts: SessionParts): CoreSess
     grantScope: config.GRANT_SCOPE,
     models,
     profiles,
-    fairUse: { maxQueuedInputs: config.MAX_QUEUED_INPUTS, maxQueuedBytes: config.MAX_QUEUED_BYTES, turnsPerUserPerMinute: config.TURNS_PER_USER_PER_MINUTE, threadsPerUser: config.THREADS_PER_USER },
+    fairUse: {
+      maxQueuedInputs: config.MAX_QUEUED_INPUTS,
+      maxQueuedBytes: config.MAX_QUEUED_BYTES,
+      turnsPerUserPerMinute: config.TURNS_PER_USER_PER_MINUTE,
+      threadsPerUser: config.THREADS_PER_USER,
+    },
     maxLiveSessions: config.MAX_LIVE_SESSIONS,
     fileCaps: { maxFileBytes: config.MAX_FILE_BYTES, maxFilesPerMessage: config.MAX_FILES_PER_MESSAGE },
     observer: observers,

@@ -42,10 +42,19 @@ export async function openStorage(config: Config, shell: ShellStartup, logger: E
   const fence = fenceWrites(opened.keyv);
   const shared = clustered(config) && opened.redis ? opened.redis : undefined;
   const keys = clusterKeys();
-  const store = shared ? new SessionStore(opened.keyv, redisIdSet(shared, keys.openSessions), redisIdSet(shared, keys.allSessions)) : new SessionStore(opened.keyv);
+  const store = shared
+    ? new SessionStore(opened.keyv, redisIdSet(shared, keys.openSessions), redisIdSet(shared, keys.allSessions))
+    : new SessionStore(opened.keyv);
   // Imported only in cluster mode: it brings ioredis, which a bot on SQLite does not need.
-  const cluster = shared ? await (await import('../cluster/cluster-setup.js')).clusterCoordinator(shared, config, logger) : undefined;
-  const inbox = new PersistentInbox(store, cluster ? { claim: (itemId) => cluster.resolveOnce(itemId), release: (itemId) => cluster.unresolve(itemId) } : undefined);
+  const cluster = shared
+    ? await (await import('../cluster/cluster-setup.js')).clusterCoordinator(shared, config, logger)
+    : undefined;
+  const inbox = new PersistentInbox(
+    store,
+    cluster
+      ? { claim: (itemId) => cluster.resolveOnce(itemId), release: (itemId) => cluster.unresolve(itemId) }
+      : undefined,
+  );
   return { opened, fence, shared, keys, store, inbox, cluster, shell };
 }
 
@@ -53,10 +62,21 @@ export async function openStorage(config: Config, shell: ShellStartup, logger: E
  * Cluster mode only: leases one instance holds for the whole bot, on the cluster's Redis under
  * this instance's node id (same keys as the coordinator's).
  */
-export function singletonsOf(storage: CoreStorage, config: Config, logger: EngineLogger): ((name: string) => SingletonLease) | undefined {
+export function singletonsOf(
+  storage: CoreStorage,
+  config: Config,
+  logger: EngineLogger,
+): ((name: string) => SingletonLease) | undefined {
   const { cluster, opened } = storage;
   if (!cluster || !opened.redis) return undefined;
   const redis = opened.redis;
   const keys = clusterKeys();
-  return (name) => new SingletonLease({ redis, key: keys.singleton(name), nodeId: cluster.nodeId, leaseMs: config.CLUSTER_LEASE_MS, logger });
+  return (name) =>
+    new SingletonLease({
+      redis,
+      key: keys.singleton(name),
+      nodeId: cluster.nodeId,
+      leaseMs: config.CLUSTER_LEASE_MS,
+      logger,
+    });
 }

@@ -29,7 +29,11 @@ export function toolsFrom(config: Config, logger: EngineLogger): CoreTools {
 }
 
 /** Connects the MCP servers; a server whose `${VAR}` is unset is skipped with a warning, a malformed file stops the start. */
-export async function connectMcp(config: Config, mcp: McpManager, secrets: SecretMasker): Promise<{ mcpConfig: McpConfig; report: McpStartReport }> {
+export async function connectMcp(
+  config: Config,
+  mcp: McpManager,
+  secrets: SecretMasker,
+): Promise<{ mcpConfig: McpConfig; report: McpStartReport }> {
   const mcpConfig = await loadMcpConfig(resolve(config.MCP_CONFIG), process.env, { unsetVariables: 'skip' });
   // Known before the servers start: their stderr is logged, and may quote their tokens.
   secrets.add(mcpSecretValues(mcpConfig));

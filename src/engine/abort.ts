@@ -80,7 +80,9 @@ export class StopScope {
       return Promise.resolve(ABORTED);
     }
     const race = new PendingRace(this.waiting);
-    const outcome = new Promise<T | Aborted>((resolve, reject) => race.hold(resolve as (value: unknown) => void, reject));
+    const outcome = new Promise<T | Aborted>((resolve, reject) =>
+      race.hold(resolve as (value: unknown) => void, reject),
+    );
     this.waiting.add(race);
     promise.then(
       (value) => race.settle(value),
@@ -110,7 +112,8 @@ export class StopScope {
    */
   unlink(controller: AbortController, reusable = false): void {
     this.waiting.delete(controller);
-    if (reusable && !controller.signal.aborted && getEventListeners(controller.signal, 'abort').length === 0) this.spare = controller;
+    if (reusable && !controller.signal.aborted && getEventListeners(controller.signal, 'abort').length === 0)
+      this.spare = controller;
   }
 
   /** How many waits are in progress (a test holds it to zero between races). */

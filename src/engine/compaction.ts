@@ -80,7 +80,8 @@ export function estimateMessageTokens(message: Message): number {
     }
     case 'assistant': {
       let chars = message.content?.length ?? 0;
-      for (const call of message.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length + 16;
+      for (const call of message.tool_calls ?? [])
+        chars += call.function.name.length + call.function.arguments.length + 16;
       return Math.ceil(chars / 4) + 4;
     }
   }

@@ -128,7 +128,10 @@ export class History {
         this.requester = userId ?? this.requester;
       }
       this.turnEndedSinceUser = false;
-    } else if ((message.role === 'assistant' && (message.tool_calls ?? []).length === 0) || (message.role === 'notice' && TURN_ENDING_NOTICES.has(message.kind))) {
+    } else if (
+      (message.role === 'assistant' && (message.tool_calls ?? []).length === 0) ||
+      (message.role === 'notice' && TURN_ENDING_NOTICES.has(message.kind))
+    ) {
       this.turnEndedSinceUser = true;
     }
   }
@@ -150,7 +153,9 @@ export class History {
     const round = this.trailingRound();
     if (!round || round.unanswered.length > 0) return false;
     const ids = new Set(round.calls.map((call) => call.id));
-    return !this.list.some((m) => m.role === 'tool' && ids.has(m.tool_call_id) && m.content.includes(INTERRUPTED_BY_USER));
+    return !this.list.some(
+      (m) => m.role === 'tool' && ids.has(m.tool_call_id) && m.content.includes(INTERRUPTED_BY_USER),
+    );
   }
 
   /**

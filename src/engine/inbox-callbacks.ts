@@ -15,20 +15,31 @@ import type { Approver } from './permissions.js';
  */
 export function approverFromInbox(inbox: InboxPort, onOpen?: (item: InboxItem) => void): Approver {
   return async (request) => {
-    const item = await inbox.open({ sessionId: request.sessionId, toolCallId: request.toolCallId, kind: 'approval', choices: approvalChoices(request.command) });
+    const item = await inbox.open({
+      sessionId: request.sessionId,
+      toolCallId: request.toolCallId,
+      kind: 'approval',
+      choices: approvalChoices(request.command),
+    });
     onOpen?.(item);
     const resolution = await inbox.wait(item.id, request.signal);
     if (!resolution) {
       await inbox.resolve(item.id, { kind: 'interrupted' });
       return 'deny';
     }
-    return resolution.kind === 'approval' ? { outcome: resolution.outcome, note: resolution.note, by: resolution.by } : 'deny';
+    return resolution.kind === 'approval'
+      ? { outcome: resolution.outcome, note: resolution.note, by: resolution.by }
+      : 'deny';
   };
 }
 
 /** Interactive callbacks backed by the inbox, with the same stop behaviour as approvals. */
 export function interactiveFromInbox(inbox: InboxPort, onOpen?: (item: InboxItem) => void): InteractiveCallbacks {
-  const ask = async (kind: InboxKind, request: { sessionId: string; toolCallId: string; signal: AbortSignal }, choices: string[] = []) => {
+  const ask = async (
+    kind: InboxKind,
+    request: { sessionId: string; toolCallId: string; signal: AbortSignal },
+    choices: string[] = [],
+  ) => {
     const item = await inbox.open({ sessionId: request.sessionId, toolCallId: request.toolCallId, kind, choices });
     onOpen?.(item);
     const resolution = await inbox.wait(item.id, request.signal);
@@ -42,7 +53,9 @@ export function interactiveFromInbox(inbox: InboxPort, onOpen?: (item: InboxItem
     },
     proposePlan: async (request) => {
       const r = await ask('plan', request, interactionChoices('plan'));
-      return r?.kind === 'plan' ? { approved: r.approved, ...(r.feedback ? { feedback: r.feedback } : {}) } : { approved: false };
+      return r?.kind === 'plan'
+        ? { approved: r.approved, ...(r.feedback ? { feedback: r.feedback } : {}) }
+        : { approved: false };
     },
     requestDirectory: async (request) => {
       const r = await ask('directory', request, interactionChoices('directory'));

@@ -43,7 +43,14 @@ export interface InboxLookup {
   lookup(sessionId: string, toolCallId: string): Promise<InboxResolution | undefined> | InboxResolution | undefined;
 }
 
-export type OpenPrompt = { sessionId: string; toolCallId: string; kind: InboxKind; choices?: string[]; reason?: string; command?: string };
+export type OpenPrompt = {
+  sessionId: string;
+  toolCallId: string;
+  kind: InboxKind;
+  choices?: string[];
+  reason?: string;
+  command?: string;
+};
 
 /** A fresh pending item for a tool call's prompt. */
 export function newInboxItem(input: OpenPrompt): InboxItem {

@@ -43,7 +43,9 @@ export interface DirectoryDecision {
 export interface InteractiveCallbacks {
   askUser?: (request: z.output<typeof AskUserArgs> & InteractiveRequestBase) => Promise<AskUserAnswer>;
   proposePlan?: (request: z.output<typeof ProposePlanArgs> & InteractiveRequestBase) => Promise<PlanDecision>;
-  requestDirectory?: (request: z.output<typeof RequestDirectoryArgs> & InteractiveRequestBase) => Promise<DirectoryDecision>;
+  requestDirectory?: (
+    request: z.output<typeof RequestDirectoryArgs> & InteractiveRequestBase,
+  ) => Promise<DirectoryDecision>;
   /** Why a folder could never be granted (the bot's own files, `/`), or null: nobody is asked then. */
   directoryRefusal?: (path: string) => string | null;
   /**

@@ -70,7 +70,12 @@ export type StoredFile = z.infer<typeof StoredFileSchema>;
 export const AttachmentPartSchema = z.object({ type: z.literal('attachment'), attachment: StoredFileSchema });
 export type AttachmentPart = z.infer<typeof AttachmentPartSchema>;
 
-export const ContentPartSchema = z.discriminatedUnion('type', [TextPartSchema, ImagePartSchema, FilePartSchema, AttachmentPartSchema]);
+export const ContentPartSchema = z.discriminatedUnion('type', [
+  TextPartSchema,
+  ImagePartSchema,
+  FilePartSchema,
+  AttachmentPartSchema,
+]);
 export type TextPart = z.infer<typeof TextPartSchema>;
 export type ImagePart = z.infer<typeof ImagePartSchema>;
 export type FilePart = z.infer<typeof FilePartSchema>;
@@ -189,7 +194,10 @@ export function textOf(content: UserContent | null | undefined): string {
 
 export function hasImages(messages: readonly Message[]): boolean {
   return messages.some(
-    (m) => m.role === 'user' && Array.isArray(m.content) && m.content.some((p) => p.type === 'image_url' || (p.type === 'attachment' && p.attachment.kind === 'image')),
+    (m) =>
+      m.role === 'user' &&
+      Array.isArray(m.content) &&
+      m.content.some((p) => p.type === 'image_url' || (p.type === 'attachment' && p.attachment.kind === 'image')),
   );
 }
 

@@ -9,7 +9,16 @@ import type { CompactionState } from './compaction.js';
 import type { EngineEvent } from './events.js';
 import type { AssistantMessage, Message, Usage } from './messages.js';
 import { buildOutbound, type AttachmentView, type PdfAdapter } from './outbound.js';
-import { ProviderError, type AssistantTurn, type CallMeta, type ModelCapabilities, type Provider, type ProviderRequest, type TokenUsage, type ToolSchema } from './provider.js';
+import {
+  ProviderError,
+  type AssistantTurn,
+  type CallMeta,
+  type ModelCapabilities,
+  type Provider,
+  type ProviderRequest,
+  type TokenUsage,
+  type ToolSchema,
+} from './provider.js';
 import type { StopScope } from './abort.js';
 import { bridgeStream } from './stream-bridge.js';
 import { parseToolArguments } from './tool-arguments.js';
@@ -58,7 +67,9 @@ export async function* streamModel(call: ModelCall): AsyncGenerator<EngineEvent,
       messages: buildOutbound(call.messages, {
         compactionState: call.compactionState,
         capabilities: call.capabilities,
-        systemContext: call.contextProvider ? await call.contextProvider({ model: call.model, sessionId: call.sessionId }) : '',
+        systemContext: call.contextProvider
+          ? await call.contextProvider({ model: call.model, sessionId: call.sessionId })
+          : '',
         pdfAdapter: call.pdfAdapter,
         attachmentView: call.attachmentView,
       }),
@@ -137,10 +148,21 @@ export interface RecordableAnswer {
  * in the session, arguments parsed once (mangled ones kept raw for the error result),
  * usage tagged with the model, provider-private `_extras` kept for replay.
  */
-export function recordableAnswer(answer: AssistantTurn, model: string, ids: { uniqueToolCallId(proposed: string | null | undefined): string }): RecordableAnswer {
+export function recordableAnswer(
+  answer: AssistantTurn,
+  model: string,
+  ids: { uniqueToolCallId(proposed: string | null | undefined): string },
+): RecordableAnswer {
   const pending: PendingToolCall[] = answer.toolCalls.map((call) => {
     const args = parseToolArguments(call.arguments);
-    return { call: { id: ids.uniqueToolCallId(call.id), type: 'function', function: { name: call.name, arguments: args.stored } }, args };
+    return {
+      call: {
+        id: ids.uniqueToolCallId(call.id),
+        type: 'function',
+        function: { name: call.name, arguments: args.stored },
+      },
+      args,
+    };
   });
   const message: AssistantMessage = { role: 'assistant', content: answer.text ?? null, ts: Date.now() };
   if (pending.length > 0) message.tool_calls = pending.map((p) => p.call);

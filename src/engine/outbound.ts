@@ -4,7 +4,17 @@
 // on the last user message. It never mutates the canonical history: downgrades are
 // decided per call, so a model switch mid-session re-decides with the originals intact.
 import { applyCompactionView, type CompactionState } from './compaction.js';
-import { SIDECAR_KEYS, unresolvedAttachmentText, type ContentPart, type FilePart, type Message, type OutboundMessage, type StoredFile, type ToolCall, type UserContent } from './messages.js';
+import {
+  SIDECAR_KEYS,
+  unresolvedAttachmentText,
+  type ContentPart,
+  type FilePart,
+  type Message,
+  type OutboundMessage,
+  type StoredFile,
+  type ToolCall,
+  type UserContent,
+} from './messages.js';
 import type { ModelCapabilities } from './provider.js';
 
 /**
@@ -21,7 +31,10 @@ export type PdfAdapter = (part: FilePart) => ContentPart[];
 export const IMAGE_PLACEHOLDER = '[image attachment — not viewable by this model]';
 
 export const placeholderPdfAdapter: PdfAdapter = (part) => [
-  { type: 'text', text: `[PDF attachment${part.file.filename ? ` "${part.file.filename}"` : ''} — not readable by this model]` },
+  {
+    type: 'text',
+    text: `[PDF attachment${part.file.filename ? ` "${part.file.filename}"` : ''} — not readable by this model]`,
+  },
 ];
 
 export interface OutboundOptions {
@@ -190,14 +203,21 @@ function stripSidecars(message: Exclude<Message, { role: 'notice' }>): OutboundM
 function adaptContent(content: UserContent, options: OutboundOptions): UserContent {
   if (typeof content === 'string') return content;
   const { vision, pdf } = options.capabilities;
-  const needsWork = content.some((p) => (p.type === 'image_url' && !vision) || (p.type === 'file' && !pdf) || p.type === 'attachment');
+  const needsWork = content.some(
+    (p) => (p.type === 'image_url' && !vision) || (p.type === 'file' && !pdf) || p.type === 'attachment',
+  );
   if (!needsWork) return content;
   const pdfAdapter = options.pdfAdapter ?? placeholderPdfAdapter;
   return content.flatMap((part): ContentPart[] => {
     if (part.type === 'image_url' && !vision) return [{ type: 'text', text: IMAGE_PLACEHOLDER }];
     if (part.type === 'file' && !pdf) return pdfAdapter(part);
     // A shared file's reference becomes bytes (or text) only here, per call: never in the transcript.
-    if (part.type === 'attachment') return options.attachmentView?.(part.attachment, options.capabilities) ?? [{ type: 'text', text: unresolvedAttachmentText(part) }];
+    if (part.type === 'attachment')
+      return (
+        options.attachmentView?.(part.attachment, options.capabilities) ?? [
+          { type: 'text', text: unresolvedAttachmentText(part) },
+        ]
+      );
     return [part];
   });
 }

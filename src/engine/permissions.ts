@@ -9,7 +9,14 @@ import type { ApprovalVia, ToolDefinition, ToolMetadata } from './tools.js';
  * `…_all` for everyone's turns in the grant's scope (an admin's choice: the session layer
  * checks who may pick it).
  */
-export const APPROVAL_OUTCOMES = ['once', 'always_tool', 'always_command', 'always_tool_all', 'always_command_all', 'deny'] as const;
+export const APPROVAL_OUTCOMES = [
+  'once',
+  'always_tool',
+  'always_command',
+  'always_tool_all',
+  'always_command_all',
+  'deny',
+] as const;
 export type ApprovalOutcome = (typeof APPROVAL_OUTCOMES)[number];
 
 export interface PermissionRequest {
@@ -42,7 +49,9 @@ export type Approver = (request: PermissionRequest) => Promise<ApprovalOutcome |
 /** Either answer shape, normalised; anything outside the vocabulary is a denial (fail closed). */
 export function normaliseApproval(answer: unknown): ApprovalDecision {
   if (typeof answer === 'string') {
-    return (APPROVAL_OUTCOMES as readonly string[]).includes(answer) ? { outcome: answer as ApprovalOutcome } : { outcome: 'deny' };
+    return (APPROVAL_OUTCOMES as readonly string[]).includes(answer)
+      ? { outcome: answer as ApprovalOutcome }
+      : { outcome: 'deny' };
   }
   if (answer !== null && typeof answer === 'object' && 'outcome' in answer) {
     const { outcome, note, by } = answer as { outcome: unknown; note?: unknown; by?: unknown };
@@ -109,7 +118,8 @@ export class SessionGrants {
 
   allowCommand(tool: string, command: string, owner: GrantOwner = {}): void {
     const grant = withOwner({ tool, command }, owner);
-    if (!this.commands.some((known) => known.tool === tool && known.command === command && sameOwner(known, grant))) this.commands.push(grant);
+    if (!this.commands.some((known) => known.tool === tool && known.command === command && sameOwner(known, grant)))
+      this.commands.push(grant);
   }
 
   /** The grant that lets this turn's requesters use the tool, if one does. */
@@ -117,9 +127,15 @@ export class SessionGrants {
     return this.tools.find((grant) => grant.tool === tool && grantCovers(grant, requesters));
   }
 
-  coversCommand(tool: string, command: string | undefined, requesters: Requesters = [undefined]): CommandGrant | undefined {
+  coversCommand(
+    tool: string,
+    command: string | undefined,
+    requesters: Requesters = [undefined],
+  ): CommandGrant | undefined {
     if (command === undefined) return undefined;
-    return this.commands.find((grant) => grant.tool === tool && grant.command === command && grantCovers(grant, requesters));
+    return this.commands.find(
+      (grant) => grant.tool === tool && grant.command === command && grantCovers(grant, requesters),
+    );
   }
 
   snapshot(): GrantsSnapshot {
@@ -128,7 +144,11 @@ export class SessionGrants {
 }
 
 function withOwner<T extends object>(grant: T, owner: GrantOwner): T & GrantOwner {
-  return { ...grant, ...(owner.by !== undefined ? { by: owner.by } : {}), ...(owner.everyone ? { everyone: true } : {}) };
+  return {
+    ...grant,
+    ...(owner.by !== undefined ? { by: owner.by } : {}),
+    ...(owner.everyone ? { everyone: true } : {}),
+  };
 }
 
 function sameOwner(a: GrantOwner, b: GrantOwner): boolean {
@@ -164,7 +184,8 @@ export const riskBasedPolicy: PermissionPolicy = {
     const metadata = tool.metadata;
     if (metadata?.risk === 'low' && metadata.requiresApproval !== true) return { decision: 'allow' };
     if (grants.coversTool(tool.name, requesters)) return { decision: 'allow', reason: `always allowed: ${tool.name}` };
-    if (grants.coversCommand(tool.name, command, requesters)) return { decision: 'allow', reason: `always allowed: ${command}` };
+    if (grants.coversCommand(tool.name, command, requesters))
+      return { decision: 'allow', reason: `always allowed: ${command}` };
     if (!metadata) return { decision: 'needs_user', reason: `${tool.name} declares no risk level` };
     if (metadata.requiresApproval) return { decision: 'needs_user', reason: `${tool.name} always asks` };
     return { decision: 'needs_user', reason: `${tool.name} is ${metadata.risk}-risk` };

@@ -148,7 +148,16 @@ function takeTail(text: string, budget: number, floor: number, where: 'plain' | 
 function unitCost(text: string, index: number): number {
   const code = text.charCodeAt(index);
   if (code >= 0x20 && code !== 0x22 && code !== 0x5c && (code < 0xd800 || code > 0xdfff)) return 1;
-  if (code === 0x22 || code === 0x5c || code === 0x08 || code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d) return 2;
+  if (
+    code === 0x22 ||
+    code === 0x5c ||
+    code === 0x08 ||
+    code === 0x09 ||
+    code === 0x0a ||
+    code === 0x0c ||
+    code === 0x0d
+  )
+    return 2;
   if (code < 0x20) return 6;
   // A surrogate: one character when paired, escaped as \udXXX when alone.
   if (code <= 0xdbff) return isLowSurrogate(text.charCodeAt(index + 1)) ? 1 : 6;

@@ -20,7 +20,10 @@ export interface SteeringMessage {
  * (src/files/); without one, files are named in the text and not fetched. `source` says who
  * shared them (heavy work on files takes turns between people).
  */
-export type InputPreparer = (input: { text: string; attachments: IncomingFile[]; source?: MessageSource }, signal: AbortSignal) => Promise<PreparedInput>;
+export type InputPreparer = (
+  input: { text: string; attachments: IncomingFile[]; source?: MessageSource },
+  signal: AbortSignal,
+) => Promise<PreparedInput>;
 export interface PreparedInput {
   content: UserContent;
   /** One line per file that did not reach the model in full, for the thread's note. */
@@ -28,10 +31,16 @@ export interface PreparedInput {
 }
 
 /** A message's content when nothing fetches its files: the text, and each file's name so the model knows one was shared. */
-export async function contentWithoutFiles(input: { text: string; attachments: IncomingFile[] }): Promise<PreparedInput> {
+export async function contentWithoutFiles(input: {
+  text: string;
+  attachments: IncomingFile[];
+}): Promise<PreparedInput> {
   if (input.attachments.length === 0) return { content: input.text, problems: [] };
   const names = input.attachments.map((file) => file.name).join(', ');
-  return { content: `${input.text}\n\n[Files were shared but this bot does not fetch files: ${names}]`.trim(), problems: input.attachments.map((file) => `${file.name}: not fetched (files are not set up)`) };
+  return {
+    content: `${input.text}\n\n[Files were shared but this bot does not fetch files: ${names}]`.trim(),
+    problems: input.attachments.map((file) => `${file.name}: not fetched (files are not set up)`),
+  };
 }
 
 export interface SteeringReceipt {
@@ -69,10 +78,19 @@ export class SteeringQueue {
   }
 
   /** Append every queued message to history, in order, each announced as it lands (its files fetched first). */
-  async *inject(history: History, prepare: InputPreparer, signal: AbortSignal): AsyncGenerator<EngineEvent, void, undefined> {
+  async *inject(
+    history: History,
+    prepare: InputPreparer,
+    signal: AbortSignal,
+  ): AsyncGenerator<EngineEvent, void, undefined> {
     while (this.queued.length > 0) {
       const steer = this.queued.shift()!;
-      const prepared = steer.attachments?.length ? await prepare({ text: steer.text, attachments: steer.attachments, ...(steer.source ? { source: steer.source } : {}) }, signal) : undefined;
+      const prepared = steer.attachments?.length
+        ? await prepare(
+            { text: steer.text, attachments: steer.attachments, ...(steer.source ? { source: steer.source } : {}) },
+            signal,
+          )
+        : undefined;
       const message: Message = { role: 'user', content: prepared?.content ?? steer.text, ts: Date.now() };
       if (steer.source) message.source = steer.source;
       await history.append(message);

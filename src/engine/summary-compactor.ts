@@ -77,7 +77,10 @@ export class SummarizingCompactor implements Compactor {
     return this.currentTokens(context) > this.triggerTokens(context);
   }
 
-  async compact(context: CompactionContext, options: { force: boolean } = { force: false }): Promise<CompactionResult | null> {
+  async compact(
+    context: CompactionContext,
+    options: { force: boolean } = { force: false },
+  ): Promise<CompactionResult | null> {
     const previous = context.state?.boundary ?? 0;
     let tailTokens = this.triggerTokens(context) / 4;
     if (options.force) {
@@ -94,7 +97,10 @@ export class SummarizingCompactor implements Compactor {
       try {
         const summary = await this.summarise(context, covered);
         const retried = attempt === 2 ? ' (the first attempt failed; the second worked)' : '';
-        return { state: { boundary, summary }, notice: `Compacted ${count} earlier messages into a summary${retried}.` };
+        return {
+          state: { boundary, summary },
+          notice: `Compacted ${count} earlier messages into a summary${retried}.`,
+        };
       } catch (error) {
         if (context.signal.aborted) throw error;
         firstError ??= error;
@@ -183,7 +189,9 @@ export class SummarizingCompactor implements Compactor {
     if (boundary <= previous) return null;
     const dropped = messages.slice(previous, boundary).filter((m) => m.role !== 'system' && m.role !== 'notice').length;
     const reason = error instanceof Error ? error.message : String(error);
-    const summary = [context.state?.summary, `[${dropped} older messages were dropped without a summary]`].filter(Boolean).join('\n\n');
+    const summary = [context.state?.summary, `[${dropped} older messages were dropped without a summary]`]
+      .filter(Boolean)
+      .join('\n\n');
     return {
       state: { boundary, summary },
       notice: `Compaction could not summarise (${reason}), twice; trimmed the oldest ${dropped} messages from the model's view instead.`,

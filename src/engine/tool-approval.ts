@@ -28,21 +28,51 @@ export type Verdict =
   | { kind: 'cleared'; tool: ToolDefinition; args: unknown; approval: CallApproval }
   | { kind: 'refused'; status: ToolStatus; reason: string; detail?: Record<string, unknown> }
   | { kind: 'interactive'; args: Record<string, unknown> }
-  | { kind: 'ask'; tool: ToolDefinition; args: unknown; raw: Record<string, unknown>; command: string | undefined; reason: string };
+  | {
+      kind: 'ask';
+      tool: ToolDefinition;
+      args: unknown;
+      raw: Record<string, unknown>;
+      command: string | undefined;
+      reason: string;
+    };
 
 /** Decide one call as far as no person is needed: its arguments, its tool, the policy. */
-export async function judge(ctx: ToolPassContext, pending: PendingToolCall, finishReason: FinishReason | undefined): Promise<Verdict> {
+export async function judge(
+  ctx: ToolPassContext,
+  pending: PendingToolCall,
+  finishReason: FinishReason | undefined,
+): Promise<Verdict> {
   const { call, args } = pending;
   const name = call.function.name;
-  if (!args.ok) return { kind: 'refused', status: 'error', reason: `${name}: ${diagnoseMangledArguments(finishReason)}` };
+  if (!args.ok)
+    return { kind: 'refused', status: 'error', reason: `${name}: ${diagnoseMangledArguments(finishReason)}` };
   if (isInteractiveTool(name)) return { kind: 'interactive', args: args.value };
   const tool = ctx.tools.get(name);
-  if (!tool) return { kind: 'refused', status: 'error', reason: `unknown tool: ${name}`, detail: { available_tools: ctx.tools.names() } };
+  if (!tool)
+    return {
+      kind: 'refused',
+      status: 'error',
+      reason: `unknown tool: ${name}`,
+      detail: { available_tools: ctx.tools.names() },
+    };
   const parsed = tool.schema.safeParse(args.value);
-  if (!parsed.success) return { kind: 'refused', status: 'error', reason: `invalid arguments for ${name}: ${z.prettifyError(parsed.error)}` };
+  if (!parsed.success)
+    return {
+      kind: 'refused',
+      status: 'error',
+      reason: `invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`,
+    };
   const command = tool.commandOf?.(parsed.data);
-  const decision = await ctx.policy.evaluate({ tool, arguments: args.value, command, grants: ctx.grants, requesters: ctx.requesters });
-  if (decision.decision === 'allow') return { kind: 'cleared', tool, args: parsed.data, approval: { via: decision.via ?? 'policy' } };
+  const decision = await ctx.policy.evaluate({
+    tool,
+    arguments: args.value,
+    command,
+    grants: ctx.grants,
+    requesters: ctx.requesters,
+  });
+  if (decision.decision === 'allow')
+    return { kind: 'cleared', tool, args: parsed.data, approval: { via: decision.via ?? 'policy' } };
   if (decision.decision === 'deny') return { kind: 'refused', status: 'denied', reason: decision.reason };
   return { kind: 'ask', tool, args: parsed.data, raw: args.value, command, reason: decision.reason };
 }
@@ -57,7 +87,8 @@ export async function* askPerson(
   const { call } = pending;
   const name = call.function.name;
   const { tool, command } = verdict;
-  const fail = async (status: ToolStatus, reason: string) => pass.record(call, status, { content: toolErrorContent(reason) });
+  const fail = async (status: ToolStatus, reason: string) =>
+    pass.record(call, status, { content: toolErrorContent(reason) });
 
   // An answer given before a restart is used without asking again.
   const stored = await lookup(ctx, call.id);
@@ -99,7 +130,10 @@ export async function* askPerson(
   if (outcome.outcome === 'always_tool' || outcome.outcome === 'always_tool_all') {
     ctx.grants.allowTool(name, owner);
     await ctx.grantsChanged();
-  } else if ((outcome.outcome === 'always_command' || outcome.outcome === 'always_command_all') && command !== undefined) {
+  } else if (
+    (outcome.outcome === 'always_command' || outcome.outcome === 'always_command_all') &&
+    command !== undefined
+  ) {
     ctx.grants.allowCommand(name, command, owner);
     await ctx.grantsChanged();
   }
@@ -146,7 +180,9 @@ export async function* answerInteractive(
   const name = call.function.name;
   const spec = INTERACTIVE_TOOLS[name]!;
   if (!spec.available(ctx.interactive)) {
-    yield await pass.record(call, 'error', { content: toolErrorContent(`${name} is not available here: nobody can answer it on this surface`) });
+    yield await pass.record(call, 'error', {
+      content: toolErrorContent(`${name} is not available here: nobody can answer it on this surface`),
+    });
     return;
   }
   const parsed = spec.schema.safeParse(rawArgs);
@@ -163,7 +199,8 @@ export async function* answerInteractive(
   } else if (stored && spec.fromResolution(stored) !== undefined) {
     answer = spec.fromResolution(stored);
     // Answered while nothing here waited (before a restart): what a live answer would have done is done now.
-    if (spec.settle) answer = await spec.settle(ctx.interactive, spec.shown?.(ctx.interactive, parsed.data) ?? parsed.data, answer);
+    if (spec.settle)
+      answer = await spec.settle(ctx.interactive, spec.shown?.(ctx.interactive, parsed.data) ?? parsed.data, answer);
   } else if (spec.refuse?.(ctx.interactive, parsed.data) !== undefined) {
     // Refused before anyone is asked: no card with buttons for a request that cannot be granted.
     answer = spec.refuse(ctx.interactive, parsed.data);
@@ -174,7 +211,13 @@ export async function* answerInteractive(
     try {
       answer = ctx.stop.signal.aborted
         ? ABORTED
-        : await ctx.stop.race(spec.ask(ctx.interactive, shown, { toolCallId: call.id, sessionId: ctx.sessionId, signal: controller.signal }));
+        : await ctx.stop.race(
+            spec.ask(ctx.interactive, shown, {
+              toolCallId: call.id,
+              sessionId: ctx.sessionId,
+              signal: controller.signal,
+            }),
+          );
     } catch (error) {
       if (!ctx.stop.signal.aborted) {
         yield await pass.record(call, 'error', { content: toolErrorContent(`${name} failed: ${errorText(error)}`) });

@@ -8,8 +8,7 @@ import type { FinishReason } from './provider.js';
 export const RAW_PREVIEW_CHARS = 200;
 
 export type ParsedArguments =
-  | { ok: true; value: Record<string, unknown>; stored: string }
-  | { ok: false; raw: string; stored: string };
+  { ok: true; value: Record<string, unknown>; stored: string } | { ok: false; raw: string; stored: string };
 
 export function parseToolArguments(raw: string): ParsedArguments {
   if (raw.trim() === '') return { ok: true, value: {}, stored: '{}' };

@@ -23,7 +23,13 @@
 // Then its content is capped as the model will read it (result-cap.ts): after the mask, so a
 // cut never leaves half a secret that the mask would no longer recognise.
 import type { EngineEvent, ToolStatus } from './events.js';
-import { INTERRUPTED_BY_RESTART, INTERRUPTED_BY_USER, toolErrorContent, type ToolCall, type ToolMessage } from './messages.js';
+import {
+  INTERRUPTED_BY_RESTART,
+  INTERRUPTED_BY_USER,
+  toolErrorContent,
+  type ToolCall,
+  type ToolMessage,
+} from './messages.js';
 import type { FinishReason } from './provider.js';
 import { capResultContent, DEFAULT_MAX_RESULT_CHARS } from './result-cap.js';
 import { askPerson, answerInteractive, judge, type FinishExtra, type Recorder } from './tool-approval.js';
@@ -63,7 +69,9 @@ export async function* runToolCalls(
     for (const { call } of calls.slice(limit)) {
       if (pass.answered.has(call.id)) continue;
       pass.answered.add(call.id);
-      const content = toolErrorContent(`not run: this response held ${calls.length} tool calls and at most ${limit} run per response; send fewer at a time`);
+      const content = toolErrorContent(
+        `not run: this response held ${calls.length} tool calls and at most ${limit} run per response; send fewer at a time`,
+      );
       await ctx.append({ role: 'tool', tool_call_id: call.id, content, ts: Date.now() });
     }
   }
@@ -75,7 +83,12 @@ export async function* runToolCalls(
     // Answered from the ledger alone, even after a stop: nothing waits, nothing runs.
     if (rerun && !ctx.tools.get(call.function.name)?.metadata?.idempotent) {
       yield proposedEvent(pending);
-      yield await pass.record(call, 'interrupted', { content: toolErrorContent(INTERRUPTED_BY_RESTART) }, { restart: 'not_rerun' });
+      yield await pass.record(
+        call,
+        'interrupted',
+        { content: toolErrorContent(INTERRUPTED_BY_RESTART) },
+        { restart: 'not_rerun' },
+      );
       continue;
     }
     if (ctx.stop.signal.aborted) break;
@@ -112,7 +125,12 @@ export async function* runToolCalls(
 }
 
 function proposedEvent({ call, args }: PendingToolCall): EngineEvent {
-  return { type: 'tool_proposed', toolCallId: call.id, name: call.function.name, arguments: args.ok ? args.value : args.raw };
+  return {
+    type: 'tool_proposed',
+    toolCallId: call.id,
+    name: call.function.name,
+    arguments: args.ok ? args.value : args.raw,
+  };
 }
 
 /** One round's results: which calls are answered, and the one way a result is recorded. */
@@ -125,7 +143,12 @@ class ToolPass implements Recorder {
    * Every path (a result, a thrown error, an MCP result, an answer to ask_user, a denial) goes
    * through here: masked once, the history and the event carry the same text.
    */
-  async record(call: ToolCall, status: ToolStatus, unmasked: RecordedResult, extra?: FinishExtra): Promise<EngineEvent> {
+  async record(
+    call: ToolCall,
+    status: ToolStatus,
+    unmasked: RecordedResult,
+    extra?: FinishExtra,
+  ): Promise<EngineEvent> {
     this.answered.add(call.id);
     const result = maskResult(unmasked, this.ctx.mask);
     result.content = capResultContent(result.content, this.ctx.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
@@ -152,7 +175,12 @@ function segmentsOf(cleared: ClearedCall[]): ClearedCall[][] {
  * records the whole segment as started (one write) before any of its tools is invoked; if
  * that write fails, nothing in the segment runs.
  */
-async function* executeSegment(ctx: ToolPassContext, round: string, segment: ClearedCall[], pass: ToolPass): AsyncGenerator<EngineEvent, void, undefined> {
+async function* executeSegment(
+  ctx: ToolPassContext,
+  round: string,
+  segment: ClearedCall[],
+  pass: ToolPass,
+): AsyncGenerator<EngineEvent, void, undefined> {
   for (const entry of segment) {
     const started: EngineEvent = { type: 'tool_started', toolCallId: entry.call.id, name: entry.tool.name };
     if (entry.rerun) started.restart = 'rerun';
@@ -160,24 +188,35 @@ async function* executeSegment(ctx: ToolPassContext, round: string, segment: Cle
   }
   // A stop that arrived while the consumer rendered `tool_started`: never start the tools.
   if (ctx.stop.signal.aborted) {
-    for (const entry of segment) yield await pass.record(entry.call, 'interrupted', { content: toolErrorContent(INTERRUPTED_BY_USER) });
+    for (const entry of segment)
+      yield await pass.record(entry.call, 'interrupted', { content: toolErrorContent(INTERRUPTED_BY_USER) });
     return;
   }
   try {
-    await ctx.ledger.markStarted(ctx.sessionId, round, segment.map((entry) => entry.call.id));
+    await ctx.ledger.markStarted(
+      ctx.sessionId,
+      round,
+      segment.map((entry) => entry.call.id),
+    );
   } catch (error) {
     ctx.logger.error({ err: error, round }, 'could not record tool starts; not running them');
-    for (const entry of segment) yield await pass.record(entry.call, 'error', { content: toolErrorContent(LEDGER_FAILED) });
+    for (const entry of segment)
+      yield await pass.record(entry.call, 'error', { content: toolErrorContent(LEDGER_FAILED) });
     return;
   }
   const startedAt = performance.now();
   if (segment.length === 1) {
     const outcome = await invoke(ctx, segment[0]!);
-    yield await pass.record(segment[0]!.call, outcome.status, outcome.result, { durationMs: performance.now() - startedAt });
+    yield await pass.record(segment[0]!.call, outcome.status, outcome.result, {
+      durationMs: performance.now() - startedAt,
+    });
     return;
   }
   const running = new Map(
-    segment.map((entry, index) => [index, invoke(ctx, entry).then((outcome) => ({ index, outcome, at: performance.now() }))]),
+    segment.map((entry, index) => [
+      index,
+      invoke(ctx, entry).then((outcome) => ({ index, outcome, at: performance.now() })),
+    ]),
   );
   // Report each call as it finishes, so a card turns "done" when its tool is done.
   while (running.size > 0) {
@@ -201,7 +240,12 @@ function maskStrings(value: unknown, mask: OutputMask, depth = 0): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskStrings(item, mask, depth + 1)]));
 }
 
-function finishedEvent(call: ToolCall, status: ToolStatus, result: RecordedResult, extra: FinishExtra | undefined): EngineEvent {
+function finishedEvent(
+  call: ToolCall,
+  status: ToolStatus,
+  result: RecordedResult,
+  extra: FinishExtra | undefined,
+): EngineEvent {
   const event: EngineEvent = {
     type: 'tool_finished',
     toolCallId: call.id,
@@ -214,5 +258,3 @@ function finishedEvent(call: ToolCall, status: ToolStatus, result: RecordedResul
   if (extra?.restart) event.restart = extra.restart;
   return event;
 }
-
-

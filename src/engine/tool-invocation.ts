@@ -6,7 +6,14 @@ import { ABORTED, sleep, type StopScope } from './abort.js';
 import { INTERRUPTED_BY_USER, toolErrorContent, type ToolCall } from './messages.js';
 import type { Requesters } from './permissions.js';
 import type { ToolPassContext } from './tool-pass.js';
-import { recordResult, type CallApproval, type RecordedResult, type ToolContext, type ToolDefinition, type ToolResult } from './tools.js';
+import {
+  recordResult,
+  type CallApproval,
+  type RecordedResult,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from './tools.js';
 
 /** A call pass one cleared to run. */
 export interface ClearedCall {
@@ -99,7 +106,11 @@ function firstNamed(requesters: Requesters): string | undefined {
  * settles within a few milliseconds (a killed command, an aborted fetch): its output is
  * worth keeping. One that does not is not waited for.
  */
-async function stoppedInvocation(ctx: ToolPassContext, entry: ClearedCall, execution: Promise<ToolResult>): Promise<Invocation> {
+async function stoppedInvocation(
+  ctx: ToolPassContext,
+  entry: ClearedCall,
+  execution: Promise<ToolResult>,
+): Promise<Invocation> {
   const settled = await Promise.race([
     execution.then(
       (value) => ({ value }),
@@ -111,13 +122,21 @@ async function stoppedInvocation(ctx: ToolPassContext, entry: ClearedCall, execu
     const result = recordResult(settled.value);
     return {
       status: 'interrupted',
-      result: { content: JSON.stringify({ interrupted: INTERRUPTED_BY_USER, output: result.content }), display: result.display },
+      result: {
+        content: JSON.stringify({ interrupted: INTERRUPTED_BY_USER, output: result.content }),
+        display: result.display,
+      },
     };
   }
   if (settled) return { status: 'interrupted', result: { content: toolErrorContent(INTERRUPTED_BY_USER) } };
   execution.then(
-    (value) => ctx.logger.info({ toolCallId: entry.call.id, tool: entry.tool.name, preview: previewOf(ctx.mask(recordResult(value).content)) }, 'a stopped tool finished late; its result was not recorded'),
-    (error: unknown) => ctx.logger.info({ toolCallId: entry.call.id, tool: entry.tool.name, err: error }, 'a stopped tool failed late'),
+    (value) =>
+      ctx.logger.info(
+        { toolCallId: entry.call.id, tool: entry.tool.name, preview: previewOf(ctx.mask(recordResult(value).content)) },
+        'a stopped tool finished late; its result was not recorded',
+      ),
+    (error: unknown) =>
+      ctx.logger.info({ toolCallId: entry.call.id, tool: entry.tool.name, err: error }, 'a stopped tool failed late'),
   );
   return {
     status: 'interrupted',

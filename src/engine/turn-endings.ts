@@ -16,7 +16,13 @@ export async function* endInterrupted(parts: EngineParts, turn: ActiveTurn): End
 }
 
 /** A failed model call: what the user watched arrive is kept, then an error notice. */
-export async function* endFailed(parts: EngineParts, turn: ActiveTurn, error: unknown, text: string, reasoning: string): Ending {
+export async function* endFailed(
+  parts: EngineParts,
+  turn: ActiveTurn,
+  error: unknown,
+  text: string,
+  reasoning: string,
+): Ending {
   await parts.history.appendPartial(text, reasoning);
   if (turn.signal.aborted) return yield* endInterrupted(parts, turn);
   if (error instanceof ProviderError && error.kind === 'budget') {
@@ -28,7 +34,10 @@ export async function* endFailed(parts: EngineParts, turn: ActiveTurn, error: un
     return 'error';
   }
   const described = isContextOverflow(error)
-    ? { message: "The conversation no longer fits in the model's context, and compaction could not make room.", kind: 'context_overflow' }
+    ? {
+        message: "The conversation no longer fits in the model's context, and compaction could not make room.",
+        kind: 'context_overflow',
+      }
     : describeProviderError(error);
   parts.logger.warn({ err: error, kind: described.kind }, 'model call failed');
   // An SDK's error can quote a URL or a header: the notice reaches the thread.
@@ -49,7 +58,9 @@ export async function* failInternally(parts: EngineParts, turn: ActiveTurn, erro
   }
   parts.logger.error({ err: error }, 'turn failed unexpectedly');
   // A store's error can quote its connection URL, password included.
-  const message = parts.maskOutput(`Something went wrong inside the agent: ${error instanceof Error ? error.message : String(error)}`);
+  const message = parts.maskOutput(
+    `Something went wrong inside the agent: ${error instanceof Error ? error.message : String(error)}`,
+  );
   try {
     await parts.history.answerUnanswered('the turn failed before this call could run');
     await parts.history.appendNotice('error', message);

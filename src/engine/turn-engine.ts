@@ -16,12 +16,27 @@
 import { randomUUID } from 'node:crypto';
 import { noCompaction, type CompactionState } from './compaction.js';
 import { CompactionRunner } from './compaction-runner.js';
-import { DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_CALLS_PER_RESPONSE, DEFAULT_TOOL_STOP_GRACE_MS, type InterruptHook, type TurnEngineOptions } from './engine-options.js';
+import {
+  DEFAULT_MAX_ITERATIONS,
+  DEFAULT_MAX_TOOL_CALLS_PER_RESPONSE,
+  DEFAULT_TOOL_STOP_GRACE_MS,
+  type InterruptHook,
+  type TurnEngineOptions,
+} from './engine-options.js';
 import type { EngineEvent, TurnKind } from './events.js';
 import { History, type ToolRound } from './history.js';
 import { interactiveToolSchemas } from './interactive.js';
 import { silentLogger } from './logger.js';
-import { hasImages, textOf, type IncomingFile, type Message, type MessageSource, type NoticeKind, type ToolCall, type UserContent } from './messages.js';
+import {
+  hasImages,
+  textOf,
+  type IncomingFile,
+  type Message,
+  type MessageSource,
+  type NoticeKind,
+  type ToolCall,
+  type UserContent,
+} from './messages.js';
 import { piecewise } from './output-masks.js';
 import { contentWithoutFiles, SteeringQueue, type SteeringMessage, type SteeringReceipt } from './steering.js';
 import { denyAll, riskBasedPolicy, SessionGrants, type GrantsSnapshot } from './permissions.js';
@@ -40,7 +55,9 @@ export class EngineBusyError extends Error {
   }
 }
 
-const NOTHING: AsyncIterable<EngineEvent> = { [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true, value: undefined }) }) };
+const NOTHING: AsyncIterable<EngineEvent> = {
+  [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true, value: undefined }) }),
+};
 
 export class TurnEngine {
   readonly sessionId: string;
@@ -71,7 +88,13 @@ export class TurnEngine {
       registry: options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []),
       interactiveSchemas: interactiveToolSchemas(interactive),
       steering: new SteeringQueue(),
-      compacting: new CompactionRunner(ports.compactor ?? noCompaction, options.compactionState ?? null, history, logger, hooks.onCompactionChanged),
+      compacting: new CompactionRunner(
+        ports.compactor ?? noCompaction,
+        options.compactionState ?? null,
+        history,
+        logger,
+        hooks.onCompactionChanged,
+      ),
       grants: new SessionGrants(options.grants),
       modelSettings: options.modelSettings,
       maxIterations: limits.maxIterations ?? DEFAULT_MAX_ITERATIONS,
@@ -150,12 +173,25 @@ export class TurnEngine {
   // ---- entry points ----------------------------------------------------------------
 
   /** Start a turn with a new user message. Throws EngineBusyError while another turn runs. */
-  run(input: UserContent, options: { source?: MessageSource; display?: unknown; attachments?: IncomingFile[] } = {}): AsyncIterable<EngineEvent> {
+  run(
+    input: UserContent,
+    options: { source?: MessageSource; display?: unknown; attachments?: IncomingFile[] } = {},
+  ): AsyncIterable<EngineEvent> {
     const parts = this.parts;
     return this.turn('run', async function* (turn: ActiveTurn) {
       // The files are fetched before the message is recorded: the transcript keeps references to them.
       const attachments = options.attachments ?? [];
-      const prepared = attachments.length > 0 ? await parts.prepareInput({ text: typeof input === 'string' ? input : textOf(input), attachments, ...(options.source ? { source: options.source } : {}) }, turn.signal) : undefined;
+      const prepared =
+        attachments.length > 0
+          ? await parts.prepareInput(
+              {
+                text: typeof input === 'string' ? input : textOf(input),
+                attachments,
+                ...(options.source ? { source: options.source } : {}),
+              },
+              turn.signal,
+            )
+          : undefined;
       if (prepared) input = prepared.content;
       const message: Message = { role: 'user', content: input, ts: Date.now() };
       if (options.source) message.source = options.source;
@@ -240,8 +276,18 @@ export class TurnEngine {
   }
 
   /** Queue a user message for the running turn's next safe point. Never dropped. */
-  queueSteering(text: string, source?: MessageSource, id: string = randomUUID(), attachments?: IncomingFile[]): SteeringReceipt {
-    this.parts.steering.push({ id, text, ...(source ? { source } : {}), ...(attachments?.length ? { attachments } : {}) });
+  queueSteering(
+    text: string,
+    source?: MessageSource,
+    id: string = randomUUID(),
+    attachments?: IncomingFile[],
+  ): SteeringReceipt {
+    this.parts.steering.push({
+      id,
+      text,
+      ...(source ? { source } : {}),
+      ...(attachments?.length ? { attachments } : {}),
+    });
     return { id, state: this.active ? 'running' : 'idle' };
   }
 
@@ -277,7 +323,8 @@ export class TurnEngine {
     this.parts.model = target;
     if (!this.parts.history.messages.some((m) => m.role !== 'system')) return null;
     let text = `Model switched to ${target}`;
-    if (!capabilities.vision && hasImages(this.parts.history.messages)) text += ' — earlier images cannot be seen by this model';
+    if (!capabilities.vision && hasImages(this.parts.history.messages))
+      text += ' — earlier images cannot be seen by this model';
     await this.parts.history.appendNotice('model_switch', text);
     return text;
   }
@@ -299,7 +346,6 @@ export class TurnEngine {
     if (this.active) throw new EngineBusyError('cannot add a notice');
     await this.parts.history.appendNotice(kind, text);
   }
-
 
   // ---- the turn ----------------------------------------------------------------------
 

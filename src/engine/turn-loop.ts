@@ -25,11 +25,23 @@ export function newTurn(kind: TurnKind): ActiveTurn {
   // Node's default warning threshold of 10. Leaks are still caught: every race releases
   // its listener (test/engine/stream-bridge.test.ts counts them).
   setMaxListeners(64, controller.signal);
-  return { kind, controller, signal: controller.signal, stop: new StopScope(controller.signal), iterations: 0, ended: false };
+  return {
+    kind,
+    controller,
+    signal: controller.signal,
+    stop: new StopScope(controller.signal),
+    iterations: 0,
+    ended: false,
+  };
 }
 
 /** Runs a reserved turn to its one `turn_end`; `release` frees the engine once the turn is closed, however it ends. */
-export async function* driveTurn(parts: EngineParts, turn: ActiveTurn, opening: Opening, release: () => void): AsyncGenerator<EngineEvent, void, undefined> {
+export async function* driveTurn(
+  parts: EngineParts,
+  turn: ActiveTurn,
+  opening: Opening,
+  release: () => void,
+): AsyncGenerator<EngineEvent, void, undefined> {
   try {
     let status: TurnEndStatus;
     try {
@@ -107,7 +119,10 @@ async function* loop(parts: EngineParts, turn: ActiveTurn): AsyncGenerator<Engin
 }
 
 /** The checkpoint after a tool round (a resumed one): stop, or take steering and go on. */
-async function* afterToolRound(parts: EngineParts, turn: ActiveTurn): AsyncGenerator<EngineEvent, TurnEndStatus | 'continue', undefined> {
+async function* afterToolRound(
+  parts: EngineParts,
+  turn: ActiveTurn,
+): AsyncGenerator<EngineEvent, TurnEndStatus | 'continue', undefined> {
   if (turn.signal.aborted) return yield* endInterrupted(parts, turn);
   yield* parts.steering.inject(parts.history, parts.prepareInput, turn.signal);
   return 'continue';

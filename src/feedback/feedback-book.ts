@@ -99,14 +99,24 @@ export class FeedbackBook implements AnswerRecorder {
     const answer: NonNullable<MessageRef['answer']> = { turnStartedAt: turn.turnStartedAt };
     if (turn.model) answer.model = turn.model;
     if (turn.requestId) answer.requestId = turn.requestId;
-    await this.store.updateMessageRef(turn.messageKey, { ...(ref ?? { kind: 'answer' }), sessionId: turn.sessionId, answer });
+    await this.store.updateMessageRef(turn.messageKey, {
+      ...(ref ?? { kind: 'answer' }),
+      sessionId: turn.sessionId,
+      answer,
+    });
   }
 
   /** The answer a message is, if the bot recorded it as a final answer (and the thread was not forgotten). */
   async answerOf(messageKey: string): Promise<AnsweredTurn | undefined> {
     const ref = await this.store.getMessageRef(messageKey);
     if (!ref?.answer) return undefined;
-    return { sessionId: ref.sessionId, messageKey, turnStartedAt: ref.answer.turnStartedAt, ...(ref.answer.model ? { model: ref.answer.model } : {}), ...(ref.answer.requestId ? { requestId: ref.answer.requestId } : {}) };
+    return {
+      sessionId: ref.sessionId,
+      messageKey,
+      turnStartedAt: ref.answer.turnStartedAt,
+      ...(ref.answer.model ? { model: ref.answer.model } : {}),
+      ...(ref.answer.requestId ? { requestId: ref.answer.requestId } : {}),
+    };
   }
 
   /** A person's 👍 or 👎 on an answer: counted once per person, the latest click wins. */
@@ -121,7 +131,14 @@ export class FeedbackBook implements AnswerRecorder {
     const id = voteId(answer.sessionId, messageKey, userId);
     const earlier = await this.read(id);
     if (earlier?.value === value) return { status: 'unchanged', answer, value };
-    const vote: Vote = { value, userId, sessionId: answer.sessionId, messageKey, at: this.now(), ...(answer.model ? { model: answer.model } : {}) };
+    const vote: Vote = {
+      value,
+      userId,
+      sessionId: answer.sessionId,
+      messageKey,
+      at: this.now(),
+      ...(answer.model ? { model: answer.model } : {}),
+    };
     await this.keyv.set(voteKey(id), vote);
     await this.index.add(id);
     return { status: earlier ? 'changed' : 'recorded', answer, value };
@@ -146,7 +163,9 @@ export class FeedbackBook implements AnswerRecorder {
   /** Every vote, totalled: overall, by model, and the latest reasons. */
   async totals(): Promise<FeedbackTotals> {
     const ids = await this.index.all();
-    const votes = (await Promise.all(ids.map((id) => this.read(id)))).filter((vote): vote is Vote => vote !== undefined);
+    const votes = (await Promise.all(ids.map((id) => this.read(id)))).filter(
+      (vote): vote is Vote => vote !== undefined,
+    );
     const byModel = new Map<string, { up: number; down: number }>();
     let up = 0;
     let down = 0;
@@ -166,7 +185,9 @@ export class FeedbackBook implements AnswerRecorder {
     return {
       up,
       down,
-      byModel: [...byModel].map(([model, row]) => ({ model, ...row })).sort((a, b) => b.up + b.down - (a.up + a.down) || a.model.localeCompare(b.model)),
+      byModel: [...byModel]
+        .map(([model, row]) => ({ model, ...row }))
+        .sort((a, b) => b.up + b.down - (a.up + a.down) || a.model.localeCompare(b.model)),
       reasons,
     };
   }

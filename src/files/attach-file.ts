@@ -58,7 +58,12 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
     description:
       'Post a file from your workspace into this conversation, as a file people can download (a report, a cleaned CSV, an image you made). Prefer this to pasting a long file as text.',
     schema,
-    metadata: { risk: 'medium', category: 'write', idempotent: false, confinement: 'posts one file from the conversation\'s folder into this thread' },
+    metadata: {
+      risk: 'medium',
+      category: 'write',
+      idempotent: false,
+      confinement: "posts one file from the conversation's folder into this thread",
+    },
     shownArguments: ({ path: input, comment }) => {
       const facts = peek(workspace, input, mask, allowCompressed);
       return { file: input, ...facts, ...(comment ? { comment } : {}) };
@@ -72,7 +77,10 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
       try {
         const file = await openForReading(workspace, real, shown);
         try {
-          if (file.stats.size > maxBytes) throw new Error(`refused: ${shown} is ${formatBytes(file.stats.size)}, over the ${formatBytes(maxBytes)} a posted file may be (MAX_FILE_BYTES)`);
+          if (file.stats.size > maxBytes)
+            throw new Error(
+              `refused: ${shown} is ${formatBytes(file.stats.size)}, over the ${formatBytes(maxBytes)} a posted file may be (MAX_FILE_BYTES)`,
+            );
           bytes = await file.handle.readFile();
         } finally {
           await file.handle.close();
@@ -84,26 +92,45 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
       const judged = judgeFile(bytes.subarray(0, SNIFF_BYTES), name, undefined);
       // A text file is judged by its first bytes; what its masked text still holds further on in
       // another form (UTF-16 past them, say) is looked for in its bytes, as in a binary file.
-      const outgoing = judged.kind === 'text' ? await refuseSecrets(Buffer.from(mask(bytes.toString('utf8')), 'utf8'), mask, shown, signal, ['latin1']) : await refuseSecrets(bytes, mask, shown, signal);
+      const outgoing =
+        judged.kind === 'text'
+          ? await refuseSecrets(Buffer.from(mask(bytes.toString('utf8')), 'utf8'), mask, shown, signal, ['latin1'])
+          : await refuseSecrets(bytes, mask, shown, signal);
       // Its own bytes first (a member's name, a stored member), then what compression hides.
       const format = judged.kind === 'other' ? compressedFormat(bytes) : undefined;
-      const unchecked = format ? await checkCompressedContents(bytes, format, shown, { holdsSecret: (inner) => holdsSecret(inner, mask, undefined, signal), allowUnreadable: allowCompressed, signal }) : [];
+      const unchecked = format
+        ? await checkCompressedContents(bytes, format, shown, {
+            holdsSecret: (inner) => holdsSecret(inner, mask, undefined, signal),
+            allowUnreadable: allowCompressed,
+            signal,
+          })
+        : [];
       const limit = await sink.maxBytes?.(thread);
       if (limit !== undefined && outgoing.length > limit) {
-        throw new Error(`refused: ${shown} is ${formatBytes(outgoing.length)}, over the ${formatBytes(limit)} this ${thread.platform} thread accepts`);
+        throw new Error(
+          `refused: ${shown} is ${formatBytes(outgoing.length)}, over the ${formatBytes(limit)} this ${thread.platform} thread accepts`,
+        );
       }
       // The snapshot checked is the snapshot posted: the file may change while it uploads.
       const dir = await mkdtemp(path.join(tmpdir(), 'attach-'));
       try {
         const snapshot = path.join(dir, name);
         await writeFile(snapshot, outgoing, { mode: 0o600 });
-        const posted = await sink.post(thread, { path: snapshot, name, mimeType: judged.mimeType, size: outgoing.length, ...(comment ? { comment } : {}) }, signal);
+        const posted = await sink.post(
+          thread,
+          { path: snapshot, name, mimeType: judged.mimeType, size: outgoing.length, ...(comment ? { comment } : {}) },
+          signal,
+        );
         return {
           posted: shown,
           size: outgoing.length,
           type: judged.mimeType,
           ...(!outgoing.equals(bytes) ? { note: 'secret values in it were masked' } : {}),
-          ...(unchecked.length > 0 ? { unchecked: `posted without checking these for secret values (ATTACH_COMPRESSED=allow): ${listed(unchecked)}` } : {}),
+          ...(unchecked.length > 0
+            ? {
+                unchecked: `posted without checking these for secret values (ATTACH_COMPRESSED=allow): ${listed(unchecked)}`,
+              }
+            : {}),
           ...(posted.link ? { link: posted.link } : {}),
         };
       } finally {
@@ -115,12 +142,21 @@ export function attachFileTool(options: AttachFileOptions): ToolDefinition {
 
 /** The first few of a list that may run to thousands (an archive of encrypted members). */
 function listed(items: readonly string[], shown = 10): string {
-  return items.length > shown ? `${items.slice(0, shown).join('; ')}; and ${items.length - shown} more` : items.join('; ');
+  return items.length > shown
+    ? `${items.slice(0, shown).join('; ')}; and ${items.length - shown} more`
+    : items.join('; ');
 }
 
 /** A binary file leaves whole or not at all: one that holds a secret value is refused. */
-async function refuseSecrets(bytes: Buffer, mask: (text: string) => string, shown: string, signal: AbortSignal | undefined, readings?: readonly ByteReading[]): Promise<Buffer> {
-  if (await holdsSecret(bytes, mask, readings, signal)) throw new Error(`refused: ${shown} holds a configured secret value, which cannot be masked in a binary file`);
+async function refuseSecrets(
+  bytes: Buffer,
+  mask: (text: string) => string,
+  shown: string,
+  signal: AbortSignal | undefined,
+  readings?: readonly ByteReading[],
+): Promise<Buffer> {
+  if (await holdsSecret(bytes, mask, readings, signal))
+    throw new Error(`refused: ${shown} holds a configured secret value, which cannot be masked in a binary file`);
   return bytes;
 }
 
@@ -132,22 +168,33 @@ function compressedFact(format: string, allowCompressed: boolean): string {
       ? `${kind}: it will be opened and what is inside checked for secret values (refused if it holds one); what cannot be read goes unchecked (ATTACH_COMPRESSED=allow)`
       : `${kind}: it will be opened and what is inside checked for secret values; refused if it holds one, or if something inside cannot be read (ATTACH_COMPRESSED)`;
   }
-  return allowCompressed ? `${kind}: its contents cannot be read, so they are not checked for secret values (ATTACH_COMPRESSED=allow)` : `${kind}: the check cannot read it, so it will be refused (ATTACH_COMPRESSED)`;
+  return allowCompressed
+    ? `${kind}: its contents cannot be read, so they are not checked for secret values (ATTACH_COMPRESSED=allow)`
+    : `${kind}: the check cannot read it, so it will be refused (ATTACH_COMPRESSED)`;
 }
 
 /** The card's facts about the file, read without following a link at the end; never throws. */
-function peek(workspace: Workspace, input: string, mask: (text: string) => string, allowCompressed: boolean): Record<string, unknown> {
+function peek(
+  workspace: Workspace,
+  input: string,
+  mask: (text: string) => string,
+  allowCompressed: boolean,
+): Record<string, unknown> {
   let fd: number | undefined;
   try {
     const real = realpathSync(path.resolve(workspace.root, input));
-    if (!isInside(real, workspace.root)) return { where: 'outside the conversation\'s folder: checked when it runs' };
+    if (!isInside(real, workspace.root)) return { where: "outside the conversation's folder: checked when it runs" };
     fd = openSync(real, constants.O_RDONLY | constants.O_NOFOLLOW);
     const stats = fstatSync(fd);
     if (!stats.isFile()) return { where: 'not a plain file' };
     const head = Buffer.alloc(Math.min(SNIFF_BYTES, stats.size));
     readSync(fd, head, 0, head.length, 0);
     const judged = judgeFile(head, real, undefined);
-    const facts: Record<string, unknown> = { name: path.basename(real), size: formatBytes(stats.size), type: judged.mimeType };
+    const facts: Record<string, unknown> = {
+      name: path.basename(real),
+      size: formatBytes(stats.size),
+      type: judged.mimeType,
+    };
     const format = judged.kind === 'other' ? compressedFormat(head) : undefined;
     if (format) facts.compressed = compressedFact(format, allowCompressed);
     if (judged.kind === 'text') {

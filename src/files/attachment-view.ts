@@ -30,20 +30,33 @@ function view(folder: string, file: StoredFile, capabilities: ModelCapabilities)
     if (!bytes) return say(`[image ${file.path} is no longer in the workspace]`);
     // The workspace's commands can change the file since it was checked: an image now past what
     // providers take would fail every later call of this conversation, so it is named instead.
-    if (bytes.length > IMAGE_LIMITS.maxBytes || sniffImageType(bytes) !== source.mimeType) return say(`[image ${file.path} changed since it was shared and is no longer sent]`);
+    if (bytes.length > IMAGE_LIMITS.maxBytes || sniffImageType(bytes) !== source.mimeType)
+      return say(`[image ${file.path} changed since it was shared and is no longer sent]`);
     return [{ type: 'image_url', image_url: { url: `data:${source.mimeType};base64,${bytes.toString('base64')}` } }];
   }
   if (file.kind === 'pdf') {
     if (capabilities.pdf) {
       const bytes = read(folder, file.path);
       // A PDF a provider would refuse (past its request size, or no longer a PDF) goes as its text instead.
-      if (bytes && bytes.length <= MAX_NATIVE_PDF_BYTES && isPdf(bytes)) return [{ type: 'file', file: { filename: path.posix.basename(file.path), file_data: `data:application/pdf;base64,${bytes.toString('base64')}` } }];
+      if (bytes && bytes.length <= MAX_NATIVE_PDF_BYTES && isPdf(bytes))
+        return [
+          {
+            type: 'file',
+            file: {
+              filename: path.posix.basename(file.path),
+              file_data: `data:application/pdf;base64,${bytes.toString('base64')}`,
+            },
+          },
+        ];
     }
     const text = file.textPath ? read(folder, file.textPath)?.toString('utf8') : undefined;
-    if (text === undefined) return say(`[PDF ${file.path} was shared; ${file.unreadable ?? 'its text could not be read'}]`);
+    if (text === undefined)
+      return say(`[PDF ${file.path} was shared; ${file.unreadable ?? 'its text could not be read'}]`);
     const cut = text.length > MAX_INLINED_TEXT_CHARS;
     const shown = cut ? text.slice(0, MAX_INLINED_TEXT_CHARS) : text;
-    return say(`[Text of the PDF ${file.path}${cut ? `, its first ${MAX_INLINED_TEXT_CHARS} characters (all of it is in ${file.textPath})` : ''}:]\n${shown}`);
+    return say(
+      `[Text of the PDF ${file.path}${cut ? `, its first ${MAX_INLINED_TEXT_CHARS} characters (all of it is in ${file.textPath})` : ''}:]\n${shown}`,
+    );
   }
   return [];
 }

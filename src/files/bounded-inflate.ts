@@ -21,7 +21,12 @@ export type Inflated =
  * valid stream of that kind (or ends too soon), and with the signal's reason when it is aborted.
  * `onChunk` hears every chunk's length as it is produced (the caller's running count).
  */
-export function inflateBounded(kind: CompressedStream, input: Buffer, cap: number, options: { signal?: AbortSignal; onChunk?: (bytes: number) => void } = {}): Promise<Inflated> {
+export function inflateBounded(
+  kind: CompressedStream,
+  input: Buffer,
+  cap: number,
+  options: { signal?: AbortSignal; onChunk?: (bytes: number) => void } = {},
+): Promise<Inflated> {
   const { signal, onChunk } = options;
   return new Promise((resolve, reject) => {
     const stopped = () => (signal?.reason instanceof Error ? signal.reason : new Error('stopped'));
@@ -49,7 +54,11 @@ export function inflateBounded(kind: CompressedStream, input: Buffer, cap: numbe
       }
       chunks.push(chunk);
     });
-    inflater.on('end', () => settle(() => resolve({ complete: true, bytes: Buffer.concat(chunks, inflated), consumed: inflater.bytesWritten })));
+    inflater.on('end', () =>
+      settle(() =>
+        resolve({ complete: true, bytes: Buffer.concat(chunks, inflated), consumed: inflater.bytesWritten }),
+      ),
+    );
     inflater.on('error', (error) => settle(() => reject(error)));
     inflater.end(input);
   });

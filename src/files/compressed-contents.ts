@@ -100,7 +100,12 @@ const ALLOW = 'an admin may allow such files with ATTACH_COMPRESSED=allow';
  * hold a secret value, or when something cannot be read and that is not allowed; otherwise
  * returns what could not be read and so went unchecked (empty unless allowed).
  */
-export async function checkCompressedContents(bytes: Buffer, format: string, shown: string, check: ContentsCheck): Promise<string[]> {
+export async function checkCompressedContents(
+  bytes: Buffer,
+  format: string,
+  shown: string,
+  check: ContentsCheck,
+): Promise<string[]> {
   const reader = new ContentsReader(shown, check, check.budget ?? new InflateBudget());
   try {
     await reader.layer(bytes, format, [], 1);
@@ -127,7 +132,11 @@ class Unreadable extends Error {
 /** Past one of the bounds (INFLATE_LIMITS), named in `what`: a zip bomb, or more than the check reads. */
 class PastBound extends Unreadable {
   constructor(subject: string, what: string) {
-    super(subject, what, `refused: ${subject} ${what}: a zip bomb, or too large to check for secret values; ${ALLOW}. Attach smaller files, or fewer at a time, instead`);
+    super(
+      subject,
+      what,
+      `refused: ${subject} ${what}: a zip bomb, or too large to check for secret values; ${ALLOW}. Attach smaller files, or fewer at a time, instead`,
+    );
   }
 }
 
@@ -150,7 +159,11 @@ class ContentsReader {
   async layer(bytes: Buffer, format: string, place: readonly string[], depth: number): Promise<void> {
     const kind = READABLE.get(format);
     if (!kind) throw new Unreadable(this.subject(place), `is ${aFormat(format)}`);
-    if (depth > this.limits.depth) throw new Unreadable(this.subject(place), `is ${aFormat(format)} inside ${depth - 1} other compressed layers, more than the ${this.limits.depth} the check opens`);
+    if (depth > this.limits.depth)
+      throw new Unreadable(
+        this.subject(place),
+        `is ${aFormat(format)} inside ${depth - 1} other compressed layers, more than the ${this.limits.depth} the check opens`,
+      );
     if (kind === 'zip') return this.zip(bytes, place, depth);
     const inflated = await this.stream(kind, bytes, place);
     await this.contents(inflated, place, depth);
@@ -159,7 +172,9 @@ class ContentsReader {
   /** Bytes read out of a layer: checked as they are, then opened if they are compressed in turn. */
   private async contents(bytes: Buffer, place: readonly string[], depth: number): Promise<void> {
     if (await this.check.holdsSecret(bytes)) {
-      throw new Error(`refused: ${this.subject(place)}, inflated, holds a configured secret value, which cannot be masked inside a compressed file`);
+      throw new Error(
+        `refused: ${this.subject(place)}, inflated, holds a configured secret value, which cannot be masked inside a compressed file`,
+      );
     }
     // Judged by its bytes, as a file's are: a text (an XML part, a CSV) is not read as a
     // compressed stream, though one starting `x^` looks like a zlib header.
@@ -173,7 +188,11 @@ class ContentsReader {
       members = zipMembers(archive, this.limits.members - this.budget.members);
     } catch (error) {
       if (!(error instanceof UnreadableZip)) throw error;
-      if (error instanceof TooManyMembers) throw new BoundReached(this.subject(place), `has more members than the ${thousands(this.limits.members)} in all the check reads`);
+      if (error instanceof TooManyMembers)
+        throw new BoundReached(
+          this.subject(place),
+          `has more members than the ${thousands(this.limits.members)} in all the check reads`,
+        );
       throw new Unreadable(this.subject(place), `is a zip archive the check cannot read (${error.message})`);
     }
     this.budget.members += members.length;
@@ -193,24 +212,38 @@ class ContentsReader {
     if (member.encrypted) throw new Unreadable(subject, 'is encrypted');
     if (member.method !== 0 && member.method !== 8) {
       const name = METHOD_NAMES.get(member.method);
-      throw new Unreadable(subject, `is compressed with method ${member.method}${name ? ` (${name})` : ''}, which the check does not read`);
+      throw new Unreadable(
+        subject,
+        `is compressed with method ${member.method}${name ? ` (${name})` : ''}, which the check does not read`,
+      );
     }
     // The size its header states, held against the bounds before anything is inflated.
     this.withinBounds(member.declaredSize, member.data.length, subject, 'says it inflates to');
     let bytes: Buffer;
     if (member.method === 0) {
-      if (member.data.length !== member.declaredSize) throw new Unreadable(subject, 'is stored with a size that disagrees with its header');
+      if (member.data.length !== member.declaredSize)
+        throw new Unreadable(subject, 'is stored with a size that disagrees with its header');
       this.budget.read += member.data.length;
       bytes = member.data;
     } else {
       const inflated = await this.inflate('deflate', member.data, member.declaredSize, subject);
-      if (!inflated.complete) throw new Unreadable(subject, `inflates past the ${formatBytes(member.declaredSize)} its header says (a zip bomb, or damaged)`);
-      if (inflated.bytes.length !== member.declaredSize) throw new Unreadable(subject, `inflates to ${formatBytes(inflated.bytes.length)}, not the ${formatBytes(member.declaredSize)} its header says`);
-      if (inflated.consumed !== member.data.length) throw new Unreadable(subject, 'has bytes after the end of its compressed data');
+      if (!inflated.complete)
+        throw new Unreadable(
+          subject,
+          `inflates past the ${formatBytes(member.declaredSize)} its header says (a zip bomb, or damaged)`,
+        );
+      if (inflated.bytes.length !== member.declaredSize)
+        throw new Unreadable(
+          subject,
+          `inflates to ${formatBytes(inflated.bytes.length)}, not the ${formatBytes(member.declaredSize)} its header says`,
+        );
+      if (inflated.consumed !== member.data.length)
+        throw new Unreadable(subject, 'has bytes after the end of its compressed data');
       bytes = inflated.bytes;
     }
     // What an unzip tool checks before it hands the member over: one that fails is damaged, and tools differ on what they do with it.
-    if (crc32(bytes) !== member.crc) throw new Unreadable(subject, 'is damaged (its checksum does not match its bytes)');
+    if (crc32(bytes) !== member.crc)
+      throw new Unreadable(subject, 'is damaged (its checksum does not match its bytes)');
     await this.contents(bytes, place, depth);
   }
 
@@ -227,7 +260,10 @@ class ContentsReader {
 
   private async inflate(kind: CompressedStream, input: Buffer, cap: number, subject: string) {
     try {
-      return await inflateBounded(kind, input, cap, { signal: this.check.signal, onChunk: (bytes) => (this.budget.read += bytes) });
+      return await inflateBounded(kind, input, cap, {
+        signal: this.check.signal,
+        onChunk: (bytes) => (this.budget.read += bytes),
+      });
     } catch (error) {
       if (this.check.signal?.aborted) throw error;
       throw new Unreadable(subject, `is not valid ${kind} data (${(error as Error).message})`);

@@ -63,7 +63,8 @@ function signatureAt(bytes: Uint8Array, start: number): string | undefined {
   // zlib: a deflate stream's two-byte header (method 8, a window of at most 32 KB, a check that makes it a multiple of 31).
   const cmf = bytes[start];
   const flg = bytes[start + 1];
-  if (cmf !== undefined && flg !== undefined && (cmf & 0x0f) === 8 && cmf >> 4 <= 7 && (cmf * 256 + flg) % 31 === 0) return 'zlib stream';
+  if (cmf !== undefined && flg !== undefined && (cmf & 0x0f) === 8 && cmf >> 4 <= 7 && (cmf * 256 + flg) % 31 === 0)
+    return 'zlib stream';
   return undefined;
 }
 
@@ -74,7 +75,11 @@ function isTar(bytes: Uint8Array, header: number): boolean {
 /** The first member of a tar whose own bytes start like a compressed file, as "<kind> inside a tar archive". */
 function compressedTarMember(bytes: Uint8Array): string | undefined {
   let header = 0;
-  for (let member = 0; member < MAX_TAR_MEMBERS && header + TAR_BLOCK <= bytes.length && isTar(bytes, header); member++) {
+  for (
+    let member = 0;
+    member < MAX_TAR_MEMBERS && header + TAR_BLOCK <= bytes.length && isTar(bytes, header);
+    member++
+  ) {
     const size = octal(bytes.subarray(header + 124, header + 136));
     if (size === undefined) return undefined;
     const found = size > 0 ? signatureAt(bytes, header + TAR_BLOCK) : undefined;
@@ -86,6 +91,9 @@ function compressedTarMember(bytes: Uint8Array): string | undefined {
 
 /** A tar header's octal number (NUL- or space-terminated); undefined when it is not one. */
 function octal(field: Uint8Array): number | undefined {
-  const text = Buffer.from(field).toString('latin1').replace(/[\0 ]+$/, '').trim();
+  const text = Buffer.from(field)
+    .toString('latin1')
+    .replace(/[\0 ]+$/, '')
+    .trim();
   return /^[0-7]+$/.test(text) ? parseInt(text, 8) : undefined;
 }

@@ -16,7 +16,10 @@ import { userContentWithFiles } from './user-turn.js';
 export const UPLOADS_FOLDER = 'uploads';
 
 export function uploadPlace(folder: string, scope: WorkspaceScope, key: ConversationKey): UploadPlace {
-  const uploads = scope === 'thread' ? path.join(folder, UPLOADS_FOLDER) : path.join(folder, UPLOADS_FOLDER, conversationFolderName('thread', key));
+  const uploads =
+    scope === 'thread'
+      ? path.join(folder, UPLOADS_FOLDER)
+      : path.join(folder, UPLOADS_FOLDER, conversationFolderName('thread', key));
   return { folder, uploads };
 }
 

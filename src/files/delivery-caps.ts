@@ -25,9 +25,13 @@ export function screenFiles(files: readonly IncomingFile[], caps: DeliveryFileCa
   for (const file of files) {
     const name = displayName(file.name);
     if (file.size !== undefined && file.size > caps.maxFileBytes) {
-      refusals.push(`${name}: ${formatBytes(file.size)} is over the ${formatBytes(caps.maxFileBytes)} one file may be (MAX_FILE_BYTES)`);
+      refusals.push(
+        `${name}: ${formatBytes(file.size)} is over the ${formatBytes(caps.maxFileBytes)} one file may be (MAX_FILE_BYTES)`,
+      );
     } else if (kept.length >= caps.maxFilesPerMessage) {
-      refusals.push(`${name}: a message may bring at most ${caps.maxFilesPerMessage} file${caps.maxFilesPerMessage === 1 ? "" : "s"} (MAX_FILES_PER_MESSAGE)`);
+      refusals.push(
+        `${name}: a message may bring at most ${caps.maxFilesPerMessage} file${caps.maxFilesPerMessage === 1 ? '' : 's'} (MAX_FILES_PER_MESSAGE)`,
+      );
     } else {
       kept.push(file);
     }

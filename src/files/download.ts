@@ -32,7 +32,10 @@ export async function downloadOnce(
   // download never timed out (a Node bug; the stall test hung when the heap was collected
   // mid-download). A timer of our own holds its controller until it is cleared.
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new DOMException('The download took too long', 'TimeoutError')), timeoutMs);
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException('The download took too long', 'TimeoutError')),
+    timeoutMs,
+  );
   try {
     return await downloadWithin(AbortSignal.any([signal, deadline.signal]), source, file, saving, limit);
   } finally {
@@ -50,8 +53,15 @@ async function downloadWithin(
   const expectsHtml = declaresHtml(file.name, file.mimeType);
   const opened = await source.open(file, attempt);
   if (!expectsHtml && (opened.contentType ?? '').toLowerCase().startsWith('text/html')) throw signInPage();
-  if (opened.size !== undefined && opened.size > limit) throw new FileTransferError(`not fetched: ${formatBytes(opened.size)} is over the ${formatBytes(limit)} it may be`, false);
-  const body = opened.body instanceof ReadableStream ? Readable.fromWeb(opened.body as import('node:stream/web').ReadableStream) : opened.body;
+  if (opened.size !== undefined && opened.size > limit)
+    throw new FileTransferError(
+      `not fetched: ${formatBytes(opened.size)} is over the ${formatBytes(limit)} it may be`,
+      false,
+    );
+  const body =
+    opened.body instanceof ReadableStream
+      ? Readable.fromWeb(opened.body as import('node:stream/web').ReadableStream)
+      : opened.body;
   let size = 0;
   const head: Uint8Array[] = [];
   let headBytes = 0;
@@ -59,7 +69,8 @@ async function downloadWithin(
     for await (const chunk of body as AsyncIterable<Uint8Array>) {
       attempt.throwIfAborted();
       size += chunk.byteLength;
-      if (size > limit) throw new FileTransferError(`not fetched: it is larger than the ${formatBytes(limit)} it may be`, false);
+      if (size > limit)
+        throw new FileTransferError(`not fetched: it is larger than the ${formatBytes(limit)} it may be`, false);
       if (headBytes < SNIFF_BYTES) {
         head.push(chunk);
         headBytes += chunk.byteLength;
@@ -77,5 +88,8 @@ async function downloadWithin(
 }
 
 function signInPage(): FileTransferError {
-  return new FileTransferError('not saved: the download gave a web page instead of the file (a sign-in page: the bot may lack the files:read permission)', false);
+  return new FileTransferError(
+    'not saved: the download gave a web page instead of the file (a sign-in page: the bot may lack the files:read permission)',
+    false,
+  );
 }

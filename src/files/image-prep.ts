@@ -97,8 +97,13 @@ function formatMegapixels(pixels: number): string {
 
 /** The refusal of an image past maxInputPixels, naming its size, the limit and the setting. */
 function tooManyPixels(what: string, bounds: ImageLimits, size?: { width: number; height: number }): PreparedImage {
-  const declared = size ? `is ${size.width} × ${size.height} pixels (${formatMegapixels(size.width * size.height)})` : 'declares more pixels than that';
-  return { kind: 'unreadable', reason: `the ${what} image ${declared}, more than the ${formatMegapixels(bounds.maxInputPixels)} an image may have (MAX_IMAGE_PIXELS)` };
+  const declared = size
+    ? `is ${size.width} × ${size.height} pixels (${formatMegapixels(size.width * size.height)})`
+    : 'declares more pixels than that';
+  return {
+    kind: 'unreadable',
+    reason: `the ${what} image ${declared}, more than the ${formatMegapixels(bounds.maxInputPixels)} an image may have (MAX_IMAGE_PIXELS)`,
+  };
 }
 
 /** libvips' and the file system's messages, in words for the person and the model. */
@@ -131,17 +136,34 @@ export interface ImageRequest {
  * Makes the image at `inputPath` fit the limits. A copy, when one is needed, is written to
  * `outputPathWithoutExt` plus `.jpg` or `.png`. Never throws for a bad image or a missing file.
  */
-export async function prepareImageForModel(inputPath: string, outputPathWithoutExt: string, limits: Partial<ImageLimits> = {}, request: ImageRequest = {}): Promise<PreparedImage> {
+export async function prepareImageForModel(
+  inputPath: string,
+  outputPathWithoutExt: string,
+  limits: Partial<ImageLimits> = {},
+  request: ImageRequest = {},
+): Promise<PreparedImage> {
   try {
-    return await queue.run(request.requester ?? '', () => prepare(inputPath, outputPathWithoutExt, limits), request.signal);
+    return await queue.run(
+      request.requester ?? '',
+      () => prepare(inputPath, outputPathWithoutExt, limits),
+      request.signal,
+    );
   } catch (error) {
     // prepare never throws; only a wait cut short by a stopped turn lands here.
-    if (request.signal?.aborted) return { kind: 'unreadable', reason: 'the image was not prepared: the turn was stopped' };
-    return { kind: 'unreadable', reason: `the image could not be prepared (${error instanceof Error ? error.message : String(error)})` };
+    if (request.signal?.aborted)
+      return { kind: 'unreadable', reason: 'the image was not prepared: the turn was stopped' };
+    return {
+      kind: 'unreadable',
+      reason: `the image could not be prepared (${error instanceof Error ? error.message : String(error)})`,
+    };
   }
 }
 
-async function prepare(inputPath: string, outputPathWithoutExt: string, limits: Partial<ImageLimits>): Promise<PreparedImage> {
+async function prepare(
+  inputPath: string,
+  outputPathWithoutExt: string,
+  limits: Partial<ImageLimits>,
+): Promise<PreparedImage> {
   const bounds: ImageLimits = { ...IMAGE_LIMITS, ...limits };
   let head: Uint8Array;
   let size: number;
@@ -151,16 +173,26 @@ async function prepare(inputPath: string, outputPathWithoutExt: string, limits: 
     ({ head, size } = read);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return { kind: 'unreadable', reason: code === 'ENOENT' ? 'the file is not there' : `the file could not be opened (${code ?? String(error)})` };
+    return {
+      kind: 'unreadable',
+      reason: code === 'ENOENT' ? 'the file is not there' : `the file could not be opened (${code ?? String(error)})`,
+    };
   }
   const type = sniffImageType(head);
-  if (!type) return { kind: 'unreadable', reason: size === 0 ? 'the file is empty' : 'the file is not a PNG, JPEG, GIF or WebP image' };
+  if (!type)
+    return {
+      kind: 'unreadable',
+      reason: size === 0 ? 'the file is empty' : 'the file is not a PNG, JPEG, GIF or WebP image',
+    };
   let sharp: SharpModule['default'];
   try {
     sharp = await loadSharp();
   } catch (error) {
     // sharp's binary for this platform is missing (an install with --no-optional, say).
-    return { kind: 'unreadable', reason: `images cannot be prepared on this machine (${error instanceof Error ? error.message.split('\n')[0] : String(error)})` };
+    return {
+      kind: 'unreadable',
+      reason: `images cannot be prepared on this machine (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`,
+    };
   }
 
   // failOn 'error': a truncated or corrupt image is refused; a mere warning (a bad CRC in an
@@ -185,7 +217,13 @@ async function prepare(inputPath: string, outputPathWithoutExt: string, limits: 
   }
 
   const longEdge = Math.max(width, height);
-  if (size <= bounds.maxBytes && longEdge <= bounds.maxLongEdge && width <= bounds.maxSide && height <= bounds.maxSide && !animated) {
+  if (
+    size <= bounds.maxBytes &&
+    longEdge <= bounds.maxLongEdge &&
+    width <= bounds.maxSide &&
+    height <= bounds.maxSide &&
+    !animated
+  ) {
     return { kind: 'as-is', mimeType: type, width, height };
   }
   try {
@@ -215,7 +253,13 @@ const ATTEMPTS: readonly Attempt[] = [
   { scale: 0.35, jpegQuality: 60 },
 ];
 
-async function writeCopy(sharp: SharpModule['default'], load: () => Sharp, outputPathWithoutExt: string, bounds: ImageLimits, opaque: boolean): Promise<PreparedImage> {
+async function writeCopy(
+  sharp: SharpModule['default'],
+  load: () => Sharp,
+  outputPathWithoutExt: string,
+  bounds: ImageLimits,
+  opaque: boolean,
+): Promise<PreparedImage> {
   const edge = Math.min(bounds.maxLongEdge, bounds.maxSide);
   // Decoded and fitted once (upright per its EXIF orientation); each attempt re-encodes this.
   const fitted = await load()
@@ -230,7 +274,9 @@ async function writeCopy(sharp: SharpModule['default'], load: () => Sharp, outpu
   const mimeType = png ? 'image/png' : 'image/jpeg';
   const path = `${outputPathWithoutExt}${png ? '.png' : '.jpg'}`;
   // A PNG's bytes depend on its pixels only, so its quality steps are skipped.
-  const attempts = png ? ATTEMPTS.filter((attempt, i) => i === 0 || attempt.scale < (ATTEMPTS[i - 1]?.scale ?? 1)) : ATTEMPTS;
+  const attempts = png
+    ? ATTEMPTS.filter((attempt, i) => i === 0 || attempt.scale < (ATTEMPTS[i - 1]?.scale ?? 1))
+    : ATTEMPTS;
   for (const attempt of attempts) {
     const w = Math.max(1, Math.round(width * attempt.scale));
     const h = Math.max(1, Math.round(height * attempt.scale));
@@ -244,11 +290,17 @@ async function writeCopy(sharp: SharpModule['default'], load: () => Sharp, outpu
         await writeFile(path, encoded);
       } catch (error) {
         // Not the image's fault (a full disk, a folder gone): say so, not "cannot be decoded".
-        return { kind: 'unreadable', reason: `the image's fitted copy could not be written (${(error as NodeJS.ErrnoException).code ?? String(error)})` };
+        return {
+          kind: 'unreadable',
+          reason: `the image's fitted copy could not be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+        };
       }
       return { kind: 'copy', path, mimeType, width: w, height: h };
     }
   }
   const smallest = Math.round(Math.max(width, height) * (ATTEMPTS.at(-1)?.scale ?? 1));
-  return { kind: 'unreadable', reason: `the image could not be brought under ${(bounds.maxBytes / 1024 / 1024).toFixed(2)} MiB, even at ${smallest} px on its long edge` };
+  return {
+    kind: 'unreadable',
+    reason: `the image could not be brought under ${(bounds.maxBytes / 1024 / 1024).toFixed(2)} MiB, even at ${smallest} px on its long edge`,
+  };
 }

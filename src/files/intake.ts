@@ -20,7 +20,15 @@ import path from 'node:path';
 import type { IncomingFile, StoredFile } from '../engine/index.js';
 import { silentLogger, type EngineLogger } from '../engine/index.js';
 import { InProcessWriter, type FolderWriter, type WrittenFile } from '../tools/folder-writer.js';
-import { folderPathBelow, heldFilePath, NotAFolderError, openPinnedFile, openPinnedFolder, pinnedFolderBytes, type FolderPath } from '../tools/pinned-folder.js';
+import {
+  folderPathBelow,
+  heldFilePath,
+  NotAFolderError,
+  openPinnedFile,
+  openPinnedFolder,
+  pinnedFolderBytes,
+  type FolderPath,
+} from '../tools/pinned-folder.js';
 import { downloadOnce } from './download.js';
 import { judgeFile } from './file-kind.js';
 import { safeFileName } from './safe-name.js';
@@ -29,7 +37,13 @@ import { FileTransferError, type FileTransfers } from './transfer.js';
 
 /** What an image needs to reach a model (image-prep.ts), and a PDF's text (pdf-text.ts). */
 export interface MediaPreparers {
-  prepareImage?(absPath: string, outPathWithoutExt: string, request?: MediaRequest): Promise<{ kind: 'as-is' } | { kind: 'copy'; path: string; mimeType: string } | { kind: 'unreadable'; reason: string }>;
+  prepareImage?(
+    absPath: string,
+    outPathWithoutExt: string,
+    request?: MediaRequest,
+  ): Promise<
+    { kind: 'as-is' } | { kind: 'copy'; path: string; mimeType: string } | { kind: 'unreadable'; reason: string }
+  >;
   extractPdfText?(absPath: string, request?: MediaRequest): Promise<{ text: string } | { error: string }>;
 }
 
@@ -92,7 +106,12 @@ export class FileIntake {
   }
 
   /** `requester` names who shared the files (platform, workspace, user), for the media preparers' turns. */
-  async receive(place: UploadPlace, files: readonly IncomingFile[], signal: AbortSignal, requester = ''): Promise<IntakeResult> {
+  async receive(
+    place: UploadPlace,
+    files: readonly IncomingFile[],
+    signal: AbortSignal,
+    requester = '',
+  ): Promise<IntakeResult> {
     const { maxFilesPerMessage } = this.options;
     const stored: StoredFile[] = [];
     const problems: string[] = [];
@@ -112,7 +131,9 @@ export class FileIntake {
     for (const [index, file] of files.entries()) {
       const shown = displayName(file.name);
       if (index >= maxFilesPerMessage) {
-        notSaved(`${shown}: not fetched: a message may bring at most ${maxFilesPerMessage} file${maxFilesPerMessage === 1 ? "" : "s"} (MAX_FILES_PER_MESSAGE)`);
+        notSaved(
+          `${shown}: not fetched: a message may bring at most ${maxFilesPerMessage} file${maxFilesPerMessage === 1 ? '' : 's'} (MAX_FILES_PER_MESSAGE)`,
+        );
         continue;
       }
       if (signal.aborted) {
@@ -124,22 +145,42 @@ export class FileIntake {
         used += saved.size;
         stored.push(saved);
         if (saved.size === 0) problems.push(`${shown}: the file is empty (0 bytes)`);
-        else if (saved.unreadable) problems.push(`${shown}: saved as ${saved.path}, but the model cannot see it: ${saved.unreadable}`);
+        else if (saved.unreadable)
+          problems.push(`${shown}: saved as ${saved.path}, but the model cannot see it: ${saved.unreadable}`);
       } catch (error) {
         const reason =
-          error instanceof FileTransferError ? error.message : error instanceof NotAFolderError ? folderProblem(error) : signal.aborted ? 'the turn was stopped' : `the download failed (${errorText(error)})`;
-        if (!(error instanceof FileTransferError) && !(error instanceof NotAFolderError)) this.logger.warn({ err: error, platform: file.platform, fileId: file.id }, 'a shared file could not be fetched');
+          error instanceof FileTransferError
+            ? error.message
+            : error instanceof NotAFolderError
+              ? folderProblem(error)
+              : signal.aborted
+                ? 'the turn was stopped'
+                : `the download failed (${errorText(error)})`;
+        if (!(error instanceof FileTransferError) && !(error instanceof NotAFolderError))
+          this.logger.warn(
+            { err: error, platform: file.platform, fileId: file.id },
+            'a shared file could not be fetched',
+          );
         notSaved(`${shown}: ${reason}`);
       }
     }
     return { stored, problems, missing };
   }
 
-  private async fetchOne(place: UploadPlace, uploads: FolderPath, file: IncomingFile, used: number, request: MediaRequest): Promise<StoredFile> {
+  private async fetchOne(
+    place: UploadPlace,
+    uploads: FolderPath,
+    file: IncomingFile,
+    used: number,
+    request: MediaRequest,
+  ): Promise<StoredFile> {
     const { signal } = request;
     const { maxFileBytes, maxConversationBytes } = this.options;
     if (file.size !== undefined && file.size > maxFileBytes) {
-      throw new FileTransferError(`not fetched: ${formatBytes(file.size)} is over the ${formatBytes(maxFileBytes)} one file may be (MAX_FILE_BYTES)`, false);
+      throw new FileTransferError(
+        `not fetched: ${formatBytes(file.size)} is over the ${formatBytes(maxFileBytes)} one file may be (MAX_FILE_BYTES)`,
+        false,
+      );
     }
     const room = maxConversationBytes - used;
     if ((file.size ?? 1) > room) {
@@ -156,7 +197,12 @@ export class FileIntake {
       saving = await this.writer.createUnique(uploads, safeFileName(file.name));
     } catch (error) {
       // Not a download's failure: the folder it goes in was swapped or removed meanwhile, or is full of that name.
-      throw new FileTransferError(error instanceof NotAFolderError || (error as NodeJS.ErrnoException).code === 'ENOENT' ? folderProblem(error) : `not fetched: it could not be saved (${errorText(error)})`, false);
+      throw new FileTransferError(
+        error instanceof NotAFolderError || (error as NodeJS.ErrnoException).code === 'ENOENT'
+          ? folderProblem(error)
+          : `not fetched: it could not be saved (${errorText(error)})`,
+        false,
+      );
     }
     let sharedName = file.name;
     let first: Uint8Array = new Uint8Array();
@@ -164,18 +210,29 @@ export class FileIntake {
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          const got = await downloadOnce(source, file, saving, Math.min(maxFileBytes, room), signal, this.options.downloadTimeoutMs ?? 120_000);
+          const got = await downloadOnce(
+            source,
+            file,
+            saving,
+            Math.min(maxFileBytes, room),
+            signal,
+            this.options.downloadTimeoutMs ?? 120_000,
+          );
           ({ first, size } = got);
           if (got.name) sharedName = got.name;
           break;
         } catch (error) {
           const again = attempt === 1 && !signal.aborted && !(error instanceof FileTransferError && !error.retryable);
           if (!again) throw error;
-          this.logger.info({ platform: file.platform, fileId: file.id, err: error }, 'a shared file download failed; trying once more');
+          this.logger.info(
+            { platform: file.platform, fileId: file.id, err: error },
+            'a shared file download failed; trying once more',
+          );
         }
       }
       // Named only by the download: the file moves to that name (made safe, never over another).
-      if (sharedName !== file.name && safeFileName(sharedName) !== saving.name) await saving.rename(safeFileName(sharedName));
+      if (sharedName !== file.name && safeFileName(sharedName) !== saving.name)
+        await saving.rename(safeFileName(sharedName));
     } catch (error) {
       await saving.discard();
       throw error;
@@ -185,8 +242,17 @@ export class FileIntake {
     const absolute = path.join(place.uploads, name);
 
     const judged = judgeFile(first, name, file.mimeType);
-    const storedFile: StoredFile = { path: relative(place.folder, absolute), name: sharedName, mimeType: judged.mimeType, size, kind: judged.kind };
-    if ((judged.kind === 'image' && this.options.media?.prepareImage) || (judged.kind === 'pdf' && this.options.media?.extractPdfText)) {
+    const storedFile: StoredFile = {
+      path: relative(place.folder, absolute),
+      name: sharedName,
+      mimeType: judged.mimeType,
+      size,
+      kind: judged.kind,
+    };
+    if (
+      (judged.kind === 'image' && this.options.media?.prepareImage) ||
+      (judged.kind === 'pdf' && this.options.media?.extractPdfText)
+    ) {
       await this.prepareMedia(place, uploads, saving, absolute, storedFile, request);
     }
     return storedFile;
@@ -197,7 +263,14 @@ export class FileIntake {
    * through the held uploads folder and checked to be that file (a command may have put its
    * own, or a link, at the name since). One that is not is left for the model as it is.
    */
-  private async prepareMedia(place: UploadPlace, uploads: FolderPath, saved: WrittenFile, absolute: string, storedFile: StoredFile, request: MediaRequest): Promise<void> {
+  private async prepareMedia(
+    place: UploadPlace,
+    uploads: FolderPath,
+    saved: WrittenFile,
+    absolute: string,
+    storedFile: StoredFile,
+    request: MediaRequest,
+  ): Promise<void> {
     const media = this.options.media!;
     const name = saved.name;
     const folder = await openPinnedFolder(uploads).catch(() => undefined);
@@ -220,7 +293,10 @@ export class FileIntake {
         if (prepared.kind === 'copy') {
           const copies = { root: uploads.root, steps: [...uploads.steps, MODEL_COPIES] };
           const copy = await this.writeNew(copies, path.basename(prepared.path), await readFile(prepared.path));
-          storedFile.modelCopy = { path: relative(place.folder, path.join(place.uploads, MODEL_COPIES, copy)), mimeType: prepared.mimeType };
+          storedFile.modelCopy = {
+            path: relative(place.folder, path.join(place.uploads, MODEL_COPIES, copy)),
+            mimeType: prepared.mimeType,
+          };
         }
         if (prepared.kind === 'unreadable') storedFile.unreadable = prepared.reason;
       }
@@ -256,7 +332,8 @@ export class FileIntake {
 
 /** Why nothing could be saved in the uploads folder, as the thread's line says it. */
 function folderProblem(error: unknown): string {
-  if (error instanceof NotAFolderError) return `not fetched: ${error.shown} in the workspace is not a folder (a link or a file has its name)`;
+  if (error instanceof NotAFolderError)
+    return `not fetched: ${error.shown} in the workspace is not a folder (a link or a file has its name)`;
   return `not fetched: the uploads folder could not be made (${errorText(error)})`;
 }
 

@@ -24,7 +24,12 @@ export function mediaPreparers(options: MediaPreparerOptions = {}): Required<Med
   return {
     prepareImage: async (absPath, outPathWithoutExt, request) => {
       const { prepareImageForModel } = await import('./image-prep.js');
-      return prepareImageForModel(absPath, outPathWithoutExt, options.maxImagePixels ? { maxInputPixels: options.maxImagePixels } : {}, request ?? {});
+      return prepareImageForModel(
+        absPath,
+        outPathWithoutExt,
+        options.maxImagePixels ? { maxInputPixels: options.maxImagePixels } : {},
+        request ?? {},
+      );
     },
     extractPdfText: async (absPath, request) => {
       const { extractPdfText } = await import('./pdf-text.js');
@@ -36,7 +41,9 @@ export function mediaPreparers(options: MediaPreparerOptions = {}): Required<Med
       });
       if ('error' in result) return result;
       if (!result.truncated) return { text: result.text };
-      return { text: `${result.text}\n\n[… the text stops here: the PDF has ${result.pages} pages, and only its first ${thousands(maxChars)} characters were extracted]\n` };
+      return {
+        text: `${result.text}\n\n[… the text stops here: the PDF has ${result.pages} pages, and only its first ${thousands(maxChars)} characters were extracted]\n`,
+      };
     },
   };
 }

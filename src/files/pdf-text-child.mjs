@@ -42,7 +42,12 @@ async function extract(budget) {
   // verbosity 0: pdf.js would print its parser's warnings ("Indexing all PDF objects") on
   // stderr, which the bot only keeps the end of, for its own diagnosis. Eval and system
   // fonts are off: text needs neither.
-  const pdf = await getDocumentProxy(data, { verbosity: 0, isEvalSupported: false, useSystemFonts: false, disableFontFace: true });
+  const pdf = await getDocumentProxy(data, {
+    verbosity: 0,
+    isEvalSupported: false,
+    useSystemFonts: false,
+    disableFontFace: true,
+  });
   try {
     /** @type {string[]} */
     const pages = [];

@@ -96,7 +96,9 @@ const WARDEN_MEMORY_MARK = 'pdf-reader: past its memory bound';
 
 const CHILD_ENTRY = fileURLToPath(new URL('./pdf-text-child.mjs', import.meta.url));
 
-type ChildReply = { kind: 'text'; text: string; pages: number; truncated: boolean } | { kind: 'error'; name: string; code?: string; message: string };
+type ChildReply =
+  | { kind: 'text'; text: string; pages: number; truncated: boolean }
+  | { kind: 'error'; name: string; code?: string; message: string };
 
 const readers = new FairQueue();
 
@@ -128,10 +130,15 @@ async function readInChild(pdfPath: string, options: PdfTextOptions): Promise<Pd
   // there is one), so the reader gets an offset of its own and the caller's handle is left as it was.
   let file: FileHandle;
   try {
-    file = options.held ? await reopen(options.held, pdfPath) : await open(pdfPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    file = options.held
+      ? await reopen(options.held, pdfPath)
+      : await open(pdfPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return { error: code === 'ENOENT' ? 'the PDF file is not there' : `the PDF file could not be opened (${code ?? String(error)})` };
+    return {
+      error:
+        code === 'ENOENT' ? 'the PDF file is not there' : `the PDF file could not be opened (${code ?? String(error)})`,
+    };
   }
   if (!(await file.stat()).isFile()) {
     await file.close();
@@ -142,7 +149,12 @@ async function readInChild(pdfPath: string, options: PdfTextOptions): Promise<Pd
     await file.close();
     return { error: STOPPED };
   }
-  const budget = { maxChars: options.maxChars, maxPages: options.maxPages ?? PDF_TEXT_DEFAULTS.maxPages, maxBytes, bot: process.pid };
+  const budget = {
+    maxChars: options.maxChars,
+    maxPages: options.maxPages ?? PDF_TEXT_DEFAULTS.maxPages,
+    maxBytes,
+    bot: process.pid,
+  };
   const replyLimit = options.maxChars * 6 + 64 * 1024;
   return new Promise<PdfTextResult>((resolve) => {
     let child: ChildProcessByStdio<null, Readable, Readable>;
@@ -151,7 +163,13 @@ async function readInChild(pdfPath: string, options: PdfTextOptions): Promise<Pd
         process.execPath,
         // Not the bot's flags (under tsx they would load its loader into a process that runs no
         // TypeScript). No code from strings, no native addons: reading text needs neither.
-        [`--max-old-space-size=${maxMemoryMb}`, '--disallow-code-generation-from-strings', '--no-addons', CHILD_ENTRY, JSON.stringify(budget)],
+        [
+          `--max-old-space-size=${maxMemoryMb}`,
+          '--disallow-code-generation-from-strings',
+          '--no-addons',
+          CHILD_ENTRY,
+          JSON.stringify(budget),
+        ],
         // The PDF is its stdin; it gets none of the bot's environment (its tokens and keys).
         { stdio: [file.fd, 'pipe', 'pipe'], env: {}, cwd: tmpdir() },
         // Node's types know stdin is null only for 'ignore'/'inherit'; a descriptor gives null too.
@@ -176,7 +194,13 @@ async function readInChild(pdfPath: string, options: PdfTextOptions): Promise<Pd
       options.signal?.removeEventListener('abort', onAbort);
       process.removeListener('exit', onExit);
       if (!killedFor && stderrTail.includes(WARDEN_MEMORY_MARK)) killedFor = 'memory';
-      options.onReaderExit?.({ pid: child.pid ?? 0, peakRssBytes: peak, ...(killedFor ? { killedFor } : {}), exitCode: code, signal });
+      options.onReaderExit?.({
+        pid: child.pid ?? 0,
+        peakRssBytes: peak,
+        ...(killedFor ? { killedFor } : {}),
+        exitCode: code,
+        signal,
+      });
       if (startError) return resolve({ error: startError });
       resolve(outcome(code, signal));
     };
@@ -195,10 +219,14 @@ async function readInChild(pdfPath: string, options: PdfTextOptions): Promise<Pd
           break;
       }
       // V8's own words when the heap cap is reached (the process then aborts).
-      if (/heap out of memory|Reached heap limit|Allocation failed/i.test(stderrTail)) return { error: memoryRefusal(maxMemoryMb) };
+      if (/heap out of memory|Reached heap limit|Allocation failed/i.test(stderrTail))
+        return { error: memoryRefusal(maxMemoryMb) };
       if (code === 0) {
         const reply = parseReply(Buffer.concat(stdout).toString('utf8'));
-        if (reply) return reply.kind === 'text' ? { text: reply.text, pages: reply.pages, truncated: reply.truncated } : { error: describe(reply) };
+        if (reply)
+          return reply.kind === 'text'
+            ? { text: reply.text, pages: reply.pages, truncated: reply.truncated }
+            : { error: describe(reply) };
       }
       return { error: `the PDF reader stopped unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})` };
     };
@@ -239,7 +267,6 @@ async function readInChild(pdfPath: string, options: PdfTextOptions): Promise<Pd
     // The child has its own copy of the descriptor from here on.
     void file.close().catch(() => undefined);
     if (child.pid !== undefined) options.onReaderStart?.(child.pid);
-
   });
 }
 

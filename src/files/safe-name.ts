@@ -8,7 +8,11 @@ import path from 'node:path';
 const MAX_NAME_CHARS = 120;
 
 export function safeFileName(shared: string): string {
-  const lastSegment = shared.split(/[/\\]/).filter((part) => part !== '').at(-1) ?? '';
+  const lastSegment =
+    shared
+      .split(/[/\\]/)
+      .filter((part) => part !== '')
+      .at(-1) ?? '';
   let name = lastSegment
     .normalize('NFC')
     .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, '')

@@ -14,7 +14,12 @@ const OVERLAP_BYTES = 64 * 1024;
 export type ByteReading = 'latin1' | 'utf8';
 
 /** True when `bytes` hold a secret value that `mask` would hide, read as each of `readings`. */
-export async function holdsSecret(bytes: Buffer, mask: (text: string) => string, readings: readonly ByteReading[] = ['latin1', 'utf8'], signal?: AbortSignal): Promise<boolean> {
+export async function holdsSecret(
+  bytes: Buffer,
+  mask: (text: string) => string,
+  readings: readonly ByteReading[] = ['latin1', 'utf8'],
+  signal?: AbortSignal,
+): Promise<boolean> {
   for (let start = 0; start < bytes.length; start += WINDOW_BYTES) {
     if (start > 0) {
       await new Promise<void>((resolve) => setImmediate(resolve));

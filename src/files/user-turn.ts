@@ -12,10 +12,14 @@ export function userContentWithFiles(text: string, intake: IntakeResult): UserCo
   const { missing } = intake;
   const block = [
     ...(lines.length > 0 ? ['[Files shared with this message, saved in your workspace:', ...lines, ']'] : []),
-    ...(missing.length > 0 ? ['[Files shared with this message that did not come through:', ...missing.map((line) => `- ${line}`), ']'] : []),
+    ...(missing.length > 0
+      ? ['[Files shared with this message that did not come through:', ...missing.map((line) => `- ${line}`), ']']
+      : []),
   ].join('\n');
   const words = [text.trim(), block].filter(Boolean).join('\n\n');
-  const parts: ContentPart[] = intake.stored.filter((file) => file.kind === 'image' || file.kind === 'pdf').map((file) => ({ type: 'attachment', attachment: file }));
+  const parts: ContentPart[] = intake.stored
+    .filter((file) => file.kind === 'image' || file.kind === 'pdf')
+    .map((file) => ({ type: 'attachment', attachment: file }));
   if (parts.length === 0) return words;
   return [{ type: 'text', text: words }, ...parts];
 }
@@ -27,9 +31,13 @@ function describe(file: StoredFile): string {
   if (file.size === 0) return `${head}: the file is empty`;
   switch (file.kind) {
     case 'image':
-      return file.unreadable ? `${head}: an image you are not shown (${file.unreadable})` : `${head}: an image, attached below when you can view images`;
+      return file.unreadable
+        ? `${head}: an image you are not shown (${file.unreadable})`
+        : `${head}: an image, attached below when you can view images`;
     case 'pdf':
-      return file.textPath ? `${head}: a PDF, attached below when you can read PDFs; its text is in ${file.textPath}` : `${head}: a PDF${file.unreadable ? ` (${file.unreadable})` : ''}`;
+      return file.textPath
+        ? `${head}: a PDF, attached below when you can read PDFs; its text is in ${file.textPath}`
+        : `${head}: a PDF${file.unreadable ? ` (${file.unreadable})` : ''}`;
     case 'text':
       return `${head}: text; read it with your file tools`;
     case 'other':

@@ -57,7 +57,8 @@ const FLAG_UTF8_NAME = 0x0800;
 /** The flags a reader acts on, which the local header and the central directory must agree on. */
 const FLAGS_THAT_MATTER = FLAG_ENCRYPTED | FLAG_DATA_DESCRIPTOR | FLAG_STRONG_ENCRYPTION;
 const MAX_SHOWN_NAME = 120;
-const ZIP64_REASON = 'it has ZIP64 records (made for an archive over 4 GiB or 65,535 members, or one zipped from a pipe), which the check does not read';
+const ZIP64_REASON =
+  'it has ZIP64 records (made for an archive over 4 GiB or 65,535 members, or one zipped from a pipe), which the check does not read';
 
 interface CentralEntry {
   name: Buffer;
@@ -78,14 +79,27 @@ export function zipMembers(archive: Buffer, maxMembers: number): ZipMember[] {
   const count = archive.readUInt16LE(end + 10);
   const directorySize = archive.readUInt32LE(end + 12);
   const directoryOffset = archive.readUInt32LE(end + 16);
-  if (archive.readUInt16LE(end + 4) !== 0 || archive.readUInt16LE(end + 6) !== 0 || archive.readUInt16LE(end + 8) !== count) {
+  if (
+    archive.readUInt16LE(end + 4) !== 0 ||
+    archive.readUInt16LE(end + 6) !== 0 ||
+    archive.readUInt16LE(end + 8) !== count
+  ) {
     throw new UnreadableZip('it is split across several disks');
   }
-  if (count === 0xffff || directorySize === 0xffffffff || directoryOffset === 0xffffffff || (end >= ZIP64_END_LOCATOR_BYTES && archive.readUInt32LE(end - ZIP64_END_LOCATOR_BYTES) === ZIP64_END_LOCATOR)) {
+  if (
+    count === 0xffff ||
+    directorySize === 0xffffffff ||
+    directoryOffset === 0xffffffff ||
+    (end >= ZIP64_END_LOCATOR_BYTES && archive.readUInt32LE(end - ZIP64_END_LOCATOR_BYTES) === ZIP64_END_LOCATOR)
+  ) {
     throw new UnreadableZip(ZIP64_REASON);
   }
-  if (count > maxMembers) throw new TooManyMembers(`it has ${count} members, more than the ${maxMembers} the check reads`);
-  if (directoryOffset + directorySize !== end) throw new UnreadableZip('its central directory does not end where its end record starts: bytes between them belong to no member');
+  if (count > maxMembers)
+    throw new TooManyMembers(`it has ${count} members, more than the ${maxMembers} the check reads`);
+  if (directoryOffset + directorySize !== end)
+    throw new UnreadableZip(
+      'its central directory does not end where its end record starts: bytes between them belong to no member',
+    );
 
   const entries = centralEntries(archive, directoryOffset, end, count);
   // Members laid end to end from the archive's first byte up to the central directory: no gap,
@@ -96,7 +110,11 @@ export function zipMembers(archive: Buffer, maxMembers: number): ZipMember[] {
   for (const entry of byOffset) {
     const shown = nameOf(entry);
     if (entry.localOffset !== cursor) {
-      throw new UnreadableZip(entry.localOffset > cursor ? `bytes before its member "${shown}" belong to no member` : `its member "${shown}" overlaps another`);
+      throw new UnreadableZip(
+        entry.localOffset > cursor
+          ? `bytes before its member "${shown}" belong to no member`
+          : `its member "${shown}" overlaps another`,
+      );
     }
     const dataStart = localDataStart(archive, entry, shown, directoryOffset);
     const dataEnd = dataStart + entry.compressedSize;
@@ -120,7 +138,11 @@ function endRecord(archive: Buffer): number {
   const found: number[] = [];
   const lowest = Math.max(0, archive.length - END_RECORD_BYTES - MAX_COMMENT_BYTES);
   for (let at = archive.length - END_RECORD_BYTES; at >= lowest; at--) {
-    if (archive.readUInt32LE(at) === END_RECORD && at + END_RECORD_BYTES + archive.readUInt16LE(at + 20) === archive.length) found.push(at);
+    if (
+      archive.readUInt32LE(at) === END_RECORD &&
+      at + END_RECORD_BYTES + archive.readUInt16LE(at + 20) === archive.length
+    )
+      found.push(at);
   }
   if (found.length === 0) throw new UnreadableZip('it has no end of central directory record: damaged, or no zip');
   // A comment can hold a second record that ends the file as well: readers differ on which is real.
@@ -132,7 +154,8 @@ function centralEntries(archive: Buffer, start: number, end: number, count: numb
   const entries: CentralEntry[] = [];
   let at = start;
   for (let i = 0; i < count; i++) {
-    if (at + CENTRAL_HEADER_BYTES > end || archive.readUInt32LE(at) !== CENTRAL_HEADER) throw new UnreadableZip('its central directory is damaged');
+    if (at + CENTRAL_HEADER_BYTES > end || archive.readUInt32LE(at) !== CENTRAL_HEADER)
+      throw new UnreadableZip('its central directory is damaged');
     const nameLength = archive.readUInt16LE(at + 28);
     const next = at + CENTRAL_HEADER_BYTES + nameLength + archive.readUInt16LE(at + 30) + archive.readUInt16LE(at + 32);
     if (next > end) throw new UnreadableZip('its central directory is damaged');
@@ -159,17 +182,27 @@ function centralEntries(archive: Buffer, start: number, end: number, count: numb
 /** Where a member's data starts, after its local header, which must agree with the central directory. */
 function localDataStart(archive: Buffer, entry: CentralEntry, shown: string, limit: number): number {
   const at = entry.localOffset;
-  if (at + LOCAL_HEADER_BYTES > limit || archive.readUInt32LE(at) !== LOCAL_HEADER) throw new UnreadableZip(`its member "${shown}" has no local header where the central directory says`);
+  if (at + LOCAL_HEADER_BYTES > limit || archive.readUInt32LE(at) !== LOCAL_HEADER)
+    throw new UnreadableZip(`its member "${shown}" has no local header where the central directory says`);
   const flags = archive.readUInt16LE(at + 6);
   const nameLength = archive.readUInt16LE(at + 26);
   const dataStart = at + LOCAL_HEADER_BYTES + nameLength + archive.readUInt16LE(at + 28);
-  const sameName = at + LOCAL_HEADER_BYTES + nameLength <= limit && archive.subarray(at + LOCAL_HEADER_BYTES, at + LOCAL_HEADER_BYTES + nameLength).equals(entry.name);
+  const sameName =
+    at + LOCAL_HEADER_BYTES + nameLength <= limit &&
+    archive.subarray(at + LOCAL_HEADER_BYTES, at + LOCAL_HEADER_BYTES + nameLength).equals(entry.name);
   // With a data descriptor the local header may carry zeros for the sizes and CRC (the writer
   // did not know them yet); without one they must be the central directory's.
   const sizesAgree =
     (flags & FLAG_DATA_DESCRIPTOR) !== 0 ||
-    (archive.readUInt32LE(at + 14) === entry.crc && archive.readUInt32LE(at + 18) === entry.compressedSize && archive.readUInt32LE(at + 22) === entry.declaredSize);
-  if (!sameName || (flags & FLAGS_THAT_MATTER) !== (entry.flags & FLAGS_THAT_MATTER) || archive.readUInt16LE(at + 8) !== entry.method || !sizesAgree) {
+    (archive.readUInt32LE(at + 14) === entry.crc &&
+      archive.readUInt32LE(at + 18) === entry.compressedSize &&
+      archive.readUInt32LE(at + 22) === entry.declaredSize);
+  if (
+    !sameName ||
+    (flags & FLAGS_THAT_MATTER) !== (entry.flags & FLAGS_THAT_MATTER) ||
+    archive.readUInt16LE(at + 8) !== entry.method ||
+    !sizesAgree
+  ) {
     throw new UnreadableZip(`its member "${shown}" has a local header that disagrees with its central directory entry`);
   }
   return dataStart;
@@ -179,15 +212,22 @@ function localDataStart(archive: Buffer, entry: CentralEntry, shown: string, lim
 function descriptorLength(archive: Buffer, entry: CentralEntry, at: number, limit: number, shown: string): number {
   if ((entry.flags & FLAG_DATA_DESCRIPTOR) === 0) return 0;
   const matches = (from: number) =>
-    from + 12 <= limit && archive.readUInt32LE(from) === entry.crc && archive.readUInt32LE(from + 4) === entry.compressedSize && archive.readUInt32LE(from + 8) === entry.declaredSize;
+    from + 12 <= limit &&
+    archive.readUInt32LE(from) === entry.crc &&
+    archive.readUInt32LE(from + 4) === entry.compressedSize &&
+    archive.readUInt32LE(from + 8) === entry.declaredSize;
   if (at + 4 <= limit && archive.readUInt32LE(at) === DATA_DESCRIPTOR && matches(at + 4)) return 16;
   if (matches(at)) return 12;
-  throw new UnreadableZip(`its member "${shown}" has a data descriptor that disagrees with its central directory entry`);
+  throw new UnreadableZip(
+    `its member "${shown}" has a data descriptor that disagrees with its central directory entry`,
+  );
 }
 
 /** A name fit for a message: control characters shown as `?`, a long one cut (the archive's maker chose it). */
 function nameOf(entry: CentralEntry): string {
-  // eslint-disable-next-line no-control-regex
-  const name = entry.name.toString((entry.flags & FLAG_UTF8_NAME) !== 0 ? 'utf8' : 'latin1').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  const name = entry.name
+    .toString((entry.flags & FLAG_UTF8_NAME) !== 0 ? 'utf8' : 'latin1')
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   return name.length > MAX_SHOWN_NAME ? `${name.slice(0, MAX_SHOWN_NAME)}…` : name;
 }

@@ -76,7 +76,11 @@ const httpEntry = z.strictObject({
 const fileShape = z.object({ mcpServers: z.record(z.string(), z.unknown()).default({}) });
 
 /** Read `path`. A missing file means no MCP servers, not an error: MCP is optional. */
-export async function loadMcpConfig(path: string, env: NodeJS.ProcessEnv = process.env, options: Pick<ParseOptions, 'unsetVariables'> = {}): Promise<McpConfig> {
+export async function loadMcpConfig(
+  path: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: Pick<ParseOptions, 'unsetVariables'> = {},
+): Promise<McpConfig> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -122,7 +126,8 @@ export function parseMcpConfig(json: unknown, options: ParseOptions = {}): McpCo
       continue;
     }
     const entry = parseEntry(name, raw, env, baseDir);
-    if ('unset' in entry && options.unsetVariables === 'skip') skipped.push({ server: name, error: `not started: ${entry.problems.join('; ')}` });
+    if ('unset' in entry && options.unsetVariables === 'skip')
+      skipped.push({ server: name, error: `not started: ${entry.problems.join('; ')}` });
     else if ('problems' in entry) problems.push(...entry.problems.map((problem) => `${at}: ${problem}`));
     else if (entry.server) servers.push(entry.server);
   }
@@ -138,10 +143,18 @@ function parseEntry(name: string, raw: unknown, env: NodeJS.ProcessEnv, baseDir:
   const hasCommand = 'command' in raw;
   const hasUrl = 'url' in raw;
   if (hasCommand === hasUrl) {
-    return { problems: [hasCommand ? 'has both "command" and "url"; give one' : 'needs "command" (stdio) or "url" (streamable HTTP)'] };
+    return {
+      problems: [
+        hasCommand ? 'has both "command" and "url"; give one' : 'needs "command" (stdio) or "url" (streamable HTTP)',
+      ],
+    };
   }
   if ('type' in raw && raw.type === 'sse') {
-    return { problems: ['type "sse" (the deprecated HTTP+SSE transport) is not supported; give the server\'s streamable HTTP URL'] };
+    return {
+      problems: [
+        'type "sse" (the deprecated HTTP+SSE transport) is not supported; give the server\'s streamable HTTP URL',
+      ],
+    };
   }
 
   if (hasCommand) {
@@ -150,7 +163,13 @@ function parseEntry(name: string, raw: unknown, env: NodeJS.ProcessEnv, baseDir:
     if (parsed.data.disabled) return { server: null };
     const expanded = expandAll(parsed.data.env, 'env', env);
     if ('problems' in expanded) return expanded;
-    const server: StdioServerConfig = { name, transport: 'stdio', command: parsed.data.command, args: parsed.data.args, env: expanded.values };
+    const server: StdioServerConfig = {
+      name,
+      transport: 'stdio',
+      command: parsed.data.command,
+      args: parsed.data.args,
+      env: expanded.values,
+    };
     if (parsed.data.cwd !== undefined) server.cwd = resolve(baseDir, parsed.data.cwd);
     return { server };
   }

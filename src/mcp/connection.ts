@@ -9,7 +9,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, type CallToolResult, type CompatibilityCallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  type CallToolResult,
+  type CompatibilityCallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { linkedAbortController, sleep } from '../engine/index.js';
 import type { McpServerConfig } from './config.js';
 
@@ -65,7 +71,8 @@ export class McpConnection {
   /** Why calls cannot go through (we closed it, or the server went away), or undefined. */
   get unavailable(): string | undefined {
     if (this.closing) return `the ${this.server} MCP server is shut down`;
-    if (this.lost) return `the ${this.server} MCP server closed the connection; its tools are unavailable until the agent restarts`;
+    if (this.lost)
+      return `the ${this.server} MCP server closed the connection; its tools are unavailable until the agent restarts`;
     return undefined;
   }
 
@@ -74,7 +81,11 @@ export class McpConnection {
     this.lost = true;
   }
 
-  callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult | CompatibilityCallToolResult> {
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<CallToolResult | CompatibilityCallToolResult> {
     return this.client.callTool({ name, arguments: args }, undefined, {
       // The SDK turns an abort into a `notifications/cancelled` to the server.
       signal,
@@ -103,7 +114,10 @@ export async function connectServer(config: McpServerConfig, options: ConnectOpt
     // Only news after a successful connect, and only when we did not close it ourselves.
     if (connection && !connection.closed) {
       connection.markLost();
-      logger.warn({ server: config.name }, 'MCP server closed the connection; its tools will fail until the agent restarts');
+      logger.warn(
+        { server: config.name },
+        'MCP server closed the connection; its tools will fail until the agent restarts',
+      );
     }
   };
 
@@ -114,7 +128,15 @@ export async function connectServer(config: McpServerConfig, options: ConnectOpt
   try {
     await client.connect(opened.transport, requestOptions);
     const tools = await listAllTools(client, requestOptions);
-    connection = new McpConnection(config.name, config.transport, opened.pid(), tools, client, options.callTimeoutMs, opened.endSession);
+    connection = new McpConnection(
+      config.name,
+      config.transport,
+      opened.pid(),
+      tools,
+      client,
+      options.callTimeoutMs,
+      opened.endSession,
+    );
     return connection;
   } catch (error) {
     // The SDK starts its own close when the handshake fails, which forgets the child
@@ -182,7 +204,12 @@ function openTransport(config: McpServerConfig, logger: McpLogger): OpenedTransp
     tail = (tail + text).slice(-STDERR_TAIL_CHARS);
     logger.debug?.({ server: config.name, stderr: text.trimEnd() }, 'MCP server stderr');
   });
-  return { transport, pid: () => transport.spawnedPid, stderrTail: () => tail.trim(), endSession: async () => undefined };
+  return {
+    transport,
+    pid: () => transport.spawnedPid,
+    stderrTail: () => tail.trim(),
+    endSession: async () => undefined,
+  };
 }
 
 async function listAllTools(client: Client, options: { signal: AbortSignal; timeout: number }): Promise<Tool[]> {
@@ -253,7 +280,11 @@ function describeFailure(config: McpServerConfig, error: unknown, signal: AbortS
         : `command not found: ${config.command}`;
   } else if (signal.aborted) {
     reason = 'connection abandoned: the MCP manager was closed';
-  } else if (config.transport === 'stdio' && error instanceof McpError && error.code === Number(ErrorCode.ConnectionClosed)) {
+  } else if (
+    config.transport === 'stdio' &&
+    error instanceof McpError &&
+    error.code === Number(ErrorCode.ConnectionClosed)
+  ) {
     reason = 'the server process exited before the handshake finished';
   } else {
     reason = messageWithCauses(error);
@@ -267,7 +298,8 @@ function messageWithCauses(error: unknown): string {
   const parts: string[] = [];
   let current: unknown = error;
   for (let depth = 0; current !== undefined && depth < 4; depth++) {
-    const message = current instanceof Error ? current.message : typeof current === 'string' ? current : JSON.stringify(current);
+    const message =
+      current instanceof Error ? current.message : typeof current === 'string' ? current : JSON.stringify(current);
     if (message && !parts.includes(message)) parts.push(message);
     current = current instanceof Error ? current.cause : undefined;
   }

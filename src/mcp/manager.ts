@@ -47,7 +47,9 @@ export interface McpServerStatus {
   tools: string[];
 }
 
-type ConnectOutcome = { config: McpServerConfig; connection: McpConnection; error?: undefined } | { config: McpServerConfig; connection?: undefined; error: string };
+type ConnectOutcome =
+  | { config: McpServerConfig; connection: McpConnection; error?: undefined }
+  | { config: McpServerConfig; connection?: undefined; error: string };
 
 const silentLogger: McpLogger = { warn: () => undefined };
 
@@ -92,7 +94,11 @@ export class McpManager {
 
   status(): McpServerStatus[] {
     return this.servers.map(({ connection, tools }) => {
-      const status: McpServerStatus = { server: connection.server, transport: connection.transport, tools: tools.map((tool) => tool.name) };
+      const status: McpServerStatus = {
+        server: connection.server,
+        transport: connection.transport,
+        tools: tools.map((tool) => tool.name),
+      };
       if (connection.pid !== undefined) status.pid = connection.pid;
       return status;
     });

@@ -25,7 +25,11 @@ export function mcpToolDefinition(
 ): ToolDefinition {
   return defineTool({
     name: engineName,
-    description: tool.description ?? tool.annotations?.title ?? tool.title ?? `${tool.name} (from the ${connection.server} MCP server)`,
+    description:
+      tool.description ??
+      tool.annotations?.title ??
+      tool.title ??
+      `${tool.name} (from the ${connection.server} MCP server)`,
     schema: argumentsSchemaOf(tool.inputSchema),
     metadata: toolMetadataOf(tool.annotations),
     async execute(args, { signal }) {
@@ -52,8 +56,10 @@ export function mcpToolDefinition(
  */
 export function toolMetadataOf(annotations: ToolAnnotations | undefined): ToolMetadata {
   const hints = annotations ?? {};
-  if (hints.destructiveHint === true) return { risk: 'high', category: 'write', requiresApproval: true, idempotent: hints.idempotentHint === true };
-  if (hints.openWorldHint === true) return { risk: 'high', category: 'external', requiresApproval: true, idempotent: hints.idempotentHint === true };
+  if (hints.destructiveHint === true)
+    return { risk: 'high', category: 'write', requiresApproval: true, idempotent: hints.idempotentHint === true };
+  if (hints.openWorldHint === true)
+    return { risk: 'high', category: 'external', requiresApproval: true, idempotent: hints.idempotentHint === true };
   if (hints.readOnlyHint === true) return { risk: 'low', category: 'read', idempotent: true };
   return { risk: 'medium', category: 'external', idempotent: hints.idempotentHint === true };
 }

@@ -13,7 +13,10 @@ import { thousands } from '../text/thousands.js';
  */
 export const DEFAULT_MAX_RESULT_CHARS = 20_000;
 
-export function resultText(result: CallToolResult | CompatibilityCallToolResult, maxChars = DEFAULT_MAX_RESULT_CHARS): string {
+export function resultText(
+  result: CallToolResult | CompatibilityCallToolResult,
+  maxChars = DEFAULT_MAX_RESULT_CHARS,
+): string {
   return capText(fullText(result), maxChars);
 }
 
@@ -21,7 +24,9 @@ function fullText(result: CallToolResult | CompatibilityCallToolResult): string 
   // Servers on protocol 2024-10-07 and older answer `{ toolResult }` instead of content.
   if (!('content' in result)) return JSON.stringify(result.toolResult) ?? 'null';
   const content = result.content as ContentBlock[];
-  const hasText = content.some((block) => block.type === 'text' || (block.type === 'resource' && 'text' in block.resource));
+  const hasText = content.some(
+    (block) => block.type === 'text' || (block.type === 'resource' && 'text' in block.resource),
+  );
   // The spec asks a tool with structured output to repeat it as text; not all do.
   if (!hasText && result.structuredContent !== undefined) {
     return [...content.map(describeBlock), JSON.stringify(result.structuredContent)].join('\n');

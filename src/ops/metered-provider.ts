@@ -17,7 +17,17 @@
 // that failed before its first token (refused, a 429, a 5xx) is settled with none, as servers
 // bill those at nothing.
 import { randomUUID } from 'node:crypto';
-import { ProviderError, type AssistantTurn, type CallMeta, type OutboundMessage, type Provider, type ProviderChunk, type ProviderRequest, type ProviderResolver, type TokenUsage } from '../engine/index.js';
+import {
+  ProviderError,
+  type AssistantTurn,
+  type CallMeta,
+  type OutboundMessage,
+  type Provider,
+  type ProviderChunk,
+  type ProviderRequest,
+  type ProviderResolver,
+  type TokenUsage,
+} from '../engine/index.js';
 import { parseModelRef } from '../providers/model-ref.js';
 import type { BudgetLimitName, CallContent, OpsBus, Place, TokenCounts } from './ops-events.js';
 
@@ -66,7 +76,12 @@ export function meteredResolver(resolve: ProviderResolver, options: MeterOptions
   };
 }
 
-async function* meteredStream(inner: Provider, request: ProviderRequest, signal: AbortSignal, options: MeterOptions): AsyncIterable<ProviderChunk> {
+async function* meteredStream(
+  inner: Provider,
+  request: ProviderRequest,
+  signal: AbortSignal,
+  options: MeterOptions,
+): AsyncIterable<ProviderChunk> {
   const now = options.now ?? Date.now;
   const purpose = request.meta?.purpose ?? 'turn';
   const requester = request.meta?.requester ?? options.fallbackRequester?.();
@@ -86,7 +101,13 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
       maxOutputTokens,
     });
     if (!admission.ok) {
-      options.ops.emit({ type: 'budget_refused', at: now(), place: options.place, limit: admission.limit, what: 'model_call' });
+      options.ops.emit({
+        type: 'budget_refused',
+        at: now(),
+        place: options.place,
+        limit: admission.limit,
+        what: 'model_call',
+      });
       throw new ProviderError('budget', admission.message);
     }
     ticket = admission.ticket;
@@ -94,7 +115,16 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
   const vendor = providerNameOf(request.model, inner.name);
   const callId = randomUUID();
   const started = now();
-  options.ops.emit({ type: 'model_call_started', at: started, place: options.place, callId, provider: vendor, model: request.model, purpose, maxOutputTokens });
+  options.ops.emit({
+    type: 'model_call_started',
+    at: started,
+    place: options.place,
+    callId,
+    provider: vendor,
+    model: request.model,
+    purpose,
+    maxOutputTokens,
+  });
   let usage: TokenCounts | undefined;
   let finishReason: string | undefined;
   let responseModel: string | undefined;
@@ -110,7 +140,14 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
       }
       if (chunk.type !== 'final') streamedChars += chunk.text.length;
       if (chunk.type === 'final') {
-        if (!chunk.turn.usage) chunk = { type: 'final', turn: { ...chunk.turn, usage: estimatedUsage(chunk.turn, inputTokens ?? estimateRequestTokens(request), maxOutputTokens) } };
+        if (!chunk.turn.usage)
+          chunk = {
+            type: 'final',
+            turn: {
+              ...chunk.turn,
+              usage: estimatedUsage(chunk.turn, inputTokens ?? estimateRequestTokens(request), maxOutputTokens),
+            },
+          };
         usage = countsOf(chunk.turn.usage!);
         finishReason = chunk.turn.finishReason;
         if (chunk.turn.responseModel) responseModel = chunk.turn.responseModel;
@@ -123,7 +160,8 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
     throw thrown;
   } finally {
     if (!error && !finishReason) error = signal.aborted ? 'interrupted' : 'incomplete';
-    if (!usage && firstToken) usage = countsOf(cutShortUsage(streamedChars, inputTokens ?? estimateRequestTokens(request), maxOutputTokens));
+    if (!usage && firstToken)
+      usage = countsOf(cutShortUsage(streamedChars, inputTokens ?? estimateRequestTokens(request), maxOutputTokens));
     options.ops.emit({
       type: 'model_call_ended',
       at: now(),
@@ -138,14 +176,22 @@ async function* meteredStream(inner: Provider, request: ProviderRequest, signal:
       ...(finishReason ? { finishReason } : {}),
       ...(responseModel ? { responseModel } : {}),
       ...(error ? { error } : {}),
-      ...(options.captureContent ? { content: { input: [...request.messages], ...(answer ? { output: answer } : {}) } satisfies CallContent } : {}),
+      ...(options.captureContent
+        ? { content: { input: [...request.messages], ...(answer ? { output: answer } : {}) } satisfies CallContent }
+        : {}),
     });
     if (options.guard) await options.guard.settle(ticket, usage);
   }
 }
 
 export function countsOf(usage: TokenUsage): TokenCounts {
-  const counts: TokenCounts = { input: usage.input, cachedInput: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0, output: usage.output, reasoning: usage.reasoning ?? 0 };
+  const counts: TokenCounts = {
+    input: usage.input,
+    cachedInput: usage.cacheRead ?? 0,
+    cacheWrite: usage.cacheWrite ?? 0,
+    output: usage.output,
+    reasoning: usage.reasoning ?? 0,
+  };
   if (usage.estimated) counts.estimated = true;
   return counts;
 }
@@ -222,7 +268,8 @@ export function estimateRequestTokens(request: ProviderRequest): number {
     chars += counted.chars;
     media += counted.media;
   }
-  for (const tool of request.tools) chars += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
+  for (const tool of request.tools)
+    chars += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
   return Math.ceil(chars / 4) + media * 1_000 + request.messages.length * 4;
 }
 
@@ -237,6 +284,7 @@ function charsOf(message: OutboundMessage): { chars: number; media: number } {
     return { chars, media };
   }
   let chars = typeof message.content === 'string' ? message.content.length : 0;
-  if (message.role === 'assistant') for (const call of message.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length;
+  if (message.role === 'assistant')
+    for (const call of message.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length;
   return { chars, media: 0 };
 }

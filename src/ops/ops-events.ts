@@ -50,7 +50,16 @@ export type OpsEvent =
   /** A turn ended; `errorKind` when it ended in an error (`budget`: paused by a spend limit). */
   | { type: 'turn_ended'; at: number; place: Place; status: TurnEndStatus; errorKind?: string; iterations: number }
   /** A model call is about to be sent (`callId` is this process's own id for it). */
-  | { type: 'model_call_started'; at: number; place: Place; callId: string; provider: string; model: string; purpose: 'turn' | 'compaction'; maxOutputTokens?: number }
+  | {
+      type: 'model_call_started';
+      at: number;
+      place: Place;
+      callId: string;
+      provider: string;
+      model: string;
+      purpose: 'turn' | 'compaction';
+      maxOutputTokens?: number;
+    }
   /** Its first streamed token (text or reasoning) arrived. */
   | { type: 'model_call_first_token'; at: number; place: Place; callId: string }
   /**
@@ -75,11 +84,30 @@ export type OpsEvent =
     }
   | { type: 'tool_started'; at: number; place: Place; toolCallId: string; tool: string }
   /** `args`: a short masked summary of the arguments (audit only). */
-  | { type: 'tool_ended'; at: number; place: Place; toolCallId: string; tool: string; outcome: ToolOutcome; durationMs?: number; args?: string }
+  | {
+      type: 'tool_ended';
+      at: number;
+      place: Place;
+      toolCallId: string;
+      tool: string;
+      outcome: ToolOutcome;
+      durationMs?: number;
+      args?: string;
+    }
   /** A call waits on a person (an approval card, a question). */
   | { type: 'wait_started'; at: number; place: Place; toolCallId: string; tool: string; kind: WaitKind }
   /** The person answered (`by`), or the wait was closed without a click (`by` absent: a stop, a reply, a restart). */
-  | { type: 'wait_ended'; at: number; place: Place; toolCallId: string; tool: string; kind: WaitKind; decision: string; by?: string; waitedMs?: number }
+  | {
+      type: 'wait_ended';
+      at: number;
+      place: Place;
+      toolCallId: string;
+      tool: string;
+      kind: WaitKind;
+      decision: string;
+      by?: string;
+      waitedMs?: number;
+    }
   /** Someone asked for a stop (🛑, the Stop button, /stop). */
   | { type: 'stop_requested'; at: number; place: Place; by: string }
   /** A running turn ended by a stop; `latencyMs` from the request, when this process saw both. */
@@ -88,7 +116,15 @@ export type OpsEvent =
   | { type: 'steered'; at: number; place: Place }
   | { type: 'model_switched'; at: number; place: Place; by: string; from: string; to: string }
   /** An "always" grant given (on an approval) or revoked (/revoke). `what`: the tool, command or folder. */
-  | { type: 'grant_changed'; at: number; place: Place; by: string; change: 'given' | 'revoked'; what: string; scope: string }
+  | {
+      type: 'grant_changed';
+      at: number;
+      place: Place;
+      by: string;
+      change: 'given' | 'revoked';
+      what: string;
+      scope: string;
+    }
   | { type: 'forgotten'; at: number; place: Place; by: string }
   /** An admin let a turn paused by a spend limit go on. */
   | { type: 'budget_continued'; at: number; place: Place; by: string; limit?: BudgetLimitName }
@@ -149,7 +185,12 @@ export class OpsBus {
 
 /** The place of a session, from its key. */
 export function placeOf(session: { id: string; key: { platform: string; workspace: string; channel: string } }): Place {
-  return { sessionId: session.id, platform: session.key.platform, workspace: session.key.workspace, channel: session.key.channel };
+  return {
+    sessionId: session.id,
+    platform: session.key.platform,
+    workspace: session.key.workspace,
+    channel: session.key.channel,
+  };
 }
 
 /** A bus nobody listens to (tests, code paths without a core). */

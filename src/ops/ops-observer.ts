@@ -64,7 +64,14 @@ export class OpsObserver implements SessionObserver {
     switch (event.type) {
       case 'turn_start': {
         const by = event.source?.userId ?? session.startedBy;
-        this.bus.emit({ type: 'turn_started', at, place, kind: event.kind, ...(by ? { by } : {}), model: session.model });
+        this.bus.emit({
+          type: 'turn_started',
+          at,
+          place,
+          kind: event.kind,
+          ...(by ? { by } : {}),
+          model: session.model,
+        });
         return;
       }
       case 'tool_proposed':
@@ -75,7 +82,12 @@ export class OpsObserver implements SessionObserver {
         const kind: WaitKind = event.type === 'permission_required' ? 'approval' : event.kind;
         const known = memory.tools.get(event.toolCallId);
         const tool = event.type === 'permission_required' ? event.name : (known?.tool ?? event.kind);
-        memory.tools.set(event.toolCallId, { tool, args: known?.args ?? this.summary(event.arguments), kind, waitingSince: at });
+        memory.tools.set(event.toolCallId, {
+          tool,
+          args: known?.args ?? this.summary(event.arguments),
+          kind,
+          waitingSince: at,
+        });
         this.bus.emit({ type: 'wait_started', at, place, toolCallId: event.toolCallId, tool, kind });
         return;
       }
@@ -182,7 +194,7 @@ export class OpsObserver implements SessionObserver {
   private summary(args: unknown): string {
     let text: string;
     try {
-      text = typeof args === 'string' ? args : JSON.stringify(args) ?? '';
+      text = typeof args === 'string' ? args : (JSON.stringify(args) ?? '');
     } catch {
       text = String(args);
     }

@@ -108,7 +108,12 @@ export class ModelPrices {
         unpriced.push(model);
         continue;
       }
-      total += (sum.input * price.input + sum.output * price.output + sum.cacheRead * price.cacheRead + sum.cacheWrite * price.cacheWrite) / 1_000_000;
+      total +=
+        (sum.input * price.input +
+          sum.output * price.output +
+          sum.cacheRead * price.cacheRead +
+          sum.cacheWrite * price.cacheWrite) /
+        1_000_000;
     }
     return { usd: unpriced.length === 0 ? total : undefined, unpriced };
   }

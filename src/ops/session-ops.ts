@@ -12,14 +12,43 @@ export function sessionOps(bus: OpsBus, observer: OpsObserver, now: () => number
       const tool = observer.toolOf(session.id, item.toolCallId) ?? item.kind;
       observer.decided(session.id, item.toolCallId);
       const at = now();
-      bus.emit({ type: 'wait_ended', at, place, toolCallId: item.toolCallId, tool, kind: item.kind, decision: decisionOf(resolution), by, waitedMs: at - item.createdAt });
+      bus.emit({
+        type: 'wait_ended',
+        at,
+        place,
+        toolCallId: item.toolCallId,
+        tool,
+        kind: item.kind,
+        decision: decisionOf(resolution),
+        by,
+        waitedMs: at - item.createdAt,
+      });
       if (resolution.kind === 'approval' && resolution.outcome.startsWith('always')) {
-        const what = resolution.outcome.startsWith('always_command') && item.command ? `${tool}: ${item.command}` : tool;
-        bus.emit({ type: 'grant_changed', at, place, by, change: 'given', what, scope: resolution.outcome.endsWith('_all') ? 'everyone' : 'giver' });
+        const what =
+          resolution.outcome.startsWith('always_command') && item.command ? `${tool}: ${item.command}` : tool;
+        bus.emit({
+          type: 'grant_changed',
+          at,
+          place,
+          by,
+          change: 'given',
+          what,
+          scope: resolution.outcome.endsWith('_all') ? 'everyone' : 'giver',
+        });
       }
     },
-    modelSwitched: (session, by, from, to) => bus.emit({ type: 'model_switched', at: now(), place: placeOf(session), by, from, to }),
-    grantsRevoked: (session, by, what) => bus.emit({ type: 'grant_changed', at: now(), place: placeOf(session), by, change: 'revoked', what, scope: 'thread and channel' }),
+    modelSwitched: (session, by, from, to) =>
+      bus.emit({ type: 'model_switched', at: now(), place: placeOf(session), by, from, to }),
+    grantsRevoked: (session, by, what) =>
+      bus.emit({
+        type: 'grant_changed',
+        at: now(),
+        place: placeOf(session),
+        by,
+        change: 'revoked',
+        what,
+        scope: 'thread and channel',
+      }),
     forgotten: (session, by) => bus.emit({ type: 'forgotten', at: now(), place: placeOf(session), by }),
     budgetContinued: (session, by) => bus.emit({ type: 'budget_continued', at: now(), place: placeOf(session), by }),
   };
@@ -40,5 +69,3 @@ export function decisionOf(resolution: InboxResolution): string {
       return 'interrupted';
   }
 }
-
-

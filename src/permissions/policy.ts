@@ -82,7 +82,11 @@ function decideInteractively(
   const toolGrant = grants.coversTool(tool.name, requesters);
   if (toolGrant) return { decision: 'allow', reason: `always allowed ${grantedBy(toolGrant, where)}: ${tool.name}` };
   const commandGrant = grants.coversCommand(tool.name, command, requesters);
-  if (commandGrant) return { decision: 'allow', reason: `always allowed ${grantedBy(commandGrant, where)}: ${tool.name} \`${command}\`` };
+  if (commandGrant)
+    return {
+      decision: 'allow',
+      reason: `always allowed ${grantedBy(commandGrant, where)}: ${tool.name} \`${command}\``,
+    };
 
   if (insists) {
     return { decision: 'needs_user', reason: `${tool.name} asks before every call: the tool requires approval` };
@@ -95,7 +99,8 @@ function decideInteractively(
     return { decision: 'needs_user', reason: `${risk}: asks (it names no command the allow-list could match)` };
   }
   const verdict = shellAllowList.check(command);
-  if (verdict.allowed) return { decision: 'allow', reason: `allow-listed: \`${command}\` matches \`${verdict.entry}\``, via: 'allowlist' };
+  if (verdict.allowed)
+    return { decision: 'allow', reason: `allow-listed: \`${command}\` matches \`${verdict.entry}\``, via: 'allowlist' };
   return { decision: 'needs_user', reason: `${risk}: asks unless allow-listed — ${verdict.reason}` };
 }
 

@@ -201,7 +201,9 @@ export function createShellAllowList(entries: readonly string[], options: ShellA
         if (extra.length === 0) return { allowed: true, entry: entry.text };
         let reason: string;
         if (entry.open) {
-          const problem = extra.map((argument) => extraArgumentProblem(argument, workspace())).find((found) => found !== undefined);
+          const problem = extra
+            .map((argument) => extraArgumentProblem(argument, workspace()))
+            .find((found) => found !== undefined);
           if (problem === undefined) return { allowed: true, entry: entry.text };
           reason = `\`${entry.text}\` allows plain extra arguments, but ${problem}`;
         } else {
@@ -222,12 +224,15 @@ function parseEntry(raw: string): ParsedEntry {
   const body = open ? text.slice(0, -1).trimEnd() : text;
   const operator = findShellOperator(body);
   if (operator !== undefined) {
-    throw invalid(`it contains ${operator}${body.includes('*') ? '; "*" may only end an entry, after a space, to allow extra arguments' : ''}`);
+    throw invalid(
+      `it contains ${operator}${body.includes('*') ? '; "*" may only end an entry, after a space, to allow extra arguments' : ''}`,
+    );
   }
   const argv = splitShellWords(body);
   if (argv === null) throw invalid('unbalanced quotes');
   if (argv.length === 0) throw invalid('it is empty');
-  if (ASSIGNMENT.test(argv[0]!)) throw invalid('it starts with a variable assignment; an entry starts with the program to run');
+  if (ASSIGNMENT.test(argv[0]!))
+    throw invalid('it starts with a variable assignment; an entry starts with the program to run');
   return { text, argv, open };
 }
 
@@ -238,8 +243,10 @@ function parseEntry(raw: string): ParsedEntry {
  */
 function extraArgumentProblem(argument: string, workspace: readonly string[]): string | undefined {
   const shown = `\`${argument.length > 60 ? `${argument.slice(0, 59)}…` : argument}\``;
-  if (argument.startsWith('-')) return `${shown} is an option, and options are never allowed as extra arguments (some write files or run programs)`;
-  if (argument.includes('=')) return `${shown} is a name=value argument, which programs like make and dd read as a setting`;
+  if (argument.startsWith('-'))
+    return `${shown} is an option, and options are never allowed as extra arguments (some write files or run programs)`;
+  if (argument.includes('='))
+    return `${shown} is a name=value argument, which programs like make and dd read as a setting`;
   if (/^file:/i.test(argument)) return `${shown} is a file: URL, which can name any file`;
   if (argument.startsWith('~')) return `${shown} names a home folder`;
   const components = argument.split('/');
@@ -249,8 +256,10 @@ function extraArgumentProblem(argument: string, workspace: readonly string[]): s
   }
   if (argument.startsWith('/')) {
     const normalised = path.posix.normalize(argument);
-    if (workspace.length === 0) return `${shown} is an absolute path, and the allow-list was not told where the workspace is`;
-    if (!workspace.some((root) => normalised === root || normalised.startsWith(`${root}/`))) return `${shown} is a path outside the workspace`;
+    if (workspace.length === 0)
+      return `${shown} is an absolute path, and the allow-list was not told where the workspace is`;
+    if (!workspace.some((root) => normalised === root || normalised.startsWith(`${root}/`)))
+      return `${shown} is a path outside the workspace`;
   }
   return undefined;
 }

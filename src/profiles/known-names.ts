@@ -11,10 +11,18 @@ import type { KnownNames } from './profile-checks.js';
 
 /** Every tool name the bot offers besides MCP's: built-ins, files, schedules, and the engine's interactive tools. */
 export function botToolNames(extra: Iterable<string> = []): ReadonlySet<string> {
-  return new Set([...BUILTIN_TOOL_NAMES, ...FILE_TOOL_NAMES, ...SCHEDULE_TOOL_NAMES, ...Object.keys(INTERACTIVE_TOOLS), ...extra]);
+  return new Set([
+    ...BUILTIN_TOOL_NAMES,
+    ...FILE_TOOL_NAMES,
+    ...SCHEDULE_TOOL_NAMES,
+    ...Object.keys(INTERACTIVE_TOOLS),
+    ...extra,
+  ]);
 }
 
-type ModelSettings = Partial<Record<'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'ANTHROPIC_API_KEY' | 'ANTHROPIC_BASE_URL', string>>;
+type ModelSettings = Partial<
+  Record<'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'ANTHROPIC_API_KEY' | 'ANTHROPIC_BASE_URL', string>
+>;
 
 export interface KnownNamesInput {
   /** The MCP servers MCP_CONFIG names (skipped ones too: a server down now may be up later). */

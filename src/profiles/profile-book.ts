@@ -18,18 +18,37 @@ export interface ProfilePlace {
 
 /** Slack DMs are channels `D…`; Discord's connector files DMs under the workspace `dm`. */
 export function isDirectMessage(place: ProfilePlace): boolean {
-  return (place.platform === 'slack' && place.channel.startsWith('D')) || (place.platform === 'discord' && place.workspace === 'dm');
+  return (
+    (place.platform === 'slack' && place.channel.startsWith('D')) ||
+    (place.platform === 'discord' && place.workspace === 'dm')
+  );
 }
 
 /** How specific a match is: 0 when it does not match; a channel 3, DMs and the playground 2, a workspace 1. */
 export function matchRank(match: ProfileMatch, place: ProfilePlace): number {
   const checks: { given: boolean; holds: boolean; rank: number }[] = [
-    { given: match.slackChannel !== undefined, holds: place.platform === 'slack' && (match.slackChannel ?? []).includes(place.channel), rank: 3 },
-    { given: match.discordChannel !== undefined, holds: place.platform === 'discord' && (match.discordChannel ?? []).includes(place.channel), rank: 3 },
+    {
+      given: match.slackChannel !== undefined,
+      holds: place.platform === 'slack' && (match.slackChannel ?? []).includes(place.channel),
+      rank: 3,
+    },
+    {
+      given: match.discordChannel !== undefined,
+      holds: place.platform === 'discord' && (match.discordChannel ?? []).includes(place.channel),
+      rank: 3,
+    },
     { given: match.dm !== undefined, holds: isDirectMessage(place), rank: 2 },
     { given: match.playground !== undefined, holds: place.platform === 'web', rank: 2 },
-    { given: match.slackTeam !== undefined, holds: place.platform === 'slack' && (match.slackTeam ?? []).includes(place.workspace), rank: 1 },
-    { given: match.discordGuild !== undefined, holds: place.platform === 'discord' && (match.discordGuild ?? []).includes(place.workspace), rank: 1 },
+    {
+      given: match.slackTeam !== undefined,
+      holds: place.platform === 'slack' && (match.slackTeam ?? []).includes(place.workspace),
+      rank: 1,
+    },
+    {
+      given: match.discordGuild !== undefined,
+      holds: place.platform === 'discord' && (match.discordGuild ?? []).includes(place.workspace),
+      rank: 1,
+    },
   ];
   const given = checks.filter((check) => check.given);
   // Every key given must hold (slackTeam + dm: that team's DMs); the most specific one ranks it.

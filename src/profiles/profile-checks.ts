@@ -22,12 +22,20 @@ export function profileChecks(known: KnownNames): ProfileChecks {
       const split = tool.indexOf('__');
       if (split > 0) {
         const server = tool.slice(0, split);
-        if (!known.mcpServers.has(server)) problems.push(`tools: "${tool}" names the MCP server "${server}", which the MCP config (MCP_CONFIG) does not have${serversList(known)}`);
+        if (!known.mcpServers.has(server))
+          problems.push(
+            `tools: "${tool}" names the MCP server "${server}", which the MCP config (MCP_CONFIG) does not have${serversList(known)}`,
+          );
       } else if (!known.tools.has(tool) && !known.mcpServers.has(tool)) {
-        problems.push(`tools: "${tool}" is neither a tool nor an MCP server (tools: ${[...known.tools].sort().join(', ')}${known.mcpServers.size > 0 ? `; MCP servers: ${[...known.mcpServers].join(', ')}` : ''})`);
+        problems.push(
+          `tools: "${tool}" is neither a tool nor an MCP server (tools: ${[...known.tools].sort().join(', ')}${known.mcpServers.size > 0 ? `; MCP servers: ${[...known.mcpServers].join(', ')}` : ''})`,
+        );
       }
     }
-    for (const [key, name] of [['model', profile.model], ...(profile.models ?? []).map((one) => ['models', one] as const)] as const) {
+    for (const [key, name] of [
+      ['model', profile.model],
+      ...(profile.models ?? []).map((one) => ['models', one] as const),
+    ] as const) {
       if (name === undefined) continue;
       const problem = known.modelProblem(name);
       if (problem) problems.push(`${key}: "${name}": ${problem}`);

@@ -20,7 +20,9 @@ export class ProfilesFileError extends Error {
     readonly path: string,
     readonly problems: string[],
   ) {
-    super(`PROFILES (${path}) has ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    super(
+      `PROFILES (${path}) has ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`,
+    );
     this.name = 'ProfilesFileError';
   }
 }
@@ -32,7 +34,14 @@ export async function readProfilesFile(path: string, checks: ProfileChecks = () 
     text = await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return { ok: false, problems: [code === 'ENOENT' ? `the file ${path} does not exist` : `the file ${path} cannot be read (${code ?? String(error)})`] };
+    return {
+      ok: false,
+      problems: [
+        code === 'ENOENT'
+          ? `the file ${path} does not exist`
+          : `the file ${path} cannot be read (${code ?? String(error)})`,
+      ],
+    };
   }
   return parseProfiles(text, checks);
 }
@@ -45,16 +54,24 @@ export function parseProfiles(text: string, checks: ProfileChecks = () => []): P
     raw = parseYaml(text, { uniqueKeys: true, maxAliasCount: 100 });
   } catch (error) {
     const where = error instanceof YAMLParseError && error.linePos ? ` at line ${error.linePos[0].line}` : '';
-    return { ok: false, problems: [`not valid YAML or JSON${where}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`] };
+    return {
+      ok: false,
+      problems: [
+        `not valid YAML or JSON${where}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+      ],
+    };
   }
-  if (raw === null || raw === undefined) return { ok: false, problems: ['the file is empty: write `profiles:` and a list of profiles'] };
+  if (raw === null || raw === undefined)
+    return { ok: false, problems: ['the file is empty: write `profiles:` and a list of profiles'] };
   const parsed = ProfilesFileSchema.safeParse(raw);
   if (!parsed.success) {
     // The checks too, of every profile, the ones the schema refuses included (on the parts of
     // them it would accept): shape and names are reported together, so one pass fixes the file.
     const list = (raw as { profiles?: unknown }).profiles;
     const entries: unknown[] = Array.isArray(list) ? list : [];
-    const names = entries.flatMap((entry, index) => checks(checkablePartsOf(entry)).map((problem) => `${profileLabel(entry, index)}: ${problem}`));
+    const names = entries.flatMap((entry, index) =>
+      checks(checkablePartsOf(entry)).map((problem) => `${profileLabel(entry, index)}: ${problem}`),
+    );
     // A name used twice too (the schema's own refinement runs only on a file it otherwise accepts).
     const schema = parsed.error.issues.map((issue) => describe(issue, raw));
     return { ok: false, problems: [...new Set([...schema, ...duplicateNames(list)]), ...names] };
@@ -110,9 +127,17 @@ function checked(profiles: readonly Profile[], checks: ProfileChecks): string[] 
 function describe(issue: z.core.$ZodIssue, raw: unknown): string {
   const [top, index, ...rest] = issue.path;
   const name = top === 'profiles' && typeof index === 'number' ? nameAt(raw, index) : undefined;
-  const where = name !== undefined ? `profile "${name}"` : top === 'profiles' && typeof index === 'number' ? `profile ${index + 1}` : undefined;
+  const where =
+    name !== undefined
+      ? `profile "${name}"`
+      : top === 'profiles' && typeof index === 'number'
+        ? `profile ${index + 1}`
+        : undefined;
   const key = (where ? rest : issue.path).map(String).join('.');
-  const message = issue.code === 'unrecognized_keys' ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+  const message =
+    issue.code === 'unrecognized_keys'
+      ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`
+      : issue.message;
   return [where, key].filter(Boolean).join(': ') + (key || where ? ': ' : '') + message;
 }
 

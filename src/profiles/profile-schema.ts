@@ -20,12 +20,16 @@ const platformId: IdRule = (value) => (ID.test(value) ? undefined : ID_RULE);
 const slackId =
   (key: string, what: string, form: string, where: string): IdRule =>
   (value) =>
-    value.startsWith('#') || /[a-z]/.test(value) ? `"${value}" is a ${what}'s name: ${key} wants the ${what}'s id, ${form} (${where})` : platformId(value);
+    value.startsWith('#') || /[a-z]/.test(value)
+      ? `"${value}" is a ${what}'s name: ${key} wants the ${what}'s id, ${form} (${where})`
+      : platformId(value);
 /** Discord's ids are numbers; names are not refused (tests and mirrors use others), but `#name` is surely one. */
 const discordId =
   (key: string, what: string, where: string): IdRule =>
   (value) =>
-    value.startsWith('#') ? `"${value}" is a ${what}'s name: ${key} wants the ${what}'s id, digits (${where})` : platformId(value);
+    value.startsWith('#')
+      ? `"${value}" is a ${what}'s name: ${key} wants the ${what}'s id, digits (${where})`
+      : platformId(value);
 
 /**
  * One id or a list of them: `slackChannel: C0OPS` or `slackChannel: [C0OPS, C0SRE]`, always a
@@ -37,7 +41,8 @@ function ids(rule: IdRule) {
     const list = (typeof value === 'string' ? [value] : value).map((one) => one.trim());
     list.forEach((one, index) => {
       const problem = rule(one);
-      if (problem) context.addIssue({ code: 'custom', message: problem, path: typeof value === 'string' ? [] : [index] });
+      if (problem)
+        context.addIssue({ code: 'custom', message: problem, path: typeof value === 'string' ? [] : [index] });
     });
     return list;
   });
@@ -45,15 +50,28 @@ function ids(rule: IdRule) {
 
 export const ProfileMatchSchema = z
   .object({
-    slackChannel: ids(slackId('slackChannel', 'channel', 'C…', "in Slack: the channel's name → About, at the bottom")).optional(),
-    slackTeam: ids(slackId('slackTeam', 'workspace', 'T…', 'in Slack: the workspace menu → Settings, or the T… in its app URLs')).optional(),
-    discordChannel: ids(discordId('discordChannel', 'channel', 'in Discord, with Developer Mode on: right-click the channel → Copy Channel ID')).optional(),
+    slackChannel: ids(
+      slackId('slackChannel', 'channel', 'C…', "in Slack: the channel's name → About, at the bottom"),
+    ).optional(),
+    slackTeam: ids(
+      slackId('slackTeam', 'workspace', 'T…', 'in Slack: the workspace menu → Settings, or the T… in its app URLs'),
+    ).optional(),
+    discordChannel: ids(
+      discordId(
+        'discordChannel',
+        'channel',
+        'in Discord, with Developer Mode on: right-click the channel → Copy Channel ID',
+      ),
+    ).optional(),
     discordGuild: ids(platformId).optional(),
     dm: z.literal(true).optional(),
     playground: z.literal(true).optional(),
   })
   .strict()
-  .refine((match) => Object.keys(match).length > 0, 'names no place: give slackChannel, slackTeam, discordChannel, discordGuild, dm: true or playground: true');
+  .refine(
+    (match) => Object.keys(match).length > 0,
+    'names no place: give slackChannel, slackTeam, discordChannel, discordGuild, dm: true or playground: true',
+  );
 export type ProfileMatch = z.infer<typeof ProfileMatchSchema>;
 
 const modelName = z.string().trim().min(1);
@@ -64,7 +82,10 @@ export const ProfileSchema = z
     name: z
       .string()
       .trim()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/, 'must be 1 to 40 letters, digits, - or _, starting with a letter or digit')
+      .regex(
+        /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/,
+        'must be 1 to 40 letters, digits, - or _, starting with a letter or digit',
+      )
       .refine((name) => name !== 'default', '`default` is the environment’s own profile; name yours otherwise'),
     match: ProfileMatchSchema,
     /** Added to the system message (append, the default) or replacing it. */
@@ -90,15 +111,25 @@ export const ProfileSchema = z
         folder: z
           .string()
           .trim()
-          .regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/, 'must be a folder inside WORKSPACE_DIR, e.g. ops or teams/ops (no .., no leading /)')
-          .refine((folder) => !folder.split('/').some((part) => part === '.' || part === '..'), 'must stay inside WORKSPACE_DIR (no . or .. parts)')
+          .regex(
+            /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/,
+            'must be a folder inside WORKSPACE_DIR, e.g. ops or teams/ops (no .., no leading /)',
+          )
+          .refine(
+            (folder) => !folder.split('/').some((part) => part === '.' || part === '..'),
+            'must stay inside WORKSPACE_DIR (no . or .. parts)',
+          )
           .optional(),
       })
       .strict()
       .optional(),
     /** Spend limits here, in BUDGET_*'s words ("$5", "2M tokens"): they replace the environment's for this place. */
     budgets: z
-      .object({ userDaily: limitSetting.optional(), channelDaily: limitSetting.optional(), turn: limitSetting.optional() })
+      .object({
+        userDaily: limitSetting.optional(),
+        channelDaily: limitSetting.optional(),
+        turn: limitSetting.optional(),
+      })
       .strict()
       .optional(),
     /** Slack: the name and icon the bot posts with here (needs the chat:write.customize scope). */
@@ -124,7 +155,12 @@ export const ProfilesFileSchema = z
   .superRefine((file, context) => {
     const seen = new Set<string>();
     file.profiles.forEach((profile, index) => {
-      if (seen.has(profile.name)) context.addIssue({ code: 'custom', path: ['profiles', index, 'name'], message: `"${profile.name}" is used by two profiles` });
+      if (seen.has(profile.name))
+        context.addIssue({
+          code: 'custom',
+          path: ['profiles', index, 'name'],
+          message: `"${profile.name}" is used by two profiles`,
+        });
       seen.add(profile.name);
     });
   });

@@ -16,7 +16,10 @@ export interface ProfileSetup {
   reloader?: ProfileReloader;
 }
 
-export async function profilesFrom(path: string | undefined, options: { env: ProfileEnvironment; known: KnownNames; logger: EngineLogger }): Promise<ProfileSetup> {
+export async function profilesFrom(
+  path: string | undefined,
+  options: { env: ProfileEnvironment; known: KnownNames; logger: EngineLogger },
+): Promise<ProfileSetup> {
   const book = new ProfileBook();
   const profiles = new Profiles(book, options.env);
   if (!path) return { profiles };
@@ -26,7 +29,10 @@ export async function profilesFrom(path: string | undefined, options: { env: Pro
   const first = await readProfilesFile(reloader.path, reloader.checks);
   if (!first.ok) throw new ProfilesFileError(reloader.path, first.problems);
   book.replace(first.profiles);
-  options.logger.info({ profiles: first.profiles.map((profile) => profile.name) }, `profiles read from ${reloader.path}`);
+  options.logger.info(
+    { profiles: first.profiles.map((profile) => profile.name) },
+    `profiles read from ${reloader.path}`,
+  );
   return { profiles, reloader };
 }
 
@@ -44,7 +50,10 @@ export class ProfileReloader {
     const reading = await readProfilesFile(this.path, this.checks);
     if (!reading.ok) {
       for (const problem of reading.problems) this.logger.error({ file: this.path }, `PROFILES: ${problem}`);
-      this.logger.warn({ file: this.path, problems: reading.problems.length }, 'the profiles file has problems: the last good profiles stay in force');
+      this.logger.warn(
+        { file: this.path, problems: reading.problems.length },
+        'the profiles file has problems: the last good profiles stay in force',
+      );
       return { ok: false, problems: reading.problems };
     }
     this.book.replace(reading.profiles);
@@ -66,6 +75,7 @@ export function profileFolder(workspaceDir: string, folder: string | undefined):
   const wanted = resolve(base, folder);
   mkdirSync(wanted, { recursive: true });
   const real = realpathSync(wanted);
-  if (real !== wanted || !real.startsWith(base + sep)) throw new Error(`the profile folder ${folder} leads out of WORKSPACE_DIR (to ${real}); remove the link`);
+  if (real !== wanted || !real.startsWith(base + sep))
+    throw new Error(`the profile folder ${folder} leads out of WORKSPACE_DIR (to ${real}); remove the link`);
   return real;
 }

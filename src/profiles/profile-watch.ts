@@ -43,9 +43,17 @@ export class ProfileWatch {
         // Some platforms give no name: any change in the folder may be the file.
         if (name === null || name === file) this.schedule(this.options.debounceMs ?? PROFILES_DEBOUNCE_MS);
       });
-      this.watcher.on('error', (error) => this.options.logger.warn({ err: error, file: this.reloader.path }, 'the profiles file is no longer watched; SIGHUP still reloads it'));
+      this.watcher.on('error', (error) =>
+        this.options.logger.warn(
+          { err: error, file: this.reloader.path },
+          'the profiles file is no longer watched; SIGHUP still reloads it',
+        ),
+      );
     } catch (error) {
-      this.options.logger.warn({ err: error, file: this.reloader.path }, 'the profiles file cannot be watched; send SIGHUP to reload it');
+      this.options.logger.warn(
+        { err: error, file: this.reloader.path },
+        'the profiles file cannot be watched; send SIGHUP to reload it',
+      );
     }
     return this;
   }
@@ -81,7 +89,8 @@ export class ProfileWatch {
       .reload()
       .then(
         () => undefined,
-        (error: unknown) => this.options.logger.error({ err: error, file: this.reloader.path }, 'could not reload the profiles file'),
+        (error: unknown) =>
+          this.options.logger.error({ err: error, file: this.reloader.path }, 'could not reload the profiles file'),
       )
       .finally(() => {
         this.reading = undefined;

@@ -119,8 +119,20 @@ export class Profiles implements SessionProfiles {
 
   private engineView(profile: Profile | undefined): ProfileSettings {
     const env = this.env;
-    if (!profile) return { name: DEFAULT_PROFILE, instructions: env.systemPrompt, permissionMode: env.permissionMode, shellAllowlist: env.shellAllowlist, workspaceScope: env.workspaceScope };
-    const instructions = profile.instructions === undefined ? env.systemPrompt : profile.instructionsMode === 'replace' ? profile.instructions : `${env.systemPrompt}\n\n${profile.instructions}`;
+    if (!profile)
+      return {
+        name: DEFAULT_PROFILE,
+        instructions: env.systemPrompt,
+        permissionMode: env.permissionMode,
+        shellAllowlist: env.shellAllowlist,
+        workspaceScope: env.workspaceScope,
+      };
+    const instructions =
+      profile.instructions === undefined
+        ? env.systemPrompt
+        : profile.instructionsMode === 'replace'
+          ? profile.instructions
+          : `${env.systemPrompt}\n\n${profile.instructions}`;
     return {
       name: profile.name,
       instructions,

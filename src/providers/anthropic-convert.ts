@@ -79,7 +79,11 @@ export function toAnthropicPrompt(messages: readonly OutboundMessage[]): Anthrop
 export function toAnthropicTools(tools: readonly ToolSchema[]): Anthropic.Tool[] {
   // `input_schema.type` must be "object" (the API answers "input_schema.type: Field required");
   // zod's object schemas already say so, this only makes the type checker agree.
-  return tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: { ...tool.parameters, type: 'object' } }));
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: { ...tool.parameters, type: 'object' },
+  }));
 }
 
 /**
@@ -89,7 +93,9 @@ export function toAnthropicTools(tools: readonly ToolSchema[]): Anthropic.Tool[]
  */
 export function withCacheBreakpoints(prompt: AnthropicPrompt): AnthropicPrompt {
   const ephemeral: Anthropic.CacheControlEphemeral = { type: 'ephemeral' };
-  const system = prompt.system.map((block, i) => (i === prompt.system.length - 1 ? { ...block, cache_control: ephemeral } : block));
+  const system = prompt.system.map((block, i) =>
+    i === prompt.system.length - 1 ? { ...block, cache_control: ephemeral } : block,
+  );
   const messages = [...prompt.messages];
   const last = messages.at(-1);
   if (last) {
@@ -111,7 +117,10 @@ function convertMessage(message: OutboundMessage): AnthropicTurn {
     case 'system':
       // Only leading system messages can become the `system` parameter; a later one (a
       // mode change, a reminder) keeps its place in the thread as tagged user text.
-      return { role: 'user', content: textBlock(message.content.trim() ? `<system>\n${message.content}\n</system>` : '') };
+      return {
+        role: 'user',
+        content: textBlock(message.content.trim() ? `<system>\n${message.content}\n</system>` : ''),
+      };
     case 'user':
       return { role: 'user', content: userBlocks(message.content) };
     case 'tool':
@@ -161,8 +170,12 @@ function imageBlock(url: string): Anthropic.ContentBlockParam {
   const mediaType = IMAGE_MEDIA_TYPES.find((type) => type === data?.mediaType);
   // The API accepts only these four formats and rejects the whole request otherwise:
   // one unreadable attachment must not cost the conversation.
-  if (!data || !mediaType) return { type: 'text', text: `[image attachment${data ? ` (${data.mediaType})` : ''} — format not supported]` };
-  return { type: 'image', source: { type: 'base64', media_type: mediaType satisfies ImageMediaType, data: data.base64 } };
+  if (!data || !mediaType)
+    return { type: 'text', text: `[image attachment${data ? ` (${data.mediaType})` : ''} — format not supported]` };
+  return {
+    type: 'image',
+    source: { type: 'base64', media_type: mediaType satisfies ImageMediaType, data: data.base64 },
+  };
 }
 
 function documentBlock(fileData: string | undefined, filename: string | undefined): Anthropic.ContentBlockParam {
@@ -174,7 +187,12 @@ function documentBlock(fileData: string | undefined, filename: string | undefine
 }
 
 function toolUseBlock(call: ToolCall): Anthropic.ToolUseBlockParam {
-  return { type: 'tool_use', id: toolUseId(call.id), name: call.function.name, input: argumentsObject(call.function.arguments) };
+  return {
+    type: 'tool_use',
+    id: toolUseId(call.id),
+    name: call.function.name,
+    input: argumentsObject(call.function.arguments),
+  };
 }
 
 /**

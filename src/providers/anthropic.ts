@@ -95,7 +95,11 @@ export class AnthropicProvider implements Provider {
       // Armed only once headers are in: until then the SDK's own timeout (with retries)
       // applies. Neither SDK notices a body that goes quiet, so this does. The SDK swallows
       // `ping` events, so what is timed is the gap between real events.
-      watchdog = startStallWatchdog(this.options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS, () => controller.abort(), VENDOR);
+      watchdog = startStallWatchdog(
+        this.options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
+        () => controller.abort(),
+        VENDOR,
+      );
       for await (const event of events) {
         watchdog.touch();
         const chunk = assembler.apply(event);
@@ -123,7 +127,10 @@ export class AnthropicProvider implements Provider {
     // Checked here, not in the constructor, so a bot configured for OpenAI starts without
     // an Anthropic key and only a switch to a Claude model says what is missing.
     if (!apiKey) {
-      throw new ProviderError('auth', 'ANTHROPIC_API_KEY is not set: add the Anthropic API key to the configuration to use Claude models.');
+      throw new ProviderError(
+        'auth',
+        'ANTHROPIC_API_KEY is not set: add the Anthropic API key to the configuration to use Claude models.',
+      );
     }
     sdk ??= await import('@anthropic-ai/sdk');
     // `??=`: two first calls at once share one client.
@@ -205,12 +212,15 @@ class TurnAssembler {
   finish(): AssistantTurn {
     // A body that simply ends (a proxy closing a chunked response cleanly) must not pass
     // for a complete answer: without `message_stop` the turn may be cut anywhere.
-    if (!this.stopped) throw new ProviderError('connection', `The ${VENDOR} stream ended before the answer was complete. Try again.`);
+    if (!this.stopped)
+      throw new ProviderError('connection', `The ${VENDOR} stream ended before the answer was complete. Try again.`);
     const text = this.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
     const reasoning = this.blocks.flatMap((b) => (b.type === 'thinking' ? [b.thinking] : [])).join('\n\n');
     const turn: AssistantTurn = {
       text: text || null,
-      toolCalls: this.blocks.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, arguments: b.json || '{}' }] : [])),
+      toolCalls: this.blocks.flatMap((b) =>
+        b.type === 'tool_use' ? [{ id: b.id, name: b.name, arguments: b.json || '{}' }] : [],
+      ),
       finishReason: finishReasonOf(this.stopReason),
     };
     if (reasoning) turn.reasoning = reasoning;
@@ -221,7 +231,10 @@ class TurnAssembler {
     return turn;
   }
 
-  private startBlock(index: number, block: Anthropic.RawContentBlockStartEvent['content_block']): ProviderChunk | undefined {
+  private startBlock(
+    index: number,
+    block: Anthropic.RawContentBlockStartEvent['content_block'],
+  ): ProviderChunk | undefined {
     if (block.type === 'text') {
       this.blocks[index] = { type: 'text', text: block.text };
       return block.text ? { type: 'text_delta', text: block.text } : undefined;
@@ -270,7 +283,8 @@ class TurnAssembler {
    */
   private replayBlocks(): ReplayBlock[] {
     return this.blocks.flatMap((b): ReplayBlock[] => {
-      if (b.type === 'thinking' && b.signature) return [{ type: 'thinking', thinking: b.thinking, signature: b.signature }];
+      if (b.type === 'thinking' && b.signature)
+        return [{ type: 'thinking', thinking: b.thinking, signature: b.signature }];
       if (b.type === 'redacted_thinking') return [{ type: 'redacted_thinking', data: b.data }];
       return [];
     });
@@ -336,10 +350,15 @@ function toProviderError(error: unknown, model: string, streaming: boolean): Pro
   // Once the body is streaming, a non-SDK error is fetch's body reader failing: the socket
   // dropped mid-answer (undici's "TypeError: terminated").
   if (streaming) {
-    return new ProviderError('connection', `The connection to ${VENDOR} dropped mid-answer. Try again.`, { cause: error });
+    return new ProviderError('connection', `The connection to ${VENDOR} dropped mid-answer. Try again.`, {
+      cause: error,
+    });
   }
   const className = error instanceof Error ? error.constructor.name : typeof error;
-  return friendlyProviderError({ vendor: VENDOR, model, status: undefined, code: undefined, apiMessage: undefined, className }, error);
+  return friendlyProviderError(
+    { vendor: VENDOR, model, status: undefined, code: undefined, apiMessage: undefined, className },
+    error,
+  );
 }
 
 function apiErrorToProviderError(error: APIError, model: string): ProviderError {
@@ -348,7 +367,13 @@ function apiErrorToProviderError(error: APIError, model: string): ProviderError 
   // Match on `apiMessage` and `type`: `message` is "400 " + the whole JSON body.
   const apiMessage = error.apiMessage ?? undefined;
   if (status === 400 && type === 'invalid_request_error' && apiMessage && OVERFLOW_MESSAGE.test(apiMessage)) {
-    return new ProviderError('context_overflow', `The conversation is too long for ${model} (${apiMessage}).`, { status, cause: error });
+    return new ProviderError('context_overflow', `The conversation is too long for ${model} (${apiMessage}).`, {
+      status,
+      cause: error,
+    });
   }
-  return friendlyProviderError({ vendor: VENDOR, model, status, code: type, apiMessage, className: error.constructor.name }, error);
+  return friendlyProviderError(
+    { vendor: VENDOR, model, status, code: type, apiMessage, className: error.constructor.name },
+    error,
+  );
 }

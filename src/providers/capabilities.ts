@@ -20,7 +20,12 @@ interface CapabilityRule {
   capabilities: ModelCapabilities;
 }
 
-const full = (contextWindow: number, pdf = false): ModelCapabilities => ({ tools: true, vision: true, pdf, contextWindow });
+const full = (contextWindow: number, pdf = false): ModelCapabilities => ({
+  tools: true,
+  vision: true,
+  pdf,
+  contextWindow,
+});
 
 // PDFs: only Claude models get a shared PDF as a document (Anthropic `document` blocks). OpenAI
 // models get its extracted text (src/files/): Chat Completions takes a PDF only as a `file`
@@ -34,7 +39,11 @@ const RULES: CapabilityRule[] = [
   { provider: 'openai', prefix: 'gpt-5', capabilities: full(400_000) },
   { provider: 'openai', prefix: 'o3', capabilities: full(200_000) },
   { provider: 'openai', prefix: 'o4-mini', capabilities: full(200_000) },
-  { provider: 'openai', prefix: 'gpt-3.5-turbo', capabilities: { tools: true, vision: false, pdf: false, contextWindow: 16_385 } },
+  {
+    provider: 'openai',
+    prefix: 'gpt-3.5-turbo',
+    capabilities: { tools: true, vision: false, pdf: false, contextWindow: 16_385 },
+  },
   { provider: 'anthropic', prefix: 'claude-opus-4', capabilities: full(200_000, true) },
   { provider: 'anthropic', prefix: 'claude-sonnet-4', capabilities: full(200_000, true) },
   { provider: 'anthropic', prefix: 'claude-haiku-4', capabilities: full(200_000, true) },
@@ -54,7 +63,8 @@ export function capabilitiesOf(provider: ProviderName, model: string): ModelCapa
   const id = model.toLowerCase();
   let best: CapabilityRule | undefined;
   for (const rule of RULES) {
-    if (rule.provider === provider && id.startsWith(rule.prefix) && rule.prefix.length > (best?.prefix.length ?? -1)) best = rule;
+    if (rule.provider === provider && id.startsWith(rule.prefix) && rule.prefix.length > (best?.prefix.length ?? -1))
+      best = rule;
   }
   return best?.capabilities ?? FALLBACK_CAPABILITIES[provider];
 }

@@ -32,7 +32,8 @@ const ASKS: Record<DemoAsk, RegExp[]> = {
 };
 
 const STEERS: Record<DemoSteer, RegExp> = {
-  shorter: /\b(?:shorter|too long|tl;?dr|short version|(?:make|keep)\s+(?:it|that|this|the\s+\w+)\s+(?:short|shorter|brief)|summari[sz]e\s+(?:it|that)|in\s+(?:one|a)\s+(?:line|sentence))\b/i,
+  shorter:
+    /\b(?:shorter|too long|tl;?dr|short version|(?:make|keep)\s+(?:it|that|this|the\s+\w+)\s+(?:short|shorter|brief)|summari[sz]e\s+(?:it|that)|in\s+(?:one|a)\s+(?:line|sentence))\b/i,
   list: /\b(?:as\s+(?:a\s+)?(?:list|bullets|bullet\s+points)|in\s+bullet\s+points|bullet(?:ed)?\s+list|list\s+(?:it|them))\b/i,
   cancel: /^(?:never\s*mind|cancel|forget\s+it|skip\s+it|stop)\b/i,
 };

@@ -56,7 +56,12 @@ export class DemoProvider implements Provider {
     await pause(this.pauseMs[reply.pace], signal);
     yield {
       type: 'final',
-      turn: { text: reply.text || null, toolCalls: reply.toolCalls, finishReason: reply.toolCalls.length > 0 ? 'tool_calls' : 'stop', usage: estimatedUsage(request, reply) },
+      turn: {
+        text: reply.text || null,
+        toolCalls: reply.toolCalls,
+        finishReason: reply.toolCalls.length > 0 ? 'tool_calls' : 'stop',
+        usage: estimatedUsage(request, reply),
+      },
     };
   }
 }
@@ -92,7 +97,8 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 function estimatedUsage(request: ProviderRequest, reply: DemoReply): TokenUsage {
   let sent = 0;
   for (const message of request.messages) sent += charactersOf(message);
-  for (const tool of request.tools) sent += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
+  for (const tool of request.tools)
+    sent += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
   let written = reply.text.length;
   for (const call of reply.toolCalls) written += call.name.length + call.arguments.length;
   return { input: Math.ceil(sent / 4) + request.messages.length * 4, output: Math.ceil(written / 4) };
@@ -103,6 +109,8 @@ function charactersOf(message: OutboundMessage): number {
     return message.content.reduce((sum, part) => sum + (part.type === 'text' ? part.text.length : 0), 0);
   }
   let characters = typeof message.content === 'string' ? message.content.length : 0;
-  if (message.role === 'assistant') for (const call of message.tool_calls ?? []) characters += call.function.name.length + call.function.arguments.length;
+  if (message.role === 'assistant')
+    for (const call of message.tool_calls ?? [])
+      characters += call.function.name.length + call.function.arguments.length;
   return characters;
 }

@@ -72,7 +72,8 @@ export const DEMO_STORY = [
 ].join(' ');
 
 /** The story, as the steer "make it short" asks for it. */
-export const DEMO_STORY_SHORT = 'A small bot answered every message in its threads, asked before it changed anything, took replies as they came and stopped when told. The end.';
+export const DEMO_STORY_SHORT =
+  'A small bot answered every message in its threads, asked before it changed anything, took replies as they came and stopped when told. The end.';
 
 /** What the demo says after a steer it follows, and the steers it knows (for the quote-back). */
 const KNOWN_STEERS = 'While I write, a reply steers me: try **make it short**, **as a list** or **never mind**.';
@@ -105,7 +106,13 @@ export function demoReply(request: ProviderRequest): DemoReply {
     if (!offered.has('attach_file')) return say(`${intro}\n\n${WHAT_TO_TRY}`);
     return {
       text: `${intro} To show how the bot hands a file back, I will post \`${shared[0]}\` into this thread with attach_file: its card asks you first.`,
-      toolCalls: [{ id: callId(messages, 'attach'), name: 'attach_file', arguments: JSON.stringify({ path: shared[0], comment: 'Your file, back from the demo model.' }) }],
+      toolCalls: [
+        {
+          id: callId(messages, 'attach'),
+          name: 'attach_file',
+          arguments: JSON.stringify({ path: shared[0], comment: 'Your file, back from the demo model.' }),
+        },
+      ],
       pace: 'normal',
     };
   }
@@ -119,7 +126,13 @@ export function demoReply(request: ProviderRequest): DemoReply {
     if (!offered.has('write_file')) return say(unavailable('write_file'));
     return {
       text: `Sure: I will write a short note to \`${DEMO_NOTE_PATH}\` in the workspace. It changes a file, so the card below asks for your approval first.`,
-      toolCalls: [{ id: callId(messages, 'write'), name: 'write_file', arguments: JSON.stringify({ path: DEMO_NOTE_PATH, content: DEMO_NOTE_CONTENT }) }],
+      toolCalls: [
+        {
+          id: callId(messages, 'write'),
+          name: 'write_file',
+          arguments: JSON.stringify({ path: DEMO_NOTE_PATH, content: DEMO_NOTE_CONTENT }),
+        },
+      ],
       pace: 'normal',
     };
   }
@@ -128,7 +141,9 @@ export function demoReply(request: ProviderRequest): DemoReply {
   if (firstMessage || !said) return say(HELP);
   // Any other message, a reply that steered a running turn included, is quoted back: the
   // person sees that the latest thing they wrote is the one answered.
-  return say(`You said: “${clip(said, 120)}”. I am only the demo model: I know a few scripted answers, no more. ${KNOWN_STEERS}\n\n${WHAT_TO_TRY}`);
+  return say(
+    `You said: “${clip(said, 120)}”. I am only the demo model: I know a few scripted answers, no more. ${KNOWN_STEERS}\n\n${WHAT_TO_TRY}`,
+  );
 }
 
 /** The last answer, redone as the steer asks: what a real model does with "make it short". */
@@ -138,11 +153,15 @@ function followSteer(steer: DemoSteer, said: string, previous: string): DemoRepl
     case 'cancel':
       return say('OK, I will leave it there. What next? Try **file**, **shell** or **long story**.');
     case 'shorter': {
-      const short = previous.startsWith(DEMO_STORY.slice(0, 40)) ? DEMO_STORY_SHORT : (sentencesOf(previous)[0] ?? clip(previous, 160));
+      const short = previous.startsWith(DEMO_STORY.slice(0, 40))
+        ? DEMO_STORY_SHORT
+        : (sentencesOf(previous)[0] ?? clip(previous, 160));
       return say(`Short version, as you asked ${quoted}:\n\n${short}`);
     }
     case 'list': {
-      const points = sentencesOf(previous).slice(0, 12).map((sentence) => `- ${sentence}`);
+      const points = sentencesOf(previous)
+        .slice(0, 12)
+        .map((sentence) => `- ${sentence}`);
       return say(`As a list, as you asked ${quoted}:\n\n${points.join('\n')}`);
     }
   }
@@ -155,7 +174,8 @@ function lastAnswer(messages: OutboundMessage[]): string | undefined {
   for (; at >= 0; at--) {
     const message = messages[at]!;
     if (message.role === 'user') return undefined;
-    if (message.role === 'assistant' && typeof message.content === 'string' && message.content.trim()) return message.content;
+    if (message.role === 'assistant' && typeof message.content === 'string' && message.content.trim())
+      return message.content;
   }
   return undefined;
 }
@@ -169,7 +189,9 @@ function sentencesOf(text: string): string[] {
     .replace(/\s*\([^()]*\)/g, '')
     .replace(/\s+/g, ' ')
     .trim();
-  return (prose.match(/[^.!?]+(?:[.!?]+|$)/g) ?? []).map((sentence) => sentence.trim()).filter((sentence) => sentence.length > 1);
+  return (prose.match(/[^.!?]+(?:[.!?]+|$)/g) ?? [])
+    .map((sentence) => sentence.trim())
+    .filter((sentence) => sentence.length > 1);
 }
 
 /** The last round of calls got its results: say how it went, or take the next step. */
@@ -189,7 +211,11 @@ function afterTools(request: ProviderRequest, messages: OutboundMessage[]): Demo
     const outcome = parseResult(results.get(call.id));
     const name = call.function.name;
     if ('refused' in outcome) {
-      lines.push(/denied/i.test(outcome.refused) ? `You denied **${name}**, so it did not run: nothing was changed.` : `**${name}** did not run: ${outcome.refused}`);
+      lines.push(
+        /denied/i.test(outcome.refused)
+          ? `You denied **${name}**, so it did not run: nothing was changed.`
+          : `**${name}** did not run: ${outcome.refused}`,
+      );
       continue;
     }
     if (name === 'write_file') {
@@ -203,7 +229,11 @@ function afterTools(request: ProviderRequest, messages: OutboundMessage[]): Demo
     } else if (name === 'run_shell') {
       const output = typeof outcome.value.output === 'string' ? outcome.value.output.trimEnd() : '';
       const exit = typeof outcome.value.exitCode === 'number' ? ` (exit code ${outcome.value.exitCode})` : '';
-      lines.push(output ? `The command printed${exit}:\n\n${fenced(clipLines(output, 30))}` : `The command ran${exit} and printed nothing.`);
+      lines.push(
+        output
+          ? `The command printed${exit}:\n\n${fenced(clipLines(output, 30))}`
+          : `The command ran${exit} and printed nothing.`,
+      );
     } else {
       lines.push(`**${name}** ran.`);
     }
@@ -236,8 +266,14 @@ function noteWritten(messages: OutboundMessage[]): boolean {
   const writes = new Set<string>();
   for (const message of messages) {
     if (message.role === 'assistant') {
-      for (const call of message.tool_calls ?? []) if (call.function.name === 'write_file' && call.function.arguments.includes(DEMO_NOTE_PATH)) writes.add(call.id);
-    } else if (message.role === 'tool' && writes.has(message.tool_call_id) && !('refused' in parseResult(message.content))) {
+      for (const call of message.tool_calls ?? [])
+        if (call.function.name === 'write_file' && call.function.arguments.includes(DEMO_NOTE_PATH))
+          writes.add(call.id);
+    } else if (
+      message.role === 'tool' &&
+      writes.has(message.tool_call_id) &&
+      !('refused' in parseResult(message.content))
+    ) {
       return true;
     }
   }
@@ -255,7 +291,8 @@ function parseResult(content: string | undefined): { value: Record<string, unkno
   }
   if (typeof value !== 'object' || value === null) return { value: { output: String(value) } };
   const record = value as Record<string, unknown>;
-  if (record.error === 'tool call not executed') return { refused: typeof record.reason === 'string' ? record.reason : 'it was not executed' };
+  if (record.error === 'tool call not executed')
+    return { refused: typeof record.reason === 'string' ? record.reason : 'it was not executed' };
   return { value: record };
 }
 
@@ -273,7 +310,12 @@ function summaryOf(transcript: string): string {
     .split('\n')
     .filter((line) => line.startsWith('USER: '))
     .map((line) => `- ${clip(line.slice(6), 200)}`);
-  return ['## Goals and constraints', 'A conversation with the demo model (scripted answers, no AI).', '## User messages', ...(userLines.length > 0 ? userLines : ['- (none)'])].join('\n');
+  return [
+    '## Goals and constraints',
+    'A conversation with the demo model (scripted answers, no AI).',
+    '## User messages',
+    ...(userLines.length > 0 ? userLines : ['- (none)']),
+  ].join('\n');
 }
 
 /** The paths of the files a user turn says were saved (each list line starts `- <path> ("<name>"; …`). */
@@ -296,7 +338,10 @@ function lastUserText(messages: OutboundMessage[]): string {
 
 /** A user message's text, without the per-call `<system-context>` block the engine appends (outbound.ts). */
 function userText(content: Extract<OutboundMessage, { role: 'user' }>['content']): string {
-  const text = typeof content === 'string' ? content : content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
+  const text =
+    typeof content === 'string'
+      ? content
+      : content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
   return text.replace(/\s*<system-context>[\s\S]*?<\/system-context>\s*/g, ' ').trim();
 }
 

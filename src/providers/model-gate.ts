@@ -37,7 +37,8 @@ export class ModelCallGate {
     readonly max: number,
     private readonly shared?: SharedSlots,
   ) {
-    if (!Number.isInteger(max) || max < 1) throw new Error(`the model call limit must be a positive integer, got ${max}`);
+    if (!Number.isInteger(max) || max < 1)
+      throw new Error(`the model call limit must be a positive integer, got ${max}`);
   }
 
   /** How many calls run, and how many wait (tests, status). */
@@ -61,7 +62,11 @@ export class ModelCallGate {
     return this.releaser();
   }
 
-  private async acquireShared(shared: SharedSlots, signal: AbortSignal, onWait?: (ahead: number) => void): Promise<() => void> {
+  private async acquireShared(
+    shared: SharedSlots,
+    signal: AbortSignal,
+    onWait?: (ahead: number) => void,
+  ): Promise<() => void> {
     // Nobody waits here: try the pool at once (no local count stops it: the pool holds the bot's).
     if (this.line.length === 0) {
       const slot = await takeFrom(shared);
@@ -187,7 +192,13 @@ export function gatedResolver(resolve: ProviderResolver, gate: ModelCallGate, ho
   };
 }
 
-async function* gatedStream(inner: Provider, request: ProviderRequest, signal: AbortSignal, gate: ModelCallGate, hooks?: GateHooks): AsyncIterable<ProviderChunk> {
+async function* gatedStream(
+  inner: Provider,
+  request: ProviderRequest,
+  signal: AbortSignal,
+  gate: ModelCallGate,
+  hooks?: GateHooks,
+): AsyncIterable<ProviderChunk> {
   let waited = false;
   const release = await gate.acquire(signal, (ahead) => {
     waited = true;

@@ -15,10 +15,16 @@ export interface ModelMenuSettings {
 export type ModelChoice = { ok: true; model: string } | { ok: false; reason: string };
 
 /** Satisfies the session layer's ModelMenu port (thread-controls.ts). */
-export function modelMenu(settings: ModelMenuSettings): { available: readonly string[]; choose(name: string): ModelChoice } {
+export function modelMenu(settings: ModelMenuSettings): {
+  available: readonly string[];
+  choose(name: string): ModelChoice;
+} {
   const canonical = (name: string): string => formatModelRef(resolveModelRef(name, settings.defaultProvider));
   const listed = settings.models?.trim()
-    ? settings.models.split(',').map((entry) => entry.trim()).filter(Boolean)
+    ? settings.models
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean)
     : [settings.defaultModel, settings.compactionModel].filter((name): name is string => Boolean(name));
   const available = [
     ...new Set(
@@ -38,10 +44,16 @@ export function modelMenu(settings: ModelMenuSettings): { available: readonly st
       try {
         wanted = canonical(name);
       } catch (error) {
-        return { ok: false, reason: `${error instanceof Error ? error.message : String(error)}. Available: ${available.join(', ')}.` };
+        return {
+          ok: false,
+          reason: `${error instanceof Error ? error.message : String(error)}. Available: ${available.join(', ')}.`,
+        };
       }
       if (available.includes(wanted)) return { ok: true, model: wanted };
-      return { ok: false, reason: `That model is not available here. Available: ${available.map((model) => `\`${model}\``).join(', ')} (MODELS).` };
+      return {
+        ok: false,
+        reason: `That model is not available here. Available: ${available.map((model) => `\`${model}\``).join(', ')} (MODELS).`,
+      };
     },
   };
 }

@@ -54,7 +54,10 @@ export interface ChatMessageOptions {
   replayReasoning?: boolean;
 }
 
-export function toChatMessages(messages: readonly OutboundMessage[], options: ChatMessageOptions = {}): ChatCompletionMessageParam[] {
+export function toChatMessages(
+  messages: readonly OutboundMessage[],
+  options: ChatMessageOptions = {},
+): ChatCompletionMessageParam[] {
   return messages.map((message) => toChatMessage(message, options));
 }
 
@@ -73,11 +76,15 @@ function toChatMessage(message: OutboundMessage, options: ChatMessageOptions): C
       const calls = message.tool_calls ?? [];
       // `content: null` is only valid next to tool calls; a reasoning-only partial (kept
       // after a stop) has neither, and OpenAI answers 400 "expected a string, got null".
-      const out: ReplayingAssistantMessage = { role: 'assistant', content: message.content ?? (calls.length > 0 ? null : '') };
+      const out: ReplayingAssistantMessage = {
+        role: 'assistant',
+        content: message.content ?? (calls.length > 0 ? null : ''),
+      };
       // DeepSeek checks that the field is there on every answer of a tool loop, not what it
       // holds: an answer from another model (or a partial kept after a failure) sends ''.
       if (options.replayReasoning) out.reasoning_content = storedReasoningOf(message[OPENAI_EXTRAS_KEY]) ?? '';
-      if (calls.length > 0) out.tool_calls = calls.map((call) => ({ id: call.id, type: 'function', function: { ...call.function } }));
+      if (calls.length > 0)
+        out.tool_calls = calls.map((call) => ({ id: call.id, type: 'function', function: { ...call.function } }));
       return out;
     }
   }
@@ -178,7 +185,9 @@ export class ChatTurnAssembler {
           this.text += text;
           out.push({ type: 'text_delta', text });
         }
-        ((delta.tool_calls ?? []) as CompatibleToolCallDelta[]).forEach((call, place) => this.acceptToolCall(call, place));
+        ((delta.tool_calls ?? []) as CompatibleToolCallDelta[]).forEach((call, place) =>
+          this.acceptToolCall(call, place),
+        );
       }
       // Some servers send "" on every chunk before the real reason (Ollama, SGLang).
       if (choice.finish_reason) this.rawFinish = choice.finish_reason;
@@ -197,7 +206,10 @@ export class ChatTurnAssembler {
    */
   turn(vendor: string): AssistantTurn {
     if (this.rawFinish === null) {
-      throw new ProviderError('connection', `The stream from ${vendor} ended before the answer was complete. Try again.`);
+      throw new ProviderError(
+        'connection',
+        `The stream from ${vendor} ended before the answer was complete. Try again.`,
+      );
     }
     const turn: AssistantTurn = {
       text: this.text || null,

@@ -36,7 +36,10 @@ export function toTokenUsage(raw: unknown): TokenUsage | undefined {
   if (!parsed.success) return undefined;
   const usage = parsed.data;
   const cached = usage.prompt_tokens_details?.cached_tokens ?? usage.cached_tokens ?? undefined;
-  const result: TokenUsage = { input: Math.max(0, usage.prompt_tokens - (cached ?? 0)), output: usage.completion_tokens };
+  const result: TokenUsage = {
+    input: Math.max(0, usage.prompt_tokens - (cached ?? 0)),
+    output: usage.completion_tokens,
+  };
   if (typeof cached === 'number') result.cacheRead = cached;
   const reasoning = usage.completion_tokens_details?.reasoning_tokens;
   if (typeof reasoning === 'number' && reasoning > 0) result.reasoning = reasoning;

@@ -86,7 +86,9 @@ export class OpenAIProvider implements Provider {
     try {
       // The watchdog is already armed here, so it also covers the wait for headers (and
       // the SDK's retries) whenever it is shorter than the SDK timeout.
-      const stream = await client.chat.completions.create(requestBody(model, request, replayReasoning), { signal: controller.signal });
+      const stream = await client.chat.completions.create(requestBody(model, request, replayReasoning), {
+        signal: controller.signal,
+      });
       streaming = true;
       watchdog.touch();
       for await (const chunk of stream) {
@@ -152,7 +154,11 @@ export class OpenAIProvider implements Provider {
   }
 }
 
-function requestBody(model: string, request: ProviderRequest, replayReasoning: boolean): ChatCompletionCreateParamsStreaming {
+function requestBody(
+  model: string,
+  request: ProviderRequest,
+  replayReasoning: boolean,
+): ChatCompletionCreateParamsStreaming {
   const body: ChatCompletionCreateParamsStreaming = {
     // Settings go first: they tune the call (temperature, max_tokens, reasoning_effort…),
     // but must not replace the model or history, or switch streaming off underneath us.
@@ -181,7 +187,8 @@ function vendorLabel(baseURL: string | undefined): string {
 // Each server words an overflow its own way: OpenAI and vLLM "This model's maximum
 // context length is 128000 tokens…", Ollama and llama.cpp "the request exceeds the
 // available context size", others "too many tokens" or "context window".
-const OVERFLOW_MESSAGE = /maximum context length|context length|context size|context window|too many tokens|prompt is too long/i;
+const OVERFLOW_MESSAGE =
+  /maximum context length|context length|context size|context window|too many tokens|prompt is too long/i;
 
 interface CallFacts {
   vendor: string;
@@ -203,17 +210,27 @@ function translateError(error: unknown, facts: CallFacts): ProviderError {
     }
     // In openai 6 `error.name` is "Error" for every class, so the class is read off the constructor.
     const code = typeof error.code === 'string' ? error.code : error.type;
-    return friendlyProviderError({ vendor, model, status: error.status, code, apiMessage, className: error.constructor.name }, error);
+    return friendlyProviderError(
+      { vendor, model, status: error.status, code, apiMessage, className: error.constructor.name },
+      error,
+    );
   }
   // undici reports a socket closed mid-body as `TypeError: terminated` (cause
   // "SocketError: other side closed"), and the SDK passes it through untouched.
   if (facts.streaming && error instanceof TypeError) {
-    return new ProviderError('connection', `The connection to ${vendor} dropped before the answer was complete. Try again.`, {
-      cause: error,
-    });
+    return new ProviderError(
+      'connection',
+      `The connection to ${vendor} dropped before the answer was complete. Try again.`,
+      {
+        cause: error,
+      },
+    );
   }
   const className = error instanceof Error ? error.constructor.name : typeof error;
-  return friendlyProviderError({ vendor, model, status: undefined, code: undefined, apiMessage: undefined, className }, error);
+  return friendlyProviderError(
+    { vendor, model, status: undefined, code: undefined, apiMessage: undefined, className },
+    error,
+  );
 }
 
 // `instanceof` alone narrows to `APIError<any, any, any>`; the guard pins the defaults.
@@ -229,7 +246,8 @@ function isApiError(error: unknown): error is APIError {
 function apiMessageOf(error: APIError): string | undefined {
   const inner: unknown = error.error;
   if (typeof inner === 'string') return inner;
-  if (inner !== null && typeof inner === 'object' && 'message' in inner && typeof inner.message === 'string') return inner.message;
+  if (inner !== null && typeof inner === 'object' && 'message' in inner && typeof inner.message === 'string')
+    return inner.message;
   if (error.status === undefined) return undefined;
   const text = error.message.replace(/^\d{3} /, '');
   return text === 'status code (no body)' ? undefined : text;

@@ -13,8 +13,10 @@ import { thousands } from '../text/thousands.js';
 
 const MB = 1024 * 1024;
 
-const MEMORY = /Cannot allocate memory|MemoryError|out of memory|std::bad_alloc|memory exhausted|Failed to reserve virtual memory|Allocation failed|ENOMEM/i;
-const PROCESSES = /fork: (retry: )?Resource temporarily unavailable|Cannot fork|can't fork|BlockingIOError: \[Errno 11\]/i;
+const MEMORY =
+  /Cannot allocate memory|MemoryError|out of memory|std::bad_alloc|memory exhausted|Failed to reserve virtual memory|Allocation failed|ENOMEM/i;
+const PROCESSES =
+  /fork: (retry: )?Resource temporarily unavailable|Cannot fork|can't fork|BlockingIOError: \[Errno 11\]/i;
 const FILE_SIZE = /File size limit exceeded|EFBIG|File too large/i;
 const NO_SPACE = /No space left on device|ENOSPC/i;
 
@@ -44,7 +46,9 @@ export function boundNotes(limits: SandboxLimits, finished: FinishedCommand): st
     );
   }
   if (PROCESSES.test(output)) {
-    notes.push(`the output shows a process that could not start: the process cap allows at most ${thousands(limits.maxProcesses)} processes at once; start fewer`);
+    notes.push(
+      `the output shows a process that could not start: the process cap allows at most ${thousands(limits.maxProcesses)} processes at once; start fewer`,
+    );
   }
   if (FILE_SIZE.test(output) || finished.signal === 'SIGXFSZ') {
     notes.push(

@@ -8,7 +8,13 @@
 import { spawn } from 'node:child_process';
 import { chownSync, existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { signalGroup, type CommandLauncher, type FinishedCommandFacts, type LaunchedCommand, type LaunchRequest } from '../tools/command-launcher.js';
+import {
+  signalGroup,
+  type CommandLauncher,
+  type FinishedCommandFacts,
+  type LaunchedCommand,
+  type LaunchRequest,
+} from '../tools/command-launcher.js';
 import { boundNotes } from './bound-notes.js';
 import { SANDBOX_CWD_FILE, type BwrapSandbox } from './bwrap-sandbox.js';
 import { unreachableNote } from './run-as.js';
@@ -34,13 +40,25 @@ export class BwrapLauncher implements CommandLauncher {
     const limits = this.sandbox.limits;
     // A root bot's bwrap that could not reach the workspace says so in its own terms: in words here.
     const unreachable = this.sandbox.runAs ? unreachableNote(finished.output, this.sandbox.runAs) : null;
-    return [...(unreachable ? [unreachable] : []), ...boundNotes(limits, { ...finished, maxFileBytes: Math.min(finished.maxFileBytes ?? limits.maxFileBytes, limits.maxFileBytes) })];
+    return [
+      ...(unreachable ? [unreachable] : []),
+      ...boundNotes(limits, {
+        ...finished,
+        maxFileBytes: Math.min(finished.maxFileBytes ?? limits.maxFileBytes, limits.maxFileBytes),
+      }),
+    ];
   }
 
   launch(request: LaunchRequest): LaunchedCommand {
     // A granted folder deleted since would make bwrap refuse to start: it is simply not mounted.
     const roots = request.roots.filter((root, index) => index === 0 || existsSync(root));
-    const args = this.sandbox.args({ roots, cwd: request.cwd, cwdFile: request.cwdFile, script: request.script, maxFileBytes: request.maxFileBytes });
+    const args = this.sandbox.args({
+      roots,
+      cwd: request.cwd,
+      cwdFile: request.cwdFile,
+      script: request.script,
+      maxFileBytes: request.maxFileBytes,
+    });
     const runAs = this.sandbox.runAs;
     // The command's EXIT trap writes its cwd there, as the run-as user.
     if (runAs) chownSync(request.cwdFile, runAs.uid, runAs.gid);
@@ -51,7 +69,10 @@ export class BwrapLauncher implements CommandLauncher {
     const options = { env: this.sandbox.environment(request.env), detached: true, ...runAs } as const;
     // In a memory cgroup, bwrap starts only once the shell that will exec it is inside (command-cgroup.ts).
     const child = cgroup
-      ? spawn('bash', ['-c', GATE_SCRIPT, bwrap, ...args], { ...options, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] })
+      ? spawn('bash', ['-c', GATE_SCRIPT, bwrap, ...args], {
+          ...options,
+          stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+        })
       : spawn(bwrap, args, { ...options, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
     if (cgroup) {
       // Not let in (the kernel refused): the command still has its cap per process.

@@ -49,7 +49,12 @@ const MB = 1024 * 1024;
  * 4 GiB of address space: Node 20 reserves about 1 GiB before its first line (it aborts under
  * 1 GiB) and held a 1 GB heap under 2 GiB; git and Python need far less.
  */
-export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { maxProcesses: 1024, maxFileBytes: 1024 * MB, maxMemoryBytes: 4096 * MB, tmpBytes: 512 * MB };
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
+  maxProcesses: 1024,
+  maxFileBytes: 1024 * MB,
+  maxMemoryBytes: 4096 * MB,
+  tmpBytes: 512 * MB,
+};
 
 /** The folders a command's PATH may name, in the usual order, where they exist. */
 const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
@@ -118,7 +123,9 @@ export class BwrapSandbox {
     const shown = (entry: string): boolean =>
       SYSTEM_PATH.includes(entry) || this.readOnlyPaths.some((folder) => isInside(entry, folder));
     const entries = (hostPath ?? '').split(':').filter((entry) => entry.startsWith('/') && shown(entry));
-    const extra = [...this.readOnlyPaths.map((folder) => `${folder}/bin`), ...SYSTEM_PATH].filter((entry) => existsSync(entry));
+    const extra = [...this.readOnlyPaths.map((folder) => `${folder}/bin`), ...SYSTEM_PATH].filter((entry) =>
+      existsSync(entry),
+    );
     return [...new Set([...entries, ...extra])].join(':');
   }
 
@@ -146,23 +153,40 @@ export class BwrapSandbox {
       '--die-with-parent',
       '--new-session',
       // As root, bwrap keeps every capability unless told otherwise.
-      '--cap-drop', 'ALL',
-      '--hostname', 'sandbox',
+      '--cap-drop',
+      'ALL',
+      '--hostname',
+      'sandbox',
       // /tmp first: a read-only folder (SHELL_READ_PATHS) or the workspace may lie under it.
-      '--proc', '/proc',
+      '--proc',
+      '/proc',
       // bwrap's /dev is a writable tmpfs of half the machine's memory: read-only here, but
       // for a sized /dev/shm (writes to /dev/null and the like still work on a read-only mount).
-      '--dev', '/dev',
-      '--size', String(this.limits.tmpBytes), '--tmpfs', '/dev/shm',
-      '--remount-ro', '/dev',
-      '--size', String(this.limits.tmpBytes), '--tmpfs', '/tmp',
+      '--dev',
+      '/dev',
+      '--size',
+      String(this.limits.tmpBytes),
+      '--tmpfs',
+      '/dev/shm',
+      '--remount-ro',
+      '/dev',
+      '--size',
+      String(this.limits.tmpBytes),
+      '--tmpfs',
+      '/tmp',
       ...this.systemArgs,
       ...writable,
-      '--bind', command.cwdFile, SANDBOX_CWD_FILE,
-      '--chdir', command.cwd,
-      '--info-fd', '3',
+      '--bind',
+      command.cwdFile,
+      SANDBOX_CWD_FILE,
+      '--chdir',
+      command.cwd,
+      '--info-fd',
+      '3',
       '--',
-      'bash', '-c', `${this.limitsLine(command.maxFileBytes)}\n${command.script}`,
+      'bash',
+      '-c',
+      `${this.limitsLine(command.maxFileBytes)}\n${command.script}`,
     ];
   }
 
@@ -196,12 +220,19 @@ export class BwrapSandbox {
         return;
       }
       // Started as a command's bwrap is: as the run-as user when the bot is root.
-      const child = spawn(this.executable, args, { env: this.environment(env), stdio: ['ignore', 'ignore', 'pipe'], ...this.runAs });
+      const child = spawn(this.executable, args, {
+        env: this.environment(env),
+        stdio: ['ignore', 'ignore', 'pipe'],
+        ...this.runAs,
+      });
       child.stderr.on('data', (chunk: Buffer) => {
         if (stderr.length < 2_000) stderr += chunk.toString('utf8');
       });
       child.once('error', (error: NodeJS.ErrnoException) => {
-        const reason = error.code === 'ENOENT' ? `${this.bwrapPath} was not found` : `${this.bwrapPath} could not start: ${error.message}`;
+        const reason =
+          error.code === 'ENOENT'
+            ? `${this.bwrapPath} was not found`
+            : `${this.bwrapPath} could not start: ${error.message}`;
         resolve({ ok: false, ms: elapsed(), reason });
       });
       child.once('close', (code, signal) => {

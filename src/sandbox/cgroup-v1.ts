@@ -29,7 +29,10 @@ export class CgroupV1Commands implements CommandCgroups {
    * A memory cgroup folder of this bot's own, or null where cgroup v1's memory controller
    * cannot be written here. Folders of bots that are gone are removed first.
    */
-  static open(maxBytes: number, options: { mount?: string; ownCgroupFile?: string; pid?: number } = {}): CgroupV1Commands | null {
+  static open(
+    maxBytes: number,
+    options: { mount?: string; ownCgroupFile?: string; pid?: number } = {},
+  ): CgroupV1Commands | null {
     const mount = options.mount ?? V1_MEMORY_MOUNT;
     const own = ownMemoryCgroup(options.ownCgroupFile ?? '/proc/self/cgroup');
     if (own === null || !existsSync(path.join(mount, 'memory.limit_in_bytes'))) return null;
@@ -102,7 +105,8 @@ function removeStale(parent: string): void {
     if (!match || processAlive(Number(match[1]))) continue;
     const folder = path.join(parent, name);
     try {
-      for (const child of readdirSync(folder)) if (child.startsWith('command-')) tryRemoveCgroup(path.join(folder, child));
+      for (const child of readdirSync(folder))
+        if (child.startsWith('command-')) tryRemoveCgroup(path.join(folder, child));
     } catch {
       // unreadable: left as it is
     }

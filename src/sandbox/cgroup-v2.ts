@@ -18,7 +18,16 @@
 //
 // The root of the hierarchy and this process's cgroup file are options, so a test can stand a
 // folder in for /sys/fs/cgroup and check each step of the protocol.
-import { accessSync, appendFileSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  appendFileSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { removeCgroup, tryRemoveCgroup, writeQuietly, oomKillCount } from './cgroup-files.js';
 import type { CommandCgroup, CommandCgroups } from './cgroup-port.js';
@@ -54,16 +63,29 @@ export function assessCgroupV2(options: CgroupV2Options = {}): CgroupV2Assessmen
   const ownPath = path.posix.basename(relative) === BOT_LEAF ? path.posix.dirname(relative) : relative;
   const own = path.join(root, ownPath);
   for (const file of [own, path.join(own, 'cgroup.procs'), path.join(own, 'cgroup.subtree_control')]) {
-    if (!writable(file)) return { kind: 'not-delegated', own, why: `the bot's cgroup ${ownPath} is not delegated to it (it may not write ${path.basename(file) || file})` };
+    if (!writable(file))
+      return {
+        kind: 'not-delegated',
+        own,
+        why: `the bot's cgroup ${ownPath} is not delegated to it (it may not write ${path.basename(file) || file})`,
+      };
   }
   const controllers = readWords(path.join(own, 'cgroup.controllers'));
   if (!controllers.includes('memory')) {
-    return { kind: 'not-delegated', own, why: `the bot's cgroup ${ownPath} has no memory controller to give its children (a systemd unit needs Delegate=yes, or Delegate=memory pids)` };
+    return {
+      kind: 'not-delegated',
+      own,
+      why: `the bot's cgroup ${ownPath} has no memory controller to give its children (a systemd unit needs Delegate=yes, or Delegate=memory pids)`,
+    };
   }
   const self = options.pid ?? process.pid;
   const foreign = readPids(path.join(own, 'cgroup.procs')).filter((pid) => !ownProcess(pid, self));
   if (foreign.length > 0) {
-    return { kind: 'not-delegated', own, why: `the bot's cgroup ${ownPath} holds processes that are not the bot's (pid ${foreign.slice(0, 3).join(', ')}${foreign.length > 3 ? ', …' : ''})` };
+    return {
+      kind: 'not-delegated',
+      own,
+      why: `the bot's cgroup ${ownPath} holds processes that are not the bot's (pid ${foreign.slice(0, 3).join(', ')}${foreign.length > 3 ? ', …' : ''})`,
+    };
   }
   return { kind: 'delegated', own, controllers };
 }
@@ -88,17 +110,28 @@ export class CgroupV2Commands implements CommandCgroups {
    * Move the bot's processes into their leaf, give the children memory (and pids), and prove
    * with a trial command cgroup that the cap can be set. Null where a step is refused.
    */
-  static open(maxBytes: number, options: CgroupV2Options & { assessment: Extract<CgroupV2Assessment, { kind: 'delegated' }>; maxProcesses?: number }): CgroupV2Commands | null {
+  static open(
+    maxBytes: number,
+    options: CgroupV2Options & {
+      assessment: Extract<CgroupV2Assessment, { kind: 'delegated' }>;
+      maxProcesses?: number;
+    },
+  ): CgroupV2Commands | null {
     const own = options.assessment.own;
     const pid = options.pid ?? process.pid;
     try {
       mkdirSync(path.join(own, BOT_LEAF), { recursive: true });
       // One pid per write: the kernel moves one process (with all its threads) each time.
-      for (const member of readPids(path.join(own, 'cgroup.procs'))) moveQuietly(path.join(own, BOT_LEAF, 'cgroup.procs'), member);
+      for (const member of readPids(path.join(own, 'cgroup.procs')))
+        moveQuietly(path.join(own, BOT_LEAF, 'cgroup.procs'), member);
       const enabled = readWords(path.join(own, 'cgroup.subtree_control'));
       const wanted = WANTED.filter((controller) => options.assessment.controllers.includes(controller));
       const missing = wanted.filter((controller) => !enabled.includes(controller));
-      if (missing.length > 0) writeFileSync(path.join(own, 'cgroup.subtree_control'), missing.map((controller) => `+${controller}`).join(' '));
+      if (missing.length > 0)
+        writeFileSync(
+          path.join(own, 'cgroup.subtree_control'),
+          missing.map((controller) => `+${controller}`).join(' '),
+        );
       removeStale(own);
       const pids = wanted.includes('pids') && options.maxProcesses !== undefined ? options.maxProcesses : null;
       const groups = new CgroupV2Commands(own, maxBytes, `cmd-${pid}-${++opened}`, pids);
@@ -133,7 +166,8 @@ export class CgroupV2Commands implements CommandCgroups {
   /** The commands' cgroups this bot made (gone by now, unless a command is still being torn down). */
   close(): void {
     try {
-      for (const name of readdirSync(this.folder)) if (name.startsWith(`${this.prefix}-`)) tryRemoveCgroup(path.join(this.folder, name));
+      for (const name of readdirSync(this.folder))
+        if (name.startsWith(`${this.prefix}-`)) tryRemoveCgroup(path.join(this.folder, name));
     } catch {
       // the folder went with the unit
     }
@@ -143,7 +177,9 @@ export class CgroupV2Commands implements CommandCgroups {
 /** The `0::/path` line of /proc/self/cgroup: this process's place in the unified hierarchy. */
 function unifiedPath(file: string): string | null {
   try {
-    const line = readFileSync(file, 'utf8').split('\n').find((entry) => entry.startsWith('0::'));
+    const line = readFileSync(file, 'utf8')
+      .split('\n')
+      .find((entry) => entry.startsWith('0::'));
     return line ? line.slice(3) || '/' : null;
   } catch {
     return null;
@@ -168,7 +204,9 @@ function readWords(file: string): string[] {
 }
 
 function readPids(file: string): number[] {
-  return readWords(file).map(Number).filter((pid) => Number.isInteger(pid) && pid > 0);
+  return readWords(file)
+    .map(Number)
+    .filter((pid) => Number.isInteger(pid) && pid > 0);
 }
 
 /** A process that ended meanwhile is not moved, and that is fine. */

@@ -52,13 +52,23 @@ export function openCommandCgroups(maxBytes: number, options: MemoryBoundOptions
     if (groups) return { groups, kind: 'cgroup v2', missing: null };
   }
   if (v2.kind === 'not-v2') {
-    const groups = CgroupV1Commands.open(maxBytes, { mount: options.v1Mount, ownCgroupFile: options.selfCgroupFile, pid: options.pid });
+    const groups = CgroupV1Commands.open(maxBytes, {
+      mount: options.v1Mount,
+      ownCgroupFile: options.selfCgroupFile,
+      pid: options.pid,
+    });
     if (groups) {
       if (options.dryRun) groups.close();
       return { groups: options.dryRun ? null : groups, kind: 'cgroup v1', missing: null };
     }
-    return { groups: null, kind: 'per process', missing: 'cgroup v1\'s memory hierarchy cannot be written by the bot (a root bot in a VM or a privileged container can)' };
+    return {
+      groups: null,
+      kind: 'per process',
+      missing:
+        "cgroup v1's memory hierarchy cannot be written by the bot (a root bot in a VM or a privileged container can)",
+    };
   }
-  const why = v2.kind === 'delegated' ? `cgroup v2: a trial cgroup could not be made in ${v2.own}` : `cgroup v2: ${v2.why}`;
+  const why =
+    v2.kind === 'delegated' ? `cgroup v2: a trial cgroup could not be made in ${v2.own}` : `cgroup v2: ${v2.why}`;
   return { groups: null, kind: 'per process', missing: `${why}; ${HOW_V2}` };
 }

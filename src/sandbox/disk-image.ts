@@ -76,18 +76,30 @@ export interface ProgramResult {
 }
 
 /** Run a program; resolves with its exit code (a failure to start is code 127). */
-export function runProgram(file: string, args: readonly string[], timeoutMs = PROGRAM_TIMEOUT_MS): Promise<ProgramResult> {
+export function runProgram(
+  file: string,
+  args: readonly string[],
+  timeoutMs = PROGRAM_TIMEOUT_MS,
+): Promise<ProgramResult> {
   return new Promise((resolve) => {
-    execFile(file, args, { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, env: { PATH: SYSTEM_FOLDERS.join(':'), LC_ALL: 'C' } }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 127) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr || (error && !stdout ? error.message : '')) });
-    });
+    execFile(
+      file,
+      args,
+      { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, env: { PATH: SYSTEM_FOLDERS.join(':'), LC_ALL: 'C' } },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 127) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr || (error && !stdout ? error.message : '')) });
+      },
+    );
   });
 }
 
 async function mustRun(file: string, args: readonly string[], what: string): Promise<ProgramResult> {
   const result = await runProgram(file, args);
-  if (result.code !== 0) throw new Error(`${what} failed: ${path.basename(file)} exited with ${result.code}${result.stderr.trim() ? `: ${lastLine(result.stderr)}` : ''}`);
+  if (result.code !== 0)
+    throw new Error(
+      `${what} failed: ${path.basename(file)} exited with ${result.code}${result.stderr.trim() ? `: ${lastLine(result.stderr)}` : ''}`,
+    );
   return result;
 }
 
@@ -122,12 +134,22 @@ export async function makeImage(tools: DiskTools, image: string, shape: ImageSha
 async function formatImage(tools: DiskTools, image: string, size: number, shape: ImageShape): Promise<number> {
   await truncate(image, 0);
   await truncate(image, size);
-  const extended = [`root_owner=${shape.owner.uid}:${shape.owner.gid}`, 'lazy_itable_init=1', 'lazy_journal_init=1', 'nodiscard'];
+  const extended = [
+    `root_owner=${shape.owner.uid}:${shape.owner.gid}`,
+    'lazy_itable_init=1',
+    'lazy_journal_init=1',
+    'nodiscard',
+  ];
   const journal = shape.usableBytes >= JOURNAL_FROM_BYTES ? ['-J', `size=${JOURNAL_MB}`] : ['-O', '^has_journal'];
   const inodes = shape.inodes ? ['-N', String(shape.inodes)] : [];
-  await mustRun(tools.mkfs, ['-q', '-F', '-m', '0', '-E', extended.join(','), ...journal, ...inodes, image], 'making the disk');
+  await mustRun(
+    tools.mkfs,
+    ['-q', '-F', '-m', '0', '-E', extended.join(','), ...journal, ...inodes, image],
+    'making the disk',
+  );
   const header = (await mustRun(tools.dumpe2fs, ['-h', image], 'reading the new disk')).stdout;
-  const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(header)?.[1] ?? Number.NaN);
+  const field = (name: string): number =>
+    Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(header)?.[1] ?? Number.NaN);
   const free = field('Free blocks') * field('Block size');
   if (!Number.isFinite(free)) throw new Error('reading the new disk failed: dumpe2fs printed no free blocks');
   return free;
@@ -149,7 +171,11 @@ export async function checkImage(tools: DiskTools, image: string): Promise<boole
  * than carrying on with a damaged file system.
  */
 export async function mountImage(tools: DiskTools, image: string, folder: string): Promise<void> {
-  await mustRun(tools.mount, ['-t', 'ext4', '-o', 'loop,nodev,nosuid,discard,errors=remount-ro', image, folder], 'mounting the disk');
+  await mustRun(
+    tools.mount,
+    ['-t', 'ext4', '-o', 'loop,nodev,nosuid,discard,errors=remount-ro', image, folder],
+    'mounting the disk',
+  );
 }
 
 /** A second view of `folder` at `target`, without the mounts below it: what a mount over a subfolder hides is seen there. */
@@ -201,7 +227,9 @@ export function loopBackingFile(device: string): string | null {
   const match = /^\/dev\/(loop\d+)$/.exec(device);
   if (!match) return null;
   try {
-    return readFileSync(`/sys/block/${match[1]}/loop/backing_file`, 'utf8').trim().replace(/ \(deleted\)$/, '');
+    return readFileSync(`/sys/block/${match[1]}/loop/backing_file`, 'utf8')
+      .trim()
+      .replace(/ \(deleted\)$/, '');
   } catch {
     return null;
   }
@@ -223,6 +251,7 @@ export async function growImage(tools: DiskTools, image: string, moreBytes: numb
   const size = (await stat(image)).size;
   // The new block groups bring inode tables of their own: a little more than the room asked.
   await truncate(image, alignUp(size + moreBytes * 1.05 + 64 * 1024));
-  if ((await runProgram(tools.e2fsck, ['-f', '-p', image])).code > 2) throw new Error(`growing the disk failed: e2fsck found errors in ${image}`);
+  if ((await runProgram(tools.e2fsck, ['-f', '-p', image])).code > 2)
+    throw new Error(`growing the disk failed: e2fsck found errors in ${image}`);
   await mustRun(tools.resize2fs, [image], 'growing the disk');
 }

@@ -15,7 +15,18 @@ import { chmod, mkdtemp, rename, rm, rmdir, unlink, writeFile } from 'node:fs/pr
 import path from 'node:path';
 import type { EngineLogger } from '../engine/logger.js';
 import { measureFolder } from '../tools/workspace-usage.js';
-import { bindMount, checkImage, diskSpace, growImage, makeImage, mountedAt, mountImage, runProgram, unmountFolder, type DiskTools } from './disk-image.js';
+import {
+  bindMount,
+  checkImage,
+  diskSpace,
+  growImage,
+  makeImage,
+  mountedAt,
+  mountImage,
+  runProgram,
+  unmountFolder,
+  type DiskTools,
+} from './disk-image.js';
 
 /** What putting a folder on its disk needs. */
 export interface FolderDiskSetup {
@@ -46,7 +57,8 @@ export async function mountFolderDisk(setup: FolderDiskSetup, folder: string, im
   await finishMove(image);
   if (!existsSync(image)) return false;
   const mounted = mountedAt(folder);
-  if (mounted && mounted.backingFile !== image) throw new Error(`another file system (${mounted.source}) is mounted on ${folder}`);
+  if (mounted && mounted.backingFile !== image)
+    throw new Error(`another file system (${mounted.source}) is mounted on ${folder}`);
   if (!mounted) {
     if (!existsSync(`${image}.moving`) && readdirSync(folder).length > 0) {
       throw new Error(
@@ -54,7 +66,8 @@ export async function mountFolderDisk(setup: FolderDiskSetup, folder: string, im
           `(mount it elsewhere, copy them in, empty the folder) or remove the disk, and the next session mounts it`,
       );
     }
-    if (!(await checkImage(setup.tools, image))) throw new Error(`e2fsck could not repair ${image}; run e2fsck on it by hand`);
+    if (!(await checkImage(setup.tools, image)))
+      throw new Error(`e2fsck could not repair ${image}; run e2fsck on it by hand`);
     await mountImage(setup.tools, image, folder).catch(async (error: unknown) => {
       // What is beneath is never removed while the disk is not mounted over it: from now
       // on the folder and the disk are two, and a person decides (the refusal says how).
@@ -77,7 +90,12 @@ export async function makeFolderDisk(setup: FolderDiskSetup, folder: string, ima
   const owner = statSync(folder);
   const usableBytes = Math.max(setup.maxBytes, Math.ceil(usage.bytes * MOVE_HEADROOM) + MB);
   await rm(fresh, { force: true });
-  await makeImage(setup.tools, fresh, { usableBytes, owner: { uid: owner.uid, gid: owner.gid }, mode: owner.mode & 0o7777, inodes: inodesFor(usableBytes, usage.entries) });
+  await makeImage(setup.tools, fresh, {
+    usableBytes,
+    owner: { uid: owner.uid, gid: owner.gid },
+    mode: owner.mode & 0o7777,
+    inodes: inodesFor(usableBytes, usage.entries),
+  });
   const moving = usage.entries > 0;
   if (moving) {
     await copyInto(setup, fresh, folder).catch(async (error: unknown) => {
@@ -109,7 +127,10 @@ async function copyInto(setup: FolderDiskSetup, image: string, folder: string): 
     await rmdir(path.join(staging, 'lost+found')).catch(() => undefined);
     const copy = await runProgram('/bin/cp', ['-a', '--sparse=always', '--', `${folder}/.`, `${staging}/`]);
     if (!(await unmountFolder(setup.tools, staging))) throw new Error(`could not unmount ${staging}`);
-    if (copy.code !== 0) throw new Error(`moving ${folder}'s files into its disk failed: ${copy.stderr.trim().split('\n').at(-1) ?? `cp exited with ${copy.code}`}`);
+    if (copy.code !== 0)
+      throw new Error(
+        `moving ${folder}'s files into its disk failed: ${copy.stderr.trim().split('\n').at(-1) ?? `cp exited with ${copy.code}`}`,
+      );
   } finally {
     await rmdir(staging).catch(() => undefined);
   }
@@ -150,7 +171,10 @@ async function finishBeneath(setup: FolderDiskSetup, folder: string, image: stri
     }
     await rm(moving, { force: true });
   } catch (error) {
-    setup.logger?.warn({ err: error, folder }, "the files beneath a workspace disk could not be removed yet; the next mount tries again (they are on the disk)");
+    setup.logger?.warn(
+      { err: error, folder },
+      'the files beneath a workspace disk could not be removed yet; the next mount tries again (they are on the disk)',
+    );
   }
 }
 
@@ -162,7 +186,10 @@ async function grow(setup: FolderDiskSetup, folder: string, image: string): Prom
   try {
     await growImage(setup.tools, image, short);
   } catch (error) {
-    setup.logger?.warn({ err: error, folder }, 'a workspace disk could not grow to WORKSPACE_MAX_MB; it keeps its size');
+    setup.logger?.warn(
+      { err: error, folder },
+      'a workspace disk could not grow to WORKSPACE_MAX_MB; it keeps its size',
+    );
   }
   await mountImage(setup.tools, image, folder);
 }

@@ -82,7 +82,6 @@ export function botPaths(input: BotPathsInput): BotPaths {
   return { home, protected: unique };
 }
 
-
 /**
  * Why the workspace may not be used, or null. One of the bot's own paths inside the
  * workspace would be visible (and writable) to every command, sandbox or not.
@@ -93,6 +92,6 @@ export function workspaceProblem(workspaceRoot: string, paths: BotPaths): string
   if (exposed.length === 0) return null;
   return (
     `WORKSPACE_DIR (${root}) holds ${exposed.map((entry) => `${entry.what} (${entry.path})`).join(', ')}; ` +
-    'the tools would see the bot\'s own files. Point WORKSPACE_DIR at a folder of its own, e.g. ./workspace'
+    "the tools would see the bot's own files. Point WORKSPACE_DIR at a folder of its own, e.g. ./workspace"
   );
 }

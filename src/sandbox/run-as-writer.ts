@@ -28,7 +28,9 @@ const HELPER_HEAP_MB = 32;
 /** What is kept of the helper's stderr, for the error when it dies. */
 const STDERR_KEEP_CHARS = 2_000;
 
-type Reply = { seq: number; ok: true; [field: string]: unknown } | { seq: number; ok: false; code: string; message: string; shown?: string; kind?: string };
+type Reply =
+  | { seq: number; ok: true; [field: string]: unknown }
+  | { seq: number; ok: false; code: string; message: string; shown?: string; kind?: string };
 
 interface Pending {
   resolve(reply: Reply & { ok: true }): void;
@@ -75,12 +77,20 @@ export class RunAsWriter implements FolderWriter {
 
   private helperProcess(): HelperProcess {
     if (!this.helper || this.helper.ended) {
-      this.helper = new HelperProcess(this.owner, this.options.execPath ?? process.execPath, this.options.idleMs ?? IDLE_EXIT_MS);
+      this.helper = new HelperProcess(
+        this.owner,
+        this.options.execPath ?? process.execPath,
+        this.options.idleMs ?? IDLE_EXIT_MS,
+      );
     }
     return this.helper;
   }
 
-  private request(header: Record<string, unknown>, bytes?: Uint8Array, helper = this.helperProcess()): Promise<Reply & { ok: true }> {
+  private request(
+    header: Record<string, unknown>,
+    bytes?: Uint8Array,
+    helper = this.helperProcess(),
+  ): Promise<Reply & { ok: true }> {
     return helper.send(header, bytes);
   }
 
@@ -89,7 +99,8 @@ export class RunAsWriter implements FolderWriter {
     const helper = this.helper!;
     const id = reply.id as number;
     let name = reply.name as string;
-    const call = (op: string, extra: Record<string, unknown> = {}, bytes?: Uint8Array) => this.request({ op, id, ...extra }, bytes, helper);
+    const call = (op: string, extra: Record<string, unknown> = {}, bytes?: Uint8Array) =>
+      this.request({ op, id, ...extra }, bytes, helper);
     return {
       get name() {
         return name;
@@ -165,7 +176,9 @@ class HelperProcess {
         resolve();
       });
       this.child.once('error', (error) => {
-        this.fail(`${this.execPath} could not be started as that user (${(error as NodeJS.ErrnoException).code ?? error.message}): Node must be installed where every user may run it`);
+        this.fail(
+          `${this.execPath} could not be started as that user (${(error as NodeJS.ErrnoException).code ?? error.message}): Node must be installed where every user may run it`,
+        );
         resolve();
       });
     });
@@ -261,14 +274,20 @@ class HelperProcess {
 
   private error(why: string): Error {
     const tail = this.stderr.trim();
-    return new Error(`the helper that writes files as uid ${this.owner.uid} failed: ${why}${tail ? ` (${tail.split('\n').at(-1)})` : ''}`);
+    return new Error(
+      `the helper that writes files as uid ${this.owner.uid} failed: ${why}${tail ? ` (${tail.split('\n').at(-1)})` : ''}`,
+    );
   }
 }
 
 /** The helper's refusal as the same errors the in-process writer throws. */
 function replyError(reply: Reply & { ok: false }): Error {
   if (reply.code === 'ENOTFOLDER') return new NotAFolderError(reply.shown ?? '?');
-  if (reply.code === 'ENOTFILE') return new NotAFileError(reply.shown ?? '?', reply.kind === 'link' || reply.kind === 'directory' ? reply.kind : 'special');
+  if (reply.code === 'ENOTFILE')
+    return new NotAFileError(
+      reply.shown ?? '?',
+      reply.kind === 'link' || reply.kind === 'directory' ? reply.kind : 'special',
+    );
   // A system call's failure comes as its code alone (callers put it in words, as they do Node's).
   return Object.assign(new Error(reply.message || errnoText(reply.code)), { code: reply.code });
 }

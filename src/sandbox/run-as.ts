@@ -36,14 +36,17 @@ export function parseRunAs(raw: string): SandboxOwner {
   const match = /^(\d+):(\d+)$/.exec(raw.trim());
   if (!match) throw new Error(`SHELL_RUN_AS: must be uid:gid, e.g. 65534:65534 (got "${raw}")`);
   const owner = { uid: Number(match[1]), gid: Number(match[2]) };
-  if (owner.uid === 0 || owner.gid === 0) throw new Error('SHELL_RUN_AS: must not be 0 (root): commands run as an unprivileged user');
+  if (owner.uid === 0 || owner.gid === 0)
+    throw new Error('SHELL_RUN_AS: must not be 0 (root): commands run as an unprivileged user');
   return owner;
 }
 
 /** Decide from the bot's own uid and SHELL_RUN_AS. */
 export function decideRunAs(setting: string | undefined, botUid: number = process.getuid?.() ?? -1): RunAsDecision {
   if (botUid !== 0) {
-    const note = setting ? `SHELL_RUN_AS is ignored: the bot runs as uid ${botUid}, not root, and commands run as that uid` : undefined;
+    const note = setting
+      ? `SHELL_RUN_AS is ignored: the bot runs as uid ${botUid}, not root, and commands run as that uid`
+      : undefined;
     return { uid: botUid, note };
   }
   const runAs = setting ? parseRunAs(setting) : DEFAULT_RUN_AS;
@@ -67,7 +70,8 @@ export function unreachableBy(folder: string, owner: SandboxOwner): string | nul
       return null; // missing or unreadable: bwrap will say so itself
     }
     const bit = uid === owner.uid ? 0o100 : gid === owner.gid ? 0o010 : 0o001;
-    if ((mode & bit) === 0) return `${ancestor} (mode ${(mode & 0o777).toString(8)}, owner uid ${uid}) may not be entered by uid ${owner.uid}`;
+    if ((mode & bit) === 0)
+      return `${ancestor} (mode ${(mode & 0o777).toString(8)}, owner uid ${uid}) may not be entered by uid ${owner.uid}`;
   }
   return null;
 }

@@ -36,7 +36,9 @@ export function shellEnvironment(base: NodeJS.ProcessEnv, options: ShellEnvironm
   for (const name of options.pass ?? []) copy(name);
   if (env.PATH !== undefined && options.hide?.length) {
     const hidden = options.hide;
-    env.PATH = env.PATH.split(':').filter((entry) => entry !== '' && !hidden.some((folder) => entry === folder || entry.startsWith(`${folder}/`))).join(':');
+    env.PATH = env.PATH.split(':')
+      .filter((entry) => entry !== '' && !hidden.some((folder) => entry === folder || entry.startsWith(`${folder}/`)))
+      .join(':');
   }
   if (!env.PATH) env.PATH = FALLBACK_PATH;
   return { ...env, ...NON_INTERACTIVE, HOME: options.home };
@@ -47,11 +49,15 @@ export function shellEnvironment(base: NodeJS.ProcessEnv, options: ShellEnvironm
  * refused: handing one to commands is exactly what the allow-list exists to prevent.
  */
 export function parseShellEnvNames(raw: string | undefined, secretNames: ReadonlySet<string>): string[] {
-  const names = (raw ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+  const names = (raw ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   const problems: string[] = [];
   for (const name of names) {
     if (!VARIABLE_NAME.test(name)) problems.push(`"${name}" is not a variable name`);
-    else if (secretNames.has(name)) problems.push(`${name} is one of the bot's own secrets and is never handed to commands`);
+    else if (secretNames.has(name))
+      problems.push(`${name} is one of the bot's own secrets and is never handed to commands`);
   }
   if (problems.length > 0) throw new Error(`SHELL_ENV: ${problems.join('; ')}`);
   return [...new Set(names)];

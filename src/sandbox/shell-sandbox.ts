@@ -49,8 +49,8 @@ const HOW_TO_FIX =
   'or set SHELL_SANDBOX=off to run commands unconfined (see docs/security.md, "The shell sandbox")';
 
 export const UNCONFINED_WARNING =
-  'SHELL_SANDBOX=off: shell commands run WITHOUT a sandbox; an approved command can read the bot\'s .env, tokens, store and every ' +
-  'file the bot\'s user can, and reach the network';
+  "SHELL_SANDBOX=off: shell commands run WITHOUT a sandbox; an approved command can read the bot's .env, tokens, store and every " +
+  "file the bot's user can, and reach the network";
 
 export async function decideShellSandbox(settings: ShellSandboxSettings): Promise<SandboxDecision> {
   if (settings.mode === 'off') return { kind: 'host', message: UNCONFINED_WARNING };
@@ -58,11 +58,18 @@ export async function decideShellSandbox(settings: ShellSandboxSettings): Promis
   const limits = limitsOf(settings);
   // Loaded only for a sandbox: a bot whose shell is off reads no cgroup code at start.
   const { openCommandCgroups } = await import('./command-cgroup.js');
-  const memory = openCommandCgroups(limits.maxMemoryBytes, { maxProcesses: limits.maxProcesses, dryRun: settings.memoryCgroups === false });
+  const memory = openCommandCgroups(limits.maxMemoryBytes, {
+    maxProcesses: limits.maxProcesses,
+    dryRun: settings.memoryCgroups === false,
+  });
   const cgroups = memory.groups;
   const sandbox = new BwrapSandbox({
     cgroups,
-    view: systemView({ protectedPaths: settings.botPaths.protected, readOnlyPaths: settings.readOnlyPaths, network: settings.network }),
+    view: systemView({
+      protectedPaths: settings.botPaths.protected,
+      readOnlyPaths: settings.readOnlyPaths,
+      network: settings.network,
+    }),
     network: settings.network,
     limits: settings.limits,
     bwrapPath: settings.bwrapPath,
@@ -78,7 +85,9 @@ export async function decideShellSandbox(settings: ShellSandboxSettings): Promis
   }
   const cwdFile = path.join(os.tmpdir(), `chat-agent-probe-${randomUUID()}`);
   await writeFile(cwdFile, '', { mode: 0o600 });
-  const probe = await sandbox.probe(settings.workspaceRoot, cwdFile, settings.env).finally(() => rm(cwdFile, { force: true }));
+  const probe = await sandbox
+    .probe(settings.workspaceRoot, cwdFile, settings.env)
+    .finally(() => rm(cwdFile, { force: true }));
   if (probe.ok) {
     const network = settings.network ? 'with network (SHELL_NETWORK=on)' : 'no network';
     const uid = settings.commandUid ?? process.getuid?.() ?? -1;
@@ -106,16 +115,24 @@ function refuse(settings: ShellSandboxSettings, reason: string, fix = HOW_TO_FIX
  * "Permission denied" would.
  */
 function unreachableFolder(settings: ShellSandboxSettings, owner: SandboxOwner): string | null {
-  const folders = [{ folder: settings.workspaceRoot, name: 'WORKSPACE_DIR' }, ...(settings.readOnlyPaths ?? []).map((folder) => ({ folder, name: 'SHELL_READ_PATHS' }))];
+  const folders = [
+    { folder: settings.workspaceRoot, name: 'WORKSPACE_DIR' },
+    ...(settings.readOnlyPaths ?? []).map((folder) => ({ folder, name: 'SHELL_READ_PATHS' })),
+  ];
   for (const { folder, name } of folders) {
     const why = unreachableBy(folder, owner);
-    if (why) return `${name} (${folder}) cannot be reached by the user commands run as: ${why}; move it, or let that user enter the folder (chmod o+x)`;
+    if (why)
+      return `${name} (${folder}) cannot be reached by the user commands run as: ${why}; move it, or let that user enter the folder (chmod o+x)`;
   }
   return null;
 }
 
 /** The bounds of one command, in words, for the start-up line. */
-export function boundsText(limits: SandboxLimits, workspaceMaxBytes: number | undefined, memory: Pick<MemoryBound, 'kind' | 'missing'>): string {
+export function boundsText(
+  limits: SandboxLimits,
+  workspaceMaxBytes: number | undefined,
+  memory: Pick<MemoryBound, 'kind' | 'missing'>,
+): string {
   const mb = (bytes: number): string => `${thousands(Math.round(bytes / (1024 * 1024)))} MB`;
   const parts = [
     `${thousands(limits.maxProcesses)} processes`,

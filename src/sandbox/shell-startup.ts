@@ -60,9 +60,15 @@ export interface ShellStartupOptions {
 }
 
 export async function prepareShell(config: Config, options: ShellStartupOptions = {}): Promise<ShellStartup> {
-  const paths = botPaths({ storeUrl: config.STORE_URL, mcpConfig: config.MCP_CONFIG, workingDir: options.workingDir, homeDir: options.homeDir });
+  const paths = botPaths({
+    storeUrl: config.STORE_URL,
+    mcpConfig: config.MCP_CONFIG,
+    workingDir: options.workingDir,
+    homeDir: options.homeDir,
+  });
   // Unconfined (SHELL_SANDBOX=off), commands run as the bot itself: nobody to hand anything to.
-  const runAs: RunAsDecision = config.SHELL_SANDBOX === 'off' ? { uid: process.getuid?.() ?? -1 } : decideRunAs(config.SHELL_RUN_AS);
+  const runAs: RunAsDecision =
+    config.SHELL_SANDBOX === 'off' ? { uid: process.getuid?.() ?? -1 } : decideRunAs(config.SHELL_RUN_AS);
   const existed = existsSync(config.WORKSPACE_DIR);
   if (options.createWorkspace !== false) mkdirSync(config.WORKSPACE_DIR, { recursive: true });
   const workspaceRoot = realOrResolved(config.WORKSPACE_DIR);
@@ -72,7 +78,10 @@ export async function prepareShell(config: Config, options: ShellStartupOptions 
   if (!existed && existsSync(workspaceRoot) && runAs.runAs) chownSync(workspaceRoot, runAs.runAs.uid, runAs.runAs.gid);
   // The probe mounts the workspace as a command would: one that does not exist yet (a check
   // that creates nothing) is stood in for by an empty temporary folder.
-  const standIn = existsSync(workspaceRoot) || config.SHELL_SANDBOX === 'off' ? undefined : mkdtempSync(path.join(os.tmpdir(), 'chat-agent-workspace-'));
+  const standIn =
+    existsSync(workspaceRoot) || config.SHELL_SANDBOX === 'off'
+      ? undefined
+      : mkdtempSync(path.join(os.tmpdir(), 'chat-agent-workspace-'));
   // As the workspace would be when the bot makes it: the run-as user's.
   if (standIn && runAs.runAs) chownSync(standIn, runAs.runAs.uid, runAs.runAs.gid);
   try {
@@ -107,7 +116,11 @@ async function decideShell(
     commandUid: runAs.uid,
     limits: { maxMemoryBytes: config.SHELL_MAX_MEMORY_MB * MB, tmpBytes: config.SHELL_TMP_MB * MB },
     workspaceMaxBytes: config.WORKSPACE_MAX_MB * MB,
-    env: shellEnvironment(process.env, { home: probeRoot, pass: envNames, hide: paths.protected.map((entry) => entry.path) }),
+    env: shellEnvironment(process.env, {
+      home: probeRoot,
+      pass: envNames,
+      hide: paths.protected.map((entry) => entry.path),
+    }),
   });
   const reachable = runAs.runAs ? [workspaceRoot, ...readOnlyPaths] : [];
   switch (decision.kind) {
@@ -117,23 +130,60 @@ async function decideShell(
         throw error;
       });
       // The images are the bot's: never granted, never shown to a command.
-      if (disks.disks) paths.protected.push({ path: disks.disks.imageRoot, what: 'the workspace disks (WORKSPACE_DISKS)' });
-      const notes = [runAs.note, runAs.runAs ? ownershipNote(workspaceRoot, runAs.runAs) : undefined, runAs.runAs ? writerNote(runAs.runAs) : undefined].filter(Boolean);
+      if (disks.disks)
+        paths.protected.push({ path: disks.disks.imageRoot, what: 'the workspace disks (WORKSPACE_DISKS)' });
+      const notes = [
+        runAs.note,
+        runAs.runAs ? ownershipNote(workspaceRoot, runAs.runAs) : undefined,
+        runAs.runAs ? writerNote(runAs.runAs) : undefined,
+      ].filter(Boolean);
       const message = [decision.message, disks.text, ...notes].join('; ');
-      return { shell: { kind: 'sandbox', sandbox: decision.sandbox }, envNames, paths, workspaceRoot, reachable, message, warn: notes.length > 0, disks: disks.disks };
+      return {
+        shell: { kind: 'sandbox', sandbox: decision.sandbox },
+        envNames,
+        paths,
+        workspaceRoot,
+        reachable,
+        message,
+        warn: notes.length > 0,
+        disks: disks.disks,
+      };
     }
     // No sandbox, no disks: commands that run on the host can write anywhere the bot can.
     case 'host':
-      return { shell: { kind: 'host' }, envNames, paths, workspaceRoot, reachable: [], message: decision.message, warn: true, disks: null };
+      return {
+        shell: { kind: 'host' },
+        envNames,
+        paths,
+        workspaceRoot,
+        reachable: [],
+        message: decision.message,
+        warn: true,
+        disks: null,
+      };
     case 'withheld':
-      return { shell: { kind: 'withheld' }, envNames, paths, workspaceRoot, reachable: [], message: decision.message, warn: true, disks: null };
+      return {
+        shell: { kind: 'withheld' },
+        envNames,
+        paths,
+        workspaceRoot,
+        reachable: [],
+        message: decision.message,
+        warn: true,
+        disks: null,
+      };
   }
 }
 
 /** What holds WORKSPACE_MAX_MB: the disks' module is loaded only when WORKSPACE_DISKS asks for them. */
-async function decideDisks(config: Config, workspaceRoot: string, options: ShellStartupOptions): Promise<{ disks: WorkspaceDisks | null; text: string }> {
+async function decideDisks(
+  config: Config,
+  workspaceRoot: string,
+  options: ShellStartupOptions,
+): Promise<{ disks: WorkspaceDisks | null; text: string }> {
   const cap = `the workspace cap (${thousands(config.WORKSPACE_MAX_MB)} MB, WORKSPACE_MAX_MB)`;
-  if (config.WORKSPACE_DISKS === 'off') return { disks: null, text: `${cap} is measured while commands run (best effort; WORKSPACE_DISKS=off)` };
+  if (config.WORKSPACE_DISKS === 'off')
+    return { disks: null, text: `${cap} is measured while commands run (best effort; WORKSPACE_DISKS=off)` };
   const { openWorkspaceDisks } = await import('./workspace-disks-startup.js');
   const decision = await openWorkspaceDisks({
     mode: config.WORKSPACE_DISKS,
@@ -151,7 +201,11 @@ async function decideDisks(config: Config, workspaceRoot: string, options: Shell
  * when it still holds; otherwise SHELL_SANDBOX=bwrap stops the start and `auto` withholds
  * run_shell, either way saying in words which folder closed the way.
  */
-export async function recheckShell(config: Config, startup: ShellStartup, options: { changedFolders: readonly string[] }): Promise<ShellStartup> {
+export async function recheckShell(
+  config: Config,
+  startup: ShellStartup,
+  options: { changedFolders: readonly string[] },
+): Promise<ShellStartup> {
   if (startup.shell.kind !== 'sandbox' || options.changedFolders.length === 0) return startup;
   const sandbox = startup.shell.sandbox;
   let reason: string | null = null;
@@ -165,16 +219,28 @@ export async function recheckShell(config: Config, startup: ShellStartup, option
   if (reason === null) {
     const cwdFile = path.join(os.tmpdir(), `chat-agent-probe-${randomUUID()}`);
     writeFileSync(cwdFile, '', { mode: 0o600 });
-    const env = shellEnvironment(process.env, { home: startup.workspaceRoot, pass: startup.envNames, hide: startup.paths.protected.map((entry) => entry.path) });
-    const probe = await sandbox.probe(startup.workspaceRoot, cwdFile, env).finally(() => rmSync(cwdFile, { force: true }));
+    const env = shellEnvironment(process.env, {
+      home: startup.workspaceRoot,
+      pass: startup.envNames,
+      hide: startup.paths.protected.map((entry) => entry.path),
+    });
+    const probe = await sandbox
+      .probe(startup.workspaceRoot, cwdFile, env)
+      .finally(() => rmSync(cwdFile, { force: true }));
     if (probe.ok) return startup;
     reason = `the probe failed again after start-up changed ${options.changedFolders.join(', ')}: ${probe.reason}`;
   }
   sandbox.cgroups?.close();
   const why = `the shell sandbox cannot run here: ${reason}`;
-  const fix = 'let that user through the folder (chmod o+x), or give the store a folder of its own beside the workspace';
+  const fix =
+    'let that user through the folder (chmod o+x), or give the store a folder of its own beside the workspace';
   if (config.SHELL_SANDBOX === 'bwrap') throw new Error(`SHELL_SANDBOX=bwrap, but ${why}. To fix: ${fix}`);
-  return { ...startup, shell: { kind: 'withheld' }, message: `run_shell is not offered: ${why}. To fix: ${fix}`, warn: true };
+  return {
+    ...startup,
+    shell: { kind: 'withheld' },
+    message: `run_shell is not offered: ${why}. To fix: ${fix}`,
+    warn: true,
+  };
 }
 
 /**
@@ -192,7 +258,9 @@ function writerNote(owner: SandboxOwner): string | undefined {
 function notExecutableBy(file: string, owner: SandboxOwner): string | null {
   const info = statSync(file);
   const bit = info.uid === owner.uid ? 0o100 : info.gid === owner.gid ? 0o010 : 0o001;
-  return (info.mode & bit) === 0 ? `${file} (mode ${(info.mode & 0o777).toString(8)}) may not be run by uid ${owner.uid}` : null;
+  return (info.mode & bit) === 0
+    ? `${file} (mode ${(info.mode & 0o777).toString(8)}) may not be run by uid ${owner.uid}`
+    : null;
 }
 
 /** A workspace root commands cannot write (a root-owned one from before SHELL_RUN_AS), and how to hand it over. */
@@ -211,16 +279,22 @@ function ownershipNote(workspaceRoot: string, owner: SandboxOwner): string | und
  * folder or an ancestor of it, or overlap the bot's own files.
  */
 function parseReadPaths(raw: string | undefined, paths: BotPaths): string[] {
-  const entries = (raw ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   const problems: string[] = [];
   const accepted: string[] = [];
   for (const entry of entries) {
     const real = realOrResolved(entry);
     if (!path.isAbsolute(entry)) problems.push(`${entry}: give an absolute path`);
     else if (!existsSync(real)) problems.push(`${entry}: does not exist`);
-    else if (isInside(paths.home, real)) problems.push(`${entry}: it holds the home folder of the bot's user (${paths.home})`);
+    else if (isInside(paths.home, real))
+      problems.push(`${entry}: it holds the home folder of the bot's user (${paths.home})`);
     else {
-      const overlap = paths.protected.find((p) => p.path !== paths.home && (isInside(p.path, real) || isInside(real, p.path)));
+      const overlap = paths.protected.find(
+        (p) => p.path !== paths.home && (isInside(p.path, real) || isInside(real, p.path)),
+      );
       if (overlap) problems.push(`${entry}: it overlaps ${overlap.what} (${overlap.path})`);
       else accepted.push(real);
     }

@@ -49,19 +49,40 @@ export interface WorkspaceDisksSettings {
   trialOnly?: boolean;
 }
 
-const MEASURED = 'measured before and while each command runs (best effort: a fast command can pass it before the walk sees it)';
+const MEASURED =
+  'measured before and while each command runs (best effort: a fast command can pass it before the walk sees it)';
 
 /** Decide, at start, whether conversation folders get disks; `on` and no disk possible stops the start. */
 export async function openWorkspaceDisks(settings: WorkspaceDisksSettings): Promise<WorkspaceDisksDecision> {
-  if (settings.mode === 'off') return { disks: null, text: `${MEASURED}; WORKSPACE_DISKS=on holds it with a disk of its own per conversation (a root bot with loop devices)` };
+  if (settings.mode === 'off')
+    return {
+      disks: null,
+      text: `${MEASURED}; WORKSPACE_DISKS=on holds it with a disk of its own per conversation (a root bot with loop devices)`,
+    };
   const tools = findDiskTools();
-  const why = 'missing' in tools ? `${tools.missing.join(', ')} not found (e2fsprogs, util-linux)` : await whyNoDisk(settings, tools);
+  const why =
+    'missing' in tools
+      ? `${tools.missing.join(', ')} not found (e2fsprogs, util-linux)`
+      : await whyNoDisk(settings, tools);
   if (why !== null || 'missing' in tools) {
-    if (settings.mode === 'on') throw new Error(`WORKSPACE_DISKS=on, but no disk can be made here: ${why}. To fix: run the bot as root where loop devices exist, or set WORKSPACE_DISKS=auto or off (see docs/security.md, "The shell sandbox")`);
+    if (settings.mode === 'on')
+      throw new Error(
+        `WORKSPACE_DISKS=on, but no disk can be made here: ${why}. To fix: run the bot as root where loop devices exist, or set WORKSPACE_DISKS=auto or off (see docs/security.md, "The shell sandbox")`,
+      );
     return { disks: null, text: `${MEASURED}; no disk of its own can be made here: ${why}` };
   }
-  const disks = settings.trialOnly ? null : new WorkspaceDisks({ workspaceDir: settings.workspaceDir, maxBytes: settings.maxBytes, tools, logger: settings.logger });
-  return { disks, text: `held by the kernel: each thread's or channel's folder gets a disk of its own at its first command (WORKSPACE_DISKS, images in ${imageRootOf(settings.workspaceDir)})` };
+  const disks = settings.trialOnly
+    ? null
+    : new WorkspaceDisks({
+        workspaceDir: settings.workspaceDir,
+        maxBytes: settings.maxBytes,
+        tools,
+        logger: settings.logger,
+      });
+  return {
+    disks,
+    text: `held by the kernel: each thread's or channel's folder gets a disk of its own at its first command (WORKSPACE_DISKS, images in ${imageRootOf(settings.workspaceDir)})`,
+  };
 }
 
 /** Why no disk can be made here, or null: a trial disk is made, mounted, written and removed. */

@@ -70,7 +70,12 @@ export class WorkspaceDisks {
 
   constructor(private readonly options: WorkspaceDisksOptions) {
     this.imageRoot = imageRootOf(options.workspaceDir);
-    this.setup = { tools: options.tools, maxBytes: options.maxBytes, imageRoot: this.imageRoot, logger: options.logger };
+    this.setup = {
+      tools: options.tools,
+      maxBytes: options.maxBytes,
+      imageRoot: this.imageRoot,
+      logger: options.logger,
+    };
   }
 
   get maxBytes(): number {
@@ -79,7 +84,8 @@ export class WorkspaceDisks {
 
   /** The image of a conversation folder (a folder directly, or a profile's folder deep, in WORKSPACE_DIR). */
   imageOf(folder: string): string {
-    if (!this.inWorkspace(folder)) throw new Error(`${folder} is not a folder in WORKSPACE_DIR (${this.options.workspaceDir})`);
+    if (!this.inWorkspace(folder))
+      throw new Error(`${folder} is not a folder in WORKSPACE_DIR (${this.options.workspaceDir})`);
     return path.join(this.imageRoot, `${path.relative(this.options.workspaceDir, folder)}.img`);
   }
 
@@ -93,7 +99,8 @@ export class WorkspaceDisks {
     await this.serial(folder, async () => {
       const state = this.stateOf(folder);
       state.holders++;
-      if (!this.inWorkspace(folder)) state.refused = `${folder} is not a folder in WORKSPACE_DIR (${this.options.workspaceDir})`;
+      if (!this.inWorkspace(folder))
+        state.refused = `${folder} is not a folder in WORKSPACE_DIR (${this.options.workspaceDir})`;
       else if (state.pin === null && state.refused === null && this.hasImage(folder)) await this.attach(folder, state);
     });
     let released = false;
@@ -157,11 +164,19 @@ export class WorkspaceDisks {
       const state = this.stateOf(folder);
       if (state.pin === null && state.refused === null) {
         if (this.hasImage(folder)) await this.attach(folder, state);
-        else if (state.holders > 1) return { held: false, reason: 'other threads work in this folder now; its disk is made when one thread alone does' } as const;
+        else if (state.holders > 1)
+          return {
+            held: false,
+            reason: 'other threads work in this folder now; its disk is made when one thread alone does',
+          } as const;
         else await this.create(folder, state);
       }
       if (state.pin === null) return { held: false, reason: state.refused ?? 'no disk' } as const;
-      return { held: true, usableBytes: diskSpace(folder).usableBytes, freeBytes: () => diskSpace(folder).freeBytes } as const;
+      return {
+        held: true,
+        usableBytes: diskSpace(folder).usableBytes,
+        freeBytes: () => diskSpace(folder).freeBytes,
+      } as const;
     });
   }
 
@@ -184,7 +199,9 @@ export class WorkspaceDisks {
       if (mountedAt(folder)?.backingFile === image && !(await unmountFolder(this.options.tools, folder))) {
         this.options.logger?.debug({ folder }, 'a workspace disk is still in use; it stays mounted');
       }
-    }).catch((error: unknown) => this.options.logger?.warn({ err: error, folder }, 'could not unmount a workspace disk'));
+    }).catch((error: unknown) =>
+      this.options.logger?.warn({ err: error, folder }, 'could not unmount a workspace disk'),
+    );
   }
 
   /** Mount the folder's existing disk (or find it mounted), finishing a move a stop cut short. */
@@ -207,7 +224,10 @@ export class WorkspaceDisks {
       await lockedImage(image, async () => {
         const made = await makeFolderDisk(this.setup, folder, image);
         state.pin = pinMounted(folder);
-        this.options.logger?.info({ folder, disk: image, mb: Math.round(made.usableBytes / MB), moved: made.moved }, 'a workspace folder got a disk of its own');
+        this.options.logger?.info(
+          { folder, disk: image, mb: Math.round(made.usableBytes / MB), moved: made.moved },
+          'a workspace folder got a disk of its own',
+        );
       });
     } catch (error) {
       this.refuse(folder, state, error);
@@ -216,7 +236,10 @@ export class WorkspaceDisks {
 
   private refuse(folder: string, state: FolderDisk, error: unknown): void {
     state.refused = error instanceof Error ? error.message : String(error);
-    this.options.logger?.warn({ err: error, folder }, 'a workspace folder has no disk of its own this time: its cap is measured instead');
+    this.options.logger?.warn(
+      { err: error, folder },
+      'a workspace folder has no disk of its own this time: its cap is measured instead',
+    );
   }
 
   private hasImage(folder: string): boolean {

@@ -53,7 +53,8 @@ export class AccessPauses {
       forget(current.id);
       return { kind: 'ended' };
     }
-    if (!(await store.update({ ...current, pausedAt: current.pausedAt ?? clock.now(), accessRefusals: refusals }))) return { kind: 'gone' };
+    if (!(await store.update({ ...current, pausedAt: current.pausedAt ?? clock.now(), accessRefusals: refusals })))
+      return { kind: 'gone' };
     const runsLeft = REFUSALS_TO_END - refusals;
     return current.pausedAt === undefined ? { kind: 'paused', runsLeft } : { kind: 'still_paused', runsLeft };
   }
@@ -62,7 +63,8 @@ export class AccessPauses {
   async admitted(schedule: Schedule): Promise<boolean> {
     if (schedule.pausedAt === undefined && schedule.accessRefusals === undefined) return false;
     const current = await this.options.store.get(schedule.id);
-    if (!current || (current.pausedAt === undefined && current.accessRefusals === undefined)) return schedule.pausedAt !== undefined;
+    if (!current || (current.pausedAt === undefined && current.accessRefusals === undefined))
+      return schedule.pausedAt !== undefined;
     const { pausedAt, accessRefusals: _count, ...running } = current;
     await this.options.store.update(running);
     return pausedAt !== undefined;

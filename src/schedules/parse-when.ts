@@ -15,7 +15,8 @@ import { describeInstant, instantOf, isKnownTimezone, isRealDate } from './zoned
 export { describeInstant } from './zoned-time.js';
 
 export type WhenReading = { ok: true; spec: ScheduleSpec; words: string } | { ok: false; reason: string };
-export type CommandReading = { ok: true; spec: ScheduleSpec; when: string; words: string; task: string } | { ok: false; reason: string };
+export type CommandReading =
+  { ok: true; spec: ScheduleSpec; when: string; words: string; task: string } | { ok: false; reason: string };
 
 /** A reading inside this file: on failure, how many words were understood first. */
 type Reading = { ok: true; spec: ScheduleSpec; words: string } | { ok: false; reason: string; understood: number };
@@ -36,7 +37,8 @@ const NICKNAMES: Record<string, string> = {
 };
 
 // An offset at the end of an ISO time ("Z", "+01:00", "-0800") means the zone is given.
-const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:t|\s+)(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(z|[+-]\d{2}(?::?\d{2})?)?$/i;
+const ISO_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:t|\s+)(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 /** Reads `when` in `options.timezone`; one-offs must be after `options.now`. */
 export function parseWhen(when: string, options: WhenContext): WhenReading {
@@ -53,7 +55,10 @@ export function parseWhen(when: string, options: WhenContext): WhenReading {
 export function splitWhenAndTask(text: string, options: WhenContext): CommandReading {
   const words = [...text.matchAll(/\S+/g)].map((match) => match.index + match[0].length);
   if (words.length === 0) {
-    return { ok: false, reason: `Say when and what, e.g. "/schedule in 2 hours check whether the deploy finished" or "/schedule every weekday at 9:00 summarise the open incidents".` };
+    return {
+      ok: false,
+      reason: `Say when and what, e.g. "/schedule in 2 hours check whether the deploy finished" or "/schedule every weekday at 9:00 summarise the open incidents".`,
+    };
   }
   const zone = zoneProblem(options.timezone);
   if (zone) return { ok: false, reason: zone };
@@ -65,11 +70,15 @@ export function splitWhenAndTask(text: string, options: WhenContext): CommandRea
       // A longer opening that failed further in than this one reaches ("every day at 9:00
       // and 17:30 …" fails at "17:30") is what the person meant: say why, rather than
       // schedule 09:00 alone with "and 17:30 …" as the task.
-      if (best && best.understood > wordsOf(unquote(cleanWhen(text.slice(0, end)))).length) return { ok: false, reason: best.reason };
+      if (best && best.understood > wordsOf(unquote(cleanWhen(text.slice(0, end)))).length)
+        return { ok: false, reason: best.reason };
       const task = dropSeparator(text.slice(end));
       const when = cleanWhen(text.slice(0, end));
       if (task === '') {
-        return { ok: false, reason: `I read "${when}" as ${reading.words}, but there is no task after it. Say what to do, e.g. "/schedule ${when} summarise the open incidents".` };
+        return {
+          ok: false,
+          reason: `I read "${when}" as ${reading.words}, but there is no task after it. Say what to do, e.g. "/schedule ${when} summarise the open incidents".`,
+        };
       }
       return { ok: true, spec: reading.spec, when, words: reading.words, task };
     }
@@ -102,7 +111,10 @@ function isDoubtfulSixFields(spec: ScheduleSpec, whenText: string): boolean {
  * close pair that repeats daily, weekly or monthly; a pattern that is close only once a year
  * may pass, which costs one extra run, not a flood.
  */
-export function cadenceProblem(spec: ScheduleSpec, options: { now: number; minIntervalMs: number }): string | undefined {
+export function cadenceProblem(
+  spec: ScheduleSpec,
+  options: { now: number; minIntervalMs: number },
+): string | undefined {
   let runs: number[];
   try {
     runs = nextRuns(spec, options.now, 50);
@@ -110,7 +122,9 @@ export function cadenceProblem(spec: ScheduleSpec, options: { now: number; minIn
     return `The schedule \`${spec.kind === 'cron' ? spec.pattern : spec.at}\` cannot be read (${errorText(error)}). Try "every weekday at 9:00" or "0 9 * * 1-5".`;
   }
   if (spec.kind === 'once') {
-    return runs.length === 0 ? `That time, ${describeInstant(spec.at, 'UTC')}, has already passed. Try "in 2 hours" or "tomorrow at 9:00".` : undefined;
+    return runs.length === 0
+      ? `That time, ${describeInstant(spec.at, 'UTC')}, has already passed. Try "in 2 hours" or "tomorrow at 9:00".`
+      : undefined;
   }
   if (runs.length === 0) {
     return `The cron expression \`${spec.pattern}\` never fires: no date matches it (like 30 February). Try "0 9 * * 1-5" (weekdays at 09:00) or "0 10 1 * *" (the 1st of each month at 10:00).`;
@@ -121,7 +135,12 @@ export function cadenceProblem(spec: ScheduleSpec, options: { now: number; minIn
   const gap = closest < 60_000 ? `${closest / 1000} second${closest === 1000 ? '' : 's'}` : minutesWords(closest);
   const inWords = cronInWords(spec.pattern);
   // Suggest only what the minimum allows: with SCHEDULE_MIN_INTERVAL at 2 hours, not "every hour".
-  const allowed: [number, string][] = [[15, 'every 15 minutes'], [60, 'every hour'], [24 * 60, 'every day at 9:00'], [7 * 24 * 60, 'every monday at 9:00']];
+  const allowed: [number, string][] = [
+    [15, 'every 15 minutes'],
+    [60, 'every hour'],
+    [24 * 60, 'every day at 9:00'],
+    [7 * 24 * 60, 'every monday at 9:00'],
+  ];
   const [first = 'every monday at 9:00', second = 'every month on the 1st at 9:00'] = allowed
     .filter(([minutes]) => options.minIntervalMs <= minutes * 60_000)
     .map(([, example]) => example);
@@ -149,7 +168,9 @@ function readWords(words: string[], options: WhenContext): Reading {
   if (words[0] === 'in') reading = readIn(words, options);
   else if (isRecurringStart(words)) {
     const pattern = readRecurring(words);
-    reading = pattern.ok ? { ...pattern, value: { kind: 'cron', pattern: pattern.value, timezone: options.timezone } } : pattern;
+    reading = pattern.ok
+      ? { ...pattern, value: { kind: 'cron', pattern: pattern.value, timezone: options.timezone } }
+      : pattern;
   } else reading = readOnce(words, options);
   if (!reading.ok) return reading;
   if (reading.next < words.length) {
@@ -179,21 +200,36 @@ function readCron(when: string, timezone: string): Reading | undefined {
   } catch (error) {
     // Ranked as two or three words understood: above text that is no cron at all, and the
     // usual 5 fields above 6, so that /schedule quotes "0 9 * * 8", not "0 9 * * 8 summarise".
-    return fail(`"${pattern}" is not a cron expression I can read (${errorText(error)}). ${shape}`, fields.length === 5 ? 3 : 2);
+    return fail(
+      `"${pattern}" is not a cron expression I can read (${errorText(error)}). ${shape}`,
+      fields.length === 5 ? 3 : 2,
+    );
   }
   const spec: ScheduleSpec = { kind: 'cron', pattern, timezone };
   return { ok: true, spec, words: wordsFor(spec, timezone) };
 }
 
 function readIsoTime(when: string, iso: RegExpExecArray, options: WhenContext): Reading {
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((index) => Number(iso[index] ?? 0)) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((index) => Number(iso[index] ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   if (!isRealDate(year, month, day) || hour > 23 || minute > 59 || second > 59) {
     return fail(`"${when}" is not a real date and time. Try "2027-01-15 09:00" or "tomorrow at 9:00".`, 1);
   }
   const offset = iso[7];
-  const at = offset ? Date.UTC(year, month - 1, day, hour, minute, second) - offsetMs(offset) : instantOf({ year, month, day, hour, minute, second }, options.timezone);
+  const at = offset
+    ? Date.UTC(year, month - 1, day, hour, minute, second) - offsetMs(offset)
+    : instantOf({ year, month, day, hour, minute, second }, options.timezone);
   if (at <= options.now) {
-    return fail(`"${when}" has already passed: it is now ${describeInstant(options.now, options.timezone)}. Try a later time, e.g. "tomorrow at 9:00" or "in 2 hours".`, 1);
+    return fail(
+      `"${when}" has already passed: it is now ${describeInstant(options.now, options.timezone)}. Try a later time, e.g. "tomorrow at 9:00" or "in 2 hours".`,
+      1,
+    );
   }
   const spec: ScheduleSpec = { kind: 'once', at };
   return { ok: true, spec, words: wordsFor(spec, options.timezone) };
@@ -235,7 +271,10 @@ function unquote(text: string): string {
 
 /** The task after the "when": one separator (":", "—", "-", "|", "to", ",") dropped. */
 function dropSeparator(rest: string): string {
-  return rest.trim().replace(/^(?:[:|—–,-]+|to\b)\s*/iu, '').trim();
+  return rest
+    .trim()
+    .replace(/^(?:[:|—–,-]+|to\b)\s*/iu, '')
+    .trim();
 }
 
 function minutesWords(ms: number): string {

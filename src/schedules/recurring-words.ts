@@ -53,9 +53,13 @@ export function readRecurring(words: string[]): Step<string> {
   const n = count ?? 1;
   if (unit !== undefined && UNIT_MS[unit] === MINUTE_MS) {
     if (n === 1) return { ok: true, value: cron('*', '*', '*', '*'), next: i + 1 };
-    if (Number.isInteger(n) && n > 0 && n < 60 && 60 % n === 0) return { ok: true, value: cron(`*/${n}`, '*', '*', '*'), next: i + 1 };
+    if (Number.isInteger(n) && n > 0 && n < 60 && 60 % n === 0)
+      return { ok: true, value: cron(`*/${n}`, '*', '*', '*'), next: i + 1 };
     if (n === 60) return { ok: true, value: cron(0, '*', '*', '*'), next: i + 1 };
-    return fail(`"every ${n} minutes" does not divide an hour evenly, so a clock schedule cannot keep it. Try "every 15 minutes" or "every 30 minutes".`, i);
+    return fail(
+      `"every ${n} minutes" does not divide an hour evenly, so a clock schedule cannot keep it. Try "every 15 minutes" or "every 30 minutes".`,
+      i,
+    );
   }
   if (unit !== undefined && UNIT_MS[unit] === 60 * MINUTE_MS) {
     let minute = 0;
@@ -66,15 +70,23 @@ export function readRecurring(words: string[]): Step<string> {
       next += 2;
     }
     if (n === 1) return { ok: true, value: cron(minute, '*', '*', '*'), next };
-    if (Number.isInteger(n) && n > 0 && n < 24 && 24 % n === 0) return { ok: true, value: cron(minute, `*/${n}`, '*', '*'), next };
-    return fail(`"every ${n} hours" does not divide a day evenly, so a clock schedule cannot keep it. Try "every 2 hours" or "every 6 hours".`, i);
+    if (Number.isInteger(n) && n > 0 && n < 24 && 24 % n === 0)
+      return { ok: true, value: cron(minute, `*/${n}`, '*', '*'), next };
+    return fail(
+      `"every ${n} hours" does not divide a day evenly, so a clock schedule cannot keep it. Try "every 2 hours" or "every 6 hours".`,
+      i,
+    );
   }
   if (count !== undefined && count !== 1) {
-    return fail(`I can repeat every few minutes or hours, not every ${words.slice(1, i + 1).join(' ')}. Try "every day at 9:00" or "every mon, wed and fri at 9:00".`, i);
+    return fail(
+      `I can repeat every few minutes or hours, not every ${words.slice(1, i + 1).join(' ')}. Try "every day at 9:00" or "every mon, wed and fri at 9:00".`,
+      i,
+    );
   }
   if (unit === 'day') return atTime(words, i + 1, '*', '*');
   if (unit === 'weekday' || unit === 'weekdays') return atTime(words, i + 1, '*', '1-5');
-  if (unit === 'weekend' || unit === 'weekends') return atTime(words, words[i + 1] === 'day' ? i + 2 : i + 1, '*', '0,6');
+  if (unit === 'weekend' || unit === 'weekends')
+    return atTime(words, words[i + 1] === 'day' ? i + 2 : i + 1, '*', '0,6');
   if (unit === 'week') return readDaysThenTime(words, words[i + 1] === 'on' ? i + 2 : i + 1);
   if (unit === 'month') return readDayOfMonth(words, i + 1);
   return readDaysThenTime(words, i);
@@ -100,7 +112,10 @@ function atTime(words: string[], i: number, dayOfMonth: string, dayOfWeek: strin
     const more = readTime(words, at);
     if (!more.ok) return more;
     if (more.value.minute !== time.value.minute) {
-      return fail(`"${words.slice(start, more.next).join(' ')}" are at different minutes past the hour, which one schedule cannot keep. Make two schedules, e.g. "every day at 9:00" and "every day at 17:30".`, at);
+      return fail(
+        `"${words.slice(start, more.next).join(' ')}" are at different minutes past the hour, which one schedule cannot keep. Make two schedules, e.g. "every day at 9:00" and "every day at 17:30".`,
+        at,
+      );
     }
     hours.add(more.value.hour);
     next = more.next;
@@ -122,7 +137,11 @@ function readDaysThenTime(words: string[], i: number): Step<string> {
   for (;;) {
     const word = words[next] ?? '';
     const single = DAY_NAMES[word] ?? DAY_NAMES[word.endsWith('s') ? word.slice(0, -1) : ''];
-    if (single !== undefined && (words[next + 1] === 'to' || words[next + 1] === 'through') && DAY_NAMES[words[next + 2] ?? ''] !== undefined) {
+    if (
+      single !== undefined &&
+      (words[next + 1] === 'to' || words[next + 1] === 'through') &&
+      DAY_NAMES[words[next + 2] ?? ''] !== undefined
+    ) {
       addRange(days, single, DAY_NAMES[words[next + 2] ?? ''] ?? single);
       next += 3;
     } else if (single !== undefined) {
@@ -139,7 +158,10 @@ function readDaysThenTime(words: string[], i: number): Step<string> {
   }
   if (days.size === 0) {
     const said = words[i] === undefined ? 'nothing' : `"${words[i]}"`;
-    return fail(`I expected a day of the week after "${words.slice(0, i).join(' ')}" but found ${said}. Try "every monday at 9:00" or "every mon, wed and fri at 8:15".`, i);
+    return fail(
+      `I expected a day of the week after "${words.slice(0, i).join(' ')}" but found ${said}. Try "every monday at 9:00" or "every mon, wed and fri at 8:15".`,
+      i,
+    );
   }
   if (words[next - 1] === 'and') next -= 1;
   const dayOfWeek = [...days].sort((a, b) => a - b).join(',');
@@ -163,7 +185,10 @@ function readDayOfMonth(words: string[], i: number): Step<string> {
   const day = /^\d{1,2}$/.test(words[next] ?? '') ? Number(words[next]) : undefined;
   if (day === undefined || day < 1 || day > 31) {
     const said = words[next] === undefined ? 'nothing' : `"${words[next]}"`;
-    return fail(`I expected a day of the month (1st to 31st) but found ${said}. Try "every month on the 1st at 10:00" or "every month on the last day at 18:00".`, next);
+    return fail(
+      `I expected a day of the month (1st to 31st) but found ${said}. Try "every month on the 1st at 10:00" or "every month on the last day at 18:00".`,
+      next,
+    );
   }
   next += 1;
   if (['st', 'nd', 'rd', 'th'].includes(words[next] ?? '')) next += 1;

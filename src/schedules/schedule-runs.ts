@@ -74,7 +74,10 @@ export class ScheduleRuns {
   readonly skipped = async (schedule: Schedule, dueAt: number): Promise<void> => {
     const record = await this.options.manager.openThread(schedule.key, schedule.creator);
     if ((await this.admitted(schedule, record)) === 'refused') return;
-    await this.say(record, `Skipped the run of ${schedule.id} due ${describeInstant(dueAt, schedule.timezone)}: I was not running then, and it is too late now (SCHEDULE_GRACE). ${nextWords(schedule)}`);
+    await this.say(
+      record,
+      `Skipped the run of ${schedule.id} due ${describeInstant(dueAt, schedule.timezone)}: I was not running then, and it is too late now (SCHEDULE_GRACE). ${nextWords(schedule)}`,
+    );
   };
 
   close(): void {
@@ -89,8 +92,17 @@ export class ScheduleRuns {
       this.waits.delete(handle);
       void manager
         .closeWaitingSince(sessionIdOf(schedule.key), firedAt)
-        .then((closed) => (closed ? this.say(record, `Closed this run of ${schedule.id}: it waited ${minutes(waitLimitMs)} for a decision nobody made (SCHEDULE_WAIT_LIMIT). ${nextWords(schedule)}`) : undefined))
-        .catch((error: unknown) => logger.warn({ err: error, schedule: schedule.id }, 'could not close a scheduled run that waited too long'));
+        .then((closed) =>
+          closed
+            ? this.say(
+                record,
+                `Closed this run of ${schedule.id}: it waited ${minutes(waitLimitMs)} for a decision nobody made (SCHEDULE_WAIT_LIMIT). ${nextWords(schedule)}`,
+              )
+            : undefined,
+        )
+        .catch((error: unknown) =>
+          logger.warn({ err: error, schedule: schedule.id }, 'could not close a scheduled run that waited too long'),
+        );
     }, waitLimitMs);
     this.waits.add(handle);
   }
@@ -105,16 +117,32 @@ export class ScheduleRuns {
     if (access.mayStartOrSteer(schedule.creator, {}, record.profile).allowed) {
       // A pause that could not be lifted now (the store is down) does not cost the run: the next run lifts it.
       const resumed = await pauses.admitted(schedule).catch((error: unknown) => {
-        logger.warn({ err: error, schedule: schedule.id }, 'schedules: could not lift the pause of a schedule whose creator may run it again');
+        logger.warn(
+          { err: error, schedule: schedule.id },
+          'schedules: could not lift the pause of a schedule whose creator may run it again',
+        );
         return false;
       });
       return resumed ? 'resumed' : 'admitted';
     }
     const outcome = await pauses.refused(schedule);
-    logger.info({ schedule: schedule.id, creator: schedule.creator, outcome: outcome.kind }, 'schedules: a run refused, its creator may no longer use the bot in its thread');
-    const told = { scheduleId: schedule.id, task: schedule.task, creator: schedule.creator, approvers: access.approversOf(record) };
+    logger.info(
+      { schedule: schedule.id, creator: schedule.creator, outcome: outcome.kind },
+      'schedules: a run refused, its creator may no longer use the bot in its thread',
+    );
+    const told = {
+      scheduleId: schedule.id,
+      task: schedule.task,
+      creator: schedule.creator,
+      approvers: access.approversOf(record),
+    };
     if (outcome.kind === 'paused') {
-      await this.say(record, { kind: 'schedule_paused', ...told, runsLeft: outcome.runsLeft, ...(schedule.nextRunAt !== null ? { next: describeInstant(schedule.nextRunAt, schedule.timezone) } : {}) });
+      await this.say(record, {
+        kind: 'schedule_paused',
+        ...told,
+        runsLeft: outcome.runsLeft,
+        ...(schedule.nextRunAt !== null ? { next: describeInstant(schedule.nextRunAt, schedule.timezone) } : {}),
+      });
     } else if (outcome.kind === 'gone' && schedule.nextRunAt === null && schedule.pausedAt === undefined) {
       // A one-off's only run (its record went when it was claimed): said once, as it ends.
       await this.say(record, { kind: 'schedule_paused', ...told, runsLeft: 0 });
@@ -137,7 +165,9 @@ function taskText(schedule: Schedule, dueAt: number): string {
 }
 
 function nextWords(schedule: Schedule): string {
-  return schedule.nextRunAt === null ? 'That was its last run.' : `Next run: ${describeInstant(schedule.nextRunAt, schedule.timezone)}.`;
+  return schedule.nextRunAt === null
+    ? 'That was its last run.'
+    : `Next run: ${describeInstant(schedule.nextRunAt, schedule.timezone)}.`;
 }
 
 function minutes(ms: number): string {

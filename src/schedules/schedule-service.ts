@@ -57,15 +57,31 @@ export class ScheduleService implements ScheduleDesk {
         (query.creator === undefined || s.creator === query.creator) &&
         (query.channel === undefined || s.key.channel === query.channel),
     );
-    return found.sort((a, b) => (a.nextRunAt ?? Number.POSITIVE_INFINITY) - (b.nextRunAt ?? Number.POSITIVE_INFINITY) || a.createdAt - b.createdAt);
+    return found.sort(
+      (a, b) =>
+        (a.nextRunAt ?? Number.POSITIVE_INFINITY) - (b.nextRunAt ?? Number.POSITIVE_INFINITY) ||
+        a.createdAt - b.createdAt,
+    );
   }
 
-  end(id: string, _by: string, mayEnd: (schedule: Schedule) => boolean): Promise<{ ok: true; schedule: Schedule } | { ok: false; reason: string }> {
+  end(
+    id: string,
+    _by: string,
+    mayEnd: (schedule: Schedule) => boolean,
+  ): Promise<{ ok: true; schedule: Schedule } | { ok: false; reason: string }> {
     return this.serially(async () => {
       const wanted = id.trim().toLowerCase();
       const schedule = SCHEDULE_ID_PATTERN.test(wanted) ? await this.options.store.get(wanted) : undefined;
-      if (!schedule) return { ok: false as const, reason: `There is no schedule "${id.trim()}". /schedules lists yours with their ids.` };
-      if (!mayEnd(schedule)) return { ok: false as const, reason: `Only the person who made schedule ${schedule.id}, the person who started its thread, whoever approves there, or an admin may end it.` };
+      if (!schedule)
+        return {
+          ok: false as const,
+          reason: `There is no schedule "${id.trim()}". /schedules lists yours with their ids.`,
+        };
+      if (!mayEnd(schedule))
+        return {
+          ok: false as const,
+          reason: `Only the person who made schedule ${schedule.id}, the person who started its thread, whoever approves there, or an admin may end it.`,
+        };
       await this.options.store.delete(schedule.id);
       this.options.scheduler.remove(schedule.id);
       return { ok: true as const, schedule };
@@ -75,7 +91,11 @@ export class ScheduleService implements ScheduleDesk {
   endForThread(key: SessionKey): Promise<number> {
     return this.serially(async () => {
       const mine = (await this.options.store.all()).filter(
-        (s) => s.key.platform === key.platform && s.key.workspace === key.workspace && s.key.channel === key.channel && s.key.thread === key.thread,
+        (s) =>
+          s.key.platform === key.platform &&
+          s.key.workspace === key.workspace &&
+          s.key.channel === key.channel &&
+          s.key.thread === key.thread,
       );
       for (const schedule of mine) {
         await this.options.store.delete(schedule.id);
@@ -90,24 +110,35 @@ export class ScheduleService implements ScheduleDesk {
     const task = request.task.trim();
     if (!task) return { ok: false, reason: 'Say what to do at each run: /schedule <when> <task>.' };
     const timezone = request.timezone?.trim() || this.options.defaultTimezone;
-    if (!isKnownTimezone(timezone)) return { ok: false, reason: `"${timezone}" is not a time zone I know: use an IANA name such as Europe/Paris or America/New_York.` };
+    if (!isKnownTimezone(timezone))
+      return {
+        ok: false,
+        reason: `"${timezone}" is not a time zone I know: use an IANA name such as Europe/Paris or America/New_York.`,
+      };
     const reading = parseWhen(request.when, { timezone, now });
     if (!reading.ok) return { ok: false, reason: reading.reason };
     const problem = cadenceProblem(reading.spec, { now, minIntervalMs: this.options.minIntervalMs });
     if (problem) return { ok: false, reason: problem };
     const nextRunAt = nextRunAfter(reading.spec, now);
-    if (nextRunAt === null) return { ok: false, reason: `"${request.when.trim()}" never comes after now, so it would never run.` };
+    if (nextRunAt === null)
+      return { ok: false, reason: `"${request.when.trim()}" never comes after now, so it would never run.` };
 
     const stored = await this.options.store.all();
     const { platform, workspace, channel } = request.key;
     const place = stored.filter((s) => s.key.platform === platform && s.key.workspace === workspace);
     const theirs = place.filter((s) => s.creator === request.creator).length;
     if (theirs >= this.options.maxPerUser) {
-      return { ok: false, reason: `You have ${theirs} schedules already, the most one person may have here (${this.options.maxPerUser}). End one with /unschedule <id> first (/schedules lists them).` };
+      return {
+        ok: false,
+        reason: `You have ${theirs} schedules already, the most one person may have here (${this.options.maxPerUser}). End one with /unschedule <id> first (/schedules lists them).`,
+      };
     }
     const channels = place.filter((s) => s.key.channel === channel).length;
     if (channels >= this.options.maxPerChannel) {
-      return { ok: false, reason: `This channel has ${channels} schedules already, the most one channel may have (${this.options.maxPerChannel}). An admin can end one with /unschedule <id>.` };
+      return {
+        ok: false,
+        reason: `This channel has ${channels} schedules already, the most one channel may have (${this.options.maxPerChannel}). An admin can end one with /unschedule <id>.`,
+      };
     }
 
     const id = await this.freshId(new Set(stored.map((s) => s.id)));

@@ -24,7 +24,15 @@ export interface ScheduleSetup {
 }
 
 export function schedulesFrom(
-  config: Pick<Config, 'SCHEDULE_TZ' | 'SCHEDULE_GRACE' | 'SCHEDULE_MIN_INTERVAL' | 'SCHEDULE_WAIT_LIMIT' | 'SCHEDULES_PER_USER' | 'SCHEDULES_PER_CHANNEL'>,
+  config: Pick<
+    Config,
+    | 'SCHEDULE_TZ'
+    | 'SCHEDULE_GRACE'
+    | 'SCHEDULE_MIN_INTERVAL'
+    | 'SCHEDULE_WAIT_LIMIT'
+    | 'SCHEDULES_PER_USER'
+    | 'SCHEDULES_PER_CHANNEL'
+  >,
   options: {
     keyv: Keyv;
     /** Cluster mode: the shared Redis and the key of the schedules' index there. */
@@ -39,11 +47,30 @@ export function schedulesFrom(
   },
 ): ScheduleSetup {
   const clock = options.clock ?? systemScheduleClock;
-  const store = new ScheduleStore(options.keyv, options.redis ? redisIdSet(options.redis.client, options.redis.indexKey) : undefined);
+  const store = new ScheduleStore(
+    options.keyv,
+    options.redis ? redisIdSet(options.redis.client, options.redis.indexKey) : undefined,
+  );
   // The pauses let the Scheduler go of a schedule they end; it is made right after them (its runs need them).
   const pauses = new AccessPauses({ store, clock, forget: (id) => scheduler.remove(id) });
-  const runs = new ScheduleRuns({ manager: options.manager, access: options.access, pauses, notify: options.notify, clock, waitLimitMs: config.SCHEDULE_WAIT_LIMIT, logger: options.logger });
-  const scheduler: Scheduler = new Scheduler({ store, clock, claim: options.claim, fire: runs.fire, skipped: runs.skipped, graceMs: config.SCHEDULE_GRACE, logger: options.logger });
+  const runs = new ScheduleRuns({
+    manager: options.manager,
+    access: options.access,
+    pauses,
+    notify: options.notify,
+    clock,
+    waitLimitMs: config.SCHEDULE_WAIT_LIMIT,
+    logger: options.logger,
+  });
+  const scheduler: Scheduler = new Scheduler({
+    store,
+    clock,
+    claim: options.claim,
+    fire: runs.fire,
+    skipped: runs.skipped,
+    graceMs: config.SCHEDULE_GRACE,
+    logger: options.logger,
+  });
   const desk = new ScheduleService({
     store,
     scheduler,

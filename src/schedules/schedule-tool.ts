@@ -52,10 +52,16 @@ export function scheduleTaskTool(options: ScheduleToolOptions): ToolDefinition {
     description:
       'Schedule work in this thread, once or on a repeating schedule: at each run you get `task` as a new request from the person who set it up, with their permissions, and answer here. Use it when someone asks for something later or regularly ("every weekday at 9, summarise the open incidents", "in two hours check whether the deploy finished"). The person may list schedules with /schedules and end one with /unschedule <id>.',
     schema,
-    metadata: { risk: 'medium', category: 'write', idempotent: false, confinement: 'sets up runs of this task in this thread, as the person who approves it' },
+    metadata: {
+      risk: 'medium',
+      category: 'write',
+      idempotent: false,
+      confinement: 'sets up runs of this task in this thread, as the person who approves it',
+    },
     async execute({ when, task }, context) {
       const creator = context.approval?.by ?? context.requester;
-      if (!creator) throw new Error('refused: no person asked for this schedule, and a schedule runs as the person who set it up.');
+      if (!creator)
+        throw new Error('refused: no person asked for this schedule, and a schedule runs as the person who set it up.');
       const zone = await timezone(creator);
       const outcome = await desk.create({ key, creator, when, task, timezone: zone, via: 'tool' });
       if (!outcome.ok) throw new Error(`refused: ${outcome.reason}`);

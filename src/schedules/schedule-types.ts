@@ -65,7 +65,11 @@ export interface ScheduleDesk {
   /** A person's schedules on this platform and workspace; with `channel`, every schedule there (admins). */
   list(query: { platform: string; workspace: string; creator?: string; channel?: string }): Promise<Schedule[]>;
   /** End one: its creator, the thread's manager or an admin (`mayEnd` says who). */
-  end(id: string, by: string, mayEnd: (schedule: Schedule) => boolean): Promise<{ ok: true; schedule: Schedule } | { ok: false; reason: string }>;
+  end(
+    id: string,
+    by: string,
+    mayEnd: (schedule: Schedule) => boolean,
+  ): Promise<{ ok: true; schedule: Schedule } | { ok: false; reason: string }>;
   /** /forget of a thread ends its schedules. Resolves with how many. */
   endForThread(key: SessionKey): Promise<number>;
 }

@@ -174,7 +174,8 @@ export class Scheduler {
         const placedBefore = this.seq;
         const ids = await this.options.store.ids();
         const present = new Set(ids);
-        for (const [id, entry] of this.tracked) if (!present.has(id) && entry.seq <= placedBefore) this.tracked.delete(id);
+        for (const [id, entry] of this.tracked)
+          if (!present.has(id) && entry.seq <= placedBefore) this.tracked.delete(id);
         const fresh = ids.filter((id) => !this.tracked.has(id));
         for (const schedule of await this.options.store.many(fresh)) {
           if (!this.tracked.has(schedule.id)) this.place(schedule, schedule.nextRunAt);
@@ -235,7 +236,10 @@ export class Scheduler {
       // The winner reads the record again: another instance may have ended it meanwhile.
       current = won ? await this.options.store.get(id) : undefined;
     } catch (error) {
-      this.logger.warn({ err: error, schedule: id, dueAt }, 'schedules: could not claim an occurrence; trying again soon');
+      this.logger.warn(
+        { err: error, schedule: id, dueAt },
+        'schedules: could not claim an occurrence; trying again soon',
+      );
       if (this.tracked.get(id) === entry) this.place(entry.schedule, entry.dueAt, now + RETRY_MS);
       this.arm();
       return undefined;
@@ -249,7 +253,8 @@ export class Scheduler {
       return undefined;
     }
     if (current.lastDueAt !== undefined && current.lastDueAt >= dueAt) {
-      if (this.tracked.get(id) === entry) this.place(current, nextRunAfter(current.spec, Math.max(current.lastDueAt, now)));
+      if (this.tracked.get(id) === entry)
+        this.place(current, nextRunAfter(current.spec, Math.max(current.lastDueAt, now)));
       this.arm();
       return undefined;
     }
@@ -274,7 +279,10 @@ export class Scheduler {
         if (late) await this.options.skipped(recorded, dueAt, 'missed');
         else await this.options.fire(recorded, dueAt);
       } catch (error) {
-        this.logger.error({ err: error, schedule: id, dueAt }, late ? 'schedules: reporting a missed run failed' : 'schedules: a scheduled run failed');
+        this.logger.error(
+          { err: error, schedule: id, dueAt },
+          late ? 'schedules: reporting a missed run failed' : 'schedules: a scheduled run failed',
+        );
       }
     };
   }
@@ -295,7 +303,11 @@ export class Scheduler {
       top = this.heap.peek();
     }
     const now = this.clock.now();
-    const wakeAt = Math.min(top?.at ?? Number.POSITIVE_INFINITY, Math.max(now, this.lastRefresh + this.refreshMs), now + this.refreshMs);
+    const wakeAt = Math.min(
+      top?.at ?? Number.POSITIVE_INFINITY,
+      Math.max(now, this.lastRefresh + this.refreshMs),
+      now + this.refreshMs,
+    );
     if (wakeAt >= this.timerAt && this.timer !== undefined) return;
     this.disarm();
     this.timerAt = wakeAt;
@@ -304,7 +316,9 @@ export class Scheduler {
       this.timerAt = Number.POSITIVE_INFINITY;
       this.track(this.tick().finally(() => this.arm()));
     };
-    this.timer = this.context.runInAsyncScope(() => this.clock.setTimer(() => this.context.runInAsyncScope(wake), Math.max(0, wakeAt - now)));
+    this.timer = this.context.runInAsyncScope(() =>
+      this.clock.setTimer(() => this.context.runInAsyncScope(wake), Math.max(0, wakeAt - now)),
+    );
   }
 
   private disarm(): void {
@@ -314,7 +328,9 @@ export class Scheduler {
   }
 
   private track(work: Promise<void>): void {
-    const tracked = work.catch((error: unknown) => this.logger.error({ err: error }, 'schedules: the scheduler loop failed'));
+    const tracked = work.catch((error: unknown) =>
+      this.logger.error({ err: error }, 'schedules: the scheduler loop failed'),
+    );
     this.busy.add(tracked);
     void tracked.finally(() => this.busy.delete(tracked));
   }

@@ -27,12 +27,46 @@ export const UNIT_MS: Record<string, number> = {
 // A bound so that "in 99999999999 days" is a clear no rather than an instant Date cannot hold.
 const FARTHEST_MS = 5 * 366 * 24 * 60 * MINUTE_MS;
 const NUMBER_WORDS: Record<string, number> = {
-  a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
-  eleven: 11, twelve: 12, fifteen: 15, twenty: 20, thirty: 30, 'forty-five': 45, sixty: 60, ninety: 90,
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  fifteen: 15,
+  twenty: 20,
+  thirty: 30,
+  'forty-five': 45,
+  sixty: 60,
+  ninety: 90,
 };
 export const DAY_NAMES: Record<string, number> = {
-  sun: 0, sunday: 0, mon: 1, monday: 1, tue: 2, tues: 2, tuesday: 2, wed: 3, weds: 3, wednesday: 3,
-  thu: 4, thur: 4, thurs: 4, thursday: 4, fri: 5, friday: 5, sat: 6, saturday: 6,
+  sun: 0,
+  sunday: 0,
+  mon: 1,
+  monday: 1,
+  tue: 2,
+  tues: 2,
+  tuesday: 2,
+  wed: 3,
+  weds: 3,
+  wednesday: 3,
+  thu: 4,
+  thur: 4,
+  thurs: 4,
+  thursday: 4,
+  fri: 5,
+  friday: 5,
+  sat: 6,
+  saturday: 6,
 };
 
 /** Lower case, one word per token: "9:30pm" → "9:30 pm", "2h" → "2 h", commas and "&" are list glue. */
@@ -85,35 +119,51 @@ export function readIn(words: string[], context: WhenContext): Step<ScheduleSpec
         break;
       }
       const what = words.slice(1, 3).join(' ') || '(nothing)';
-      return fail(`I didn't understand "${what}" after "in" as an amount of time. Try "in 30 minutes" or "in 2 hours".`, i);
+      return fail(
+        `I didn't understand "${what}" after "in" as an amount of time. Try "in 30 minutes" or "in 2 hours".`,
+        i,
+      );
     }
     total += amount * unit;
     lastUnit = unit;
     i += 2;
   }
   if (total <= 0) return fail(`"${words.join(' ')}" is no time from now. Try "in 30 minutes" or "in 2 hours".`, 1);
-  if (total > FARTHEST_MS) return fail(`"${words.slice(0, i).join(' ')}" is more than five years away. Try "in 2 hours" or a date such as "2027-01-15 at 9:00".`, 1);
+  if (total > FARTHEST_MS)
+    return fail(
+      `"${words.slice(0, i).join(' ')}" is more than five years away. Try "in 2 hours" or a date such as "2027-01-15 at 9:00".`,
+      1,
+    );
   return { ok: true, value: { kind: 'once', at: Math.round(context.now + total) }, next: i };
 }
 
 // ---- one-off: "tomorrow at 9", "today at 17:30", "at 14:00", "on friday at 17:00", "2026-12-07 at 9:00" ----
 
-type DayWord = { kind: 'today' } | { kind: 'tomorrow' } | { kind: 'weekday'; weekday: number; notToday: boolean } | { kind: 'date'; year: number; month: number; day: number };
+type DayWord =
+  | { kind: 'today' }
+  | { kind: 'tomorrow' }
+  | { kind: 'weekday'; weekday: number; notToday: boolean }
+  | { kind: 'date'; year: number; month: number; day: number };
 
 function readDayWord(words: string[], i: number): Step<DayWord> | undefined {
   const word = words[i];
-  if (word === 'today' || word === 'tomorrow') return { ok: true, value: word === 'today' ? { kind: 'today' } : { kind: 'tomorrow' }, next: i + 1 };
+  if (word === 'today' || word === 'tomorrow')
+    return { ok: true, value: word === 'today' ? { kind: 'today' } : { kind: 'tomorrow' }, next: i + 1 };
   if (word === 'on' || word === 'next' || word === 'this') {
     const weekday = DAY_NAMES[words[i + 1] ?? ''];
-    if (weekday !== undefined) return { ok: true, value: { kind: 'weekday', weekday, notToday: word === 'next' }, next: i + 2 };
-    if (word === 'on' && words[i + 1] !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(words[i + 1] ?? '')) return readDayWord(words, i + 1);
+    if (weekday !== undefined)
+      return { ok: true, value: { kind: 'weekday', weekday, notToday: word === 'next' }, next: i + 2 };
+    if (word === 'on' && words[i + 1] !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(words[i + 1] ?? ''))
+      return readDayWord(words, i + 1);
     return undefined;
   }
-  if (word !== undefined && DAY_NAMES[word] !== undefined) return { ok: true, value: { kind: 'weekday', weekday: DAY_NAMES[word] ?? 0, notToday: false }, next: i + 1 };
+  if (word !== undefined && DAY_NAMES[word] !== undefined)
+    return { ok: true, value: { kind: 'weekday', weekday: DAY_NAMES[word] ?? 0, notToday: false }, next: i + 1 };
   const date = /^(\d{4})-(\d{2})-(\d{2})$/.exec(word ?? '');
   if (!date) return undefined;
   const [year, month, day] = [Number(date[1]), Number(date[2]), Number(date[3])];
-  if (!isRealDate(year, month, day)) return fail(`"${word}" is not a date on the calendar. Try "2027-01-15 at 9:00" or "tomorrow at 9:00".`, i);
+  if (!isRealDate(year, month, day))
+    return fail(`"${word}" is not a date on the calendar. Try "2027-01-15 at 9:00" or "tomorrow at 9:00".`, i);
   return { ok: true, value: { kind: 'date', year, month, day }, next: i + 1 };
 }
 
@@ -125,7 +175,10 @@ export function readOnce(words: string[], context: WhenContext): Step<ScheduleSp
   const hasAt = words[i] === 'at';
   if (hasAt) i += 1;
   if (!day && !hasAt) {
-    return fail(`I couldn't read "${words.join(' ')}" as a time. Try "in 2 hours", "tomorrow at 9:00" or "every weekday at 9:00".`, 0);
+    return fail(
+      `I couldn't read "${words.join(' ')}" as a time. Try "in 2 hours", "tomorrow at 9:00" or "every weekday at 9:00".`,
+      0,
+    );
   }
   const time = readTime(words, i);
   if (!time.ok) return time;
@@ -140,7 +193,10 @@ export function readOnce(words: string[], context: WhenContext): Step<ScheduleSp
     instantOf({ ...date, hour: time.value.hour, minute: time.value.minute, second: 0 }, context.timezone);
   const clock = clockWords(time.value.hour, time.value.minute);
   const passed = (said: string) =>
-    fail(`"${said}" has already passed: it is now ${describeInstant(context.now, context.timezone)}. Try "tomorrow at ${clock}" or "in 2 hours".`, i);
+    fail(
+      `"${said}" has already passed: it is now ${describeInstant(context.now, context.timezone)}. Try "tomorrow at ${clock}" or "in 2 hours".`,
+      i,
+    );
   let instant: number;
   const dayWord = day?.value;
   if (!dayWord) {
@@ -180,7 +236,8 @@ export function readTime(words: string[], i: number): Step<{ hour: number; minut
   if (suffix === 'am' || suffix === 'pm') {
     said += suffix;
     next += 1;
-    if (hour < 1 || hour > 12 || minute > 59) return fail(`"${said}" is not a time of day. Try "at 9am" or "at 5:30pm".`, i);
+    if (hour < 1 || hour > 12 || minute > 59)
+      return fail(`"${said}" is not a time of day. Try "at 9am" or "at 5:30pm".`, i);
     hour = (hour % 12) + (suffix === 'pm' ? 12 : 0);
   } else if (suffix === 'h' && clock[2] === undefined) {
     next += 1; // "17h30", "9h"

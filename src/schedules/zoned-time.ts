@@ -98,7 +98,10 @@ export function instantOf(local: Omit<LocalTime, 'weekday'>, timezone: string): 
 }
 
 /** The calendar date `days` after the given one (negative: before), as plain numbers. */
-export function addDays(date: { year: number; month: number; day: number }, days: number): { year: number; month: number; day: number } {
+export function addDays(
+  date: { year: number; month: number; day: number },
+  days: number,
+): { year: number; month: number; day: number } {
   const moved = new Date(Date.UTC(date.year, date.month - 1, date.day + days));
   return { year: moved.getUTCFullYear(), month: moved.getUTCMonth() + 1, day: moved.getUTCDate() };
 }

@@ -3,5 +3,12 @@
 // at start-up.
 export { SecretMasker, SECRET_MASK, FRAGMENT_LENGTH, INNER_PIECE_LENGTH } from './secret-masker.js';
 export { StreamMasker } from './stream-masker.js';
-export { configSecretValues, mcpSecretValues, looksSecretName, urlCredentials, MIN_SECRET_LENGTH, MIN_SECRET_USERNAME_LENGTH } from './secret-values.js';
+export {
+  configSecretValues,
+  mcpSecretValues,
+  looksSecretName,
+  urlCredentials,
+  MIN_SECRET_LENGTH,
+  MIN_SECRET_USERNAME_LENGTH,
+} from './secret-values.js';
 export { envFileWarning } from './env-file.js';

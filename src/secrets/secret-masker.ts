@@ -100,7 +100,9 @@ export class SecretMasker {
     const { forward, backward } = this.compiled();
     const ahead = forward.run(view.text);
     const behind = backward.run(view.text, true);
-    const found = ahead.matches.concat(behind.matches).map(([start, end]): Span => [view.start[start]!, view.end[end - 1]!]);
+    const found = ahead.matches
+      .concat(behind.matches)
+      .map(([start, end]): Span => [view.start[start]!, view.end[end - 1]!]);
     return { spans: mergedSpans(found), openDepth: ahead.openDepth };
   }
 

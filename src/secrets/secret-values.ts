@@ -21,14 +21,21 @@ export const MIN_SECRET_LENGTH = 6;
 export const MIN_SECRET_USERNAME_LENGTH = 16;
 
 /** The settings that are secrets by definition, whatever the name rule below decides. */
-const KNOWN_SECRET_SETTINGS = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET'] as const;
+const KNOWN_SECRET_SETTINGS = [
+  'OPENAI_API_KEY',
+  'ANTHROPIC_API_KEY',
+  'SLACK_BOT_TOKEN',
+  'SLACK_APP_TOKEN',
+  'SLACK_SIGNING_SECRET',
+] as const;
 
 /**
  * One word of a name (split at `_`, `-` and camelCase) that marks its value as a secret.
  * Words, not substrings: `COMPACTION_CAP_TOKENS` is a number, not a token; `GITHUB_TOKEN`,
  * `x-api-key`, `apiKey`, `Authorization` and `DB_PASSWORD` are secrets.
  */
-const SECRET_WORD = /^(?:api|access|auth|client|secret|private|refresh|session|bearer|bot|app|signing)?(?:token|key|secret|password|passwd|pwd|pass|passphrase|credentials?|auth|authorization|cookie|pat)$/;
+const SECRET_WORD =
+  /^(?:api|access|auth|client|secret|private|refresh|session|bearer|bot|app|signing)?(?:token|key|secret|password|passwd|pwd|pass|passphrase|credentials?|auth|authorization|cookie|pat)$/;
 
 /**
  * Variables the shell and the system set to a place, never a credential, whose names the word
@@ -37,7 +44,16 @@ const SECRET_WORD = /^(?:api|access|auth|client|secret|private|refresh|session|b
  * them: `DB_PWD` or a lowercase `pwd` header stay secrets. Masking these hid every path under
  * the working directory (`npm run doctor` masks with the whole environment).
  */
-const LOCATION_VARIABLES: ReadonlySet<string> = new Set(['PWD', 'OLDPWD', 'INIT_CWD', 'HOME', 'PATH', 'TMPDIR', 'SHELL', 'SSH_AUTH_SOCK']);
+const LOCATION_VARIABLES: ReadonlySet<string> = new Set([
+  'PWD',
+  'OLDPWD',
+  'INIT_CWD',
+  'HOME',
+  'PATH',
+  'TMPDIR',
+  'SHELL',
+  'SSH_AUTH_SOCK',
+]);
 
 /** Does this setting, environment variable or header name say its value is a secret? */
 export function looksSecretName(name: string): boolean {
@@ -116,7 +132,8 @@ export function configSecretValues(config: Config): string[] {
     values.push(...urlCredentials(value));
   }
   // The OTLP exporter's headers carry the tracing backend's API key, whatever their names.
-  for (const value of Object.values(config.OTEL_EXPORTER_OTLP_HEADERS ?? {})) values.push(value, ...credentialOfHeader(value));
+  for (const value of Object.values(config.OTEL_EXPORTER_OTLP_HEADERS ?? {}))
+    values.push(value, ...credentialOfHeader(value));
   return keep(values);
 }
 

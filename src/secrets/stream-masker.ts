@@ -41,7 +41,10 @@ export class StreamMasker {
     // A whole match may overlap the open end (a secret that begins again as it ends): keep it whole.
     for (const [start, end] of spans) if (start < cut && end > cut) cut = start;
     this.held = text.slice(cut);
-    return replaceSpans(text.slice(0, cut), spans.filter(([, end]) => end <= cut));
+    return replaceSpans(
+      text.slice(0, cut),
+      spans.filter(([, end]) => end <= cut),
+    );
   }
 
   /** The stream is over: whatever was held back, masked. */

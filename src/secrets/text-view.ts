@@ -92,7 +92,8 @@ export function viewOf(text: string): TextView {
 export function unsettledTail(text: string): { at: number; escape: boolean } {
   const length = text.length;
   if (length >= 1 && text.charCodeAt(length - 1) === PERCENT) return { at: length - 1, escape: true };
-  if (length >= 2 && text.charCodeAt(length - 2) === PERCENT && isHex(text.charCodeAt(length - 1))) return { at: length - 2, escape: true };
+  if (length >= 2 && text.charCodeAt(length - 2) === PERCENT && isHex(text.charCodeAt(length - 1)))
+    return { at: length - 2, escape: true };
   let at = length;
   while (at > 0) {
     const code = text.charCodeAt(at - 1);

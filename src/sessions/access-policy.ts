@@ -38,7 +38,8 @@ export function parseAccessConfig(allowedUsers: string | undefined, admins: stri
   const list = (name: string, raw: string): string[] => {
     const ids = raw.split(/[\s,]+/).filter(Boolean);
     const bad = ids.filter((id) => !USER_ID.test(id));
-    if (bad.length > 0) throw new Error(`${name}: not user ids: ${bad.join(', ')} (use platform user ids, comma-separated)`);
+    if (bad.length > 0)
+      throw new Error(`${name}: not user ids: ${bad.join(', ')} (use platform user ids, comma-separated)`);
     return ids;
   };
   const allowedRaw = (allowedUsers ?? '*').trim();
@@ -87,7 +88,12 @@ export class AccessPolicy {
     const { allowedUsers } = this.config;
     if (this.isAdmin(userId) || (allowedUsers !== '*' && allowedUsers.has(userId))) return { allowed: true };
     if (allowedUsers === '*' && !actor.external) return { allowed: true };
-    if (actor.external) return { allowed: false, reason: 'You are not a member of the workspace this bot belongs to; ask an admin to add your user id to ALLOWED_USERS.' };
+    if (actor.external)
+      return {
+        allowed: false,
+        reason:
+          'You are not a member of the workspace this bot belongs to; ask an admin to add your user id to ALLOWED_USERS.',
+      };
     return { allowed: false, reason: 'You are not on the list of people who may use this bot here.' };
   }
 
@@ -99,8 +105,12 @@ export class AccessPolicy {
     const member = this.isMember(userId, actor);
     if (!member.allowed) return member;
     const narrowed = this.profileAccess(profile)?.allowedUsers;
-    if (!narrowed || narrowed.has(userId) || this.isAdmin(userId) || this.profileApprover(userId, profile, actor)) return { allowed: true };
-    return { allowed: false, reason: 'This channel is set up for a list of people, and you are not on it; ask an admin.' };
+    if (!narrowed || narrowed.has(userId) || this.isAdmin(userId) || this.profileApprover(userId, profile, actor))
+      return { allowed: true };
+    return {
+      allowed: false,
+      reason: 'This channel is set up for a list of people, and you are not on it; ask an admin.',
+    };
   }
 
   /** One of the approvers a profile adds for its threads, and a member (a profile cannot make anyone a member). */
@@ -126,7 +136,9 @@ export class AccessPolicy {
    */
   approversOf(session: SessionPeople): string[] {
     if (!this.hasApprovers(session)) return session.startedBy !== undefined ? [session.startedBy] : [];
-    const profileAdmins = [...(this.profileAccess(session.profile)?.admins ?? [])].filter((id) => this.isMember(id).allowed);
+    const profileAdmins = [...(this.profileAccess(session.profile)?.admins ?? [])].filter(
+      (id) => this.isMember(id).allowed,
+    );
     return [...new Set([...this.config.admins, ...profileAdmins])];
   }
 
@@ -137,13 +149,16 @@ export class AccessPolicy {
 
   /** /model, /forget, /revoke, /retry: they change or delete the starter's thread. */
   mayManage(userId: string, session: SessionPeople): AccessDecision {
-    if (this.approver(userId, session) || (session.startedBy !== undefined && userId === session.startedBy)) return { allowed: true };
+    if (this.approver(userId, session) || (session.startedBy !== undefined && userId === session.startedBy))
+      return { allowed: true };
     return { allowed: false, reason: 'Only the person who started this thread or an admin can do that.' };
   }
 
   mayApprove(userId: string, session: SessionPeople): AccessDecision {
     if (this.hasApprovers(session)) {
-      return this.approver(userId, session) ? { allowed: true } : { allowed: false, reason: 'Only the bot admins can approve this.' };
+      return this.approver(userId, session)
+        ? { allowed: true }
+        : { allowed: false, reason: 'Only the bot admins can approve this.' };
     }
     if (session.startedBy !== undefined && userId === session.startedBy) return { allowed: true };
     return { allowed: false, reason: 'Only the person who started this thread can approve this.' };
@@ -166,7 +181,10 @@ export class AccessPolicy {
   mayStop(userId: string, session: SessionPeople, actor: ActorContext = {}): AccessDecision {
     if (this.approver(userId, session)) return { allowed: true };
     if (userId !== session.startedBy && !session.steerers.includes(userId)) {
-      return { allowed: false, reason: 'Only the person who started this thread, people who took part in it, or an admin can stop it.' };
+      return {
+        allowed: false,
+        reason: 'Only the person who started this thread, people who took part in it, or an admin can stop it.',
+      };
     }
     return this.mayStartOrSteer(userId, actor, session.profile);
   }
@@ -175,7 +193,9 @@ export class AccessPolicy {
 /** Start-up warnings about a risky but legal setup. */
 export function accessWarnings(policy: AccessPolicy, riskyToolsEnabled: boolean): string[] {
   if (!policy.hasAdmins && riskyToolsEnabled) {
-    return ['No ADMINS are set while shell or write tools are enabled: whoever starts a thread can approve its commands.'];
+    return [
+      'No ADMINS are set while shell or write tools are enabled: whoever starts a thread can approve its commands.',
+    ];
   }
   return [];
 }

@@ -20,7 +20,17 @@ import { decodeCommand, encodeCommand, type RoutedCommand } from './routed-comma
 
 /** What the routing needs from the session layer: the one-process paths, and its memory (owner-commands.ts). */
 export interface LocalSessions {
-  deliverHere(key: SessionKey, message: { text: string; userId: string; source?: RoutedDeliverSource; external?: boolean; attachments?: IncomingFile[] }, inputId: string): Promise<unknown>;
+  deliverHere(
+    key: SessionKey,
+    message: {
+      text: string;
+      userId: string;
+      source?: RoutedDeliverSource;
+      external?: boolean;
+      attachments?: IncomingFile[];
+    },
+    inputId: string,
+  ): Promise<unknown>;
   interruptHere(sessionId: string, userId: string): Promise<unknown>;
   resolvedHere(sessionId: string, itemId: string, toolCallId: string): Promise<void>;
   /** Restart recovery for one session. */
@@ -48,8 +58,10 @@ export class ClusterRouting {
     private readonly logger: EngineLogger,
   ) {
     coordinator.watch({
-      commandsWaiting: (sessionId) => void this.drain(sessionId).catch((error: unknown) => this.failed(error, sessionId, 'apply commands')),
-      overdue: (sessionId) => void this.takeover(sessionId).catch((error: unknown) => this.failed(error, sessionId, 'take a session over')),
+      commandsWaiting: (sessionId) =>
+        void this.drain(sessionId).catch((error: unknown) => this.failed(error, sessionId, 'apply commands')),
+      overdue: (sessionId) =>
+        void this.takeover(sessionId).catch((error: unknown) => this.failed(error, sessionId, 'take a session over')),
       lost: (sessionId) => local.forget(sessionId, true),
       acquired: (sessionId) => local.forget(sessionId, false),
       busy: (sessionId) => local.busy(sessionId),
@@ -57,7 +69,17 @@ export class ClusterRouting {
   }
 
   /** A message for the session: queued with its claim; the result when this instance applied it. */
-  async deliver(key: SessionKey, message: { text: string; userId: string; source?: RoutedDeliverSource; external?: boolean; eventId?: string; attachments?: IncomingFile[] }): Promise<unknown> {
+  async deliver(
+    key: SessionKey,
+    message: {
+      text: string;
+      userId: string;
+      source?: RoutedDeliverSource;
+      external?: boolean;
+      eventId?: string;
+      attachments?: IncomingFile[];
+    },
+  ): Promise<unknown> {
     const { eventId, ...rest } = message;
     const command: RoutedCommand = { kind: 'deliver', id: randomUUID(), key, message: rest };
     return this.send(sessionIdOf(key), command, eventId);

@@ -21,7 +21,12 @@ export interface FairUseLimits {
   threadsPerUser: number;
 }
 
-export const DEFAULT_FAIR_USE: FairUseLimits = { maxQueuedInputs: 20, maxQueuedBytes: 256 * 1024, turnsPerUserPerMinute: 10, threadsPerUser: 3 };
+export const DEFAULT_FAIR_USE: FairUseLimits = {
+  maxQueuedInputs: 20,
+  maxQueuedBytes: 256 * 1024,
+  turnsPerUserPerMinute: 10,
+  threadsPerUser: 3,
+};
 
 export type FairUseVerdict = { ok: true } | { ok: false; reason: string };
 
@@ -42,10 +47,16 @@ export class FairUse {
   mayQueue(load: QueueLoad, bytes: number): FairUseVerdict {
     const { maxQueuedInputs, maxQueuedBytes } = this.limits;
     if (load.count >= maxQueuedInputs) {
-      return { ok: false, reason: `${load.count} messages are already waiting in this thread (the limit is ${maxQueuedInputs}); send this again once I have taken them.` };
+      return {
+        ok: false,
+        reason: `${load.count} messages are already waiting in this thread (the limit is ${maxQueuedInputs}); send this again once I have taken them.`,
+      };
     }
     if (load.bytes + bytes > maxQueuedBytes) {
-      return { ok: false, reason: `That would put more than ${Math.round(maxQueuedBytes / 1024)} KB of messages in this thread's queue; send it again once I have taken the others, or shorter.` };
+      return {
+        ok: false,
+        reason: `That would put more than ${Math.round(maxQueuedBytes / 1024)} KB of messages in this thread's queue; send it again once I have taken the others, or shorter.`,
+      };
     }
     return { ok: true };
   }
@@ -54,16 +65,28 @@ export class FairUse {
    * May `userId` start a new turn in `sessionId`? When they may, the start is counted at once
    * (for the whole bot): `undo` it if it does not happen after all, `threadDone` when its turn is over.
    */
-  async start(userId: string, sessionId: string): Promise<{ ok: true; counted: CountedStart } | { ok: false; reason: string }> {
+  async start(
+    userId: string,
+    sessionId: string,
+  ): Promise<{ ok: true; counted: CountedStart } | { ok: false; reason: string }> {
     const { threadsPerUser, turnsPerUserPerMinute } = this.limits;
     const counted: CountedStart = { userId, sessionId, startId: randomUUID() };
-    const verdict = await this.people.tryStart(userId, sessionId, counted.startId, { turnsPerMinute: turnsPerUserPerMinute, threads: threadsPerUser });
+    const verdict = await this.people.tryStart(userId, sessionId, counted.startId, {
+      turnsPerMinute: turnsPerUserPerMinute,
+      threads: threadsPerUser,
+    });
     if (verdict.ok) return { ok: true, counted };
     if (verdict.limit === 'threads') {
-      return { ok: false, reason: `You have ${verdict.working} threads working already (the limit is ${threadsPerUser}); this one starts when you send it again after one of them is done.` };
+      return {
+        ok: false,
+        reason: `You have ${verdict.working} threads working already (the limit is ${threadsPerUser}); this one starts when you send it again after one of them is done.`,
+      };
     }
     const wait = Math.max(1, Math.ceil(verdict.retryInMs / 1000));
-    return { ok: false, reason: `You started ${verdict.recent} requests in the last minute (the limit is ${turnsPerUserPerMinute}); send this again in ${wait} s.` };
+    return {
+      ok: false,
+      reason: `You started ${verdict.recent} requests in the last minute (the limit is ${turnsPerUserPerMinute}); send this again in ${wait} s.`,
+    };
   }
 
   /** A counted start that did not happen (a spend limit refused it, or the turn could not begin). */

@@ -75,7 +75,6 @@ export type EngineSetupFactory = (session: SessionRecord) => EngineSetup | Promi
 /** Where "always" grants are kept: this thread only (default) or the whole channel. */
 export type GrantScope = 'thread' | 'channel';
 
-
 export interface LiveSession {
   record: SessionRecord;
   engine: TurnEngine;
@@ -169,10 +168,14 @@ export async function buildLiveSession(input: {
       inbox,
       ledger,
       approver: approverFromInbox(closedByStopper(inbox, live)),
-      interactive: interactiveCallbacks(offeredInteractive(interactiveFromInbox(closedByStopper(inbox, live)), setup.offeredTools), setup, async (dir) => {
-        live.record = { ...live.record, directories: [...new Set([...live.record.directories, dir])] };
-        await store.saveSession(live.record);
-      }),
+      interactive: interactiveCallbacks(
+        offeredInteractive(interactiveFromInbox(closedByStopper(inbox, live)), setup.offeredTools),
+        setup,
+        async (dir) => {
+          live.record = { ...live.record, directories: [...new Set([...live.record.directories, dir])] };
+          await store.saveSession(live.record);
+        },
+      ),
     },
     hooks: {
       onInterrupt: setup.interruptHooks,
@@ -202,7 +205,10 @@ export function mergeGrants(a: GrantsSnapshot, b: GrantsSnapshot): GrantsSnapsho
 }
 
 /** Without its callback an interactive tool is neither offered nor answered: a profile that leaves it out removes it. */
-function offeredInteractive(base: InteractiveCallbacks, offered: ReadonlySet<string> | undefined): InteractiveCallbacks {
+function offeredInteractive(
+  base: InteractiveCallbacks,
+  offered: ReadonlySet<string> | undefined,
+): InteractiveCallbacks {
   if (!offered) return base;
   const { askUser, proposePlan, requestDirectory, ...rest } = base;
   return {
@@ -214,7 +220,11 @@ function offeredInteractive(base: InteractiveCallbacks, offered: ReadonlySet<str
 }
 
 /** request_directory is offered only when a grant takes effect, and a grant is remembered. */
-function interactiveCallbacks(base: InteractiveCallbacks, setup: EngineSetup, remember: (dir: string) => Promise<void>): InteractiveCallbacks {
+function interactiveCallbacks(
+  base: InteractiveCallbacks,
+  setup: EngineSetup,
+  remember: (dir: string) => Promise<void>,
+): InteractiveCallbacks {
   const { requestDirectory, ...rest } = base;
   const grant = setup.grantDirectory;
   if (!requestDirectory || !grant) return rest;
@@ -224,7 +234,8 @@ function interactiveCallbacks(base: InteractiveCallbacks, setup: EngineSetup, re
       // grant() checks again: the folder may have changed (a symlink swapped) since the question.
       const real = await grant(shown);
       // The card showed the real path: a folder that resolves elsewhere now is not the one granted.
-      if (setup.grantPreview && real !== shown) throw new Error(`it now leads to ${real}, not the folder that was shown`);
+      if (setup.grantPreview && real !== shown)
+        throw new Error(`it now leads to ${real}, not the folder that was shown`);
       await remember(real);
       return { granted: true, path: real };
     } catch (error) {
@@ -249,13 +260,16 @@ function interactiveCallbacks(base: InteractiveCallbacks, setup: EngineSetup, re
  */
 export function shownInteraction(setup: EngineSetup, tool: string, args: unknown): unknown {
   const spec = Object.hasOwn(INTERACTIVE_TOOLS, tool) ? INTERACTIVE_TOOLS[tool] : undefined;
-  if (!spec?.shown || !setup.grantPreview || typeof args !== 'object' || args === null || Array.isArray(args)) return args;
+  if (!spec?.shown || !setup.grantPreview || typeof args !== 'object' || args === null || Array.isArray(args))
+    return args;
   const parsed = spec.schema.safeParse(args);
   return parsed.success ? spec.shown({ directoryPreview: directoryPreviewOf(setup.grantPreview) }, parsed.data) : args;
 }
 
 /** The preview for the card; a folder that vanished since the refusal check is shown as the model wrote it. */
-function directoryPreviewOf(preview: NonNullable<EngineSetup['grantPreview']>): (dir: string) => { path: string; access: string } | undefined {
+function directoryPreviewOf(
+  preview: NonNullable<EngineSetup['grantPreview']>,
+): (dir: string) => { path: string; access: string } | undefined {
   return (dir) => {
     try {
       const shown = preview(dir);
@@ -285,6 +299,7 @@ function closedByStopper(inbox: PersistentInbox, live: LiveSession): InboxPort {
     open: (input) => inbox.open(input),
     lookup: (sessionId, toolCallId) => inbox.lookup(sessionId, toolCallId),
     wait: (itemId, signal) => inbox.wait(itemId, signal),
-    resolve: (itemId, resolution, resolvedBy) => inbox.resolve(itemId, resolution, resolvedBy ?? (resolution.kind === 'interrupted' ? live.stoppedBy : undefined)),
+    resolve: (itemId, resolution, resolvedBy) =>
+      inbox.resolve(itemId, resolution, resolvedBy ?? (resolution.kind === 'interrupted' ? live.stoppedBy : undefined)),
   };
 }

@@ -84,7 +84,11 @@ export class LiveSessions {
     return building;
   }
 
-  private async build(sessionId: string, key: SessionKey | undefined, starter: string | undefined): Promise<LiveSession> {
+  private async build(
+    sessionId: string,
+    key: SessionKey | undefined,
+    starter: string | undefined,
+  ): Promise<LiveSession> {
     const { store, inbox, ledger, defaultModel, grantScope } = this.options;
     let record = await store.getSession(sessionId);
     if (!record) {
@@ -92,13 +96,30 @@ export class LiveSessions {
       const now = Date.now();
       // The thread keeps the profile of its place at this moment, and starts with its model.
       const profile = this.options.profiles?.forPlace(key);
-      record = { id: sessionId, key, model: profile?.model ?? defaultModel, grants: { tools: [], commands: [] }, compaction: null, steerers: [], directories: [], createdAt: now, updatedAt: now };
+      record = {
+        id: sessionId,
+        key,
+        model: profile?.model ?? defaultModel,
+        grants: { tools: [], commands: [] },
+        compaction: null,
+        steerers: [],
+        directories: [],
+        createdAt: now,
+        updatedAt: now,
+      };
       if (profile) record.profile = profile.name;
       if (starter !== undefined) record.startedBy = starter;
       await store.saveSession(record);
     }
     const version = this.options.profiles?.version;
-    const live = await buildLiveSession({ record, store, inbox, ledger, setup: await this.options.engineSetup(record), grantScope });
+    const live = await buildLiveSession({
+      record,
+      store,
+      inbox,
+      ledger,
+      setup: await this.options.engineSetup(record),
+      grantScope,
+    });
     if (version !== undefined) live.setupVersion = version;
     this.live.set(sessionId, live);
     void this.trim();

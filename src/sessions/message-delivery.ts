@@ -64,16 +64,27 @@ export class MessageDelivery {
   constructor(private readonly deps: MessageDeliveryDeps) {}
 
   async deliver(key: SessionKey, message: InboundMessage): Promise<DeliverResult> {
-    if (this.deps.closing.aborted) return { status: 'refused', reason: 'The bot is restarting; send that again in a moment.' };
-    const access = this.deps.access.mayStartOrSteer(message.userId, { external: message.external }, await this.profileAt(key));
+    if (this.deps.closing.aborted)
+      return { status: 'refused', reason: 'The bot is restarting; send that again in a moment.' };
+    const access = this.deps.access.mayStartOrSteer(
+      message.userId,
+      { external: message.external },
+      await this.profileAt(key),
+    );
     if (!access.allowed) return { status: 'refused', reason: access.reason };
     // Files past a cap are refused here, to the person, and never fetched; a message of nothing else is refused whole.
-    const screened = message.attachments?.length && this.deps.fileCaps ? screenFiles(message.attachments, this.deps.fileCaps) : undefined;
+    const screened =
+      message.attachments?.length && this.deps.fileCaps
+        ? screenFiles(message.attachments, this.deps.fileCaps)
+        : undefined;
     if (screened && screened.refusals.length > 0) {
       const filesRefused = refusedFilesText(screened.refusals);
       if (screened.kept.length === 0 && message.text.trim() === '') return { status: 'refused', reason: filesRefused };
       const { attachments: _all, ...rest } = message;
-      const result = await this.deliverChecked(key, screened.kept.length > 0 ? { ...rest, attachments: screened.kept } : rest);
+      const result = await this.deliverChecked(
+        key,
+        screened.kept.length > 0 ? { ...rest, attachments: screened.kept } : rest,
+      );
       return 'sessionId' in result ? { ...result, filesRefused } : result;
     }
     return this.deliverChecked(key, message);
@@ -88,7 +99,8 @@ export class MessageDelivery {
       if (routed === DUPLICATE) return { status: 'duplicate' };
       return (routed as DeliverResult | undefined) ?? { status: 'queued', sessionId, inputId: '' };
     }
-    if (message.eventId !== undefined && !(await this.deps.coordinator.claimEvent(message.eventId))) return { status: 'duplicate' };
+    if (message.eventId !== undefined && !(await this.deps.coordinator.claimEvent(message.eventId)))
+      return { status: 'duplicate' };
     return this.deliverHere(key, message, randomUUID());
   }
 
@@ -115,7 +127,14 @@ export class MessageDelivery {
         if (input.attachments) {
           await store.markOpen(sessionId);
           await store.addPendingInput(sessionId, { ...input, text: '' });
-          if (isBusy(live)) await coordinator.dispatch(sessionId, { kind: 'steer', inputId: input.id, text: '', attachments: input.attachments, ...(input.source ? { source: input.source } : {}) });
+          if (isBusy(live))
+            await coordinator.dispatch(sessionId, {
+              kind: 'steer',
+              inputId: input.id,
+              text: '',
+              attachments: input.attachments,
+              ...(input.source ? { source: input.source } : {}),
+            });
         }
         if (!isBusy(live)) await this.deps.driver.startResume(live);
         await this.deps.driver.notifyInput(live, input.id, 'answered', input.source);
@@ -132,7 +151,10 @@ export class MessageDelivery {
         if (!verdict.ok) return { status: 'refused', reason: verdict.reason };
         counted = verdict.counted;
       } else {
-        const verdict = this.deps.fairUse.mayQueue(await store.pendingLoad(sessionId), Buffer.byteLength(input.text, 'utf8'));
+        const verdict = this.deps.fairUse.mayQueue(
+          await store.pendingLoad(sessionId),
+          Buffer.byteLength(input.text, 'utf8'),
+        );
         if (!verdict.ok) return { status: 'refused', reason: verdict.reason };
       }
       let result: DeliverResult | undefined;
@@ -147,7 +169,13 @@ export class MessageDelivery {
   }
 
   /** `deliver` past fair use: the spend limits, then the message recorded, queued or started. */
-  private async deliverCounted(live: LiveSession, message: InboundMessage, input: PendingInput, prompts: InboxItem[], counted: CountedStart | undefined): Promise<DeliverResult> {
+  private async deliverCounted(
+    live: LiveSession,
+    message: InboundMessage,
+    input: PendingInput,
+    prompts: InboxItem[],
+    counted: CountedStart | undefined,
+  ): Promise<DeliverResult> {
     const { store, coordinator, driver, replies } = this.deps;
     const sessionId = live.record.id;
     // Spend limits: a request that would start a turn past one is refused, privately.
@@ -204,7 +232,14 @@ export class MessageDelivery {
     const counted = live.countedStart;
     if (!counted) return;
     live.countedStart = undefined;
-    this.deps.fairUse.threadDone(counted).catch((error: unknown) => this.deps.logger.warn({ err: error, sessionId: counted.sessionId }, 'fair use: could not count a thread as done (in cluster mode it lapses with its lease)'));
+    this.deps.fairUse
+      .threadDone(counted)
+      .catch((error: unknown) =>
+        this.deps.logger.warn(
+          { err: error, sessionId: counted.sessionId },
+          'fair use: could not count a thread as done (in cluster mode it lapses with its lease)',
+        ),
+      );
   }
 
   /**
@@ -214,7 +249,10 @@ export class MessageDelivery {
   private async alreadyHas(live: LiveSession, inputId: string, message: InboundMessage): Promise<boolean> {
     if ((await this.deps.store.getPendingInputs(live.record.id)).some((input) => input.id === inputId)) return true;
     const messageId = message.source?.messageId;
-    return messageId !== undefined && live.engine.messages.some((m) => m.role === 'user' && m.source?.messageId === messageId);
+    return (
+      messageId !== undefined &&
+      live.engine.messages.some((m) => m.role === 'user' && m.source?.messageId === messageId)
+    );
   }
 
   /** The profile a message here runs under: the thread's own, or its place's for a new thread. */

@@ -38,7 +38,12 @@ export class ObserverHub implements SessionObserver {
     for (const observer of this.observersOf(session)) await observer.onEvent?.(session, event, prompt);
   }
 
-  async onInput(session: SessionRecord, inputId: string, disposition: InputDisposition, source?: MessageSource): Promise<void> {
+  async onInput(
+    session: SessionRecord,
+    inputId: string,
+    disposition: InputDisposition,
+    source?: MessageSource,
+  ): Promise<void> {
     for (const observer of this.observersOf(session)) await observer.onInput?.(session, inputId, disposition, source);
   }
 
@@ -67,6 +72,7 @@ export class ObserverHub implements SessionObserver {
   }
 
   async onSuspend(session: SessionRecord, waitingForAnswer: boolean): Promise<void> {
-    for (const observer of this.byPlatform.get(session.key.platform) ?? []) await observer.onSuspend?.(session, waitingForAnswer);
+    for (const observer of this.byPlatform.get(session.key.platform) ?? [])
+      await observer.onSuspend?.(session, waitingForAnswer);
   }
 }

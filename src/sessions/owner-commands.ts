@@ -28,7 +28,11 @@ export interface OwnerDeps {
 }
 
 /** Act on a command for a session this instance runs. */
-export async function applyOwnerCommand(deps: Pick<OwnerDeps, 'sessions' | 'answers'>, sessionId: string, command: SessionCommand): Promise<void> {
+export async function applyOwnerCommand(
+  deps: Pick<OwnerDeps, 'sessions' | 'answers'>,
+  sessionId: string,
+  command: SessionCommand,
+): Promise<void> {
   const live = deps.sessions.peek(sessionId);
   switch (command.kind) {
     case 'steer':
@@ -51,7 +55,8 @@ export function ownerPaths(deps: OwnerDeps): LocalSessions {
   const { store, sessions, logger } = deps;
   return {
     deliverHere: (key, message, inputId) => deps.delivery.deliverHere(key, message, inputId),
-    interruptHere: async (sessionId, userId) => deps.stops.interruptHere(sessionId, userId, await sessions.record(sessionId)),
+    interruptHere: async (sessionId, userId) =>
+      deps.stops.interruptHere(sessionId, userId, await sessions.record(sessionId)),
     resolvedHere: (sessionId, itemId, toolCallId) => deps.answers.resolvedHere(sessionId, itemId, toolCallId),
     recoverHere: async (sessionId) => {
       await recoverSession(deps.recovery, sessionId);

@@ -55,7 +55,12 @@ export class InProcessPersonCounters implements PersonCounters {
     if (others >= limits.threads) return Promise.resolve({ ok: false, limit: 'threads', working: others });
     const recent = (this.starts.get(userId) ?? []).filter((start) => now - start.at < START_WINDOW_MS);
     if (recent.length >= limits.turnsPerMinute) {
-      return Promise.resolve({ ok: false, limit: 'turns', recent: recent.length, retryInMs: START_WINDOW_MS - (now - recent[0]!.at) });
+      return Promise.resolve({
+        ok: false,
+        limit: 'turns',
+        recent: recent.length,
+        retryInMs: START_WINDOW_MS - (now - recent[0]!.at),
+      });
     }
     // Map order is recency order: the person moves to the end, the longest quiet drop out first.
     this.starts.delete(userId);

@@ -13,7 +13,8 @@ import type { Reporter } from './session-observer.js';
 import type { SessionOps } from './session-ops.js';
 import type { TurnDriver } from './turn-driver.js';
 
-export type ResolveOutcome = ResolveResult | { ok: false; reason: 'refused'; message: string } | { ok: false; reason: 'invalid_choice' };
+export type ResolveOutcome =
+  ResolveResult | { ok: false; reason: 'refused'; message: string } | { ok: false; reason: 'invalid_choice' };
 
 export interface PromptAnswersDeps {
   inbox: PersistentInbox;
@@ -44,7 +45,11 @@ export class PromptAnswers {
     if (resolution.kind === 'approval') {
       // A grant for everyone's turns is an admin's to give; any grant records its giver.
       if (resolution.outcome.endsWith('_all') && !access.isAdmin(userId)) {
-        return { ok: false, reason: 'refused', message: 'Only an admin can allow this for everyone; choose "for me" instead.' };
+        return {
+          ok: false,
+          reason: 'refused',
+          message: 'Only an admin can allow this for everyone; choose "for me" instead.',
+        };
       }
       resolution.by = userId;
     }
@@ -55,7 +60,8 @@ export class PromptAnswers {
     // Cluster mode: recorded here (one click wins, across instances); the owner's turn is told.
     const routing = this.deps.routing();
     if (routing) await routing.resolved(item.sessionId, itemId, item.toolCallId);
-    else await this.deps.coordinator.dispatch(item.sessionId, { kind: 'resolved', itemId, toolCallId: item.toolCallId });
+    else
+      await this.deps.coordinator.dispatch(item.sessionId, { kind: 'resolved', itemId, toolCallId: item.toolCallId });
     return result;
   }
 
@@ -72,7 +78,8 @@ export class PromptAnswers {
     await this.deps.coordinator.exclusive(sessionId, async () => {
       const resumable = await this.deps.sessions.get(sessionId);
       if (isBusy(resumable)) return;
-      if (resumable.engine.unansweredToolCalls().some((call) => call.id === toolCallId)) await this.deps.driver.startResume(resumable);
+      if (resumable.engine.unansweredToolCalls().some((call) => call.id === toolCallId))
+        await this.deps.driver.startResume(resumable);
     });
   }
 }

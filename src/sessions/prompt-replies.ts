@@ -64,7 +64,11 @@ export class PromptReplies {
 
 /** Whether a person's reply, not a click, declined this approval. */
 export function declinedByReply(resolution: InboxResolution): boolean {
-  return resolution.kind === 'approval' && resolution.outcome === 'deny' && (resolution.note?.startsWith(REPLIED_INSTEAD) ?? false);
+  return (
+    resolution.kind === 'approval' &&
+    resolution.outcome === 'deny' &&
+    (resolution.note?.startsWith(REPLIED_INSTEAD) ?? false)
+  );
 }
 
 /** The button a resolution came from (the inverse of `resolutionOf`); none for a stop's closing. */
@@ -87,11 +91,21 @@ export function choiceOf(resolution: InboxResolution): string | undefined {
 export function resolutionOf(item: InboxItem, { choice, text }: PromptChoice): InboxResolution | undefined {
   switch (item.kind) {
     case 'approval':
-      return (APPROVAL_OUTCOMES as readonly string[]).includes(choice) ? { kind: 'approval', outcome: choice as ApprovalOutcome } : undefined;
+      return (APPROVAL_OUTCOMES as readonly string[]).includes(choice)
+        ? { kind: 'approval', outcome: choice as ApprovalOutcome }
+        : undefined;
     case 'plan':
-      return choice === 'approve' ? { kind: 'plan', approved: true } : choice === 'reject' ? { kind: 'plan', approved: false, ...(text ? { feedback: text } : {}) } : undefined;
+      return choice === 'approve'
+        ? { kind: 'plan', approved: true }
+        : choice === 'reject'
+          ? { kind: 'plan', approved: false, ...(text ? { feedback: text } : {}) }
+          : undefined;
     case 'directory':
-      return choice === 'grant' ? { kind: 'directory', granted: true } : choice === 'deny' ? { kind: 'directory', granted: false } : undefined;
+      return choice === 'grant'
+        ? { kind: 'directory', granted: true }
+        : choice === 'deny'
+          ? { kind: 'directory', granted: false }
+          : undefined;
     case 'question':
       return { kind: 'question', answer: text ?? choice };
   }

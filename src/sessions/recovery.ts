@@ -56,7 +56,8 @@ export interface RecoveryDeps {
 
 /** Restarts in a row that may resume one turn; the next one gives it up. */
 export const MAX_RESTART_RESUMES = 2;
-const GIVEN_UP = 'The bot restarted during this turn several times in a row, so it stopped here rather than loop. Retry to go on.';
+const GIVEN_UP =
+  'The bot restarted during this turn several times in a row, so it stopped here rather than loop. Retry to go on.';
 
 export async function recoverSessions(deps: RecoveryDeps): Promise<RecoveryReport> {
   const report: RecoveryReport = { examined: 0, resumed: [], started: [], waiting: [], settled: [], givenUp: [] };
@@ -107,7 +108,10 @@ async function recoverOne(deps: RecoveryDeps, sessionId: string, report: Recover
       const tool = live.engine.tools.get(call.function.name);
       const shown = (args: unknown) => {
         const parsed = tool?.schema.safeParse(args);
-        return (tool && parsed?.success ? shownArgumentsOf(tool, parsed.data) : undefined) ?? shownInteraction(live.setup, call.function.name, args);
+        return (
+          (tool && parsed?.success ? shownArgumentsOf(tool, parsed.data) : undefined) ??
+          shownInteraction(live.setup, call.function.name, args)
+        );
       };
       await replay.waiting(live.record, call, item, tool?.metadata, shown);
     }
@@ -146,9 +150,12 @@ async function redrawCutCalls(deps: RecoveryDeps, live: LiveSession): Promise<vo
   const round = live.engine.trailingRound();
   if (!round) return;
   const cut = new Set(
-    live.engine.messages.flatMap((m) => (m.role === 'tool' && m.content.includes(INTERRUPTED_BY_RESTART) ? [m.tool_call_id] : [])),
+    live.engine.messages.flatMap((m) =>
+      m.role === 'tool' && m.content.includes(INTERRUPTED_BY_RESTART) ? [m.tool_call_id] : [],
+    ),
   );
-  for (const call of round.calls) if (cut.has(call.id)) await deps.replay.closed(live.record, call, INTERRUPTED_BY_RESTART);
+  for (const call of round.calls)
+    if (cut.has(call.id)) await deps.replay.closed(live.record, call, INTERRUPTED_BY_RESTART);
 }
 
 /** Too many restarts in a row resumed this turn: close it, say so, offer Retry. */
@@ -172,10 +179,15 @@ async function giveUp(deps: RecoveryDeps, live: LiveSession): Promise<void> {
 async function notYetTaken(live: LiveSession, inputs: PendingInput[], store: SessionStore): Promise<PendingInput[]> {
   if (inputs.length === 0) return inputs;
   const inHistory = new Set(
-    live.engine.messages.flatMap((m) => (m.role === 'user' && typeof m.source?.messageId === 'string' ? [m.source.messageId] : [])),
+    live.engine.messages.flatMap((m) =>
+      m.role === 'user' && typeof m.source?.messageId === 'string' ? [m.source.messageId] : [],
+    ),
   );
   const fresh = inputs.filter((input) => !(input.source?.messageId && inHistory.has(input.source.messageId)));
-  if (fresh.length !== inputs.length) await store.removePendingInputs(live.record.id, inputs.filter((input) => !fresh.includes(input)).map((input) => input.id));
+  if (fresh.length !== inputs.length)
+    await store.removePendingInputs(
+      live.record.id,
+      inputs.filter((input) => !fresh.includes(input)).map((input) => input.id),
+    );
   return fresh;
 }
-

@@ -131,14 +131,50 @@ export class SessionManager {
     });
     const replies = new PromptReplies(options.inbox, options.access, reporter);
     this.controls = new ThreadControls({ ...options, sessions: this.sessions, driver: this.driver, closing });
-    const shared = { inbox, coordinator, access, sessions: this.sessions, driver: this.driver, replies, logger: this.logger, routing: () => this.routing };
+    const shared = {
+      inbox,
+      coordinator,
+      access,
+      sessions: this.sessions,
+      driver: this.driver,
+      replies,
+      logger: this.logger,
+      routing: () => this.routing,
+    };
     this.stops = new ThreadStops({ ...shared, replay, reporter, ops: options.ops });
     this.answers = new PromptAnswers({ ...shared, reporter, ops: options.ops });
     // A person's starts and working threads are counted through the coordinator: for the whole bot in cluster mode.
     const fairUse = new FairUse(options.fairUse, coordinator.people);
-    this.delivery = new MessageDelivery({ ...shared, store, stops: this.stops, fairUse, closing, fileCaps: options.fileCaps, budget: options.budget, profiles });
-    this.recovery = { store, inbox, coordinator, sessions: this.sessions, driver: this.driver, replies, replay, logger: this.logger };
-    const owner = { store, sessions: this.sessions, delivery: this.delivery, stops: this.stops, answers: this.answers, recovery: this.recovery, reporter, logger: this.logger };
+    this.delivery = new MessageDelivery({
+      ...shared,
+      store,
+      stops: this.stops,
+      fairUse,
+      closing,
+      fileCaps: options.fileCaps,
+      budget: options.budget,
+      profiles,
+    });
+    this.recovery = {
+      store,
+      inbox,
+      coordinator,
+      sessions: this.sessions,
+      driver: this.driver,
+      replies,
+      replay,
+      logger: this.logger,
+    };
+    const owner = {
+      store,
+      sessions: this.sessions,
+      delivery: this.delivery,
+      stops: this.stops,
+      answers: this.answers,
+      recovery: this.recovery,
+      reporter,
+      logger: this.logger,
+    };
     coordinator.serve((sessionId, command) => applyOwnerCommand(owner, sessionId, command));
     this.routing = routes(coordinator) ? new ClusterRouting(coordinator, ownerPaths(owner), this.logger) : undefined;
   }
@@ -178,7 +214,10 @@ export class SessionManager {
     const existing = await this.recordOf(sessionId);
     if (existing) return existing;
     try {
-      return await this.options.coordinator.exclusive(sessionId, async () => (await this.sessions.get(sessionId, key, starter)).record);
+      return await this.options.coordinator.exclusive(
+        sessionId,
+        async () => (await this.sessions.get(sessionId, key, starter)).record,
+      );
     } catch (error) {
       // Cluster mode: another instance owns it, so it exists by now.
       const record = await this.options.store.getSession(sessionId);

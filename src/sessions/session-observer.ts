@@ -41,7 +41,12 @@ export interface SessionObserver {
   /** Every engine event; `prompt` is the inbox item behind a permission or interaction card. */
   onEvent?(session: SessionRecord, event: EngineEvent, prompt?: InboxItem): void | Promise<void>;
   /** What became of an inbound message: a reaction in the thread, say. */
-  onInput?(session: SessionRecord, inputId: string, disposition: InputDisposition, source?: MessageSource): void | Promise<void>;
+  onInput?(
+    session: SessionRecord,
+    inputId: string,
+    disposition: InputDisposition,
+    source?: MessageSource,
+  ): void | Promise<void>;
   /** A prompt closed without a click (a stop, a reply, a restart): its card should say so. */
   onPromptClosed?(session: SessionRecord, item: InboxItem): void | Promise<void>;
   /** The thread's model call waits for a free slot (`ahead` calls in front), or got one (null). */
@@ -82,7 +87,12 @@ export class Reporter {
     }
   }
 
-  async input(session: SessionRecord, inputId: string, disposition: InputDisposition, source?: MessageSource): Promise<void> {
+  async input(
+    session: SessionRecord,
+    inputId: string,
+    disposition: InputDisposition,
+    source?: MessageSource,
+  ): Promise<void> {
     try {
       await this.observer.onInput?.(session, inputId, disposition, source);
     } catch (error) {

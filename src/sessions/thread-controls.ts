@@ -25,7 +25,8 @@ export type ControlResult =
   | { status: 'idle' | 'busy' | 'nothing_to_do' | 'unknown_session' }
   | { status: 'refused'; reason: string };
 
-export type LookResult<T> = { status: 'done'; value: T } | { status: 'unknown_session' } | { status: 'refused'; reason: string };
+export type LookResult<T> =
+  { status: 'done'; value: T } | { status: 'unknown_session' } | { status: 'refused'; reason: string };
 
 export interface ThreadStatus {
   /** The profile the thread runs under (`default`: the environment's own). */
@@ -68,7 +69,8 @@ export class ThreadControls {
       if (!live.engine.canRetry()) return { status: 'nothing_to_do' };
       if (live.engine.pausedBySpendLimit()) {
         // `operator`: the person runs the bot itself (the playground's one local user).
-        if (!actor.operator && !this.options.access.isAdmin(userId)) return { status: 'refused', reason: CONTINUE_NEEDS_ADMIN };
+        if (!actor.operator && !this.options.access.isAdmin(userId))
+          return { status: 'refused', reason: CONTINUE_NEEDS_ADMIN };
         await this.options.budget?.allowTurn(placeOf(live.record), userId);
         this.options.ops?.budgetContinued(live.record, userId);
       }
@@ -77,7 +79,11 @@ export class ThreadControls {
     });
   }
 
-  async switchModel(sessionId: string, model: string, userId: string): Promise<ControlResult & { notice?: string | null }> {
+  async switchModel(
+    sessionId: string,
+    model: string,
+    userId: string,
+  ): Promise<ControlResult & { notice?: string | null }> {
     const record = await this.recordOf(sessionId);
     const choice = (record ? this.menuOf(record) : this.options.models)?.choose(model) ?? { ok: true as const, model };
     if (!choice.ok) return { status: 'refused', reason: choice.reason };
@@ -112,11 +118,18 @@ export class ThreadControls {
    * names one); the next turn runs under it. Only ADMINS (or the playground's operator): a
    * profile decides who approves, so a thread's starter must not pick a laxer one.
    */
-  async switchProfile(sessionId: string, name: string, userId: string, actor: { operator?: boolean } = {}): Promise<ControlResult & { profile?: string }> {
+  async switchProfile(
+    sessionId: string,
+    name: string,
+    userId: string,
+    actor: { operator?: boolean } = {},
+  ): Promise<ControlResult & { profile?: string }> {
     const profiles = this.options.profiles;
     if (!profiles) return { status: 'refused', reason: 'No profiles are set up (PROFILES).' };
-    if (!actor.operator && !this.options.access.isAdmin(userId)) return { status: 'refused', reason: 'Only the bot admins (ADMINS) can move a thread to another profile.' };
-    if (!profiles.names().includes(name)) return { status: 'refused', reason: `There is no profile "${name}". Profiles: ${profiles.names().join(', ')}.` };
+    if (!actor.operator && !this.options.access.isAdmin(userId))
+      return { status: 'refused', reason: 'Only the bot admins (ADMINS) can move a thread to another profile.' };
+    if (!profiles.names().includes(name))
+      return { status: 'refused', reason: `There is no profile "${name}". Profiles: ${profiles.names().join(', ')}.` };
     return this.manage(sessionId, userId, async (live) => {
       const profile = profiles.named(name);
       const model = profile.model ?? live.record.model;
@@ -134,7 +147,12 @@ export class ThreadControls {
    * ADMINS and its profile's approvers; anyone who may start a thread, for one not started yet
    * (they start it).
    */
-  async mayManageThread(sessionId: string, key: SessionKey, userId: string, actor: ActorContext = {}): Promise<{ allowed: true } | { allowed: false; reason: string }> {
+  async mayManageThread(
+    sessionId: string,
+    key: SessionKey,
+    userId: string,
+    actor: ActorContext = {},
+  ): Promise<{ allowed: true } | { allowed: false; reason: string }> {
     const record = await this.recordOf(sessionId);
     if (record) return this.options.access.mayManage(userId, record);
     return this.options.access.mayStartOrSteer(userId, actor, this.options.profiles?.forPlace(key).name);
@@ -144,8 +162,15 @@ export class ThreadControls {
     return this.options.profiles?.named(record.profile).models ?? this.options.models;
   }
 
-  async listGrants(sessionId: string, userId: string, actor: ActorContext = {}): Promise<LookResult<{ thread: GrantsSnapshot; channel: GrantsSnapshot }>> {
-    return this.look(sessionId, userId, actor, async (record) => ({ thread: record.grants, channel: await this.options.store.getChannelGrants(record.key) }));
+  async listGrants(
+    sessionId: string,
+    userId: string,
+    actor: ActorContext = {},
+  ): Promise<LookResult<{ thread: GrantsSnapshot; channel: GrantsSnapshot }>> {
+    return this.look(sessionId, userId, actor, async (record) => ({
+      thread: record.grants,
+      channel: await this.options.store.getChannelGrants(record.key),
+    }));
   }
 
   /**
@@ -153,12 +178,17 @@ export class ThreadControls {
    * channel. The starter and admins may revoke any; anyone else only the grants they gave.
    * Takes effect from the next turn.
    */
-  async revokeGrant(sessionId: string, target: { tool: string; command?: string }, userId: string): Promise<ControlResult & { revoked?: number }> {
+  async revokeGrant(
+    sessionId: string,
+    target: { tool: string; command?: string },
+    userId: string,
+  ): Promise<ControlResult & { revoked?: number }> {
     const record = await this.recordOf(sessionId);
     if (!record) return { status: 'unknown_session' };
     const anyOfThem = this.options.access.mayManage(userId, record).allowed;
     const matches = (grant: ToolGrant | CommandGrant): boolean =>
-      grant.tool === target.tool && (target.command === undefined ? !('command' in grant) : 'command' in grant && grant.command === target.command);
+      grant.tool === target.tool &&
+      (target.command === undefined ? !('command' in grant) : 'command' in grant && grant.command === target.command);
     const mayRevoke = (grant: ToolGrant | CommandGrant): boolean => anyOfThem || grant.by === userId;
     await this.windDown(sessionId);
     return this.exclusiveOrBusy(sessionId, async () => {
@@ -169,7 +199,11 @@ export class ThreadControls {
       const all = [...allGrants(live.record.grants), ...allGrants(channel)].filter(matches);
       if (all.length === 0) return { status: 'nothing_to_do' };
       const revocable = all.filter(mayRevoke);
-      if (revocable.length === 0) return { status: 'refused', reason: 'Only the person who gave that grant, the person who started this thread or an admin can revoke it.' };
+      if (revocable.length === 0)
+        return {
+          status: 'refused',
+          reason: 'Only the person who gave that grant, the person who started this thread or an admin can revoke it.',
+        };
       const keep = (grants: GrantsSnapshot): GrantsSnapshot => ({
         tools: grants.tools.filter((grant) => !(matches(grant) && mayRevoke(grant))),
         commands: grants.commands.filter((grant) => !(matches(grant) && mayRevoke(grant))),
@@ -178,7 +212,12 @@ export class ThreadControls {
       await store.saveSession(live.record);
       await store.setChannelGrants(live.record.key, keep(channel));
       await sessions.evict(sessionId); // rebuilt with the remaining grants on next use
-      this.options.ops?.grantsRevoked(live.record, userId, target.command === undefined ? target.tool : `${target.tool}: ${target.command}`, revocable.length);
+      this.options.ops?.grantsRevoked(
+        live.record,
+        userId,
+        target.command === undefined ? target.tool : `${target.tool}: ${target.command}`,
+        revocable.length,
+      );
       return { status: 'done', sessionId, revoked: revocable.length };
     });
   }
@@ -206,7 +245,13 @@ export class ThreadControls {
       const pending = await this.options.inbox.pending(sessionId);
       const profile = this.options.profiles?.named(record.profile).name ?? 'default';
       const gone = record.profile !== undefined && record.profile !== profile;
-      return { profile: record.profile ?? profile, ...(gone ? { profileGone: true } : {}), model: live?.engine.model ?? record.model, running: live ? isBusy(live) : false, pendingPrompts: pending.length };
+      return {
+        profile: record.profile ?? profile,
+        ...(gone ? { profileGone: true } : {}),
+        model: live?.engine.model ?? record.model,
+        running: live ? isBusy(live) : false,
+        pendingPrompts: pending.length,
+      };
     });
   }
 
@@ -226,14 +271,22 @@ export class ThreadControls {
    * (which the turn's end takes), and then acts (turn-wind-down.ts).
    */
   private windDown(sessionId: string): Promise<void> {
-    return afterWindDown(this.options.sessions.peek(sessionId), this.options.closing ? { signal: this.options.closing } : {});
+    return afterWindDown(
+      this.options.sessions.peek(sessionId),
+      this.options.closing ? { signal: this.options.closing } : {},
+    );
   }
 
   private async recordOf(sessionId: string): Promise<SessionRecord | undefined> {
     return this.options.sessions.peek(sessionId)?.record ?? (await this.options.store.getSession(sessionId));
   }
 
-  private async look<T>(sessionId: string, userId: string, actor: ActorContext, read: (record: SessionRecord) => Promise<T>): Promise<LookResult<T>> {
+  private async look<T>(
+    sessionId: string,
+    userId: string,
+    actor: ActorContext,
+    read: (record: SessionRecord) => Promise<T>,
+  ): Promise<LookResult<T>> {
     const access = this.options.access.mayLook(userId, actor);
     if (!access.allowed) return { status: 'refused', reason: access.reason };
     const record = await this.recordOf(sessionId);
@@ -241,7 +294,11 @@ export class ThreadControls {
     return { status: 'done', value: await read(record) };
   }
 
-  private async manage<R extends ControlResult>(sessionId: string, userId: string, work: (live: LiveSession) => Promise<R>): Promise<R | ControlResult> {
+  private async manage<R extends ControlResult>(
+    sessionId: string,
+    userId: string,
+    work: (live: LiveSession) => Promise<R>,
+  ): Promise<R | ControlResult> {
     const record = await this.recordOf(sessionId);
     if (!record) return { status: 'unknown_session' };
     const access = this.options.access.mayManage(userId, record);

@@ -7,7 +7,14 @@
 // open answer) are re-exported from here, so `connectors/` imports nothing from `src/store/`.
 import type Keyv from 'keyv';
 import type { InboxItem, Message } from '../engine/index.js';
-import { sessionIdOf, type MessageRef, type OpenAnswer, type SessionKey, type SessionRecord, type SessionStore } from '../store/session-store.js';
+import {
+  sessionIdOf,
+  type MessageRef,
+  type OpenAnswer,
+  type SessionKey,
+  type SessionRecord,
+  type SessionStore,
+} from '../store/session-store.js';
 
 export { sessionIdOf, type MessageRef, type OpenAnswer, type SessionKey, type SessionRecord };
 
@@ -95,7 +102,12 @@ export class StoredThreadRecords implements ThreadRecords {
 
   cardPosted(cardKey: string, sessionId: string, toolCallId: string, messageId: string): Promise<void> {
     // Listed for deletion with the session by `cardPosting` already: rewritten in place.
-    return this.store.updateMessageRef(cardKey, { sessionId, toolCallId, kind: 'tool_card_index', platformMessageId: messageId });
+    return this.store.updateMessageRef(cardKey, {
+      sessionId,
+      toolCallId,
+      kind: 'tool_card_index',
+      platformMessageId: messageId,
+    });
   }
 
   transcript(sessionId: string): Promise<Message[]> {

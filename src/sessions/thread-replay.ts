@@ -44,7 +44,13 @@ export class ThreadReplay {
    * A prompt still waiting for a human: its card, with its buttons. `shown` gives an interactive
    * call's arguments as its card first showed them (a directory request's real path).
    */
-  async waiting(record: SessionRecord, call: ToolCall, item: InboxItem, metadata: ToolMetadata | undefined, shown: (args: unknown) => unknown = (args) => args): Promise<void> {
+  async waiting(
+    record: SessionRecord,
+    call: ToolCall,
+    item: InboxItem,
+    metadata: ToolMetadata | undefined,
+    shown: (args: unknown) => unknown = (args) => args,
+  ): Promise<void> {
     const args = await this.proposed(record, call);
     const event: EngineEvent =
       item.kind === 'approval'
@@ -64,7 +70,12 @@ export class ThreadReplay {
   private async proposed(record: SessionRecord, call: ToolCall): Promise<unknown> {
     const parsed = parseToolArguments(call.function.arguments);
     const args = parsed.ok ? parsed.value : parsed.raw;
-    await this.reporter.event(record, { type: 'tool_proposed', toolCallId: call.id, name: call.function.name, arguments: args });
+    await this.reporter.event(record, {
+      type: 'tool_proposed',
+      toolCallId: call.id,
+      name: call.function.name,
+      arguments: args,
+    });
     return args;
   }
 }

@@ -51,7 +51,8 @@ export class ThreadStops {
       if (!access.allowed) return { status: 'refused', reason: access.reason };
       this.deps.ops?.stopRequested(known, userId);
       const routing = this.deps.routing();
-      if (routing) return ((await routing.stop(sessionId, userId)) as ControlResult | undefined) ?? { status: 'done', sessionId };
+      if (routing)
+        return ((await routing.stop(sessionId, userId)) as ControlResult | undefined) ?? { status: 'done', sessionId };
     }
     return this.interruptHere(sessionId, userId, known);
   }
@@ -83,7 +84,10 @@ export class ThreadStops {
       const pending = await this.deps.inbox.pending(sessionId);
       if (pending.length === 0 && live.engine.unansweredToolCalls().length === 0) return { status: 'idle' };
       for (const item of pending) await replies.close(record, item, { kind: 'interrupted' }, userId);
-      const closed = await live.engine.closeUnansweredToolCalls(INTERRUPTED_BY_USER, { kind: 'interrupted', text: 'Stopped by the user.' });
+      const closed = await live.engine.closeUnansweredToolCalls(INTERRUPTED_BY_USER, {
+        kind: 'interrupted',
+        text: 'Stopped by the user.',
+      });
       for (const call of closed) await replay.closed(record, call, INTERRUPTED_BY_USER);
       await driver.settleIfQuiet(live);
       return { status: 'done', sessionId };

@@ -37,7 +37,10 @@ export class TurnDriver {
     if (!first) return;
     await this.begin(live, () => {
       live.startedWith = first.id;
-      const events = live.engine.run(first.text, { ...(first.source ? { source: first.source } : {}), ...(first.attachments ? { attachments: first.attachments } : {}) });
+      const events = live.engine.run(first.text, {
+        ...(first.source ? { source: first.source } : {}),
+        ...(first.attachments ? { attachments: first.attachments } : {}),
+      });
       for (const input of rest) live.engine.queueSteering(input.text, input.source, input.id, input.attachments);
       return events;
     });
@@ -50,7 +53,9 @@ export class TurnDriver {
   async startResume(live: LiveSession): Promise<void> {
     const stored = await this.options.store.getPendingInputs(live.record.id);
     await this.begin(live, () => {
-      for (const input of stored) if (!live.engine.hasQueuedSteering(input.id)) live.engine.queueSteering(input.text, input.source, input.id, input.attachments);
+      for (const input of stored)
+        if (!live.engine.hasQueuedSteering(input.id))
+          live.engine.queueSteering(input.text, input.source, input.id, input.attachments);
       return live.engine.resume();
     });
   }
@@ -60,7 +65,12 @@ export class TurnDriver {
   }
 
   /** Note what became of an inbound message (a reaction in the thread). */
-  notifyInput(live: LiveSession, inputId: string, disposition: InputDisposition, source?: MessageSource): Promise<void> {
+  notifyInput(
+    live: LiveSession,
+    inputId: string,
+    disposition: InputDisposition,
+    source?: MessageSource,
+  ): Promise<void> {
     return this.options.reporter.input(live.record, inputId, disposition, source);
   }
 
@@ -105,7 +115,8 @@ export class TurnDriver {
         live.turn = null;
         this.options.onIdle?.(live);
         // Nobody awaits this promise to the end: a rejection here would be unhandled.
-        if (!isWritesFenced(error) && !(error instanceof OwnedElsewhereError)) this.options.logger.error({ err: error, sessionId }, 'could not start what followed the turn');
+        if (!isWritesFenced(error) && !(error instanceof OwnedElsewhereError))
+          this.options.logger.error({ err: error, sessionId }, 'could not start what followed the turn');
       }
     })();
   }
@@ -124,13 +135,22 @@ export class TurnDriver {
       if (leftover.length > 0) {
         const stored = await store.getPendingInputs(live.record.id);
         const inputs = leftover.map(
-          (steer): PendingInput => stored.find((input) => input.id === steer.id) ?? { id: steer.id, text: steer.text, receivedAt: Date.now(), ...(steer.attachments ? { attachments: steer.attachments } : {}) },
+          (steer): PendingInput =>
+            stored.find((input) => input.id === steer.id) ?? {
+              id: steer.id,
+              text: steer.text,
+              receivedAt: Date.now(),
+              ...(steer.attachments ? { attachments: steer.attachments } : {}),
+            },
         );
         const cut = live.stoppedWith ?? new Set<string>();
         const dropped = inputs.filter((input) => cut.has(input.id));
         const next = inputs.filter((input) => !cut.has(input.id));
         if (dropped.length > 0) {
-          await store.removePendingInputs(live.record.id, dropped.map((input) => input.id));
+          await store.removePendingInputs(
+            live.record.id,
+            dropped.map((input) => input.id),
+          );
           for (const input of dropped) await this.notifyInput(live, input.id, 'dropped', input.source);
         }
         if (next.length > 0) return this.startWithInputs(live, next);
@@ -139,7 +159,8 @@ export class TurnDriver {
       try {
         await this.settleIfQuiet(live);
       } catch (error) {
-        if (!isWritesFenced(error)) this.options.logger.warn({ err: error, sessionId: live.record.id }, 'could not mark the session settled');
+        if (!isWritesFenced(error))
+          this.options.logger.warn({ err: error, sessionId: live.record.id }, 'could not mark the session settled');
       }
     });
   }
@@ -174,7 +195,12 @@ export class TurnDriver {
         break;
       case 'interaction_required': {
         const options = event.kind === 'question' ? ((event.arguments as { options?: string[] }).options ?? []) : [];
-        prompt = await inbox.open({ sessionId: live.record.id, toolCallId: event.toolCallId, kind: event.kind, choices: interactionChoices(event.kind, options) });
+        prompt = await inbox.open({
+          sessionId: live.record.id,
+          toolCallId: event.toolCallId,
+          kind: event.kind,
+          choices: interactionChoices(event.kind, options),
+        });
         break;
       }
       case 'turn_end':

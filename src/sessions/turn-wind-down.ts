@@ -19,7 +19,10 @@ export const WIND_DOWN_WAIT_MS = 10_000;
  * one, may already run), after `limitMs`, or when `signal` fires, whichever comes first. At
  * once when no turn winds down: a turn that still works is not waited for.
  */
-export async function afterWindDown(live: LiveSession | undefined, options: { signal?: AbortSignal; limitMs?: number } = {}): Promise<void> {
+export async function afterWindDown(
+  live: LiveSession | undefined,
+  options: { signal?: AbortSignal; limitMs?: number } = {},
+): Promise<void> {
   const turn = live?.windingDown ? live.turn : null;
   if (!turn || options.signal?.aborted) return;
   let timer: NodeJS.Timeout | undefined;

@@ -27,7 +27,7 @@ export class AppendLog<T> {
 
   async size(): Promise<number> {
     if (this.length === undefined) {
-      let length = ((await this.keyv.get<number>(this.lengthKey)) ?? 0);
+      let length = (await this.keyv.get<number>(this.lengthKey)) ?? 0;
       while ((await this.keyv.get(this.key(length))) !== undefined) length++;
       this.length = length;
     }
@@ -57,7 +57,8 @@ export class AppendLog<T> {
   async clear(): Promise<void> {
     const length = await this.size();
     const keys = Array.from({ length }, (_, i) => this.key(i));
-    for (let start = 0; start < keys.length; start += READ_BATCH) await this.keyv.deleteMany(keys.slice(start, start + READ_BATCH));
+    for (let start = 0; start < keys.length; start += READ_BATCH)
+      await this.keyv.deleteMany(keys.slice(start, start + READ_BATCH));
     await this.keyv.delete(this.lengthKey);
     this.length = 0;
   }

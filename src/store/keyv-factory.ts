@@ -46,7 +46,12 @@ export const DEFAULT_STORE_URL = 'sqlite://data/bot.sqlite';
  * The Keyv backends opened by URL from a package the operator installs (not a dependency:
  * most deployments never need them). SQLite and Redis are built in.
  */
-export const STORE_PACKAGES: Readonly<Record<string, string>> = { postgres: '@keyv/postgres', postgresql: '@keyv/postgres', mysql: '@keyv/mysql', mongodb: '@keyv/mongo' };
+export const STORE_PACKAGES: Readonly<Record<string, string>> = {
+  postgres: '@keyv/postgres',
+  postgresql: '@keyv/postgres',
+  mysql: '@keyv/mysql',
+  mongodb: '@keyv/mongo',
+};
 
 export interface StoreOptions {
   /** SQLite only: write-ahead logging (default true). Off: SQLite's default, an fsync per write. */
@@ -63,7 +68,11 @@ export interface StoreOptions {
   keepReachable?: readonly string[];
 }
 
-export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace = 'bot', options: StoreOptions = {}): Promise<OpenedStore> {
+export async function openKeyvStore(
+  url: string = DEFAULT_STORE_URL,
+  namespace = 'bot',
+  options: StoreOptions = {},
+): Promise<OpenedStore> {
   const scheme = url.slice(0, url.indexOf(':')).toLowerCase();
   if (url === 'memory://' || scheme === 'memory') {
     const keyv = new Keyv({ namespace });
@@ -82,7 +91,8 @@ export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace =
       await store.query('PRAGMA synchronous=NORMAL');
     }
     // Left over from an earlier run with looser permissions (SQLite created them then).
-    for (const companion of ['-wal', '-shm', '-journal']) notes.push(...(await privateFile(resolve(path) + companion, { onlyIfExists: true })));
+    for (const companion of ['-wal', '-shm', '-journal'])
+      notes.push(...(await privateFile(resolve(path) + companion, { onlyIfExists: true })));
     return { ...withAdapter(store, namespace, 'sqlite'), notes, changedFolders: folder.changed };
   }
   if (scheme === 'redis' || scheme === 'rediss') {
@@ -90,10 +100,20 @@ export async function openKeyvStore(url: string = DEFAULT_STORE_URL, namespace =
     const store = await openRedisKeyvStore(url, { keys: options.keys, commandTimeoutMs: options.commandTimeoutMs });
     // throwOnErrors: Keyv 5 otherwise turns a failed get into "not found" and a failed set into `false`.
     const keyv = new Keyv({ store, namespace, throwOnErrors: true });
-    return { keyv, backend: scheme, notes: [], close: () => keyv.disconnect(), redis: store.client, documentKey: (key) => store.documentKey(key) };
+    return {
+      keyv,
+      backend: scheme,
+      notes: [],
+      close: () => keyv.disconnect(),
+      redis: store.client,
+      documentKey: (key) => store.documentKey(key),
+    };
   }
   const adapter = STORE_PACKAGES[scheme];
-  if (!adapter) throw new Error(`STORE_URL: unsupported scheme "${scheme}:" (use sqlite://, memory://, redis://, postgresql://, mysql:// or mongodb://)`);
+  if (!adapter)
+    throw new Error(
+      `STORE_URL: unsupported scheme "${scheme}:" (use sqlite://, memory://, redis://, postgresql://, mysql:// or mongodb://)`,
+    );
   let module: { default: new (url: string) => KeyvStoreAdapter };
   try {
     module = (await import(adapter)) as { default: new (url: string) => KeyvStoreAdapter };
@@ -126,13 +146,18 @@ function withAdapter(store: KeyvStoreAdapter, namespace: string, backend: string
  */
 const STICKY = 0o1000;
 
-async function privateFolder(folder: string, keepReachable: readonly string[]): Promise<{ notes: string[]; changed: string[] }> {
+async function privateFolder(
+  folder: string,
+  keepReachable: readonly string[],
+): Promise<{ notes: string[]; changed: string[] }> {
   const unchanged = (notes: string[] = []) => ({ notes, changed: [] });
   if (process.platform === 'win32') {
     await mkdir(folder, { recursive: true });
     return unchanged();
   }
-  const onTheWayTo = keepReachable.map((place) => realOrResolved(place)).find((place) => holds(realOrResolved(folder), place));
+  const onTheWayTo = keepReachable
+    .map((place) => realOrResolved(place))
+    .find((place) => holds(realOrResolved(folder), place));
   // Made with the usual mode when it leads somewhere others must reach: a 0700 ancestor would close the way.
   await mkdir(folder, { recursive: true, ...(onTheWayTo === undefined ? { mode: 0o700 } : {}) });
   const info = await stat(folder);
@@ -146,10 +171,15 @@ async function privateFolder(folder: string, keepReachable: readonly string[]): 
   const shared = [process.cwd(), homedir(), tmpdir(), '/'].map((place) => resolve(place)).includes(folder);
   const mine = process.getuid === undefined || info.uid === process.getuid();
   if (shared || (info.mode & STICKY) !== 0 || !mine) {
-    return unchanged([`the store's folder ${folder} is open to other accounts (mode ${octal(mode)}) and shared, so it was left as it is; the store's files are private, but give the store a folder of its own, e.g. STORE_URL=sqlite://data/bot.sqlite`]);
+    return unchanged([
+      `the store's folder ${folder} is open to other accounts (mode ${octal(mode)}) and shared, so it was left as it is; the store's files are private, but give the store a folder of its own, e.g. STORE_URL=sqlite://data/bot.sqlite`,
+    ]);
   }
   await chmod(folder, 0o700);
-  return { notes: [`the store's folder ${folder} was open to other accounts (mode ${octal(mode)}); it is now 0700`], changed: [folder] };
+  return {
+    notes: [`the store's folder ${folder} was open to other accounts (mode ${octal(mode)}); it is now 0700`],
+    changed: [folder],
+  };
 }
 
 /** Whether `place` is `folder` or lies below it. */
@@ -184,7 +214,9 @@ async function privateFile(path: string, options: { onlyIfExists?: boolean } = {
   try {
     await chmod(path, 0o600);
   } catch (error) {
-    return [`the store's file ${path} is open to other accounts (mode ${octal(mode)}) and could not be made private: ${(error as Error).message}`];
+    return [
+      `the store's file ${path} is open to other accounts (mode ${octal(mode)}) and could not be made private: ${(error as Error).message}`,
+    ];
   }
   return [`the store's file ${path} was open to other accounts (mode ${octal(mode)}); it is now 0600`];
 }

@@ -47,7 +47,9 @@ export class PendingInputs {
     const legacy = await this.legacy(sessionId);
     return {
       count: index.length + legacy.length,
-      bytes: index.reduce((sum, entry) => sum + entry.bytes, 0) + legacy.reduce((sum, input) => sum + byteLength(input.text), 0),
+      bytes:
+        index.reduce((sum, entry) => sum + entry.bytes, 0) +
+        legacy.reduce((sum, input) => sum + byteLength(input.text), 0),
     };
   }
 
@@ -67,7 +69,9 @@ export class PendingInputs {
     if (kept.length === index.length) return;
     if (kept.length === 0) await this.keyv.delete(indexKey(sessionId));
     else await this.keyv.set(indexKey(sessionId), kept);
-    await this.keyv.deleteMany(index.filter((entry) => gone.has(entry.id)).map((entry) => inputKey(sessionId, entry.id)));
+    await this.keyv.deleteMany(
+      index.filter((entry) => gone.has(entry.id)).map((entry) => inputKey(sessionId, entry.id)),
+    );
   }
 
   /** Replace the whole queue (tests and tools that rebuild a session by hand). */

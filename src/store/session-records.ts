@@ -36,7 +36,9 @@ export function sessionKeyOf(id: string): SessionKey | undefined {
 const GrantOwnerShape = { by: z.string().optional(), everyone: z.boolean().optional() };
 /** A grant stored before grants had owners is a bare tool name: it keeps no giver (and covers no one's turns). */
 export const GrantsSchema = z.object({
-  tools: z.array(z.union([z.string().transform((tool) => ({ tool })), z.object({ tool: z.string(), ...GrantOwnerShape })])),
+  tools: z.array(
+    z.union([z.string().transform((tool) => ({ tool })), z.object({ tool: z.string(), ...GrantOwnerShape })]),
+  ),
   commands: z.array(z.object({ tool: z.string(), command: z.string(), ...GrantOwnerShape })),
 });
 
@@ -87,7 +89,9 @@ export const MessageRefSchema = z.object({
   /** An index entry written before its message was posted: when the post began (epoch ms). */
   postingAt: z.number().optional(),
   /** A turn's final answer that offers 👍 / 👎 (src/feedback/): what the feedback is recorded against. */
-  answer: z.object({ model: z.string().optional(), requestId: z.string().optional(), turnStartedAt: z.number() }).optional(),
+  answer: z
+    .object({ model: z.string().optional(), requestId: z.string().optional(), turnStartedAt: z.number() })
+    .optional(),
 });
 export type MessageRef = z.infer<typeof MessageRefSchema>;
 

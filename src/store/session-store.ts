@@ -141,7 +141,11 @@ export class SessionStore {
     for (const key of [indexShard(id), LEGACY_INDEX]) {
       await this.indexLock.run(key, async () => {
         const ids = await this.readIds(key);
-        if (ids.includes(id)) await this.keyv.set(key, ids.filter((other) => other !== id));
+        if (ids.includes(id))
+          await this.keyv.set(
+            key,
+            ids.filter((other) => other !== id),
+          );
       });
     }
   }
@@ -299,7 +303,10 @@ export class SessionStore {
     return raw === undefined ? { tools: [], commands: [] } : GrantsSchema.parse(raw);
   }
 
-  async setChannelGrants(key: Pick<SessionKey, 'platform' | 'workspace' | 'channel'>, grants: GrantsSnapshot): Promise<void> {
+  async setChannelGrants(
+    key: Pick<SessionKey, 'platform' | 'workspace' | 'channel'>,
+    grants: GrantsSnapshot,
+  ): Promise<void> {
     await this.keyv.set(channelGrantsKey(key), grants);
   }
 

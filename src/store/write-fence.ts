@@ -32,7 +32,11 @@ export function fenceWrites(keyv: Keyv): WriteFence {
   // set(key), delete(key | keys), setMany([{ key }]), deleteMany(keys); clear() is never kept.
   const allKept = (name: (typeof WRITES)[number], first: unknown): boolean => {
     if (name === 'clear') return false;
-    const keys = Array.isArray(first) ? first.map((entry: unknown) => (typeof entry === 'object' && entry !== null ? (entry as { key?: unknown }).key : entry)) : [first];
+    const keys = Array.isArray(first)
+      ? first.map((entry: unknown) =>
+          typeof entry === 'object' && entry !== null ? (entry as { key?: unknown }).key : entry,
+        )
+      : [first];
     return keys.length > 0 && keys.every(isKept);
   };
   const target = keyv as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
@@ -40,7 +44,8 @@ export function fenceWrites(keyv: Keyv): WriteFence {
     const original = target[name];
     if (typeof original !== 'function') continue;
     const bound = original.bind(keyv);
-    target[name] = (...args: unknown[]) => (reason === undefined || allKept(name, args[0]) ? bound(...args) : Promise.reject(new WritesFencedError(reason)));
+    target[name] = (...args: unknown[]) =>
+      reason === undefined || allKept(name, args[0]) ? bound(...args) : Promise.reject(new WritesFencedError(reason));
   }
   return {
     close: (why) => {

@@ -134,7 +134,10 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
     // A root bot's file tools write in granted folders as its commands' user (run-as-writer.ts).
     ...(owner ? { grantWriter: runAsWriterFor(owner) } : {}),
   });
-  const quota = options.workspaceMaxBytes === undefined ? undefined : new WorkspaceQuota(() => workspace.root, options.workspaceMaxBytes);
+  const quota =
+    options.workspaceMaxBytes === undefined
+      ? undefined
+      : new WorkspaceQuota(() => workspace.root, options.workspaceMaxBytes);
   const shell = new ShellSession(workspace, {
     maxOutputChars,
     killGraceMs: options.shellKillGraceMs,
@@ -157,7 +160,11 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
     shell:
       setup.kind === 'withheld'
         ? undefined
-        : runShellTool(shell, shellTimeoutMs, setup.kind === 'sandbox' ? { sandboxed: true, network: setup.sandbox.network } : { sandboxed: false }),
+        : runShellTool(
+            shell,
+            shellTimeoutMs,
+            setup.kind === 'sandbox' ? { sandboxed: true, network: setup.sandbox.network } : { sandboxed: false },
+          ),
     fetch: {
       fetchImpl: options.fetchImpl,
       timeoutMs: positive('fetchTimeoutMs', options.fetchTimeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS),
@@ -166,7 +173,9 @@ export function createBuiltinTools(options: BuiltinToolsOptions): BuiltinTools {
       allowPrivateNetworks: options.fetchAllowPrivate ?? false,
     },
   };
-  const tools = BUILTIN_TOOL_NAMES.map((name) => BUILTIN_TOOLS[name](context)).filter((tool): tool is ToolDefinition => tool !== undefined);
+  const tools = BUILTIN_TOOL_NAMES.map((name) => BUILTIN_TOOLS[name](context)).filter(
+    (tool): tool is ToolDefinition => tool !== undefined,
+  );
   return {
     tools,
     interruptHook: () => shell.interrupt(),

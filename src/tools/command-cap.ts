@@ -29,7 +29,11 @@ export interface CommandCap {
 }
 
 /** Before a command: refused (with the words why), or its cap. The disk comes first: at the first command the folder's files move onto it. */
-export async function commandCap(command: string, quota: WorkspaceQuota | undefined, disk: WorkspaceDisk | undefined): Promise<{ refused: string } | CommandCap> {
+export async function commandCap(
+  command: string,
+  quota: WorkspaceQuota | undefined,
+  disk: WorkspaceDisk | undefined,
+): Promise<{ refused: string } | CommandCap> {
   const state = await disk?.ensure();
   const deletesOnly = onlyDeletes(command);
   if (!quota) return { watch: () => undefined, diskFullAt: () => diskFullAt(state) };
@@ -51,7 +55,14 @@ export async function commandCap(command: string, quota: WorkspaceQuota | undefi
  * already, and is shrinking, is what the model was asked to do. One walk at a time (each
  * bounded by the walk's entry count).
  */
-function watchQuota(quota: WorkspaceQuota, before: WorkspaceUsage, everyMs: number, stop: () => void, done: () => boolean, later: (ms: number, action: () => void) => void): void {
+function watchQuota(
+  quota: WorkspaceQuota,
+  before: WorkspaceUsage,
+  everyMs: number,
+  stop: () => void,
+  done: () => boolean,
+  later: (ms: number, action: () => void) => void,
+): void {
   const grew = (now: WorkspaceUsage): boolean => now.bytes > before.bytes || (before.complete && !now.complete);
   const tick = (): void => {
     if (done()) return;

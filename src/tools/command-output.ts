@@ -110,7 +110,8 @@ export class PipeReader {
     const data = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
     this.carry = null;
     let offset = 0;
-    for (; offset + WINDOW_BYTES <= data.length; offset += WINDOW_BYTES) this.window(data.subarray(offset, offset + WINDOW_BYTES));
+    for (; offset + WINDOW_BYTES <= data.length; offset += WINDOW_BYTES)
+      this.window(data.subarray(offset, offset + WINDOW_BYTES));
     // Copied: a kept subarray would hold the whole chunk in memory.
     if (offset < data.length) this.carry = Buffer.from(data.subarray(offset));
   }
@@ -320,8 +321,10 @@ export class TerminalText {
     this.escapeLength++;
     switch (this.state) {
       case 'escape':
-        if (code === 0x5b) this.enter('csi'); // [
-        else if (code === 0x5d || code === 0x50 || code === 0x58 || code === 0x5e || code === 0x5f) this.enter('string'); // ] P X ^ _
+        if (code === 0x5b)
+          this.enter('csi'); // [
+        else if (code === 0x5d || code === 0x50 || code === 0x58 || code === 0x5e || code === 0x5f)
+          this.enter('string'); // ] P X ^ _
         else if (code >= 0x20 && code <= 0x2f) this.enter('intermediate');
         else if (code >= 0x30 && code <= 0x7e) this.state = 'ground';
         else {

@@ -35,9 +35,17 @@ const PART_CHARS = 48;
 
 /** The folder's name in WORKSPACE_DIR for a conversation's thread or channel. */
 export function conversationFolderName(scope: 'thread' | 'channel', key: ConversationKey): string {
-  const parts = scope === 'thread' ? [key.platform, key.workspace, key.channel, key.thread] : [key.platform, key.workspace, key.channel];
-  const hash = createHash('sha256').update(JSON.stringify([scope, ...parts])).digest('hex').slice(0, 8);
-  const readable = parts.filter((part) => part !== '').map((part) => part.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, PART_CHARS));
+  const parts =
+    scope === 'thread'
+      ? [key.platform, key.workspace, key.channel, key.thread]
+      : [key.platform, key.workspace, key.channel];
+  const hash = createHash('sha256')
+    .update(JSON.stringify([scope, ...parts]))
+    .digest('hex')
+    .slice(0, 8);
+  const readable = parts
+    .filter((part) => part !== '')
+    .map((part) => part.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, PART_CHARS));
   return [...readable, hash].join('-');
 }
 
@@ -47,7 +55,12 @@ export function conversationFolderName(scope: 'thread' | 'channel', key: Convers
  * link, a file): the tools must never work wherever such a thing leads. A new folder is
  * given to `owner` when there is one (the run-as user of a root bot's sandbox).
  */
-export function openConversationFolder(workspaceDir: string, scope: WorkspaceScope, key: ConversationKey, owner?: { uid: number; gid: number }): string {
+export function openConversationFolder(
+  workspaceDir: string,
+  scope: WorkspaceScope,
+  key: ConversationKey,
+  owner?: { uid: number; gid: number },
+): string {
   mkdirSync(workspaceDir, { recursive: true });
   const base = realpathSync(workspaceDir);
   if (scope === 'shared') return base;
@@ -64,7 +77,9 @@ export function openConversationFolder(workspaceDir: string, scope: WorkspaceSco
   }
   const stats = lstatSync(folder);
   if (!stats.isDirectory() || stats.isSymbolicLink()) {
-    throw new Error(`this conversation's folder ${folder} is not a plain folder (a link or a file has its name); move it out of WORKSPACE_DIR`);
+    throw new Error(
+      `this conversation's folder ${folder} is not a plain folder (a link or a file has its name); move it out of WORKSPACE_DIR`,
+    );
   }
   return folder;
 }

@@ -17,7 +17,10 @@ import { refuseOverCap } from './write-file.js';
 
 const schema = z.object({
   path: z.string().describe('The file to edit, relative to the workspace root.'),
-  old: z.string().min(1).describe('The exact text to replace, including whitespace and indentation, copied from the file.'),
+  old: z
+    .string()
+    .min(1)
+    .describe('The exact text to replace, including whitespace and indentation, copied from the file.'),
   new: z.string().describe('The text to put in its place (may be empty, to delete).'),
   replaceAll: z.boolean().default(false).describe('Replace every occurrence. Without it, old must occur exactly once.'),
 });
@@ -38,13 +41,17 @@ export function editFileTool(workspace: Workspace, quota?: WorkspaceQuota): Tool
         // A root bot's edit in a granted folder is written as its commands' user, to the very
         // file read (granted-writes.ts).
         const granted = workspace.grantedWriterFor(real);
-        const file = granted ? await openForReading(workspace, real, shown) : await openForEditing(workspace, real, shown);
+        const file = granted
+          ? await openForReading(workspace, real, shown)
+          : await openForEditing(workspace, real, shown);
         try {
           const { text, size, truncated } = await readTextFile(file, shown, { maxBytes: MAX_READ_BYTES, strict: true });
           if (truncated) throw new Error(`${shown} is too large to edit here (${size} bytes); use run_shell`);
           const positions = occurrences(text, old);
           if (positions.length === 0) {
-            throw new Error(`old text not found in ${shown}; read the file again and copy the exact text, including whitespace`);
+            throw new Error(
+              `old text not found in ${shown}; read the file again and copy the exact text, including whitespace`,
+            );
           }
           if (positions.length > 1 && !replaceAll) {
             throw new Error(
@@ -53,7 +60,11 @@ export function editFileTool(workspace: Workspace, quota?: WorkspaceQuota): Tool
           }
           const bytes = Buffer.from(spliceAll(text, positions, old.length, replacement), 'utf8');
           await refuseOverCap(quota, workspace, file.realPath, bytes.length, size);
-          if (granted) await writeGranted(granted, file.realPath, shown, bytes, { sameAs: { dev: file.stats.dev, ino: file.stats.ino }, signal });
+          if (granted)
+            await writeGranted(granted, file.realPath, shown, bytes, {
+              sameAs: { dev: file.stats.dev, ino: file.stats.ino },
+              signal,
+            });
           else await replaceContent(file, bytes, signal);
           return { path: shown, replacements: positions.length, bytesWritten: bytes.length };
         } finally {

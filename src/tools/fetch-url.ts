@@ -18,7 +18,14 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../engine/index.js';
 import { capOutput, formatCount } from './output.js';
-import { assertPublicHost, BlockedHostError, specialPurposeRange, vettedLookup, type AddressPolicy, type HostLookup } from './network-guard.js';
+import {
+  assertPublicHost,
+  BlockedHostError,
+  specialPurposeRange,
+  vettedLookup,
+  type AddressPolicy,
+  type HostLookup,
+} from './network-guard.js';
 import { looksBinary } from './text-file.js';
 
 export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
@@ -110,7 +117,13 @@ export function fetchUrlTool(options: FetchUrlOptions): ToolDefinition {
         },
       });
       try {
-        const outcome = await fetchFollowing(url, controller.signal, agent, options.fetchImpl ?? ((target, init) => undici.fetch(target, init)), options);
+        const outcome = await fetchFollowing(
+          url,
+          controller.signal,
+          agent,
+          options.fetchImpl ?? ((target, init) => undici.fetch(target, init)),
+          options,
+        );
         if ('kind' in outcome) return describeOffsiteRedirect(outcome);
         const body = await readCapped(outcome, options.maxBytes);
         return await describeResponse(outcome, url, body, options, controller.signal);
@@ -143,7 +156,8 @@ async function fetchFollowing(
 ): Promise<FetchedResponse | OffsiteRedirect> {
   let url = start;
   for (let hop = 0; ; hop++) {
-    if (!options.allowPrivateNetworks) assertPublicHost(new URL(url).hostname, options.addressPolicy ?? specialPurposeRange);
+    if (!options.allowPrivateNetworks)
+      assertPublicHost(new URL(url).hostname, options.addressPolicy ?? specialPurposeRange);
     const response = await fetchImpl(url, {
       method: 'GET',
       redirect: 'manual',
@@ -200,7 +214,10 @@ function parseHttpUrl(input: string): string {
 }
 
 /** The body up to `maxBytes`; the rest is never downloaded. */
-async function readCapped(response: FetchedResponse, maxBytes: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+async function readCapped(
+  response: FetchedResponse,
+  maxBytes: number,
+): Promise<{ bytes: Uint8Array; truncated: boolean }> {
   if (!response.body) return { bytes: new Uint8Array(0), truncated: false };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -236,7 +253,8 @@ async function describeResponse(
   };
   if (response.statusText) answer.statusText = response.statusText;
   const notes: string[] = [];
-  if (body.truncated) notes.push(`the body is larger than ${formatCount(options.maxBytes)} bytes; only the start was read`);
+  if (body.truncated)
+    notes.push(`the body is larger than ${formatCount(options.maxBytes)} bytes; only the start was read`);
 
   const kind = bodyKind(contentType, body.bytes);
   if (kind === 'binary') {
@@ -263,7 +281,9 @@ function bodyKind(contentType: string, bytes: Uint8Array): BodyKind {
   if (mime === 'text/html' || mime === 'application/xhtml+xml') return 'html';
   if (
     mime.startsWith('text/') ||
-    /^application\/(?:json|xml|javascript|ecmascript|x-javascript|x-www-form-urlencoded|yaml|x-yaml|toml)$/.test(mime) ||
+    /^application\/(?:json|xml|javascript|ecmascript|x-javascript|x-www-form-urlencoded|yaml|x-yaml|toml)$/.test(
+      mime,
+    ) ||
     mime.endsWith('+json') ||
     mime.endsWith('+xml')
   ) {

@@ -27,7 +27,10 @@ export function refusalFor(error: unknown, shown: string): unknown {
     case 'EISDIR':
       return new FileRefusedError('directory', `${shown} is a directory`);
     case 'ENXIO': // a socket, or a FIFO nobody reads
-      return new FileRefusedError('special', `${shown} is not a regular file (a socket or a named pipe); only regular files can be opened`);
+      return new FileRefusedError(
+        'special',
+        `${shown} is not a regular file (a socket or a named pipe); only regular files can be opened`,
+      );
     default:
       return error;
   }
@@ -46,7 +49,10 @@ export function nonRegularError(stats: Stats, shown: string): FileRefusedError {
 }
 
 export function symlinkError(shown: string): FileRefusedError {
-  return new FileRefusedError('symlink', `refused: ${shown} turned into a symbolic link after its path was checked; try again`);
+  return new FileRefusedError(
+    'symlink',
+    `refused: ${shown} turned into a symbolic link after its path was checked; try again`,
+  );
 }
 
 export function outsideError(shown: string): FileRefusedError {

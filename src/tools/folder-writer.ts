@@ -11,7 +11,14 @@
 import { constants } from 'node:fs';
 import { link, lstat, open, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { checkEntryName, errorCode, openPinnedFolder, type FileIdentity, type FolderPath, type PinnedFolder } from './pinned-folder.js';
+import {
+  checkEntryName,
+  errorCode,
+  openPinnedFolder,
+  type FileIdentity,
+  type FolderPath,
+  type PinnedFolder,
+} from './pinned-folder.js';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
 const CREATE_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK;
@@ -74,7 +81,13 @@ export class NotAFileError extends Error {
     readonly shown: string,
     readonly kind: 'link' | 'directory' | 'special',
   ) {
-    super(kind === 'link' ? `${shown} is a symbolic link` : kind === 'directory' ? `${shown} is a directory` : `${shown} is not a regular file`);
+    super(
+      kind === 'link'
+        ? `${shown} is a symbolic link`
+        : kind === 'directory'
+          ? `${shown} is a directory`
+          : `${shown} is not a regular file`,
+    );
     this.name = 'NotAFileError';
   }
 }
@@ -142,7 +155,12 @@ export class InProcessWriter implements FolderWriter {
 }
 
 /** The file as WrittenFile; owns `folder` and `handle` from here on (both closed by close or discard). */
-async function heldFile(folder: PinnedFolder, handle: FileHandle, name: string, created: boolean): Promise<WrittenFile> {
+async function heldFile(
+  folder: PinnedFolder,
+  handle: FileHandle,
+  name: string,
+  created: boolean,
+): Promise<WrittenFile> {
   const stats = await handle.stat();
   if (!stats.isFile()) {
     await handle.close();

@@ -9,7 +9,8 @@ export function globMatcher(glob: string): (relativePath: string) => boolean {
   const pattern = glob.trim().replace(/^\.\//, '');
   if (!pattern) throw new Error('the glob is empty');
   const regex = new RegExp(`^${globToRegExpSource(pattern)}$`);
-  if (!pattern.includes('/')) return (relativePath) => regex.test(relativePath.slice(relativePath.lastIndexOf('/') + 1));
+  if (!pattern.includes('/'))
+    return (relativePath) => regex.test(relativePath.slice(relativePath.lastIndexOf('/') + 1));
   return (relativePath) => regex.test(relativePath);
 }
 

@@ -18,7 +18,18 @@ import path from 'node:path';
 import { isInside } from './real-paths.js';
 
 /** Top-level folders that belong to the system, never to a project; `/lib*` is matched by prefix. */
-export const SYSTEM_FOLDERS: readonly string[] = ['/proc', '/sys', '/dev', '/etc', '/usr', '/var', '/boot', '/run', '/bin', '/sbin'];
+export const SYSTEM_FOLDERS: readonly string[] = [
+  '/proc',
+  '/sys',
+  '/dev',
+  '/etc',
+  '/usr',
+  '/var',
+  '/boot',
+  '/run',
+  '/bin',
+  '/sbin',
+];
 
 /** The system folder `real` is (or lies in), or null. `real` is a real absolute path. */
 export function systemFolderOf(real: string): string | null {
@@ -35,7 +46,10 @@ export function systemFolderOf(real: string): string | null {
  * allow nothing, or everything.
  */
 export function parseGrantRoots(raw: string | undefined): string[] {
-  const entries = (raw ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   const problems: string[] = [];
   const roots: string[] = [];
   for (const entry of entries) {
@@ -138,8 +152,10 @@ export function ownerCanWrite(realPath: string, owner: { uid: number; gid: numbe
 
 /** The card's line about access: what the person is about to allow. */
 export function accessText(access: DirectoryAccess): string {
-  if (access.files && access.shell) return 'read and write: the file tools and shell commands can change and delete files there';
-  if (access.files) return 'read and write for the file tools (they can change and delete files there); shell commands can only read it';
+  if (access.files && access.shell)
+    return 'read and write: the file tools and shell commands can change and delete files there';
+  if (access.files)
+    return 'read and write for the file tools (they can change and delete files there); shell commands can only read it';
   if (access.shell) return 'shell commands can change and delete files there; the file tools can only read it';
   return 'read only: neither the file tools nor shell commands can write there';
 }

@@ -36,7 +36,10 @@ export async function writeGranted(
 ): Promise<{ created: boolean; replacedBytes: number }> {
   let file: WrittenFile;
   try {
-    file = await target.writer.openForWriting(folderPathBelow(target.root, path.dirname(realPath)), path.basename(realPath));
+    file = await target.writer.openForWriting(
+      folderPathBelow(target.root, path.dirname(realPath)),
+      path.basename(realPath),
+    );
   } catch (error) {
     throw inWords(error, shown);
   }
@@ -47,13 +50,17 @@ export async function writeGranted(
         `refused: ${shown} has ${file.nlink} hard links (other names for the same file), and another one may lie outside the workspace, so the file tools do not open it`,
       );
     }
-    if (options.sameAs && (file.created || file.identity.dev !== options.sameAs.dev || file.identity.ino !== options.sameAs.ino)) {
+    if (
+      options.sameAs &&
+      (file.created || file.identity.dev !== options.sameAs.dev || file.identity.ino !== options.sameAs.ino)
+    ) {
       throw new FileRefusedError('unstable', `refused: ${shown} was replaced while it was being edited; read it again`);
     }
     // Checked once, before the file is emptied: a stop halfway would leave half a file.
     options.signal?.throwIfAborted();
     await file.truncate();
-    for (let at = 0; at < bytes.byteLength; at += WRITE_CHUNK_BYTES) await file.write(bytes.subarray(at, at + WRITE_CHUNK_BYTES));
+    for (let at = 0; at < bytes.byteLength; at += WRITE_CHUNK_BYTES)
+      await file.write(bytes.subarray(at, at + WRITE_CHUNK_BYTES));
     await file.close();
     return { created: file.created, replacedBytes: file.size };
   } catch (error) {
@@ -65,15 +72,24 @@ export async function writeGranted(
 function inWords(error: unknown, shown: string): unknown {
   if (error instanceof NotAFileError) {
     if (error.kind === 'directory') return new FileRefusedError('directory', `${shown} is a directory`);
-    if (error.kind === 'link') return new FileRefusedError('symlink', `refused: ${shown} is a symbolic link; the file tools write only regular files`);
+    if (error.kind === 'link')
+      return new FileRefusedError(
+        'symlink',
+        `refused: ${shown} is a symbolic link; the file tools write only regular files`,
+      );
     return new FileRefusedError('special', `${shown} is not a regular file; only regular files can be written`);
   }
   if (error instanceof NotAFolderError) {
-    return new FileRefusedError('symlink', `refused: ${shown}: a folder on its path (${error.shown}) was replaced by a link or a file`);
+    return new FileRefusedError(
+      'symlink',
+      `refused: ${shown}: a folder on its path (${error.shown}) was replaced by a link or a file`,
+    );
   }
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'EACCES' || code === 'EPERM') {
-    return new Error(`permission denied: ${shown} (in a granted folder the file tools write as the user shell commands run as, and that user may not write there)`);
+    return new Error(
+      `permission denied: ${shown} (in a granted folder the file tools write as the user shell commands run as, and that user may not write there)`,
+    );
   }
   return error;
 }

@@ -20,9 +20,40 @@ const INVISIBLE = new Set(['script', 'style', 'noscript', 'template', 'svg', 'he
 
 /** Elements whose start and end are line breaks. */
 const BLOCK = new Set([
-  'p', 'div', 'section', 'article', 'main', 'header', 'footer', 'nav', 'aside', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
-  'ul', 'ol', 'table', 'thead', 'tbody', 'tfoot', 'caption', 'pre', 'blockquote', 'figure', 'figcaption', 'form',
-  'fieldset', 'dl', 'dt', 'dd', 'details', 'summary', 'address',
+  'p',
+  'div',
+  'section',
+  'article',
+  'main',
+  'header',
+  'footer',
+  'nav',
+  'aside',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'ul',
+  'ol',
+  'table',
+  'thead',
+  'tbody',
+  'tfoot',
+  'caption',
+  'pre',
+  'blockquote',
+  'figure',
+  'figcaption',
+  'form',
+  'fieldset',
+  'dl',
+  'dt',
+  'dd',
+  'details',
+  'summary',
+  'address',
 ]);
 
 /**
@@ -188,7 +219,12 @@ class PageReader implements TokenizerCallbacks {
   private opened(name: string, selfClosing: boolean): void {
     // The page's title is read even inside <head>, which is otherwise invisible; a <title>
     // inside an <svg> is an icon's tooltip, not the page's.
-    if (name === 'title' && !selfClosing && this.title === undefined && (this.hidden === null || this.hidden.name === 'head')) {
+    if (
+      name === 'title' &&
+      !selfClosing &&
+      this.title === undefined &&
+      (this.hidden === null || this.hidden.name === 'head')
+    ) {
       this.titleParts = [];
       return;
     }
@@ -284,7 +320,14 @@ function isSpace(code: number): boolean {
   if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
   if (code < 0xa0) return false;
   return (
-    code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 ||
-    code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
   );
 }

@@ -15,7 +15,10 @@ const MAX_LIST_ENTRIES = 5000;
 
 const schema = z.object({
   path: z.string().default('.').describe('The directory to list, relative to the workspace root. Default: the root.'),
-  recursive: z.boolean().default(false).describe('Also list subdirectories, nearest first (.git and node_modules are not entered).'),
+  recursive: z
+    .boolean()
+    .default(false)
+    .describe('Also list subdirectories, nearest first (.git and node_modules are not entered).'),
   maxEntries: z
     .int()
     .min(1)
@@ -37,7 +40,8 @@ export function listDirTool(workspace: Workspace, maxOutputChars: number): ToolD
       const shown = workspace.relative(real);
       try {
         // Only for the message: the walk itself opens the folder without following a link.
-        if (!(await stat(real)).isDirectory()) throw new Error(`${shown} is a file, not a directory; use read_file to read it`);
+        if (!(await stat(real)).isDirectory())
+          throw new Error(`${shown} is a file, not a directory; use read_file to read it`);
       } catch (error) {
         throw describeFsError(error, shown);
       }

@@ -20,7 +20,8 @@ export type HostLookup = (host: string) => Promise<string[]>;
 /** Why an address may not be reached (a range and its name), or undefined when it is public. */
 export type AddressPolicy = (address: string) => string | undefined;
 
-export const systemLookup: HostLookup = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+export const systemLookup: HostLookup = async (host) =>
+  (await dnsLookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
 
 /** A refusal by the guard, told apart from network failures so the tool can say it plainly. */
 export class BlockedHostError extends Error {
@@ -228,7 +229,8 @@ export function vettedLookup(options: GuardOptions & { allowPrivateNetworks?: bo
         : (options.resolveHost ?? systemLookup)(host)
       : resolvePublicAddresses(host, options);
   return (hostname, lookupOptions, callback) => {
-    const wanted = lookupOptions.family === 'IPv4' ? 4 : lookupOptions.family === 'IPv6' ? 6 : lookupOptions.family || 0;
+    const wanted =
+      lookupOptions.family === 'IPv4' ? 4 : lookupOptions.family === 'IPv6' ? 6 : lookupOptions.family || 0;
     const deliver = (addresses: string[]): void => {
       const usable: LookupAddress[] = addresses
         .map((address) => ({ address, family: isIP(address) }))
@@ -243,10 +245,12 @@ export function vettedLookup(options: GuardOptions & { allowPrivateNetworks?: bo
       }
     };
     // A callback that throws must not be called a second time as a lookup failure.
-    resolve(hostname).then(deliver, (error: Error) => callback(error, '', 0)).catch((error: unknown) => {
-      process.nextTick(() => {
-        throw error;
+    resolve(hostname)
+      .then(deliver, (error: Error) => callback(error, '', 0))
+      .catch((error: unknown) => {
+        process.nextTick(() => {
+          throw error;
+        });
       });
-    });
   };
 }

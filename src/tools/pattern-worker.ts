@@ -102,7 +102,8 @@ export function runningPatternWorkers(): number {
 }
 
 /** How a batch in flight ends when the worker is stopped under it. */
-type StopReason = { kind: 'too-slow'; error: PatternTooSlowError } | { kind: 'aborted'; reason: unknown } | { kind: 'closed' };
+type StopReason =
+  { kind: 'too-slow'; error: PatternTooSlowError } | { kind: 'aborted'; reason: unknown } | { kind: 'closed' };
 
 /**
  * One worker for one search, started with the first batch. Call `match` once per batch, in

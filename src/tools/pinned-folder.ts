@@ -13,7 +13,17 @@
 // Without /proc (not Linux) each step is looked up by path again and only checked before use
 // (lstat), so a swap timed in between still wins there: a bot whose folders are shared by
 // people who run commands belongs on Linux.
-import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  type Stats,
+} from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, realpath, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -70,7 +80,8 @@ export function folderPathBelow(root: string, folder: string): FolderPath {
 
 /** One name inside a folder, never a path: a name from outside must not walk anywhere. */
 export function checkEntryName(name: string): void {
-  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) throw new Error(`not a single file name: ${JSON.stringify(name)}`);
+  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0'))
+    throw new Error(`not a single file name: ${JSON.stringify(name)}`);
 }
 
 export interface PinnedFolder {
@@ -169,7 +180,10 @@ export function readPinnedFileSync(root: string, relativePath: string, maxBytes:
     if ((hasProcfs() ? readlinkSync(`${PROC_FD}/${rootFd}`) : realpathSync(root)) !== root) return undefined;
     let folder = root;
     for (const part of parts) {
-      const next = openSync(hasProcfs() ? `${PROC_FD}/${held.at(-1)}/${part}` : path.join(folder, part), DIRECTORY_FLAGS);
+      const next = openSync(
+        hasProcfs() ? `${PROC_FD}/${held.at(-1)}/${part}` : path.join(folder, part),
+        DIRECTORY_FLAGS,
+      );
       held.push(next);
       folder = path.join(folder, part);
     }
@@ -317,7 +331,8 @@ async function openRoot(root: string): Promise<FileHandle> {
     handle = await open(root, DIRECTORY_FLAGS);
   } catch (error) {
     const code = errorCode(error);
-    if ((code === 'ENOTDIR' || code === 'ELOOP') && (await lstat(root).catch(() => undefined))?.isSymbolicLink()) throw moved();
+    if ((code === 'ENOTDIR' || code === 'ELOOP') && (await lstat(root).catch(() => undefined))?.isSymbolicLink())
+      throw moved();
     throw error;
   }
   try {

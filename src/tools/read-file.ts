@@ -16,7 +16,9 @@ import type { Workspace } from './workspace.js';
 export const MAX_READ_BYTES = 8 * 1024 * 1024;
 
 const schema = z.object({
-  path: z.string().describe('The file to read, relative to the workspace root (an absolute path must be inside the workspace).'),
+  path: z
+    .string()
+    .describe('The file to read, relative to the workspace root (an absolute path must be inside the workspace).'),
   startLine: z.int().min(1).optional().describe('First line to return, 1-based. Default: the first line.'),
   endLine: z.int().min(1).optional().describe('Last line to return, inclusive. Default: the last line.'),
 });
@@ -48,12 +50,14 @@ export function readFileTool(workspace: Workspace, maxOutputChars: number): Tool
       if (lines.at(-1) === '' && !file.truncated) lines.pop();
       const total = lines.length;
       const first = startLine ?? 1;
-      if (first > total) throw new Error(`startLine ${first} is past the end of ${shown} (${formatCount(total)} lines)`);
+      if (first > total)
+        throw new Error(`startLine ${first} is past the end of ${shown} (${formatCount(total)} lines)`);
       const last = Math.min(endLine ?? total, total);
       const body = lines.slice(first - 1, last).join('\n');
 
       const notes: string[] = [];
-      if (first > 1 || last < total) notes.push(`lines ${first}–${last} of ${formatCount(total)}${file.truncated ? '+' : ''}`);
+      if (first > 1 || last < total)
+        notes.push(`lines ${first}–${last} of ${formatCount(total)}${file.truncated ? '+' : ''}`);
       if (file.truncated) {
         notes.push(
           `only the first ${formatCount(MAX_READ_BYTES)} of ${formatCount(file.size)} bytes can be read; use run_shell (tail, sed -n) for the rest`,

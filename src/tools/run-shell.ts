@@ -29,7 +29,8 @@ export function confinementText(confinement: ShellConfinement): string {
   if (!confinement.sandboxed) {
     return 'WITHOUT a sandbox (SHELL_SANDBOX=off): the command can read and change everything the bot’s user can, the bot’s tokens included';
   }
-  const base = 'in a sandbox: it can write only the workspace and granted folders, and cannot see the bot’s files, data or secrets';
+  const base =
+    'in a sandbox: it can write only the workspace and granted folders, and cannot see the bot’s files, data or secrets';
   return confinement.network ? `${base}, but it CAN reach the network (SHELL_NETWORK=on)` : `${base}; no network`;
 }
 

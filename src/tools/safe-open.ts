@@ -13,7 +13,14 @@
 import { constants, existsSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { errorCode, FileRefusedError, nonRegularError, outsideError, refusalFor, symlinkError } from './file-refusals.js';
+import {
+  errorCode,
+  FileRefusedError,
+  nonRegularError,
+  outsideError,
+  refusalFor,
+  symlinkError,
+} from './file-refusals.js';
 import type { Workspace } from './workspace.js';
 
 const { O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
@@ -89,7 +96,10 @@ export async function openForWriting(workspace: Workspace, realPath: string, sho
         if (errorCode(error) !== 'ENOENT') throw refusalFor(error, shown);
       }
     }
-    throw new FileRefusedError('unstable', `${shown} kept appearing and disappearing while it was being opened; try again`);
+    throw new FileRefusedError(
+      'unstable',
+      `${shown} kept appearing and disappearing while it was being opened; try again`,
+    );
   } finally {
     await parent.close();
   }
@@ -105,7 +115,12 @@ export async function replaceContent(file: OpenedFile, bytes: Uint8Array, signal
   await file.handle.truncate(0);
   let written = 0;
   while (written < bytes.length) {
-    const { bytesWritten } = await file.handle.write(bytes, written, Math.min(WRITE_CHUNK_BYTES, bytes.length - written), written);
+    const { bytesWritten } = await file.handle.write(
+      bytes,
+      written,
+      Math.min(WRITE_CHUNK_BYTES, bytes.length - written),
+      written,
+    );
     written += bytesWritten;
   }
 }
@@ -133,7 +148,12 @@ export async function openDirectory(workspace: Workspace, realPath: string, show
 }
 
 /** Open a folder at `openAs` without following a link there, and check where it really is. */
-async function openVerifiedDirectory(workspace: Workspace, openAs: string, shown: string, made: boolean): Promise<OpenedDirectory> {
+async function openVerifiedDirectory(
+  workspace: Workspace,
+  openAs: string,
+  shown: string,
+  made: boolean,
+): Promise<OpenedDirectory> {
   const handle = await openDirectoryOrRefuse(openAs, shown);
   try {
     const stats = await handle.stat();
@@ -167,7 +187,13 @@ async function giveToOwner(workspace: Workspace, handle: FileHandle): Promise<vo
 }
 
 /** Everything a tool checks on an open descriptor before using it; closes it on refusal. */
-async function verifyFile(workspace: Workspace, handle: FileHandle, openedAs: string, shown: string, created: boolean): Promise<OpenedFile> {
+async function verifyFile(
+  workspace: Workspace,
+  handle: FileHandle,
+  openedAs: string,
+  shown: string,
+  created: boolean,
+): Promise<OpenedFile> {
   let real: string | undefined;
   let stats: Stats | undefined;
   try {
@@ -230,7 +256,12 @@ async function openFolderCreating(workspace: Workspace, folder: string): Promise
         if (errorCode(error) !== 'EEXIST') throw error;
         made = false; // someone else made it meanwhile: check it all the same
       }
-      const next = await openVerifiedDirectory(workspace, at, workspace.relative(path.join(current.realPath, name)), made);
+      const next = await openVerifiedDirectory(
+        workspace,
+        at,
+        workspace.relative(path.join(current.realPath, name)),
+        made,
+      );
       if (made) await next.giveToOwner();
       await current.close();
       current = next;
@@ -314,7 +345,8 @@ async function openDirectoryOrRefuse(realPath: string, shown: string): Promise<F
     return await open(realPath, DIRECTORY_FLAGS);
   } catch (error) {
     // O_DIRECTORY|O_NOFOLLOW on a link fails with ENOTDIR, as on a file: tell them apart.
-    if (errorCode(error) === 'ENOTDIR' && (await lstat(realPath).catch(() => null))?.isSymbolicLink()) throw symlinkError(shown);
+    if (errorCode(error) === 'ENOTDIR' && (await lstat(realPath).catch(() => null))?.isSymbolicLink())
+      throw symlinkError(shown);
     throw error;
   }
 }

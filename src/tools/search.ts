@@ -39,14 +39,24 @@ const BATCH_CHARS = 1024 * 1024;
 const BATCH_FILES = 256;
 
 const schema = z.object({
-  pattern: z.string().min(1).describe('What to look for: a JavaScript regular expression, or plain text with literal: true.'),
+  pattern: z
+    .string()
+    .min(1)
+    .describe('What to look for: a JavaScript regular expression, or plain text with literal: true.'),
   literal: z.boolean().default(false).describe('Treat the pattern as plain text rather than a regular expression.'),
   ignoreCase: z.boolean().default(false).describe('Match regardless of letter case.'),
-  path: z.string().default('.').describe('A directory (searched recursively) or a single file, relative to the workspace root. Default: the root.'),
+  path: z
+    .string()
+    .default('.')
+    .describe(
+      'A directory (searched recursively) or a single file, relative to the workspace root. Default: the root.',
+    ),
   glob: z
     .string()
     .optional()
-    .describe('Only files matching this glob: "*.ts" matches names anywhere; "src/**/*.test.ts" matches workspace-relative paths.'),
+    .describe(
+      'Only files matching this glob: "*.ts" matches names anywhere; "src/**/*.test.ts" matches workspace-relative paths.',
+    ),
   maxResults: z
     .int()
     .min(1)
@@ -60,7 +70,11 @@ export interface SearchToolOptions {
   timeLimitMs?: number;
 }
 
-export function searchTool(workspace: Workspace, maxOutputChars: number, options: SearchToolOptions = {}): ToolDefinition {
+export function searchTool(
+  workspace: Workspace,
+  maxOutputChars: number,
+  options: SearchToolOptions = {},
+): ToolDefinition {
   const timeLimitMs = options.timeLimitMs ?? DEFAULT_SEARCH_TIME_LIMIT_MS;
   return defineTool({
     name: 'search',
@@ -77,7 +91,9 @@ export function searchTool(workspace: Workspace, maxOutputChars: number, options
         // in the worker, never on this thread.
         regex = new RegExp(args.literal ? escapeRegExp(args.pattern) : args.pattern, args.ignoreCase ? 'i' : '');
       } catch (error) {
-        throw new Error(`invalid regular expression: ${(error as Error).message} (pass literal: true to search for the text as is)`);
+        throw new Error(
+          `invalid regular expression: ${(error as Error).message} (pass literal: true to search for the text as is)`,
+        );
       }
       const matchesGlob = args.glob === undefined ? () => true : globMatcher(args.glob);
       const root = await workspace.resolve(args.path);
@@ -91,7 +107,13 @@ export function searchTool(workspace: Workspace, maxOutputChars: number, options
         : singleFile(root, shownRoot);
       const matcher: LineMatcher = args.literal
         ? literalMatcher(args.pattern, args.ignoreCase)
-        : new PatternWorker({ source: regex.source, flags: regex.flags, timeLimitMs, maxLineChars: MAX_LINE_CHARS, signal });
+        : new PatternWorker({
+            source: regex.source,
+            flags: regex.flags,
+            timeLimitMs,
+            maxLineChars: MAX_LINE_CHARS,
+            signal,
+          });
       const hits: string[] = [];
       const counts = { searched: 0, binary: 0, large: 0, refused: 0 };
       let capped = false;
@@ -158,8 +180,12 @@ export function searchTool(workspace: Workspace, maxOutputChars: number, options
       const notes: string[] = [];
       if (capped) notes.push(`stopped at ${formatCount(args.maxResults)} matches; narrow the search with path or glob`);
       if (counts.binary > 0) notes.push(`${formatCount(counts.binary)} binary file(s) skipped`);
-      if (counts.large > 0) notes.push(`${formatCount(counts.large)} file(s) over ${formatCount(MAX_SEARCH_FILE_BYTES)} bytes skipped`);
-      if (counts.refused > 0) notes.push(`${formatCount(counts.refused)} file(s) not opened (hard links, special files, or changed while searching)`);
+      if (counts.large > 0)
+        notes.push(`${formatCount(counts.large)} file(s) over ${formatCount(MAX_SEARCH_FILE_BYTES)} bytes skipped`);
+      if (counts.refused > 0)
+        notes.push(
+          `${formatCount(counts.refused)} file(s) not opened (hard links, special files, or changed while searching)`,
+        );
       const note = notes.length > 0 ? `\n[${notes.join('; ')}]` : '';
       if (tooSlow) {
         // Said first and plainly: the model must not read a stopped search as "no matches".
@@ -200,7 +226,7 @@ function literalMatcher(pattern: string, ignoreCase: boolean): LineMatcher {
       const perText = texts.map((text) => {
         const inFile: LineMatch[] = [];
         let lineNumber = 0;
-        for (let start = 0; start <= text.length && found < limit; ) {
+        for (let start = 0; start <= text.length && found < limit;) {
           let end = text.indexOf('\n', start);
           if (end === -1) end = text.length;
           lineNumber++;

@@ -68,7 +68,12 @@ export class ShellWorkingDirectory {
   /** The cwd may have been deleted (or replaced by a link) by an earlier command. */
   async check(notes: string[]): Promise<void> {
     const real = await realpath(this.current).catch(() => null);
-    const isDirectory = real !== null && (await stat(real).then((s) => s.isDirectory(), () => false));
+    const isDirectory =
+      real !== null &&
+      (await stat(real).then(
+        (s) => s.isDirectory(),
+        () => false,
+      ));
     if (real !== null && isDirectory && this.workspace.contains(real)) return;
     notes.push(`the working directory ${this.shown} no longer exists; it is back at the workspace root`);
     this.current = this.workspace.root;

@@ -154,7 +154,15 @@ export class ShellSession {
     await this.cwd.check(notes);
     if (options.signal.aborted) {
       notes.push('not started: the turn was stopped');
-      return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: true, notes };
+      return {
+        exitCode: null,
+        signal: null,
+        cwd: this.workingDirectory,
+        output: '',
+        timedOut: false,
+        interrupted: true,
+        notes,
+      };
     }
 
     // A full workspace takes no command (but `rm`, which needs none of its space, would be
@@ -162,7 +170,15 @@ export class ShellSession {
     const cap = await commandCap(command, this.quota, this.disk);
     if ('refused' in cap) {
       notes.push(`not started: ${cap.refused}`);
-      return { exitCode: null, signal: null, cwd: this.workingDirectory, output: '', timedOut: false, interrupted: false, notes };
+      return {
+        exitCode: null,
+        signal: null,
+        cwd: this.workingDirectory,
+        output: '',
+        timedOut: false,
+        interrupted: false,
+        notes,
+      };
     }
     const { maxFileBytes } = cap;
 
@@ -259,7 +275,12 @@ export class ShellSession {
       this.running.add(running);
       options.signal.addEventListener('abort', onAbort, { once: true });
       later(options.timeoutMs, () => running.requestStop('timeout'));
-      cap.watch(this.quotaCheckMs, () => running.requestStop('workspace-full'), () => finished, later);
+      cap.watch(
+        this.quotaCheckMs,
+        () => running.requestStop('workspace-full'),
+        () => finished,
+        later,
+      );
     });
   }
 
@@ -299,7 +320,9 @@ export class ShellSession {
     await rm(cwdFile, { force: true }).catch(() => undefined);
     const collected = output.finish();
     if (collected.binaryBytes > 0) {
-      notes.push(`${formatCount(collected.binaryBytes)} bytes of binary output (not shown); pipe it through \`xxd | head\` or \`file -\` to inspect it`);
+      notes.push(
+        `${formatCount(collected.binaryBytes)} bytes of binary output (not shown); pipe it through \`xxd | head\` or \`file -\` to inspect it`,
+      );
     }
     if (running.stop === 'workspace-full' && this.quota) notes.push(this.quota.endedText());
     if (exited && !running.stop && this.launcher.boundNotes) {
@@ -317,7 +340,9 @@ export class ShellSession {
     if (running.stop === 'timeout') {
       notes.push(`timed out: the command was stopped (SIGINT, then SIGKILL after ${this.killGraceMs / 1000} s)`);
     } else if (running.stop === 'interrupted') {
-      notes.push(`interrupted by the user: the command was sent SIGINT${exited ? '' : ` and is killed if still running after ${this.killGraceMs / 1000} s`}`);
+      notes.push(
+        `interrupted by the user: the command was sent SIGINT${exited ? '' : ` and is killed if still running after ${this.killGraceMs / 1000} s`}`,
+      );
     }
     return {
       exitCode: exited?.code ?? null,

@@ -66,7 +66,14 @@ export async function* walkTree(
         const realPath = path.join(folder.realPath, dirent.name);
         const kind = kindOf(dirent);
         const skipped = kind === 'dir' && NOT_DESCENDED.has(dirent.name);
-        yield { realPath, shown: workspace.relative(realPath), name: dirent.name, kind, skipped, at: folder.entryPath(dirent.name) };
+        yield {
+          realPath,
+          shown: workspace.relative(realPath),
+          name: dirent.name,
+          kind,
+          skipped,
+          at: folder.entryPath(dirent.name),
+        };
         if (options.recursive && kind === 'dir' && !skipped) queue.push(realPath);
       }
     } finally {

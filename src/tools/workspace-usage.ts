@@ -98,7 +98,8 @@ export class WorkspaceQuota {
     readonly maxBytes: number,
     private readonly maxEntries = DEFAULT_MAX_WORKSPACE_ENTRIES,
   ) {
-    if (!Number.isFinite(maxBytes) || maxBytes <= 0) throw new Error(`the workspace cap must be a positive number of bytes, got ${maxBytes}`);
+    if (!Number.isFinite(maxBytes) || maxBytes <= 0)
+      throw new Error(`the workspace cap must be a positive number of bytes, got ${maxBytes}`);
   }
 
   /** Measure now. `adding` bytes about to be written, `replacing` bytes they replace (a rewritten file). */
@@ -107,11 +108,18 @@ export class WorkspaceQuota {
     const cap = `its cap of ${megabytes(this.maxBytes)} (WORKSPACE_MAX_MB)`;
     const advice = 'delete files in the workspace (rm) you no longer need, then try again';
     if (!usage.complete) {
-      return { usage, left: 0, full: `the workspace holds more than ${thousands(this.maxEntries)} files and folders, the most it may hold; ${advice}` };
+      return {
+        usage,
+        left: 0,
+        full: `the workspace holds more than ${thousands(this.maxEntries)} files and folders, the most it may hold; ${advice}`,
+      };
     }
     const after = usage.bytes + adding - Math.min(replacing, usage.bytes);
     if (after > this.maxBytes) {
-      const what = adding > 0 ? `writing ${megabytes(adding)} would take the workspace to ${megabytes(after)}` : `the workspace holds ${megabytes(usage.bytes)}`;
+      const what =
+        adding > 0
+          ? `writing ${megabytes(adding)} would take the workspace to ${megabytes(after)}`
+          : `the workspace holds ${megabytes(usage.bytes)}`;
       return { usage, left: 0, full: `${what}, past ${cap}; ${advice}` };
     }
     return { usage, left: this.maxBytes - after, full: null };
@@ -134,6 +142,9 @@ export function megabytes(bytes: number): string {
  * redirections, which could write.
  */
 export function onlyDeletes(command: string): boolean {
-  const parts = command.split(/&&|;|\n/).map((part) => part.trim()).filter(Boolean);
+  const parts = command
+    .split(/&&|;|\n/)
+    .map((part) => part.trim())
+    .filter(Boolean);
   return parts.length > 0 && parts.every((part) => /^(rm|rmdir|cd)(\s|$)/.test(part) && !/[|`$<>(]/.test(part));
 }

@@ -25,7 +25,17 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FolderWriter } from './folder-writer.js';
 import { isInside, realpathAllowingMissing, realpathIfExists } from './real-paths.js';
-import { accessText, botCanWrite, otherUsersFolderOf, outsideGrantRoots, ownerCanWrite, reservedTreeOf, systemFolderOf, type DirectoryAccess, type ShellWriteCheck } from './grant-rules.js';
+import {
+  accessText,
+  botCanWrite,
+  otherUsersFolderOf,
+  outsideGrantRoots,
+  ownerCanWrite,
+  reservedTreeOf,
+  systemFolderOf,
+  type DirectoryAccess,
+  type ShellWriteCheck,
+} from './grant-rules.js';
 
 /** A request_directory grant the workspace will not make, with the reason in plain words. */
 export class GrantRefusedError extends Error {
@@ -98,7 +108,13 @@ export class Workspace {
     /** The real (symlink-free) absolute path of the root. */
     readonly root: string,
     /** Real paths of the bot's own files and folders, of its home folder, WORKSPACE_DIR and GRANT_ROOTS; whether the bot is root. */
-    private readonly guarded: { protectedPaths: readonly string[]; home: string; base: string | undefined; grantRoots: readonly string[]; botIsRoot: boolean },
+    private readonly guarded: {
+      protectedPaths: readonly string[];
+      home: string;
+      base: string | undefined;
+      grantRoots: readonly string[];
+      botIsRoot: boolean;
+    },
     private readonly shellCanWrite: ShellWriteCheck,
     /** Who owns what the tools create (see WorkspaceOptions.owner); undefined: the bot. */
     readonly owner?: WorkspaceOwner,
@@ -181,7 +197,9 @@ export class Workspace {
     return new Workspace(
       root,
       {
-        protectedPaths: (options.protectedPaths ?? []).map((protectedPath) => realpathIfExists(path.resolve(protectedPath))),
+        protectedPaths: (options.protectedPaths ?? []).map((protectedPath) =>
+          realpathIfExists(path.resolve(protectedPath)),
+        ),
         home: realpathIfExists(path.resolve(options.homeDir ?? os.homedir())),
         base: options.base === undefined ? undefined : realpathIfExists(path.resolve(options.base)),
         grantRoots: options.grantRoots ?? [],
@@ -200,22 +218,31 @@ export class Workspace {
     const system = systemFolderRefusal(real);
     if (system !== null) throw new GrantRefusedError(system);
     if (base !== undefined && isInside(base, real)) {
-      throw new GrantRefusedError(`refused: ${real} holds the workspace folder (WORKSPACE_DIR, ${base}), with every conversation's files`);
+      throw new GrantRefusedError(
+        `refused: ${real} holds the workspace folder (WORKSPACE_DIR, ${base}), with every conversation's files`,
+      );
     }
     if (base !== undefined && isInside(real, base)) {
-      throw new GrantRefusedError(`refused: ${real} is in the workspace folder (WORKSPACE_DIR), where other conversations keep their files`);
+      throw new GrantRefusedError(
+        `refused: ${real} is in the workspace folder (WORKSPACE_DIR), where other conversations keep their files`,
+      );
     }
     if (real === home) throw new GrantRefusedError(`refused: ${real} is the bot's home folder`);
     if (isInside(home, real)) throw new GrantRefusedError(`refused: ${real} holds the bot's home folder (${home})`);
     // Granting a folder around the workspace would also be granting its neighbours.
-    if (isInside(this.root, real)) throw new GrantRefusedError(`refused: ${real} holds the workspace (${this.root}); grant a folder beside it`);
+    if (isInside(this.root, real))
+      throw new GrantRefusedError(`refused: ${real} holds the workspace (${this.root}); grant a folder beside it`);
     for (const guarded of protectedPaths) {
       if (real === guarded) throw new GrantRefusedError(`refused: ${real} is one of the bot's own folders`);
-      if (isInside(guarded, real)) throw new GrantRefusedError(`refused: ${real} holds the bot's own files (${guarded})`);
-      if (isInside(real, guarded)) throw new GrantRefusedError(`refused: ${real} is inside the bot's own files (${guarded})`);
+      if (isInside(guarded, real))
+        throw new GrantRefusedError(`refused: ${real} holds the bot's own files (${guarded})`);
+      if (isInside(real, guarded))
+        throw new GrantRefusedError(`refused: ${real} is inside the bot's own files (${guarded})`);
     }
     if (outsideGrantRoots(real, grantRoots)) {
-      throw new GrantRefusedError(`refused: ${real} is outside the folders grants may come from (GRANT_ROOTS: ${grantRoots.join(', ')})`);
+      throw new GrantRefusedError(
+        `refused: ${real} is outside the folders grants may come from (GRANT_ROOTS: ${grantRoots.join(', ')})`,
+      );
     }
     // Inside GRANT_ROOTS the operator has named the folder; without it, a root bot keeps to its own.
     if (botIsRoot && grantRoots.length === 0) this.refuseForRootBot(real);

@@ -16,14 +16,17 @@ import type { Workspace } from './workspace.js';
 import type { WorkspaceQuota } from './workspace-usage.js';
 
 const schema = z.object({
-  path: z.string().describe('The file to write, relative to the workspace root. Missing parent directories are created.'),
+  path: z
+    .string()
+    .describe('The file to write, relative to the workspace root. Missing parent directories are created.'),
   content: z.string().describe('The complete new content of the file (UTF-8). An existing file is replaced.'),
 });
 
 export function writeFileTool(workspace: Workspace, quota?: WorkspaceQuota): ToolDefinition {
   return defineTool({
     name: 'write_file',
-    description: 'Create a file in the workspace, or replace one, with the given content. For small changes to an existing file, prefer edit_file.',
+    description:
+      'Create a file in the workspace, or replace one, with the given content. For small changes to an existing file, prefer edit_file.',
     schema,
     metadata: { risk: 'medium', category: 'write', idempotent: false },
     async execute({ path: input, content }, { signal }) {
@@ -47,7 +50,8 @@ export function writeFileTool(workspace: Workspace, quota?: WorkspaceQuota): Too
           await file.handle.close();
         }
       } catch (error) {
-        if (error instanceof FileRefusedError && error.reason === 'directory') throw new Error(`${shown} is a directory; give a file path`);
+        if (error instanceof FileRefusedError && error.reason === 'directory')
+          throw new Error(`${shown} is a directory; give a file path`);
         throw describeFsError(error, shown);
       }
     },
@@ -58,7 +62,13 @@ export function writeFileTool(workspace: Workspace, quota?: WorkspaceQuota): Too
  * A write that would take the workspace past its cap (WORKSPACE_MAX_MB) is refused before a
  * byte is written; a file in a granted folder is outside the cap (it is the person's).
  */
-export async function refuseOverCap(quota: WorkspaceQuota | undefined, workspace: Workspace, realPath: string, adding: number, replacing: number): Promise<void> {
+export async function refuseOverCap(
+  quota: WorkspaceQuota | undefined,
+  workspace: Workspace,
+  realPath: string,
+  adding: number,
+  replacing: number,
+): Promise<void> {
   if (!quota || !isInside(realPath, workspace.root)) return;
   const check = await quota.check(adding, replacing);
   if (check.full) throw new Error(`refused: ${check.full}`);

@@ -29,7 +29,11 @@ async function clone(): Promise<string> {
 
 /** `npm start` in `dir` until Slack takes events; killed at clean-up if still running. */
 async function start(dir: string, fakes: BotFakes, store = 'bot'): Promise<NpmStart> {
-  const life = await NpmStart.start(dir, slackHttpEnv(fakes, 'secret', { STORE_URL: `sqlite://${join(fakes.dir, 'data', `${store}.sqlite`)}` }), 60_000);
+  const life = await NpmStart.start(
+    dir,
+    slackHttpEnv(fakes, 'secret', { STORE_URL: `sqlite://${join(fakes.dir, 'data', `${store}.sqlite`)}` }),
+    60_000,
+  );
   cleanups.push(() => life.kill());
   return life;
 }
@@ -61,45 +65,63 @@ describe('npm start compiles the bot, and only when the sources changed', () => 
       execFile(
         process.execPath,
         [join(project, 'bin', 'start.mjs'), '--check'],
-        { cwd: fakes.dir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...slackHttpEnv(fakes, 'secret', { WORKSPACE_DIR: project, SHELL_SANDBOX: 'bwrap' }) }, timeout: 50_000 },
+        {
+          cwd: fakes.dir,
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: process.env.HOME ?? '',
+            ...slackHttpEnv(fakes, 'secret', { WORKSPACE_DIR: project, SHELL_SANDBOX: 'bwrap' }),
+          },
+          timeout: 50_000,
+        },
         (_error, stdout) => resolve(stdout),
       );
     });
     expect(doctor).toMatch(/✗ shell sandbox: WORKSPACE_DIR \(.+\) holds .*the bot's project folder/);
   });
 
-  it('a fresh clone compiles at its first start; the next start reuses the build; an edit is compiled and run by the start after it', { timeout: 180_000 }, async () => {
-    const dir = await clone();
-    const fakes = await startBotFakes(cleanups);
+  it(
+    'a fresh clone compiles at its first start; the next start reuses the build; an edit is compiled and run by the start after it',
+    { timeout: 180_000 },
+    async () => {
+      const dir = await clone();
+      const fakes = await startBotFakes(cleanups);
 
-    const first = await start(dir, fakes);
-    // The bot's process runs the compiled main, with no TypeScript loader.
-    expect(await commandOf(first.botPid)).toMatch(/node bin\/start\.mjs$/);
-    expect(first.stderr).toBe('');
-    const [built] = await builds(dir);
-    expect(await builds(dir)).toEqual([built]);
-    const builtAt = (await stat(join(dir, 'dist', built!))).mtimeMs;
-    await stop(first);
-    // Nothing left behind, the compiler's process included.
-    expect(await processesIn(dir)).toEqual([]);
+      const first = await start(dir, fakes);
+      // The bot's process runs the compiled main, with no TypeScript loader.
+      expect(await commandOf(first.botPid)).toMatch(/node bin\/start\.mjs$/);
+      expect(first.stderr).toBe('');
+      const [built] = await builds(dir);
+      expect(await builds(dir)).toEqual([built]);
+      const builtAt = (await stat(join(dir, 'dist', built!))).mtimeMs;
+      await stop(first);
+      // Nothing left behind, the compiler's process included.
+      expect(await processesIn(dir)).toEqual([]);
 
-    const second = await start(dir, fakes);
-    expect(await builds(dir)).toEqual([built]);
-    expect((await stat(join(dir, 'dist', built!))).mtimeMs).toBe(builtAt);
-    await stop(second);
+      const second = await start(dir, fakes);
+      expect(await builds(dir)).toEqual([built]);
+      expect((await stat(join(dir, 'dist', built!))).mtimeMs).toBe(builtAt);
+      await stop(second);
 
-    // An edit, as a deploy or a developer makes one: the start-up line's words change.
-    const runBot = join(dir, 'src', 'app', 'run-bot.ts');
-    const source = await readFile(runBot, 'utf8');
-    expect(source).toContain("logger.info(whatRunsWhere(config), 'running');");
-    await writeFile(runBot, source.replace("logger.info(whatRunsWhere(config), 'running');", "logger.info(whatRunsWhere(config), 'running, edited');"));
-    const third = await start(dir, fakes);
-    await waitFor(() => third.lines().some((line) => line.msg === 'running, edited'), 10_000);
-    const after = await builds(dir);
-    expect(after).toHaveLength(2);
-    expect(after).toContain(built);
-    await stop(third);
-  });
+      // An edit, as a deploy or a developer makes one: the start-up line's words change.
+      const runBot = join(dir, 'src', 'app', 'run-bot.ts');
+      const source = await readFile(runBot, 'utf8');
+      expect(source).toContain("logger.info(whatRunsWhere(config), 'running');");
+      await writeFile(
+        runBot,
+        source.replace(
+          "logger.info(whatRunsWhere(config), 'running');",
+          "logger.info(whatRunsWhere(config), 'running, edited');",
+        ),
+      );
+      const third = await start(dir, fakes);
+      await waitFor(() => third.lines().some((line) => line.msg === 'running, edited'), 10_000);
+      const after = await builds(dir);
+      expect(after).toHaveLength(2);
+      expect(after).toContain(built);
+      await stop(third);
+    },
+  );
 
   it('two first starts at once make one build and both run it', { timeout: 180_000 }, async () => {
     const dir = await clone();
@@ -114,15 +136,23 @@ describe('npm start compiles the bot, and only when the sources changed', () => 
     expect(await processesIn(dir)).toEqual([]);
   });
 
-  it('where no build can be written, the bot says so in words and starts from its sources through tsx', { timeout: 180_000 }, async () => {
-    const dir = await clone();
-    const fakes = await startBotFakes(cleanups);
-    // A file where the build's folder would be: no account, root included, can build there.
-    await writeFile(join(dir, 'dist'), '');
-    const life = await start(dir, fakes);
-    expect(life.stderr).toMatch(/^Could not build the bot into dist\/[0-9a-f]+: EEXIST: file already exists, mkdir '.*\/dist'\n/);
-    expect(life.stderr).toContain('Running its TypeScript sources through tsx instead, which takes about 50 MB more memory. To fix it, run `npm run build` once as the owner of the folder.');
-    expect(life.lines().map((line) => line.msg)).toContain('running');
-    await stop(life);
-  });
+  it(
+    'where no build can be written, the bot says so in words and starts from its sources through tsx',
+    { timeout: 180_000 },
+    async () => {
+      const dir = await clone();
+      const fakes = await startBotFakes(cleanups);
+      // A file where the build's folder would be: no account, root included, can build there.
+      await writeFile(join(dir, 'dist'), '');
+      const life = await start(dir, fakes);
+      expect(life.stderr).toMatch(
+        /^Could not build the bot into dist\/[0-9a-f]+: EEXIST: file already exists, mkdir '.*\/dist'\n/,
+      );
+      expect(life.stderr).toContain(
+        'Running its TypeScript sources through tsx instead, which takes about 50 MB more memory. To fix it, run `npm run build` once as the owner of the folder.',
+      );
+      expect(life.lines().map((line) => line.msg)).toContain('running');
+      await stop(life);
+    },
+  );
 });

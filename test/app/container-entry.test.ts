@@ -22,17 +22,21 @@ afterEach(async () => {
 async function cgroupStandIn(files: string[]): Promise<string> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'chat-agent-container-cgroup-'));
   cleanups.push(() => rm(root, { recursive: true, force: true }));
-  for (const file of files) await writeFile(path.join(root, file), file === 'cgroup.controllers' ? 'memory pids\n' : '');
+  for (const file of files)
+    await writeFile(path.join(root, file), file === 'cgroup.controllers' ? 'memory pids\n' : '');
   return root;
 }
 
 function entry(root: string, command: string[], wrap: string[] = [], script = ENTRY): string {
   const [file, ...args] = [...wrap, '/bin/sh', script, ...command];
-  return execFileSync(file!, args, { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', BOT_USER: 'nobody', CHAT_AGENT_CGROUP_ROOT: root } });
+  return execFileSync(file!, args, {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', BOT_USER: 'nobody', CHAT_AGENT_CGROUP_ROOT: root },
+  });
 }
 
 describe('the container entry (CI runs as root, as a container starts)', () => {
-  it('cgroup v2 of its own, writable: the cgroup is handed to the bot\'s user, and the bot runs as that user', async () => {
+  it("cgroup v2 of its own, writable: the cgroup is handed to the bot's user, and the bot runs as that user", async () => {
     const root = await cgroupStandIn(FILES);
     expect(entry(root, ['sh', '-c', 'id -u; id -g'])).toBe(`${NOBODY.uid}\n${NOBODY.gid}\n`);
     for (const file of ['', 'cgroup.procs', 'cgroup.subtree_control', 'cgroup.threads']) {
@@ -57,7 +61,14 @@ describe('the container entry (CI runs as root, as a container starts)', () => {
     await chmod(shared, 0o755);
     await copyFile(ENTRY, path.join(shared, 'container-entry.sh'));
     await chmod(path.join(shared, 'container-entry.sh'), 0o755);
-    expect(entry(root, ['id', '-u'], ['setpriv', `--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, '--clear-groups'], path.join(shared, 'container-entry.sh'))).toBe(`${NOBODY.uid}\n`);
+    expect(
+      entry(
+        root,
+        ['id', '-u'],
+        ['setpriv', `--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, '--clear-groups'],
+        path.join(shared, 'container-entry.sh'),
+      ),
+    ).toBe(`${NOBODY.uid}\n`);
     // Not root: nothing of the cgroup was touched.
     expect((await stat(path.join(root, 'cgroup.subtree_control'))).uid).toBe(0);
   });

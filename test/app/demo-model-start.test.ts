@@ -24,20 +24,30 @@ async function slackWithoutModel(overrides: Record<string, string>) {
 }
 
 describe('npm start and the demo model', () => {
-  it('without MODEL the bot still refuses to start: the demo is only the playground\'s default', async () => {
+  it("without MODEL the bot still refuses to start: the demo is only the playground's default", async () => {
     const { dir, env } = await slackWithoutModel({ MODEL: '' });
-    await expect(BotProcess.start(env, dir, 20_000)).rejects.toThrow(/exited \(2\) before it started[\s\S]*MODEL: missing/);
+    await expect(BotProcess.start(env, dir, 20_000)).rejects.toThrow(
+      /exited \(2\) before it started[\s\S]*MODEL: missing/,
+    );
   });
 
   it('with MODEL=demo it starts with a warning, and a mention on Slack gets the scripted answer', async () => {
     const { dir, env, slack, llm } = await slackWithoutModel({ MODEL: 'demo' });
     const bot = await BotProcess.start(env, dir, 30_000);
     cleanups.push(() => bot.kill());
-    expect(bot.lines().find((line) => Number(line.level) === 40 && String(line.msg).startsWith('MODEL=demo'))?.msg).toMatch(/built-in demo model \(scripted answers, no AI\)/);
+    expect(
+      bot.lines().find((line) => Number(line.level) === 40 && String(line.msg).startsWith('MODEL=demo'))?.msg,
+    ).toMatch(/built-in demo model \(scripted answers, no AI\)/);
 
     const mention = appMention({ text: 'hello' });
     await sendEvent(bot.eventsUrl, SECRET, eventCallback(mention));
-    await waitFor(() => slack.thread(C, mention.ts).some((message) => message.user === SLACK_IDS.botUserId && message.text.includes('scripted answers, no AI')), 20_000);
+    await waitFor(
+      () =>
+        slack
+          .thread(C, mention.ts)
+          .some((message) => message.user === SLACK_IDS.botUserId && message.text.includes('scripted answers, no AI')),
+      20_000,
+    );
     expect(llm.requests).toHaveLength(0);
   }, 60_000);
 });

@@ -15,9 +15,16 @@ afterEach(async () => {
 });
 
 /** `npm run doctor` in `dir`, with only the given environment. */
-async function doctor(env: Record<string, string>, cwd: string): Promise<{ code: number | null; lines: string[]; stderr: string }> {
+async function doctor(
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ code: number | null; lines: string[]; stderr: string }> {
   const { command, args } = startCommand(['--check']);
-  const child = spawn(command, args, { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', METRICS_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -69,7 +76,9 @@ describe('npm run doctor and PROFILES', () => {
       ].join('\n'),
     );
     const { code, lines } = await doctor(env, home);
-    expect(lines).toContain(`✓ PROFILES: 3 profiles in ${path}: ops (Slack channel C0OPS); private (DMs in Slack workspace T0TEAM); guild (Discord servers G1, G2)`);
+    expect(lines).toContain(
+      `✓ PROFILES: 3 profiles in ${path}: ops (Slack channel C0OPS); private (DMs in Slack workspace T0TEAM); guild (Discord servers G1, G2)`,
+    );
     expect(lines.at(-1)).toMatch(/^Ready/);
     expect(code).toBe(0);
     expect((await readdir(home)).sort()).toEqual(['mcp.json', 'profiles.yaml']);
@@ -106,12 +115,20 @@ describe('npm run doctor and PROFILES', () => {
       `✗ PROFILES: ${path}: profile "support": workspace.folder: must stay inside WORKSPACE_DIR (no . or .. parts)`,
       `✗ PROFILES: ${path}: profile "lobby": match.slackChannel: "#lobby" is a channel's name: slackChannel wants the channel's id, C… (in Slack: the channel's name → About, at the bottom)`,
       `✗ PROFILES: ${path}: profile "ops": name: "ops" is used by two profiles`,
-      expect.stringMatching(new RegExp(`^✗ PROFILES: ${escape(path)}: profile "ops": tools: "no_such_tool" is neither a tool nor an MCP server \\(tools: ask_user, .*run_shell.*; MCP servers: github\\)$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^✗ PROFILES: ${escape(path)}: profile "ops": tools: "no_such_tool" is neither a tool nor an MCP server \\(tools: ask_user, .*run_shell.*; MCP servers: github\\)$`,
+        ),
+      ),
       `✗ PROFILES: ${path}: profile "ops": tools: "gitlab__create_issue" names the MCP server "gitlab", which the MCP config (MCP_CONFIG) does not have (it has: github)`,
       `✗ PROFILES: ${path}: profile "ops": model: "anthropic:claude-sonnet-4-6": it uses Anthropic, and ANTHROPIC_API_KEY is not set (set it; or ANTHROPIC_BASE_URL for a server that needs none)`,
       `✗ PROFILES: ${path}: profile "ops": models: "anthropic:": "anthropic:" names a provider but no model (e.g. anthropic:<model id>)`,
       `✗ PROFILES: ${path}: profile "ops": shellAllowlist: invalid shell allow-list entry "git status && rm -rf /": it contains "&" (background job or &&)`,
-      expect.stringMatching(new RegExp(`^✗ PROFILES: ${escape(path)}: profile "lobby": tools: "nope_lobby" is neither a tool nor an MCP server`)),
+      expect.stringMatching(
+        new RegExp(
+          `^✗ PROFILES: ${escape(path)}: profile "lobby": tools: "nope_lobby" is neither a tool nor an MCP server`,
+        ),
+      ),
     ]);
     expect(lines.at(-1)).toMatch(/^Not ready: 11 checks failed/);
     expect(code).toBe(1);
@@ -125,7 +142,9 @@ describe('npm run doctor and PROFILES', () => {
 
     const garbled = await setting('profiles:\n  - name: ops\n   match: [\n');
     const bad = await doctor(garbled.env, garbled.home);
-    expect(bad.lines.filter((line) => line.startsWith('✗ PROFILES: '))).toEqual([expect.stringMatching(new RegExp(`^✗ PROFILES: ${escape(garbled.path)}: not valid YAML or JSON at line \\d+: `))]);
+    expect(bad.lines.filter((line) => line.startsWith('✗ PROFILES: '))).toEqual([
+      expect.stringMatching(new RegExp(`^✗ PROFILES: ${escape(garbled.path)}: not valid YAML or JSON at line \\d+: `)),
+    ]);
     expect(bad.code).toBe(1);
   }, 60_000);
 });

@@ -34,7 +34,11 @@ describe('the health endpoint', () => {
 describe('/metrics on HEALTH_PORT', () => {
   it('answers the metrics page beside /healthz, 405 to anything but GET, and keeps /healthz as it was', async () => {
     const sink = new MetricsSink();
-    sink.handle({ type: 'steered', at: 1, place: { sessionId: 's', platform: 'discord', workspace: 'g', channel: 'c' } });
+    sink.handle({
+      type: 'steered',
+      at: 1,
+      place: { sessionId: 's', platform: 'discord', workspace: 'g', channel: 'c' },
+    });
     server = await startHealthServer(0, { metrics: metricsEndpoint(sink) });
     const url = `http://127.0.0.1:${server.port}`;
     const page = await fetch(`${url}/metrics`);
@@ -66,8 +70,12 @@ describe("the metrics' own listener", () => {
     metrics = await startMetricsServer(metricsEndpoint(sink), { host: '127.0.0.1', port: 0 });
     expect(metrics.host).toBe('127.0.0.1');
     const url = `http://127.0.0.1:${metrics.port}`;
-    expect(await (await fetch(`${url}/metrics`)).text()).toContain('chat_agent_steering_inputs_total{platform="slack"} 1');
+    expect(await (await fetch(`${url}/metrics`)).text()).toContain(
+      'chat_agent_steering_inputs_total{platform="slack"} 1',
+    );
     expect((await fetch(`${url}/healthz`)).status).toBe(404);
-    await expect(startMetricsServer(metricsEndpoint(sink), { host: '127.0.0.1', port: metrics.port })).rejects.toThrow(`METRICS_PORT ${metrics.port} is taken`);
+    await expect(startMetricsServer(metricsEndpoint(sink), { host: '127.0.0.1', port: metrics.port })).rejects.toThrow(
+      `METRICS_PORT ${metrics.port} is taken`,
+    );
   });
 });

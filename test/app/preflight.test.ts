@@ -14,7 +14,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-
 describe('Slack before the start', () => {
   it('a token the Web API accepts passes, naming the bot and the workspace', async () => {
     const slack = await new FakeSlack().start();
@@ -29,14 +28,20 @@ describe('Slack before the start', () => {
     cleanups.push(() => slack.stop());
     slack.failNext('auth.test', 'invalid_auth');
     const result = await checkSlack('xoxb-revoked', slack.apiUrl);
-    expect(result).toEqual({ name: 'Slack', status: 'fail', detail: `Slack did not accept SLACK_BOT_TOKEN (invalid_auth) at ${slack.apiUrl}auth.test` });
+    expect(result).toEqual({
+      name: 'Slack',
+      status: 'fail',
+      detail: `Slack did not accept SLACK_BOT_TOKEN (invalid_auth) at ${slack.apiUrl}auth.test`,
+    });
   });
 
   it('a closed port is "could not reach", naming the URL and the system\'s reason', async () => {
     const port = await freePort();
     const result = await checkSlack('xoxb-test', `http://127.0.0.1:${port}/api/`);
     expect(result.status).toBe('fail');
-    expect(result.detail).toBe(`Could not reach Slack at http://127.0.0.1:${port}/api/auth.test: connect ECONNREFUSED 127.0.0.1:${port}`);
+    expect(result.detail).toBe(
+      `Could not reach Slack at http://127.0.0.1:${port}/api/auth.test: connect ECONNREFUSED 127.0.0.1:${port}`,
+    );
   });
 
   it('a host that accepts the connection and never answers is "no answer within" the timeout', async () => {
@@ -45,7 +50,11 @@ describe('Slack before the start', () => {
     cleanups.push(() => new Promise<void>((resolve) => silent.close(() => resolve())));
     const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/api/`;
     const result = await checkSlack('xoxb-test', url, { timeoutMs: 300 });
-    expect(result).toEqual({ name: 'Slack', status: 'fail', detail: `Could not reach Slack at ${url}auth.test: no answer within 0.3 s` });
+    expect(result).toEqual({
+      name: 'Slack',
+      status: 'fail',
+      detail: `Could not reach Slack at ${url}auth.test: no answer within 0.3 s`,
+    });
   });
 
   it('an https URL goes over TLS: a server that does not speak it is "could not reach", with the TLS reason', async () => {
@@ -54,7 +63,11 @@ describe('Slack before the start', () => {
     const url = slack.apiUrl.replace(/^http:/, 'https:');
     const result = await checkSlack('xoxb-test', url, { timeoutMs: 5_000 });
     expect(result.status).toBe('fail');
-    expect(result.detail).toMatch(new RegExp(`^Could not reach Slack at ${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}auth\\.test: .*(SSL|ssl|TLS|tls|EPROTO|wrong version)`));
+    expect(result.detail).toMatch(
+      new RegExp(
+        `^Could not reach Slack at ${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}auth\\.test: .*(SSL|ssl|TLS|tls|EPROTO|wrong version)`,
+      ),
+    );
   });
 
   it('a server that is not the Web API says which variable to check', async () => {
@@ -62,7 +75,9 @@ describe('Slack before the start', () => {
     cleanups.push(() => slack.stop());
     slack.failNext('auth.test', { status: 502 });
     const result = await checkSlack('xoxb-test', slack.apiUrl);
-    expect(result.detail).toBe(`Slack at ${slack.apiUrl}auth.test answered HTTP 502, not the Web API: check SLACK_API_URL`);
+    expect(result.detail).toBe(
+      `Slack at ${slack.apiUrl}auth.test answered HTTP 502, not the Web API: check SLACK_API_URL`,
+    );
   });
 });
 
@@ -89,12 +104,14 @@ describe('Discord before the start', () => {
   it('a closed port is "could not reach", naming the URL', async () => {
     const port = await freePort();
     const result = await checkDiscord('token', `http://127.0.0.1:${port}/api`);
-    expect(result.detail).toBe(`Could not reach Discord at http://127.0.0.1:${port}/api/v10/users/@me: connect ECONNREFUSED 127.0.0.1:${port}`);
+    expect(result.detail).toBe(
+      `Could not reach Discord at http://127.0.0.1:${port}/api/v10/users/@me: connect ECONNREFUSED 127.0.0.1:${port}`,
+    );
   });
 });
 
 describe('the start-up line', () => {
-  it('masks a store URL\'s password', () => {
+  it("masks a store URL's password", () => {
     expect(maskedUrl('postgresql://bot:hunter22@db.local:5432/bot')).toBe('postgresql://bot:***@db.local:5432/bot');
     expect(maskedUrl('sqlite://data/bot.sqlite')).toBe('sqlite://data/bot.sqlite');
   });

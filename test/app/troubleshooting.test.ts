@@ -41,14 +41,25 @@ describe('docs/troubleshooting.md, as the bot does it', () => {
     const port = await freePort(); // nothing listens there: Ollama not started
     const { slack, bot } = await slackBot({ OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` });
     await sendEvent(bot.eventsUrl, SECRET, eventCallback(appMention({ text: 'hello' })));
-    const note = await slack.waitForCall('chat.postMessage', (call) => String(call.args.text).startsWith('Error: '), 20_000);
-    expect(note.args.text).toBe(`Error: Could not reach 127.0.0.1:${port} (OpenAI-compatible): check the network or the base URL.`);
+    const note = await slack.waitForCall(
+      'chat.postMessage',
+      (call) => String(call.args.text).startsWith('Error: '),
+      20_000,
+    );
+    expect(note.args.text).toBe(
+      `Error: Could not reach 127.0.0.1:${port} (OpenAI-compatible): check the network or the base URL.`,
+    );
     expect(JSON.stringify(note.args.blocks)).toContain('"text":"Retry"');
     await waitFor(() => bot.lines().some((line) => line.msg === 'model call failed'), 5_000);
-    expect(bot.lines().find((line) => line.msg === 'model call failed')).toMatchObject({ level: 40, kind: 'connection' });
+    expect(bot.lines().find((line) => line.msg === 'model call failed')).toMatchObject({
+      level: 40,
+      kind: 'connection',
+    });
 
     const section = troubleshooting();
-    expect(section).toContain('Could not reach localhost:11434 (OpenAI-compatible): check the network or the base URL.');
+    expect(section).toContain(
+      'Could not reach localhost:11434 (OpenAI-compatible): check the network or the base URL.',
+    );
     expect(section).toContain('`model call failed`');
   });
 
@@ -68,7 +79,14 @@ describe('docs/troubleshooting.md, as the bot does it', () => {
     expect(await (await fetch(new URL('/healthz', bot.eventsUrl))).json()).toEqual({ ok: true });
 
     const section = troubleshooting();
-    for (const words of ['url_verification', '`https://<your host>/slack/events`', warning, 'SLACK_SIGNING_SECRET', '{"ok":true}']) expect(section).toContain(words);
+    for (const words of [
+      'url_verification',
+      '`https://<your host>/slack/events`',
+      warning,
+      'SLACK_SIGNING_SECRET',
+      '{"ok":true}',
+    ])
+      expect(section).toContain(words);
   });
 
   it('no bubblewrap (macOS, a container): the bot starts without run_shell, and one start-up warning says why and how to fix it', async () => {
@@ -78,17 +96,22 @@ describe('docs/troubleshooting.md, as the bot does it', () => {
     const lines = bot.lines().filter((line) => String(line.msg).startsWith('run_shell is not offered'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 40 });
-    expect(lines[0]!.msg).toMatch(/^run_shell is not offered: the shell sandbox cannot run here: bwrap was not found\. To fix: install bubblewrap .* or set SHELL_SANDBOX=off /);
+    expect(lines[0]!.msg).toMatch(
+      /^run_shell is not offered: the shell sandbox cannot run here: bwrap was not found\. To fix: install bubblewrap .* or set SHELL_SANDBOX=off /,
+    );
 
     llm.replyText('No shell here.');
     await sendEvent(bot.eventsUrl, SECRET, eventCallback(appMention({ text: 'run ls' })));
     await waitFor(() => llm.requests.length === 1, 10_000);
-    const offered = ((llm.requests[0]!.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((tool) => tool.function.name);
+    const offered = ((llm.requests[0]!.body as { tools?: { function: { name: string } }[] }).tools ?? []).map(
+      (tool) => tool.function.name,
+    );
     expect(offered).toContain('read_file');
     expect(offered).not.toContain('run_shell');
 
     const section = troubleshooting();
-    for (const words of ['run_shell is not offered: the shell sandbox cannot run here', 'SHELL_SANDBOX=off', 'seccomp']) expect(section).toContain(words);
+    for (const words of ['run_shell is not offered: the shell sandbox cannot run here', 'SHELL_SANDBOX=off', 'seccomp'])
+      expect(section).toContain(words);
   });
 
   it('Discord without the Message Content intent: the start stops and names the switch to turn on', async () => {
@@ -114,9 +137,10 @@ describe('docs/troubleshooting.md, as the bot does it', () => {
     await expect(start).rejects.not.toThrow(/did not accept DISCORD_TOKEN/);
 
     const section = troubleshooting();
-    for (const words of ['Discord refused the Message Content intent', 'Privileged Gateway Intents']) expect(section).toContain(words);
+    for (const words of ['Discord refused the Message Content intent', 'Privileged Gateway Intents'])
+      expect(section).toContain(words);
   });
-  it('Slack: an app installed without files:read gets the sign-in page for a shared file: nothing is saved, and the thread\'s note names the scope', async () => {
+  it("Slack: an app installed without files:read gets the sign-in page for a shared file: nothing is saved, and the thread's note names the scope", async () => {
     const { slack, llm, dir, bot } = await slackBot();
     // An install from before the bot read files: the token works, but not for files.
     slack.revokeScope('files:read');
@@ -125,15 +149,30 @@ describe('docs/troubleshooting.md, as the bot does it', () => {
     const mention = appMention({ text: 'summarise this', files: [csv] });
     slack.addMessage(mention);
     await sendEvent(bot.eventsUrl, SECRET, eventCallback(mention));
-    const note = await slack.waitForCall('chat.postMessage', (call) => String(call.args.text).includes('did not reach the model'), 20_000);
-    const shown = 'not saved: Slack sent its sign-in page instead of the file, so the bot\'s token was not accepted for files.';
+    const note = await slack.waitForCall(
+      'chat.postMessage',
+      (call) => String(call.args.text).includes('did not reach the model'),
+      20_000,
+    );
+    const shown =
+      "not saved: Slack sent its sign-in page instead of the file, so the bot's token was not accepted for files.";
     expect(note.args).toMatchObject({ channel: SLACK_IDS.channelId, thread_ts: mention.ts });
     expect(String(note.args.text)).toContain(shown);
     expect(String(note.args.text)).toContain('files:read');
     expect(slack.files.downloadsOf(csv.id).map((d) => d.served)).toEqual(['sign-in page']);
-    expect(readdirSync(join(dir, 'workspace'), { recursive: true }).map(String).filter((path) => path.includes('rain'))).toEqual([]);
+    expect(
+      readdirSync(join(dir, 'workspace'), { recursive: true })
+        .map(String)
+        .filter((path) => path.includes('rain')),
+    ).toEqual([]);
 
     const section = troubleshooting();
-    for (const words of ['Some files shared here did not reach the model:', shown, '`files:read`', '**Reinstall to Workspace**']) expect(section).toContain(words);
+    for (const words of [
+      'Some files shared here did not reach the model:',
+      shown,
+      '`files:read`',
+      '**Reinstall to Workspace**',
+    ])
+      expect(section).toContain(words);
   });
 });

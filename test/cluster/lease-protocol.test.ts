@@ -33,8 +33,22 @@ async function instance(prefix: string, nodeId: string, leaseMs = 2_000): Promis
   client.on('error', () => undefined);
   await client.connect();
   const subscriber = await connectedDuplicate(client);
-  const coordinator = new RedisCoordinator({ redis: client, subscriber, nodeId, keys: clusterKeys(prefix), timings: { leaseMs, sweepMs: 60_000, pollMs: 60_000 }, logger: silent, onClose: () => subscriber.quit().then(() => undefined) });
-  coordinator.watch({ commandsWaiting: () => undefined, overdue: () => undefined, lost: () => undefined, acquired: () => undefined, busy: () => false });
+  const coordinator = new RedisCoordinator({
+    redis: client,
+    subscriber,
+    nodeId,
+    keys: clusterKeys(prefix),
+    timings: { leaseMs, sweepMs: 60_000, pollMs: 60_000 },
+    logger: silent,
+    onClose: () => subscriber.quit().then(() => undefined),
+  });
+  coordinator.watch({
+    commandsWaiting: () => undefined,
+    overdue: () => undefined,
+    lost: () => undefined,
+    acquired: () => undefined,
+    busy: () => false,
+  });
   opened.push({ coordinator, client });
   return coordinator;
 }
@@ -76,50 +90,54 @@ describe('the lease scripts', () => {
 
 describe('a command sent at the instant its session is released', () => {
   // Bounded by its trials, not by time: about 1 s idle, longer on a busy machine (and Redis with it).
-  it('is never stranded: 1,000 randomised trials, none left without an owner to drain it', { timeout: 120_000 }, async () => {
-    const random = mulberry32(20261201);
-    const owner = await instance('race:', 'owner', 5_000);
-    const sender = await instance('race:', 'sender', 5_000);
-    const jitter = async (): Promise<void> => {
-      const steps = Math.floor(random() * 4);
-      for (let i = 0; i < steps; i++) await new Promise((resolve) => setImmediate(resolve));
-    };
-    /** What an owner does: apply (here, consume) every waiting command, then release if none is left. */
-    const drainAndRelease = async (instance: RedisCoordinator, session: string): Promise<void> => {
-      for (;;) {
-        for (const command of await instance.commands(session)) await instance.consume(session, command);
-        const outcome = await instance.releaseIfIdle(session);
-        if (outcome !== 'pending') return;
+  it(
+    'is never stranded: 1,000 randomised trials, none left without an owner to drain it',
+    { timeout: 120_000 },
+    async () => {
+      const random = mulberry32(20261201);
+      const owner = await instance('race:', 'owner', 5_000);
+      const sender = await instance('race:', 'sender', 5_000);
+      const jitter = async (): Promise<void> => {
+        const steps = Math.floor(random() * 4);
+        for (let i = 0; i < steps; i++) await new Promise((resolve) => setImmediate(resolve));
+      };
+      /** What an owner does: apply (here, consume) every waiting command, then release if none is left. */
+      const drainAndRelease = async (instance: RedisCoordinator, session: string): Promise<void> => {
+        for (;;) {
+          for (const command of await instance.commands(session)) await instance.consume(session, command);
+          const outcome = await instance.releaseIfIdle(session);
+          if (outcome !== 'pending') return;
+        }
+      };
+      let stranded = 0;
+      let drainedBySender = 0;
+      for (let trial = 0; trial < 1_000; trial++) {
+        const session = `s${trial}`;
+        expect(await owner.own(session)).toBe(true);
+        await Promise.all([
+          (async () => {
+            await jitter();
+            await sender.enqueue(session, `steer-${trial}`);
+            await jitter();
+            // Enqueue first, then try to own: if the owner released meanwhile, the sender drains.
+            if (await sender.own(session)) {
+              drainedBySender++;
+              await drainAndRelease(sender, session);
+            }
+          })(),
+          (async () => {
+            await jitter();
+            await drainAndRelease(owner, session);
+          })(),
+        ]);
+        const left = await opened[0]!.client.llen(`race:cmd:{${session}}`);
+        const holder = await opened[0]!.client.get(`race:lease:{${session}}`);
+        if (left > 0 && holder === null) stranded++;
       }
-    };
-    let stranded = 0;
-    let drainedBySender = 0;
-    for (let trial = 0; trial < 1_000; trial++) {
-      const session = `s${trial}`;
-      expect(await owner.own(session)).toBe(true);
-      await Promise.all([
-        (async () => {
-          await jitter();
-          await sender.enqueue(session, `steer-${trial}`);
-          await jitter();
-          // Enqueue first, then try to own: if the owner released meanwhile, the sender drains.
-          if (await sender.own(session)) {
-            drainedBySender++;
-            await drainAndRelease(sender, session);
-          }
-        })(),
-        (async () => {
-          await jitter();
-          await drainAndRelease(owner, session);
-        })(),
-      ]);
-      const left = await opened[0]!.client.llen(`race:cmd:{${session}}`);
-      const holder = await opened[0]!.client.get(`race:lease:{${session}}`);
-      if (left > 0 && holder === null) stranded++;
-    }
-    expect(stranded).toBe(0);
-    // Both orders happened: the race was really run.
-    expect(drainedBySender).toBeGreaterThan(0);
-    expect(drainedBySender).toBeLessThan(1_000);
-  });
+      expect(stranded).toBe(0);
+      // Both orders happened: the race was really run.
+      expect(drainedBySender).toBeGreaterThan(0);
+      expect(drainedBySender).toBeLessThan(1_000);
+    },
+  );
 });

@@ -23,7 +23,11 @@ async function instanceStore(): Promise<SessionStore> {
   const keys = clusterKeys('shared-index:');
   const store = await openKeyvStore(redis.url, 'bot', { keys });
   opened.push(store);
-  return new SessionStore(store.keyv, redisIdSet(store.redis!, keys.openSessions), redisIdSet(store.redis!, keys.allSessions));
+  return new SessionStore(
+    store.keyv,
+    redisIdSet(store.redis!, keys.openSessions),
+    redisIdSet(store.redis!, keys.allSessions),
+  );
 }
 
 describe('the session indexes shared by instances', () => {

@@ -36,32 +36,60 @@ async function until(what: string, predicate: () => boolean, cluster: BotCluster
 }
 
 describe('limits of the whole bot, across processes', () => {
-  it('TURNS_PER_USER_PER_MINUTE=2 with two instances: two mentions answered, the third refused privately on either instance', { timeout: 120_000 }, async () => {
-    const dir = await tempDir('limits-processes-');
-    cleanups.push(dir.remove);
-    const slack = await new FakeSlack().start();
-    cleanups.push(() => slack.stop());
-    const llm = await new FakeOpenAI().start();
-    cleanups.push(() => llm.stop());
-    const cluster = await BotCluster.start({ size: 2, redis, slack, llm, dir: dir.path, env: { TURNS_PER_USER_PER_MINUTE: '2' } });
-    cleanups.push(() => cluster.dispose());
-    llm.replyText('First answer.');
-    llm.replyText('Second answer.');
+  it(
+    'TURNS_PER_USER_PER_MINUTE=2 with two instances: two mentions answered, the third refused privately on either instance',
+    { timeout: 120_000 },
+    async () => {
+      const dir = await tempDir('limits-processes-');
+      cleanups.push(dir.remove);
+      const slack = await new FakeSlack().start();
+      cleanups.push(() => slack.stop());
+      const llm = await new FakeOpenAI().start();
+      cleanups.push(() => llm.stop());
+      const cluster = await BotCluster.start({
+        size: 2,
+        redis,
+        slack,
+        llm,
+        dir: dir.path,
+        env: { TURNS_PER_USER_PER_MINUTE: '2' },
+      });
+      cleanups.push(() => cluster.dispose());
+      llm.replyText('First answer.');
+      llm.replyText('Second answer.');
 
-    const mentions = ['one', 'two', 'three', 'four'].map((text) => {
-      const event = appMention({ text });
-      slack.addMessage(event);
-      return event;
-    });
-    for (const [i, event] of mentions.slice(0, 2).entries()) {
-      expect((await cluster.sendEvent(i % 2, eventCallback(event))).status).toBe(200);
-    }
-    await until('both answers', () => ['First answer.', 'Second answer.'].every((text) => slack.thread(C, mentions[0]!.ts).concat(slack.thread(C, mentions[1]!.ts)).some((m) => m.text.includes(text))), cluster);
-    // The third on instance 0, the fourth on instance 1: each instance had one start of its own.
-    for (const [i, event] of mentions.slice(2).entries()) {
-      expect((await cluster.sendEvent(i % 2, eventCallback(event))).status).toBe(200);
-    }
-    await until('two private refusals', () => slack.ephemerals(C).filter((e) => e.text.includes('You started 2 requests in the last minute (the limit is 2)')).length === 2, cluster);
-    expect(llm.requests).toHaveLength(2);
-  });
+      const mentions = ['one', 'two', 'three', 'four'].map((text) => {
+        const event = appMention({ text });
+        slack.addMessage(event);
+        return event;
+      });
+      for (const [i, event] of mentions.slice(0, 2).entries()) {
+        expect((await cluster.sendEvent(i % 2, eventCallback(event))).status).toBe(200);
+      }
+      await until(
+        'both answers',
+        () =>
+          ['First answer.', 'Second answer.'].every((text) =>
+            slack
+              .thread(C, mentions[0]!.ts)
+              .concat(slack.thread(C, mentions[1]!.ts))
+              .some((m) => m.text.includes(text)),
+          ),
+        cluster,
+      );
+      // The third on instance 0, the fourth on instance 1: each instance had one start of its own.
+      for (const [i, event] of mentions.slice(2).entries()) {
+        expect((await cluster.sendEvent(i % 2, eventCallback(event))).status).toBe(200);
+      }
+      await until(
+        'two private refusals',
+        () =>
+          slack
+            .ephemerals(C)
+            .filter((e) => e.text.includes('You started 2 requests in the last minute (the limit is 2)')).length === 2,
+        cluster,
+      );
+      expect(llm.requests).toHaveLength(2);
+    },
+  );
 });

@@ -32,10 +32,20 @@ afterEach(async () => {
 });
 
 const stalled: Step = { stallBeforeFirstToken: true };
-const fairUse = (limits: { turnsPerUserPerMinute?: number; threadsPerUser?: number }) => ({ maxQueuedInputs: 20, maxQueuedBytes: 100_000, turnsPerUserPerMinute: 100, threadsPerUser: 100, ...limits });
+const fairUse = (limits: { turnsPerUserPerMinute?: number; threadsPerUser?: number }) => ({
+  maxQueuedInputs: 20,
+  maxQueuedBytes: 100_000,
+  turnsPerUserPerMinute: 100,
+  threadsPerUser: 100,
+  ...limits,
+});
 
 /** Two instances of one bot (one store, one Redis), each with its own provider. */
-async function twoInstances(manager: { fairUse: ReturnType<typeof fairUse> }, steps: { a: Step[]; b: Step[] }, leaseMs?: number): Promise<{ a: TestBot; b: TestBot }> {
+async function twoInstances(
+  manager: { fairUse: ReturnType<typeof fairUse> },
+  steps: { a: Step[]; b: Step[] },
+  leaseMs?: number,
+): Promise<{ a: TestBot; b: TestBot }> {
   const dir = await tempDir('limits-');
   cleanups.push(dir.remove);
   const storeUrl = `sqlite://${dir.path}/shared.sqlite`;
@@ -54,7 +64,12 @@ describe("a person's limits hold across instances", () => {
     expect(await a.say('T1', 'U1', 'one')).toMatchObject({ status: 'started' });
     expect(await b.say('T2', 'U1', 'two')).toMatchObject({ status: 'started' });
     expect(await a.say('T3', 'U1', 'three')).toMatchObject({ status: 'started' });
-    const refusal = { status: 'refused', reason: expect.stringMatching(/^You started 3 requests in the last minute \(the limit is 3\); send this again in \d+ s\.$/) };
+    const refusal = {
+      status: 'refused',
+      reason: expect.stringMatching(
+        /^You started 3 requests in the last minute \(the limit is 3\); send this again in \d+ s\.$/,
+      ),
+    };
     expect(await b.say('T4', 'U1', 'four')).toMatchObject(refusal);
     expect(await a.say('T5', 'U1', 'five')).toMatchObject(refusal);
     // Another person has a minute of their own.
@@ -62,10 +77,16 @@ describe("a person's limits hold across instances", () => {
   });
 
   it('THREADS_PER_USER=2: two working threads on two instances, a third is refused on either until one is done', async () => {
-    const { a, b } = await twoInstances({ fairUse: fairUse({ threadsPerUser: 2 }) }, { a: [stalled, stalled], b: [stalled, stalled] });
+    const { a, b } = await twoInstances(
+      { fairUse: fairUse({ threadsPerUser: 2 }) },
+      { a: [stalled, stalled], b: [stalled, stalled] },
+    );
     expect(await a.say('T1', 'U1', 'one')).toMatchObject({ status: 'started' });
     expect(await b.say('T2', 'U1', 'two')).toMatchObject({ status: 'started' });
-    const refusal = { status: 'refused', reason: expect.stringContaining('You have 2 threads working already (the limit is 2)') };
+    const refusal = {
+      status: 'refused',
+      reason: expect.stringContaining('You have 2 threads working already (the limit is 2)'),
+    };
     expect(await a.say('T3', 'U1', 'three')).toMatchObject(refusal);
     expect(await b.say('T3', 'U1', 'three')).toMatchObject(refusal);
     // T1 is stopped on a: its place is free for the person on b at once.
@@ -75,9 +96,16 @@ describe("a person's limits hold across instances", () => {
   });
 
   it("a dead instance's working thread stops counting a lease after it died", async () => {
-    const { a, b } = await twoInstances({ fairUse: fairUse({ threadsPerUser: 1 }) }, { a: [stalled], b: [stalled, stalled, stalled] }, 1_000);
+    const { a, b } = await twoInstances(
+      { fairUse: fairUse({ threadsPerUser: 1 }) },
+      { a: [stalled], b: [stalled, stalled, stalled] },
+      1_000,
+    );
     expect(await a.say('T1', 'U1', 'one')).toMatchObject({ status: 'started' });
-    expect(await b.say('T2', 'U1', 'two')).toMatchObject({ status: 'refused', reason: expect.stringContaining('You have 1 threads working already') });
+    expect(await b.say('T2', 'U1', 'two')).toMatchObject({
+      status: 'refused',
+      reason: expect.stringContaining('You have 1 threads working already'),
+    });
     // a dies: it renews nothing any more (its turn is left running in this process, as a frozen one would be).
     await a.die();
     // Tried until the lease (1 s) has run out, bounded by tries (generously: a busy machine); a refused try counts nothing.
@@ -100,111 +128,159 @@ describe('MAX_CONCURRENT_MODEL_CALLS holds across instances', () => {
   });
   const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
-  async function instance(prefix: string, nodeId: string, max: number, leaseMs = 3_000): Promise<{ coordinator: RedisCoordinator; gate: ModelCallGate }> {
+  async function instance(
+    prefix: string,
+    nodeId: string,
+    max: number,
+    leaseMs = 3_000,
+  ): Promise<{ coordinator: RedisCoordinator; gate: ModelCallGate }> {
     const client = new Redis(redis.url, { maxRetriesPerRequest: 0, lazyConnect: true });
     client.on('error', () => undefined);
     await client.connect();
     const subscriber = await connectedDuplicate(client);
-    const coordinator = new RedisCoordinator({ redis: client, subscriber, nodeId, keys: clusterKeys(prefix), timings: { leaseMs, sweepMs: 60_000, pollMs: 200 }, logger: silent, onClose: () => subscriber.quit().then(() => undefined) });
-    coordinator.watch({ commandsWaiting: () => undefined, overdue: () => undefined, lost: () => undefined, acquired: () => undefined, busy: () => false });
+    const coordinator = new RedisCoordinator({
+      redis: client,
+      subscriber,
+      nodeId,
+      keys: clusterKeys(prefix),
+      timings: { leaseMs, sweepMs: 60_000, pollMs: 200 },
+      logger: silent,
+      onClose: () => subscriber.quit().then(() => undefined),
+    });
+    coordinator.watch({
+      commandsWaiting: () => undefined,
+      overdue: () => undefined,
+      lost: () => undefined,
+      acquired: () => undefined,
+      busy: () => false,
+    });
     const gate = new ModelCallGate(max, coordinator.modelSlots(max));
     await coordinator.start();
     opened.push({ coordinator, client });
     return { coordinator, gate };
   }
 
-  it('two instances with a limit of 2: 40 calls, never more than 2 in flight, every one served', { timeout: 60_000 }, async () => {
-    const a = await instance('slots1:', 'node-a', 2);
-    const b = await instance('slots1:', 'node-b', 2);
-    const random = mulberry32(20261214);
-    let inFlight = 0;
-    let most = 0;
-    let served = 0;
-    const never = new AbortController().signal;
-    // Each call holds its slot over a few turns of the event loop, as a streamed answer does.
-    const oneCall = async (gate: ModelCallGate): Promise<void> => {
-      const release = await gate.acquire(never);
-      inFlight++;
-      most = Math.max(most, inFlight);
-      for (let hops = Math.floor(random() * 5); hops >= 0; hops--) await new Promise((resolve) => setImmediate(resolve));
-      inFlight--;
-      served++;
-      release();
-    };
-    await Promise.all(Array.from({ length: 40 }, (_unused, i) => oneCall(i % 2 === 0 ? a.gate : b.gate)));
-    expect(served).toBe(40);
-    expect(most).toBe(2);
-    expect(a.gate.load).toEqual({ running: 0, waiting: 0 });
-    expect(b.gate.load).toEqual({ running: 0, waiting: 0 });
-  });
+  it(
+    'two instances with a limit of 2: 40 calls, never more than 2 in flight, every one served',
+    { timeout: 60_000 },
+    async () => {
+      const a = await instance('slots1:', 'node-a', 2);
+      const b = await instance('slots1:', 'node-b', 2);
+      const random = mulberry32(20261214);
+      let inFlight = 0;
+      let most = 0;
+      let served = 0;
+      const never = new AbortController().signal;
+      // Each call holds its slot over a few turns of the event loop, as a streamed answer does.
+      const oneCall = async (gate: ModelCallGate): Promise<void> => {
+        const release = await gate.acquire(never);
+        inFlight++;
+        most = Math.max(most, inFlight);
+        for (let hops = Math.floor(random() * 5); hops >= 0; hops--)
+          await new Promise((resolve) => setImmediate(resolve));
+        inFlight--;
+        served++;
+        release();
+      };
+      await Promise.all(Array.from({ length: 40 }, (_unused, i) => oneCall(i % 2 === 0 ? a.gate : b.gate)));
+      expect(served).toBe(40);
+      expect(most).toBe(2);
+      expect(a.gate.load).toEqual({ running: 0, waiting: 0 });
+      expect(b.gate.load).toEqual({ running: 0, waiting: 0 });
+    },
+  );
 
-  it("a dead instance's slots come back a lease after it died; a stop while waiting leaves the line", { timeout: 30_000 }, async () => {
-    const a = await instance('slots2:', 'node-a', 2, 1_000);
-    const b = await instance('slots2:', 'node-b', 2, 1_000);
-    const never = new AbortController().signal;
-    await a.gate.acquire(never);
-    await a.gate.acquire(never);
-    // a dies holding both: no renewal, no release.
-    a.coordinator.halt();
-    // A call on b waits in line; stopped there, it leaves the line at once.
-    const stopped = new AbortController();
-    const waits: number[] = [];
-    let inLine!: () => void;
-    const queued = new Promise<void>((resolve) => (inLine = resolve));
-    const gaveUp = b.gate
-      .acquire(stopped.signal, (ahead) => {
-        waits.push(ahead);
-        inLine();
-      })
-      .catch((error: unknown) => error);
-    await queued;
-    expect(b.gate.load).toEqual({ running: 0, waiting: 1 });
-    stopped.abort(new Error('stopped by the person'));
-    expect(await gaveUp).toMatchObject({ message: 'stopped by the person' });
-    expect(b.gate.load).toEqual({ running: 0, waiting: 0 });
-    // The next one waits too, until a's slots have lapsed (1 s lease, never renewed), then gets one.
-    const release = await b.gate.acquire(never, (ahead) => waits.push(ahead));
-    expect(waits).toEqual([0, 0]);
-    expect(b.gate.load).toEqual({ running: 1, waiting: 0 });
-    release();
-  });
+  it(
+    "a dead instance's slots come back a lease after it died; a stop while waiting leaves the line",
+    { timeout: 30_000 },
+    async () => {
+      const a = await instance('slots2:', 'node-a', 2, 1_000);
+      const b = await instance('slots2:', 'node-b', 2, 1_000);
+      const never = new AbortController().signal;
+      await a.gate.acquire(never);
+      await a.gate.acquire(never);
+      // a dies holding both: no renewal, no release.
+      a.coordinator.halt();
+      // A call on b waits in line; stopped there, it leaves the line at once.
+      const stopped = new AbortController();
+      const waits: number[] = [];
+      let inLine!: () => void;
+      const queued = new Promise<void>((resolve) => (inLine = resolve));
+      const gaveUp = b.gate
+        .acquire(stopped.signal, (ahead) => {
+          waits.push(ahead);
+          inLine();
+        })
+        .catch((error: unknown) => error);
+      await queued;
+      expect(b.gate.load).toEqual({ running: 0, waiting: 1 });
+      stopped.abort(new Error('stopped by the person'));
+      expect(await gaveUp).toMatchObject({ message: 'stopped by the person' });
+      expect(b.gate.load).toEqual({ running: 0, waiting: 0 });
+      // The next one waits too, until a's slots have lapsed (1 s lease, never renewed), then gets one.
+      const release = await b.gate.acquire(never, (ahead) => waits.push(ahead));
+      expect(waits).toEqual([0, 0]);
+      expect(b.gate.load).toEqual({ running: 1, waiting: 0 });
+      release();
+    },
+  );
 });
 
 describe('MAX_CONCURRENT_MODEL_CALLS through two assembled cores on one Redis', () => {
-  it('four threads, two per instance, with a limit of 2: two calls reach the model, the others wait (and say so) until one ends', { timeout: 60_000 }, async () => {
-    const dir = await tempDir('limits-core-');
-    cleanups.push(dir.remove);
-    const llm = await new FakeOpenAI().start();
-    cleanups.push(() => llm.stop());
-    const held = Array.from({ length: 4 }, (_unused, i) => llm.replyTextHeld(`Answer ${i}, in full.`, 1));
-    const env = { ...coreTestEnv(dir.path, llm), STORE_URL: redis.url, COORDINATION_URL: redis.url, MAX_CONCURRENT_MODEL_CALLS: '2', CLUSTER_LEASE_MS: '3000' };
-    const waiting = new Set<string>();
-    const answered = new Set<string>();
-    const cores: Core[] = [];
-    for (let i = 0; i < 2; i++) {
-      const core = await startCore(loadConfig(env), { logger: memoryLogger() });
-      cleanups.push(() => core.close());
-      core.observers.add('test', {
-        onWaiting: (session, ahead) => void (ahead === null ? waiting.delete(session.key.thread) : waiting.add(session.key.thread)),
-        onEvent: (session, event) => void (event.type === 'turn_end' && event.status === 'completed' ? answered.add(session.key.thread) : undefined),
-      });
-      await core.recover();
-      cores.push(core);
-    }
-    const key = (thread: string) => ({ platform: 'test', workspace: 'W1', channel: 'C1', thread });
-    for (const [i, thread] of ['T1', 'T2', 'T3', 'T4'].entries()) {
-      expect(await cores[i % 2]!.manager.deliver(key(thread), { text: `question ${thread}`, userId: `U${i}`, eventId: `e-${thread}` })).toMatchObject({ status: 'started' });
-    }
-    // Two calls reach the model; the other two asked for a slot and were told to wait (the
-    // barrier: a call reports its wait only once the bot-wide slots said no).
-    await waitFor(() => llm.requests.length === 2 && waiting.size === 2, 20_000);
-    expect(llm.requests).toHaveLength(2);
-    // One answer ends: one waiting call gets its slot, whichever instance it is on; then the next.
-    held[0]!.release();
-    await waitFor(() => llm.requests.length === 3 && waiting.size === 1, 20_000);
-    expect(llm.requests).toHaveLength(3);
-    for (const hold of held) hold.release();
-    await waitFor(() => answered.size === 4, 20_000);
-    expect(llm.requests).toHaveLength(4);
-  });
+  it(
+    'four threads, two per instance, with a limit of 2: two calls reach the model, the others wait (and say so) until one ends',
+    { timeout: 60_000 },
+    async () => {
+      const dir = await tempDir('limits-core-');
+      cleanups.push(dir.remove);
+      const llm = await new FakeOpenAI().start();
+      cleanups.push(() => llm.stop());
+      const held = Array.from({ length: 4 }, (_unused, i) => llm.replyTextHeld(`Answer ${i}, in full.`, 1));
+      const env = {
+        ...coreTestEnv(dir.path, llm),
+        STORE_URL: redis.url,
+        COORDINATION_URL: redis.url,
+        MAX_CONCURRENT_MODEL_CALLS: '2',
+        CLUSTER_LEASE_MS: '3000',
+      };
+      const waiting = new Set<string>();
+      const answered = new Set<string>();
+      const cores: Core[] = [];
+      for (let i = 0; i < 2; i++) {
+        const core = await startCore(loadConfig(env), { logger: memoryLogger() });
+        cleanups.push(() => core.close());
+        core.observers.add('test', {
+          onWaiting: (session, ahead) =>
+            void (ahead === null ? waiting.delete(session.key.thread) : waiting.add(session.key.thread)),
+          onEvent: (session, event) =>
+            void (event.type === 'turn_end' && event.status === 'completed'
+              ? answered.add(session.key.thread)
+              : undefined),
+        });
+        await core.recover();
+        cores.push(core);
+      }
+      const key = (thread: string) => ({ platform: 'test', workspace: 'W1', channel: 'C1', thread });
+      for (const [i, thread] of ['T1', 'T2', 'T3', 'T4'].entries()) {
+        expect(
+          await cores[i % 2]!.manager.deliver(key(thread), {
+            text: `question ${thread}`,
+            userId: `U${i}`,
+            eventId: `e-${thread}`,
+          }),
+        ).toMatchObject({ status: 'started' });
+      }
+      // Two calls reach the model; the other two asked for a slot and were told to wait (the
+      // barrier: a call reports its wait only once the bot-wide slots said no).
+      await waitFor(() => llm.requests.length === 2 && waiting.size === 2, 20_000);
+      expect(llm.requests).toHaveLength(2);
+      // One answer ends: one waiting call gets its slot, whichever instance it is on; then the next.
+      held[0]!.release();
+      await waitFor(() => llm.requests.length === 3 && waiting.size === 1, 20_000);
+      expect(llm.requests).toHaveLength(3);
+      for (const hold of held) hold.release();
+      await waitFor(() => answered.size === 4, 20_000);
+      expect(llm.requests).toHaveLength(4);
+    },
+  );
 });

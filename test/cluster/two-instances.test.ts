@@ -24,7 +24,10 @@ afterEach(async () => {
 });
 
 /** Two instances on one store (their own providers and tools: each runs what it owns). */
-async function twoInstances(steps: { a: Step[]; b: Step[] }, tools: { a: ToolDefinition[]; b: ToolDefinition[] } = { a: [], b: [] }) {
+async function twoInstances(
+  steps: { a: Step[]; b: Step[] },
+  tools: { a: ToolDefinition[]; b: ToolDefinition[] } = { a: [], b: [] },
+) {
   const dir = await tempDir('cluster-');
   const storeUrl = `sqlite://${dir.path}/shared.sqlite`;
   const a = { provider: new ScriptedProvider(steps.a), bot: undefined as unknown as TestBot };
@@ -38,7 +41,10 @@ async function twoInstances(steps: { a: Step[]; b: Step[] }, tools: { a: ToolDef
 describe('two instances on one Redis', () => {
   it('the same event delivered to both runs one turn', async () => {
     const { a, b } = await twoInstances({ a: [say('once')], b: [say('once')] });
-    const results = await Promise.all([a.bot.say('T1', 'U1', 'hello', 'Ev-same'), b.bot.say('T1', 'U1', 'hello', 'Ev-same')]);
+    const results = await Promise.all([
+      a.bot.say('T1', 'U1', 'hello', 'Ev-same'),
+      b.bot.say('T1', 'U1', 'hello', 'Ev-same'),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual(['duplicate', 'started']);
     await waitFor(() => a.provider.requests.length + b.provider.requests.length === 1);
     await a.bot.manager.idle();
@@ -47,7 +53,10 @@ describe('two instances on one Redis', () => {
   });
 
   it('a reply that lands on the instance not running the turn steers it', async () => {
-    const { a, b } = await twoInstances({ a: [callTools(call('slow_read')), say('Using staging.')], b: [] }, { a: [recordingTool('slow_read', lowRisk, { delayMs: 300 })], b: [] });
+    const { a, b } = await twoInstances(
+      { a: [callTools(call('slow_read')), say('Using staging.')], b: [] },
+      { a: [recordingTool('slow_read', lowRisk, { delayMs: 300 })], b: [] },
+    );
     expect(await a.bot.say('T1', 'U1', 'deploy')).toMatchObject({ status: 'started' });
     await a.bot.waitForEvent('T1', 'tool_started');
     expect(await b.bot.say('T1', 'U2', 'use staging')).toMatchObject({ status: 'queued' });
@@ -60,7 +69,10 @@ describe('two instances on one Redis', () => {
 
   it('a stop that lands on the other instance stops the running turn', async () => {
     const runs: string[] = [];
-    const { a, b } = await twoInstances({ a: [callTools(call('migrate'))], b: [] }, { a: [hangingTool('migrate', lowRisk, runs)], b: [] });
+    const { a, b } = await twoInstances(
+      { a: [callTools(call('migrate'))], b: [] },
+      { a: [hangingTool('migrate', lowRisk, runs)], b: [] },
+    );
     await a.bot.say('T1', 'U1', 'migrate');
     await a.bot.waitForEvent('T1', 'tool_started');
     expect(await b.bot.manager.interrupt(a.bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done' });
@@ -71,10 +83,16 @@ describe('two instances on one Redis', () => {
 
   it('Approve clicked on both instances at once: one resolution, the tool runs once, the second clicker is told', async () => {
     const log: string[] = [];
-    const { a, b } = await twoInstances({ a: [callTools(call('write')), say('Written.')], b: [] }, { a: [recordingTool('write', risky, { log })], b: [recordingTool('write', risky, { log })] });
+    const { a, b } = await twoInstances(
+      { a: [callTools(call('write')), say('Written.')], b: [] },
+      { a: [recordingTool('write', risky, { log })], b: [recordingTool('write', risky, { log })] },
+    );
     await a.bot.say('T1', 'U1', 'write it');
     const prompt = await a.bot.waitForPrompt('T1');
-    const clicks = await Promise.all([a.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1'), b.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')]);
+    const clicks = await Promise.all([
+      a.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1'),
+      b.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1'),
+    ]);
     expect(clicks.filter((click) => click.ok)).toHaveLength(1);
     expect(clicks.filter((click) => !click.ok)).toMatchObject([{ ok: false, reason: 'already_resolved' }]);
     await waitFor(() => log.length === 2, 5_000);
@@ -85,7 +103,10 @@ describe('two instances on one Redis', () => {
 
   it('Approve clicked on the instance not running the turn wakes the turn where it waits', async () => {
     const log: string[] = [];
-    const { a, b } = await twoInstances({ a: [callTools(call('write')), say('Written.')], b: [] }, { a: [recordingTool('write', risky, { log })], b: [recordingTool('write', risky, { log: [] })] });
+    const { a, b } = await twoInstances(
+      { a: [callTools(call('write')), say('Written.')], b: [] },
+      { a: [recordingTool('write', risky, { log })], b: [recordingTool('write', risky, { log: [] })] },
+    );
     await a.bot.say('T1', 'U1', 'write it');
     const prompt = await a.bot.waitForPrompt('T1');
     expect(await b.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: true });
@@ -97,17 +118,42 @@ describe('two instances on one Redis', () => {
 describe('ownership that moves between instances', () => {
   it('turns of one thread alternating between instances keep the whole transcript (nothing stale overwrites it)', async () => {
     const { a, b } = await twoInstances({ a: [say('one'), say('three')], b: [say('two'), say('four')] });
-    const turns: [TestBot, string][] = [[a.bot, 'first'], [b.bot, 'second'], [a.bot, 'third'], [b.bot, 'fourth']];
+    const turns: [TestBot, string][] = [
+      [a.bot, 'first'],
+      [b.bot, 'second'],
+      [a.bot, 'third'],
+      [b.bot, 'fourth'],
+    ];
     for (const [bot, text] of turns) {
       // Each instance owns the thread for its turn, then releases it when idle.
       expect(await bot.say('T1', 'U1', text)).toMatchObject({ status: 'started' });
       await bot.manager.idle();
-      await waitFor(() => !a.bot.coordinator!.owns(a.bot.sessionId('T1')) && !b.bot.coordinator!.owns(a.bot.sessionId('T1')), 5_000);
+      await waitFor(
+        () => !a.bot.coordinator!.owns(a.bot.sessionId('T1')) && !b.bot.coordinator!.owns(a.bot.sessionId('T1')),
+        5_000,
+      );
     }
     const transcript = await b.bot.store.loadTranscript(b.bot.sessionId('T1'));
-    expect(transcript.map((m) => (m.role === 'user' || m.role === 'assistant' ? m.content : m.role))).toEqual(['first', 'one', 'second', 'two', 'third', 'three', 'fourth', 'four']);
+    expect(transcript.map((m) => (m.role === 'user' || m.role === 'assistant' ? m.content : m.role))).toEqual([
+      'first',
+      'one',
+      'second',
+      'two',
+      'third',
+      'three',
+      'fourth',
+      'four',
+    ]);
     // The last request saw the whole conversation, as stored by both instances.
-    expect(b.provider.requests.at(-1)!.messages.map((m) => m.content)).toEqual(['first', 'one', 'second', 'two', 'third', 'three', 'fourth']);
+    expect(b.provider.requests.at(-1)!.messages.map((m) => m.content)).toEqual([
+      'first',
+      'one',
+      'second',
+      'two',
+      'third',
+      'three',
+      'fourth',
+    ]);
   });
 });
 
@@ -115,7 +161,10 @@ describe('an owner that dies', () => {
   it('its waiting thread is taken over: the card is shown again, the click resumes it there, the tool runs once', async () => {
     const logA: string[] = [];
     const logB: string[] = [];
-    const { a, b } = await twoInstances({ a: [callTools(call('write'))], b: [say('Written after the takeover.')] }, { a: [recordingTool('write', risky, { log: logA })], b: [recordingTool('write', risky, { log: logB })] });
+    const { a, b } = await twoInstances(
+      { a: [callTools(call('write'))], b: [say('Written after the takeover.')] },
+      { a: [recordingTool('write', risky, { log: logA })], b: [recordingTool('write', risky, { log: logB })] },
+    );
     await a.bot.say('T1', 'U1', 'write it');
     const prompt = await a.bot.waitForPrompt('T1');
     await a.bot.die();

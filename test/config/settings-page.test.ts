@@ -21,7 +21,10 @@ function rowsOf(page: string): string[][] {
 
 describe('docs/configuration.md', () => {
   it('is what `npm run docs` writes from the schema now (run it after changing a setting)', () => {
-    expect(readFileSync(PAGE_PATH, 'utf8'), 'docs/configuration.md is stale: run `npm run docs` and commit the page').toBe(settingsPage());
+    expect(
+      readFileSync(PAGE_PATH, 'utf8'),
+      'docs/configuration.md is stale: run `npm run docs` and commit the page',
+    ).toBe(settingsPage());
   });
 
   it('every setting has a description beside its schema, or shares the row of the setting declared just before it', () => {
@@ -30,7 +33,8 @@ describe('docs/configuration.md', () => {
     names.forEach((name, at) => {
       const doc = settingDocs.get(ConfigSchema.shape[name as keyof typeof ConfigSchema.shape]);
       if (!doc) undocumented.push(name);
-      else if ('sameRowAs' in doc) expect(names.slice(0, at), `${name} shares a row with ${doc.sameRowAs}`).toContain(doc.sameRowAs);
+      else if ('sameRowAs' in doc)
+        expect(names.slice(0, at), `${name} shares a row with ${doc.sameRowAs}`).toContain(doc.sameRowAs);
       else expect(doc.description.trim().length, `${name}'s description`).toBeGreaterThan(10);
     });
     expect(undocumented).toEqual([]);
@@ -40,12 +44,18 @@ describe('docs/configuration.md', () => {
     const page = settingsPage();
     expect(rowsOf(page).flat().sort()).toEqual(Object.keys(ConfigSchema.shape).sort());
     for (const section of SETTINGS_SECTIONS) expect(page).toContain(`\n## ${section}\n`);
-    expect(rowsOf(page).find((names) => names.includes('BUDGET_CHANNEL_DAILY'))).toEqual(['BUDGET_USER_DAILY', 'BUDGET_CHANNEL_DAILY', 'BUDGET_WORKSPACE_DAILY']);
+    expect(rowsOf(page).find((names) => names.includes('BUDGET_CHANNEL_DAILY'))).toEqual([
+      'BUDGET_USER_DAILY',
+      'BUDGET_CHANNEL_DAILY',
+      'BUDGET_WORKSPACE_DAILY',
+    ]);
   });
 
-  it('shows each default as the schema has it: a number, a word in code, a duration as it is written, a shared row\'s defaults in turn', () => {
+  it("shows each default as the schema has it: a number, a word in code, a duration as it is written, a shared row's defaults in turn", () => {
     const page = settingsPage();
-    expect(page).toContain('| `PROVIDER_STALL_TIMEOUT_MS` | abandon a model stream that sends nothing for this long | 60000 |');
+    expect(page).toContain(
+      '| `PROVIDER_STALL_TIMEOUT_MS` | abandon a model stream that sends nothing for this long | 60000 |',
+    );
     expect(page).toMatch(/\| `LOG_LEVEL` \| .* \| `info` \|\n/);
     expect(page).toMatch(/\| `SCHEDULE_GRACE` \| .* \| `15m` \|\n/);
     expect(page).toMatch(/\| `SHELL_NETWORK` \| .* \| `off` \|\n/);
@@ -58,8 +68,12 @@ describe('the settings page generator', () => {
   const documented = (description: string) => ({ section: 'Limits and spend' as const, description });
 
   it('a default changed in the schema is the default the page shows', () => {
-    const before = settingsPage({ MAX_WIDGETS: z.coerce.number().default(5).register(settingDocs, documented('widgets one thread may hold')) });
-    const after = settingsPage({ MAX_WIDGETS: z.coerce.number().default(6).register(settingDocs, documented('widgets one thread may hold')) });
+    const before = settingsPage({
+      MAX_WIDGETS: z.coerce.number().default(5).register(settingDocs, documented('widgets one thread may hold')),
+    });
+    const after = settingsPage({
+      MAX_WIDGETS: z.coerce.number().default(6).register(settingDocs, documented('widgets one thread may hold')),
+    });
     expect(before).toContain('| `MAX_WIDGETS` | widgets one thread may hold | 5 |');
     expect(after).toContain('| `MAX_WIDGETS` | widgets one thread may hold | 6 |');
   });
@@ -69,18 +83,32 @@ describe('the settings page generator', () => {
   });
 
   it('a default must come from the schema: words for an unset value are refused beside one, and required without one', () => {
-    expect(() => settingsPage({ WIDGET: z.string().default('a').register(settingDocs, { ...documented('the widget to use'), unset: 'none' }) })).toThrow(/WIDGET has a default in its schema/);
-    expect(() => settingsPage({ WIDGET: z.string().optional().register(settingDocs, documented('the widget to use')) })).toThrow(/WIDGET has no default in its schema/);
+    expect(() =>
+      settingsPage({
+        WIDGET: z
+          .string()
+          .default('a')
+          .register(settingDocs, { ...documented('the widget to use'), unset: 'none' }),
+      }),
+    ).toThrow(/WIDGET has a default in its schema/);
+    expect(() =>
+      settingsPage({ WIDGET: z.string().optional().register(settingDocs, documented('the widget to use')) }),
+    ).toThrow(/WIDGET has no default in its schema/);
   });
 
-  it('a setting sharing a row comes right after that row\'s first setting', () => {
+  it("a setting sharing a row comes right after that row's first setting", () => {
     const shape = {
-      WIDGETS_PER_USER: z.coerce.number().default(2).register(settingDocs, documented('widgets one person, and one channel, may hold')),
+      WIDGETS_PER_USER: z.coerce
+        .number()
+        .default(2)
+        .register(settingDocs, documented('widgets one person, and one channel, may hold')),
       WIDGET_COLOUR: z.string().default('red').register(settingDocs, documented('the colour of a widget')),
       WIDGETS_PER_CHANNEL: z.coerce.number().default(9).register(settingDocs, { sameRowAs: 'WIDGETS_PER_USER' }),
     };
     expect(() => settingsPage(shape)).toThrow(/WIDGETS_PER_CHANNEL shares WIDGETS_PER_USER's row/);
     const { WIDGET_COLOUR: _colour, ...together } = shape;
-    expect(settingsPage(together)).toContain('| `WIDGETS_PER_USER`, `WIDGETS_PER_CHANNEL` | widgets one person, and one channel, may hold | 2, 9 |');
+    expect(settingsPage(together)).toContain(
+      '| `WIDGETS_PER_USER`, `WIDGETS_PER_CHANNEL` | widgets one person, and one channel, may hold | 2, 9 |',
+    );
   });
 });

@@ -24,6 +24,7 @@ describe('what a Discord button carries', () => {
   });
 
   it('an id that is not ours is not read', () => {
-    for (const id of ['', 'x:1', 'p:', 'p:item', `p:${ITEM}:`, 'p:bad item!:once', 'r:']) expect(readCustomId(id)).toBeUndefined();
+    for (const id of ['', 'x:1', 'p:', 'p:item', `p:${ITEM}:`, 'p:bad item!:once', 'r:'])
+      expect(readCustomId(id)).toBeUndefined();
   });
 });

@@ -6,7 +6,14 @@ import type { APIMessage } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answerEvents } from '../fakes/openai-server.js';
 import { waitFor } from '../support/engine-kit.js';
-import { botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
+import {
+  botMessages,
+  bootDiscordBot,
+  buttonsOf,
+  DISCORD_IDS,
+  waitForBotMessage,
+  type DiscordBot,
+} from './discord-harness.js';
 
 const COMPACT = { TOOL_DISPLAY: 'compact' };
 const ADA = DISCORD_IDS.humanUserId;
@@ -79,21 +86,37 @@ describe('compact progress on Discord', () => {
     expect(stepLine(after[0]!, 'write_file')).toMatch(/^✅ \*\*write\\_file\*\*/);
     expect(BigInt(answer.id) > BigInt(after[0]!.id)).toBe(true);
     // One card in all: the asking call's. Every message within Discord's limit.
-    expect(botMessages(bot, asked.id).filter((m) => !isProgress(m) && /\*\*(list_dir|write_file)\*\*/.test(m.content)).map((m) => m.id)).toEqual([card.id]);
+    expect(
+      botMessages(bot, asked.id)
+        .filter((m) => !isProgress(m) && /\*\*(list_dir|write_file)\*\*/.test(m.content))
+        .map((m) => m.id),
+    ).toEqual([card.id]);
     for (const message of botMessages(bot, asked.id)) expect(message.content.length).toBeLessThanOrEqual(2_000);
   });
 
   it('many steps over two rounds stay one message, edited in place, under 2,000 characters; untrusted titles and outputs cannot mass-mention or break the markup', async () => {
     const bot = await boot();
-    const calls = Array.from({ length: 14 }, (_, i) => ({ name: 'list_dir', arguments: { path: `@everyone **${i}** ${'x'.repeat(200)}` } }));
+    const calls = Array.from({ length: 14 }, (_, i) => ({
+      name: 'list_dir',
+      arguments: { path: `@everyone **${i}** ${'x'.repeat(200)}` },
+    }));
     bot.llm.replyToolCalls(calls.slice(0, 7));
     // The second round is held until the first is drawn: then the same message is edited, not a second one posted.
     let release = (): void => {};
     const drawn = new Promise<void>((resolve) => (release = resolve));
-    bot.llm.reply((request) => ({ kind: 'sse_held', events: answerEvents(request, { toolCalls: calls.slice(7) }), holdAfter: 1, until: drawn }));
+    bot.llm.reply((request) => ({
+      kind: 'sse_held',
+      events: answerEvents(request, { toolCalls: calls.slice(7) }),
+      holdAfter: 1,
+      until: drawn,
+    }));
     bot.llm.replyText('Listed.');
     const asked = bot.mention('list a lot');
-    const first = await waitForBotMessage(bot, asked.id, (m) => isProgress(m) && m.content.split('\n').filter((line) => line.startsWith('❌')).length === 7);
+    const first = await waitForBotMessage(
+      bot,
+      asked.id,
+      (m) => isProgress(m) && m.content.split('\n').filter((line) => line.startsWith('❌')).length === 7,
+    );
     release();
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Listed.'));
     await bot.idle();
@@ -117,9 +140,17 @@ describe('compact progress on Discord', () => {
     bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'sleep 100' } }]);
     const asked = bot.mention('list, then wait a long time');
     const card = await waitForBotMessage(bot, asked.id, (m) => buttonsOf(m).some((b) => b.label === 'Approve'));
-    bot.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: buttonsOf(card).find((b) => b.label === 'Approve')!.customId });
+    bot.fake.clickButton({
+      channelId: asked.id,
+      messageId: card.id,
+      customId: buttonsOf(card).find((b) => b.label === 'Approve')!.customId,
+    });
     // The approved call runs as a step of a new progress message.
-    await waitForBotMessage(bot, asked.id, (m) => isProgress(m) && /^⏳ \*\*run\\_shell\*\*/.test(stepLine(m, 'run_shell') ?? ''));
+    await waitForBotMessage(
+      bot,
+      asked.id,
+      (m) => isProgress(m) && /^⏳ \*\*run\\_shell\*\*/.test(stepLine(m, 'run_shell') ?? ''),
+    );
     bot.fake.react({ messageId: asked.id, emoji: '🛑' });
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes(`Stopped by <@${ADA}>`));
     await bot.idle();
@@ -142,7 +173,11 @@ describe('compact progress on Discord', () => {
     await first.crash();
     first.llm.replyText('Resumed and written.');
     const second = await boot({ dir: first.dir, fake: first.fake, llm: first.llm });
-    first.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: buttonsOf(card).find((b) => b.label === 'Approve')!.customId });
+    first.fake.clickButton({
+      channelId: asked.id,
+      messageId: card.id,
+      customId: buttonsOf(card).find((b) => b.label === 'Approve')!.customId,
+    });
     await waitForBotMessage(second, asked.id, (m) => m.content.includes('Resumed and written.'));
     await second.idle();
     expect(first.llm.requests).toHaveLength(3);

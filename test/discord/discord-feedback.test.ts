@@ -5,7 +5,14 @@
 import type { APIMessage } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/engine-kit.js';
-import { botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
+import {
+  botMessages,
+  bootDiscordBot,
+  buttonsOf,
+  DISCORD_IDS,
+  waitForBotMessage,
+  type DiscordBot,
+} from './discord-harness.js';
 
 const ADA = DISCORD_IDS.humanUserId;
 const GRACE = DISCORD_IDS.otherHumanUserId;
@@ -34,7 +41,9 @@ async function privateAnswer(b: DiscordBot, interactionId: string): Promise<stri
   let content = '';
   await waitFor(() => {
     const interaction = b.fake.interaction(interactionId)!;
-    const ids = [interaction.originalMessageId, ...interaction.followUpIds].filter((id): id is string => id !== undefined);
+    const ids = [interaction.originalMessageId, ...interaction.followUpIds].filter(
+      (id): id is string => id !== undefined,
+    );
     const reply = b.fake.guild.ephemeralMessages.find((m) => ids.includes(m.id) && m.content);
     content = reply?.content ?? '';
     return content !== '';
@@ -43,7 +52,7 @@ async function privateAnswer(b: DiscordBot, interactionId: string): Promise<stri
 }
 
 describe('feedback on answers', () => {
-  it('only a completed turn\'s final answer carries 👍 / 👎 (not the text before a tool call, a card, or a stopped answer)', async () => {
+  it("only a completed turn's final answer carries 👍 / 👎 (not the text before a tool call, a card, or a stopped answer)", async () => {
     bot = await bootDiscordBot();
     bot.llm.replyAnswer({ text: 'Let me look first.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] });
     bot.llm.replyText('Here is what I found.');
@@ -52,9 +61,15 @@ describe('feedback on answers', () => {
     await bot.idle();
     const buttons = buttonsOf(final);
     expect(buttons.map((b) => b.label)).toEqual(THUMBS);
-    expect((final.components![0] as { components: { style: number }[] }).components.map((b) => b.style)).toEqual([2, 2]);
+    expect((final.components![0] as { components: { style: number }[] }).components.map((b) => b.style)).toEqual([
+      2, 2,
+    ]);
     // Nothing else in the thread offers them: the text before the tool call, the tool's card.
-    expect(botMessages(bot, asked.id).filter(hasFeedback).map((m) => m.id)).toEqual([final.id]);
+    expect(
+      botMessages(bot, asked.id)
+        .filter(hasFeedback)
+        .map((m) => m.id),
+    ).toEqual([final.id]);
 
     // A stopped turn's partial answer offers none.
     bot.llm.replyStallAfter(3);
@@ -64,7 +79,11 @@ describe('feedback on answers', () => {
     bot.fake.react({ messageId: asked.id, emoji: '🛑' });
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Stopped by'));
     await bot.idle();
-    expect(botMessages(bot, asked.id).filter(hasFeedback).map((m) => m.id)).toEqual([final.id]);
+    expect(
+      botMessages(bot, asked.id)
+        .filter(hasFeedback)
+        .map((m) => m.id),
+    ).toEqual([final.id]);
   });
 
   it('one person clicking 👍 twice counts once; a second person counts again; each is answered privately', async () => {
@@ -76,14 +95,18 @@ describe('feedback on answers', () => {
 
     expect(await privateAnswer(bot, click(bot, asked.id, final, '👍'))).toBe('Thanks for the 👍.');
     expect(await privateAnswer(bot, click(bot, asked.id, final, '👍'))).toBe('Your 👍 was already recorded.');
-    expect(await bot.core.feedback.totals()).toMatchObject({ up: 1, down: 0, byModel: [{ model: 'openai:gpt-4.1', up: 1, down: 0 }] });
+    expect(await bot.core.feedback.totals()).toMatchObject({
+      up: 1,
+      down: 0,
+      byModel: [{ model: 'openai:gpt-4.1', up: 1, down: 0 }],
+    });
     expect(await privateAnswer(bot, click(bot, asked.id, final, '👍', GRACE))).toBe('Thanks for the 👍.');
     expect(await bot.core.feedback.totals()).toMatchObject({ up: 2, down: 0 });
     // Nothing was said in the thread: the answers were private.
     expect(bot.fake.thread(asked.id).filter((m) => /👍/.test(m.content))).toEqual([]);
   });
 
-  it('👎 opens a modal; its reason is recorded with the vote (which replaces the person\'s 👍)', async () => {
+  it("👎 opens a modal; its reason is recorded with the vote (which replaces the person's 👍)", async () => {
     bot = await bootDiscordBot();
     bot.llm.replyText('The answer is 41.');
     const asked = bot.mention('what is 6 times 7?');
@@ -94,7 +117,9 @@ describe('feedback on answers', () => {
     const down = click(bot, asked.id, final, '👎');
     await waitFor(() => bot!.fake.interaction(down)?.response?.type === 9);
     expect(await bot.core.feedback.totals()).toMatchObject({ up: 0, down: 1 });
-    const modal = bot.fake.interaction(down)!.response!.data as { components: { components: { required?: boolean }[] }[] };
+    const modal = bot.fake.interaction(down)!.response!.data as {
+      components: { components: { required?: boolean }[] }[];
+    };
     expect(modal.components[0]!.components[0]!.required).toBe(false);
 
     const submit = bot.fake.submitModal({ openedBy: down, values: { reason: 'It is 42, not 41.' } });
@@ -110,18 +135,28 @@ describe('feedback on answers', () => {
     bot.llm.replyText('Written.');
     const asked = bot.mention('write a.txt');
     const card = await waitForBotMessage(bot, asked.id, (m) => buttonsOf(m).some((b) => b.label === 'Approve'));
-    bot.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: buttonsOf(card).find((b) => b.label === 'Approve')!.customId });
+    bot.fake.clickButton({
+      channelId: asked.id,
+      messageId: card.id,
+      customId: buttonsOf(card).find((b) => b.label === 'Approve')!.customId,
+    });
     const final = await answered(bot, asked.id, 'Written.');
     await bot.idle();
 
-    expect(await privateAnswer(bot, click(bot, asked.id, final, '👍', GRACE))).toMatch(/not allowed|may not|not on the list|ALLOWED_USERS|access/i);
+    expect(await privateAnswer(bot, click(bot, asked.id, final, '👍', GRACE))).toMatch(
+      /not allowed|may not|not on the list|ALLOWED_USERS|access/i,
+    );
     const refusedDown = click(bot, asked.id, final, '👎', GRACE);
     expect(await privateAnswer(bot, refusedDown)).toMatch(/not allowed|may not|not on the list|ALLOWED_USERS|access/i);
     expect(bot.fake.interaction(refusedDown)!.response!.type).not.toBe(9);
     expect(await bot.core.feedback.totals()).toMatchObject({ up: 0, down: 0 });
 
     // The 👍 button's custom id on the card (not an answer): the clicked message decides, so nothing is recorded.
-    const forged = bot.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: buttonsOf(final).find((b) => b.label === '👍')!.customId });
+    const forged = bot.fake.clickButton({
+      channelId: asked.id,
+      messageId: card.id,
+      customId: buttonsOf(final).find((b) => b.label === '👍')!.customId,
+    });
     expect(await privateAnswer(bot, forged.id)).toMatch(/can no longer take feedback/);
     expect(await bot.core.feedback.totals()).toMatchObject({ up: 0, down: 0 });
   });
@@ -129,7 +164,9 @@ describe('feedback on answers', () => {
   it('/feedback is a registered slash command, run by the shared command runner', async () => {
     bot = await bootDiscordBot({ env: { DISCORD_GUILD_ID: DISCORD_IDS.guildId } });
     const registered = bot.fake.rest.callsTo('PUT /applications/:application/guilds/:guild/commands')[0]!;
-    expect((registered.body as { name: string; description: string }[]).find((c) => c.name === 'feedback')?.description).toMatch(/👍/);
+    expect(
+      (registered.body as { name: string; description: string }[]).find((c) => c.name === 'feedback')?.description,
+    ).toMatch(/👍/);
     bot.llm.replyText('Hi.');
     const asked = bot.mention('hello');
     await answered(bot, asked.id, 'Hi.');

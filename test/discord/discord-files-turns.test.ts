@@ -11,7 +11,15 @@ import type { SessionKey } from '../../src/store/session-store.js';
 import { threadFolder } from '../support/conversation-folders.js';
 import { waitFor } from '../support/engine-kit.js';
 import { TINY_PNG } from '../support/file-host.js';
-import { botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, mention, waitForBotMessage, type DiscordBot } from './discord-harness.js';
+import {
+  botMessages,
+  bootDiscordBot,
+  buttonsOf,
+  DISCORD_IDS,
+  mention,
+  waitForBotMessage,
+  type DiscordBot,
+} from './discord-harness.js';
 
 const GENERAL = DISCORD_IDS.generalChannelId;
 const CSV = 'city,temp\nOslo,3\nLima,19\n';
@@ -26,9 +34,9 @@ type Part = { type: string; text?: string; image_url?: { url: string } };
 
 /** The parts of the user messages of the model's request number `index`. */
 function userParts(b: DiscordBot, index: number): Part[] {
-  return b.llm.bodies[index]!.messages
-    .filter((m) => m.role === 'user')
-    .flatMap((m) => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as Part[])));
+  return b.llm.bodies[index]!.messages.filter((m) => m.role === 'user').flatMap((m) =>
+    typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as Part[]),
+  );
 }
 
 function keyOf(threadId: string): SessionKey {
@@ -56,44 +64,60 @@ describe('files people share, through the bot', () => {
     const uploads = uploadsOf(bot, asked.id);
     expect(await readFile(join(uploads, 'screen shot.png'))).toEqual(TINY_PNG);
     expect(await readFile(join(uploads, 'temps.csv'), 'utf8')).toBe(CSV);
-    for (const attachment of asked.attachments) expect(bot.fake.cdn.requestsFor(attachment.id).map((r) => r.status)).toEqual([200]);
+    for (const attachment of asked.attachments)
+      expect(bot.fake.cdn.requestsFor(attachment.id).map((r) => r.status)).toEqual([200]);
 
     const parts = userParts(bot, 0);
-    expect(parts.find((part) => part.type === 'image_url')?.image_url?.url).toBe(`data:image/png;base64,${TINY_PNG.toString('base64')}`);
+    expect(parts.find((part) => part.type === 'image_url')?.image_url?.url).toBe(
+      `data:image/png;base64,${TINY_PNG.toString('base64')}`,
+    );
     const text = parts.flatMap((part) => (part.text ? [part.text] : [])).join('\n');
     expect(text).toContain('what do these show?');
     expect(text).toContain('uploads/screen shot.png');
     expect(text).toContain('uploads/temps.csv');
   });
 
-  it('a file alone, then a forward with a file, in the bot\'s thread: each is saved and told to the model', async () => {
+  it("a file alone, then a forward with a file, in the bot's thread: each is saved and told to the model", async () => {
     bot = await bootDiscordBot();
     bot.llm.replyText('An error screenshot.');
-    const asked = bot.fake.sendMessage({ content: mention(DISCORD_IDS.botUserId), attachments: [{ name: 'error.png', data: TINY_PNG, contentType: 'image/png' }] });
+    const asked = bot.fake.sendMessage({
+      content: mention(DISCORD_IDS.botUserId),
+      attachments: [{ name: 'error.png', data: TINY_PNG, contentType: 'image/png' }],
+    });
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('An error screenshot.'));
     await bot.idle();
     expect(userParts(bot, 0).some((part) => part.type === 'image_url')).toBe(true);
 
-    const original = bot.fake.sendMessage({ content: 'the deploy log', authorId: DISCORD_IDS.otherHumanUserId, attachments: [{ name: 'deploy.log', data: 'step 3: exit 1\n', contentType: 'text/plain' }] });
+    const original = bot.fake.sendMessage({
+      content: 'the deploy log',
+      authorId: DISCORD_IDS.otherHumanUserId,
+      attachments: [{ name: 'deploy.log', data: 'step 3: exit 1\n', contentType: 'text/plain' }],
+    });
     bot.llm.replyText('Step 3 failed.');
     bot.fake.forwardMessage({ messageId: original.id, channelId: asked.id });
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Step 3 failed.'));
     await bot.idle();
     expect(await readFile(join(uploadsOf(bot, asked.id), 'deploy.log'), 'utf8')).toBe('step 3: exit 1\n');
-    const text = userParts(bot, 1).flatMap((part) => (part.text ? [part.text] : [])).join('\n');
+    const text = userParts(bot, 1)
+      .flatMap((part) => (part.text ? [part.text] : []))
+      .join('\n');
     expect(text).toContain('[Forwarded message]\nthe deploy log');
     expect(text).toContain('uploads/deploy.log');
   });
 });
 
 describe('a file shared while the bot works', () => {
-  it('steers the running turn: the model\'s next request has the image, and its file is in uploads/', async () => {
+  it("steers the running turn: the model's next request has the image, and its file is in uploads/", async () => {
     bot = await bootDiscordBot();
     const held = bot.llm.replyTextHeld('Working on the first part, to the end.');
     bot.llm.replyText('Now I see your screenshot too.');
     const asked = bot.mention('look into the build');
     await waitForBotMessage(bot, asked.id, (m) => m.content.length > 0);
-    const steer = bot.fake.sendMessage({ channelId: asked.id, content: 'and this', attachments: [{ name: 'later.png', data: TINY_PNG, contentType: 'image/png' }] });
+    const steer = bot.fake.sendMessage({
+      channelId: asked.id,
+      content: 'and this',
+      attachments: [{ name: 'later.png', data: TINY_PNG, contentType: 'image/png' }],
+    });
     await waitFor(() => bot!.fake.guild.reactors(steer.id, { id: null, name: '👀' }).length === 1);
     held.release();
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Now I see your screenshot too.'));
@@ -107,7 +131,11 @@ describe('a file shared while the bot works', () => {
 
 describe('attach_file on Discord, through the bot', () => {
   /** A first turn in a new thread; then the model asks to attach `args`, and the card waits. */
-  async function askToAttach(b: DiscordBot, setup: (folder: string) => Promise<void>, args: Record<string, unknown>): Promise<{ threadId: string }> {
+  async function askToAttach(
+    b: DiscordBot,
+    setup: (folder: string) => Promise<void>,
+    args: Record<string, unknown>,
+  ): Promise<{ threadId: string }> {
     b.llm.replyText('Ready.');
     const asked = b.mention('make me a file');
     await waitForBotMessage(b, asked.id, (m) => m.content.includes('Ready.'));
@@ -116,7 +144,11 @@ describe('attach_file on Discord, through the bot', () => {
     b.llm.replyToolCalls([{ name: 'attach_file', arguments: args }]).replyText('Posted it.');
     b.fake.sendMessage({ channelId: asked.id, content: 'send it as a file' });
     const card = await waitForBotMessage(b, asked.id, (m) => buttonsOf(m).some((button) => button.label === 'Approve'));
-    b.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: buttonsOf(card).find((button) => button.label === 'Approve')!.customId });
+    b.fake.clickButton({
+      channelId: asked.id,
+      messageId: card.id,
+      customId: buttonsOf(card).find((button) => button.label === 'Approve')!.customId,
+    });
     await waitForBotMessage(b, asked.id, (m) => m.content.includes('Posted it.'));
     await b.idle();
     return { threadId: asked.id };
@@ -124,8 +156,13 @@ describe('attach_file on Discord, through the bot', () => {
 
   it('posts the approved file into the thread with its comment, pinging nobody; the model gets the link', async () => {
     bot = await bootDiscordBot({ env: { PERMISSION_MODE: 'interactive' } });
-    const { threadId } = await askToAttach(bot, (folder) => writeFile(join(folder, 'cleaned.csv'), CSV), { path: 'cleaned.csv', comment: `The cleaned data, ${mention(DISCORD_IDS.otherHumanUserId)}` });
-    const upload = bot.fake.rest.callsTo('POST /channels/:channel/messages').find((call) => call.files.some((file) => file.filename === 'cleaned.csv'))!;
+    const { threadId } = await askToAttach(bot, (folder) => writeFile(join(folder, 'cleaned.csv'), CSV), {
+      path: 'cleaned.csv',
+      comment: `The cleaned data, ${mention(DISCORD_IDS.otherHumanUserId)}`,
+    });
+    const upload = bot.fake.rest
+      .callsTo('POST /channels/:channel/messages')
+      .find((call) => call.files.some((file) => file.filename === 'cleaned.csv'))!;
     expect(upload.params.channel).toBe(threadId);
     expect(upload.files[0]!.bytes.toString('utf8')).toBe(CSV);
     expect((upload.body as { allowed_mentions?: unknown }).allowed_mentions).toMatchObject({ parse: [] });
@@ -136,7 +173,7 @@ describe('attach_file on Discord, through the bot', () => {
     expect(toolResult).toContain(`https://discord.com/channels/${DISCORD_IDS.guildId}/${threadId}/${posted.id}`);
   });
 
-  it('a file over the server\'s upload limit is refused with its size and the limit, and nothing is uploaded', async () => {
+  it("a file over the server's upload limit is refused with its size and the limit, and nothing is uploaded", async () => {
     bot = await bootDiscordBot({ env: { PERMISSION_MODE: 'interactive' } });
     const size = 10 * 1024 * 1024 + 512 * 1024;
     const { threadId } = await askToAttach(
@@ -148,7 +185,11 @@ describe('attach_file on Discord, through the bot', () => {
       },
       { path: 'big.bin' },
     );
-    expect(bot.fake.rest.callsTo('POST /channels/:channel/messages').filter((call) => call.files.some((file) => file.filename === 'big.bin'))).toEqual([]);
+    expect(
+      bot.fake.rest
+        .callsTo('POST /channels/:channel/messages')
+        .filter((call) => call.files.some((file) => file.filename === 'big.bin')),
+    ).toEqual([]);
     const toolResult = JSON.stringify(bot.llm.bodies.at(-1)!.messages.find((m) => m.role === 'tool'));
     expect(toolResult).toContain('big.bin is 10.5 MB, over the 10 MB this discord thread accepts');
     expect(botMessages(bot, threadId).some((m) => m.attachments.length > 0)).toBe(false);

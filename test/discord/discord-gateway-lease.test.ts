@@ -122,7 +122,9 @@ describe('the Discord gateway in cluster mode', () => {
     const b = await boot(w, 'b');
     expect(a.info).toMatchObject({ gateway: 'holder', botUserId: DISCORD_IDS.botUserId });
     expect(b.info).toEqual({ gateway: 'standby', botUserId: DISCORD_IDS.botUserId });
-    expect(b.logs.lines.some((line) => line.message === 'Discord gateway: standing by (another instance holds it)')).toBe(true);
+    expect(
+      b.logs.lines.some((line) => line.message === 'Discord gateway: standing by (another instance holds it)'),
+    ).toBe(true);
     expect(w.fake.gateway.openConnections).toBe(1);
     expect(w.fake.gateway.identifyCount).toBe(1);
     // Several renewals later (more than a lease), still one connection, never a second Identify.
@@ -141,7 +143,10 @@ describe('the Discord gateway in cluster mode', () => {
     // Once a's key runs out, b's next retry takes it (how soon is the scale-out bench's to measure).
     await waitFor(() => holding(b), LEASE_MS * 5);
     expect(w.fake.gateway.openConnections).toBe(1);
-    await waitFor(() => b.logs.lines.some((line) => line.message === 'Discord gateway: connected (holding it)'), 10_000);
+    await waitFor(
+      () => b.logs.lines.some((line) => line.message === 'Discord gateway: connected (holding it)'),
+      10_000,
+    );
 
     w.llm.replyText('Answered by the new holder.');
     const asked = w.fake.sendMessage({ content: `${mention(DISCORD_IDS.botUserId)} are you there?` });
@@ -175,7 +180,9 @@ describe('the Discord gateway in cluster mode', () => {
     const asked = w.fake.sendMessage({ content: `${mention(DISCORD_IDS.botUserId)} one answer please` });
     await waitFor(() => botPosts(w, asked.id).some((m) => m.content.includes('Only once.')), 8_000);
     // Both connections were sent the mention.
-    const deliveries = w.fake.gateway.sent.filter((f) => f.t === 'MESSAGE_CREATE' && (f.d as { id?: string }).id === asked.id);
+    const deliveries = w.fake.gateway.sent.filter(
+      (f) => f.t === 'MESSAGE_CREATE' && (f.d as { id?: string }).id === asked.id,
+    );
     expect(new Set(deliveries.map((f) => f.connection)).size).toBe(2);
     // Barrier: a second mention, which both receive too, answered; the first one then had all
     // the time its second delivery needs to be recognised as one already taken.
@@ -186,7 +193,11 @@ describe('the Discord gateway in cluster mode', () => {
     await b.core.manager.idle();
     expect(w.llm.requests).toHaveLength(2);
     expect(botPosts(w, asked.id).filter((m) => m.content.includes('Only once.'))).toHaveLength(1);
-    expect(w.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads').filter((c) => c.params.message === asked.id && c.status === 201)).toHaveLength(1);
+    expect(
+      w.fake.rest
+        .callsTo('POST /channels/:channel/messages/:message/threads')
+        .filter((c) => c.params.message === asked.id && c.status === 201),
+    ).toHaveLength(1);
   });
 
   it('a holder whose lease is taken from under it disconnects; the taker connects', async () => {
@@ -197,7 +208,11 @@ describe('the Discord gateway in cluster mode', () => {
     await onRedis((client) => client.set(GATEWAY_KEY, 'someone-else', 'PX', LEASE_MS));
     await waitFor(() => !a.connector.holdsGateway, LEASE_MS * 2);
     await w.fake.gateway.waitForNoConnections(LEASE_MS * 2);
-    expect(a.logs.lines.some((line) => line.message === 'Discord gateway: lease lost; disconnecting (another instance takes over)')).toBe(true);
+    expect(
+      a.logs.lines.some(
+        (line) => line.message === 'Discord gateway: lease lost; disconnecting (another instance takes over)',
+      ),
+    ).toBe(true);
     // 'someone-else' never renews: one of the two takes the gateway back; only one connects.
     await waitFor(() => holding(a) || holding(b), LEASE_MS * 4);
     // Two renewals by the new holder: the other one's retries came and went meanwhile.

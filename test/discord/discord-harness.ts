@@ -57,7 +57,16 @@ export async function bootDiscordBot(options: DiscordBootOptions = {}): Promise<
     ...options.env,
   });
   const core = await startCore(config, { logger: logs });
-  const connector = DiscordConnector.create({ config, core, logger: logs, ...(options.answerIntervalMs === undefined ? { answerIntervalMs: 50 } : options.answerIntervalMs > 0 ? { answerIntervalMs: options.answerIntervalMs } : {}) });
+  const connector = DiscordConnector.create({
+    config,
+    core,
+    logger: logs,
+    ...(options.answerIntervalMs === undefined
+      ? { answerIntervalMs: 50 }
+      : options.answerIntervalMs > 0
+        ? { answerIntervalMs: options.answerIntervalMs }
+        : {}),
+  });
   await core.recover();
   await connector.start();
   let crashed = false;
@@ -67,7 +76,11 @@ export async function bootDiscordBot(options: DiscordBootOptions = {}): Promise<
     core,
     connector,
     logs,
-    mention: (text, o = {}) => fake.sendMessage({ content: `${mention(DISCORD_IDS.botUserId)} ${text}`, ...(o.authorId ? { authorId: o.authorId } : {}) }),
+    mention: (text, o = {}) =>
+      fake.sendMessage({
+        content: `${mention(DISCORD_IDS.botUserId)} ${text}`,
+        ...(o.authorId ? { authorId: o.authorId } : {}),
+      }),
     idle: () => core.manager.idle(),
     dir: dir.path,
     async crash() {
@@ -92,7 +105,12 @@ export function botMessages(bot: DiscordBot, channelId: string): APIMessage[] {
 }
 
 /** The bot's first message in `channelId` that matches, once it is there. */
-export async function waitForBotMessage(bot: DiscordBot, channelId: string, predicate: (message: APIMessage) => boolean, timeoutMs = 15_000): Promise<APIMessage> {
+export async function waitForBotMessage(
+  bot: DiscordBot,
+  channelId: string,
+  predicate: (message: APIMessage) => boolean,
+  timeoutMs = 15_000,
+): Promise<APIMessage> {
   let found: APIMessage | undefined;
   await waitFor(() => {
     found = botMessages(bot, channelId).find(predicate);
@@ -121,6 +139,9 @@ export async function barrier(bot: DiscordBot): Promise<void> {
 /** The custom ids of a message's buttons. */
 export function buttonsOf(message: APIMessage): { label: string; customId: string }[] {
   return (message.components ?? []).flatMap((row) =>
-    ((row as { components?: { label?: string; custom_id?: string }[] }).components ?? []).map((b) => ({ label: b.label ?? '', customId: b.custom_id ?? '' })),
+    ((row as { components?: { label?: string; custom_id?: string }[] }).components ?? []).map((b) => ({
+      label: b.label ?? '',
+      customId: b.custom_id ?? '',
+    })),
   );
 }

@@ -34,7 +34,7 @@ async function threeServers(): Promise<FakeDiscord> {
     ],
     otherGuilds: [
       { id: SECOND, name: 'Second server', memberIds: [BOB] },
-      { id: STRANGERS, name: 'A stranger\'s server', memberIds: [CAROL] },
+      { id: STRANGERS, name: "A stranger's server", memberIds: [CAROL] },
     ],
   }).start();
   return fake;
@@ -45,7 +45,7 @@ function generalOf(discord: FakeDiscord, guildId: string): string {
 }
 
 describe('DISCORD_GUILD_ID with two servers', () => {
-  it('members of both are members, in their server and by DM; a third server\'s member is refused in either', async () => {
+  it("members of both are members, in their server and by DM; a third server's member is refused in either", async () => {
     const discord = await threeServers();
     bot = await bootDiscordBot({ fake: discord, env: { DISCORD_GUILD_ID: `${HOME}, ${SECOND}` } });
 
@@ -55,10 +55,16 @@ describe('DISCORD_GUILD_ID with two servers', () => {
     await bot.idle();
 
     bot.llm.replyText('Hello second server.');
-    const fromSecond = discord.sendMessage({ channelId: generalOf(discord, SECOND), authorId: BOB, content: `${mention(DISCORD_IDS.botUserId)} hello from the second server` });
+    const fromSecond = discord.sendMessage({
+      channelId: generalOf(discord, SECOND),
+      authorId: BOB,
+      content: `${mention(DISCORD_IDS.botUserId)} hello from the second server`,
+    });
     await waitForBotMessage(bot, fromSecond.id, (m) => m.content.includes('Hello second server.'));
     await bot.idle();
-    const sessions = await Promise.all((await bot.core.store.listSessionIds()).map((id) => bot!.core.store.getSession(id)));
+    const sessions = await Promise.all(
+      (await bot.core.store.listSessionIds()).map((id) => bot!.core.store.getSession(id)),
+    );
     expect(sessions.map((session) => session?.key.workspace).sort()).toEqual([HOME, SECOND].sort());
 
     bot.llm.replyText('Hello Bob, in private.');
@@ -68,7 +74,11 @@ describe('DISCORD_GUILD_ID with two servers', () => {
     expect(bot.llm.requests).toHaveLength(3);
 
     // Carol added the bot to her own server: there she is an outsider, and so she is by DM.
-    const fromStranger = discord.sendMessage({ channelId: generalOf(discord, STRANGERS), authorId: CAROL, content: `${mention(DISCORD_IDS.botUserId)} run my commands` });
+    const fromStranger = discord.sendMessage({
+      channelId: generalOf(discord, STRANGERS),
+      authorId: CAROL,
+      content: `${mention(DISCORD_IDS.botUserId)} run my commands`,
+    });
     const carolDm = discord.guild.dmChannelFor(CAROL).id;
     await waitForBotMessage(bot, carolDm, (m) => m.content.includes(REFUSED));
     expect(discord.guild.channel(fromStranger.id)).toBeUndefined(); // no thread started for it
@@ -77,11 +87,15 @@ describe('DISCORD_GUILD_ID with two servers', () => {
     expect(bot.llm.requests).toHaveLength(3);
 
     // The commands are registered in each listed server, neither globally nor in hers.
-    const registered = discord.rest.callsTo('PUT /applications/:application/guilds/:guild/commands').map((call) => call.params.guild);
+    const registered = discord.rest
+      .callsTo('PUT /applications/:application/guilds/:guild/commands')
+      .map((call) => call.params.guild);
     expect(registered.sort()).toEqual([HOME, SECOND].sort());
     expect(discord.rest.callsTo('PUT /applications/:application/commands')).toHaveLength(0);
     // The start-up said the bot is in a server nobody listed, and asked nothing of the application.
-    const warned = bot.logs.lines.find((line) => line.level === 'warn' && line.message.includes('servers not in DISCORD_GUILD_ID'));
+    const warned = bot.logs.lines.find(
+      (line) => line.level === 'warn' && line.message.includes('servers not in DISCORD_GUILD_ID'),
+    );
     expect(JSON.stringify(warned?.details)).toContain(STRANGERS);
     expect(discord.rest.callsTo('GET /applications/@me')).toHaveLength(0);
   });
@@ -90,9 +104,15 @@ describe('DISCORD_GUILD_ID with two servers', () => {
     const discord = await threeServers();
     const MISSING = '444444444444444444';
     bot = await bootDiscordBot({ fake: discord, env: { DISCORD_GUILD_ID: `${MISSING},${SECOND}` } });
-    const absent = bot.logs.lines.find((line) => line.level === 'warn' && line.message.includes('lists servers the bot is not in'));
+    const absent = bot.logs.lines.find(
+      (line) => line.level === 'warn' && line.message.includes('lists servers the bot is not in'),
+    );
     expect(absent?.details).toMatchObject({ guilds: [MISSING] });
-    expect(discord.rest.callsTo('PUT /applications/:application/guilds/:guild/commands').map((call) => [call.params.guild, call.status])).toEqual([
+    expect(
+      discord.rest
+        .callsTo('PUT /applications/:application/guilds/:guild/commands')
+        .map((call) => [call.params.guild, call.status]),
+    ).toEqual([
       [MISSING, 403],
       [SECOND, 200],
     ]);
@@ -101,14 +121,22 @@ describe('DISCORD_GUILD_ID with two servers', () => {
 
 describe('a server that adds the bot while it runs', () => {
   it('is logged with what it counts as: outside DISCORD_GUILD_ID, its members are refused there', async () => {
-    fake = await new FakeDiscord({ users: [{ id: CAROL, username: 'carol', globalName: 'Carol', outsider: true }] }).start();
+    fake = await new FakeDiscord({
+      users: [{ id: CAROL, username: 'carol', globalName: 'Carol', outsider: true }],
+    }).start();
     bot = await bootDiscordBot({ fake, env: { DISCORD_GUILD_ID: HOME } });
-    const joined = fake.joinGuild({ id: STRANGERS, name: 'A stranger\'s server', memberIds: [CAROL] });
-    await waitFor(() => bot!.logs.lines.some((line) => line.message.includes('added to a server not in DISCORD_GUILD_ID')));
+    const joined = fake.joinGuild({ id: STRANGERS, name: "A stranger's server", memberIds: [CAROL] });
+    await waitFor(() =>
+      bot!.logs.lines.some((line) => line.message.includes('added to a server not in DISCORD_GUILD_ID')),
+    );
     const line = bot.logs.lines.find((entry) => entry.message.includes('added to a server not in DISCORD_GUILD_ID'))!;
     expect(line).toMatchObject({ level: 'warn', details: { guild: `A stranger's server (${STRANGERS})` } });
 
-    fake.sendMessage({ channelId: joined.channelId, authorId: CAROL, content: `${mention(DISCORD_IDS.botUserId)} hello` });
+    fake.sendMessage({
+      channelId: joined.channelId,
+      authorId: CAROL,
+      content: `${mention(DISCORD_IDS.botUserId)} hello`,
+    });
     await waitForBotMessage(bot, fake.guild.dmChannelFor(CAROL).id, (m) => m.content.includes(REFUSED));
     expect(bot.llm.requests).toHaveLength(0);
   });
@@ -119,13 +147,19 @@ describe('DISCORD_GUILD_ID unset', () => {
     const discord = await threeServers();
     discord.rest.failNext('GET /applications/@me', { status: 403, code: 50001, message: 'Missing Access' });
     bot = await bootDiscordBot({ fake: discord });
-    const warned = bot.logs.lines.find((line) => line.level === 'warn' && line.message.includes('could not be checked'));
+    const warned = bot.logs.lines.find(
+      (line) => line.level === 'warn' && line.message.includes('could not be checked'),
+    );
     expect(warned?.message).toContain('Missing Access');
     expect(warned?.message).toContain('"Public Bot"');
 
     // Carol's server is as much home as any: what the warning is about.
     bot.llm.replyText('Hello Carol.');
-    const fromStranger = discord.sendMessage({ channelId: generalOf(discord, STRANGERS), authorId: CAROL, content: `${mention(DISCORD_IDS.botUserId)} hello` });
+    const fromStranger = discord.sendMessage({
+      channelId: generalOf(discord, STRANGERS),
+      authorId: CAROL,
+      content: `${mention(DISCORD_IDS.botUserId)} hello`,
+    });
     await waitForBotMessage(bot, fromStranger.id, (m) => m.content.includes('Hello Carol.'));
     await bot.idle();
   });

@@ -13,7 +13,14 @@ import { DEFAULT_SYSTEM_PROMPT } from '../../src/system-prompt.js';
 import { discordEnv, startDiscordBotFakes } from '../support/bot-fakes.js';
 import { BotProcess } from '../support/bot-process.js';
 import { waitFor } from '../support/engine-kit.js';
-import { bootDiscordBot, buttonsOf, DISCORD_IDS, mention, waitForBotMessage, type DiscordBot } from './discord-harness.js';
+import {
+  bootDiscordBot,
+  buttonsOf,
+  DISCORD_IDS,
+  mention,
+  waitForBotMessage,
+  type DiscordBot,
+} from './discord-harness.js';
 import { tempDir } from '../support/test-connector.js';
 
 const GENERAL = DISCORD_IDS.generalChannelId;
@@ -86,7 +93,9 @@ async function privateAnswer(b: DiscordBot, interactionId: string): Promise<stri
   let content: string | undefined;
   await waitFor(() => {
     const token = b.fake.interaction(interactionId)!.token;
-    const edit = b.fake.rest.callsTo('PATCH /webhooks/:application/:token/messages/:message').find((c) => c.params.token === token);
+    const edit = b.fake.rest
+      .callsTo('PATCH /webhooks/:application/:token/messages/:message')
+      .find((c) => c.params.token === token);
     content = (edit?.body as { content?: string } | undefined)?.content;
     return content !== undefined;
   }, 8_000);
@@ -137,11 +146,16 @@ describe('two Discord channels with their own profiles, DMs under the default', 
     await waitForBotMessage(b, supportThread.id, (m) => m.content.includes('I cannot run commands here.'));
     await b.idle();
     for (const body of bodiesOf(b.llm.requests).slice(3)) expect(toolsOf(body)).not.toContain('run_shell');
-    expect(JSON.stringify(bodiesOf(b.llm.requests)[4]!.messages.filter((m) => m.role === 'tool'))).not.toContain('hacked\\n');
+    expect(JSON.stringify(bodiesOf(b.llm.requests)[4]!.messages.filter((m) => m.role === 'tool'))).not.toContain(
+      'hacked\\n',
+    );
 
     // /status names each thread's profile.
     const opsThread = b.fake.thread(GENERAL).find((m) => m.content.includes('is the deploy done?'))!;
-    for (const [thread, name] of [[opsThread.id, 'ops'], [supportThread.id, 'support']] as const) {
+    for (const [thread, name] of [
+      [opsThread.id, 'ops'],
+      [supportThread.id, 'support'],
+    ] as const) {
       const status = b.fake.runSlashCommand({ name: 'status', channelId: thread });
       expect(await privateAnswer(b, status.id)).toContain(`**Profile:** ${name}`);
     }
@@ -152,7 +166,9 @@ describe('two Discord channels with their own profiles, DMs under the default', 
     ask(b, RANDOM, 'show me the customer list', CAROL);
     await waitFor(() => b.fake.rest.callsTo('POST /users/@me/channels').length === 1, 8_000);
     const refusal = await waitForBotMessage(b, b.fake.guild.dmChannelFor(CAROL).id, (m) => m.content.length > 0);
-    expect(refusal.content).toContain('This channel is set up for a list of people, and you are not on it; ask an admin.');
+    expect(refusal.content).toContain(
+      'This channel is set up for a list of people, and you are not on it; ask an admin.',
+    );
     expect(b.llm.requests).toHaveLength(0);
   });
 });
@@ -165,7 +181,12 @@ describe('approvers per Discord channel', () => {
     const opsAsk = ask(b, GENERAL, 'write the runbook');
     const opsCard = await waitForBotMessage(b, opsAsk.id, (m) => buttonsOf(m).length > 0);
     const approve = buttonsOf(opsCard).find((button) => button.label === 'Approve')!;
-    const starter = b.fake.clickButton({ channelId: opsAsk.id, messageId: opsCard.id, customId: approve.customId, userId: ADA });
+    const starter = b.fake.clickButton({
+      channelId: opsAsk.id,
+      messageId: opsCard.id,
+      customId: approve.customId,
+      userId: ADA,
+    });
     expect(await clickRefusal(b, starter.id)).toContain('Only the bot admins can approve this.');
     expect(b.llm.requests).toHaveLength(1);
     b.fake.clickButton({ channelId: opsAsk.id, messageId: opsCard.id, customId: approve.customId, userId: GRACE });
@@ -179,10 +200,20 @@ describe('approvers per Discord channel', () => {
     const supportAsk = ask(b, RANDOM, 'write my notes');
     const supportCard = await waitForBotMessage(b, supportAsk.id, (m) => buttonsOf(m).length > 0);
     const supportApprove = buttonsOf(supportCard).find((button) => button.label === 'Approve')!;
-    const elsewhere = b.fake.clickButton({ channelId: supportAsk.id, messageId: supportCard.id, customId: supportApprove.customId, userId: GRACE });
+    const elsewhere = b.fake.clickButton({
+      channelId: supportAsk.id,
+      messageId: supportCard.id,
+      customId: supportApprove.customId,
+      userId: GRACE,
+    });
     expect(await clickRefusal(b, elsewhere.id)).toContain('Only the person who started this thread can approve this.');
     expect(b.llm.requests).toHaveLength(3);
-    b.fake.clickButton({ channelId: supportAsk.id, messageId: supportCard.id, customId: supportApprove.customId, userId: ADA });
+    b.fake.clickButton({
+      channelId: supportAsk.id,
+      messageId: supportCard.id,
+      customId: supportApprove.customId,
+      userId: ADA,
+    });
     await waitForBotMessage(b, supportAsk.id, (m) => m.content.includes('Written too.'));
     await b.idle();
   });
@@ -205,8 +236,14 @@ describe('the file edited while the Discord bot runs', () => {
     await answered(b, GENERAL, 'a new thread');
     expect(systemOf(bodiesOf(b.llm.requests)[2]!)).toContain('OPS-V2');
 
-    await writeFile(file, profilesYaml('OPS-V3').replace('tools: [read_file, write_file, run_shell]', 'tools: [read_file, teleport]'));
-    expect(await b.core.profileReloader!.reload()).toEqual({ ok: false, problems: [expect.stringContaining('teleport')] });
+    await writeFile(
+      file,
+      profilesYaml('OPS-V3').replace('tools: [read_file, write_file, run_shell]', 'tools: [read_file, teleport]'),
+    );
+    expect(await b.core.profileReloader!.reload()).toEqual({
+      ok: false,
+      problems: [expect.stringContaining('teleport')],
+    });
     b.llm.replyText('Third.');
     b.fake.sendMessage({ content: 'third', channelId: first.id });
     await waitForBotMessage(b, first.id, (m) => m.content.includes('Third.'));
@@ -221,9 +258,14 @@ describe('npm start with PROFILES on Discord (the compiled bot in a child proces
     const fakes = await startDiscordBotFakes(cleanups);
     const file = join(fakes.dir, 'profiles.yaml');
     await writeFile(file, profilesYaml());
-    const started = await BotProcess.start(discordEnv(fakes, { PROFILES: file, MODELS }), fakes.dir, 60_000, { waitFor: 'discord' });
+    const started = await BotProcess.start(discordEnv(fakes, { PROFILES: file, MODELS }), fakes.dir, 60_000, {
+      waitFor: 'discord',
+    });
     cleanups.push(() => started.kill());
-    for (const [channelId, text] of [[GENERAL, 'is the deploy done?'], [RANDOM, 'where is my order?']] as const) {
+    for (const [channelId, text] of [
+      [GENERAL, 'is the deploy done?'],
+      [RANDOM, 'where is my order?'],
+    ] as const) {
       const before = fakes.llm.requests.length;
       fakes.llm.replyText(`Answer to ${text}.`);
       fakes.fake.sendMessage({ content: `${mention(DISCORD_IDS.botUserId)} ${text}`, channelId });

@@ -5,7 +5,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/engine-kit.js';
 import { tempDir } from '../support/test-connector.js';
-import { botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
+import {
+  botMessages,
+  bootDiscordBot,
+  buttonsOf,
+  DISCORD_IDS,
+  waitForBotMessage,
+  type DiscordBot,
+} from './discord-harness.js';
 
 const ADA = DISCORD_IDS.humanUserId;
 
@@ -37,7 +44,9 @@ function toolResultIn(b: DiscordBot, i: number, tool: string): string {
 describe('a plan to approve', () => {
   it('shows with Approve plan / Reject; Approve plan lets the model go ahead and the card says who', async () => {
     bot = await bootDiscordBot();
-    bot.llm.replyToolCalls([{ name: 'propose_plan', arguments: { plan: '1. Back up the database\n2. Run the migration' } }]);
+    bot.llm.replyToolCalls([
+      { name: 'propose_plan', arguments: { plan: '1. Back up the database\n2. Run the migration' } },
+    ]);
     bot.llm.replyText('Plan approved, starting.');
     const asked = bot.mention('migrate the database');
     const card = await waitForBotMessage(bot, asked.id, (m) => buttonsOf(m).length > 0);
@@ -74,7 +83,10 @@ describe('a plan to approve', () => {
     // Every line of the plan, the last one too, is in the file the approver opens.
     for (const line of plan.split('\n')) expect(upload.files[0]!.text).toContain(line);
     // The file is there before the card shows its buttons.
-    const buttonsShown = bot.fake.rest.calls.find((c) => c.method !== 'GET' && c.at >= upload.at && c !== upload && JSON.stringify(c.body ?? {}).includes('custom_id'));
+    const buttonsShown = bot.fake.rest.calls.find(
+      (c) =>
+        c.method !== 'GET' && c.at >= upload.at && c !== upload && JSON.stringify(c.body ?? {}).includes('custom_id'),
+    );
     expect(buttonsShown).toBeDefined();
 
     const reject = buttonsOf(card).find((b) => b.label === 'Reject')!;
@@ -91,7 +103,9 @@ describe('a folder to grant', () => {
     bot = await bootDiscordBot();
     const nginx = await tempDir();
     cleanups.push(nginx.remove);
-    bot.llm.replyToolCalls([{ name: 'request_directory', arguments: { path: nginx.path, reason: 'to read the proxy config' } }]);
+    bot.llm.replyToolCalls([
+      { name: 'request_directory', arguments: { path: nginx.path, reason: 'to read the proxy config' } },
+    ]);
     bot.llm.replyText('Understood, I will not look there.');
     const asked = bot.mention('check the proxy config');
     const card = await waitForBotMessage(bot, asked.id, (m) => buttonsOf(m).length > 0);
@@ -120,7 +134,8 @@ describe('a folder to grant', () => {
     // Nobody was asked: no message of the bot's ever carried a button (but the final answer's 👍 / 👎).
     const posted = bot.fake.rest.calls.filter((c) => c.method === 'POST' || c.method === 'PATCH');
     expect(posted.some((c) => JSON.stringify(c.body ?? {}).includes('Grant access'))).toBe(false);
-    for (const message of botMessages(bot, asked.id)) expect(buttonsOf(message).filter((b) => b.label !== '👍' && b.label !== '👎')).toEqual([]);
+    for (const message of botMessages(bot, asked.id))
+      expect(buttonsOf(message).filter((b) => b.label !== '👍' && b.label !== '👎')).toEqual([]);
   });
 });
 
@@ -131,7 +146,9 @@ describe('the usage footer', () => {
     const asked = bot.mention('hi');
     await bot.idle();
     const b = bot;
-    await waitFor(() => botMessages(b, asked.id).some((m) => m.content.includes('Short answer.') && m.content.includes('\n-# ')));
+    await waitFor(() =>
+      botMessages(b, asked.id).some((m) => m.content.includes('Short answer.') && m.content.includes('\n-# ')),
+    );
     const answer = botMessages(bot, asked.id).find((m) => m.content.includes('Short answer.'))!;
     const [text, footer] = answer.content.split('\n-# ');
     expect(text).toBe('Short answer.');

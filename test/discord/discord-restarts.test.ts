@@ -5,7 +5,14 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/engine-kit.js';
-import { botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
+import {
+  botMessages,
+  bootDiscordBot,
+  buttonsOf,
+  DISCORD_IDS,
+  waitForBotMessage,
+  type DiscordBot,
+} from './discord-harness.js';
 import { inOnlyConversation } from '../support/conversation-folders.js';
 
 const bots: DiscordBot[] = [];
@@ -54,9 +61,11 @@ describe('a crash between posting a card and recording it', () => {
     first.llm.replyToolCalls([{ name: 'write_file', arguments: { path: 'once.txt', content: 'once\n' } }]);
     const asked = first.mention('write once.txt');
     const card = await waitForBotMessage(first, asked.id, (m) => buttonsOf(m).length > 0);
-    const cardPost = first.fake.rest.callsTo('POST /channels/:channel/messages').find((c) => (c.body as { content?: string }).content?.includes('write_file'))!;
+    const cardPost = first.fake.rest
+      .callsTo('POST /channels/:channel/messages')
+      .find((c) => (c.body as { content?: string }).content?.includes('write_file'))!;
     expect(cardPost.body).toMatchObject({ nonce: expect.any(String), enforce_nonce: true });
-    expect(((cardPost.body as { nonce: string }).nonce).length).toBeLessThanOrEqual(25);
+    expect((cardPost.body as { nonce: string }).nonce.length).toBeLessThanOrEqual(25);
     // As on Discord, a fetched message carries no nonce: there is nothing to search for.
     expect(first.fake.message(asked.id, card.id)).not.toHaveProperty('nonce');
 

@@ -4,7 +4,16 @@ import type { APIMessage } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeDiscord } from '../fakes/discord-server.js';
 import { waitFor } from '../support/engine-kit.js';
-import { BARRIER, barrier, botMessages, bootDiscordBot, buttonsOf, DISCORD_IDS, waitForBotMessage, type DiscordBot } from './discord-harness.js';
+import {
+  BARRIER,
+  barrier,
+  botMessages,
+  bootDiscordBot,
+  buttonsOf,
+  DISCORD_IDS,
+  waitForBotMessage,
+  type DiscordBot,
+} from './discord-harness.js';
 
 const GENERAL = DISCORD_IDS.generalChannelId;
 const ADA = DISCORD_IDS.humanUserId;
@@ -18,9 +27,14 @@ afterEach(async () => {
 
 /** Every message the bot posted or edited said it may ping nobody. */
 function expectNoPingsAllowed(b: DiscordBot): void {
-  const sends = b.fake.rest.calls.filter((c) => (c.method === 'POST' || c.method === 'PATCH') && /\/messages(\/\d+)?$|\/webhooks\//.test(c.path));
+  const sends = b.fake.rest.calls.filter(
+    (c) => (c.method === 'POST' || c.method === 'PATCH') && /\/messages(\/\d+)?$|\/webhooks\//.test(c.path),
+  );
   expect(sends.length).toBeGreaterThan(0);
-  for (const call of sends) expect((call.body as { allowed_mentions?: { parse?: unknown } }).allowed_mentions?.parse, `${call.route}`).toEqual([]);
+  for (const call of sends)
+    expect((call.body as { allowed_mentions?: { parse?: unknown } }).allowed_mentions?.parse, `${call.route}`).toEqual(
+      [],
+    );
 }
 
 type Body = { messages: { role: string; content?: unknown }[] };
@@ -42,7 +56,9 @@ describe('a mention starts a conversation in a thread', () => {
     const user = (bot.llm.requests[0]!.body as Body).messages.find((m) => m.role === 'user')!;
     expect(String(user.content)).toMatch(/^how is the build\?/);
     const sessionId = (await bot.core.store.listSessionIds())[0]!;
-    expect(await bot.core.store.getSession(sessionId)).toMatchObject({ key: { platform: 'discord', workspace: DISCORD_IDS.guildId, channel: GENERAL, thread: asked.id } });
+    expect(await bot.core.store.getSession(sessionId)).toMatchObject({
+      key: { platform: 'discord', workspace: DISCORD_IDS.guildId, channel: GENERAL, thread: asked.id },
+    });
     // The person's message got its mark; the thread showed the bot typing.
     expect(bot.fake.guild.reactors(asked.id, { id: null, name: '👀' })).toEqual([DISCORD_IDS.botUserId]);
     expect(bot.fake.rest.callsTo('POST /channels/:channel/typing').length).toBeGreaterThan(0);
@@ -104,13 +120,17 @@ describe('a mention starts a conversation in a thread', () => {
     await waitFor(() => bot!.fake.guild.reactors(steer.id, { id: null, name: '✅' }).length === 1);
   });
 
-  it('a DM from someone in none of the bot\'s servers is refused under ALLOWED_USERS=*, unless listed by id', async () => {
+  it("a DM from someone in none of the bot's servers is refused under ALLOWED_USERS=*, unless listed by id", async () => {
     const STRANGER = '900000000000000001';
-    const fake = await new FakeDiscord({ users: [{ id: STRANGER, username: 'stranger', globalName: 'Stranger', outsider: true }] }).start();
+    const fake = await new FakeDiscord({
+      users: [{ id: STRANGER, username: 'stranger', globalName: 'Stranger', outsider: true }],
+    }).start();
     try {
       bot = await bootDiscordBot({ fake });
       const dm = bot.fake.sendDirectMessage({ content: 'read your secrets', authorId: STRANGER });
-      await waitForBotMessage(bot, dm.channel_id, (m) => m.content.includes('not a member of the workspace this bot belongs to'));
+      await waitForBotMessage(bot, dm.channel_id, (m) =>
+        m.content.includes('not a member of the workspace this bot belongs to'),
+      );
       expect(bot.llm.requests).toHaveLength(0);
       await bot.stop();
 
@@ -129,7 +149,9 @@ describe('a mention starts a conversation in a thread', () => {
   it('with DISCORD_GUILD_ID, a mention in another server is from an outsider', async () => {
     bot = await bootDiscordBot({ env: { DISCORD_GUILD_ID: '123456789012345678' } });
     const asked = bot.mention('hello from a server the bot was not set up for');
-    await waitForBotMessage(bot, bot.fake.guild.dmChannelFor(ADA).id, (m) => m.content.includes('not a member of the workspace this bot belongs to'));
+    await waitForBotMessage(bot, bot.fake.guild.dmChannelFor(ADA).id, (m) =>
+      m.content.includes('not a member of the workspace this bot belongs to'),
+    );
     expect(bot.llm.requests).toHaveLength(0);
     expect(bot.fake.guild.channel(asked.id)).toBeUndefined(); // no thread started for it
   });
@@ -158,7 +180,12 @@ describe('a mention starts a conversation in a thread', () => {
     general.messages.cache.delete(asked.id);
     const replay = bot.fake.gateway.dispatch.bind(bot.fake.gateway);
     const { gatewayMessage } = await import('../fakes/discord-payloads.js');
-    replay('MESSAGE_CREATE', gatewayMessage(bot.fake.guild.requireMessage(GENERAL, asked.id), DISCORD_IDS.guildId, (id) => bot!.fake.guild.user(id)));
+    replay(
+      'MESSAGE_CREATE',
+      gatewayMessage(bot.fake.guild.requireMessage(GENERAL, asked.id), DISCORD_IDS.guildId, (id) =>
+        bot!.fake.guild.user(id),
+      ),
+    );
     // The replay got as far as asking for the thread again (refused, below); then a later mention, answered.
     await waitFor(() => bot!.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads').length === 2);
     await barrier(bot);
@@ -166,7 +193,9 @@ describe('a mention starts a conversation in a thread', () => {
     expect(String((bot.llm.requests[1]!.body as Body).messages.at(-1)!.content)).toContain(BARRIER.ask);
     expect(botMessages(bot, asked.id).filter((m) => m.content.includes('Only once.'))).toHaveLength(1);
     // A second thread on the message was refused by Discord (160004): the first one is used.
-    expect(bot.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads').map((c) => c.status)).toEqual([201, 400, 201]);
+    expect(bot.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads').map((c) => c.status)).toEqual([
+      201, 400, 201,
+    ]);
   });
 
   it('@everyone, @here, a role and <!channel>-like text from the model never ping', async () => {
@@ -181,9 +210,12 @@ describe('a mention starts a conversation in a thread', () => {
     expectNoPingsAllowed(bot);
   });
 
-  it('a bot\'s message, even one that mentions this bot, starts nothing', async () => {
+  it("a bot's message, even one that mentions this bot, starts nothing", async () => {
     bot = await bootDiscordBot();
-    bot.fake.sendMessage({ content: `<@${DISCORD_IDS.botUserId}> hello from a bot`, authorId: DISCORD_IDS.otherBotUserId });
+    bot.fake.sendMessage({
+      content: `<@${DISCORD_IDS.botUserId}> hello from a bot`,
+      authorId: DISCORD_IDS.otherBotUserId,
+    });
     await barrier(bot);
     expect(bot.llm.requests).toHaveLength(1);
     expect(String((bot.llm.requests[0]!.body as Body).messages.at(-1)!.content)).toContain(BARRIER.ask);
@@ -208,17 +240,29 @@ describe('tool cards and approvals', () => {
     const approve = buttons.find((b) => b.label === 'Approve')!;
 
     // grace did not start the thread: refused, privately, and the card still waits.
-    const refused = bot.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: approve.customId, userId: GRACE });
+    const refused = bot.fake.clickButton({
+      channelId: asked.id,
+      messageId: card.id,
+      customId: approve.customId,
+      userId: GRACE,
+    });
     await waitFor(() => bot!.fake.interaction(refused.id)!.followUpIds.length === 1);
     const followUp = bot.fake.rest.callsTo('POST /webhooks/:application/:token').at(-1)!;
-    expect(followUp.body).toMatchObject({ flags: 64, content: expect.stringMatching(/Only the person who started this thread can approve this/) });
+    expect(followUp.body).toMatchObject({
+      flags: 64,
+      content: expect.stringMatching(/Only the person who started this thread can approve this/),
+    });
     expect(buttonsOf(bot.fake.message(asked.id, card.id)!).length).toBeGreaterThan(0);
 
     const click = bot.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: approve.customId });
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Written.'));
     await bot.idle();
     // Acknowledged at once (deferUpdate: type 6).
-    expect(bot.fake.rest.callsTo('POST /interactions/:interaction/:token/callback').find((c) => c.params.interaction === click.id)).toMatchObject({ status: 204, body: { type: 6 } });
+    expect(
+      bot.fake.rest
+        .callsTo('POST /interactions/:interaction/:token/callback')
+        .find((c) => c.params.interaction === click.id),
+    ).toMatchObject({ status: 204, body: { type: 6 } });
     const final = bot.fake.message(asked.id, card.id)!;
     expect(buttonsOf(final)).toEqual([]);
     expect(final.content).toContain(`Approved by <@${ADA}>`);
@@ -236,7 +280,11 @@ describe('tool cards and approvals', () => {
     expect(card.content).toContain('attached file');
     const upload = bot.fake.rest.callsTo('POST /channels/:channel/messages').find((c) => c.files.length > 0)!;
     expect(upload.files[0]).toMatchObject({ filename: expect.stringMatching(/arguments\.txt$/) });
-    expect(upload.at).toBeLessThan(bot.fake.rest.callsTo('PATCH /channels/:channel/messages/:message').find((c) => c.params.message === card.id && JSON.stringify(c.body).includes('custom_id'))?.at ?? Infinity);
+    expect(upload.at).toBeLessThan(
+      bot.fake.rest
+        .callsTo('PATCH /channels/:channel/messages/:message')
+        .find((c) => c.params.message === card.id && JSON.stringify(c.body).includes('custom_id'))?.at ?? Infinity,
+    );
     const deny = buttonsOf(card).find((b) => b.label === 'Deny')!;
     bot.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: deny.customId });
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Not written.'));
@@ -245,7 +293,7 @@ describe('tool cards and approvals', () => {
 });
 
 describe('stopping', () => {
-  it('🛑 on the thread\'s starter message stops a stalled answer and the thread says who', async () => {
+  it("🛑 on the thread's starter message stops a stalled answer and the thread says who", async () => {
     bot = await bootDiscordBot();
     bot.llm.replyStall();
     const asked = bot.mention('think forever');
@@ -306,7 +354,11 @@ describe('long answers and failures', () => {
         (call) => JSON.stringify(call.body).includes('Retry'),
         async (call) => {
           const note = call.answer as APIMessage;
-          const click = bot!.fake.clickButton({ channelId: note.channel_id, messageId: note.id, customId: buttonsOf(note)[0]!.customId });
+          const click = bot!.fake.clickButton({
+            channelId: note.channel_id,
+            messageId: note.id,
+            customId: buttonsOf(note)[0]!.customId,
+          });
           await waitFor(() => bot!.fake.interaction(click.id)?.response !== undefined);
           resolve({ noteId: note.id, clickId: click.id });
         },
@@ -344,18 +396,24 @@ describe('more of what a thread does', () => {
     bot.llm.replyText('Denied, fine.');
     const asked = bot.mention('write a.txt');
     const card = await waitForBotMessage(bot, asked.id, (m) => buttonsOf(m).length > 0);
-    const [approve, deny] = [buttonsOf(card).find((b) => b.label === 'Approve')!, buttonsOf(card).find((b) => b.label === 'Deny')!];
+    const [approve, deny] = [
+      buttonsOf(card).find((b) => b.label === 'Approve')!,
+      buttonsOf(card).find((b) => b.label === 'Deny')!,
+    ];
     bot.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: deny.customId });
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Denied, fine.'));
     await bot.idle();
     // A second client (or a slow one) still shows the old buttons.
     const stale = bot.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: approve.customId });
     await waitFor(() => bot!.fake.interaction(stale.id)!.followUpIds.length === 1);
-    expect(bot.fake.rest.callsTo('POST /webhooks/:application/:token').at(-1)!.body).toMatchObject({ flags: 64, content: `Already denied by <@${ADA}>.` });
+    expect(bot.fake.rest.callsTo('POST /webhooks/:application/:token').at(-1)!.body).toMatchObject({
+      flags: 64,
+      content: `Already denied by <@${ADA}>.`,
+    });
     expect(bot.llm.requests).toHaveLength(2);
   });
 
-  it('🛑 on one of the bot\'s own messages in the thread stops the turn (found through the stored message reference)', async () => {
+  it("🛑 on one of the bot's own messages in the thread stops the turn (found through the stored message reference)", async () => {
     bot = await bootDiscordBot();
     bot.llm.replyToolCalls([{ name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }]);
     const asked = bot.mention('write a.txt');
@@ -368,7 +426,8 @@ describe('more of what a thread does', () => {
 
   it('a 5,000-character answer with code blocks, with a 429 on its second message: every 429 waited out, nothing lost or doubled', async () => {
     bot = await bootDiscordBot();
-    const block = (n: number) => `\`\`\`py\n${Array.from({ length: 30 }, (_, i) => `print("block ${n} line ${i}", "and some words to make it long")`).join('\n')}\n\`\`\``;
+    const block = (n: number) =>
+      `\`\`\`py\n${Array.from({ length: 30 }, (_, i) => `print("block ${n} line ${i}", "and some words to make it long")`).join('\n')}\n\`\`\``;
     const text = [1, 2, 3, 4, 5].map((n) => `Part ${n} explains the next block.\n\n${block(n)}`).join('\n\n');
     expect(text.length).toBeGreaterThan(5_000);
     // The first message post is the answer's first; the next one is its second.
@@ -387,7 +446,8 @@ describe('more of what a thread does', () => {
       expect((message.content.match(/^```/gm) ?? []).length % 2, message.content).toBe(0);
     }
     for (let n = 1; n <= 5; n++) {
-      for (let i = 0; i < 30; i++) expect(joined.split(`print("block ${n} line ${i}",`).length - 1, `block ${n} line ${i}`).toBe(1);
+      for (let i = 0; i < 30; i++)
+        expect(joined.split(`print("block ${n} line ${i}",`).length - 1, `block ${n} line ${i}`).toBe(1);
     }
   });
 });
@@ -395,12 +455,16 @@ describe('more of what a thread does', () => {
 describe('many threads', () => {
   it('10 threads at once: each gets its own thread and its own answer', async () => {
     bot = await bootDiscordBot({ env: { THREADS_PER_USER: '20', TURNS_PER_USER_PER_MINUTE: '30' } });
-    bot.llm.answerWith((request) => {
-      const user = (request.body as Body).messages.filter((m) => m.role === 'user').at(-1);
-      return { text: `Answer to: ${String(user?.content).split('\n')[0]}` };
-    }, { delayMs: 5 });
+    bot.llm.answerWith(
+      (request) => {
+        const user = (request.body as Body).messages.filter((m) => m.role === 'user').at(-1);
+        return { text: `Answer to: ${String(user?.content).split('\n')[0]}` };
+      },
+      { delayMs: 5 },
+    );
     const asked = Array.from({ length: 10 }, (_, i) => bot!.mention(`task number ${i}`));
-    for (const [i, message] of asked.entries()) await waitForBotMessage(bot, message.id, (m) => m.content.includes(`Answer to: task number ${i}`), 15_000);
+    for (const [i, message] of asked.entries())
+      await waitForBotMessage(bot, message.id, (m) => m.content.includes(`Answer to: task number ${i}`), 15_000);
     await bot.idle();
     expect(bot.fake.rest.callsTo('POST /channels/:channel/messages/:message/threads')).toHaveLength(10);
     for (const [i, message] of asked.entries()) {
@@ -414,7 +478,12 @@ describe('questions and plans', () => {
   it('ask_user shows the question with one button per option; a click answers it', async () => {
     bot = await bootDiscordBot();
     const long = `the ${'very '.repeat(25)}long option`;
-    bot.llm.replyToolCalls([{ name: 'ask_user', arguments: { question: 'Which environment should I deploy to?', options: ['staging', long] } }]);
+    bot.llm.replyToolCalls([
+      {
+        name: 'ask_user',
+        arguments: { question: 'Which environment should I deploy to?', options: ['staging', long] },
+      },
+    ]);
     bot.llm.replyText('Deploying to the long one.');
     const asked = bot.mention('deploy');
     const card = await waitForBotMessage(bot, asked.id, (m) => buttonsOf(m).length > 0);
@@ -426,7 +495,9 @@ describe('questions and plans', () => {
     bot.fake.clickButton({ channelId: asked.id, messageId: card.id, customId: buttons[1]!.customId });
     await waitForBotMessage(bot, asked.id, (m) => m.content.includes('Deploying to the long one.'));
     await bot.idle();
-    const tool = (bot.llm.requests[1]!.body as { messages: { role: string; content?: unknown }[] }).messages.find((m) => m.role === 'tool')!;
+    const tool = (bot.llm.requests[1]!.body as { messages: { role: string; content?: unknown }[] }).messages.find(
+      (m) => m.role === 'tool',
+    )!;
     expect(JSON.parse(String(tool.content))).toEqual({ answer: long });
   });
 });

@@ -5,7 +5,14 @@ import { threadName } from '../../connectors/discord/discord-connector.js';
 import { cardMessage, fullArgumentsFile, noteMessage } from '../../connectors/discord/thread-messages.js';
 
 const approval = (): InboxItem =>
-  ({ id: 'item-1', kind: 'approval', state: 'pending', choices: ['once', 'always_tool', 'always_command', 'deny'], sessionId: 's', toolCallId: 'call_1' }) as unknown as InboxItem;
+  ({
+    id: 'item-1',
+    kind: 'approval',
+    state: 'pending',
+    choices: ['once', 'always_tool', 'always_command', 'deny'],
+    sessionId: 's',
+    toolCallId: 'call_1',
+  }) as unknown as InboxItem;
 
 function shellCard(command: string): ToolCardState {
   return {
@@ -59,11 +66,17 @@ describe('a Discord approval card', () => {
     expect(message.content.length).toBeLessThanOrEqual(2_000);
     expect(message.content).toContain('gіthub-mirror');
     expect(message.content).toMatch(/Awaiting approval$/);
-    expect(message.components.flatMap((row) => row.components.map((b) => b.label))).toEqual(['Show all to decide', 'Deny']);
+    expect(message.components.flatMap((row) => row.components.map((b) => b.label))).toEqual([
+      'Show all to decide',
+      'Deny',
+    ]);
   });
 
   it('a decided card shows who decided and has no buttons', () => {
-    const message = cardMessage({ ...shellCard('ls'), phase: 'done', decision: { by: '42', choice: 'once' } }, { item: { ...approval(), state: 'resolved' } });
+    const message = cardMessage(
+      { ...shellCard('ls'), phase: 'done', decision: { by: '42', choice: 'once' } },
+      { item: { ...approval(), state: 'resolved' } },
+    );
     expect(message.components).toEqual([]);
     expect(message.content).toContain('Approved by <@42>');
   });
@@ -74,20 +87,44 @@ describe('a Discord approval card', () => {
   });
 
   it("a spend limit's pause carries Continue (admins) on the same retry id; its 80 % notice has no button", () => {
-    const paused = noteMessage({ kind: 'budget_paused', message: "Paused: this channel's daily budget of $5.00 is spent.", action: { kind: 'continue_past_limit', sessionId: 'sess' } });
+    const paused = noteMessage({
+      kind: 'budget_paused',
+      message: "Paused: this channel's daily budget of $5.00 is spent.",
+      action: { kind: 'continue_past_limit', sessionId: 'sess' },
+    });
     expect(paused.content).toBe("💸 Paused: this channel's daily budget of $5.00 is spent.");
     expect(paused.components[0]!.components[0]).toMatchObject({ label: 'Continue (admins)', custom_id: 'r:sess' });
-    expect(noteMessage({ kind: 'budget_warning', text: 'This channel\'s daily budget is 80 % spent.' })).toEqual({ content: "📈 This channel's daily budget is 80 % spent.", components: [] });
+    expect(noteMessage({ kind: 'budget_warning', text: "This channel's daily budget is 80 % spent." })).toEqual({
+      content: "📈 This channel's daily budget is 80 % spent.",
+      components: [],
+    });
   });
 
   it("a schedule paused because its creator lost access pings the thread's approvers, and only them", () => {
-    const note = noteMessage({ kind: 'schedule_paused', scheduleId: 's-abcdef', task: 'ping <@999> daily', creator: '111', approvers: ['222', '333'], runsLeft: 2, next: 'Sat 5 Dec 2026, 09:00 (UTC)' });
+    const note = noteMessage({
+      kind: 'schedule_paused',
+      scheduleId: 's-abcdef',
+      task: 'ping <@999> daily',
+      creator: '111',
+      approvers: ['222', '333'],
+      runsLeft: 2,
+      next: 'Sat 5 Dec 2026, 09:00 (UTC)',
+    });
     expect(note.content).toBe(
       '⏸️ <@222> <@333>: schedule `s-abcdef` (“ping <@999> daily”) is paused: <@111>, who set it, may no longer use the bot here, and each of its runs would be their turn, so none runs and nothing more is said about it here. It resumes by itself at a run once they may use the bot here again (an admin adds them back), and ends by itself after 2 more refused runs (the next is due Sat 5 Dec 2026, 09:00 (UTC)). End it now with `/unschedule s-abcdef`.',
     );
     expect(note.pingUsers).toEqual(['222', '333']);
-    const ended = noteMessage({ kind: 'schedule_paused', scheduleId: 's-abcdef', task: 'once', creator: '111', approvers: [], runsLeft: 0 });
-    expect(ended.content).toBe('⏸️ The run of schedule `s-abcdef` (“once”) was not made: <@111>, who set it, may no longer use the bot here. That was its only run, so it has ended.');
+    const ended = noteMessage({
+      kind: 'schedule_paused',
+      scheduleId: 's-abcdef',
+      task: 'once',
+      creator: '111',
+      approvers: [],
+      runsLeft: 0,
+    });
+    expect(ended.content).toBe(
+      '⏸️ The run of schedule `s-abcdef` (“once”) was not made: <@111>, who set it, may no longer use the bot here. That was its only run, so it has ended.',
+    );
     expect(ended.pingUsers).toEqual([]);
   });
 });

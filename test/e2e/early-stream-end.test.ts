@@ -55,14 +55,21 @@ describe('a stream that ends cleanly before its finish_reason', () => {
     // Role chunk, the text in two pieces, the call's opening piece (id, name, arguments ""):
     // then the body ends. The schema accepts `{}`, so only the completeness check stands
     // between this half call and a deploy of nothing.
-    fake.replyCleanEnd(4, { text: 'Deploying now.', toolCalls: [{ id: 'call_d1', name: 'deploy', arguments: { app: 'api' } }] });
+    fake.replyCleanEnd(4, {
+      text: 'Deploying now.',
+      toolCalls: [{ id: 'call_d1', name: 'deploy', arguments: { app: 'api' } }],
+    });
     const session = engine();
     const events = await collect(session.run('Deploy the api'));
 
     expect(deployed).toEqual([]);
     expect(only(events, 'tool_started')).toEqual([]);
     expect(only(events, 'error')).toEqual([
-      { type: 'error', errorKind: 'connection', message: expect.stringMatching(/ended before the answer was complete\. Try again\.$/) as unknown },
+      {
+        type: 'error',
+        errorKind: 'connection',
+        message: expect.stringMatching(/ended before the answer was complete\. Try again\.$/) as unknown,
+      },
     ]);
     expect(only(events, 'turn_end')).toMatchObject([{ status: 'error' }]);
     expect(tail(session.messages, 2)).toEqual([
@@ -83,7 +90,11 @@ describe('a stream that ends cleanly before its finish_reason', () => {
     const session = engine();
     const events = await collect(session.run('Capital of France?'));
 
-    expect(only(events, 'assistant_delta').map((e) => e.text).join('')).toBe('Capital of');
+    expect(
+      only(events, 'assistant_delta')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('Capital of');
     expect(only(events, 'assistant_message')).toEqual([]);
     expect(only(events, 'turn_end')).toMatchObject([{ status: 'error' }]);
     expect(tail(session.messages, 2)).toEqual([

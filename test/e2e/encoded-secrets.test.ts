@@ -70,57 +70,85 @@ afterEach(async () => {
 });
 
 describe('a secret in an encoded form never leaves the bot', () => {
-  it('base64, base64url, %2D / %2d / every byte, hex, folded, cut across two results, from a shell on the host and an MCP server, and streamed in pieces: the model and the thread get [secret]', { timeout: 90_000 }, async () => {
-    // The test's own premise: base64url is not base64 here, so both are exercised.
-    expect(Buffer.from(`KEY=${KEY}`).toString('base64url')).not.toBe(Buffer.from(`KEY=${KEY}`).toString('base64').replace(/=+$/, ''));
+  it(
+    'base64, base64url, %2D / %2d / every byte, hex, folded, cut across two results, from a shell on the host and an MCP server, and streamed in pieces: the model and the thread get [secret]',
+    { timeout: 90_000 },
+    async () => {
+      // The test's own premise: base64url is not base64 here, so both are exercised.
+      expect(Buffer.from(`KEY=${KEY}`).toString('base64url')).not.toBe(
+        Buffer.from(`KEY=${KEY}`).toString('base64').replace(/=+$/, ''),
+      );
 
-    const fakes = await startBotFakes(cleanups);
-    const { dir, slack, llm } = fakes;
-    await mkdir(join(dir, 'workspace'));
-    await writeFile(join(dir, 'workspace', 'key.txt'), KEY);
-    await writeFile(join(dir, 'mcp.json'), JSON.stringify({ mcpServers: { credential: credentialServerEntry({ CREDENTIAL_API_TOKEN: MCP_TOKEN }) } }));
+      const fakes = await startBotFakes(cleanups);
+      const { dir, slack, llm } = fakes;
+      await mkdir(join(dir, 'workspace'));
+      await writeFile(join(dir, 'workspace', 'key.txt'), KEY);
+      await writeFile(
+        join(dir, 'mcp.json'),
+        JSON.stringify({ mcpServers: { credential: credentialServerEntry({ CREDENTIAL_API_TOKEN: MCP_TOKEN }) } }),
+      );
 
-    llm.replyToolCalls([
-      ...Object.values(COMMANDS).map((command) => ({ name: 'run_shell', arguments: { command } })),
-      ...MCP_ENCODINGS.map((encoding) => ({ name: 'credential__show_credential', arguments: { encoding } })),
-    ]);
-    // The key in the answer, four characters a delta: no delta holds it whole.
-    llm.replyText(`Done. The key is ${KEY} and nothing else.`, { chunkSize: 4 });
+      llm.replyToolCalls([
+        ...Object.values(COMMANDS).map((command) => ({ name: 'run_shell', arguments: { command } })),
+        ...MCP_ENCODINGS.map((encoding) => ({ name: 'credential__show_credential', arguments: { encoding } })),
+      ]);
+      // The key in the answer, four characters a delta: no delta holds it whole.
+      llm.replyText(`Done. The key is ${KEY} and nothing else.`, { chunkSize: 4 });
 
-    const bot = await BotProcess.start(
-      // Shared scope: key.txt, put in WORKSPACE_DIR before the thread exists, is where the commands start.
-      slackHttpEnv(fakes, SIGNING_SECRET, { OPENAI_API_KEY: KEY, PERMISSION_MODE: 'auto', SHELL_SANDBOX: 'off', WORKSPACE_SCOPE: 'shared', MCP_CONFIG: join(dir, 'mcp.json') }),
-      dir,
-    );
-    cleanups.push(() => bot.kill());
+      const bot = await BotProcess.start(
+        // Shared scope: key.txt, put in WORKSPACE_DIR before the thread exists, is where the commands start.
+        slackHttpEnv(fakes, SIGNING_SECRET, {
+          OPENAI_API_KEY: KEY,
+          PERMISSION_MODE: 'auto',
+          SHELL_SANDBOX: 'off',
+          WORKSPACE_SCOPE: 'shared',
+          MCP_CONFIG: join(dir, 'mcp.json'),
+        }),
+        dir,
+      );
+      cleanups.push(() => bot.kill());
 
-    const mention = appMention({ text: 'show me the key in every encoding' });
-    slack.addMessage(mention);
-    const response = await sendEvent(bot.eventsUrl, SIGNING_SECRET, eventCallback(mention));
-    expect(response.status).toBe(200);
-    await waitFor(() => llm.requests.length === 2, 60_000);
-    const threadText = () => slack.thread(mention.channel, mention.ts).map((message) => message.text).join('\n');
-    await waitFor(() => threadText().includes('nothing else.'), 20_000);
-    // Let the last card updates land.
-    await waitFor(() => slack.thread(mention.channel, mention.ts).every((message) => message.stream?.state !== 'streaming'), 20_000);
+      const mention = appMention({ text: 'show me the key in every encoding' });
+      slack.addMessage(mention);
+      const response = await sendEvent(bot.eventsUrl, SIGNING_SECRET, eventCallback(mention));
+      expect(response.status).toBe(200);
+      await waitFor(() => llm.requests.length === 2, 60_000);
+      const threadText = () =>
+        slack
+          .thread(mention.channel, mention.ts)
+          .map((message) => message.text)
+          .join('\n');
+      await waitFor(() => threadText().includes('nothing else.'), 20_000);
+      // Let the last card updates land.
+      await waitFor(
+        () => slack.thread(mention.channel, mention.ts).every((message) => message.stream?.state !== 'streaming'),
+        20_000,
+      );
 
-    // The model: each tool result it got back says [secret] where the key was.
-    const messages = (llm.requests[1]!.body as { messages: { role: string; tool_call_id?: string; content?: unknown }[] }).messages;
-    const results = messages.filter((message) => message.role === 'tool').map((message) => String(message.content));
-    const names = [...Object.keys(COMMANDS), ...MCP_ENCODINGS.map((encoding) => `mcp ${encoding}`)];
-    expect(results).toHaveLength(names.length);
-    // The thread: the streamed answer, the cards, every Slack call's body.
-    const modelBodies = JSON.stringify(llm.requests.map((request) => request.body));
-    const threadShown = JSON.stringify([slack.thread(mention.channel, mention.ts), slack.calls.map((call) => call.args), slack.responsePosts]);
-    // Listed whole, so a failure names every form that got through.
-    const problems = [
-      ...names.flatMap((name, index) => (results[index]!.includes('[secret]') ? [] : [`result not masked: ${name}`])),
-      ...Object.entries(LEAKS).flatMap(([form, leak]) => [
-        ...(modelBodies.includes(leak) ? [`model request: ${form}`] : []),
-        ...(threadShown.includes(leak) ? [`thread: ${form}`] : []),
-      ]),
-      ...(threadText().includes('The key is [secret] and nothing else.') ? [] : ['streamed answer not masked']),
-    ];
-    expect(problems).toEqual([]);
-  });
+      // The model: each tool result it got back says [secret] where the key was.
+      const messages = (
+        llm.requests[1]!.body as { messages: { role: string; tool_call_id?: string; content?: unknown }[] }
+      ).messages;
+      const results = messages.filter((message) => message.role === 'tool').map((message) => String(message.content));
+      const names = [...Object.keys(COMMANDS), ...MCP_ENCODINGS.map((encoding) => `mcp ${encoding}`)];
+      expect(results).toHaveLength(names.length);
+      // The thread: the streamed answer, the cards, every Slack call's body.
+      const modelBodies = JSON.stringify(llm.requests.map((request) => request.body));
+      const threadShown = JSON.stringify([
+        slack.thread(mention.channel, mention.ts),
+        slack.calls.map((call) => call.args),
+        slack.responsePosts,
+      ]);
+      // Listed whole, so a failure names every form that got through.
+      const problems = [
+        ...names.flatMap((name, index) => (results[index]!.includes('[secret]') ? [] : [`result not masked: ${name}`])),
+        ...Object.entries(LEAKS).flatMap(([form, leak]) => [
+          ...(modelBodies.includes(leak) ? [`model request: ${form}`] : []),
+          ...(threadShown.includes(leak) ? [`thread: ${form}`] : []),
+        ]),
+        ...(threadText().includes('The key is [secret] and nothing else.') ? [] : ['streamed answer not masked']),
+      ];
+      expect(problems).toEqual([]);
+    },
+  );
 });

@@ -52,13 +52,16 @@ function openaiHarness(): Harness {
     bodies: () => fake.requests.map((r) => r.body as Record<string, unknown>),
     transcriptOf: (body) =>
       (body.messages as { role: string; content?: unknown; tool_call_id?: string }[]).map((m) =>
-        m.role === 'tool' ? `tool:${m.tool_call_id}` : `${m.role}:${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`,
+        m.role === 'tool'
+          ? `tool:${m.tool_call_id}`
+          : `${m.role}:${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`,
       ),
     isSummaryRequest: (body) => {
       const messages = body.messages as { role: string; content: unknown }[];
       return messages[0]?.content === SUMMARY_SYSTEM_PROMPT && body.tools === undefined;
     },
-    toolNames: (body) => ((body.tools as { function: { name: string } }[] | undefined) ?? []).map((t) => t.function.name),
+    toolNames: (body) =>
+      ((body.tools as { function: { name: string } }[] | undefined) ?? []).map((t) => t.function.name),
   };
 }
 
@@ -145,9 +148,13 @@ describe.each([openaiHarness, anthropicHarness])('a working session through %o',
     harness.scriptToolCall('call_read_1', 'read_config', { app: 'api' });
     harness.scriptToolCall('call_deploy_1', 'deploy', { app: 'api', target: 'staging' });
     harness.scriptText('Deployed api to staging.');
-    const first = await collect(engine.run('Deploy the api', { source: { platform: 'test', userId: 'U1' } }), (event: EngineEvent) => {
-      if (event.type === 'tool_started' && event.name === 'read_config') engine.queueSteering('use staging, not prod');
-    });
+    const first = await collect(
+      engine.run('Deploy the api', { source: { platform: 'test', userId: 'U1' } }),
+      (event: EngineEvent) => {
+        if (event.type === 'tool_started' && event.name === 'read_config')
+          engine.queueSteering('use staging, not prod');
+      },
+    );
     expect(only(first, 'turn_end')).toMatchObject([{ status: 'completed', iterations: 3 }]);
     expect(ran).toEqual(['read:api', 'deploy:api:staging']);
     expect(approvals.map((a) => a.toolName)).toEqual(['deploy']);
@@ -159,7 +166,9 @@ describe.each([openaiHarness, anthropicHarness])('a working session through %o',
     // The steer reached the model right after the first tool result, as a user message.
     const second = harness.transcriptOf(bodies[1]!);
     expect(second.at(-2)).toBe('tool:call_read_1');
-    expect(second.at(-1)).toMatch(/^user:use staging, not prod\n\n<system-context>\nNow: 2026-11-29 20:00 UTC\n<\/system-context>$/);
+    expect(second.at(-1)).toMatch(
+      /^user:use staging, not prod\n\n<system-context>\nNow: 2026-11-29 20:00 UTC\n<\/system-context>$/,
+    );
     expect(harness.transcriptOf(bodies[2]!).at(-1)).toBe('tool:call_deploy_1');
     // Sidecars never leave the engine.
     for (const body of bodies) {
@@ -178,7 +187,9 @@ describe.each([openaiHarness, anthropicHarness])('a working session through %o',
     expect(all).toHaveLength(6);
     expect(harness.isSummaryRequest(all[4]!)).toBe(true);
     const retried = harness.transcriptOf(all[5]!);
-    expect(retried.some((line) => line.includes('<compacted-history>') && line.includes('Deploy api to staging (done).'))).toBe(true);
+    expect(
+      retried.some((line) => line.includes('<compacted-history>') && line.includes('Deploy api to staging (done).')),
+    ).toBe(true);
     expect(retried.at(-1)).toContain('What next?');
     expect(engine.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Next: run the smoke tests.' });
   });

@@ -21,9 +21,14 @@ afterEach(async () => {
 });
 
 type Body = { messages: { role: string; content?: unknown }[] };
-const lastUserText = (llm: FakeOpenAI, index: number) => String((llm.requests[index]!.body as Body).messages.filter((m) => m.role === 'user').at(-1)?.content);
+const lastUserText = (llm: FakeOpenAI, index: number) =>
+  String((llm.requests[index]!.body as Body).messages.filter((m) => m.role === 'user').at(-1)?.content);
 
-async function slackSay(bot: BotProcess, slack: FakeSlack, event: ReturnType<typeof appMention> | ReturnType<typeof threadMessage>): Promise<string> {
+async function slackSay(
+  bot: BotProcess,
+  slack: FakeSlack,
+  event: ReturnType<typeof appMention> | ReturnType<typeof threadMessage>,
+): Promise<string> {
   slack.addMessage(event);
   await sendEvent(bot.eventsUrl, SECRET, eventCallback(event));
   return event.ts;
@@ -41,7 +46,11 @@ async function stopThenReplyAtOnce(bot: BotProcess, slack: FakeSlack, root: stri
       async () => resolve(await slackSay(bot, slack, threadMessage({ text, threadTs: root }))),
     );
   });
-  await sendEvent(bot.eventsUrl, SECRET, eventCallback(reactionAdded({ reaction: 'octagonal_sign', ts: root, itemUser: SLACK_IDS.humanUserId })));
+  await sendEvent(
+    bot.eventsUrl,
+    SECRET,
+    eventCallback(reactionAdded({ reaction: 'octagonal_sign', ts: root, itemUser: SLACK_IDS.humanUserId })),
+  );
   return replied;
 }
 
@@ -84,7 +93,10 @@ describe('a reply right after a stop (Slack, through npm start)', () => {
     // The thread's first message, which the 🛑 is on, was posted before the restart.
     const again = await stopThenReplyAtOnce(bot, slack, root, 'again');
 
-    await waitFor(() => slack.thread(C, root).some((m) => (m.text ?? '').includes('Again, after the restart.')), 15_000);
+    await waitFor(
+      () => slack.thread(C, root).some((m) => (m.text ?? '').includes('Again, after the restart.')),
+      15_000,
+    );
     expect(llm.requests).toHaveLength(3);
     expect(lastUserText(llm, 2)).toContain('again');
     expect(slack.reactionsOn(C, again).map((r) => r.name)).not.toContain('x');

@@ -22,7 +22,14 @@ describe('compaction inside the loop', () => {
       ports: { compactor: new TrimmingCompactor({ maxTokens: 1_000_000 }) },
     });
     const events = await collect(engine.run('the newest question'));
-    expect(typesOf(events)).toEqual(['turn_start', 'compacting', 'compacted', 'assistant_delta', 'assistant_message', 'turn_end']);
+    expect(typesOf(events)).toEqual([
+      'turn_start',
+      'compacting',
+      'compacted',
+      'assistant_delta',
+      'assistant_message',
+      'turn_end',
+    ]);
     expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed', iterations: 2 });
     expect(only(events, 'error')).toEqual([]);
     // The retried call sees the compacted block and then the newest question, verbatim.

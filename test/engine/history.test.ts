@@ -30,7 +30,11 @@ function messageAt(i: number, seed: number): Message {
       return { role: 'assistant', content: 'answer' };
     case 4:
     case 5:
-      return { role: 'assistant', content: null, tool_calls: [{ id: `c${seed}_${i}`, type: 'function', function: { name: 'look', arguments: '{}' } }] };
+      return {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: `c${seed}_${i}`, type: 'function', function: { name: 'look', arguments: '{}' } }],
+      };
     case 6:
     case 7:
       return { role: 'tool', tool_call_id: `c${seed}_${i}`, content: 'ok' };
@@ -59,7 +63,10 @@ describe('the history', () => {
   });
 
   it('a system prompt put first changes no turn', () => {
-    const history = new History([{ role: 'user', content: 'hi', source: { platform: 'slack', userId: 'U1' } }], undefined);
+    const history = new History(
+      [{ role: 'user', content: 'hi', source: { platform: 'slack', userId: 'U1' } }],
+      undefined,
+    );
     history.prependSystem('be brief');
     expect(history.turnRequesters()).toEqual(['U1']);
   });

@@ -2,7 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type Message, type TurnEngine } from '../../src/engine/index.js';
 import { call, callTools, say } from '../fakes/scripted-provider.js';
-import { abortableDelay, collect, engineWith, lowRisk, memoryLogger, only, recordingTool, risky, waitFor } from '../support/engine-kit.js';
+import {
+  abortableDelay,
+  collect,
+  engineWith,
+  lowRisk,
+  memoryLogger,
+  only,
+  recordingTool,
+  risky,
+  waitFor,
+} from '../support/engine-kit.js';
 
 /** The invariant: every tool call in history has exactly one tool result. */
 function expectNoOrphans(engine: TurnEngine): void {
@@ -45,15 +55,18 @@ describe('a stop ends the turn from every state', () => {
   it('during the authorization pass: the rest of the batch is answered, nothing executes', async () => {
     const log: string[] = [];
     const holder: { engine?: TurnEngine } = {};
-    const { engine } = engineWith([callTools(call('write', { n: 1 }), call('write', { n: 2 }), call('read')), say('x')], {
-      tools: [recordingTool('write', risky, { log }), recordingTool('read', lowRisk, { log })],
-      ports: {
-        approver: async () => {
-          holder.engine!.requestInterrupt();
-          return 'once';
+    const { engine } = engineWith(
+      [callTools(call('write', { n: 1 }), call('write', { n: 2 }), call('read')), say('x')],
+      {
+        tools: [recordingTool('write', risky, { log }), recordingTool('read', lowRisk, { log })],
+        ports: {
+          approver: async () => {
+            holder.engine!.requestInterrupt();
+            return 'once';
+          },
         },
       },
-    });
+    );
     holder.engine = engine;
     const events = await collect(engine.run('go'));
     expect(log).toEqual([]);
@@ -196,7 +209,9 @@ describe('a stop ends the turn from every state', () => {
 
   it('a stop that lands while a tool card is being shown never starts the tool', async () => {
     const log: string[] = [];
-    const { engine } = engineWith([callTools(call('read')), say('x')], { tools: [recordingTool('read', lowRisk, { log, delayMs: 1000 })] });
+    const { engine } = engineWith([callTools(call('read')), say('x')], {
+      tools: [recordingTool('read', lowRisk, { log, delayMs: 1000 })],
+    });
     const events = await collect(engine.run('go'), (event) => {
       if (event.type === 'tool_started') engine.requestInterrupt();
     });

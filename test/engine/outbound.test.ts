@@ -51,7 +51,15 @@ describe('the outbound view (the only provider feed)', () => {
     const out = buildOutbound(sampleHistory(), { compactionState: null, capabilities: full });
     expect(out.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
     const serialised = JSON.stringify(out);
-    for (const sidecar of ['"ts"', '"source"', '"_display"', '"reasoning"', '"usage"', 'hiddenByFilter', 'provider failed']) {
+    for (const sidecar of [
+      '"ts"',
+      '"source"',
+      '"_display"',
+      '"reasoning"',
+      '"usage"',
+      'hiddenByFilter',
+      'provider failed',
+    ]) {
       expect(serialised).not.toContain(sidecar);
     }
     expect(out[2]).toEqual({
@@ -112,14 +120,22 @@ describe('the outbound view (the only provider feed)', () => {
   });
 
   it('appends the system-context block to the last user message only', () => {
-    const out = buildOutbound(sampleHistory(), { compactionState: null, capabilities: full, systemContext: 'Mode: plan' });
+    const out = buildOutbound(sampleHistory(), {
+      compactionState: null,
+      capabilities: full,
+      systemContext: 'Mode: plan',
+    });
     const users = out.filter((m) => m.role === 'user');
     expect(JSON.stringify(users[0])).not.toContain('system-context');
     const last = users.at(-1)!;
     expect(Array.isArray(last.content)).toBe(true);
     expect(JSON.stringify(last.content)).toContain('<system-context>\\nMode: plan\\n</system-context>');
 
-    const plain = buildOutbound([{ role: 'user', content: 'hello' }], { compactionState: null, capabilities: full, systemContext: 'x' });
+    const plain = buildOutbound([{ role: 'user', content: 'hello' }], {
+      compactionState: null,
+      capabilities: full,
+      systemContext: 'x',
+    });
     expect(plain[0]).toEqual({ role: 'user', content: 'hello\n\n<system-context>\nx\n</system-context>' });
   });
 
@@ -144,7 +160,10 @@ describe('the outbound view (the only provider feed)', () => {
     const history = sampleHistory();
     const view = applyCompactionView(history, { boundary: 5, summary: 'the user asked for a report' });
     expect(view[0]).toEqual(history[0]);
-    expect(view[1]).toEqual({ role: 'user', content: '<compacted-history>\nthe user asked for a report\n</compacted-history>' });
+    expect(view[1]).toEqual({
+      role: 'user',
+      content: '<compacted-history>\nthe user asked for a report\n</compacted-history>',
+    });
     expect(view.slice(2)).toEqual(history.slice(5));
   });
 
@@ -162,7 +181,9 @@ describe('what the engine sends', () => {
       instructions: 'Be brief.',
       ports: { contextProvider: ({ model }) => `Model in use: ${model}` },
     });
-    await collect(engine.run('hello', { source: { platform: 'slack', userId: 'U1' }, display: 'shown only to humans' }));
+    await collect(
+      engine.run('hello', { source: { platform: 'slack', userId: 'U1' }, display: 'shown only to humans' }),
+    );
     const request = provider.requests[0]!;
     expect(request.messages).toEqual([
       { role: 'system', content: 'Be brief.' },
@@ -196,7 +217,17 @@ describe('tool results reach the model in the order of the calls', () => {
       result('d'),
     ];
     const out = buildOutbound(history, { compactionState: null, capabilities: full });
-    expect(out.map((m) => (m.role === 'tool' ? m.tool_call_id : m.role))).toEqual(['user', 'assistant', 'a', 'b', 'c', 'user', 'assistant', 'd', 'e']);
+    expect(out.map((m) => (m.role === 'tool' ? m.tool_call_id : m.role))).toEqual([
+      'user',
+      'assistant',
+      'a',
+      'b',
+      'c',
+      'user',
+      'assistant',
+      'd',
+      'e',
+    ]);
   });
 
   it('holds when the view is extended call after call (the incremental cache)', () => {

@@ -13,7 +13,10 @@ function returning(name: string, result: ToolResult) {
 
 /** What the model was sent as the answer to the one tool call of the first round. */
 async function sentContent(result: ToolResult, options: { maxResultChars?: number } = {}): Promise<string> {
-  const { engine, provider } = engineWith([callTools(call('big')), say('read it')], { tools: [returning('big', result)], limits: options });
+  const { engine, provider } = engineWith([callTools(call('big')), say('read it')], {
+    tools: [returning('big', result)],
+    limits: options,
+  });
   await collect(engine.run('go'));
   const sent = provider.requests[1]!.messages.find((message) => message.role === 'tool');
   const stored = engine.messages.find((message) => message.role === 'tool');
@@ -22,7 +25,10 @@ async function sentContent(result: ToolResult, options: { maxResultChars?: numbe
 }
 
 function cutCount(text: string): number {
-  const match = /\[… ([\d,]+) characters cut from the middle: tool results are capped at ([\d,]+) characters as sent …\]/.exec(text);
+  const match =
+    /\[… ([\d,]+) characters cut from the middle: tool results are capped at ([\d,]+) characters as sent …\]/.exec(
+      text,
+    );
   if (!match) throw new Error(`no cut note in ${text.slice(0, 200)}…`);
   return Number(match[1]!.replaceAll(',', ''));
 }
@@ -43,17 +49,26 @@ describe('a tool result over the cap, as the model receives it', () => {
     const log = 'a line of the log, "quoted" \\ and\ttabbed\n'.repeat(10_000);
     const content = await sentContent({ status: 'done', details: { steps: ['fetch', 'build'], log }, exitCode: 0 });
     expect(content.length).toBeLessThanOrEqual(DEFAULT_MAX_RESULT_CHARS);
-    const answer = JSON.parse(content) as { status: string; exitCode: number; details: { steps: string[]; log: string } };
+    const answer = JSON.parse(content) as {
+      status: string;
+      exitCode: number;
+      details: { steps: string[]; log: string };
+    };
     expect(answer).toMatchObject({ status: 'done', exitCode: 0, details: { steps: ['fetch', 'build'] } });
     expect(answer.details.log.startsWith('a line of the log')).toBe(true);
     expect(answer.details.log.endsWith('tabbed\n')).toBe(true);
-    expect(cutCount(answer.details.log)).toBe(log.length - (answer.details.log.length - /\n\[… [^\]]+\]\n/.exec(answer.details.log)![0].length));
+    expect(cutCount(answer.details.log)).toBe(
+      log.length - (answer.details.log.length - /\n\[… [^\]]+\]\n/.exec(answer.details.log)![0].length),
+    );
   });
 
   it('NUL characters, six characters each as JSON, are measured as sent', async () => {
     const content = await sentContent({ output: '\u0000'.repeat(50_000), exitCode: 0 });
     expect(content.length).toBeLessThanOrEqual(DEFAULT_MAX_RESULT_CHARS);
-    expect(JSON.parse(content)).toMatchObject({ exitCode: 0, output: expect.stringContaining('characters cut from the middle') });
+    expect(JSON.parse(content)).toMatchObject({
+      exitCode: 0,
+      output: expect.stringContaining('characters cut from the middle'),
+    });
   });
 
   it('what cannot be cut field by field (thousands of small strings) becomes a JSON preview with a note', async () => {
@@ -61,7 +76,9 @@ describe('a tool result over the cap, as the model receives it', () => {
     const content = await sentContent(items);
     expect(content.length).toBeLessThanOrEqual(DEFAULT_MAX_RESULT_CHARS);
     const answer = JSON.parse(content) as { result_cut: string; preview: string };
-    expect(answer.result_cut).toContain(`this tool result had ${JSON.stringify(items).length.toLocaleString('en-US')} characters as JSON`);
+    expect(answer.result_cut).toContain(
+      `this tool result had ${JSON.stringify(items).length.toLocaleString('en-US')} characters as JSON`,
+    );
     expect(answer.preview.startsWith('["item 0","item 1"')).toBe(true);
   });
 
@@ -70,7 +87,9 @@ describe('a tool result over the cap, as the model receives it', () => {
     expect(content.length).toBeLessThanOrEqual(2_000);
     expect(cutCount(content)).toBeGreaterThan(3_000);
     expect(await sentContent({ small: 'fits' })).toBe('{"small":"fits"}');
-    expect(() => engineWith([], { limits: { maxResultChars: 10 } })).toThrow(/maxResultChars must be an integer of at least 1000/);
+    expect(() => engineWith([], { limits: { maxResultChars: 10 } })).toThrow(
+      /maxResultChars must be an integer of at least 1000/,
+    );
   });
 });
 
@@ -79,7 +98,9 @@ describe('capResultContent', () => {
     const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
     for (let max = 1_000; max < 1_010; max++) {
       expect(capResultContent('😀'.repeat(5_000), max)).not.toMatch(lone);
-      const field = (JSON.parse(capResultContent(JSON.stringify({ text: '😀'.repeat(5_000) }), max)) as { text: string }).text;
+      const field = (
+        JSON.parse(capResultContent(JSON.stringify({ text: '😀'.repeat(5_000) }), max)) as { text: string }
+      ).text;
       expect(field).not.toMatch(lone);
     }
   });

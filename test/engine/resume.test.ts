@@ -49,7 +49,13 @@ async function runUntilPrompt(steps: Step[], inbox: InMemoryInbox, log: string[]
   return { store, opened, seen };
 }
 
-function restartedEngine(store: Message[], inbox: InMemoryInbox, steps: Step[], log: string[], onPrompt?: (item: InboxItem) => void) {
+function restartedEngine(
+  store: Message[],
+  inbox: InMemoryInbox,
+  steps: Step[],
+  log: string[],
+  onPrompt?: (item: InboxItem) => void,
+) {
   const provider = new ScriptedProvider(steps);
   const engine = new TurnEngine({
     provider,
@@ -106,7 +112,11 @@ describe('resume after a restart', () => {
   it('skips calls already answered before the crash, and re-processes only the unanswered ones', async () => {
     const inbox = new InMemoryInbox();
     const log: string[] = [];
-    const { store, opened } = await runUntilPrompt([callTools(call('read', { n: 1 }), call('write', { n: 2 }))], inbox, log);
+    const { store, opened } = await runUntilPrompt(
+      [callTools(call('read', { n: 1 }), call('write', { n: 2 }))],
+      inbox,
+      log,
+    );
     // The read was low-risk... but pass one asks first, so nothing ran yet; answer the write.
     expect(log).toEqual([]);
     inbox.resolve(opened[0]!.id, { kind: 'approval', outcome: 'deny' });
@@ -126,11 +136,17 @@ describe('resume after a restart', () => {
   it('a question answered after the restart is returned without asking again', async () => {
     const inbox = new InMemoryInbox();
     const log: string[] = [];
-    const { store, opened } = await runUntilPrompt([callTools(call('ask_user', { question: 'Which region?' }))], inbox, log);
+    const { store, opened } = await runUntilPrompt(
+      [callTools(call('ask_user', { question: 'Which region?' }))],
+      inbox,
+      log,
+    );
     expect(opened[0]).toMatchObject({ kind: 'question' });
     inbox.resolve(opened[0]!.id, { kind: 'question', answer: 'eu-west-1' });
     const asked: InboxItem[] = [];
-    const { engine, provider } = restartedEngine(store, inbox, [say('deploying to eu-west-1')], log, (item) => asked.push(item));
+    const { engine, provider } = restartedEngine(store, inbox, [say('deploying to eu-west-1')], log, (item) =>
+      asked.push(item),
+    );
     await collect(engine.resume());
     expect(asked).toEqual([]);
     expect(provider.requests[0]!.messages.at(-1)).toMatchObject({ role: 'tool', content: '{"answer":"eu-west-1"}' });
@@ -148,14 +164,35 @@ describe('resume after a restart', () => {
   });
 
   it('yields nothing when the history ends with an answer or a notice that ended the turn', async () => {
-    const answered = restartedEngine([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }], new InMemoryInbox(), [], []);
+    const answered = restartedEngine(
+      [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'hello' },
+      ],
+      new InMemoryInbox(),
+      [],
+      [],
+    );
     expect(await collect(answered.engine.resume())).toEqual([]);
-    const stopped = restartedEngine([{ role: 'user', content: 'hi' }, { role: 'notice', kind: 'interrupted', text: 'Stopped.' }], new InMemoryInbox(), [], []);
+    const stopped = restartedEngine(
+      [
+        { role: 'user', content: 'hi' },
+        { role: 'notice', kind: 'interrupted', text: 'Stopped.' },
+      ],
+      new InMemoryInbox(),
+      [],
+      [],
+    );
     expect(await collect(stopped.engine.resume())).toEqual([]);
   });
 
   it('a history that ends where the model owed an answer (a crash mid-stream, or after a tool round) is answered', async () => {
-    const midStream = restartedEngine([{ role: 'user', content: 'tell me a story' }], new InMemoryInbox(), [say('Once upon a time')], []);
+    const midStream = restartedEngine(
+      [{ role: 'user', content: 'tell me a story' }],
+      new InMemoryInbox(),
+      [say('Once upon a time')],
+      [],
+    );
     const events = await collect(midStream.engine.resume());
     expect(only(events, 'turn_end')).toMatchObject([{ status: 'completed' }]);
     expect(midStream.provider.requests[0]!.messages).toEqual([{ role: 'user', content: 'tell me a story' }]);
@@ -163,7 +200,11 @@ describe('resume after a restart', () => {
     const afterRound = restartedEngine(
       [
         { role: 'user', content: 'read it' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: 'the text' },
       ],
       new InMemoryInbox(),
@@ -189,15 +230,24 @@ describe('the in-memory inbox', () => {
     const inbox = new InMemoryInbox();
     const item = inbox.open({ sessionId: 's', toolCallId: 'c1', kind: 'approval', choices: ['once', 'deny'] });
     expect(inbox.resolve(item.id, { kind: 'approval', outcome: 'deny' }, 'U1')).toMatchObject({ ok: true });
-    expect(inbox.resolve(item.id, { kind: 'approval', outcome: 'once' }, 'U2')).toMatchObject({ ok: false, reason: 'already_resolved' });
+    expect(inbox.resolve(item.id, { kind: 'approval', outcome: 'once' }, 'U2')).toMatchObject({
+      ok: false,
+      reason: 'already_resolved',
+    });
     expect(inbox.get(item.id)).toMatchObject({ state: 'resolved', resolvedBy: 'U1', resolution: { outcome: 'deny' } });
   });
 
   it('refuses an answer outside the offered choices (free text never mints a grant)', () => {
     const inbox = new InMemoryInbox();
     const item = inbox.open({ sessionId: 's', toolCallId: 'c1', kind: 'approval', choices: ['once', 'deny'] });
-    expect(inbox.resolve(item.id, { kind: 'approval', outcome: 'always_tool' })).toMatchObject({ ok: false, reason: 'not_a_choice' });
-    expect(inbox.resolve(item.id, { kind: 'question', answer: 'always_tool' })).toMatchObject({ ok: false, reason: 'not_a_choice' });
+    expect(inbox.resolve(item.id, { kind: 'approval', outcome: 'always_tool' })).toMatchObject({
+      ok: false,
+      reason: 'not_a_choice',
+    });
+    expect(inbox.resolve(item.id, { kind: 'question', answer: 'always_tool' })).toMatchObject({
+      ok: false,
+      reason: 'not_a_choice',
+    });
     expect(inbox.resolve('nope', { kind: 'interrupted' })).toMatchObject({ ok: false, reason: 'unknown_item' });
     expect(inbox.get(item.id)!.state).toBe('pending');
   });

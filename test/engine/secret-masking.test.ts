@@ -20,7 +20,10 @@ const printSetting = defineTool({
   metadata: lowRisk,
   execute: async ({ name }) =>
     name === 'STORE_URL'
-      ? { value: `redis://bot:${STORE_PASSWORD}@cache:6379`, _display: { summary: `STORE_URL=redis://bot:${STORE_PASSWORD}@cache:6379` } }
+      ? {
+          value: `redis://bot:${STORE_PASSWORD}@cache:6379`,
+          _display: { summary: `STORE_URL=redis://bot:${STORE_PASSWORD}@cache:6379` },
+        }
       : `${name}=${API_KEY}\n`,
 });
 
@@ -34,7 +37,13 @@ const failingTool = defineTool({
   },
 });
 
-function everything(requests: unknown, messages: readonly Message[], transcript: Message[], events: EngineEvent[], logs: unknown): string {
+function everything(
+  requests: unknown,
+  messages: readonly Message[],
+  transcript: Message[],
+  events: EngineEvent[],
+  logs: unknown,
+): string {
   return JSON.stringify({ requests, messages, transcript, events, logs });
 }
 
@@ -43,8 +52,19 @@ describe('a tool result that echoes a configured secret', () => {
     const transcript: Message[] = [];
     const logger = memoryLogger();
     const { engine, provider } = engineWith(
-      [callTools(call('print_setting', { name: 'OPENAI_API_KEY' }, 'c1'), call('print_setting', { name: 'STORE_URL' }, 'c2'), call('connect', {}, 'c3')), say('Done.')],
-      { tools: [printSetting, failingTool], ports: { maskOutput: masker.mask, logger }, hooks: { onAppend: (message) => void transcript.push(structuredClone(message)) } },
+      [
+        callTools(
+          call('print_setting', { name: 'OPENAI_API_KEY' }, 'c1'),
+          call('print_setting', { name: 'STORE_URL' }, 'c2'),
+          call('connect', {}, 'c3'),
+        ),
+        say('Done.'),
+      ],
+      {
+        tools: [printSetting, failingTool],
+        ports: { maskOutput: masker.mask, logger },
+        hooks: { onAppend: (message) => void transcript.push(structuredClone(message)) },
+      },
     );
     const events = await collect(engine.run('show me the settings'));
 
@@ -61,7 +81,11 @@ describe('a tool result that echoes a configured secret', () => {
     ]);
     // What the thread renders: the preview and the display sidecar.
     const finished = only(events, 'tool_finished');
-    expect(finished.map((e) => e.resultPreview)).toEqual(['OPENAI_API_KEY=[secret]\\n', JSON.stringify({ value: 'redis://bot:[secret]@cache:6379' }), expect.stringContaining('[secret]')]);
+    expect(finished.map((e) => e.resultPreview)).toEqual([
+      'OPENAI_API_KEY=[secret]\\n',
+      JSON.stringify({ value: 'redis://bot:[secret]@cache:6379' }),
+      expect.stringContaining('[secret]'),
+    ]);
     expect(finished[1]!.display).toEqual({ summary: 'STORE_URL=redis://bot:[secret]@cache:6379' });
     expect(finished[2]!.status).toBe('error');
     // The model's arguments are its own words, not rewritten.
@@ -78,16 +102,28 @@ describe('a tool result that echoes a configured secret', () => {
   });
 
   it('a failed model call whose error quotes a secret shows the notice masked', async () => {
-    const { engine } = engineWith([{ failAfterChunks: 0, error: new Error(`401 from https://proxy:${STORE_PASSWORD}@llm.example`) }], { ports: { maskOutput: masker.mask } });
+    const { engine } = engineWith(
+      [{ failAfterChunks: 0, error: new Error(`401 from https://proxy:${STORE_PASSWORD}@llm.example`) }],
+      { ports: { maskOutput: masker.mask } },
+    );
     const events = await collect(engine.run('hello'));
     expect(only(events, 'error')[0]!.message).toContain('https://proxy:[secret]@llm.example');
     expect(JSON.stringify([engine.messages, events])).not.toContain(STORE_PASSWORD);
   });
 
   it("the model's answer streamed a few characters a delta: the deltas, the answer event and the history say [secret]", async () => {
-    const { engine } = engineWith([{ text: `The key is ${API_KEY}, as base64 ${Buffer.from(API_KEY).toString('base64')}.`, reasoning: `I saw ${API_KEY} earlier`, chunkSize: 4 }], {
-      ports: { maskOutput: masker.mask, maskStream: masker.streamMask },
-    });
+    const { engine } = engineWith(
+      [
+        {
+          text: `The key is ${API_KEY}, as base64 ${Buffer.from(API_KEY).toString('base64')}.`,
+          reasoning: `I saw ${API_KEY} earlier`,
+          chunkSize: 4,
+        },
+      ],
+      {
+        ports: { maskOutput: masker.mask, maskStream: masker.streamMask },
+      },
+    );
     const events = await collect(engine.run('what is the key?'));
     expect(
       only(events, 'assistant_delta')
@@ -105,9 +141,12 @@ describe('a tool result that echoes a configured secret', () => {
 
   it('an answer cut short with half a secret shown: the piece held back is masked when the stream fails, and history keeps what the thread saw', async () => {
     // 8 deltas of 3: `partial e2e-openai-key-7`, then the connection fails.
-    const { engine } = engineWith([{ text: `partial ${API_KEY} and more`, chunkSize: 3, failAfterChunks: 8, error: new Error('connection reset') }], {
-      ports: { maskOutput: masker.mask, maskStream: masker.streamMask },
-    });
+    const { engine } = engineWith(
+      [{ text: `partial ${API_KEY} and more`, chunkSize: 3, failAfterChunks: 8, error: new Error('connection reset') }],
+      {
+        ports: { maskOutput: masker.mask, maskStream: masker.streamMask },
+      },
+    );
     const events = await collect(engine.run('go'));
     const shown = only(events, 'assistant_delta')
       .map((event) => event.text)
@@ -118,7 +157,9 @@ describe('a tool result that echoes a configured secret', () => {
   });
 
   it('without maskOutput, results are recorded exactly as the tool returned them', async () => {
-    const { engine } = engineWith([callTools(call('print_setting', { name: 'OPENAI_API_KEY' })), say('ok')], { tools: [printSetting] });
+    const { engine } = engineWith([callTools(call('print_setting', { name: 'OPENAI_API_KEY' })), say('ok')], {
+      tools: [printSetting],
+    });
     await collect(engine.run('show'));
     expect(engine.messages.find((m) => m.role === 'tool')!.content).toBe(`OPENAI_API_KEY=${API_KEY}\n`);
   });

@@ -17,9 +17,16 @@ describe('steering a running turn', () => {
     expect(receipt?.state).toBe('running');
     const injected = only(events, 'steering_injected');
     expect(injected).toEqual([
-      { type: 'steering_injected', id: receipt!.id, text: 'no, use staging', source: { platform: 'slack', userId: 'U2', messageId: '171.2' } },
+      {
+        type: 'steering_injected',
+        id: receipt!.id,
+        text: 'no, use staging',
+        source: { platform: 'slack', userId: 'U2', messageId: '171.2' },
+      },
     ]);
-    expect(events.findIndex((e) => e.type === 'steering_injected')).toBeGreaterThan(events.findIndex((e) => e.type === 'iteration_end'));
+    expect(events.findIndex((e) => e.type === 'steering_injected')).toBeGreaterThan(
+      events.findIndex((e) => e.type === 'iteration_end'),
+    );
     expect(provider.requests[1]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user']);
     expect(provider.requests[1]!.messages.at(-1)).toEqual({ role: 'user', content: 'no, use staging' });
     expect(engine.messages[3]).toMatchObject({ role: 'user', source: { userId: 'U2' } });
@@ -61,7 +68,9 @@ describe('steering a running turn', () => {
   });
 
   it('a reply queued before a stop is not injected into the stopped turn; it is left pending', async () => {
-    const { engine, provider } = engineWith([callTools(call('read')), say('unused')], { tools: [recordingTool('read', lowRisk)] });
+    const { engine, provider } = engineWith([callTools(call('read')), say('unused')], {
+      tools: [recordingTool('read', lowRisk)],
+    });
     const events = await collect(engine.run('go'), (event) => {
       if (event.type === 'tool_started') {
         engine.queueSteering('actually, also check prod');
@@ -117,9 +126,13 @@ describe('steering a running turn', () => {
         },
       },
     });
-    await collect(engine.run('summarise', { source: { platform: 'slack', workspace: 'T1', userId: 'U1' }, attachments: [file] }), (event) => {
-      if (event.type === 'tool_started') engine.queueSteering('and this one', { platform: 'slack', workspace: 'T1', userId: 'U2' }, undefined, [file]);
-    });
+    await collect(
+      engine.run('summarise', { source: { platform: 'slack', workspace: 'T1', userId: 'U1' }, attachments: [file] }),
+      (event) => {
+        if (event.type === 'tool_started')
+          engine.queueSteering('and this one', { platform: 'slack', workspace: 'T1', userId: 'U2' }, undefined, [file]);
+      },
+    );
     expect(seen).toEqual([
       { text: 'summarise', source: { platform: 'slack', workspace: 'T1', userId: 'U1' } },
       { text: 'and this one', source: { platform: 'slack', workspace: 'T1', userId: 'U2' } },

@@ -1,7 +1,14 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ABORTED, defineTool, linkedAbortController, raceAbort, StopScope, type Compactor } from '../../src/engine/index.js';
+import {
+  ABORTED,
+  defineTool,
+  linkedAbortController,
+  raceAbort,
+  StopScope,
+  type Compactor,
+} from '../../src/engine/index.js';
 import { bridgeStream } from '../../src/engine/stream-bridge.js';
 import { call, callTools, say, ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
 import { collect, engineWith, lowRisk, only, recordingTool, risky } from '../support/engine-kit.js';
@@ -29,7 +36,9 @@ describe('the stream bridge', () => {
   });
 
   it('a stop during a wedged stream keeps the text the user already saw', async () => {
-    const { engine } = engineWith([say('first words and then silence', { chunkSize: 6, stallAfterChunks: 2, ignoreAbort: true })]);
+    const { engine } = engineWith([
+      say('first words and then silence', { chunkSize: 6, stallAfterChunks: 2, ignoreAbort: true }),
+    ]);
     const events = await collect(engine.run('hello'), (event) => {
       if (event.type === 'assistant_delta' && event.text === 'words ') engine.requestInterrupt();
     });
@@ -159,7 +168,11 @@ describe('the stream bridge', () => {
       const rounds = 300;
       const steps: Step[] = [];
       for (let i = 0; i < rounds; i++) {
-        steps.push({ ...callTools(call('look', { i }), call('write', { i }), call('ask_user', { question: `q${i}` })), text: 'abc', chunkSize: 1 });
+        steps.push({
+          ...callTools(call('look', { i }), call('write', { i }), call('ask_user', { question: `q${i}` })),
+          text: 'abc',
+          chunkSize: 1,
+        });
       }
       steps.push(say('done'));
       // Like openai 6: the provider leaves a listener on every signal it is given.

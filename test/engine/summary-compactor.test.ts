@@ -34,7 +34,9 @@ describe('when compaction is due', () => {
     const compactor = new SummarizingCompactor();
     expect(compactor.triggerTokens({ capabilities: caps(100_000) })).toBe(80_000);
     expect(compactor.triggerTokens({ capabilities: caps(1_000_000) })).toBe(250_000);
-    expect(new SummarizingCompactor({ threshold: 0.5, capTokens: 10_000 }).triggerTokens({ capabilities: caps(100_000) })).toBe(10_000);
+    expect(
+      new SummarizingCompactor({ threshold: 0.5, capTokens: 10_000 }).triggerTokens({ capabilities: caps(100_000) }),
+    ).toBe(10_000);
   });
 
   it('uses the last reported input and cache tokens, plus what was appended since', () => {
@@ -63,7 +65,11 @@ describe('choosing the boundary', () => {
     { role: 'user', content: words(400) }, // 1
     { role: 'assistant', content: words(400) }, // 2
     { role: 'user', content: words(40) }, // 3
-    { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 't', arguments: '{}' } }] }, // 4
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'a', type: 'function', function: { name: 't', arguments: '{}' } }],
+    }, // 4
     { role: 'tool', tool_call_id: 'a', content: words(40) }, // 5
     { role: 'assistant', content: words(20) }, // 6
   ];
@@ -76,7 +82,11 @@ describe('choosing the boundary', () => {
     expect(chooseBoundary(history, 0, 40)).toBe(6);
     const giant: Message[] = [
       { role: 'user', content: 'start' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 't', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'a', type: 'function', function: { name: 't', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'a', content: 'z'.repeat(10_000) },
     ];
     expect(chooseBoundary(giant, 0, 100)).toBe(1);
@@ -85,7 +95,16 @@ describe('choosing the boundary', () => {
   it('must move past the previous boundary, and needs something to summarise', () => {
     expect(chooseBoundary(history, 3, 200)).toBe(4);
     expect(chooseBoundary(history, 6, 200)).toBeNull();
-    expect(chooseBoundary([{ role: 'system', content: 's' }, { role: 'user', content: 'only' }], 0, 1)).toBeNull();
+    expect(
+      chooseBoundary(
+        [
+          { role: 'system', content: 's' },
+          { role: 'user', content: 'only' },
+        ],
+        0,
+        1,
+      ),
+    ).toBeNull();
   });
 });
 
@@ -93,7 +112,13 @@ describe('the summary', () => {
   const history: Message[] = [
     { role: 'system', content: 'You are an agent.' },
     { role: 'user', content: 'Deploy the API to staging.' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'run_shell', arguments: '{"command":"make deploy"}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'c1', type: 'function', function: { name: 'run_shell', arguments: '{"command":"make deploy"}' } },
+      ],
+    },
     { role: 'tool', tool_call_id: 'c1', content: 'error: missing STAGING_URL' },
     { role: 'notice', kind: 'error', text: 'never summarised' },
     { role: 'user', content: 'Use https://staging.example.com' },
@@ -104,7 +129,9 @@ describe('the summary', () => {
   it('is one non-tool call with a structured prompt covering every user message and the previous summary', async () => {
     const provider = new ScriptedProvider([say('## Goals and constraints\nDeploy to staging.')]);
     const compactor = new SummarizingCompactor({ capTokens: 100 });
-    const result = await compactor.compact(context(history, { provider, state: { boundary: 1, summary: 'EARLIER SUMMARY' } }));
+    const result = await compactor.compact(
+      context(history, { provider, state: { boundary: 1, summary: 'EARLIER SUMMARY' } }),
+    );
     expect(result).toEqual({
       state: { boundary: 7, summary: '## Goals and constraints\nDeploy to staging.' },
       notice: 'Compacted 5 earlier messages into a summary.',
@@ -112,7 +139,15 @@ describe('the summary', () => {
     const request = provider.requests[0]!;
     expect(request.tools).toEqual([]);
     expect(request.messages[0]).toEqual({ role: 'system', content: SUMMARY_SYSTEM_PROMPT });
-    for (const section of ['Goals and constraints', 'Decisions', 'Files and artifacts', 'Errors and corrections', 'User messages', 'Pending work', 'Next step']) {
+    for (const section of [
+      'Goals and constraints',
+      'Decisions',
+      'Files and artifacts',
+      'Errors and corrections',
+      'User messages',
+      'Pending work',
+      'Next step',
+    ]) {
       expect(SUMMARY_SYSTEM_PROMPT).toContain(`## ${section}`);
     }
     const body = request.messages[1]!.content as string;
@@ -128,7 +163,10 @@ describe('the summary', () => {
   it('uses a configured summariser model instead of the active one', async () => {
     const cheap = new ScriptedProvider([say('summary by the cheap model')]);
     const active = new ScriptedProvider([]);
-    const compactor = new SummarizingCompactor({ capTokens: 100, summarizer: { provider: cheap, model: 'cheap-model' } });
+    const compactor = new SummarizingCompactor({
+      capTokens: 100,
+      summarizer: { provider: cheap, model: 'cheap-model' },
+    });
     const result = await compactor.compact(context(history, { provider: active }));
     expect(result?.state.summary).toBe('summary by the cheap model');
     expect(cheap.requests[0]!.model).toBe('cheap-model');
@@ -157,7 +195,8 @@ describe('compaction by summary inside a turn', () => {
   function routed(script: ScriptStep[], summaries: string[] = []) {
     return new ScriptedProvider(
       Array.from({ length: 40 }, () => (request) => {
-        const isSummary = request.messages[0]?.role === 'system' && request.messages[0].content === SUMMARY_SYSTEM_PROMPT;
+        const isSummary =
+          request.messages[0]?.role === 'system' && request.messages[0].content === SUMMARY_SYSTEM_PROMPT;
         if (isSummary) return say(summaries.shift() ?? 'a summary of the earlier work');
         return script.shift() ?? say('(script ran out)');
       }),
@@ -167,13 +206,21 @@ describe('compaction by summary inside a turn', () => {
 
   it('compacts before the model call once the history nears the window, and the model sees summary + tail', async () => {
     const provider = routed([say(words(500)), say(words(500)), say(words(500)), say('final answer')], ['SUMMARY ONE']);
-    const engine = new TurnEngine({ provider, model: 'small', instructions: 'Be useful.', ports: { compactor: new SummarizingCompactor() } });
+    const engine = new TurnEngine({
+      provider,
+      model: 'small',
+      instructions: 'Be useful.',
+      ports: { compactor: new SummarizingCompactor() },
+    });
     for (const question of ['first question', 'second question', 'third question']) await collect(engine.run(question));
     const events = await collect(engine.run('fourth question'));
     expect(typesOf(events).slice(0, 3)).toEqual(['turn_start', 'compacting', 'compacted']);
     const last = provider.requests.at(-1)!;
     expect(last.messages[0]).toEqual({ role: 'system', content: 'Be useful.' });
-    expect(last.messages[1]).toEqual({ role: 'user', content: '<compacted-history>\nSUMMARY ONE\n</compacted-history>' });
+    expect(last.messages[1]).toEqual({
+      role: 'user',
+      content: '<compacted-history>\nSUMMARY ONE\n</compacted-history>',
+    });
     expect(last.messages.at(-1)).toEqual({ role: 'user', content: 'fourth question' });
     expect(engine.messages.filter((m) => m.role === 'user')).toHaveLength(4);
     expect(engine.compaction).toMatchObject({ summary: 'SUMMARY ONE' });
@@ -182,7 +229,15 @@ describe('compaction by summary inside a turn', () => {
   it('a forced compaction on overflow folds the previous summary into the next one', async () => {
     const overflow = (): ScriptStep => ({ error: new ProviderError('context_overflow', 'prompt is too long') });
     const provider = routed(
-      [callTools(call('look')), say(words(200)), callTools(call('look')), overflow(), say(words(200)), overflow(), say('done after compaction')],
+      [
+        callTools(call('look')),
+        say(words(200)),
+        callTools(call('look')),
+        overflow(),
+        say(words(200)),
+        overflow(),
+        say('done after compaction'),
+      ],
       ['FIRST SUMMARY', 'SECOND SUMMARY'],
     );
     const engine = new TurnEngine({
@@ -200,7 +255,9 @@ describe('compaction by summary inside a turn', () => {
     const summaryRequests = provider.requests.filter((r) => r.messages[0]?.content === SUMMARY_SYSTEM_PROMPT);
     expect(summaryRequests).toHaveLength(2);
     expect(summaryRequests[0]!.messages[1]!.content).not.toContain('<previous-summary>');
-    expect(summaryRequests[1]!.messages[1]!.content).toContain('<previous-summary>\nFIRST SUMMARY\n</previous-summary>');
+    expect(summaryRequests[1]!.messages[1]!.content).toContain(
+      '<previous-summary>\nFIRST SUMMARY\n</previous-summary>',
+    );
     expect(engine.compaction?.summary).toBe('SECOND SUMMARY');
     expect(provider.requests.at(-1)!.messages.at(-1)).toEqual({ role: 'user', content: 'and finish' });
     expect(JSON.parse(JSON.stringify(engine.compaction))).toEqual(engine.compaction);

@@ -23,7 +23,12 @@ function barrier(size: number, timeoutMs = 2000) {
   };
 }
 
-function barrierTool(name: string, metadata: ToolDefinition['metadata'], wait: () => Promise<boolean>, log: string[]): ToolDefinition {
+function barrierTool(
+  name: string,
+  metadata: ToolDefinition['metadata'],
+  wait: () => Promise<boolean>,
+  log: string[],
+): ToolDefinition {
   return defineTool({
     name,
     description: name,
@@ -37,7 +42,6 @@ function barrierTool(name: string, metadata: ToolDefinition['metadata'], wait: (
     },
   });
 }
-
 
 describe('authorize every call first, then execute', () => {
   it('asks for every approval in the batch before any tool runs', async () => {
@@ -61,7 +65,9 @@ describe('authorize every call first, then execute', () => {
     const tools = ['grep', 'read', 'list'].map((name) => barrierTool(name, lowRisk, meet, log));
     const { engine } = engineWith([callTools(call('grep'), call('read'), call('list')), say('done')], { tools });
     const events = await collect(engine.run('explore'));
-    const results = engine.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content) as { overlapped: boolean });
+    const results = engine.messages
+      .filter((m) => m.role === 'tool')
+      .map((m) => JSON.parse(m.content) as { overlapped: boolean });
     expect(results).toEqual([{ overlapped: true }, { overlapped: true }, { overlapped: true }]);
     // All started before any finished.
     expect(log.slice(0, 3).every((entry) => entry.startsWith('start:'))).toBe(true);
@@ -98,7 +104,14 @@ describe('authorize every call first, then execute', () => {
       ports: { approver: async () => 'once' },
     });
     await collect(engine.run('go'));
-    expect(log).toEqual(['start:edit', 'end:edit', 'start:mystery', 'end:mystery', 'start:always_asks', 'end:always_asks']);
+    expect(log).toEqual([
+      'start:edit',
+      'end:edit',
+      'start:mystery',
+      'end:mystery',
+      'start:always_asks',
+      'end:always_asks',
+    ]);
     // The first call waited for a partner in vain: nothing ran beside it.
     const first = engine.messages.find((m) => m.role === 'tool')!;
     expect(JSON.parse(first.content)).toEqual({ overlapped: false });
@@ -144,7 +157,11 @@ describe('authorize every call first, then execute', () => {
     const { engine, provider } = engineWith([callTools(call('search_mail')), say('done')], { tools: [filtered] });
     const events = await collect(engine.run('find'));
     expect(only(events, 'tool_finished')[0]!.display).toEqual({ hiddenByPrivacyFilter: 3 });
-    expect(engine.messages[2]).toMatchObject({ role: 'tool', content: '{"hits":["a"]}', _display: { hiddenByPrivacyFilter: 3 } });
+    expect(engine.messages[2]).toMatchObject({
+      role: 'tool',
+      content: '{"hits":["a"]}',
+      _display: { hiddenByPrivacyFilter: 3 },
+    });
     expect(JSON.stringify(provider.requests[1])).not.toContain('hiddenByPrivacyFilter');
   });
 });
@@ -152,11 +169,16 @@ describe('authorize every call first, then execute', () => {
 describe('approvals', () => {
   it('the default approver denies everything that needs a human', async () => {
     const log: string[] = [];
-    const { engine } = engineWith([callTools(call('write')), say('ok, I will not')], { tools: [recordingTool('write', risky, { log })] });
+    const { engine } = engineWith([callTools(call('write')), say('ok, I will not')], {
+      tools: [recordingTool('write', risky, { log })],
+    });
     const events = await collect(engine.run('go'));
     expect(log).toEqual([]);
     expect(only(events, 'tool_finished')[0]).toMatchObject({ status: 'denied' });
-    expect(engine.messages[2]!).toMatchObject({ role: 'tool', content: expect.stringContaining('denied by user') as unknown });
+    expect(engine.messages[2]!).toMatchObject({
+      role: 'tool',
+      content: expect.stringContaining('denied by user') as unknown,
+    });
   });
 
   it('a request carries the tool name, arguments, metadata, reason and tool_call_id', async () => {
@@ -179,7 +201,10 @@ describe('approvals', () => {
       toolCallId: 'call_w',
       sessionId: 'session-1',
     });
-    expect(only(events, 'permission_required')[0]).toMatchObject({ toolCallId: 'call_w', reason: 'write is high-risk' });
+    expect(only(events, 'permission_required')[0]).toMatchObject({
+      toolCallId: 'call_w',
+      reason: 'write is high-risk',
+    });
   });
 
   it('remembers "always allow this tool" for the session', async () => {
@@ -212,7 +237,14 @@ describe('approvals', () => {
   it('a grant belongs to whoever gave it: it covers their next turn, not a turn someone else asked for or steered', async () => {
     const asked: string[] = [];
     const { engine } = engineWith(
-      [callTools(call('write', { n: 1 })), say('one'), callTools(call('write', { n: 2 })), say('two'), callTools(call('write', { n: 3 })), say('three')],
+      [
+        callTools(call('write', { n: 1 })),
+        say('one'),
+        callTools(call('write', { n: 2 })),
+        say('two'),
+        callTools(call('write', { n: 3 })),
+        say('three'),
+      ],
       {
         tools: [recordingTool('write', risky)],
         ports: {
@@ -262,11 +294,15 @@ describe('approvals', () => {
   it('a denial can carry a note the model reads (a reply instead of a click)', async () => {
     const { engine } = engineWith([callTools(call('write')), say('ok')], {
       tools: [recordingTool('write', risky)],
-      ports: { approver: async () => ({ outcome: 'deny', note: 'the user replied instead of approving: "use staging"' }) },
+      ports: {
+        approver: async () => ({ outcome: 'deny', note: 'the user replied instead of approving: "use staging"' }),
+      },
     });
     const events = await collect(engine.run('go'));
     expect(only(events, 'tool_finished')[0]).toMatchObject({ status: 'denied' });
-    expect(engine.messages[2]).toMatchObject({ content: expect.stringContaining('the user replied instead of approving: \\"use staging\\"') });
+    expect(engine.messages[2]).toMatchObject({
+      content: expect.stringContaining('the user replied instead of approving: \\"use staging\\"'),
+    });
   });
 
   it('restores grants given at construction (a reloaded session)', async () => {
@@ -375,21 +411,26 @@ describe('interactive tools are answered through callbacks', () => {
     const { engine, provider } = engineWith([callTools(call('ask_user', { question: 'hm?' })), say('ok')]);
     const events = await collect(engine.run('go'));
     expect(only(events, 'tool_finished')[0]).toMatchObject({ status: 'error' });
-    expect(engine.messages[2]).toMatchObject({ content: expect.stringContaining('ask_user is not available here') as unknown });
+    expect(engine.messages[2]).toMatchObject({
+      content: expect.stringContaining('ask_user is not available here') as unknown,
+    });
     expect(provider.requests[0]!.tools).toEqual([]);
   });
 
   it('invalid interactive arguments and a failing callback become tool errors', async () => {
-    const { engine } = engineWith([callTools(call('ask_user', { nope: 1 }), call('propose_plan', { plan: 'x' })), say('ok')], {
-      ports: {
-        interactive: {
-          askUser: async () => ({ answer: 'never' }),
-          proposePlan: async () => {
-            throw new Error('card failed');
+    const { engine } = engineWith(
+      [callTools(call('ask_user', { nope: 1 }), call('propose_plan', { plan: 'x' })), say('ok')],
+      {
+        ports: {
+          interactive: {
+            askUser: async () => ({ answer: 'never' }),
+            proposePlan: async () => {
+              throw new Error('card failed');
+            },
           },
         },
       },
-    });
+    );
     const events = await collect(engine.run('go'));
     expect(only(events, 'tool_finished').map((e) => e.status)).toEqual(['error', 'error']);
     const contents = engine.messages.filter((m) => m.role === 'tool').map((m) => m.content);

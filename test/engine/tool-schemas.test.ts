@@ -36,10 +36,19 @@ describe('tool schemas', () => {
 
   it('a tool with its own name and description over a shared schema keeps its name and description', () => {
     const schema = z.object({ query: z.string().describe('what to look for') });
-    const make = (name: string) => defineTool({ name, description: `${name} things`, schema, metadata: { risk: 'low' }, execute: async () => 'ok' });
+    const make = (name: string) =>
+      defineTool({ name, description: `${name} things`, schema, metadata: { risk: 'low' }, execute: async () => 'ok' });
     const [a, b] = new ToolRegistry([make('notes__find'), make('wiki__find')]).schemas();
-    expect([a!.name, a!.description, b!.name, b!.description]).toEqual(['notes__find', 'notes__find things', 'wiki__find', 'wiki__find things']);
+    expect([a!.name, a!.description, b!.name, b!.description]).toEqual([
+      'notes__find',
+      'notes__find things',
+      'wiki__find',
+      'wiki__find things',
+    ]);
     expect(a!.parameters).toBe(b!.parameters);
-    expect(a!.parameters).toMatchObject({ type: 'object', properties: { query: { type: 'string', description: 'what to look for' } } });
+    expect(a!.parameters).toMatchObject({
+      type: 'object',
+      properties: { query: { type: 'string', description: 'what to look for' } },
+    });
   });
 });

@@ -33,8 +33,17 @@ describe('a plain turn', () => {
       'assistant_message',
       'turn_end',
     ]);
-    expect(only(events, 'assistant_delta').map((e) => e.text).join('')).toBe('Hello there, friend');
-    expect(only(events, 'turn_end')[0]).toEqual({ type: 'turn_end', status: 'completed', iterations: 1, pendingSteering: 0 });
+    expect(
+      only(events, 'assistant_delta')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('Hello there, friend');
+    expect(only(events, 'turn_end')[0]).toEqual({
+      type: 'turn_end',
+      status: 'completed',
+      iterations: 1,
+      pendingSteering: 0,
+    });
     expect(engine.messages[1]).toMatchObject({
       role: 'assistant',
       content: 'Hello there, friend',
@@ -121,10 +130,18 @@ describe('the iteration rail', () => {
 describe('provider errors', () => {
   it('keeps the text streamed before a failure, appends an error notice and emits error', async () => {
     const { engine } = engineWith([
-      say('partial answer here', { chunkSize: 8, failAfterChunks: 2, error: new ProviderError('server', 'The model provider had a server error (500).') }),
+      say('partial answer here', {
+        chunkSize: 8,
+        failAfterChunks: 2,
+        error: new ProviderError('server', 'The model provider had a server error (500).'),
+      }),
     ]);
     const events = await collect(engine.run('q'));
-    expect(only(events, 'error')[0]).toEqual({ type: 'error', message: 'The model provider had a server error (500).', errorKind: 'server' });
+    expect(only(events, 'error')[0]).toEqual({
+      type: 'error',
+      message: 'The model provider had a server error (500).',
+      errorKind: 'server',
+    });
     expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'error' });
     expect(engine.messages.slice(1)).toMatchObject([
       { role: 'assistant', content: 'partial answer h' },
@@ -134,9 +151,12 @@ describe('provider errors', () => {
   });
 
   it('never keeps half-formed tool calls from a failed stream', async () => {
-    const { engine } = engineWith([{ text: 'let me look', toolCalls: [call('look')], error: new Error('socket hang up') }], {
-      tools: [recordingTool('look', lowRisk)],
-    });
+    const { engine } = engineWith(
+      [{ text: 'let me look', toolCalls: [call('look')], error: new Error('socket hang up') }],
+      {
+        tools: [recordingTool('look', lowRisk)],
+      },
+    );
     const events = await collect(engine.run('q'));
     expect(only(events, 'error')[0]!.message).toContain('socket hang up');
     expect(engine.messages[1]).toEqual(expect.objectContaining({ role: 'assistant', content: 'let me look' }));
@@ -151,7 +171,10 @@ describe('provider errors', () => {
   });
 
   it('retry() re-runs the failed turn without a new user message', async () => {
-    const { engine, provider } = engineWith([{ error: new ProviderError('rate_limited', 'Rate limited.') }, say('ok now')]);
+    const { engine, provider } = engineWith([
+      { error: new ProviderError('rate_limited', 'Rate limited.') },
+      say('ok now'),
+    ]);
     await collect(engine.run('question'));
     const events = await collect(engine.retry());
     expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed' });
@@ -221,7 +244,10 @@ describe('bad model output never throws out of the loop', () => {
 
   it('answers an unknown tool with an error the model can read', async () => {
     const { tools, events } = await resultsFor([callTools(call('teleport', { to: 'mars' }))]);
-    expect(JSON.parse(tools[0]!.content)).toMatchObject({ reason: 'unknown tool: teleport', available_tools: ['write_note', 'explode'] });
+    expect(JSON.parse(tools[0]!.content)).toMatchObject({
+      reason: 'unknown tool: teleport',
+      available_tools: ['write_note', 'explode'],
+    });
     expect(only(events, 'tool_finished')[0]).toMatchObject({ status: 'error', name: 'teleport' });
     expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed' });
   });
@@ -235,25 +261,32 @@ describe('bad model output never throws out of the loop', () => {
   });
 
   it('diagnoses arguments cut off by the output limit', async () => {
-    const { tools } = await resultsFor([{ toolCalls: [call('write_note', '{"title": "a", "body": "lon')], finishReason: 'length' }]);
+    const { tools } = await resultsFor([
+      { toolCalls: [call('write_note', '{"title": "a", "body": "lon')], finishReason: 'length' },
+    ]);
     expect(tools[0]!.content).toContain('cut off by the output limit');
   });
 
   it('diagnoses arguments that are not a JSON object, and shrinks long junk in history', async () => {
     const junk = `<tool>${'x'.repeat(5000)}</tool>`;
-    const { tools, engine, provider } = await resultsFor([callTools(call('write_note', junk)), ]);
+    const { tools, engine, provider } = await resultsFor([callTools(call('write_note', junk))]);
     expect(tools[0]!.content).toContain('not a JSON object');
     const stored = engine.messages.find((m) => m.role === 'assistant' && m.tool_calls)!;
     const args = (stored as Extract<Message, { role: 'assistant' }>).tool_calls![0]!.function.arguments;
     expect(args.length).toBeLessThan(400);
-    expect(JSON.parse(args)).toEqual({ _raw: expect.stringContaining('[unparsed tool-call text, 5013 chars, truncated in history]') });
+    expect(JSON.parse(args)).toEqual({
+      _raw: expect.stringContaining('[unparsed tool-call text, 5013 chars, truncated in history]'),
+    });
     expect(JSON.stringify(provider.requests[1])).not.toContain('x'.repeat(300));
   });
 
   it('keeps short junk whole, and treats a JSON array as not an object', async () => {
     const { tools, engine } = await resultsFor([callTools(call('write_note', '[1,2]'))]);
     expect(tools[0]!.content).toContain('not a JSON object');
-    const stored = engine.messages.find((m) => m.role === 'assistant' && m.tool_calls) as Extract<Message, { role: 'assistant' }>;
+    const stored = engine.messages.find((m) => m.role === 'assistant' && m.tool_calls) as Extract<
+      Message,
+      { role: 'assistant' }
+    >;
     expect(JSON.parse(stored.tool_calls![0]!.function.arguments)).toEqual({ _raw: '[1,2]' });
   });
 
@@ -291,13 +324,22 @@ describe('tool-call ids are unique within a session', () => {
     const resultIds = engine.messages.flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : []));
     expect(resultIds.sort()).toEqual([...ids].sort());
     const last = provider.requests[3]!.messages;
-    expect(last.filter((m) => m.role === 'tool').map((m) => (m as { tool_call_id: string }).tool_call_id).sort()).toEqual([...ids].sort());
+    expect(
+      last
+        .filter((m) => m.role === 'tool')
+        .map((m) => (m as { tool_call_id: string }).tool_call_id)
+        .sort(),
+    ).toEqual([...ids].sort());
   });
 
   it('knows the ids already used by a reloaded history', async () => {
     const history: Message[] = [
       { role: 'user', content: 'old' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'look', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'look', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_0', content: 'ok' },
       { role: 'assistant', content: 'done' },
     ];
@@ -306,7 +348,10 @@ describe('tool-call ids are unique within a session', () => {
       tools: [recordingTool('look', lowRisk)],
     });
     await collect(engine.run('again'));
-    const newCall = engine.messages.slice(4).find((m) => m.role === 'assistant' && m.tool_calls) as Extract<Message, { role: 'assistant' }>;
+    const newCall = engine.messages.slice(4).find((m) => m.role === 'assistant' && m.tool_calls) as Extract<
+      Message,
+      { role: 'assistant' }
+    >;
     expect(newCall.tool_calls![0]!.id).not.toBe('call_0');
   });
 });
@@ -328,8 +373,15 @@ describe('switching model', () => {
     const seeing = new ScriptedProvider([say('nice picture')], { capabilities: { vision: true } });
     const blind = new ScriptedProvider([say('what picture?')], { capabilities: { vision: false } });
     const engine = new TurnEngine({ provider: (m) => (m === 'blind' ? blind : seeing), model: 'seeing' });
-    await collect(engine.run([{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } }]));
-    expect(await engine.switchModel('blind')).toBe('Model switched to blind — earlier images cannot be seen by this model');
+    await collect(
+      engine.run([
+        { type: 'text', text: 'look' },
+        { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } },
+      ]),
+    );
+    expect(await engine.switchModel('blind')).toBe(
+      'Model switched to blind — earlier images cannot be seen by this model',
+    );
     await collect(engine.run('and now?'));
     expect(JSON.stringify(blind.requests[0])).not.toContain('data:image/png');
     expect(JSON.stringify(blind.requests[0])).toContain('not viewable by this model');

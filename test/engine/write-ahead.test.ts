@@ -30,7 +30,12 @@ function world(): World {
   return { store: [], inbox: new InMemoryInbox(), ledger: new InMemoryToolLedger() };
 }
 
-function engineIn(w: World, steps: Step[], tools: ToolDefinition[], options: { messages?: Message[]; ledger?: ToolLedger } = {}) {
+function engineIn(
+  w: World,
+  steps: Step[],
+  tools: ToolDefinition[],
+  options: { messages?: Message[]; ledger?: ToolLedger } = {},
+) {
   const provider = new ScriptedProvider(steps);
   const engine = new TurnEngine({
     provider,
@@ -49,7 +54,11 @@ function engineIn(w: World, steps: Step[], tools: ToolDefinition[], options: { m
 }
 
 /** Run a turn until `until` holds for an event, then abandon it (the process dies). */
-async function runUntil(engine: TurnEngine, text: string, until: (event: EngineEvent) => boolean): Promise<EngineEvent[]> {
+async function runUntil(
+  engine: TurnEngine,
+  text: string,
+  until: (event: EngineEvent) => boolean,
+): Promise<EngineEvent[]> {
   const events = engine.run(text)[Symbol.asyncIterator]();
   const seen: EngineEvent[] = [];
   for (;;) {
@@ -107,11 +116,21 @@ describe('write-ahead start', () => {
   it('when the start cannot be recorded, the tool does not run and the model is told why', async () => {
     const w = world();
     const log: string[] = [];
-    const ledger: ToolLedger = { markStarted: async () => Promise.reject(new Error('disk full')), started: async () => new Set() };
-    const { engine, provider } = engineIn(w, [callTools(call('write')), say('I could not run it')], [recordingTool('write', lowRisk, { log })], { ledger });
+    const ledger: ToolLedger = {
+      markStarted: async () => Promise.reject(new Error('disk full')),
+      started: async () => new Set(),
+    };
+    const { engine, provider } = engineIn(
+      w,
+      [callTools(call('write')), say('I could not run it')],
+      [recordingTool('write', lowRisk, { log })],
+      { ledger },
+    );
     const events = await collect(engine.run('go'));
     expect(log).toEqual([]);
-    expect(only(events, 'tool_finished')).toMatchObject([{ status: 'error', resultPreview: expect.stringContaining('could not record') }]);
+    expect(only(events, 'tool_finished')).toMatchObject([
+      { status: 'error', resultPreview: expect.stringContaining('could not record') },
+    ]);
     expect(provider.requests).toHaveLength(2);
   });
 });
@@ -120,18 +139,36 @@ describe('resume decides each unanswered call on its own', () => {
   it('a call that started is answered "interrupted by a restart", never run again, and the turn goes on', async () => {
     const w = world();
     const runs: string[] = [];
-    const first = engineIn(w, [callTools(call('migrate'))], [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)]);
+    const first = engineIn(
+      w,
+      [callTools(call('migrate'))],
+      [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)],
+    );
     await runUntil(first.engine, 'migrate', (e) => e.type === 'tool_started');
     await waitFor(() => runs.length === 1);
 
-    const second = engineIn(w, [say('It was interrupted; shall I check?')], [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)], { messages: w.store });
+    const second = engineIn(
+      w,
+      [say('It was interrupted; shall I check?')],
+      [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)],
+      { messages: w.store },
+    );
     const events = await collect(second.engine.resume());
     expect(runs).toEqual(['migrate']);
     expect(only(events, 'tool_started')).toEqual([]);
-    expect(only(events, 'tool_finished')).toMatchObject([{ name: 'migrate', status: 'interrupted', restart: 'not_rerun', resultPreview: expect.stringContaining(INTERRUPTED_BY_RESTART) }]);
+    expect(only(events, 'tool_finished')).toMatchObject([
+      {
+        name: 'migrate',
+        status: 'interrupted',
+        restart: 'not_rerun',
+        resultPreview: expect.stringContaining(INTERRUPTED_BY_RESTART),
+      },
+    ]);
     expect(only(events, 'turn_end')).toMatchObject([{ status: 'completed' }]);
     const sent = second.provider.requests[0]!.messages;
-    expect(toolResults(sent)).toEqual([{ id: expect.any(String), content: expect.stringContaining(INTERRUPTED_BY_RESTART) }]);
+    expect(toolResults(sent)).toEqual([
+      { id: expect.any(String), content: expect.stringContaining(INTERRUPTED_BY_RESTART) },
+    ]);
   });
 
   it('a call that started runs again when its tool is idempotent, and its card is told so', async () => {
@@ -140,7 +177,9 @@ describe('resume decides each unanswered call on its own', () => {
     const read: ToolMetadata = { risk: 'low', category: 'read', idempotent: true };
     const first = engineIn(w, [callTools(call('read_file'))], [hangingTool('read_file', read, runs)]);
     await runUntil(first.engine, 'read', (e) => e.type === 'tool_started');
-    const second = engineIn(w, [say('Here it is.')], [recordingTool('read_file', read, { log: runs })], { messages: w.store });
+    const second = engineIn(w, [say('Here it is.')], [recordingTool('read_file', read, { log: runs })], {
+      messages: w.store,
+    });
     const events = await collect(second.engine.resume());
     expect(runs).toEqual(['read_file', 'start:read_file', 'end:read_file']);
     expect(only(events, 'tool_started')).toMatchObject([{ name: 'read_file', restart: 'rerun' }]);
@@ -166,7 +205,14 @@ describe('resume decides each unanswered call on its own', () => {
     const w = world();
     const log: string[] = [];
     // The crash came after the assistant message was stored, before any tool started.
-    w.store.push({ role: 'user', content: 'look' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'look', arguments: '{}' } }] });
+    w.store.push(
+      { role: 'user', content: 'look' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'look', arguments: '{}' } }],
+      },
+    );
     const { engine } = engineIn(w, [say('seen')], [recordingTool('look', lowRisk, { log })], { messages: w.store });
     await collect(engine.resume());
     expect(log).toEqual(['start:look', 'end:look']);
@@ -180,7 +226,8 @@ describe('resume decides each unanswered call on its own', () => {
     const item = w.inbox.pending('s1')[0]!;
     const second = engineIn(w, [say('ok')], [recordingTool('deploy', risky)], { messages: w.store });
     const events = await collect(second.engine.resume(), (event) => {
-      if (event.type === 'permission_required') setTimeout(() => w.inbox.resolve(item.id, { kind: 'approval', outcome: 'deny' }), 1);
+      if (event.type === 'permission_required')
+        setTimeout(() => w.inbox.resolve(item.id, { kind: 'approval', outcome: 'deny' }), 1);
     });
     expect(only(events, 'permission_required')).toHaveLength(1);
     expect(w.inbox.pending('s1')).toEqual([]);
@@ -193,10 +240,23 @@ describe('resume decides each unanswered call on its own', () => {
     const store = (): Message[] => w.store;
     // One round of four: a was done, b was running (started), c was approved but never
     // started, d needs no approval and never started.
-    const calls = ['a', 'b', 'c', 'd'].map((id) => ({ id, type: 'function' as const, function: { name: `t_${id}`, arguments: '{}' } }));
-    store().push({ role: 'user', content: 'four things' }, { role: 'assistant', content: null, tool_calls: calls }, { role: 'tool', tool_call_id: 'a', content: 'a done' });
+    const calls = ['a', 'b', 'c', 'd'].map((id) => ({
+      id,
+      type: 'function' as const,
+      function: { name: `t_${id}`, arguments: '{}' },
+    }));
+    store().push(
+      { role: 'user', content: 'four things' },
+      { role: 'assistant', content: null, tool_calls: calls },
+      { role: 'tool', tool_call_id: 'a', content: 'a done' },
+    );
     await w.ledger.markStarted('s1', 'a', ['a', 'b']);
-    const approval = w.inbox.open({ sessionId: 's1', toolCallId: 'c', kind: 'approval', choices: ['once', 'always_tool', 'deny'] });
+    const approval = w.inbox.open({
+      sessionId: 's1',
+      toolCallId: 'c',
+      kind: 'approval',
+      choices: ['once', 'always_tool', 'deny'],
+    });
     w.inbox.resolve(approval.id, { kind: 'approval', outcome: 'once' });
     const tools = [
       recordingTool('t_a', lowRisk, { log: runs }),
@@ -204,7 +264,9 @@ describe('resume decides each unanswered call on its own', () => {
       recordingTool('t_c', risky, { log: runs }),
       recordingTool('t_d', lowRisk, { log: runs }),
     ];
-    const { engine, provider } = engineIn(w, [say('Three of four done; b was interrupted.')], tools, { messages: store() });
+    const { engine, provider } = engineIn(w, [say('Three of four done; b was interrupted.')], tools, {
+      messages: store(),
+    });
     const events = await collect(engine.resume());
     expect(runs).toEqual(['start:t_c', 'end:t_c', 'start:t_d', 'end:t_d']);
     expect(only(events, 'tool_finished').map((e) => [e.toolCallId, e.status])).toEqual([
@@ -244,10 +306,16 @@ describe('a stop always lands', () => {
   it('while a resumed turn starts: nothing runs; a started call still says it was cut by the restart', async () => {
     const w = world();
     const log: string[] = [];
-    const calls = ['a', 'b'].map((id) => ({ id, type: 'function' as const, function: { name: 'write', arguments: '{}' } }));
+    const calls = ['a', 'b'].map((id) => ({
+      id,
+      type: 'function' as const,
+      function: { name: 'write', arguments: '{}' },
+    }));
     w.store.push({ role: 'user', content: 'go' }, { role: 'assistant', content: null, tool_calls: calls });
     await w.ledger.markStarted('s1', 'a', ['a']);
-    const { engine, provider } = engineIn(w, [say('never')], [recordingTool('write', lowRisk, { log })], { messages: w.store });
+    const { engine, provider } = engineIn(w, [say('never')], [recordingTool('write', lowRisk, { log })], {
+      messages: w.store,
+    });
     const events = engine.resume();
     expect(engine.requestInterrupt()).toBe(true);
     const seen = await collect(events);

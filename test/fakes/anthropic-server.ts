@@ -56,7 +56,10 @@ const STATUS_OF: Record<keyof typeof ANTHROPIC_ERRORS, number> = {
   overloaded: 529,
 };
 
-export function errorBody(type: string, message: string): { type: 'error'; error: { type: string; message: string }; request_id: string } {
+export function errorBody(
+  type: string,
+  message: string,
+): { type: 'error'; error: { type: string; message: string }; request_id: string } {
   return { type: 'error', error: { type, message }, request_id: 'req_fake_0001' };
 }
 
@@ -87,7 +90,10 @@ export function messageEvents(blocks: FakeBlock[], options: StreamOptions = {}):
   ];
   blocks.forEach((block, index) => events.push(...blockEvents(block, index, size)));
   events.push(
-    event('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output ?? 10 } }),
+    event('message_delta', {
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: usage.output ?? 10 },
+    }),
     event('message_stop', {}),
   );
   return events;
@@ -104,7 +110,11 @@ function blockEvents(block: FakeBlock, index: number, size: number): SseEvent[] 
   const stop = event('content_block_stop', { index });
   switch (block.type) {
     case 'text':
-      return [start({ type: 'text', text: '' }), ...pieces(block.text, size).map((text) => textDeltaEvent(index, text)), stop];
+      return [
+        start({ type: 'text', text: '' }),
+        ...pieces(block.text, size).map((text) => textDeltaEvent(index, text)),
+        stop,
+      ];
     case 'thinking':
       return [
         start({ type: 'thinking', thinking: '', signature: '' }),
@@ -119,7 +129,9 @@ function blockEvents(block: FakeBlock, index: number, size: number): SseEvent[] 
       return [
         start({ type: 'tool_use', id: block.id, name: block.name, input: {} }),
         delta({ type: 'input_json_delta', partial_json: '' }),
-        ...pieces(JSON.stringify(block.input), size).map((partial_json) => delta({ type: 'input_json_delta', partial_json })),
+        ...pieces(JSON.stringify(block.input), size).map((partial_json) =>
+          delta({ type: 'input_json_delta', partial_json }),
+        ),
         stop,
       ];
   }
@@ -147,15 +159,28 @@ export class FakeAnthropic extends HttpFake {
 
   /** Every reply passes the same gate as the real API: the route, then a key in either header. */
   override reply(...replies: ReplyScript[]): this {
-    return super.reply(...replies.map((script) => (request: RecordedRequest) => gate(request) ?? (typeof script === 'function' ? script(request) : script)));
+    return super.reply(
+      ...replies.map(
+        (script) => (request: RecordedRequest) =>
+          gate(request) ?? (typeof script === 'function' ? script(request) : script),
+      ),
+    );
   }
 
   replyText(text: string, options: StreamOptions = {}): this {
     return this.replyBlocks([{ type: 'text', text }], options);
   }
 
-  replyThinking(thinking: string, signature: string, then: { text: string } | { toolUse: FakeToolUse[] }, options: StreamOptions = {}): this {
-    const rest: FakeBlock[] = 'text' in then ? [{ type: 'text', text: then.text }] : then.toolUse.map((call) => ({ type: 'tool_use', ...call }));
+  replyThinking(
+    thinking: string,
+    signature: string,
+    then: { text: string } | { toolUse: FakeToolUse[] },
+    options: StreamOptions = {},
+  ): this {
+    const rest: FakeBlock[] =
+      'text' in then
+        ? [{ type: 'text', text: then.text }]
+        : then.toolUse.map((call) => ({ type: 'tool_use', ...call }));
     return this.replyBlocks([{ type: 'thinking', thinking, signature }, ...rest], options);
   }
 
@@ -171,12 +196,21 @@ export class FakeAnthropic extends HttpFake {
   /** An HTTP error: a ready body by name (429 and 5xx carry `retry-after-ms: 10`), or any status and body. */
   replyError(error: keyof typeof ANTHROPIC_ERRORS): this;
   replyError(status: number, body: unknown, headers?: Record<string, string>): this;
-  replyError(statusOrName: number | keyof typeof ANTHROPIC_ERRORS, body?: unknown, headers?: Record<string, string>): this {
+  replyError(
+    statusOrName: number | keyof typeof ANTHROPIC_ERRORS,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): this {
     const status = typeof statusOrName === 'number' ? statusOrName : STATUS_OF[statusOrName];
     const payload = typeof statusOrName === 'number' ? body : ANTHROPIC_ERRORS[statusOrName];
     // The SDK retries 429 and 5xx after `retry-after-ms`; without it a test waits ~0.5 s × 2ⁿ.
     const retry: Record<string, string> = status === 429 || status >= 500 ? { 'retry-after-ms': '10' } : {};
-    return this.reply({ kind: 'json', status, body: payload, headers: { 'request-id': 'req_fake_0001', ...retry, ...headers } });
+    return this.reply({
+      kind: 'json',
+      status,
+      body: payload,
+      headers: { 'request-id': 'req_fake_0001', ...retry, ...headers },
+    });
   }
 
   /** An `error` event after some text: the API's way of failing once the 200 has gone out. */
@@ -192,12 +226,18 @@ export class FakeAnthropic extends HttpFake {
 
   /** Stream the first `events` events of a text answer, then go silent with the socket open. */
   replyStallAfter(events: number, text = 'this answer never ends'): this {
-    return this.reply({ kind: 'sse_then_stall', events: messageEvents([{ type: 'text', text }], { chunkSize: 4 }).slice(0, events) });
+    return this.reply({
+      kind: 'sse_then_stall',
+      events: messageEvents([{ type: 'text', text }], { chunkSize: 4 }).slice(0, events),
+    });
   }
 
   /** Stream the first `events` events of a text answer, then destroy the socket. */
   replyDropAfter(events: number, text = 'this answer is cut'): this {
-    return this.reply({ kind: 'sse_then_drop', events: messageEvents([{ type: 'text', text }], { chunkSize: 4 }).slice(0, events) });
+    return this.reply({
+      kind: 'sse_then_drop',
+      events: messageEvents([{ type: 'text', text }], { chunkSize: 4 }).slice(0, events),
+    });
   }
 
   /** The Anthropic-specific headers of request `index` (both auth styles are accepted). */
@@ -215,7 +255,11 @@ export class FakeAnthropic extends HttpFake {
  */
 function gate(request: RecordedRequest): FakeReply | undefined {
   if (request.method !== 'POST' || request.path.split('?')[0] !== '/v1/messages') {
-    return { kind: 'json', status: 404, body: errorBody('not_found_error', `Not Found: ${request.method} ${request.path}`) };
+    return {
+      kind: 'json',
+      status: 404,
+      body: errorBody('not_found_error', `Not Found: ${request.method} ${request.path}`),
+    };
   }
   const { authorization } = request.headers;
   const apiKey = request.headers['x-api-key'];
@@ -234,8 +278,17 @@ function modelList(request: RecordedRequest): FakeReply {
   if (!authorization?.startsWith('Bearer ') && !request.headers['x-api-key']) {
     return { kind: 'json', status: 401, body: errorBody('authentication_error', 'x-api-key header is required') };
   }
-  const data = FAKE_ANTHROPIC_MODELS.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' }));
-  return { kind: 'json', status: 200, body: { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null } };
+  const data = FAKE_ANTHROPIC_MODELS.map((id) => ({
+    type: 'model',
+    id,
+    display_name: id,
+    created_at: '2025-01-01T00:00:00Z',
+  }));
+  return {
+    kind: 'json',
+    status: 200,
+    body: { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null },
+  };
 }
 
 function echoLastUserText(request: RecordedRequest): FakeReply {

@@ -124,7 +124,13 @@ export class FakeDiscordCdn {
     const hm = url.searchParams.get('hm');
     const unsigned = `${url.pathname}?ex=${url.searchParams.get('ex') ?? ''}&is=${url.searchParams.get('is') ?? ''}`;
     const signed = stored !== undefined && hm !== null && stored.signatures.has(hm) && this.signature(unsigned) === hm;
-    const request: CdnRequest = { method: req.method ?? 'GET', path: url.pathname, signed, status: 0, headers: req.headers };
+    const request: CdnRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      signed,
+      status: 0,
+      headers: req.headers,
+    };
     this.requests.push(request);
     const failure = this.failures.shift();
     if (failure === 'hang-up') {
@@ -134,7 +140,10 @@ export class FakeDiscordCdn {
     }
     if (failure) {
       request.status = failure.status;
-      res.writeHead(failure.status, { 'content-type': failure.contentType ?? 'text/plain', ...(failure.location ? { location: failure.location } : {}) });
+      res.writeHead(failure.status, {
+        'content-type': failure.contentType ?? 'text/plain',
+        ...(failure.location ? { location: failure.location } : {}),
+      });
       res.end(failure.body ?? '');
       return;
     }

@@ -45,11 +45,22 @@ describe('files people share', () => {
   it('a message with attachments arrives with their names, sizes, types and CDN URLs, which serve the bytes; a tampered URL is 404', async () => {
     const { fake, client } = await start();
     const received = nextMessage(client);
-    const sent = fake.sendMessage({ content: '', attachments: [{ name: 'shot.png', data: PNG, contentType: 'image/png' }, { name: 'data.csv', data: 'a,b\n1,2\n', contentType: 'text/csv' }] });
+    const sent = fake.sendMessage({
+      content: '',
+      attachments: [
+        { name: 'shot.png', data: PNG, contentType: 'image/png' },
+        { name: 'data.csv', data: 'a,b\n1,2\n', contentType: 'text/csv' },
+      ],
+    });
     const message = await received;
     expect(message.content).toBe('');
     const [png, csv] = [...message.attachments.values()];
-    expect(png).toMatchObject({ id: sent.attachments[0]!.id, name: 'shot.png', size: PNG.length, contentType: 'image/png' });
+    expect(png).toMatchObject({
+      id: sent.attachments[0]!.id,
+      name: 'shot.png',
+      size: PNG.length,
+      contentType: 'image/png',
+    });
     expect(csv).toMatchObject({ name: 'data.csv', size: 8, contentType: 'text/csv' });
     expect(new URL(png!.url).origin).toBe(`http://127.0.0.1:${fake.port}`);
 
@@ -73,16 +84,26 @@ describe('files people share', () => {
 
   it('a forward arrives with empty content, a FORWARD reference and the original text and files as a message snapshot', async () => {
     const { fake, client } = await start();
-    const original = fake.sendMessage({ content: 'the deploy log', authorId: DISCORD_IDS.otherHumanUserId, attachments: [{ name: 'deploy.log', data: 'ok\n', contentType: 'text/plain' }] });
+    const original = fake.sendMessage({
+      content: 'the deploy log',
+      authorId: DISCORD_IDS.otherHumanUserId,
+      attachments: [{ name: 'deploy.log', data: 'ok\n', contentType: 'text/plain' }],
+    });
     const received = nextMessage(client, (m) => m.id !== original.id);
     const forward = fake.forwardMessage({ messageId: original.id, channelId: DISCORD_IDS.seededThreadId });
     const message = await received;
     expect(message.id).toBe(forward.id);
     expect(message.content).toBe('');
-    expect(message.reference).toMatchObject({ type: MessageReferenceType.Forward, messageId: original.id, channelId: DISCORD_IDS.generalChannelId });
+    expect(message.reference).toMatchObject({
+      type: MessageReferenceType.Forward,
+      messageId: original.id,
+      channelId: DISCORD_IDS.generalChannelId,
+    });
     const snapshot = message.messageSnapshots.first()!;
     expect(snapshot.content).toBe('the deploy log');
-    expect([...snapshot.attachments.values()].map((a) => [a.name, a.url])).toEqual([['deploy.log', original.attachments[0]!.url]]);
+    expect([...snapshot.attachments.values()].map((a) => [a.name, a.url])).toEqual([
+      ['deploy.log', original.attachments[0]!.url],
+    ]);
   });
 });
 
@@ -101,7 +122,9 @@ describe('files the bot uploads', () => {
     const { fake, client } = await start({ uploadLimitBytes: 10 });
     const channel = (await client.channels.fetch(DISCORD_IDS.generalChannelId)) as TextChannel;
     const before = fake.thread(DISCORD_IDS.generalChannelId).length;
-    const refused = await channel.send({ files: [{ attachment: Buffer.alloc(11), name: 'big.bin' }] }).catch((error: unknown) => error);
+    const refused = await channel
+      .send({ files: [{ attachment: Buffer.alloc(11), name: 'big.bin' }] })
+      .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(DiscordAPIError);
     expect(refused).toMatchObject({ status: 413, code: 40005, message: 'Request entity too large' });
     expect(fake.thread(DISCORD_IDS.generalChannelId)).toHaveLength(before);

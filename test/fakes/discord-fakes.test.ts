@@ -41,9 +41,17 @@ async function startFake(options: FakeDiscordOptions = {}): Promise<FakeDiscord>
 }
 
 /** The bot as the connector will build it, pointed at the fake; resolves on `clientReady`. */
-async function startBot(fake: FakeDiscord, options: Partial<ClientOptions> & { fastReidentify?: boolean } = {}): Promise<Client<true>> {
+async function startBot(
+  fake: FakeDiscord,
+  options: Partial<ClientOptions> & { fastReidentify?: boolean } = {},
+): Promise<Client<true>> {
   const { fastReidentify, ...overrides } = options;
-  const client = new Client({ intents: INTENTS, partials: PARTIALS, ...fake.clientOptions({ fastReidentify: fastReidentify ?? false }), ...overrides });
+  const client = new Client({
+    intents: INTENTS,
+    partials: PARTIALS,
+    ...fake.clientOptions({ fastReidentify: fastReidentify ?? false }),
+    ...overrides,
+  });
   cleanups.push(() => client.destroy());
   const ready = once(client, Events.ClientReady);
   await client.login(fake.token);
@@ -52,7 +60,12 @@ async function startBot(fake: FakeDiscord, options: Partial<ClientOptions> & { f
 }
 
 /** The next `event` whose arguments match, or a rejection after `timeoutMs`. */
-function nextEvent<E extends keyof ClientEvents>(client: Client, event: E, predicate: (...args: ClientEvents[E]) => boolean = () => true, timeoutMs = 15_000): Promise<ClientEvents[E]> {
+function nextEvent<E extends keyof ClientEvents>(
+  client: Client,
+  event: E,
+  predicate: (...args: ClientEvents[E]) => boolean = () => true,
+  timeoutMs = 15_000,
+): Promise<ClientEvents[E]> {
   return new Promise((resolve, reject) => {
     const listener = (...args: ClientEvents[E]): void => {
       if (!predicate(...args)) return;
@@ -104,10 +117,24 @@ describe('discord.js logs in to the fake', () => {
     // Only `rest.api` redirected it: the gateway URL came from GET /gateway/bot, sent with the bot token.
     const gatewayBot = await fake.rest.waitForCall('GET /gateway/bot');
     expect(gatewayBot.headers.authorization).toBe(`Bot ${fake.token}`);
-    expect(gatewayBot.headers['user-agent']).toMatch(/^DiscordBot \(https:\/\/discord\.js\.org, [\d.]+\) discord\.js\/14\./);
-    expect(fake.gateway.connections[0]).toMatchObject({ path: '/gateway', query: 'v=10&encoding=json', started: 'identify' });
-    const identify = fake.gateway.received.find((f) => f.op === 2)!.d as { intents: number; shard: number[]; compress: boolean };
-    expect(identify).toMatchObject({ intents: 1 | (1 << 9) | (1 << 15) | (1 << 10) | (1 << 12) | (1 << 13), shard: [0, 1], compress: false });
+    expect(gatewayBot.headers['user-agent']).toMatch(
+      /^DiscordBot \(https:\/\/discord\.js\.org, [\d.]+\) discord\.js\/14\./,
+    );
+    expect(fake.gateway.connections[0]).toMatchObject({
+      path: '/gateway',
+      query: 'v=10&encoding=json',
+      started: 'identify',
+    });
+    const identify = fake.gateway.received.find((f) => f.op === 2)!.d as {
+      intents: number;
+      shard: number[];
+      compress: boolean;
+    };
+    expect(identify).toMatchObject({
+      intents: 1 | (1 << 9) | (1 << 15) | (1 << 10) | (1 << 12) | (1 << 13),
+      shard: [0, 1],
+      compress: false,
+    });
 
     // Heartbeats flow and are acknowledged (discord.js measures its ping from the ACK).
     await fake.gateway.waitForHeartbeats(2);
@@ -143,11 +170,18 @@ describe('what people do reaches the bot', () => {
 
     // The seeded thread came with GUILD_CREATE, so its messages resolve to a ThreadChannel.
     const inThread = nextEvent(client, Events.MessageCreate, (m) => m.channelId === DISCORD_IDS.seededThreadId);
-    fake.sendMessage({ channelId: DISCORD_IDS.seededThreadId, content: 'and a second idea', authorId: DISCORD_IDS.otherHumanUserId });
+    fake.sendMessage({
+      channelId: DISCORD_IDS.seededThreadId,
+      content: 'and a second idea',
+      authorId: DISCORD_IDS.otherHumanUserId,
+    });
     const [threadMessage] = await inThread;
     expect(threadMessage.channel.isThread()).toBe(true);
     expect(threadMessage.content).toBe('and a second idea');
-    expect(fake.transcript(DISCORD_IDS.seededThreadId)).toEqual(['ada: first idea: a blog post', 'grace: and a second idea']);
+    expect(fake.transcript(DISCORD_IDS.seededThreadId)).toEqual([
+      'ada: first idea: a blog post',
+      'grace: and a second idea',
+    ]);
   });
 
   it('without the MessageContent intent, content is withheld unless the message mentions the bot', async () => {
@@ -237,13 +271,22 @@ describe('the bot answers', () => {
     await interaction.update({ content: 'Approved by ada', components: [] });
 
     const callback = fake.rest.callsTo('POST /interactions/:interaction/:token/callback')[0]!;
-    expect(callback).toMatchObject({ status: 204, query: { with_response: 'false' }, body: { type: 7, data: { content: 'Approved by ada', components: [] } } });
+    expect(callback).toMatchObject({
+      status: 204,
+      query: { with_response: 'false' },
+      body: { type: 7, data: { content: 'Approved by ada', components: [] } },
+    });
     expect(callback.headers.authorization).toBeUndefined();
-    expect(fake.message(DISCORD_IDS.generalChannelId, card.id)).toMatchObject({ content: 'Approved by ada', components: [] });
+    expect(fake.message(DISCORD_IDS.generalChannelId, card.id)).toMatchObject({
+      content: 'Approved by ada',
+      components: [],
+    });
     expect(fake.interaction(click.id)?.response?.type).toBe(7);
 
     // The same interaction answered again (a second process, a retry): 40060.
-    const again = await rejectionOf(client.rest.post(Routes.interactionCallback(click.id, click.token), { body: { type: 6 }, auth: false }));
+    const again = await rejectionOf(
+      client.rest.post(Routes.interactionCallback(click.id, click.token), { body: { type: 6 }, auth: false }),
+    );
     expect(again).toMatchObject({ code: 40060, status: 400 });
 
     // A click made 3.5 s ago: its token is dead before the bot can answer.
@@ -256,7 +299,7 @@ describe('the bot answers', () => {
     expect(late).toMatchObject({ code: 10062, status: 404 });
   });
 
-  it('a click answered with a modal (type 9): a modal past Discord\'s limits is 50035; the submit (type 5) carries the values and the clicked message; a modal cannot answer a modal', async () => {
+  it("a click answered with a modal (type 9): a modal past Discord's limits is 50035; the submit (type 5) carries the values and the clicked message; a modal cannot answer a modal", async () => {
     const fake = await startFake();
     const client = await startBot(fake);
     const channel = await general(client);
@@ -268,11 +311,26 @@ describe('the bot answers', () => {
     if (!interaction.isButton()) throw new Error('expected a button interaction');
     const input = { type: 4, custom_id: 'why', label: 'Why (optional)', style: 2, required: false, max_length: 500 };
     // A title past 45 characters, and a row of two inputs, are refused as Discord refuses them.
-    const tooLong = await rejectionOf(interaction.showModal({ custom_id: 'm', title: 'x'.repeat(46), components: [{ type: 1, components: [input] }] }));
-    expect(tooLong).toMatchObject({ code: 50035, rawError: { errors: { data: { title: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } } } });
-    const twoInRow = await rejectionOf(interaction.showModal({ custom_id: 'm', title: 'Why?', components: [{ type: 1, components: [input, { ...input, custom_id: 'w2' }] }] }));
+    const tooLong = await rejectionOf(
+      interaction.showModal({ custom_id: 'm', title: 'x'.repeat(46), components: [{ type: 1, components: [input] }] }),
+    );
+    expect(tooLong).toMatchObject({
+      code: 50035,
+      rawError: { errors: { data: { title: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } } },
+    });
+    const twoInRow = await rejectionOf(
+      interaction.showModal({
+        custom_id: 'm',
+        title: 'Why?',
+        components: [{ type: 1, components: [input, { ...input, custom_id: 'w2' }] }],
+      }),
+    );
     expect(twoInRow).toMatchObject({ code: 50035 });
-    await interaction.showModal({ custom_id: 'why-modal', title: 'Why?', components: [{ type: 1, components: [input] }] });
+    await interaction.showModal({
+      custom_id: 'why-modal',
+      title: 'Why?',
+      components: [{ type: 1, components: [input] }],
+    });
     expect(fake.interaction(click.id)?.response?.type).toBe(9);
 
     const submitted = nextEvent(client, Events.InteractionCreate);
@@ -284,8 +342,15 @@ describe('the bot answers', () => {
     expect(submit.user.id).toBe(DISCORD_IDS.humanUserId);
     expect(submit.message?.id).toBe(answer.id);
     // A modal cannot answer a modal.
-    const modalAgain = { type: 9, data: { custom_id: 'again', title: 'Again?', components: [{ type: 1, components: [input] }] } };
-    expect(await rejectionOf(client.rest.post(Routes.interactionCallback(submit.id, submit.token), { body: modalAgain, auth: false }))).toMatchObject({ code: 50035 });
+    const modalAgain = {
+      type: 9,
+      data: { custom_id: 'again', title: 'Again?', components: [{ type: 1, components: [input] }] },
+    };
+    expect(
+      await rejectionOf(
+        client.rest.post(Routes.interactionCallback(submit.id, submit.token), { body: modalAgain, auth: false }),
+      ),
+    ).toMatchObject({ code: 50035 });
   });
 
   it('a modal submit is answered with a private reply', async () => {
@@ -297,7 +362,11 @@ describe('the bot answers', () => {
     const click = fake.clickButton({ messageId: answer.id, customId: 'deny:1' });
     const [interaction] = await clicked;
     if (!interaction.isButton()) throw new Error('expected a button interaction');
-    await interaction.showModal({ custom_id: 'why-modal', title: 'Why?', components: [{ type: 1, components: [{ type: 4, custom_id: 'why', label: 'Why', style: 1 }] }] });
+    await interaction.showModal({
+      custom_id: 'why-modal',
+      title: 'Why?',
+      components: [{ type: 1, components: [{ type: 4, custom_id: 'why', label: 'Why', style: 1 }] }],
+    });
     const submitted = nextEvent(client, Events.InteractionCreate);
     fake.submitModal({ openedBy: click.id, values: { why: '' } });
     const [submit] = await submitted;
@@ -345,8 +414,13 @@ describe('the bot answers', () => {
     const followUp = await interaction.followUp('three files changed');
     expect(followUp.id).toBe(thinking.id);
     await interaction.editReply('three files changed (details in thread)');
-    expect(fake.message(DISCORD_IDS.generalChannelId, thinking.id)).toMatchObject({ content: 'three files changed (details in thread)', flags: 0 });
-    expect(fake.rest.calls.map((c) => c.route).filter((r) => r.includes('webhooks') || r.includes('interactions'))).toEqual([
+    expect(fake.message(DISCORD_IDS.generalChannelId, thinking.id)).toMatchObject({
+      content: 'three files changed (details in thread)',
+      flags: 0,
+    });
+    expect(
+      fake.rest.calls.map((c) => c.route).filter((r) => r.includes('webhooks') || r.includes('interactions')),
+    ).toEqual([
       'POST /interactions/:interaction/:token/callback',
       'POST /webhooks/:application/:token',
       'PATCH /webhooks/:application/:token/messages/:message',
@@ -363,7 +437,10 @@ describe('the bot answers', () => {
     const thread = await question.startThread({ name: 'plan the release', autoArchiveDuration: 1440 });
     expect(thread.id).toBe(question.id);
     expect(thread.parentId).toBe(DISCORD_IDS.generalChannelId);
-    expect(fake.rest.callsTo('POST /channels/:channel/messages/:message/threads')[0]).toMatchObject({ status: 201, body: { name: 'plan the release', type: 11, auto_archive_duration: 1440 } });
+    expect(fake.rest.callsTo('POST /channels/:channel/messages/:message/threads')[0]).toMatchObject({
+      status: 201,
+      body: { name: 'plan the release', type: 11, auto_archive_duration: 1440 },
+    });
     await thread.send('On it.');
     expect(fake.transcript(thread.id)).toEqual(['fakebot: On it.']);
     expect(fake.guild.channel(thread.id)).toMatchObject({ message_count: 1 });
@@ -380,8 +457,12 @@ describe('the rest of what a connector does', () => {
     const fake = await startFake();
     const client = await startBot(fake);
     const route = Routes.channelMessages(DISCORD_IDS.generalChannelId);
-    const first = (await client.rest.post(route, { body: { content: 'card v1', nonce: 'c-abc', enforce_nonce: true } })) as { id: string; nonce?: string };
-    const again = (await client.rest.post(route, { body: { content: 'card v2', nonce: 'c-abc', enforce_nonce: true } })) as { id: string; content: string };
+    const first = (await client.rest.post(route, {
+      body: { content: 'card v1', nonce: 'c-abc', enforce_nonce: true },
+    })) as { id: string; nonce?: string };
+    const again = (await client.rest.post(route, {
+      body: { content: 'card v2', nonce: 'c-abc', enforce_nonce: true },
+    })) as { id: string; content: string };
     expect(again.id).toBe(first.id);
     expect(again.content).toBe('card v1');
     expect(first.nonce).toBe('c-abc');
@@ -389,12 +470,16 @@ describe('the rest of what a connector does', () => {
     const loose = (await client.rest.post(route, { body: { content: 'card v3', nonce: 'c-abc' } })) as { id: string };
     expect(loose.id).not.toBe(first.id);
     expect(fake.thread(DISCORD_IDS.generalChannelId).filter((m) => m.content.startsWith('card'))).toHaveLength(2);
-    const fetched = (await client.rest.get(Routes.channelMessage(DISCORD_IDS.generalChannelId, first.id))) as Record<string, unknown>;
+    const fetched = (await client.rest.get(Routes.channelMessage(DISCORD_IDS.generalChannelId, first.id))) as Record<
+      string,
+      unknown
+    >;
     expect(fetched).not.toHaveProperty('nonce');
     // Discord takes a nonce of at most 25 characters.
-    await expect(client.rest.post(route, { body: { content: 'x', nonce: 'n'.repeat(26) } })).rejects.toMatchObject({ code: 50035 });
+    await expect(client.rest.post(route, { body: { content: 'x', nonce: 'n'.repeat(26) } })).rejects.toMatchObject({
+      code: 50035,
+    });
   });
-
 
   it('a DM arrives with a partial DM channel and the reply goes back to it', async () => {
     const fake = await startFake();
@@ -423,31 +508,57 @@ describe('the rest of what a connector does', () => {
 
     const ownReaction = nextEvent(client, Events.MessageReactionAdd, (_r, user) => user.id === DISCORD_IDS.botUserId);
     await question.react('👀');
-    expect(fake.rest.callsTo('PUT /channels/:channel/messages/:message/reactions/:emoji/@me')[0]).toMatchObject({ path: expect.stringContaining('/reactions/%F0%9F%91%80/@me'), status: 204 });
+    expect(fake.rest.callsTo('PUT /channels/:channel/messages/:message/reactions/:emoji/@me')[0]).toMatchObject({
+      path: expect.stringContaining('/reactions/%F0%9F%91%80/@me'),
+      status: 204,
+    });
     expect(fake.guild.reactors(question.id, { id: null, name: '👀' })).toEqual([DISCORD_IDS.botUserId]);
     await ownReaction;
 
     const thread = question.channel;
     if (!thread.isSendable()) throw new Error('expected a sendable thread');
     await thread.sendTyping();
-    expect(fake.rest.callsTo('POST /channels/:channel/typing')[0]).toMatchObject({ params: { channel: DISCORD_IDS.seededThreadId }, status: 204 });
+    expect(fake.rest.callsTo('POST /channels/:channel/typing')[0]).toMatchObject({
+      params: { channel: DISCORD_IDS.seededThreadId },
+      status: 204,
+    });
 
     const reply = await question.reply('working…');
     await reply.edit('done: 3 files changed');
-    expect(fake.message(DISCORD_IDS.seededThreadId, reply.id)).toMatchObject({ content: 'done: 3 files changed', type: 19, edited_timestamp: expect.any(String) });
+    expect(fake.message(DISCORD_IDS.seededThreadId, reply.id)).toMatchObject({
+      content: 'done: 3 files changed',
+      type: 19,
+      edited_timestamp: expect.any(String),
+    });
     expect(fake.guild.editCount(reply.id)).toBe(1);
 
-    const log = await thread.send({ content: 'full log attached', files: [{ attachment: Buffer.from('line 1\nline 2\n'), name: 'build.log' }] });
+    const log = await thread.send({
+      content: 'full log attached',
+      files: [{ attachment: Buffer.from('line 1\nline 2\n'), name: 'build.log' }],
+    });
     const upload = fake.rest.callsTo('POST /channels/:channel/messages').at(-1)!;
     expect(upload.headers['content-type']).toMatch(/^multipart\/form-data/);
     // discord.js puts the JSON in `payload_json` and names each file `files[n]`; `attachments` refers to them by index.
     expect(upload.body).toMatchObject({ content: 'full log attached', attachments: [{ id: '0' }] });
-    expect(upload.files).toEqual([{ field: 'files[0]', filename: 'build.log', size: 14, contentType: expect.any(String), text: 'line 1\nline 2\n', bytes: Buffer.from('line 1\nline 2\n') }]);
+    expect(upload.files).toEqual([
+      {
+        field: 'files[0]',
+        filename: 'build.log',
+        size: 14,
+        contentType: expect.any(String),
+        text: 'line 1\nline 2\n',
+        bytes: Buffer.from('line 1\nline 2\n'),
+      },
+    ]);
     expect(log.attachments.first()?.name).toBe('build.log');
 
     // History, newest first from Discord, as discord.js fetches it after a restart.
     const history = await thread.messages.fetch({ limit: 3 });
-    expect([...history.values()].map((m) => m.content)).toEqual(['full log attached', 'done: 3 files changed', `<@${DISCORD_IDS.botUserId}> build it`]);
+    expect([...history.values()].map((m) => m.content)).toEqual([
+      'full log attached',
+      'done: 3 files changed',
+      `<@${DISCORD_IDS.botUserId}> build it`,
+    ]);
     expect(fake.rest.callsTo('GET /channels/:channel/messages')[0]?.query).toEqual({ limit: '3' });
   });
 
@@ -458,7 +569,15 @@ describe('the rest of what a connector does', () => {
     fake.setThreadState(DISCORD_IDS.seededThreadId, { archived: true });
     const [, thread] = await archived;
 
-    const refused = await rejectionOf(client.rest.put(Routes.channelMessageOwnReaction(DISCORD_IDS.seededThreadId, fake.thread(DISCORD_IDS.seededThreadId)[0]!.id, encodeURIComponent('👍'))));
+    const refused = await rejectionOf(
+      client.rest.put(
+        Routes.channelMessageOwnReaction(
+          DISCORD_IDS.seededThreadId,
+          fake.thread(DISCORD_IDS.seededThreadId)[0]!.id,
+          encodeURIComponent('👍'),
+        ),
+      ),
+    );
     expect(refused).toMatchObject({ code: 50083 });
 
     const reopened = nextEvent(client, Events.ThreadUpdate, (_old, t) => t.archived === false);
@@ -475,7 +594,11 @@ describe('the rest of what a connector does', () => {
     const fake = await startFake();
     const client = await startBot(fake);
     const channel = await general(client);
-    fake.rest.failNext('POST /channels/:channel/messages', { status: 403, code: 50013, message: 'Missing Permissions' });
+    fake.rest.failNext('POST /channels/:channel/messages', {
+      status: 403,
+      code: 50013,
+      message: 'Missing Permissions',
+    });
     const denied = await rejectionOf(channel.send('hello'));
     expect(denied).toBeInstanceOf(DiscordAPIError);
     expect(denied).toMatchObject({ code: 50013, status: 403, method: 'POST' });

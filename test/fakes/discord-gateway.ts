@@ -234,7 +234,8 @@ export class FakeDiscordGateway {
   /** Guild events go to the shard `(guild_id >> 22) % num_shards`; DMs to shard 0. */
   private onShard(session: GatewaySession, d: unknown): boolean {
     const [shardId, shardCount] = session.shard;
-    const guildId = (d as { guild_id?: unknown } | null)?.guild_id ?? (isGuildPayload(d) ? (d as { id: string }).id : undefined);
+    const guildId =
+      (d as { guild_id?: unknown } | null)?.guild_id ?? (isGuildPayload(d) ? (d as { id: string }).id : undefined);
     if (typeof guildId !== 'string') return shardId === 0;
     return Number((BigInt(guildId) >> 22n) % BigInt(shardCount)) === shardId;
   }
@@ -243,9 +244,20 @@ export class FakeDiscordGateway {
   private withoutUnentitledContent(session: GatewaySession, t: string, d: unknown): unknown {
     if (t !== 'MESSAGE_CREATE' && t !== 'MESSAGE_UPDATE') return d;
     if (session.intents & INTENT.messageContent) return d;
-    const message = d as { guild_id?: string; author?: { id: string }; mentions?: { id: string }[]; referenced_message?: { author?: { id: string } } | null };
+    const message = d as {
+      guild_id?: string;
+      author?: { id: string };
+      mentions?: { id: string }[];
+      referenced_message?: { author?: { id: string } } | null;
+    };
     const bot = DISCORD_IDS.botUserId;
-    if (!message.guild_id || message.author?.id === bot || message.mentions?.some((u) => u.id === bot) || message.referenced_message?.author?.id === bot) return d;
+    if (
+      !message.guild_id ||
+      message.author?.id === bot ||
+      message.mentions?.some((u) => u.id === bot) ||
+      message.referenced_message?.author?.id === bot
+    )
+      return d;
     const snapshots = (d as { message_snapshots?: { message: Record<string, unknown> }[] }).message_snapshots;
     return {
       ...message,
@@ -255,7 +267,13 @@ export class FakeDiscordGateway {
       components: [],
       poll: undefined,
       // A forward's copies are message content too.
-      ...(snapshots ? { message_snapshots: snapshots.map((s) => ({ message: { ...s.message, content: '', embeds: [], attachments: [], components: [] } })) } : {}),
+      ...(snapshots
+        ? {
+            message_snapshots: snapshots.map((s) => ({
+              message: { ...s.message, content: '', embeds: [], attachments: [], components: [] },
+            })),
+          }
+        : {}),
     };
   }
 
@@ -272,7 +290,11 @@ export class FakeDiscordGateway {
     const targets = [...this.live];
     if (targets.length === 0) throw new Error('no open gateway connection to send Reconnect (op 7) to');
     for (const connection of targets) this.send(connection.socket, { op: OP.reconnect, d: null, s: null, t: null });
-    await until(() => (targets.every((c) => !this.live.has(c)) ? true : undefined), 'the client to close after op 7', timeoutMs);
+    await until(
+      () => (targets.every((c) => !this.live.has(c)) ? true : undefined),
+      'the client to close after op 7',
+      timeoutMs,
+    );
   }
 
   /**
@@ -329,7 +351,11 @@ export class FakeDiscordGateway {
 
   /** Resolves once READY has been sent `count` times in all. */
   async waitForIdentified(count = 1, timeoutMs = 15_000): Promise<void> {
-    await until(() => (this.identifyCount >= count ? true : undefined), `${count} Identify(s) answered with READY`, timeoutMs);
+    await until(
+      () => (this.identifyCount >= count ? true : undefined),
+      `${count} Identify(s) answered with READY`,
+      timeoutMs,
+    );
   }
 
   /**
@@ -337,12 +363,20 @@ export class FakeDiscordGateway {
    * later: wait for its `shardResume` event before injecting the next failure.
    */
   async waitForResumed(count = 1, timeoutMs = 15_000): Promise<void> {
-    await until(() => (this.resumeCount >= count ? true : undefined), `${count} Resume(s) answered with RESUMED`, timeoutMs);
+    await until(
+      () => (this.resumeCount >= count ? true : undefined),
+      `${count} Resume(s) answered with RESUMED`,
+      timeoutMs,
+    );
   }
 
   /** Resolves once the client has sent `count` heartbeats (op 1) in all. */
   async waitForHeartbeats(count = 1, timeoutMs = 15_000): Promise<void> {
-    await until(() => (this.received.filter((f) => f.op === OP.heartbeat).length >= count ? true : undefined), `${count} heartbeat(s)`, timeoutMs);
+    await until(
+      () => (this.received.filter((f) => f.op === OP.heartbeat).length >= count ? true : undefined),
+      `${count} heartbeat(s)`,
+      timeoutMs,
+    );
   }
 
   /** Resolves once no connection is open (after `client.destroy()`). */
@@ -363,7 +397,12 @@ export class FakeDiscordGateway {
   // -------------------------------------------------------------------------------------------
 
   private onConnection(socket: WebSocket, url: URL): void {
-    const record: GatewayConnection = { index: this.connections.length, path: url.pathname, query: url.searchParams.toString(), openedAt: Date.now() };
+    const record: GatewayConnection = {
+      index: this.connections.length,
+      path: url.pathname,
+      query: url.searchParams.toString(),
+      openedAt: Date.now(),
+    };
     this.connections.push(record);
     const connection: LiveConnection = { record, socket };
     this.live.add(connection);
@@ -379,7 +418,12 @@ export class FakeDiscordGateway {
       return;
     }
     socket.on('message', (data, isBinary) => this.onFrame(connection, data, isBinary));
-    this.send(socket, { op: OP.hello, d: { heartbeat_interval: this.heartbeatIntervalMs, _trace: ['["fake-gateway",{"micros":0}]'] }, s: null, t: null });
+    this.send(socket, {
+      op: OP.hello,
+      d: { heartbeat_interval: this.heartbeatIntervalMs, _trace: ['["fake-gateway",{"micros":0}]'] },
+      s: null,
+      t: null,
+    });
   }
 
   private onClose(connection: LiveConnection, code: number): void {
@@ -440,7 +484,9 @@ export class FakeDiscordGateway {
       return;
     }
     if (d.compress === true) {
-      this.protocolErrors.push('Identify asked for payload compression (compress: true); the fake sends JSON text only');
+      this.protocolErrors.push(
+        'Identify asked for payload compression (compress: true); the fake sends JSON text only',
+      );
       socket.close(4012, 'fake gateway: no compression');
       return;
     }
@@ -459,7 +505,15 @@ export class FakeDiscordGateway {
       socket.close(4010, 'Invalid shard.');
       return;
     }
-    const session: GatewaySession = { id: randomBytes(16).toString('hex'), seq: 0, intents, shard, buffer: [], socket, invalid: false };
+    const session: GatewaySession = {
+      id: randomBytes(16).toString('hex'),
+      seq: 0,
+      intents,
+      shard,
+      buffer: [],
+      socket,
+      invalid: false,
+    };
     this.sessions.set(session.id, session);
     connection.session = session;
     connection.record.started = 'identify';
@@ -549,8 +603,10 @@ interface ResumeData {
 /** Why the fake cannot serve a connection with this query, or undefined. */
 function refuseQuery(query: URLSearchParams): string | undefined {
   if (query.get('v') !== '10') return `gateway version v=${query.get('v')} requested; the fake speaks v=10 only`;
-  if ((query.get('encoding') ?? 'json') !== 'json') return `encoding=${query.get('encoding')} requested; the fake speaks json only`;
-  if (query.has('compress')) return `compress=${query.get('compress')} requested (is zlib-sync installed?); the fake sends uncompressed JSON only`;
+  if ((query.get('encoding') ?? 'json') !== 'json')
+    return `encoding=${query.get('encoding')} requested; the fake speaks json only`;
+  if (query.has('compress'))
+    return `compress=${query.get('compress')} requested (is zlib-sync installed?); the fake sends uncompressed JSON only`;
   return undefined;
 }
 
@@ -582,9 +638,18 @@ function requiredIntent(t: string, d: unknown): { name: string; bit: number } | 
   const inGuild = typeof (d as { guild_id?: unknown } | null)?.guild_id === 'string';
   if (GUILD_EVENTS.has(t)) return { name: 'GUILDS', bit: INTENT.guilds };
   if (t === 'THREAD_MEMBERS_UPDATE') return { name: 'GUILD_MEMBERS', bit: INTENT.guildMembers };
-  if (t.startsWith('MESSAGE_REACTION_')) return inGuild ? { name: 'GUILD_MESSAGE_REACTIONS', bit: INTENT.guildMessageReactions } : { name: 'DIRECT_MESSAGE_REACTIONS', bit: INTENT.directMessageReactions };
-  if (t.startsWith('MESSAGE_')) return inGuild ? { name: 'GUILD_MESSAGES', bit: INTENT.guildMessages } : { name: 'DIRECT_MESSAGES', bit: INTENT.directMessages };
-  if (t === 'TYPING_START') return inGuild ? { name: 'GUILD_MESSAGE_TYPING', bit: INTENT.guildMessageTyping } : { name: 'DIRECT_MESSAGE_TYPING', bit: INTENT.directMessageTyping };
+  if (t.startsWith('MESSAGE_REACTION_'))
+    return inGuild
+      ? { name: 'GUILD_MESSAGE_REACTIONS', bit: INTENT.guildMessageReactions }
+      : { name: 'DIRECT_MESSAGE_REACTIONS', bit: INTENT.directMessageReactions };
+  if (t.startsWith('MESSAGE_'))
+    return inGuild
+      ? { name: 'GUILD_MESSAGES', bit: INTENT.guildMessages }
+      : { name: 'DIRECT_MESSAGES', bit: INTENT.directMessages };
+  if (t === 'TYPING_START')
+    return inGuild
+      ? { name: 'GUILD_MESSAGE_TYPING', bit: INTENT.guildMessageTyping }
+      : { name: 'DIRECT_MESSAGE_TYPING', bit: INTENT.directMessageTyping };
   return undefined;
 }
 

@@ -5,8 +5,23 @@
 // the test's "a user does X" helpers both change it; the gateway reads GUILD_CREATE from it.
 // It does no I/O. A request the real API would refuse throws `DiscordApiError` (discord-limits.ts)
 // with Discord's status, JSON error code and message, so the REST layer only has to serialise it.
-import type { APIApplicationCommand, APIChannel, APIDMChannel, APIMessage, APITextChannel, APIThreadChannel, APIUser, GatewayGuildCreateDispatchData } from 'discord.js';
-import { DISCORD_LIMITS, DiscordApiError, unknownChannel, unknownMessage, type AllowedMentions } from './discord-limits.js';
+import type {
+  APIApplicationCommand,
+  APIChannel,
+  APIDMChannel,
+  APIMessage,
+  APITextChannel,
+  APIThreadChannel,
+  APIUser,
+  GatewayGuildCreateDispatchData,
+} from 'discord.js';
+import {
+  DISCORD_LIMITS,
+  DiscordApiError,
+  unknownChannel,
+  unknownMessage,
+  type AllowedMentions,
+} from './discord-limits.js';
 import {
   DISCORD_IDS,
   DISCORD_USERS,
@@ -187,7 +202,9 @@ export class FakeDiscordGuild {
 
   /** The DM channel between the bot and `userId`, made on first use (like `POST /users/@me/channels`). */
   dmChannelFor(userId: string): APIDMChannel {
-    const existing = [...this.channels.values()].find((c): c is APIDMChannel => channelType(c) === 1 && (c as APIDMChannel).recipients?.[0]?.id === userId);
+    const existing = [...this.channels.values()].find(
+      (c): c is APIDMChannel => channelType(c) === 1 && (c as APIDMChannel).recipients?.[0]?.id === userId,
+    );
     if (existing) return existing;
     const channel = dmChannelObject(snowflake(), this.requireUser(userId));
     this.addChannel(channel);
@@ -199,7 +216,9 @@ export class FakeDiscordGuild {
     const home = guildId === this.id;
     const other = this.otherGuilds.get(guildId);
     if (!home && !other) throw new Error(`no server ${guildId} in the fake`);
-    const channels = [...this.channels.values()].filter((c): c is APITextChannel => channelType(c) === 0 && this.guildIdOf(c.id) === guildId);
+    const channels = [...this.channels.values()].filter(
+      (c): c is APITextChannel => channelType(c) === 0 && this.guildIdOf(c.id) === guildId,
+    );
     const activeThreads = this.threads(guildId).filter((t) => !t.thread_metadata?.archived);
     const members = [...this.users.values()].filter((user) => this.isMember(guildId, user.id));
     return {
@@ -296,12 +315,18 @@ export class FakeDiscordGuild {
    * pings the replied-to author only with `replied_user: true`; without it, everything parses
    * and a reply pings its author (Discord's defaults).
    */
-  resolveMentions(content: string, allowed: AllowedMentions | undefined, repliedTo: APIMessage | undefined): { mentions: APIUser[]; mentionRoles: string[]; mentionEveryone: boolean } {
+  resolveMentions(
+    content: string,
+    allowed: AllowedMentions | undefined,
+    repliedTo: APIMessage | undefined,
+  ): { mentions: APIUser[]; mentionRoles: string[]; mentionEveryone: boolean } {
     const userIds = [...new Set([...content.matchAll(USER_MENTION)].map((m) => m[1]!))];
     const roleIds = [...new Set([...content.matchAll(ROLE_MENTION)].map((m) => m[1]!))];
     const everyone = /@(everyone|here)\b/.test(content);
-    const allowsUser = (id: string): boolean => !allowed || Boolean(allowed.parse?.includes('users') || allowed.users?.includes(id));
-    const allowsRole = (id: string): boolean => !allowed || Boolean(allowed.parse?.includes('roles') || allowed.roles?.includes(id));
+    const allowsUser = (id: string): boolean =>
+      !allowed || Boolean(allowed.parse?.includes('users') || allowed.users?.includes(id));
+    const allowsRole = (id: string): boolean =>
+      !allowed || Boolean(allowed.parse?.includes('roles') || allowed.roles?.includes(id));
     const mentions = userIds.filter(allowsUser).flatMap((id) => {
       const user = this.users.get(id);
       return user ? [userObject(user)] : [];
@@ -356,11 +381,19 @@ export class FakeDiscordGuild {
   }
 
   /** Apply an edit (only the fields given change) and stamp `edited_timestamp`. */
-  editMessage(message: APIMessage, patch: Partial<Pick<APIMessage, 'content' | 'embeds' | 'components' | 'flags' | 'attachments'>>, allowedMentions?: AllowedMentions): APIMessage {
+  editMessage(
+    message: APIMessage,
+    patch: Partial<Pick<APIMessage, 'content' | 'embeds' | 'components' | 'flags' | 'attachments'>>,
+    allowedMentions?: AllowedMentions,
+  ): APIMessage {
     Object.assign(message, patch);
     if (patch.content !== undefined) {
       const repliedTo = message.referenced_message ?? undefined;
-      const resolved = this.resolveMentions(message.content, allowedMentions ?? this.allowedMentionsByMessage.get(message.id), repliedTo);
+      const resolved = this.resolveMentions(
+        message.content,
+        allowedMentions ?? this.allowedMentionsByMessage.get(message.id),
+        repliedTo,
+      );
       message.mentions = resolved.mentions;
       message.mention_roles = resolved.mentionRoles;
       message.mention_everyone = resolved.mentionEveryone;
@@ -393,11 +426,16 @@ export class FakeDiscordGuild {
    * `thread` and the HAS_THREAD flag (1 << 5). A second thread on the same message is refused
    * with 160004, as Discord does.
    */
-  startThreadFromMessage(channelId: string, messageId: string, options: { name: string; ownerId: string; autoArchiveDuration?: 60 | 1440 | 4320 | 10080 }): APIThreadChannel {
+  startThreadFromMessage(
+    channelId: string,
+    messageId: string,
+    options: { name: string; ownerId: string; autoArchiveDuration?: 60 | 1440 | 4320 | 10080 },
+  ): APIThreadChannel {
     const parent = this.requireChannel(channelId);
     if (!isPostable(parent)) throw new DiscordApiError(400, 50024, 'Cannot execute action on this channel type');
     const message = this.requireMessage(channelId, messageId);
-    if (message.thread || this.channels.has(message.id)) throw new DiscordApiError(400, 160004, 'A thread has already been created for this message');
+    if (message.thread || this.channels.has(message.id))
+      throw new DiscordApiError(400, 160004, 'A thread has already been created for this message');
     const thread = threadObject({
       id: message.id,
       parentId: channelId,
@@ -415,7 +453,10 @@ export class FakeDiscordGuild {
   }
 
   /** A thread not attached to a message (`POST /channels/{id}/threads`, or a user making one). */
-  startThread(channelId: string, options: { name: string; ownerId: string; type?: 11 | 12; autoArchiveDuration?: 60 | 1440 | 4320 | 10080 }): APIThreadChannel {
+  startThread(
+    channelId: string,
+    options: { name: string; ownerId: string; type?: 11 | 12; autoArchiveDuration?: 60 | 1440 | 4320 | 10080 },
+  ): APIThreadChannel {
     const parent = this.requireChannel(channelId);
     if (!isPostable(parent)) throw new DiscordApiError(400, 50024, 'Cannot execute action on this channel type');
     const thread = threadObject({
@@ -462,8 +503,20 @@ export class FakeDiscordGuild {
     const reactions = (message.reactions ??= []);
     let reaction = reactions.find((r) => sameEmoji(r.emoji, emoji));
     if (!reaction) {
-      if (reactions.length >= DISCORD_LIMITS.reactionsPerMessage) throw new DiscordApiError(400, 30010, `Maximum number of reactions reached (${DISCORD_LIMITS.reactionsPerMessage})`);
-      reaction = { count: 0, count_details: { burst: 0, normal: 0 }, me: false, me_burst: false, emoji: { ...emoji }, burst_colors: [] };
+      if (reactions.length >= DISCORD_LIMITS.reactionsPerMessage)
+        throw new DiscordApiError(
+          400,
+          30010,
+          `Maximum number of reactions reached (${DISCORD_LIMITS.reactionsPerMessage})`,
+        );
+      reaction = {
+        count: 0,
+        count_details: { burst: 0, normal: 0 },
+        me: false,
+        me_burst: false,
+        emoji: { ...emoji },
+        burst_colors: [],
+      };
       reactions.push(reaction);
     }
     users.add(userId);
@@ -504,13 +557,30 @@ export class FakeDiscordGuild {
   private seedThread(): void {
     const at = Date.parse('2025-06-01T12:00:00Z');
     const ada = this.requireUser(DISCORD_IDS.humanUserId);
-    this.addMessage({ id: DISCORD_IDS.seededThreadId, channelId: DISCORD_IDS.generalChannelId, author: ada, content: 'shall we plan the launch?', at });
-    this.startThreadFromMessage(DISCORD_IDS.generalChannelId, DISCORD_IDS.seededThreadId, { name: DISCORD_IDS.seededThreadName, ownerId: ada.id });
-    this.addMessage({ channelId: DISCORD_IDS.seededThreadId, author: ada, content: 'first idea: a blog post', at: at + 60_000 });
+    this.addMessage({
+      id: DISCORD_IDS.seededThreadId,
+      channelId: DISCORD_IDS.generalChannelId,
+      author: ada,
+      content: 'shall we plan the launch?',
+      at,
+    });
+    this.startThreadFromMessage(DISCORD_IDS.generalChannelId, DISCORD_IDS.seededThreadId, {
+      name: DISCORD_IDS.seededThreadName,
+      ownerId: ada.id,
+    });
+    this.addMessage({
+      channelId: DISCORD_IDS.seededThreadId,
+      author: ada,
+      content: 'first idea: a blog post',
+      at: at + 60_000,
+    });
   }
 }
 
-function sameEmoji(a: { id: string | null; name: string | null }, b: { id: string | null; name: string | null }): boolean {
+function sameEmoji(
+  a: { id: string | null; name: string | null },
+  b: { id: string | null; name: string | null },
+): boolean {
   return a.id ? a.id === b.id : a.name === b.name;
 }
 

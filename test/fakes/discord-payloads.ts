@@ -121,7 +121,10 @@ export function userObject(user: FakeDiscordUser): APIUser {
 }
 
 /** A guild member as sent with a user (`member.user` present) — the shape in GUILD_CREATE and interactions. */
-export function memberObject(user: FakeDiscordUser, joinedAt = '2024-01-03T00:00:00.000Z'): APIGuildMember & { user: APIUser } {
+export function memberObject(
+  user: FakeDiscordUser,
+  joinedAt = '2024-01-03T00:00:00.000Z',
+): APIGuildMember & { user: APIUser } {
   return {
     user: userObject(user),
     nick: null,
@@ -142,7 +145,13 @@ export function memberWithoutUser(user: FakeDiscordUser): Omit<APIGuildMember, '
   return rest;
 }
 
-export function textChannelObject(options: { id: string; name: string; position: number; guildId?: string; topic?: string | null }): APITextChannel {
+export function textChannelObject(options: {
+  id: string;
+  name: string;
+  position: number;
+  guildId?: string;
+  topic?: string | null;
+}): APITextChannel {
   return {
     id: options.id,
     type: 0,
@@ -199,13 +208,26 @@ export function threadObject(spec: ThreadSpec): APIThreadChannel {
       create_timestamp: isoTime(createdAt),
     },
     ...(spec.botIsMember
-      ? { member: { id: spec.id, user_id: DISCORD_IDS.botUserId, join_timestamp: isoTime(createdAt), flags: 0 as ThreadMemberFlags } }
+      ? {
+          member: {
+            id: spec.id,
+            user_id: DISCORD_IDS.botUserId,
+            join_timestamp: isoTime(createdAt),
+            flags: 0 as ThreadMemberFlags,
+          },
+        }
       : {}),
   };
 }
 
 export function dmChannelObject(id: string, recipient: FakeDiscordUser): APIDMChannel {
-  return { id, type: 1, last_message_id: null, recipients: [userObject(recipient)], flags: 0 as ChannelFlags } as APIDMChannel;
+  return {
+    id,
+    type: 1,
+    last_message_id: null,
+    recipients: [userObject(recipient)],
+    flags: 0 as ChannelFlags,
+  } as APIDMChannel;
 }
 
 export interface MessageSpec {
@@ -270,7 +292,11 @@ export function messageObject(spec: MessageSpec): APIMessage {
  * MESSAGE_CREATE / MESSAGE_UPDATE data: the REST message plus `guild_id`, the author's `member`
  * and each mentioned user's `member` (guild messages only; webhook messages carry no member).
  */
-export function gatewayMessage(message: APIMessage, guildId: string | undefined, findUser: (id: string) => FakeDiscordUser | undefined): GatewayMessageCreateDispatchData {
+export function gatewayMessage(
+  message: APIMessage,
+  guildId: string | undefined,
+  findUser: (id: string) => FakeDiscordUser | undefined,
+): GatewayMessageCreateDispatchData {
   if (guildId === undefined) return { ...message, mentions: message.mentions.map((user) => ({ ...user })) };
   const author = findUser(message.author.id);
   return {
@@ -353,7 +379,9 @@ function interactionCommon(base: InteractionBase): Record<string, unknown> {
 }
 
 /** INTERACTION_CREATE type 3 (message component), component_type 2 (button). */
-export function buttonInteractionPayload(base: InteractionBase & { customId: string; message: APIMessage }): APIMessageComponentInteraction {
+export function buttonInteractionPayload(
+  base: InteractionBase & { customId: string; message: APIMessage },
+): APIMessageComponentInteraction {
   return {
     ...interactionCommon(base),
     type: 3,
@@ -367,14 +395,19 @@ export function buttonInteractionPayload(base: InteractionBase & { customId: str
  * holds (as action rows of one text input each, the shape discord.js reads); from a button's
  * modal, the message that button is on.
  */
-export function modalSubmitPayload(base: InteractionBase & { customId: string; values: Record<string, string>; message?: APIMessage }): APIModalSubmitInteraction {
+export function modalSubmitPayload(
+  base: InteractionBase & { customId: string; values: Record<string, string>; message?: APIMessage },
+): APIModalSubmitInteraction {
   return {
     ...interactionCommon(base),
     type: 5,
     ...(base.message ? { message: base.message } : {}),
     data: {
       custom_id: base.customId,
-      components: Object.entries(base.values).map(([customId, value]) => ({ type: 1, components: [{ type: 4, custom_id: customId, value }] })),
+      components: Object.entries(base.values).map(([customId, value]) => ({
+        type: 1,
+        components: [{ type: 4, custom_id: customId, value }],
+      })),
     },
   } as unknown as APIModalSubmitInteraction;
 }

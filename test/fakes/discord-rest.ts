@@ -14,10 +14,45 @@
 // `X-RateLimit-*` headers @discordjs/rest reads: it sleeps `Retry-After` seconds and retries by
 // itself, so a test sees one 429 and one success for one `channel.send`).
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { APIApplicationCommand, APIMessage, APITextChannel, APIThreadChannel, ThreadMemberFlags } from 'discord.js';
-import { channelType, isThread, parseEmojiSegment, type FakeDiscordGuild, type StoredInteraction } from './discord-guild.js';
-import { DISCORD_LIMITS, DiscordApiError, FLAG, invalidFormBody, requestEntityTooLarge, threadOptions, unknownMessage, uploadLimitForTier, validateMessageBody, validateModal, type MessageBody } from './discord-limits.js';
-import { DISCORD_IDS, compareSnowflakes, gatewayMessage, memberObject, messageObject, reactionAddPayload, snowflake, until, userObject, type FakeDiscordUser } from './discord-payloads.js';
+import type {
+  APIApplicationCommand,
+  APIMessage,
+  APITextChannel,
+  APIThreadChannel,
+  ThreadMemberFlags,
+} from 'discord.js';
+import {
+  channelType,
+  isThread,
+  parseEmojiSegment,
+  type FakeDiscordGuild,
+  type StoredInteraction,
+} from './discord-guild.js';
+import {
+  DISCORD_LIMITS,
+  DiscordApiError,
+  FLAG,
+  invalidFormBody,
+  requestEntityTooLarge,
+  threadOptions,
+  unknownMessage,
+  uploadLimitForTier,
+  validateMessageBody,
+  validateModal,
+  type MessageBody,
+} from './discord-limits.js';
+import {
+  DISCORD_IDS,
+  compareSnowflakes,
+  gatewayMessage,
+  memberObject,
+  messageObject,
+  reactionAddPayload,
+  snowflake,
+  until,
+  userObject,
+  type FakeDiscordUser,
+} from './discord-payloads.js';
 
 /** The routes the fake serves, as `METHOD /template`: the names `calls`, `failNext` and `waitForCall` take. */
 export const DISCORD_ROUTES = [
@@ -213,11 +248,19 @@ export class FakeDiscordRest {
           'x-ratelimit-bucket': `fake-${Buffer.from(route).toString('hex').slice(0, 16)}`,
           'x-ratelimit-scope': options.scope ?? 'user',
         };
-    const failure: RestFailure = { status: 429, body: { message: 'You are being rate limited.', retry_after: seconds, global }, headers };
+    const failure: RestFailure = {
+      status: 429,
+      body: { message: 'You are being rate limited.', retry_after: seconds, global },
+      headers,
+    };
     return this.failNext(route, ...Array.from({ length: count }, () => failure));
   }
 
-  private readonly answerHooks: { route: DiscordRoute; predicate: (call: RestCall) => boolean; action: (call: RestCall) => Promise<void> | void }[] = [];
+  private readonly answerHooks: {
+    route: DiscordRoute;
+    predicate: (call: RestCall) => boolean;
+    action: (call: RestCall) => Promise<void> | void;
+  }[] = [];
 
   /** Hold the next call(s) of `route` for `ms` before handling it (a slow Discord). */
   delayNext(route: DiscordRoute, ms: number, count = 1): this {
@@ -229,7 +272,11 @@ export class FakeDiscordRest {
    * Once, when a call of `route` matching `predicate` has been handled (its effect is in the
    * guild) but before the answer reaches the bot, run `action` and wait for it.
    */
-  onceAnswered(route: DiscordRoute, predicate: (call: RestCall) => boolean, action: (call: RestCall) => Promise<void> | void): this {
+  onceAnswered(
+    route: DiscordRoute,
+    predicate: (call: RestCall) => boolean,
+    action: (call: RestCall) => Promise<void> | void,
+  ): this {
     this.answerHooks.push({ route, predicate, action });
     return this;
   }
@@ -239,8 +286,16 @@ export class FakeDiscordRest {
   }
 
   /** Resolves with the first call (already made or coming) of `route` that matches. */
-  async waitForCall(route: DiscordRoute, predicate: (call: RestCall) => boolean = () => true, timeoutMs = 15_000): Promise<RestCall> {
-    return until(() => this.calls.find((call) => call.route === route && predicate(call)), `a ${route} call`, timeoutMs);
+  async waitForCall(
+    route: DiscordRoute,
+    predicate: (call: RestCall) => boolean = () => true,
+    timeoutMs = 15_000,
+  ): Promise<RestCall> {
+    return until(
+      () => this.calls.find((call) => call.route === route && predicate(call)),
+      `a ${route} call`,
+      timeoutMs,
+    );
   }
 
   // -------------------------------------------------------------------------------------------
@@ -285,11 +340,20 @@ export class FakeDiscordRest {
     send(res, answer);
   }
 
-  private answer(matched: { route: DiscordRoute; params: Record<string, string> } | undefined, call: RestCall, headers: IncomingHttpHeaders, query: URLSearchParams): Answer {
+  private answer(
+    matched: { route: DiscordRoute; params: Record<string, string> } | undefined,
+    call: RestCall,
+    headers: IncomingHttpHeaders,
+    query: URLSearchParams,
+  ): Answer {
     if (!matched) return { status: 404, body: { message: '404: Not Found', code: 0 } };
     const failure = this.failures.get(matched.route)?.shift();
     if (failure) {
-      const body = failure.body ?? { message: failure.message ?? 'Scripted failure', code: failure.code ?? 0, ...(failure.errors ? { errors: failure.errors } : {}) };
+      const body = failure.body ?? {
+        message: failure.message ?? 'Scripted failure',
+        code: failure.code ?? 0,
+        ...(failure.errors ? { errors: failure.errors } : {}),
+      };
       return { status: failure.status, body, headers: failure.headers };
     }
     if (!UNAUTHENTICATED.has(matched.route) && headers.authorization !== `Bot ${this.options.token}`) {
@@ -301,7 +365,14 @@ export class FakeDiscordRest {
       return { status: refusal.status, body: refusal.body };
     }
     try {
-      return this.handlers[matched.route]({ method: call.method, route: matched.route, params: matched.params, query, body: call.body, files: call.files });
+      return this.handlers[matched.route]({
+        method: call.method,
+        route: matched.route,
+        params: matched.params,
+        query,
+        body: call.body,
+        files: call.files,
+      });
     } catch (error) {
       if (error instanceof DiscordApiError) return { status: error.status, body: error.body };
       return { status: 500, body: { message: `fake Discord failed: ${(error as Error).message}`, code: 0 } };
@@ -314,7 +385,10 @@ export class FakeDiscordRest {
 
   private echoMessage(t: 'MESSAGE_CREATE' | 'MESSAGE_UPDATE', message: APIMessage): void {
     if ((message.flags ?? 0) & FLAG.ephemeral) return; // ephemeral messages never reach the gateway
-    this.echo(t, gatewayMessage(message, this.guild.guildIdOf(message.channel_id), (id) => this.guild.user(id)));
+    this.echo(
+      t,
+      gatewayMessage(message, this.guild.guildIdOf(message.channel_id), (id) => this.guild.user(id)),
+    );
   }
 
   // -------------------------------------------------------------------------------------------
@@ -326,7 +400,13 @@ export class FakeDiscordRest {
     channelId: string,
     body: MessageBody,
     files: UploadedFile[],
-    extra: { type?: number; webhook?: boolean; interaction?: StoredInteraction; allowEphemeral?: boolean; loading?: boolean } = {},
+    extra: {
+      type?: number;
+      webhook?: boolean;
+      interaction?: StoredInteraction;
+      allowEphemeral?: boolean;
+      loading?: boolean;
+    } = {},
   ): APIMessage {
     validateMessageBody(body, { creating: !extra.loading, hasFiles: files.length > 0 });
     // Discord's `enforce_nonce`: the same nonce again within a few minutes returns the message
@@ -341,12 +421,19 @@ export class FakeDiscordRest {
     if (isThread(channel)) this.reopenIfArchived(channel);
     let referenced: APIMessage | undefined;
     if (body.message_reference?.message_id) {
-      referenced = this.guild.message(body.message_reference.channel_id ?? channelId, body.message_reference.message_id);
+      referenced = this.guild.message(
+        body.message_reference.channel_id ?? channelId,
+        body.message_reference.message_id,
+      );
       if (!referenced && body.message_reference.fail_if_not_exists !== false) {
         throw invalidFormBody('message_reference', 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', 'Unknown message');
       }
     }
-    const allowedFlags = FLAG.suppressEmbeds | FLAG.suppressNotifications | FLAG.componentsV2 | (extra.allowEphemeral ? FLAG.ephemeral : 0);
+    const allowedFlags =
+      FLAG.suppressEmbeds |
+      FLAG.suppressNotifications |
+      FLAG.componentsV2 |
+      (extra.allowEphemeral ? FLAG.ephemeral : 0);
     const content = body.content ?? '';
     const resolved = this.guild.resolveMentions(content, body.allowed_mentions, referenced);
     const interaction = extra.interaction;
@@ -372,7 +459,11 @@ export class FakeDiscordRest {
       tts: body.tts ?? false,
       ...(referenced
         ? {
-            messageReference: { message_id: referenced.id, channel_id: referenced.channel_id, ...optionalGuildId(this.guild.guildIdOf(channelId)) },
+            messageReference: {
+              message_id: referenced.id,
+              channel_id: referenced.channel_id,
+              ...optionalGuildId(this.guild.guildIdOf(channelId)),
+            },
             referencedMessage: structuredClone(referenced),
           }
         : {}),
@@ -395,17 +486,32 @@ export class FakeDiscordRest {
 
   /** Apply a bot edit (channel PATCH, interaction update, webhook edit). */
   private editMessage(message: APIMessage, body: MessageBody, files: UploadedFile[]): APIMessage {
-    validateMessageBody({ ...body, flags: body.flags ?? message.flags }, { creating: false, hasFiles: files.length > 0 });
-    if (((message.flags ?? 0) & FLAG.componentsV2) !== 0 && body.flags !== undefined && (body.flags & FLAG.componentsV2) === 0) {
-      throw invalidFormBody('flags', 'MESSAGE_CANNOT_REMOVE_COMPONENTS_V2_FLAG', 'The IS_COMPONENTS_V2 flag cannot be removed once set');
+    validateMessageBody(
+      { ...body, flags: body.flags ?? message.flags },
+      { creating: false, hasFiles: files.length > 0 },
+    );
+    if (
+      ((message.flags ?? 0) & FLAG.componentsV2) !== 0 &&
+      body.flags !== undefined &&
+      (body.flags & FLAG.componentsV2) === 0
+    ) {
+      throw invalidFormBody(
+        'flags',
+        'MESSAGE_CANNOT_REMOVE_COMPONENTS_V2_FLAG',
+        'The IS_COMPONENTS_V2 flag cannot be removed once set',
+      );
     }
     const channel = this.guild.channel(message.channel_id);
-    if (channel && isThread(channel) && channel.thread_metadata?.archived) throw new DiscordApiError(400, 50083, 'Thread is archived');
+    if (channel && isThread(channel) && channel.thread_metadata?.archived)
+      throw new DiscordApiError(400, 50083, 'Thread is archived');
     const patch: Parameters<FakeDiscordGuild['editMessage']>[1] = {};
     if (body.content !== undefined) patch.content = body.content ?? '';
     if (body.embeds !== undefined) patch.embeds = (body.embeds ?? []) as APIMessage['embeds'];
     if (body.components !== undefined) patch.components = (body.components ?? []) as APIMessage['components'];
-    if (body.flags !== undefined) patch.flags = ((message.flags ?? 0) & ~(FLAG.suppressEmbeds | FLAG.loading)) | (body.flags & (FLAG.suppressEmbeds | FLAG.componentsV2));
+    if (body.flags !== undefined)
+      patch.flags =
+        ((message.flags ?? 0) & ~(FLAG.suppressEmbeds | FLAG.loading)) |
+        (body.flags & (FLAG.suppressEmbeds | FLAG.componentsV2));
     else if ((message.flags ?? 0) & FLAG.loading) patch.flags = (message.flags ?? 0) & ~FLAG.loading;
     const edited = this.guild.editMessage(message, patch, body.allowed_mentions);
     this.echoMessage('MESSAGE_UPDATE', edited);
@@ -422,7 +528,8 @@ export class FakeDiscordRest {
 
   private requireBotMessage(channelId: string, messageId: string): APIMessage {
     const message = this.guild.requireMessage(channelId, messageId);
-    if (message.author.id !== DISCORD_IDS.botUserId) throw new DiscordApiError(403, 50005, 'Cannot edit a message authored by another user');
+    if (message.author.id !== DISCORD_IDS.botUserId)
+      throw new DiscordApiError(403, 50005, 'Cannot edit a message authored by another user');
     return message;
   }
 
@@ -435,7 +542,8 @@ export class FakeDiscordRest {
     if (!interaction) throw new DiscordApiError(404, 10062, 'Unknown interaction');
     if (interaction.token !== request.params.token) throw new DiscordApiError(401, 50027, 'Invalid Webhook Token');
     if (interaction.response) throw new DiscordApiError(400, 40060, 'Interaction has already been acknowledged.');
-    if (Date.now() - interaction.createdAt > DISCORD_LIMITS.interactionAckMs) throw new DiscordApiError(404, 10062, 'Unknown interaction');
+    if (Date.now() - interaction.createdAt > DISCORD_LIMITS.interactionAckMs)
+      throw new DiscordApiError(404, 10062, 'Unknown interaction');
     const body = (request.body ?? {}) as { type?: number; data?: MessageBody & Record<string, unknown> };
     const data = body.data ?? {};
     // A button's interaction, or a modal's submit from a button: both may update that message.
@@ -443,7 +551,12 @@ export class FakeDiscordRest {
     let message: APIMessage | undefined;
     switch (body.type) {
       case 4:
-        message = this.createMessage(interaction.channelId, data, request.files, { type: interaction.type === 2 ? 20 : 0, webhook: true, interaction, allowEphemeral: true });
+        message = this.createMessage(interaction.channelId, data, request.files, {
+          type: interaction.type === 2 ? 20 : 0,
+          webhook: true,
+          interaction,
+          allowEphemeral: true,
+        });
         interaction.originalMessageId = message.id;
         break;
       case 5:
@@ -453,7 +566,12 @@ export class FakeDiscordRest {
         break;
       case 6:
       case 7: {
-        if (!onMessage) throw invalidFormBody('type', 'INTERACTION_RESPONSE_TYPE_INVALID', 'Interaction response type is not valid for this interaction type');
+        if (!onMessage)
+          throw invalidFormBody(
+            'type',
+            'INTERACTION_RESPONSE_TYPE_INVALID',
+            'Interaction response type is not valid for this interaction type',
+          );
         interaction.originalMessageId = interaction.componentMessageId;
         if (body.type === 7) {
           const target = this.guild.findMessage(interaction.componentMessageId!);
@@ -464,11 +582,20 @@ export class FakeDiscordRest {
       }
       case 9:
         // A modal: shown to the person (recorded as the response, for submitModal); never in answer to a modal.
-        if (interaction.type === 5) throw invalidFormBody('type', 'INTERACTION_RESPONSE_TYPE_INVALID', 'Interaction response type is not valid for this interaction type');
+        if (interaction.type === 5)
+          throw invalidFormBody(
+            'type',
+            'INTERACTION_RESPONSE_TYPE_INVALID',
+            'Interaction response type is not valid for this interaction type',
+          );
         validateModal(body.data);
         break;
       default:
-        throw invalidFormBody('type', 'INTERACTION_RESPONSE_TYPE_INVALID', `Interaction response type ${String(body.type)} is not valid for this interaction type`);
+        throw invalidFormBody(
+          'type',
+          'INTERACTION_RESPONSE_TYPE_INVALID',
+          `Interaction response type ${String(body.type)} is not valid for this interaction type`,
+        );
     }
     interaction.response = { type: body.type, at: Date.now(), data: body.data };
     if (request.query.get('with_response') !== 'true') return { status: 204 };
@@ -499,9 +626,11 @@ export class FakeDiscordRest {
 
   /** The interaction behind a webhook route; refuses what Discord refuses (unknown or expired token, no response yet). */
   private webhookInteraction(request: Request): StoredInteraction {
-    if (request.params.application !== DISCORD_IDS.applicationId) throw new DiscordApiError(404, 10015, 'Unknown Webhook');
+    if (request.params.application !== DISCORD_IDS.applicationId)
+      throw new DiscordApiError(404, 10015, 'Unknown Webhook');
     const interaction = [...this.guild.interactions.values()].find((i) => i.token === request.params.token);
-    if (!interaction || Date.now() - interaction.createdAt > DISCORD_LIMITS.interactionTokenMs) throw new DiscordApiError(401, 50027, 'Invalid Webhook Token');
+    if (!interaction || Date.now() - interaction.createdAt > DISCORD_LIMITS.interactionTokenMs)
+      throw new DiscordApiError(401, 50027, 'Invalid Webhook Token');
     // Before the initial response there is no webhook message to follow up or edit.
     if (!interaction.response) throw new DiscordApiError(404, 10015, 'Unknown Webhook');
     return interaction;
@@ -532,7 +661,10 @@ export class FakeDiscordRest {
       },
     }),
 
-    'GET /users/@me': () => ({ status: 200, body: { ...userObject(this.guild.botUser), verified: true, mfa_enabled: false, email: null, locale: 'en-US' } }),
+    'GET /users/@me': () => ({
+      status: 200,
+      body: { ...userObject(this.guild.botUser), verified: true, mfa_enabled: false, email: null, locale: 'en-US' },
+    }),
 
     'GET /users/:user': ({ params }) => ({ status: 200, body: userObject(this.guild.requireUser(params.user!)) }),
 
@@ -542,7 +674,10 @@ export class FakeDiscordRest {
       return { status: 200, body: this.guild.dmChannelFor(recipient) };
     },
 
-    'GET /applications/@me': () => ({ status: 200, body: applicationObject(this.guild.botUser, { botPublic: this.botPublic, guilds: this.guild.guildIds.length }) }),
+    'GET /applications/@me': () => ({
+      status: 200,
+      body: applicationObject(this.guild.botUser, { botPublic: this.botPublic, guilds: this.guild.guildIds.length }),
+    }),
 
     // Discord's answer for a link it does not recognise is the same link back.
     'POST /attachments/refresh-urls': ({ body }) => {
@@ -550,19 +685,35 @@ export class FakeDiscordRest {
       if (!Array.isArray(urls) || urls.length === 0 || urls.length > 50 || !urls.every((u) => typeof u === 'string')) {
         throw invalidFormBody('attachment_urls', 'BASE_TYPE_REQUIRED', 'This field is required');
       }
-      return { status: 200, body: { refreshed_urls: urls.map((original) => ({ original, refreshed: this.options.refreshUrl?.(original) ?? original })) } };
+      return {
+        status: 200,
+        body: {
+          refreshed_urls: urls.map((original) => ({
+            original,
+            refreshed: this.options.refreshUrl?.(original) ?? original,
+          })),
+        },
+      };
     },
 
     'GET /guilds/:guild': ({ params }) => {
       if (!this.guild.hasGuild(params.guild!)) throw new DiscordApiError(404, 10004, 'Unknown Guild');
-      const { channels: _c, threads: _t, members: _m, presences: _p, voice_states: _v, ...guild } = this.guild.guildCreatePayload(params.guild);
+      const {
+        channels: _c,
+        threads: _t,
+        members: _m,
+        presences: _p,
+        voice_states: _v,
+        ...guild
+      } = this.guild.guildCreatePayload(params.guild);
       return { status: 200, body: guild };
     },
 
     'GET /guilds/:guild/members/:user': ({ params }) => {
       if (!this.guild.hasGuild(params.guild!)) throw new DiscordApiError(404, 10004, 'Unknown Guild');
       const user = this.guild.user(params.user!);
-      if (!user || !this.guild.isMember(params.guild!, user.id)) throw new DiscordApiError(404, 10007, 'Unknown Member');
+      if (!user || !this.guild.isMember(params.guild!, user.id))
+        throw new DiscordApiError(404, 10007, 'Unknown Member');
       return { status: 200, body: memberObject(user) };
     },
 
@@ -579,18 +730,30 @@ export class FakeDiscordRest {
     },
 
     'PATCH /channels/:channel': ({ params, body }) => {
-      const patch = (body ?? {}) as { name?: string; archived?: boolean; locked?: boolean; auto_archive_duration?: 60 | 1440 | 4320 | 10080; topic?: string };
+      const patch = (body ?? {}) as {
+        name?: string;
+        archived?: boolean;
+        locked?: boolean;
+        auto_archive_duration?: 60 | 1440 | 4320 | 10080;
+        topic?: string;
+      };
       const channel = this.guild.requireChannel(params.channel!);
       if (isThread(channel)) {
         if (patch.name !== undefined && (patch.name.length < 1 || patch.name.length > DISCORD_LIMITS.threadNameChars)) {
-          throw invalidFormBody('name', 'BASE_TYPE_BAD_LENGTH', `Must be between 1 and ${DISCORD_LIMITS.threadNameChars} in length.`);
+          throw invalidFormBody(
+            'name',
+            'BASE_TYPE_BAD_LENGTH',
+            `Must be between 1 and ${DISCORD_LIMITS.threadNameChars} in length.`,
+          );
         }
-        if (patch.auto_archive_duration !== undefined) channel.thread_metadata!.auto_archive_duration = patch.auto_archive_duration;
+        if (patch.auto_archive_duration !== undefined)
+          channel.thread_metadata!.auto_archive_duration = patch.auto_archive_duration;
         const thread = this.guild.setThreadState(channel.id, patch);
         this.echo('THREAD_UPDATE', structuredClone(thread));
         return { status: 200, body: thread };
       }
-      if (channelType(channel) === 1) throw new DiscordApiError(400, 50024, 'Cannot execute action on this channel type');
+      if (channelType(channel) === 1)
+        throw new DiscordApiError(400, 50024, 'Cannot execute action on this channel type');
       const text = channel as APITextChannel;
       if (patch.name !== undefined) text.name = patch.name;
       if (patch.topic !== undefined) text.topic = patch.topic;
@@ -616,24 +779,37 @@ export class FakeDiscordRest {
       return { status: 200, body: messages.reverse() };
     },
 
-    'POST /channels/:channel/messages': ({ params, body, files }) => ({ status: 200, body: this.createMessage(params.channel!, (body ?? {}), files) }),
+    'POST /channels/:channel/messages': ({ params, body, files }) => ({
+      status: 200,
+      body: this.createMessage(params.channel!, body ?? {}, files),
+    }),
 
-    'GET /channels/:channel/messages/:message': ({ params }) => ({ status: 200, body: this.guild.requireMessage(params.channel!, params.message!) }),
+    'GET /channels/:channel/messages/:message': ({ params }) => ({
+      status: 200,
+      body: this.guild.requireMessage(params.channel!, params.message!),
+    }),
 
     'PATCH /channels/:channel/messages/:message': ({ params, body, files }) => {
       const message = this.requireBotMessage(params.channel!, params.message!);
-      return { status: 200, body: this.editMessage(message, (body ?? {}), files) };
+      return { status: 200, body: this.editMessage(message, body ?? {}, files) };
     },
 
     'DELETE /channels/:channel/messages/:message': ({ params }) => {
       this.guild.deleteMessage(params.channel!, params.message!);
-      this.echo('MESSAGE_DELETE', { id: params.message, channel_id: params.channel, ...optionalGuildId(this.guild.guildIdOf(params.channel!)) });
+      this.echo('MESSAGE_DELETE', {
+        id: params.message,
+        channel_id: params.channel,
+        ...optionalGuildId(this.guild.guildIdOf(params.channel!)),
+      });
       return { status: 204 };
     },
 
     'POST /channels/:channel/messages/:message/threads': ({ params, body }) => {
       const options = threadOptions(body);
-      const thread = this.guild.startThreadFromMessage(params.channel!, params.message!, { ...options, ownerId: DISCORD_IDS.botUserId });
+      const thread = this.guild.startThreadFromMessage(params.channel!, params.message!, {
+        ...options,
+        ownerId: DISCORD_IDS.botUserId,
+      });
       this.echo('THREAD_CREATE', { ...structuredClone(thread), newly_created: true });
       return { status: 201, body: thread };
     },
@@ -649,7 +825,12 @@ export class FakeDiscordRest {
     'PUT /channels/:channel/thread-members/@me': ({ params }) => {
       const thread = this.guild.requireThread(params.channel!);
       if (!thread.member) {
-        thread.member = { id: thread.id, user_id: DISCORD_IDS.botUserId, join_timestamp: new Date().toISOString(), flags: 0 as ThreadMemberFlags };
+        thread.member = {
+          id: thread.id,
+          user_id: DISCORD_IDS.botUserId,
+          join_timestamp: new Date().toISOString(),
+          flags: 0 as ThreadMemberFlags,
+        };
         thread.member_count = (thread.member_count ?? 0) + 1;
         this.echo('THREAD_MEMBER_UPDATE', { ...thread.member, guild_id: thread.guild_id });
       }
@@ -659,7 +840,10 @@ export class FakeDiscordRest {
     'GET /channels/:channel/messages/:message/reactions/:emoji': ({ params }) => {
       const message = this.guild.requireMessage(params.channel!, params.message!);
       const ids = this.guild.reactors(message.id, parseEmojiSegment(params.emoji!));
-      return { status: 200, body: ids.flatMap((id) => (this.guild.user(id) ? [userObject(this.guild.user(id)!)] : [])) };
+      return {
+        status: 200,
+        body: ids.flatMap((id) => (this.guild.user(id) ? [userObject(this.guild.user(id)!)] : [])),
+      };
     },
 
     'PUT /channels/:channel/messages/:message/reactions/:emoji/@me': ({ params }) => {
@@ -668,14 +852,26 @@ export class FakeDiscordRest {
       const emoji = parseEmojiSegment(params.emoji!);
       if (this.guild.addReaction(message, emoji, DISCORD_IDS.botUserId)) {
         const guildId = this.guild.guildIdOf(params.channel!);
-        this.echo('MESSAGE_REACTION_ADD', reactionAddPayload({ user: this.guild.botUser, channelId: params.channel!, messageId: message.id, emoji, messageAuthorId: message.author.id, ...(guildId ? { guildId } : {}) }));
+        this.echo(
+          'MESSAGE_REACTION_ADD',
+          reactionAddPayload({
+            user: this.guild.botUser,
+            channelId: params.channel!,
+            messageId: message.id,
+            emoji,
+            messageAuthorId: message.author.id,
+            ...(guildId ? { guildId } : {}),
+          }),
+        );
       }
       return { status: 204 };
     },
 
-    'DELETE /channels/:channel/messages/:message/reactions/:emoji/@me': ({ params }) => this.removeReaction(params.channel!, params.message!, params.emoji!, DISCORD_IDS.botUserId),
+    'DELETE /channels/:channel/messages/:message/reactions/:emoji/@me': ({ params }) =>
+      this.removeReaction(params.channel!, params.message!, params.emoji!, DISCORD_IDS.botUserId),
 
-    'DELETE /channels/:channel/messages/:message/reactions/:emoji/:user': ({ params }) => this.removeReaction(params.channel!, params.message!, params.emoji!, params.user!),
+    'DELETE /channels/:channel/messages/:message/reactions/:emoji/:user': ({ params }) =>
+      this.removeReaction(params.channel!, params.message!, params.emoji!, params.user!),
 
     'POST /channels/:channel/typing': ({ params }) => {
       this.guild.requireChannel(params.channel!);
@@ -687,13 +883,19 @@ export class FakeDiscordRest {
     'POST /webhooks/:application/:token': (request) => {
       const interaction = this.webhookInteraction(request);
       const body = (request.body ?? {}) as MessageBody;
-      const original = interaction.originalMessageId ? this.guild.findMessage(interaction.originalMessageId) : undefined;
+      const original = interaction.originalMessageId
+        ? this.guild.findMessage(interaction.originalMessageId)
+        : undefined;
       // Discord: "When using this endpoint directly after responding with DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE, it functions
       // as Edit Original Interaction Response for backwards compatibility": the first follow-up fills the loading message.
       const message =
         interaction.response?.type === 5 && original && ((original.flags ?? 0) & FLAG.loading) !== 0
           ? this.editMessage(original, body, request.files)
-          : this.createMessage(interaction.channelId, body, request.files, { webhook: true, interaction, allowEphemeral: true });
+          : this.createMessage(interaction.channelId, body, request.files, {
+              webhook: true,
+              interaction,
+              allowEphemeral: true,
+            });
       if (message.id !== interaction.originalMessageId) interaction.followUpIds.push(message.id);
       return request.query.get('wait') === 'false' ? { status: 204 } : { status: 200, body: message };
     },
@@ -706,7 +908,7 @@ export class FakeDiscordRest {
     'PATCH /webhooks/:application/:token/messages/:message': (request) => {
       const interaction = this.webhookInteraction(request);
       const message = this.webhookMessage(interaction, request.params.message!);
-      return { status: 200, body: this.editMessage(message, (request.body ?? {}), request.files) };
+      return { status: 200, body: this.editMessage(message, request.body ?? {}, request.files) };
     },
 
     'DELETE /webhooks/:application/:token/messages/:message': (request) => {
@@ -714,17 +916,35 @@ export class FakeDiscordRest {
       const message = this.webhookMessage(interaction, request.params.message!);
       if (((message.flags ?? 0) & FLAG.ephemeral) === 0) {
         this.guild.deleteMessage(message.channel_id, message.id);
-        this.echo('MESSAGE_DELETE', { id: message.id, channel_id: message.channel_id, ...optionalGuildId(this.guild.guildIdOf(message.channel_id)) });
+        this.echo('MESSAGE_DELETE', {
+          id: message.id,
+          channel_id: message.channel_id,
+          ...optionalGuildId(this.guild.guildIdOf(message.channel_id)),
+        });
       }
       return { status: 204 };
     },
 
-    'GET /applications/:application/commands': ({ params }) => ({ status: 200, body: this.commandsOf(params.application!, 'global') }),
-    'PUT /applications/:application/commands': ({ params, body }) => ({ status: 200, body: this.overwriteCommands(params.application!, 'global', body) }),
-    'POST /applications/:application/commands': ({ params, body }) => this.upsertCommand(params.application!, 'global', body),
-    'GET /applications/:application/guilds/:guild/commands': ({ params }) => ({ status: 200, body: this.commandsOf(params.application!, this.requireGuildId(params.guild!)) }),
-    'PUT /applications/:application/guilds/:guild/commands': ({ params, body }) => ({ status: 200, body: this.overwriteCommands(params.application!, this.requireGuildId(params.guild!), body) }),
-    'POST /applications/:application/guilds/:guild/commands': ({ params, body }) => this.upsertCommand(params.application!, this.requireGuildId(params.guild!), body),
+    'GET /applications/:application/commands': ({ params }) => ({
+      status: 200,
+      body: this.commandsOf(params.application!, 'global'),
+    }),
+    'PUT /applications/:application/commands': ({ params, body }) => ({
+      status: 200,
+      body: this.overwriteCommands(params.application!, 'global', body),
+    }),
+    'POST /applications/:application/commands': ({ params, body }) =>
+      this.upsertCommand(params.application!, 'global', body),
+    'GET /applications/:application/guilds/:guild/commands': ({ params }) => ({
+      status: 200,
+      body: this.commandsOf(params.application!, this.requireGuildId(params.guild!)),
+    }),
+    'PUT /applications/:application/guilds/:guild/commands': ({ params, body }) => ({
+      status: 200,
+      body: this.overwriteCommands(params.application!, this.requireGuildId(params.guild!), body),
+    }),
+    'POST /applications/:application/guilds/:guild/commands': ({ params, body }) =>
+      this.upsertCommand(params.application!, this.requireGuildId(params.guild!), body),
   };
 
   private removeReaction(channelId: string, messageId: string, emojiSegment: string, userId: string): Answer {
@@ -733,7 +953,15 @@ export class FakeDiscordRest {
     const emoji = parseEmojiSegment(emojiSegment);
     if (this.guild.removeReaction(message, emoji, userId)) {
       const guildId = this.guild.guildIdOf(channelId);
-      this.echo('MESSAGE_REACTION_REMOVE', { user_id: userId, channel_id: channelId, message_id: messageId, emoji, burst: false, type: 0, ...(guildId ? { guild_id: guildId } : {}) });
+      this.echo('MESSAGE_REACTION_REMOVE', {
+        user_id: userId,
+        channel_id: channelId,
+        message_id: messageId,
+        emoji,
+        burst: false,
+        type: 0,
+        ...(guildId ? { guild_id: guildId } : {}),
+      });
     }
     return { status: 204 };
   }
@@ -741,7 +969,8 @@ export class FakeDiscordRest {
   /** In an archived thread nobody can react or edit (developers/topics/threads.mdx). */
   private refuseInArchivedThread(channelId: string): void {
     const channel = this.guild.channel(channelId);
-    if (channel && isThread(channel) && channel.thread_metadata?.archived) throw new DiscordApiError(400, 50083, 'Thread is archived');
+    if (channel && isThread(channel) && channel.thread_metadata?.archived)
+      throw new DiscordApiError(400, 50083, 'Thread is archived');
   }
 
   private requireGuildId(guildId: string): string {
@@ -781,12 +1010,28 @@ export class FakeDiscordRest {
 
 const COMMAND_NAME = /^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$/u;
 
-function commandObject(raw: unknown, scope: string, previous: APIApplicationCommand[], index: number): APIApplicationCommand {
-  const input = (raw ?? {}) as { name?: string; description?: string; type?: number; options?: unknown[]; default_member_permissions?: string | null; contexts?: number[] | null; integration_types?: number[]; nsfw?: boolean };
+function commandObject(
+  raw: unknown,
+  scope: string,
+  previous: APIApplicationCommand[],
+  index: number,
+): APIApplicationCommand {
+  const input = (raw ?? {}) as {
+    name?: string;
+    description?: string;
+    type?: number;
+    options?: unknown[];
+    default_member_permissions?: string | null;
+    contexts?: number[] | null;
+    integration_types?: number[];
+    nsfw?: boolean;
+  };
   const type = input.type ?? 1;
   const name = input.name ?? '';
-  if (!COMMAND_NAME.test(name) || (type === 1 && name !== name.toLowerCase())) throw invalidFormBody(`${index}.name`, 'APPLICATION_COMMAND_INVALID_NAME', 'Command name is invalid');
-  if (type === 1 && (!input.description || input.description.length > 100)) throw invalidFormBody(`${index}.description`, 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
+  if (!COMMAND_NAME.test(name) || (type === 1 && name !== name.toLowerCase()))
+    throw invalidFormBody(`${index}.name`, 'APPLICATION_COMMAND_INVALID_NAME', 'Command name is invalid');
+  if (type === 1 && (!input.description || input.description.length > 100))
+    throw invalidFormBody(`${index}.description`, 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
   const kept = previous.find((c) => c.name === name && (c.type as number) === type);
   return {
     id: kept?.id ?? snowflake(),
@@ -798,8 +1043,8 @@ function commandObject(raw: unknown, scope: string, previous: APIApplicationComm
     options: (input.options ?? []) as APIApplicationCommand['options'],
     default_member_permissions: input.default_member_permissions ?? null,
     nsfw: input.nsfw ?? false,
-    integration_types: (input.integration_types ?? [0]),
-    contexts: (input.contexts ?? null),
+    integration_types: input.integration_types ?? [0],
+    contexts: input.contexts ?? null,
     version: snowflake(),
   };
 }
@@ -813,7 +1058,10 @@ function optionalGuildId(guildId: string | undefined): { guild_id?: string } {
  * The application as `GET /applications/@me` answers (Discord's developer documentation, resources/application):
  * `bot_public` is true for a new application until "Public Bot" is turned off in the portal.
  */
-function applicationObject(bot: FakeDiscordUser, state: { botPublic: boolean; guilds: number }): Record<string, unknown> {
+function applicationObject(
+  bot: FakeDiscordUser,
+  state: { botPublic: boolean; guilds: number },
+): Record<string, unknown> {
   return {
     id: DISCORD_IDS.applicationId,
     name: bot.globalName ?? bot.username,
@@ -848,7 +1096,10 @@ function interactionMetadata(interaction: StoredInteraction, guild: FakeDiscordG
 }
 
 /** Parse a JSON body, or a multipart one (discord.js uses multipart with `payload_json` when files are attached). */
-async function parseBody(raw: Buffer, contentType: string | undefined): Promise<{ body: unknown; files: UploadedFile[] }> {
+async function parseBody(
+  raw: Buffer,
+  contentType: string | undefined,
+): Promise<{ body: unknown; files: UploadedFile[] }> {
   if (raw.length === 0) return { body: undefined, files: [] };
   if (contentType?.startsWith('multipart/form-data')) {
     const form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
@@ -859,7 +1110,14 @@ async function parseBody(raw: Buffer, contentType: string | undefined): Promise<
         if (field === 'payload_json') body = JSON.parse(value);
       } else {
         const bytes = Buffer.from(await value.arrayBuffer());
-        files.push({ field, filename: value.name, size: value.size, contentType: value.type, text: bytes.toString('utf8'), bytes });
+        files.push({
+          field,
+          filename: value.name,
+          size: value.size,
+          contentType: value.type,
+          text: bytes.toString('utf8'),
+          bytes,
+        });
       }
     }
     return { body, files };
@@ -876,9 +1134,14 @@ async function parseBody(raw: Buffer, contentType: string | undefined): Promise<
 function matchRoute(method: string, path: string): { route: DiscordRoute; params: Record<string, string> } | undefined {
   const segments = path.split('/').filter(Boolean);
   // Literal segments win over parameters (`/users/@me` before `/users/:user`): try the most literal templates first.
-  const candidates = DISCORD_ROUTES.filter((route) => route.startsWith(`${method} `)).sort((a, b) => literalCount(b) - literalCount(a));
+  const candidates = DISCORD_ROUTES.filter((route) => route.startsWith(`${method} `)).sort(
+    (a, b) => literalCount(b) - literalCount(a),
+  );
   for (const route of candidates) {
-    const template = route.slice(method.length + 1).split('/').filter(Boolean);
+    const template = route
+      .slice(method.length + 1)
+      .split('/')
+      .filter(Boolean);
     if (template.length !== segments.length) continue;
     const params: Record<string, string> = {};
     const ok = template.every((part, index) => {

@@ -22,9 +22,21 @@
 //   - order at teardown: `await client.destroy()` first, then `fake.stop()`.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApplicationCommandOptionType, type APIApplicationCommandInteractionDataOption, type APIMessage, type APIThreadChannel, type ClientOptions } from 'discord.js';
+import {
+  ApplicationCommandOptionType,
+  type APIApplicationCommandInteractionDataOption,
+  type APIMessage,
+  type APIThreadChannel,
+  type ClientOptions,
+} from 'discord.js';
 import { FakeDiscordGateway, type FakeGatewayOptions } from './discord-gateway.js';
-import { FakeDiscordGuild, isThread, type FakeOtherGuild, type FakeOtherGuildSpec, type StoredInteraction } from './discord-guild.js';
+import {
+  FakeDiscordGuild,
+  isThread,
+  type FakeOtherGuild,
+  type FakeOtherGuildSpec,
+  type StoredInteraction,
+} from './discord-guild.js';
 import {
   APP_PERMISSIONS,
   DISCORD_IDS,
@@ -148,7 +160,8 @@ export class FakeDiscord {
       res.end(JSON.stringify({ message: '404: Not Found', code: 0 }));
     });
     this.server.on('upgrade', (req, stream, head) => {
-      if (!this.gateway.handleUpgrade(req, stream, head)) stream.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      if (!this.gateway.handleUpgrade(req, stream, head))
+        stream.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return this;
@@ -174,7 +187,9 @@ export class FakeDiscord {
   clientOptions(options: { fastReidentify?: boolean } = {}): Pick<ClientOptions, 'rest' | 'ws'> {
     return {
       rest: { api: this.apiUrl },
-      ...(options.fastReidentify ? { ws: { buildIdentifyThrottler: () => ({ waitForIdentify: async () => undefined }) } } : {}),
+      ...(options.fastReidentify
+        ? { ws: { buildIdentifyThrottler: () => ({ waitForIdentify: async () => undefined }) } }
+        : {}),
     };
   }
 
@@ -191,7 +206,8 @@ export class FakeDiscord {
     const author = this.guild.requireUser(options.authorId ?? DISCORD_IDS.humanUserId);
     const channel = this.guild.requireChannel(channelId);
     if (isThread(channel) && channel.thread_metadata?.archived) {
-      if (channel.thread_metadata.locked) throw new Error(`thread ${channelId} is archived and locked: nobody can post in it`);
+      if (channel.thread_metadata.locked)
+        throw new Error(`thread ${channelId} is archived and locked: nobody can post in it`);
       this.setThreadState(channelId, { archived: false });
     }
     const repliedTo = options.replyTo ? this.guild.requireMessage(channelId, options.replyTo) : undefined;
@@ -206,10 +222,20 @@ export class FakeDiscord {
       mentionRoles: resolved.mentionRoles,
       mentionEveryone: resolved.mentionEveryone,
       ...(repliedTo
-        ? { messageReference: { message_id: repliedTo.id, channel_id: channelId, guild_id: this.guild.guildIdOf(channelId)! }, referencedMessage: structuredClone(repliedTo) }
+        ? {
+            messageReference: {
+              message_id: repliedTo.id,
+              channel_id: channelId,
+              guild_id: this.guild.guildIdOf(channelId)!,
+            },
+            referencedMessage: structuredClone(repliedTo),
+          }
         : {}),
     });
-    this.gateway.dispatch('MESSAGE_CREATE', gatewayMessage(message, this.guild.guildIdOf(channelId), (id) => this.guild.user(id)));
+    this.gateway.dispatch(
+      'MESSAGE_CREATE',
+      gatewayMessage(message, this.guild.guildIdOf(channelId), (id) => this.guild.user(id)),
+    );
     return message;
   }
 
@@ -219,7 +245,10 @@ export class FakeDiscord {
     const channel = this.guild.dmChannelFor(author.id);
     const attachments = (options.attachments ?? []).map((file) => this.cdn.register(channel.id, file));
     const message = this.guild.addMessage({ channelId: channel.id, author, content: options.content, attachments });
-    this.gateway.dispatch('MESSAGE_CREATE', { ...gatewayMessage(message, undefined, (id) => this.guild.user(id)), channel_type: 1 });
+    this.gateway.dispatch('MESSAGE_CREATE', {
+      ...gatewayMessage(message, undefined, (id) => this.guild.user(id)),
+      channel_type: 1,
+    });
     return message;
   }
 
@@ -251,23 +280,46 @@ export class FakeDiscord {
       author,
       content: '',
       type: 0,
-      messageReference: { type: 1, message_id: original.id, channel_id: fromChannelId, ...(fromGuild ? { guild_id: fromGuild } : {}) },
+      messageReference: {
+        type: 1,
+        message_id: original.id,
+        channel_id: fromChannelId,
+        ...(fromGuild ? { guild_id: fromGuild } : {}),
+      },
       messageSnapshots: [{ message: snapshot }],
     });
     const guildId = this.guild.guildIdOf(channelId);
-    this.gateway.dispatch('MESSAGE_CREATE', { ...gatewayMessage(message, guildId, (id) => this.guild.user(id)), ...(guildId ? {} : { channel_type: 1 }) });
+    this.gateway.dispatch('MESSAGE_CREATE', {
+      ...gatewayMessage(message, guildId, (id) => this.guild.user(id)),
+      ...(guildId ? {} : { channel_type: 1 }),
+    });
     return message;
   }
 
   /** A person reacts (MESSAGE_REACTION_ADD). `emoji` is a unicode emoji or `{ id, name }` for a custom one. */
-  react(options: { messageId: string; emoji: string | { id: string; name: string }; channelId?: string; userId?: string }): void {
+  react(options: {
+    messageId: string;
+    emoji: string | { id: string; name: string };
+    channelId?: string;
+    userId?: string;
+  }): void {
     const channelId = options.channelId ?? DISCORD_IDS.generalChannelId;
     const user = this.guild.requireUser(options.userId ?? DISCORD_IDS.humanUserId);
     const message = this.guild.requireMessage(channelId, options.messageId);
     const emoji = typeof options.emoji === 'string' ? { id: null, name: options.emoji } : options.emoji;
     if (!this.guild.addReaction(message, emoji, user.id)) return;
     const guildId = this.guild.guildIdOf(channelId);
-    this.gateway.dispatch('MESSAGE_REACTION_ADD', reactionAddPayload({ user, channelId, messageId: message.id, emoji, messageAuthorId: message.author.id, ...(guildId ? { guildId } : {}) }));
+    this.gateway.dispatch(
+      'MESSAGE_REACTION_ADD',
+      reactionAddPayload({
+        user,
+        channelId,
+        messageId: message.id,
+        emoji,
+        messageAuthorId: message.author.id,
+        ...(guildId ? { guildId } : {}),
+      }),
+    );
   }
 
   /** A person removes their reaction (MESSAGE_REACTION_REMOVE). */
@@ -278,7 +330,15 @@ export class FakeDiscord {
     const emoji = { id: null, name: options.emoji };
     if (!this.guild.removeReaction(message, emoji, userId)) return;
     const guildId = this.guild.guildIdOf(channelId);
-    this.gateway.dispatch('MESSAGE_REACTION_REMOVE', { user_id: userId, channel_id: channelId, message_id: message.id, emoji, burst: false, type: 0, ...(guildId ? { guild_id: guildId } : {}) });
+    this.gateway.dispatch('MESSAGE_REACTION_REMOVE', {
+      user_id: userId,
+      channel_id: channelId,
+      message_id: message.id,
+      emoji,
+      burst: false,
+      type: 0,
+      ...(guildId ? { guild_id: guildId } : {}),
+    });
   }
 
   /**
@@ -286,14 +346,26 @@ export class FakeDiscord {
    * must answer `POST /interactions/{id}/{token}/callback` within 3 s of the interaction's
    * creation (its id's time): later gets 10062, a second answer 40060.
    */
-  clickButton(options: { messageId: string; customId: string; channelId?: string; userId?: string } & InteractionTiming): StoredInteraction {
+  clickButton(
+    options: { messageId: string; customId: string; channelId?: string; userId?: string } & InteractionTiming,
+  ): StoredInteraction {
     const channelId = options.channelId ?? DISCORD_IDS.generalChannelId;
     // A button on an ephemeral message (a private follow-up) can be clicked too, by the person who sees it.
-    const message = this.ephemeral(channelId, options.messageId) ?? this.guild.requireMessage(channelId, options.messageId);
+    const message =
+      this.ephemeral(channelId, options.messageId) ?? this.guild.requireMessage(channelId, options.messageId);
     const interaction = this.newInteraction(3, channelId, options.userId, options.ageMs);
     interaction.componentMessageId = message.id;
     const channel = this.guild.requireChannel(channelId);
-    const payload = buttonInteractionPayload({ id: interaction.id, token: interaction.token, user: this.guild.requireUser(interaction.userId), channel, guildId: interaction.guildId, customId: options.customId, message, attachmentSizeLimit: this.rest.uploadLimit });
+    const payload = buttonInteractionPayload({
+      id: interaction.id,
+      token: interaction.token,
+      user: this.guild.requireUser(interaction.userId),
+      channel,
+      guildId: interaction.guildId,
+      customId: options.customId,
+      message,
+      attachmentSizeLimit: this.rest.uploadLimit,
+    });
     this.interactionPayloads.set(interaction.id, payload);
     this.gateway.dispatch('INTERACTION_CREATE', payload);
     return interaction;
@@ -306,10 +378,14 @@ export class FakeDiscord {
    */
   submitModal(options: { openedBy: string; values: Record<string, string> } & InteractionTiming): StoredInteraction {
     const opener = this.guild.interactions.get(options.openedBy);
-    const modal = opener?.response?.type === 9 ? (opener.response.data as { custom_id?: string } | undefined) : undefined;
+    const modal =
+      opener?.response?.type === 9 ? (opener.response.data as { custom_id?: string } | undefined) : undefined;
     if (!opener || !modal?.custom_id) throw new Error(`interaction ${options.openedBy} showed no modal`);
     const interaction = this.newInteraction(5, opener.channelId, opener.userId, options.ageMs);
-    const message = opener.componentMessageId ? (this.ephemeral(opener.channelId, opener.componentMessageId) ?? this.guild.message(opener.channelId, opener.componentMessageId)) : undefined;
+    const message = opener.componentMessageId
+      ? (this.ephemeral(opener.channelId, opener.componentMessageId) ??
+        this.guild.message(opener.channelId, opener.componentMessageId))
+      : undefined;
     if (opener.componentMessageId) interaction.componentMessageId = opener.componentMessageId;
     const payload = modalSubmitPayload({
       id: interaction.id,
@@ -331,11 +407,20 @@ export class FakeDiscord {
    * A person runs a slash command (INTERACTION_CREATE type 2, command type 1). The command id is
    * the registered one when the bot registered `name` (guild first, then global), else a new id.
    */
-  runSlashCommand(options: { name: string; options?: APIApplicationCommandInteractionDataOption[]; channelId?: string; userId?: string } & InteractionTiming): StoredInteraction {
+  runSlashCommand(
+    options: {
+      name: string;
+      options?: APIApplicationCommandInteractionDataOption[];
+      channelId?: string;
+      userId?: string;
+    } & InteractionTiming,
+  ): StoredInteraction {
     const channelId = options.channelId ?? DISCORD_IDS.generalChannelId;
     const interaction = this.newInteraction(2, channelId, options.userId, options.ageMs);
     const commandGuildId = this.guild.guildIdOf(channelId);
-    const guildCommand = commandGuildId ? this.guild.commands.get(commandGuildId)?.find((c) => c.name === options.name) : undefined;
+    const guildCommand = commandGuildId
+      ? this.guild.commands.get(commandGuildId)?.find((c) => c.name === options.name)
+      : undefined;
     const command = guildCommand ?? this.guild.commands.get('global')?.find((c) => c.name === options.name);
     const channel = this.guild.requireChannel(channelId);
     const payload = slashCommandPayload({
@@ -367,7 +452,12 @@ export class FakeDiscord {
   }
 
   /** A person starts a thread, from a message of theirs or bare (THREAD_CREATE, newly_created). */
-  startThreadAsUser(options: { name: string; channelId?: string; messageId?: string; userId?: string }): APIThreadChannel {
+  startThreadAsUser(options: {
+    name: string;
+    channelId?: string;
+    messageId?: string;
+    userId?: string;
+  }): APIThreadChannel {
     const channelId = options.channelId ?? DISCORD_IDS.generalChannelId;
     const ownerId = options.userId ?? DISCORD_IDS.humanUserId;
     const thread = options.messageId
@@ -393,7 +483,9 @@ export class FakeDiscord {
 
   /** THREAD_LIST_SYNC for the guild's active threads (Discord sends it when the bot gains access to channels). */
   syncThreads(channelIds?: string[]): void {
-    const threads = this.guild.threads().filter((t) => !t.thread_metadata?.archived && (!channelIds || channelIds.includes(t.parent_id!)));
+    const threads = this.guild
+      .threads()
+      .filter((t) => !t.thread_metadata?.archived && (!channelIds || channelIds.includes(t.parent_id!)));
     this.gateway.dispatch('THREAD_LIST_SYNC', {
       guild_id: this.guild.id,
       ...(channelIds ? { channel_ids: channelIds } : {}),
@@ -436,12 +528,18 @@ export class FakeDiscord {
   }
 
   /** Resolves with the first message in `channelId` (already there or coming) that matches. */
-  async waitForMessage(channelId: string, predicate: (message: APIMessage) => boolean, timeoutMs = 15_000): Promise<APIMessage> {
+  async waitForMessage(
+    channelId: string,
+    predicate: (message: APIMessage) => boolean,
+    timeoutMs = 15_000,
+  ): Promise<APIMessage> {
     return until(() => this.guild.channelMessages(channelId).find(predicate), `a message in ${channelId}`, timeoutMs);
   }
 
   /** Discord resolves the users and channels that options name into `data.resolved`; discord.js reads them from there. */
-  private resolvedOptions(options: APIApplicationCommandInteractionDataOption[]): { resolved?: Record<string, unknown> } {
+  private resolvedOptions(options: APIApplicationCommandInteractionDataOption[]): {
+    resolved?: Record<string, unknown>;
+  } {
     const users: Record<string, unknown> = {};
     const members: Record<string, unknown> = {};
     const channels: Record<string, unknown> = {};
@@ -467,7 +565,12 @@ export class FakeDiscord {
     return Object.keys(resolved).length ? { resolved } : {};
   }
 
-  private newInteraction(type: 2 | 3 | 5, channelId: string, userId: string | undefined, ageMs: number | undefined): StoredInteraction {
+  private newInteraction(
+    type: 2 | 3 | 5,
+    channelId: string,
+    userId: string | undefined,
+    ageMs: number | undefined,
+  ): StoredInteraction {
     const id = snowflake(Date.now() - (ageMs ?? 0));
     const interaction: StoredInteraction = {
       id,

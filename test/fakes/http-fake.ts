@@ -106,7 +106,13 @@ export class HttpFake {
     } catch {
       // keep the raw text
     }
-    const recorded: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body, clientClosed: false };
+    const recorded: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: req.headers,
+      body,
+      clientClosed: false,
+    };
     this.requests.push(recorded);
     this.openResponses.add(res);
     res.on('close', () => {
@@ -116,7 +122,8 @@ export class HttpFake {
     // A request the server refuses on sight does not use up the next scripted reply.
     const refusal = this.refuse(recorded);
     const next = refusal ? undefined : this.queue.shift();
-    const reply = refusal ?? (typeof next === 'function' ? next(recorded) : (next ?? (this.responder ?? this.fallback)(recorded)));
+    const reply =
+      refusal ?? (typeof next === 'function' ? next(recorded) : (next ?? (this.responder ?? this.fallback)(recorded)));
     await this.play(reply, res);
   }
 
@@ -130,7 +137,11 @@ export class HttpFake {
         return;
       }
       case 'sse_held': {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+        res.writeHead(200, {
+          'content-type': 'text/event-stream',
+          'cache-control': 'no-cache',
+          connection: 'keep-alive',
+        });
         res.flushHeaders();
         for (const [index, event] of reply.events.entries()) {
           if (index === reply.holdAfter) await reply.until;
@@ -144,7 +155,12 @@ export class HttpFake {
       case 'sse_then_stall':
       case 'sse_then_drop': {
         const headers = 'headers' in reply ? reply.headers : undefined;
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
+        res.writeHead(200, {
+          'content-type': 'text/event-stream',
+          'cache-control': 'no-cache',
+          connection: 'keep-alive',
+          ...headers,
+        });
         res.flushHeaders();
         for (const event of reply.events) {
           if (res.destroyed) return;

@@ -72,7 +72,8 @@ export const OPENAI_ERROR_BODIES = {
   },
   401: {
     error: {
-      message: 'Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.',
+      message:
+        'Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.',
       type: 'invalid_request_error',
       param: null,
       code: 'invalid_api_key',
@@ -96,7 +97,12 @@ export const OPENAI_ERROR_BODIES = {
     },
   },
   500: {
-    error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null },
+    error: {
+      message: 'The server had an error while processing your request. Sorry about that!',
+      type: 'server_error',
+      param: null,
+      code: null,
+    },
   },
 } as const;
 
@@ -129,7 +135,18 @@ export class FakeOpenAI extends HttpFake {
     super((request) =>
       request.path.endsWith('/chat/completions')
         ? { kind: 'sse', events: answerEvents(request, { text: lastUserText(request) }) }
-        : (modelList(request, models) ?? { kind: 'json', status: 404, body: { error: { message: `Unknown path ${request.path}`, type: 'invalid_request_error', param: null, code: null } } }),
+        : (modelList(request, models) ?? {
+            kind: 'json',
+            status: 404,
+            body: {
+              error: {
+                message: `Unknown path ${request.path}`,
+                type: 'invalid_request_error',
+                param: null,
+                code: null,
+              },
+            },
+          }),
     );
     this.models = models;
   }
@@ -154,7 +171,11 @@ export class FakeOpenAI extends HttpFake {
 
   replyAnswer(answer: FakeAnswer, options: StreamOptions = {}): this {
     const ids = assignIds(answer.toolCalls);
-    return this.reply((request) => ({ kind: 'sse', events: answerEvents(request, answer, ids), delayMs: options.delayMs }));
+    return this.reply((request) => ({
+      kind: 'sse',
+      events: answerEvents(request, answer, ids),
+      delayMs: options.delayMs,
+    }));
   }
 
   /**
@@ -166,7 +187,18 @@ export class FakeOpenAI extends HttpFake {
     return this.respondWith((request) =>
       request.path.endsWith('/chat/completions')
         ? { kind: 'sse', events: answerEvents(request, decide(request)), delayMs: options.delayMs }
-        : (modelList(request, this.models) ?? { kind: 'json', status: 404, body: { error: { message: `Unknown path ${request.path}`, type: 'invalid_request_error', param: null, code: null } } }),
+        : (modelList(request, this.models) ?? {
+            kind: 'json',
+            status: 404,
+            body: {
+              error: {
+                message: `Unknown path ${request.path}`,
+                type: 'invalid_request_error',
+                param: null,
+                code: null,
+              },
+            },
+          }),
     );
   }
 
@@ -179,7 +211,10 @@ export class FakeOpenAI extends HttpFake {
     return this.reply({
       kind: 'json',
       status,
-      body: body ?? OPENAI_ERROR_BODIES[status as keyof typeof OPENAI_ERROR_BODIES] ?? { error: { message: `error ${status}`, type: 'error', param: null, code: null } },
+      body: body ??
+        OPENAI_ERROR_BODIES[status as keyof typeof OPENAI_ERROR_BODIES] ?? {
+          error: { message: `error ${status}`, type: 'error', param: null, code: null },
+        },
       headers: { 'x-request-id': `req_fake_${status}`, ...(retryable ? { 'retry-after-ms': '10' } : {}), ...headers },
     });
   }
@@ -189,7 +224,11 @@ export class FakeOpenAI extends HttpFake {
    * called: the answer is visibly mid-stream for as long as a test needs, however slow the
    * machine.
    */
-  replyTextHeld(text: string, heldAfter = 2, answer: Omit<FakeAnswer, 'text' | 'toolCalls'> = {}): { release: () => void } {
+  replyTextHeld(
+    text: string,
+    heldAfter = 2,
+    answer: Omit<FakeAnswer, 'text' | 'toolCalls'> = {},
+  ): { release: () => void } {
     // The first event is the role chunk; the text deltas follow it.
     return this.replyAnswerHeld({ ...answer, text }, 1 + heldAfter);
   }
@@ -203,7 +242,12 @@ export class FakeOpenAI extends HttpFake {
     let release = () => {};
     const until = new Promise<void>((resolve) => (release = resolve));
     const ids = assignIds(answer.toolCalls);
-    this.reply((request) => ({ kind: 'sse_held', events: answerEvents(request, answer, ids), holdAfter: heldAfter, until }));
+    this.reply((request) => ({
+      kind: 'sse_held',
+      events: answerEvents(request, answer, ids),
+      holdAfter: heldAfter,
+      until,
+    }));
     return { release };
   }
 
@@ -215,7 +259,10 @@ export class FakeOpenAI extends HttpFake {
   /** Send headers and the first `events` SSE events of an answer, then go silent. */
   replyStallAfter(events: number, answer: FakeAnswer = { text: STALLING_TEXT }): this {
     const ids = assignIds(answer.toolCalls);
-    return this.reply((request) => ({ kind: 'sse_then_stall', events: answerEvents(request, answer, ids).slice(0, events) }));
+    return this.reply((request) => ({
+      kind: 'sse_then_stall',
+      events: answerEvents(request, answer, ids).slice(0, events),
+    }));
   }
 
   /**
@@ -242,7 +289,10 @@ export class FakeOpenAI extends HttpFake {
     const body = (request.body ?? {}) as { model?: unknown; messages?: Record<string, unknown>[] };
     if (typeof body.model !== 'string' || !this.reasoningBackFor.test(body.model)) return undefined;
     const lost = (body.messages ?? []).some(
-      (message) => message.role === 'assistant' && Array.isArray(message.tool_calls) && typeof message.reasoning_content !== 'string',
+      (message) =>
+        message.role === 'assistant' &&
+        Array.isArray(message.tool_calls) &&
+        typeof message.reasoning_content !== 'string',
     );
     return lost ? { kind: 'json', status: 400, body: DEEPSEEK_REASONING_REPLAY_ERROR } : undefined;
   }
@@ -250,7 +300,10 @@ export class FakeOpenAI extends HttpFake {
   /** Send headers and the first `events` SSE events of an answer, then destroy the socket. */
   replyDrop(events: number, answer: FakeAnswer = { text: STALLING_TEXT }): this {
     const ids = assignIds(answer.toolCalls);
-    return this.reply((request) => ({ kind: 'sse_then_drop', events: answerEvents(request, answer, ids).slice(0, events) }));
+    return this.reply((request) => ({
+      kind: 'sse_then_drop',
+      events: answerEvents(request, answer, ids).slice(0, events),
+    }));
   }
 }
 
@@ -266,11 +319,18 @@ interface RequestFacts {
 
 function factsOf(request: RecordedRequest): RequestFacts {
   const body = (request.body ?? {}) as { model?: unknown; stream_options?: { include_usage?: unknown } };
-  return { model: typeof body.model === 'string' ? body.model : 'gpt-fake', includeUsage: body.stream_options?.include_usage === true };
+  return {
+    model: typeof body.model === 'string' ? body.model : 'gpt-fake',
+    includeUsage: body.stream_options?.include_usage === true,
+  };
 }
 
 /** The whole SSE exchange for one answer, in the order OpenAI sends it. */
-export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: (string | undefined)[] = assignIds(answer.toolCalls)): SseEvent[] {
+export function answerEvents(
+  request: RecordedRequest,
+  answer: FakeAnswer,
+  ids: (string | undefined)[] = assignIds(answer.toolCalls),
+): SseEvent[] {
   const facts = factsOf(request);
   const { includeUsage } = facts;
   const model = answer.model ?? facts.model;
@@ -294,7 +354,8 @@ export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: 
 
   const events: SseEvent[] = [choice({ role: 'assistant', content: '', refusal: null })];
   let deltas = 0;
-  for (const piece of pieces(answer.reasoning, size)) events.push(choice({ [answer.reasoningField ?? 'reasoning_content']: piece }));
+  for (const piece of pieces(answer.reasoning, size))
+    events.push(choice({ [answer.reasoningField ?? 'reasoning_content']: piece }));
   for (const piece of pieces(answer.text, size)) {
     events.push(choice({ content: piece }));
     deltas++;
@@ -304,7 +365,12 @@ export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: 
     const callId = ids[index];
     const place = answer.withoutIndex ? {} : { index };
     return {
-      opening: { ...place, ...(callId === undefined ? {} : { id: callId }), type: 'function', function: { name: call.name, arguments: '' } },
+      opening: {
+        ...place,
+        ...(callId === undefined ? {} : { id: callId }),
+        type: 'function',
+        function: { name: call.name, arguments: '' },
+      },
       pieces: pieces(args, size).map((piece) => ({ ...place, function: { arguments: piece } })),
     };
   });
@@ -313,7 +379,13 @@ export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: 
     const rounds = Math.max(...calls.map((call) => call.pieces.length));
     for (let round = 0; round < rounds; round++) {
       const place = (index: number) => (answer.withoutIndex ? {} : { index });
-      events.push(choice({ tool_calls: calls.map((call, index) => call.pieces[round] ?? { ...place(index), function: { arguments: '' } }) }));
+      events.push(
+        choice({
+          tool_calls: calls.map(
+            (call, index) => call.pieces[round] ?? { ...place(index), function: { arguments: '' } },
+          ),
+        }),
+      );
       deltas++;
     }
   } else {
@@ -325,7 +397,8 @@ export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: 
       }
     }
   }
-  const finish = answer.finishReason === undefined ? (answer.toolCalls?.length ? 'tool_calls' : 'stop') : answer.finishReason;
+  const finish =
+    answer.finishReason === undefined ? (answer.toolCalls?.length ? 'tool_calls' : 'stop') : answer.finishReason;
   const usageAt = answer.usageAt ?? 'top';
   if (usageAt === 'choice') {
     // Kimi's last chunk: the usage rides in the choice, and the chunk has no top-level usage at all.
@@ -341,7 +414,12 @@ export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: 
             index: 0,
             delta: {},
             finish_reason: finish,
-            usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens, cached_tokens: usage.cached_tokens ?? 0 },
+            usage: {
+              prompt_tokens: usage.prompt_tokens,
+              completion_tokens: usage.completion_tokens,
+              total_tokens: usage.prompt_tokens + usage.completion_tokens,
+              cached_tokens: usage.cached_tokens ?? 0,
+            },
           },
         ],
       },
@@ -357,7 +435,12 @@ export function answerEvents(request: RecordedRequest, answer: FakeAnswer, ids: 
         completion_tokens: usage.completion_tokens,
         total_tokens: usage.prompt_tokens + usage.completion_tokens,
         prompt_tokens_details: { cached_tokens: usage.cached_tokens ?? 0, audio_tokens: 0 },
-        completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+        completion_tokens_details: {
+          reasoning_tokens: 0,
+          audio_tokens: 0,
+          accepted_prediction_tokens: 0,
+          rejected_prediction_tokens: 0,
+        },
       }),
     );
   }
@@ -386,5 +469,12 @@ function lastUserText(request: RecordedRequest): string {
 /** `GET /v1/models` as the API answers it (every model owned by the fake), or undefined for any other request. */
 function modelList(request: RecordedRequest, models: readonly string[]): FakeReply | undefined {
   if (request.method !== 'GET' || request.path.split('?')[0] !== '/v1/models') return undefined;
-  return { kind: 'json', status: 200, body: { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'fake' })) } };
+  return {
+    kind: 'json',
+    status: 200,
+    body: {
+      object: 'list',
+      data: models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'fake' })),
+    },
+  };
 }

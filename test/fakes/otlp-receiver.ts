@@ -89,10 +89,17 @@ export class FakeCollector {
   }
 
   private async decode(contentType: string, body: Buffer): Promise<ReceivedSpan[]> {
-    if (contentType.startsWith('application/json')) return flatten(JSON.parse(body.toString('utf8')) as OtlpRequest, hexOfJson);
+    if (contentType.startsWith('application/json'))
+      return flatten(JSON.parse(body.toString('utf8')) as OtlpRequest, hexOfJson);
     if (contentType.startsWith('application/x-protobuf')) {
       const type = await exportRequestType();
-      const decoded = type.toObject(type.decode(body), { longs: Number, enums: Number, bytes: Array, defaults: false, arrays: true }) as OtlpRequest;
+      const decoded = type.toObject(type.decode(body), {
+        longs: Number,
+        enums: Number,
+        bytes: Array,
+        defaults: false,
+        arrays: true,
+      }) as OtlpRequest;
       return flatten(decoded, hexOfBytes);
     }
     throw new Error(`unexpected content-type ${contentType}`);

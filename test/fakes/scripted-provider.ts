@@ -106,7 +106,8 @@ async function* play(step: ScriptStep, signal: AbortSignal): AsyncGenerator<Prov
     const size = step.chunkSize ?? full.length;
     for (let at = 0; at < full.length; at += size) {
       if (step.stallAfterChunks !== undefined && sent >= step.stallAfterChunks) await stall();
-      if (step.failAfterChunks !== undefined && sent >= step.failAfterChunks) throw step.error ?? new Error('stream failed');
+      if (step.failAfterChunks !== undefined && sent >= step.failAfterChunks)
+        throw step.error ?? new Error('stream failed');
       if (signal.aborted && !step.ignoreAbort) return;
       if (step.delayMs) await delay(step.delayMs);
       yield { type, text: full.slice(at, at + size) };
@@ -145,7 +146,11 @@ function delay(ms: number): Promise<void> {
 /** Shorthands for the common steps. */
 export const say = (text: string, extra: Partial<ScriptStep> = {}): ScriptStep => ({ text, ...extra });
 export const callTools = (...toolCalls: ScriptedToolCall[]): ScriptStep => ({ toolCalls });
-export const call = (name: string, args: Record<string, unknown> | string = {}, id?: string | null): ScriptedToolCall => ({
+export const call = (
+  name: string,
+  args: Record<string, unknown> | string = {},
+  id?: string | null,
+): ScriptedToolCall => ({
   name,
   arguments: args,
   id,

@@ -48,7 +48,11 @@ interface HttpBot {
  * A bolt App in HTTP mode on an ephemeral port. The fake must be up first: the constructor
  * calls auth.test at once, and a failure there is an unhandled rejection.
  */
-async function startHttpBot(fake: FakeSlack, register: (app: App) => void, options: Partial<AppOptions> = {}): Promise<HttpBot> {
+async function startHttpBot(
+  fake: FakeSlack,
+  register: (app: App) => void,
+  options: Partial<AppOptions> = {},
+): Promise<HttpBot> {
   const app = new App({
     token: TOKEN,
     signingSecret: SECRET,
@@ -67,7 +71,12 @@ async function startHttpBot(fake: FakeSlack, register: (app: App) => void, optio
 }
 
 function webClient(fake: FakeSlack, options: webApi.WebClientOptions = {}): webApi.WebClient {
-  return new webApi.WebClient(TOKEN, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR, ...options });
+  return new webApi.WebClient(TOKEN, {
+    slackApiUrl: fake.apiUrl,
+    retryConfig: { retries: 0 },
+    logLevel: webApi.LogLevel.ERROR,
+    ...options,
+  });
 }
 
 /** A promise plus its resolver, to hold a listener until the test lets it go. */
@@ -154,7 +163,9 @@ describe('Slack over HTTP: a mention goes in, the reply comes out', () => {
     const fake = await startFake();
     const seen = gate<{ retryNum: number | undefined; retryReason: string | undefined; eventId: string }>();
     const bot = await startHttpBot(fake, (app) => {
-      app.event('app_mention', async ({ context, body }) => seen.open({ retryNum: context.retryNum, retryReason: context.retryReason, eventId: body.event_id }));
+      app.event('app_mention', async ({ context, body }) =>
+        seen.open({ retryNum: context.retryNum, retryReason: context.retryReason, eventId: body.event_id }),
+      );
     });
     const body = eventCallback(appMention({ text: 'again' }), { eventId: 'Ev0RETRIED01' });
     await sendEvent(bot.url, SECRET, body, { retryNum: 1, retryReason: 'http_timeout' });
@@ -172,7 +183,9 @@ describe('Slack over HTTP: a mention goes in, the reply comes out', () => {
     const body = eventCallback(appMention({ text: 'let me in' }));
     expect((await sendEvent(bot.url, 'not-the-secret', body)).status).toBe(401);
     expect((await sendEvent(bot.url, SECRET, body, { signature: 'v0=deadbeef' })).status).toBe(401);
-    expect((await sendEvent(bot.url, SECRET, body, { timestamp: Math.floor(Date.now() / 1000) - 6 * 60 })).status).toBe(401);
+    expect((await sendEvent(bot.url, SECRET, body, { timestamp: Math.floor(Date.now() / 1000) - 6 * 60 })).status).toBe(
+      401,
+    );
     expect(reached).toBe(0);
 
     const challenge = await sendEvent(bot.url, SECRET, urlVerification('abc123'));
@@ -209,7 +222,12 @@ describe('Slack over HTTP: a mention goes in, the reply comes out', () => {
     const otherBot = botMessage({ text: 'another app talking' });
     const human = channelMessage({ text: 'a human' });
     // The bot's own 👀 comes back as a reaction_added whose user is the bot: dropped too.
-    const ownReaction = reactionAdded({ reaction: 'eyes', ts: human.ts, user: SLACK_IDS.botUserId, itemUser: SLACK_IDS.humanUserId });
+    const ownReaction = reactionAdded({
+      reaction: 'eyes',
+      ts: human.ts,
+      user: SLACK_IDS.botUserId,
+      itemUser: SLACK_IDS.humanUserId,
+    });
     const humanReaction = reactionAdded({ reaction: 'octagonal_sign', ts: otherBot.ts });
     for (const event of [ownPost, ownLegacy, otherBot, human, ownReaction, humanReaction]) {
       expect((await sendEvent(bot.url, SECRET, eventCallback(event))).status).toBe(200);
@@ -224,7 +242,8 @@ describe('Slack over HTTP: a mention goes in, the reply comes out', () => {
     const reaction = gate<types.ReactionAddedEvent>();
     const bot = await startHttpBot(fake, (app) => {
       app.message(async ({ message }) => {
-        if (message.subtype === undefined) messages.push({ channel: message.channel, channelType: message.channel_type, threadTs: message.thread_ts });
+        if (message.subtype === undefined)
+          messages.push({ channel: message.channel, channelType: message.channel_type, threadTs: message.thread_ts });
       });
       app.event('reaction_added', async ({ event }) => reaction.open(event));
     });
@@ -232,7 +251,11 @@ describe('Slack over HTTP: a mention goes in, the reply comes out', () => {
     const dm = dmMessage({ text: 'hi in private' });
     await sendEvent(bot.url, SECRET, eventCallback(reply));
     await sendEvent(bot.url, SECRET, eventCallback(dm));
-    await sendEvent(bot.url, SECRET, eventCallback(reactionAdded({ reaction: 'octagonal_sign', ts: '1795974906.000010' })));
+    await sendEvent(
+      bot.url,
+      SECRET,
+      eventCallback(reactionAdded({ reaction: 'octagonal_sign', ts: '1795974906.000010' })),
+    );
     await expect.poll(() => messages.length).toBe(2);
     expect(messages).toEqual(
       expect.arrayContaining([
@@ -240,7 +263,10 @@ describe('Slack over HTTP: a mention goes in, the reply comes out', () => {
         { channel: SLACK_IDS.dmChannelId, channelType: 'im', threadTs: undefined },
       ]),
     );
-    expect(await reaction.promise).toMatchObject({ reaction: 'octagonal_sign', item: { channel: SLACK_IDS.channelId, ts: '1795974906.000010' } });
+    expect(await reaction.promise).toMatchObject({
+      reaction: 'octagonal_sign',
+      item: { channel: SLACK_IDS.channelId, ts: '1795974906.000010' },
+    });
   });
 
   it("the builders' payloads satisfy bolt's own event types", () => {
@@ -283,7 +309,12 @@ describe('Slack over HTTP: buttons and slash commands', () => {
         await ack();
       });
     });
-    const click = blockActions({ actionId: 'approve', value: 'x', messageTs: '1795974906.000100', responseUrl: fake.responseUrl() });
+    const click = blockActions({
+      actionId: 'approve',
+      value: 'x',
+      messageTs: '1795974906.000100',
+      responseUrl: fake.responseUrl(),
+    });
     const raw = `payload=${encodeURIComponent(JSON.stringify(click))}`;
     const delivery = await sendSigned(bot.url, SECRET, raw, 'application/x-www-form-urlencoded; charset=utf-8');
     expect(delivery.status).toBe(400);
@@ -300,7 +331,10 @@ describe('Slack over HTTP: buttons and slash commands', () => {
     });
     const fields = slashCommand({ command: '/agent', text: 'model gpt-4.1', responseUrl: fake.responseUrl('cmd-1') });
     expect((await sendSlashCommand(bot.url, SECRET, fields)).status).toBe(200);
-    expect((await fake.waitForResponse('cmd-1')).body).toEqual({ response_type: 'ephemeral', text: 'model is now model gpt-4.1' });
+    expect((await fake.waitForResponse('cmd-1')).body).toEqual({
+      response_type: 'ephemeral',
+      text: 'model is now model gpt-4.1',
+    });
   });
 });
 
@@ -318,18 +352,33 @@ describe('FakeSlack answers like the Web API', () => {
     });
     const ts = start.ts!;
     await client.chat.appendStream({ channel: SLACK_IDS.channelId, ts, markdown_text: ', wor' });
-    await client.chat.appendStream({ channel: SLACK_IDS.channelId, ts, chunks: [{ type: 'markdown_text', text: 'ld' }] });
-    expect(fake.message(SLACK_IDS.channelId, ts)).toMatchObject({ text: 'Hello, world', threadTs, stream: { state: 'streaming', appendCalls: 2 } });
+    await client.chat.appendStream({
+      channel: SLACK_IDS.channelId,
+      ts,
+      chunks: [{ type: 'markdown_text', text: 'ld' }],
+    });
+    expect(fake.message(SLACK_IDS.channelId, ts)).toMatchObject({
+      text: 'Hello, world',
+      threadTs,
+      stream: { state: 'streaming', appendCalls: 2 },
+    });
 
     await client.chat.stopStream({ channel: SLACK_IDS.channelId, ts, markdown_text: '!' });
-    expect(fake.message(SLACK_IDS.channelId, ts)).toMatchObject({ text: 'Hello, world!', stream: { state: 'stopped' } });
+    expect(fake.message(SLACK_IDS.channelId, ts)).toMatchObject({
+      text: 'Hello, world!',
+      stream: { state: 'stopped' },
+    });
 
-    const late = await rejectionOf(client.chat.appendStream({ channel: SLACK_IDS.channelId, ts, markdown_text: 'too late' }));
+    const late = await rejectionOf(
+      client.chat.appendStream({ channel: SLACK_IDS.channelId, ts, markdown_text: 'too late' }),
+    );
     expect(late).toBeInstanceOf(webApi.WebAPIPlatformError);
     expect((late as webApi.WebAPIPlatformError).data.error).toBe('message_not_in_streaming_state');
 
     // Outside a DM, Slack needs to know whom the stream is for.
-    const anonymous = await rejectionOf(client.chat.startStream({ channel: SLACK_IDS.channelId, thread_ts: threadTs, markdown_text: 'x' }));
+    const anonymous = await rejectionOf(
+      client.chat.startStream({ channel: SLACK_IDS.channelId, thread_ts: threadTs, markdown_text: 'x' }),
+    );
     expect((anonymous as webApi.WebAPIPlatformError).data.error).toBe('missing_recipient_team_id');
   });
 
@@ -389,7 +438,9 @@ describe('FakeSlack answers like the Web API', () => {
 
     const user = await client.users.info({ user: 'U0GRACE001' });
     expect(user.user?.profile?.display_name).toBe('grace');
-    expect((await rejectionOf(client.users.info({ user: 'U0NOBODY01' })) as webApi.WebAPIPlatformError).data.error).toBe('user_not_found');
+    expect(
+      ((await rejectionOf(client.users.info({ user: 'U0NOBODY01' }))) as webApi.WebAPIPlatformError).data.error,
+    ).toBe('user_not_found');
 
     await client.chat.postEphemeral({ channel, user: SLACK_IDS.humanUserId, text: 'only you' });
     expect(fake.ephemerals(channel)).toMatchObject([{ user: SLACK_IDS.humanUserId, text: 'only you' }]);
@@ -405,7 +456,11 @@ describe('FakeSlack answers like the Web API', () => {
     const fake = await startFake();
     const botToken = await rejectionOf(webClient(fake).apiCall('apps.connections.open'));
     expect((botToken as webApi.WebAPIPlatformError).data.error).toBe('not_allowed_token_type');
-    const appClient = new webApi.WebClient('xapp-test', { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+    const appClient = new webApi.WebClient('xapp-test', {
+      slackApiUrl: fake.apiUrl,
+      retryConfig: { retries: 0 },
+      logLevel: webApi.LogLevel.ERROR,
+    });
     fake.setSocketUrl(() => `ws://127.0.0.1:${fake.port}/socket?ticket=t1`);
     expect((await appClient.apps.connections.open()).url).toBe(`ws://127.0.0.1:${fake.port}/socket?ticket=t1`);
   });
@@ -417,14 +472,19 @@ describe('FakeSlack scripted failures surface as the WebClient documents', () =>
     fake.failNext('chat.postMessage', 'channel_not_found');
     const error = await rejectionOf(webClient(fake).chat.postMessage({ channel: 'C0NOPE0001', text: 'x' }));
     expect(error).toBeInstanceOf(webApi.WebAPIPlatformError);
-    expect(error).toMatchObject({ code: webApi.ErrorCode.PlatformError, data: { ok: false, error: 'channel_not_found' } });
+    expect(error).toMatchObject({
+      code: webApi.ErrorCode.PlatformError,
+      data: { ok: false, error: 'channel_not_found' },
+    });
   });
 
   it('a 429 with retry-after: 1 and retries: 0 waits the second, then throws a request error', async () => {
     const fake = await startFake();
     fake.failNext('chat.update', { status: 429, headers: { 'retry-after': '1' } });
     const started = Date.now();
-    const error = await rejectionOf(webClient(fake).chat.update({ channel: SLACK_IDS.channelId, ts: '1.000001', text: 'x' }));
+    const error = await rejectionOf(
+      webClient(fake).chat.update({ channel: SLACK_IDS.channelId, ts: '1.000001', text: 'x' }),
+    );
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     expect(error).toBeInstanceOf(webApi.WebAPIRequestError);
     expect(error.message).toContain('A rate limit was exceeded');
@@ -435,7 +495,13 @@ describe('FakeSlack scripted failures surface as the WebClient documents', () =>
     const fake = await startFake();
     fake.failNext('chat.update', { status: 429, headers: { 'retry-after': '60' } });
     const started = Date.now();
-    const error = await rejectionOf(webClient(fake, { rejectRateLimitedCalls: true }).chat.update({ channel: SLACK_IDS.channelId, ts: '1.000001', text: 'x' }));
+    const error = await rejectionOf(
+      webClient(fake, { rejectRateLimitedCalls: true }).chat.update({
+        channel: SLACK_IDS.channelId,
+        ts: '1.000001',
+        text: 'x',
+      }),
+    );
     // Not after the 60 s Slack asked for: generous for a busy machine, far short of the wait.
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(error).toBeInstanceOf(webApi.WebAPIRateLimitedError);
@@ -445,7 +511,9 @@ describe('FakeSlack scripted failures surface as the WebClient documents', () =>
   it('a 500 is a WebAPIHTTPError with the status', async () => {
     const fake = await startFake();
     fake.failNext('reactions.add', { status: 500 });
-    const error = await rejectionOf(webClient(fake).reactions.add({ channel: SLACK_IDS.channelId, timestamp: '1.000001', name: 'eyes' }));
+    const error = await rejectionOf(
+      webClient(fake).reactions.add({ channel: SLACK_IDS.channelId, timestamp: '1.000001', name: 'eyes' }),
+    );
     expect(error).toBeInstanceOf(webApi.WebAPIHTTPError);
     expect(error).toMatchObject({ code: webApi.ErrorCode.HTTPError, statusCode: 500 });
     // The failure was one-shot: the next call succeeds.

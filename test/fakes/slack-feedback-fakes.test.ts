@@ -33,7 +33,10 @@ async function refusal(call: Promise<unknown>): Promise<{ error?: string; messag
     await call;
   } catch (error) {
     const data = (error as { data?: { error?: string; response_metadata?: { messages?: string[] } } }).data;
-    return { ...(data?.error ? { error: data.error } : {}), ...(data?.response_metadata?.messages ? { messages: data.response_metadata.messages } : {}) };
+    return {
+      ...(data?.error ? { error: data.error } : {}),
+      ...(data?.response_metadata?.messages ? { messages: data.response_metadata.messages } : {}),
+    };
   }
   return {};
 }
@@ -42,9 +45,20 @@ describe('FakeSlack checks context_actions / feedback_buttons as Slack does', ()
   it('accepts the bot’s block on postMessage, update and stopStream', async () => {
     const web = await client();
     const root = nextTs();
-    const posted = await web.chat.postMessage({ channel: C, thread_ts: root, text: 'answer', blocks: [feedbackBlock()] });
+    const posted = await web.chat.postMessage({
+      channel: C,
+      thread_ts: root,
+      text: 'answer',
+      blocks: [feedbackBlock()],
+    });
     await web.chat.update({ channel: C, ts: posted.ts!, text: 'answer', blocks: [feedbackBlock()] });
-    const stream = await web.chat.startStream({ channel: C, thread_ts: root, markdown_text: 'hi', recipient_team_id: SLACK_IDS.teamId, recipient_user_id: SLACK_IDS.humanUserId });
+    const stream = await web.chat.startStream({
+      channel: C,
+      thread_ts: root,
+      markdown_text: 'hi',
+      recipient_team_id: SLACK_IDS.teamId,
+      recipient_user_id: SLACK_IDS.humanUserId,
+    });
     await web.chat.stopStream({ channel: C, ts: stream.ts!, blocks: [feedbackBlock()] });
     expect(fake!.message(C, stream.ts!)!.blocks).toEqual([feedbackBlock()]);
   });
@@ -54,10 +68,15 @@ describe('FakeSlack checks context_actions / feedback_buttons as Slack does', ()
     const cases: Record<string, unknown> = {
       text: changed((e) => ((e.positive_button as { text: { text: string } }).text.text = 'x'.repeat(76))),
       value: changed((e) => ((e.negative_button as { value: string }).value = 'x'.repeat(2001))),
-      label: changed((e) => ((e.negative_button as { accessibility_label: string }).accessibility_label = 'x'.repeat(76))),
+      label: changed(
+        (e) => ((e.negative_button as { accessibility_label: string }).accessibility_label = 'x'.repeat(76)),
+      ),
       missing: changed((e) => delete e.negative_button),
       element: changed((e) => (e.type = 'button')),
-      many: { type: 'context_actions', elements: Array.from({ length: 6 }, () => (feedbackBlock() as unknown as { elements: unknown[] }).elements[0]) },
+      many: {
+        type: 'context_actions',
+        elements: Array.from({ length: 6 }, () => (feedbackBlock() as unknown as { elements: unknown[] }).elements[0]),
+      },
     };
     for (const [name, block] of Object.entries(cases)) {
       const refused = await refusal(web.chat.postMessage({ channel: C, text: 'answer', blocks: [block as never] }));
@@ -65,9 +84,19 @@ describe('FakeSlack checks context_actions / feedback_buttons as Slack does', ()
       expect(refused.messages?.join(' '), name).toMatch(/json-pointer:\/blocks\/0/);
     }
     const posted = await web.chat.postMessage({ channel: C, text: 'answer' });
-    expect((await refusal(web.chat.update({ channel: C, ts: posted.ts!, text: 'a', blocks: [cases.value as never] }))).error).toBe('invalid_blocks');
-    const stream = await web.chat.startStream({ channel: C, thread_ts: posted.ts!, markdown_text: 'hi', recipient_team_id: SLACK_IDS.teamId, recipient_user_id: SLACK_IDS.humanUserId });
-    expect((await refusal(web.chat.stopStream({ channel: C, ts: stream.ts!, blocks: [cases.text as never] }))).error).toBe('invalid_blocks');
+    expect(
+      (await refusal(web.chat.update({ channel: C, ts: posted.ts!, text: 'a', blocks: [cases.value as never] }))).error,
+    ).toBe('invalid_blocks');
+    const stream = await web.chat.startStream({
+      channel: C,
+      thread_ts: posted.ts!,
+      markdown_text: 'hi',
+      recipient_team_id: SLACK_IDS.teamId,
+      recipient_user_id: SLACK_IDS.humanUserId,
+    });
+    expect(
+      (await refusal(web.chat.stopStream({ channel: C, ts: stream.ts!, blocks: [cases.text as never] }))).error,
+    ).toBe('invalid_blocks');
     // Refused means refused: the stream is still open.
     expect(fake!.message(C, stream.ts!)!.stream?.state).toBe('streaming');
   });
@@ -77,7 +106,19 @@ describe('FakeSlack checks context_actions / feedback_buttons as Slack does', ()
     const modal = reasonModal({ channel: C, ts: '1.000001', thread: '1.000001' });
     await web.views.open({ trigger_id: triggerId(), view: modal });
     const { submit: _submit, ...withoutSubmit } = modal;
-    expect(await refusal(web.views.open({ trigger_id: triggerId(), view: withoutSubmit }))).toMatchObject({ error: 'invalid_arguments', messages: [expect.stringContaining('submit')] });
-    expect((await refusal(web.views.open({ trigger_id: triggerId(), view: { ...modal, blocks: [...modal.blocks, feedbackBlock() as never] } }))).error).toBe('invalid_arguments');
+    expect(await refusal(web.views.open({ trigger_id: triggerId(), view: withoutSubmit }))).toMatchObject({
+      error: 'invalid_arguments',
+      messages: [expect.stringContaining('submit')],
+    });
+    expect(
+      (
+        await refusal(
+          web.views.open({
+            trigger_id: triggerId(),
+            view: { ...modal, blocks: [...modal.blocks, feedbackBlock() as never] },
+          }),
+        )
+      ).error,
+    ).toBe('invalid_arguments');
   });
 });

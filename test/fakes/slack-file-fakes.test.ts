@@ -21,7 +21,11 @@ afterEach(async () => {
 
 async function get(url: string, token?: string): Promise<{ status: number; type: string | null; body: Buffer }> {
   const response = await fetch(url, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });
-  return { status: response.status, type: response.headers.get('content-type'), body: Buffer.from(await response.arrayBuffer()) };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    body: Buffer.from(await response.arrayBuffer()),
+  };
 }
 
 describe('FakeSlack serves shared files only to the bot token', () => {
@@ -45,7 +49,7 @@ describe('FakeSlack serves shared files only to the bot token', () => {
     ]);
   });
 
-  it('another token than the bot\'s, or an app without files:read, gets the sign-in page too', async () => {
+  it("another token than the bot's, or an app without files:read, gets the sign-in page too", async () => {
     fake = await new FakeSlack({ botToken: TOKEN }).start();
     const file = fake.files.add({ bytes: 'a,b\n1,2\n', name: 'data.csv', mimetype: 'text/csv' });
     expect((await get(file.url_private_download!, 'xoxb-someone-else')).body.toString()).toBe(SIGN_IN_PAGE);
@@ -57,11 +61,26 @@ describe('FakeSlack serves shared files only to the bot token', () => {
 
   it('a Slack Connect file comes as an id to look up with files.info; a scripted failure answers once', async () => {
     fake = await new FakeSlack().start();
-    const file = fake.files.add({ bytes: 'x', name: 'notes.txt', mimetype: 'text/plain', fileAccess: 'check_file_info' });
-    expect(file).toEqual({ id: file.id, file_access: 'check_file_info', created: expect.any(Number), timestamp: expect.any(Number), user: SLACK_IDS.humanUserId });
+    const file = fake.files.add({
+      bytes: 'x',
+      name: 'notes.txt',
+      mimetype: 'text/plain',
+      fileAccess: 'check_file_info',
+    });
+    expect(file).toEqual({
+      id: file.id,
+      file_access: 'check_file_info',
+      created: expect.any(Number),
+      timestamp: expect.any(Number),
+      user: SLACK_IDS.humanUserId,
+    });
     const client = new webApi.WebClient(TOKEN, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
     const info = await client.files.info({ file: file.id });
-    expect(info.file).toMatchObject({ id: file.id, name: 'notes.txt', url_private_download: expect.stringContaining(fake.origin) });
+    expect(info.file).toMatchObject({
+      id: file.id,
+      name: 'notes.txt',
+      url_private_download: expect.stringContaining(fake.origin),
+    });
 
     fake.failNext('url_private_download', { status: 503 });
     expect((await get(info.file!.url_private_download!, TOKEN)).status).toBe(503);
@@ -71,8 +90,16 @@ describe('FakeSlack serves shared files only to the bot token', () => {
   it('events carry the files: a mention with files, and a thread reply that is a file_share with empty text', async () => {
     fake = await new FakeSlack().start();
     const file = fake.files.add({ bytes: PNG, name: 'shot.png', mimetype: 'image/png' });
-    expect(appMention({ text: 'look', files: [file] })).toMatchObject({ type: 'app_mention', files: [{ id: file.id }] });
-    expect(threadMessage({ text: '', threadTs: '1795974906.000001', files: [file] })).toMatchObject({ type: 'message', subtype: 'file_share', text: '', files: [{ id: file.id }] });
+    expect(appMention({ text: 'look', files: [file] })).toMatchObject({
+      type: 'app_mention',
+      files: [{ id: file.id }],
+    });
+    expect(threadMessage({ text: '', threadTs: '1795974906.000001', files: [file] })).toMatchObject({
+      type: 'message',
+      subtype: 'file_share',
+      text: '',
+      files: [{ id: file.id }],
+    });
   });
 });
 
@@ -92,13 +119,28 @@ describe('FakeSlack takes files.uploadV2 as Slack does', () => {
     expect(result.ok).toBe(true);
 
     const [upload] = fake.files.uploads;
-    expect(new URL((fake.callsOf('files.getUploadURLExternal')[0]!.answer as { upload_url: string }).upload_url).origin).toBe(fake.origin);
-    expect(upload).toMatchObject({ filename: 'chart.png', length: PNG.length, encoding: 'multipart', completed: { channelId: SLACK_IDS.channelId, threadTs: root.ts, initialComment: 'Here it is' } });
+    expect(
+      new URL((fake.callsOf('files.getUploadURLExternal')[0]!.answer as { upload_url: string }).upload_url).origin,
+    ).toBe(fake.origin);
+    expect(upload).toMatchObject({
+      filename: 'chart.png',
+      length: PNG.length,
+      encoding: 'multipart',
+      completed: { channelId: SLACK_IDS.channelId, threadTs: root.ts, initialComment: 'Here it is' },
+    });
     expect(upload!.bytes!.equals(PNG)).toBe(true);
-    expect(fake.callsOf('files.completeUploadExternal')[0]!.args).toMatchObject({ channel_id: SLACK_IDS.channelId, thread_ts: root.ts, files: [{ id: upload!.fileId, title: 'chart.png' }] });
+    expect(fake.callsOf('files.completeUploadExternal')[0]!.args).toMatchObject({
+      channel_id: SLACK_IDS.channelId,
+      thread_ts: root.ts,
+      files: [{ id: upload!.fileId, title: 'chart.png' }],
+    });
 
     const posted = fake.thread(SLACK_IDS.channelId, root.ts).at(-1)!;
-    expect(posted).toMatchObject({ user: SLACK_IDS.botUserId, text: 'Here it is', files: [{ id: upload!.fileId, name: 'chart.png', mimetype: 'image/png' }] });
+    expect(posted).toMatchObject({
+      user: SLACK_IDS.botUserId,
+      text: 'Here it is',
+      files: [{ id: upload!.fileId, name: 'chart.png', mimetype: 'image/png' }],
+    });
     // The posted file can be fetched back, like any shared file.
     expect((await get(posted.files![0]!.url_private_download!, TOKEN)).body.equals(PNG)).toBe(true);
   });
@@ -107,7 +149,9 @@ describe('FakeSlack takes files.uploadV2 as Slack does', () => {
     fake = await new FakeSlack().start();
     fake.revokeScope('files:write');
     const client = new webApi.WebClient(TOKEN, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
-    await expect(client.files.uploadV2({ channel_id: SLACK_IDS.channelId, file: PNG, filename: 'chart.png' })).rejects.toMatchObject({ data: { error: 'missing_scope' } });
+    await expect(
+      client.files.uploadV2({ channel_id: SLACK_IDS.channelId, file: PNG, filename: 'chart.png' }),
+    ).rejects.toMatchObject({ data: { error: 'missing_scope' } });
     expect(fake.files.uploads).toEqual([]);
     expect(fake.channelMessages(SLACK_IDS.channelId)).toEqual([]);
   });

@@ -136,7 +136,18 @@ export class FakeSlackFiles {
     const filetype = input.name.includes('.') ? input.name.split('.').pop()!.toLowerCase() : 'binary';
     const object: SlackFileObject =
       mode === 'tombstone'
-        ? { id, mode: 'tombstone', name: 'file-tombstone', title: 'file-tombstone', mimetype: 'application/octet-stream', filetype: 'binary', size: 0, created: now, timestamp: now, user: input.user ?? SLACK_IDS.humanUserId }
+        ? {
+            id,
+            mode: 'tombstone',
+            name: 'file-tombstone',
+            title: 'file-tombstone',
+            mimetype: 'application/octet-stream',
+            filetype: 'binary',
+            size: 0,
+            created: now,
+            timestamp: now,
+            user: input.user ?? SLACK_IDS.humanUserId,
+          }
         : {
             id,
             created: now,
@@ -158,7 +169,9 @@ export class FakeSlackFiles {
             display_as_bot: false,
             username: '',
             // A file hidden by the plan's limit comes without its URLs.
-            ...(mode === 'hidden_by_limit' ? {} : { url_private: `${base}/${name}`, url_private_download: `${base}/download/${name}` }),
+            ...(mode === 'hidden_by_limit'
+              ? {}
+              : { url_private: `${base}/${name}`, url_private_download: `${base}/download/${name}` }),
             permalink: `https://${SLACK_IDS.teamDomain}.slack.com/files/${input.user ?? SLACK_IDS.humanUserId}/${id}/${name}`,
             permalink_public: `https://slack-files.com/${SLACK_IDS.teamId}-${id}-0123456789`,
           };
@@ -171,7 +184,14 @@ export class FakeSlackFiles {
   eventObject(id: string): SlackFileObject | undefined {
     const file = this.files.get(id);
     if (!file) return undefined;
-    if (file.fileAccess === 'check_file_info') return { id, file_access: 'check_file_info', created: file.object.created, timestamp: file.object.timestamp, user: file.object.user };
+    if (file.fileAccess === 'check_file_info')
+      return {
+        id,
+        file_access: 'check_file_info',
+        created: file.object.created,
+        timestamp: file.object.timestamp,
+        user: file.object.user,
+      };
     return structuredClone(file.object);
   }
 
@@ -197,7 +217,13 @@ export class FakeSlackFiles {
     const file = match && match[1] === SLACK_IDS.teamId ? this.files.get(match[2]!) : undefined;
     const token = bearer(headers);
     const authorized = this.host.isBotToken(token) && this.host.hasScope('files:read');
-    const record: FileDownloadRecord = { fileId: match?.[2] ?? '', authorized, hadToken: token !== undefined, served: 'not found', at: Date.now() };
+    const record: FileDownloadRecord = {
+      fileId: match?.[2] ?? '',
+      authorized,
+      hadToken: token !== undefined,
+      served: 'not found',
+      at: Date.now(),
+    };
     this.downloads.push(record);
     if (method !== 'GET' && method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET' }).end();
@@ -206,13 +232,23 @@ export class FakeSlackFiles {
     // Without the bot's token (or its files:read), Slack does not say 401: it serves its sign-in page.
     if (!authorized) {
       record.served = 'sign-in page';
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(SIGN_IN_PAGE) }).end(method === 'HEAD' ? undefined : SIGN_IN_PAGE);
+      res
+        .writeHead(200, {
+          'content-type': 'text/html; charset=utf-8',
+          'content-length': Buffer.byteLength(SIGN_IN_PAGE),
+        })
+        .end(method === 'HEAD' ? undefined : SIGN_IN_PAGE);
       return;
     }
     const failure = this.host.takeDownloadFailure();
     if (failure) {
       record.served = 'scripted failure';
-      const text = failure.body === undefined ? `<html><body>${failure.status}</body></html>` : typeof failure.body === 'string' ? failure.body : JSON.stringify(failure.body);
+      const text =
+        failure.body === undefined
+          ? `<html><body>${failure.status}</body></html>`
+          : typeof failure.body === 'string'
+            ? failure.body
+            : JSON.stringify(failure.body);
       res.writeHead(failure.status, { 'content-type': 'text/html', ...failure.headers }).end(text);
       return;
     }
@@ -230,10 +266,18 @@ export class FakeSlackFiles {
     res.end(method === 'HEAD' ? undefined : file.bytes);
   }
 
-  private receiveUpload(method: string, path: string, headers: IncomingHttpHeaders, body: Buffer, res: ServerResponse): void {
+  private receiveUpload(
+    method: string,
+    path: string,
+    headers: IncomingHttpHeaders,
+    body: Buffer,
+    res: ServerResponse,
+  ): void {
     const upload = this.uploadsByPath.get(path);
     if (method !== 'POST' || !upload) {
-      res.writeHead(method === 'POST' ? 404 : 405, { 'content-type': 'text/plain' }).end(method === 'POST' ? 'upload url not found' : 'method not allowed');
+      res
+        .writeHead(method === 'POST' ? 404 : 405, { 'content-type': 'text/plain' })
+        .end(method === 'POST' ? 'upload url not found' : 'method not allowed');
       return;
     }
     void multipartFile(headers, body).then(
@@ -250,7 +294,8 @@ export class FakeSlackFiles {
 
   readonly handlers: Record<string, (args: Record<string, unknown>) => Answer> = {
     'files.getUploadURLExternal': (args) => {
-      if (!this.host.hasScope('files:write')) return { ok: false, error: 'missing_scope', needed: 'files:write', provided: 'chat:write' };
+      if (!this.host.hasScope('files:write'))
+        return { ok: false, error: 'missing_scope', needed: 'files:write', provided: 'chat:write' };
       const filename = typeof args.filename === 'string' ? args.filename : '';
       const length = Number(args.length);
       if (!filename) return { ok: false, error: 'invalid_arguments' };
@@ -264,7 +309,8 @@ export class FakeSlackFiles {
     },
 
     'files.completeUploadExternal': (args) => {
-      if (!this.host.hasScope('files:write')) return { ok: false, error: 'missing_scope', needed: 'files:write', provided: 'chat:write' };
+      if (!this.host.hasScope('files:write'))
+        return { ok: false, error: 'missing_scope', needed: 'files:write', provided: 'chat:write' };
       const entries = Array.isArray(args.files) ? (args.files as { id?: unknown; title?: unknown }[]) : undefined;
       if (!entries || entries.length === 0) return { ok: false, error: 'invalid_arguments' };
       const uploads = entries.map((entry) => this.uploads.find((upload) => upload.fileId === entry.id));
@@ -275,19 +321,39 @@ export class FakeSlackFiles {
       // Without a channel the file stays private to the app (Slack allows it): nothing is posted.
       if (threadTs && !channel) return { ok: false, error: 'invalid_arguments' };
       const objects = uploads.map((upload, i) => {
-        const title = typeof entries[i]!.title === 'string' ? (entries[i]!.title) : upload!.filename;
-        const object = this.add({ id: upload!.fileId, bytes: upload!.bytes!, name: upload!.filename, title, user: SLACK_IDS.botUserId, mimetype: mimeOf(upload!.filename) });
+        const title = typeof entries[i]!.title === 'string' ? entries[i]!.title : upload!.filename;
+        const object = this.add({
+          id: upload!.fileId,
+          bytes: upload!.bytes!,
+          name: upload!.filename,
+          title,
+          user: SLACK_IDS.botUserId,
+          mimetype: mimeOf(upload!.filename),
+        });
         return { upload: upload!, title, object };
       });
       if (channel) {
-        const ts = this.host.postFileMessage({ channel, ...(threadTs ? { threadTs } : {}), text: comment ?? '', files: objects.map((o) => o.object) });
-        for (const { upload, title } of objects) upload.completed = { channelId: channel, ...(threadTs ? { threadTs } : {}), ...(comment !== undefined ? { initialComment: comment } : {}), title, messageTs: ts };
+        const ts = this.host.postFileMessage({
+          channel,
+          ...(threadTs ? { threadTs } : {}),
+          text: comment ?? '',
+          files: objects.map((o) => o.object),
+        });
+        for (const { upload, title } of objects)
+          upload.completed = {
+            channelId: channel,
+            ...(threadTs ? { threadTs } : {}),
+            ...(comment !== undefined ? { initialComment: comment } : {}),
+            title,
+            messageTs: ts,
+          };
       }
       return { ok: true, files: objects.map(({ object }) => ({ id: object.id, title: object.title })) };
     },
 
     'files.info': (args) => {
-      if (!this.host.hasScope('files:read')) return { ok: false, error: 'missing_scope', needed: 'files:read', provided: 'chat:write' };
+      if (!this.host.hasScope('files:read'))
+        return { ok: false, error: 'missing_scope', needed: 'files:read', provided: 'chat:write' };
       const file = this.files.get(typeof args.file === 'string' ? args.file : '');
       if (!file) return { ok: false, error: 'file_not_found' };
       if (file.object.mode === 'tombstone') return { ok: false, error: 'file_deleted' };

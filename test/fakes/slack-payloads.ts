@@ -130,7 +130,9 @@ export interface BotMessageEventPayload {
   parent_user_id?: string;
 }
 
-export interface ReactionEventPayload<T extends 'reaction_added' | 'reaction_removed' = 'reaction_added' | 'reaction_removed'> {
+export interface ReactionEventPayload<
+  T extends 'reaction_added' | 'reaction_removed' = 'reaction_added' | 'reaction_removed',
+> {
   type: T;
   user: string;
   reaction: string;
@@ -139,7 +141,8 @@ export interface ReactionEventPayload<T extends 'reaction_added' | 'reaction_rem
   event_ts: string;
 }
 
-export type SlackEventPayload = AppMentionEventPayload | UserMessageEventPayload | BotMessageEventPayload | ReactionEventPayload;
+export type SlackEventPayload =
+  AppMentionEventPayload | UserMessageEventPayload | BotMessageEventPayload | ReactionEventPayload;
 
 /** The Events API body (`type: 'event_callback'`) that wraps one event, as POSTed to the bot. */
 export interface EventCallbackBody<E extends { type: string } = SlackEventPayload> {
@@ -177,7 +180,10 @@ export interface EventCallbackOptions {
 }
 
 /** Wrap an event the way the Events API delivers it (same body over HTTP and in a Socket Mode envelope). */
-export function eventCallback<E extends { type: string }>(event: E, options: EventCallbackOptions = {}): EventCallbackBody<E> {
+export function eventCallback<E extends { type: string }>(
+  event: E,
+  options: EventCallbackOptions = {},
+): EventCallbackBody<E> {
   const teamId = options.teamId ?? SLACK_IDS.teamId;
   const eventId = options.eventId ?? nextEventId();
   return {
@@ -189,7 +195,15 @@ export function eventCallback<E extends { type: string }>(event: E, options: Eve
     type: 'event_callback',
     event_id: eventId,
     event_time: options.eventTime ?? Math.floor(Date.now() / 1000),
-    authorizations: [{ enterprise_id: null, team_id: teamId, user_id: SLACK_IDS.botUserId, is_bot: true, is_enterprise_install: false }],
+    authorizations: [
+      {
+        enterprise_id: null,
+        team_id: teamId,
+        user_id: SLACK_IDS.botUserId,
+        is_bot: true,
+        is_enterprise_install: false,
+      },
+    ],
     is_ext_shared_channel: false,
     event_context: `4-fake-${eventId}`,
   };
@@ -241,7 +255,11 @@ export function appMention(input: MessageInput): AppMentionEventPayload {
   };
 }
 
-function userMessage(input: MessageInput & { parentUserId?: string }, channelType: ChannelType, defaultChannel: string): UserMessageEventPayload {
+function userMessage(
+  input: MessageInput & { parentUserId?: string },
+  channelType: ChannelType,
+  defaultChannel: string,
+): UserMessageEventPayload {
   const ts = input.ts ?? nextTs();
   return {
     type: 'message',
@@ -253,9 +271,13 @@ function userMessage(input: MessageInput & { parentUserId?: string }, channelTyp
     event_ts: ts,
     team: input.teamId ?? SLACK_IDS.teamId,
     client_msg_id: randomUUID(),
-    ...(input.threadTs === undefined ? {} : { thread_ts: input.threadTs, parent_user_id: input.parentUserId ?? input.user ?? SLACK_IDS.humanUserId }),
+    ...(input.threadTs === undefined
+      ? {}
+      : { thread_ts: input.threadTs, parent_user_id: input.parentUserId ?? input.user ?? SLACK_IDS.humanUserId }),
     ...(input.userTeam === undefined ? {} : { user_team: input.userTeam }),
-    ...(input.files === undefined ? {} : { subtype: 'file_share' as const, files: input.files, upload: true, display_as_bot: false }),
+    ...(input.files === undefined
+      ? {}
+      : { subtype: 'file_share' as const, files: input.files, upload: true, display_as_bot: false }),
   };
 }
 
@@ -268,8 +290,14 @@ export function channelMessage(input: MessageInput): UserMessageEventPayload {
 }
 
 /** A human reply in a channel thread. `parentUserId`: who wrote the thread's root (default the bot). */
-export function threadMessage(input: MessageInput & { threadTs: string; parentUserId?: string }): UserMessageEventPayload {
-  return userMessage({ ...input, parentUserId: input.parentUserId ?? SLACK_IDS.botUserId }, 'channel', SLACK_IDS.channelId);
+export function threadMessage(
+  input: MessageInput & { threadTs: string; parentUserId?: string },
+): UserMessageEventPayload {
+  return userMessage(
+    { ...input, parentUserId: input.parentUserId ?? SLACK_IDS.botUserId },
+    'channel',
+    SLACK_IDS.channelId,
+  );
 }
 
 /** A direct message to the bot (`channel_type: 'im'`, channel `D…`), top-level or in a DM thread. */
@@ -300,7 +328,8 @@ export function botMessage(input: BotMessageInput): BotMessageEventPayload {
   const botId = self ? SLACK_IDS.botId : SLACK_IDS.otherBotId;
   const userId = self ? SLACK_IDS.botUserId : SLACK_IDS.otherBotUserId;
   const appId = self ? SLACK_IDS.appId : 'A0OTHERAP1';
-  const thread = input.threadTs === undefined ? {} : { thread_ts: input.threadTs, parent_user_id: SLACK_IDS.humanUserId };
+  const thread =
+    input.threadTs === undefined ? {} : { thread_ts: input.threadTs, parent_user_id: SLACK_IDS.humanUserId };
   const common = {
     type: 'message' as const,
     text: input.text,
@@ -317,7 +346,13 @@ export function botMessage(input: BotMessageInput): BotMessageEventPayload {
     user: userId,
     app_id: appId,
     team: SLACK_IDS.teamId,
-    bot_profile: { id: botId, app_id: appId, name: self ? SLACK_IDS.botName : 'otherbot', team_id: SLACK_IDS.teamId, deleted: false },
+    bot_profile: {
+      id: botId,
+      app_id: appId,
+      name: self ? SLACK_IDS.botName : 'otherbot',
+      team_id: SLACK_IDS.teamId,
+      deleted: false,
+    },
   };
 }
 
@@ -341,7 +376,10 @@ export function reactionRemoved(input: ReactionInput): ReactionEventPayload<'rea
   return reaction('reaction_removed', input);
 }
 
-function reaction<T extends 'reaction_added' | 'reaction_removed'>(type: T, input: ReactionInput): ReactionEventPayload<T> {
+function reaction<T extends 'reaction_added' | 'reaction_removed'>(
+  type: T,
+  input: ReactionInput,
+): ReactionEventPayload<T> {
   return {
     type,
     user: input.user ?? SLACK_IDS.humanUserId,
@@ -410,7 +448,17 @@ export interface BlockActionsPayload {
   enterprise: null;
   is_enterprise_install: boolean;
   channel: { id: string; name: string };
-  message: { type: 'message'; user: string; bot_id: string; app_id: string; team: string; ts: string; text: string; thread_ts?: string; blocks?: unknown[] };
+  message: {
+    type: 'message';
+    user: string;
+    bot_id: string;
+    app_id: string;
+    team: string;
+    ts: string;
+    text: string;
+    thread_ts?: string;
+    blocks?: unknown[];
+  };
   state: { values: Record<string, Record<string, unknown>> };
   response_url: string;
   actions: ButtonActionPayload[];
@@ -513,7 +561,12 @@ export function slashCommand(input: SlashCommandInput): SlashCommandFields {
     team_id: SLACK_IDS.teamId,
     team_domain: SLACK_IDS.teamDomain,
     channel_id: channel,
-    channel_name: channel === SLACK_IDS.channelId ? SLACK_IDS.channelName : channel.startsWith('D') ? 'directmessage' : 'privategroup',
+    channel_name:
+      channel === SLACK_IDS.channelId
+        ? SLACK_IDS.channelName
+        : channel.startsWith('D')
+          ? 'directmessage'
+          : 'privategroup',
     user_id: input.user ?? SLACK_IDS.humanUserId,
     user_name: 'ada',
     command: input.command,
@@ -582,7 +635,12 @@ export interface ViewSubmissionInput {
 export function viewSubmission(input: ViewSubmissionInput): { type: 'view_submission' } & Record<string, unknown> {
   const user = input.user ?? SLACK_IDS.humanUserId;
   const values = Object.fromEntries(
-    Object.entries(input.values).map(([block, actions]) => [block, Object.fromEntries(Object.entries(actions).map(([action, value]) => [action, { type: 'plain_text_input', value }]))]),
+    Object.entries(input.values).map(([block, actions]) => [
+      block,
+      Object.fromEntries(
+        Object.entries(actions).map(([action, value]) => [action, { type: 'plain_text_input', value }]),
+      ),
+    ]),
   );
   return {
     type: 'view_submission',

@@ -7,7 +7,13 @@
 // `message`, `thread` and `reactionsOn`. It also hosts the `response_url` sink (`/response/<id>`)
 // that bolt's `respond()` posts to, and Slack's file URLs: shared files a test registers
 // (`files.add`) and the bot's uploads (slack-files.ts).
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeAgentSessions } from './slack-agent-sessions.js';
 import { FakeSlackFiles, type SlackFileObject } from './slack-files.js';
@@ -188,7 +194,17 @@ export interface RateTierOptions {
 }
 
 /** Form fields that carry JSON (the WebClient JSON-encodes every non-scalar argument). */
-export const JSON_FIELDS: readonly string[] = ['blocks', 'chunks', 'metadata', 'attachments', 'prompts', 'unfurls', 'loading_messages', 'view', 'files'];
+export const JSON_FIELDS: readonly string[] = [
+  'blocks',
+  'chunks',
+  'metadata',
+  'attachments',
+  'prompts',
+  'unfurls',
+  'loading_messages',
+  'view',
+  'files',
+];
 
 /** A modal opened with `views.open`, as the fake holds it. */
 export interface OpenedView {
@@ -258,14 +274,23 @@ export class FakeSlack {
   private readonly channels = new Map<string, FakeChannel>();
   private readonly failures = new Map<string, ScriptedFailure[]>();
   private readonly waiters = new Set<Waiter>();
-  private readonly responseWaiters = new Set<{ id: string; resolve: (post: ResponseUrlPost) => void; timer: NodeJS.Timeout; reject: (e: Error) => void }>();
+  private readonly responseWaiters = new Set<{
+    id: string;
+    resolve: (post: ResponseUrlPost) => void;
+    timer: NodeJS.Timeout;
+    reject: (e: Error) => void;
+  }>();
   private rateRules: Record<string, RateRule> | undefined;
   private rateScale = 1;
   private historyPageCap: number | undefined;
   private readonly buckets = new Map<string, Bucket>();
   private socketUrl: (() => string) | undefined;
 
-  private readonly answerHooks: { method: string; predicate: (call: SlackCall) => boolean; action: (call: SlackCall) => Promise<void> }[] = [];
+  private readonly answerHooks: {
+    method: string;
+    predicate: (call: SlackCall) => boolean;
+    action: (call: SlackCall) => Promise<void>;
+  }[] = [];
   private botToken: string | undefined;
   private readonly scopes = new Set(GRANTED_SCOPES);
 
@@ -283,13 +308,16 @@ export class FakeSlack {
 
   constructor(options: FakeSlackOptions = {}) {
     for (const user of [...DEFAULT_USERS, ...(options.users ?? [])]) this.users.set(user.id, user);
-    for (const channel of [{ id: SLACK_IDS.channelId, name: SLACK_IDS.channelName }, ...(options.channels ?? [])]) this.channels.set(channel.id, channel);
+    for (const channel of [{ id: SLACK_IDS.channelId, name: SLACK_IDS.channelName }, ...(options.channels ?? [])])
+      this.channels.set(channel.id, channel);
     this.botToken = options.botToken;
     this.files = new FakeSlackFiles({
       origin: () => this.origin,
-      isBotToken: (token) => token !== undefined && (this.botToken === undefined ? token.startsWith('xoxb-') : token === this.botToken),
+      isBotToken: (token) =>
+        token !== undefined && (this.botToken === undefined ? token.startsWith('xoxb-') : token === this.botToken),
       hasScope: (scope) => this.scopes.has(scope),
-      postFileMessage: ({ channel, threadTs, text, files }) => this.store({ channel, ts: nextTs(), threadTs, text, files }).ts,
+      postFileMessage: ({ channel, threadTs, text, files }) =>
+        this.store({ channel, ts: nextTs(), threadTs, text, files }).ts,
       takeDownloadFailure: () => {
         const failure = this.failures.get('url_private_download')?.shift();
         return typeof failure === 'object' ? failure : undefined;
@@ -405,7 +433,16 @@ export class FakeSlack {
    */
   addMessage(input: SeedMessage | AppMentionEventPayload | UserMessageEventPayload): StoredMessage {
     const seed: SeedMessage =
-      'type' in input ? { channel: input.channel, text: input.text, ts: input.ts, user: input.user, threadTs: input.thread_ts, ...(input.files ? { files: input.files } : {}) } : input;
+      'type' in input
+        ? {
+            channel: input.channel,
+            text: input.text,
+            ts: input.ts,
+            user: input.user,
+            threadTs: input.thread_ts,
+            ...(input.files ? { files: input.files } : {}),
+          }
+        : input;
     const stored: StoredMessage = {
       channel: seed.channel,
       ts: seed.ts ?? nextTs(),
@@ -438,7 +475,11 @@ export class FakeSlack {
    * The first call of `method` (already received or still to come) that matches `predicate`.
    * Bolt acks an event before its listener runs, so this is how a test sees what the bot did.
    */
-  async waitForCall(method: string, predicate: (call: SlackCall) => boolean = () => true, timeoutMs = 15_000): Promise<SlackCall> {
+  async waitForCall(
+    method: string,
+    predicate: (call: SlackCall) => boolean = () => true,
+    timeoutMs = 15_000,
+  ): Promise<SlackCall> {
     const seen = this.calls.find((call) => call.method === method && predicate(call));
     if (seen) return seen;
     return new Promise<SlackCall>((resolve, reject) => {
@@ -450,7 +491,11 @@ export class FakeSlack {
         timer: setTimeout(() => {
           this.waiters.delete(waiter);
           const got = this.callsOf(method).map((call) => JSON.stringify(call.args));
-          reject(new Error(`no matching ${method} call within ${timeoutMs} ms; received ${got.length}: ${got.join(' | ').slice(0, 2000)}`));
+          reject(
+            new Error(
+              `no matching ${method} call within ${timeoutMs} ms; received ${got.length}: ${got.join(' | ').slice(0, 2000)}`,
+            ),
+          );
         }, timeoutMs),
       };
       this.waiters.add(waiter);
@@ -491,7 +536,10 @@ export class FakeSlack {
 
   /** Every message of a channel (roots and replies), oldest first. */
   channelMessages(channel: string): StoredMessage[] {
-    return [...this.messages.values()].filter((m) => m.channel === channel).sort((a, b) => compareTs(a.ts, b.ts)).map(clone);
+    return [...this.messages.values()]
+      .filter((m) => m.channel === channel)
+      .sort((a, b) => compareTs(a.ts, b.ts))
+      .map(clone);
   }
 
   /** The reactions on a message (including ones added to messages this fake never stored). */
@@ -511,7 +559,12 @@ export class FakeSlack {
   /** The suggested prompts at the top of a DM's Messages tab (set without thread_ts), or undefined. */
   tabPrompts(channel: string): { prompts: unknown[]; title?: string } | undefined {
     const state = this.assistantThreads.get(key(channel, ''));
-    return state?.prompts ? { prompts: structuredClone(state.prompts), ...(state.promptsTitle !== undefined ? { title: state.promptsTitle } : {}) } : undefined;
+    return state?.prompts
+      ? {
+          prompts: structuredClone(state.prompts),
+          ...(state.promptsTitle !== undefined ? { title: state.promptsTitle } : {}),
+        }
+      : undefined;
   }
 
   /** Status, title and suggested prompts of an assistant thread, or undefined if never set. */
@@ -559,7 +612,12 @@ export class FakeSlack {
   }
 
   private handleResponseUrl(id: string, req: IncomingMessage, raw: string, res: ServerResponse): void {
-    const post: ResponseUrlPost = { id, body: parseArgs(raw, req.headers['content-type'], new URLSearchParams()), headers: req.headers, at: Date.now() };
+    const post: ResponseUrlPost = {
+      id,
+      body: parseArgs(raw, req.headers['content-type'], new URLSearchParams()),
+      headers: req.headers,
+      at: Date.now(),
+    };
     this.responsePosts.push(post);
     for (const waiter of this.responseWaiters) {
       if (waiter.id !== id) continue;
@@ -585,15 +643,24 @@ export class FakeSlack {
     }
   }
 
-  private answer(method: string, args: SlackArgs, headers: IncomingHttpHeaders): { status: number; body: unknown; headers?: Record<string, string> } {
+  private answer(
+    method: string,
+    args: SlackArgs,
+    headers: IncomingHttpHeaders,
+  ): { status: number; body: unknown; headers?: Record<string, string> } {
     const failure = this.failures.get(method)?.shift();
     if (failure !== undefined) {
       if (typeof failure === 'string') return { status: 200, body: { ok: false, error: failure } };
-      const body = failure.body ?? (failure.status === 429 ? { ok: false, error: 'ratelimited' } : `<html><body>${failure.status} Server Error</body></html>`);
+      const body =
+        failure.body ??
+        (failure.status === 429
+          ? { ok: false, error: 'ratelimited' }
+          : `<html><body>${failure.status} Server Error</body></html>`);
       return { status: failure.status, body, headers: failure.headers };
     }
     const limited = this.rateLimit(method, args);
-    if (limited !== undefined) return { status: 429, body: { ok: false, error: 'ratelimited' }, headers: { 'retry-after': String(limited) } };
+    if (limited !== undefined)
+      return { status: 429, body: { ok: false, error: 'ratelimited' }, headers: { 'retry-after': String(limited) } };
 
     const token = bearer(headers) ?? str(args, 'token');
     if (token === undefined) return { status: 200, body: { ok: false, error: 'not_authed' } };
@@ -608,7 +675,11 @@ export class FakeSlack {
    * the call's effect is visible in the workspace (say, a person replying to a note the bot is
    * still posting).
    */
-  onceAnswered(method: string, predicate: (call: SlackCall) => boolean, action: (call: SlackCall) => Promise<void>): this {
+  onceAnswered(
+    method: string,
+    predicate: (call: SlackCall) => boolean,
+    action: (call: SlackCall) => Promise<void>,
+  ): this {
     this.answerHooks.push({ method, predicate, action });
     return this;
   }
@@ -666,7 +737,15 @@ export class FakeSlack {
       const taskProblem = taskBlocksProblem(blocks);
       if (taskProblem) return failed(taskProblem);
       const threadTs = str(args, 'thread_ts');
-      const stored = this.store({ channel, ts: nextTs(), threadTs, text, blocks, attachments, metadata: args.metadata });
+      const stored = this.store({
+        channel,
+        ts: nextTs(),
+        threadTs,
+        text,
+        blocks,
+        attachments,
+        metadata: args.metadata,
+      });
       return { ok: true, channel, ts: stored.ts, message: wireMessage(stored) };
     },
 
@@ -700,7 +779,14 @@ export class FakeSlack {
       const ts = nextTs();
       const threadTs = str(args, 'thread_ts');
       const blocks = arr(args, 'blocks');
-      this.ephemeralPosts.push({ channel, user, ts, text: str(args, 'text') ?? '', ...(threadTs ? { threadTs } : {}), ...(blocks ? { blocks } : {}) });
+      this.ephemeralPosts.push({
+        channel,
+        user,
+        ts,
+        text: str(args, 'text') ?? '',
+        ...(threadTs ? { threadTs } : {}),
+        ...(blocks ? { blocks } : {}),
+      });
       return { ok: true, message_ts: ts };
     },
 
@@ -708,7 +794,11 @@ export class FakeSlack {
       const channel = str(args, 'channel');
       const ts = str(args, 'message_ts');
       if (!channel || !ts) return failed('message_not_found');
-      return { ok: true, channel, permalink: `https://${SLACK_IDS.teamDomain}.slack.com/archives/${channel}/p${ts.replace('.', '')}` };
+      return {
+        ok: true,
+        channel,
+        permalink: `https://${SLACK_IDS.teamDomain}.slack.com/archives/${channel}/p${ts.replace('.', '')}`,
+      };
     },
 
     'chat.startStream': (args) => {
@@ -812,9 +902,13 @@ export class FakeSlack {
         const { title, message } = (prompt ?? {}) as { title?: unknown; message?: unknown };
         return typeof title === 'string' && title.length > 0 && typeof message === 'string' && message.length > 0;
       };
-      if (!prompts || prompts.length === 0 || prompts.length > 4 || !prompts.every(wellFormed)) return failed('invalid_arguments');
+      if (!prompts || prompts.length === 0 || prompts.length > 4 || !prompts.every(wellFormed))
+        return failed('invalid_arguments');
       // Without thread_ts: the prompts at the top of the Messages tab (the agent messaging experience).
-      const state = str(args, 'thread_ts') === undefined && str(args, 'channel_id') ? this.tabState(str(args, 'channel_id')!) : this.assistantState(args);
+      const state =
+        str(args, 'thread_ts') === undefined && str(args, 'channel_id')
+          ? this.tabState(str(args, 'channel_id')!)
+          : this.assistantState(args);
       if (typeof state === 'string') return failed(state);
       state.prompts = arr(args, 'prompts') ?? [];
       const title = str(args, 'title');
@@ -831,11 +925,28 @@ export class FakeSlack {
       if (Date.now() - issuedAt > TRIGGER_TTL_MS) return failed('expired_trigger_id');
       const view = args.view;
       if (view === null || typeof view !== 'object' || Array.isArray(view)) return failed('invalid_arguments');
-      const problems = [...modalProblems(view as Record<string, unknown>), ...modalInputProblems(view as Record<string, unknown>)];
-      if (problems.length > 0) return { ok: false, error: 'invalid_arguments', response_metadata: { messages: problems.map((p) => `[ERROR] ${p}`) } };
+      const problems = [
+        ...modalProblems(view as Record<string, unknown>),
+        ...modalInputProblems(view as Record<string, unknown>),
+      ];
+      if (problems.length > 0)
+        return {
+          ok: false,
+          error: 'invalid_arguments',
+          response_metadata: { messages: problems.map((p) => `[ERROR] ${p}`) },
+        };
       const id = `V${String(this.openedViews.length + 1).padStart(8, '0')}`;
       this.openedViews.push({ id, triggerId, view: structuredClone(view as Record<string, unknown>) });
-      return { ok: true, view: { ...(view as Record<string, unknown>), id, team_id: SLACK_IDS.teamId, hash: `${Date.now()}.hash`, state: { values: {} } } };
+      return {
+        ok: true,
+        view: {
+          ...(view as Record<string, unknown>),
+          id,
+          team_id: SLACK_IDS.teamId,
+          hash: `${Date.now()}.hash`,
+          state: { values: {} },
+        },
+      };
     },
 
     'users.info': (args) => {
@@ -853,7 +964,12 @@ export class FakeSlack {
           tz_offset: 0,
           is_bot: user.isBot ?? false,
           is_app_user: false,
-          profile: { display_name: user.displayName, real_name: user.realName, display_name_normalized: user.displayName, real_name_normalized: user.realName },
+          profile: {
+            display_name: user.displayName,
+            real_name: user.realName,
+            display_name_normalized: user.displayName,
+            real_name_normalized: user.realName,
+          },
         },
       };
     },
@@ -864,7 +980,18 @@ export class FakeSlack {
       if (id === SLACK_IDS.dmChannelId) return { ok: true, channel: { id, is_im: true, user: SLACK_IDS.humanUserId } };
       const channel = this.channels.get(id);
       if (!channel) return failed('channel_not_found');
-      return { ok: true, channel: { id, name: channel.name, is_channel: true, is_private: false, is_archived: false, is_member: channel.member ?? true, context_team_id: SLACK_IDS.teamId } };
+      return {
+        ok: true,
+        channel: {
+          id,
+          name: channel.name,
+          is_channel: true,
+          is_private: false,
+          is_archived: false,
+          is_member: channel.member ?? true,
+          context_team_id: SLACK_IDS.teamId,
+        },
+      };
     },
 
     'conversations.replies': (args) => {
@@ -874,7 +1001,10 @@ export class FakeSlack {
       if (thread.length === 0) return failed('thread_not_found');
       // `oldest` bounds the replies; the thread's root always comes first, as Slack sends it.
       const oldest = Number(str(args, 'oldest') ?? '0');
-      return this.page(thread.filter((m) => m.ts === ts || Number(m.ts) >= oldest), args);
+      return this.page(
+        thread.filter((m) => m.ts === ts || Number(m.ts) >= oldest),
+        args,
+      );
     },
 
     'conversations.history': (args) => {
@@ -892,7 +1022,16 @@ export class FakeSlack {
   // State helpers
   // ---------------------------------------------------------------------------------------
 
-  private store(fields: { channel: string; ts: string; threadTs: string | undefined; text: string; blocks?: unknown[]; attachments?: unknown[]; files?: SlackFileObject[]; metadata?: unknown }): StoredMessage {
+  private store(fields: {
+    channel: string;
+    ts: string;
+    threadTs: string | undefined;
+    text: string;
+    blocks?: unknown[];
+    attachments?: unknown[];
+    files?: SlackFileObject[];
+    metadata?: unknown;
+  }): StoredMessage {
     const stored: StoredMessage = {
       channel: fields.channel,
       ts: fields.ts,
@@ -991,16 +1130,19 @@ export function modalProblems(view: Record<string, unknown>): string[] {
   for (const field of ['title', 'close', 'submit']) {
     const text = textOf(view[field]);
     if (field === 'title' && typeof text !== 'string') problems.push('missing title');
-    if (typeof text === 'string' && text.length > 24) problems.push(`${field} must be at most 24 characters [json-pointer:/view/${field}/text]`);
+    if (typeof text === 'string' && text.length > 24)
+      problems.push(`${field} must be at most 24 characters [json-pointer:/view/${field}/text]`);
   }
   const blocks = view.blocks;
   if (!Array.isArray(blocks)) return [...problems, 'missing blocks'];
   if (blocks.length > 100) problems.push(`no more than 100 items allowed [json-pointer:/view/blocks]`);
   blocks.forEach((block: { type?: unknown; text?: { text?: unknown }; elements?: { value?: unknown }[] }, i) => {
     const text = block.text?.text;
-    if (block.type === 'section' && typeof text === 'string' && text.length > 3000) problems.push(`must be less than 3001 characters [json-pointer:/view/blocks/${i}/text/text]`);
+    if (block.type === 'section' && typeof text === 'string' && text.length > 3000)
+      problems.push(`must be less than 3001 characters [json-pointer:/view/blocks/${i}/text/text]`);
     for (const element of block.elements ?? []) {
-      if (typeof element.value === 'string' && element.value.length > 2000) problems.push(`must be less than 2001 characters [json-pointer:/view/blocks/${i}/elements]`);
+      if (typeof element.value === 'string' && element.value.length > 2000)
+        problems.push(`must be less than 2001 characters [json-pointer:/view/blocks/${i}/elements]`);
     }
   });
   return problems;
@@ -1045,7 +1187,10 @@ function appendStreamed(stored: StoredMessage, args: SlackArgs): void {
   if (stored.stream) applyTaskChunks(stored.stream.tasks, received);
   for (const chunk of received) {
     stored.stream?.chunks.push(chunk);
-    const text = (chunk as { type?: unknown; text?: unknown }).type === 'markdown_text' ? (chunk as { text?: unknown }).text : undefined;
+    const text =
+      (chunk as { type?: unknown; text?: unknown }).type === 'markdown_text'
+        ? (chunk as { text?: unknown }).text
+        : undefined;
     if (typeof text === 'string') stored.text += text;
   }
 }

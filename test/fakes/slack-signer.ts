@@ -5,7 +5,12 @@
 // Bolt acknowledges events BEFORE its listeners run, so the answer here says only that the bot
 // accepted the request; what the bot did next is read from FakeSlack (`waitForCall`).
 import { createHmac } from 'node:crypto';
-import type { BlockActionsPayload, EventCallbackBody, SlashCommandFields, UrlVerificationBody } from './slack-payloads.js';
+import type {
+  BlockActionsPayload,
+  EventCallbackBody,
+  SlashCommandFields,
+  UrlVerificationBody,
+} from './slack-payloads.js';
 
 export interface SlackSignatureHeaders {
   'x-slack-request-timestamp': string;
@@ -13,7 +18,11 @@ export interface SlackSignatureHeaders {
 }
 
 /** Slack's request signature for `rawBody`. `timestamp` in unix seconds, default now. */
-export function signSlackRequest(secret: string, rawBody: string, timestamp: number = Math.floor(Date.now() / 1000)): SlackSignatureHeaders {
+export function signSlackRequest(
+  secret: string,
+  rawBody: string,
+  timestamp: number = Math.floor(Date.now() / 1000),
+): SlackSignatureHeaders {
   const digest = createHmac('sha256', secret).update(`v0:${timestamp}:${rawBody}`).digest('hex');
   return { 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': `v0=${digest}` };
 }
@@ -101,5 +110,11 @@ export async function sendSlashCommand(
   fields: SlashCommandFields | Record<string, string>,
   options: SendOptions = {},
 ): Promise<SlackDelivery> {
-  return sendSigned(botUrl, secret, new URLSearchParams(fields).toString(), 'application/x-www-form-urlencoded', options);
+  return sendSigned(
+    botUrl,
+    secret,
+    new URLSearchParams(fields).toString(),
+    'application/x-www-form-urlencoded',
+    options,
+  );
 }

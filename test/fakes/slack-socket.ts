@@ -100,7 +100,9 @@ export class FakeSlackSocket {
       };
       const timer = setTimeout(() => {
         this.connectionWaiters.delete(check);
-        reject(new Error(`no Socket Mode connection #${count} within ${timeoutMs} ms (${this.accepted.length} so far)`));
+        reject(
+          new Error(`no Socket Mode connection #${count} within ${timeoutMs} ms (${this.accepted.length} so far)`),
+        );
       }, timeoutMs);
       this.connectionWaiters.add(check);
     });
@@ -110,7 +112,8 @@ export class FakeSlackSocket {
   async waitForNoConnections(timeoutMs = 15_000): Promise<void> {
     const started = Date.now();
     while (this.sockets.length > 0) {
-      if (Date.now() - started > timeoutMs) throw new Error(`${this.sockets.length} Socket Mode connection(s) still open after ${timeoutMs} ms`);
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`${this.sockets.length} Socket Mode connection(s) still open after ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
@@ -127,7 +130,10 @@ export class FakeSlackSocket {
   }
 
   /** Slash-command fields (`slashCommand(...)`, sent as JSON here) in a `slash_commands` envelope. */
-  deliverSlashCommand(fields: SlashCommandFields | Record<string, string>, options: DeliverOptions = {}): Promise<SocketAck> {
+  deliverSlashCommand(
+    fields: SlashCommandFields | Record<string, string>,
+    options: DeliverOptions = {},
+  ): Promise<SocketAck> {
     return this.deliver('slash_commands', fields, options.acceptsResponsePayload ?? true, options);
   }
 
@@ -137,10 +143,12 @@ export class FakeSlackSocket {
    */
   async disconnect(reason = 'refresh_requested', timeoutMs = 15_000): Promise<void> {
     const targets = [...this.sockets];
-    for (const socket of targets) socket.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: 'fake' } }));
+    for (const socket of targets)
+      socket.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: 'fake' } }));
     const started = Date.now();
     while (targets.some((socket) => this.sockets.includes(socket))) {
-      if (Date.now() - started > timeoutMs) throw new Error(`the client did not close after disconnect (${reason}) within ${timeoutMs} ms`);
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`the client did not close after disconnect (${reason}) within ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
@@ -156,7 +164,12 @@ export class FakeSlackSocket {
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 
-  private async deliver(type: EnvelopeType, payload: unknown, accepts: boolean, options: DeliverOptions): Promise<SocketAck> {
+  private async deliver(
+    type: EnvelopeType,
+    payload: unknown,
+    accepts: boolean,
+    options: DeliverOptions,
+  ): Promise<SocketAck> {
     const socket = this.sockets.at(-1);
     if (!socket) throw new Error(`no open Socket Mode connection to deliver ${type} on`);
     const envelope: Envelope = {

@@ -53,7 +53,8 @@ export function chunksProblem(args: Record<string, unknown>): string | undefined
         if (typeof c.status !== 'string' || !TASK_STATUSES.includes(c.status)) return 'invalid_chunks';
         for (const field of ['details', 'output'] as const) {
           const value = c[field];
-          if (value !== undefined && (typeof value !== 'string' || value.length > TASK_TEXT_MAX)) return 'invalid_chunks';
+          if (value !== undefined && (typeof value !== 'string' || value.length > TASK_TEXT_MAX))
+            return 'invalid_chunks';
         }
         break;
       case 'blocks':
@@ -69,11 +70,25 @@ export function chunksProblem(args: Record<string, unknown>): string | undefined
 /** Bring a streamed message's tasks up to date with the chunks Slack accepted (in order). */
 export function applyTaskChunks(tasks: FakeTask[], chunks: readonly unknown[]): void {
   for (const chunk of chunks) {
-    const c = chunk as { type?: unknown; id?: string; title?: string; status?: string; details?: string; output?: string };
+    const c = chunk as {
+      type?: unknown;
+      id?: string;
+      title?: string;
+      status?: string;
+      details?: string;
+      output?: string;
+    };
     if (c.type !== 'task_update' || !c.id) continue;
     let task = tasks.find((t) => t.id === c.id);
     if (!task) {
-      task = { id: c.id, title: c.title ?? '', status: c.status ?? 'pending', updates: 0, detailsSent: 0, statuses: [] };
+      task = {
+        id: c.id,
+        title: c.title ?? '',
+        status: c.status ?? 'pending',
+        updates: 0,
+        detailsSent: 0,
+        statuses: [],
+      };
       tasks.push(task);
     }
     task.updates += 1;
@@ -102,7 +117,8 @@ export function taskBlocksProblem(blocks: readonly unknown[] | undefined): strin
       if (!nonEmpty(b.title)) return 'invalid_blocks';
       if (b.tasks !== undefined) {
         if (!Array.isArray(b.tasks) || b.tasks.length > PLAN_TASKS_MAX) return 'invalid_blocks';
-        if (!(b.tasks as unknown[]).every((task) => validTaskCard((task ?? {}) as Record<string, unknown>))) return 'invalid_blocks';
+        if (!(b.tasks as unknown[]).every((task) => validTaskCard((task ?? {}) as Record<string, unknown>)))
+          return 'invalid_blocks';
       }
     }
   }
@@ -110,8 +126,13 @@ export function taskBlocksProblem(blocks: readonly unknown[] | undefined): strin
 }
 
 /** The task cards a message's plan block shows, if it has one. */
-export function planTasks(blocks: readonly unknown[] | undefined): { title: string; tasks: { task_id: string; title: string; status: string; details?: unknown; output?: unknown }[] } | undefined {
-  const plan = (blocks ?? []).find((block) => (block as { type?: unknown }).type === 'plan') as { title: string; tasks?: never[] } | undefined;
+export function planTasks(
+  blocks: readonly unknown[] | undefined,
+):
+  | { title: string; tasks: { task_id: string; title: string; status: string; details?: unknown; output?: unknown }[] }
+  | undefined {
+  const plan = (blocks ?? []).find((block) => (block as { type?: unknown }).type === 'plan') as
+    { title: string; tasks?: never[] } | undefined;
   return plan && { title: plan.title, tasks: plan.tasks ?? [] };
 }
 

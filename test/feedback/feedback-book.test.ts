@@ -21,7 +21,11 @@ async function book(mask?: (text: string) => string) {
   const opened = await openKeyvStore(`sqlite://${join(dir.path, 'bot.sqlite')}`);
   cleanups.push(() => opened.close());
   const store = new SessionStore(opened.keyv);
-  const feedback = new FeedbackBook(store, new KeyvIdSet(opened.keyv, 'feedback-votes', async () => []), mask ? { mask } : {});
+  const feedback = new FeedbackBook(
+    store,
+    new KeyvIdSet(opened.keyv, 'feedback-votes', async () => []),
+    mask ? { mask } : {},
+  );
   const answer = async (sessionId: string, messageKey: string, model = 'openai:gpt-4.1') => {
     await store.putMessageRef(messageKey, { sessionId, kind: 'answer' });
     await feedback.answered({ sessionId, messageKey, model, requestId: 'req', turnStartedAt: 1 });
@@ -33,12 +37,19 @@ describe('feedback on answers', () => {
   it('counts one vote per person per answer: the same click twice once, a changed mind as the new vote, two people twice', async () => {
     const { feedback, answer } = await book();
     await answer('s1', 'test:C1:a1');
-    expect(await feedback.vote('test:C1:a1', 'U_ADA', 'up')).toMatchObject({ status: 'recorded', answer: { sessionId: 's1', model: 'openai:gpt-4.1', requestId: 'req' } });
+    expect(await feedback.vote('test:C1:a1', 'U_ADA', 'up')).toMatchObject({
+      status: 'recorded',
+      answer: { sessionId: 's1', model: 'openai:gpt-4.1', requestId: 'req' },
+    });
     expect((await feedback.vote('test:C1:a1', 'U_ADA', 'up')).status).toBe('unchanged');
     expect((await feedback.totals()).up).toBe(1);
     expect((await feedback.vote('test:C1:a1', 'U_ADA', 'down')).status).toBe('changed');
     expect(await feedback.vote('test:C1:a1', 'U_BOB', 'down')).toMatchObject({ status: 'recorded' });
-    expect(await feedback.totals()).toMatchObject({ up: 0, down: 2, byModel: [{ model: 'openai:gpt-4.1', up: 0, down: 2 }] });
+    expect(await feedback.totals()).toMatchObject({
+      up: 0,
+      down: 2,
+      byModel: [{ model: 'openai:gpt-4.1', up: 0, down: 2 }],
+    });
   });
 
   it('takes no vote on a message that is not a recorded final answer (a tool card, a forged key)', async () => {

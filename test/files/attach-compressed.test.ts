@@ -21,7 +21,10 @@ import { xlsxOf, zipOf } from '../support/zip-builder.js';
 const SECRET = 'sekrit-value-0123456789';
 const key = { platform: 'test', workspace: 'W1', channel: 'C1', thread: 'T1' };
 /** `printf 'quarterly numbers\n' | xz`. */
-const XZ = Buffer.from('fd377a585a000004e6d6b4460200210116000000742fe5a3010011717561727465726c79206e756d626572730a000000c430f40a74901d8c00012a124b0854bc1fb6f37d010000000004595a', 'hex');
+const XZ = Buffer.from(
+  'fd377a585a000004e6d6b4460200210116000000742fe5a3010011717561727465726c79206e756d626572730a000000c430f40a74901d8c00012a124b0854bc1fb6f37d010000000004595a',
+  'hex',
+);
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -34,13 +37,21 @@ async function attach(name: string, bytes: Buffer, env: Record<string, string> =
   cleanups.push(dir.remove);
   const fake = await new FakeOpenAI().start();
   cleanups.push(() => fake.stop());
-  const core = await startCore(loadConfig({ ...coreTestEnv(dir.path, fake), ANTHROPIC_API_KEY: SECRET, PERMISSION_MODE: 'interactive', ...env }), { logger: memoryLogger() });
+  const core = await startCore(
+    loadConfig({ ...coreTestEnv(dir.path, fake), ANTHROPIC_API_KEY: SECRET, PERMISSION_MODE: 'interactive', ...env }),
+    { logger: memoryLogger() },
+  );
   cleanups.push(() => core.close());
   const events: EngineEvent[] = [];
   let promptId: string | undefined;
-  core.observers.add('test', { onEvent: (_s, event, prompt) => void (events.push(event), prompt && (promptId = prompt.id)) });
+  core.observers.add('test', {
+    onEvent: (_s, event, prompt) => void (events.push(event), prompt && (promptId = prompt.id)),
+  });
   const posted: { file: OutgoingFile }[] = [];
-  const sink: FileSink = { maxBytes: async () => 1024 * 1024, post: async (_thread, file) => (posted.push({ file }), {}) };
+  const sink: FileSink = {
+    maxBytes: async () => 1024 * 1024,
+    post: async (_thread, file) => (posted.push({ file }), {}),
+  };
   core.files.registerSink('test', sink);
   await core.recover();
   fake.replyText('first');
@@ -51,19 +62,32 @@ async function attach(name: string, bytes: Buffer, env: Record<string, string> =
   fake.replyText('done');
   await core.manager.deliver(key, { text: 'attach it', userId: 'U1', eventId: 'e2' });
   await waitFor(() => promptId !== undefined);
-  const asked = events.find((event) => event.type === 'permission_required') as Extract<EngineEvent, { type: 'permission_required' }>;
+  const asked = events.find((event) => event.type === 'permission_required') as Extract<
+    EngineEvent,
+    { type: 'permission_required' }
+  >;
   await core.manager.resolve(promptId!, { choice: 'once' }, 'U1');
   await core.manager.idle();
-  const finished = events.find((event) => event.type === 'tool_finished') as Extract<EngineEvent, { type: 'tool_finished' }>;
+  const finished = events.find((event) => event.type === 'tool_finished') as Extract<
+    EngineEvent,
+    { type: 'tool_finished' }
+  >;
   // The preview is the result as JSON: a member's name comes in quotes, escaped.
-  return { card: asked.arguments as Record<string, unknown>, status: finished.status, result: (finished.resultPreview ?? '').replaceAll('\\"', '"'), posted };
+  return {
+    card: asked.arguments as Record<string, unknown>,
+    status: finished.status,
+    result: (finished.resultPreview ?? '').replaceAll('\\"', '"'),
+    posted,
+  };
 }
 
 describe('attach_file and compressed files', () => {
   it('a spreadsheet (an .xlsx: a zip of XML parts) is opened, checked and posted; the card says it will be', async () => {
     const sheet = xlsxOf(['Region', 'Revenue', 'North', '1200', 'South', '950']);
     const { card, status, posted } = await attach('revenue.xlsx', sheet);
-    expect(card.compressed).toBe('a zip archive: it will be opened and what is inside checked for secret values; refused if it holds one, or if something inside cannot be read (ATTACH_COMPRESSED)');
+    expect(card.compressed).toBe(
+      'a zip archive: it will be opened and what is inside checked for secret values; refused if it holds one, or if something inside cannot be read (ATTACH_COMPRESSED)',
+    );
     expect(status).toBe('ok');
     expect(posted.map((p) => [p.file.name, p.file.size])).toEqual([['revenue.xlsx', sheet.length]]);
   });
@@ -72,22 +96,45 @@ describe('attach_file and compressed files', () => {
     for (const cell of [`token ${SECRET}`, Buffer.from(`token=${SECRET}`).toString('base64')]) {
       const { status, result, posted } = await attach('keys.xlsx', xlsxOf(['Name', 'Value', 'api', cell]));
       expect(status).toBe('error');
-      expect(result).toContain('keys.xlsx › "xl/sharedStrings.xml", inflated, holds a configured secret value, which cannot be masked inside a compressed file');
+      expect(result).toContain(
+        'keys.xlsx › "xl/sharedStrings.xml", inflated, holds a configured secret value, which cannot be masked inside a compressed file',
+      );
       expect(posted).toHaveLength(0);
     }
   });
 
   it('a zip bomb is refused naming the bound; an encrypted member is refused', async () => {
-    const bomb = zipOf([{ name: '[Content_Types].xml', bytes: Buffer.from('<Types/>') }, { name: 'xl/worksheets/sheet1.xml', bytes: Buffer.alloc(32 * 1024 * 1024) }]);
+    const bomb = zipOf([
+      { name: '[Content_Types].xml', bytes: Buffer.from('<Types/>') },
+      { name: 'xl/worksheets/sheet1.xml', bytes: Buffer.alloc(32 * 1024 * 1024) },
+    ]);
     const refused = await attach('big.xlsx', bomb);
     expect(refused.status).toBe('error');
-    expect(refused.result).toContain('big.xlsx › "xl/worksheets/sheet1.xml" says it inflates to more than 100 times its compressed');
-    expect(refused.result).toContain('(and past 4 MB), the most the check inflates: a zip bomb, or too large to check for secret values');
+    expect(refused.result).toContain(
+      'big.xlsx › "xl/worksheets/sheet1.xml" says it inflates to more than 100 times its compressed',
+    );
+    expect(refused.result).toContain(
+      '(and past 4 MB), the most the check inflates: a zip bomb, or too large to check for secret values',
+    );
     expect(refused.posted).toHaveLength(0);
 
-    const locked = await attach('locked.docx', zipOf([{ name: 'word/document.xml', bytes: Buffer.from('x'.repeat(40)), flags: 1, method: 0, data: Buffer.alloc(52, 0x5a), declaredSize: 40 }]));
+    const locked = await attach(
+      'locked.docx',
+      zipOf([
+        {
+          name: 'word/document.xml',
+          bytes: Buffer.from('x'.repeat(40)),
+          flags: 1,
+          method: 0,
+          data: Buffer.alloc(52, 0x5a),
+          declaredSize: 40,
+        },
+      ]),
+    );
     expect(locked.status).toBe('error');
-    expect(locked.result).toContain('locked.docx › "word/document.xml" is encrypted: it cannot be checked for secret values');
+    expect(locked.result).toContain(
+      'locked.docx › "word/document.xml" is encrypted: it cannot be checked for secret values',
+    );
     expect(locked.posted).toHaveLength(0);
   });
 
@@ -105,16 +152,22 @@ describe('attach_file and compressed files', () => {
 
   it('an xz file is still refused by default, and posted unchecked (and said so) with ATTACH_COMPRESSED=allow', async () => {
     const refused = await attach('data.bin', XZ);
-    expect(refused.card.compressed).toBe('an xz file: the check cannot read it, so it will be refused (ATTACH_COMPRESSED)');
+    expect(refused.card.compressed).toBe(
+      'an xz file: the check cannot read it, so it will be refused (ATTACH_COMPRESSED)',
+    );
     expect(refused.status).toBe('error');
     expect(refused.result).toContain('data.bin is an xz file: it cannot be checked for secret values');
     expect(refused.result).toContain('ATTACH_COMPRESSED=allow');
     expect(refused.posted).toHaveLength(0);
 
     const allowed = await attach('data.bin', XZ, { ATTACH_COMPRESSED: 'allow' });
-    expect(allowed.card.compressed).toBe('an xz file: its contents cannot be read, so they are not checked for secret values (ATTACH_COMPRESSED=allow)');
+    expect(allowed.card.compressed).toBe(
+      'an xz file: its contents cannot be read, so they are not checked for secret values (ATTACH_COMPRESSED=allow)',
+    );
     expect(allowed.status).toBe('ok');
-    expect(allowed.result).toContain('posted without checking these for secret values (ATTACH_COMPRESSED=allow): data.bin: is an xz file');
+    expect(allowed.result).toContain(
+      'posted without checking these for secret values (ATTACH_COMPRESSED=allow): data.bin: is an xz file',
+    );
     expect(allowed.posted).toHaveLength(1);
   });
 });

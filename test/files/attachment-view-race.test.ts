@@ -21,35 +21,47 @@ afterEach(async () => {
 });
 
 describe('a shared image read back while a command swaps its folder for a link', () => {
-  it('is sent as shared, or named as gone: the image where the link leads is never sent', { timeout: 120_000 }, async () => {
-    const dir = await tempDir();
-    cleanups.push(dir.remove);
-    const folder = join(dir.path, 'channel');
-    const uploads = join(folder, 'uploads', 'thread-b');
-    const guarded = join(dir.path, 'guarded');
-    await mkdir(uploads, { recursive: true });
-    await mkdir(guarded, { mode: 0o700 });
-    const shared = await readFile(await writePng(join(uploads, 'shot.png'), 40, 30));
-    const secret = await readFile(await writePng(join(guarded, 'shot.png'), 64, 48));
-    if (OWNER) for (const made of [folder, join(folder, 'uploads'), uploads, join(uploads, 'shot.png')]) await chown(made, OWNER.uid, OWNER.gid);
+  it(
+    'is sent as shared, or named as gone: the image where the link leads is never sent',
+    { timeout: 120_000 },
+    async () => {
+      const dir = await tempDir();
+      cleanups.push(dir.remove);
+      const folder = join(dir.path, 'channel');
+      const uploads = join(folder, 'uploads', 'thread-b');
+      const guarded = join(dir.path, 'guarded');
+      await mkdir(uploads, { recursive: true });
+      await mkdir(guarded, { mode: 0o700 });
+      const shared = await readFile(await writePng(join(uploads, 'shot.png'), 40, 30));
+      const secret = await readFile(await writePng(join(guarded, 'shot.png'), 64, 48));
+      if (OWNER)
+        for (const made of [folder, join(folder, 'uploads'), uploads, join(uploads, 'shot.png')])
+          await chown(made, OWNER.uid, OWNER.gid);
 
-    const view = attachmentViewFor(folder);
-    const file: StoredFile = { path: 'uploads/thread-b/shot.png', name: 'shot.png', mimeType: 'image/png', size: shared.length, kind: 'image' };
-    const sentSecret = `data:image/png;base64,${secret.toString('base64')}`;
-    const swapper = await startSwapper(uploads, join(folder, 'uploads', 'held'), guarded, OWNER);
-    let leaked = 0;
-    let swaps = 0;
-    try {
-      for (let i = 0; i < VIEWS; i++) {
-        const parts = view(file, { tools: true, vision: true, pdf: false, contextWindow: 100_000 });
-        if (parts.some((part) => part.type === 'image_url' && part.image_url.url === sentSecret)) leaked++;
-        // Now and then a turn of the event loop, as between model calls.
-        if (i % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
+      const view = attachmentViewFor(folder);
+      const file: StoredFile = {
+        path: 'uploads/thread-b/shot.png',
+        name: 'shot.png',
+        mimeType: 'image/png',
+        size: shared.length,
+        kind: 'image',
+      };
+      const sentSecret = `data:image/png;base64,${secret.toString('base64')}`;
+      const swapper = await startSwapper(uploads, join(folder, 'uploads', 'held'), guarded, OWNER);
+      let leaked = 0;
+      let swaps = 0;
+      try {
+        for (let i = 0; i < VIEWS; i++) {
+          const parts = view(file, { tools: true, vision: true, pdf: false, contextWindow: 100_000 });
+          if (parts.some((part) => part.type === 'image_url' && part.image_url.url === sentSecret)) leaked++;
+          // Now and then a turn of the event loop, as between model calls.
+          if (i % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
+        }
+      } finally {
+        swaps = await swapper.stop();
       }
-    } finally {
-      swaps = await swapper.stop();
-    }
-    expect(swaps).toBeGreaterThan(100);
-    expect(leaked).toBe(0);
-  });
+      expect(swaps).toBeGreaterThan(100);
+      expect(leaked).toBe(0);
+    },
+  );
 });

@@ -59,7 +59,9 @@ describe('compressed files', () => {
 
   it('a compressed member of a tar, after plain ones; a tar of plain files is not compressed', () => {
     const plain = { name: 'notes.txt', bytes: Buffer.from('just notes\n') };
-    expect(compressedFormat(tarOf([plain, { name: 'env.gz', bytes: gzipSync(SECRET_TEXT) }]))).toBe('gzip file inside a tar archive');
+    expect(compressedFormat(tarOf([plain, { name: 'env.gz', bytes: gzipSync(SECRET_TEXT) }]))).toBe(
+      'gzip file inside a tar archive',
+    );
     expect(compressedFormat(tarOf([plain, { name: 'data.bin', bytes: Buffer.alloc(700, 3) }]))).toBeUndefined();
   });
 

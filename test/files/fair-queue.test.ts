@@ -17,7 +17,12 @@ describe('FairQueue', () => {
     const first = gate();
     const all: Promise<void>[] = [];
     // Alice's first job holds the slot while the rest queue up behind it.
-    all.push(queue.run('alice', async () => { started.push('alice-1'); await first.done; }));
+    all.push(
+      queue.run('alice', async () => {
+        started.push('alice-1');
+        await first.done;
+      }),
+    );
     for (let i = 2; i <= 20; i++) all.push(queue.run('alice', async () => void started.push(`alice-${i}`)));
     all.push(queue.run('bob', async () => void started.push('bob-1')));
     all.push(queue.run('bob', async () => void started.push('bob-2')));
@@ -34,8 +39,17 @@ describe('FairQueue', () => {
     const queue = new FairQueue();
     const started: string[] = [];
     const first = gate();
-    const all = [queue.run('a', async () => { started.push('a1'); await first.done; })];
-    all.push(queue.run('a', async () => void started.push('a2')), queue.run('b', async () => void started.push('b1')), queue.run('a', async () => void started.push('a3')));
+    const all = [
+      queue.run('a', async () => {
+        started.push('a1');
+        await first.done;
+      }),
+    ];
+    all.push(
+      queue.run('a', async () => void started.push('a2')),
+      queue.run('b', async () => void started.push('b1')),
+      queue.run('a', async () => void started.push('a3')),
+    );
     all.push(queue.run('c', async () => void started.push('c1')));
     first.release();
     await Promise.all(all);
@@ -76,7 +90,10 @@ describe('FairQueue', () => {
     const started: string[] = [];
     const first = gate();
     const stop = new AbortController();
-    const running = queue.run('a', async () => { started.push('a1'); await first.done; });
+    const running = queue.run('a', async () => {
+      started.push('a1');
+      await first.done;
+    });
     const stopped = queue.run('b', async () => void started.push('b1'), stop.signal);
     const later = queue.run('c', async () => void started.push('c1'));
     stop.abort(new Error('the turn was stopped'));

@@ -11,7 +11,16 @@ import { join } from 'node:path';
 import sharp, { type Sharp } from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE_LIMITS, prepareImageForModel, sniffImageType, type PreparedImage } from '../../src/files/image-prep.js';
-import { writeAnimatedGif, writeFlatPng, writeJpeg, writeNoisePng, writePng, writePngBomb, writeTextPdf, writeTruncatedPng } from '../support/file-fixtures.js';
+import {
+  writeAnimatedGif,
+  writeFlatPng,
+  writeJpeg,
+  writeNoisePng,
+  writePng,
+  writePngBomb,
+  writeTextPdf,
+  writeTruncatedPng,
+} from '../support/file-fixtures.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -29,7 +38,9 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /** The copy's file, checked against what the result says of it and against every limit. */
-async function checkCopy(result: PreparedImage): Promise<{ path: string; bytes: number; width: number; height: number; format: string; hasAlpha: boolean }> {
+async function checkCopy(
+  result: PreparedImage,
+): Promise<{ path: string; bytes: number; width: number; height: number; format: string; hasAlpha: boolean }> {
   if (result.kind !== 'copy') throw new Error(`expected a copy, got ${JSON.stringify(result)}`);
   const bytes = await readFile(result.path);
   const metadata = await sharp(bytes).metadata();
@@ -39,7 +50,14 @@ async function checkCopy(result: PreparedImage): Promise<{ path: string; bytes: 
   // What Anthropic measures: the base64 text, at most 5 MB.
   expect(bytes.toString('base64').length).toBeLessThanOrEqual(5 * 1024 * 1024);
   expect(Math.max(metadata.width, metadata.height)).toBeLessThanOrEqual(IMAGE_LIMITS.maxLongEdge);
-  return { path: result.path, bytes: bytes.length, width: metadata.width, height: metadata.height, format: metadata.format, hasAlpha: metadata.hasAlpha };
+  return {
+    path: result.path,
+    bytes: bytes.length,
+    width: metadata.width,
+    height: metadata.height,
+    format: metadata.format,
+    hasAlpha: metadata.hasAlpha,
+  };
 }
 
 describe('sniffImageType: the first bytes decide, not the name', () => {
@@ -72,13 +90,24 @@ describe('prepareImageForModel', () => {
 
   it('a JPEG named .png goes as a JPEG: the bytes say what it is', async () => {
     const input = await writeJpeg(join(dir, 'photo-misnamed.png'), 640, 480);
-    expect(await prepareImageForModel(input, join(dir, 'misnamed.model'))).toEqual({ kind: 'as-is', mimeType: 'image/jpeg', width: 640, height: 480 });
+    expect(await prepareImageForModel(input, join(dir, 'misnamed.model'))).toEqual({
+      kind: 'as-is',
+      mimeType: 'image/jpeg',
+      width: 640,
+      height: 480,
+    });
   });
 
   it('a 4000×3000 PNG gets a JPEG copy with a 1568 px long edge, within every limit', async () => {
     const input = await writePng(join(dir, 'big.png'), 4000, 3000);
     const result = await prepareImageForModel(input, join(dir, 'big.model'));
-    expect(result).toEqual({ kind: 'copy', path: join(dir, 'big.model.jpg'), mimeType: 'image/jpeg', width: 1568, height: 1176 });
+    expect(result).toEqual({
+      kind: 'copy',
+      path: join(dir, 'big.model.jpg'),
+      mimeType: 'image/jpeg',
+      width: 1568,
+      height: 1176,
+    });
     const copy = await checkCopy(result);
     expect(copy.format).toBe('jpeg');
   });
@@ -86,7 +115,13 @@ describe('prepareImageForModel', () => {
   it('a large PNG with real transparency stays a PNG, alpha and all', async () => {
     const input = await writePng(join(dir, 'overlay.png'), 3000, 2000, { alpha: true });
     const result = await prepareImageForModel(input, join(dir, 'overlay.model'));
-    expect(result).toEqual({ kind: 'copy', path: join(dir, 'overlay.model.png'), mimeType: 'image/png', width: 1568, height: 1045 });
+    expect(result).toEqual({
+      kind: 'copy',
+      path: join(dir, 'overlay.model.png'),
+      mimeType: 'image/png',
+      width: 1568,
+      height: 1045,
+    });
     const copy = await checkCopy(result);
     expect(copy).toMatchObject({ format: 'png', hasAlpha: true });
   });
@@ -127,10 +162,21 @@ describe('prepareImageForModel', () => {
     const small = await writePng(join(dir, 'many-small.png'), 300, 200);
     const broken = await writeTruncatedPng(join(dir, 'many-cut.png'));
     const inputs = Array.from({ length: 10 }, (_, i) => [big, small, broken][i % 3]!);
-    const results = await Promise.all(inputs.map((input, i) => prepareImageForModel(input, join(dir, `many-${i}.model`))));
-    expect(results.map((result) => result.kind)).toEqual(inputs.map((input) => (input === big ? 'copy' : input === small ? 'as-is' : 'unreadable')));
+    const results = await Promise.all(
+      inputs.map((input, i) => prepareImageForModel(input, join(dir, `many-${i}.model`))),
+    );
+    expect(results.map((result) => result.kind)).toEqual(
+      inputs.map((input) => (input === big ? 'copy' : input === small ? 'as-is' : 'unreadable')),
+    );
     for (const [i, result] of results.entries()) {
-      if (result.kind === 'copy') expect(result).toEqual({ kind: 'copy', path: join(dir, `many-${i}.model.jpg`), mimeType: 'image/jpeg', width: 1568, height: 1176 });
+      if (result.kind === 'copy')
+        expect(result).toEqual({
+          kind: 'copy',
+          path: join(dir, `many-${i}.model.jpg`),
+          mimeType: 'image/jpeg',
+          width: 1568,
+          height: 1176,
+        });
     }
   });
 
@@ -151,23 +197,41 @@ describe('prepareImageForModel', () => {
   it('a text file named .png is unreadable, and says it is not an image', async () => {
     const input = join(dir, 'notes.png');
     await writeFile(input, 'meeting notes: ship on Friday\n');
-    expect(await prepareImageForModel(input, join(dir, 'notes.model'))).toEqual({ kind: 'unreadable', reason: 'the file is not a PNG, JPEG, GIF or WebP image' });
+    expect(await prepareImageForModel(input, join(dir, 'notes.model'))).toEqual({
+      kind: 'unreadable',
+      reason: 'the file is not a PNG, JPEG, GIF or WebP image',
+    });
   });
 
   it('a PDF named .jpg, an empty file and a missing file are unreadable, with their reasons', async () => {
     const pdf = await writeTextPdf(join(dir, 'scan.jpg'), [['not a photo']]);
     const empty = join(dir, 'empty.png');
     await writeFile(empty, '');
-    expect(await prepareImageForModel(pdf, join(dir, 'scan.model'))).toEqual({ kind: 'unreadable', reason: 'the file is not a PNG, JPEG, GIF or WebP image' });
-    expect(await prepareImageForModel(empty, join(dir, 'empty.model'))).toEqual({ kind: 'unreadable', reason: 'the file is empty' });
-    expect(await prepareImageForModel(join(dir, 'absent.png'), join(dir, 'absent.model'))).toEqual({ kind: 'unreadable', reason: 'the file is not there' });
+    expect(await prepareImageForModel(pdf, join(dir, 'scan.model'))).toEqual({
+      kind: 'unreadable',
+      reason: 'the file is not a PNG, JPEG, GIF or WebP image',
+    });
+    expect(await prepareImageForModel(empty, join(dir, 'empty.model'))).toEqual({
+      kind: 'unreadable',
+      reason: 'the file is empty',
+    });
+    expect(await prepareImageForModel(join(dir, 'absent.png'), join(dir, 'absent.model'))).toEqual({
+      kind: 'unreadable',
+      reason: 'the file is not there',
+    });
   });
 
   it('a FIFO or a folder at the name is unreadable at once, never waited on (it would hold every image behind it)', async () => {
     execFileSync('mkfifo', [join(dir, 'fifo.png')]);
     await mkdir(join(dir, 'folder.png'));
-    expect(await prepareImageForModel(join(dir, 'fifo.png'), join(dir, 'fifo.model'))).toEqual({ kind: 'unreadable', reason: 'the file is not a plain file' });
-    expect(await prepareImageForModel(join(dir, 'folder.png'), join(dir, 'folder.model'))).toEqual({ kind: 'unreadable', reason: 'the file is not a plain file' });
+    expect(await prepareImageForModel(join(dir, 'fifo.png'), join(dir, 'fifo.model'))).toEqual({
+      kind: 'unreadable',
+      reason: 'the file is not a plain file',
+    });
+    expect(await prepareImageForModel(join(dir, 'folder.png'), join(dir, 'folder.model'))).toEqual({
+      kind: 'unreadable',
+      reason: 'the file is not a plain file',
+    });
     const small = await writePng(join(dir, 'after-fifo.png'), 30, 20);
     expect(await prepareImageForModel(small, join(dir, 'after-fifo.model'))).toMatchObject({ kind: 'as-is' });
   });
@@ -176,7 +240,10 @@ describe('prepareImageForModel', () => {
     const input = await writeTruncatedPng(join(dir, 'cut.png'));
     expect((await sharp(input).metadata()).width).toBe(300);
     const result = await prepareImageForModel(input, join(dir, 'cut.model'));
-    expect(result).toEqual({ kind: 'unreadable', reason: expect.stringMatching(/^the file starts like a PNG image but cannot be decoded \(.+\)$/) });
+    expect(result).toEqual({
+      kind: 'unreadable',
+      reason: expect.stringMatching(/^the file starts like a PNG image but cannot be decoded \(.+\)$/),
+    });
   });
 
   it('a decompression bomb (225 megapixels declared in under 1 KB) is refused before decoding, naming the limit and its setting', async () => {
@@ -184,7 +251,8 @@ describe('prepareImageForModel', () => {
     expect((await stat(input)).size).toBeLessThan(1024);
     expect(await prepareImageForModel(input, join(dir, 'bomb.model'))).toEqual({
       kind: 'unreadable',
-      reason: 'the PNG image is 15000 × 15000 pixels (225 megapixels), more than the 40 megapixels an image may have (MAX_IMAGE_PIXELS)',
+      reason:
+        'the PNG image is 15000 × 15000 pixels (225 megapixels), more than the 40 megapixels an image may have (MAX_IMAGE_PIXELS)',
     });
     expect(await exists(join(dir, 'bomb.model.png'))).toBe(false);
   });
@@ -196,17 +264,21 @@ describe('prepareImageForModel', () => {
     expect(await sharp(input, { limitInputPixels: false }).metadata()).toMatchObject({ width: 10_000, height: 10_000 });
     expect(await prepareImageForModel(input, join(dir, 'huge.model'))).toEqual({
       kind: 'unreadable',
-      reason: 'the PNG image is 10000 × 10000 pixels (100 megapixels), more than the 40 megapixels an image may have (MAX_IMAGE_PIXELS)',
+      reason:
+        'the PNG image is 10000 × 10000 pixels (100 megapixels), more than the 40 megapixels an image may have (MAX_IMAGE_PIXELS)',
     });
     expect(await exists(join(dir, 'huge.model.jpg'))).toBe(false);
   });
 
-  it('an image at the limit is prepared as usual; the limit is the caller\'s to set', async () => {
+  it("an image at the limit is prepared as usual; the limit is the caller's to set", async () => {
     const input = await writePng(join(dir, 'at-limit.png'), 4000, 2500);
-    expect(await prepareImageForModel(input, join(dir, 'at-limit.model'), { maxInputPixels: 10_000_000 })).toMatchObject({ kind: 'copy', width: 1568, height: 980 });
+    expect(
+      await prepareImageForModel(input, join(dir, 'at-limit.model'), { maxInputPixels: 10_000_000 }),
+    ).toMatchObject({ kind: 'copy', width: 1568, height: 980 });
     expect(await prepareImageForModel(input, join(dir, 'over-limit.model'), { maxInputPixels: 9_999_999 })).toEqual({
       kind: 'unreadable',
-      reason: 'the PNG image is 4000 × 2500 pixels (10 megapixels), more than the 10 megapixels an image may have (MAX_IMAGE_PIXELS)',
+      reason:
+        'the PNG image is 4000 × 2500 pixels (10 megapixels), more than the 10 megapixels an image may have (MAX_IMAGE_PIXELS)',
     });
   });
 
@@ -220,7 +292,10 @@ describe('prepareImageForModel', () => {
         done.push(label);
       });
     // One at a time, so the order they finish in is the order they ran in.
-    await Promise.all([...Array.from({ length: 4 }, (_, i) => prepare(big, 'slack:T1:alice', `alice-${i + 1}`)), prepare(small, 'slack:T1:bob', 'bob-1')]);
+    await Promise.all([
+      ...Array.from({ length: 4 }, (_, i) => prepare(big, 'slack:T1:alice', `alice-${i + 1}`)),
+      prepare(small, 'slack:T1:bob', 'bob-1'),
+    ]);
     expect(done).toEqual(['alice-1', 'alice-2', 'bob-1', 'alice-3', 'alice-4']);
   });
 
@@ -228,7 +303,12 @@ describe('prepareImageForModel', () => {
     const big = await writePng(join(dir, 'wait-big.png'), 2400, 1800);
     const stop = new AbortController();
     const first = prepareImageForModel(big, join(dir, 'wait-first.model'), {}, { requester: 'a' });
-    const waiting = prepareImageForModel(big, join(dir, 'wait-second.model'), {}, { requester: 'b', signal: stop.signal });
+    const waiting = prepareImageForModel(
+      big,
+      join(dir, 'wait-second.model'),
+      {},
+      { requester: 'b', signal: stop.signal },
+    );
     stop.abort();
     expect(await waiting).toEqual({ kind: 'unreadable', reason: 'the image was not prepared: the turn was stopped' });
     expect(await first).toMatchObject({ kind: 'copy' });

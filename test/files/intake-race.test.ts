@@ -11,7 +11,11 @@ import type { IncomingFile } from '../../src/engine/index.js';
 import { FileIntake, FileTransfers, uploadPlace, type FileSource } from '../../src/files/index.js';
 import { DEFAULT_RUN_AS } from '../../src/sandbox/run-as.js';
 import { RunAsWriter } from '../../src/sandbox/run-as-writer.js';
-import { conversationFolderName, openConversationFolder, type WorkspaceScope } from '../../src/tools/conversation-folder.js';
+import {
+  conversationFolderName,
+  openConversationFolder,
+  type WorkspaceScope,
+} from '../../src/tools/conversation-folder.js';
 import { startSwapper } from '../support/folder-swapper.js';
 import { tempDir } from '../support/test-connector.js';
 
@@ -54,20 +58,33 @@ async function raceIn(scope: Exclude<WorkspaceScope, 'thread'>): Promise<void> {
   const place = uploadPlace(folder, scope, threadB);
   const transfers = new FileTransfers();
   transfers.registerSource('test', memorySource);
-  const intake = new FileIntake({ transfers, maxFileBytes: 1 << 20, maxFilesPerMessage: FILES_PER_MESSAGE, maxConversationBytes: 1 << 30, ...(OWNER ? { writer: new RunAsWriter(OWNER) } : {}) });
+  const intake = new FileIntake({
+    transfers,
+    maxFileBytes: 1 << 20,
+    maxFilesPerMessage: FILES_PER_MESSAGE,
+    maxConversationBytes: 1 << 30,
+    ...(OWNER ? { writer: new RunAsWriter(OWNER) } : {}),
+  });
   cleanups.push(() => intake.close());
   // The uploads folder exists before the loop starts, as after the thread's first file.
   const first = await intake.receive(place, [], new AbortController().signal);
   expect(first.problems).toEqual([]);
 
   const uploadsOf = join(folder, 'uploads');
-  const swapper = await startSwapper(place.uploads, join(uploadsOf, `.held-${conversationFolderName('thread', threadA)}`), guarded, OWNER);
+  const swapper = await startSwapper(
+    place.uploads,
+    join(uploadsOf, `.held-${conversationFolderName('thread', threadA)}`),
+    guarded,
+    OWNER,
+  );
   let stored = 0;
   const problems: string[] = [];
   let swaps = 0;
   try {
     for (let at = 0; at < UPLOADS; at += FILES_PER_MESSAGE) {
-      const files: IncomingFile[] = names.slice(at, at + FILES_PER_MESSAGE).map((name) => ({ platform: 'test', id: name, name, url: `memory://${name}`, mimeType: 'text/csv' }));
+      const files: IncomingFile[] = names
+        .slice(at, at + FILES_PER_MESSAGE)
+        .map((name) => ({ platform: 'test', id: name, name, url: `memory://${name}`, mimeType: 'text/csv' }));
       const result = await intake.receive(place, files, new AbortController().signal);
       stored += result.stored.length;
       problems.push(...result.problems);
@@ -83,7 +100,9 @@ async function raceIn(scope: Exclude<WorkspaceScope, 'thread'>): Promise<void> {
   const uploadsShown = `uploads/${conversationFolderName('thread', threadB)}`;
   const refusals = new Set(problems.map((line) => line.replace(/^r\d+\.csv: /, '')));
   const inWords = [
-    new RegExp(`^not fetched: (uploads|${uploadsShown}) in the workspace is not a folder \\(a link or a file has its name\\)$`),
+    new RegExp(
+      `^not fetched: (uploads|${uploadsShown}) in the workspace is not a folder \\(a link or a file has its name\\)$`,
+    ),
     // Removed between its making and its opening, three times over.
     /^not fetched: the uploads folder could not be made \(no such file or folder\)$/,
   ];
@@ -94,7 +113,8 @@ async function raceIn(scope: Exclude<WorkspaceScope, 'thread'>): Promise<void> {
   for (const name of names) {
     const info = await stat(join(guarded, name));
     const content = await readFile(join(guarded, name), 'utf8');
-    if (info.uid !== process.getuid?.() || (info.mode & 0o777) !== 0o600 || content !== GUARDED) changed.push(`${name}: uid ${info.uid}, mode ${(info.mode & 0o777).toString(8)}`);
+    if (info.uid !== process.getuid?.() || (info.mode & 0o777) !== 0o600 || content !== GUARDED)
+      changed.push(`${name}: uid ${info.uid}, mode ${(info.mode & 0o777).toString(8)}`);
   }
   expect(changed).toEqual([]);
   const guardedInfo = await stat(guarded);

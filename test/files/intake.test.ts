@@ -25,7 +25,13 @@ async function setup(downloadTimeoutMs = 60_000) {
   cleanups.push(() => host.stop());
   const transfers = new FileTransfers();
   transfers.registerSource('test', host.source());
-  const intake = new FileIntake({ transfers, maxFileBytes: 1 << 20, maxFilesPerMessage: 5, maxConversationBytes: 1 << 22, downloadTimeoutMs });
+  const intake = new FileIntake({
+    transfers,
+    maxFileBytes: 1 << 20,
+    maxFilesPerMessage: 5,
+    maxConversationBytes: 1 << 22,
+    downloadTimeoutMs,
+  });
   const place = { folder: dir.path, uploads: join(dir.path, 'uploads') };
   return { host, intake, place };
 }
@@ -59,8 +65,15 @@ describe('the file intake', () => {
     const file = { ...host.add('F0123', Buffer.from('a,b\n'), 'text/csv'), name: 'F0123' };
     const transfers = new FileTransfers();
     const plain = host.source();
-    transfers.registerSource('test', { open: async (f, signal) => ({ ...(await plain.open(f, signal)), name: '../Q3 report.csv' }) });
-    const named = new FileIntake({ transfers, maxFileBytes: 1 << 20, maxFilesPerMessage: 5, maxConversationBytes: 1 << 22 });
+    transfers.registerSource('test', {
+      open: async (f, signal) => ({ ...(await plain.open(f, signal)), name: '../Q3 report.csv' }),
+    });
+    const named = new FileIntake({
+      transfers,
+      maxFileBytes: 1 << 20,
+      maxFilesPerMessage: 5,
+      maxConversationBytes: 1 << 22,
+    });
     const result = await named.receive(place, [file], new AbortController().signal);
     expect(result.stored).toMatchObject([{ path: 'uploads/Q3 report.csv', name: '../Q3 report.csv', kind: 'text' }]);
     expect(await readdir(place.uploads)).toEqual(['Q3 report.csv']);
@@ -71,17 +84,29 @@ describe('the file intake', () => {
     const elsewhere = await tempDir();
     cleanups.push(elsewhere.remove);
     await symlink(elsewhere.path, place.uploads);
-    const result = await intake.receive(place, [host.add('a.csv', Buffer.from('a'), 'text/csv')], new AbortController().signal);
+    const result = await intake.receive(
+      place,
+      [host.add('a.csv', Buffer.from('a'), 'text/csv')],
+      new AbortController().signal,
+    );
     expect(result.stored).toEqual([]);
-    expect(result.problems).toEqual(['a.csv: not fetched: uploads in the workspace is not a folder (a link or a file has its name)']);
+    expect(result.problems).toEqual([
+      'a.csv: not fetched: uploads in the workspace is not a folder (a link or a file has its name)',
+    ]);
     expect(await readdir(elsewhere.path)).toEqual([]);
   });
 
-  it('a link planted where an image\'s model copy goes is not written through: the copy gets a new name', async () => {
+  it("a link planted where an image's model copy goes is not written through: the copy gets a new name", async () => {
     const { host, place } = await setup();
     const transfers = new FileTransfers();
     transfers.registerSource('test', host.source());
-    const intake = new FileIntake({ transfers, maxFileBytes: 1 << 24, maxFilesPerMessage: 5, maxConversationBytes: 1 << 26, media: mediaPreparers() });
+    const intake = new FileIntake({
+      transfers,
+      maxFileBytes: 1 << 24,
+      maxFilesPerMessage: 5,
+      maxConversationBytes: 1 << 26,
+      media: mediaPreparers(),
+    });
     const outside = await tempDir();
     cleanups.push(outside.remove);
     const victim = join(outside.path, 'victim.txt');
@@ -121,7 +146,14 @@ describe('the file intake', () => {
     const pdf = await readFile(await writeTextPdf(join(place.folder, 'q3.pdf'), [['Q3']]));
     const turn = new AbortController();
     const prepare = inputPreparer(intake, place);
-    await prepare({ text: 'look', attachments: [host.add('shot.png', png, 'image/png'), host.add('q3.pdf', pdf, 'application/pdf')], source: { platform: 'slack', workspace: 'T1', userId: 'U1' } }, turn.signal);
+    await prepare(
+      {
+        text: 'look',
+        attachments: [host.add('shot.png', png, 'image/png'), host.add('q3.pdf', pdf, 'application/pdf')],
+        source: { platform: 'slack', workspace: 'T1', userId: 'U1' },
+      },
+      turn.signal,
+    );
     expect(heard).toEqual([
       { kind: 'image', requester: 'slack:T1:U1', signal: turn.signal },
       { kind: 'pdf', requester: 'slack:T1:U1', signal: turn.signal, heldBytes: pdf.length },

@@ -23,7 +23,14 @@ function refusal(archive: Buffer, maxMembers = 10_000): string {
 describe('zip members', () => {
   it('an .xlsx: every part, in order, deflated, with the sizes its headers state', () => {
     const members = zipMembers(xlsxOf(['quarterly numbers', 'a second cell']), 10_000);
-    expect(members.map((m) => m.name)).toEqual(['[Content_Types].xml', '_rels/.rels', 'xl/workbook.xml', 'xl/_rels/workbook.xml.rels', 'xl/worksheets/sheet1.xml', 'xl/sharedStrings.xml']);
+    expect(members.map((m) => m.name)).toEqual([
+      '[Content_Types].xml',
+      '_rels/.rels',
+      'xl/workbook.xml',
+      'xl/_rels/workbook.xml.rels',
+      'xl/worksheets/sheet1.xml',
+      'xl/sharedStrings.xml',
+    ]);
     const strings = members.at(-1)!;
     expect(strings.method).toBe(8);
     expect(strings.encrypted).toBe(false);
@@ -36,32 +43,61 @@ describe('zip members', () => {
     const archive = zipOf(
       [
         { name: 'mimetype', bytes: text('application/vnd.oasis.opendocument.text'), method: 0 },
-        { name: 'content.xml', bytes: text('<office:document-content>words</office:document-content>'), dataDescriptor: true },
+        {
+          name: 'content.xml',
+          bytes: text('<office:document-content>words</office:document-content>'),
+          dataDescriptor: true,
+        },
         { name: 'Configurations2/', bytes: Buffer.alloc(0), method: 0 },
       ],
       { comment: text('made by a test') },
     );
     const members = zipMembers(archive, 10_000);
-    expect(members.map((m) => [m.name, m.method])).toEqual([['mimetype', 0], ['content.xml', 8], ['Configurations2/', 0]]);
+    expect(members.map((m) => [m.name, m.method])).toEqual([
+      ['mimetype', 0],
+      ['content.xml', 8],
+      ['Configurations2/', 0],
+    ]);
     expect(members[0]!.data.toString()).toBe('application/vnd.oasis.opendocument.text');
     expect(inflateRawSync(members[1]!.data).toString()).toContain('words');
     expect(zipMembers(zipOf([]), 10_000)).toEqual([]);
   });
 
   it('an encrypted member and another method are handed back as such (the reader refuses them)', () => {
-    const members = zipMembers(zipOf([{ name: 'secret.txt', bytes: text('x'.repeat(40)), flags: 1, method: 0, data: Buffer.alloc(52, 0x5a), declaredSize: 40 }, { name: 'big.xml', bytes: text('y'), method: 14, data: Buffer.alloc(30, 1) }]), 10_000);
-    expect(members.map((m) => [m.name, m.encrypted, m.method])).toEqual([['secret.txt', true, 0], ['big.xml', false, 14]]);
+    const members = zipMembers(
+      zipOf([
+        {
+          name: 'secret.txt',
+          bytes: text('x'.repeat(40)),
+          flags: 1,
+          method: 0,
+          data: Buffer.alloc(52, 0x5a),
+          declaredSize: 40,
+        },
+        { name: 'big.xml', bytes: text('y'), method: 14, data: Buffer.alloc(30, 1) },
+      ]),
+      10_000,
+    );
+    expect(members.map((m) => [m.name, m.encrypted, m.method])).toEqual([
+      ['secret.txt', true, 0],
+      ['big.xml', false, 14],
+    ]);
   });
 
   it('no end record, or two that could each be the real one (a second hidden in the comment)', () => {
     expect(refusal(text('PK\x03\x04 not really a zip'))).toContain('no end of central directory record');
     const inner = zipOf([{ name: 'hidden.txt', bytes: text('hidden') }]);
     // The outer comment ends with a whole archive, whose own end record also ends the file.
-    expect(refusal(zipOf([{ name: 'shown.txt', bytes: text('shown') }], { comment: inner }))).toContain('more than one end of central directory record');
+    expect(refusal(zipOf([{ name: 'shown.txt', bytes: text('shown') }], { comment: inner }))).toContain(
+      'more than one end of central directory record',
+    );
   });
 
   it('bytes that belong to no member: a prefix (a self-extracting stub), a gap between members, a tail before the directory', () => {
-    const archive = zipOf([{ name: 'a.txt', bytes: text('first member') }, { name: 'b.txt', bytes: text('second member') }]);
+    const archive = zipOf([
+      { name: 'a.txt', bytes: text('first member') },
+      { name: 'b.txt', bytes: text('second member') },
+    ]);
     const first = zipMembers(archive, 10).at(0)!;
     const firstEnd = first.data.byteOffset - archive.byteOffset + first.data.length;
     const shift = (at: number, extra: Buffer) => {
@@ -82,8 +118,11 @@ describe('zip members', () => {
     expect(refusal(shift(firstEnd, hidden))).toContain('bytes before its member "b.txt" belong to no member');
   });
 
-  it('two entries sharing one member\'s data (how a non-recursive zip bomb reuses a stream)', () => {
-    const archive = zipOf([{ name: 'a.txt', bytes: text('one') }, { name: 'b.txt', bytes: text('one') }]);
+  it("two entries sharing one member's data (how a non-recursive zip bomb reuses a stream)", () => {
+    const archive = zipOf([
+      { name: 'a.txt', bytes: text('one') },
+      { name: 'b.txt', bytes: text('one') },
+    ]);
     const end = archive.length - 22;
     const directory = archive.readUInt32LE(end + 16);
     const second = directory + 46 + archive.readUInt16LE(directory + 28);
@@ -94,7 +133,9 @@ describe('zip members', () => {
   it('a local header that disagrees with the central directory (another method, name or size)', () => {
     const archive = zipOf([{ name: 'report.xml', bytes: text('<r>numbers</r>') }]);
     archive.writeUInt16LE(0, 8); // the local header says stored; the directory says deflate
-    expect(refusal(archive)).toContain('its member "report.xml" has a local header that disagrees with its central directory entry');
+    expect(refusal(archive)).toContain(
+      'its member "report.xml" has a local header that disagrees with its central directory entry',
+    );
   });
 
   it('ZIP64 records, more members than asked for, a damaged directory', () => {
@@ -122,7 +163,8 @@ describe('zip members', () => {
     const random = mulberry32(7);
     for (let round = 0; round < 3000; round++) {
       const bent = Buffer.from(archive);
-      for (let changes = 1 + Math.floor(random() * 3); changes > 0; changes--) bent[Math.floor(random() * bent.length)] = Math.floor(random() * 256);
+      for (let changes = 1 + Math.floor(random() * 3); changes > 0; changes--)
+        bent[Math.floor(random() * bent.length)] = Math.floor(random() * 256);
       const cut = round % 10 === 0 ? bent.subarray(0, Math.floor(random() * bent.length)) : bent;
       try {
         zipMembers(cut, 10_000);

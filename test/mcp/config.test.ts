@@ -33,8 +33,17 @@ describe('loading mcp.json', () => {
       path,
       JSON.stringify({
         mcpServers: {
-          github: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'], env: { GITHUB_TOKEN: '${GH_TOKEN}' }, cwd: 'work' },
-          docs: { type: 'http', url: 'https://docs.example.com/mcp', headers: { Authorization: 'Bearer ${DOCS_TOKEN}' } },
+          github: {
+            command: 'npx',
+            args: ['-y', '@modelcontextprotocol/server-github'],
+            env: { GITHUB_TOKEN: '${GH_TOKEN}' },
+            cwd: 'work',
+          },
+          docs: {
+            type: 'http',
+            url: 'https://docs.example.com/mcp',
+            headers: { Authorization: 'Bearer ${DOCS_TOKEN}' },
+          },
           old: { command: 'old-server', disabled: true },
         },
       }),
@@ -49,14 +58,21 @@ describe('loading mcp.json', () => {
         env: { GITHUB_TOKEN: 'ghp_secret' },
         cwd: join(dir, 'work'),
       },
-      { name: 'docs', transport: 'http', url: new URL('https://docs.example.com/mcp'), headers: { Authorization: 'Bearer d0c5' } },
+      {
+        name: 'docs',
+        transport: 'http',
+        url: new URL('https://docs.example.com/mcp'),
+        headers: { Authorization: 'Bearer d0c5' },
+      },
     ]);
   });
 
   it('a file that is not JSON is named in the error', async () => {
     const path = join(dir, 'mcp.json');
     await writeFile(path, '{ "mcpServers": { ');
-    await expect(loadMcpConfig(path)).rejects.toThrow(new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is invalid:\\n- not valid JSON`));
+    await expect(loadMcpConfig(path)).rejects.toThrow(
+      new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is invalid:\\n- not valid JSON`),
+    );
   });
 });
 
@@ -94,7 +110,11 @@ describe('validating mcp.json', () => {
   });
 
   it('refuses server names that cannot prefix a tool name', () => {
-    expect(problemsOf({ mcpServers: { 'my server': { command: 'x' }, 'a.b': { command: 'y' }, ['z'.repeat(33)]: { command: 'z' } } })).toEqual([
+    expect(
+      problemsOf({
+        mcpServers: { 'my server': { command: 'x' }, 'a.b': { command: 'y' }, ['z'.repeat(33)]: { command: 'z' } },
+      }),
+    ).toEqual([
       'server "my server": the name must be 1-32 characters of a-z, A-Z, 0-9, _ or - (it prefixes tool names)',
       'server "a.b": the name must be 1-32 characters of a-z, A-Z, 0-9, _ or - (it prefixes tool names)',
       `server "${'z'.repeat(33)}": the name must be 1-32 characters of a-z, A-Z, 0-9, _ or - (it prefixes tool names)`,
@@ -108,7 +128,9 @@ describe('validating mcp.json', () => {
   });
 
   it('rejects a file whose mcpServers is not an object', () => {
-    expect(problemsOf({ mcpServers: ['github'] })).toEqual(['mcpServers: Invalid input: expected record, received array']);
+    expect(problemsOf({ mcpServers: ['github'] })).toEqual([
+      'mcpServers: Invalid input: expected record, received array',
+    ]);
   });
 
   it('a file without mcpServers means no servers', () => {
@@ -121,12 +143,19 @@ describe('${VAR} references keep secrets out of the file', () => {
     const config = parseMcpConfig(
       {
         mcpServers: {
-          db: { command: 'db-server', args: ['--url', '${NOT_EXPANDED}'], env: { URL: 'postgres://${DB_USER}:${DB_PASS}@localhost/app', PLAIN: 'x' } },
+          db: {
+            command: 'db-server',
+            args: ['--url', '${NOT_EXPANDED}'],
+            env: { URL: 'postgres://${DB_USER}:${DB_PASS}@localhost/app', PLAIN: 'x' },
+          },
         },
       },
       { env: { DB_USER: 'ada', DB_PASS: 'p@ss' } },
     );
-    expect(config.servers[0]).toMatchObject({ args: ['--url', '${NOT_EXPANDED}'], env: { URL: 'postgres://ada:p@ss@localhost/app', PLAIN: 'x' } });
+    expect(config.servers[0]).toMatchObject({
+      args: ['--url', '${NOT_EXPANDED}'],
+      env: { URL: 'postgres://ada:p@ss@localhost/app', PLAIN: 'x' },
+    });
   });
 
   it('an unset variable is an error naming the server, the field and the variable', () => {
@@ -144,7 +173,10 @@ describe('${VAR} references keep secrets out of the file', () => {
   });
 
   it('a variable set to an empty string counts as set', () => {
-    const config = parseMcpConfig({ mcpServers: { s: { command: 'x', env: { FLAG: '${EMPTY}' } } } }, { env: { EMPTY: '' } });
+    const config = parseMcpConfig(
+      { mcpServers: { s: { command: 'x', env: { FLAG: '${EMPTY}' } } } },
+      { env: { EMPTY: '' } },
+    );
     expect(config.servers[0]).toMatchObject({ env: { FLAG: '' } });
   });
 });

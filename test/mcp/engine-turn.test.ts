@@ -48,7 +48,11 @@ describe('MCP tools in a turn', () => {
     const offered = provider.requests[0]!.tools.find((tool) => tool.name === 'notes__add');
     expect(offered).toMatchObject({
       description: 'Add two numbers',
-      parameters: { type: 'object', properties: { a: { type: 'number', description: 'first addend' }, b: { type: 'number' } }, required: ['a', 'b'] },
+      parameters: {
+        type: 'object',
+        properties: { a: { type: 'number', description: 'first addend' }, b: { type: 'number' } },
+        required: ['a', 'b'],
+      },
     });
 
     // Only the destructive and the open-world call were put to the user.
@@ -56,7 +60,10 @@ describe('MCP tools in a turn', () => {
       ['notes__delete_note', 'high', 'write'],
       ['notes__fetch_thing', 'high', 'external'],
     ]);
-    expect(only(events, 'permission_required').map((event) => event.name)).toEqual(['notes__delete_note', 'notes__fetch_thing']);
+    expect(only(events, 'permission_required').map((event) => event.name)).toEqual([
+      'notes__delete_note',
+      'notes__fetch_thing',
+    ]);
 
     // The denial is answered while authorizing, before anything runs. Then the two reads
     // ran side by side (the quick one finished while the slow one still ran), then the write.
@@ -73,7 +80,9 @@ describe('MCP tools in a turn', () => {
       'end:notes__delete_note',
     ]);
 
-    const finished = Object.fromEntries(only(events, 'tool_finished').map((event) => [event.name, [event.status, event.resultPreview]]));
+    const finished = Object.fromEntries(
+      only(events, 'tool_finished').map((event) => [event.name, [event.status, event.resultPreview]]),
+    );
     expect(finished).toEqual({
       notes__add: ['ok', '5'],
       notes__slow: ['ok', 'waited 1000 ms'],
@@ -88,13 +97,18 @@ describe('MCP tools in a turn', () => {
     const events = await collect(engine.run('try it'));
     expect(only(events, 'tool_finished')[0]).toMatchObject({ name: 'notes__fail', status: 'error' });
     const result = engine.messages.find((message) => message.role === 'tool')!;
-    expect(JSON.parse(result.content)).toEqual({ error: 'notes/fail reported an error: the disk is full', error_type: 'McpToolError' });
+    expect(JSON.parse(result.content)).toEqual({
+      error: 'notes/fail reported an error: the disk is full',
+      error_type: 'McpToolError',
+    });
   });
 
   it('a stop during an MCP call ends the turn and cancels the call on the server', async () => {
     const { engine } = engineWith([callTools(call('notes__slow', { ms: 60_000, label: 'turn-stop' }))], { tools });
     const turn = collect(engine.run('wait a minute'));
-    await waitFor(() => logger.lines.some((line) => (line.details as { stderr?: string }).stderr === 'slow started: turn-stop'));
+    await waitFor(() =>
+      logger.lines.some((line) => (line.details as { stderr?: string }).stderr === 'slow started: turn-stop'),
+    );
     engine.requestInterrupt();
     const events = await turn;
     expect(only(events, 'tool_finished')[0]).toMatchObject({ name: 'notes__slow', status: 'interrupted' });

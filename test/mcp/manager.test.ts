@@ -16,7 +16,12 @@ function configOf(mcpServers: Record<string, unknown>, env: NodeJS.ProcessEnv = 
   return parseMcpConfig({ mcpServers }, { env });
 }
 
-function call(manager: McpManager, name: string, args: Record<string, unknown> = {}, signal?: AbortSignal): Promise<ToolResult> {
+function call(
+  manager: McpManager,
+  name: string,
+  args: Record<string, unknown> = {},
+  signal?: AbortSignal,
+): Promise<ToolResult> {
   return runTool(manager.tools(), name, args, signal);
 }
 
@@ -36,7 +41,9 @@ describe('an MCP server over stdio', () => {
   const manager = new McpManager({ logger });
 
   beforeAll(async () => {
-    const report = await manager.start(configOf({ notes: notesServerEntry({ NOTES_FIXTURE_GREETING: '${GREETING}' }) }, { GREETING: 'hello from env' }));
+    const report = await manager.start(
+      configOf({ notes: notesServerEntry({ NOTES_FIXTURE_GREETING: '${GREETING}' }) }, { GREETING: 'hello from env' }),
+    );
     expect(report).toEqual({ connected: [{ server: 'notes', tools: NOTES_TOOLS.length }], failures: [] });
   });
   afterAll(() => manager.close());
@@ -46,8 +53,18 @@ describe('an MCP server over stdio', () => {
     expect(tools.map((tool) => tool.name)).toEqual(NOTES_TOOLS);
     const metadata = Object.fromEntries(tools.map((tool) => [tool.name, tool.metadata]));
     expect(metadata['notes__add']).toEqual({ risk: 'low', category: 'read', idempotent: true });
-    expect(metadata['notes__delete_note']).toEqual({ risk: 'high', category: 'write', requiresApproval: true, idempotent: false });
-    expect(metadata['notes__fetch_thing']).toEqual({ risk: 'high', category: 'external', requiresApproval: true, idempotent: false });
+    expect(metadata['notes__delete_note']).toEqual({
+      risk: 'high',
+      category: 'write',
+      requiresApproval: true,
+      idempotent: false,
+    });
+    expect(metadata['notes__fetch_thing']).toEqual({
+      risk: 'high',
+      category: 'external',
+      requiresApproval: true,
+      idempotent: false,
+    });
     expect(metadata['notes__save_note']).toEqual({ risk: 'medium', category: 'external', idempotent: false });
     expect(tools[0]!.description).toBe('Add two numbers');
     // What the operations side may name (src/ops/tool-names.ts): these, and nothing else.
@@ -57,7 +74,12 @@ describe('an MCP server over stdio', () => {
   });
 
   it('passes the env from mcp.json, with ${VAR} expanded, to the child', () => {
-    expect(logger.lines).toContainEqual(expect.objectContaining({ level: 'debug', details: { server: 'notes', stderr: 'notes fixture: hello from env' } }));
+    expect(logger.lines).toContainEqual(
+      expect.objectContaining({
+        level: 'debug',
+        details: { server: 'notes', stderr: 'notes fixture: hello from env' },
+      }),
+    );
   });
 
   it('calls a tool and returns its text', async () => {
@@ -71,7 +93,9 @@ describe('an MCP server over stdio', () => {
   });
 
   it('arguments the server rejects come back as an error the model can read', async () => {
-    await expect(call(manager, 'notes__add', { a: 'two' })).rejects.toThrow(/notes\/add reported an error: .*Input validation error/);
+    await expect(call(manager, 'notes__add', { a: 'two' })).rejects.toThrow(
+      /notes\/add reported an error: .*Input validation error/,
+    );
   });
 
   it('describes images and binary resources instead of dumping them', async () => {
@@ -90,11 +114,15 @@ describe('an MCP server over stdio', () => {
   it('a stop cancels the call on the server, not only on our side', async () => {
     const stop = new AbortController();
     const running = call(manager, 'notes__slow', { ms: 60_000, label: 'stdio-stop' }, stop.signal);
-    await waitFor(() => logger.lines.some((line) => (line.details as { stderr?: string }).stderr === 'slow started: stdio-stop'));
+    await waitFor(() =>
+      logger.lines.some((line) => (line.details as { stderr?: string }).stderr === 'slow started: stdio-stop'),
+    );
     stop.abort();
     await expect(running).rejects.toThrow(/AbortError|aborted/);
     // The cancellation is a notification: ask the server until it has handled it.
-    await eventually(async () => (await cancelledOnServer(manager.tools(), 'notes__cancellations')).includes('stdio-stop'));
+    await eventually(async () =>
+      (await cancelledOnServer(manager.tools(), 'notes__cancellations')).includes('stdio-stop'),
+    );
   });
 });
 
@@ -107,7 +135,12 @@ describe('an MCP server over streamable HTTP', () => {
   beforeAll(async () => {
     state = newNotesState((label) => started?.(label));
     http = await startHttpMcpServer(() => createNotesServer(state));
-    const report = await manager.start(configOf({ remote: { url: http.url, headers: { Authorization: 'Bearer ${REMOTE_TOKEN}' } } }, { REMOTE_TOKEN: 's3cret' }));
+    const report = await manager.start(
+      configOf(
+        { remote: { url: http.url, headers: { Authorization: 'Bearer ${REMOTE_TOKEN}' } } },
+        { REMOTE_TOKEN: 's3cret' },
+      ),
+    );
     expect(report.failures).toEqual([]);
   });
   afterAll(async () => {
@@ -121,7 +154,9 @@ describe('an MCP server over streamable HTTP', () => {
   });
 
   it('offers the tools as remote__<tool> and calls them', async () => {
-    expect(manager.tools().map((tool) => tool.name)).toEqual(NOTES_TOOLS.map((name) => name.replace('notes__', 'remote__')));
+    expect(manager.tools().map((tool) => tool.name)).toEqual(
+      NOTES_TOOLS.map((name) => name.replace('notes__', 'remote__')),
+    );
     await expect(call(manager, 'remote__add', { a: 40, b: 2 })).resolves.toBe('42');
     await expect(call(manager, 'remote__delete_note', { id: 'n-1' })).resolves.toBe('deleted n-1');
     expect(state.notes.has('n-1')).toBe(false);
@@ -136,7 +171,9 @@ describe('an MCP server over streamable HTTP', () => {
     started = (label) => {
       if (label === 'http-stop') stop.abort();
     };
-    await expect(call(manager, 'remote__slow', { ms: 60_000, label: 'http-stop' }, stop.signal)).rejects.toThrow(/AbortError|aborted/);
+    await expect(call(manager, 'remote__slow', { ms: 60_000, label: 'http-stop' }, stop.signal)).rejects.toThrow(
+      /AbortError|aborted/,
+    );
     await waitFor(() => state.cancelled.includes('http-stop'));
   });
 
@@ -162,8 +199,12 @@ describe('a server whose tool list comes in pages, with names and schemas no pro
       expect(new Set(names).size).toBe(4);
       expect(names.every((name) => /^[a-zA-Z0-9_-]{1,64}$/.test(name))).toBe(true);
       // The call goes out under the server's own name.
-      await expect(call(manager, names[3]!, { deep: { a: 1 } })).resolves.toBe(JSON.stringify({ tool: LONG_TOOL_NAME, arguments: { deep: { a: 1 } } }));
-      await expect(call(manager, names[0]!, { kind: 'dir' })).resolves.toBe(JSON.stringify({ tool: 'files.list', arguments: { kind: 'dir' } }));
+      await expect(call(manager, names[3]!, { deep: { a: 1 } })).resolves.toBe(
+        JSON.stringify({ tool: LONG_TOOL_NAME, arguments: { deep: { a: 1 } } }),
+      );
+      await expect(call(manager, names[0]!, { kind: 'dir' })).resolves.toBe(
+        JSON.stringify({ tool: 'files.list', arguments: { kind: 'dir' } }),
+      );
       const { z } = await import('zod');
       const { $schema: _draft, ...expected } = ODD_SCHEMA;
       const parameters = z.toJSONSchema(manager.tools()[0]!.schema, { io: 'input' });
@@ -194,19 +235,38 @@ describe('servers that fail to start are reported, not fatal', () => {
           notes: notesServerEntry(),
           ghost: { command: 'definitely-not-an-installed-mcp-server' },
           misplaced: { command: process.execPath, cwd: join(tmpdir(), 'no-such-folder-for-mcp-tests') },
-          crashy: { command: process.execPath, args: ['-e', "console.error('NOTES_TOKEN is not set'); process.exit(3)"] },
+          crashy: {
+            command: process.execPath,
+            args: ['-e', "console.error('NOTES_TOKEN is not set'); process.exit(3)"],
+          },
           offline: { url: refused },
         }),
       );
       expect(report.connected).toEqual([{ server: 'notes', tools: NOTES_TOOLS.length }]);
       expect(report.failures).toEqual([
         { server: 'ghost', error: 'command not found: definitely-not-an-installed-mcp-server' },
-        { server: 'misplaced', error: `working directory not found: ${join(tmpdir(), 'no-such-folder-for-mcp-tests')}` },
-        { server: 'crashy', error: 'the server process exited before the handshake finished; server stderr: NOTES_TOKEN is not set' },
-        { server: 'offline', error: expect.stringMatching(new RegExp(`fetch failed.*ECONNREFUSED.*\\(${refused.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)$`)) },
+        {
+          server: 'misplaced',
+          error: `working directory not found: ${join(tmpdir(), 'no-such-folder-for-mcp-tests')}`,
+        },
+        {
+          server: 'crashy',
+          error: 'the server process exited before the handshake finished; server stderr: NOTES_TOKEN is not set',
+        },
+        {
+          server: 'offline',
+          error: expect.stringMatching(
+            new RegExp(`fetch failed.*ECONNREFUSED.*\\(${refused.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)$`),
+          ),
+        },
       ]);
       const warnings = logger.lines.filter((line) => line.level === 'warn');
-      expect(warnings.map((line) => (line.details as { server: string }).server)).toEqual(['ghost', 'misplaced', 'crashy', 'offline']);
+      expect(warnings.map((line) => (line.details as { server: string }).server)).toEqual([
+        'ghost',
+        'misplaced',
+        'crashy',
+        'offline',
+      ]);
       expect(warnings[0]).toEqual({
         level: 'warn',
         message: 'MCP server failed to start; going on without it',
@@ -225,10 +285,16 @@ describe('servers that fail to start are reported, not fatal', () => {
       "require('node:fs').writeFileSync(process.argv[1], String(process.pid)); process.on('SIGTERM', () => {}); process.stdin.resume(); setInterval(() => {}, 1000)";
     const logger = memoryLogger();
     const manager = new McpManager({ logger, connectTimeoutMs: 500 });
-    const report = await manager.start(configOf({ stubborn: { command: process.execPath, args: ['-e', stubborn, pidFile] } }));
+    const report = await manager.start(
+      configOf({ stubborn: { command: process.execPath, args: ['-e', stubborn, pidFile] } }),
+    );
     expect(report).toEqual({ connected: [], failures: [{ server: 'stubborn', error: 'no answer within 500 ms' }] });
     expect(logger.lines.filter((line) => line.level === 'warn')).toEqual([
-      { level: 'warn', message: 'MCP server failed to start; going on without it', details: { server: 'stubborn', error: 'no answer within 500 ms' } },
+      {
+        level: 'warn',
+        message: 'MCP server failed to start; going on without it',
+        details: { server: 'stubborn', error: 'no answer within 500 ms' },
+      },
     ]);
     const pid = Number(await readFile(pidFile, 'utf8'));
     expect(isAlive(pid)).toBe(false);
@@ -249,7 +315,10 @@ describe('servers that fail to start are reported, not fatal', () => {
       }
     });
     await manager.close();
-    await expect(starting).resolves.toEqual({ connected: [], failures: [{ server: 'silent', error: 'connection abandoned: the MCP manager was closed' }] });
+    await expect(starting).resolves.toEqual({
+      connected: [],
+      failures: [{ server: 'silent', error: 'connection abandoned: the MCP manager was closed' }],
+    });
     expect(isAlive(Number(await readFile(pidFile, 'utf8')))).toBe(false);
     expect(manager.tools()).toEqual([]);
   });
@@ -264,7 +333,11 @@ describe('a server that dies after start', () => {
       process.kill(manager.status()[0]!.pid!, 'SIGKILL');
       await waitFor(() => logger.lines.some((line) => line.level === 'warn'));
       expect(logger.lines.filter((line) => line.level === 'warn')).toEqual([
-        { level: 'warn', details: { server: 'notes' }, message: 'MCP server closed the connection; its tools will fail until the agent restarts' },
+        {
+          level: 'warn',
+          details: { server: 'notes' },
+          message: 'MCP server closed the connection; its tools will fail until the agent restarts',
+        },
       ]);
       await expect(call(manager, 'notes__add', { a: 1, b: 2 })).rejects.toThrow(
         'the notes MCP server closed the connection; its tools are unavailable until the agent restarts',
@@ -296,9 +369,9 @@ describe('closing the manager', () => {
     expect(pids.filter(isAlive)).toEqual([]);
     expect(http.requests.at(-1)?.method).toBe('DELETE');
     expect(manager.tools()).toEqual([]);
-    await expect(add.execute({ a: 1, b: 1 }, { signal: new AbortController().signal, toolCallId: 'c', sessionId: 's' })).rejects.toThrow(
-      'the one MCP server is shut down',
-    );
+    await expect(
+      add.execute({ a: 1, b: 1 }, { signal: new AbortController().signal, toolCallId: 'c', sessionId: 's' }),
+    ).rejects.toThrow('the one MCP server is shut down');
     await manager.close(); // idempotent
     await http.close();
   });

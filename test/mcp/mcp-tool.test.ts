@@ -1,36 +1,71 @@
 import { describe, expect, it } from 'vitest';
-import { isParallelSafe, riskBasedPolicy, SessionGrants, toolSchemaOf, type ToolDefinition } from '../../src/engine/index.js';
+import {
+  isParallelSafe,
+  riskBasedPolicy,
+  SessionGrants,
+  toolSchemaOf,
+  type ToolDefinition,
+} from '../../src/engine/index.js';
 import { argumentsSchemaOf, toolMetadataOf } from '../../src/mcp/mcp-tool.js';
 import { engineToolName, TOOL_NAME_PATTERN } from '../../src/mcp/tool-names.js';
 import { ODD_SCHEMA } from './fixtures/catalog-server.js';
 
 function asTool(name: string, annotations: Parameters<typeof toolMetadataOf>[0]): ToolDefinition {
-  return { name, description: name, schema: argumentsSchemaOf({ type: 'object' }), metadata: toolMetadataOf(annotations), execute: async () => null };
+  return {
+    name,
+    description: name,
+    schema: argumentsSchemaOf({ type: 'object' }),
+    metadata: toolMetadataOf(annotations),
+    execute: async () => null,
+  };
 }
 
 async function decisionFor(annotations: Parameters<typeof toolMetadataOf>[0]): Promise<string> {
   const tool = asTool('t', annotations);
-  const verdict = await riskBasedPolicy.evaluate({ tool, arguments: {}, command: undefined, grants: new SessionGrants(), requesters: [] });
+  const verdict = await riskBasedPolicy.evaluate({
+    tool,
+    arguments: {},
+    command: undefined,
+    grants: new SessionGrants(),
+    requesters: [],
+  });
   return verdict.decision;
 }
 
 describe('annotations decide how carefully the engine treats an MCP tool', () => {
   it('a read-only tool runs without asking and may run beside other reads', async () => {
     expect(toolMetadataOf({ readOnlyHint: true })).toEqual({ risk: 'low', category: 'read', idempotent: true });
-    expect(toolMetadataOf({ readOnlyHint: true, openWorldHint: false })).toEqual({ risk: 'low', category: 'read', idempotent: true });
+    expect(toolMetadataOf({ readOnlyHint: true, openWorldHint: false })).toEqual({
+      risk: 'low',
+      category: 'read',
+      idempotent: true,
+    });
     expect(await decisionFor({ readOnlyHint: true })).toBe('allow');
     expect(isParallelSafe(asTool('t', { readOnlyHint: true }))).toBe(true);
   });
 
   it('a destructive tool always asks', async () => {
-    expect(toolMetadataOf({ destructiveHint: true })).toEqual({ risk: 'high', category: 'write', requiresApproval: true, idempotent: false });
+    expect(toolMetadataOf({ destructiveHint: true })).toEqual({
+      risk: 'high',
+      category: 'write',
+      requiresApproval: true,
+      idempotent: false,
+    });
     expect(toolMetadataOf({ destructiveHint: true, idempotentHint: true })).toMatchObject({ idempotent: true });
     expect(await decisionFor({ destructiveHint: true })).toBe('needs_user');
   });
 
   it('an open-world tool always asks, even one that says it only reads', async () => {
-    expect(toolMetadataOf({ openWorldHint: true })).toEqual({ risk: 'high', category: 'external', requiresApproval: true, idempotent: false });
-    expect(toolMetadataOf({ readOnlyHint: true, openWorldHint: true })).toMatchObject({ risk: 'high', requiresApproval: true });
+    expect(toolMetadataOf({ openWorldHint: true })).toEqual({
+      risk: 'high',
+      category: 'external',
+      requiresApproval: true,
+      idempotent: false,
+    });
+    expect(toolMetadataOf({ readOnlyHint: true, openWorldHint: true })).toMatchObject({
+      risk: 'high',
+      requiresApproval: true,
+    });
     expect(await decisionFor({ readOnlyHint: true, openWorldHint: true })).toBe('needs_user');
   });
 
@@ -42,20 +77,35 @@ describe('annotations decide how carefully the engine treats an MCP tool', () =>
   });
 });
 
-describe('the model sees the server\'s own JSON Schema', () => {
+describe("the model sees the server's own JSON Schema", () => {
   it('keywords zod cannot model (if/then, not, #/definitions refs, nullable) reach the provider unchanged', () => {
-    const { parameters } = toolSchemaOf({ name: 'catalog__files_list', description: 'List files', schema: argumentsSchemaOf(ODD_SCHEMA) });
+    const { parameters } = toolSchemaOf({
+      name: 'catalog__files_list',
+      description: 'List files',
+      schema: argumentsSchemaOf(ODD_SCHEMA),
+    });
     const { $schema: _draft, ...expected } = ODD_SCHEMA;
     expect(parameters).toEqual(expected);
   });
 
   it('a schema that says nothing about extra properties gets the JSON Schema default spelled out', () => {
-    const inputSchema = { type: 'object' as const, properties: { a: { type: 'number', description: 'first' } }, required: ['a'] };
-    expect(toolSchemaOf({ name: 't', description: 't', schema: argumentsSchemaOf(inputSchema) }).parameters).toEqual({ ...inputSchema, additionalProperties: {} });
+    const inputSchema = {
+      type: 'object' as const,
+      properties: { a: { type: 'number', description: 'first' } },
+      required: ['a'],
+    };
+    expect(toolSchemaOf({ name: 't', description: 't', schema: argumentsSchemaOf(inputSchema) }).parameters).toEqual({
+      ...inputSchema,
+      additionalProperties: {},
+    });
   });
 
   it('a draft-04 `id` is dropped rather than turning the schema into a $ref', () => {
-    const { parameters } = toolSchemaOf({ name: 't', description: 't', schema: argumentsSchemaOf({ type: 'object', id: 'urn:x', properties: {} }) });
+    const { parameters } = toolSchemaOf({
+      name: 't',
+      description: 't',
+      schema: argumentsSchemaOf({ type: 'object', id: 'urn:x', properties: {} }),
+    });
     expect(parameters).toEqual({ type: 'object', properties: {}, additionalProperties: {} });
   });
 

@@ -5,7 +5,14 @@ const PNG_BYTES = Buffer.alloc(3000, 7).toString('base64');
 
 describe('what the model reads back from an MCP tool', () => {
   it('joins the text parts', () => {
-    expect(resultText({ content: [{ type: 'text', text: 'first' }, { type: 'text', text: 'second' }] })).toBe('first\nsecond');
+    expect(
+      resultText({
+        content: [
+          { type: 'text', text: 'first' },
+          { type: 'text', text: 'second' },
+        ],
+      }),
+    ).toBe('first\nsecond');
   });
 
   it('describes images, audio and binary resources in a line instead of dumping their bytes', () => {
@@ -15,7 +22,13 @@ describe('what the model reads back from an MCP tool', () => {
         { type: 'image', data: PNG_BYTES, mimeType: 'image/png' },
         { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
         { type: 'resource', resource: { uri: 'file:///report.pdf', mimeType: 'application/pdf', blob: PNG_BYTES } },
-        { type: 'resource_link', uri: 'file:///notes.md', name: 'notes.md', mimeType: 'text/markdown', description: 'the notes' },
+        {
+          type: 'resource_link',
+          uri: 'file:///notes.md',
+          name: 'notes.md',
+          mimeType: 'text/markdown',
+          description: 'the notes',
+        },
       ],
     });
     expect(text).toBe(
@@ -31,7 +44,9 @@ describe('what the model reads back from an MCP tool', () => {
   });
 
   it('keeps the text of an embedded text resource: it is the answer', () => {
-    expect(resultText({ content: [{ type: 'resource', resource: { uri: 'file:///a.txt', text: 'hello' } }] })).toBe('[resource <file:///a.txt>]\nhello');
+    expect(resultText({ content: [{ type: 'resource', resource: { uri: 'file:///a.txt', text: 'hello' } }] })).toBe(
+      '[resource <file:///a.txt>]\nhello',
+    );
   });
 
   it('falls back to structured content when a tool sends no text', () => {

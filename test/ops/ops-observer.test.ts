@@ -19,7 +19,12 @@ function setup() {
   let clock = 0;
   const now = () => (clock += 5);
   const observer = new OpsObserver(bus, { mask: (text) => text.replaceAll('hunter2', '[secret]'), now });
-  return { heard, observer, play: (...events: EngineEvent[]) => events.forEach((event) => observer.onEvent(SESSION, event)), ops: sessionOps(bus, observer, now) };
+  return {
+    heard,
+    observer,
+    play: (...events: EngineEvent[]) => events.forEach((event) => observer.onEvent(SESSION, event)),
+    ops: sessionOps(bus, observer, now),
+  };
 }
 
 describe('the operations observer', () => {
@@ -27,20 +32,56 @@ describe('the operations observer', () => {
     const { heard, observer, play, ops } = setup();
     const args = { command: `deploy --token hunter2 ${'x'.repeat(400)}` };
     play(
-      { type: 'turn_start', kind: 'run', input: 'please deploy the thing', source: { platform: 'slack', userId: 'U2' } },
+      {
+        type: 'turn_start',
+        kind: 'run',
+        input: 'please deploy the thing',
+        source: { platform: 'slack', userId: 'U2' },
+      },
       { type: 'assistant_delta', text: 'On it' },
       { type: 'tool_proposed', toolCallId: 'c1', name: 'run_shell', arguments: args },
       { type: 'permission_required', toolCallId: 'c1', name: 'run_shell', arguments: args, reason: 'runs a command' },
     );
-    const item: InboxItem = { id: 'i1', sessionId: SESSION.id, toolCallId: 'c1', kind: 'approval', choices: ['once', 'always_tool', 'deny'], state: 'resolved', createdAt: 0, command: 'deploy' };
+    const item: InboxItem = {
+      id: 'i1',
+      sessionId: SESSION.id,
+      toolCallId: 'c1',
+      kind: 'approval',
+      choices: ['once', 'always_tool', 'deny'],
+      state: 'resolved',
+      createdAt: 0,
+      command: 'deploy',
+    };
     ops.decided(SESSION, item, { kind: 'approval', outcome: 'always_tool', by: 'A1' }, 'A1');
     play(
       { type: 'tool_started', toolCallId: 'c1', name: 'run_shell' },
-      { type: 'tool_finished', toolCallId: 'c1', name: 'run_shell', status: 'ok', resultPreview: 'deployed', durationMs: 42 },
+      {
+        type: 'tool_finished',
+        toolCallId: 'c1',
+        name: 'run_shell',
+        status: 'ok',
+        resultPreview: 'deployed',
+        durationMs: 42,
+      },
       { type: 'turn_end', status: 'completed', iterations: 2, pendingSteering: 0 },
     );
-    expect(heard.map((event) => event.type)).toEqual(['turn_started', 'wait_started', 'wait_ended', 'grant_changed', 'tool_started', 'tool_ended', 'turn_ended']);
-    expect(heard[0]).toEqual({ type: 'turn_started', at: expect.any(Number), place: PLACE, kind: 'run', by: 'U2', model: 'openai:gpt-4.1' });
+    expect(heard.map((event) => event.type)).toEqual([
+      'turn_started',
+      'wait_started',
+      'wait_ended',
+      'grant_changed',
+      'tool_started',
+      'tool_ended',
+      'turn_ended',
+    ]);
+    expect(heard[0]).toEqual({
+      type: 'turn_started',
+      at: expect.any(Number),
+      place: PLACE,
+      kind: 'run',
+      by: 'U2',
+      model: 'openai:gpt-4.1',
+    });
     expect(heard[2]).toMatchObject({ tool: 'run_shell', kind: 'approval', decision: 'always_tool', by: 'A1' });
     expect(heard[3]).toMatchObject({ change: 'given', what: 'run_shell', by: 'A1', scope: 'giver' });
     const ended = heard[5] as Extract<OpsEvent, { type: 'tool_ended' }>;
@@ -57,12 +98,19 @@ describe('the operations observer', () => {
     const { heard, observer, play } = setup();
     play({ type: 'turn_start', kind: 'run', input: 'x' });
     observer.stopRequested(SESSION, 'U3');
-    play({ type: 'interrupted', iterations: 1 }, { type: 'turn_end', status: 'interrupted', iterations: 1, pendingSteering: 0 });
+    play(
+      { type: 'interrupted', iterations: 1 },
+      { type: 'turn_end', status: 'interrupted', iterations: 1, pendingSteering: 0 },
+    );
     expect(heard.filter((event) => event.type === 'stop_requested' || event.type === 'stopped')).toEqual([
       { type: 'stop_requested', at: 10, place: PLACE, by: 'U3' },
       { type: 'stopped', at: 15, place: PLACE, by: 'U3', latencyMs: 5 },
     ]);
-    play({ type: 'turn_start', kind: 'retry', input: null }, { type: 'error', message: 'Paused', errorKind: 'budget' }, { type: 'turn_end', status: 'error', iterations: 0, pendingSteering: 0 });
+    play(
+      { type: 'turn_start', kind: 'retry', input: null },
+      { type: 'error', message: 'Paused', errorKind: 'budget' },
+      { type: 'turn_end', status: 'error', iterations: 0, pendingSteering: 0 },
+    );
     expect(heard.at(-2)).toMatchObject({ type: 'turn_started', kind: 'retry', by: 'U1' });
     expect(heard.at(-1)).toMatchObject({ type: 'turn_ended', status: 'error', errorKind: 'budget' });
   });
@@ -77,19 +125,41 @@ describe('the operations observer', () => {
     );
     observer.stopRequested(SESSION, 'U3');
     // The engine closes the prompt itself: neither a click nor the session layer reports it.
-    play({ type: 'tool_finished', toolCallId: 'c1', name: 'write_file', status: 'interrupted', resultPreview: '' }, { type: 'interrupted', iterations: 1 });
+    play(
+      { type: 'tool_finished', toolCallId: 'c1', name: 'write_file', status: 'interrupted', resultPreview: '' },
+      { type: 'interrupted', iterations: 1 },
+    );
     expect(heard.filter((event) => event.type === 'wait_ended')).toEqual([
-      { type: 'wait_ended', at: 25, place: PLACE, toolCallId: 'c1', tool: 'write_file', kind: 'approval', decision: 'interrupted', waitedMs: 10 },
+      {
+        type: 'wait_ended',
+        at: 25,
+        place: PLACE,
+        toolCallId: 'c1',
+        tool: 'write_file',
+        kind: 'approval',
+        decision: 'interrupted',
+        waitedMs: 10,
+      },
     ]);
     // Approved by a click, then stopped before it ran: its wait ended with the click.
     play(
       { type: 'tool_proposed', toolCallId: 'c2', name: 'write_file', arguments: args },
       { type: 'permission_required', toolCallId: 'c2', name: 'write_file', arguments: args, reason: 'writes' },
     );
-    const item: InboxItem = { id: 'i2', sessionId: SESSION.id, toolCallId: 'c2', kind: 'approval', choices: ['once', 'deny'], state: 'resolved', createdAt: 0 };
+    const item: InboxItem = {
+      id: 'i2',
+      sessionId: SESSION.id,
+      toolCallId: 'c2',
+      kind: 'approval',
+      choices: ['once', 'deny'],
+      state: 'resolved',
+      createdAt: 0,
+    };
     ops.decided(SESSION, item, { kind: 'approval', outcome: 'once', by: 'A1' }, 'A1');
     play({ type: 'tool_finished', toolCallId: 'c2', name: 'write_file', status: 'interrupted', resultPreview: '' });
-    expect(heard.filter((event) => event.type === 'wait_ended').map((event) => (event as { decision: string }).decision)).toEqual(['interrupted', 'once']);
+    expect(
+      heard.filter((event) => event.type === 'wait_ended').map((event) => (event as { decision: string }).decision),
+    ).toEqual(['interrupted', 'once']);
   });
 
   it('says a decision in a word, never the answer a person typed', () => {

@@ -32,10 +32,14 @@ afterEach(async () => {
 });
 
 function git(cwd: string, ...args: string[]): void {
-  execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'core.fsmonitor=false', ...args], {
-    cwd,
-    stdio: 'ignore',
-  });
+  execFileSync(
+    'git',
+    ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'core.fsmonitor=false', ...args],
+    {
+      cwd,
+      stdio: 'ignore',
+    },
+  );
 }
 
 /**
@@ -155,12 +159,18 @@ describe('an allow-listed command gets a git that ignores the repository’s pro
     const status = session('git status', ['git status', 'git diff']);
     await collect(status.engine.run('status?'));
     expect(status.asked).toEqual([]);
-    expect(shellAnswer(status.engine.messages)).toMatchObject({ exitCode: 0, output: expect.stringContaining('modified:   README.md') });
+    expect(shellAnswer(status.engine.messages)).toMatchObject({
+      exitCode: 0,
+      output: expect.stringContaining('modified:   README.md'),
+    });
     const diff = session('git diff', ['git status', 'git diff']);
     await collect(diff.engine.run('diff?'));
     expect(diff.asked).toEqual([]);
     expect(await readdir(drivers)).toEqual([]);
-    expect(shellAnswer(diff.engine.messages)).toMatchObject({ exitCode: 128, output: expect.stringContaining('cannot run') });
+    expect(shellAnswer(diff.engine.messages)).toMatchObject({
+      exitCode: 128,
+      output: expect.stringContaining('cannot run'),
+    });
 
     // Approved, the same status runs the repository's filter, as git normally does.
     const approved = session('git status', []);

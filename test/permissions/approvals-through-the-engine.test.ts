@@ -43,7 +43,10 @@ function toolResults(messages: readonly Message[]): string[] {
 
 describe('the policy decides through the engine', () => {
   it('interactive: a write_file call asks the approver, then writes', async () => {
-    const { engine, asked } = session([callTools(call('write_file', { path: 'notes/todo.txt', content: 'buy milk' })), say('written')], 'interactive');
+    const { engine, asked } = session(
+      [callTools(call('write_file', { path: 'notes/todo.txt', content: 'buy milk' })), say('written')],
+      'interactive',
+    );
     const events = await collect(engine.run('note this down'));
     expect(asked).toHaveLength(1);
     expect(asked[0]).toMatchObject({
@@ -57,7 +60,10 @@ describe('the policy decides through the engine', () => {
   });
 
   it('read-only: the same call is denied without asking, and the model reads why', async () => {
-    const { engine, asked, provider } = session([callTools(call('write_file', { path: 'todo.txt', content: 'x' })), say('cannot')], 'read-only');
+    const { engine, asked, provider } = session(
+      [callTools(call('write_file', { path: 'todo.txt', content: 'x' })), say('cannot')],
+      'read-only',
+    );
     const events = await collect(engine.run('note this down'));
     expect(asked).toEqual([]);
     expect(only(events, 'permission_required')).toEqual([]);

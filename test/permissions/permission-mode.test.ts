@@ -12,11 +12,14 @@ describe('parsing a permission mode', () => {
     expect(parsePermissionMode(text)).toBe(mode);
   });
 
-  it.each(['readonly', 'read_only', 'yolo', '', 'auto mode', 'interactive,auto'])('%j is refused, naming the modes that exist', (text) => {
-    expect(() => parsePermissionMode(text)).toThrow(
-      `unknown permission mode ${JSON.stringify(text)}: expected one of interactive, auto, read-only`,
-    );
-  });
+  it.each(['readonly', 'read_only', 'yolo', '', 'auto mode', 'interactive,auto'])(
+    '%j is refused, naming the modes that exist',
+    (text) => {
+      expect(() => parsePermissionMode(text)).toThrow(
+        `unknown permission mode ${JSON.stringify(text)}: expected one of interactive, auto, read-only`,
+      );
+    },
+  );
 
   it.each([undefined, null, 1, {}])('a non-string (%j) is refused too', (value) => {
     expect(() => parsePermissionMode(value)).toThrow(/permission mode must be text/);

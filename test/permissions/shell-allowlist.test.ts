@@ -125,7 +125,8 @@ describe('what the allow-list lets through, and why it refuses the rest', () => 
     const list = createShellAllowList(['git *', 'git log'], { workspaceRoot: WORKSPACE });
     expect(list.check('git log --output=x')).toEqual({
       allowed: false,
-      reason: '`git log` is allow-listed exactly as written, without further arguments (an entry ending in " *" would allow plain ones)',
+      reason:
+        '`git log` is allow-listed exactly as written, without further arguments (an entry ending in " *" would allow plain ones)',
     });
     // Any entry that covers the command is enough.
     expect(list.check('git log main')).toEqual({ allowed: true, entry: 'git *' });
@@ -135,7 +136,8 @@ describe('what the allow-list lets through, and why it refuses the rest', () => 
     const list = createShellAllowList(['cat *']);
     expect(list.check('cat /srv/bot/workspace/notes.txt')).toEqual({
       allowed: false,
-      reason: '`cat *` allows plain extra arguments, but `/srv/bot/workspace/notes.txt` is an absolute path, and the allow-list was not told where the workspace is',
+      reason:
+        '`cat *` allows plain extra arguments, but `/srv/bot/workspace/notes.txt` is an absolute path, and the allow-list was not told where the workspace is',
     });
     expect(list.check('cat notes.txt')).toEqual({ allowed: true, entry: 'cat *' });
   });
@@ -165,7 +167,10 @@ describe('what the allow-list lets through, and why it refuses the rest', () => 
   });
 
   it('an empty allow-list covers nothing, and says so', () => {
-    expect(createShellAllowList([]).check('git status')).toEqual({ allowed: false, reason: 'the shell allow-list is empty' });
+    expect(createShellAllowList([]).check('git status')).toEqual({
+      allowed: false,
+      reason: 'the shell allow-list is empty',
+    });
   });
 });
 

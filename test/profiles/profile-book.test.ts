@@ -24,7 +24,7 @@ describe('ProfileBook', () => {
   ]);
   const at = (place: ProfilePlace): string | undefined => book.match(place)?.name;
 
-  it('a channel over DMs and the playground, those over a workspace or server; no match: the environment\'s', () => {
+  it("a channel over DMs and the playground, those over a workspace or server; no match: the environment's", () => {
     expect(at(slack('C0OPS'))).toBe('ops');
     expect(at(slack('C0OTHER'))).toBe('team');
     expect(at(slack('D0DM'))).toBe('dms');
@@ -36,7 +36,7 @@ describe('ProfileBook', () => {
     expect(at(discord('444', 'G9'))).toBeUndefined();
   });
 
-  it('the file\'s order breaks a tie between equally specific matches', () => {
+  it("the file's order breaks a tie between equally specific matches", () => {
     expect(at(slack('C0SRE'))).toBe('ops-again');
     // C0OPS: ops and ops-again both name it; ops comes first.
     expect(at(slack('C0OPS'))).toBe('ops');
@@ -44,24 +44,30 @@ describe('ProfileBook', () => {
     expect(swapped.match(slack('D1'))?.name).toBe('b');
   });
 
-  it('every key of a match must hold: slackTeam + dm is that team\'s DMs only, ranked as DMs', () => {
+  it("every key of a match must hold: slackTeam + dm is that team's DMs only, ranked as DMs", () => {
     expect(matchRank({ slackTeam: ['T2'], dm: true }, slack('D0DM', 'T2'))).toBe(2);
     expect(matchRank({ slackTeam: ['T2'], dm: true }, slack('C0CHAN', 'T2'))).toBe(0);
     expect(matchRank({ slackTeam: ['T2'], dm: true }, slack('D0DM', 'T1'))).toBe(0);
     // In T2's DMs, `team-dms` and `dms` rank alike (2): `dms` is first in the file.
     expect(at(slack('D0DM', 'T2'))).toBe('dms');
-    const narrow = new ProfileBook([profile('team-dms', { slackTeam: ['T2'], dm: true }), profile('dms', { dm: true })]);
+    const narrow = new ProfileBook([
+      profile('team-dms', { slackTeam: ['T2'], dm: true }),
+      profile('dms', { dm: true }),
+    ]);
     expect(narrow.match(slack('D0DM', 'T2'))?.name).toBe('team-dms');
     expect(narrow.match(slack('D0DM', 'T1'))?.name).toBe('dms');
   });
 
-  it('ids of one platform never match the other\'s places', () => {
-    const mixed = new ProfileBook([profile('s', { slackChannel: ['111'] }), profile('d', { discordChannel: ['C0OPS'] })]);
+  it("ids of one platform never match the other's places", () => {
+    const mixed = new ProfileBook([
+      profile('s', { slackChannel: ['111'] }),
+      profile('d', { discordChannel: ['C0OPS'] }),
+    ]);
     expect(mixed.match(discord('111'))).toBeUndefined();
     expect(mixed.match(slack('C0OPS'))).toBeUndefined();
   });
 
-  it('DMs: Slack channels D…, Discord\'s workspace `dm`; not a Slack workspace named dm, not the playground', () => {
+  it("DMs: Slack channels D…, Discord's workspace `dm`; not a Slack workspace named dm, not the playground", () => {
     expect(isDirectMessage(slack('D0123'))).toBe(true);
     expect(isDirectMessage(slack('C0123'))).toBe(false);
     expect(isDirectMessage(discord('555', 'dm'))).toBe(true);

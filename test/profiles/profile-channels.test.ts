@@ -28,8 +28,12 @@ async function profilesFile(lines: string[]): Promise<{ dir: string; path: strin
 }
 
 type Logs = { lines: { level: string; message: string; details: object }[] };
-const warnings = (logs: Logs): string[] => logs.lines.filter((line) => line.level === 'warn' && line.message.startsWith('profile "')).map((line) => line.message);
-const summary = (logs: Logs): object | undefined => logs.lines.find((line) => line.message === 'profile channels checked')?.details;
+const warnings = (logs: Logs): string[] =>
+  logs.lines
+    .filter((line) => line.level === 'warn' && line.message.startsWith('profile "'))
+    .map((line) => line.message);
+const summary = (logs: Logs): object | undefined =>
+  logs.lines.find((line) => line.message === 'profile channels checked')?.details;
 
 describe('the channels a profile names, looked up at start', () => {
   it('Slack: an unknown id and a channel the bot is not in are warnings naming the profile; a known one is quiet', async () => {
@@ -55,7 +59,12 @@ describe('the channels a profile names, looked up at start', () => {
     ]);
     expect(summary(bot.logs)).toEqual({ platform: 'Slack', checked: 3, unseen: 1 });
     // Each id asked once, through the bot's token, after auth.test.
-    expect(slack.calls.filter((call) => call.method === 'conversations.info').map((call) => call.args.channel).sort()).toEqual(['C0GHOST01', 'C0LOBBY01', SLACK_IDS.channelId].sort());
+    expect(
+      slack.calls
+        .filter((call) => call.method === 'conversations.info')
+        .map((call) => call.args.channel)
+        .sort(),
+    ).toEqual(['C0GHOST01', 'C0LOBBY01', SLACK_IDS.channelId].sort());
     // Not fatal: the bot still answers where its profiles point.
     const ts = await bot.mention('hello');
     await bot.idle();
@@ -97,6 +106,7 @@ describe('the channels a profile names, looked up at start', () => {
     expect(summary(bot.logs)).toEqual({ platform: 'Discord', checked: 4, unseen: 2 });
     const asked = bot.fake.rest.callsTo('GET /channels/:channel');
     expect(asked.filter((call) => call.params.channel === unknown).map((call) => call.status)).toEqual([404]);
-    for (const id of [DISCORD_IDS.generalChannelId, DISCORD_IDS.randomChannelId]) expect(asked.filter((call) => call.params.channel === id).map((call) => call.status)).toContain(200);
+    for (const id of [DISCORD_IDS.generalChannelId, DISCORD_IDS.randomChannelId])
+      expect(asked.filter((call) => call.params.channel === id).map((call) => call.status)).toContain(200);
   }, 60_000);
 });

@@ -9,7 +9,14 @@ import { knownNames } from '../../src/profiles/known-names.js';
 import { profileChecks } from '../../src/profiles/profile-checks.js';
 import { parseProfiles, readProfilesFile } from '../../src/profiles/profile-file.js';
 
-const checks = profileChecks(knownNames({ mcpServers: ['github'], policy: { mode: 'interactive', shellAllowList: [] }, workspaceRoot: tmpdir(), settings: { OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'sk-ant-test' } }));
+const checks = profileChecks(
+  knownNames({
+    mcpServers: ['github'],
+    policy: { mode: 'interactive', shellAllowList: [] },
+    workspaceRoot: tmpdir(),
+    settings: { OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'sk-ant-test' },
+  }),
+);
 const problemsOf = (text: string): string[] => {
   const reading = parseProfiles(text, checks);
   return reading.ok ? [] : reading.problems;
@@ -17,8 +24,26 @@ const problemsOf = (text: string): string[] => {
 
 describe('the PROFILES file', () => {
   it('YAML and JSON give the same profiles; one id or a list of ids', () => {
-    const yaml = parseProfiles(['profiles:', '  - name: ops', '    match: { slackChannel: C0OPS }', '    tools: [read_file, github__create_issue]', '  - name: both', '    match: { discordChannel: ["1", "2"] }'].join('\n'), checks);
-    const json = parseProfiles(JSON.stringify({ profiles: [{ name: 'ops', match: { slackChannel: 'C0OPS' }, tools: ['read_file', 'github__create_issue'] }, { name: 'both', match: { discordChannel: ['1', '2'] } }] }), checks);
+    const yaml = parseProfiles(
+      [
+        'profiles:',
+        '  - name: ops',
+        '    match: { slackChannel: C0OPS }',
+        '    tools: [read_file, github__create_issue]',
+        '  - name: both',
+        '    match: { discordChannel: ["1", "2"] }',
+      ].join('\n'),
+      checks,
+    );
+    const json = parseProfiles(
+      JSON.stringify({
+        profiles: [
+          { name: 'ops', match: { slackChannel: 'C0OPS' }, tools: ['read_file', 'github__create_issue'] },
+          { name: 'both', match: { discordChannel: ['1', '2'] } },
+        ],
+      }),
+      checks,
+    );
     expect(yaml).toEqual(json);
     expect(yaml).toEqual({
       ok: true,
@@ -29,7 +54,7 @@ describe('the PROFILES file', () => {
     });
   });
 
-  it('every schema problem at once, each with the profile\'s name (or its place) and the key', () => {
+  it("every schema problem at once, each with the profile's name (or its place) and the key", () => {
     const problems = problemsOf(
       [
         'profiles:',
@@ -61,16 +86,30 @@ describe('the PROFILES file', () => {
 
   it('a folder must be a plain path inside WORKSPACE_DIR', () => {
     for (const folder of ['../x', '/etc', 'a/../../b', 'a//b', './a']) {
-      const problems = problemsOf(`profiles:\n  - name: p\n    match: { dm: true }\n    workspace: { folder: "${folder}" }\n`);
+      const problems = problemsOf(
+        `profiles:\n  - name: p\n    match: { dm: true }\n    workspace: { folder: "${folder}" }\n`,
+      );
       expect(problems, folder).toHaveLength(1);
-      expect(problems[0], folder).toMatch(/^profile "p": workspace\.folder: must (be a folder inside|stay inside) WORKSPACE_DIR/);
+      expect(problems[0], folder).toMatch(
+        /^profile "p": workspace\.folder: must (be a folder inside|stay inside) WORKSPACE_DIR/,
+      );
     }
-    expect(problemsOf('profiles:\n  - name: p\n    match: { dm: true }\n    workspace: { folder: teams/ops, scope: channel }\n')).toEqual([]);
+    expect(
+      problemsOf(
+        'profiles:\n  - name: p\n    match: { dm: true }\n    workspace: { folder: teams/ops, scope: channel }\n',
+      ),
+    ).toEqual([]);
   });
 
   it('a match that names no place, or a key given twice, is refused', () => {
-    expect(problemsOf('profiles:\n  - name: p\n    match: {}\n')).toEqual(['profile "p": match: names no place: give slackChannel, slackTeam, discordChannel, discordGuild, dm: true or playground: true']);
-    expect(problemsOf('profiles:\n  - name: p\n    match: { dm: true }\n    model: openai:gpt-4.1\n    model: openai:gpt-4o\n')).toEqual([expect.stringMatching(/^not valid YAML or JSON at line 5: Map keys must be unique/)]);
+    expect(problemsOf('profiles:\n  - name: p\n    match: {}\n')).toEqual([
+      'profile "p": match: names no place: give slackChannel, slackTeam, discordChannel, discordGuild, dm: true or playground: true',
+    ]);
+    expect(
+      problemsOf(
+        'profiles:\n  - name: p\n    match: { dm: true }\n    model: openai:gpt-4.1\n    model: openai:gpt-4o\n',
+      ),
+    ).toEqual([expect.stringMatching(/^not valid YAML or JSON at line 5: Map keys must be unique/)]);
   });
 
   it('the checks: an unknown tool, an unknown MCP server (server__tool and bare), a bad model, a bad allow-list entry', () => {
@@ -87,17 +126,31 @@ describe('the PROFILES file', () => {
     );
     expect(problems).toEqual([
       'profile "ops": tools: "gitlab__x" names the MCP server "gitlab", which the MCP config (MCP_CONFIG) does not have (it has: github)',
-      expect.stringMatching(/^profile "ops": tools: "gitlab" is neither a tool nor an MCP server \(tools: ask_user, attach_file, .*; MCP servers: github\)$/),
+      expect.stringMatching(
+        /^profile "ops": tools: "gitlab" is neither a tool nor an MCP server \(tools: ask_user, attach_file, .*; MCP servers: github\)$/,
+      ),
       expect.stringMatching(/^profile "ops": tools: "rm_rf" is neither a tool nor an MCP server/),
       'profile "ops": model: "anthropic:": "anthropic:" names a provider but no model (e.g. anthropic:<model id>)',
       'profile "ops": models: "demo:x": "demo:x": the built-in demo model is named just "demo"',
-      expect.stringMatching(/^profile "ops": shellAllowlist: invalid shell allow-list entry "ls; rm -rf \/": it contains/),
+      expect.stringMatching(
+        /^profile "ops": shellAllowlist: invalid shell allow-list entry "ls; rm -rf \/": it contains/,
+      ),
     ]);
   });
 
   it('a model whose provider has no key in the environment is refused, as MODEL would be', () => {
-    const noAnthropic = profileChecks(knownNames({ mcpServers: [], policy: { mode: 'interactive', shellAllowList: [] }, workspaceRoot: tmpdir(), settings: { OPENAI_API_KEY: 'sk-test' } }));
-    const reading = parseProfiles('profiles:\n  - name: p\n    match: { dm: true }\n    model: anthropic:claude-sonnet-4-6\n    models: [bogus:model]\n', noAnthropic);
+    const noAnthropic = profileChecks(
+      knownNames({
+        mcpServers: [],
+        policy: { mode: 'interactive', shellAllowList: [] },
+        workspaceRoot: tmpdir(),
+        settings: { OPENAI_API_KEY: 'sk-test' },
+      }),
+    );
+    const reading = parseProfiles(
+      'profiles:\n  - name: p\n    match: { dm: true }\n    model: anthropic:claude-sonnet-4-6\n    models: [bogus:model]\n',
+      noAnthropic,
+    );
     expect(reading).toEqual({
       ok: false,
       problems: [
@@ -108,13 +161,21 @@ describe('the PROFILES file', () => {
   });
 
   it('a profile the schema refuses still has its names checked, in the same report: one pass fixes the file', () => {
-    expect(problemsOf('profiles:\n  - name: a\n    match: { dm: true }\n    colour: red\n    tools: [nope]\n  - name: b\n    match: { playground: true }\n    tools: [nope_either]\n')).toEqual([
+    expect(
+      problemsOf(
+        'profiles:\n  - name: a\n    match: { dm: true }\n    colour: red\n    tools: [nope]\n  - name: b\n    match: { playground: true }\n    tools: [nope_either]\n',
+      ),
+    ).toEqual([
       'profile "a": unknown key "colour"',
       expect.stringMatching(/^profile "a": tools: "nope" is neither a tool nor an MCP server/),
       expect.stringMatching(/^profile "b": tools: "nope_either" is neither a tool nor an MCP server/),
     ]);
     // Shape and names of one profile together; a part of the wrong shape is the schema's alone.
-    expect(problemsOf('profiles:\n  - name: c\n    match: { slackChannel: "#general" }\n    model: "bogus:model"\n    models: oops\n    shellAllowlist: ["git status && rm -rf /"]\n  - match: { dm: true }\n    tools: [nope_three]\n')).toEqual([
+    expect(
+      problemsOf(
+        'profiles:\n  - name: c\n    match: { slackChannel: "#general" }\n    model: "bogus:model"\n    models: oops\n    shellAllowlist: ["git status && rm -rf /"]\n  - match: { dm: true }\n    tools: [nope_three]\n',
+      ),
+    ).toEqual([
       expect.stringMatching(/^profile "c": match\.slackChannel: /),
       'profile "c": models: Invalid input: expected array, received string',
       'profile 2: name: Invalid input: expected string, received undefined',
@@ -124,8 +185,10 @@ describe('the PROFILES file', () => {
     ]);
   });
 
-  it('a Slack channel given by its name says the key wants the channel\'s id (C…)', () => {
-    const problems = problemsOf('profiles:\n  - name: ops\n    match: { slackChannel: ["#general", "random", C0OPS] }\n  - name: sup\n    match: { discordChannel: "#support" }\n');
+  it("a Slack channel given by its name says the key wants the channel's id (C…)", () => {
+    const problems = problemsOf(
+      'profiles:\n  - name: ops\n    match: { slackChannel: ["#general", "random", C0OPS] }\n  - name: sup\n    match: { discordChannel: "#support" }\n',
+    );
     expect(problems).toEqual([
       'profile "ops": match.slackChannel.0: "#general" is a channel\'s name: slackChannel wants the channel\'s id, C… (in Slack: the channel\'s name → About, at the bottom)',
       'profile "ops": match.slackChannel.1: "random" is a channel\'s name: slackChannel wants the channel\'s id, C… (in Slack: the channel\'s name → About, at the bottom)',
@@ -136,13 +199,18 @@ describe('the PROFILES file', () => {
   it('an empty file, a missing file, and no list', async () => {
     expect(problemsOf('')).toEqual(['the file is empty: write `profiles:` and a list of profiles']);
     expect(problemsOf('profiles: ops')).toEqual([expect.stringMatching(/^profiles: /)]);
-    expect(await readProfilesFile('/nonexistent/profiles.yaml')).toEqual({ ok: false, problems: ['the file /nonexistent/profiles.yaml does not exist'] });
+    expect(await readProfilesFile('/nonexistent/profiles.yaml')).toEqual({
+      ok: false,
+      problems: ['the file /nonexistent/profiles.yaml does not exist'],
+    });
   });
 
-  it('profiles.example.yaml at the repository\'s root parses, and passes the real checks with the built-in names', () => {
+  it("profiles.example.yaml at the repository's root parses, and passes the real checks with the built-in names", () => {
     const text = readFileSync(new URL('../../profiles.example.yaml', import.meta.url), 'utf8');
     const reading = parseProfiles(text, checks);
     expect(reading.ok ? [] : reading.problems).toEqual([]);
-    expect(reading.ok && reading.profiles.map((profile) => profile.name)).toEqual(expect.arrayContaining(['ops', 'support', 'random']));
+    expect(reading.ok && reading.profiles.map((profile) => profile.name)).toEqual(
+      expect.arrayContaining(['ops', 'support', 'random']),
+    );
   });
 });

@@ -24,7 +24,14 @@ afterEach(async () => {
 const WAIT_MS = 20_000;
 
 function yamlWith(instructions: string): string {
-  return ['profiles:', '  - name: ops', '    match: { slackChannel: C0OPS }', `    instructions: "${instructions}"`, '    tools: [read_file, run_shell]', ''].join('\n');
+  return [
+    'profiles:',
+    '  - name: ops',
+    '    match: { slackChannel: C0OPS }',
+    `    instructions: "${instructions}"`,
+    '    tools: [read_file, run_shell]',
+    '',
+  ].join('\n');
 }
 
 async function watched(text: string, debounceMs?: number) {
@@ -44,7 +51,12 @@ async function watched(text: string, debounceMs?: number) {
       shellAllowlist: [],
       workspaceScope: 'thread',
     },
-    known: knownNames({ mcpServers: ['github'], policy: { mode: 'interactive', shellAllowList: [] }, workspaceRoot: dir.path, settings: { OPENAI_API_KEY: 'sk-test' } }),
+    known: knownNames({
+      mcpServers: ['github'],
+      policy: { mode: 'interactive', shellAllowList: [] },
+      workspaceRoot: dir.path,
+      settings: { OPENAI_API_KEY: 'sk-test' },
+    }),
   });
   let reads = 0;
   const reloader = setup.reloader!;
@@ -56,7 +68,7 @@ async function watched(text: string, debounceMs?: number) {
 }
 
 describe('the PROFILES file, watched', () => {
-  it('an edit in place and an editor\'s rename-over each change the profiles without a restart', async () => {
+  it("an edit in place and an editor's rename-over each change the profiles without a restart", async () => {
     const { dir, path, profiles, instructions } = await watched(yamlWith('first'));
     expect(profiles.version).toBe(1);
     expect(instructions()).toBe('You are the bot.\n\nfirst');
@@ -87,19 +99,30 @@ describe('the PROFILES file, watched', () => {
       '',
     ].join('\n');
     writeFileSync(path, broken);
-    await waitFor(() => logger.lines.some((line) => line.message.startsWith('the profiles file has problems')), WAIT_MS);
+    await waitFor(
+      () => logger.lines.some((line) => line.message.startsWith('the profiles file has problems')),
+      WAIT_MS,
+    );
     expect(profiles.version).toBe(1);
     expect(instructions()).toBe('You are the bot.\n\ngood');
     // Logged, naming the profile and the key: the schema's problem and the check's together.
     const errors = logger.lines.filter((line) => line.level === 'error').map((line) => line.message);
-    expect(errors).toEqual(['PROFILES: profile "ops": unknown key "colour"', expect.stringMatching(/^PROFILES: profile "ops": tools: "no_such_tool" is neither a tool nor an MCP server/)]);
+    expect(errors).toEqual([
+      'PROFILES: profile "ops": unknown key "colour"',
+      expect.stringMatching(/^PROFILES: profile "ops": tools: "no_such_tool" is neither a tool nor an MCP server/),
+    ]);
 
     // Fixed but for the tool: the check's problem is logged, the profiles still stay.
     logger.lines.length = 0;
     writeFileSync(path, broken.replace('    colour: blue\n', ''));
-    await waitFor(() => logger.lines.some((line) => line.message.startsWith('the profiles file has problems')), WAIT_MS);
+    await waitFor(
+      () => logger.lines.some((line) => line.message.startsWith('the profiles file has problems')),
+      WAIT_MS,
+    );
     expect(logger.lines.filter((line) => line.level === 'error').map((line) => line.message)).toEqual([
-      expect.stringMatching(/^PROFILES: profile "ops": tools: "no_such_tool" is neither a tool nor an MCP server \(tools: .*run_shell.*; MCP servers: github\)$/),
+      expect.stringMatching(
+        /^PROFILES: profile "ops": tools: "no_such_tool" is neither a tool nor an MCP server \(tools: .*run_shell.*; MCP servers: github\)$/,
+      ),
     ]);
     expect(profiles.version).toBe(1);
 
@@ -108,12 +131,15 @@ describe('the PROFILES file, watched', () => {
     expect(instructions()).toBe('You are the bot.\n\nfixed');
   });
 
-  it('a read that catches a half-written file reports it, and the writer\'s next event reads it whole', async () => {
+  it("a read that catches a half-written file reports it, and the writer's next event reads it whole", async () => {
     const { path, profiles, logger, instructions } = await watched(yamlWith('whole'));
     const next = yamlWith('finished');
     const half = next.indexOf('match:') + 'match: { slackCh'.length;
     await writeFile(path, next.slice(0, half));
-    await waitFor(() => logger.lines.some((line) => line.message.startsWith('the profiles file has problems')), WAIT_MS);
+    await waitFor(
+      () => logger.lines.some((line) => line.message.startsWith('the profiles file has problems')),
+      WAIT_MS,
+    );
     expect(profiles.version).toBe(1);
     expect(instructions()).toBe('You are the bot.\n\nwhole');
     await appendFile(path, next.slice(half));
@@ -153,7 +179,7 @@ describe('the PROFILES file, watched', () => {
 });
 
 describe('the core watches PROFILES', () => {
-  it('an edit changes the place\'s profile for new threads; after close, edits change nothing', async () => {
+  it("an edit changes the place's profile for new threads; after close, edits change nothing", async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
     const path = join(dir.path, 'profiles.yaml');
@@ -198,7 +224,17 @@ describe('SIGHUP', () => {
     cleanups.push(() => bot.kill());
     const reloaded = () => bot.lines().filter((line) => line.msg === 'profiles reloaded: new turns run under them');
 
-    await writeFile(target, ['profiles:', '  - name: ops', '    match: { slackChannel: C0OPS }', '  - name: support', '    match: { slackChannel: C0SUP }', ''].join('\n'));
+    await writeFile(
+      target,
+      [
+        'profiles:',
+        '  - name: ops',
+        '    match: { slackChannel: C0OPS }',
+        '  - name: support',
+        '    match: { slackChannel: C0SUP }',
+        '',
+      ].join('\n'),
+    );
     bot.signal('SIGHUP');
     await waitFor(() => reloaded().length === 1, WAIT_MS);
     expect(reloaded()[0]!.profiles).toEqual(['ops', 'support']);
@@ -207,8 +243,16 @@ describe('SIGHUP', () => {
     // A broken edit on SIGHUP: every problem logged, the bot keeps running on the last good.
     await writeFile(target, 'profiles:\n  - name: ops\n    match: {}\n    tools: [nope]\n');
     bot.signal('SIGHUP');
-    await waitFor(() => bot.lines().some((line) => String(line.msg).startsWith('the profiles file has problems')), WAIT_MS);
-    expect(bot.lines().filter((line) => Number(line.level) === 50 && String(line.msg).startsWith('PROFILES: ')).map((line) => line.msg)).toEqual([
+    await waitFor(
+      () => bot.lines().some((line) => String(line.msg).startsWith('the profiles file has problems')),
+      WAIT_MS,
+    );
+    expect(
+      bot
+        .lines()
+        .filter((line) => Number(line.level) === 50 && String(line.msg).startsWith('PROFILES: '))
+        .map((line) => line.msg),
+    ).toEqual([
       'PROFILES: profile "ops": match: names no place: give slackChannel, slackTeam, discordChannel, discordGuild, dm: true or playground: true',
       expect.stringMatching(/^PROFILES: profile "ops": tools: "nope" is neither a tool nor an MCP server/),
     ]);

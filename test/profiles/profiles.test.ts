@@ -40,12 +40,19 @@ const OPS: Profile = {
   allowedUsers: ['U0ONCALL', 'U0ADA'],
   workspace: { scope: 'channel', folder: 'ops' },
 };
-const SUPPORT: Profile = { name: 'support', match: { slackChannel: ['C0SUP'] }, instructions: 'Answer customers.', instructionsMode: 'replace', models: ['openai:gpt-4.1-mini', 'anthropic:claude-haiku-4-5'], model: 'openai:gpt-4.1' };
+const SUPPORT: Profile = {
+  name: 'support',
+  match: { slackChannel: ['C0SUP'] },
+  instructions: 'Answer customers.',
+  instructionsMode: 'replace',
+  models: ['openai:gpt-4.1-mini', 'anthropic:claude-haiku-4-5'],
+  model: 'openai:gpt-4.1',
+};
 
 const profiles = (list: Profile[] = [OPS, SUPPORT]): Profiles => new Profiles(new ProfileBook(list), env);
 const key = (channel: string) => ({ platform: 'slack', workspace: 'T1', channel, thread: '1.0' });
 
-describe('Profiles: the engine\'s view', () => {
+describe("Profiles: the engine's view", () => {
   it('instructions appended to the system message, or replacing it; the rest laid over the environment', () => {
     const view = profiles();
     const ops = view.settingsOf('ops');
@@ -65,9 +72,15 @@ describe('Profiles: the engine\'s view', () => {
     expect(support.tools).toBeUndefined();
   });
 
-  it('default: the environment\'s own, for `default`, no name, or a name the file no longer has', () => {
+  it("default: the environment's own, for `default`, no name, or a name the file no longer has", () => {
     const view = profiles();
-    const own = { name: 'default', instructions: 'You are the bot.', permissionMode: 'interactive', shellAllowlist: ['ls'], workspaceScope: 'thread' };
+    const own = {
+      name: 'default',
+      instructions: 'You are the bot.',
+      permissionMode: 'interactive',
+      shellAllowlist: ['ls'],
+      workspaceScope: 'thread',
+    };
     expect(view.settingsOf('default')).toEqual(own);
     expect(view.settingsOf(undefined)).toEqual(own);
     view.book.replace([SUPPORT]);
@@ -75,7 +88,7 @@ describe('Profiles: the engine\'s view', () => {
     expect(view.named('ops')).toMatchObject({ name: 'default' });
   });
 
-  it('settingsAt follows the place, folders lists each profile\'s', () => {
+  it("settingsAt follows the place, folders lists each profile's", () => {
     const view = profiles();
     expect(view.settingsAt({ platform: 'slack', workspace: 'T1', channel: 'C0OPS' }).name).toBe('ops');
     expect(view.settingsAt({ platform: 'slack', workspace: 'T1', channel: 'C0ELSE' }).name).toBe('default');
@@ -87,7 +100,7 @@ describe('Profiles: the engine\'s view', () => {
 });
 
 describe('offers', () => {
-  it('a tool by its name, an MCP tool by its own name or its server\'s; no list offers all', () => {
+  it("a tool by its name, an MCP tool by its own name or its server's; no list offers all", () => {
     const tools = new Set(['read_file', 'github', 'jira__search']);
     expect(offers(tools, 'read_file')).toBe(true);
     expect(offers(tools, 'run_shell')).toBe(false);
@@ -99,8 +112,8 @@ describe('offers', () => {
   });
 });
 
-describe('Profiles: the session layer\'s view', () => {
-  it('a place\'s profile: its admins, its narrowed members, its starting model', () => {
+describe("Profiles: the session layer's view", () => {
+  it("a place's profile: its admins, its narrowed members, its starting model", () => {
     const view = profiles();
     const ops = view.forPlace(key('C0OPS'));
     expect(ops.name).toBe('ops');
@@ -112,14 +125,22 @@ describe('Profiles: the session layer\'s view', () => {
     expect(view.names()).toEqual(['default', 'ops', 'support']);
   });
 
-  it('/model\'s menu: the profile\'s list with its own model on it, else MODELS with its model added', () => {
+  it("/model's menu: the profile's list with its own model on it, else MODELS with its model added", () => {
     const view = profiles();
     // ops has no `models`: MODELS, and its own model so a thread can switch back to it.
     const opsMenu = view.forPlace(key('C0OPS')).models!;
-    expect([...opsMenu.available].sort()).toEqual(['anthropic:claude-sonnet-4-6', 'openai:gpt-4.1', 'openai:gpt-4.1-mini']);
+    expect([...opsMenu.available].sort()).toEqual([
+      'anthropic:claude-sonnet-4-6',
+      'openai:gpt-4.1',
+      'openai:gpt-4.1-mini',
+    ]);
     // support lists its own, without its model: the model is added.
     const supportMenu = view.named('support').models!;
-    expect([...supportMenu.available].sort()).toEqual(['anthropic:claude-haiku-4-5', 'openai:gpt-4.1', 'openai:gpt-4.1-mini']);
+    expect([...supportMenu.available].sort()).toEqual([
+      'anthropic:claude-haiku-4-5',
+      'openai:gpt-4.1',
+      'openai:gpt-4.1-mini',
+    ]);
     expect(supportMenu.choose('openai:gpt-4o')).toMatchObject({ ok: false });
     expect(supportMenu.choose('anthropic:claude-haiku-4-5')).toEqual({ ok: true, model: 'anthropic:claude-haiku-4-5' });
     // A profile with neither: the environment's menu.
@@ -154,7 +175,9 @@ describe('profileFolder', () => {
     mkdirSync(workspace);
     mkdirSync(outside);
     symlinkSync(outside, join(workspace, 'ops'));
-    expect(() => profileFolder(workspace, 'ops')).toThrow(/the profile folder ops leads out of WORKSPACE_DIR \(to .*outside\); remove the link/);
+    expect(() => profileFolder(workspace, 'ops')).toThrow(
+      /the profile folder ops leads out of WORKSPACE_DIR \(to .*outside\); remove the link/,
+    );
     // A link inside the workspace to a folder inside it is refused too: the folder must be its own path.
     mkdirSync(join(workspace, 'real'));
     symlinkSync(join(workspace, 'real'), join(workspace, 'alias'));

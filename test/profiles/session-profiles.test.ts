@@ -29,10 +29,21 @@ const env: ProfileEnvironment = {
   workspaceScope: 'thread',
 };
 
-const OPS: Profile = { name: 'ops', match: { slackChannel: ['C0OPS'] }, admins: ['U_ONCALL'], model: 'anthropic:claude-sonnet-4-6', models: ['anthropic:claude-sonnet-4-6'] };
+const OPS: Profile = {
+  name: 'ops',
+  match: { slackChannel: ['C0OPS'] },
+  admins: ['U_ONCALL'],
+  model: 'anthropic:claude-sonnet-4-6',
+  models: ['anthropic:claude-sonnet-4-6'],
+};
 const VIP: Profile = { name: 'vip', match: { slackChannel: ['C0VIP'] }, allowedUsers: ['U_VIP'] };
 
-const slack = (channel: string, thread: string): SessionKey => ({ platform: 'slack', workspace: 'T1', channel, thread });
+const slack = (channel: string, thread: string): SessionKey => ({
+  platform: 'slack',
+  workspace: 'T1',
+  channel,
+  thread,
+});
 
 async function start(profiles: Profile[], steps = [say('done')], setups?: { count: number }) {
   const book = new ProfileBook(profiles);
@@ -47,14 +58,19 @@ async function start(profiles: Profile[], steps = [say('done')], setups?: { coun
       models: env.models,
       engineSetup: (session) => {
         if (setups) setups.count++;
-        return { provider, tools: [recordingTool('write_file', risky)], instructions: view.settingsOf(session.profile).instructions };
+        return {
+          provider,
+          tools: [recordingTool('write_file', risky)],
+          instructions: view.settingsOf(session.profile).instructions,
+        };
       },
     },
   });
   return { bot, book, view, provider };
 }
 
-const deliver = (b: TestBot, key: SessionKey, userId: string, text: string) => b.manager.deliver(key, { text, userId, eventId: `${key.thread}-${userId}-${text}` });
+const deliver = (b: TestBot, key: SessionKey, userId: string, text: string) =>
+  b.manager.deliver(key, { text, userId, eventId: `${key.thread}-${userId}-${text}` });
 
 describe('profiles in the session layer', () => {
   it("a new thread keeps its place's profile and model; /status names it; elsewhere the default", async () => {
@@ -66,18 +82,39 @@ describe('profiles in the session layer', () => {
     const general = await bot.store.getSession(sessionIdOf(slack('C0GEN', 't2')));
     expect(ops).toMatchObject({ profile: 'ops', model: 'anthropic:claude-sonnet-4-6' });
     expect(general).toMatchObject({ profile: 'default', model: 'scripted-model' });
-    expect(await bot.manager.controls.status(sessionIdOf(slack('C0OPS', 't1')), 'U1')).toMatchObject({ status: 'done', value: { profile: 'ops' } });
-    expect(await bot.manager.controls.modelsOffered(sessionIdOf(slack('C0OPS', 't1')))).toEqual(['anthropic:claude-sonnet-4-6']);
-    expect(await bot.manager.controls.modelsOffered(sessionIdOf(slack('C0GEN', 't2')))).toEqual(['openai:gpt-4.1', 'openai:gpt-4.1-mini']);
-    expect(await bot.manager.controls.switchModel(sessionIdOf(slack('C0OPS', 't1')), 'openai:gpt-4.1', 'U1')).toMatchObject({ status: 'refused' });
+    expect(await bot.manager.controls.status(sessionIdOf(slack('C0OPS', 't1')), 'U1')).toMatchObject({
+      status: 'done',
+      value: { profile: 'ops' },
+    });
+    expect(await bot.manager.controls.modelsOffered(sessionIdOf(slack('C0OPS', 't1')))).toEqual([
+      'anthropic:claude-sonnet-4-6',
+    ]);
+    expect(await bot.manager.controls.modelsOffered(sessionIdOf(slack('C0GEN', 't2')))).toEqual([
+      'openai:gpt-4.1',
+      'openai:gpt-4.1-mini',
+    ]);
+    expect(
+      await bot.manager.controls.switchModel(sessionIdOf(slack('C0OPS', 't1')), 'openai:gpt-4.1', 'U1'),
+    ).toMatchObject({ status: 'refused' });
   });
 
   it("a profile's approvers approve its threads and the starter does not; the same person is refused in another channel", async () => {
-    const { bot } = await start([OPS], [callTools(call('write_file', { path: 'a' })), say('written'), callTools(call('write_file', { path: 'b' })), say('written')]);
+    const { bot } = await start(
+      [OPS],
+      [
+        callTools(call('write_file', { path: 'a' })),
+        say('written'),
+        callTools(call('write_file', { path: 'b' })),
+        say('written'),
+      ],
+    );
     const opsKey = slack('C0OPS', 't1');
     await deliver(bot, opsKey, 'U1', 'write a');
     const prompt = await waitPrompt(bot, sessionIdOf(opsKey));
-    expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: false, reason: 'refused' });
+    expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({
+      ok: false,
+      reason: 'refused',
+    });
     expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U_ONCALL')).toMatchObject({ ok: true });
     await bot.manager.idle();
 
@@ -85,14 +122,20 @@ describe('profiles in the session layer', () => {
     const otherKey = slack('C0GEN', 't2');
     await deliver(bot, otherKey, 'U1', 'write b');
     const other = await waitPrompt(bot, sessionIdOf(otherKey));
-    expect(await bot.manager.resolve(other.id, { choice: 'once' }, 'U_ONCALL')).toMatchObject({ ok: false, reason: 'refused' });
+    expect(await bot.manager.resolve(other.id, { choice: 'once' }, 'U_ONCALL')).toMatchObject({
+      ok: false,
+      reason: 'refused',
+    });
     expect(await bot.manager.resolve(other.id, { choice: 'once' }, 'A1')).toMatchObject({ ok: true });
     await bot.manager.idle();
   });
 
   it('allowedUsers narrows who may start: others are refused with a reason, admins pass', async () => {
     const { bot } = await start([VIP]);
-    expect(await deliver(bot, slack('C0VIP', 't1'), 'U1', 'hi')).toMatchObject({ status: 'refused', reason: expect.stringContaining('list of people') });
+    expect(await deliver(bot, slack('C0VIP', 't1'), 'U1', 'hi')).toMatchObject({
+      status: 'refused',
+      reason: expect.stringContaining('list of people'),
+    });
     expect(await bot.store.getSession(sessionIdOf(slack('C0VIP', 't1')))).toBeUndefined();
     expect(await deliver(bot, slack('C0VIP', 't2'), 'U_VIP', 'hi')).toMatchObject({ status: 'started' });
     expect(await deliver(bot, slack('C0VIP', 't3'), 'A1', 'hi')).toMatchObject({ status: 'started' });
@@ -108,15 +151,21 @@ describe('profiles in the session layer', () => {
     expect(await deliver(bot, slack('C0OPS', 't2'), 'U_ONCALL', 'hi')).toMatchObject({ status: 'refused' });
   });
 
-  it("only an admin moves a thread to another profile; its model follows; the next turn is built under it", async () => {
+  it('only an admin moves a thread to another profile; its model follows; the next turn is built under it', async () => {
     const setups = { count: 0 };
     const { bot, provider } = await start([OPS], [say('one'), say('two')], setups);
     const key = slack('C0GEN', 't1');
     await deliver(bot, key, 'U1', 'hi');
     await bot.manager.idle();
     const id = sessionIdOf(key);
-    expect(await bot.manager.controls.switchProfile(id, 'ops', 'U1')).toMatchObject({ status: 'refused', reason: expect.stringContaining('admins') });
-    expect(await bot.manager.controls.switchProfile(id, 'nope', 'A1')).toMatchObject({ status: 'refused', reason: expect.stringContaining('no profile "nope"') });
+    expect(await bot.manager.controls.switchProfile(id, 'ops', 'U1')).toMatchObject({
+      status: 'refused',
+      reason: expect.stringContaining('admins'),
+    });
+    expect(await bot.manager.controls.switchProfile(id, 'nope', 'A1')).toMatchObject({
+      status: 'refused',
+      reason: expect.stringContaining('no profile "nope"'),
+    });
     expect(await bot.manager.controls.switchProfile(id, 'ops', 'A1')).toMatchObject({ status: 'done', profile: 'ops' });
     expect(await bot.store.getSession(id)).toMatchObject({ profile: 'ops', model: 'anthropic:claude-sonnet-4-6' });
     const before = setups.count;
@@ -128,16 +177,26 @@ describe('profiles in the session layer', () => {
 
   it("a changed file: an idle thread's next turn is built from it; the thread keeps its profile by name", async () => {
     const setups = { count: 0 };
-    const { bot, book, provider } = await start([{ ...OPS, instructions: 'first words' }], [say('one'), say('two')], setups);
+    const { bot, book, provider } = await start(
+      [{ ...OPS, instructions: 'first words' }],
+      [say('one'), say('two')],
+      setups,
+    );
     const key = slack('C0OPS', 't1');
     await deliver(bot, key, 'U1', 'hi');
     await bot.manager.idle();
-    expect(provider.requests[0]?.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('first words') });
+    expect(provider.requests[0]?.messages[0]).toMatchObject({
+      role: 'system',
+      content: expect.stringContaining('first words'),
+    });
     book.replace([{ ...OPS, instructions: 'second words' }]);
     await deliver(bot, key, 'U1', 'again');
     await bot.manager.idle();
     expect(setups.count).toBe(2);
-    expect(provider.requests[1]?.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('second words') });
+    expect(provider.requests[1]?.messages[0]).toMatchObject({
+      role: 'system',
+      content: expect.stringContaining('second words'),
+    });
     expect(provider.requests[1]?.messages[0]).not.toMatchObject({ content: expect.stringContaining('first words') });
   });
 });

@@ -18,12 +18,24 @@ afterEach(async () => {
 
 async function mentionAnswered(baseURL: string, text: string, answered: (reply: string) => boolean): Promise<string[]> {
   const fakes = await startBotFakes(cleanups);
-  const bot = await BotProcess.start(slackHttpEnv(fakes, SECRET, { MODEL: 'anthropic:claude-sonnet-4-5', ANTHROPIC_API_KEY: 'sk-ant-test-value', ANTHROPIC_BASE_URL: baseURL }), fakes.dir, 30_000);
+  const bot = await BotProcess.start(
+    slackHttpEnv(fakes, SECRET, {
+      MODEL: 'anthropic:claude-sonnet-4-5',
+      ANTHROPIC_API_KEY: 'sk-ant-test-value',
+      ANTHROPIC_BASE_URL: baseURL,
+    }),
+    fakes.dir,
+    30_000,
+  );
   cleanups.push(() => bot.kill());
   const mention = appMention({ text });
   fakes.slack.addMessage(mention);
   expect((await sendEvent(bot.eventsUrl, SECRET, eventCallback(mention))).status).toBe(200);
-  const replies = () => fakes.slack.thread(SLACK_IDS.channelId, mention.ts).filter((message) => message.user === SLACK_IDS.botUserId).map((message) => message.text);
+  const replies = () =>
+    fakes.slack
+      .thread(SLACK_IDS.channelId, mention.ts)
+      .filter((message) => message.user === SLACK_IDS.botUserId)
+      .map((message) => message.text);
   await waitFor(() => replies().some(answered), 40_000);
   return replies();
 }
@@ -33,15 +45,25 @@ describe('npm start with an Anthropic model', () => {
     const anthropic = await new FakeAnthropic().start();
     cleanups.push(() => anthropic.stop());
     anthropic.replyText('Hello from Claude.');
-    expect(await mentionAnswered(anthropic.baseURL, 'hello', (reply) => reply.includes('Hello from Claude.'))).toBeTruthy();
+    expect(
+      await mentionAnswered(anthropic.baseURL, 'hello', (reply) => reply.includes('Hello from Claude.')),
+    ).toBeTruthy();
     expect(anthropic.requests).toHaveLength(1);
   });
 
-  it('a server that drops every connection: the thread says Anthropic could not be reached', { timeout: 90_000 }, async () => {
-    const dropping = createServer((socket) => socket.destroy());
-    await new Promise<void>((resolve) => dropping.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise((resolve) => dropping.close(resolve)));
-    const replies = await mentionAnswered(`http://127.0.0.1:${(dropping.address() as AddressInfo).port}`, 'hello', (reply) => /Anthropic/.test(reply));
-    expect(replies.join('\n')).toContain('Could not reach Anthropic: check the network or the base URL.');
-  });
+  it(
+    'a server that drops every connection: the thread says Anthropic could not be reached',
+    { timeout: 90_000 },
+    async () => {
+      const dropping = createServer((socket) => socket.destroy());
+      await new Promise<void>((resolve) => dropping.listen(0, '127.0.0.1', resolve));
+      cleanups.push(() => new Promise((resolve) => dropping.close(resolve)));
+      const replies = await mentionAnswered(
+        `http://127.0.0.1:${(dropping.address() as AddressInfo).port}`,
+        'hello',
+        (reply) => /Anthropic/.test(reply),
+      );
+      expect(replies.join('\n')).toContain('Could not reach Anthropic: check the network or the base URL.');
+    },
+  );
 });

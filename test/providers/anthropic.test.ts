@@ -98,13 +98,20 @@ describe('converting the thread to the Messages API shape', () => {
         { type: 'tool_use', id: 'toolu_4', name: 'get_weather', input: {} },
       ],
     });
-    expect(prompt.messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '{"temp":21}' }] });
+    expect(prompt.messages[2]).toEqual({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '{"temp":21}' }],
+    });
   });
 
   it('folds parallel tool results and a steering message into ONE user message, tool results first', () => {
     const prompt = toAnthropicPrompt([
       { role: 'user', content: 'compare Oslo and Rome' },
-      { role: 'assistant', content: null, tool_calls: [call('a', 'get_weather', '{"city":"Oslo"}'), call('b', 'get_weather', '{"city":"Rome"}')] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [call('a', 'get_weather', '{"city":"Oslo"}'), call('b', 'get_weather', '{"city":"Rome"}')],
+      },
       { role: 'tool', tool_call_id: 'a', content: 'cold' },
       { role: 'tool', tool_call_id: 'b', content: 'warm' },
       { role: 'user', content: 'also Paris please' },
@@ -132,12 +139,24 @@ describe('converting the thread to the Messages API shape', () => {
       { role: 'user', content: 'first' },
       // A stopped turn's partial that held only reasoning: nothing is left once stripped.
       { role: 'assistant', content: null },
-      { role: 'user', content: [{ type: 'text', text: '   ' }, { type: 'text', text: 'second' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '   ' },
+          { type: 'text', text: 'second' },
+        ],
+      },
       { role: 'assistant', content: '', tool_calls: [call('t1', 'noop', '{}')] },
       { role: 'tool', tool_call_id: 't1', content: 'ok' },
     ]);
     expect(prompt.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'text', text: 'second' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'first' },
+          { type: 'text', text: 'second' },
+        ],
+      },
       { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'noop', input: {} }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] },
     ]);
@@ -195,7 +214,11 @@ describe('converting the thread to the Messages API shape', () => {
   it('replays nothing from an unreadable _anthropic record (a thinking block without its signature)', () => {
     const prompt = toAnthropicPrompt([
       { role: 'user', content: 'hi' },
-      { role: 'assistant', content: 'hello', _anthropic: { blocks: [{ type: 'thinking', thinking: 'x', signature: '' }] } },
+      {
+        role: 'assistant',
+        content: 'hello',
+        _anthropic: { blocks: [{ type: 'thinking', thinking: 'x', signature: '' }] },
+      },
       { role: 'assistant', content: 'again', _anthropic: 'garbage' },
     ]);
     expect(prompt.messages[1]!.content).toEqual([
@@ -204,7 +227,7 @@ describe('converting the thread to the Messages API shape', () => {
     ]);
   });
 
-  it('maps tool ids outside the API\'s [a-zA-Z0-9_-] the same way on both sides', () => {
+  it("maps tool ids outside the API's [a-zA-Z0-9_-] the same way on both sides", () => {
     const prompt = toAnthropicPrompt([
       { role: 'user', content: 'go' },
       { role: 'assistant', content: null, tool_calls: [call('fc.1:abc', 'noop', '{}')] },
@@ -219,8 +242,18 @@ describe('converting the thread to the Messages API shape', () => {
       { role: 'system', content: 'one' },
       { role: 'system', content: 'two' },
       { role: 'user', content: 'hi' },
-      { role: 'assistant', content: 'hello', _anthropic: { blocks: [{ type: 'thinking', thinking: 't', signature: 's' }] } },
-      { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+      {
+        role: 'assistant',
+        content: 'hello',
+        _anthropic: { blocks: [{ type: 'thinking', thinking: 't', signature: 's' }] },
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
     ];
     const before = structuredClone(input);
     const converted = toAnthropicPrompt(input);
@@ -245,7 +278,13 @@ describe('converting the thread to the Messages API shape', () => {
       system: [],
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'go' }] },
-        { role: 'assistant', content: [{ type: 'text', text: 'so far' }, { type: 'thinking', thinking: 't', signature: 's' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'so far' },
+            { type: 'thinking', thinking: 't', signature: 's' },
+          ],
+        },
       ],
     };
     expect(withCacheBreakpoints(prompt).messages[1]!.content).toEqual([
@@ -270,7 +309,11 @@ interface Drained {
   error: unknown;
 }
 
-async function drain(provider: AnthropicProvider, request: Partial<ProviderRequest> = {}, signal = new AbortController().signal): Promise<Drained> {
+async function drain(
+  provider: AnthropicProvider,
+  request: Partial<ProviderRequest> = {},
+  signal = new AbortController().signal,
+): Promise<Drained> {
   const chunks: ProviderChunk[] = [];
   let error: unknown;
   try {
@@ -307,7 +350,11 @@ describe('AnthropicProvider against the fake Messages API', () => {
   });
 
   it('streams the answer as text deltas, then one final turn with usage including the cache', async () => {
-    fake.replyText('The quick brown fox jumps.', { chunkSize: 3, usage: { input: 40, output: 7, cacheRead: 1200, cacheWrite: 300 }, model: 'claude-sonnet-4-6-20260101' });
+    fake.replyText('The quick brown fox jumps.', {
+      chunkSize: 3,
+      usage: { input: 40, output: 7, cacheRead: 1200, cacheWrite: 300 },
+      model: 'claude-sonnet-4-6-20260101',
+    });
     const { chunks, final, error } = await drain(provider());
 
     expect(error).toBeUndefined();
@@ -336,7 +383,11 @@ describe('AnthropicProvider against the fake Messages API', () => {
     expect(final).toMatchObject({
       text: 'Sunny.',
       reasoning: 'First, the forecast. Then the answer.',
-      extras: { _anthropic: { blocks: [{ type: 'thinking', thinking: 'First, the forecast. Then the answer.', signature: 'sig-XYZ' }] } },
+      extras: {
+        _anthropic: {
+          blocks: [{ type: 'thinking', thinking: 'First, the forecast. Then the answer.', signature: 'sig-XYZ' }],
+        },
+      },
     });
     expect(fake.requests[0]!.body).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 } });
   });
@@ -372,7 +423,9 @@ describe('AnthropicProvider against the fake Messages API', () => {
 
   it('reads the key from ANTHROPIC_API_KEY when none is given', async () => {
     vi.stubEnv('ANTHROPIC_API_KEY', 'sk-ant-from-env');
-    const { final } = await drain(new AnthropicProvider({ baseURL: fake.baseURL }), { messages: [{ role: 'user', content: 'echo me' }] });
+    const { final } = await drain(new AnthropicProvider({ baseURL: fake.baseURL }), {
+      messages: [{ role: 'user', content: 'echo me' }],
+    });
     expect(final?.text).toBe('echo me');
     expect(fake.authOf(0).bearer).toBe('sk-ant-from-env');
   });
@@ -388,7 +441,9 @@ describe('AnthropicProvider against the fake Messages API', () => {
 
   it('refuses a thinking budget the API would reject, at construction', () => {
     expect(() => new AnthropicProvider({ apiKey: 'k', thinking: { budgetTokens: 500 } })).toThrow(/at least 1024/);
-    expect(() => new AnthropicProvider({ apiKey: 'k', maxTokens: 4096, thinking: { budgetTokens: 4096 } })).toThrow(/below maxTokens/);
+    expect(() => new AnthropicProvider({ apiKey: 'k', maxTokens: 4096, thinking: { budgetTokens: 4096 } })).toThrow(
+      /below maxTokens/,
+    );
   });
 
   describe('errors', () => {
@@ -407,20 +462,35 @@ describe('AnthropicProvider against the fake Messages API', () => {
     });
 
     it('recognises the other overflow wording, and never retries an overflow', async () => {
-      fake.replyError(400, errorBody('invalid_request_error', 'input length and `max_tokens` exceed context limit: 187254 + 21333 > 200000'));
+      fake.replyError(
+        400,
+        errorBody(
+          'invalid_request_error',
+          'input length and `max_tokens` exceed context limit: 187254 + 21333 > 200000',
+        ),
+      );
       const { error } = await drain(provider());
       expect(expectProviderError(error, 'context_overflow').status).toBe(400);
       expect(fake.requests).toHaveLength(1);
     });
 
     it('a credit balance too low to call the API is reported as out of credit', async () => {
-      fake.replyError(400, errorBody('invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.'));
+      fake.replyError(
+        400,
+        errorBody(
+          'invalid_request_error',
+          'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+        ),
+      );
       const { error } = await drain(provider());
       expect(expectProviderError(error, 'quota').message).toMatch(/out of quota or credit/);
     });
 
-    it('a plain 400 stays a bad request, with the API\'s own words', async () => {
-      fake.replyError(400, errorBody('invalid_request_error', 'messages.0.content: text content blocks must be non-empty'));
+    it("a plain 400 stays a bad request, with the API's own words", async () => {
+      fake.replyError(
+        400,
+        errorBody('invalid_request_error', 'messages.0.content: text content blocks must be non-empty'),
+      );
       const { error } = await drain(provider());
       expect(expectProviderError(error, 'bad_request').message).toContain('text content blocks must be non-empty');
     });
@@ -500,7 +570,10 @@ describe('AnthropicProvider against the fake Messages API', () => {
       const controller = new AbortController();
       const chunks: ProviderChunk[] = [];
       const iterate = async () => {
-        for await (const chunk of provider().stream({ model: MODEL, messages: [{ role: 'user', content: 'go' }], tools: [] }, controller.signal)) {
+        for await (const chunk of provider().stream(
+          { model: MODEL, messages: [{ role: 'user', content: 'go' }], tools: [] },
+          controller.signal,
+        )) {
           chunks.push(chunk);
           if (chunks.length === 3) controller.abort();
         }
@@ -559,8 +632,21 @@ describe('turns through TurnEngine and AnthropicProvider', () => {
 
   it('sends no notices or sidecars, the system prompt as `system`, tools as input_schema, and the system context on the last user message', async () => {
     const history: Message[] = [
-      { role: 'user', content: 'earlier question', ts: 1, source: { platform: 'slack', userId: 'U1' }, _display: { card: true } },
-      { role: 'assistant', content: 'earlier answer', ts: 2, reasoning: 'thought about it', usage: { model: 'openai:gpt-4.1', input: 5, output: 5 }, _openai: { id: 'resp_1' } },
+      {
+        role: 'user',
+        content: 'earlier question',
+        ts: 1,
+        source: { platform: 'slack', userId: 'U1' },
+        _display: { card: true },
+      },
+      {
+        role: 'assistant',
+        content: 'earlier answer',
+        ts: 2,
+        reasoning: 'thought about it',
+        usage: { model: 'openai:gpt-4.1', input: 5, output: 5 },
+        _openai: { id: 'resp_1' },
+      },
       { role: 'notice', kind: 'model_switch', text: 'Model switched to anthropic:claude-sonnet-4-6', ts: 3 },
     ];
     const tool = weather();
@@ -578,10 +664,13 @@ describe('turns through TurnEngine and AnthropicProvider', () => {
 
     const body = fake.requests[0]!.body as Record<string, unknown>;
     const keys = keysIn(body);
-    for (const sidecar of ['ts', 'source', '_display', 'reasoning', 'usage', '_openai', 'kind']) expect(keys.has(sidecar)).toBe(false);
+    for (const sidecar of ['ts', 'source', '_display', 'reasoning', 'usage', '_openai', 'kind'])
+      expect(keys.has(sidecar)).toBe(false);
     expect(JSON.stringify(body)).not.toContain('Model switched');
     expect(body.system).toEqual([{ type: 'text', text: 'You are a chat bot.', cache_control: { type: 'ephemeral' } }]);
-    expect(body.tools).toEqual([{ name: 'get_weather', description: 'Current weather for a city', input_schema: toolSchemaOf(tool).parameters }]);
+    expect(body.tools).toEqual([
+      { name: 'get_weather', description: 'Current weather for a city', input_schema: toolSchemaOf(tool).parameters },
+    ]);
     expect(body.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'earlier question' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'earlier answer' }] },
@@ -607,12 +696,18 @@ describe('turns through TurnEngine and AnthropicProvider', () => {
       tools: [weather()],
     });
     fake
-      .replyThinking('They want Oslo. I will call the tool.', 'sig-step-1', { toolUse: [{ id: 'toolu_01', name: 'get_weather', input: { city: 'Oslo' } }] })
+      .replyThinking('They want Oslo. I will call the tool.', 'sig-step-1', {
+        toolUse: [{ id: 'toolu_01', name: 'get_weather', input: { city: 'Oslo' } }],
+      })
       .replyText('It is sunny in Oslo.', { usage: { input: 12, output: 8, cacheRead: 900, cacheWrite: 0 } });
 
     const events = await collect(engine.run('weather in Oslo?'));
     expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed', iterations: 2 });
-    expect(only(events, 'reasoning_delta').map((e) => e.text).join('')).toBe('They want Oslo. I will call the tool.');
+    expect(
+      only(events, 'reasoning_delta')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('They want Oslo. I will call the tool.');
     expect(only(events, 'tool_finished')[0]).toMatchObject({ name: 'get_weather', status: 'ok' });
 
     const second = fake.requests[1]!.body as { messages: unknown[] };
@@ -627,11 +722,21 @@ describe('turns through TurnEngine and AnthropicProvider', () => {
       },
       {
         role: 'user',
-        content: [{ type: 'tool_result', tool_use_id: 'toolu_01', content: expect.stringContaining('sunny'), cache_control: { type: 'ephemeral' } }],
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_01',
+            content: expect.stringContaining('sunny'),
+            cache_control: { type: 'ephemeral' },
+          },
+        ],
       },
     ]);
     const last = only(events, 'assistant_message').at(-1)!;
-    expect(last).toMatchObject({ text: 'It is sunny in Oslo.', usage: { input: 12, output: 8, cacheRead: 900, cacheWrite: 0 } });
+    expect(last).toMatchObject({
+      text: 'It is sunny in Oslo.',
+      usage: { input: 12, output: 8, cacheRead: 900, cacheWrite: 0 },
+    });
   });
 
   it('a steering message sent during the tool pass rides in the same user message as the tool results', async () => {
@@ -656,14 +761,20 @@ describe('turns through TurnEngine and AnthropicProvider', () => {
   });
 
   it('a context overflow from the API reaches the engine as one (routed to compaction, not shown raw)', async () => {
-    const engine = new TurnEngine({ provider: new AnthropicProvider({ apiKey: 'k', baseURL: fake.baseURL }), model: MODEL });
+    const engine = new TurnEngine({
+      provider: new AnthropicProvider({ apiKey: 'k', baseURL: fake.baseURL }),
+      model: MODEL,
+    });
     fake.replyError('overflow');
     const events = await collect(engine.run('a very long thread'));
     expect(only(events, 'error')[0]).toMatchObject({ errorKind: 'context_overflow' });
   });
 
   it('a stop during a slow answer ends the turn interrupted, keeps the partial, and hangs up', async () => {
-    const engine = new TurnEngine({ provider: new AnthropicProvider({ apiKey: 'k', baseURL: fake.baseURL }), model: MODEL });
+    const engine = new TurnEngine({
+      provider: new AnthropicProvider({ apiKey: 'k', baseURL: fake.baseURL }),
+      model: MODEL,
+    });
     fake.replyText('slowly '.repeat(300), { chunkSize: 7, delayMs: 10 });
     let deltas = 0;
     const events = await collect(engine.run('go'), (event: EngineEvent) => {

@@ -7,11 +7,19 @@ import type { OutboundMessage, ProviderChunk, ProviderRequest, ToolSchema } from
 import { DemoProvider } from '../../src/providers/demo-provider.js';
 import { DEMO_STORY, DEMO_STORY_SHORT } from '../../src/providers/demo-script.js';
 
-const TOOLS: ToolSchema[] = ['read_file', 'write_file', 'run_shell'].map((name) => ({ name, description: name, parameters: { type: 'object' } }));
+const TOOLS: ToolSchema[] = ['read_file', 'write_file', 'run_shell'].map((name) => ({
+  name,
+  description: name,
+  parameters: { type: 'object' },
+}));
 const demo = new DemoProvider({ pauseMs: { normal: 0, slow: 0 } });
 
 function request(messages: OutboundMessage[]): ProviderRequest {
-  return { model: 'demo', messages: [{ role: 'system', content: 'You are a helpful bot.' }, ...messages], tools: TOOLS };
+  return {
+    model: 'demo',
+    messages: [{ role: 'system', content: 'You are a helpful bot.' }, ...messages],
+    tools: TOOLS,
+  };
 }
 
 async function answer(messages: OutboundMessage[]) {
@@ -42,17 +50,25 @@ describe('the demo model proposes a command only when asked for one', () => {
     expect(turn.finishReason).toBe('stop');
   });
 
-  it.each(['shell', 'run a command', 'please run the command', 'run ls', 'ls', 'cat the note', 'show it with a shell command', 'Execute a shell command please'])(
-    '"%s" is one',
-    async (text) => {
-      const turn = await answer([user('hello'), said('Hi!'), user(text)]);
-      expect(turn.toolCalls.map((call) => call.name)).toEqual(['run_shell']);
-    },
-  );
+  it.each([
+    'shell',
+    'run a command',
+    'please run the command',
+    'run ls',
+    'ls',
+    'cat the note',
+    'show it with a shell command',
+    'Execute a shell command please',
+  ])('"%s" is one', async (text) => {
+    const turn = await answer([user('hello'), said('Hi!'), user(text)]);
+    expect(turn.toolCalls.map((call) => call.name)).toEqual(['run_shell']);
+  });
 
   it('a file is written only when asked for too: "don\'t write the file" proposes nothing', async () => {
     expect((await answer([user('hello'), said('Hi!'), user("no, don't write the file")])).toolCalls).toEqual([]);
-    expect((await answer([user('hello'), said('Hi!'), user('write a short note')])).toolCalls.map((call) => call.name)).toEqual(['write_file']);
+    expect(
+      (await answer([user('hello'), said('Hi!'), user('write a short note')])).toolCalls.map((call) => call.name),
+    ).toEqual(['write_file']);
   });
 });
 
@@ -96,11 +112,21 @@ describe('what a demo call used', () => {
     const messages = [user('hello there, what can you do?')];
     const turn = await answer(messages);
     const sent = request(messages);
-    const characters = sent.messages.reduce((sum, message) => sum + (typeof message.content === 'string' ? message.content.length : 0), 0) + TOOLS.reduce((sum, tool) => sum + tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length, 0);
+    const characters =
+      sent.messages.reduce(
+        (sum, message) => sum + (typeof message.content === 'string' ? message.content.length : 0),
+        0,
+      ) +
+      TOOLS.reduce(
+        (sum, tool) => sum + tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length,
+        0,
+      );
     expect(turn.usage?.input).toBe(Math.ceil(characters / 4) + sent.messages.length * 4);
     expect(turn.usage?.output).toBe(Math.ceil((turn.text ?? '').length / 4));
     // A proposal's call counts as output too.
     const proposal = await answer([user('shell')]);
-    expect(proposal.usage?.output).toBe(Math.ceil(((proposal.text ?? '').length + 'run_shell'.length + proposal.toolCalls[0]!.arguments.length) / 4));
+    expect(proposal.usage?.output).toBe(
+      Math.ceil(((proposal.text ?? '').length + 'run_shell'.length + proposal.toolCalls[0]!.arguments.length) / 4),
+    );
   });
 });

@@ -12,12 +12,20 @@ describe('MODELS: the models /model may choose', () => {
 
   it('refuses anything else, listing what is available', () => {
     const menu = modelMenu({ models: 'openai:gpt-4.1, openai:gpt-4o-mini', defaultModel: 'openai:gpt-4.1' });
-    expect(menu.choose('openai:o1-pro')).toEqual({ ok: false, reason: 'That model is not available here. Available: `openai:gpt-4.1`, `openai:gpt-4o-mini` (MODELS).' });
+    expect(menu.choose('openai:o1-pro')).toEqual({
+      ok: false,
+      reason: 'That model is not available here. Available: `openai:gpt-4.1`, `openai:gpt-4o-mini` (MODELS).',
+    });
     expect(menu.choose('openai:<!channel>')).toMatchObject({ ok: false });
-    expect(menu.choose('anthropic:')).toMatchObject({ ok: false, reason: expect.stringContaining('names a provider but no model') });
+    expect(menu.choose('anthropic:')).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('names a provider but no model'),
+    });
   });
 
   it('a malformed MODELS entry stops the start with its name', () => {
-    expect(() => modelMenu({ models: 'openai:gpt-4.1, anthropic:', defaultModel: 'openai:gpt-4.1' })).toThrow(/^MODELS: "anthropic:" names a provider but no model/);
+    expect(() => modelMenu({ models: 'openai:gpt-4.1, anthropic:', defaultModel: 'openai:gpt-4.1' })).toThrow(
+      /^MODELS: "anthropic:" names a provider but no model/,
+    );
   });
 });

@@ -41,7 +41,9 @@ function ask(text: string, extra: Partial<ProviderRequest> = {}): ProviderReques
 const never = new AbortController().signal;
 
 /** Every chunk of a stream, and how it ended: its final turn, or the error it threw. */
-async function run(request: ProviderRequest): Promise<{ chunks: ProviderChunk[]; final?: AssistantTurn; error?: unknown }> {
+async function run(
+  request: ProviderRequest,
+): Promise<{ chunks: ProviderChunk[]; final?: AssistantTurn; error?: unknown }> {
   const chunks: ProviderChunk[] = [];
   try {
     for await (const chunk of provider().stream(request, never)) chunks.push(chunk);
@@ -104,7 +106,13 @@ describe('a stream is complete only when the server says why it stopped', () => 
     fake.replyText('Paris.', { omitDone: true, usage: { prompt_tokens: 30, completion_tokens: 2 } });
     const { final, error } = await run(ask('Capital of France?'));
     expect(error).toBeUndefined();
-    expect(final).toEqual({ text: 'Paris.', toolCalls: [], finishReason: 'stop', responseModel: 'gpt-4.1', usage: { input: 30, output: 2, cacheRead: 0 } });
+    expect(final).toEqual({
+      text: 'Paris.',
+      toolCalls: [],
+      finishReason: 'stop',
+      responseModel: 'gpt-4.1',
+      usage: { input: 30, output: 2, cacheRead: 0 },
+    });
     // The shape the SDK read: the usage chunk came after the finish chunk, with no choices.
     expect(fake.bodies[0]).toMatchObject({ stream_options: { include_usage: true } });
   });
@@ -119,26 +127,39 @@ describe('a stream is complete only when the server says why it stopped', () => 
 
 describe('usage wherever the server puts it', () => {
   it("Kimi's place: inside the finish chunk's choice (`choices[0].usage`), its cached tokens apart", async () => {
-    fake.replyText('Paris.', { model: 'kimi-k2.5', usageAt: 'choice', usage: { prompt_tokens: 1_200, completion_tokens: 40, cached_tokens: 1_000 } });
+    fake.replyText('Paris.', {
+      model: 'kimi-k2.5',
+      usageAt: 'choice',
+      usage: { prompt_tokens: 1_200, completion_tokens: 40, cached_tokens: 1_000 },
+    });
     const { final, error } = await run(ask('Capital of France?', { model: 'openai:kimi-k2.5' }));
     expect(error).toBeUndefined();
     expect(final?.usage).toEqual({ input: 200, output: 40, cacheRead: 1_000 });
   });
 
-  it.each(['top', 'choice'] as const)('a usage (%s) whose counts are not numbers is no usage (the metered provider then estimates), never NaN', async (usageAt) => {
-    fake.reply((request) => {
-      const events = answerEvents(request, { text: 'Paris.', usageAt, usage: { prompt_tokens: 5, completion_tokens: 2 } });
-      const last = events.findLast((event) => typeof event.data === 'object') as { data: { usage?: unknown; choices: { usage?: unknown }[] } };
-      const bad = { prompt_tokens: 'many', completion_tokens: null };
-      if (usageAt === 'top') last.data.usage = bad;
-      else last.data.choices[0]!.usage = bad;
-      return { kind: 'sse', events };
-    });
-    const { final, error } = await run(ask('Capital of France?'));
-    expect(error).toBeUndefined();
-    expect(final?.text).toBe('Paris.');
-    expect(final?.usage).toBeUndefined();
-  });
+  it.each(['top', 'choice'] as const)(
+    'a usage (%s) whose counts are not numbers is no usage (the metered provider then estimates), never NaN',
+    async (usageAt) => {
+      fake.reply((request) => {
+        const events = answerEvents(request, {
+          text: 'Paris.',
+          usageAt,
+          usage: { prompt_tokens: 5, completion_tokens: 2 },
+        });
+        const last = events.findLast((event) => typeof event.data === 'object') as {
+          data: { usage?: unknown; choices: { usage?: unknown }[] };
+        };
+        const bad = { prompt_tokens: 'many', completion_tokens: null };
+        if (usageAt === 'top') last.data.usage = bad;
+        else last.data.choices[0]!.usage = bad;
+        return { kind: 'sse', events };
+      });
+      const { final, error } = await run(ask('Capital of France?'));
+      expect(error).toBeUndefined();
+      expect(final?.text).toBe('Paris.');
+      expect(final?.usage).toBeUndefined();
+    },
+  );
 
   it('a server that reports none leaves the answer without usage', async () => {
     fake.replyText('Paris.', { usageAt: 'none' });
@@ -193,7 +214,12 @@ describe('tool-call pieces without `index`', () => {
   it('a whole turn with index-less calls runs both and answers each by its id', async () => {
     fake.replyToolCalls(calls, { withoutIndex: true, parallelCalls: true, chunkSize: 4 });
     fake.replyText('Both 3 °C.');
-    const engine = new TurnEngine({ provider: provider(), model: 'openai:kimi-k2.5', sessionId: 's1', tools: [weather] });
+    const engine = new TurnEngine({
+      provider: provider(),
+      model: 'openai:kimi-k2.5',
+      sessionId: 's1',
+      tools: [weather],
+    });
     const events = await collect(engine.run('Weather in Oslo and Bergen?'));
     expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed', iterations: 2 });
     const results = fake.bodies[1]!.messages.filter((m) => m.role === 'tool');
@@ -226,7 +252,9 @@ describe("DeepSeek's thinking mode gets its reasoning_content back, and nobody e
         role: 'assistant',
         content: null,
         reasoning_content: 'The user wants Oslo. Call the tool.',
-        tool_calls: [{ id: 'call_ds1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+        tool_calls: [
+          { id: 'call_ds1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+        ],
       },
       { role: 'tool', tool_call_id: 'call_ds1', content: '{"city":"Oslo","tempC":3}' },
     ]);
@@ -246,7 +274,11 @@ describe("DeepSeek's thinking mode gets its reasoning_content back, and nobody e
   it('a tool call from another model goes to DeepSeek with an empty reasoning_content: the field must be there', async () => {
     const history: OutboundMessage[] = [
       { role: 'user', content: 'Weather in Oslo?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: '3' },
     ];
     fake.demandReasoningBack();
@@ -259,25 +291,31 @@ describe("DeepSeek's thinking mode gets its reasoning_content back, and nobody e
     const refused = await run(ask('', { model: 'openai:gpt-4.1', messages: history }));
     expect(fake.bodies[1]!.messages[1]).not.toHaveProperty('reasoning_content');
     expect(refused.error).toMatchObject({ kind: 'bad_request', status: 400 });
-    expect((refused.error as ProviderError).message).toContain('The reasoning_content in the thinking mode must be passed back to the API');
+    expect((refused.error as ProviderError).message).toContain(
+      'The reasoning_content in the thinking mode must be passed back to the API',
+    );
   });
 
-  it.each(['openai:deepseek-v4-pro', 'openai:deepseek/deepseek-v4.1-flash', 'openai:deepseek-flash', 'openai:deepseek-ai/DeepSeek-V3.2'])(
-    '%s is a thinking DeepSeek too',
-    async (model) => {
-      fake.demandReasoningBack(/deepseek/i);
-      fake.replyToolCalls([{ id: 'call_x', name: 'get_weather', arguments: { city: 'Oslo' } }], { reasoning: 'Check.' });
-      fake.replyText('3 °C.');
-      const events = await collect(engine(model).run('Weather in Oslo?'));
-      expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed' });
-      expect(fake.bodies[1]!.messages[1]).toMatchObject({ role: 'assistant', reasoning_content: 'Check.' });
-    },
-  );
+  it.each([
+    'openai:deepseek-v4-pro',
+    'openai:deepseek/deepseek-v4.1-flash',
+    'openai:deepseek-flash',
+    'openai:deepseek-ai/DeepSeek-V3.2',
+  ])('%s is a thinking DeepSeek too', async (model) => {
+    fake.demandReasoningBack(/deepseek/i);
+    fake.replyToolCalls([{ id: 'call_x', name: 'get_weather', arguments: { city: 'Oslo' } }], { reasoning: 'Check.' });
+    fake.replyText('3 °C.');
+    const events = await collect(engine(model).run('Weather in Oslo?'));
+    expect(only(events, 'turn_end')[0]).toMatchObject({ status: 'completed' });
+    expect(fake.bodies[1]!.messages[1]).toMatchObject({ role: 'assistant', reasoning_content: 'Check.' });
+  });
 
   it.each(['openai:gpt-4.1', 'openai:qwen3:8b', 'openai:deepseek-chat', 'openai:deepseek-r1-distill-llama-70b'])(
     '%s streams reasoning but never gets it back',
     async (model) => {
-      fake.replyToolCalls([{ id: 'call_g', name: 'get_weather', arguments: { city: 'Oslo' } }], { reasoning: 'Think.' });
+      fake.replyToolCalls([{ id: 'call_g', name: 'get_weather', arguments: { city: 'Oslo' } }], {
+        reasoning: 'Think.',
+      });
       fake.replyText('3 °C.');
       const events = await collect(engine(model).run('Weather in Oslo?'));
       expect(only(events, 'reasoning_delta').length).toBeGreaterThan(0);
@@ -288,7 +326,9 @@ describe("DeepSeek's thinking mode gets its reasoning_content back, and nobody e
 
   it("deepseek-chat gets it back once the call's settings turn DeepSeek's thinking on", async () => {
     fake.demandReasoningBack(/^deepseek-chat$/);
-    fake.replyToolCalls([{ id: 'call_t', name: 'get_weather', arguments: { city: 'Oslo' } }], { reasoning: 'Thinking on.' });
+    fake.replyToolCalls([{ id: 'call_t', name: 'get_weather', arguments: { city: 'Oslo' } }], {
+      reasoning: 'Thinking on.',
+    });
     fake.replyText('3 °C.');
     const thinking = new TurnEngine({
       provider: provider(),
@@ -304,7 +344,9 @@ describe("DeepSeek's thinking mode gets its reasoning_content back, and nobody e
   });
 
   it('a DeepSeek history switched to another model sends that model no reasoning_content', async () => {
-    fake.replyToolCalls([{ id: 'call_s', name: 'get_weather', arguments: { city: 'Oslo' } }], { reasoning: 'Tool first.' });
+    fake.replyToolCalls([{ id: 'call_s', name: 'get_weather', arguments: { city: 'Oslo' } }], {
+      reasoning: 'Tool first.',
+    });
     fake.replyText('3 °C.', { reasoning: 'Done.' });
     const deepseek = engine('openai:deepseek-reasoner');
     await collect(deepseek.run('Weather in Oslo?'));

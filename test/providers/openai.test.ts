@@ -75,7 +75,13 @@ const weather = defineTool({
 });
 
 function engine(options: Partial<TurnEngineOptions> = {}): TurnEngine {
-  return new TurnEngine({ provider: provider(), model: 'openai:gpt-4.1', sessionId: 's1', tools: [weather], ...options });
+  return new TurnEngine({
+    provider: provider(),
+    model: 'openai:gpt-4.1',
+    sessionId: 's1',
+    tools: [weather],
+    ...options,
+  });
 }
 
 describe('what reaches the wire', () => {
@@ -92,18 +98,30 @@ describe('what reaches the wire', () => {
       {
         role: 'assistant',
         content: null,
-        tool_calls: [{ id: 'call_old1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+        tool_calls: [
+          { id: 'call_old1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+        ],
         ts: 3,
         reasoning: 'I should look it up.',
         usage: { model: 'anthropic:claude-sonnet-4-6', input: 50, output: 9 },
         _anthropic: { thinking: [{ type: 'thinking', thinking: 'look it up', signature: 'sig-abc' }] },
       },
-      { role: 'tool', tool_call_id: 'call_old1', content: '{"city":"Oslo","tempC":3}', ts: 4, _display: { summary: '3 °C' } },
+      {
+        role: 'tool',
+        tool_call_id: 'call_old1',
+        content: '{"city":"Oslo","tempC":3}',
+        ts: 4,
+        _display: { summary: '3 °C' },
+      },
       { role: 'assistant', content: 'It is 3 °C in Oslo.', ts: 5, _anthropic: { signature: 'sig-def' } },
       { role: 'notice', kind: 'model_switch', text: 'Model switched to openai:gpt-4.1', ts: 6 },
     ];
     fake.replyText('Tomorrow looks colder.');
-    const turn = engine({ messages: history, modelSettings: { temperature: 0.2 }, ports: { contextProvider: () => 'mode: careful' } });
+    const turn = engine({
+      messages: history,
+      modelSettings: { temperature: 0.2 },
+      ports: { contextProvider: () => 'mode: careful' },
+    });
 
     await collect(turn.run('And tomorrow?'));
 
@@ -117,7 +135,9 @@ describe('what reaches the wire', () => {
         {
           role: 'assistant',
           content: null,
-          tool_calls: [{ id: 'call_old1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+          tool_calls: [
+            { id: 'call_old1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+          ],
         },
         { role: 'tool', tool_call_id: 'call_old1', content: '{"city":"Oslo","tempC":3}' },
         { role: 'assistant', content: 'It is 3 °C in Oslo.' },
@@ -165,7 +185,9 @@ describe('what reaches the wire', () => {
   });
 
   it('runs a two-step tool round trip: the call, then its result in the next body', async () => {
-    fake.replyToolCalls([{ id: 'call_w1', name: 'get_weather', arguments: { city: 'Oslo' } }], { text: 'Let me check.' });
+    fake.replyToolCalls([{ id: 'call_w1', name: 'get_weather', arguments: { city: 'Oslo' } }], {
+      text: 'Let me check.',
+    });
     fake.replyText('It is 3 °C in Oslo.');
 
     const events = await collect(engine().run('Weather in Oslo?'));
@@ -176,7 +198,9 @@ describe('what reaches the wire', () => {
       {
         role: 'assistant',
         content: 'Let me check.',
-        tool_calls: [{ id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+        tool_calls: [
+          { id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+        ],
       },
       { role: 'tool', tool_call_id: 'call_w1', content: '{"city":"Oslo","tempC":3}' },
     ]);
@@ -185,7 +209,9 @@ describe('what reaches the wire', () => {
   });
 
   it('lets arguments that are not JSON reach the engine raw, which answers the model with a tool error', async () => {
-    fake.replyToolCalls([{ id: 'call_bad', name: 'get_weather', arguments: '{"city": "Os' }], { finishReason: 'tool_calls' });
+    fake.replyToolCalls([{ id: 'call_bad', name: 'get_weather', arguments: '{"city": "Os' }], {
+      finishReason: 'tool_calls',
+    });
     const direct = await drain(provider().stream(ask('weather?'), never));
     expect(direct.final?.toolCalls).toEqual([{ id: 'call_bad', name: 'get_weather', arguments: '{"city": "Os' }]);
 
@@ -224,20 +250,27 @@ describe('what reaches the wire', () => {
 });
 
 describe('what comes back', () => {
-  it.each(['reasoning_content', 'reasoning'] as const)('streams text and reasoning deltas (reasoning sent as `%s`)', async (reasoningField) => {
-    fake.replyText('Hello there, world', { chunkSize: 5, reasoning: 'Greet them.', reasoningField });
-    const { chunks, final } = await drain(provider().stream(ask('hi'), never));
-    expect(chunks.filter((c) => c.type === 'reasoning_delta').map((c) => (c.type === 'reasoning_delta' ? c.text : ''))).toEqual(['Greet', ' them', '.']);
-    expect(chunks.filter((c) => c.type === 'text_delta').map((c) => (c.type === 'text_delta' ? c.text : ''))).toEqual(['Hello', ' ther', 'e, wo', 'rld']);
-    expect(final).toEqual({
-      text: 'Hello there, world',
-      reasoning: 'Greet them.',
-      toolCalls: [],
-      finishReason: 'stop',
-      usage: { input: 12, output: 4, cacheRead: 0 },
-      responseModel: 'gpt-4.1',
-    });
-  });
+  it.each(['reasoning_content', 'reasoning'] as const)(
+    'streams text and reasoning deltas (reasoning sent as `%s`)',
+    async (reasoningField) => {
+      fake.replyText('Hello there, world', { chunkSize: 5, reasoning: 'Greet them.', reasoningField });
+      const { chunks, final } = await drain(provider().stream(ask('hi'), never));
+      expect(
+        chunks.filter((c) => c.type === 'reasoning_delta').map((c) => (c.type === 'reasoning_delta' ? c.text : '')),
+      ).toEqual(['Greet', ' them', '.']);
+      expect(chunks.filter((c) => c.type === 'text_delta').map((c) => (c.type === 'text_delta' ? c.text : ''))).toEqual(
+        ['Hello', ' ther', 'e, wo', 'rld'],
+      );
+      expect(final).toEqual({
+        text: 'Hello there, world',
+        reasoning: 'Greet them.',
+        toolCalls: [],
+        finishReason: 'stop',
+        usage: { input: 12, output: 4, cacheRead: 0 },
+        responseModel: 'gpt-4.1',
+      });
+    },
+  );
 
   it('says which model answered, as the chunks name it (a dated snapshot of the alias asked for)', async () => {
     fake.replyText('ok', { model: 'gpt-4.1-2025-04-14' });
@@ -274,9 +307,33 @@ describe('failures become ProviderErrors', () => {
   });
 
   it.each([
-    ['vLLM', { object: 'error', message: "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.", type: 'BadRequestError', param: null, code: 400 }],
-    ['llama.cpp', { code: 400, message: 'the request exceeds the available context size, try increasing it', type: 'exceed_context_size_error' }],
-    ['Ollama', { message: 'the request exceeds the available context size', type: 'invalid_request_error', param: null, code: null }],
+    [
+      'vLLM',
+      {
+        object: 'error',
+        message: "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.",
+        type: 'BadRequestError',
+        param: null,
+        code: 400,
+      },
+    ],
+    [
+      'llama.cpp',
+      {
+        code: 400,
+        message: 'the request exceeds the available context size, try increasing it',
+        type: 'exceed_context_size_error',
+      },
+    ],
+    [
+      'Ollama',
+      {
+        message: 'the request exceeds the available context size',
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
+    ],
   ])('an overflow worded the %s way is a context overflow too', async (_server, inner) => {
     fake.replyError(400, { error: inner });
     expect((await failure(provider().stream(ask('long'), never))).kind).toBe('context_overflow');
@@ -300,7 +357,14 @@ describe('failures become ProviderErrors', () => {
   });
 
   it('429 insufficient_quota (no credit left) says so instead of "rate limited"', async () => {
-    const quota = { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } };
+    const quota = {
+      error: {
+        message: 'You exceeded your current quota, please check your plan and billing details.',
+        type: 'insufficient_quota',
+        param: null,
+        code: 'insufficient_quota',
+      },
+    };
     fake.replyError(429, quota, { 'x-should-retry': 'false' });
     const error = await failure(provider({ maxRetries: 2 }).stream(ask('hi'), never));
     expect(error.kind).toBe('quota');
@@ -318,7 +382,9 @@ describe('failures become ProviderErrors', () => {
     const closed = await new HttpFake(() => ({ kind: 'no_answer' })).start();
     const baseURL = `${closed.origin}/v1`;
     await closed.stop();
-    const error = await failure(new OpenAIProvider({ apiKey: 'sk-test', baseURL, maxRetries: 0 }).stream(ask('hi'), never));
+    const error = await failure(
+      new OpenAIProvider({ apiKey: 'sk-test', baseURL, maxRetries: 0 }).stream(ask('hi'), never),
+    );
     expect(error.kind).toBe('connection');
   });
 
@@ -371,19 +437,23 @@ describe('stalls and stops', () => {
     await fake.waitForClientClose(0);
   });
 
-  it("a consumer slower than the stall timeout is not a stall: only the server's silence is timed", { timeout: 20_000 }, async () => {
-    // The whole answer is sent at once; the consumer holds each delta past the timeout (a slow
-    // chat platform). The watchdog, paused while a delta is held, must let it finish.
-    fake.replyText('one two three', { chunkSize: 4 });
-    const chunks: ProviderChunk[] = [];
-    for await (const chunk of provider({ stallTimeoutMs: 400 }).stream(ask('hi'), never)) {
-      chunks.push(chunk);
-      if (chunk.type === 'text_delta') await new Promise((resolve) => setTimeout(resolve, 600));
-    }
-    expect(chunks.filter((chunk) => chunk.type === 'text_delta').length).toBeGreaterThanOrEqual(3);
-    const last = chunks.at(-1);
-    expect(last?.type === 'final' && last.turn.text).toBe('one two three');
-  });
+  it(
+    "a consumer slower than the stall timeout is not a stall: only the server's silence is timed",
+    { timeout: 20_000 },
+    async () => {
+      // The whole answer is sent at once; the consumer holds each delta past the timeout (a slow
+      // chat platform). The watchdog, paused while a delta is held, must let it finish.
+      fake.replyText('one two three', { chunkSize: 4 });
+      const chunks: ProviderChunk[] = [];
+      for await (const chunk of provider({ stallTimeoutMs: 400 }).stream(ask('hi'), never)) {
+        chunks.push(chunk);
+        if (chunk.type === 'text_delta') await new Promise((resolve) => setTimeout(resolve, 600));
+      }
+      expect(chunks.filter((chunk) => chunk.type === 'text_delta').length).toBeGreaterThanOrEqual(3);
+      const last = chunks.at(-1);
+      expect(last?.type === 'final' && last.turn.text).toBe('one two three');
+    },
+  );
 
   it('a server that never sends headers fails as stalled well before the SDK timeout', async () => {
     fake.replyStall();

@@ -31,7 +31,12 @@ describe('model names', () => {
 
   it('know the capabilities of well-known models and fall back safely for others', () => {
     expect(capabilitiesOf('openai', 'gpt-4.1-2025-04-14')).toMatchObject({ vision: true, contextWindow: 1_047_576 });
-    expect(capabilitiesOf('anthropic', 'claude-sonnet-4-6')).toMatchObject({ tools: true, vision: true, pdf: true, contextWindow: 200_000 });
+    expect(capabilitiesOf('anthropic', 'claude-sonnet-4-6')).toMatchObject({
+      tools: true,
+      vision: true,
+      pdf: true,
+      contextWindow: 200_000,
+    });
     expect(capabilitiesOf('openai', 'llama3.1:8b')).toEqual(FALLBACK_CAPABILITIES.openai);
     expect(FALLBACK_CAPABILITIES.openai).toMatchObject({ tools: true, vision: false, pdf: false });
   });
@@ -63,6 +68,8 @@ describe('the provider resolver', () => {
     expect(settings.anthropic).toMatchObject({ apiKey: 'sk-ant-test', thinking: { budgetTokens: 2048 } });
     const compactor = compactorFrom(config, createProviderResolver(settings));
     expect(compactor).toBeInstanceOf(SummarizingCompactor);
-    expect(compactor.triggerTokens({ capabilities: { tools: true, vision: true, pdf: true, contextWindow: 100_000 } })).toBe(50_000);
+    expect(
+      compactor.triggerTokens({ capabilities: { tools: true, vision: true, pdf: true, contextWindow: 100_000 } }),
+    ).toBe(50_000);
   });
 });

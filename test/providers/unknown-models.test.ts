@@ -28,7 +28,12 @@ describe('a model the capability table does not know', () => {
   it('a Claude newer than the table is treated as a Claude: tools, images, PDFs, a 200k window', () => {
     // Names from the SDK's own model list that no rule of the table names.
     for (const model of ['claude-sonnet-5-5', 'claude-opus-5', 'claude-fable-5-2']) {
-      expect(capabilitiesOf('anthropic', model)).toEqual({ tools: true, vision: true, pdf: true, contextWindow: 200_000 });
+      expect(capabilitiesOf('anthropic', model)).toEqual({
+        tools: true,
+        vision: true,
+        pdf: true,
+        contextWindow: 200_000,
+      });
     }
   });
 
@@ -42,7 +47,10 @@ describe('a model the capability table does not know', () => {
   it('dated snapshots and other spellings of a known model inherit its entry', () => {
     expect(capabilitiesOf('openai', 'gpt-5.4-mini-2026-03-17')).toEqual(capabilitiesOf('openai', 'gpt-5'));
     expect(capabilitiesOf('openai', 'GPT-4.1')).toMatchObject({ contextWindow: 1_047_576 });
-    expect(capabilitiesOf('anthropic', 'claude-haiku-4-5-20251001')).toMatchObject({ vision: true, contextWindow: 200_000 });
+    expect(capabilitiesOf('anthropic', 'claude-haiku-4-5-20251001')).toMatchObject({
+      vision: true,
+      contextWindow: 200_000,
+    });
   });
 
   it('compaction of an unknown local model starts at the threshold of its modest window, not at the cap', () => {
@@ -71,7 +79,9 @@ describe('an unknown model name on the wire', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     anthropic.replyText('hello from a new model');
     const provider = new AnthropicProvider({ apiKey: 'sk-ant-test', baseURL: anthropic.baseURL, maxRetries: 0 });
-    expect(await drain(provider.stream(ask('anthropic:claude-fable-5-2'), new AbortController().signal))).toBe('hello from a new model');
+    expect(await drain(provider.stream(ask('anthropic:claude-fable-5-2'), new AbortController().signal))).toBe(
+      'hello from a new model',
+    );
     expect(anthropic.requests[0]?.body).toMatchObject({ model: 'claude-fable-5-2', max_tokens: 8192 });
     expect(warn).not.toHaveBeenCalled();
   });
@@ -79,7 +89,9 @@ describe('an unknown model name on the wire', () => {
   it('goes to an OpenAI-compatible server as written, with no output cap of ours', async () => {
     openai.replyText('hello from a local model');
     const provider = new OpenAIProvider({ apiKey: 'sk-test', baseURL: openai.baseURL, maxRetries: 0 });
-    expect(await drain(provider.stream(ask('openai:qwen2.5:14b'), new AbortController().signal))).toBe('hello from a local model');
+    expect(await drain(provider.stream(ask('openai:qwen2.5:14b'), new AbortController().signal))).toBe(
+      'hello from a local model',
+    );
     const body = openai.bodies[0] as unknown as Record<string, unknown>;
     expect(body.model).toBe('qwen2.5:14b');
     expect(body).not.toHaveProperty('max_tokens');
@@ -89,14 +101,29 @@ describe('an unknown model name on the wire', () => {
 
 /** Every Claude model name the docs, the example configuration and the code's messages suggest. */
 function suggestedClaudeModels(): string[] {
-  const pages = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
-  const files = ['README.md', 'CONTRIBUTING.md', '.env.example', ...pages, 'manifest/README.md', 'manifest/discord.md'].map((f) => join(ROOT, f));
+  const pages = readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`);
+  const files = [
+    'README.md',
+    'CONTRIBUTING.md',
+    '.env.example',
+    ...pages,
+    'manifest/README.md',
+    'manifest/discord.md',
+  ].map((f) => join(ROOT, f));
   const walk = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)]));
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)],
+    );
   // The price and capability tables name older models on purpose: people still run them.
   const tables = ['ops/pricing.ts', 'capabilities.ts'];
   for (const dir of ['src', 'connectors']) {
-    files.push(...walk(join(ROOT, dir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !tables.some((t) => f.endsWith(t))));
+    files.push(
+      ...walk(join(ROOT, dir)).filter(
+        (f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !tables.some((t) => f.endsWith(t)),
+      ),
+    );
   }
   const names = new Set<string>();
   for (const file of files.filter((f) => existsSync(f))) {

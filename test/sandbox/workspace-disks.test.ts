@@ -59,7 +59,7 @@ async function conversationFolder(): Promise<string> {
   return folder;
 }
 
-describe('a folder\'s disk: made at the first command, with what the folder held', () => {
+describe("a folder's disk: made at the first command, with what the folder held", () => {
   it('a session that never runs a command makes no disk', async () => {
     const disks = await diskSet(2 * MB);
     const folder = await conversationFolder();
@@ -82,18 +82,21 @@ describe('a folder\'s disk: made at the first command, with what the folder held
     expect(mountedAt(folder)?.backingFile).toBe(disks.imageOf(folder));
   });
 
-  it('two threads of a channel hold the folder: its disk waits until one thread alone does (a move must not race another thread\'s writes)', async () => {
+  it("two threads of a channel hold the folder: its disk waits until one thread alone does (a move must not race another thread's writes)", async () => {
     const disks = await diskSet(2 * MB);
     const folder = await conversationFolder();
     const first = await disks.hold(folder);
     const second = await disks.hold(folder);
-    expect(await first.ensure()).toMatchObject({ held: false, reason: expect.stringContaining('other threads work in this folder now') });
+    expect(await first.ensure()).toMatchObject({
+      held: false,
+      reason: expect.stringContaining('other threads work in this folder now'),
+    });
     await second.release();
     expect(await first.ensure()).toMatchObject({ held: true });
   });
 });
 
-describe('a folder\'s disk: across sessions, restarts and a changed cap', () => {
+describe("a folder's disk: across sessions, restarts and a changed cap", () => {
   it('a bot that was killed left its disk mounted: the next one uses that mount, and cannot unmount it while the other still holds it', async () => {
     const killed = await diskSet(2 * MB);
     const folder = await conversationFolder();
@@ -130,7 +133,7 @@ describe('a folder\'s disk: across sessions, restarts and a changed cap', () => 
   });
 });
 
-describe('a folder\'s disk: no file is lost', () => {
+describe("a folder's disk: no file is lost", () => {
   it('a stop while the files were being copied in (an image under construction, no marker): the folder still holds everything, and the move starts over', async () => {
     const disks = await diskSet(2 * MB);
     const folder = await conversationFolder();
@@ -143,7 +146,7 @@ describe('a folder\'s disk: no file is lost', () => {
     expect(existsSync(`${disks.imageOf(folder)}.new`)).toBe(false);
   });
 
-  it('a stop after the copy, while the folder\'s own files were being removed (the marker): the next hold finishes, and the disk has every file', async () => {
+  it("a stop after the copy, while the folder's own files were being removed (the marker): the next hold finishes, and the disk has every file", async () => {
     const disks = await diskSet(2 * MB);
     const folder = await conversationFolder();
     await writeFile(join(folder, 'a.txt'), 'a');
@@ -169,10 +172,21 @@ describe('a folder\'s disk: no file is lost', () => {
     await writeFile(join(folder, 'a.txt'), 'a');
     // mount(8) as it fails where loop devices run out: for this folder only (the copy's own mount works).
     const failing = join(bot.dir, 'failing-mount');
-    await writeFile(failing, `#!/bin/sh\nfor last; do :; done\nif [ "$last" = '${folder}' ]; then echo 'mount: ${folder}: failed to set up loop device' >&2; exit 32; fi\nexec /usr/bin/mount "$@"\n`, { mode: 0o755 });
-    const disks = new WorkspaceDisks({ workspaceDir: bot.workspace, maxBytes: 2 * MB, tools: { ...(findDiskTools() as DiskTools), mount: failing } });
+    await writeFile(
+      failing,
+      `#!/bin/sh\nfor last; do :; done\nif [ "$last" = '${folder}' ]; then echo 'mount: ${folder}: failed to set up loop device' >&2; exit 32; fi\nexec /usr/bin/mount "$@"\n`,
+      { mode: 0o755 },
+    );
+    const disks = new WorkspaceDisks({
+      workspaceDir: bot.workspace,
+      maxBytes: 2 * MB,
+      tools: { ...(findDiskTools() as DiskTools), mount: failing },
+    });
     const disk = await disks.hold(folder);
-    expect(await disk.ensure()).toMatchObject({ held: false, reason: expect.stringContaining('failed to set up loop device') });
+    expect(await disk.ensure()).toMatchObject({
+      held: false,
+      reason: expect.stringContaining('failed to set up loop device'),
+    });
     expect(await readFile(join(folder, 'a.txt'), 'utf8')).toBe('a');
     expect(existsSync(disks.imageOf(folder))).toBe(false);
     expect(existsSync(`${disks.imageOf(folder)}.moving`)).toBe(false);
@@ -191,14 +205,19 @@ describe('a folder\'s disk: no file is lost', () => {
     await first.release();
     await writeFile(join(folder, 'beside.txt'), 'written beside it');
     const disk = await disks.hold(folder);
-    expect(await disk.ensure()).toMatchObject({ held: false, reason: expect.stringContaining('holds files written while its disk') });
+    expect(await disk.ensure()).toMatchObject({
+      held: false,
+      reason: expect.stringContaining('holds files written while its disk'),
+    });
     expect(mountedAt(folder)).toBeNull();
     expect(readdirSync(folder)).toEqual(['beside.txt']);
     expect(existsSync(disks.imageOf(folder))).toBe(true);
-    expect(logger.lines.some((line) => line.level === 'warn' && /no disk of its own this time/.test(line.message))).toBe(true);
+    expect(
+      logger.lines.some((line) => line.level === 'warn' && /no disk of its own this time/.test(line.message)),
+    ).toBe(true);
   });
 
-  it('a channel folder\'s disk no session holds is mounted to remove a forgotten thread\'s uploads from it, and unmounted after', async () => {
+  it("a channel folder's disk no session holds is mounted to remove a forgotten thread's uploads from it, and unmounted after", async () => {
     const disks = await diskSet(2 * MB);
     const folder = await conversationFolder();
     const disk = await disks.hold(folder);
@@ -215,7 +234,7 @@ describe('a folder\'s disk: no file is lost', () => {
     await again.release();
   });
 
-  it('forget: the thread\'s disk is unmounted and removed, and the empty folder can go', async () => {
+  it("forget: the thread's disk is unmounted and removed, and the empty folder can go", async () => {
     const disks = await diskSet(2 * MB);
     const folder = await conversationFolder();
     const disk = await disks.hold(folder);
@@ -230,23 +249,40 @@ describe('a folder\'s disk: no file is lost', () => {
 
 describe('WORKSPACE_DISKS at start', () => {
   const configFor = (env: Record<string, string>) =>
-    loadConfig({ STORE_URL: `sqlite://${bot.dir}/data/bot.sqlite`, MCP_CONFIG: join(bot.dir, 'mcp.json'), WORKSPACE_DIR: bot.workspace, SHELL_SANDBOX: 'bwrap', ...env });
+    loadConfig({
+      STORE_URL: `sqlite://${bot.dir}/data/bot.sqlite`,
+      MCP_CONFIG: join(bot.dir, 'mcp.json'),
+      WORKSPACE_DIR: bot.workspace,
+      SHELL_SANDBOX: 'bwrap',
+      ...env,
+    });
 
-  it('the start-up line says what holds WORKSPACE_MAX_MB; with disks, their folder is one of the bot\'s own (never granted, never shown)', async () => {
+  it("the start-up line says what holds WORKSPACE_MAX_MB; with disks, their folder is one of the bot's own (never granted, never shown)", async () => {
     const off = await prepareShell(configFor({ WORKSPACE_MAX_MB: '500' }), { workingDir: bot.dir, homeDir: bot.home });
     expect(off.disks).toBeNull();
-    expect(off.message).toContain('the workspace cap (500 MB, WORKSPACE_MAX_MB) is measured while commands run (best effort; WORKSPACE_DISKS=off)');
-    const on = await prepareShell(configFor({ WORKSPACE_MAX_MB: '500', WORKSPACE_DISKS: 'on' }), { workingDir: bot.dir, homeDir: bot.home });
+    expect(off.message).toContain(
+      'the workspace cap (500 MB, WORKSPACE_MAX_MB) is measured while commands run (best effort; WORKSPACE_DISKS=off)',
+    );
+    const on = await prepareShell(configFor({ WORKSPACE_MAX_MB: '500', WORKSPACE_DISKS: 'on' }), {
+      workingDir: bot.dir,
+      homeDir: bot.home,
+    });
     expect(on.disks).not.toBeNull();
     opened.push(on.disks!);
-    expect(on.message).toContain(`the workspace cap (500 MB, WORKSPACE_MAX_MB) is held by the kernel: each thread's or channel's folder gets a disk of its own at its first command (WORKSPACE_DISKS, images in ${bot.workspace}.disks)`);
+    expect(on.message).toContain(
+      `the workspace cap (500 MB, WORKSPACE_MAX_MB) is held by the kernel: each thread's or channel's folder gets a disk of its own at its first command (WORKSPACE_DISKS, images in ${bot.workspace}.disks)`,
+    );
     expect(on.paths.protected.map((entry) => entry.path)).toContain(`${bot.workspace}.disks`);
     expect((await stat(`${bot.workspace}.disks`)).mode & 0o777).toBe(0o700);
   });
 
   it('npm run doctor tries a disk without making anything beside the workspace', async () => {
     const elsewhere = join(bot.dir, 'not-yet');
-    const checked = await prepareShell(configFor({ WORKSPACE_DIR: elsewhere, WORKSPACE_DISKS: 'on' }), { workingDir: bot.dir, homeDir: bot.home, createWorkspace: false });
+    const checked = await prepareShell(configFor({ WORKSPACE_DIR: elsewhere, WORKSPACE_DISKS: 'on' }), {
+      workingDir: bot.dir,
+      homeDir: bot.home,
+      createWorkspace: false,
+    });
     expect(checked.disks).toBeNull();
     expect(checked.message).toContain('is held by the kernel');
     expect(existsSync(`${elsewhere}.disks`)).toBe(false);
@@ -255,22 +291,38 @@ describe('WORKSPACE_DISKS at start', () => {
 });
 
 describe('WORKSPACE_DISKS=on through the core', () => {
-  it('a thread\'s first command puts its folder on a disk; the session\'s end unmounts it, the next turn mounts it; /forget removes disk and folder', async () => {
+  it("a thread's first command puts its folder on a disk; the session's end unmounts it, the next turn mounts it; /forget removes disk and folder", async () => {
     const dir = await tempDir();
     const fake = await new FakeOpenAI().start();
-    const config = loadConfig({ ...coreTestEnv(dir.path, fake), SHELL_SANDBOX: 'bwrap', WORKSPACE_DISKS: 'on', WORKSPACE_MAX_MB: '4', PERMISSION_MODE: 'auto', MAX_LIVE_SESSIONS: '1' });
+    const config = loadConfig({
+      ...coreTestEnv(dir.path, fake),
+      SHELL_SANDBOX: 'bwrap',
+      WORKSPACE_DISKS: 'on',
+      WORKSPACE_MAX_MB: '4',
+      PERMISSION_MODE: 'auto',
+      MAX_LIVE_SESSIONS: '1',
+    });
     const core = await startCore(config, { logger: memoryLogger() });
     try {
       const prompts: InboxItem[] = [];
-      core.observers.add('slack', { onEvent: (_s, _event, prompt) => void (prompt ? prompts.push(prompt) : undefined) });
+      core.observers.add('slack', {
+        onEvent: (_s, _event, prompt) => void (prompt ? prompts.push(prompt) : undefined),
+      });
       await core.recover();
-      const key: SessionKey = { platform: 'slack', workspace: 'T024BE7LD', channel: 'C0123ABCD', thread: '1700000000.000100' };
+      const key: SessionKey = {
+        platform: 'slack',
+        workspace: 'T024BE7LD',
+        channel: 'C0123ABCD',
+        thread: '1700000000.000100',
+      };
       const folder = join(dir.path, 'workspace', conversationFolderName('thread', key));
       const run = async (command: string): Promise<string> => {
         fake.replyToolCalls([{ name: 'run_shell', arguments: { command } }]);
         fake.replyText('done');
         const before = fake.requests.length;
-        expect(await core.manager.deliver(key, { text: 'run it', userId: 'U1', eventId: `e-${before}` })).toMatchObject({ status: 'started' });
+        expect(await core.manager.deliver(key, { text: 'run it', userId: 'U1', eventId: `e-${before}` })).toMatchObject(
+          { status: 'started' },
+        );
         await waitFor(() => fake.requests.length >= before + 2, 30_000);
         await core.manager.idle();
         const body = fake.requests[before + 1]!.body as { messages: { role: string; content: string }[] };
@@ -282,7 +334,12 @@ describe('WORKSPACE_DISKS=on through the core', () => {
       // Another thread's turn: with one live session at most, this one is dropped from memory,
       // and its disk is unmounted with nothing left beneath.
       fake.replyText('hello');
-      expect(await core.manager.deliver({ ...key, thread: '1700000000.000200' }, { text: 'hi', userId: 'U1', eventId: 'other' })).toMatchObject({ status: 'started' });
+      expect(
+        await core.manager.deliver(
+          { ...key, thread: '1700000000.000200' },
+          { text: 'hi', userId: 'U1', eventId: 'other' },
+        ),
+      ).toMatchObject({ status: 'started' });
       await core.manager.idle();
       await waitFor(() => mountedAt(folder) === null, 30_000);
       expect(readdirSync(folder)).toEqual([]);

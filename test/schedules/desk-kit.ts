@@ -18,7 +18,9 @@ export interface TestDesk {
   close(): Promise<void>;
 }
 
-export async function openTestDesk(options: { defaultTimezone?: string; maxPerUser?: number; maxPerChannel?: number } = {}): Promise<TestDesk> {
+export async function openTestDesk(
+  options: { defaultTimezone?: string; maxPerUser?: number; maxPerChannel?: number } = {},
+): Promise<TestDesk> {
   const dir = await mkdtemp(join(tmpdir(), 'chat-agent-desk-'));
   const opened = await openKeyvStore(`sqlite://${join(dir, 'schedules.sqlite')}`);
   const store = new ScheduleStore(opened.keyv);

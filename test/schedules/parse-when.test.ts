@@ -57,7 +57,7 @@ describe('one-off times', () => {
     }
   });
 
-  it('an ISO time without an offset is read in the person\'s zone; with Z or an offset, as given', () => {
+  it("an ISO time without an offset is read in the person's zone; with Z or an offset, as given", () => {
     expect(onceAt('2026-12-07T09:00', PARIS)).toBe('2026-12-07T08:00:00.000Z');
     expect(onceAt('2026-12-07 09:00', PARIS)).toBe('2026-12-07T08:00:00.000Z');
     expect(onceAt('2026-12-07T09:00', LA)).toBe('2026-12-07T17:00:00.000Z');
@@ -151,7 +151,9 @@ describe('recurring times', () => {
 
   it('"every weekday at 9:00" fires at 09:00 local on weekdays, skipping the weekend and following the clock change', () => {
     const runsOf = (timezone: string, after: string, count: number) =>
-      nextRuns(specOf('every weekday at 9:00', timezone), Date.parse(after), count).map((at) => new Date(at).toISOString());
+      nextRuns(specOf('every weekday at 9:00', timezone), Date.parse(after), count).map((at) =>
+        new Date(at).toISOString(),
+      );
     // Paris: CET (UTC+1) until Sunday 28 March 2027, CEST (UTC+2) after.
     expect(runsOf(PARIS, '2027-03-25T12:00:00Z', 4)).toEqual([
       '2027-03-26T08:00:00.000Z', // Friday, CET
@@ -196,7 +198,9 @@ describe('describeInstant, for "next run" lines', () => {
     const at = Date.parse('2026-12-07T08:00:00Z');
     expect(describeInstant(at, PARIS)).toBe('Mon 7 Dec 2026, 09:00 (Europe/Paris)');
     expect(describeInstant(at, LA)).toBe('Mon 7 Dec 2026, 00:00 (America/Los_Angeles)');
-    expect(describeInstant(Date.parse('2027-01-01T02:05:00Z'), LA)).toBe('Thu 31 Dec 2026, 18:05 (America/Los_Angeles)');
+    expect(describeInstant(Date.parse('2027-01-01T02:05:00Z'), LA)).toBe(
+      'Thu 31 Dec 2026, 18:05 (America/Los_Angeles)',
+    );
   });
 });
 
@@ -218,30 +222,82 @@ describe('/schedule <when> <task>', () => {
       task: 'check whether the deploy finished',
     });
     // "and 30 minutes" belongs to the when; "and then" would not.
-    expect(split('in 1 hour and 30 minutes ping @oncall')).toMatchObject({ ok: true, spec: { kind: 'once', at: NOW + 90 * MINUTE }, task: 'ping @oncall' });
-    expect(split('in 1 hour and then ping @oncall')).toMatchObject({ ok: true, spec: { kind: 'once', at: NOW + HOUR }, task: 'and then ping @oncall' });
-    expect(split('Every Weekday at 9AM Summarise the Incidents')).toMatchObject({ ok: true, spec: { pattern: '0 9 * * 1-5' }, when: 'Every Weekday at 9AM', task: 'Summarise the Incidents' });
+    expect(split('in 1 hour and 30 minutes ping @oncall')).toMatchObject({
+      ok: true,
+      spec: { kind: 'once', at: NOW + 90 * MINUTE },
+      task: 'ping @oncall',
+    });
+    expect(split('in 1 hour and then ping @oncall')).toMatchObject({
+      ok: true,
+      spec: { kind: 'once', at: NOW + HOUR },
+      task: 'and then ping @oncall',
+    });
+    expect(split('Every Weekday at 9AM Summarise the Incidents')).toMatchObject({
+      ok: true,
+      spec: { pattern: '0 9 * * 1-5' },
+      when: 'Every Weekday at 9AM',
+      task: 'Summarise the Incidents',
+    });
     // More times join only when written as times: "and 5 bullet points" stays in the task.
-    expect(split('every day at 9:00 and 17:00 post the board')).toMatchObject({ ok: true, spec: { pattern: '0 9,17 * * *' }, task: 'post the board' });
-    expect(split('every day at 9 and 5 bullet points')).toMatchObject({ ok: true, spec: { pattern: '0 9 * * *' }, task: 'and 5 bullet points' });
-    expect(split('every mon, wed and fri at 8:15 am post the standup')).toMatchObject({ ok: true, spec: { pattern: '15 8 * * 1,3,5' }, task: 'post the standup' });
+    expect(split('every day at 9:00 and 17:00 post the board')).toMatchObject({
+      ok: true,
+      spec: { pattern: '0 9,17 * * *' },
+      task: 'post the board',
+    });
+    expect(split('every day at 9 and 5 bullet points')).toMatchObject({
+      ok: true,
+      spec: { pattern: '0 9 * * *' },
+      task: 'and 5 bullet points',
+    });
+    expect(split('every mon, wed and fri at 8:15 am post the standup')).toMatchObject({
+      ok: true,
+      spec: { pattern: '15 8 * * 1,3,5' },
+      task: 'post the standup',
+    });
   });
 
   it('a cron expression, bare or in backticks, and a 6-field cron only when it is plainly one', () => {
-    expect(split('`0 9 * * 1-5` summarise the open incidents')).toMatchObject({ ok: true, spec: { pattern: '0 9 * * 1-5' }, when: '`0 9 * * 1-5`', task: 'summarise the open incidents' });
-    expect(split('0 9 * * 1-5 summarise the open incidents')).toMatchObject({ ok: true, spec: { pattern: '0 9 * * 1-5' }, when: '0 9 * * 1-5', task: 'summarise the open incidents' });
-    expect(split('0 9 * * 1-5 3 bullet points on the open incidents')).toMatchObject({ ok: true, spec: { pattern: '0 9 * * 1-5' }, task: '3 bullet points on the open incidents' });
-    expect(split('0 0 9 * * 1-5 summarise')).toMatchObject({ ok: true, spec: { pattern: '0 0 9 * * 1-5' }, task: 'summarise' });
-    expect(split('`0 9 * * 1-5 3` odd but asked for')).toMatchObject({ ok: true, spec: { pattern: '0 9 * * 1-5 3' }, task: 'odd but asked for' });
+    expect(split('`0 9 * * 1-5` summarise the open incidents')).toMatchObject({
+      ok: true,
+      spec: { pattern: '0 9 * * 1-5' },
+      when: '`0 9 * * 1-5`',
+      task: 'summarise the open incidents',
+    });
+    expect(split('0 9 * * 1-5 summarise the open incidents')).toMatchObject({
+      ok: true,
+      spec: { pattern: '0 9 * * 1-5' },
+      when: '0 9 * * 1-5',
+      task: 'summarise the open incidents',
+    });
+    expect(split('0 9 * * 1-5 3 bullet points on the open incidents')).toMatchObject({
+      ok: true,
+      spec: { pattern: '0 9 * * 1-5' },
+      task: '3 bullet points on the open incidents',
+    });
+    expect(split('0 0 9 * * 1-5 summarise')).toMatchObject({
+      ok: true,
+      spec: { pattern: '0 0 9 * * 1-5' },
+      task: 'summarise',
+    });
+    expect(split('`0 9 * * 1-5 3` odd but asked for')).toMatchObject({
+      ok: true,
+      spec: { pattern: '0 9 * * 1-5 3' },
+      task: 'odd but asked for',
+    });
   });
 
   it('one separator between when and task is dropped, and the task keeps its case', () => {
-    const tasks = ['in two hours, Check the deploy', 'tomorrow at 9: Check the deploy', 'every day at 9 — Check the deploy', 'in 2h - Check the deploy', 'at 9am | Check the deploy', 'in 2 hours to Check the deploy'].map(
-      (text) => {
-        const reading = split(text);
-        return reading.ok ? reading.task : reading.reason;
-      },
-    );
+    const tasks = [
+      'in two hours, Check the deploy',
+      'tomorrow at 9: Check the deploy',
+      'every day at 9 — Check the deploy',
+      'in 2h - Check the deploy',
+      'at 9am | Check the deploy',
+      'in 2 hours to Check the deploy',
+    ].map((text) => {
+      const reading = split(text);
+      return reading.ok ? reading.task : reading.reason;
+    });
     expect(tasks).toEqual(Array(6).fill('Check the deploy'));
     expect(split('in two hours, check')).toMatchObject({ ok: true, when: 'in two hours' });
   });
@@ -256,7 +312,12 @@ describe('/schedule <when> <task>', () => {
     const badTime = split('every weekday at 25:00 summarise');
     expect(badTime).toEqual({ ok: false, reason: expect.stringContaining('"25:00" is not a time of day') });
     const badCron = split('0 9 * * 8 summarise the open incidents');
-    expect(badCron).toEqual({ ok: false, reason: expect.stringContaining('"0 9 * * 8" is not a cron expression I can read (Invalid value for dayOfWeek: 8)') });
+    expect(badCron).toEqual({
+      ok: false,
+      reason: expect.stringContaining(
+        '"0 9 * * 8" is not a cron expression I can read (Invalid value for dayOfWeek: 8)',
+      ),
+    });
     // Not 09:00 alone with "and 17:30 post the board" as the task: the 17:30 is the problem.
     const twoMinutes = split('every day at 9:00 and 17:30 post the board');
     expect(twoMinutes).toEqual({ ok: false, reason: expect.stringContaining('different minutes past the hour') });
@@ -299,9 +360,13 @@ describe('what cannot be read gets a clear sentence', () => {
 
   it('a time already past says so, and what the time is now', () => {
     const today = reasonFor('today at 17:30', PARIS);
-    expect(today).toBe('"today at 17:30" has already passed: it is now Thu 3 Dec 2026, 23:10 (Europe/Paris). Try "tomorrow at 17:30" or "in 2 hours".');
+    expect(today).toBe(
+      '"today at 17:30" has already passed: it is now Thu 3 Dec 2026, 23:10 (Europe/Paris). Try "tomorrow at 17:30" or "in 2 hours".',
+    );
     const iso = reasonFor('2026-11-01 09:00', LA);
-    expect(iso).toContain('"2026-11-01 09:00" has already passed: it is now Thu 3 Dec 2026, 14:10 (America/Los_Angeles)');
+    expect(iso).toContain(
+      '"2026-11-01 09:00" has already passed: it is now Thu 3 Dec 2026, 14:10 (America/Los_Angeles)',
+    );
     expect(reasonFor('2026-12-03T22:10Z', LA)).toContain('has already passed');
     for (const reason of [today, iso]) expectPrivateAnswer(reason);
   });
@@ -312,7 +377,10 @@ describe('what cannot be read gets a clear sentence', () => {
       expect(reason).toContain('"Mars/Olympus" is not a time zone I know');
       expectPrivateAnswer(reason);
     }
-    expect(splitWhenAndTask('in 2 hours check', { timezone: 'Europe/Pariss', now: NOW })).toEqual({ ok: false, reason: expect.stringContaining('"Europe/Pariss" is not a time zone I know') });
+    expect(splitWhenAndTask('in 2 hours check', { timezone: 'Europe/Pariss', now: NOW })).toEqual({
+      ok: false,
+      reason: expect.stringContaining('"Europe/Pariss" is not a time zone I know'),
+    });
     expect(splitWhenAndTask('in 2 hours check', { timezone: '', now: NOW })).toMatchObject({ ok: false });
   });
 });
@@ -352,15 +420,76 @@ describe('cadenceProblem: never, too often, fine', () => {
     expect(check(cron('0 12 29 2 *'))).toBeUndefined(); // once every four years is still a schedule
     expect(check({ kind: 'once', at: NOW + MINUTE })).toBeUndefined();
     // Across a daylight-saving change the gaps stay whole: 15 minutes apart in UTC too.
-    expect(cadenceProblem(specOf('every 15 minutes', PARIS), { now: Date.parse('2026-10-25T00:30:00Z'), minIntervalMs: 15 * MINUTE })).toBeUndefined();
+    expect(
+      cadenceProblem(specOf('every 15 minutes', PARIS), {
+        now: Date.parse('2026-10-25T00:30:00Z'),
+        minIntervalMs: 15 * MINUTE,
+      }),
+    ).toBeUndefined();
   });
 });
 
 describe('whatever is typed', () => {
   it('gets a reading or a sentence, never a throw: 2,000 seeded mixes of the words these forms use', () => {
-    const vocabulary = ['every', 'in', 'at', 'on', 'next', 'the', 'and', 'day', 'weekday', 'weekdays', 'monday', 'mondays', 'mon-fri', 'to', 'month', 'last',
-      '1st', '32nd', 'hour', 'hours', 'minutes', '15', '7', '0', '9', '25:00', '9:30', '5pm', '13pm', 'a.m.', 'noon', 'tomorrow', 'today', 'half', 'an',
-      '2026-12-07', '2027-02-29', '*', '*/5', '1-5', 'L', '#', '?', '`', '"', '—', ':', '|', ',', '@daily', '@x', '2026-12-07T09:00Z', '99999999999', '1.5', 'h', 'ü', ''];
+    const vocabulary = [
+      'every',
+      'in',
+      'at',
+      'on',
+      'next',
+      'the',
+      'and',
+      'day',
+      'weekday',
+      'weekdays',
+      'monday',
+      'mondays',
+      'mon-fri',
+      'to',
+      'month',
+      'last',
+      '1st',
+      '32nd',
+      'hour',
+      'hours',
+      'minutes',
+      '15',
+      '7',
+      '0',
+      '9',
+      '25:00',
+      '9:30',
+      '5pm',
+      '13pm',
+      'a.m.',
+      'noon',
+      'tomorrow',
+      'today',
+      'half',
+      'an',
+      '2026-12-07',
+      '2027-02-29',
+      '*',
+      '*/5',
+      '1-5',
+      'L',
+      '#',
+      '?',
+      '`',
+      '"',
+      '—',
+      ':',
+      '|',
+      ',',
+      '@daily',
+      '@x',
+      '2026-12-07T09:00Z',
+      '99999999999',
+      '1.5',
+      'h',
+      'ü',
+      '',
+    ];
     let seed = 7;
     const next = (below: number) => {
       seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
@@ -368,9 +497,14 @@ describe('whatever is typed', () => {
     };
     let read = 0;
     for (let round = 0; round < 2000; round += 1) {
-      const text = Array.from({ length: 1 + next(6) }, () => vocabulary[next(vocabulary.length)]).join(next(5) === 0 ? '' : ' ');
+      const text = Array.from({ length: 1 + next(6) }, () => vocabulary[next(vocabulary.length)]).join(
+        next(5) === 0 ? '' : ' ',
+      );
       const timezone = round % 2 === 0 ? PARIS : LA;
-      for (const reading of [parseWhen(text, { timezone, now: NOW }), splitWhenAndTask(`${text} do it`, { timezone, now: NOW })]) {
+      for (const reading of [
+        parseWhen(text, { timezone, now: NOW }),
+        splitWhenAndTask(`${text} do it`, { timezone, now: NOW }),
+      ]) {
         if (!reading.ok) {
           expect(reading.reason).toMatch(/\.$/);
           expect(reading.reason).not.toMatch(/undefined|NaN|\[object/);

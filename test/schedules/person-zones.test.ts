@@ -6,7 +6,13 @@ import { PersonZones } from '../../src/schedules/person-zones.js';
 describe('person zones', () => {
   it('asks the platform that registered, and falls back to SCHEDULE_TZ otherwise', async () => {
     const zones = new PersonZones('Asia/Tokyo');
-    zones.register('slack', (userId) => (userId === 'U1' ? Promise.resolve('Europe/Paris') : userId === 'U2' ? Promise.resolve(' ') : Promise.reject(new Error('users.info failed'))));
+    zones.register('slack', (userId) =>
+      userId === 'U1'
+        ? Promise.resolve('Europe/Paris')
+        : userId === 'U2'
+          ? Promise.resolve(' ')
+          : Promise.reject(new Error('users.info failed')),
+    );
     expect(await zones.zoneOf('slack', 'U1')).toBe('Europe/Paris');
     expect(await zones.zoneOf('slack', 'U2')).toBe('Asia/Tokyo');
     expect(await zones.zoneOf('slack', 'U3')).toBe('Asia/Tokyo');

@@ -66,7 +66,12 @@ export class ManualClock implements ScheduleClock {
 
 export const KEY = { platform: 'slack', workspace: 'T1', channel: 'C1', thread: '1700000000.000100' };
 
-export function scheduleOf(id: string, spec: ScheduleSpec, nextRunAt: number | null, more: Partial<Schedule> = {}): Schedule {
+export function scheduleOf(
+  id: string,
+  spec: ScheduleSpec,
+  nextRunAt: number | null,
+  more: Partial<Schedule> = {},
+): Schedule {
   return {
     id,
     key: KEY,
@@ -97,7 +102,10 @@ export interface RecordingScheduler {
   skipped: Recorded[];
 }
 
-export function recordingScheduler(clock: ManualClock, options: Omit<SchedulerOptions, 'fire' | 'skipped' | 'clock'> & { fire?: SchedulerOptions['fire'] }): RecordingScheduler {
+export function recordingScheduler(
+  clock: ManualClock,
+  options: Omit<SchedulerOptions, 'fire' | 'skipped' | 'clock'> & { fire?: SchedulerOptions['fire'] },
+): RecordingScheduler {
   const fired: Recorded[] = [];
   const skipped: Recorded[] = [];
   const scheduler = new Scheduler({

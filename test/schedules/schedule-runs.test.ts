@@ -55,7 +55,9 @@ function setUp(options: { admins?: string; profileAdmins?: string[] } = {}) {
   // The channel's members, as its profile's `allowedUsers` says them: the test edits it.
   const members = new Set(['U1', 'U2', 'U_APPROVER']);
   const access = new AccessPolicy(parseAccessConfig('*', options.admins ?? ''));
-  access.useProfiles((name) => (name === 'room' ? { admins: new Set(options.profileAdmins ?? []), allowedUsers: members } : undefined));
+  access.useProfiles((name) =>
+    name === 'room' ? { admins: new Set(options.profileAdmins ?? []), allowedUsers: members } : undefined,
+  );
   const delivered: InboundMessage[] = [];
   const notices: ScheduleNotice[] = [];
   const forgotten: string[] = [];
@@ -90,7 +92,15 @@ describe('a scheduled run whose creator may no longer use the bot in its thread'
     await runs.fire((await store.get(schedule.id))!, FRIDAY_9);
     expect(delivered).toEqual([]);
     expect(notices).toEqual([
-      { kind: 'schedule_paused', scheduleId: 's-aaaaaa', task: 'task of s-aaaaaa', creator: 'U1', approvers: ['U_APPROVER'], runsLeft: REFUSALS_TO_END - 1, next: 'Sat 5 Dec 2026, 09:00 (UTC)' },
+      {
+        kind: 'schedule_paused',
+        scheduleId: 's-aaaaaa',
+        task: 'task of s-aaaaaa',
+        creator: 'U1',
+        approvers: ['U_APPROVER'],
+        runsLeft: REFUSALS_TO_END - 1,
+        next: 'Sat 5 Dec 2026, 09:00 (UTC)',
+      },
     ]);
     expect(await store.get(schedule.id)).toMatchObject({ pausedAt: FRIDAY_9, accessRefusals: 1 });
 
@@ -98,7 +108,10 @@ describe('a scheduled run whose creator may no longer use the bot in its thread'
     await runs.fire((await store.get(schedule.id))!, FRIDAY_9 + DAY);
     expect(delivered).toHaveLength(1);
     expect(delivered[0]).toMatchObject({ userId: 'U1', text: expect.stringContaining('task of s-aaaaaa') });
-    expect(notices[1]).toEqual({ kind: 'schedule', text: expect.stringContaining('Scheduled run of s-aaaaaa (resumed: its creator may use the bot here again)') });
+    expect(notices[1]).toEqual({
+      kind: 'schedule',
+      text: expect.stringContaining('Scheduled run of s-aaaaaa (resumed: its creator may use the bot here again)'),
+    });
     const resumed = (await store.get(schedule.id))!;
     expect([resumed.pausedAt, resumed.accessRefusals]).toEqual([undefined, undefined]);
 
@@ -131,7 +144,16 @@ describe('a scheduled run whose creator may no longer use the bot in its thread'
     // As the Scheduler hands over a one-off's run: its record already gone, no next run.
     await runs.fire(scheduleOf('s-cccccc', { kind: 'once', at: FRIDAY_9 }, null), FRIDAY_9);
     expect(delivered).toEqual([]);
-    expect(notices).toEqual([{ kind: 'schedule_paused', scheduleId: 's-cccccc', task: 'task of s-cccccc', creator: 'U1', approvers: ['A1', 'A2'], runsLeft: 0 }]);
+    expect(notices).toEqual([
+      {
+        kind: 'schedule_paused',
+        scheduleId: 's-cccccc',
+        task: 'task of s-cccccc',
+        creator: 'U1',
+        approvers: ['A1', 'A2'],
+        runsLeft: 0,
+      },
+    ]);
   });
 
   it('a run whose creator may use the bot goes on as before: no pause, no word about access', async () => {
@@ -140,7 +162,12 @@ describe('a scheduled run whose creator may no longer use the bot in its thread'
     await store.save(schedule);
     await runs.fire(schedule, FRIDAY_9);
     expect(delivered).toHaveLength(1);
-    expect(notices).toEqual([{ kind: 'schedule', text: 'Scheduled run of s-dddddd: “task of s-dddddd”. Next run: Sat 5 Dec 2026, 09:00 (UTC).' }]);
+    expect(notices).toEqual([
+      {
+        kind: 'schedule',
+        text: 'Scheduled run of s-dddddd: “task of s-dddddd”. Next run: Sat 5 Dec 2026, 09:00 (UTC).',
+      },
+    ]);
     expect(await store.get(schedule.id)).toEqual(schedule);
     runs.close();
   });
@@ -148,7 +175,7 @@ describe('a scheduled run whose creator may no longer use the bot in its thread'
 
 describe('who approves in a thread (AccessPolicy.approversOf)', () => {
   const people = { startedBy: 'U1', steerers: ['U2'] };
-  it('ADMINS and the profile\'s approvers who are members; else the starter', () => {
+  it("ADMINS and the profile's approvers who are members; else the starter", () => {
     const withAdmins = new AccessPolicy(parseAccessConfig('U1,U2,P1', 'A1'));
     withAdmins.useProfiles((name) => (name === 'room' ? { admins: new Set(['P1', 'P_OUT']) } : undefined));
     // P_OUT is not a member under ALLOWED_USERS: a profile cannot make an approver of them.

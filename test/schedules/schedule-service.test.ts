@@ -60,8 +60,23 @@ describe('the schedule service', () => {
     const desk = service();
     const once = await desk.create(request('2027-03-12 10:30', { timezone: 'America/New_York' }));
     const weekly = await desk.create(request('0 9 * * 1-5', { timezone: 'Asia/Tokyo', via: 'tool' }));
-    expect(once).toMatchObject({ ok: true, schedule: { spec: { kind: 'once', at: t('2027-03-12T15:30:00Z') }, nextRunAt: t('2027-03-12T15:30:00Z'), timezone: 'America/New_York', via: 'command' } });
-    expect(weekly).toMatchObject({ ok: true, schedule: { spec: { kind: 'cron', pattern: '0 9 * * 1-5', timezone: 'Asia/Tokyo' }, nextRunAt: t('2027-03-12T00:00:00Z'), via: 'tool' } });
+    expect(once).toMatchObject({
+      ok: true,
+      schedule: {
+        spec: { kind: 'once', at: t('2027-03-12T15:30:00Z') },
+        nextRunAt: t('2027-03-12T15:30:00Z'),
+        timezone: 'America/New_York',
+        via: 'command',
+      },
+    });
+    expect(weekly).toMatchObject({
+      ok: true,
+      schedule: {
+        spec: { kind: 'cron', pattern: '0 9 * * 1-5', timezone: 'Asia/Tokyo' },
+        nextRunAt: t('2027-03-12T00:00:00Z'),
+        via: 'tool',
+      },
+    });
     if (!once.ok || !weekly.ok) throw new Error('not made');
     expect(once.schedule.id).toMatch(SCHEDULE_ID_PATTERN);
     expect(await store.get(weekly.schedule.id)).toEqual(weekly.schedule);
@@ -84,7 +99,8 @@ describe('the schedule service', () => {
     if (!paris.ok || !angeles.ok || !soon.ok) throw new Error('not made');
     expect(soon.schedule.nextRunAt).toBe(t('2027-03-12T01:00:00Z'));
     await clock.advanceTo(t('2027-03-16T00:00:00Z'), settle);
-    const at = (id: string): string[] => recording.fired.filter((r) => r.id === id).map((r) => new Date(r.dueAt).toISOString());
+    const at = (id: string): string[] =>
+      recording.fired.filter((r) => r.id === id).map((r) => new Date(r.dueAt).toISOString());
     expect(at(soon.schedule.id)).toEqual(['2027-03-12T01:00:00.000Z']);
     // Paris on UTC+1; Los Angeles on UTC-8 on Friday the 12th, UTC-7 from Sunday the 14th.
     expect(at(paris.schedule.id)).toEqual(['2027-03-12T08:00:00.000Z', '2027-03-15T08:00:00.000Z']);
@@ -103,7 +119,12 @@ describe('the schedule service', () => {
 
   it('refuses a "when" it cannot read, one too frequent, one already past, and an empty task, storing nothing', async () => {
     const desk = service();
-    for (const bad of [request('whenever you like'), request('* * * * *'), request('2020-01-01 09:00'), request('0 9 * * *', { task: '   ' })]) {
+    for (const bad of [
+      request('whenever you like'),
+      request('* * * * *'),
+      request('2020-01-01 09:00'),
+      request('0 9 * * *', { task: '   ' }),
+    ]) {
       const outcome = await desk.create(bad);
       expect(outcome.ok).toBe(false);
       if (!outcome.ok) expect(outcome.reason.length).toBeGreaterThan(20);
@@ -116,15 +137,25 @@ describe('the schedule service', () => {
     const desk = service({ maxPerUser: 2, maxPerChannel: 3 });
     expect((await desk.create(request('0 9 * * *'))).ok).toBe(true);
     expect((await desk.create(request('0 10 * * *'))).ok).toBe(true);
-    expect(await desk.create(request('0 11 * * *'))).toEqual({ ok: false, reason: expect.stringMatching(/^You have 2 schedules already, the most one person may have here \(2\)/) });
+    expect(await desk.create(request('0 11 * * *'))).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/^You have 2 schedules already, the most one person may have here \(2\)/),
+    });
     // Another workspace is another count.
     expect((await desk.create(request('0 11 * * *', { key: { ...KEY, workspace: 'T2' } }))).ok).toBe(true);
     expect((await desk.create(request('0 11 * * *', { creator: 'U2' }))).ok).toBe(true);
-    expect(await desk.create(request('0 12 * * *', { creator: 'U3' }))).toEqual({ ok: false, reason: expect.stringMatching(/^This channel has 3 schedules already, the most one channel may have \(3\)/) });
+    expect(await desk.create(request('0 12 * * *', { creator: 'U3' }))).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/^This channel has 3 schedules already, the most one channel may have \(3\)/),
+    });
     // Another channel of the workspace still has room.
     expect((await desk.create(request('0 12 * * *', { creator: 'U3', key: { ...KEY, channel: 'C2' } }))).ok).toBe(true);
     // Made at once, the cap still holds: creates here run one at a time.
-    const burst = await Promise.all(Array.from({ length: 5 }, (_, i) => desk.create(request(`0 ${i} * * *`, { creator: 'U9', key: { ...KEY, channel: 'C9' } }))));
+    const burst = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        desk.create(request(`0 ${i} * * *`, { creator: 'U9', key: { ...KEY, channel: 'C9' } })),
+      ),
+    );
     expect(burst.filter((outcome) => outcome.ok)).toHaveLength(2);
   });
 
@@ -162,11 +193,23 @@ describe('the schedule service', () => {
     await clock.advanceTo(t('2027-03-12T10:00:00Z'), settle);
     expect(recording.fired).toHaveLength(1);
 
-    expect(await desk.end('s-zzzzzz', 'U1', () => true)).toEqual({ ok: false, reason: expect.stringContaining('There is no schedule "s-zzzzzz"') });
-    expect(await desk.end('not an id', 'U1', () => true)).toEqual({ ok: false, reason: expect.stringContaining('There is no schedule "not an id"') });
-    expect(await desk.end(id, 'U2', (s) => s.creator === 'U2')).toEqual({ ok: false, reason: `Only the person who made schedule ${id}, the person who started its thread, whoever approves there, or an admin may end it.` });
+    expect(await desk.end('s-zzzzzz', 'U1', () => true)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('There is no schedule "s-zzzzzz"'),
+    });
+    expect(await desk.end('not an id', 'U1', () => true)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('There is no schedule "not an id"'),
+    });
+    expect(await desk.end(id, 'U2', (s) => s.creator === 'U2')).toEqual({
+      ok: false,
+      reason: `Only the person who made schedule ${id}, the person who started its thread, whoever approves there, or an admin may end it.`,
+    });
     expect(await store.get(id)).toBeDefined();
-    expect(await desk.end(` ${id.toUpperCase()} `, 'U1', (s) => s.creator === 'U1')).toMatchObject({ ok: true, schedule: { id } });
+    expect(await desk.end(` ${id.toUpperCase()} `, 'U1', (s) => s.creator === 'U1')).toMatchObject({
+      ok: true,
+      schedule: { id },
+    });
     expect(await store.get(id)).toBeUndefined();
 
     await clock.advanceTo(t('2027-03-15T10:00:00Z'), settle);

@@ -21,7 +21,12 @@ describe('the schedule store', () => {
     const url = `sqlite://${join(dir, 'bot.sqlite')}`;
     const first = await openKeyvStore(url);
     const store = new ScheduleStore(first.keyv);
-    const daily = scheduleOf('s-aaaaaa', { kind: 'cron', pattern: '0 9 * * *', timezone: 'Europe/Paris' }, 1_800_000_000_000, { lastDueAt: 1_799_913_600_000 });
+    const daily = scheduleOf(
+      's-aaaaaa',
+      { kind: 'cron', pattern: '0 9 * * *', timezone: 'Europe/Paris' },
+      1_800_000_000_000,
+      { lastDueAt: 1_799_913_600_000 },
+    );
     const once = scheduleOf('s-bbbbbb', { kind: 'once', at: 1_800_000_000_000 }, 1_800_000_000_000);
     await store.save(daily);
     await store.save(once);

@@ -22,7 +22,11 @@ afterEach(async () => {
   await desk.close();
 });
 
-function turn(steps: Step[], mode: PermissionMode, approve: (request: PermissionRequest) => { outcome: 'once' | 'deny'; by: string }) {
+function turn(
+  steps: Step[],
+  mode: PermissionMode,
+  approve: (request: PermissionRequest) => { outcome: 'once' | 'deny'; by: string },
+) {
   const asked: PermissionRequest[] = [];
   const zonesAsked: string[] = [];
   const tool = scheduleTaskTool({
@@ -46,19 +50,32 @@ function turn(steps: Step[], mode: PermissionMode, approve: (request: Permission
   return { engine, provider, asked, zonesAsked };
 }
 
-const toolResults = (messages: readonly Message[]): string[] => messages.flatMap((m) => (m.role === 'tool' ? [m.content] : []));
+const toolResults = (messages: readonly Message[]): string[] =>
+  messages.flatMap((m) => (m.role === 'tool' ? [m.content] : []));
 const fromU1 = { source: { platform: 'slack', userId: 'U1' } };
 
 describe('the schedule_task tool', () => {
   it('interactive: asks like a write, and on approval makes the schedule for the approver, in their time zone', async () => {
     const { engine, asked, zonesAsked } = turn(
-      [callTools(call('schedule_task', { when: 'every weekday at 9:00', task: 'Summarise the open incidents in this channel' })), say('Scheduled.')],
+      [
+        callTools(
+          call('schedule_task', {
+            when: 'every weekday at 9:00',
+            task: 'Summarise the open incidents in this channel',
+          }),
+        ),
+        say('Scheduled.'),
+      ],
       'interactive',
       () => ({ outcome: 'once', by: 'U9' }),
     );
     const events = await collect(engine.run('every weekday at 9, summarise the open incidents here', fromU1));
     expect(asked).toHaveLength(1);
-    expect(asked[0]).toMatchObject({ toolName: 'schedule_task', metadata: { category: 'write' }, reason: expect.stringContaining('schedule_task is write-risk') });
+    expect(asked[0]).toMatchObject({
+      toolName: 'schedule_task',
+      metadata: { category: 'write' },
+      reason: expect.stringContaining('schedule_task is write-risk'),
+    });
     expect(only(events, 'permission_required')).toHaveLength(1);
     expect(only(events, 'tool_finished')[0]).toMatchObject({ name: 'schedule_task', status: 'ok' });
 
@@ -73,19 +90,35 @@ describe('the schedule_task tool', () => {
     });
     expect(zonesAsked).toEqual(['U9']);
     const result = JSON.parse(toolResults(engine.messages)[0]!) as Record<string, unknown>;
-    expect(result).toMatchObject({ id: made!.id, recurring: true, created_for: 'U9', how_to_end: `/unschedule ${made!.id}` });
+    expect(result).toMatchObject({
+      id: made!.id,
+      recurring: true,
+      created_for: 'U9',
+      how_to_end: `/unschedule ${made!.id}`,
+    });
     expect(result.next_run).toMatch(/09:00 \(America\/New_York\)$/);
   });
 
   it('interactive: a denied call makes nothing', async () => {
-    const { engine } = turn([callTools(call('schedule_task', { when: 'in 2 hours', task: 'Check the deploy' })), say('Not scheduled.')], 'interactive', () => ({ outcome: 'deny', by: 'U1' }));
+    const { engine } = turn(
+      [callTools(call('schedule_task', { when: 'in 2 hours', task: 'Check the deploy' })), say('Not scheduled.')],
+      'interactive',
+      () => ({ outcome: 'deny', by: 'U1' }),
+    );
     const events = await collect(engine.run('in two hours check the deploy', fromU1));
     expect(only(events, 'tool_finished')[0]).toMatchObject({ status: 'denied' });
     expect(await desk.desk.list({ platform: 'slack', workspace: 'T1' })).toEqual([]);
   });
 
   it('auto: nobody is asked, and the schedule is the requester’s, in their zone', async () => {
-    const { engine, asked } = turn([callTools(call('schedule_task', { when: 'in 2 hours', task: 'Check whether the deploy finished' })), say('Will do.')], 'auto', () => ({ outcome: 'once', by: 'U9' }));
+    const { engine, asked } = turn(
+      [
+        callTools(call('schedule_task', { when: 'in 2 hours', task: 'Check whether the deploy finished' })),
+        say('Will do.'),
+      ],
+      'auto',
+      () => ({ outcome: 'once', by: 'U9' }),
+    );
     const started = Date.now();
     await collect(engine.run('in two hours, check whether the deploy finished', fromU1));
     expect(asked).toEqual([]);
@@ -109,18 +142,28 @@ describe('the schedule_task tool', () => {
     );
     const events = await collect(engine.run('tidy up sometime', fromU1));
     expect(only(events, 'tool_finished').map((e) => e.status)).toEqual(['error', 'error']);
-    const [unread, tooOften] = toolResults(engine.messages).map((content) => (JSON.parse(content) as { error: string }).error);
+    const [unread, tooOften] = toolResults(engine.messages).map(
+      (content) => (JSON.parse(content) as { error: string }).error,
+    );
     expect(unread).toMatch(/^refused: I couldn't read "whenever it feels right" as a time\. Try "in 2 hours"/);
-    expect(tooOften).toMatch(/^refused: .*more often than the minimum of 5 minutes between runs \(SCHEDULE_MIN_INTERVAL\)/);
+    expect(tooOften).toMatch(
+      /^refused: .*more often than the minimum of 5 minutes between runs \(SCHEDULE_MIN_INTERVAL\)/,
+    );
     // The model read both before answering.
     expect(provider.requests).toHaveLength(3);
     expect(await desk.desk.list({ platform: 'slack', workspace: 'T1' })).toEqual([]);
   });
 
   it('a turn no person asked for makes no schedule', async () => {
-    const { engine } = turn([callTools(call('schedule_task', { when: 'in 2 hours', task: 'Check' })), say('no')], 'auto', () => ({ outcome: 'once', by: 'U1' }));
+    const { engine } = turn(
+      [callTools(call('schedule_task', { when: 'in 2 hours', task: 'Check' })), say('no')],
+      'auto',
+      () => ({ outcome: 'once', by: 'U1' }),
+    );
     await collect(engine.run('check later'));
-    expect((JSON.parse(toolResults(engine.messages)[0]!) as { error: string }).error).toContain('no person asked for this schedule');
+    expect((JSON.parse(toolResults(engine.messages)[0]!) as { error: string }).error).toContain(
+      'no person asked for this schedule',
+    );
     expect(await desk.desk.list({ platform: 'slack', workspace: 'T1' })).toEqual([]);
   });
 

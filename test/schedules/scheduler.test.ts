@@ -39,12 +39,21 @@ interface Instance extends RecordingScheduler {
 }
 
 /** One bot instance's scheduler on the SQLite file of this test (a restart opens it again). */
-async function instance(clock: ManualClock, options: { fire?: (schedule: Schedule, dueAt: number) => Promise<void>; refreshMs?: number } = {}): Promise<Instance> {
+async function instance(
+  clock: ManualClock,
+  options: { fire?: (schedule: Schedule, dueAt: number) => Promise<void>; refreshMs?: number } = {},
+): Promise<Instance> {
   const store = await openKeyvStore(`sqlite://${join(dir, 'bot.sqlite')}`);
   opened.push(store);
   const schedules = new ScheduleStore(store.keyv);
   const coordinator = new InProcessCoordinator(new SessionStore(store.keyv));
-  const recording = recordingScheduler(clock, { store: schedules, claim: (id) => coordinator.claimEvent(id), graceMs: GRACE, refreshMs: options.refreshMs, fire: options.fire });
+  const recording = recordingScheduler(clock, {
+    store: schedules,
+    claim: (id) => coordinator.claimEvent(id),
+    graceMs: GRACE,
+    refreshMs: options.refreshMs,
+    fire: options.fire,
+  });
   running.push(recording.scheduler);
   return { ...recording, store: schedules, opened: store };
 }
@@ -61,7 +70,8 @@ async function create(one: Instance, schedule: Schedule): Promise<void> {
   one.scheduler.add(schedule);
 }
 
-const iso = (list: { id: string; dueAt: number }[], id: string): string[] => list.filter((r) => r.id === id).map((r) => new Date(r.dueAt).toISOString());
+const iso = (list: { id: string; dueAt: number }[], id: string): string[] =>
+  list.filter((r) => r.id === id).map((r) => new Date(r.dueAt).toISOString());
 
 describe('the scheduler', () => {
   it("fires a one-off and a weekday 9:00 cron in Paris and New York at their instants, across New York's change to summer time, each once", async () => {
@@ -77,8 +87,13 @@ describe('the scheduler', () => {
     await clock.advanceTo(t('2027-03-20T00:00:00Z'), () => one.scheduler.idle());
 
     // Paris stays on winter time (UTC+1) all week; New York moves to UTC-4 on Sunday the 14th.
-    expect(iso(one.fired, 's-paris')).toEqual(['12', '15', '16', '17', '18', '19'].map((day) => `2027-03-${day}T08:00:00.000Z`));
-    expect(iso(one.fired, 's-nyc')).toEqual(['2027-03-12T14:00:00.000Z', ...['15', '16', '17', '18', '19'].map((day) => `2027-03-${day}T13:00:00.000Z`)]);
+    expect(iso(one.fired, 's-paris')).toEqual(
+      ['12', '15', '16', '17', '18', '19'].map((day) => `2027-03-${day}T08:00:00.000Z`),
+    );
+    expect(iso(one.fired, 's-nyc')).toEqual([
+      '2027-03-12T14:00:00.000Z',
+      ...['15', '16', '17', '18', '19'].map((day) => `2027-03-${day}T13:00:00.000Z`),
+    ]);
     expect(iso(one.fired, 's-once')).toEqual(['2027-03-12T10:30:00.000Z']);
     // Each at its instant, not late, and the schedule handed to fire already says its next run.
     for (const run of one.fired) expect(run.at).toBe(run.dueAt);
@@ -86,7 +101,10 @@ describe('the scheduler', () => {
     expect(one.skipped).toEqual([]);
     // A finished one-off leaves the store; the cron ones record what they ran.
     expect(await one.store.get('s-once')).toBeUndefined();
-    expect(await one.store.get('s-paris')).toMatchObject({ lastDueAt: t('2027-03-19T08:00:00Z'), nextRunAt: t('2027-03-22T08:00:00Z') });
+    expect(await one.store.get('s-paris')).toMatchObject({
+      lastDueAt: t('2027-03-19T08:00:00Z'),
+      nextRunAt: t('2027-03-22T08:00:00Z'),
+    });
     // Thousands of wakes (one per 30 s refresh at most), never more than one timer.
     expect(clock.maxArmed).toBe(1);
   });
@@ -95,8 +113,14 @@ describe('the scheduler', () => {
     const clock = new ManualClock(t('2027-01-04T07:00:00Z'));
     const first = await instance(clock);
     await first.scheduler.start();
-    await create(first, scheduleOf('s-once', { kind: 'once', at: t('2027-01-04T08:30:00Z') }, t('2027-01-04T08:30:00Z')));
-    await create(first, scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')));
+    await create(
+      first,
+      scheduleOf('s-once', { kind: 'once', at: t('2027-01-04T08:30:00Z') }, t('2027-01-04T08:30:00Z')),
+    );
+    await create(
+      first,
+      scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')),
+    );
     await clock.advance(10 * MINUTE, () => first.scheduler.idle());
     await shutDown(first);
 
@@ -121,14 +145,23 @@ describe('the scheduler', () => {
   it('runs an occurrence missed while the bot was down once at start when it is within the grace', async () => {
     const clock = new ManualClock(t('2027-01-04T08:50:00Z'));
     const before = await instance(clock);
-    await before.store.save(scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')));
+    await before.store.save(
+      scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')),
+    );
     await shutDown(before);
 
     await clock.advanceTo(t('2027-01-04T09:14:00Z'), () => Promise.resolve()); // down over 9:00
     const after = await instance(clock);
     await after.scheduler.start();
     await after.scheduler.idle();
-    expect(after.fired).toEqual([{ id: 's-daily', dueAt: t('2027-01-04T09:00:00Z'), at: t('2027-01-04T09:14:00Z'), next: t('2027-01-05T09:00:00Z') }]);
+    expect(after.fired).toEqual([
+      {
+        id: 's-daily',
+        dueAt: t('2027-01-04T09:00:00Z'),
+        at: t('2027-01-04T09:14:00Z'),
+        next: t('2027-01-05T09:00:00Z'),
+      },
+    ]);
     await clock.advanceTo(t('2027-01-05T08:59:00Z'), () => after.scheduler.idle());
     expect(after.fired).toHaveLength(1);
     expect(after.skipped).toEqual([]);
@@ -137,8 +170,12 @@ describe('the scheduler', () => {
   it('skips one missed past the grace, once, with a note, and keeps the next instant', async () => {
     const clock = new ManualClock(t('2027-01-04T08:50:00Z'));
     const before = await instance(clock);
-    await before.store.save(scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')));
-    await before.store.save(scheduleOf('s-once', { kind: 'once', at: t('2027-01-04T09:01:00Z') }, t('2027-01-04T09:01:00Z')));
+    await before.store.save(
+      scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')),
+    );
+    await before.store.save(
+      scheduleOf('s-once', { kind: 'once', at: t('2027-01-04T09:01:00Z') }, t('2027-01-04T09:01:00Z')),
+    );
     await shutDown(before);
 
     await clock.advanceTo(t('2027-01-04T09:16:00Z'), () => Promise.resolve()); // 16 min after 9:00, 15 after 9:01
@@ -147,8 +184,18 @@ describe('the scheduler', () => {
     await after.scheduler.idle();
     // The one-off is 15 minutes late, exactly the grace: it still runs.
     expect(after.fired.map((r) => r.id)).toEqual(['s-once']);
-    expect(after.skipped).toEqual([{ id: 's-daily', dueAt: t('2027-01-04T09:00:00Z'), at: t('2027-01-04T09:16:00Z'), next: t('2027-01-05T09:00:00Z') }]);
-    expect(await after.store.get('s-daily')).toMatchObject({ lastDueAt: t('2027-01-04T09:00:00Z'), nextRunAt: t('2027-01-05T09:00:00Z') });
+    expect(after.skipped).toEqual([
+      {
+        id: 's-daily',
+        dueAt: t('2027-01-04T09:00:00Z'),
+        at: t('2027-01-04T09:16:00Z'),
+        next: t('2027-01-05T09:00:00Z'),
+      },
+    ]);
+    expect(await after.store.get('s-daily')).toMatchObject({
+      lastDueAt: t('2027-01-04T09:00:00Z'),
+      nextRunAt: t('2027-01-05T09:00:00Z'),
+    });
     await clock.advanceTo(t('2027-01-05T09:00:00Z'), () => after.scheduler.idle());
     expect(after.fired.map((r) => [r.id, r.dueAt])).toEqual([
       ['s-once', t('2027-01-04T09:01:00Z')],
@@ -160,7 +207,9 @@ describe('the scheduler', () => {
   it('acts once on the latest of many instants missed, not on each', async () => {
     const clock = new ManualClock(t('2027-01-04T06:00:00Z'));
     const before = await instance(clock);
-    await before.store.save(scheduleOf('s-hourly', { kind: 'cron', pattern: '0 * * * *', timezone: 'UTC' }, t('2027-01-04T07:00:00Z')));
+    await before.store.save(
+      scheduleOf('s-hourly', { kind: 'cron', pattern: '0 * * * *', timezone: 'UTC' }, t('2027-01-04T07:00:00Z')),
+    );
     await shutDown(before);
     await clock.advanceTo(t('2027-01-04T11:10:00Z'), () => Promise.resolve());
     const after = await instance(clock);
@@ -174,8 +223,14 @@ describe('the scheduler', () => {
     const clock = new ManualClock(t('2027-01-04T08:00:00Z'));
     const one = await instance(clock, { refreshMs: 24 * HOUR });
     await one.scheduler.start();
-    await create(one, scheduleOf('s-ended', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')));
-    await create(one, scheduleOf('s-kept', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')));
+    await create(
+      one,
+      scheduleOf('s-ended', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')),
+    );
+    await create(
+      one,
+      scheduleOf('s-kept', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')),
+    );
     await one.store.delete('s-ended');
     await clock.advanceTo(t('2027-01-04T10:00:00Z'), () => one.scheduler.idle());
     expect(one.fired.map((r) => r.id)).toEqual(['s-kept']);
@@ -186,7 +241,10 @@ describe('the scheduler', () => {
     const clock = new ManualClock(t('2027-01-04T08:00:00Z'));
     const one = await instance(clock);
     await one.scheduler.start();
-    await create(one, scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')));
+    await create(
+      one,
+      scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')),
+    );
     await clock.advanceTo(t('2027-01-04T10:00:00Z'), () => one.scheduler.idle());
     await one.store.delete('s-daily');
     one.scheduler.remove('s-daily');
@@ -198,7 +256,11 @@ describe('the scheduler', () => {
     const clock = new ManualClock(t('2027-01-04T09:05:00Z'));
     const one = await instance(clock);
     // Its nextRunAt is stale (an older copy), but lastDueAt says 9:00 was handled.
-    await one.store.save(scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z'), { lastDueAt: t('2027-01-04T09:00:00Z') }));
+    await one.store.save(
+      scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z'), {
+        lastDueAt: t('2027-01-04T09:00:00Z'),
+      }),
+    );
     await one.scheduler.start();
     await clock.advanceTo(t('2027-01-05T09:00:00Z'), () => one.scheduler.idle());
     expect(one.fired.map((r) => r.dueAt)).toEqual([t('2027-01-05T09:00:00Z')]);
@@ -215,10 +277,24 @@ describe('the scheduler', () => {
         return calls === 1 ? Promise.reject(new Error('the turn broke')) : Promise.resolve();
       },
     });
-    (one.scheduler as unknown as { logger: { error: (d: object, m: string) => void } }).logger.error = (_details, message) => errors.push(message);
+    (one.scheduler as unknown as { logger: { error: (d: object, m: string) => void } }).logger.error = (
+      _details,
+      message,
+    ) => errors.push(message);
     await one.scheduler.start();
-    for (let i = 0; i < 3; i++) await create(one, scheduleOf(`s-${i}`, { kind: 'once', at: t('2027-01-04T09:00:00Z') + i * MINUTE }, t('2027-01-04T09:00:00Z') + i * MINUTE));
-    await create(one, scheduleOf('s-cron', { kind: 'cron', pattern: '30 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:30:00Z')));
+    for (let i = 0; i < 3; i++)
+      await create(
+        one,
+        scheduleOf(
+          `s-${i}`,
+          { kind: 'once', at: t('2027-01-04T09:00:00Z') + i * MINUTE },
+          t('2027-01-04T09:00:00Z') + i * MINUTE,
+        ),
+      );
+    await create(
+      one,
+      scheduleOf('s-cron', { kind: 'cron', pattern: '30 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:30:00Z')),
+    );
     await clock.advanceTo(t('2027-01-05T10:00:00Z'), () => one.scheduler.idle());
     expect(one.fired.map((r) => r.id)).toEqual(['s-0', 's-1', 's-2', 's-cron', 's-cron']);
     expect(errors).toEqual(['schedules: a scheduled run failed']);
@@ -259,7 +335,11 @@ describe('the scheduler and its refresh', () => {
     }
     const store = new SlowIndexStore(opened.keyv);
     const coordinator = new InProcessCoordinator(new SessionStore(opened.keyv));
-    const { scheduler, fired } = recordingScheduler(clock, { store, claim: (id) => coordinator.claimEvent(id), graceMs: GRACE });
+    const { scheduler, fired } = recordingScheduler(clock, {
+      store,
+      claim: (id) => coordinator.claimEvent(id),
+      graceMs: GRACE,
+    });
     running.push(scheduler);
     await scheduler.start();
     holding = true;
@@ -270,13 +350,15 @@ describe('the scheduler and its refresh', () => {
     release();
     await stepping;
     await clock.advanceTo(t('2027-01-04T08:05:00Z'), () => scheduler.idle());
-    expect(fired).toEqual([{ id: 's-new', dueAt: t('2027-01-04T08:00:45Z'), at: t('2027-01-04T08:00:45Z'), next: null }]);
+    expect(fired).toEqual([
+      { id: 's-new', dueAt: t('2027-01-04T08:00:45Z'), at: t('2027-01-04T08:00:45Z'), next: null },
+    ]);
     await opened.close();
   });
 });
 
 describe('the scheduler and async context', () => {
-  it("runs occurrences outside the cluster fence scope of the turn that added the schedule", async () => {
+  it('runs occurrences outside the cluster fence scope of the turn that added the schedule', async () => {
     const clock = new ManualClock(t('2027-01-04T08:00:00Z'));
     const one = await instance(clock, {
       fire: () => {
@@ -287,10 +369,16 @@ describe('the scheduler and async context', () => {
     const scopes: string[] = [];
     await one.scheduler.start();
     // As the schedule_task tool would: inside the turn's fence scope.
-    await fenceScope.run({ sessionId: 'slack:T1:C1:1', leaseKey: 'lease:{slack:T1:C1:1}', token: 'node-a:7' }, async () => {
-      // Due before the timer armed now (the refresh's): the add arms the timer, in this scope.
-      await create(one, scheduleOf('s-tool', { kind: 'cron', pattern: '10 * * * * *', timezone: 'UTC' }, t('2027-01-04T08:00:10Z')));
-    });
+    await fenceScope.run(
+      { sessionId: 'slack:T1:C1:1', leaseKey: 'lease:{slack:T1:C1:1}', token: 'node-a:7' },
+      async () => {
+        // Due before the timer armed now (the refresh's): the add arms the timer, in this scope.
+        await create(
+          one,
+          scheduleOf('s-tool', { kind: 'cron', pattern: '10 * * * * *', timezone: 'UTC' }, t('2027-01-04T08:00:10Z')),
+        );
+      },
+    );
     await clock.advanceTo(t('2027-01-04T08:03:00Z'), () => one.scheduler.idle());
     expect(scopes).toEqual(['none', 'none', 'none']);
   });
@@ -308,11 +396,20 @@ describe('the scheduler when the claim fails', () => {
       store,
       claim: (id) => (failures-- > 0 ? Promise.reject(new Error('connect ECONNREFUSED')) : coordinator.claimEvent(id)),
       graceMs: GRACE,
-      logger: { debug: () => undefined, info: () => undefined, warn: (_d, message) => warnings.push(message), error: () => undefined },
+      logger: {
+        debug: () => undefined,
+        info: () => undefined,
+        warn: (_d, message) => warnings.push(message),
+        error: () => undefined,
+      },
     });
     running.push(scheduler);
     await scheduler.start();
-    const schedule = scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z'));
+    const schedule = scheduleOf(
+      's-daily',
+      { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' },
+      t('2027-01-04T09:00:00Z'),
+    );
     await store.save(schedule);
     scheduler.add(schedule);
     await clock.advanceTo(t('2027-01-05T08:00:00Z'), () => scheduler.idle());
@@ -336,7 +433,10 @@ describe('closing the scheduler', () => {
       },
     });
     await one.scheduler.start();
-    await create(one, scheduleOf('s-hourly', { kind: 'cron', pattern: '0 * * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')));
+    await create(
+      one,
+      scheduleOf('s-hourly', { kind: 'cron', pattern: '0 * * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z')),
+    );
     // Settled once idle, or once the run has begun (idle would wait for the turn).
     await clock.advanceTo(t('2027-01-04T09:00:00Z'), () => Promise.race([one.scheduler.idle(), running]));
     expect(one.fired).toHaveLength(1);
@@ -347,7 +447,10 @@ describe('closing the scheduler', () => {
     finish();
     await one.scheduler.idle();
     // The run was recorded before it began: a restart would not run 9:00 again.
-    expect(await one.store.get('s-hourly')).toMatchObject({ lastDueAt: t('2027-01-04T09:00:00Z'), nextRunAt: t('2027-01-04T10:00:00Z') });
+    expect(await one.store.get('s-hourly')).toMatchObject({
+      lastDueAt: t('2027-01-04T09:00:00Z'),
+      nextRunAt: t('2027-01-04T10:00:00Z'),
+    });
   });
 });
 
@@ -373,10 +476,19 @@ describe('an end that races a run', () => {
     }
     const store = new SlowReadStore(opened.keyv);
     const coordinator = new InProcessCoordinator(new SessionStore(opened.keyv));
-    const { scheduler, fired } = recordingScheduler(clock, { store, claim: (id) => coordinator.claimEvent(id), graceMs: GRACE, refreshMs: HOUR });
+    const { scheduler, fired } = recordingScheduler(clock, {
+      store,
+      claim: (id) => coordinator.claimEvent(id),
+      graceMs: GRACE,
+      refreshMs: HOUR,
+    });
     running.push(scheduler);
     await scheduler.start();
-    const schedule = scheduleOf('s-daily', { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' }, t('2027-01-04T09:00:00Z'));
+    const schedule = scheduleOf(
+      's-daily',
+      { kind: 'cron', pattern: '0 9 * * *', timezone: 'UTC' },
+      t('2027-01-04T09:00:00Z'),
+    );
     await store.save(schedule);
     scheduler.add(schedule);
     holding = true;

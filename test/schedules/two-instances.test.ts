@@ -40,8 +40,17 @@ async function instance(clock: ManualClock, prefix: string): Promise<Instance> {
   opened.push(store);
   const schedules = new ScheduleStore(store.keyv, redisIdSet(store.redis!, keys.schedules));
   // Never started: only its claimEvent is used (no leases, no Pub/Sub).
-  const coordinator = new RedisCoordinator({ redis: store.redis!, subscriber: store.redis!, keys, logger: silentLogger });
-  const recording = recordingScheduler(clock, { store: schedules, claim: (id) => coordinator.claimEvent(id), graceMs: 15 * MINUTE });
+  const coordinator = new RedisCoordinator({
+    redis: store.redis!,
+    subscriber: store.redis!,
+    keys,
+    logger: silentLogger,
+  });
+  const recording = recordingScheduler(clock, {
+    store: schedules,
+    claim: (id) => coordinator.claimEvent(id),
+    graceMs: 15 * MINUTE,
+  });
   return { ...recording, store: schedules };
 }
 
@@ -61,8 +70,14 @@ describe('two instances on one Redis', () => {
     // 5 hourly schedules at random minutes (60 occurrences in 12 hours) and 40 one-offs at
     // random minutes, each made on a random instance; the other learns of it from the store.
     const specs: ScheduleSpec[] = [];
-    for (let i = 0; i < 5; i++) specs.push({ kind: 'cron', pattern: `${Math.floor(random() * 60)} * * * *`, timezone: i % 2 ? 'Asia/Kolkata' : 'UTC' });
-    for (let i = 0; i < 40; i++) specs.push({ kind: 'once', at: start + (1 + Math.floor(random() * (12 * 60 - 2))) * MINUTE });
+    for (let i = 0; i < 5; i++)
+      specs.push({
+        kind: 'cron',
+        pattern: `${Math.floor(random() * 60)} * * * *`,
+        timezone: i % 2 ? 'Asia/Kolkata' : 'UTC',
+      });
+    for (let i = 0; i < 40; i++)
+      specs.push({ kind: 'once', at: start + (1 + Math.floor(random() * (12 * 60 - 2))) * MINUTE });
     const expected = new Set<string>();
     for (const [i, spec] of specs.entries()) {
       const id = `s-${i}`;
@@ -85,13 +100,19 @@ describe('two instances on one Redis', () => {
     for (const run of runs) counts.set(run, (counts.get(run) ?? 0) + 1);
     const duplicates = [...counts].filter(([, n]) => n > 1);
     const missed = [...expected].filter((occurrence) => !counts.has(occurrence));
-    expect({ duplicates, missed, unexpected: runs.filter((run) => !expected.has(run)) }).toEqual({ duplicates: [], missed: [], unexpected: [] });
+    expect({ duplicates, missed, unexpected: runs.filter((run) => !expected.has(run)) }).toEqual({
+      duplicates: [],
+      missed: [],
+      unexpected: [],
+    });
     expect(runs).toHaveLength(100);
     // Every run at its instant (the race costs no lateness), none reported missed.
     for (const run of [...a.fired, ...b.fired]) expect(run.at).toBe(run.dueAt);
     expect([...a.skipped, ...b.skipped]).toEqual([]);
     // After a's death b ran everything, a's schedules included.
-    expect(b.fired.length - firedBeforeDeath).toBe([...expected].filter((o) => Number(o.split('@')[1]) > start + 6 * HOUR).length);
+    expect(b.fired.length - firedBeforeDeath).toBe(
+      [...expected].filter((o) => Number(o.split('@')[1]) > start + 6 * HOUR).length,
+    );
     // The one-offs are gone from the shared store; the hourly ones remain.
     expect((await b.store.ids()).sort()).toEqual(['s-0', 's-1', 's-2', 's-3', 's-4']);
     await b.scheduler.close();

@@ -52,7 +52,9 @@ describe('percent-encoding', () => {
     expect(mask(`https://x.test/?t=${SECRET.replaceAll('-', '%2D')}`)).toBe('https://x.test/?t=[secret]');
     expect(mask(`https://x.test/?t=${SECRET.replaceAll('-', '%2d')}`)).toBe('https://x.test/?t=[secret]');
     expect(mask(encodeURIComponent(SECRET))).toBe('[secret]');
-    const everyByte = [...bytes].map((byte, i) => `%${byte.toString(16).padStart(2, '0')[i % 2 === 0 ? 'toUpperCase' : 'toLowerCase']()}`).join('');
+    const everyByte = [...bytes]
+      .map((byte, i) => `%${byte.toString(16).padStart(2, '0')[i % 2 === 0 ? 'toUpperCase' : 'toLowerCase']()}`)
+      .join('');
     expect(mask(`a=${everyByte}&b=2`)).toBe('a=[secret]&b=2');
   });
 
@@ -75,9 +77,16 @@ describe('UTF-16, reversed and ROT13', () => {
   const be = Buffer.from(le).swap16();
 
   it('UTF-16 little- and big-endian, with and without a byte-order mark, at an even or odd offset of a binary read as latin1', () => {
-    for (const [name, encoded] of [['LE', le], ['BE', be]] as const) {
+    for (const [name, encoded] of [
+      ['LE', le],
+      ['BE', be],
+    ] as const) {
       const bom = name === 'LE' ? Buffer.from([0xff, 0xfe]) : Buffer.from([0xfe, 0xff]);
-      for (const file of [encoded, Buffer.concat([bom, encoded]), Buffer.concat([Buffer.from([0x00, 0x07, 0x01]), encoded, Buffer.from([0x00])])]) {
+      for (const file of [
+        encoded,
+        Buffer.concat([bom, encoded]),
+        Buffer.concat([Buffer.from([0x00, 0x07, 0x01]), encoded, Buffer.from([0x00])]),
+      ]) {
         expect(mask(latin1(file)), name).toContain('[secret]');
         expect(mask(latin1(file)), name).not.toContain(latin1(encoded).slice(2, -2));
       }
@@ -86,12 +95,18 @@ describe('UTF-16, reversed and ROT13', () => {
 
   it('a value outside ASCII in UTF-16 too', () => {
     const umlaut = 'pässwörd-Geheim-42';
-    expect(new SecretMasker([umlaut]).mask(latin1(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(umlaut, 'utf16le')])))).toBe('ÿþ[secret]');
+    expect(
+      new SecretMasker([umlaut]).mask(
+        latin1(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(umlaut, 'utf16le')])),
+      ),
+    ).toBe('ÿþ[secret]');
   });
 
   it('reversed (`rev`) and ROT13 (`tr A-Za-z N-ZA-Mn-za-m`)', () => {
     const reversed = [...SECRET].reverse().join('');
-    const rot13 = SECRET.replace(/[A-Za-z]/g, (c) => String.fromCharCode(((c.charCodeAt(0) - (c <= 'Z' ? 65 : 97) + 13) % 26) + (c <= 'Z' ? 65 : 97)));
+    const rot13 = SECRET.replace(/[A-Za-z]/g, (c) =>
+      String.fromCharCode(((c.charCodeAt(0) - (c <= 'Z' ? 65 : 97) + 13) % 26) + (c <= 'Z' ? 65 : 97)),
+    );
     expect(rot13).not.toBe(SECRET);
     expect(mask(`line: ${reversed}\n`)).toBe('line: [secret]\n');
     expect(mask(`line: ${rot13}\n`)).toBe('line: [secret]\n');
@@ -146,7 +161,9 @@ describe('ordinary text is left alone', () => {
 
   it('a six-character secret masks its own forms, not words around them', () => {
     const short = new SecretMasker(['hunter']);
-    expect(short.mask('the hunter went hunting; aHVudGVy; 68756e746572')).toBe('the [secret] went hunting; [secret]; [secret]');
+    expect(short.mask('the hunter went hunting; aHVudGVy; 68756e746572')).toBe(
+      'the [secret] went hunting; [secret]; [secret]',
+    );
     expect(short.mask('hunt\ner')).toBe('[secret]');
   });
 });
@@ -210,10 +227,17 @@ describe('one pass, whatever the number of secrets', () => {
     const lines: string[] = [];
     for (let i = 0; lines.join('\n').length < 20_000; i++) {
       const secret = secrets[i % secrets.length]!;
-      const form = [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('hex'), secret.replaceAll('-', '%2D')][i % 4]!;
+      const form = [
+        secret,
+        Buffer.from(secret).toString('base64'),
+        Buffer.from(secret).toString('hex'),
+        secret.replaceAll('-', '%2D'),
+      ][i % 4]!;
       lines.push(`line ${i}: some ordinary output ${form} more text`);
     }
     const masked = many.mask(lines.join('\n'));
-    expect(masked.split('\n').every((line) => /^line \d+: some ordinary output \[secret\] more text$/.test(line))).toBe(true);
+    expect(masked.split('\n').every((line) => /^line \d+: some ordinary output \[secret\] more text$/.test(line))).toBe(
+      true,
+    );
   });
 });

@@ -24,7 +24,7 @@ describe('every log line is masked with the configured secrets', () => {
   const KEY = 'plain-looking-key-8c1e9f';
   const PASSWORD = 'store"pass\\word';
 
-  it('in the message, any field, an error message and stack, and a child process\'s stderr', () => {
+  it("in the message, any field, an error message and stack, and a child process's stderr", () => {
     const { lines, logger } = capture(new SecretMasker([KEY, PASSWORD]));
     logger.info({ detail: `using ${KEY}` }, `message quoting ${KEY}`);
     logger.error({ err: new Error(`connect failed for redis://:${PASSWORD}@cache`) }, 'store failed');
@@ -34,13 +34,15 @@ describe('every log line is masked with the configured secrets', () => {
     expect(all).not.toContain('pass\\\\word');
     expect(all).not.toContain('word');
     // Still one valid JSON object per line, with the mask in place.
-    const parsed = lines.map((line) => JSON.parse(line) as { msg: string; detail?: string; err?: { message: string; stack: string } });
+    const parsed = lines.map(
+      (line) => JSON.parse(line) as { msg: string; detail?: string; err?: { message: string; stack: string } },
+    );
     expect(parsed[0]).toMatchObject({ msg: 'message quoting [secret]', detail: 'using [secret]' });
     expect(parsed[1]!.err!.message).toBe('connect failed for redis://:[secret]@cache');
     expect(parsed[1]!.err!.stack).toContain('[secret]');
   });
 
-  it('a value learnt after the logger was made (an MCP server\'s token) is masked from then on', () => {
+  it("a value learnt after the logger was made (an MCP server's token) is masked from then on", () => {
     const masker = new SecretMasker([KEY]);
     const { lines, logger } = capture(masker);
     masker.add(['mcp-server-token-5511']);
@@ -63,21 +65,28 @@ describe('.env at rest', () => {
     dir = undefined;
   });
 
-  it.skipIf(process.platform === 'win32')('warns when .env is readable by others or by its group, and says how to fix it', async () => {
-    dir = await tempDir();
-    const env = join(dir.path, '.env');
-    await writeFile(env, 'OPENAI_API_KEY=x\n');
-    await chmod(env, 0o644);
-    expect(envFileWarning(env)).toBe(`${env} holds the bot's secrets but is readable by every account on this machine (mode 644). Fix: chmod 600 ${env}`);
-    await chmod(env, 0o640);
-    expect(envFileWarning(env)).toMatch(/readable by the file's group \(mode 640\)\. Fix: chmod 600/);
-    await chmod(env, 0o666);
-    expect(envFileWarning(env)).toMatch(/readable by every account on this machine and writable by every account \(mode 666\)/);
-    await chmod(env, 0o600);
-    expect(envFileWarning(env)).toBeNull();
-    await chmod(env, 0o400);
-    expect(envFileWarning(env)).toBeNull();
-  });
+  it.skipIf(process.platform === 'win32')(
+    'warns when .env is readable by others or by its group, and says how to fix it',
+    async () => {
+      dir = await tempDir();
+      const env = join(dir.path, '.env');
+      await writeFile(env, 'OPENAI_API_KEY=x\n');
+      await chmod(env, 0o644);
+      expect(envFileWarning(env)).toBe(
+        `${env} holds the bot's secrets but is readable by every account on this machine (mode 644). Fix: chmod 600 ${env}`,
+      );
+      await chmod(env, 0o640);
+      expect(envFileWarning(env)).toMatch(/readable by the file's group \(mode 640\)\. Fix: chmod 600/);
+      await chmod(env, 0o666);
+      expect(envFileWarning(env)).toMatch(
+        /readable by every account on this machine and writable by every account \(mode 666\)/,
+      );
+      await chmod(env, 0o600);
+      expect(envFileWarning(env)).toBeNull();
+      await chmod(env, 0o400);
+      expect(envFileWarning(env)).toBeNull();
+    },
+  );
 
   it('says nothing when there is no .env, or on Windows', async () => {
     dir = await tempDir();

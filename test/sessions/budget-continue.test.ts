@@ -18,7 +18,8 @@ afterEach(async () => {
   bot = undefined;
 });
 
-const PAUSED = "Paused: this channel's daily budget of $5.00 is spent. An admin can press Continue to let this turn finish.";
+const PAUSED =
+  "Paused: this channel's daily budget of $5.00 is spent. An admin can press Continue to let this turn finish.";
 
 class RecordingGate implements BudgetGate {
   readonly allowed: { place: Place; by: string }[] = [];
@@ -63,14 +64,22 @@ async function start(steps: Step[], extra: { tools?: Parameters<typeof TestBot.s
 
 describe('a turn paused by a spend limit', () => {
   it("ends in a budget notice; the starter's Continue is refused, an admin's lets the turn finish and is reported", async () => {
-    const { bot, provider, budget, ops } = await start([{ error: new ProviderError('budget', PAUSED) }, say('All done.')]);
+    const { bot, provider, budget, ops } = await start([
+      { error: new ProviderError('budget', PAUSED) },
+      say('All done.'),
+    ]);
     await bot.say('T1', 'U1', 'summarise the incidents');
     await bot.manager.idle();
-    expect(bot.events('T1').filter((event) => event.type === 'error')).toEqual([{ type: 'error', message: PAUSED, errorKind: 'budget' }]);
+    expect(bot.events('T1').filter((event) => event.type === 'error')).toEqual([
+      { type: 'error', message: PAUSED, errorKind: 'budget' },
+    ]);
     const transcript = await bot.store.loadTranscript(bot.sessionId('T1'));
     expect(transcript.at(-1)).toMatchObject({ role: 'notice', kind: 'budget', text: PAUSED });
 
-    expect(await bot.manager.controls.retry(bot.sessionId('T1'), 'U1')).toEqual({ status: 'refused', reason: CONTINUE_NEEDS_ADMIN });
+    expect(await bot.manager.controls.retry(bot.sessionId('T1'), 'U1')).toEqual({
+      status: 'refused',
+      reason: CONTINUE_NEEDS_ADMIN,
+    });
     expect(await bot.manager.controls.retry(bot.sessionId('T1'), 'U2')).toMatchObject({ status: 'refused' });
     expect(provider.requests).toHaveLength(1);
     expect(budget.allowed).toEqual([]);
@@ -78,13 +87,29 @@ describe('a turn paused by a spend limit', () => {
     expect(await bot.manager.controls.retry(bot.sessionId('T1'), 'A1')).toMatchObject({ status: 'done' });
     await bot.manager.idle();
     expect(provider.requests).toHaveLength(2);
-    expect(budget.allowed).toEqual([{ place: { sessionId: bot.sessionId('T1'), platform: 'test', workspace: expect.any(String), channel: expect.any(String) }, by: 'A1' }]);
+    expect(budget.allowed).toEqual([
+      {
+        place: {
+          sessionId: bot.sessionId('T1'),
+          platform: 'test',
+          workspace: expect.any(String),
+          channel: expect.any(String),
+        },
+        by: 'A1',
+      },
+    ]);
     expect(ops.heard).toEqual(['continued by A1']);
-    expect((await bot.store.loadTranscript(bot.sessionId('T1'))).at(-1)).toMatchObject({ role: 'assistant', content: 'All done.' });
+    expect((await bot.store.loadTranscript(bot.sessionId('T1'))).at(-1)).toMatchObject({
+      role: 'assistant',
+      content: 'All done.',
+    });
   });
 
-  it('an ordinary failure is still the starter\'s to retry: only a budget pause needs an admin', async () => {
-    const { bot, budget } = await start([{ error: new ProviderError('server', 'The provider had a server error.') }, say('ok')]);
+  it("an ordinary failure is still the starter's to retry: only a budget pause needs an admin", async () => {
+    const { bot, budget } = await start([
+      { error: new ProviderError('server', 'The provider had a server error.') },
+      say('ok'),
+    ]);
     await bot.say('T1', 'U1', 'question');
     await bot.manager.idle();
     expect(await bot.manager.controls.retry(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done' });
@@ -105,16 +130,28 @@ describe('a turn paused by a spend limit', () => {
 describe('what the session layer tells the operations side', () => {
   it('who decided a prompt, who stopped, who switched the model, who revoked and who forgot', async () => {
     const writeNote = recordingTool('write_note', risky);
-    const { bot, ops } = await start([callTools(call('write_note', { text: 'x' })), say('wrote it')], { tools: [writeNote] });
+    const { bot, ops } = await start([callTools(call('write_note', { text: 'x' })), say('wrote it')], {
+      tools: [writeNote],
+    });
     await bot.say('T1', 'U1', 'write a note');
     await bot.waitForEvent('T1', 'permission_required');
     const [item] = await bot.inbox.pending(bot.sessionId('T1'));
     expect(await bot.manager.resolve(item!.id, { choice: 'always_tool' }, 'A1')).toMatchObject({ ok: true });
     await bot.manager.idle();
-    expect(await bot.manager.controls.switchModel(bot.sessionId('T1'), 'other-model', 'U1')).toMatchObject({ status: 'done' });
-    expect(await bot.manager.controls.revokeGrant(bot.sessionId('T1'), { tool: 'write_note' }, 'U1')).toMatchObject({ status: 'done' });
+    expect(await bot.manager.controls.switchModel(bot.sessionId('T1'), 'other-model', 'U1')).toMatchObject({
+      status: 'done',
+    });
+    expect(await bot.manager.controls.revokeGrant(bot.sessionId('T1'), { tool: 'write_note' }, 'U1')).toMatchObject({
+      status: 'done',
+    });
     expect(await bot.manager.interrupt(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'idle' });
     expect(await bot.manager.controls.forget(bot.sessionId('T1'), 'A1')).toMatchObject({ status: 'done' });
-    expect(ops.heard).toEqual(['approval always_tool by A1', 'model scripted-model -> other-model by U1', 'revoked write_note by U1', 'stop by U1', 'forgotten by A1']);
+    expect(ops.heard).toEqual([
+      'approval always_tool by A1',
+      'model scripted-model -> other-model by U1',
+      'revoked write_note by U1',
+      'stop by U1',
+      'forgotten by A1',
+    ]);
   });
 });

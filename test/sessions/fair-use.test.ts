@@ -22,23 +22,37 @@ describe('what one thread may queue', () => {
   it('past MAX_QUEUED_INPUTS or MAX_QUEUED_BYTES a reply is refused, privately, and nothing of it is recorded', async () => {
     bot = await TestBot.start({
       provider: new ScriptedProvider([stalled]),
-      manager: { fairUse: { maxQueuedInputs: 3, maxQueuedBytes: 100_000, turnsPerUserPerMinute: 100, threadsPerUser: 100 } },
+      manager: {
+        fairUse: { maxQueuedInputs: 3, maxQueuedBytes: 100_000, turnsPerUserPerMinute: 100, threadsPerUser: 100 },
+      },
     });
     expect(await bot.say('T1', 'U1', 'start')).toMatchObject({ status: 'started' });
     for (let i = 0; i < 3; i++) expect(await bot.say('T1', 'U2', `reply ${i}`)).toMatchObject({ status: 'queued' });
     const refused = await bot.say('T1', 'U2', 'one too many');
-    expect(refused).toEqual({ status: 'refused', reason: '3 messages are already waiting in this thread (the limit is 3); send this again once I have taken them.' });
-    expect((await bot.store.getPendingInputs(bot.sessionId('T1'))).map((input) => input.text)).toEqual(['reply 0', 'reply 1', 'reply 2']);
+    expect(refused).toEqual({
+      status: 'refused',
+      reason: '3 messages are already waiting in this thread (the limit is 3); send this again once I have taken them.',
+    });
+    expect((await bot.store.getPendingInputs(bot.sessionId('T1'))).map((input) => input.text)).toEqual([
+      'reply 0',
+      'reply 1',
+      'reply 2',
+    ]);
   });
 
   it('counts bytes too: one huge reply does not fit', async () => {
     bot = await TestBot.start({
       provider: new ScriptedProvider([stalled]),
-      manager: { fairUse: { maxQueuedInputs: 100, maxQueuedBytes: 50_000, turnsPerUserPerMinute: 100, threadsPerUser: 100 } },
+      manager: {
+        fairUse: { maxQueuedInputs: 100, maxQueuedBytes: 50_000, turnsPerUserPerMinute: 100, threadsPerUser: 100 },
+      },
     });
     await bot.say('T1', 'U1', 'start');
     expect(await bot.say('T1', 'U1', 'x'.repeat(40_000))).toMatchObject({ status: 'queued' });
-    expect(await bot.say('T1', 'U1', 'y'.repeat(20_000))).toMatchObject({ status: 'refused', reason: expect.stringContaining('more than 49 KB') });
+    expect(await bot.say('T1', 'U1', 'y'.repeat(20_000))).toMatchObject({
+      status: 'refused',
+      reason: expect.stringContaining('more than 49 KB'),
+    });
   });
 
   it('adding a message writes it and a small index, never the others again', async () => {
@@ -77,11 +91,16 @@ describe('what one person may start', () => {
   it('past THREADS_PER_USER a new thread is refused while the others work; another person is not affected', async () => {
     bot = await TestBot.start({
       provider: new ScriptedProvider([stalled, stalled, stalled]),
-      manager: { fairUse: { maxQueuedInputs: 20, maxQueuedBytes: 100_000, turnsPerUserPerMinute: 100, threadsPerUser: 2 } },
+      manager: {
+        fairUse: { maxQueuedInputs: 20, maxQueuedBytes: 100_000, turnsPerUserPerMinute: 100, threadsPerUser: 2 },
+      },
     });
     expect(await bot.say('T1', 'U1', 'one')).toMatchObject({ status: 'started' });
     expect(await bot.say('T2', 'U1', 'two')).toMatchObject({ status: 'started' });
-    expect(await bot.say('T3', 'U1', 'three')).toMatchObject({ status: 'refused', reason: expect.stringContaining('You have 2 threads working already (the limit is 2)') });
+    expect(await bot.say('T3', 'U1', 'three')).toMatchObject({
+      status: 'refused',
+      reason: expect.stringContaining('You have 2 threads working already (the limit is 2)'),
+    });
     expect(await bot.say('T4', 'U2', 'mine')).toMatchObject({ status: 'started' });
     expect(await bot.store.getSession(bot.sessionId('T3'))).toMatchObject({ id: bot.sessionId('T3') }); // the thread exists, its message was not recorded
     expect(await bot.store.getPendingInputs(bot.sessionId('T3'))).toEqual([]);
@@ -90,13 +109,20 @@ describe('what one person may start', () => {
   it('past TURNS_PER_USER_PER_MINUTE a new request is refused with how long to wait', async () => {
     bot = await TestBot.start({
       provider: new ScriptedProvider(Array.from({ length: 5 }, (_unused, i) => answer(`answer ${i}`))),
-      manager: { fairUse: { maxQueuedInputs: 20, maxQueuedBytes: 100_000, turnsPerUserPerMinute: 3, threadsPerUser: 10 } },
+      manager: {
+        fairUse: { maxQueuedInputs: 20, maxQueuedBytes: 100_000, turnsPerUserPerMinute: 3, threadsPerUser: 10 },
+      },
     });
     for (let i = 0; i < 3; i++) {
       expect(await bot.say(`T${i}`, 'U1', 'go')).toMatchObject({ status: 'started' });
       await bot.manager.idle();
     }
-    expect(await bot.say('T9', 'U1', 'go')).toMatchObject({ status: 'refused', reason: expect.stringMatching(/You started 3 requests in the last minute \(the limit is 3\); send this again in \d+ s\./) });
+    expect(await bot.say('T9', 'U1', 'go')).toMatchObject({
+      status: 'refused',
+      reason: expect.stringMatching(
+        /You started 3 requests in the last minute \(the limit is 3\); send this again in \d+ s\./,
+      ),
+    });
   });
 });
 
@@ -107,7 +133,12 @@ describe('the bot-wide limit on model calls', () => {
     const provider = new ScriptedProvider([stalled, answer('second')]);
     bot = await TestBot.start({
       provider,
-      setup: { provider: gatedResolver(() => provider, gate, { waiting: (ahead) => void waiting.push(ahead), admitted: () => void waiting.push(null) }) },
+      setup: {
+        provider: gatedResolver(() => provider, gate, {
+          waiting: (ahead) => void waiting.push(ahead),
+          admitted: () => void waiting.push(null),
+        }),
+      },
     });
     await bot.say('T1', 'U1', 'first');
     await waitFor(() => provider.requests.length === 1);
@@ -144,7 +175,10 @@ describe('sessions kept in memory', () => {
     const provider = new ScriptedProvider(Array.from({ length: 12 }, (_unused, i) => answer(`answer ${i}`)));
     bot = await TestBot.start({
       provider,
-      manager: { maxLiveSessions: 3, fairUse: { maxQueuedInputs: 20, maxQueuedBytes: 100_000, turnsPerUserPerMinute: 100, threadsPerUser: 100 } },
+      manager: {
+        maxLiveSessions: 3,
+        fairUse: { maxQueuedInputs: 20, maxQueuedBytes: 100_000, turnsPerUserPerMinute: 100, threadsPerUser: 100 },
+      },
     });
     for (let i = 0; i < 10; i++) {
       await bot.say(`T${i}`, 'U1', `question ${i}`);

@@ -3,7 +3,13 @@
 // only the sessions with work in flight, decides each unanswered call on its own, and a stop
 // that arrives in any gap before a turn's first step still stops that turn.
 import { afterEach, describe, expect, it } from 'vitest';
-import { approvalChoices, INTERRUPTED_BY_USER, toolErrorContent, type ToolDefinition, type ToolMetadata } from '../../src/engine/index.js';
+import {
+  approvalChoices,
+  INTERRUPTED_BY_USER,
+  toolErrorContent,
+  type ToolDefinition,
+  type ToolMetadata,
+} from '../../src/engine/index.js';
 import { PersistentInbox } from '../../src/store/persistent-inbox.js';
 import { PersistentToolLedger } from '../../src/store/persistent-tool-ledger.js';
 import { sessionIdOf } from '../../src/store/session-store.js';
@@ -18,7 +24,11 @@ const storeFile = () => restarts.storeFile();
 const bootBot = (storeUrl: string, steps: Step[], tools: ToolDefinition[]) => restarts.boot(storeUrl, steps, tools);
 
 /** A session as a dead process left it: a `deploy` call awaiting (or holding) its approval, or running. */
-async function writeCrashedSession(url: string, thread: string, options: { approved: boolean; started?: boolean; restartResumes?: number }): Promise<string> {
+async function writeCrashedSession(
+  url: string,
+  thread: string,
+  options: { approved: boolean; started?: boolean; restartResumes?: number },
+): Promise<string> {
   const opened = await TestBot.openStore(url);
   const store = TestBot.sessionStore(opened, url);
   const inbox = new PersistentInbox(store);
@@ -26,10 +36,22 @@ async function writeCrashedSession(url: string, thread: string, options: { appro
   const id = sessionIdOf(key);
   const now = Date.now();
   await store.markOpen(id);
-  await store.saveSession(TestBot.record(thread, options.restartResumes !== undefined ? { restartResumes: options.restartResumes } : {}));
+  await store.saveSession(
+    TestBot.record(thread, options.restartResumes !== undefined ? { restartResumes: options.restartResumes } : {}),
+  );
   await store.appendMessage(id, { role: 'user', content: 'deploy', ts: now });
-  await store.appendMessage(id, { role: 'assistant', content: null, tool_calls: [{ id: 'call_deploy', type: 'function', function: { name: 'deploy', arguments: '{}' } }], ts: now });
-  const item = await inbox.open({ sessionId: id, toolCallId: 'call_deploy', kind: 'approval', choices: approvalChoices(undefined) });
+  await store.appendMessage(id, {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_deploy', type: 'function', function: { name: 'deploy', arguments: '{}' } }],
+    ts: now,
+  });
+  const item = await inbox.open({
+    sessionId: id,
+    toolCallId: 'call_deploy',
+    kind: 'approval',
+    choices: approvalChoices(undefined),
+  });
   if (options.approved) await inbox.resolve(item.id, { kind: 'approval', outcome: 'once' }, 'U1');
   if (options.started) await new PersistentToolLedger(store).markStarted(id, 'call_deploy', ['call_deploy']);
   await opened.close();
@@ -61,14 +83,25 @@ describe('recovery reads only what needs repair', () => {
     expect(await first.bot.store.openSessionIds()).toEqual([]);
 
     const second = await bootBot(url, [], []);
-    expect(await second.bot.manager.recover()).toEqual({ examined: 0, resumed: [], started: [], waiting: [], settled: [], givenUp: [] });
+    expect(await second.bot.manager.recover()).toEqual({
+      examined: 0,
+      resumed: [],
+      started: [],
+      waiting: [],
+      settled: [],
+      givenUp: [],
+    });
     expect(second.bot.manager.liveCount).toBe(0);
   });
 
   it('a session is in the open index from its first recorded input until its turn ends', async () => {
     const url = await storeFile();
     const log: string[] = [];
-    const { bot } = await bootBot(url, [callTools(call('write')), say('done')], [recordingTool('write', risky, { log })]);
+    const { bot } = await bootBot(
+      url,
+      [callTools(call('write')), say('done')],
+      [recordingTool('write', risky, { log })],
+    );
     await bot.say('T1', 'U1', 'write');
     const prompt = await bot.waitForPrompt('T1');
     expect(await bot.store.openSessionIds()).toEqual([bot.sessionId('T1')]);
@@ -84,7 +117,11 @@ describe('recovery decides each unanswered call on its own', () => {
     const runs: string[] = [];
     const metaWrite: ToolMetadata = { risk: 'high', category: 'write' };
     // Round: approve(a) + approve(b); a runs and hangs (the process dies), b was approved, never started.
-    const first = await bootBot(url, [callTools(call('step_a'), call('step_b'))], [hangingTool('step_a', metaWrite, runs), recordingTool('step_b', metaWrite, { log: runs })]);
+    const first = await bootBot(
+      url,
+      [callTools(call('step_a'), call('step_b'))],
+      [hangingTool('step_a', metaWrite, runs), recordingTool('step_b', metaWrite, { log: runs })],
+    );
     await first.bot.say('T1', 'U1', 'do a then b');
     const promptA = await first.bot.waitForPrompt('T1');
     await first.bot.manager.resolve(promptA.id, { choice: 'once' }, 'U1');
@@ -93,7 +130,11 @@ describe('recovery decides each unanswered call on its own', () => {
     await first.bot.manager.resolve(promptB.id, { choice: 'once' }, 'U1');
     await waitFor(() => runs.includes('step_a'));
 
-    const second = await bootBot(url, [say('a was interrupted, b is done')], [recordingTool('step_a', metaWrite, { log: runs }), recordingTool('step_b', metaWrite, { log: runs })]);
+    const second = await bootBot(
+      url,
+      [say('a was interrupted, b is done')],
+      [recordingTool('step_a', metaWrite, { log: runs }), recordingTool('step_b', metaWrite, { log: runs })],
+    );
     expect(await second.bot.manager.recover()).toMatchObject({ resumed: [second.bot.sessionId('T1')] });
     await second.bot.manager.idle();
     expect(runs).toEqual(['step_a', 'start:step_b', 'end:step_b']);
@@ -103,7 +144,10 @@ describe('recovery decides each unanswered call on its own', () => {
       { name: 'step_b', status: 'ok' },
     ]);
     // The old buttons answer "already answered"; nothing runs again.
-    expect(await second.bot.manager.resolve(promptA.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: false, reason: 'already_resolved' });
+    expect(await second.bot.manager.resolve(promptA.id, { choice: 'once' }, 'U1')).toMatchObject({
+      ok: false,
+      reason: 'already_resolved',
+    });
     expectAnsweredInOrder(second.provider.requests[0]!.messages);
     expect(await second.bot.store.openSessionIds()).toEqual([]);
   });
@@ -116,14 +160,24 @@ describe('recovery decides each unanswered call on its own', () => {
     await first.bot.waitForPrompt('T1');
     const sessionId = first.bot.sessionId('T1');
     // The reply was recorded; the process died before it declined the prompt.
-    await first.bot.store.setPendingInputs(sessionId, [{ id: 'in-1', text: 'no, staging', receivedAt: Date.now(), source: { platform: 'test', userId: 'U1', messageId: 'm-9' } }]);
+    await first.bot.store.setPendingInputs(sessionId, [
+      {
+        id: 'in-1',
+        text: 'no, staging',
+        receivedAt: Date.now(),
+        source: { platform: 'test', userId: 'U1', messageId: 'm-9' },
+      },
+    ]);
 
     const second = await bootBot(url, [say('Staging then.')], [recordingTool('deploy', risky, { log })]);
     expect(await second.bot.manager.recover()).toMatchObject({ resumed: [sessionId] });
     await second.bot.manager.idle();
     expect(log).toEqual([]);
     const sent = second.provider.requests[0]!.messages as Sent[];
-    expect(sent.at(-2)).toMatchObject({ role: 'tool', content: expect.stringContaining('replied instead of approving') });
+    expect(sent.at(-2)).toMatchObject({
+      role: 'tool',
+      content: expect.stringContaining('replied instead of approving'),
+    });
     expect(sent.at(-1)).toEqual({ role: 'user', content: 'no, staging' });
   });
 
@@ -134,7 +188,9 @@ describe('recovery decides each unanswered call on its own', () => {
     await first.bot.waitForEvent('T1', 'turn_start');
     const sessionId = first.bot.sessionId('T1');
     // The crash fell between the message joining the history and leaving the pending list.
-    await first.bot.store.setPendingInputs(sessionId, [{ id: 'in-1', text: 'hello', receivedAt: Date.now(), source: { platform: 'test', messageId: 'ev-42' } }]);
+    await first.bot.store.setPendingInputs(sessionId, [
+      { id: 'in-1', text: 'hello', receivedAt: Date.now(), source: { platform: 'test', messageId: 'ev-42' } },
+    ]);
 
     const second = await bootBot(url, [say('hi')], []);
     expect(await second.bot.manager.recover()).toMatchObject({ resumed: [sessionId] });
@@ -151,12 +207,19 @@ describe('recovery decides each unanswered call on its own', () => {
     const prompt = await first.bot.waitForPrompt('T1');
     const sessionId = first.bot.sessionId('T1');
     // A stop answered the call; the crash came before the prompt was resolved.
-    await first.bot.store.appendMessage(sessionId, { role: 'tool', tool_call_id: prompt.toolCallId, content: toolErrorContent(INTERRUPTED_BY_USER) });
+    await first.bot.store.appendMessage(sessionId, {
+      role: 'tool',
+      tool_call_id: prompt.toolCallId,
+      content: toolErrorContent(INTERRUPTED_BY_USER),
+    });
 
     const second = await bootBot(url, [], [recordingTool('deploy', risky)]);
     expect(await second.bot.manager.recover()).toMatchObject({ settled: [sessionId] });
     expect(second.bot.closedPrompts.map((item) => item.id)).toEqual([prompt.id]);
-    expect(await second.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: false, reason: 'already_resolved' });
+    expect(await second.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({
+      ok: false,
+      reason: 'already_resolved',
+    });
   });
 });
 
@@ -168,24 +231,41 @@ describe('what the thread shows after a restart', () => {
     expect(await bot.manager.recover()).toMatchObject({ waiting: [sessionId] });
     const shown = bot.shown.filter((s) => s.sessionId === sessionId);
     expect(shown.map((s) => s.event.type)).toEqual(['tool_proposed', 'permission_required']);
-    expect(shown[1]).toMatchObject({ event: { name: 'deploy', toolCallId: 'call_deploy' }, prompt: { state: 'pending', kind: 'approval' } });
+    expect(shown[1]).toMatchObject({
+      event: { name: 'deploy', toolCallId: 'call_deploy' },
+      prompt: { state: 'pending', kind: 'approval' },
+    });
   });
 
   it('a call a restart cut is shown as cut again at the next start, in case its card was not updated', async () => {
     const url = await storeFile();
     const runs: string[] = [];
-    const first = await bootBot(url, [callTools(call('migrate'))], [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)]);
+    const first = await bootBot(
+      url,
+      [callTools(call('migrate'))],
+      [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)],
+    );
     await first.bot.say('T1', 'U1', 'migrate');
     await first.bot.waitForEvent('T1', 'tool_started');
     // The second life answers the cut call, then dies before the model call.
-    const second = await bootBot(url, [{ stallBeforeFirstToken: true }], [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)]);
+    const second = await bootBot(
+      url,
+      [{ stallBeforeFirstToken: true }],
+      [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)],
+    );
     await second.bot.manager.recover();
     await waitFor(() => second.provider.requests.length === 1);
 
-    const third = await bootBot(url, [say('It was cut by a restart.')], [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)]);
+    const third = await bootBot(
+      url,
+      [say('It was cut by a restart.')],
+      [hangingTool('migrate', { risk: 'low', category: 'write' }, runs)],
+    );
     expect(await third.bot.manager.recover()).toMatchObject({ resumed: [third.bot.sessionId('T1')] });
     await third.bot.manager.idle();
-    expect(third.bot.events('T1').filter((e) => e.type === 'tool_finished')).toMatchObject([{ name: 'migrate', status: 'interrupted', restart: 'not_rerun' }]);
+    expect(third.bot.events('T1').filter((e) => e.type === 'tool_finished')).toMatchObject([
+      { name: 'migrate', status: 'interrupted', restart: 'not_rerun' },
+    ]);
     expect(runs).toEqual(['migrate']);
   });
 });
@@ -291,7 +371,7 @@ describe('a stop always lands', () => {
     expect(second.provider.requests).toEqual([]);
     const finished = second.bot.events('T1').filter((e) => e.type === 'tool_finished');
     expect(finished).toMatchObject([{ status: 'interrupted' }]);
-    expectAnsweredInOrder((await second.bot.store.loadTranscript(second.bot.sessionId('T1'))));
+    expectAnsweredInOrder(await second.bot.store.loadTranscript(second.bot.sessionId('T1')));
   });
 
   it('a click, then a stop once the resumed turn runs: the stop still lands before the tool', async () => {

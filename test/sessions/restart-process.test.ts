@@ -73,7 +73,11 @@ async function setup() {
   cleanups.push(dir.remove);
   const fake = await new FakeOpenAI().start();
   cleanups.push(() => fake.stop());
-  const env = { STORE_URL: `sqlite://${dir.path}/bot.sqlite`, OPENAI_BASE_URL: fake.baseURL, MARKER_FILE: `${dir.path}/marker.log` };
+  const env = {
+    STORE_URL: `sqlite://${dir.path}/bot.sqlite`,
+    OPENAI_BASE_URL: fake.baseURL,
+    MARKER_FILE: `${dir.path}/marker.log`,
+  };
   const boot = async () => {
     const bot = await BotProcess.start(env);
     running.push(bot);
@@ -113,7 +117,9 @@ describe('killed with SIGKILL and started again', () => {
     fake.replyText('Written.');
     const second = await boot();
     await second.call({ cmd: 'recover' });
-    expect(await second.call({ cmd: 'resolve', itemId: prompt.id, choice: 'once', user: 'U1' })).toMatchObject({ ok: true });
+    expect(await second.call({ cmd: 'resolve', itemId: prompt.id, choice: 'once', user: 'U1' })).toMatchObject({
+      ok: true,
+    });
     await second.waitForEvent('turn_end');
     expect(await marks()).toEqual(['write_marker:hello']);
     const bodies = fake.requests.map((r) => r.body as Body);

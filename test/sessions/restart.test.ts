@@ -25,7 +25,11 @@ describe('a restart while an approval is pending', () => {
   it('the old button still works after the restart: the tool runs exactly once and the turn finishes', async () => {
     const url = await storeFile();
     const log: string[] = [];
-    const first = await bootBot(url, [callTools(call('write', { path: 'a.txt' }))], [recordingTool('write', risky, { log })]);
+    const first = await bootBot(
+      url,
+      [callTools(call('write', { path: 'a.txt' }))],
+      [recordingTool('write', risky, { log })],
+    );
     await first.bot.say('T1', 'U1', 'write a.txt');
     const prompt = await first.bot.waitForPrompt('T1');
     // The process "dies" here: the first bot is abandoned with its turn waiting.
@@ -45,7 +49,11 @@ describe('a restart while an approval is pending', () => {
   it('a new message instead of a click declines the call, steers, and no orphan reaches the provider', async () => {
     const url = await storeFile();
     const log: string[] = [];
-    const first = await bootBot(url, [callTools(call('deploy', { target: 'prod' }))], [recordingTool('deploy', risky, { log })]);
+    const first = await bootBot(
+      url,
+      [callTools(call('deploy', { target: 'prod' }))],
+      [recordingTool('deploy', risky, { log })],
+    );
     await first.bot.say('T1', 'U1', 'deploy');
     await first.bot.waitForPrompt('T1');
 
@@ -56,7 +64,10 @@ describe('a restart while an approval is pending', () => {
     expect(log).toEqual([]);
     const request = second.provider.requests[0]!.messages;
     expectNoOrphans(request);
-    expect(request.at(-2)).toMatchObject({ role: 'tool', content: expect.stringContaining('replied instead of approving') });
+    expect(request.at(-2)).toMatchObject({
+      role: 'tool',
+      content: expect.stringContaining('replied instead of approving'),
+    });
     expect(request.at(-1)).toEqual({ role: 'user', content: 'actually, staging' });
   });
 
@@ -68,14 +79,21 @@ describe('a restart while an approval is pending', () => {
     const second = await bootBot(url, [], [recordingTool('write', risky)]);
     await second.bot.manager.recover();
     expect(await second.bot.manager.interrupt(second.bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done' });
-    expect(await second.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: false, reason: 'already_resolved' });
+    expect(await second.bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({
+      ok: false,
+      reason: 'already_resolved',
+    });
     const stored = await second.bot.store.loadTranscript(second.bot.sessionId('T1'));
     expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'notice']);
   });
 });
 
 describe('a restart while a tool runs', () => {
-  const hangs = (idempotent: boolean): ToolMetadata => ({ risk: 'low', category: idempotent ? 'read' : 'write', idempotent });
+  const hangs = (idempotent: boolean): ToolMetadata => ({
+    risk: 'low',
+    category: idempotent ? 'read' : 'write',
+    idempotent,
+  });
 
   it('a side-effecting call gets an error result, is not run again, and the turn goes on with no orphan', async () => {
     const url = await storeFile();
@@ -84,7 +102,11 @@ describe('a restart while a tool runs', () => {
     await first.bot.say('T1', 'U1', 'migrate');
     await first.bot.waitForEvent('T1', 'tool_started');
 
-    const second = await bootBot(url, [say('The migration was interrupted; shall I check its state?')], [hangingTool('migrate_db', hangs(false), runs)]);
+    const second = await bootBot(
+      url,
+      [say('The migration was interrupted; shall I check its state?')],
+      [hangingTool('migrate_db', hangs(false), runs)],
+    );
     expect(await second.bot.manager.recover()).toMatchObject({ resumed: [second.bot.sessionId('T1')] });
     await second.bot.manager.idle();
     expect(runs).toEqual(['migrate_db']);
@@ -122,7 +144,9 @@ describe('what was recorded is not lost', () => {
     const sessionId = first.bot.sessionId('T9');
     await first.bot.store.saveSession(TestBot.record('T9'));
     await first.bot.store.markOpen(sessionId);
-    await first.bot.store.setPendingInputs(sessionId, [{ id: 'in-1', text: 'hello after the crash', receivedAt: Date.now() }]);
+    await first.bot.store.setPendingInputs(sessionId, [
+      { id: 'in-1', text: 'hello after the crash', receivedAt: Date.now() },
+    ]);
     const second = await bootBot(url, [say('Hello!')], []);
     expect(await second.bot.manager.recover()).toMatchObject({ started: [sessionId] });
     await second.bot.manager.idle();
@@ -141,7 +165,11 @@ describe('what was recorded is not lost', () => {
     await first.bot.manager.controls.switchModel(first.bot.sessionId('T1'), 'other-model', 'U1');
     await first.bot.stop();
 
-    const second = await bootBot(url, [callTools(call('write')), say('done again')], [recordingTool('write', risky, { log })]);
+    const second = await bootBot(
+      url,
+      [callTools(call('write')), say('done again')],
+      [recordingTool('write', risky, { log })],
+    );
     await second.bot.manager.recover();
     await second.bot.say('T1', 'U1', 'write again');
     await second.bot.manager.idle();

@@ -17,7 +17,6 @@ async function start(steps: Step[], options: Partial<Parameters<typeof TestBot.s
   return { bot, provider };
 }
 
-
 const transcriptRoles = (messages: Message[]) => messages.map((m) => m.role);
 
 describe('messages become turns', () => {
@@ -26,7 +25,10 @@ describe('messages become turns', () => {
     expect(await bot.say('T1', 'U1', 'hi bot')).toMatchObject({ status: 'started' });
     await bot.manager.idle();
     const stored = await bot.store.loadTranscript(bot.sessionId('T1'));
-    expect(stored).toMatchObject([{ role: 'user', content: 'hi bot', source: { userId: 'U1' } }, { role: 'assistant', content: 'Hello!' }]);
+    expect(stored).toMatchObject([
+      { role: 'user', content: 'hi bot', source: { userId: 'U1' } },
+      { role: 'assistant', content: 'Hello!' },
+    ]);
     expect(await bot.store.getSession(bot.sessionId('T1'))).toMatchObject({ startedBy: 'U1', model: 'scripted-model' });
     expect(await bot.store.getPendingInputs(bot.sessionId('T1'))).toEqual([]);
   });
@@ -46,7 +48,9 @@ describe('messages become turns', () => {
     await bot.manager.idle();
     expect(provider.requests).toHaveLength(2);
     expect(provider.requests[1]!.messages.at(-1)).toEqual({ role: 'user', content: 'use staging' });
-    const dispositions = bot.inputs.filter((i) => reply.status === 'queued' && i.inputId === reply.inputId).map((i) => i.disposition);
+    const dispositions = bot.inputs
+      .filter((i) => reply.status === 'queued' && i.inputId === reply.inputId)
+      .map((i) => i.disposition);
     expect(dispositions).toEqual(['queued', 'injected']);
     expect(bot.events('T1').filter((e) => e.type === 'turn_start')).toHaveLength(1);
     // The steerer became a participant (they may stop the thread now).
@@ -71,13 +75,19 @@ describe('messages become turns', () => {
 
   it('someone not on ALLOWED_USERS is refused and nothing is stored', async () => {
     const { bot, provider } = await start([say('x')], { allowedUsers: 'U1,U2' });
-    expect(await bot.say('T1', 'U9', 'let me in')).toEqual({ status: 'refused', reason: expect.stringContaining('not on the list') });
+    expect(await bot.say('T1', 'U9', 'let me in')).toEqual({
+      status: 'refused',
+      reason: expect.stringContaining('not on the list'),
+    });
     expect(provider.requests).toHaveLength(0);
     expect(await bot.store.listSessionIds()).toEqual([]);
   });
 
   it('Retry after a provider error runs the failed turn again', async () => {
-    const { bot, provider } = await start([{ error: new ProviderError('server', 'The provider had a server error.') }, say('worked')]);
+    const { bot, provider } = await start([
+      { error: new ProviderError('server', 'The provider had a server error.') },
+      say('worked'),
+    ]);
     await bot.say('T1', 'U1', 'question');
     await bot.manager.idle();
     expect(await bot.manager.controls.retry(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done' });
@@ -104,19 +114,26 @@ describe('engines in memory', () => {
 describe('approvals and who may give them', () => {
   it('the thread starter approves; the tool runs once; a second click on the same card is stale', async () => {
     const log: string[] = [];
-    const { bot } = await start([callTools(call('write', { path: 'a' })), say('written')], { tools: [recordingTool('write', risky, { log })] });
+    const { bot } = await start([callTools(call('write', { path: 'a' })), say('written')], {
+      tools: [recordingTool('write', risky, { log })],
+    });
     await bot.say('T1', 'U1', 'write it');
     const prompt = await bot.waitForPrompt('T1');
     expect(prompt).toMatchObject({ kind: 'approval', choices: ['once', 'always_tool', 'deny'], state: 'pending' });
     expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: true });
     await bot.manager.idle();
     expect(log).toEqual(['start:write', 'end:write']);
-    expect(await bot.manager.resolve(prompt.id, { choice: 'deny' }, 'U1')).toMatchObject({ ok: false, reason: 'already_resolved' });
+    expect(await bot.manager.resolve(prompt.id, { choice: 'deny' }, 'U1')).toMatchObject({
+      ok: false,
+      reason: 'already_resolved',
+    });
   });
 
   it('a click by someone else is refused with a reason, and the prompt stays pending', async () => {
     const log: string[] = [];
-    const { bot } = await start([callTools(call('write')), say('ok')], { tools: [recordingTool('write', risky, { log })] });
+    const { bot } = await start([callTools(call('write')), say('ok')], {
+      tools: [recordingTool('write', risky, { log })],
+    });
     await bot.say('T1', 'U1', 'write it');
     const prompt = await bot.waitForPrompt('T1');
     expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U_STRANGER')).toEqual({
@@ -131,11 +148,20 @@ describe('approvals and who may give them', () => {
   });
 
   it('with ADMINS set, only an admin approves (not even the starter)', async () => {
-    const { bot } = await start([callTools(call('write')), say('ok')], { tools: [recordingTool('write', risky)], admins: 'U_ADMIN' });
+    const { bot } = await start([callTools(call('write')), say('ok')], {
+      tools: [recordingTool('write', risky)],
+      admins: 'U_ADMIN',
+    });
     await bot.say('T1', 'U1', 'write it');
     const prompt = await bot.waitForPrompt('T1');
-    expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: false, reason: 'refused' });
-    expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U_ADMIN')).toMatchObject({ ok: true, item: { resolvedBy: 'U_ADMIN' } });
+    expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({
+      ok: false,
+      reason: 'refused',
+    });
+    expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U_ADMIN')).toMatchObject({
+      ok: true,
+      item: { resolvedBy: 'U_ADMIN' },
+    });
     await bot.manager.idle();
   });
 
@@ -143,8 +169,14 @@ describe('approvals and who may give them', () => {
     const { bot } = await start([callTools(call('write')), say('ok')], { tools: [recordingTool('write', risky)] });
     await bot.say('T1', 'U1', 'write it');
     const prompt = await bot.waitForPrompt('T1');
-    expect(await bot.manager.resolve(prompt.id, { choice: 'always_command' }, 'U1')).toMatchObject({ ok: false, reason: 'not_a_choice' });
-    expect(await bot.manager.resolve(prompt.id, { choice: 'yes please' }, 'U1')).toEqual({ ok: false, reason: 'invalid_choice' });
+    expect(await bot.manager.resolve(prompt.id, { choice: 'always_command' }, 'U1')).toMatchObject({
+      ok: false,
+      reason: 'not_a_choice',
+    });
+    expect(await bot.manager.resolve(prompt.id, { choice: 'yes please' }, 'U1')).toEqual({
+      ok: false,
+      reason: 'invalid_choice',
+    });
     await bot.manager.resolve(prompt.id, { choice: 'deny' }, 'U1');
     await bot.manager.idle();
   });
@@ -165,15 +197,23 @@ describe('approvals and who may give them', () => {
     expect(prompt.choices).toContain('always_command');
     await bot.manager.resolve(prompt.id, { choice: 'always_command' }, 'U1');
     await bot.manager.idle();
-    expect(await bot.manager.controls.listGrants(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done', value: { thread: { commands: [{ tool: 'run_shell', command: 'npm test' }] } } });
+    expect(await bot.manager.controls.listGrants(bot.sessionId('T1'), 'U1')).toMatchObject({
+      status: 'done',
+      value: { thread: { commands: [{ tool: 'run_shell', command: 'npm test' }] } },
+    });
 
     await bot.say('T1', 'U1', 'again');
     await bot.manager.idle();
     expect(ran).toEqual(['npm test', 'npm test']);
     expect(bot.events('T1').filter((e) => e.type === 'permission_required')).toHaveLength(1);
 
-    expect(await bot.manager.controls.revokeGrant(bot.sessionId('T1'), { tool: 'run_shell', command: 'npm test' }, 'U1')).toMatchObject({ status: 'done' });
-    expect(await bot.manager.controls.listGrants(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done', value: { thread: { commands: [] } } });
+    expect(
+      await bot.manager.controls.revokeGrant(bot.sessionId('T1'), { tool: 'run_shell', command: 'npm test' }, 'U1'),
+    ).toMatchObject({ status: 'done' });
+    expect(await bot.manager.controls.listGrants(bot.sessionId('T1'), 'U1')).toMatchObject({
+      status: 'done',
+      value: { thread: { commands: [] } },
+    });
     await bot.say('T1', 'U1', 'and again');
     await bot.waitForEvent('T1', 'permission_required', 2);
     expect(ran).toEqual(['npm test', 'npm test']);
@@ -185,9 +225,12 @@ describe('approvals and who may give them', () => {
 describe('replies to a waiting prompt', () => {
   it('a reply while a call awaits approval declines it, quoting the reply, and steers the turn', async () => {
     const log: string[] = [];
-    const { bot, provider } = await start([callTools(call('deploy', { target: 'prod' })), say('Deploying to staging instead.')], {
-      tools: [recordingTool('deploy', risky, { log })],
-    });
+    const { bot, provider } = await start(
+      [callTools(call('deploy', { target: 'prod' })), say('Deploying to staging instead.')],
+      {
+        tools: [recordingTool('deploy', risky, { log })],
+      },
+    );
     await bot.say('T1', 'U1', 'deploy');
     const prompt = await bot.waitForPrompt('T1');
     expect(await bot.say('T1', 'U1', 'no, use staging')).toMatchObject({ status: 'queued' });
@@ -196,18 +239,27 @@ describe('replies to a waiting prompt', () => {
     expect((await bot.inbox.get(prompt.id))!.resolution).toMatchObject({ kind: 'approval', outcome: 'deny' });
     expect(bot.closedPrompts.map((p) => p.id)).toEqual([prompt.id]);
     const second = provider.requests[1]!.messages;
-    expect(second.at(-2)).toMatchObject({ role: 'tool', content: expect.stringContaining('the user replied instead of approving: \\"no, use staging\\"') });
+    expect(second.at(-2)).toMatchObject({
+      role: 'tool',
+      content: expect.stringContaining('the user replied instead of approving: \\"no, use staging\\"'),
+    });
     expect(second.at(-1)).toEqual({ role: 'user', content: 'no, use staging' });
   });
 
   it('a reply while a question waits is its answer', async () => {
-    const { bot, provider } = await start([callTools(call('ask_user', { question: 'Which region?', options: ['eu', 'us'] })), say('eu it is')]);
+    const { bot, provider } = await start([
+      callTools(call('ask_user', { question: 'Which region?', options: ['eu', 'us'] })),
+      say('eu it is'),
+    ]);
     await bot.say('T1', 'U1', 'set it up');
     const prompt = await bot.waitForPrompt('T1', 'interaction_required');
     expect(prompt).toMatchObject({ kind: 'question', choices: ['eu', 'us'] });
     expect(await bot.say('T1', 'U1', 'eu-west-1 please')).toMatchObject({ status: 'answered' });
     await bot.manager.idle();
-    expect(provider.requests[1]!.messages.at(-1)).toMatchObject({ role: 'tool', content: '{"answer":"eu-west-1 please"}' });
+    expect(provider.requests[1]!.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: '{"answer":"eu-west-1 please"}',
+    });
   });
 });
 
@@ -227,11 +279,22 @@ describe('stopping', () => {
     const { bot } = await start([callTools(call('write'))], { tools: [recordingTool('write', risky)] });
     await bot.say('T1', 'U1', 'write');
     const prompt = await bot.waitForPrompt('T1');
-    expect(await bot.manager.interrupt(bot.sessionId('T1'), 'U1')).toEqual({ status: 'done', sessionId: bot.sessionId('T1') });
+    expect(await bot.manager.interrupt(bot.sessionId('T1'), 'U1')).toEqual({
+      status: 'done',
+      sessionId: bot.sessionId('T1'),
+    });
     await bot.manager.idle();
     expect(bot.events('T1').at(-1)).toMatchObject({ type: 'turn_end', status: 'interrupted' });
-    expect(await bot.inbox.get(prompt.id)).toMatchObject({ state: 'resolved', resolution: { kind: 'interrupted' }, resolvedBy: 'U1' });
-    expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({ ok: false, reason: 'already_resolved', item: { resolvedBy: 'U1' } });
+    expect(await bot.inbox.get(prompt.id)).toMatchObject({
+      state: 'resolved',
+      resolution: { kind: 'interrupted' },
+      resolvedBy: 'U1',
+    });
+    expect(await bot.manager.resolve(prompt.id, { choice: 'once' }, 'U1')).toMatchObject({
+      ok: false,
+      reason: 'already_resolved',
+      item: { resolvedBy: 'U1' },
+    });
   });
 
   it('a stranger may not stop a thread; a participant and an admin may', async () => {
@@ -245,7 +308,10 @@ describe('stopping', () => {
         return 'stopped';
       },
     });
-    const { bot } = await start([callTools(call('slow')), callTools(call('slow'))], { tools: [slow], admins: 'U_ADMIN' });
+    const { bot } = await start([callTools(call('slow')), callTools(call('slow'))], {
+      tools: [slow],
+      admins: 'U_ADMIN',
+    });
     await bot.say('T1', 'U1', 'go');
     await bot.waitForEvent('T1', 'tool_started');
     expect(await bot.manager.interrupt(bot.sessionId('T1'), 'U_STRANGER')).toMatchObject({ status: 'refused' });
@@ -265,7 +331,9 @@ describe('stopping', () => {
     const reply = await bot.say('T1', 'U1', 'also do X');
     await bot.manager.interrupt(bot.sessionId('T1'), 'U1');
     await bot.manager.idle();
-    const mine = bot.inputs.filter((i) => reply.status === 'queued' && i.inputId === reply.inputId).map((i) => i.disposition);
+    const mine = bot.inputs
+      .filter((i) => reply.status === 'queued' && i.inputId === reply.inputId)
+      .map((i) => i.disposition);
     expect(mine[0]).toBe('queued');
     expect(['dropped', 'injected']).toContain(mine.at(-1));
     expect(provider.requests).toHaveLength(1);
@@ -274,19 +342,24 @@ describe('stopping', () => {
 
   it('a reply sent the moment the stop note is shown starts the next turn; it is not dropped with the stopped turn', async () => {
     let again: Awaited<ReturnType<TestBot['say']>> | undefined;
-    const { bot, provider } = await start([{ text: 'Thinking about it', stallAfterChunks: 1 }, say('Again, from the top.')], {
-      // The reply leaves as the "Stopped" note is drawn, before the stopped turn has ended.
-      onShown: async (event, shownBot) => {
-        if (event.type === 'interrupted') again = await shownBot.say('T1', 'U1', 'again');
+    const { bot, provider } = await start(
+      [{ text: 'Thinking about it', stallAfterChunks: 1 }, say('Again, from the top.')],
+      {
+        // The reply leaves as the "Stopped" note is drawn, before the stopped turn has ended.
+        onShown: async (event, shownBot) => {
+          if (event.type === 'interrupted') again = await shownBot.say('T1', 'U1', 'again');
+        },
       },
-    });
+    );
     await bot.say('T1', 'U1', 'think');
     await bot.waitForEvent('T1', 'assistant_delta');
     await bot.manager.interrupt(bot.sessionId('T1'), 'U1');
     await waitFor(() => provider.requests.length === 2);
     await bot.manager.idle();
     expect(provider.requests[1]!.messages.at(-1)).toEqual({ role: 'user', content: 'again' });
-    const mine = bot.inputs.filter((i) => again?.status === 'queued' && i.inputId === again.inputId).map((i) => i.disposition);
+    const mine = bot.inputs
+      .filter((i) => again?.status === 'queued' && i.inputId === again.inputId)
+      .map((i) => i.disposition);
     expect(mine).not.toContain('dropped');
     expect(bot.events('T1').filter((e) => e.type === 'turn_start')).toHaveLength(2);
     expect(await bot.store.getPendingInputs(bot.sessionId('T1'))).toEqual([]);
@@ -294,11 +367,14 @@ describe('stopping', () => {
 
   it('of the replies left when a stop lands, only those queued before it are dropped; one sent after it starts the next turn', async () => {
     let after: Awaited<ReturnType<TestBot['say']>> | undefined;
-    const { bot, provider } = await start([{ text: 'Thinking about it', stallAfterChunks: 1 }, say('After the stop.')], {
-      onShown: async (event, shownBot) => {
-        if (event.type === 'interrupted') after = await shownBot.say('T1', 'U1', 'sent after the stop');
+    const { bot, provider } = await start(
+      [{ text: 'Thinking about it', stallAfterChunks: 1 }, say('After the stop.')],
+      {
+        onShown: async (event, shownBot) => {
+          if (event.type === 'interrupted') after = await shownBot.say('T1', 'U1', 'sent after the stop');
+        },
       },
-    });
+    );
     await bot.say('T1', 'U1', 'think');
     await bot.waitForEvent('T1', 'assistant_delta');
     // Queued as steering while the answer streams: the stop lands before any safe point takes it.
@@ -306,7 +382,8 @@ describe('stopping', () => {
     await bot.manager.interrupt(bot.sessionId('T1'), 'U1');
     await waitFor(() => provider.requests.length === 2);
     await bot.manager.idle();
-    const dispositionsOf = (reply: typeof before | undefined) => bot.inputs.filter((i) => reply?.status === 'queued' && i.inputId === reply.inputId).map((i) => i.disposition);
+    const dispositionsOf = (reply: typeof before | undefined) =>
+      bot.inputs.filter((i) => reply?.status === 'queued' && i.inputId === reply.inputId).map((i) => i.disposition);
     expect(dispositionsOf(before).at(-1)).toBe('dropped');
     expect(dispositionsOf(after)).not.toContain('dropped');
     const asked = JSON.stringify(provider.requests[1]!.messages);
@@ -322,7 +399,11 @@ describe('forgetting', () => {
     const prompt = await bot.waitForPrompt('T1');
     await bot.manager.resolve(prompt.id, { choice: 'always_tool' }, 'U1');
     await bot.manager.idle();
-    await bot.store.putMessageRef('C1:171.1', { sessionId: bot.sessionId('T1'), kind: 'tool', toolCallId: prompt.toolCallId });
+    await bot.store.putMessageRef('C1:171.1', {
+      sessionId: bot.sessionId('T1'),
+      kind: 'tool',
+      toolCallId: prompt.toolCallId,
+    });
     expect(await bot.manager.controls.forget(bot.sessionId('T1'), 'U1')).toMatchObject({ status: 'done' });
     expect(await bot.store.getSession(bot.sessionId('T1'))).toBeUndefined();
     expect(await bot.store.loadTranscript(bot.sessionId('T1'))).toEqual([]);

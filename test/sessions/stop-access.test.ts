@@ -66,25 +66,44 @@ describe('stopping a thread after losing access', () => {
     const book = new ProfileBook([ROOM]);
     const { tool, release } = gatedTool();
     const provider = new ScriptedProvider([callTools(call('long_job')), say('done'), callTools(call('long_job'))]);
-    const bot = await TestBot.start({ provider, tools: [tool], admins: 'A1', manager: { profiles: new Profiles(book, env) } });
+    const bot = await TestBot.start({
+      provider,
+      tools: [tool],
+      admins: 'A1',
+      manager: { profiles: new Profiles(book, env) },
+    });
     bots.push(bot);
     const key: SessionKey = { platform: 'slack', workspace: 'T1', channel: 'C0ROOM', thread: 't1' };
     const id = sessionIdOf(key);
-    expect(await bot.manager.deliver(key, { text: 'run the job', userId: 'U1', eventId: 'e1' })).toMatchObject({ status: 'started' });
+    expect(await bot.manager.deliver(key, { text: 'run the job', userId: 'U1', eventId: 'e1' })).toMatchObject({
+      status: 'started',
+    });
     await waitForTool(bot, id, 1);
     // Bob takes part: he is a participant, who may stop the thread while he is on the list.
-    expect(await bot.manager.deliver(key, { text: 'and tell me when it is done', userId: 'U2', eventId: 'e2' })).toMatchObject({ status: 'queued' });
+    expect(
+      await bot.manager.deliver(key, { text: 'and tell me when it is done', userId: 'U2', eventId: 'e2' }),
+    ).toMatchObject({ status: 'queued' });
     expect((await bot.store.getSession(id))!.steerers).toContain('U2');
 
     book.replace([{ ...ROOM, allowedUsers: ['U1'] }]);
-    expect(await bot.manager.interrupt(id, 'U2')).toEqual({ status: 'refused', reason: expect.stringContaining('not on it') });
+    expect(await bot.manager.interrupt(id, 'U2')).toEqual({
+      status: 'refused',
+      reason: expect.stringContaining('not on it'),
+    });
     expect(bot.manager.isWorking(id)).toBe(true);
     release();
     await bot.manager.idle();
-    expect(bot.shown.filter((s) => s.sessionId === id).map((s) => s.event).filter((e) => e.type === 'turn_end')).toEqual([expect.objectContaining({ status: 'completed' })]);
+    expect(
+      bot.shown
+        .filter((s) => s.sessionId === id)
+        .map((s) => s.event)
+        .filter((e) => e.type === 'turn_end'),
+    ).toEqual([expect.objectContaining({ status: 'completed' })]);
 
     // The starter, still on the list, stops the next turn.
-    expect(await bot.manager.deliver(key, { text: 'once more', userId: 'U1', eventId: 'e3' })).toMatchObject({ status: 'started' });
+    expect(await bot.manager.deliver(key, { text: 'once more', userId: 'U1', eventId: 'e3' })).toMatchObject({
+      status: 'started',
+    });
     await waitForTool(bot, id, 2);
     expect(await bot.manager.interrupt(id, 'U1')).toMatchObject({ status: 'done' });
     await bot.manager.idle();
@@ -94,7 +113,12 @@ describe('stopping a thread after losing access', () => {
     const dir = await mkdtemp(join(tmpdir(), 'stop-access-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const storeUrl = `sqlite://${join(dir, 'bot.sqlite')}`;
-    const first = await TestBot.start({ provider: new ScriptedProvider([say('hello'), say('noted')]), storeUrl, allowedUsers: 'U1,U2', admins: 'A1' });
+    const first = await TestBot.start({
+      provider: new ScriptedProvider([say('hello'), say('noted')]),
+      storeUrl,
+      allowedUsers: 'U1,U2',
+      admins: 'A1',
+    });
     bots.push(first);
     await first.say('T1', 'U1', 'hi');
     await first.manager.idle();
@@ -105,14 +129,26 @@ describe('stopping a thread after losing access', () => {
     bots.splice(bots.indexOf(first), 1);
 
     const { tool, release } = gatedTool();
-    const second = await TestBot.start({ provider: new ScriptedProvider([callTools(call('long_job')), say('done')]), tools: [tool], storeUrl, allowedUsers: 'U3', admins: 'A1' });
+    const second = await TestBot.start({
+      provider: new ScriptedProvider([callTools(call('long_job')), say('done')]),
+      tools: [tool],
+      storeUrl,
+      allowedUsers: 'U3',
+      admins: 'A1',
+    });
     bots.push(second);
     const id = second.sessionId('T1');
     // An admin starts a turn in the thread; neither of the two removed people may stop it.
     expect(await second.say('T1', 'A1', 'run the job')).toMatchObject({ status: 'started' });
     await waitForTool(second, id, 1);
-    expect(await second.manager.interrupt(id, 'U2')).toEqual({ status: 'refused', reason: 'You are not on the list of people who may use this bot here.' });
-    expect(await second.manager.interrupt(id, 'U1')).toEqual({ status: 'refused', reason: 'You are not on the list of people who may use this bot here.' });
+    expect(await second.manager.interrupt(id, 'U2')).toEqual({
+      status: 'refused',
+      reason: 'You are not on the list of people who may use this bot here.',
+    });
+    expect(await second.manager.interrupt(id, 'U1')).toEqual({
+      status: 'refused',
+      reason: 'You are not on the list of people who may use this bot here.',
+    });
     expect(second.manager.isWorking(id)).toBe(true);
     expect(await second.manager.interrupt(id, 'A1')).toMatchObject({ status: 'done' });
     await second.manager.idle();
@@ -121,5 +157,8 @@ describe('stopping a thread after losing access', () => {
 });
 
 function waitForTool(bot: TestBot, sessionId: string, count: number): Promise<void> {
-  return waitFor(() => bot.shown.filter((s) => s.sessionId === sessionId && s.event.type === 'tool_started').length >= count, 20_000);
+  return waitFor(
+    () => bot.shown.filter((s) => s.sessionId === sessionId && s.event.type === 'tool_started').length >= count,
+    20_000,
+  );
 }

@@ -17,7 +17,11 @@ afterEach(async () => {
 });
 
 /** A bot whose view clicks (`controls.retry` as U1) the moment it draws an event `clickOn` picks. */
-async function clickingBot(steps: Step[], clickOn: (event: EngineEvent) => boolean, options: Partial<TestBotOptions> = {}) {
+async function clickingBot(
+  steps: Step[],
+  clickOn: (event: EngineEvent) => boolean,
+  options: Partial<TestBotOptions> = {},
+) {
   const provider = new ScriptedProvider(steps);
   const clicks: Promise<ControlResult>[] = [];
   bot = await TestBot.start({
@@ -32,14 +36,25 @@ async function clickingBot(steps: Step[], clickOn: (event: EngineEvent) => boole
 
 describe('a button clicked as soon as the turn that posted it shows it', () => {
   it('Retry on a provider error waits for the failed turn to end, then runs the request again', async () => {
-    const { bot, provider, clicks } = await clickingBot([{ error: new ProviderError('server', 'The provider had a server error.') }, say('Worked this time.')], (event) => event.type === 'error');
+    const { bot, provider, clicks } = await clickingBot(
+      [{ error: new ProviderError('server', 'The provider had a server error.') }, say('Worked this time.')],
+      (event) => event.type === 'error',
+    );
     await bot.say('T1', 'U1', 'question');
     await waitFor(() => clicks.length === 1);
     expect(await clicks[0]).toEqual({ status: 'done', sessionId: bot.sessionId('T1') });
     await bot.manager.idle();
     expect(provider.requests).toHaveLength(2);
-    expect(bot.events('T1').filter((event) => event.type === 'turn_start').map((event) => event.type === 'turn_start' && event.kind)).toEqual(['run', 'retry']);
-    expect((await bot.store.loadTranscript(bot.sessionId('T1'))).at(-1)).toMatchObject({ role: 'assistant', content: 'Worked this time.' });
+    expect(
+      bot
+        .events('T1')
+        .filter((event) => event.type === 'turn_start')
+        .map((event) => event.type === 'turn_start' && event.kind),
+    ).toEqual(['run', 'retry']);
+    expect((await bot.store.loadTranscript(bot.sessionId('T1'))).at(-1)).toMatchObject({
+      role: 'assistant',
+      content: 'Worked this time.',
+    });
   });
 
   it('Continue at the step limit waits for the turn to end, then lets it go on', async () => {
@@ -53,12 +68,18 @@ describe('a button clicked as soon as the turn that posted it shows it', () => {
     expect(await clicks[0]).toEqual({ status: 'done', sessionId: bot.sessionId('T1') });
     await bot.manager.idle();
     expect(provider.requests).toHaveLength(2);
-    expect((await bot.store.loadTranscript(bot.sessionId('T1'))).at(-1)).toMatchObject({ role: 'assistant', content: 'Finished after Continue.' });
+    expect((await bot.store.loadTranscript(bot.sessionId('T1'))).at(-1)).toMatchObject({
+      role: 'assistant',
+      content: 'Finished after Continue.',
+    });
   });
 
   it('a click while a turn still works is told at once that the bot is busy (it does not wait for the turn)', async () => {
     // The second turn's model call stalls until it is stopped: only the click can end the wait early.
-    const provider = new ScriptedProvider([{ error: new ProviderError('server', 'The provider had a server error.') }, { stallBeforeFirstToken: true }]);
+    const provider = new ScriptedProvider([
+      { error: new ProviderError('server', 'The provider had a server error.') },
+      { stallBeforeFirstToken: true },
+    ]);
     bot = await TestBot.start({ provider });
     await bot.say('T1', 'U1', 'question');
     await bot.manager.idle();

@@ -16,7 +16,9 @@ describe('callArguments: the full text of what a call would use', () => {
   });
 
   it('edit_file: the file, the text replaced and its replacement; replaceAll among the other arguments', () => {
-    expect(callArguments('edit_file', { path: 'a.ts', old: 'const a = 1;', new: 'const a = 2;\n', replaceAll: true })).toEqual([
+    expect(
+      callArguments('edit_file', { path: 'a.ts', old: 'const a = 1;', new: 'const a = 2;\n', replaceAll: true }),
+    ).toEqual([
       { label: 'File', text: 'a.ts' },
       { label: 'Replace', text: 'const a = 1;' },
       { label: 'With', text: 'const a = 2;\n' },
@@ -25,14 +27,21 @@ describe('callArguments: the full text of what a call would use', () => {
   });
 
   it('fetch_url: the URL', () => {
-    expect(callArguments('fetch_url', { url: 'https://example.com/?q=<x>&y' })).toEqual([{ label: 'URL', text: 'https://example.com/?q=<x>&y' }]);
+    expect(callArguments('fetch_url', { url: 'https://example.com/?q=<x>&y' })).toEqual([
+      { label: 'URL', text: 'https://example.com/?q=<x>&y' },
+    ]);
   });
 
   it('an unknown (MCP) tool: all its arguments as JSON with sorted keys, whatever order they came in', () => {
     const a = callArguments('notes__create', { title: 'Plan', body: { z: 1, a: [{ y: 2, b: 3 }] }, tags: ['x'] });
     const b = callArguments('notes__create', { tags: ['x'], body: { a: [{ b: 3, y: 2 }], z: 1 }, title: 'Plan' });
     expect(a).toEqual(b);
-    expect(a).toEqual([{ label: 'Arguments', text: '{\n  "body": {\n    "a": [\n      {\n        "b": 3,\n        "y": 2\n      }\n    ],\n    "z": 1\n  },\n  "tags": [\n    "x"\n  ],\n  "title": "Plan"\n}' }]);
+    expect(a).toEqual([
+      {
+        label: 'Arguments',
+        text: '{\n  "body": {\n    "a": [\n      {\n        "b": 3,\n        "y": 2\n      }\n    ],\n    "z": 1\n  },\n  "tags": [\n    "x"\n  ],\n  "title": "Plan"\n}',
+      },
+    ]);
   });
 
   it('keeps every field: unexpected ones as other arguments, a named field that is not text among them', () => {
@@ -47,7 +56,9 @@ describe('callArguments: the full text of what a call would use', () => {
   });
 
   it('arguments the model mangled are shown as they came; none at all as {}', () => {
-    expect(callArguments('run_shell', '{"command": "rm -rf /')).toEqual([{ label: 'Arguments, as the model sent them', text: '{"command": "rm -rf /' }]);
+    expect(callArguments('run_shell', '{"command": "rm -rf /')).toEqual([
+      { label: 'Arguments, as the model sent them', text: '{"command": "rm -rf /' },
+    ]);
     expect(callArguments('mcp__ping', undefined)).toEqual([{ label: 'Arguments', text: '{}' }]);
   });
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { MIN_SPLIT_LIMIT, splitMarkdown, splitMarkdownPieces, withoutFenceRepair, type MarkdownPiece } from '../../connectors/shared/chunk-markdown.js';
+import {
+  MIN_SPLIT_LIMIT,
+  splitMarkdown,
+  splitMarkdownPieces,
+  withoutFenceRepair,
+  type MarkdownPiece,
+} from '../../connectors/shared/chunk-markdown.js';
 import { scanFences } from '../../connectors/shared/markdown-fences.js';
 import { mulberry32 } from '../support/seeded-random.js';
 
@@ -26,7 +32,8 @@ function splitProblem(original: string, limit: number, pieces: readonly Markdown
     const part = withoutFenceRepair(piece);
     const at = original.indexOf(part, cursor);
     if (at < 0) return `piece ${index} is not found in order: ${JSON.stringify(part.slice(0, 80))}`;
-    if (original.slice(cursor, at).trim() !== '') return `text before piece ${index} was lost: ${JSON.stringify(original.slice(cursor, at))}`;
+    if (original.slice(cursor, at).trim() !== '')
+      return `text before piece ${index} was lost: ${JSON.stringify(original.slice(cursor, at))}`;
     cursor = at + part.length;
   }
   if (original.slice(cursor).trim() !== '') return `the end was lost: ${JSON.stringify(original.slice(cursor))}`;
@@ -40,7 +47,20 @@ function expectWellFormed(original: string, limit: number): MarkdownPiece[] {
 }
 
 function paragraph(words: number, seed = 0): string {
-  const vocabulary = ['the', 'agent', 'reads', 'a', 'file', 'and', 'runs', 'tests', 'before', 'it', 'answers', 'quickly'];
+  const vocabulary = [
+    'the',
+    'agent',
+    'reads',
+    'a',
+    'file',
+    'and',
+    'runs',
+    'tests',
+    'before',
+    'it',
+    'answers',
+    'quickly',
+  ];
   const out: string[] = [];
   for (let i = 0; i < words; i++) out.push(vocabulary[(i * 7 + seed) % vocabulary.length]!);
   return `${out.join(' ')}.`;
@@ -57,7 +77,9 @@ describe('splitMarkdown', () => {
   });
 
   it('a 5,000-character answer with a long code block is split into pieces under the limit, and no piece opens a fence it does not close', () => {
-    const code = Array.from({ length: 90 }, (_, i) => `  const value${i} = await compute(${i}); // step ${i}`).join('\n');
+    const code = Array.from({ length: 90 }, (_, i) => `  const value${i} = await compute(${i}); // step ${i}`).join(
+      '\n',
+    );
     const answer = `## What changed\n\n${paragraph(60)}\n\n\`\`\`ts\n${code}\n\`\`\`\n\n${paragraph(80, 3)}`;
     expect(answer.length).toBeGreaterThan(5000);
 
@@ -90,7 +112,9 @@ describe('splitMarkdown', () => {
     const pieces = expectWellFormed(answer, limit);
 
     expect(pieces.every((piece) => piece.reopened === '' && piece.closed === '')).toBe(true);
-    expect(pieces.some((piece) => piece.text.startsWith('```sh\n') && piece.text.includes('echo step 19\n```'))).toBe(true);
+    expect(pieces.some((piece) => piece.text.startsWith('```sh\n') && piece.text.includes('echo step 19\n```'))).toBe(
+      true,
+    );
   });
 
   it('splits a tilde fence and reopens it with tildes, ignoring backtick lines inside it', () => {
@@ -116,7 +140,12 @@ describe('splitMarkdown', () => {
     const blob = 'A'.repeat(4500);
     const answer = `The token is ${blob} and that is it.`;
     const pieces = expectWellFormed(answer, DISCORD_LIMIT);
-    expect(pieces.map((piece) => piece.text).join('').replace(/\s/g, '')).toBe(answer.replace(/\s/g, ''));
+    expect(
+      pieces
+        .map((piece) => piece.text)
+        .join('')
+        .replace(/\s/g, ''),
+    ).toBe(answer.replace(/\s/g, ''));
   });
 
   it('breaks a code line longer than a message inside the fence, closing and reopening around the break', () => {
@@ -178,8 +207,22 @@ function generateAnswer(random: () => number): string {
   const word = () =>
     random() < 0.03
       ? 'x'.repeat(20 + Math.floor(random() * 300))
-      : pick(['alpha', 'beta', 'gamma', 'é', '🚀', 'the', 'a', 'run', 'file.ts', '`code`', '**bold**', 'https://example.com/a?b=c']);
-  const sentence = () => `${Array.from({ length: 3 + Math.floor(random() * 15) }, word).join(' ')}${pick(['.', '!', '?', ':', ''])}`;
+      : pick([
+          'alpha',
+          'beta',
+          'gamma',
+          'é',
+          '🚀',
+          'the',
+          'a',
+          'run',
+          'file.ts',
+          '`code`',
+          '**bold**',
+          'https://example.com/a?b=c',
+        ]);
+  const sentence = () =>
+    `${Array.from({ length: 3 + Math.floor(random() * 15) }, word).join(' ')}${pick(['.', '!', '?', ':', ''])}`;
   const codeBlock = (closed: boolean) => {
     const marker = pick(['```', '````', '~~~', '~~~~']);
     const indent = pick(['', '', '   ']);
@@ -198,7 +241,8 @@ function generateAnswer(random: () => number): string {
   for (let i = 0; i < count; i++) {
     const roll = random();
     if (roll < 0.3) blocks.push(codeBlock(true));
-    else if (roll < 0.45) blocks.push(Array.from({ length: 2 + Math.floor(random() * 6) }, () => `- ${sentence()}`).join('\n'));
+    else if (roll < 0.45)
+      blocks.push(Array.from({ length: 2 + Math.floor(random() * 6) }, () => `- ${sentence()}`).join('\n'));
     else if (roll < 0.5) blocks.push(`## ${sentence()}`);
     else blocks.push(Array.from({ length: 1 + Math.floor(random() * 6) }, sentence).join(pick([' ', '\n'])));
   }

@@ -5,7 +5,13 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/engine/logger.js';
 import type { SessionManager } from '../../src/sessions/session-manager.js';
-import { commandDescription, commandsOn, commandTableMarkdown, THREAD_COMMANDS, type CommandPlatform } from '../../connectors/shared/command-table.js';
+import {
+  commandDescription,
+  commandsOn,
+  commandTableMarkdown,
+  THREAD_COMMANDS,
+  type CommandPlatform,
+} from '../../connectors/shared/command-table.js';
 import { runThreadCommand, type CommandContext, type CommandMarkup } from '../../connectors/shared/thread-commands.js';
 import { COMMAND_HELP as SLACK_THREAD_HELP } from '../../connectors/slack/thread-commands.js';
 import { HELP_TEXT as SLACK_AGENT_HELP } from '../../connectors/slack/agent-command.js';
@@ -74,8 +80,16 @@ async function runnerCaseLabels(): Promise<string[]> {
   };
   const labels: string[] = [];
   for (const [file, dispatcher] of Object.entries(dispatchers)) {
-    const source = ts.createSourceFile(file, await readFile(new URL(`../../${file}`, import.meta.url), 'utf8'), ts.ScriptTarget.Latest, true);
-    const found = source.statements.find((statement): statement is ts.FunctionDeclaration => ts.isFunctionDeclaration(statement) && statement.name?.text === dispatcher);
+    const source = ts.createSourceFile(
+      file,
+      await readFile(new URL(`../../${file}`, import.meta.url), 'utf8'),
+      ts.ScriptTarget.Latest,
+      true,
+    );
+    const found = source.statements.find(
+      (statement): statement is ts.FunctionDeclaration =>
+        ts.isFunctionDeclaration(statement) && statement.name?.text === dispatcher,
+    );
     expect(found, `${dispatcher} in ${file}`).toBeDefined();
     const visit = (node: ts.Node): void => {
       if (ts.isCaseClause(node) && ts.isStringLiteral(node.expression)) labels.push(node.expression.text);
@@ -95,7 +109,8 @@ describe('the command table', () => {
   });
 
   it('Slack /agent lists the commands its thread help lists, /usage, /profile and the schedules among them', () => {
-    for (const name of ['usage', 'profile', 'schedule', 'schedules', 'unschedule']) expect(names(SLACK_AGENT_HELP, name)).toBe(true);
+    for (const name of ['usage', 'profile', 'schedule', 'schedules', 'unschedule'])
+      expect(names(SLACK_AGENT_HELP, name)).toBe(true);
   });
 
   it('Discord registers the table, in its order, with descriptions Discord takes (1 to 100 characters); its /help fits one message', () => {

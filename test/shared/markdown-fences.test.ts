@@ -23,14 +23,25 @@ describe('scanFences', () => {
   it('treats a block the model never closed as running to the end', () => {
     const text = 'x\n```sh\nls\n';
     expect(scanFences(text)).toEqual([
-      { fence: { indent: '', marker: '```', info: 'sh' }, start: 2, bodyStart: 8, bodyEnd: text.length, end: text.length, closed: false },
+      {
+        fence: { indent: '', marker: '```', info: 'sh' },
+        start: 2,
+        bodyStart: 8,
+        bodyEnd: text.length,
+        end: text.length,
+        closed: false,
+      },
     ]);
   });
 
   it('does not mistake inline triple backticks for a fence', () => {
     expect(parseFenceOpening('```js const x = 1```')).toBeUndefined();
     expect(scanFences('Use ```code``` inline, then text.')).toEqual([]);
-    expect(parseFenceOpening('~~~ info with ``` is fine')).toEqual({ indent: '', marker: '~~~', info: 'info with ``` is fine' });
+    expect(parseFenceOpening('~~~ info with ``` is fine')).toEqual({
+      indent: '',
+      marker: '~~~',
+      info: 'info with ``` is fine',
+    });
   });
 
   it('accepts Windows line endings', () => {

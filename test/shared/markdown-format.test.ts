@@ -39,7 +39,9 @@ describe('toSlackMrkdwn', () => {
   });
 
   it('a model writing <!here> or <!channel> pings nobody, while a user mention still works', () => {
-    const slack = toSlackMrkdwn('Hey <!here> and <!channel>, <!subteam^S123>: ask <@U012AB3CD> in <#C0123456|general>.');
+    const slack = toSlackMrkdwn(
+      'Hey <!here> and <!channel>, <!subteam^S123>: ask <@U012AB3CD> in <#C0123456|general>.',
+    );
     expect(slack).not.toMatch(/<!/);
     expect(slack).toContain('&lt;!here>');
     expect(slack).toContain('<@U012AB3CD>');

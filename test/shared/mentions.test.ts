@@ -1,22 +1,48 @@
 import { describe, expect, it } from 'vitest';
-import { isBroadcastFree, neutraliseBroadcasts, WORD_JOINER as J, type MentionDialect } from '../../connectors/shared/mentions.js';
+import {
+  isBroadcastFree,
+  neutraliseBroadcasts,
+  WORD_JOINER as J,
+  type MentionDialect,
+} from '../../connectors/shared/mentions.js';
 
 const SLACK_DIALECTS: MentionDialect[] = ['slack-mrkdwn', 'slack-markdown', 'slack-plain'];
 
 /** What a Slack client would read as a broadcast, in any of its dialects. */
-const LIVE_SLACK = /<!(?:channel|here|everyone|group|subteam\^)|(?<![\p{L}\p{N}_])@(?:channel|here|everyone)(?![\p{L}\p{N}_])/iu;
+const LIVE_SLACK =
+  /<!(?:channel|here|everyone|group|subteam\^)|(?<![\p{L}\p{N}_])@(?:channel|here|everyone)(?![\p{L}\p{N}_])/iu;
 
 describe('neutraliseBroadcasts for Slack', () => {
   it.each<[string, string, string, string]>([
     // input, mrkdwn, markdown / plain
     ['Hey <!channel>!', 'Hey &lt;!channel&gt;!', `Hey <${J}!channel>!`, 'a bare broadcast'],
     ['<!here|here> look', '&lt;!here|here&gt; look', `<${J}!here|here> look`, 'a labelled one'],
-    ['ping <!subteam^S123|@team> now', 'ping &lt;!subteam^S123|@team&gt; now', `ping <${J}!subteam^S123|@team> now`, 'a user group'],
-    ['<!everyone> and <!group>', '&lt;!everyone&gt; and &lt;!group&gt;', `<${J}!everyone> and <${J}!group>`, 'everyone, and the old name of channel'],
+    [
+      'ping <!subteam^S123|@team> now',
+      'ping &lt;!subteam^S123|@team&gt; now',
+      `ping <${J}!subteam^S123|@team> now`,
+      'a user group',
+    ],
+    [
+      '<!everyone> and <!group>',
+      '&lt;!everyone&gt; and &lt;!group&gt;',
+      `<${J}!everyone> and <${J}!group>`,
+      'everyone, and the old name of channel',
+    ],
     ['<!CHANNEL>', '&lt;!CHANNEL&gt;', `<${J}!CHANNEL>`, 'any case'],
-    ['@channel @here @everyone', `@${J}channel @${J}here @${J}everyone`, `@${J}channel @${J}here @${J}everyone`, 'the plain words'],
+    [
+      '@channel @here @everyone',
+      `@${J}channel @${J}here @${J}everyone`,
+      `@${J}channel @${J}here @${J}everyone`,
+      'the plain words',
+    ],
     ['(@here), @here.', `(@${J}here), @${J}here.`, `(@${J}here), @${J}here.`, 'the words next to punctuation'],
-    ['`<!channel>` and ```\n@here\n```', '`&lt;!channel&gt;` and ```\n@' + J + 'here\n```', '`<' + J + '!channel>` and ```\n@' + J + 'here\n```', 'inside code too'],
+    [
+      '`<!channel>` and ```\n@here\n```',
+      '`&lt;!channel&gt;` and ```\n@' + J + 'here\n```',
+      '`<' + J + '!channel>` and ```\n@' + J + 'here\n```',
+      'inside code too',
+    ],
   ])('%s → inert (%s)', (input, mrkdwn, other) => {
     expect(neutraliseBroadcasts(input, 'slack-mrkdwn')).toBe(mrkdwn);
     expect(neutraliseBroadcasts(input, 'slack-markdown')).toBe(other);
@@ -26,7 +52,9 @@ describe('neutraliseBroadcasts for Slack', () => {
   it('an escaped broadcast is text in mrkdwn, but a markdown renderer decodes it: there it gets a joiner too', () => {
     expect(neutraliseBroadcasts('&lt;!channel&gt;', 'slack-mrkdwn')).toBe('&lt;!channel&gt;');
     expect(neutraliseBroadcasts('&lt;!channel&gt;', 'slack-markdown')).toBe(`&lt;${J}!channel&gt;`);
-    expect(neutraliseBroadcasts('&#60;!here&#62; &#x3C;!everyone>', 'slack-markdown')).toBe(`&#60;${J}!here&#62; &#x3C;${J}!everyone>`);
+    expect(neutraliseBroadcasts('&#60;!here&#62; &#x3C;!everyone>', 'slack-markdown')).toBe(
+      `&#60;${J}!here&#62; &#x3C;${J}!everyone>`,
+    );
   });
 
   it.each([
@@ -42,7 +70,9 @@ describe('neutraliseBroadcasts for Slack', () => {
   });
 
   it('a link label is text: a broadcast word in it is neutralised, the URL is not', () => {
-    expect(neutraliseBroadcasts('<https://example.com/a|tell @channel>', 'slack-mrkdwn')).toBe(`<https://example.com/a|tell @${J}channel>`);
+    expect(neutraliseBroadcasts('<https://example.com/a|tell @channel>', 'slack-mrkdwn')).toBe(
+      `<https://example.com/a|tell @${J}channel>`,
+    );
   });
 
   it('a token with no closing bracket on its line does not swallow a later quote', () => {
@@ -67,7 +97,17 @@ describe('a streamed piece (more text follows in the same message)', () => {
       const piece = neutraliseBroadcasts(`so ${end}`, 'slack-markdown', { continued: true });
       expect(piece).toBe(`so ${end}${J}`);
       // Whatever the rest of the broadcast is, the joined text stays inert.
-      for (const whole of ['<!channel>', '<!here|here>', '<!subteam^S1>', '&lt;!everyone&gt;', '&#60;!here&#62;', '&#x3C;!here>', '@channel', '@here', '@everyone']) {
+      for (const whole of [
+        '<!channel>',
+        '<!here|here>',
+        '<!subteam^S1>',
+        '&lt;!everyone&gt;',
+        '&#60;!here&#62;',
+        '&#x3C;!here>',
+        '@channel',
+        '@here',
+        '@everyone',
+      ]) {
         if (!whole.toLowerCase().startsWith(end.toLowerCase())) continue;
         expect(`${piece}${neutraliseBroadcasts(whole.slice(end.length), 'slack-markdown')}`).not.toMatch(LIVE_SLACK);
       }
@@ -75,7 +115,8 @@ describe('a streamed piece (more text follows in the same message)', () => {
   );
 
   it('a piece that cannot be the start of one is not touched, nor is an already sealed piece', () => {
-    for (const text of ['a <b', 'ops@here.example', 'x@he', 'done.', '<@U1>', 'ask <@']) expect(neutraliseBroadcasts(text, 'slack-markdown', { continued: true })).toBe(text);
+    for (const text of ['a <b', 'ops@here.example', 'x@he', 'done.', '<@U1>', 'ask <@'])
+      expect(neutraliseBroadcasts(text, 'slack-markdown', { continued: true })).toBe(text);
     const sealed = neutraliseBroadcasts('so <!cha', 'slack-markdown', { continued: true });
     expect(neutraliseBroadcasts(sealed, 'slack-markdown', { continued: true })).toBe(sealed);
     expect(neutraliseBroadcasts('so <!channel', 'slack-markdown', { continued: true })).toBe(`so <${J}!channel`);
@@ -86,7 +127,9 @@ describe('neutraliseBroadcasts for Discord', () => {
   it('@everyone, @here and role mentions go inert; user and channel mentions stay', () => {
     expect(neutraliseBroadcasts('@everyone look, @here too', 'discord')).toBe(`@${J}everyone look, @${J}here too`);
     expect(neutraliseBroadcasts('ping <@&123456789>', 'discord')).toBe(`ping <@&${J}123456789>`);
-    expect(neutraliseBroadcasts('ask <@123> in <#456>, or <@!789>', 'discord')).toBe('ask <@123> in <#456>, or <@!789>');
+    expect(neutraliseBroadcasts('ask <@123> in <#456>, or <@!789>', 'discord')).toBe(
+      'ask <@123> in <#456>, or <@!789>',
+    );
     // Slack's spelling means nothing on Discord.
     expect(neutraliseBroadcasts('@channel', 'discord')).toBe('@channel');
     expect(neutraliseBroadcasts('https://example.com/@everyone', 'discord')).toBe('https://example.com/@everyone');

@@ -8,12 +8,21 @@ describe('a prompt click', () => {
   it('that cannot be recorded tells the clicker so, and throws for the log', async () => {
     const down = new Error('not connected to Redis at 127.0.0.1:6379 (reconnecting); nothing was sent');
     const core = {
-      manager: { resolve: () => Promise.reject(down), records: { session: () => Promise.resolve(undefined), prompt: () => Promise.resolve(undefined) } },
+      manager: {
+        resolve: () => Promise.reject(down),
+        records: { session: () => Promise.resolve(undefined), prompt: () => Promise.resolve(undefined) },
+      },
     } as unknown as Pick<Core, 'manager'>;
     const said: string[] = [];
-    const click = answerPromptClick(core, () => {
-      throw new Error('no presenter is needed');
-    }, { item: 'item-1', choice: 'once', userId: 'U1' }, async (text) => void said.push(text), { cardHoldsAll: () => true });
+    const click = answerPromptClick(
+      core,
+      () => {
+        throw new Error('no presenter is needed');
+      },
+      { item: 'item-1', choice: 'once', userId: 'U1' },
+      async (text) => void said.push(text),
+      { cardHoldsAll: () => true },
+    );
     await expect(click).rejects.toBe(down);
     expect(said).toEqual([CLICK_NOT_RECORDED]);
   });

@@ -8,7 +8,16 @@ import type { MessageRef } from '../../src/sessions/thread-records.js';
 import { memoryLogger } from '../support/engine-kit.js';
 import type { AnsweredTurn } from '../../src/feedback/feedback-book.js';
 import { ThreadPresenter } from '../../connectors/shared/thread-presenter.js';
-import type { AnswerDraft, AnswerEnding, CardView, MessageId, ProgressStep, StatusDetails, ThreadSurface, WorkStatus } from '../../connectors/shared/thread-surface.js';
+import type {
+  AnswerDraft,
+  AnswerEnding,
+  CardView,
+  MessageId,
+  ProgressStep,
+  StatusDetails,
+  ThreadSurface,
+  WorkStatus,
+} from '../../connectors/shared/thread-surface.js';
 
 const SESSION = 'test:W1:C1:T1';
 
@@ -107,9 +116,21 @@ const usage: Usage = { model: 'openai:gpt-4.1', input: 100, output: 20 };
 const call = (id: string, command: string) => ({
   proposed: { type: 'tool_proposed', toolCallId: id, name: 'run_shell', arguments: { command } } as EngineEvent,
   started: { type: 'tool_started', toolCallId: id, name: 'run_shell' } as EngineEvent,
-  finished: { type: 'tool_finished', toolCallId: id, name: 'run_shell', status: 'ok', resultPreview: `${command}: ok`, durationMs: 5 } as EngineEvent,
+  finished: {
+    type: 'tool_finished',
+    toolCallId: id,
+    name: 'run_shell',
+    status: 'ok',
+    resultPreview: `${command}: ok`,
+    durationMs: 5,
+  } as EngineEvent,
 });
-const start: EngineEvent = { type: 'turn_start', kind: 'run', input: 'check the build <@U_EVE>', source: { platform: 'test', channel: 'C1', thread: 'T1', userId: 'U_ADA', messageId: 'req-1' } };
+const start: EngineEvent = {
+  type: 'turn_start',
+  kind: 'run',
+  input: 'check the build <@U_EVE>',
+  source: { platform: 'test', channel: 'C1', thread: 'T1', userId: 'U_ADA', messageId: 'req-1' },
+};
 const end: EngineEvent = { type: 'turn_end', status: 'completed', iterations: 2, pendingSteering: 0 };
 
 describe('compact progress (TOOL_DISPLAY=compact)', () => {
@@ -120,7 +141,15 @@ describe('compact progress (TOOL_DISPLAY=compact)', () => {
     await play(
       start,
       { type: 'assistant_delta', text: 'Checking.' },
-      { type: 'assistant_message', text: 'Checking.', toolCalls: [{ id: 'call_a', name: 'run_shell' }, { id: 'call_b', name: 'run_shell' }], usage },
+      {
+        type: 'assistant_message',
+        text: 'Checking.',
+        toolCalls: [
+          { id: 'call_a', name: 'run_shell' },
+          { id: 'call_b', name: 'run_shell' },
+        ],
+        usage,
+      },
       a.proposed,
       b.proposed,
       a.started,
@@ -150,9 +179,31 @@ describe('compact progress (TOOL_DISPLAY=compact)', () => {
   it('a call that asks a person: the reply closes, the call gets its own card with the buttons, and the steps go on after', async () => {
     const { surface, presenter, play } = thread({ compact: true });
     const a = call('call_a', 'rm -rf build');
-    await play(start, { type: 'assistant_delta', text: 'Cleaning.' }, { type: 'assistant_message', text: 'Cleaning.', toolCalls: [{ id: 'call_a', name: 'run_shell' }] }, a.proposed);
-    const item: InboxItem = { id: 'item-1', sessionId: SESSION, toolCallId: 'call_a', kind: 'approval', choices: ['once', 'deny'], state: 'pending', createdAt: 1 };
-    await presenter.onEvent({ type: 'permission_required', toolCallId: 'call_a', name: 'run_shell', arguments: { command: 'rm -rf build' }, reason: 'deletes files' }, item);
+    await play(
+      start,
+      { type: 'assistant_delta', text: 'Cleaning.' },
+      { type: 'assistant_message', text: 'Cleaning.', toolCalls: [{ id: 'call_a', name: 'run_shell' }] },
+      a.proposed,
+    );
+    const item: InboxItem = {
+      id: 'item-1',
+      sessionId: SESSION,
+      toolCallId: 'call_a',
+      kind: 'approval',
+      choices: ['once', 'deny'],
+      state: 'pending',
+      createdAt: 1,
+    };
+    await presenter.onEvent(
+      {
+        type: 'permission_required',
+        toolCallId: 'call_a',
+        name: 'run_shell',
+        arguments: { command: 'rm -rf build' },
+        reason: 'deletes files',
+      },
+      item,
+    );
     await presenter.onDecision({ ...item, state: 'resolved' }, 'U_ADA', 'once');
     await play(a.started, a.finished, end);
 
@@ -160,12 +211,21 @@ describe('compact progress (TOOL_DISPLAY=compact)', () => {
     // The reply (text and the pending step) is finished before the card is posted.
     expect(ops.indexOf('finish')).toBeLessThan(ops.indexOf('postCard'));
     const [card] = surface.of('postCard');
-    expect(card!.card.state).toMatchObject({ name: 'run_shell', argsSummary: 'rm -rf build', phase: 'awaiting_approval' });
+    expect(card!.card.state).toMatchObject({
+      name: 'run_shell',
+      argsSummary: 'rm -rf build',
+      phase: 'awaiting_approval',
+    });
     expect(card!.card.prompt?.item.id).toBe('item-1');
     // The card shows the decision and the outcome; the steps after the decision go into a new reply.
     expect(surface.of('updateCard').map((u) => u.card.state.phase)).toEqual(['awaiting_approval', 'running', 'done']);
     expect(surface.of('startAnswer')).toHaveLength(2);
-    expect(surface.of('step').filter((s) => s.draft === 2).map((s) => s.step.status)).toEqual(['in_progress', 'complete']);
+    expect(
+      surface
+        .of('step')
+        .filter((s) => s.draft === 2)
+        .map((s) => s.step.status),
+    ).toEqual(['in_progress', 'complete']);
     expect(surface.of('setStatus').map((s) => s.status)).toEqual(['thinking', 'waiting', 'thinking', 'idle']);
   });
 
@@ -192,16 +252,31 @@ describe('the conversation status and feedback', () => {
 
   it("a completed turn's final answer asks for feedback and is recorded with its turn and model; a stopped one is not", async () => {
     const { surface, play, answered } = thread();
-    await play(start, { type: 'assistant_delta', text: 'Done.' }, { type: 'assistant_message', text: 'Done.', toolCalls: [], usage }, end);
+    await play(
+      start,
+      { type: 'assistant_delta', text: 'Done.' },
+      { type: 'assistant_message', text: 'Done.', toolCalls: [], usage },
+      end,
+    );
     const ending = surface.of('finish')[0]!.ending;
     expect(ending?.feedback).toBe(true);
     expect(typeof ending?.footer).toBe('string');
     expect(answered).toHaveLength(1);
     const [turn] = answered;
-    expect(turn).toMatchObject({ sessionId: SESSION, messageKey: `test:C1:${surface.of('finish')[0]!.messages[0]}`, model: 'openai:gpt-4.1', requestId: 'req-1' });
+    expect(turn).toMatchObject({
+      sessionId: SESSION,
+      messageKey: `test:C1:${surface.of('finish')[0]!.messages[0]}`,
+      model: 'openai:gpt-4.1',
+      requestId: 'req-1',
+    });
     expect(turn!.turnStartedAt).toBeGreaterThan(0);
 
-    await play(start, { type: 'assistant_delta', text: 'Half' }, { type: 'interrupted', iterations: 1 }, { type: 'turn_end', status: 'interrupted', iterations: 1, pendingSteering: 0 });
+    await play(
+      start,
+      { type: 'assistant_delta', text: 'Half' },
+      { type: 'interrupted', iterations: 1 },
+      { type: 'turn_end', status: 'interrupted', iterations: 1, pendingSteering: 0 },
+    );
     expect(surface.of('finish')[1]!.ending?.feedback).toBeUndefined();
     expect(answered).toHaveLength(1);
   });

@@ -5,7 +5,16 @@ import type { EngineEvent, InboxItem, MessageSource, Usage } from '../../src/eng
 import type { MessageRef } from '../../src/sessions/thread-records.js';
 import { memoryLogger, waitFor } from '../support/engine-kit.js';
 import { ThreadPresenter } from '../../connectors/shared/thread-presenter.js';
-import type { AnswerDraft, CardLocator, CardView, InputMark, MessageId, ThreadNote, ThreadSurface, WorkStatus } from '../../connectors/shared/thread-surface.js';
+import type {
+  AnswerDraft,
+  CardLocator,
+  CardView,
+  InputMark,
+  MessageId,
+  ThreadNote,
+  ThreadSurface,
+  WorkStatus,
+} from '../../connectors/shared/thread-surface.js';
 
 const SESSION = 'test:W1:C1:T1';
 
@@ -73,7 +82,8 @@ class RecordingSurface implements ThreadSurface {
         if (messages.length === 0) messages.push(this.newId());
         text += delta;
       },
-      finish: async (ending) => this.record({ op: 'finishAnswer', text, footer: ending?.footer, messages: [...messages] }),
+      finish: async (ending) =>
+        this.record({ op: 'finishAnswer', text, footer: ending?.footer, messages: [...messages] }),
       messages,
     };
   }
@@ -128,13 +138,36 @@ const usage: Usage = { model: 'openai:gpt-4.1', input: 1200, output: 300 };
 const shellArgs = { command: 'rm -rf build' };
 
 function approvalItem(state: InboxItem['state'] = 'pending', extra: Partial<InboxItem> = {}): InboxItem {
-  return { id: 'item-1', sessionId: SESSION, toolCallId: 'call_1', kind: 'approval', choices: ['once', 'always_tool', 'deny'], state, createdAt: 1, ...extra };
+  return {
+    id: 'item-1',
+    sessionId: SESSION,
+    toolCallId: 'call_1',
+    kind: 'approval',
+    choices: ['once', 'always_tool', 'deny'],
+    state,
+    createdAt: 1,
+    ...extra,
+  };
 }
 
 const proposed: EngineEvent = { type: 'tool_proposed', toolCallId: 'call_1', name: 'run_shell', arguments: shellArgs };
-const permission: EngineEvent = { type: 'permission_required', toolCallId: 'call_1', name: 'run_shell', arguments: shellArgs, reason: 'deletes files', command: 'rm -rf build' };
+const permission: EngineEvent = {
+  type: 'permission_required',
+  toolCallId: 'call_1',
+  name: 'run_shell',
+  arguments: shellArgs,
+  reason: 'deletes files',
+  command: 'rm -rf build',
+};
 const started: EngineEvent = { type: 'tool_started', toolCallId: 'call_1', name: 'run_shell' };
-const finished: EngineEvent = { type: 'tool_finished', toolCallId: 'call_1', name: 'run_shell', status: 'ok', resultPreview: '', durationMs: 40 };
+const finished: EngineEvent = {
+  type: 'tool_finished',
+  toolCallId: 'call_1',
+  name: 'run_shell',
+  status: 'ok',
+  resultPreview: '',
+  durationMs: 40,
+};
 
 describe('the thread presenter', () => {
   it('a turn with an answer: thinking, the text streamed into one answer, the usage footer under it, then idle', async () => {
@@ -148,7 +181,9 @@ describe('the thread presenter', () => {
     );
     expect(surface.ops()).toEqual(['setStatus', 'startAnswer', 'finishAnswer', 'setStatus']);
     expect(surface.of('setStatus').map((call) => call.status)).toEqual(['thinking', 'idle']);
-    expect(surface.of('finishAnswer')).toEqual([{ op: 'finishAnswer', text: 'Hello, Ada.', footer: '1,200 in · 300 out · ≈ $0.0048', messages: ['m1'] }]);
+    expect(surface.of('finishAnswer')).toEqual([
+      { op: 'finishAnswer', text: 'Hello, Ada.', footer: '1,200 in · 300 out · ≈ $0.0048', messages: ['m1'] },
+    ]);
     // The answer's message is recorded: a 🛑 on it finds the session.
     expect(refs.get('test:C1:m1')).toEqual({ sessionId: SESSION, kind: 'answer' });
   });
@@ -164,7 +199,14 @@ describe('the thread presenter', () => {
       { type: 'assistant_message', text: 'Shorter: it ends.', toolCalls: [], usage },
       { type: 'turn_end', status: 'completed', iterations: 2, pendingSteering: 0 },
     );
-    expect(surface.ops()).toEqual(['setStatus', 'startAnswer', 'finishAnswer', 'startAnswer', 'finishAnswer', 'setStatus']);
+    expect(surface.ops()).toEqual([
+      'setStatus',
+      'startAnswer',
+      'finishAnswer',
+      'startAnswer',
+      'finishAnswer',
+      'setStatus',
+    ]);
     expect(surface.of('finishAnswer').map((call) => [call.text, call.footer !== undefined, call.messages])).toEqual([
       ['The story ends here.', false, ['m1']],
       ['Shorter: it ends.', true, ['m2']],
@@ -176,7 +218,11 @@ describe('the thread presenter', () => {
     await play(
       { type: 'turn_start', kind: 'run', input: 'clean up' },
       { type: 'assistant_delta', text: 'Cleaning the build folder.' },
-      { type: 'assistant_message', text: 'Cleaning the build folder.', toolCalls: [{ id: 'call_1', name: 'run_shell' }] },
+      {
+        type: 'assistant_message',
+        text: 'Cleaning the build folder.',
+        toolCalls: [{ id: 'call_1', name: 'run_shell' }],
+      },
       proposed,
     );
     await presenter.onEvent(permission, approvalItem());
@@ -205,21 +251,37 @@ describe('the thread presenter', () => {
     const updates = surface.of('updateCard');
     expect(updates.every((update) => update.id === posted!.id)).toBe(true);
     // The prompt's buttons ride on the call's own card, with the words "always" needs.
-    expect(updates[0]!.card).toMatchObject({ state: { phase: 'awaiting_approval', approvalReason: 'deletes files' }, prompt: { item: { id: 'item-1' }, grantScope: 'channel' } });
+    expect(updates[0]!.card).toMatchObject({
+      state: { phase: 'awaiting_approval', approvalReason: 'deletes files' },
+      prompt: { item: { id: 'item-1' }, grantScope: 'channel' },
+    });
     // The click: who decided shows, the buttons go.
     expect(updates[1]!.card.prompt).toBeUndefined();
     expect(updates[1]!.card.state.decision).toEqual({ by: 'U_ADA', choice: 'once' });
     expect(updates.slice(2).map((update) => update.card.state.phase)).toEqual(['running', 'done']);
     expect(updates[3]!.card.state.decision).toEqual({ by: 'U_ADA', choice: 'once' });
     // Show all gets every character the approver was asked about.
-    expect(presenter.fullTextOf('call_1')).toEqual({ name: 'run_shell', parts: [{ label: 'Command', text: 'rm -rf build' }] });
+    expect(presenter.fullTextOf('call_1')).toEqual({
+      name: 'run_shell',
+      parts: [{ label: 'Command', text: 'rm -rf build' }],
+    });
     expect(refs.get(`test:C1:${posted!.id}`)).toEqual({ sessionId: SESSION, kind: 'tool_card', toolCallId: 'call_1' });
   });
 
   it('a question shows its text on the card rather than its raw arguments', async () => {
     const { surface, presenter } = thread();
-    const ask: EngineEvent = { type: 'interaction_required', toolCallId: 'call_q', kind: 'question', arguments: { question: 'Which branch?', options: ['main', 'dev'] } };
-    await presenter.onEvent(ask, { ...approvalItem(), toolCallId: 'call_q', kind: 'question', choices: ['main', 'dev'] });
+    const ask: EngineEvent = {
+      type: 'interaction_required',
+      toolCallId: 'call_q',
+      kind: 'question',
+      arguments: { question: 'Which branch?', options: ['main', 'dev'] },
+    };
+    await presenter.onEvent(ask, {
+      ...approvalItem(),
+      toolCallId: 'call_q',
+      kind: 'question',
+      choices: ['main', 'dev'],
+    });
     const [card] = surface.of('postCard');
     expect(card!.card.state).toMatchObject({ phase: 'awaiting_answer', argsSummary: '' });
     expect(card!.card.prompt).toMatchObject({ question: 'Which branch?' });
@@ -231,8 +293,13 @@ describe('the thread presenter', () => {
     await presenter.onEvent(permission, approvalItem());
     await play({ type: 'assistant_delta', text: 'Half an ans' });
     presenter.noteStoppedBy('U_BOB');
-    await presenter.onPromptClosed(approvalItem('resolved', { resolution: { kind: 'interrupted' }, resolvedBy: 'U_BOB' }));
-    await play({ type: 'interrupted', iterations: 1 }, { type: 'turn_end', status: 'interrupted', iterations: 1, pendingSteering: 0 });
+    await presenter.onPromptClosed(
+      approvalItem('resolved', { resolution: { kind: 'interrupted' }, resolvedBy: 'U_BOB' }),
+    );
+    await play(
+      { type: 'interrupted', iterations: 1 },
+      { type: 'turn_end', status: 'interrupted', iterations: 1, pendingSteering: 0 },
+    );
 
     const closed = surface.of('updateCard').at(-1)!.card;
     expect(closed.state.decision).toEqual({ by: 'U_BOB', choice: 'interrupted' });
@@ -259,11 +326,22 @@ describe('the thread presenter', () => {
     );
     expect(surface.ops()).toEqual(['setStatus', 'startAnswer', 'finishAnswer', 'postNote', 'setStatus']);
     const [failed] = surface.of('postNote');
-    expect(failed!.note).toEqual({ kind: 'failed', message: 'The provider said <no>', action: { kind: 'retry', sessionId: SESSION } });
+    expect(failed!.note).toEqual({
+      kind: 'failed',
+      message: 'The provider said <no>',
+      action: { kind: 'retry', sessionId: SESSION },
+    });
     expect(refs.get(`test:C1:${failed!.id}`)).toEqual({ sessionId: SESSION, kind: 'note' });
 
-    await play({ type: 'turn_start', kind: 'retry', input: null }, { type: 'turn_end', status: 'max_iterations_exceeded', iterations: 20, pendingSteering: 0 });
-    expect(surface.of('postNote').at(-1)!.note).toEqual({ kind: 'step_limit', iterations: 20, action: { kind: 'continue', sessionId: SESSION } });
+    await play(
+      { type: 'turn_start', kind: 'retry', input: null },
+      { type: 'turn_end', status: 'max_iterations_exceeded', iterations: 20, pendingSteering: 0 },
+    );
+    expect(surface.of('postNote').at(-1)!.note).toEqual({
+      kind: 'step_limit',
+      iterations: 20,
+      action: { kind: 'continue', sessionId: SESSION },
+    });
   });
 
   it('a spend limit pausing the turn posts its words with a Continue only admins may use; an 80 % notice is a plain note', async () => {
@@ -274,16 +352,25 @@ describe('the thread presenter', () => {
       { type: 'turn_end', status: 'error', iterations: 1, pendingSteering: 0 },
     );
     expect(surface.of('postNote').map((call) => call.note)).toEqual([
-      { kind: 'budget_paused', message: "Paused: this channel's daily budget of $5.00 is spent.", action: { kind: 'continue_past_limit', sessionId: SESSION } },
+      {
+        kind: 'budget_paused',
+        message: "Paused: this channel's daily budget of $5.00 is spent.",
+        action: { kind: 'continue_past_limit', sessionId: SESSION },
+      },
     ]);
     await presenter.onNotice({ kind: 'budget_warning', text: 'This channel has used 80 % of its daily budget.' });
-    expect(surface.of('postNote').at(-1)!.note).toEqual({ kind: 'budget_warning', text: 'This channel has used 80 % of its daily budget.' });
+    expect(surface.of('postNote').at(-1)!.note).toEqual({
+      kind: 'budget_warning',
+      text: 'This channel has used 80 % of its daily budget.',
+    });
   });
 
   it('too many tool calls at once: a note says how many ran', async () => {
     const { surface, play } = thread();
     await play({ type: 'tool_calls_limited', requested: 30, allowed: 20 });
-    expect(surface.of('postNote').map((call) => call.note)).toEqual([{ kind: 'tool_calls_limited', requested: 30, allowed: 20 }]);
+    expect(surface.of('postNote').map((call) => call.note)).toEqual([
+      { kind: 'tool_calls_limited', requested: 30, allowed: 20 },
+    ]);
   });
 
   it('a decision clicked before its card is known (after a restart) shows on the card found again, which is not posted twice', async () => {
@@ -296,7 +383,10 @@ describe('the thread presenter', () => {
     await play(proposed, started);
     expect(surface.ops()).toEqual(['cards.find', 'updateCard']);
     const [update] = surface.of('updateCard');
-    expect(update).toMatchObject({ id: 'card-from-before', card: { state: { phase: 'running', decision: { by: 'U_ADA', choice: 'always_tool' } } } });
+    expect(update).toMatchObject({
+      id: 'card-from-before',
+      card: { state: { phase: 'running', decision: { by: 'U_ADA', choice: 'always_tool' } } },
+    });
   });
 
   it('a call heard of only when it runs (its card posted before a restart) finds that card instead of posting one', async () => {
@@ -318,12 +408,22 @@ describe('the thread presenter', () => {
     await Promise.all([posting, clicking]);
     expect(surface.of('postCard')).toHaveLength(1);
     const [update] = surface.of('updateCard');
-    expect(update).toMatchObject({ id: surface.of('postCard')[0]!.id, card: { state: { decision: { by: 'U_ADA', choice: 'deny' } } } });
+    expect(update).toMatchObject({
+      id: surface.of('postCard')[0]!.id,
+      card: { state: { decision: { by: 'U_ADA', choice: 'deny' } } },
+    });
   });
 
   it("marks a person's message with what became of it", async () => {
     const { surface, presenter } = thread();
-    const from = (messageId: string): MessageSource => ({ platform: 'test', workspace: 'W1', channel: 'C1', thread: 'T1', userId: 'U_ADA', messageId });
+    const from = (messageId: string): MessageSource => ({
+      platform: 'test',
+      workspace: 'W1',
+      channel: 'C1',
+      thread: 'T1',
+      userId: 'U_ADA',
+      messageId,
+    });
     await presenter.onInput('started', from('u1'));
     await presenter.onInput('queued', from('u2'));
     await presenter.onInput('injected', from('u3'));
@@ -360,7 +460,14 @@ describe('the thread presenter', () => {
     surface.fail.add('postCard');
     surface.fail.add('unreact');
     await play(proposed);
-    await presenter.onInput('dropped', { platform: 'test', workspace: 'W1', channel: 'C1', thread: 'T1', userId: 'U_ADA', messageId: 'u1' });
+    await presenter.onInput('dropped', {
+      platform: 'test',
+      workspace: 'W1',
+      channel: 'C1',
+      thread: 'T1',
+      userId: 'U_ADA',
+      messageId: 'u1',
+    });
     await play({ type: 'error', message: 'boom', errorKind: 'provider' });
     expect(surface.ops()).toEqual(['cards.find', 'cards.posting', 'react', 'postNote', 'postNote']);
     expect(logger.lines.filter((line) => line.level === 'warn').map((line) => line.message)).toEqual([

@@ -7,7 +7,13 @@ const KEY = { platform: 'slack', workspace: 'T1', channel: 'C1', thread: '1.0' }
 const markup = { bold: (text: string) => `*${text}*`, escape: (text: string) => text.replace(/</g, '&lt;') };
 
 function totals(usd: number, tokens: number, unpricedModels: string[] = [], estimatedCalls = 0): SpendTotals {
-  return { usd, tokens: { input: tokens, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0 }, calls: 2, estimatedCalls, unpricedModels };
+  return {
+    usd,
+    tokens: { input: tokens, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0 },
+    calls: 2,
+    estimatedCalls,
+    unpricedModels,
+  };
 }
 
 /** A ledger of our own interface, answering per scope kind; it records what it was asked. */
@@ -33,7 +39,11 @@ describe('/usage', () => {
   it("shows the person's, the channel's and the workspace's spend today and this month, the limit's reset, and the models with no price", async () => {
     const now = Date.UTC(2026, 11, 3, 21, 0);
     const reader = new TableReader({
-      user: { today: totals(0.42, 12_300), month: totals(3.1, 98_000), limit: { setting: 'BUDGET_USER_DAILY', usd: 5, resetsAt: Date.UTC(2026, 11, 4) } },
+      user: {
+        today: totals(0.42, 12_300),
+        month: totals(3.1, 98_000),
+        limit: { setting: 'BUDGET_USER_DAILY', usd: 5, resetsAt: Date.UTC(2026, 11, 4) },
+      },
       channel: { today: totals(1.5, 40_000, ['openai:my-local-model']), month: totals(12, 400_000) },
     });
     const text = await usageText(reader, usageScopes(KEY, 'U1', { kind: 'self' }), markup, now);
@@ -62,6 +72,8 @@ describe('/usage', () => {
   });
 
   it("an admin's target is one scope", () => {
-    expect(usageScopes(KEY, 'U1', { kind: 'channel', id: 'C9' })).toEqual([{ label: '<#C9>', scope: { platform: 'slack', workspace: 'T1', kind: 'channel', id: 'C9' } }]);
+    expect(usageScopes(KEY, 'U1', { kind: 'channel', id: 'C9' })).toEqual([
+      { label: '<#C9>', scope: { platform: 'slack', workspace: 'T1', kind: 'channel', id: 'C9' } },
+    ]);
   });
 });

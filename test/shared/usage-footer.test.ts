@@ -41,8 +41,12 @@ describe('formatUsage', () => {
       { model: 'openai:gpt-4.1', input: 1000, output: 100 },
       { model: 'openai:gpt-4.1', input: 1200, output: 40, estimated: true },
     ];
-    expect(formatUsage(usages)).toBe('2,200 in · 140 out · ≈ $0.0055 · partly estimated (the model server reported no usage)');
-    expect(formatUsage([usages[1]!])).toBe('1,200 in · 40 out · ≈ $0.0027 · estimated (the model server reported no usage)');
+    expect(formatUsage(usages)).toBe(
+      '2,200 in · 140 out · ≈ $0.0055 · partly estimated (the model server reported no usage)',
+    );
+    expect(formatUsage([usages[1]!])).toBe(
+      '1,200 in · 40 out · ≈ $0.0027 · estimated (the model server reported no usage)',
+    );
   });
 
   it('shows nothing for a turn without usage', () => {

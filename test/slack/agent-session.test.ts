@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { isBroadcastFree } from '../../connectors/shared/mentions.js';
-import { DEFAULT_LOADING_MESSAGES, SESSION_STATUS, sessionTitle, TITLE_LIMIT } from '../../connectors/slack/agent-session.js';
+import {
+  DEFAULT_LOADING_MESSAGES,
+  SESSION_STATUS,
+  sessionTitle,
+  TITLE_LIMIT,
+} from '../../connectors/slack/agent-session.js';
 
 describe('agent session statuses', () => {
   it('map each WorkStatus to one of the four values Slack takes', () => {
@@ -16,8 +21,12 @@ describe('agent session statuses', () => {
 
 describe('sessionTitle', () => {
   it('turns Slack markup into the words it shows, with broadcasts inert', () => {
-    const title = sessionTitle('ask <@U0ADA|ada> and <@U0BOB> in <#C0OPS|ops> or <#C0DEV>, <!here> <!channel> <!everyone> <!subteam^S0SRE|@sre>, see <https://example.com|the docs> or <https://x.example>');
-    expect(title).toBe('ask @ada and @U0BOB in #ops or #C0DEV, @\u2060here @\u2060channel @\u2060everyone @sre, see the docs or https://x.example');
+    const title = sessionTitle(
+      'ask <@U0ADA|ada> and <@U0BOB> in <#C0OPS|ops> or <#C0DEV>, <!here> <!channel> <!everyone> <!subteam^S0SRE|@sre>, see <https://example.com|the docs> or <https://x.example>',
+    );
+    expect(title).toBe(
+      'ask @ada and @U0BOB in #ops or #C0DEV, @\u2060here @\u2060channel @\u2060everyone @sre, see the docs or https://x.example',
+    );
     expect(title).not.toMatch(/<[@!#]/);
     expect(isBroadcastFree(title, 'slack-plain')).toBe(true);
     expect(isBroadcastFree(title, 'slack-mrkdwn')).toBe(true);

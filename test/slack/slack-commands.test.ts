@@ -26,16 +26,22 @@ describe('thread commands', () => {
 
     await bot.mention('/status', { threadTs: root });
     await waitFor(() => lastWhisper(bot!).includes('*Model:*'));
-    expect(lastWhisper(bot)).toMatch(/openai:gpt-4\.1[\s\S]*`echo hi` in run_shell \(by <@U0HUMAN001>, for their own requests\)/);
+    expect(lastWhisper(bot)).toMatch(
+      /openai:gpt-4\.1[\s\S]*`echo hi` in run_shell \(by <@U0HUMAN001>, for their own requests\)/,
+    );
 
     await bot.mention('/grants', { threadTs: root });
     await waitFor(() => lastWhisper(bot!).startsWith('Always allowed in this thread'));
     // Who granted what, and whose turns it covers.
-    expect(lastWhisper(bot)).toContain(`\`echo hi\` in run_shell (by <@${SLACK_IDS.humanUserId}>, for their own requests)`);
+    expect(lastWhisper(bot)).toContain(
+      `\`echo hi\` in run_shell (by <@${SLACK_IDS.humanUserId}>, for their own requests)`,
+    );
 
     await bot.mention('/revoke run_shell echo hi', { threadTs: root });
     await waitFor(() => lastWhisper(bot!).startsWith('Revoked'));
-    expect(await bot.core.manager.controls.listGrants((await bot.core.store.listSessionIds())[0]!, SLACK_IDS.humanUserId)).toMatchObject({ value: { thread: { commands: [] } } });
+    expect(
+      await bot.core.manager.controls.listGrants((await bot.core.store.listSessionIds())[0]!, SLACK_IDS.humanUserId),
+    ).toMatchObject({ value: { thread: { commands: [] } } });
 
     await bot.mention('/dance', { threadTs: root });
     await waitFor(() => lastWhisper(bot!).includes('I do not know `/dance`'));
@@ -47,7 +53,11 @@ describe('thread commands', () => {
     bot = await bootSlackBot();
     const { sendSlashCommand } = await import('../fakes/slack-signer.js');
     const { slashCommand } = await import('../fakes/slack-payloads.js');
-    const response = await sendSlashCommand(bot.url, 'test-signing-secret', slashCommand({ command: '/agent', text: 'help', responseUrl: bot.slack.responseUrl('help') }));
+    const response = await sendSlashCommand(
+      bot.url,
+      'test-signing-secret',
+      slashCommand({ command: '/agent', text: 'help', responseUrl: bot.slack.responseUrl('help') }),
+    );
     expect(response.status).toBe(200);
     const posted = await bot.slack.waitForResponse('help');
     expect(JSON.stringify(posted)).toContain('How to use me');

@@ -35,9 +35,11 @@ async function boot(options: Parameters<typeof bootSlackBot>[0] = {}): Promise<S
   return bot;
 }
 
-const botMessages = (bot: SlackBot, root: string): StoredMessage[] => bot.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId);
+const botMessages = (bot: SlackBot, root: string): StoredMessage[] =>
+  bot.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId);
 const streamed = (bot: SlackBot, root: string) => botMessages(bot, root).filter((m) => m.stream !== undefined);
-const isCard = (m: StoredMessage) => (m.metadata as { event_type?: string } | undefined)?.event_type === CARD_METADATA_EVENT;
+const isCard = (m: StoredMessage) =>
+  (m.metadata as { event_type?: string } | undefined)?.event_type === CARD_METADATA_EVENT;
 const cards = (bot: SlackBot, root: string) => botMessages(bot, root).filter(isCard);
 
 /**
@@ -49,7 +51,10 @@ function expectSettled(bot: SlackBot, root: string, asked: string[] = []): void 
   for (const message of streamed(bot, root)) {
     expect(message.stream!.state).toBe('stopped');
     for (const task of message.stream!.tasks) {
-      expect(asked.includes(task.id) ? ['pending', 'complete', 'error'] : ['complete', 'error'], `${task.title} in ${message.ts}`).toContain(task.status);
+      expect(
+        asked.includes(task.id) ? ['pending', 'complete', 'error'] : ['complete', 'error'],
+        `${task.title} in ${message.ts}`,
+      ).toContain(task.status);
       expect(task.detailsSent, `${task.title} details in ${message.ts}`).toBeLessThanOrEqual(1);
     }
   }
@@ -73,7 +78,9 @@ describe('TOOL_DISPLAY=compact on Slack', () => {
       ],
       { text: 'Let me look around first.' },
     );
-    bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' }, id: 'call_three' }], { text: ' One more look.' });
+    bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' }, id: 'call_three' }], {
+      text: ' One more look.',
+    });
     bot.llm.replyText(' The folder is empty.');
     const root = await bot.mention('what is in the workspace?');
     await waitFor(() => bot.llm.requests.length === 3, 10_000);
@@ -95,7 +102,12 @@ describe('TOOL_DISPLAY=compact on Slack', () => {
     const order = sequence(reply);
     const firstTask = order.findIndex((mark) => mark.startsWith('task:call_one'));
     const lastText = order.findLastIndex((mark) => mark.includes('empty'));
-    expect(order.slice(0, firstTask).map((mark) => mark.replace(/^text:/, '')).join('')).toContain('Let me look around first.');
+    expect(
+      order
+        .slice(0, firstTask)
+        .map((mark) => mark.replace(/^text:/, ''))
+        .join(''),
+    ).toContain('Let me look around first.');
     expect(order.findIndex((mark) => mark.startsWith('task:call_three'))).toBeLessThan(lastText);
     // One update per change of a task, never the same state twice.
     for (const task of reply.stream!.tasks) {
@@ -106,8 +118,12 @@ describe('TOOL_DISPLAY=compact on Slack', () => {
 
   it('an approval in the middle: its own card with buttons, the stream closed before it, the steps going on in a new stream after the click', async () => {
     const bot = await boot();
-    bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' }, id: 'call_look' }], { text: 'Looking first.' });
-    bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo hi > note.txt' }, id: 'call_write' }], { text: ' Now writing.' });
+    bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' }, id: 'call_look' }], {
+      text: 'Looking first.',
+    });
+    bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'echo hi > note.txt' }, id: 'call_write' }], {
+      text: ' Now writing.',
+    });
     bot.llm.replyText('Written.');
     const root = await bot.mention('write a note');
     const card = await waitForCard(bot, root, 'run_shell', (text) => text.includes(PROMPT_ACTION));
@@ -117,8 +133,12 @@ describe('TOOL_DISPLAY=compact on Slack', () => {
     expect(before).toHaveLength(1);
     expect(before[0]!.stream!.state).toBe('stopped');
     expect(before[0]!.stream!.tasks.find((t) => t.id === 'call_look')?.status).toBe('complete');
-    const stoppedAt = bot.slack.calls.findIndex((call) => call.method === 'chat.stopStream' && call.args.ts === before[0]!.ts);
-    const cardAt = bot.slack.calls.findIndex((call) => call.method === 'chat.postMessage' && (call.answer as { ts?: string }).ts === card.ts);
+    const stoppedAt = bot.slack.calls.findIndex(
+      (call) => call.method === 'chat.stopStream' && call.args.ts === before[0]!.ts,
+    );
+    const cardAt = bot.slack.calls.findIndex(
+      (call) => call.method === 'chat.postMessage' && (call.answer as { ts?: string }).ts === card.ts,
+    );
     expect(stoppedAt).toBeGreaterThanOrEqual(0);
     expect(stoppedAt).toBeLessThan(cardAt);
 
@@ -129,22 +149,35 @@ describe('TOOL_DISPLAY=compact on Slack', () => {
 
     const after = streamed(bot, root)[1]!;
     expect(after.ts > card.ts).toBe(true);
-    expect(after.stream!.tasks.find((t) => t.id === 'call_write')).toMatchObject({ status: 'complete', detailsSent: 1 });
+    expect(after.stream!.tasks.find((t) => t.id === 'call_write')).toMatchObject({
+      status: 'complete',
+      detailsSent: 1,
+    });
     expect(after.text).toContain('Written.');
     // One card, for the call that asked; the look has none.
     expect(cards(bot, root).map((m) => m.ts)).toEqual([card.ts]);
     expect(JSON.stringify(bot.slack.message(C, card.ts)!.blocks)).toContain(`Approved by <@${ADA}>`);
     expectSettled(bot, root, ['call_write']);
     // A stream that opens with a step asks for the timeline (task cards between the text).
-    expect(bot.slack.calls.find((call) => call.method === 'chat.startStream' && (call.answer as { ts?: string }).ts === after.ts)!.args.task_display_mode).toBe('timeline');
+    expect(
+      bot.slack.calls.find(
+        (call) => call.method === 'chat.startStream' && (call.answer as { ts?: string }).ts === after.ts,
+      )!.args.task_display_mode,
+    ).toBe('timeline');
   });
 
   it('🛑 while a tool runs: the stream ends with the task as an error, none left running, and the "Stopped by" note', async () => {
     const bot = await boot({ env: { SHELL_ALLOWLIST: 'sleep 30' } });
-    bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'sleep 30' }, id: 'call_sleep' }], { text: 'Waiting a while.' });
+    bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'sleep 30' }, id: 'call_sleep' }], {
+      text: 'Waiting a while.',
+    });
     bot.llm.replyText('never said');
     const root = await bot.mention('wait for me');
-    await waitFor(() => streamed(bot, root)[0]?.stream!.tasks.some((t) => t.id === 'call_sleep' && t.status === 'in_progress') === true, 10_000);
+    await waitFor(
+      () =>
+        streamed(bot, root)[0]?.stream!.tasks.some((t) => t.id === 'call_sleep' && t.status === 'in_progress') === true,
+      10_000,
+    );
 
     await bot.react(root, 'octagonal_sign');
     await bot.idle();
@@ -199,10 +232,23 @@ describe('TOOL_DISPLAY=compact on Slack', () => {
 
   it('a stream that died mid-task: the task goes on in a new message, with its details again there (and only once)', async () => {
     const bot = await boot({ env: { PERMISSION_MODE: 'auto' } });
-    bot.llm.replyToolCalls([{ name: 'run_shell', arguments: { command: 'until [ -f go ]; do sleep 0.05; done; echo went' }, id: 'call_wait' }], { text: 'Waiting for the signal.' });
+    bot.llm.replyToolCalls(
+      [
+        {
+          name: 'run_shell',
+          arguments: { command: 'until [ -f go ]; do sleep 0.05; done; echo went' },
+          id: 'call_wait',
+        },
+      ],
+      { text: 'Waiting for the signal.' },
+    );
     bot.llm.replyText(' Done waiting.');
     const root = await bot.mention('wait for the signal');
-    await waitFor(() => streamed(bot, root)[0]?.stream!.tasks.some((t) => t.id === 'call_wait' && t.status === 'in_progress') === true, 10_000);
+    await waitFor(
+      () =>
+        streamed(bot, root)[0]?.stream!.tasks.some((t) => t.id === 'call_wait' && t.status === 'in_progress') === true,
+      10_000,
+    );
     const first = streamed(bot, root)[0]!;
     expect(first.stream!.tasks[0]!.details).toContain('until');
 
@@ -216,7 +262,9 @@ describe('TOOL_DISPLAY=compact on Slack', () => {
     // The dead message was repaired in place; the task finished in the new one, told in full.
     expect(bot.slack.callsOf('chat.update').some((call) => call.args.ts === first.ts)).toBe(true);
     const next = streamed(bot, root)[1]!;
-    expect(next.stream!.tasks).toMatchObject([{ id: 'call_wait', status: 'complete', detailsSent: 1, details: expect.stringContaining('until') }]);
+    expect(next.stream!.tasks).toMatchObject([
+      { id: 'call_wait', status: 'complete', detailsSent: 1, details: expect.stringContaining('until') },
+    ]);
     expect(next.text).toContain('Done waiting.');
     expect(cards(bot, root)).toEqual([]);
   });
@@ -268,9 +316,14 @@ describe('TOOL_DISPLAY=compact on Slack', () => {
     expect(shown.title).toBe('3 steps done');
     // Posted once, then edited in place.
     expect(plan.edits).toBeGreaterThanOrEqual(1);
-    expect(bot.slack.callsOf('chat.postMessage').filter((call) => JSON.stringify(call.args.blocks ?? []).includes('"plan"'))).toHaveLength(1);
+    expect(
+      bot.slack.callsOf('chat.postMessage').filter((call) => JSON.stringify(call.args.blocks ?? []).includes('"plan"')),
+    ).toHaveLength(1);
     // The text before the steps above the plan, the text after below it.
-    const [above, below] = [messages.find((m) => m.text.includes('Checking the folder.'))!, messages.find((m) => m.text.includes('Nothing there.'))!];
+    const [above, below] = [
+      messages.find((m) => m.text.includes('Checking the folder.'))!,
+      messages.find((m) => m.text.includes('Nothing there.'))!,
+    ];
     expect(above.ts < plan.ts && plan.ts < below.ts).toBe(true);
     expect(messages.filter((m) => m.stream !== undefined)).toEqual([]);
   });

@@ -17,7 +17,9 @@ afterEach(async () => {
 describe('heavy use, seen in Slack', () => {
   it('300 tool calls in one response: 20 cards and one note, not 301 messages', async () => {
     bot = await bootSlackBot({ env: { PERMISSION_MODE: 'auto' } });
-    bot.llm.replyToolCalls(Array.from({ length: 300 }, (_unused, i) => ({ name: 'list_dir', arguments: { path: '.', maxEntries: i + 1 } })));
+    bot.llm.replyToolCalls(
+      Array.from({ length: 300 }, (_unused, i) => ({ name: 'list_dir', arguments: { path: '.', maxEntries: i + 1 } })),
+    );
     bot.llm.replyText('Listed, in fewer steps next time.');
     const root = await bot.mention('list it 300 times');
     await waitFor(() => bot!.llm.requests.length === 2, 15_000);
@@ -70,7 +72,11 @@ describe('heavy use, seen in Slack', () => {
     await bot.reply(root, 'one');
     await bot.reply(root, 'two');
     await bot.reply(root, 'three');
-    await waitFor(() => bot!.slack.ephemerals(C).some((e) => e.user === ADA && e.text.includes('2 messages are already waiting in this thread')));
+    await waitFor(() =>
+      bot!.slack
+        .ephemerals(C)
+        .some((e) => e.user === ADA && e.text.includes('2 messages are already waiting in this thread')),
+    );
     await bot.react(root, 'octagonal_sign');
     await bot.idle();
   });

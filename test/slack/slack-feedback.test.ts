@@ -25,7 +25,8 @@ afterEach(async () => {
   bot = undefined;
 });
 
-const botMessages = (b: SlackBot, root: string): StoredMessage[] => b.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId);
+const botMessages = (b: SlackBot, root: string): StoredMessage[] =>
+  b.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId);
 
 /** The feedback_buttons element of a message's blocks, if it has one. */
 function feedbackButtons(message: StoredMessage | undefined): Record<string, unknown> | undefined {
@@ -75,7 +76,10 @@ describe('the buttons under an answer', () => {
     bot.slack.failNext('chat.startStream', 'unknown_method');
     const { answer } = await answeredTurn(bot);
     expect(bot.slack.callsOf('chat.stopStream')).toHaveLength(0);
-    const update = bot.slack.callsOf('chat.update').filter((call) => call.args.ts === answer.ts).at(-1)!;
+    const update = bot.slack
+      .callsOf('chat.update')
+      .filter((call) => call.args.ts === answer.ts)
+      .at(-1)!;
     expect(JSON.stringify(update.args.blocks)).toContain('feedback_buttons');
     expect(feedbackButtons(answer)).toBeDefined();
   });
@@ -103,10 +107,15 @@ describe('the buttons under an answer', () => {
   it('a failed turn’s text has none; its retry’s answer has them', async () => {
     bot = await bootSlackBot();
     // Text, a tool round, then the provider fails: the turn ends in an error note with Retry.
-    bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' } }], { text: 'Let me look at the folder first.' });
+    bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' } }], {
+      text: 'Let me look at the folder first.',
+    });
     bot.llm.replyError(500).replyError(500).replyError(500);
     const root = await bot.mention('question');
-    await waitFor(() => bot!.slack.thread(C, root).some((m) => JSON.stringify(m.blocks ?? []).includes('agent_retry')), 15_000);
+    await waitFor(
+      () => bot!.slack.thread(C, root).some((m) => JSON.stringify(m.blocks ?? []).includes('agent_retry')),
+      15_000,
+    );
     await bot.idle();
     expect(botMessages(bot, root).some((m) => m.text.includes('Let me look at the folder first.'))).toBe(true);
     expect(JSON.stringify(bot.slack.calls.map((call) => call.args.blocks ?? []))).not.toContain('feedback_buttons');
@@ -128,7 +137,11 @@ describe('a click on them', () => {
     expect(await answerTo(bot, await bot.feedback(answer.ts, 'up'))).toMatch(/already counted/);
     expect(await bot.core.feedback.totals()).toMatchObject({ up: 1, down: 0 });
     await answerTo(bot, await bot.feedback(answer.ts, 'up', { user: BOB }));
-    expect(await bot.core.feedback.totals()).toMatchObject({ up: 2, down: 0, byModel: [{ model: 'openai:gpt-4.1', up: 2, down: 0 }] });
+    expect(await bot.core.feedback.totals()).toMatchObject({
+      up: 2,
+      down: 0,
+      byModel: [{ model: 'openai:gpt-4.1', up: 2, down: 0 }],
+    });
     // Changing one's mind replaces the vote.
     expect(await answerTo(bot, await bot.feedback(answer.ts, 'down', { user: BOB }))).toMatch(/changed/);
     expect(await bot.core.feedback.totals()).toMatchObject({ up: 1, down: 1 });
@@ -144,7 +157,9 @@ describe('a click on them', () => {
     await waitFor(() => bot!.slack.views().length === 1);
     const opened = bot.slack.views()[0]!;
     expect(opened.view).toMatchObject({ type: 'modal', callback_id: FEEDBACK_REASON_CALLBACK });
-    await bot.submitView(opened, { [REASON_BLOCK_ID]: { [REASON_ACTION_ID]: `It used the wrong token ${secret} and <!channel> too` } });
+    await bot.submitView(opened, {
+      [REASON_BLOCK_ID]: { [REASON_ACTION_ID]: `It used the wrong token ${secret} and <!channel> too` },
+    });
     await waitFor(() => bot!.slack.ephemerals(C).some((e) => e.user === ADA && e.text.includes('reason is recorded')));
     expect(bot.slack.ephemerals(C).find((e) => e.text.includes('reason is recorded'))!.threadTs).toBe(root);
     const totals = await bot.core.feedback.totals();
@@ -173,7 +188,14 @@ describe('a click on them', () => {
     const response = await sendInteraction(
       bot.url,
       SECRET,
-      blockActions({ actionType: 'feedback_buttons', actionId: FEEDBACK_ACTION, value: 'up', messageTs: root, responseUrl: bot.slack.responseUrl('forged'), messageBlocks: answer.blocks ?? [] }),
+      blockActions({
+        actionType: 'feedback_buttons',
+        actionId: FEEDBACK_ACTION,
+        value: 'up',
+        messageTs: root,
+        responseUrl: bot.slack.responseUrl('forged'),
+        messageBlocks: answer.blocks ?? [],
+      }),
     );
     expect(response.status).toBe(200);
     expect(await answerTo(bot, 'forged')).toMatch(/no longer kept/);
@@ -195,7 +217,11 @@ describe('/feedback', () => {
     await answerTo(bot, await bot.feedback(answer.ts, 'up'));
     await answerTo(bot, await bot.feedback(answer.ts, 'down', { user: BOB }));
     await waitFor(() => bot!.slack.views().length === 1);
-    await bot.submitView(bot.slack.views()[0]!, { [REASON_BLOCK_ID]: { [REASON_ACTION_ID]: 'Too long & <b>wrong</b>' } }, { user: BOB });
+    await bot.submitView(
+      bot.slack.views()[0]!,
+      { [REASON_BLOCK_ID]: { [REASON_ACTION_ID]: 'Too long & <b>wrong</b>' } },
+      { user: BOB },
+    );
     await waitFor(() => bot!.slack.ephemerals(C).some((e) => e.user === BOB && e.text.includes('reason is recorded')));
 
     await bot.mention('/feedback', { threadTs: root });
@@ -220,9 +246,31 @@ describe('malformed feedback payloads', () => {
     for (const payload of [
       { type: 'view_submission', user: { id: ADA } },
       { type: 'view_submission', user: null, view: { callback_id: FEEDBACK_REASON_CALLBACK } },
-      { type: 'view_submission', user: { id: ADA }, view: { id: 'V1', callback_id: FEEDBACK_REASON_CALLBACK, private_metadata: 'not json', state: { values: {} } } },
-      { type: 'view_submission', user: { id: ADA }, view: { id: 'V1', callback_id: FEEDBACK_REASON_CALLBACK, private_metadata: JSON.stringify({ channel: C, ts: answer.ts, thread: answer.ts }), state: null } },
-      { ...blockActions({ actionType: 'feedback_buttons', actionId: FEEDBACK_ACTION, value: 'up', messageTs: answer.ts, responseUrl: bot.slack.responseUrl('bad') }), container: null },
+      {
+        type: 'view_submission',
+        user: { id: ADA },
+        view: { id: 'V1', callback_id: FEEDBACK_REASON_CALLBACK, private_metadata: 'not json', state: { values: {} } },
+      },
+      {
+        type: 'view_submission',
+        user: { id: ADA },
+        view: {
+          id: 'V1',
+          callback_id: FEEDBACK_REASON_CALLBACK,
+          private_metadata: JSON.stringify({ channel: C, ts: answer.ts, thread: answer.ts }),
+          state: null,
+        },
+      },
+      {
+        ...blockActions({
+          actionType: 'feedback_buttons',
+          actionId: FEEDBACK_ACTION,
+          value: 'up',
+          messageTs: answer.ts,
+          responseUrl: bot.slack.responseUrl('bad'),
+        }),
+        container: null,
+      },
     ]) {
       const response = await sendInteraction(bot.url, SECRET, payload);
       expect(response.status, JSON.stringify(payload).slice(0, 80)).toBe(200);

@@ -32,7 +32,7 @@ function recordDeliveries(b: SlackBot): InboundMessage[] {
   return delivered;
 }
 
-describe('files shared in Slack become the message\'s attachments', () => {
+describe("files shared in Slack become the message's attachments", () => {
   it('a mention with a PNG and a CSV delivers both, described with name, type, size and URL', async () => {
     bot = await bootSlackBot();
     const delivered = recordDeliveries(bot);
@@ -44,8 +44,22 @@ describe('files shared in Slack become the message\'s attachments', () => {
     expect(delivered[0]).toMatchObject({
       text: 'what is wrong here?',
       attachments: [
-        { platform: 'slack', id: shot.id, name: 'error.png', mimeType: 'image/png', size: PNG.length, url: shot.url_private_download },
-        { platform: 'slack', id: csv.id, name: 'data.csv', mimeType: 'text/csv', size: 8, url: csv.url_private_download },
+        {
+          platform: 'slack',
+          id: shot.id,
+          name: 'error.png',
+          mimeType: 'image/png',
+          size: PNG.length,
+          url: shot.url_private_download,
+        },
+        {
+          platform: 'slack',
+          id: csv.id,
+          name: 'data.csv',
+          mimeType: 'text/csv',
+          size: 8,
+          url: csv.url_private_download,
+        },
       ],
     });
     await bot.idle();

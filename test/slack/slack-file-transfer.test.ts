@@ -34,11 +34,20 @@ async function fakeSlack(options: ConstructorParameters<typeof FakeSlack>[0] = {
 }
 
 function client(fake: FakeSlack, token: string = TOKEN): webApi.WebClient {
-  return new webApi.WebClient(token, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR, fetch: guardedFetch() });
+  return new webApi.WebClient(token, {
+    slackApiUrl: fake.apiUrl,
+    retryConfig: { retries: 0 },
+    logLevel: webApi.LogLevel.ERROR,
+    fetch: guardedFetch(),
+  });
 }
 
 function source(fake: FakeSlack, options: { token?: string | undefined; apiUrl?: string } = {}): SlackFileSource {
-  return new SlackFileSource({ token: 'token' in options ? options.token : TOKEN, apiUrl: options.apiUrl ?? fake.apiUrl, client: client(fake) });
+  return new SlackFileSource({
+    token: 'token' in options ? options.token : TOKEN,
+    apiUrl: options.apiUrl ?? fake.apiUrl,
+    client: client(fake),
+  });
 }
 
 /** The file as the connector hands it to the session layer. */
@@ -49,7 +58,8 @@ function incoming(file: SlackFileObject): IncomingFile {
 }
 
 async function bytesOf(download: FileDownload): Promise<Buffer> {
-  const body = download.body instanceof Readable ? download.body : Readable.from(download.body as AsyncIterable<Uint8Array>);
+  const body =
+    download.body instanceof Readable ? download.body : Readable.from(download.body as AsyncIterable<Uint8Array>);
   const chunks: Buffer[] = [];
   for await (const chunk of body) chunks.push(Buffer.from(chunk as Uint8Array));
   return Buffer.concat(chunks);
@@ -94,21 +104,38 @@ describe('the Slack file source', () => {
     fake.revokeScope('files:read');
     const file = fake.files.add({ bytes: PNG, name: 'screenshot.png', mimetype: 'image/png' });
     const error = await refusal(source(fake).open(incoming(file), signal()));
-    expect([error.retryable, error.message.includes('files:read'), error.message.includes(TOKEN)]).toEqual([false, true, false]);
+    expect([error.retryable, error.message.includes('files:read'), error.message.includes(TOKEN)]).toEqual([
+      false,
+      true,
+      false,
+    ]);
   });
 
-  it('a file URL on another host is refused before any request: the token goes only to Slack\'s file hosts or SLACK_API_URL', async () => {
+  it("a file URL on another host is refused before any request: the token goes only to Slack's file hosts or SLACK_API_URL", async () => {
     const fake = await fakeSlack();
     const file = fake.files.add({ bytes: PNG, name: 'screenshot.png', mimetype: 'image/png' });
     // The same fake under another host name: not the configured origin, not a Slack file host.
     const elsewhere = { ...incoming(file), url: file.url_private_download!.replace('127.0.0.1', 'localhost') };
     const foreign = await refusal(source(fake).open(elsewhere, signal()));
-    expect([foreign.retryable, foreign.message]).toEqual([false, 'not fetched: its address is not on a Slack file host (it points to localhost), and the bot sends its Slack token nowhere else']);
-    for (const url of ['https://files.slack.com.evil.example/files-pri/T-F/x.png', 'https://evil.example/files.slack.com/x.png', 'not a url']) {
+    expect([foreign.retryable, foreign.message]).toEqual([
+      false,
+      'not fetched: its address is not on a Slack file host (it points to localhost), and the bot sends its Slack token nowhere else',
+    ]);
+    for (const url of [
+      'https://files.slack.com.evil.example/files-pri/T-F/x.png',
+      'https://evil.example/files.slack.com/x.png',
+      'not a url',
+    ]) {
       expect((await refusal(source(fake).open({ ...incoming(file), url }, signal()))).retryable).toBe(false);
     }
     // Slack's own file host, but over plain HTTP: the token would travel in the clear.
-    expect((await refusal(source(fake).open({ ...incoming(file), url: 'http://files.slack.com/files-pri/T-F/x.png' }, signal()))).message).toContain('not HTTPS');
+    expect(
+      (
+        await refusal(
+          source(fake).open({ ...incoming(file), url: 'http://files.slack.com/files-pri/T-F/x.png' }, signal()),
+        )
+      ).message,
+    ).toContain('not HTTPS');
     expect(fake.files.downloads).toEqual([]);
   });
 
@@ -128,7 +155,10 @@ describe('the Slack file source', () => {
     const local = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`;
     const routed: typeof fetch = (input, init) => {
       const asked = input instanceof URL ? input.href : typeof input === 'string' ? input : input.url;
-      return fetch(`${local}/`, { ...init, headers: { ...(init?.headers as Record<string, string>), 'x-asked-url': asked } });
+      return fetch(`${local}/`, {
+        ...init,
+        headers: { ...(init?.headers as Record<string, string>), 'x-asked-url': asked },
+      });
     };
     const fake = await fakeSlack();
     const file = fake.files.add({ bytes: PNG, name: 'screenshot.png', mimetype: 'image/png' });
@@ -136,7 +166,11 @@ describe('the Slack file source', () => {
     const at = (url: string) => slackSource.open({ ...incoming(file), url }, signal());
 
     // The documented hosts get the token (the port written out as 443 is the same port).
-    for (const url of ['https://files.slack.com/files-pri/T1-F1/x.png', 'https://files.slack.com:443/files-pri/T1-F1/x.png', 'https://files.slack-gov.com/files-pri/T1-F1/x.png']) {
+    for (const url of [
+      'https://files.slack.com/files-pri/T1-F1/x.png',
+      'https://files.slack.com:443/files-pri/T1-F1/x.png',
+      'https://files.slack-gov.com/files-pri/T1-F1/x.png',
+    ]) {
       expect((await bytesOf(await at(url))).equals(PNG)).toBe(true);
     }
     expect(seen).toEqual([
@@ -147,9 +181,11 @@ describe('the Slack file source', () => {
     seen.length = 0;
 
     const refusals: Record<string, string> = {
-      'https://evil.slack-edge.com/files-pri/T1-F1/x.png': 'not on a Slack file host (it points to evil.slack-edge.com)',
+      'https://evil.slack-edge.com/files-pri/T1-F1/x.png':
+        'not on a Slack file host (it points to evil.slack-edge.com)',
       'https://a.slack-edge.com/files-pri/T1-F1/x.png': 'not on a Slack file host (it points to a.slack-edge.com)',
-      'https://files.slack.com:8443/files-pri/T1-F1/x.png': 'names port 8443 of a Slack file host, and the bot sends its Slack token to port 443 only',
+      'https://files.slack.com:8443/files-pri/T1-F1/x.png':
+        'names port 8443 of a Slack file host, and the bot sends its Slack token to port 443 only',
       'http://files.slack.com/files-pri/T1-F1/x.png': 'not HTTPS',
       'http://files.slack.com:443/files-pri/T1-F1/x.png': 'not HTTPS',
       'https://team.slack.com/files-pri/T1-F1/x.png': 'not on a Slack file host (it points to team.slack.com)',
@@ -166,7 +202,10 @@ describe('the Slack file source', () => {
       redirectTo = hop;
       await refusal(at('https://files.slack.com/files-pri/T1-F1/x.png'));
     }
-    expect(seen.map((one) => one.asked)).toEqual(['https://files.slack.com/files-pri/T1-F1/x.png', 'https://files.slack.com/files-pri/T1-F1/x.png']);
+    expect(seen.map((one) => one.asked)).toEqual([
+      'https://files.slack.com/files-pri/T1-F1/x.png',
+      'https://files.slack.com/files-pri/T1-F1/x.png',
+    ]);
   });
 
   it('a redirect is followed only to an allowed host: one elsewhere is refused and gets no request', async () => {
@@ -191,13 +230,20 @@ describe('the Slack file source', () => {
 
     // The proxy itself redirecting to the file on its own origin is followed.
     target = `${proxyOrigin}/again`;
-    expect((await refusal(source(fake, { apiUrl: `${proxyOrigin}/api/` }).open(viaProxy, signal()))).message).toContain('redirected the download too many times');
+    expect((await refusal(source(fake, { apiUrl: `${proxyOrigin}/api/` }).open(viaProxy, signal()))).message).toContain(
+      'redirected the download too many times',
+    );
     expect(hops.length).toBeGreaterThan(2);
   });
 
   it('a Slack Connect file (check_file_info) is looked up with files.info, then fetched', async () => {
     const fake = await fakeSlack();
-    const file = fake.files.add({ bytes: 'notes', name: 'notes.txt', mimetype: 'text/plain', fileAccess: 'check_file_info' });
+    const file = fake.files.add({
+      bytes: 'notes',
+      name: 'notes.txt',
+      mimetype: 'text/plain',
+      fileAccess: 'check_file_info',
+    });
     const described = incoming(file);
     expect(described).toEqual({ platform: 'slack', id: file.id, name: file.id, url: '' });
     const opened = await source(fake).open(described, signal());
@@ -207,11 +253,13 @@ describe('the Slack file source', () => {
     expect(fake.callsOf('files.info')).toHaveLength(1);
   });
 
-  it('a file hidden by the plan, or a deleted one, is refused with Slack\'s reason; a tombstone is no file at all', async () => {
+  it("a file hidden by the plan, or a deleted one, is refused with Slack's reason; a tombstone is no file at all", async () => {
     const fake = await fakeSlack();
     const hidden = fake.files.add({ bytes: 'old', name: 'old.txt', mimetype: 'text/plain', mode: 'hidden_by_limit' });
     expect(incoming(hidden).url).toBe('');
-    expect((await refusal(source(fake).open(incoming(hidden), signal()))).message).toContain("hidden by the workspace's Slack plan");
+    expect((await refusal(source(fake).open(incoming(hidden), signal()))).message).toContain(
+      "hidden by the workspace's Slack plan",
+    );
     const tombstone = fake.files.add({ bytes: '', name: 'gone.txt', mode: 'tombstone' });
     expect(incomingFilesOf([tombstone], silentLogger)).toEqual([]);
     const deleted = { platform: 'slack', id: tombstone.id, name: 'gone.txt', url: '' };
@@ -258,12 +306,24 @@ describe('the Slack file sink', () => {
     await writeFile(path, 'a,b\n1,2\n');
     const sink = new SlackFileSink(() => client(fake));
     const thread = { platform: 'slack', workspace: SLACK_IDS.teamId, channel: SLACK_IDS.channelId, thread: root.ts };
-    await sink.post(thread, { path, name: 'clean.csv', mimeType: 'text/csv', size: 8, comment: 'The cleaned data' }, signal());
+    await sink.post(
+      thread,
+      { path, name: 'clean.csv', mimeType: 'text/csv', size: 8, comment: 'The cleaned data' },
+      signal(),
+    );
 
     const [upload] = fake.files.uploads;
-    expect(upload).toMatchObject({ filename: 'clean.csv', length: 8, completed: { channelId: SLACK_IDS.channelId, threadTs: root.ts, initialComment: 'The cleaned data' } });
+    expect(upload).toMatchObject({
+      filename: 'clean.csv',
+      length: 8,
+      completed: { channelId: SLACK_IDS.channelId, threadTs: root.ts, initialComment: 'The cleaned data' },
+    });
     expect(upload!.bytes!.toString()).toBe('a,b\n1,2\n');
-    expect(fake.thread(SLACK_IDS.channelId, root.ts).at(-1)).toMatchObject({ user: SLACK_IDS.botUserId, text: 'The cleaned data', files: [{ name: 'clean.csv' }] });
+    expect(fake.thread(SLACK_IDS.channelId, root.ts).at(-1)).toMatchObject({
+      user: SLACK_IDS.botUserId,
+      text: 'The cleaned data',
+      files: [{ name: 'clean.csv' }],
+    });
     expect(await sink.maxBytes()).toBe(1024 ** 3);
   });
 
@@ -275,7 +335,16 @@ describe('the Slack file sink', () => {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(`${dir.path}/x.txt`, 'x');
     const sink = new SlackFileSink(() => client(fake));
-    const error = await refusal(sink.post({ platform: 'slack', workspace: SLACK_IDS.teamId, channel: SLACK_IDS.channelId, thread: '1795974906.000001' }, { path: `${dir.path}/x.txt`, name: 'x.txt', mimeType: 'text/plain', size: 1 }, signal()));
-    expect([error.retryable, error.message]).toEqual([false, 'Slack refused to take x.txt (missing_scope): the Slack app needs the files:write scope (manifest/slack.yaml lists it); add it and reinstall the app.']);
+    const error = await refusal(
+      sink.post(
+        { platform: 'slack', workspace: SLACK_IDS.teamId, channel: SLACK_IDS.channelId, thread: '1795974906.000001' },
+        { path: `${dir.path}/x.txt`, name: 'x.txt', mimeType: 'text/plain', size: 1 },
+        signal(),
+      ),
+    );
+    expect([error.retryable, error.message]).toEqual([
+      false,
+      'Slack refused to take x.txt (missing_scope): the Slack app needs the files:write scope (manifest/slack.yaml lists it); add it and reinstall the app.',
+    ]);
   });
 });

@@ -21,7 +21,10 @@ const C = SLACK_IDS.channelId;
 const ADA = SLACK_IDS.humanUserId;
 const CAROL = 'U0HUMAN003';
 /** A real 1×1 PNG (decodable: the files room may re-encode images). */
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 const CSV = 'city,rain_mm\nBergen,2250\nCairo,18\n';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -55,11 +58,19 @@ describe('a mention with a screenshot and a CSV', () => {
       [shot.id, 'file'],
       [csv.id, 'file'],
     ]);
-    const user = (bot.llm.requests[0]!.body as { messages: { role: string; content: unknown }[] }).messages.find((m) => m.role === 'user')!;
+    const user = (bot.llm.requests[0]!.body as { messages: { role: string; content: unknown }[] }).messages.find(
+      (m) => m.role === 'user',
+    )!;
     expect(user.content).toEqual(
       expect.arrayContaining([
-        { type: 'image_url', image_url: expect.objectContaining({ url: `data:image/png;base64,${PNG.toString('base64')}` }) },
-        expect.objectContaining({ type: 'text', text: expect.stringMatching(/what is wrong here\?[\s\S]*uploads\/rain\.csv/) }),
+        {
+          type: 'image_url',
+          image_url: expect.objectContaining({ url: `data:image/png;base64,${PNG.toString('base64')}` }),
+        },
+        expect.objectContaining({
+          type: 'text',
+          text: expect.stringMatching(/what is wrong here\?[\s\S]*uploads\/rain\.csv/),
+        }),
       ]),
     );
   });
@@ -67,7 +78,13 @@ describe('a mention with a screenshot and a CSV', () => {
   it('on Anthropic: the PNG goes as an image block', async () => {
     const anthropic = await new FakeAnthropic().start();
     cleanups.push(() => anthropic.stop());
-    const bot = await boot({ env: { MODEL: 'anthropic:claude-sonnet-4-6', ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: anthropic.baseURL } });
+    const bot = await boot({
+      env: {
+        MODEL: 'anthropic:claude-sonnet-4-6',
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: anthropic.baseURL,
+      },
+    });
     anthropic.replyText('An empty chart.');
     const shot = bot.slack.files.add({ bytes: PNG, name: 'error.png', mimetype: 'image/png' });
     const csv = bot.slack.files.add({ bytes: CSV, name: 'rain.csv', mimetype: 'text/csv' });
@@ -76,8 +93,17 @@ describe('a mention with a screenshot and a CSV', () => {
     await bot.idle();
 
     expect(await readdir(uploads(bot))).toEqual(expect.arrayContaining(['error.png', 'rain.csv']));
-    const user = (anthropic.requests[0]!.body as { messages: { role: string; content: unknown }[] }).messages.find((m) => m.role === 'user')!;
-    expect(user.content).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } })]));
+    const user = (anthropic.requests[0]!.body as { messages: { role: string; content: unknown }[] }).messages.find(
+      (m) => m.role === 'user',
+    )!;
+    expect(user.content).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          type: 'image',
+          source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') },
+        }),
+      ]),
+    );
     expect(bodyText(user.content)).toContain('uploads/rain.csv');
   });
 });
@@ -146,12 +172,16 @@ describe('a token Slack does not accept for files', () => {
     await bot.idle();
 
     expect(slack.files.downloadsOf(csv.id).map((d) => d.served)).toEqual(['sign-in page']);
-    const note = slack.thread(C, root).find((m) => m.user === SLACK_IDS.botUserId && m.text.includes('did not reach the model'));
+    const note = slack
+      .thread(C, root)
+      .find((m) => m.user === SLACK_IDS.botUserId && m.text.includes('did not reach the model'));
     expect(note?.text).toMatch(/rain\.csv[\s\S]*sign-in page[\s\S]*files:read/);
     expect(note?.text).not.toContain('xoxb-');
     const saved = await readdir(uploads(bot)).catch(() => [] as string[]);
     expect(saved.filter((name) => !name.startsWith('.'))).toEqual([]);
-    expect(bodyText(bot.llm.requests[0]!.body)).toMatch(/rain\.csv[^"]*did not come through|did not come through[\s\S]*rain\.csv/);
+    expect(bodyText(bot.llm.requests[0]!.body)).toMatch(
+      /rain\.csv[^"]*did not come through|did not come through[\s\S]*rain\.csv/,
+    );
   });
 });
 
@@ -171,14 +201,20 @@ describe('where the bot token may go', () => {
 
     bot.llm.replyText('I read one of the two.');
     const kept = bot.slack.files.add({ bytes: CSV, name: 'rain.csv', mimetype: 'text/csv' });
-    const lured = { ...bot.slack.files.add({ bytes: CSV, name: 'leak.csv', mimetype: 'text/csv' }), url_private: elsewhere, url_private_download: elsewhere };
+    const lured = {
+      ...bot.slack.files.add({ bytes: CSV, name: 'leak.csv', mimetype: 'text/csv' }),
+      url_private: elsewhere,
+      url_private_download: elsewhere,
+    };
     const root = await bot.mention('summarise these', { files: [kept, lured] });
     await waitFor(() => bot.llm.requests.length === 1, 10_000);
     await bot.idle();
 
     expect(seen).toEqual([]);
     expect(bot.slack.files.downloads.map((d) => [d.fileId, d.authorized])).toEqual([[kept.id, true]]);
-    const note = bot.slack.thread(C, root).find((m) => m.user === SLACK_IDS.botUserId && m.text.includes('did not reach the model'));
+    const note = bot.slack
+      .thread(C, root)
+      .find((m) => m.user === SLACK_IDS.botUserId && m.text.includes('did not reach the model'));
     expect(note?.text).toMatch(/leak\.csv[\s\S]*not on a Slack file host \(it points to 127\.0\.0\.1\)/);
     expect(await readFile(join(uploads(bot), 'rain.csv'), 'utf8')).toBe(CSV);
   });
@@ -188,7 +224,9 @@ describe('attach_file on Slack', () => {
   it('posts the file into the thread with files.uploadV2: channel_id, thread_ts, the comment and the bytes', async () => {
     const bot = await boot();
     bot.llm.replyToolCalls([{ name: 'write_file', arguments: { path: 'out/clean.csv', content: CSV } }]);
-    bot.llm.replyToolCalls([{ name: 'attach_file', arguments: { path: 'out/clean.csv', comment: 'The cleaned data' } }]);
+    bot.llm.replyToolCalls([
+      { name: 'attach_file', arguments: { path: 'out/clean.csv', comment: 'The cleaned data' } },
+    ]);
     bot.llm.replyText('Posted.');
     const root = await bot.mention('clean the data and give me the file');
     const write = await waitForCard(bot, root, 'write_file', (text) => text.includes(PROMPT_ACTION));
@@ -200,8 +238,13 @@ describe('attach_file on Slack', () => {
     await bot.idle();
 
     const [upload] = bot.slack.files.uploads;
-    expect(upload).toMatchObject({ filename: 'clean.csv', completed: { channelId: C, threadTs: root, initialComment: 'The cleaned data' } });
+    expect(upload).toMatchObject({
+      filename: 'clean.csv',
+      completed: { channelId: C, threadTs: root, initialComment: 'The cleaned data' },
+    });
     expect(upload!.bytes!.toString()).toBe(CSV);
-    expect(bot.slack.thread(C, root).some((m) => m.user === SLACK_IDS.botUserId && m.files?.[0]?.name === 'clean.csv')).toBe(true);
+    expect(
+      bot.slack.thread(C, root).some((m) => m.user === SLACK_IDS.botUserId && m.files?.[0]?.name === 'clean.csv'),
+    ).toBe(true);
   });
 });

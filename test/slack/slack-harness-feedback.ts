@@ -20,20 +20,32 @@ export async function clickFeedback(
   vote: 'up' | 'down',
   options: { user?: string; channel?: string },
 ): Promise<string> {
-  const response = await sendInteraction(bot.url, bot.secret, feedbackClick(bot.slack, messageTs, vote, { ...options, responseUrl: bot.slack.responseUrl(bot.responseId) }));
+  const response = await sendInteraction(
+    bot.url,
+    bot.secret,
+    feedbackClick(bot.slack, messageTs, vote, { ...options, responseUrl: bot.slack.responseUrl(bot.responseId) }),
+  );
   if (response.status !== 200) throw new Error(`the feedback click got ${response.status}`);
   return bot.responseId;
 }
 
 /** The `block_actions` Slack sends for a click on 👍 or 👎 of the message's feedback buttons (the test fails if it has none). */
-export function feedbackClick(slack: FakeSlack, messageTs: string, vote: 'up' | 'down', options: { user?: string; channel?: string; responseUrl: string }) {
+export function feedbackClick(
+  slack: FakeSlack,
+  messageTs: string,
+  vote: 'up' | 'down',
+  options: { user?: string; channel?: string; responseUrl: string },
+) {
   const channel = options.channel ?? SLACK_IDS.channelId;
   const message = slack.message(channel, messageTs);
   if (!message) throw new Error(`no message ${messageTs}`);
   const blocks = (message.blocks ?? []) as { type?: string; block_id?: string; elements?: FeedbackElement[] }[];
-  const block = blocks.find((b) => b.type === 'context_actions' && (b.elements ?? []).some((e) => e.type === 'feedback_buttons'));
+  const block = blocks.find(
+    (b) => b.type === 'context_actions' && (b.elements ?? []).some((e) => e.type === 'feedback_buttons'),
+  );
   const element = block?.elements?.find((e) => e.type === 'feedback_buttons');
-  if (!block || !element?.action_id) throw new Error(`no feedback buttons on ${messageTs}: ${JSON.stringify(message.blocks)}`);
+  if (!block || !element?.action_id)
+    throw new Error(`no feedback buttons on ${messageTs}: ${JSON.stringify(message.blocks)}`);
   const button = vote === 'up' ? element.positive_button : element.negative_button;
   return blockActions({
     actionType: 'feedback_buttons',
@@ -58,7 +70,12 @@ export async function submitView(
   values: Record<string, Record<string, string | null>>,
   options: { user?: string },
 ): Promise<void> {
-  const payload = viewSubmission({ view: opened.view, viewId: opened.id, values, ...(options.user ? { user: options.user } : {}) });
+  const payload = viewSubmission({
+    view: opened.view,
+    viewId: opened.id,
+    values,
+    ...(options.user ? { user: options.user } : {}),
+  });
   const response = await sendInteraction(bot.url, bot.secret, payload);
   if (response.status !== 200) throw new Error(`the view submission got ${response.status}: ${response.body}`);
 }

@@ -5,7 +5,16 @@ import { loadConfig } from '../../src/config.js';
 import { startCore, type Core } from '../../src/core.js';
 import { SlackConnector } from '../../connectors/slack/slack-connector.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
-import { agentSessionStopped, appMention, blockActions, eventCallback, reactionAdded, SLACK_IDS, threadMessage, dmMessage } from '../fakes/slack-payloads.js';
+import {
+  agentSessionStopped,
+  appMention,
+  blockActions,
+  eventCallback,
+  reactionAdded,
+  SLACK_IDS,
+  threadMessage,
+  dmMessage,
+} from '../fakes/slack-payloads.js';
 import { clickFeedback, submitView } from './slack-harness-feedback.js';
 import type { SlackFileObject } from '../fakes/slack-files.js';
 import { FakeSlack } from '../fakes/slack-server.js';
@@ -26,9 +35,24 @@ export interface SlackBot {
   dir: string;
   logs: ReturnType<typeof memoryLogger>;
   /** A user mentions the bot in a channel; returns the message's ts (the thread root). */
-  mention(text: string, options?: { user?: string; threadTs?: string; channel?: string; eventId?: string; retryNum?: number; userTeam?: string; files?: SlackFileObject[] }): Promise<string>;
+  mention(
+    text: string,
+    options?: {
+      user?: string;
+      threadTs?: string;
+      channel?: string;
+      eventId?: string;
+      retryNum?: number;
+      userTeam?: string;
+      files?: SlackFileObject[];
+    },
+  ): Promise<string>;
   /** A reply in a thread; with `files` it is a `file_share` (its text may be empty). */
-  reply(threadTs: string, text: string, options?: { user?: string; channel?: string; userTeam?: string; files?: SlackFileObject[] }): Promise<string>;
+  reply(
+    threadTs: string,
+    text: string,
+    options?: { user?: string; channel?: string; userTeam?: string; files?: SlackFileObject[] },
+  ): Promise<string>;
   /** Deliver an event as Slack would (signed), for payloads the helpers above do not build. */
   deliver(event: Parameters<typeof eventCallback>[0]): Promise<void>;
   dm(text: string, options?: { user?: string }): Promise<string>;
@@ -37,17 +61,35 @@ export interface SlackBot {
    * Slack's Stop button on the thread's agent session (`agent_session_stopped`). The same
    * `eventTs` and `eventId` with a `retryNum` play Slack delivering that click again.
    */
-  stopButton(threadTs: string, options?: { user?: string; channel?: string; eventTs?: string; eventId?: string; retryNum?: number; streamingMessageTs?: string[] }): Promise<void>;
+  stopButton(
+    threadTs: string,
+    options?: {
+      user?: string;
+      channel?: string;
+      eventTs?: string;
+      eventId?: string;
+      retryNum?: number;
+      streamingMessageTs?: string[];
+    },
+  ): Promise<void>;
   /**
    * Click a button of a card (found by its action id prefix and, optionally, choice).
    * `seen`: the message as the person's Slack still shows it (a copy taken earlier), for a
    * click on a card that has changed since; by default the message as it is now.
    */
-  click(messageTs: string, match: { actionId: string; choice?: string }, options?: { user?: string; channel?: string; seen?: { text: string; blocks?: unknown[] } }): Promise<string>;
+  click(
+    messageTs: string,
+    match: { actionId: string; choice?: string },
+    options?: { user?: string; channel?: string; seen?: { text: string; blocks?: unknown[] } },
+  ): Promise<string>;
   /** Click 👍 ('up') or 👎 ('down') of the feedback buttons on a message; returns the response_url id. */
   feedback(messageTs: string, vote: 'up' | 'down', options?: { user?: string; channel?: string }): Promise<string>;
   /** Submit a modal the bot opened (FakeSlack.views() entry) with what the person typed in its inputs. */
-  submitView(opened: { id: string; view: Record<string, unknown> }, values: Record<string, Record<string, string | null>>, options?: { user?: string }): Promise<void>;
+  submitView(
+    opened: { id: string; view: Record<string, unknown> },
+    values: Record<string, Record<string, string | null>>,
+    options?: { user?: string },
+  ): Promise<void>;
   idle(): Promise<void>;
   /**
    * For a check that nothing happened: resolves once every event sent before it has been
@@ -80,7 +122,14 @@ export interface BootOptions {
 export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot> {
   const own = options.dir === undefined ? await tempDir() : undefined;
   const dir = options.dir ?? own!.path;
-  const slack = options.slack ?? (await new FakeSlack({ users: [{ id: SLACK_IDS.humanUserId, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }, { id: 'U0HUMAN002', name: 'bob', realName: 'Bob', displayName: 'bob' }] }).start());
+  const slack =
+    options.slack ??
+    (await new FakeSlack({
+      users: [
+        { id: SLACK_IDS.humanUserId, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' },
+        { id: 'U0HUMAN002', name: 'bob', realName: 'Bob', displayName: 'bob' },
+      ],
+    }).start());
   const llm = options.llm ?? (await new FakeOpenAI().start());
   const logs = memoryLogger();
   const config = loadConfig({
@@ -91,7 +140,11 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
     PORT: '0',
     ...options.env,
   });
-  const core = await startCore(config, { logger: logs, ...(options.spendClock ? { spendClock: options.spendClock } : {}), ...(options.scheduleClock ? { scheduleClock: options.scheduleClock } : {}) });
+  const core = await startCore(config, {
+    logger: logs,
+    ...(options.spendClock ? { spendClock: options.spendClock } : {}),
+    ...(options.scheduleClock ? { scheduleClock: options.scheduleClock } : {}),
+  });
   const connector = await SlackConnector.create({ config, core, logger: logs });
   await core.recover();
   await connector.start();
@@ -100,7 +153,12 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
   let crashed = false;
 
   const deliver = async (event: Parameters<typeof eventCallback>[0], eventId?: string, retryNum?: number) => {
-    const response = await sendEvent(url, SECRET, eventCallback(event, eventId ? { eventId } : {}), retryNum !== undefined ? { retryNum, retryReason: 'http_timeout' } : {});
+    const response = await sendEvent(
+      url,
+      SECRET,
+      eventCallback(event, eventId ? { eventId } : {}),
+      retryNum !== undefined ? { retryNum, retryReason: 'http_timeout' } : {},
+    );
     if (response.status !== 200) throw new Error(`the bot answered ${response.status}: ${response.body}`);
   };
 
@@ -145,7 +203,14 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
       return event.ts;
     },
     async react(ts, reaction, o = {}) {
-      await deliver(reactionAdded({ reaction, ts, user: o.user ?? SLACK_IDS.humanUserId, ...(o.channel ? { channel: o.channel } : {}) }));
+      await deliver(
+        reactionAdded({
+          reaction,
+          ts,
+          user: o.user ?? SLACK_IDS.humanUserId,
+          ...(o.channel ? { channel: o.channel } : {}),
+        }),
+      );
     },
     async stopButton(threadTs, o = {}) {
       const event = agentSessionStopped({
@@ -161,11 +226,24 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
       const channel = o.channel ?? SLACK_IDS.channelId;
       const message = o.seen ?? slack.message(channel, messageTs);
       if (!message) throw new Error(`no message ${messageTs}`);
-      const buttons = (message.blocks ?? []).flatMap((block) => ((block as { elements?: unknown[] }).elements ?? []) as { action_id?: string; value?: string; type?: string }[]);
-      const button = buttons.find(
-        (b) => b.type === 'button' && b.action_id?.startsWith(match.actionId) && (match.choice === undefined || (JSON.parse(b.value ?? '{}') as { choice?: string }).choice === match.choice),
+      const buttons = (message.blocks ?? []).flatMap(
+        (block) =>
+          ((block as { elements?: unknown[] }).elements ?? []) as {
+            action_id?: string;
+            value?: string;
+            type?: string;
+          }[],
       );
-      if (!button) throw new Error(`no ${match.actionId} ${match.choice ?? ''} button on ${messageTs}: ${JSON.stringify(message.blocks)}`);
+      const button = buttons.find(
+        (b) =>
+          b.type === 'button' &&
+          b.action_id?.startsWith(match.actionId) &&
+          (match.choice === undefined || (JSON.parse(b.value ?? '{}') as { choice?: string }).choice === match.choice),
+      );
+      if (!button)
+        throw new Error(
+          `no ${match.actionId} ${match.choice ?? ''} button on ${messageTs}: ${JSON.stringify(message.blocks)}`,
+        );
       const responseId = `r${++responses}`;
       const response = await sendInteraction(
         url,
@@ -185,14 +263,22 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
       if (response.status !== 200) throw new Error(`the click got ${response.status}`);
       return responseId;
     },
-    feedback: (messageTs, vote, o = {}) => clickFeedback({ slack, url, secret: SECRET, responseId: `r${++responses}` }, messageTs, vote, o),
+    feedback: (messageTs, vote, o = {}) =>
+      clickFeedback({ slack, url, secret: SECRET, responseId: `r${++responses}` }, messageTs, vote, o),
     submitView: (opened, values, o = {}) => submitView({ url, secret: SECRET }, opened, values, o),
     deliver: (event) => deliver(event),
     idle: () => core.manager.idle(),
     async barrier() {
       const before = slack.ephemerals().length;
       const root = await bot.mention('/help');
-      await waitFor(() => slack.ephemerals().slice(before).some((answer) => answer.threadTs === root), 8_000);
+      await waitFor(
+        () =>
+          slack
+            .ephemerals()
+            .slice(before)
+            .some((answer) => answer.threadTs === root),
+        8_000,
+      );
       await core.manager.idle();
     },
     async crash() {
@@ -217,12 +303,23 @@ export async function bootSlackBot(options: BootOptions = {}): Promise<SlackBot>
 }
 
 /** The card (a bot message in the thread) whose text mentions the tool. */
-export async function waitForCard(bot: SlackBot, threadTs: string, tool: string, predicate: (text: string) => boolean = () => true, channel: string = SLACK_IDS.channelId) {
+export async function waitForCard(
+  bot: SlackBot,
+  threadTs: string,
+  tool: string,
+  predicate: (text: string) => boolean = () => true,
+  channel: string = SLACK_IDS.channelId,
+) {
   let found: { ts: string; text: string; blocks: unknown[] } | undefined;
   await waitFor(() => {
     const message = bot.slack
       .thread(channel, threadTs)
-      .find((m) => m.user === SLACK_IDS.botUserId && JSON.stringify(m.blocks ?? []).includes(`*${tool}*`) && predicate(JSON.stringify(m.blocks ?? [])));
+      .find(
+        (m) =>
+          m.user === SLACK_IDS.botUserId &&
+          JSON.stringify(m.blocks ?? []).includes(`*${tool}*`) &&
+          predicate(JSON.stringify(m.blocks ?? [])),
+      );
     if (message) found = { ts: message.ts, text: message.text ?? '', blocks: message.blocks ?? [] };
     return found !== undefined;
   }, 15_000);

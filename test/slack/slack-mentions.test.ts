@@ -12,10 +12,12 @@ import { bootSlackBot, waitForCard, type SlackBot } from './slack-harness.js';
 const C = SLACK_IDS.channelId;
 const J = '\u2060';
 /** Every broadcast a model could write, in every spelling we know of. */
-const HOSTILE = 'Heads up <!channel> and @here: <!here|here>, <!everyone>, <!subteam^S0TEAM|@ops>, &lt;!channel&gt; and @everyone. Ask <@U0HUMAN001>.';
+const HOSTILE =
+  'Heads up <!channel> and @here: <!here|here>, <!everyone>, <!subteam^S0TEAM|@ops>, &lt;!channel&gt; and @everyone. Ask <@U0HUMAN001>.';
 
 /** What Slack would read as a broadcast, in any field. */
-const LIVE = /<!(?:channel|here|everyone|group|subteam\^)|(?<![\p{L}\p{N}_])@(?:channel|here|everyone)(?![\p{L}\p{N}_])/iu;
+const LIVE =
+  /<!(?:channel|here|everyone|group|subteam\^)|(?<![\p{L}\p{N}_])@(?:channel|here|everyone)(?![\p{L}\p{N}_])/iu;
 /** In markdown fields, an entity the renderer decodes into a broadcast counts too. */
 const LIVE_AFTER_DECODING = /(?:&lt;|&#0*60;|&#x0*3c;)!(?:channel|here|everyone|group|subteam\^)/i;
 /** Data Slack never shows (and hands back on a click): checked for being intact elsewhere, not here. */
@@ -40,7 +42,8 @@ function broadcastsSent(slack: FakeSlack): string[] {
     } else if (value && typeof value === 'object') {
       const type = (value as { type?: unknown }).type;
       const md = markdown || type === 'markdown' || type === 'markdown_text';
-      for (const [key, item] of Object.entries(value)) if (!NOT_SHOWN.has(key)) visit(`${where}.${key}`, item, md || key === 'markdown_text');
+      for (const [key, item] of Object.entries(value))
+        if (!NOT_SHOWN.has(key)) visit(`${where}.${key}`, item, md || key === 'markdown_text');
     }
   };
   for (const call of slack.calls) visit(call.method, call.args, false);
@@ -49,7 +52,8 @@ function broadcastsSent(slack: FakeSlack): string[] {
 }
 
 /** Everything the bot sent, as one string (to check that the text did go out, made inert). */
-const everythingSent = (slack: FakeSlack) => JSON.stringify([slack.calls.map((call) => call.args), slack.responsePosts.map((post) => post.body)]);
+const everythingSent = (slack: FakeSlack) =>
+  JSON.stringify([slack.calls.map((call) => call.args), slack.responsePosts.map((post) => post.body)]);
 
 let bot: SlackBot | undefined;
 afterEach(async () => {
@@ -81,7 +85,9 @@ describe('a model answer full of broadcasts pings nobody', () => {
     await waitFor(() => bot!.llm.requests.length === 1);
     await bot.idle();
 
-    const pieces = [...bot.slack.callsOf('chat.startStream'), ...bot.slack.callsOf('chat.appendStream')].map((call) => (typeof call.args.markdown_text === 'string' ? call.args.markdown_text : ''));
+    const pieces = [...bot.slack.callsOf('chat.startStream'), ...bot.slack.callsOf('chat.appendStream')].map((call) =>
+      typeof call.args.markdown_text === 'string' ? call.args.markdown_text : '',
+    );
     expect(pieces.map((piece) => piece.replace(/\u2060/g, ''))).toEqual(['Tell <!cha', 'nnel> ok @', 'here, bye.']);
     expect(broadcastsSent(bot.slack)).toEqual([]);
     // Slack joins the pieces: what it shows must be inert, not only each request.
@@ -100,7 +106,10 @@ describe('a model answer full of broadcasts pings nobody', () => {
 
     expect(bot.slack.callsOf('chat.postMessage').length).toBeGreaterThanOrEqual(1);
     expect(broadcastsSent(bot.slack)).toEqual([]);
-    const answer = bot.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId).at(-1)!;
+    const answer = bot.slack
+      .thread(C, root)
+      .filter((m) => m.user === SLACK_IDS.botUserId)
+      .at(-1)!;
     expect(answer.text).toContain('&lt;!channel&gt;');
     expect(answer.text).toContain(`@${J}here`);
     expect(answer.text).toContain('<@U0HUMAN001>');
@@ -127,7 +136,12 @@ describe('tool cards', () => {
 
   it('a question whose options are broadcasts: the buttons read inert, and clicking one still answers it', async () => {
     bot = await bootSlackBot();
-    bot.llm.replyToolCalls([{ name: 'ask_user', arguments: { question: 'Whom should I tell, <!channel> or <!here>?', options: ['@here', '<!channel>'] } }]);
+    bot.llm.replyToolCalls([
+      {
+        name: 'ask_user',
+        arguments: { question: 'Whom should I tell, <!channel> or <!here>?', options: ['@here', '<!channel>'] },
+      },
+    ]);
     bot.llm.replyText('Told them.');
     const root = await bot.mention('announce the release');
     const card = await waitForCard(bot, root, 'ask_user', (blocks) => blocks.includes(PROMPT_ACTION));
@@ -152,7 +166,13 @@ describe('echoes of what a user typed', () => {
     await bot.mention('/model openai:&lt;!channel&gt;', { threadTs: root });
     await bot.mention('/model openai:<!here>', { threadTs: root });
     // Each command is answered (a refusal, an error that quotes the name, or the switch itself).
-    const replies = () => bot!.slack.calls.filter((call) => ['chat.postEphemeral', 'chat.postMessage'].includes(call.method) && call.args.thread_ts === root && !('markdown_text' in call.args));
+    const replies = () =>
+      bot!.slack.calls.filter(
+        (call) =>
+          ['chat.postEphemeral', 'chat.postMessage'].includes(call.method) &&
+          call.args.thread_ts === root &&
+          !('markdown_text' in call.args),
+      );
     await waitFor(() => replies().length >= 2, 8_000);
     await bot.idle();
 
@@ -177,37 +197,55 @@ describe('echoes of what a user typed', () => {
     expect(everythingSent(bot.slack)).toContain(`<${J}!here>`);
   });
 
-  it('an error note quoting the provider\'s message is inert in its text and its notification fallback', async () => {
+  it("an error note quoting the provider's message is inert in its text and its notification fallback", async () => {
     bot = await bootSlackBot();
-    bot.llm.replyError(400, { error: { message: 'model <!channel> rejected @here', type: 'invalid_request_error', param: null, code: null } });
+    bot.llm.replyError(400, {
+      error: { message: 'model <!channel> rejected @here', type: 'invalid_request_error', param: null, code: null },
+    });
     await bot.mention('do the thing');
     await waitFor(() => bot!.llm.requests.length === 1);
     await bot.idle();
-    await waitFor(() => bot!.slack.callsOf('chat.postMessage').some((call) => JSON.stringify(call.args).includes('rejected')));
+    await waitFor(() =>
+      bot!.slack.callsOf('chat.postMessage').some((call) => JSON.stringify(call.args).includes('rejected')),
+    );
 
     expect(broadcastsSent(bot.slack)).toEqual([]);
   });
 });
 
 describe('every way Bolt lets a listener talk to Slack', () => {
-  it('respond() (response_url), say() and the listener\'s own client all pass the gate', async () => {
+  it("respond() (response_url), say() and the listener's own client all pass the gate", async () => {
     bot = await bootSlackBot();
     // A listener on the connector's real Bolt app, as a future feature would add one: each
     // of Bolt's outbound helpers gets a broadcast to send.
     const app = (bot.connector as unknown as { app: import('@slack/bolt').App }).app;
     app.command('/probe', async ({ ack, respond, say, client, command }) => {
       await ack();
-      await respond({ response_type: 'ephemeral', text: 'respond <!channel>', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'respond block <!here>' } }] });
+      await respond({
+        response_type: 'ephemeral',
+        text: 'respond <!channel>',
+        blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'respond block <!here>' } }],
+      });
       await say('say <!everyone> @here');
       await client.chat.postMessage({ channel: command.channel_id, text: 'client <!subteam^S0TEAM|@ops>' });
-      await client.views.open({
-        trigger_id: command.trigger_id,
-        view: { type: 'modal', title: { type: 'plain_text', text: 'Modal @channel' }, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'modal <!channel>' } }] },
-      }).catch(() => undefined);
+      await client.views
+        .open({
+          trigger_id: command.trigger_id,
+          view: {
+            type: 'modal',
+            title: { type: 'plain_text', text: 'Modal @channel' },
+            blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'modal <!channel>' } }],
+          },
+        })
+        .catch(() => undefined);
     });
     const { sendSlashCommand } = await import('../fakes/slack-signer.js');
     const { slashCommand } = await import('../fakes/slack-payloads.js');
-    const response = await sendSlashCommand(bot.url, 'test-signing-secret', slashCommand({ command: '/probe', text: '', responseUrl: bot.slack.responseUrl('probe') }));
+    const response = await sendSlashCommand(
+      bot.url,
+      'test-signing-secret',
+      slashCommand({ command: '/probe', text: '', responseUrl: bot.slack.responseUrl('probe') }),
+    );
     expect(response.status).toBe(200);
     await bot.slack.waitForResponse('probe');
     await waitFor(() => bot!.slack.calls.some((call) => call.method === 'views.open'));
@@ -215,7 +253,14 @@ describe('every way Bolt lets a listener talk to Slack', () => {
 
     expect(broadcastsSent(bot.slack)).toEqual([]);
     const sent = everythingSent(bot.slack);
-    for (const text of ['respond &lt;!channel&gt;', 'respond block &lt;!here&gt;', `say &lt;!everyone&gt; @${J}here`, 'client &lt;!subteam^S0TEAM|@ops&gt;', `Modal @${J}channel`, 'modal &lt;!channel&gt;']) {
+    for (const text of [
+      'respond &lt;!channel&gt;',
+      'respond block &lt;!here&gt;',
+      `say &lt;!everyone&gt; @${J}here`,
+      'client &lt;!subteam^S0TEAM|@ops&gt;',
+      `Modal @${J}channel`,
+      'modal &lt;!channel&gt;',
+    ]) {
       expect(sent).toContain(text);
     }
   });

@@ -24,7 +24,12 @@ const VIEWED = 'C0VIEWED01';
 function threadStarted(threadTs: string, context: Record<string, unknown> = {}) {
   return {
     type: 'assistant_thread_started',
-    assistant_thread: { user_id: SLACK_IDS.humanUserId, context, channel_id: SLACK_IDS.dmChannelId, thread_ts: threadTs },
+    assistant_thread: {
+      user_id: SLACK_IDS.humanUserId,
+      context,
+      channel_id: SLACK_IDS.dmChannelId,
+      thread_ts: threadTs,
+    },
     event_ts: nextTs(),
   };
 }
@@ -51,9 +56,21 @@ describe('the Messages tab', () => {
     expect(thread.prompts).toEqual(DEFAULT_SUGGESTED_PROMPTS);
     expect(thread.promptsTitle).toBe(PROMPTS_TITLE);
 
-    await send(bot, { type: 'app_home_opened', user: SLACK_IDS.humanUserId, channel: SLACK_IDS.dmChannelId, tab: 'home', event_ts: nextTs() });
+    await send(bot, {
+      type: 'app_home_opened',
+      user: SLACK_IDS.humanUserId,
+      channel: SLACK_IDS.dmChannelId,
+      tab: 'home',
+      event_ts: nextTs(),
+    });
     expect(bot.slack.tabPrompts(SLACK_IDS.dmChannelId)).toBeUndefined();
-    await send(bot, { type: 'app_home_opened', user: SLACK_IDS.humanUserId, channel: SLACK_IDS.dmChannelId, tab: 'messages', event_ts: nextTs() });
+    await send(bot, {
+      type: 'app_home_opened',
+      user: SLACK_IDS.humanUserId,
+      channel: SLACK_IDS.dmChannelId,
+      tab: 'messages',
+      event_ts: nextTs(),
+    });
     await waitFor(() => bot.slack.tabPrompts(SLACK_IDS.dmChannelId) !== undefined);
     expect(bot.slack.tabPrompts(SLACK_IDS.dmChannelId)!.prompts).toHaveLength(4);
   });
@@ -69,9 +86,19 @@ describe('the Messages tab', () => {
 
   it('drops a malformed event (acknowledged) and offers nothing for it', async () => {
     const bot = await boot();
-    await send(bot, { type: 'assistant_thread_started', assistant_thread: { user_id: 'not an id', channel_id: SLACK_IDS.dmChannelId }, event_ts: nextTs() });
+    await send(bot, {
+      type: 'assistant_thread_started',
+      assistant_thread: { user_id: 'not an id', channel_id: SLACK_IDS.dmChannelId },
+      event_ts: nextTs(),
+    });
     expect(bot.slack.callsOf('assistant.threads.setSuggestedPrompts')).toEqual([]);
-    expect(bot.logs.lines.some((line) => /dropped a malformed Slack payload/.test(line.message) && JSON.stringify(line).includes('assistant_thread_started'))).toBe(true);
+    expect(
+      bot.logs.lines.some(
+        (line) =>
+          /dropped a malformed Slack payload/.test(line.message) &&
+          JSON.stringify(line).includes('assistant_thread_started'),
+      ),
+    ).toBe(true);
   });
 
   it('tells the model which channel the person views in that thread, without reading it', async () => {
@@ -85,7 +112,10 @@ describe('the Messages tab', () => {
     expect(lastUserText(bot)).toMatch(new RegExp(`<system-context>[\\s\\S]*<#${VIEWED}>[\\s\\S]*you have not read it`));
 
     // The person moves to another channel: the next call says so.
-    await send(bot, { ...threadStarted(threadTs, { channel_id: 'C0OTHER001' }), type: 'assistant_thread_context_changed' });
+    await send(bot, {
+      ...threadStarted(threadTs, { channel_id: 'C0OTHER001' }),
+      type: 'assistant_thread_context_changed',
+    });
     await bot.deliver(dmMessage({ text: 'and now?', threadTs }));
     await waitFor(() => bot.llm.bodies.length === 2);
     await bot.idle();
@@ -93,16 +123,34 @@ describe('the Messages tab', () => {
     expect(lastUserText(bot)).not.toContain(VIEWED);
     // That channel was never read.
     const reads = [...bot.slack.callsOf('conversations.history'), ...bot.slack.callsOf('conversations.replies')];
-    expect(reads.filter((call) => JSON.stringify(call.args).includes(VIEWED) || JSON.stringify(call.args).includes('C0OTHER001'))).toEqual([]);
+    expect(
+      reads.filter(
+        (call) => JSON.stringify(call.args).includes(VIEWED) || JSON.stringify(call.args).includes('C0OTHER001'),
+      ),
+    ).toEqual([]);
   });
 
   it('carries a person’s view (agent messaging experience) into their own DM, never into a channel thread', async () => {
     const bot = await boot();
     bot.llm.replyText('In your DM.').replyText('In the channel.');
     // As in Slack's reference example: no channel or user on the event; the person is the human authorization.
-    await send(bot, { type: 'app_context_changed', context: { entities: [{ type: 'slack#/types/channel_id', value: VIEWED, team_id: SLACK_IDS.teamId }] }, event_ts: nextTs() });
+    await send(bot, {
+      type: 'app_context_changed',
+      context: { entities: [{ type: 'slack#/types/channel_id', value: VIEWED, team_id: SLACK_IDS.teamId }] },
+      event_ts: nextTs(),
+    });
     expect(bot.llm.bodies).toHaveLength(0);
-    await send(bot, { type: 'app_context_changed', user: SLACK_IDS.humanUserId, context: { entities: [{ type: 'slack#/types/unknown_kind', value: 'x' }, { type: 'slack#/types/channel_id', value: VIEWED }] }, event_ts: nextTs() });
+    await send(bot, {
+      type: 'app_context_changed',
+      user: SLACK_IDS.humanUserId,
+      context: {
+        entities: [
+          { type: 'slack#/types/unknown_kind', value: 'x' },
+          { type: 'slack#/types/channel_id', value: VIEWED },
+        ],
+      },
+      event_ts: nextTs(),
+    });
     await bot.dm('hello');
     await waitFor(() => bot.llm.bodies.length === 1);
     await bot.idle();

@@ -26,11 +26,16 @@ afterEach(async () => {
 });
 
 const lookups = (b: SlackBot) => b.slack.callsOf('users.info').map((call) => String(call.args.user));
-const whispersTo = (b: SlackBot, user: string) => b.slack.ephemerals(C).filter((e) => e.user === user).map((e) => e.text);
-const lastUserText = (b: SlackBot, i: number) => String((b.llm.requests[i]!.body as { messages: { content: unknown }[] }).messages.at(-1)!.content);
+const whispersTo = (b: SlackBot, user: string) =>
+  b.slack
+    .ephemerals(C)
+    .filter((e) => e.user === user)
+    .map((e) => e.text);
+const lastUserText = (b: SlackBot, i: number) =>
+  String((b.llm.requests[i]!.body as { messages: { content: unknown }[] }).messages.at(-1)!.content);
 
 describe('the door comes before any lookup', () => {
-  it('an outsider\'s message holding 400 mentions is refused privately with no users.info call, and so is Slack\'s retry of it', async () => {
+  it("an outsider's message holding 400 mentions is refused privately with no users.info call, and so is Slack's retry of it", async () => {
     bot = await bootSlackBot({ env: { ALLOWED_USERS: ADA } });
     const text = `who are all these people ${mentionsOf(FAKE_IDS)}`;
     const root = await bot.mention(text, { user: OUTSIDER, eventId: 'EvOUTSIDER1' });
@@ -40,7 +45,10 @@ describe('the door comes before any lookup', () => {
 
     // Slack did not hear back in time and sends the same event again.
     const again = appMention({ text, ts: root, user: OUTSIDER });
-    const retry = await sendEvent(bot.url, SECRET, eventCallback(again, { eventId: 'EvOUTSIDER1' }), { retryNum: 1, retryReason: 'http_timeout' });
+    const retry = await sendEvent(bot.url, SECRET, eventCallback(again, { eventId: 'EvOUTSIDER1' }), {
+      retryNum: 1,
+      retryReason: 'http_timeout',
+    });
     expect(retry.status).toBe(200);
     await waitFor(() => whispersTo(bot!, OUTSIDER).length === 2);
     expect(lookups(bot)).toEqual([]);
@@ -57,7 +65,7 @@ describe('the door comes before any lookup', () => {
   });
 });
 
-describe('a member\'s names, within bounds', () => {
+describe("a member's names, within bounds", () => {
   it('at most 20 lookups per message (the author first); an id that failed is not asked about again', async () => {
     bot = await bootSlackBot();
     bot.llm.replyText('That is a lot of people.');

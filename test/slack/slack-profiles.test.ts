@@ -53,7 +53,11 @@ interface Body {
 const bodies = (b: SlackBot) => b.llm.requests.map((request) => request.body as Body);
 const systemOf = (body: Body) => String(body.messages.find((m) => m.role === 'system')?.content);
 const toolsOf = (body: Body) => (body.tools ?? []).map((tool) => tool.function.name).sort();
-const whispersTo = (b: SlackBot, channel: string, user: string) => b.slack.ephemerals(channel).filter((e) => e.user === user).map((e) => e.text);
+const whispersTo = (b: SlackBot, channel: string, user: string) =>
+  b.slack
+    .ephemerals(channel)
+    .filter((e) => e.user === user)
+    .map((e) => e.text);
 
 let bot: SlackBot | undefined;
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -63,12 +67,17 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function bootWithProfiles(yaml = profilesYaml(), env: Record<string, string> = {}): Promise<{ bot: SlackBot; file: string }> {
+async function bootWithProfiles(
+  yaml = profilesYaml(),
+  env: Record<string, string> = {},
+): Promise<{ bot: SlackBot; file: string }> {
   const dir = await tempDir();
   cleanups.push(dir.remove);
   const file = join(dir.path, 'profiles.yaml');
   await writeFile(file, yaml);
-  bot = await bootSlackBot({ env: { PROFILES: file, MODELS: 'openai:gpt-4.1, openai:gpt-4.1-mini, openai:gpt-4o-mini', ...env } });
+  bot = await bootSlackBot({
+    env: { PROFILES: file, MODELS: 'openai:gpt-4.1, openai:gpt-4.1-mini, openai:gpt-4o-mini', ...env },
+  });
   return { bot, file };
 }
 
@@ -132,7 +141,9 @@ describe('two channels with their own profiles, and the default elsewhere', () =
     const { bot: b } = await bootWithProfiles();
     await b.mention('summarise the secret plans', { channel: SECRET_ROOM, user: BOB });
     await waitFor(() => whispersTo(b, SECRET_ROOM, BOB).length > 0);
-    expect(whispersTo(b, SECRET_ROOM, BOB)[0]).toBe('This channel is set up for a list of people, and you are not on it; ask an admin.');
+    expect(whispersTo(b, SECRET_ROOM, BOB)[0]).toBe(
+      'This channel is set up for a list of people, and you are not on it; ask an admin.',
+    );
     expect(b.llm.requests).toHaveLength(0);
     expect(b.slack.callsOf('chat.postMessage').filter((call) => call.args.channel === SECRET_ROOM)).toEqual([]);
     // Ada, on its list, is answered.
@@ -161,9 +172,21 @@ describe('approvers per channel', () => {
     b.llm.replyToolCalls([{ name: 'write_file', arguments: { path: 'notes.md', content: 'mine' } }]);
     b.llm.replyText('Written too.');
     const generalRoot = await b.mention('write my notes', { channel: GENERAL });
-    const generalCard = await waitForCard(b, generalRoot, 'write_file', (text) => text.includes(PROMPT_ACTION), GENERAL);
-    const elsewhere = await b.click(generalCard.ts, { actionId: PROMPT_ACTION, choice: 'once' }, { channel: GENERAL, user: ONCALL });
-    expect(JSON.stringify(await b.slack.waitForResponse(elsewhere))).toContain('Only the person who started this thread can approve this.');
+    const generalCard = await waitForCard(
+      b,
+      generalRoot,
+      'write_file',
+      (text) => text.includes(PROMPT_ACTION),
+      GENERAL,
+    );
+    const elsewhere = await b.click(
+      generalCard.ts,
+      { actionId: PROMPT_ACTION, choice: 'once' },
+      { channel: GENERAL, user: ONCALL },
+    );
+    expect(JSON.stringify(await b.slack.waitForResponse(elsewhere))).toContain(
+      'Only the person who started this thread can approve this.',
+    );
     expect(b.llm.requests).toHaveLength(3);
     await b.click(generalCard.ts, { actionId: PROMPT_ACTION, choice: 'once' }, { channel: GENERAL, user: ADA });
     await waitFor(() => b.llm.requests.length === 4, 8_000);
@@ -174,8 +197,17 @@ describe('approvers per channel', () => {
 describe('a profile’s budgets', () => {
   it('its channel limit holds in its channel (a new request refused privately) and not in the default channel', async () => {
     // $1 per million tokens either way; ops may spend $0.05 a day, the environment sets no limit.
-    const prices = JSON.stringify({ 'openai:gpt-4.1': { input: 1, output: 1 }, 'openai:gpt-4.1-mini': { input: 1, output: 1 } });
-    const { bot: b } = await bootWithProfiles(profilesYaml().replace(`    admins: [${ONCALL}]`, `    admins: [${ONCALL}]\n    budgets: { channelDaily: "$0.05" }`), { MODEL_PRICES: prices });
+    const prices = JSON.stringify({
+      'openai:gpt-4.1': { input: 1, output: 1 },
+      'openai:gpt-4.1-mini': { input: 1, output: 1 },
+    });
+    const { bot: b } = await bootWithProfiles(
+      profilesYaml().replace(
+        `    admins: [${ONCALL}]`,
+        `    admins: [${ONCALL}]\n    budgets: { channelDaily: "$0.05" }`,
+      ),
+      { MODEL_PRICES: prices },
+    );
     for (const channel of [OPS, GENERAL]) {
       const before = b.llm.requests.length;
       b.llm.replyText('A costly answer.', { usage: { prompt_tokens: 60_000, completion_tokens: 10 } });
@@ -212,13 +244,25 @@ describe('the file edited while the bot runs', () => {
 
     // Broken twice: an unknown key and a mode that does not exist (both logged), then a tool
     // that does not exist. V2 stays.
-    await writeFile(file, profilesYaml('OPS-V3').replace('    admins:', '    colour: red\n    admins:').replace('instructionsMode: replace', 'instructionsMode: sideways'));
+    await writeFile(
+      file,
+      profilesYaml('OPS-V3')
+        .replace('    admins:', '    colour: red\n    admins:')
+        .replace('instructionsMode: replace', 'instructionsMode: sideways'),
+    );
     const broken = await b.core.profileReloader!.reload();
-    expect(broken.ok ? [] : broken.problems).toEqual([expect.stringContaining('instructionsMode'), expect.stringContaining('"colour"')]);
+    expect(broken.ok ? [] : broken.problems).toEqual([
+      expect.stringContaining('instructionsMode'),
+      expect.stringContaining('"colour"'),
+    ]);
     await writeFile(file, profilesYaml('OPS-V3').replace('tools: [read_file, search]', 'tools: [read_file, teleport]'));
-    expect(await b.core.profileReloader!.reload()).toEqual({ ok: false, problems: [expect.stringContaining('teleport')] });
+    expect(await b.core.profileReloader!.reload()).toEqual({
+      ok: false,
+      problems: [expect.stringContaining('teleport')],
+    });
     const errors = b.logs.lines.filter((line) => line.level === 'error').map((line) => line.message);
-    for (const word of ['instructionsMode', 'colour', 'teleport']) expect(errors.some((msg) => msg.includes(word))).toBe(true);
+    for (const word of ['instructionsMode', 'colour', 'teleport'])
+      expect(errors.some((msg) => msg.includes(word))).toBe(true);
     b.llm.replyText('Third.');
     await b.reply(opsRoot, 'third', { channel: OPS });
     await waitFor(() => b.llm.requests.length === 4, 8_000);
@@ -234,16 +278,20 @@ describe('a profile’s name and icon on Slack (chat:write.customize)', () => {
     const opsRoot = await answered(b, OPS, 'status?');
     const supportRoot = await answered(b, SUPPORT, 'refund?');
     await answered(b, GENERAL, 'hi');
-    const posts = (channel: string) => b.slack.callsOf('chat.postMessage').filter((call) => call.args.channel === channel);
-    const streams = (channel: string) => b.slack.callsOf('chat.startStream').filter((call) => call.args.channel === channel);
+    const posts = (channel: string) =>
+      b.slack.callsOf('chat.postMessage').filter((call) => call.args.channel === channel);
+    const streams = (channel: string) =>
+      b.slack.callsOf('chat.startStream').filter((call) => call.args.channel === channel);
 
     expect(posts(OPS).length).toBeGreaterThan(0);
-    for (const post of posts(OPS)) expect(post.args).toMatchObject({ username: 'Ops Bot', icon_url: 'https://example.com/ops.png' });
+    for (const post of posts(OPS))
+      expect(post.args).toMatchObject({ username: 'Ops Bot', icon_url: 'https://example.com/ops.png' });
     for (const post of posts(OPS)) expect(post.args.icon_emoji).toBeUndefined();
     expect(b.slack.thread(OPS, opsRoot).map((m) => m.text)).toContain('Answer to status?.');
     expect(streams(OPS)).toEqual([]);
 
-    for (const post of posts(SUPPORT)) expect(post.args).toMatchObject({ username: 'Acme Support', icon_emoji: ':headphones:' });
+    for (const post of posts(SUPPORT))
+      expect(post.args).toMatchObject({ username: 'Acme Support', icon_emoji: ':headphones:' });
     expect(b.slack.thread(SUPPORT, supportRoot).map((m) => m.text)).toContain('Answer to refund?.');
 
     // The default channel: the app's own name and icon, and its answer streamed natively.
@@ -259,7 +307,11 @@ describe('a profile’s name and icon on Slack (chat:write.customize)', () => {
     const { bot: b } = await bootWithProfiles();
     const root = await answered(b, OPS, 'hi');
     await b.mention('/model openai:gpt-4.1', { channel: OPS, threadTs: root });
-    const switched = await b.slack.waitForCall('chat.postMessage', (call) => String(call.args.text).includes('openai:gpt-4.1'), 8_000);
+    const switched = await b.slack.waitForCall(
+      'chat.postMessage',
+      (call) => String(call.args.text).includes('openai:gpt-4.1'),
+      8_000,
+    );
     expect(switched.args).toMatchObject({ channel: OPS, username: 'Ops Bot', icon_url: 'https://example.com/ops.png' });
   });
 });
@@ -269,13 +321,24 @@ describe('npm start with PROFILES (the compiled bot in a child process)', () => 
     const fakes = await startBotFakes(cleanups);
     const file = join(fakes.dir, 'profiles.yaml');
     await writeFile(file, profilesYaml());
-    const env = slackHttpEnv(fakes, 'signing-secret-4242', { PROFILES: file, MODELS: 'openai:gpt-4.1, openai:gpt-4.1-mini, openai:gpt-4o-mini' });
+    const env = slackHttpEnv(fakes, 'signing-secret-4242', {
+      PROFILES: file,
+      MODELS: 'openai:gpt-4.1, openai:gpt-4.1-mini, openai:gpt-4o-mini',
+    });
     fakes.slack.setBotToken(env.SLACK_BOT_TOKEN);
     const started = await BotProcess.start(env, fakes.dir, 60_000);
     cleanups.push(() => started.kill());
-    expect(started.lines().filter((line) => String(line.msg).startsWith("profiles read")).map((line) => [line.msg, line.profiles])).toEqual([[`profiles read from ${file}`, ["support", "ops", "secret"]]]);
+    expect(
+      started
+        .lines()
+        .filter((line) => String(line.msg).startsWith('profiles read'))
+        .map((line) => [line.msg, line.profiles]),
+    ).toEqual([[`profiles read from ${file}`, ['support', 'ops', 'secret']]]);
 
-    for (const [channel, text] of [[SUPPORT, 'where is my order?'], [OPS, 'is the deploy done?']] as const) {
+    for (const [channel, text] of [
+      [SUPPORT, 'where is my order?'],
+      [OPS, 'is the deploy done?'],
+    ] as const) {
       const before = fakes.llm.requests.length;
       fakes.llm.replyText(`Answer to ${text}.`);
       const mention = appMention({ text, channel });
@@ -295,7 +358,12 @@ describe('npm start with PROFILES (the compiled bot in a child process)', () => 
     await started.kill();
 
     // A broken file: the start stops, naming each problem.
-    await writeFile(file, profilesYaml().replace('    admins:', '    colour: red\n    admins:').replace('instructionsMode: replace', 'instructionsMode: sideways'));
+    await writeFile(
+      file,
+      profilesYaml()
+        .replace('    admins:', '    colour: red\n    admins:')
+        .replace('instructionsMode: replace', 'instructionsMode: sideways'),
+    );
     const refused = await BotProcess.start(env, fakes.dir, 60_000).then(
       async (bot) => {
         await bot.kill();

@@ -42,7 +42,10 @@ function toolResultIn(b: SlackBot, i: number, tool: string): string {
 
 /** The buttons of a message, as Slack shows them. */
 function buttonsOf(b: SlackBot, ts: string): { text: string; action_id: string; value: string }[] {
-  const blocks = (b.slack.message(C, ts)?.blocks ?? []) as { type: string; elements?: { type: string; text?: { text: string }; action_id?: string; value?: string }[] }[];
+  const blocks = (b.slack.message(C, ts)?.blocks ?? []) as {
+    type: string;
+    elements?: { type: string; text?: { text: string }; action_id?: string; value?: string }[];
+  }[];
   return blocks
     .filter((block) => block.type === 'actions')
     .flatMap((block) => block.elements ?? [])
@@ -55,7 +58,12 @@ const cardText = (b: SlackBot, ts: string) => JSON.stringify(b.slack.message(C, 
 describe('the bot asks a question', () => {
   it('the question shows on its card with one button per option, and clicking one answers it', async () => {
     bot = await bootSlackBot();
-    bot.llm.replyToolCalls([{ name: 'ask_user', arguments: { question: 'Which environment should I deploy to?', options: ['staging', 'production'] } }]);
+    bot.llm.replyToolCalls([
+      {
+        name: 'ask_user',
+        arguments: { question: 'Which environment should I deploy to?', options: ['staging', 'production'] },
+      },
+    ]);
     bot.llm.replyText('Deploying to staging.');
     const root = await bot.mention('deploy the app');
     const card = await waitForCard(bot, root, 'ask_user', (text) => text.includes(PROMPT_ACTION));
@@ -74,7 +82,9 @@ describe('the bot asks a question', () => {
 
   it('a reply in the thread answers the question instead of steering', async () => {
     bot = await bootSlackBot();
-    bot.llm.replyToolCalls([{ name: 'ask_user', arguments: { question: 'What should the release be called?', options: ['v2', 'v3'] } }]);
+    bot.llm.replyToolCalls([
+      { name: 'ask_user', arguments: { question: 'What should the release be called?', options: ['v2', 'v3'] } },
+    ]);
     bot.llm.replyText('Calling it Aurora.');
     const root = await bot.mention('cut a release');
     const card = await waitForCard(bot, root, 'ask_user', (text) => text.includes(PROMPT_ACTION));
@@ -97,7 +107,9 @@ describe('the bot asks a question', () => {
 describe('the bot proposes a plan or asks for a directory', () => {
   it('a plan shows with Approve plan / Reject; Approve plan lets the model go ahead', async () => {
     bot = await bootSlackBot();
-    bot.llm.replyToolCalls([{ name: 'propose_plan', arguments: { plan: '1. Back up the database\n2. Run the migration' } }]);
+    bot.llm.replyToolCalls([
+      { name: 'propose_plan', arguments: { plan: '1. Back up the database\n2. Run the migration' } },
+    ]);
     bot.llm.replyText('Plan approved, starting.');
     const root = await bot.mention('migrate the database');
     const card = await waitForCard(bot, root, 'propose_plan', (text) => text.includes(PROMPT_ACTION));
@@ -115,7 +127,9 @@ describe('the bot proposes a plan or asks for a directory', () => {
     bot = await bootSlackBot();
     const nginx = await tempDir();
     cleanups.push(nginx.remove);
-    bot.llm.replyToolCalls([{ name: 'request_directory', arguments: { path: nginx.path, reason: 'to read the proxy config' } }]);
+    bot.llm.replyToolCalls([
+      { name: 'request_directory', arguments: { path: nginx.path, reason: 'to read the proxy config' } },
+    ]);
     bot.llm.replyText('Understood, I will not look there.');
     const root = await bot.mention('check the proxy config');
     const card = await waitForCard(bot, root, 'request_directory', (text) => text.includes(PROMPT_ACTION));
@@ -151,11 +165,21 @@ describe('stopping while a card waits for a decision', () => {
     const late = await sendInteraction(
       bot.url,
       SECRET,
-      blockActions({ actionId: approve.action_id, value: approve.value, messageTs: card.ts, channel: C, user: ADA, responseUrl: bot.slack.responseUrl('late') }),
+      blockActions({
+        actionId: approve.action_id,
+        value: approve.value,
+        messageTs: card.ts,
+        channel: C,
+        user: ADA,
+        responseUrl: bot.slack.responseUrl('late'),
+      }),
     );
     expect(late.status).toBe(200);
     const answer = await bot.slack.waitForResponse('late');
-    expect(answer.body).toMatchObject({ response_type: 'ephemeral', text: `Stopped by <@${ADA}> before anyone answered.` });
+    expect(answer.body).toMatchObject({
+      response_type: 'ephemeral',
+      text: `Stopped by <@${ADA}> before anyone answered.`,
+    });
     await bot.idle();
     expect(bot.llm.requests).toHaveLength(1);
     expect(cardText(bot, card.ts)).toContain('Closed: the turn was stopped');
@@ -169,7 +193,10 @@ describe('the step limit', () => {
     bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' } }]);
     bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' } }]);
     const root = await bot.mention('look around the workspace');
-    await waitFor(() => bot!.slack.thread(C, root).some((m) => JSON.stringify(m.blocks ?? []).includes(RETRY_ACTION)), 8000);
+    await waitFor(
+      () => bot!.slack.thread(C, root).some((m) => JSON.stringify(m.blocks ?? []).includes(RETRY_ACTION)),
+      8000,
+    );
     await bot.idle();
     expect(bot.llm.requests).toHaveLength(2);
     const note = bot.slack.thread(C, root).find((m) => JSON.stringify(m.blocks ?? []).includes(RETRY_ACTION))!;
@@ -184,6 +211,8 @@ describe('the step limit', () => {
     // The third call carries both list_dir rounds; the note lost its button.
     expect(messagesOf(bot, 2).filter((m) => m.role === 'tool')).toHaveLength(2);
     expect(buttonsOf(bot, note.ts)).toEqual([]);
-    expect(JSON.stringify(bot.slack.message(C, note.ts)!.blocks)).toMatch(new RegExp(`I used the 2 model calls allowed for one request. Continue\\? — retried by <@${ADA}>`));
+    expect(JSON.stringify(bot.slack.message(C, note.ts)!.blocks)).toMatch(
+      new RegExp(`I used the 2 model calls allowed for one request. Continue\\? — retried by <@${ADA}>`),
+    );
   });
 });

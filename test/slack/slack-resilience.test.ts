@@ -47,7 +47,10 @@ type WireMessage = { role: string; content?: unknown; tool_call_id?: string; too
 const messagesOf = (llm: FakeOpenAI, i: number) => (llm.requests[i]!.body as { messages: WireMessage[] }).messages;
 
 function buttonsOf(slack: FakeSlack, ts: string): string[] {
-  const blocks = (slack.message(C, ts)?.blocks ?? []) as { type: string; elements?: { type: string; text?: { text: string } }[] }[];
+  const blocks = (slack.message(C, ts)?.blocks ?? []) as {
+    type: string;
+    elements?: { type: string; text?: { text: string } }[];
+  }[];
   return blocks.filter((b) => b.type === 'actions').flatMap((b) => (b.elements ?? []).map((e) => e.text?.text ?? ''));
 }
 
@@ -92,7 +95,10 @@ describe('after a restart', () => {
     // A second click on the same old button (a client that still shows it) is answered
     // privately, with who decided, and runs nothing.
     const again = await second.click(card.ts, { actionId: PROMPT_ACTION, choice: 'once' }, { seen: card });
-    expect((await slack.waitForResponse(again)).body).toMatchObject({ response_type: 'ephemeral', text: `Already approved by <@${ADA}>.` });
+    expect((await slack.waitForResponse(again)).body).toMatchObject({
+      response_type: 'ephemeral',
+      text: `Already approved by <@${ADA}>.`,
+    });
     await second.idle();
     expect(await readFile(inOnlyConversation(join(dir, 'workspace'), 'runs.txt'), 'utf8')).toBe('ran\n');
   });
@@ -102,9 +108,15 @@ describe('after a restart', () => {
     await first.crash();
     // The crash fell between chat.postMessage and writing down the card's ts: only the
     // "posting" mark is left. The card carries its call id in its message metadata.
-    const toolCallId = (slack.message(C, card.ts)!.metadata as { event_payload: { tool_call_id: string } }).event_payload.tool_call_id;
+    const toolCallId = (slack.message(C, card.ts)!.metadata as { event_payload: { tool_call_id: string } })
+      .event_payload.tool_call_id;
     const [sessionId] = await first.core.store.listSessionIds();
-    await first.core.store.updateMessageRef(`slack-card:${sessionId}:${toolCallId}`, { sessionId: sessionId!, toolCallId, kind: 'tool_card_index', postingAt: Date.now() - 1000 });
+    await first.core.store.updateMessageRef(`slack-card:${sessionId}:${toolCallId}`, {
+      sessionId: sessionId!,
+      toolCallId,
+      kind: 'tool_card_index',
+      postingAt: Date.now() - 1000,
+    });
 
     llm.replyText('Noted.');
     const second = await boot({ dir, slack, llm });
@@ -186,7 +198,7 @@ describe('Slack rate limits', () => {
 });
 
 describe('HTTP mode', () => {
-  it('GET /healthz on the bot\'s port answers 200', async () => {
+  it("GET /healthz on the bot's port answers 200", async () => {
     const bot = await boot();
     const response = await fetch(`http://127.0.0.1:${bot.connector.port}/healthz`);
     expect(response.status).toBe(200);

@@ -42,8 +42,10 @@ afterEach(async () => {
 const settle = async (): Promise<void> => {
   await bot?.core.schedulesIdle();
 };
-const notes = (b: SlackBot, root: string) => b.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId && m.text.includes('s-'));
-const userText = (b: SlackBot, i: number) => JSON.stringify((b.llm.requests[i]!.body as { messages: unknown[] }).messages.at(-1));
+const notes = (b: SlackBot, root: string) =>
+  b.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId && m.text.includes('s-'));
+const userText = (b: SlackBot, i: number) =>
+  JSON.stringify((b.llm.requests[i]!.body as { messages: unknown[] }).messages.at(-1));
 
 async function threadOf(b: SlackBot): Promise<string> {
   b.llm.replyText('Hello Ada.');
@@ -54,7 +56,14 @@ async function threadOf(b: SlackBot): Promise<string> {
 }
 
 async function schedule(b: SlackBot, root: string, when: string, task: string): Promise<Schedule> {
-  const made = await b.core.schedules!.create({ key: { platform: 'slack', workspace: SLACK_IDS.teamId, channel: C, thread: root }, creator: ADA, when, task, timezone: 'Europe/Paris', via: 'command' });
+  const made = await b.core.schedules!.create({
+    key: { platform: 'slack', workspace: SLACK_IDS.teamId, channel: C, thread: root },
+    creator: ADA,
+    when,
+    task,
+    timezone: 'Europe/Paris',
+    via: 'command',
+  });
   if (!made.ok) throw new Error(made.reason);
   return made.schedule;
 }
@@ -84,7 +93,9 @@ describe('scheduled work in a Slack thread', () => {
 
     const card = await waitForCard(bot, root, 'write_file', (text) => text.includes(PROMPT_ACTION));
     const refused = await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'once' }, { user: BOB });
-    expect(JSON.stringify(await bot.slack.waitForResponse(refused))).toContain('Only the person who started this thread can approve this.');
+    expect(JSON.stringify(await bot.slack.waitForResponse(refused))).toContain(
+      'Only the person who started this thread can approve this.',
+    );
     expect(bot.llm.requests).toHaveLength(2);
     await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'once' });
     await waitFor(() => bot!.slack.thread(C, root).some((m) => m.text.includes('Summary written.')), 15_000);
@@ -100,7 +111,8 @@ describe('scheduled work in a Slack thread', () => {
     bot.llm.replyToolCalls([{ name: 'write_file', arguments: { path: 'deploy.md', content: 'done' } }]);
     await clock.advanceTo(FRIDAY_7_UTC + 120 * MINUTE, settle);
     await waitForCard(bot, root, 'write_file', (text) => text.includes(PROMPT_ACTION));
-    const sessionId = (await bot.core.store.getSession(`slack:${SLACK_IDS.teamId}:${C}:${encodeURIComponent(root)}`))!.id;
+    const sessionId = (await bot.core.store.getSession(`slack:${SLACK_IDS.teamId}:${C}:${encodeURIComponent(root)}`))!
+      .id;
     expect(bot.core.manager.isWorking(sessionId)).toBe(true);
 
     await clock.advanceTo(FRIDAY_7_UTC + 149 * MINUTE, settle);
@@ -111,7 +123,9 @@ describe('scheduled work in a Slack thread', () => {
     expect(bot.core.manager.isWorking(sessionId)).toBe(false);
     expect(notes(bot, root).find((m) => m.text.includes('Closed'))!.text).toContain('30 minutes');
     // A one-off is gone once it ran.
-    expect(await bot.core.schedules!.list({ platform: 'slack', workspace: SLACK_IDS.teamId, creator: ADA })).toEqual([]);
+    expect(await bot.core.schedules!.list({ platform: 'slack', workspace: SLACK_IDS.teamId, creator: ADA })).toEqual(
+      [],
+    );
   });
 
   it("runs count against the creator's spend limits: past hers, the run is skipped with a note and the model is not called", async () => {
@@ -135,7 +149,9 @@ describe('scheduled work in a Slack thread', () => {
     cleanups.push(() => dir.remove());
     const llm = await new FakeOpenAI().start();
     cleanups.push(() => llm.stop());
-    const slack = await new FakeSlack({ users: [{ id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }] }).start();
+    const slack = await new FakeSlack({
+      users: [{ id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }],
+    }).start();
     cleanups.push(() => slack.stop());
     let clock = new ManualClock(FRIDAY_7_UTC);
     bot = await bootSlackBot({ dir: dir.path, llm, slack, scheduleClock: clock });
@@ -149,7 +165,11 @@ describe('scheduled work in a Slack thread', () => {
     llm.replyText('The deploy finished.');
     bot = await bootSlackBot({ dir: dir.path, llm, slack, scheduleClock: clock });
     await waitFor(() => bot!.slack.thread(C, root).some((m) => m.text.includes('The deploy finished.')), 15_000);
-    expect(llm.requests.at(-1)!.body).toMatchObject({ messages: expect.arrayContaining([expect.objectContaining({ content: expect.stringContaining('check whether the deploy finished') })]) });
+    expect(llm.requests.at(-1)!.body).toMatchObject({
+      messages: expect.arrayContaining([
+        expect.objectContaining({ content: expect.stringContaining('check whether the deploy finished') }),
+      ]),
+    });
     await bot.idle();
     await bot.stop();
 
@@ -181,12 +201,20 @@ describe('a schedule whose creator lost access', () => {
     cleanups.push(() => dir.remove());
     const llm = await new FakeOpenAI().start();
     cleanups.push(() => llm.stop());
-    const slack = await new FakeSlack({ users: [{ id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }] }).start();
+    const slack = await new FakeSlack({
+      users: [{ id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }],
+    }).start();
     cleanups.push(() => slack.stop());
     const profiles = join(dir.path, 'profiles.yaml');
     await writeFile(profiles, `profiles:\n  - name: room\n    match: { slackChannel: ${C} }\n    admins: [${CAROL}]\n`);
     const env = (members: string[]) => ({ PROFILES: profiles, ALLOWED_USERS: members.join(','), SCHEDULE_TZ: 'UTC' });
-    bot = await bootSlackBot({ dir: dir.path, llm, slack, scheduleClock: new ManualClock(FRIDAY_7_UTC), env: env([ADA, BOB, CAROL]) });
+    bot = await bootSlackBot({
+      dir: dir.path,
+      llm,
+      slack,
+      scheduleClock: new ManualClock(FRIDAY_7_UTC),
+      env: env([ADA, BOB, CAROL]),
+    });
     const root = await threadOf(bot);
     const made = await schedule(bot, root, 'every day at 9:00', 'summarise the open incidents');
     await bot.stop();
@@ -196,7 +224,7 @@ describe('a schedule whose creator lost access', () => {
     return { root, made, clock };
   }
 
-  it('the next run posts only one note, to the thread\'s approver, and pauses it; the next posts nothing; the third refused run ends it', async () => {
+  it("the next run posts only one note, to the thread's approver, and pauses it; the next posts nothing; the third refused run ends it", async () => {
     const { root, made, clock } = await adaRemovedAfterScheduling();
     const before = botPosts(bot!, root).length;
     const requests = bot!.llm.requests.length;
@@ -206,12 +234,18 @@ describe('a schedule whose creator lost access', () => {
     const posted = botPosts(bot!, root).slice(before);
     expect(posted).toHaveLength(1);
     const note = posted[0]!.text;
-    expect(note).toContain(`<@${CAROL}>: schedule \`${made.id}\` (“summarise the open incidents”) is paused: <@${ADA}>, who set it, may no longer use the bot here`);
+    expect(note).toContain(
+      `<@${CAROL}>: schedule \`${made.id}\` (“summarise the open incidents”) is paused: <@${ADA}>, who set it, may no longer use the bot here`,
+    );
     expect(note).toContain('It resumes by itself at a run once they may use the bot here again');
-    expect(note).toContain('ends by itself after 2 more refused runs (the next is due Sat 5 Dec 2026, 09:00 (Europe/Paris))');
+    expect(note).toContain(
+      'ends by itself after 2 more refused runs (the next is due Sat 5 Dec 2026, 09:00 (Europe/Paris))',
+    );
     expect(note).toContain(`End it now with \`/unschedule ${made.id}\``);
     expect(note).not.toMatch(/Scheduled run|Skipped/);
-    expect(await stored(bot!)).toEqual([expect.objectContaining({ id: made.id, pausedAt: FRIDAY_9_PARIS, accessRefusals: 1 })]);
+    expect(await stored(bot!)).toEqual([
+      expect.objectContaining({ id: made.id, pausedAt: FRIDAY_9_PARIS, accessRefusals: 1 }),
+    ]);
 
     // Saturday: refused again, counted (the record says so once settle returns), and nothing said.
     await clock.advanceTo(FRIDAY_9_PARIS + DAY, settle);
@@ -227,18 +261,22 @@ describe('a schedule whose creator lost access', () => {
     expect(bot!.llm.requests).toHaveLength(requests);
   });
 
-  it('/schedules shows it paused; Bob may not /unschedule it; Carol, who approves in its thread (a profile\'s approver, not an admin), may', async () => {
+  it("/schedules shows it paused; Bob may not /unschedule it; Carol, who approves in its thread (a profile's approver, not an admin), may", async () => {
     const { root, made, clock } = await adaRemovedAfterScheduling();
     await clock.advanceTo(FRIDAY_9_PARIS, settle);
     await waitFor(() => botPosts(bot!, root).some((m) => m.text.includes('is paused')), 8_000);
 
     await bot!.mention('/schedules', { threadTs: root });
     await waitFor(() => bot!.slack.ephemerals(C).some((m) => m.user === ADA && m.text.includes(made.id)), 8_000);
-    expect(bot!.slack.ephemerals(C).find((m) => m.user === ADA && m.text.includes(made.id))!.text).toContain('⏸️ paused: <@U0HUMAN001> may no longer use the bot there; it resumes by itself once they may, and ends after 2 more refused runs');
+    expect(bot!.slack.ephemerals(C).find((m) => m.user === ADA && m.text.includes(made.id))!.text).toContain(
+      '⏸️ paused: <@U0HUMAN001> may no longer use the bot there; it resumes by itself once they may, and ends after 2 more refused runs',
+    );
 
     await bot!.mention(`/unschedule ${made.id}`, { threadTs: root, user: BOB });
     await waitFor(() => bot!.slack.ephemerals(C).some((m) => m.user === BOB), 8_000);
-    expect(bot!.slack.ephemerals(C).find((m) => m.user === BOB)!.text).toContain(`Only the person who made schedule ${made.id}, the person who started its thread, whoever approves there, or an admin may end it.`);
+    expect(bot!.slack.ephemerals(C).find((m) => m.user === BOB)!.text).toContain(
+      `Only the person who made schedule ${made.id}, the person who started its thread, whoever approves there, or an admin may end it.`,
+    );
     expect(await stored(bot!)).toHaveLength(1);
 
     await bot!.mention(`/unschedule ${made.id}`, { threadTs: root, user: CAROL });

@@ -38,8 +38,16 @@ async function boot(env: Record<string, string> = {}): Promise<SlackBot> {
   return booted;
 }
 
-const whispersTo = (b: SlackBot, user: string): string[] => b.slack.ephemerals(C).filter((m) => m.user === user).map((m) => m.text);
-const botSays = (b: SlackBot, root: string): string[] => b.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId).map((m) => m.text);
+const whispersTo = (b: SlackBot, user: string): string[] =>
+  b.slack
+    .ephemerals(C)
+    .filter((m) => m.user === user)
+    .map((m) => m.text);
+const botSays = (b: SlackBot, root: string): string[] =>
+  b.slack
+    .thread(C, root)
+    .filter((m) => m.user === SLACK_IDS.botUserId)
+    .map((m) => m.text);
 
 async function whisperMatching(b: SlackBot, user: string, pattern: RegExp): Promise<string> {
   await waitFor(() => whispersTo(b, user).some((text) => pattern.test(text)), 8_000);
@@ -55,7 +63,9 @@ describe('schedules in a Slack thread', () => {
   it('reads "every weekday at 9:00" in the person’s Slack time zone and says the schedule in the thread', async () => {
     bot = await boot();
     // As Slack sends what a person typed: `<` and `&` as entities, a channel ping as a token.
-    const root = await bot.mention('/schedule every weekday at 9:00 summarise the open incidents where load &lt; 80 &amp; tell <!channel>');
+    const root = await bot.mention(
+      '/schedule every weekday at 9:00 summarise the open incidents where load &lt; 80 &amp; tell <!channel>',
+    );
     const said = await threadLineMatching(bot, root, /set schedule/);
     const [stored] = await desk!.desk.list({ platform: 'slack', workspace: SLACK_IDS.teamId });
     expect(stored).toMatchObject({
@@ -94,14 +104,18 @@ describe('schedules in a Slack thread', () => {
     expect(await whisperMatching(bot, BOB, /cannot set schedules in this thread/)).toBeTruthy();
 
     await bot.mention('/schedule every minute ping the build', { threadTs: root });
-    expect(await whisperMatching(bot, ADA, /SCHEDULE_MIN_INTERVAL/)).toMatch(/more often than the minimum of 5 minutes/);
+    expect(await whisperMatching(bot, ADA, /SCHEDULE_MIN_INTERVAL/)).toMatch(
+      /more often than the minimum of 5 minutes/,
+    );
 
     await bot.mention('/schedule whenever you like tidy up', { threadTs: root });
     expect(await whisperMatching(bot, ADA, /couldn't find when/)).toContain('/schedule in 2 hours');
 
     await bot.mention('/schedule every day at 7:00 check the backups', { threadTs: root });
     // Escaped for mrkdwn, which Slack shows as "<id>".
-    expect(await whisperMatching(bot, ADA, /You have 1 schedules already/)).toContain('End one with /unschedule &lt;id&gt; first');
+    expect(await whisperMatching(bot, ADA, /You have 1 schedules already/)).toContain(
+      'End one with /unschedule &lt;id&gt; first',
+    );
 
     // Only the first one was made, and only it was said in the thread.
     expect(await desk!.desk.list({ platform: 'slack', workspace: SLACK_IDS.teamId })).toHaveLength(1);
@@ -139,7 +153,9 @@ describe('schedules in a Slack thread', () => {
     expect(await whisperMatching(bot, BOB, /There is no schedule "s-zzzzzz"/)).toBeTruthy();
 
     await bot.mention(`/unschedule ${adaSchedule!.id}`, { threadTs: adas });
-    expect(await threadLineMatching(bot, adas, /was ended by/)).toBe(`⏰ Schedule \`${adaSchedule!.id}\` (plan the week) was ended by <@${ADA}>.`);
+    expect(await threadLineMatching(bot, adas, /was ended by/)).toBe(
+      `⏰ Schedule \`${adaSchedule!.id}\` (plan the week) was ended by <@${ADA}>.`,
+    );
     expect(await desk!.desk.list({ platform: 'slack', workspace: SLACK_IDS.teamId, creator: ADA })).toEqual([]);
 
     // An admin may end anyone's, and the schedule's own thread says so.
@@ -158,7 +174,9 @@ describe('schedules in a Slack thread', () => {
     await threadLineMatching(bot, elsewhere, /set schedule/);
 
     await bot.mention('/forget', { threadTs: root });
-    expect(await whisperMatching(bot, ADA, /^Forgotten/)).toBe('Forgotten: everything I stored for this thread is deleted. Its 2 schedules are ended too.');
+    expect(await whisperMatching(bot, ADA, /^Forgotten/)).toBe(
+      'Forgotten: everything I stored for this thread is deleted. Its 2 schedules are ended too.',
+    );
     const left = await desk!.desk.list({ platform: 'slack', workspace: SLACK_IDS.teamId });
     expect(left.map((one) => one.key.thread)).toEqual([elsewhere]);
   });

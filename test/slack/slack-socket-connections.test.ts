@@ -53,7 +53,9 @@ afterEach(async () => {
 });
 
 async function fakes(): Promise<Platform> {
-  const slack = await new FakeSlack({ users: [{ id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }] }).start();
+  const slack = await new FakeSlack({
+    users: [{ id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }],
+  }).start();
   platform = { slack, socket: new FakeSlackSocket(slack), llm: await new FakeOpenAI().start() };
   return platform;
 }
@@ -92,7 +94,10 @@ async function bootInstance(p: Platform, env: Record<string, string> = {}): Prom
   return instance;
 }
 
-const warnings = (instance: SocketInstance, text: string): string[] => instance.logs.lines.filter((line) => line.level === 'warn' && line.message.includes(text)).map((line) => line.message);
+const warnings = (instance: SocketInstance, text: string): string[] =>
+  instance.logs.lines
+    .filter((line) => line.level === 'warn' && line.message.includes(text))
+    .map((line) => line.message);
 
 describe('Slack Socket Mode with several connections', () => {
   it('one connection: no warning', async () => {
@@ -127,7 +132,11 @@ describe('Slack Socket Mode with several connections', () => {
     const logs = memoryLogger();
     const observe = connectionCountWarner(logs);
     for (const count of [1, 2, 2, 2, 3, 3, 1, 1, 2]) observe(count);
-    expect(logs.lines.map((line) => line.details)).toEqual([{ numConnections: 2 }, { numConnections: 3 }, { numConnections: 2 }]);
+    expect(logs.lines.map((line) => line.details)).toEqual([
+      { numConnections: 2 },
+      { numConnections: 3 },
+      { numConnections: 2 },
+    ]);
   });
 
   it('in cluster mode, Socket Mode is warned about once at start', async () => {

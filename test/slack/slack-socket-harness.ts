@@ -32,7 +32,9 @@ export interface SocketBot {
 /** `bootSlackBot` of the harness, in Socket Mode. */
 export async function bootSocketBot(env: Record<string, string> = {}): Promise<SocketBot> {
   const dir = await tempDir();
-  const slack = await new FakeSlack({ users: [{ id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }] }).start();
+  const slack = await new FakeSlack({
+    users: [{ id: ADA, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' }],
+  }).start();
   const socket = new FakeSlackSocket(slack);
   const llm = await new FakeOpenAI().start();
   const logs = memoryLogger();

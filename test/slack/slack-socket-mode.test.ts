@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HELP_TEXT } from '../../connectors/slack/agent-command.js';
 import { PROMPT_ACTION } from '../../connectors/slack/actions.js';
-import { blockActions, eventCallback, nextTs, reactionAdded, slashCommand, SLACK_IDS } from '../fakes/slack-payloads.js';
+import {
+  blockActions,
+  eventCallback,
+  nextTs,
+  reactionAdded,
+  slashCommand,
+  SLACK_IDS,
+} from '../fakes/slack-payloads.js';
 import type { StoredMessage } from '../fakes/slack-server.js';
 import { waitFor } from '../support/engine-kit.js';
 import { inOnlyConversation } from '../support/conversation-folders.js';
@@ -22,7 +29,8 @@ afterEach(async () => {
   bot = undefined;
 });
 
-const botReply = (b: SocketBot, root: string): StoredMessage | undefined => b.slack.thread(C, root).find((m) => m.user === SLACK_IDS.botUserId);
+const botReply = (b: SocketBot, root: string): StoredMessage | undefined =>
+  b.slack.thread(C, root).find((m) => m.user === SLACK_IDS.botUserId);
 
 describe('Slack in Socket Mode', () => {
   it('connects with the app token, and a mention delivered on the socket is acked and answered in its thread', async () => {
@@ -40,13 +48,20 @@ describe('Slack in Socket Mode', () => {
     // Acknowledged only once recorded: the session and its message are in the store already.
     const [sessionId] = await bot.core.store.listSessionIds();
     expect(sessionId).toContain(root);
-    const recorded = [...(await bot.core.store.getPendingInputs(sessionId!)), ...(await bot.core.store.loadTranscript(sessionId!))];
+    const recorded = [
+      ...(await bot.core.store.getPendingInputs(sessionId!)),
+      ...(await bot.core.store.loadTranscript(sessionId!)),
+    ];
     expect(JSON.stringify(recorded)).toContain('hello socket');
 
     await waitFor(() => bot!.slack.callsOf('chat.stopStream').length === 1, 8_000);
     await bot.core.manager.idle();
     expect(String((bot.llm.bodies[0]!.messages.at(-1) as { content?: unknown }).content)).toMatch(/^hello socket/);
-    expect(bot.slack.callsOf('chat.startStream')[0]!.args).toMatchObject({ channel: C, thread_ts: root, recipient_user_id: ADA });
+    expect(bot.slack.callsOf('chat.startStream')[0]!.args).toMatchObject({
+      channel: C,
+      thread_ts: root,
+      recipient_user_id: ADA,
+    });
     expect(botReply(bot, root)!.text).toContain('Hello over the socket.');
     expect(bot.slack.reactionsOn(C, root).map((r) => r.name)).toContain('eyes');
   });
@@ -59,23 +74,41 @@ describe('Slack in Socket Mode', () => {
 
     let card: StoredMessage | undefined;
     await waitFor(() => {
-      card = bot!.slack.thread(C, root).find((m) => m.user === SLACK_IDS.botUserId && JSON.stringify(m.blocks ?? []).includes(PROMPT_ACTION));
+      card = bot!.slack
+        .thread(C, root)
+        .find((m) => m.user === SLACK_IDS.botUserId && JSON.stringify(m.blocks ?? []).includes(PROMPT_ACTION));
       return card !== undefined;
     }, 8_000);
     expect(JSON.stringify(card!.blocks)).toContain('*write_file*');
-    const buttons = card!.blocks!.flatMap((block) => ((block as { elements?: unknown[] }).elements ?? []) as { type?: string; action_id?: string; value?: string }[]);
-    const approve = buttons.find((b) => b.type === 'button' && b.action_id?.startsWith(PROMPT_ACTION) && (JSON.parse(b.value ?? '{}') as { choice?: string }).choice === 'once');
+    const buttons = card!.blocks!.flatMap(
+      (block) =>
+        ((block as { elements?: unknown[] }).elements ?? []) as { type?: string; action_id?: string; value?: string }[],
+    );
+    const approve = buttons.find(
+      (b) =>
+        b.type === 'button' &&
+        b.action_id?.startsWith(PROMPT_ACTION) &&
+        (JSON.parse(b.value ?? '{}') as { choice?: string }).choice === 'once',
+    );
     expect(approve).toBeDefined();
 
     const ack = await bot.socket.deliverInteractive(
-      blockActions({ actionId: approve!.action_id!, value: approve!.value!, messageTs: card!.ts, threadTs: root, responseUrl: bot.slack.responseUrl('click') }),
+      blockActions({
+        actionId: approve!.action_id!,
+        value: approve!.value!,
+        messageTs: card!.ts,
+        threadTs: root,
+        responseUrl: bot.slack.responseUrl('click'),
+      }),
     );
     expect(ack).toMatchObject({ envelope_id: bot.socket.envelopes.at(-1)!.envelope_id });
     expect(bot.socket.envelopes.at(-1)).toMatchObject({ type: 'interactive', accepts_response_payload: false });
 
     await waitFor(() => bot!.llm.requests.length === 2, 8_000);
     await bot.core.manager.idle();
-    expect(await readFile(inOnlyConversation(join(bot.dir, 'workspace'), 'a.txt'), 'utf8')).toBe('written over the socket');
+    expect(await readFile(inOnlyConversation(join(bot.dir, 'workspace'), 'a.txt'), 'utf8')).toBe(
+      'written over the socket',
+    );
     const final = JSON.stringify(bot.slack.message(C, card!.ts)!.blocks);
     expect(final).not.toContain(PROMPT_ACTION);
     expect(final).toContain(`Approved by <@${ADA}>`);
@@ -85,7 +118,9 @@ describe('Slack in Socket Mode', () => {
 
   it('a slash command arrives as a slash_commands envelope and is answered privately at its response_url', async () => {
     bot = await bootSocketBot();
-    const ack = await bot.socket.deliverSlashCommand(slashCommand({ command: '/agent', text: '', responseUrl: bot.slack.responseUrl('help') }));
+    const ack = await bot.socket.deliverSlashCommand(
+      slashCommand({ command: '/agent', text: '', responseUrl: bot.slack.responseUrl('help') }),
+    );
     expect(ack).toEqual({ envelope_id: bot.socket.envelopes[0]!.envelope_id, payload: {} });
     const post = await bot.slack.waitForResponse('help');
     expect(post.body).toMatchObject({ response_type: 'ephemeral', text: HELP_TEXT });
@@ -97,7 +132,12 @@ describe('Slack in Socket Mode', () => {
     // Our listener reads this one; Bolt itself trips on the other two.
     const { item: _item, ...reactionWithoutItem } = reactionAdded({ reaction: 'octagonal_sign', ts: nextTs() });
     const reactionWithNullItem = { ...reactionAdded({ reaction: 'octagonal_sign', ts: nextTs() }), item: null };
-    const { actions: _actions, ...clickWithoutActions } = blockActions({ actionId: PROMPT_ACTION, value: '{}', messageTs: nextTs(), responseUrl: bot.slack.responseUrl('x') });
+    const { actions: _actions, ...clickWithoutActions } = blockActions({
+      actionId: PROMPT_ACTION,
+      value: '{}',
+      messageTs: nextTs(),
+      responseUrl: bot.slack.responseUrl('x'),
+    });
     const acks = [
       await bot.socket.deliverEvent(eventCallback(reactionWithoutItem)),
       await bot.socket.deliverEvent({ ...eventCallback({ type: 'reaction_added' }), event: reactionWithNullItem }),

@@ -42,11 +42,42 @@ async function setup() {
   cleanups.push(() => opened.close());
   const store = new SessionStore(opened.keyv);
   const dyingStore = new DyingOwnersStore(opened.keyv);
-  const key = { platform: 'slack', workspace: SLACK_IDS.teamId, channel: SLACK_IDS.channelId, thread: '1700000000.000100' };
+  const key = {
+    platform: 'slack',
+    workspace: SLACK_IDS.teamId,
+    channel: SLACK_IDS.channelId,
+    thread: '1700000000.000100',
+  };
   const now = Date.now();
-  const session: SessionRecord = { id: sessionIdOf(key), key, model: 'm', grants: { tools: [], commands: [] }, compaction: null, startedBy: SLACK_IDS.humanUserId, steerers: [], directories: [], createdAt: now, updatedAt: now };
-  const client = () => new webApi.WebClient('xoxb-test', { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
-  const surface = (on: SessionStore = store) => new SlackSurface({ client: client(), records: new StoredThreadRecords(on), logger: memoryLogger(), support: { native: true }, botUserId: SLACK_IDS.botUserId }, session);
+  const session: SessionRecord = {
+    id: sessionIdOf(key),
+    key,
+    model: 'm',
+    grants: { tools: [], commands: [] },
+    compaction: null,
+    startedBy: SLACK_IDS.humanUserId,
+    steerers: [],
+    directories: [],
+    createdAt: now,
+    updatedAt: now,
+  };
+  const client = () =>
+    new webApi.WebClient('xoxb-test', {
+      slackApiUrl: slack.apiUrl,
+      retryConfig: { retries: 0 },
+      logLevel: webApi.LogLevel.ERROR,
+    });
+  const surface = (on: SessionStore = store) =>
+    new SlackSurface(
+      {
+        client: client(),
+        records: new StoredThreadRecords(on),
+        logger: memoryLogger(),
+        support: { native: true },
+        botUserId: SLACK_IDS.botUserId,
+      },
+      session,
+    );
   return { slack, store, dyingStore, session, surface };
 }
 
@@ -81,7 +112,12 @@ describe('a stream left open by an instance that died', () => {
     // Slack opened the stream and answered; the owner's write of its ts is still on the way when it dies.
     await waitFor(() => dyingStore.heldWrites.length === 1, 5_000);
     // A person replied meanwhile: newer than the stream, and not the bot's to stop.
-    slack.addMessage({ channel: SLACK_IDS.channelId, threadTs: session.key.thread, user: SLACK_IDS.humanUserId, text: 'and then?' });
+    slack.addMessage({
+      channel: SLACK_IDS.channelId,
+      threadTs: session.key.thread,
+      user: SLACK_IDS.humanUserId,
+      text: 'and then?',
+    });
     const open = streamsOf(slack).filter((m) => m.stream?.state === 'streaming');
     expect(open).toHaveLength(1);
     await surface().closeStaleAnswer();
@@ -90,7 +126,10 @@ describe('a stream left open by an instance that died', () => {
     expect(await store.getOpenAnswer(session.id)).toBeUndefined();
     // Found by one look at the thread; the person's newer reply was not tried, the earlier answer not touched.
     expect(slack.calls.filter((call) => call.method === 'conversations.replies')).toHaveLength(1);
-    const tried = slack.calls.filter((call) => call.method === 'chat.stopStream').slice(1).map((call) => call.args.ts);
+    const tried = slack.calls
+      .filter((call) => call.method === 'chat.stopStream')
+      .slice(1)
+      .map((call) => call.args.ts);
     expect(tried).toEqual([open[0]!.ts]);
   });
 
@@ -102,10 +141,14 @@ describe('a stream left open by an instance that died', () => {
     cleanups.push(async () => release());
     let arrived!: () => void;
     const opened = new Promise<void>((resolve) => (arrived = resolve));
-    slack.onceAnswered('chat.startStream', () => true, async () => {
-      arrived();
-      await released;
-    });
+    slack.onceAnswered(
+      'chat.startStream',
+      () => true,
+      async () => {
+        arrived();
+        await released;
+      },
+    );
     const dying = surface().startAnswer();
     dying.push('Half of an answer, and then');
     await opened;

@@ -33,7 +33,10 @@ describe('a Slack failure mid-answer', () => {
     bot.slack.failNext('chat.update', 'internal_error', 1);
     bot.llm.replyText(words, { chunkSize: 6, delayMs: 30 });
     const root = await bot.mention('talk');
-    await waitFor(() => bot!.slack.thread(C, root).some((m) => m.user === SLACK_IDS.botUserId && m.text.includes('word59')), 10_000);
+    await waitFor(
+      () => bot!.slack.thread(C, root).some((m) => m.user === SLACK_IDS.botUserId && m.text.includes('word59')),
+      10_000,
+    );
     await bot.idle();
     const answer = bot.slack.thread(C, root).find((m) => m.user === SLACK_IDS.botUserId)!;
     expect(answer.text.replace(/\s+/g, ' ').trim()).toBe(words);

@@ -19,11 +19,14 @@ afterEach(async () => {
 });
 
 /** The bot's messages in the thread, oldest first. */
-const botMessages = (b: SlackBot, root: string): StoredMessage[] => b.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId);
+const botMessages = (b: SlackBot, root: string): StoredMessage[] =>
+  b.slack.thread(C, root).filter((m) => m.user === SLACK_IDS.botUserId);
 
 /** Every piece of mrkdwn a message shows: its text, or its section blocks when it has them. */
 function shownTexts(message: StoredMessage): string[] {
-  const sections = ((message.blocks ?? []) as { type: string; text?: { text?: string } }[]).filter((b) => b.type === 'section').map((b) => b.text?.text ?? '');
+  const sections = ((message.blocks ?? []) as { type: string; text?: { text?: string } }[])
+    .filter((b) => b.type === 'section')
+    .map((b) => b.text?.text ?? '');
   return sections.length > 0 ? sections : [message.text];
 }
 
@@ -32,7 +35,8 @@ const fences = (text: string) => (text.match(/```/g) ?? []).length;
 /** Prose of about `length` characters in sentences, with a paragraph break every few sentences. */
 function prose(length: number, tag: string): string {
   const out: string[] = [];
-  for (let i = 0; out.join(' ').length < length; i++) out.push(`Sentence ${tag}${i} explains one more step of the plan.${i % 6 === 5 ? '\n\n' : ''}`);
+  for (let i = 0; out.join(' ').length < length; i++)
+    out.push(`Sentence ${tag}${i} explains one more step of the plan.${i % 6 === 5 ? '\n\n' : ''}`);
   return out.join(' ');
 }
 
@@ -46,7 +50,9 @@ describe('a workspace without native streaming', () => {
   it('the answer is posted and then edited, in Slack mrkdwn', async () => {
     bot = await bootSlackBot();
     bot.slack.failNext('chat.startStream', 'unknown_method');
-    bot.llm.replyText('The build is **green** again; see [the log](https://ci.example.com/42) for details.', { chunkSize: 4 });
+    bot.llm.replyText('The build is **green** again; see [the log](https://ci.example.com/42) for details.', {
+      chunkSize: 4,
+    });
     const root = await bot.mention('how is the build?');
     await waitFor(() => bot!.llm.requests.length === 1);
     await bot.idle();
@@ -54,7 +60,9 @@ describe('a workspace without native streaming', () => {
     const answer = botMessages(bot, root);
     expect(answer).toHaveLength(1);
     expect(bot.slack.callsOf('chat.postMessage')[0]!.args).toMatchObject({ channel: C, thread_ts: root });
-    expect(bot.slack.callsOf('chat.update').filter((call) => call.args.ts === answer[0]!.ts).length).toBeGreaterThanOrEqual(1);
+    expect(
+      bot.slack.callsOf('chat.update').filter((call) => call.args.ts === answer[0]!.ts).length,
+    ).toBeGreaterThanOrEqual(1);
     for (const shown of [answer[0]!.text, ...shownTexts(answer[0]!)]) {
       // (Slack's converter puts zero-width spaces around bold so that it works mid-word.)
       const text = shown.replace(/\u200B/g, '');
@@ -85,7 +93,8 @@ describe('a workspace without native streaming', () => {
     expect(messages.length).toBeGreaterThanOrEqual(3);
     for (const message of messages) {
       expect(message.text.length).toBeLessThanOrEqual(4_000);
-      for (const text of [message.text, ...shownTexts(message)]) expect(fences(text) % 2, `unbalanced fence in: ${text.slice(0, 200)}…`).toBe(0);
+      for (const text of [message.text, ...shownTexts(message)])
+        expect(fences(text) % 2, `unbalanced fence in: ${text.slice(0, 200)}…`).toBe(0);
     }
     // Nothing lost, nothing twice: every line of code and every sentence shows exactly once.
     const all = messages.map((m) => m.text).join('\n');
@@ -112,15 +121,22 @@ describe('a workspace without native streaming, with a code block still arriving
     const messages = botMessages(bot, root);
     expect(messages.length).toBeGreaterThanOrEqual(3);
     for (const message of messages) {
-      for (const text of [message.text, ...shownTexts(message)]) expect(fences(text) % 2, `unbalanced fence in: ${text.slice(0, 200)}…`).toBe(0);
+      for (const text of [message.text, ...shownTexts(message)])
+        expect(fences(text) % 2, `unbalanced fence in: ${text.slice(0, 200)}…`).toBe(0);
     }
     const all = messages.map((m) => m.text).join('\n');
     for (const line of code.lines) expect(all.split(line).length - 1, line).toBe(1);
     // Every code line is inside a code block, and no sentence is.
     for (const message of messages) {
-      const outside = message.text.split('```').filter((_, i) => i % 2 === 0).join('');
+      const outside = message.text
+        .split('```')
+        .filter((_, i) => i % 2 === 0)
+        .join('');
       expect(outside).not.toContain('compute(');
-      const inside = message.text.split('```').filter((_, i) => i % 2 === 1).join('');
+      const inside = message.text
+        .split('```')
+        .filter((_, i) => i % 2 === 1)
+        .join('');
       expect(inside).not.toContain('Sentence');
     }
   });
@@ -150,7 +166,6 @@ describe('native streaming', () => {
     expect(streamed[0]!.text.slice(0, -3) + streamed[1]!.text.slice('```ts\n'.length)).toBe(answer);
   });
 
-
   it('an answer longer than one streamed message can hold rolls over to a new streamed message, with nothing lost', async () => {
     bot = await bootSlackBot();
     const answer = prose(20_000, 'n');
@@ -164,7 +179,10 @@ describe('native streaming', () => {
     const streamed = botMessages(bot, root);
     expect(streamed.map((m) => m.stream?.state)).toEqual(starts.map(() => 'stopped'));
     for (const message of streamed) expect(message.text.length).toBeLessThanOrEqual(NATIVE_TEXT_LIMIT);
-    for (const call of [...starts, ...bot.slack.callsOf('chat.appendStream')]) expect(typeof call.args.markdown_text === 'string' ? call.args.markdown_text.length : 0).toBeLessThanOrEqual(NATIVE_TEXT_LIMIT);
+    for (const call of [...starts, ...bot.slack.callsOf('chat.appendStream')])
+      expect(typeof call.args.markdown_text === 'string' ? call.args.markdown_text.length : 0).toBeLessThanOrEqual(
+        NATIVE_TEXT_LIMIT,
+      );
     expect(streamed.map((m) => m.text).join('')).toBe(answer);
   });
 });

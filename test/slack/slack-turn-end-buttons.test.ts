@@ -35,7 +35,9 @@ function clickNoteAsSoonAsPosted(b: SocketBot): Promise<{ ts: string; responseId
       try {
         const ts = (call.answer as { ts: string }).ts;
         const blocks = call.args.blocks as { elements?: { action_id?: string; value?: string }[] }[];
-        const button = blocks.flatMap((block) => block.elements ?? []).find((element) => element.action_id === RETRY_ACTION)!;
+        const button = blocks
+          .flatMap((block) => block.elements ?? [])
+          .find((element) => element.action_id === RETRY_ACTION)!;
         await b.socket.deliverInteractive(
           blockActions({
             actionId: RETRY_ACTION,
@@ -96,18 +98,27 @@ describe('a button at the end of a turn, clicked the moment it shows', () => {
     const b = bot;
     // The buttons come with the stream's end; ada clicks before the bot hears back from it.
     const voted = new Promise<void>((resolve, reject) => {
-      b.slack.onceAnswered('chat.stopStream', (call) => JSON.stringify(call.args.blocks ?? []).includes('feedback_buttons'), async (call) => {
-        try {
-          await b.socket.deliverInteractive(feedbackClick(b.slack, String(call.args.ts), 'up', { responseUrl: b.slack.responseUrl('vote') }));
-          resolve();
-        } catch (error) {
-          reject(error instanceof Error ? error : new Error(String(error)));
-        }
-      });
+      b.slack.onceAnswered(
+        'chat.stopStream',
+        (call) => JSON.stringify(call.args.blocks ?? []).includes('feedback_buttons'),
+        async (call) => {
+          try {
+            await b.socket.deliverInteractive(
+              feedbackClick(b.slack, String(call.args.ts), 'up', { responseUrl: b.slack.responseUrl('vote') }),
+            );
+            resolve();
+          } catch (error) {
+            reject(error instanceof Error ? error : new Error(String(error)));
+          }
+        },
+      );
     });
     await bot.mention('a question');
     await voted;
-    expect((await bot.slack.waitForResponse('vote')).body).toMatchObject({ response_type: 'ephemeral', text: 'Thanks for the :+1:: it is counted.' });
+    expect((await bot.slack.waitForResponse('vote')).body).toMatchObject({
+      response_type: 'ephemeral',
+      text: 'Thanks for the :+1:: it is counted.',
+    });
     await bot.core.manager.idle();
     expect(await bot.core.feedback.totals()).toMatchObject({ up: 1, down: 0 });
   });

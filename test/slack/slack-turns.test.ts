@@ -21,7 +21,9 @@ type Body = { messages: { role: string; content?: unknown; tool_call_id?: string
 const bodyOf = (b: SlackBot, i: number) => b.llm.requests[i]!.body as Body;
 
 async function transcript(b: SlackBot, threadTs: string, channel = C): Promise<Message[]> {
-  const id = (await b.core.store.listSessionIds()).find((s) => s.endsWith(`:${encodeURIComponent(channel)}:${encodeURIComponent(threadTs)}`));
+  const id = (await b.core.store.listSessionIds()).find((s) =>
+    s.endsWith(`:${encodeURIComponent(channel)}:${encodeURIComponent(threadTs)}`),
+  );
   return id ? b.core.store.loadTranscript(id) : [];
 }
 
@@ -52,7 +54,12 @@ describe('a mention starts a conversation in its thread', () => {
     // The answer streams into the thread under the mention.
     const answer = bot.slack.thread(C, root).find((m) => m.user === SLACK_IDS.botUserId)!;
     expect(answer.text).toContain('Hello Ada!');
-    expect(bot.slack.callsOf('chat.startStream')[0]!.args).toMatchObject({ channel: C, thread_ts: root, recipient_user_id: ADA, recipient_team_id: SLACK_IDS.teamId });
+    expect(bot.slack.callsOf('chat.startStream')[0]!.args).toMatchObject({
+      channel: C,
+      thread_ts: root,
+      recipient_user_id: ADA,
+      recipient_team_id: SLACK_IDS.teamId,
+    });
     expect(bot.slack.callsOf('chat.stopStream')).toHaveLength(1);
     // The person's message is marked as received.
     expect(bot.slack.reactionsOn(C, root).map((r) => r.name)).toContain('eyes');
@@ -66,7 +73,11 @@ describe('a mention starts a conversation in its thread', () => {
     await waitFor(() => bot!.slack.callsOf('chat.stopStream').length === 1);
     await bot.idle();
     expect(String(bodyOf(bot, 0).messages.at(-1)!.content)).toMatch(/^hello there/);
-    expect(bot.slack.callsOf('assistant.threads.setStatus')[0]!.args).toMatchObject({ channel_id: SLACK_IDS.dmChannelId, thread_ts: ts, status: 'is thinking…' });
+    expect(bot.slack.callsOf('assistant.threads.setStatus')[0]!.args).toMatchObject({
+      channel_id: SLACK_IDS.dmChannelId,
+      thread_ts: ts,
+      status: 'is thinking…',
+    });
   });
 
   it('Slack retries and the app_mention + message pair start one turn, not two', async () => {
@@ -77,8 +88,15 @@ describe('a mention starts a conversation in its thread', () => {
     const { sendEvent } = await import('../fakes/slack-signer.js');
     const { eventCallback, appMention } = await import('../fakes/slack-payloads.js');
     const again = appMention({ text: 'hello', ts: root, user: ADA });
-    await sendEvent(bot.url, 'test-signing-secret', eventCallback(again, { eventId: 'EvSAME' }), { retryNum: 1, retryReason: 'http_timeout' });
-    await sendEvent(bot.url, 'test-signing-secret', eventCallback({ ...again, type: 'message' } as never, { eventId: 'EvOTHER' }));
+    await sendEvent(bot.url, 'test-signing-secret', eventCallback(again, { eventId: 'EvSAME' }), {
+      retryNum: 1,
+      retryReason: 'http_timeout',
+    });
+    await sendEvent(
+      bot.url,
+      'test-signing-secret',
+      eventCallback({ ...again, type: 'message' } as never, { eventId: 'EvOTHER' }),
+    );
     await bot.barrier();
     expect(bot.llm.requests).toHaveLength(1);
   });
@@ -87,8 +105,16 @@ describe('a mention starts a conversation in its thread', () => {
     bot = await bootSlackBot();
     const { sendEvent } = await import('../fakes/slack-signer.js');
     const { eventCallback, botMessage } = await import('../fakes/slack-payloads.js');
-    await sendEvent(bot.url, 'test-signing-secret', eventCallback(botMessage({ text: `<@${SLACK_IDS.botUserId}> hi`, bot: 'other' })));
-    await sendEvent(bot.url, 'test-signing-secret', eventCallback(botMessage({ text: 'echo of my own post', bot: 'self' })));
+    await sendEvent(
+      bot.url,
+      'test-signing-secret',
+      eventCallback(botMessage({ text: `<@${SLACK_IDS.botUserId}> hi`, bot: 'other' })),
+    );
+    await sendEvent(
+      bot.url,
+      'test-signing-secret',
+      eventCallback(botMessage({ text: 'echo of my own post', bot: 'self' })),
+    );
     await bot.barrier();
     expect(bot.llm.requests).toHaveLength(0);
     expect(await bot.core.store.listSessionIds()).toEqual([]);
@@ -108,9 +134,14 @@ describe('replies in the thread', () => {
     firstCall.release();
     await waitFor(() => bot!.llm.requests.length === 2, 8000);
     await bot.idle();
-    expect(bodyOf(bot, 1).messages.at(-1)).toMatchObject({ role: 'user', content: expect.stringContaining('use staging please') });
+    expect(bodyOf(bot, 1).messages.at(-1)).toMatchObject({
+      role: 'user',
+      content: expect.stringContaining('use staging please'),
+    });
     await waitFor(() => bot!.slack.reactionsOn(C, reply).some((r) => r.name === 'white_check_mark'));
-    expect(bot.slack.reactionsOn(C, reply).map((r) => r.name)).toEqual(expect.arrayContaining(['eyes', 'white_check_mark']));
+    expect(bot.slack.reactionsOn(C, reply).map((r) => r.name)).toEqual(
+      expect.arrayContaining(['eyes', 'white_check_mark']),
+    );
 
     bot.llm.replyText('Second answer.');
     await bot.reply(root, 'and now?');
@@ -119,7 +150,7 @@ describe('replies in the thread', () => {
     expect(bodyOf(bot, 2).messages.filter((m) => m.role === 'user')).toHaveLength(3);
   });
 
-  it('a plain channel message outside the bot\'s threads is ignored', async () => {
+  it("a plain channel message outside the bot's threads is ignored", async () => {
     bot = await bootSlackBot();
     await bot.reply('1700000000.000001', 'unrelated chatter');
     await bot.barrier();
@@ -146,7 +177,9 @@ describe('tool cards and approvals', () => {
     bot.llm.replyText('Written.');
     const root = await bot.mention('write a.txt');
     const card = await waitForCard(bot, root, 'write_file', (text) => text.includes(PROMPT_ACTION));
-    expect(JSON.stringify(card.blocks)).toMatch(/Approve[\s\S]*Always allow write_file for me in this thread[\s\S]*Deny/);
+    expect(JSON.stringify(card.blocks)).toMatch(
+      /Approve[\s\S]*Always allow write_file for me in this thread[\s\S]*Deny/,
+    );
     expect(JSON.stringify(card.blocks)).not.toContain('Always allow this command');
 
     // Someone else clicks: refused privately, still pending.
@@ -165,7 +198,10 @@ describe('tool cards and approvals', () => {
     // A second Slack window still shows the card with its buttons: a Deny there is answered
     // privately, with what became of the call, and changes nothing.
     const stale = await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'deny' }, { seen: card });
-    expect((await bot.slack.waitForResponse(stale)).body).toMatchObject({ response_type: 'ephemeral', text: `Already approved by <@${ADA}>.` });
+    expect((await bot.slack.waitForResponse(stale)).body).toMatchObject({
+      response_type: 'ephemeral',
+      text: `Already approved by <@${ADA}>.`,
+    });
     expect(JSON.stringify(bot.slack.message(C, card.ts)!.blocks)).toBe(final);
     expect(bot.llm.requests).toHaveLength(2);
   });
@@ -178,14 +214,18 @@ describe('tool cards and approvals', () => {
     const card = await waitForCard(bot, root, 'run_shell', (text) => text.includes(PROMPT_ACTION));
     expect(JSON.stringify(card.blocks)).toContain('Always allow this command');
     // The approver reads where the command will run.
-    expect(JSON.stringify(card.blocks)).toContain('Runs in a sandbox: it can write only the workspace and granted folders');
+    expect(JSON.stringify(card.blocks)).toContain(
+      'Runs in a sandbox: it can write only the workspace and granted folders',
+    );
     expect(JSON.stringify(card.blocks)).toContain('no network');
     await bot.click(card.ts, { actionId: PROMPT_ACTION, choice: 'always_command' });
     await bot.idle();
-    expect(JSON.stringify(bot.slack.message(C, card.ts)!.blocks)).toContain(`This command always allowed for their own requests by <@${ADA}>`);
+    expect(JSON.stringify(bot.slack.message(C, card.ts)!.blocks)).toContain(
+      `This command always allowed for their own requests by <@${ADA}>`,
+    );
   });
 
-  it('with SHELL_NETWORK=on, or SHELL_SANDBOX=off, the shell\'s approval card says so', async () => {
+  it("with SHELL_NETWORK=on, or SHELL_SANDBOX=off, the shell's approval card says so", async () => {
     for (const [env, says] of [
       [{ SHELL_NETWORK: 'on' }, 'but it CAN reach the network (SHELL_NETWORK=on)'],
       [{ SHELL_SANDBOX: 'off' }, 'Runs WITHOUT a sandbox (SHELL_SANDBOX=off)'],
@@ -208,7 +248,9 @@ describe('tool cards and approvals', () => {
     const held = bot.llm.replyTextHeld('The first answer, to the end.');
     bot.llm.replyText('You said: actually, shorter.');
     const root = await bot.mention('tell me something');
-    await waitFor(() => bot!.slack.thread(C, root).some((m) => m.user === SLACK_IDS.botUserId && (m.text ?? '').length > 0));
+    await waitFor(() =>
+      bot!.slack.thread(C, root).some((m) => m.user === SLACK_IDS.botUserId && (m.text ?? '').length > 0),
+    );
     const reply = await bot.reply(root, 'actually, shorter');
     await waitFor(() => bot!.slack.reactionsOn(C, reply).some((r) => r.name === 'eyes'));
     held.release();
@@ -271,7 +313,10 @@ describe('stopping and recovering', () => {
     bot = await bootSlackBot();
     bot.llm.replyError(500).replyError(500).replyError(500);
     const root = await bot.mention('question');
-    await waitFor(() => bot!.slack.thread(C, root).some((m) => JSON.stringify(m.blocks ?? []).includes(RETRY_ACTION)), 8000);
+    await waitFor(
+      () => bot!.slack.thread(C, root).some((m) => JSON.stringify(m.blocks ?? []).includes(RETRY_ACTION)),
+      8000,
+    );
     await bot.idle();
     const note = bot.slack.thread(C, root).find((m) => JSON.stringify(m.blocks ?? []).includes(RETRY_ACTION))!;
     expect(note.text).toMatch(/server error/);
@@ -298,7 +343,9 @@ describe('stopping and recovering', () => {
     await bot.mention('hi');
     await waitFor(() => bot!.slack.callsOf('chat.stopStream').length === 1);
     await bot.idle();
-    expect(JSON.stringify(bot.slack.callsOf('chat.stopStream')[0]!.args.blocks)).toMatch(/1,200 in · 30 out · ≈ \$1\.20/);
+    expect(JSON.stringify(bot.slack.callsOf('chat.stopStream')[0]!.args.blocks)).toMatch(
+      /1,200 in · 30 out · ≈ \$1\.20/,
+    );
   });
 });
 
@@ -314,7 +361,11 @@ describe('thread commands and many threads', () => {
     await waitFor(() => bot!.slack.ephemerals(C).some((e) => e.text.includes('not available here')));
     expect(bot.slack.ephemerals(C).at(-1)!.text).toContain('`openai:gpt-4.1`, `openai:gpt-4o`');
     await bot.mention('/model', { threadTs: root });
-    await waitFor(() => bot!.slack.ephemerals(C).some((e) => e.text.startsWith('Say which model: `/model openai:gpt-4.1`, `/model openai:gpt-4o`')));
+    await waitFor(() =>
+      bot!.slack
+        .ephemerals(C)
+        .some((e) => e.text.startsWith('Say which model: `/model openai:gpt-4.1`, `/model openai:gpt-4o`')),
+    );
     await bot.mention('/model openai:gpt-4o', { threadTs: root });
     await waitFor(() => bot!.slack.thread(C, root).some((m) => m.text.includes('Model switched to openai:gpt-4o')));
     bot.llm.replyText('second');
@@ -337,6 +388,6 @@ describe('thread commands and many threads', () => {
     for (const root of roots) {
       await waitFor(() => bot!.slack.thread(C, root).some((m) => m.user === SLACK_IDS.botUserId));
     }
-    expect(new Set((await bot.core.store.listSessionIds())).size).toBe(20);
+    expect(new Set(await bot.core.store.listSessionIds()).size).toBe(20);
   });
 });

@@ -30,7 +30,10 @@ describe('user names', () => {
         info({ user }: { user: string }): Promise<unknown> {
           asked.push(user);
           if (!(user in zones)) return Promise.reject(new Error('An API error occurred: user_not_found'));
-          return Promise.resolve({ ok: true, user: { id: user, name: user.toLowerCase(), ...(zones[user] ? { tz: zones[user] } : {}) } });
+          return Promise.resolve({
+            ok: true,
+            user: { id: user, name: user.toLowerCase(), ...(zones[user] ? { tz: zones[user] } : {}) },
+          });
         },
       },
     };
@@ -49,7 +52,12 @@ describe('user names', () => {
     const slack = directory({ U0ADA: 'ada', U0BOB: 'bob' });
     const names = new UserNames(slack, silentLogger, limits({ lookupsPerMessage: 3 }));
     const ids = ['U0ADA', 'U0BOB', 'U0X1', 'U0X2', 'U0X3', 'U0ADA'];
-    expect(await names.namesOf(ids)).toEqual(new Map([['U0ADA', 'ada'], ['U0BOB', 'bob']]));
+    expect(await names.namesOf(ids)).toEqual(
+      new Map([
+        ['U0ADA', 'ada'],
+        ['U0BOB', 'bob'],
+      ]),
+    );
     expect(slack.asked).toEqual(['U0ADA', 'U0BOB', 'U0X1']);
     // Known names are free: the next message spends its budget on the ids not yet asked about.
     await names.namesOf(ids);
@@ -110,6 +118,11 @@ describe('user names', () => {
       U0HANDLE: { ok: true, user: { name: 'handle', profile: {} } },
     };
     const names = new UserNames({ users: { info: async ({ user }) => answers[user] } }, silentLogger);
-    expect(await names.namesOf(['U0ODD', 'U0REAL', 'U0HANDLE'])).toEqual(new Map([['U0REAL', 'Real Name'], ['U0HANDLE', 'handle']]));
+    expect(await names.namesOf(['U0ODD', 'U0REAL', 'U0HANDLE'])).toEqual(
+      new Map([
+        ['U0REAL', 'Real Name'],
+        ['U0HANDLE', 'handle'],
+      ]),
+    );
   });
 });

@@ -27,7 +27,11 @@ afterEach(async () => {
 
 let instances = 0;
 /** One bot instance's store on `redis`, with its own connection; `prefix` isolates a test's keys. */
-async function instance(redis: RedisServer, keys: ClusterKeys, options: { commandTimeoutMs?: number } = {}): Promise<OpenedStore> {
+async function instance(
+  redis: RedisServer,
+  keys: ClusterKeys,
+  options: { commandTimeoutMs?: number } = {},
+): Promise<OpenedStore> {
   const store = await openKeyvStore(redis.url, 'bot', { keys, ...options });
   opened.push(store);
   return store;
@@ -51,7 +55,11 @@ async function failureOf(work: () => Promise<unknown>): Promise<unknown> {
 /** The four kinds of write a Keyv caller can make. */
 const WRITES = {
   set: (store: OpenedStore) => store.keyv.set('doc:a', 'late'),
-  setMany: (store: OpenedStore) => store.keyv.setMany([{ key: 'doc:a', value: 'late' }, { key: 'doc:b', value: 'late' }]),
+  setMany: (store: OpenedStore) =>
+    store.keyv.setMany([
+      { key: 'doc:a', value: 'late' },
+      { key: 'doc:b', value: 'late' },
+    ]),
   delete: (store: OpenedStore) => store.keyv.delete('doc:a'),
   deleteMany: (store: OpenedStore) => store.keyv.deleteMany(['doc:a', 'doc:b']),
 } as const;
@@ -130,7 +138,9 @@ describe('fenced writes', () => {
     // Meanwhile the lease expires and n2 takes the session over with the next epoch.
     await admin.del(keys.lease('s1'));
     await admin.set(keys.lease('s1'), 'n2:2', 'PX', 15_000);
-    await fenceScope.run(scopeOf(keys, 'n2:2'), () => new SessionStore(n2.keyv).appendMessage('s1', { role: 'assistant', content: 'n2 took over' }));
+    await fenceScope.run(scopeOf(keys, 'n2:2'), () =>
+      new SessionStore(n2.keyv).appendMessage('s1', { role: 'assistant', content: 'n2 took over' }),
+    );
 
     wake();
     const late = await n1Turn;
@@ -196,7 +206,9 @@ describe("sharing the store's connection", () => {
 
     const subscriber = await connectedDuplicate(store.redis!);
     try {
-      const heard = new Promise<string>((resolve) => subscriber.once('message', (_channel: string, message: string) => resolve(message)));
+      const heard = new Promise<string>((resolve) =>
+        subscriber.once('message', (_channel: string, message: string) => resolve(message)),
+      );
       await subscriber.subscribe(keys.poke('n1'));
       await store.redis!.publish(keys.poke('n1'), 's1');
       expect(await heard).toBe('s1');
@@ -210,7 +222,9 @@ describe('when Redis is down', () => {
   it('refuses to open, naming the address', async () => {
     const redis = await RedisServer.start();
     await redis.dispose();
-    await expect(openKeyvStore(redis.url)).rejects.toThrow(new RegExp(`could not connect to Redis at 127\\.0\\.0\\.1:${redis.port}.*ECONNREFUSED`));
+    await expect(openKeyvStore(redis.url)).rejects.toThrow(
+      new RegExp(`could not connect to Redis at 127\\.0\\.0\\.1:${redis.port}.*ECONNREFUSED`),
+    );
   });
 
   it('a write and a read fail at once with a clear error (never "not found"), and work again once Redis is back on the same port', async () => {
@@ -225,7 +239,9 @@ describe('when Redis is down', () => {
       const read = await failureOf(() => store.keyv.get('session:x'));
       // At once, not queued until Redis is back (which would outlast the test): generous for a busy machine.
       expect(Date.now() - started).toBeLessThan(10_000);
-      expect((write as Error).message).toMatch(new RegExp(`Redis store set failed: not connected to Redis at 127\\.0\\.0\\.1:${redis.port}.*nothing was sent`));
+      expect((write as Error).message).toMatch(
+        new RegExp(`Redis store set failed: not connected to Redis at 127\\.0\\.0\\.1:${redis.port}.*nothing was sent`),
+      );
       expect((read as Error).message).toMatch(/Redis store get failed: not connected/);
 
       await redis.restart();
@@ -243,8 +259,12 @@ describe('when Redis is down', () => {
       const store = await instance(redis, keys, { commandTimeoutMs: 300 });
       await store.redis!.set(keys.lease('s1'), 'n1:1');
       redis.pause();
-      const failure = await failureOf(() => fenceScope.run(scopeOf(keys, 'n1:1'), () => store.keyv.set('doc:a', 'stalled')));
-      expect((failure as Error).message).toMatch(/Redis store fenced set failed: Redis at .* did not answer within 300 ms/);
+      const failure = await failureOf(() =>
+        fenceScope.run(scopeOf(keys, 'n1:1'), () => store.keyv.set('doc:a', 'stalled')),
+      );
+      expect((failure as Error).message).toMatch(
+        /Redis store fenced set failed: Redis at .* did not answer within 300 ms/,
+      );
       expect(isWritesFenced(failure)).toBe(false);
       redis.resume();
       await eventually(() => store.keyv.set('doc:a', 'resumed'), 5_000);

@@ -146,7 +146,10 @@ describe.each(backends)('event de-duplication ($name)', (backend) => {
   });
 
   it('one running turn per session', () => {
-    const coordinator = new InProcessCoordinator({ hasProcessedEvent: async () => false, markEventProcessed: async () => undefined });
+    const coordinator = new InProcessCoordinator({
+      hasProcessedEvent: async () => false,
+      markEventProcessed: async () => undefined,
+    });
     const lease = coordinator.acquireTurn('s')!;
     expect(coordinator.acquireTurn('s')).toBeUndefined();
     lease.release();
@@ -181,10 +184,10 @@ describe.each(backends)('the tool ledger and the indexes ($name)', (backend) => 
     await ledger.markStarted('s1', 'r', ['a']);
     const writes: string[] = [];
     const set = store.keyv.set.bind(store.keyv);
-    store.keyv.set = (async (key: string, value: unknown, ttl?: number) => {
+    store.keyv.set = async (key: string, value: unknown, ttl?: number) => {
       writes.push(key);
       return set(key, value, ttl);
-    });
+    };
     await ledger.markStarted('s1', 'r', ['b', 'c']);
     expect(writes).toEqual(['tools-started:s1']);
   });
@@ -209,11 +212,11 @@ describe.each(backends)('the tool ledger and the indexes ($name)', (backend) => 
     // Each write of the index as it completed: the list it stored.
     const stored: string[][] = [];
     const set = store.keyv.set.bind(store.keyv);
-    store.keyv.set = (async (key: string, value: unknown, ttl?: number) => {
+    store.keyv.set = async (key: string, value: unknown, ttl?: number) => {
       const done = await set(key, value, ttl);
       if (key === 'open-sessions') stored.push([...(value as string[])]);
       return done;
-    });
+    };
     const ids = Array.from({ length: 1_000 }, (_, i) => `s${i}`);
     const storedOnReturn = await Promise.all(
       ids.map(async (id) => {
@@ -246,7 +249,11 @@ describe.each(backends)('the tool ledger and the indexes ($name)', (backend) => 
     expect(ids).toHaveLength(201);
     expect(ids).toContain('legacy');
     // A new thread rewrites one shard, never a list of every thread.
-    const biggest = Math.max(...(await Promise.all(Array.from({ length: 64 }, async (_, i) => ((await store.keyv.get<string[]>(`sessions:${i}`)) ?? []).length))));
+    const biggest = Math.max(
+      ...(await Promise.all(
+        Array.from({ length: 64 }, async (_, i) => ((await store.keyv.get<string[]>(`sessions:${i}`)) ?? []).length),
+      )),
+    );
     expect(biggest).toBeLessThan(20);
     await store.deleteSession('legacy');
     await store.deleteSession('s7');

@@ -47,7 +47,8 @@ export function localBackend(): StoreBackend {
 export function redisBackend(): StoreBackend {
   let server: Promise<RedisServer> | undefined;
   let stores = 0;
-  const open = async (prefix: string) => openKeyvStore((await (server ??= RedisServer.start())).url, 'bot', { keys: clusterKeys(prefix) });
+  const open = async (prefix: string) =>
+    openKeyvStore((await (server ??= RedisServer.start())).url, 'bot', { keys: clusterKeys(prefix) });
   return {
     name: 'redis',
     persistent: 'redis',

@@ -14,7 +14,13 @@ describe('the write fence', () => {
     expect(fence.closed).toBe(false);
     fence.close('the bot is shutting down');
     expect(fence.closed).toBe(true);
-    for (const write of [() => keyv.set('b', 2), () => keyv.setMany([{ key: 'c', value: 3 }]), () => keyv.delete('a'), () => keyv.deleteMany(['a']), () => keyv.clear()]) {
+    for (const write of [
+      () => keyv.set('b', 2),
+      () => keyv.setMany([{ key: 'c', value: 3 }]),
+      () => keyv.delete('a'),
+      () => keyv.deleteMany(['a']),
+      () => keyv.clear(),
+    ]) {
       const error = await write().then(
         () => undefined,
         (failure: unknown) => failure,
@@ -54,7 +60,12 @@ describe('the write fence with a kept prefix', () => {
     expect(await keyv.get('web:thread:1')).toEqual({ notes: ['restarting'] });
     await expect(keyv.set('session:1', {})).rejects.toSatisfy(isWritesFenced);
     // A batch with one key outside the prefix is refused whole.
-    await expect(keyv.setMany([{ key: 'web:b', value: 1 }, { key: 'session:2', value: 1 }])).rejects.toSatisfy(isWritesFenced);
+    await expect(
+      keyv.setMany([
+        { key: 'web:b', value: 1 },
+        { key: 'session:2', value: 1 },
+      ]),
+    ).rejects.toSatisfy(isWritesFenced);
     await expect(keyv.clear()).rejects.toSatisfy(isWritesFenced);
   });
 });

@@ -92,7 +92,9 @@ export class BotCluster {
     const redisClient = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
     redisClient.on('error', () => undefined);
     await redisClient.connect();
-    const started = await Promise.allSettled(Array.from({ length: options.size }, () => BotProcess.start(env, dir, START_TIMEOUT_MS)));
+    const started = await Promise.allSettled(
+      Array.from({ length: options.size }, () => BotProcess.start(env, dir, START_TIMEOUT_MS)),
+    );
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) {
       for (const s of started) if (s.status === 'fulfilled') await s.value.kill();
@@ -127,7 +129,11 @@ export class BotCluster {
   }
 
   /** Deliver an Events API body to one instance, or through the proxy. */
-  sendEvent(target: Target, body: EventCallbackBody<{ type: string }>, options: EventRetryOptions = {}): Promise<SlackDelivery> {
+  sendEvent(
+    target: Target,
+    body: EventCallbackBody<{ type: string }>,
+    options: EventRetryOptions = {},
+  ): Promise<SlackDelivery> {
     return sendEvent(this.urlOf(target), CLUSTER_SECRET, body, options);
   }
 
@@ -185,12 +191,19 @@ export class BotCluster {
   }
 
   /** Wait until the session has an owner that `accept`s; its slot. */
-  async waitForOwner(sessionId: string, accept: (slot: number) => boolean = () => true, timeoutMs = 15_000): Promise<number> {
+  async waitForOwner(
+    sessionId: string,
+    accept: (slot: number) => boolean = () => true,
+    timeoutMs = 15_000,
+  ): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const slot = await this.ownerOf(sessionId).catch(() => undefined);
       if (slot !== undefined && accept(slot)) return slot;
-      if (Date.now() > deadline) throw new Error(`no accepted owner of ${sessionId} within ${timeoutMs} ms (lease: ${JSON.stringify(await this.leaseOf(sessionId).catch(() => 'unreadable'))})${this.story()}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `no accepted owner of ${sessionId} within ${timeoutMs} ms (lease: ${JSON.stringify(await this.leaseOf(sessionId).catch(() => 'unreadable'))})${this.story()}`,
+        );
       await sleep(25);
     }
   }
@@ -202,18 +215,29 @@ export class BotCluster {
         bot
           .lines()
           .filter((line) => line.msg === TAKEOVER_LINE && line.sessionId === sessionId)
-          .map((line) => ({ slot: this.slots.get(safeNode(bot) ?? ''), at: Number(line.time), inFlight: line.inFlight === true })),
+          .map((line) => ({
+            slot: this.slots.get(safeNode(bot) ?? ''),
+            at: Number(line.time),
+            inFlight: line.inFlight === true,
+          })),
       )
       .sort((a, b) => a.at - b.at);
   }
 
   /** Wait until an instance other than `from` logged that it took the session over; that takeover. */
-  async waitForTakeover(sessionId: string, from: number, timeoutMs = 15_000): Promise<{ slot: number; at: number; inFlight: boolean }> {
+  async waitForTakeover(
+    sessionId: string,
+    from: number,
+    timeoutMs = 15_000,
+  ): Promise<{ slot: number; at: number; inFlight: boolean }> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const found = this.takeovers(sessionId).find((t) => t.slot !== undefined && t.slot !== from);
       if (found) return found as { slot: number; at: number; inFlight: boolean };
-      if (Date.now() > deadline) throw new Error(`no instance took ${sessionId} over from instance ${from} within ${timeoutMs} ms${this.story()}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `no instance took ${sessionId} over from instance ${from} within ${timeoutMs} ms${this.story()}`,
+        );
       await sleep(25);
     }
   }
@@ -252,7 +276,10 @@ export function slackSessionId(threadTs: string, channel: string = SLACK_IDS.cha
 
 function nodeIdOf(bot: BotProcess): string {
   const node = safeNode(bot);
-  if (!node) throw new Error(`the instance did not log "${CLUSTER_LINE}" with its node id (is COORDINATION_URL set?)\n${bot.stdout.slice(-2_000)}`);
+  if (!node)
+    throw new Error(
+      `the instance did not log "${CLUSTER_LINE}" with its node id (is COORDINATION_URL set?)\n${bot.stdout.slice(-2_000)}`,
+    );
   return node;
 }
 

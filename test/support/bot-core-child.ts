@@ -74,7 +74,8 @@ const manager = new SessionManager({
   defaultModel: 'openai:gpt-4.1',
   engineSetup: () => ({ provider, tools }),
   observer: {
-    onEvent: (session, event, prompt) => send({ type: 'event', thread: session.key.thread, event, ...(prompt ? { prompt } : {}) }),
+    onEvent: (session, event, prompt) =>
+      send({ type: 'event', thread: session.key.thread, event, ...(prompt ? { prompt } : {}) }),
   },
 });
 
@@ -85,7 +86,11 @@ process.on('message', (raw: ChildCommand) => {
     let value: unknown;
     switch (raw.cmd) {
       case 'deliver':
-        value = await manager.deliver(key(raw.thread), { text: raw.text, userId: raw.user, eventId: `ev-${raw.id}-${Date.now()}` });
+        value = await manager.deliver(key(raw.thread), {
+          text: raw.text,
+          userId: raw.user,
+          eventId: `ev-${raw.id}-${Date.now()}`,
+        });
         break;
       case 'resolve':
         value = await manager.resolve(raw.itemId, { choice: raw.choice }, raw.user);

@@ -26,7 +26,11 @@ export async function startBotFakes(cleanups: (() => Promise<unknown>)[]): Promi
  * The environment of a whole bot in Slack HTTP mode against these fakes: its store, workspace
  * and (absent) MCP file in `dir`, PORT=0, the given signing secret; `overrides` last.
  */
-export function slackHttpEnv(fakes: Pick<BotFakes, 'dir' | 'slack' | 'llm'>, secret: string, overrides: Record<string, string> = {}): Record<string, string> {
+export function slackHttpEnv(
+  fakes: Pick<BotFakes, 'dir' | 'slack' | 'llm'>,
+  secret: string,
+  overrides: Record<string, string> = {},
+): Record<string, string> {
   const { dir, slack, llm } = fakes;
   return {
     MODEL: 'openai:gpt-4.1',
@@ -51,7 +55,10 @@ export interface DiscordBotFakes {
 }
 
 /** A folder for the bot, the fake Discord and the fake model, each registered for clean-up. */
-export async function startDiscordBotFakes(cleanups: (() => Promise<unknown>)[], options?: ConstructorParameters<typeof FakeDiscord>[0]): Promise<DiscordBotFakes> {
+export async function startDiscordBotFakes(
+  cleanups: (() => Promise<unknown>)[],
+  options?: ConstructorParameters<typeof FakeDiscord>[0],
+): Promise<DiscordBotFakes> {
   const dir = await tempDir();
   cleanups.push(dir.remove);
   const fake = await new FakeDiscord(options).start();

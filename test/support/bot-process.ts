@@ -8,7 +8,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startCommand } from './start-command.js';
 
-const STARTED = { slack: 'Slack connector started', discord: 'Discord connector started', playground: 'Playground started' } as const;
+const STARTED = {
+  slack: 'Slack connector started',
+  discord: 'Discord connector started',
+  playground: 'Playground started',
+} as const;
 
 export class BotProcess {
   stdout = '';
@@ -27,7 +31,12 @@ export class BotProcess {
   }
 
   /** Spawn the bot and wait until it takes Slack events over HTTP (or, `waitFor: 'discord'`, until Discord is ready). */
-  static async start(env: Record<string, string>, cwd: string, timeoutMs = 20_000, options: { waitFor?: keyof typeof STARTED } = {}): Promise<BotProcess> {
+  static async start(
+    env: Record<string, string>,
+    cwd: string,
+    timeoutMs = 20_000,
+    options: { waitFor?: keyof typeof STARTED } = {},
+  ): Promise<BotProcess> {
     const started = STARTED[options.waitFor ?? 'slack'];
     // The playground is `npm run playground`: the start command with `--playground`.
     const { command, args } = startCommand(options.waitFor === 'playground' ? ['--playground'] : []);
@@ -47,7 +56,11 @@ export class BotProcess {
         bot.port = typeof bot.startedLine.port === 'number' ? bot.startedLine.port : 0;
         return bot;
       }
-      const problem = !bot.alive ? `the bot exited (${bot.child.exitCode}) before it started` : Date.now() - startedAt > timeoutMs ? `the bot did not start within ${timeoutMs} ms` : undefined;
+      const problem = !bot.alive
+        ? `the bot exited (${bot.child.exitCode}) before it started`
+        : Date.now() - startedAt > timeoutMs
+          ? `the bot did not start within ${timeoutMs} ms`
+          : undefined;
       if (problem) {
         await bot.kill();
         throw new Error(`${problem}\nstdout:\n${bot.stdout.slice(-4000)}\nstderr:\n${bot.stderr.slice(-4000)}`);

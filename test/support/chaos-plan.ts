@@ -54,7 +54,7 @@ export function chaosPlan(seed: number, steps: number): ChaosPlan {
   const random = mulberry32(seed);
   const between = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));
   const groupEnds: number[] = [];
-  for (let issued = 0; issued < steps; ) {
+  for (let issued = 0; issued < steps;) {
     issued = Math.min(steps, issued + (random() < 0.5 ? 1 : 2));
     groupEnds.push(issued);
   }
@@ -83,7 +83,10 @@ export function describePlan(plan: ChaosPlan): string {
 export function parseSeeds(text: string | undefined, fallback: readonly number[]): number[] {
   if (!text?.trim()) return [...fallback];
   const seeds: number[] = [];
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const range = /^(\d+)\s*-\s*(\d+)$/.exec(part);
     if (range) {
       for (let seed = Number(range[1]); seed <= Number(range[2]); seed++) seeds.push(seed);

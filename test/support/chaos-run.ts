@@ -56,14 +56,16 @@ export interface WireMessage {
   tool_call_id?: string;
 }
 
-export const messagesOf = (request: RecordedRequest): WireMessage[] => (request.body as { messages?: WireMessage[] } | undefined)?.messages ?? [];
+export const messagesOf = (request: RecordedRequest): WireMessage[] =>
+  (request.body as { messages?: WireMessage[] } | undefined)?.messages ?? [];
 
 export function stepOf(call: WireToolCall): number | undefined {
   const match = /step-(\d+)/.exec(call.function.arguments);
   return match ? Number(match[1]) : undefined;
 }
 
-export const callsIn = (messages: WireMessage[]): WireToolCall[] => messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []) : []));
+export const callsIn = (messages: WireMessage[]): WireToolCall[] =>
+  messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []) : []));
 
 /** The result content the model got for each step in one request. */
 export function resultsByStep(messages: WireMessage[]): Map<number, string> {
@@ -75,7 +77,8 @@ export function resultsByStep(messages: WireMessage[]): Map<number, string> {
   const results = new Map<number, string>();
   for (const message of messages) {
     const step = message.role === 'tool' ? steps.get(message.tool_call_id ?? '') : undefined;
-    if (step !== undefined) results.set(step, typeof message.content === 'string' ? message.content : JSON.stringify(message.content));
+    if (step !== undefined)
+      results.set(step, typeof message.content === 'string' ? message.content : JSON.stringify(message.content));
   }
   return results;
 }
@@ -90,7 +93,13 @@ export function nextAnswer(plan: ChaosPlan, messages: WireMessage[]): { answer: 
   if (asked >= STEPS) return { answer: { text: FINAL_TEXT, chunkSize: 16 }, steps: [] };
   const end = plan.groupEnds.find((groupEnd) => groupEnd > asked) ?? STEPS;
   const steps = Array.from({ length: end - asked }, (_, i) => asked + 1 + i);
-  return { answer: { toolCalls: steps.map((step) => ({ name: 'run_shell', arguments: { command: stepCommand(step) } })), chunkSize: 16 }, steps };
+  return {
+    answer: {
+      toolCalls: steps.map((step) => ({ name: 'run_shell', arguments: { command: stepCommand(step) } })),
+      chunkSize: 16,
+    },
+    steps,
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -170,7 +179,9 @@ export class ChaosRun {
 
   /** The tool cards of a step (normally one: its card is edited in place). */
   cardsOf(step: number): StoredMessage[] {
-    return this.thread().filter((m) => m.user === SLACK_IDS.botUserId && new RegExp(`run_shell echo step-${step} `).test(m.text));
+    return this.thread().filter(
+      (m) => m.user === SLACK_IDS.botUserId && new RegExp(`run_shell echo step-${step} `).test(m.text),
+    );
   }
 
   /** The user's part, start to end: mention the bot, then play along until the turn has finished. */
@@ -211,8 +222,21 @@ export class ChaosRun {
       const field = (name: string) => (typeof call.args[name] === 'string' ? call.args[name] : '');
       return `${call.at} ${call.method} ${field('ts')} "${field('text').slice(0, 120)}" -> ${answer?.ts ?? answer?.error ?? call.status}`;
     });
-    const lives = this.lives.map((life) => `--- life ${life.number} stdout\n${life.bot.stdout}\n--- life ${life.number} stderr\n${life.bot.stderr}`);
-    await writeFile(file, [`${this.story.trim()}\ngroups ${plan.groupEnds.join(',')}`, '--- model requests', ...requests, '--- Slack calls', ...slackCalls, ...lives].join('\n'));
+    const lives = this.lives.map(
+      (life) =>
+        `--- life ${life.number} stdout\n${life.bot.stdout}\n--- life ${life.number} stderr\n${life.bot.stderr}`,
+    );
+    await writeFile(
+      file,
+      [
+        `${this.story.trim()}\ngroups ${plan.groupEnds.join(',')}`,
+        '--- model requests',
+        ...requests,
+        '--- Slack calls',
+        ...slackCalls,
+        ...lives,
+      ].join('\n'),
+    );
     return file;
   }
 
@@ -221,9 +245,15 @@ export class ChaosRun {
     const recoveries = this.lives.slice(1).map((life) => {
       const line = life.bot.stdout.split('\n').find((l) => l.includes('recovered sessions after start-up'));
       const report = line ? (JSON.parse(line) as Record<string, unknown>) : {};
-      return ['resumed', 'started', 'waiting', 'settled'].find((kind) => Array.isArray(report[kind]) && (report[kind] as unknown[]).length > 0) ?? 'nothing';
+      return (
+        ['resumed', 'started', 'waiting', 'settled'].find(
+          (kind) => Array.isArray(report[kind]) && (report[kind] as unknown[]).length > 0,
+        ) ?? 'nothing'
+      );
     });
-    const cards = Array.from({ length: STEPS }, (_, i) => this.cardsOf(i + 1).map((card) => `${i + 1}:${card.text.split(':')[0]}`)).flat();
+    const cards = Array.from({ length: STEPS }, (_, i) =>
+      this.cardsOf(i + 1).map((card) => `${i + 1}:${card.text.split(':')[0]}`),
+    ).flat();
     return (
       `seed ${this.setup.plan.seed} (${describePlan(this.setup.plan)}): ${this.lives.length} lives, ${this.killsFired} kills, ` +
       `recovery ${recoveries.join('/')}, ${this.setup.llm.requests.length} model requests, ${this.continues} "continue", ` +
@@ -249,7 +279,18 @@ export class ChaosRun {
     const { slack, llm, dir, plan } = this.setup;
     const number = this.lives.length + 1;
     const bot = await BotProcess.start(slackHttpEnv({ dir, slack, llm }, SECRET), dir);
-    this.lives.push({ bot, number, kill: plan.kills[number - 1], killed: false, requests: 0, newCards: 0, clicks: 0, lines: 0, finished: 0, clicked: new Set() });
+    this.lives.push({
+      bot,
+      number,
+      kill: plan.kills[number - 1],
+      killed: false,
+      requests: 0,
+      newCards: 0,
+      clicks: 0,
+      lines: 0,
+      finished: 0,
+      clicked: new Set(),
+    });
     this.killPending = false;
     this.note(`life ${number} started (port ${bot.port})`);
   }
@@ -263,7 +304,8 @@ export class ChaosRun {
       if (!this.life.bot.alive) {
         const code = await this.life.bot.exited;
         // Only our SIGKILLs may end a life: a bot that dies by itself is a failure, not chaos.
-        if (!this.life.killed) throw new Error(`the bot exited by itself (code ${code})${this.story}\n${this.life.bot.stderr.slice(-2000)}`);
+        if (!this.life.killed)
+          throw new Error(`the bot exited by itself (code ${code})${this.story}\n${this.life.bot.stderr.slice(-2000)}`);
         await this.boot();
         lastProgressAt = Date.now();
       }
@@ -278,7 +320,12 @@ export class ChaosRun {
       if (current !== signature) {
         signature = current;
         lastProgressAt = now;
-      } else if (now - lastProgressAt > IDLE_MS && !this.killPending && this.inflight.size === 0 && this.continues < MAX_CONTINUES) {
+      } else if (
+        now - lastProgressAt > IDLE_MS &&
+        !this.killPending &&
+        this.inflight.size === 0 &&
+        this.continues < MAX_CONTINUES
+      ) {
         await this.sayContinue();
         lastProgressAt = Date.now();
       }
@@ -289,7 +336,12 @@ export class ChaosRun {
 
   /** The final text reached the thread, and its message is complete (a stream was stopped). */
   private finished(): boolean {
-    return this.thread().some((m) => m.user === SLACK_IDS.botUserId && m.text.includes(FINAL_TEXT) && (m.stream === undefined || m.stream.state === 'stopped'));
+    return this.thread().some(
+      (m) =>
+        m.user === SLACK_IDS.botUserId &&
+        m.text.includes(FINAL_TEXT) &&
+        (m.stream === undefined || m.stream.state === 'stopped'),
+    );
   }
 
   /** New Approve buttons, cards that turned Done; click what this life has not clicked yet. */
@@ -298,13 +350,19 @@ export class ChaosRun {
     for (const message of this.thread()) {
       if (message.user !== SLACK_IDS.botUserId) continue;
       const step = /run_shell echo step-(\d+) /.exec(message.text)?.[1];
-      if (message.text.startsWith('Done:') && step !== undefined) this.stepFinished(Number(step), 'its card shows Done');
+      if (message.text.startsWith('Done:') && step !== undefined)
+        this.stepFinished(Number(step), 'its card shows Done');
       for (const button of approveButtons(message)) {
         if (this.buttons.has(button.value)) continue;
-        this.buttons.set(button.value, { ...button, ts: message.ts, step: step === undefined ? undefined : Number(step) });
+        this.buttons.set(button.value, {
+          ...button,
+          ts: message.ts,
+          step: step === undefined ? undefined : Number(step),
+        });
         life.newCards++;
         this.note(`Approve shows for step ${step}`);
-        if (this.maybeKill('card', life.newCards, `Approve card #${life.newCards} of the life showed (not clicked)`)) life.clicked.add(button.value);
+        if (this.maybeKill('card', life.newCards, `Approve card #${life.newCards} of the life showed (not clicked)`))
+          life.clicked.add(button.value);
       }
     }
     for (const button of this.buttons.values()) {
@@ -336,7 +394,9 @@ export class ChaosRun {
       .catch((error: unknown) => {
         // The process died with the click in flight: Slack shows the user an error, and the
         // user clicks again after the restart.
-        this.note(`click #${click} lost: ${error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error)}`);
+        this.note(
+          `click #${click} lost: ${error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error)}`,
+        );
       })
       .finally(() => this.inflight.delete(sent));
     this.inflight.add(sent);
@@ -369,9 +429,12 @@ export class ChaosRun {
   private onModelRequest(messages: WireMessage[], steps: number[]): void {
     const life = this.life;
     life.requests++;
-    this.note(`model request #${life.requests} of life ${life.number}: answers ${steps.length ? `steps ${steps.join(', ')}` : 'the final text'}`);
+    this.note(
+      `model request #${life.requests} of life ${life.number}: answers ${steps.length ? `steps ${steps.join(', ')}` : 'the final text'}`,
+    );
     // A step's result can reach the model before its card turns Done in Slack.
-    for (const [step, content] of resultsByStep(messages)) if (!content.includes(INTERRUPTED_RESULT)) this.stepFinished(step, 'its result in the request');
+    for (const [step, content] of resultsByStep(messages))
+      if (!content.includes(INTERRUPTED_RESULT)) this.stepFinished(step, 'its result in the request');
     this.maybeKill('stream', life.requests, `model request #${life.requests} of the life`);
   }
 
@@ -408,10 +471,16 @@ export class ChaosRun {
 }
 
 function approveButtons(message: StoredMessage): { value: string; actionId: string }[] {
-  const blocks = (message.blocks ?? []) as { type?: string; elements?: { type?: string; action_id?: string; value?: string }[] }[];
+  const blocks = (message.blocks ?? []) as {
+    type?: string;
+    elements?: { type?: string; action_id?: string; value?: string }[];
+  }[];
   return blocks
     .filter((block) => block.type === 'actions')
     .flatMap((block) => block.elements ?? [])
-    .filter((element) => element.type === 'button' && element.action_id === 'agent_prompt:once' && element.value !== undefined)
+    .filter(
+      (element) =>
+        element.type === 'button' && element.action_id === 'agent_prompt:once' && element.value !== undefined,
+    )
     .map((element) => ({ value: element.value!, actionId: element.action_id! }));
 }

@@ -39,30 +39,48 @@ describe('npm test: the system packages the suites need', () => {
         'or run bash .ci/run, which installs them and then runs the tests.',
     );
     expect(line).not.toContain('\n');
-    expect(missingPackagesLine(['redis-server'], true)).toContain('Install them (Debian/Ubuntu): apt-get update && apt-get install -y redis-server;');
+    expect(missingPackagesLine(['redis-server'], true)).toContain(
+      'Install them (Debian/Ubuntu): apt-get update && apt-get install -y redis-server;',
+    );
   });
 
   it('finds them where the suites look: bwrap and redis-server on PATH (or REDIS_SERVER), Chromium at its path; a file that cannot run is missing', async () => {
-    const dir = await bin({ bwrap: 'executable', 'redis-server': 'executable', chromium: 'executable', 'not-runnable': 'plain' });
+    const dir = await bin({
+      bwrap: 'executable',
+      'redis-server': 'executable',
+      chromium: 'executable',
+      'not-runnable': 'plain',
+    });
     expect(missingSystemPackages({ PATH: `/nowhere:${dir}`, chromium: join(dir, 'chromium') })).toEqual([]);
     const other = await bin({ 'redis-7': 'executable' });
-    expect(missingSystemPackages({ PATH: dir, chromium: join(dir, 'chromium'), REDIS_SERVER: join(other, 'redis-7') })).toEqual([]);
-    expect(missingSystemPackages({ PATH: dir, chromium: join(dir, 'chromium'), REDIS_SERVER: join(dir, 'not-runnable') })).toEqual(['redis-server']);
+    expect(
+      missingSystemPackages({ PATH: dir, chromium: join(dir, 'chromium'), REDIS_SERVER: join(other, 'redis-7') }),
+    ).toEqual([]);
+    expect(
+      missingSystemPackages({ PATH: dir, chromium: join(dir, 'chromium'), REDIS_SERVER: join(dir, 'not-runnable') }),
+    ).toEqual(['redis-server']);
     expect(missingSystemPackages({ PATH: dir, chromium: join(dir, 'not-runnable') })).toEqual(['chromium']);
   });
 
   it('run as npm test runs it, on a machine without them: the line on stderr, exit 1', async () => {
     const empty = await bin();
-    const run = spawnSync(process.execPath, ['--import', TSX, SCRIPT], { env: { PATH: empty, HOME: process.env.HOME ?? '' }, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['--import', TSX, SCRIPT], {
+      env: { PATH: empty, HOME: process.env.HOME ?? '' },
+      encoding: 'utf8',
+    });
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
     const lines = run.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^npm test needs system packages that are missing: bubblewrap, (chromium, )?redis-server\. Install them/);
+    expect(lines[0]).toMatch(
+      /^npm test needs system packages that are missing: bubblewrap, (chromium, )?redis-server\. Install them/,
+    );
   });
 
   it('is the first thing npm test runs, before the type check, and looks for Chromium where the browser tests launch it', async () => {
-    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
     expect(pkg.scripts.test).toMatch(/^node --import tsx test\/support\/check-system\.ts && npm run typecheck && /);
     const browserTest = await readFile(new URL('../web/playground-browser.test.ts', import.meta.url), 'utf8');
     expect(browserTest).toContain(`CHROMIUM = '${CHROMIUM}'`);

@@ -62,7 +62,11 @@ function executable(file: string): boolean {
 
 // Run as a script (`node --import tsx test/support/check-system.ts`): exit 1 with the line.
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const missing = missingSystemPackages({ PATH: process.env.PATH ?? '', REDIS_SERVER: process.env.REDIS_SERVER, chromium: CHROMIUM });
+  const missing = missingSystemPackages({
+    PATH: process.env.PATH ?? '',
+    REDIS_SERVER: process.env.REDIS_SERVER,
+    chromium: CHROMIUM,
+  });
   if (missing.length > 0) {
     console.error(missingPackagesLine(missing, process.getuid?.() === 0));
     process.exitCode = 1;

@@ -17,10 +17,13 @@ export function threadFolder(workspaceDir: string, key: ConversationKey): string
 export function inOnlyConversation(workspaceDir: string, ...parts: string[]): string {
   let folders: string[];
   try {
-    folders = readdirSync(workspaceDir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    folders = readdirSync(workspaceDir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
   } catch {
     folders = [];
   }
-  if (folders.length > 1) throw new Error(`expected one conversation folder in ${workspaceDir}, found ${folders.join(', ')}`);
+  if (folders.length > 1)
+    throw new Error(`expected one conversation folder in ${workspaceDir}, found ${folders.join(', ')}`);
   return join(workspaceDir, folders[0] ?? 'no-conversation-yet', ...parts);
 }

@@ -13,7 +13,10 @@ import {
 import { ScriptedProvider, type Step } from '../fakes/scripted-provider.js';
 import { sessionIdOf, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
 
-export async function collect(events: AsyncIterable<EngineEvent>, onEvent?: (event: EngineEvent) => void | Promise<void>): Promise<EngineEvent[]> {
+export async function collect(
+  events: AsyncIterable<EngineEvent>,
+  onEvent?: (event: EngineEvent) => void | Promise<void>,
+): Promise<EngineEvent[]> {
   const seen: EngineEvent[] = [];
   for await (const event of events) {
     seen.push(event);
@@ -26,7 +29,10 @@ export function typesOf(events: EngineEvent[]): string[] {
   return events.map((e) => e.type);
 }
 
-export function only<T extends EngineEvent['type']>(events: EngineEvent[], type: T): Extract<EngineEvent, { type: T }>[] {
+export function only<T extends EngineEvent['type']>(
+  events: EngineEvent[],
+  type: T,
+): Extract<EngineEvent, { type: T }>[] {
   return events.filter((e): e is Extract<EngineEvent, { type: T }> => e.type === type);
 }
 
@@ -149,5 +155,17 @@ export function hangingTool(name: string, metadata: ToolMetadata, runs: string[]
 
 /** A stored session record for a key, as the store would make it for a thread its starter opened (tests and benches). */
 export function sessionRecordFor(key: SessionKey, overrides: Partial<SessionRecord> = {}): SessionRecord {
-  return { id: sessionIdOf(key), key, model: 'openai:gpt-4.1', grants: { tools: [], commands: [] }, compaction: null, startedBy: 'U1', steerers: [], directories: [], createdAt: 0, updatedAt: 0, ...overrides };
+  return {
+    id: sessionIdOf(key),
+    key,
+    model: 'openai:gpt-4.1',
+    grants: { tools: [], commands: [] },
+    compaction: null,
+    startedBy: 'U1',
+    steerers: [],
+    directories: [],
+    createdAt: 0,
+    updatedAt: 0,
+    ...overrides,
+  };
 }

@@ -10,7 +10,12 @@ import sharp from 'sharp';
 import { mulberry32 } from './seeded-random.js';
 
 /** A flat-coloured PNG of `width`×`height` pixels (a few KB even when large). */
-export async function writePng(path: string, width: number, height: number, options: { alpha?: boolean } = {}): Promise<string> {
+export async function writePng(
+  path: string,
+  width: number,
+  height: number,
+  options: { alpha?: boolean } = {},
+): Promise<string> {
   const channels = options.alpha ? 4 : 3;
   const background = options.alpha ? { r: 30, g: 120, b: 200, alpha: 0.5 } : { r: 30, g: 120, b: 200 };
   await sharp({ create: { width, height, channels, background } }).png().toFile(path);
@@ -24,7 +29,12 @@ export async function writePng(path: string, width: number, height: number, opti
  * re-encoding brings it under. With `alpha`, the alpha channel is noise too (half-transparent
  * pixels everywhere), so a copy must stay a PNG.
  */
-export async function writeNoisePng(path: string, width = 1400, height = 1300, options: { alpha?: boolean; seed?: number } = {}): Promise<string> {
+export async function writeNoisePng(
+  path: string,
+  width = 1400,
+  height = 1300,
+  options: { alpha?: boolean; seed?: number } = {},
+): Promise<string> {
   const channels = options.alpha ? 4 : 3;
   const random = mulberry32(options.seed ?? 21);
   const pixels = Buffer.alloc(width * height * channels);
@@ -44,7 +54,9 @@ export async function writeJpeg(path: string, width: number, height: number): Pr
       pixels[at + 2] = 128;
     }
   }
-  await sharp(pixels, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 }).toFile(path);
+  await sharp(pixels, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 90 })
+    .toFile(path);
   return path;
 }
 
@@ -55,7 +67,9 @@ export async function writeAnimatedGif(path: string, width: number, height: numb
   for (let f = 0; f < frames; f += 1) {
     for (let i = 0; i < frame; i += 3) pixels[f * frame + i + (f % 3)] = 220;
   }
-  await sharp(pixels, { raw: { width, height: height * frames, channels: 3, pageHeight: height } }).gif({ delay: 100 }).toFile(path);
+  await sharp(pixels, { raw: { width, height: height * frames, channels: 3, pageHeight: height } })
+    .gif({ delay: 100 })
+    .toFile(path);
   return path;
 }
 
@@ -64,7 +78,9 @@ export async function writeTruncatedPng(path: string, width = 300, height = 200,
   const random = mulberry32(3);
   const pixels = Buffer.alloc(width * height * 3);
   for (let i = 0; i < pixels.length; i += 1) pixels[i] = Math.floor(random() * 256);
-  const png = await sharp(pixels, { raw: { width, height, channels: 3 } }).png().toBuffer();
+  const png = await sharp(pixels, { raw: { width, height, channels: 3 } })
+    .png()
+    .toBuffer();
   await writeFile(path, png.subarray(0, png.length - cut));
   return path;
 }
@@ -92,7 +108,15 @@ export async function writePngBomb(path: string, side = 15_000): Promise<string>
   header[9] = 0; // greyscale
   const rows = Buffer.alloc((1 + Math.ceil(side / 8)) * 64);
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  await writeFile(path, Buffer.concat([signature, pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(rows)), pngChunk('IEND', Buffer.alloc(0))]));
+  await writeFile(
+    path,
+    Buffer.concat([
+      signature,
+      pngChunk('IHDR', header),
+      pngChunk('IDAT', deflateSync(rows)),
+      pngChunk('IEND', Buffer.alloc(0)),
+    ]),
+  );
   return path;
 }
 
@@ -110,7 +134,15 @@ export async function writeFlatPng(path: string, width: number, height: number):
   // Each row: filter byte 0, then the row's bits, all zero.
   const rows = Buffer.alloc((1 + Math.ceil(width / 8)) * height);
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  await writeFile(path, Buffer.concat([signature, pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(rows)), pngChunk('IEND', Buffer.alloc(0))]));
+  await writeFile(
+    path,
+    Buffer.concat([
+      signature,
+      pngChunk('IHDR', header),
+      pngChunk('IDAT', deflateSync(rows)),
+      pngChunk('IEND', Buffer.alloc(0)),
+    ]),
+  );
   return path;
 }
 
@@ -142,10 +174,23 @@ function assemblePdf(objects: string[], trailerExtra = ''): Buffer {
 function textPdfObjects(pages: string[][]): string[] {
   // 1 catalog, 2 page tree, 3 font, then a page object and its content stream per page.
   const kids = pages.map((_, i) => `${4 + i * 2} 0 R`).join(' ');
-  const objects = ['<< /Type /Catalog /Pages 2 0 R >>', `<< /Type /Pages /Kids [${kids}] /Count ${pages.length} >>`, '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>'];
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${kids}] /Count ${pages.length} >>`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
+  ];
   pages.forEach((lines, i) => {
-    const stream = ['BT', '/F1 14 Tf', '72 720 Td', '18 TL', ...lines.map((line) => `(${pdfLiteral(line)}) '`), 'ET'].join('\n');
-    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + i * 2} 0 R >>`);
+    const stream = [
+      'BT',
+      '/F1 14 Tf',
+      '72 720 Td',
+      '18 TL',
+      ...lines.map((line) => `(${pdfLiteral(line)}) '`),
+      'ET',
+    ].join('\n');
+    objects.push(
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + i * 2} 0 R >>`,
+    );
     objects.push(`<< /Length ${Buffer.byteLength(stream, 'latin1')} >>\nstream\n${stream}\nendstream`);
   });
   return objects;
@@ -176,7 +221,10 @@ export async function writeCorruptPdf(path: string): Promise<string> {
   const random = mulberry32(7);
   const noise = Buffer.alloc(4096);
   for (let i = 0; i < noise.length; i += 1) noise[i] = Math.floor(random() * 256);
-  await writeFile(path, Buffer.concat([Buffer.from('%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R\n', 'latin1'), noise]));
+  await writeFile(
+    path,
+    Buffer.concat([Buffer.from('%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R\n', 'latin1'), noise]),
+  );
   return path;
 }
 
@@ -204,7 +252,12 @@ export async function writePdfBomb(path: string, inflatedBytes = 2 * 1024 ** 3):
   const checksum = Buffer.alloc(4);
   checksum.writeUInt32BE(adler32OfRepeated(0x20, BigInt(inflatedBytes)));
   // 0x78 0x9c: zlib's header (deflate, 32 KiB window); 0x03 0x00: a final, empty fixed-Huffman block.
-  const stream = Buffer.concat([Buffer.from([0x78, 0x9c]), ...Array.from({ length: inflatedBytes / unit }, () => block), Buffer.from([0x03, 0x00]), checksum]);
+  const stream = Buffer.concat([
+    Buffer.from([0x78, 0x9c]),
+    ...Array.from({ length: inflatedBytes / unit }, () => block),
+    Buffer.from([0x03, 0x00]),
+    checksum,
+  ]);
   const objects = [
     '<< /Type /Catalog /Pages 2 0 R >>',
     '<< /Type /Pages /Kids [4 0 R] /Count 1 >>',

@@ -39,7 +39,9 @@ export class FileHost {
         return;
       }
       if (file.signIn || req.headers.authorization !== `Bearer ${TOKEN}`) {
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to your workspace</body></html>');
+        res
+          .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+          .end('<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to your workspace</body></html>');
         return;
       }
       if (file.failures && file.failures > 0) {
@@ -64,7 +66,14 @@ export class FileHost {
   add(name: string, bytes: Buffer, type: string, options: Omit<Hosted, 'bytes' | 'type'> = {}): IncomingFile {
     const path = `/files/${this.files.size + 1}/${encodeURIComponent(name)}`;
     this.files.set(path, { bytes, type, ...options });
-    return { platform: 'test', id: `F${this.files.size}`, name, url: `${this.base}${path}`, mimeType: type, size: bytes.length };
+    return {
+      platform: 'test',
+      id: `F${this.files.size}`,
+      name,
+      url: `${this.base}${path}`,
+      mimeType: type,
+      size: bytes.length,
+    };
   }
 
   downloads(file: IncomingFile): number {
@@ -77,9 +86,14 @@ export class FileHost {
     return {
       open: async (file, signal): Promise<FileDownload> => {
         const response = await fetch(file.url, { signal, headers: token ? { authorization: `Bearer ${token}` } : {} });
-        if (!response.ok || !response.body) throw new FileTransferError(`the download failed (HTTP ${response.status})`, response.status >= 500);
+        if (!response.ok || !response.body)
+          throw new FileTransferError(`the download failed (HTTP ${response.status})`, response.status >= 500);
         const size = Number(response.headers.get('content-length'));
-        return { body: Readable.fromWeb(response.body), contentType: response.headers.get('content-type') ?? undefined, ...(size ? { size } : {}) };
+        return {
+          body: Readable.fromWeb(response.body),
+          contentType: response.headers.get('content-type') ?? undefined,
+          ...(size ? { size } : {}),
+        };
       },
     };
   }
@@ -92,4 +106,7 @@ export class FileHost {
 }
 
 /** A 1x1 PNG. */
-export const TINY_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+export const TINY_PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);

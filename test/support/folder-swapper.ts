@@ -47,7 +47,12 @@ export interface Swapper {
  * Swap `target` (a folder) for a link to `linkTo` and back, again and again; `hold` is where
  * the real folder waits meanwhile (beside it). Runs as `owner` when given (the tests as root).
  */
-export async function startSwapper(target: string, hold: string, linkTo: string, owner?: { uid: number; gid: number }): Promise<Swapper> {
+export async function startSwapper(
+  target: string,
+  hold: string,
+  linkTo: string,
+  owner?: { uid: number; gid: number },
+): Promise<Swapper> {
   const child: ChildProcess = spawn(process.execPath, ['-e', SWAPPER_SOURCE, JSON.stringify([target, hold, linkTo])], {
     stdio: ['ignore', 'pipe', 'inherit'],
     cwd: '/',

@@ -18,5 +18,12 @@ if (log) {
     }`;
   register(`data:text/javascript,${encodeURIComponent(hooks)}`);
   const cache = createRequire(import.meta.url).cache;
-  process.on('exit', () => appendFileSync(log, Object.keys(cache).map((path) => `${process.pid} ${path}\n`).join('')));
+  process.on('exit', () =>
+    appendFileSync(
+      log,
+      Object.keys(cache)
+        .map((path) => `${process.pid} ${path}\n`)
+        .join(''),
+    ),
+  );
 }

@@ -17,7 +17,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** What a clean clone of this working tree holds (tracked files, with its edits), copied into `path`. */
 async function copyClone(path: string): Promise<void> {
-  const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   for (const file of stdout.split('\0').filter(Boolean)) {
     // Deleted in the working tree but still in the index: a clean clone of the edit would not have it.
     await mkdir(dirname(join(path, file)), { recursive: true });
@@ -46,8 +49,14 @@ export async function productionCopy(): Promise<{ path: string; remove: () => Pr
   // install (same Node, same machine): building it from source again takes a minute or more
   // here, and is what the `npm ci` that installed this checkout already did. Everything else is
   // exactly what `npm ci --omit=dev` installs.
-  await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: path, maxBuffer: 64 * 1024 * 1024 });
-  await cp(join(ROOT, 'node_modules', 'sqlite3', 'build'), join(path, 'node_modules', 'sqlite3', 'build'), { recursive: true });
+  await run(
+    'npm',
+    ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'],
+    { cwd: path, maxBuffer: 64 * 1024 * 1024 },
+  );
+  await cp(join(ROOT, 'node_modules', 'sqlite3', 'build'), join(path, 'node_modules', 'sqlite3', 'build'), {
+    recursive: true,
+  });
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
@@ -70,7 +79,14 @@ export class NpmStart {
     const bot = new NpmStart(
       spawn('npm', ['start'], {
         cwd: dir,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', npm_config_script_shell: '/bin/dash', npm_config_update_notifier: 'false', METRICS_PORT: '0', ...env },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          npm_config_script_shell: '/bin/dash',
+          npm_config_update_notifier: 'false',
+          METRICS_PORT: '0',
+          ...env,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );
@@ -84,7 +100,9 @@ export class NpmStart {
       }
       if (bot.child.exitCode !== null || Date.now() - startedAt > timeoutMs) {
         bot.child.kill('SIGKILL');
-        throw new Error(`npm start did not reach readiness\nstdout:\n${bot.stdout.slice(-4000)}\nstderr:\n${bot.stderr.slice(-4000)}`);
+        throw new Error(
+          `npm start did not reach readiness\nstdout:\n${bot.stdout.slice(-4000)}\nstderr:\n${bot.stderr.slice(-4000)}`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

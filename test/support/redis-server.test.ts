@@ -20,7 +20,12 @@ async function started(options: { durable?: boolean } = {}): Promise<RedisServer
 
 /** A client that fails fast, so a stopped server shows as an error, not a hang. */
 function clientOf(server: RedisServer): Redis {
-  const client = new Redis(server.url, { maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout: 300, lazyConnect: true });
+  const client = new Redis(server.url, {
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    commandTimeout: 300,
+    lazyConnect: true,
+  });
   client.on('error', () => undefined);
   clients.push(client);
   return client;

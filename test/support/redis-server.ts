@@ -102,17 +102,26 @@ export class RedisServer {
 
   private async launch(): Promise<void> {
     const args = [
-      '--port', String(this.port),
-      '--bind', '127.0.0.1',
-      '--dir', this.dir,
-      '--save', '',
-      '--appendonly', this.options.durable ? 'yes' : 'no',
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--save',
+      '',
+      '--appendonly',
+      this.options.durable ? 'yes' : 'no',
       ...(this.options.durable ? ['--appendfsync', 'everysec'] : []),
       // Quiet: no banner, no "ready to accept connections"; warnings still reach `output`.
-      '--loglevel', 'warning',
-      '--daemonize', 'no',
+      '--loglevel',
+      'warning',
+      '--daemonize',
+      'no',
     ];
-    const child = spawn(this.options.binary ?? process.env.REDIS_SERVER ?? 'redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(this.options.binary ?? process.env.REDIS_SERVER ?? 'redis-server', args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     this.paused = false;
     child.stdout.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
@@ -127,8 +136,18 @@ export class RedisServer {
         resolve();
       };
       // A binary that cannot be spawned emits 'error' and never 'exit'.
-      child.once('error', (error) => gone(new Error(`redis-server could not start (is it installed? apt-get install redis-server): ${error.message}`)));
-      child.once('exit', (code, signal) => gone(new Error(`redis-server exited (${signal ?? code}) before answering on port ${this.port}: ${this.output.trim()}`)));
+      child.once('error', (error) =>
+        gone(
+          new Error(`redis-server could not start (is it installed? apt-get install redis-server): ${error.message}`),
+        ),
+      );
+      child.once('exit', (code, signal) =>
+        gone(
+          new Error(
+            `redis-server exited (${signal ?? code}) before answering on port ${this.port}: ${this.output.trim()}`,
+          ),
+        ),
+      );
     });
     await Promise.race([waitForPing(this.port, START_TIMEOUT_MS), spawnFailed]);
     exitedEarly = undefined;
@@ -151,7 +170,8 @@ async function waitForPing(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await pingOnce(port)) return;
-    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`redis-server on port ${port} did not answer PING within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -16,7 +16,11 @@ export class Restarts {
     return `sqlite://${dir.path}/bot.sqlite`;
   }
 
-  async boot(storeUrl: string, steps: Step[], tools: ToolDefinition[]): Promise<{ bot: TestBot; provider: ScriptedProvider }> {
+  async boot(
+    storeUrl: string,
+    steps: Step[],
+    tools: ToolDefinition[],
+  ): Promise<{ bot: TestBot; provider: ScriptedProvider }> {
     const provider = new ScriptedProvider(steps);
     // The bots booted on this store before "died" (cluster mode: their leases run out).
     for (const earlier of this.booted.get(storeUrl) ?? []) await earlier.die();

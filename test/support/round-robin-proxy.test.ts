@@ -26,7 +26,13 @@ async function instance(backend: number, seen: Seen[]): Promise<{ url: string; s
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const header = request.headers['x-slack-signature'];
-      seen.push({ backend, method: request.method ?? '', path: request.url ?? '', signature: typeof header === 'string' ? header : undefined, body: Buffer.concat(chunks).toString('latin1') });
+      seen.push({
+        backend,
+        method: request.method ?? '',
+        path: request.url ?? '',
+        signature: typeof header === 'string' ? header : undefined,
+        body: Buffer.concat(chunks).toString('latin1'),
+      });
       response.writeHead(201, { 'content-type': 'text/plain', 'x-instance': String(backend) });
       response.end(`instance ${backend}`);
     });
@@ -46,8 +52,16 @@ async function proxyFor(urls: string[]): Promise<RoundRobinProxy> {
   return proxy;
 }
 
-async function post(proxy: RoundRobinProxy, path: string, body: string | Buffer = 'payload'): Promise<{ status: number; text: string; instance: string | null }> {
-  const answer = await fetch(proxy.url + path, { method: 'POST', headers: { 'x-slack-signature': 'v0=abc', 'content-type': 'application/x-www-form-urlencoded' }, body });
+async function post(
+  proxy: RoundRobinProxy,
+  path: string,
+  body: string | Buffer = 'payload',
+): Promise<{ status: number; text: string; instance: string | null }> {
+  const answer = await fetch(proxy.url + path, {
+    method: 'POST',
+    headers: { 'x-slack-signature': 'v0=abc', 'content-type': 'application/x-www-form-urlencoded' },
+    body,
+  });
   return { status: answer.status, text: await answer.text(), instance: answer.headers.get('x-instance') };
 }
 
@@ -66,7 +80,13 @@ describe('the round-robin proxy', () => {
       [201, 'instance 0', '0'],
     ]);
     expect(seen.map((request) => request.backend)).toEqual([0, 1, 2, 0]);
-    expect(seen[1]).toEqual({ backend: 1, method: 'POST', path: '/slack/events?n=1', signature: 'v0=abc', body: raw.toString('latin1') });
+    expect(seen[1]).toEqual({
+      backend: 1,
+      method: 'POST',
+      path: '/slack/events?n=1',
+      signature: 'v0=abc',
+      body: raw.toString('latin1'),
+    });
   });
 
   it('pinNext sends the next request to a chosen instance, then the rotation goes on', async () => {

@@ -6,7 +6,14 @@
 // must see that failure, not a proxy that hides it. `pinNext` sends the next request to a
 // chosen instance (a thread reply landing on a non-owner); `setBackend` follows an instance
 // that restarted on a new port.
-import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface ForwardedRequest {
@@ -19,7 +26,16 @@ export interface ForwardedRequest {
 }
 
 // Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection, not to the request.
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'host',
+]);
 
 export class RoundRobinProxy {
   /** Every request, in arrival order, with where it went and how it ended. */
@@ -73,7 +89,8 @@ export class RoundRobinProxy {
   }
 
   private check(index: number): void {
-    if (!Number.isInteger(index) || index < 0 || index >= this.backends.length) throw new Error(`no backend ${index} (there are ${this.backends.length})`);
+    if (!Number.isInteger(index) || index < 0 || index >= this.backends.length)
+      throw new Error(`no backend ${index} (there are ${this.backends.length})`);
   }
 
   private choose(): number {
@@ -89,7 +106,12 @@ export class RoundRobinProxy {
 
   private forward(incoming: IncomingMessage, outgoing: ServerResponse): void {
     const backend = this.choose();
-    const record: ForwardedRequest = { backend, method: incoming.method ?? 'GET', path: incoming.url ?? '/', status: 0 };
+    const record: ForwardedRequest = {
+      backend,
+      method: incoming.method ?? 'GET',
+      path: incoming.url ?? '/',
+      status: 0,
+    };
     this.forwarded.push(record);
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -97,16 +119,25 @@ export class RoundRobinProxy {
       const body = Buffer.concat(chunks);
       const base = new URL(this.backends[backend]!);
       const headers: OutgoingHttpHeaders = {};
-      for (const [name, value] of Object.entries(incoming.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
+      for (const [name, value] of Object.entries(incoming.headers))
+        if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
       headers['content-length'] = String(body.length);
       // agent: false, a connection per request: a pooled keep-alive socket to an instance that
       // restarted would fail the next request with ECONNRESET, a 502 the test did not cause.
       const upstream = httpRequest(
-        { host: base.hostname, port: base.port, agent: false, method: record.method, path: base.pathname.replace(/\/$/, '') + record.path, headers },
+        {
+          host: base.hostname,
+          port: base.port,
+          agent: false,
+          method: record.method,
+          path: base.pathname.replace(/\/$/, '') + record.path,
+          headers,
+        },
         (answer) => {
           record.status = answer.statusCode ?? 0;
           const answerHeaders: OutgoingHttpHeaders = {};
-          for (const [name, value] of Object.entries(answer.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) answerHeaders[name] = value;
+          for (const [name, value] of Object.entries(answer.headers))
+            if (!HOP_BY_HOP.has(name) && value !== undefined) answerHeaders[name] = value;
           outgoing.writeHead(record.status, answerHeaders);
           answer.pipe(outgoing);
         },

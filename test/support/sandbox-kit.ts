@@ -6,7 +6,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { botPaths, decideShellSandbox, shellEnvironment, type BotPaths, type BwrapSandbox } from '../../src/sandbox/index.js';
+import {
+  botPaths,
+  decideShellSandbox,
+  shellEnvironment,
+  type BotPaths,
+  type BwrapSandbox,
+} from '../../src/sandbox/index.js';
 import type { SandboxLimits } from '../../src/sandbox/index.js';
 import { decideRunAs } from '../../src/sandbox/run-as.js';
 
@@ -40,12 +46,20 @@ export async function fakeBot(): Promise<FakeBot> {
   await writeFile(path.join(dir, 'data', 'bot.sqlite'), STORE_SECRET);
   await writeFile(path.join(dir, 'mcp.json'), '{"mcpServers":{}}');
   await writeFile(path.join(home, '.ssh', 'id_ed25519'), 'PRIVATE KEY');
-  const paths = botPaths({ storeUrl: 'sqlite://data/bot.sqlite', mcpConfig: './mcp.json', workingDir: dir, homeDir: home });
+  const paths = botPaths({
+    storeUrl: 'sqlite://data/bot.sqlite',
+    mcpConfig: './mcp.json',
+    workingDir: dir,
+    homeDir: home,
+  });
   return { dir, home, workspace, paths, cleanup: () => rm(base, { recursive: true, force: true }) };
 }
 
 /** The sandbox as the core builds it (SHELL_SANDBOX=bwrap: it must work, or the test fails). */
-export async function sandboxFor(bot: FakeBot, options: { network?: boolean; limits?: Partial<SandboxLimits>; readOnlyPaths?: string[] } = {}): Promise<BwrapSandbox> {
+export async function sandboxFor(
+  bot: FakeBot,
+  options: { network?: boolean; limits?: Partial<SandboxLimits>; readOnlyPaths?: string[] } = {},
+): Promise<BwrapSandbox> {
   const decision = await decideShellSandbox({
     mode: 'bwrap',
     network: options.network ?? false,

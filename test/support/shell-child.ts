@@ -15,7 +15,12 @@ interface Request {
 }
 
 const request = JSON.parse(process.argv[2] ?? '{}') as Request;
-const paths = botPaths({ storeUrl: 'sqlite://data/bot.sqlite', mcpConfig: './mcp.json', workingDir: request.botDir, homeDir: request.home });
+const paths = botPaths({
+  storeUrl: 'sqlite://data/bot.sqlite',
+  mcpConfig: './mcp.json',
+  workingDir: request.botDir,
+  homeDir: request.home,
+});
 let shell: ShellSetup = { kind: 'host' };
 if (request.mode === 'sandbox') {
   const decision = await decideShellSandbox({
@@ -33,7 +38,12 @@ const runShell = builtin.tools.find((tool) => tool.name === 'run_shell');
 if (!runShell) throw new Error('no run_shell');
 const results: unknown[] = [];
 for (const command of request.commands) {
-  results.push(await runShell.execute({ command }, { signal: new AbortController().signal, toolCallId: 'call', sessionId: 'session' }));
+  results.push(
+    await runShell.execute(
+      { command },
+      { signal: new AbortController().signal, toolCallId: 'call', sessionId: 'session' },
+    ),
+  );
 }
 await builtin.dispose();
 process.stdout.write(`${JSON.stringify(results)}\n`);

@@ -5,7 +5,8 @@
 
 /** What Slack shows for one code block (`block` is exactly one, fences included). */
 export function shownInCodeBlock(block: string): string {
-  if (!block.startsWith('```\n') || !block.endsWith('\n```')) throw new Error(`not one of our code blocks: ${block.slice(0, 80)}`);
+  if (!block.startsWith('```\n') || !block.endsWith('\n```'))
+    throw new Error(`not one of our code blocks: ${block.slice(0, 80)}`);
   return unescapeCode(block.slice(4, -4));
 }
 
@@ -17,10 +18,16 @@ export function codeBlocksIn(mrkdwn: string): string[] {
 /** The mrkdwn texts of the section blocks of a message or a view, in order. */
 export function sectionTexts(blocks: readonly unknown[]): string[] {
   return blocks
-    .filter((block): block is { type: string; text: { text: string } } => (block as { type?: string }).type === 'section')
+    .filter(
+      (block): block is { type: string; text: { text: string } } => (block as { type?: string }).type === 'section',
+    )
     .map((block) => block.text.text);
 }
 
 function unescapeCode(body: string): string {
-  return body.replace(/\u200B/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return body
+    .replace(/\u200B/g, '')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }

@@ -16,7 +16,11 @@ import type { EngineEvent, InboxItem, ToolDefinition } from '../../src/engine/in
 import { AccessPolicy, parseAccessConfig } from '../../src/sessions/access-policy.js';
 import { InProcessCoordinator } from '../../src/sessions/coordination.js';
 import type { EngineSetup } from '../../src/sessions/live-session.js';
-import { SessionManager, type InputDisposition, type SessionManagerOptions } from '../../src/sessions/session-manager.js';
+import {
+  SessionManager,
+  type InputDisposition,
+  type SessionManagerOptions,
+} from '../../src/sessions/session-manager.js';
 import { openKeyvStore, type OpenedStore } from '../../src/store/keyv-factory.js';
 import { PersistentInbox } from '../../src/store/persistent-inbox.js';
 import { sessionIdOf, SessionStore, type SessionKey, type SessionRecord } from '../../src/store/session-store.js';
@@ -68,7 +72,11 @@ export class TestBot {
    * The store a bot started with `storeUrl` uses: that URL, or in cluster mode the Redis,
    * under keys of that URL's own (for crash states written by hand).
    */
-  static openStore(storeUrl: string | undefined, clusterUrl = clusterRedisUrl(), keys = testKeys(storeUrl)): Promise<OpenedStore> {
+  static openStore(
+    storeUrl: string | undefined,
+    clusterUrl = clusterRedisUrl(),
+    keys = testKeys(storeUrl),
+  ): Promise<OpenedStore> {
     return clusterUrl ? openKeyvStore(clusterUrl, 'bot', { keys }) : openKeyvStore(storeUrl ?? 'memory://');
   }
 
@@ -76,7 +84,11 @@ export class TestBot {
   static sessionStore(opened: OpenedStore, storeUrl: string | undefined, clusterUrl = clusterRedisUrl()): SessionStore {
     if (!clusterUrl || !opened.redis) return new SessionStore(opened.keyv);
     const keys = testKeys(storeUrl);
-    return new SessionStore(opened.keyv, redisIdSet(opened.redis, keys.openSessions), redisIdSet(opened.redis, keys.allSessions));
+    return new SessionStore(
+      opened.keyv,
+      redisIdSet(opened.redis, keys.openSessions),
+      redisIdSet(opened.redis, keys.allSessions),
+    );
   }
 
   static async start(options: TestBotOptions): Promise<TestBot> {
@@ -84,8 +96,16 @@ export class TestBot {
     const keys = testKeys(options.storeUrl);
     const opened = await TestBot.openStore(options.storeUrl, clusterUrl, keys);
     const store = TestBot.sessionStore(opened, options.storeUrl, clusterUrl);
-    const coordinator = clusterUrl && opened.redis ? clusterTestCoordinator(opened.redis, await connectedDuplicate(opened.redis), keys, options.cluster?.timings) : undefined;
-    const inbox = new PersistentInbox(store, coordinator ? { claim: (id) => coordinator.resolveOnce(id), release: (id) => coordinator.unresolve(id) } : undefined);
+    const coordinator =
+      clusterUrl && opened.redis
+        ? clusterTestCoordinator(opened.redis, await connectedDuplicate(opened.redis), keys, options.cluster?.timings)
+        : undefined;
+    const inbox = new PersistentInbox(
+      store,
+      coordinator
+        ? { claim: (id) => coordinator.resolveOnce(id), release: (id) => coordinator.unresolve(id) }
+        : undefined,
+    );
     const holder: { bot?: TestBot } = {};
     const manager = new SessionManager({
       store,
@@ -129,7 +149,19 @@ export class TestBot {
   static record(thread: string, extra: Partial<SessionRecord> = {}): SessionRecord {
     const now = Date.now();
     const key = TestBot.thread(thread);
-    return { id: sessionIdOf(key), key, model: 'scripted-model', grants: { tools: [], commands: [] }, compaction: null, startedBy: 'U1', steerers: [], directories: [], createdAt: now, updatedAt: now, ...extra };
+    return {
+      id: sessionIdOf(key),
+      key,
+      model: 'scripted-model',
+      grants: { tools: [], commands: [] },
+      compaction: null,
+      startedBy: 'U1',
+      steerers: [],
+      directories: [],
+      createdAt: now,
+      updatedAt: now,
+      ...extra,
+    };
   }
 
   /** A user posts in a thread (a mention, a reply): the platform's event id is fresh unless given. */
@@ -199,17 +231,32 @@ function clusterRedisUrl(): string | undefined {
 
 /** Bots with the same store URL share keys in the cluster's Redis; any other bot gets its own. */
 function testKeys(storeUrl: string | undefined): ClusterKeys {
-  return clusterKeys(`t${createHash('sha256').update(storeUrl ?? randomUUID()).digest('hex').slice(0, 12)}:`);
+  return clusterKeys(
+    `t${createHash('sha256')
+      .update(storeUrl ?? randomUUID())
+      .digest('hex')
+      .slice(0, 12)}:`,
+  );
 }
 
 /** One test instance's coordinator: short timings, so takeovers happen within a test. */
-function clusterTestCoordinator(redis: Redis, subscriber: Redis, keys: ClusterKeys, timings: Partial<ClusterTimings> = {}): RedisCoordinator {
+function clusterTestCoordinator(
+  redis: Redis,
+  subscriber: Redis,
+  keys: ClusterKeys,
+  timings: Partial<ClusterTimings> = {},
+): RedisCoordinator {
   return new RedisCoordinator({
     redis,
     subscriber,
     keys,
     timings: { leaseMs: 3_000, sweepMs: 200, pollMs: 100, ...timings },
-    logger: { debug: () => undefined, info: () => undefined, warn: (details, message) => console.warn(`[cluster] ${message}`, details), error: (details, message) => console.error(`[cluster] ${message}`, details) },
+    logger: {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (details, message) => console.warn(`[cluster] ${message}`, details),
+      error: (details, message) => console.error(`[cluster] ${message}`, details),
+    },
     onClose: () => subscriber.quit().then(() => undefined),
   });
 }

@@ -45,6 +45,9 @@ export class TrimmingCompactor implements Compactor {
     const dropped = messages.slice(0, boundary).filter((m) => m.role !== 'system' && m.role !== 'notice').length;
     // `dropped` counts from the start of history, so it replaces any earlier summary.
     const summary = `[${dropped} earlier messages were trimmed from this view]`;
-    return { state: { boundary, summary }, notice: `Compacted: ${dropped} earlier messages left out of the model's view.` };
+    return {
+      state: { boundary, summary },
+      notice: `Compacted: ${dropped} earlier messages left out of the model's view.`,
+    };
   }
 }

@@ -41,7 +41,9 @@ describe('run_shell: binary output is summarised, not dumped', () => {
   });
 
   it('coloured output loses its escape codes', async () => {
-    const result = await sh(String.raw`printf '\033[1;32mPASS\033[0m tests/a.test.ts\n\033[31mFAIL\033[39m tests/b.test.ts\n'`);
+    const result = await sh(
+      String.raw`printf '\033[1;32mPASS\033[0m tests/a.test.ts\n\033[31mFAIL\033[39m tests/b.test.ts\n'`,
+    );
     expect(result.output).toBe('PASS tests/a.test.ts\nFAIL tests/b.test.ts\n');
     expect(result).not.toHaveProperty('note');
   });
@@ -88,6 +90,8 @@ describe('run_shell under the engine: the tool message is within the cap as the 
     expect(content.length).toBeLessThanOrEqual(24_000);
     const answer = JSON.parse(content) as { exitCode: number; output: string };
     expect(answer.exitCode).toBe(0);
-    expect(answer.output).toMatch(/characters cut from the middle: tool results are capped at 24,000 characters as sent/);
+    expect(answer.output).toMatch(
+      /characters cut from the middle: tool results are capped at 24,000 characters as sent/,
+    );
   });
 });

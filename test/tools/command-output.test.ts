@@ -6,7 +6,8 @@ import { cpuMsOf } from '../support/cpu-time.js';
 function collect(bytes: Buffer, chunkSize = 65_536, maxChars = 20_000): { text: string; binaryBytes: number } {
   const output = new CommandOutput(maxChars);
   const pipe = output.pipe();
-  for (let offset = 0; offset < bytes.length; offset += chunkSize) pipe.write(bytes.subarray(offset, offset + chunkSize));
+  for (let offset = 0; offset < bytes.length; offset += chunkSize)
+    pipe.write(bytes.subarray(offset, offset + chunkSize));
   return output.finish();
 }
 
@@ -14,7 +15,10 @@ const text = (value: string): Buffer => Buffer.from(value, 'utf8');
 
 describe('a command that prints binary data', () => {
   it('a dump of zeros becomes one line saying how many bytes were left out', () => {
-    expect(collect(Buffer.alloc(5_000_000))).toEqual({ text: '[… 5,000,000 bytes of binary output not shown …]', binaryBytes: 5_000_000 });
+    expect(collect(Buffer.alloc(5_000_000))).toEqual({
+      text: '[… 5,000,000 bytes of binary output not shown …]',
+      binaryBytes: 5_000_000,
+    });
   });
 
   it('keeps the header printed before the dump and the message printed after it', () => {
@@ -26,7 +30,11 @@ describe('a command that prints binary data', () => {
   });
 
   it('gives the same answer however the pipe splits the bytes', () => {
-    const bytes = Buffer.concat([text('head line\n'.repeat(100)), Buffer.alloc(3_000), text('é tail line\n'.repeat(100))]);
+    const bytes = Buffer.concat([
+      text('head line\n'.repeat(100)),
+      Buffer.alloc(3_000),
+      text('é tail line\n'.repeat(100)),
+    ]);
     const whole = collect(bytes);
     for (const chunkSize of [1, 7, 511, 512, 513, 4_096]) expect(collect(bytes, chunkSize)).toEqual(whole);
     expect(whole.binaryBytes).toBe(3_000);
@@ -34,7 +42,10 @@ describe('a command that prints binary data', () => {
 
   it('a megabyte-long line of \\u0001 control characters counts as binary, not as a million visible marks', () => {
     const bytes = Buffer.concat([Buffer.alloc(1_000_000, 0x01), text('\n')]);
-    expect(collect(bytes)).toEqual({ text: '[… 1,000,000 bytes of binary output not shown …]\n', binaryBytes: 1_000_000 });
+    expect(collect(bytes)).toEqual({
+      text: '[… 1,000,000 bytes of binary output not shown …]\n',
+      binaryBytes: 1_000_000,
+    });
   });
 
   it('random bytes (invalid UTF-8, controls) are binary; the closing message after them is kept', () => {
@@ -66,7 +77,10 @@ describe('a command that prints binary data', () => {
     stderr.write(text('warning: binary file\n'));
     stdout.end();
     stderr.end();
-    expect(output.finish()).toEqual({ text: '[… 1,000 bytes of binary output not shown …]\nwarning: binary file\n', binaryBytes: 1_000 });
+    expect(output.finish()).toEqual({
+      text: '[… 1,000 bytes of binary output not shown …]\nwarning: binary file\n',
+      binaryBytes: 1_000,
+    });
   });
 
   it('a long text output is still trimmed from the middle to the budget', () => {

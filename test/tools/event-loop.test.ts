@@ -20,12 +20,15 @@ const PAGE_CHARS = 2 * 1024 * 1024;
 const MOST_CHARS_PER_TURN = 256 * 1024;
 
 describe('a hostile page', () => {
-  it.each(Object.entries(hostilePages(PAGE_CHARS)))('of 2 MiB (%s) becomes text without holding the event loop', async (_shape, page) => {
-    const { result, turns } = await turnsDuring(() => htmlToTextAsync(page));
-    // The regex version read the page in one stretch: the loop did not turn once.
-    expect(turns).toBeGreaterThanOrEqual(PAGE_CHARS / MOST_CHARS_PER_TURN);
-    expect(result).toEqual(htmlToText(page));
-  });
+  it.each(Object.entries(hostilePages(PAGE_CHARS)))(
+    'of 2 MiB (%s) becomes text without holding the event loop',
+    async (_shape, page) => {
+      const { result, turns } = await turnsDuring(() => htmlToTextAsync(page));
+      // The regex version read the page in one stretch: the loop did not turn once.
+      expect(turns).toBeGreaterThanOrEqual(PAGE_CHARS / MOST_CHARS_PER_TURN);
+      expect(result).toEqual(htmlToText(page));
+    },
+  );
 
   it('is read in linear time even in one synchronous pass', () => {
     for (const page of Object.values(hostilePages(PAGE_CHARS))) {
@@ -46,7 +49,13 @@ describe('a catastrophic search pattern', () => {
   let sandbox: Sandbox;
   let search: ToolDefinition;
   const run = async (args: Record<string, unknown>, signal = new AbortController().signal): Promise<string> =>
-    asText(await search.execute(search.schema.parse(args), { signal, toolCallId: 'call_search', sessionId: 'session-tools' }));
+    asText(
+      await search.execute(search.schema.parse(args), {
+        signal,
+        toolCallId: 'call_search',
+        sessionId: 'session-tools',
+      }),
+    );
 
   beforeEach(async () => {
     sandbox = await createSandbox();
@@ -79,7 +88,11 @@ describe('a catastrophic search pattern', () => {
   it('ends promptly on 🛑, with its worker terminated', async () => {
     const slow = searchTool(sandbox.builtin.workspace, 20_000, { timeLimitMs: 60_000 });
     const controller = new AbortController();
-    const searching = slow.execute(slow.schema.parse({ pattern: '^(a+)+$' }), { signal: controller.signal, toolCallId: 'call_stop', sessionId: 'session-tools' });
+    const searching = slow.execute(slow.schema.parse({ pattern: '^(a+)+$' }), {
+      signal: controller.signal,
+      toolCallId: 'call_stop',
+      sessionId: 'session-tools',
+    });
     // Stopped while its worker searches (however long the worker takes to start on a busy machine).
     await waitFor(() => runningPatternWorkers() === 1, 15_000);
     const stopped = performance.now();
@@ -96,6 +109,8 @@ describe('a catastrophic search pattern', () => {
     );
     expect(runningPatternWorkers()).toBe(0);
     const hits = await run({ pattern: `${CATASTROPHIC_LINE.slice(-5)}`, literal: true, maxResults: 2 });
-    expect(hits).toBe(`data/data-0000.txt:1: ${CATASTROPHIC_LINE}\ndata/data-0000.txt:2: ${CATASTROPHIC_LINE}\n[stopped at 2 matches; narrow the search with path or glob]`);
+    expect(hits).toBe(
+      `data/data-0000.txt:1: ${CATASTROPHIC_LINE}\ndata/data-0000.txt:2: ${CATASTROPHIC_LINE}\n[stopped at 2 matches; narrow the search with path or glob]`,
+    );
   });
 });

@@ -27,7 +27,12 @@ beforeEach(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // The local test server is a private address: allowed here, refused by default (tested below).
-  sandbox = await createSandbox({ fetchTimeoutMs: 500, fetchMaxBytes: 64 * 1024, maxOutputChars: 5_000, fetchAllowPrivate: true });
+  sandbox = await createSandbox({
+    fetchTimeoutMs: 500,
+    fetchMaxBytes: 64 * 1024,
+    maxOutputChars: 5_000,
+    fetchAllowPrivate: true,
+  });
 });
 
 afterEach(async () => {
@@ -40,7 +45,9 @@ const fetchUrl = async (url: string) => asRecord(await sandbox.run('fetch_url', 
 
 describe('fetch_url', () => {
   it('returns the status, content type and text of a plain-text page', async () => {
-    routes.set('/hello.txt', (_request, response) => response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('héllo\nworld\n'));
+    routes.set('/hello.txt', (_request, response) =>
+      response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('héllo\nworld\n'),
+    );
     expect(await fetchUrl(`${base}/hello.txt`)).toEqual({
       url: `${base}/hello.txt`,
       status: 200,
@@ -98,13 +105,21 @@ describe('fetch_url', () => {
   });
 
   it('does not show binary content', async () => {
-    routes.set('/logo.png', (_request, response) => response.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([0x89, 0x50, 0, 1, 2])));
-    expect(await fetchUrl(`${base}/logo.png`)).toMatchObject({ text: '', note: 'binary content (5 bytes read) is not shown' });
+    routes.set('/logo.png', (_request, response) =>
+      response.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([0x89, 0x50, 0, 1, 2])),
+    );
+    expect(await fetchUrl(`${base}/logo.png`)).toMatchObject({
+      text: '',
+      note: 'binary content (5 bytes read) is not shown',
+    });
   });
 
-  it.each(['file:///etc/passwd', 'ftp://example.com/x', 'javascript:alert(1)', 'data:text/plain,hi'])('refuses %s: only http and https', async (url) => {
-    await expect(fetchUrl(url)).rejects.toThrow(/only http and https URLs can be fetched/);
-  });
+  it.each(['file:///etc/passwd', 'ftp://example.com/x', 'javascript:alert(1)', 'data:text/plain,hi'])(
+    'refuses %s: only http and https',
+    async (url) => {
+      await expect(fetchUrl(url)).rejects.toThrow(/only http and https URLs can be fetched/);
+    },
+  );
 
   it('refuses text that is not a URL', async () => {
     await expect(fetchUrl('not a url')).rejects.toThrow('not a valid URL: "not a url"');
@@ -152,7 +167,13 @@ describe('fetch_url stays on the public internet by default', () => {
   it('refuses loopback, private, link-local and metadata addresses by default', async () => {
     const guarded = await createSandbox({ fetchTimeoutMs: 500 });
     try {
-      for (const url of ['http://127.0.0.1:9/', 'http://169.254.169.254/latest/meta-data/', 'http://10.1.2.3/', 'http://[::1]/', 'http://localhost/']) {
+      for (const url of [
+        'http://127.0.0.1:9/',
+        'http://169.254.169.254/latest/meta-data/',
+        'http://10.1.2.3/',
+        'http://[::1]/',
+        'http://localhost/',
+      ]) {
         await expect(guarded.run('fetch_url', { url })).rejects.toThrow(/private or local address/);
       }
     } finally {
@@ -163,10 +184,33 @@ describe('fetch_url stays on the public internet by default', () => {
   // Every refused form, end to end through the tool, aimed at the local test server's port:
   // were the guard to let one through, the server (or the recording fetch) would see it.
   const refused = [
-    '127.0.0.1', '2130706433', '0177.0.0.1', '0x7f.0.0.1', '0x7f.1', '0.0.0.0', '10.1.2.3', '100.64.0.1', '169.254.169.254',
-    '172.16.0.1', '192.0.0.8', '192.168.1.1', '198.18.0.1', '198.19.255.255', '224.0.0.1', '255.255.255.255',
-    '[::1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[0:0:0:0:0:ffff:127.0.0.1]', '[::ffff:169.254.169.254]',
-    '[64:ff9b::7f00:1]', '[2002:7f00:1::]', '[fe80::1]', '[fc00::1]', 'localhost', 'internal.example',
+    '127.0.0.1',
+    '2130706433',
+    '0177.0.0.1',
+    '0x7f.0.0.1',
+    '0x7f.1',
+    '0.0.0.0',
+    '10.1.2.3',
+    '100.64.0.1',
+    '169.254.169.254',
+    '172.16.0.1',
+    '192.0.0.8',
+    '192.168.1.1',
+    '198.18.0.1',
+    '198.19.255.255',
+    '224.0.0.1',
+    '255.255.255.255',
+    '[::1]',
+    '[::ffff:127.0.0.1]',
+    '[::ffff:7f00:1]',
+    '[0:0:0:0:0:ffff:127.0.0.1]',
+    '[::ffff:169.254.169.254]',
+    '[64:ff9b::7f00:1]',
+    '[2002:7f00:1::]',
+    '[fe80::1]',
+    '[fc00::1]',
+    'localhost',
+    'internal.example',
   ];
   it.each(refused)('refuses http://%s end to end, and nothing is sent', async (host) => {
     const fetched: string[] = [];
@@ -191,28 +235,36 @@ describe('fetch_url stays on the public internet by default', () => {
     expect(seen).toEqual([]);
   });
 
-  it.each(['1.1.1.1', '8.8.8.8', '93.184.216.34', '[2606:4700:4700::1111]', 'public.example'])('lets http://%s through to the fetch', async (host) => {
-    const fetched: string[] = [];
-    const tool = fetchUrlTool({
-      fetchImpl: async (url) => {
-        fetched.push(url);
-        return new Response('a public page', { headers: { 'content-type': 'text/plain' } });
-      },
-      timeoutMs: 500,
-      maxBytes: 1024,
-      maxOutputChars: 5_000,
-      resolveHost: testResolver,
-    });
-    expect(await tool.execute({ url: `http://${host}/` }, call)).toMatchObject({ status: 200, text: 'a public page' });
-    expect(fetched).toEqual([`http://${host}/`]);
-  });
+  it.each(['1.1.1.1', '8.8.8.8', '93.184.216.34', '[2606:4700:4700::1111]', 'public.example'])(
+    'lets http://%s through to the fetch',
+    async (host) => {
+      const fetched: string[] = [];
+      const tool = fetchUrlTool({
+        fetchImpl: async (url) => {
+          fetched.push(url);
+          return new Response('a public page', { headers: { 'content-type': 'text/plain' } });
+        },
+        timeoutMs: 500,
+        maxBytes: 1024,
+        maxOutputChars: 5_000,
+        resolveHost: testResolver,
+      });
+      expect(await tool.execute({ url: `http://${host}/` }, call)).toMatchObject({
+        status: 200,
+        text: 'a public page',
+      });
+      expect(fetched).toEqual([`http://${host}/`]);
+    },
+  );
 
   it('resolves a name once and connects to the address it judged: a rebinding answer never reaches the internal server', async () => {
     // 127.0.0.2 plays a public web server; 127.0.0.1, on the same port, the internal one.
     const sites = await listenPair();
     try {
-      sites.public.route = (_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('public page');
-      sites.internal.route = (_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('internal secrets');
+      sites.public.route = (_request, response) =>
+        response.writeHead(200, { 'content-type': 'text/plain' }).end('public page');
+      sites.internal.route = (_request, response) =>
+        response.writeHead(200, { 'content-type': 'text/plain' }).end('internal secrets');
       const answers: string[] = [];
       const rebinding: HostLookup = async () => {
         const answer = answers.length === 0 ? '127.0.0.2' : '127.0.0.1';
@@ -240,8 +292,10 @@ describe('fetch_url stays on the public internet by default', () => {
     const sites = await listenPair();
     try {
       // The public server closes the connection, so the next hop must connect (and resolve) again.
-      sites.public.route = (_request, response) => response.writeHead(302, { location: '/next', connection: 'close' }).end();
-      sites.internal.route = (_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('internal secrets');
+      sites.public.route = (_request, response) =>
+        response.writeHead(302, { location: '/next', connection: 'close' }).end();
+      sites.internal.route = (_request, response) =>
+        response.writeHead(200, { 'content-type': 'text/plain' }).end('internal secrets');
       let lookups = 0;
       const tool = fetchUrlTool({
         timeoutMs: 2_000,
@@ -264,7 +318,9 @@ describe('fetch_url stays on the public internet by default', () => {
 
 describe('fetch_url fetches only the site that was approved', () => {
   it('does not follow a redirect to another host: the answer names it and asks for a new call', async () => {
-    routes.set('/away', (_request, response) => response.writeHead(302, { location: 'http://elsewhere.example/landing' }).end('moved'));
+    routes.set('/away', (_request, response) =>
+      response.writeHead(302, { location: 'http://elsewhere.example/landing' }).end('moved'),
+    );
     expect(await fetchUrl(`${base}/away`)).toEqual({
       url: `${base}/away`,
       status: 302,
@@ -299,7 +355,9 @@ describe('fetch_url fetches only the site that was approved', () => {
   });
 
   it('connects a name to the address its resolver gave, with the name in the Host header', async () => {
-    routes.set('/hello.txt', (_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('hi'));
+    routes.set('/hello.txt', (_request, response) =>
+      response.writeHead(200, { 'content-type': 'text/plain' }).end('hi'),
+    );
     const tool = fetchUrlTool({
       timeoutMs: 2_000,
       maxBytes: 1024,
@@ -308,7 +366,10 @@ describe('fetch_url fetches only the site that was approved', () => {
       resolveHost: async () => ['127.0.0.1'],
     });
     const port = new URL(base).port;
-    const result = await tool.execute({ url: `http://named.example:${port}/hello.txt` }, { signal: new AbortController().signal, toolCallId: 'c', sessionId: 's' });
+    const result = await tool.execute(
+      { url: `http://named.example:${port}/hello.txt` },
+      { signal: new AbortController().signal, toolCallId: 'c', sessionId: 's' },
+    );
     expect(result).toMatchObject({ status: 200, text: 'hi' });
     expect(seen.map((headers) => headers.host)).toEqual([`named.example:${port}`]);
   });
@@ -326,9 +387,18 @@ describe('fetch_url fetches only the site that was approved', () => {
     await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
     try {
       const port = (tlsServer.address() as AddressInfo).port;
-      const tool = fetchUrlTool({ timeoutMs: 2_000, maxBytes: 1024, maxOutputChars: 5_000, allowPrivateNetworks: true, resolveHost: async () => ['127.0.0.1'] });
+      const tool = fetchUrlTool({
+        timeoutMs: 2_000,
+        maxBytes: 1024,
+        maxOutputChars: 5_000,
+        allowPrivateNetworks: true,
+        resolveHost: async () => ['127.0.0.1'],
+      });
       await expect(
-        tool.execute({ url: `https://secure.example:${port}/` }, { signal: new AbortController().signal, toolCallId: 'c', sessionId: 's' }),
+        tool.execute(
+          { url: `https://secure.example:${port}/` },
+          { signal: new AbortController().signal, toolCallId: 'c', sessionId: 's' },
+        ),
       ).rejects.toThrow(/could not fetch https:\/\/secure\.example/);
       expect(servernames).toEqual(['secure.example']);
     } finally {
@@ -343,7 +413,12 @@ interface RecordingSite {
 }
 
 /** Two servers on one port: 127.0.0.2 (a stand-in for a public site) and 127.0.0.1 (internal). */
-async function listenPair(): Promise<{ port: number; public: RecordingSite; internal: RecordingSite; close(): Promise<void> }> {
+async function listenPair(): Promise<{
+  port: number;
+  public: RecordingSite;
+  internal: RecordingSite;
+  close(): Promise<void>;
+}> {
   const site = (): RecordingSite & { server: http.Server } => {
     const recorded: RecordingSite & { server: http.Server } = {
       route: (_request, response) => response.writeHead(404).end(),

@@ -43,8 +43,12 @@ describe('a hard link in the workspace to a secret outside it', () => {
   });
 
   it('edit_file and write_file refuse it and leave the secret untouched', async () => {
-    await expect(sandbox.run('edit_file', { path: 'notes.txt', old: 'API_KEY', new: 'STOLEN' })).rejects.toThrow(/refused: notes\.txt has 2 hard links/);
-    await expect(sandbox.run('write_file', { path: 'notes.txt', content: 'overwritten' })).rejects.toThrow(/refused: notes\.txt has 2 hard links/);
+    await expect(sandbox.run('edit_file', { path: 'notes.txt', old: 'API_KEY', new: 'STOLEN' })).rejects.toThrow(
+      /refused: notes\.txt has 2 hard links/,
+    );
+    await expect(sandbox.run('write_file', { path: 'notes.txt', content: 'overwritten' })).rejects.toThrow(
+      /refused: notes\.txt has 2 hard links/,
+    );
     expect(await readFile(path.join(sandbox.outside, '.env'), 'utf8')).toBe(`${SECRET}\n`);
   });
 
@@ -53,7 +57,9 @@ describe('a hard link in the workspace to a secret outside it', () => {
     expect(await sandbox.run('search', { pattern: 'API_KEY' })).toBe(
       'plain.txt:1: API_KEY is documented here\n[1 file(s) not opened (hard links, special files, or changed while searching)]',
     );
-    await expect(sandbox.run('search', { pattern: 'API_KEY', path: 'notes.txt' })).rejects.toThrow(/refused: notes\.txt has 2 hard links/);
+    await expect(sandbox.run('search', { pattern: 'API_KEY', path: 'notes.txt' })).rejects.toThrow(
+      /refused: notes\.txt has 2 hard links/,
+    );
   });
 });
 
@@ -65,8 +71,12 @@ describe('a FIFO in the workspace', () => {
     await expect(sandbox.run('read_file', { path: 'pipe' })).rejects.toThrow(
       'pipe is not a regular file (a named pipe); only regular files can be opened',
     );
-    await expect(sandbox.run('write_file', { path: 'pipe', content: 'x' })).rejects.toThrow(/pipe is not a regular file \(a named pipe\)/);
-    await expect(sandbox.run('edit_file', { path: 'pipe', old: 'x', new: 'y' })).rejects.toThrow(/pipe is not a regular file/);
+    await expect(sandbox.run('write_file', { path: 'pipe', content: 'x' })).rejects.toThrow(
+      /pipe is not a regular file \(a named pipe\)/,
+    );
+    await expect(sandbox.run('edit_file', { path: 'pipe', old: 'x', new: 'y' })).rejects.toThrow(
+      /pipe is not a regular file/,
+    );
   });
 });
 
@@ -102,28 +112,34 @@ describe('a folder swapped for a link to outside while the tools run', () => {
     expect(outcome.read).toBeGreaterThan(0);
   });
 
-  it('write_file never writes outside, nor leaves a file or folder there, over 1,000 writes', RACE_TIMEOUT, async () => {
-    const outsideFile = path.join(sandbox.outside, 'file.txt');
-    const outcome = { written: 0, refused: 0, overwroteOutside: 0 };
-    for (let i = 0; i < 1_000; i++) {
-      // An existing file, a new file, and a new file in a new folder.
-      const target = ['dir/file.txt', `dir/new-${i}.txt`, `dir/sub-${i}/new.txt`][i % 3]!;
-      await sandbox.run('write_file', { path: target, content: `written ${i}\n` }).then(
-        () => outcome.written++,
-        () => outcome.refused++,
-      );
-      if ((await readFile(outsideFile, 'utf8')) !== `${SECRET}\n`) {
-        outcome.overwroteOutside++;
-        await writeFile(outsideFile, `${SECRET}\n`);
+  it(
+    'write_file never writes outside, nor leaves a file or folder there, over 1,000 writes',
+    RACE_TIMEOUT,
+    async () => {
+      const outsideFile = path.join(sandbox.outside, 'file.txt');
+      const outcome = { written: 0, refused: 0, overwroteOutside: 0 };
+      for (let i = 0; i < 1_000; i++) {
+        // An existing file, a new file, and a new file in a new folder.
+        const target = ['dir/file.txt', `dir/new-${i}.txt`, `dir/sub-${i}/new.txt`][i % 3]!;
+        await sandbox.run('write_file', { path: target, content: `written ${i}\n` }).then(
+          () => outcome.written++,
+          () => outcome.refused++,
+        );
+        if ((await readFile(outsideFile, 'utf8')) !== `${SECRET}\n`) {
+          outcome.overwroteOutside++;
+          await writeFile(outsideFile, `${SECRET}\n`);
+        }
       }
-    }
-    const leftOutside = (await readdir(sandbox.outside)).filter((name) => !['.env', 'file.txt', 'only-outside.txt'].includes(name));
-    report('write_file', { ...outcome, leftOutside: leftOutside.length });
-    expectStillSwapping();
-    expect(outcome.overwroteOutside).toBe(0);
-    expect(leftOutside).toEqual([]);
-    expect(outcome.written).toBeGreaterThan(0);
-  });
+      const leftOutside = (await readdir(sandbox.outside)).filter(
+        (name) => !['.env', 'file.txt', 'only-outside.txt'].includes(name),
+      );
+      report('write_file', { ...outcome, leftOutside: leftOutside.length });
+      expectStillSwapping();
+      expect(outcome.overwroteOutside).toBe(0);
+      expect(leftOutside).toEqual([]);
+      expect(outcome.written).toBeGreaterThan(0);
+    },
+  );
 
   it('list_dir and search never show what is in the outside folder, over 1,000 calls each', RACE_TIMEOUT, async () => {
     const outcome = { listed: 0, searched: 0, refused: 0, leaked: 0 };
@@ -143,7 +159,10 @@ describe('a folder swapped for a link to outside while the tools run', () => {
       // Literal text is matched on this thread; a regular expression in a worker started per
       // search, which costs more than the race itself. Files are opened here either way
       // (search.ts), so one call in fifty takes the worker's path and the rest stay cheap.
-      const found = await answer(sandbox.run('search', { pattern: 'secret-marker', literal: i % 50 !== 0, path: 'dir' }), 'searched');
+      const found = await answer(
+        sandbox.run('search', { pattern: 'secret-marker', literal: i % 50 !== 0, path: 'dir' }),
+        'searched',
+      );
       if (listing.includes('only-outside') || found.includes('sk-secret-marker')) outcome.leaked++;
     }
     report('list_dir+search', outcome);
@@ -183,7 +202,10 @@ async function startSwapping(workspace: string): Promise<ChildProcess> {
       // end to end (without rests nine in ten calls are refused, with longer ones few race).
       if (Math.random() < 0.5) Atomics.wait(pause, 0, 0, 0.1);
     }`;
-  const child = spawn(process.execPath, ['-e', script], { env: { SWAP_WORKSPACE: workspace }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', script], {
+    env: { SWAP_WORKSPACE: workspace },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await once(child.stdout, 'data');
   return child;
 }

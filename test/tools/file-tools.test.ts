@@ -30,18 +30,26 @@ describe('read_file', () => {
     expect(await sandbox.run('read_file', { path: 'long.txt', startLine: 10, endLine: 12 })).toBe(
       'line 10\nline 11\nline 12\n[lines 10–12 of 50]',
     );
-    expect(await sandbox.run('read_file', { path: 'long.txt', startLine: 49 })).toBe('line 49\nline 50\n[lines 49–50 of 50]');
+    expect(await sandbox.run('read_file', { path: 'long.txt', startLine: 49 })).toBe(
+      'line 49\nline 50\n[lines 49–50 of 50]',
+    );
   });
 
   it('refuses a range past the end or backwards', async () => {
     await put('short.txt', numbered(3));
-    await expect(sandbox.run('read_file', { path: 'short.txt', startLine: 9 })).rejects.toThrow(/startLine 9 is past the end of short\.txt \(3 lines\)/);
-    await expect(sandbox.run('read_file', { path: 'short.txt', startLine: 3, endLine: 2 })).rejects.toThrow(/endLine \(2\) is before startLine \(3\)/);
+    await expect(sandbox.run('read_file', { path: 'short.txt', startLine: 9 })).rejects.toThrow(
+      /startLine 9 is past the end of short\.txt \(3 lines\)/,
+    );
+    await expect(sandbox.run('read_file', { path: 'short.txt', startLine: 3, endLine: 2 })).rejects.toThrow(
+      /endLine \(2\) is before startLine \(3\)/,
+    );
   });
 
   it('refuses a binary file clearly', async () => {
     await put('image.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0x02]));
-    await expect(sandbox.run('read_file', { path: 'image.png' })).rejects.toThrow('image.png is a binary file (7 bytes); only text files can be read');
+    await expect(sandbox.run('read_file', { path: 'image.png' })).rejects.toThrow(
+      'image.png is a binary file (7 bytes); only text files can be read',
+    );
   });
 
   it('caps a large file and says how to read the rest', async () => {
@@ -56,7 +64,9 @@ describe('read_file', () => {
   it('says what is wrong with a missing file or a directory', async () => {
     await expect(sandbox.run('read_file', { path: 'nope.txt' })).rejects.toThrow('no such file or directory: nope.txt');
     await mkdir(path.join(sandbox.workspace, 'dir'));
-    await expect(sandbox.run('read_file', { path: 'dir' })).rejects.toThrow('dir is a directory; use list_dir to see what is in it');
+    await expect(sandbox.run('read_file', { path: 'dir' })).rejects.toThrow(
+      'dir is a directory; use list_dir to see what is in it',
+    );
   });
 
   it('an empty file says so', async () => {
@@ -75,7 +85,9 @@ describe('list_dir', () => {
   });
 
   it('lists one level with types and sizes', async () => {
-    expect(await sandbox.run('list_dir', {})).toBe(['README.md (5 bytes)', 'entry -> src/index.ts', 'node_modules/', 'src/'].join('\n'));
+    expect(await sandbox.run('list_dir', {})).toBe(
+      ['README.md (5 bytes)', 'entry -> src/index.ts', 'node_modules/', 'src/'].join('\n'),
+    );
   });
 
   it('lists recursively, nearest first, without entering node_modules', async () => {
@@ -94,7 +106,9 @@ describe('list_dir', () => {
 
   it('stops at the cap and says so', async () => {
     const text = asText(await sandbox.run('list_dir', { recursive: true, maxEntries: 2 }));
-    expect(text).toBe('README.md (5 bytes)\nentry -> src/index.ts\n[stopped at 2 entries; list a subdirectory to see more]');
+    expect(text).toBe(
+      'README.md (5 bytes)\nentry -> src/index.ts\n[stopped at 2 entries; list a subdirectory to see more]',
+    );
   });
 
   it('refuses a file, and says an empty directory is empty', async () => {
@@ -116,17 +130,23 @@ describe('search', () => {
   it('returns path:line: text matches, skipping node_modules, .git and binary files', async () => {
     await put('blob.bin', Buffer.concat([Buffer.from('hello'), Buffer.from([0, 1, 2])]));
     const text = asText(await sandbox.run('search', { pattern: 'hello' }));
-    expect(text).toBe('src/a.ts:2: export function hello() {}\nsrc/b.test.ts:1: hello("world");\n[1 binary file(s) skipped]');
+    expect(text).toBe(
+      'src/a.ts:2: export function hello() {}\nsrc/b.test.ts:1: hello("world");\n[1 binary file(s) skipped]',
+    );
   });
 
   it('takes a regular expression, or literal text, case-insensitively if asked', async () => {
     expect(await sandbox.run('search', { pattern: 'answer = \\d+' })).toBe('src/a.ts:1: const answer = 42;');
     expect(await sandbox.run('search', { pattern: 'hello("', literal: true })).toBe('src/b.test.ts:1: hello("world");');
-    expect(await sandbox.run('search', { pattern: 'say hello', ignoreCase: true })).toBe('docs/guide.md:1: Say Hello to the guide');
+    expect(await sandbox.run('search', { pattern: 'say hello', ignoreCase: true })).toBe(
+      'docs/guide.md:1: Say Hello to the guide',
+    );
   });
 
   it('filters by glob and by path', async () => {
-    expect(await sandbox.run('search', { pattern: 'hello', glob: '*.test.ts' })).toBe('src/b.test.ts:1: hello("world");');
+    expect(await sandbox.run('search', { pattern: 'hello', glob: '*.test.ts' })).toBe(
+      'src/b.test.ts:1: hello("world");',
+    );
     expect(await sandbox.run('search', { pattern: 'hello', glob: 'src/**/*.{ts,js}' })).toBe(
       'src/a.ts:2: export function hello() {}\nsrc/b.test.ts:1: hello("world");',
     );
@@ -157,11 +177,15 @@ describe('search', () => {
   it('finds matches in every file of a workspace larger than one batch, in order', async () => {
     const big = `${'filler line\n'.repeat(90_000)}needle\n`;
     for (const name of ['a', 'b', 'c']) await put(`big/${name}.txt`, big);
-    expect(await sandbox.run('search', { pattern: '^needle$', path: 'big' })).toBe('big/a.txt:90001: needle\nbig/b.txt:90001: needle\nbig/c.txt:90001: needle');
+    expect(await sandbox.run('search', { pattern: '^needle$', path: 'big' })).toBe(
+      'big/a.txt:90001: needle\nbig/b.txt:90001: needle\nbig/c.txt:90001: needle',
+    );
   });
 
   it('refuses an invalid regular expression with a hint', async () => {
-    await expect(sandbox.run('search', { pattern: 'hello(' })).rejects.toThrow(/invalid regular expression: .*pass literal: true/);
+    await expect(sandbox.run('search', { pattern: 'hello(' })).rejects.toThrow(
+      /invalid regular expression: .*pass literal: true/,
+    );
   });
 
   it('does not follow a symlink out of the workspace', async () => {
@@ -174,7 +198,11 @@ describe('search', () => {
 
 describe('write_file', () => {
   it('creates parent directories and reports the bytes written', async () => {
-    expect(await sandbox.run('write_file', { path: 'a/b/c.txt', content: 'héllo' })).toEqual({ path: 'a/b/c.txt', bytesWritten: 6, created: true });
+    expect(await sandbox.run('write_file', { path: 'a/b/c.txt', content: 'héllo' })).toEqual({
+      path: 'a/b/c.txt',
+      bytesWritten: 6,
+      created: true,
+    });
     expect(await readFile(path.join(sandbox.workspace, 'a/b/c.txt'), 'utf8')).toBe('héllo');
   });
 
@@ -186,7 +214,9 @@ describe('write_file', () => {
 
   it('refuses to write over a directory', async () => {
     await mkdir(path.join(sandbox.workspace, 'd'));
-    await expect(sandbox.run('write_file', { path: 'd', content: 'x' })).rejects.toThrow('d is a directory; give a file path');
+    await expect(sandbox.run('write_file', { path: 'd', content: 'x' })).rejects.toThrow(
+      'd is a directory; give a file path',
+    );
   });
 });
 
@@ -213,7 +243,10 @@ describe('edit_file', () => {
 
   it('replaces every occurrence with replaceAll', async () => {
     await put('dup.ts', 'x();\nx();\nx();\n');
-    expect(asRecord(await sandbox.run('edit_file', { path: 'dup.ts', old: 'x();', new: 'y();', replaceAll: true })).replacements).toBe(3);
+    expect(
+      asRecord(await sandbox.run('edit_file', { path: 'dup.ts', old: 'x();', new: 'y();', replaceAll: true }))
+        .replacements,
+    ).toBe(3);
     expect(await read('dup.ts')).toBe('y();\ny();\ny();\n');
   });
 
@@ -235,6 +268,8 @@ describe('edit_file', () => {
     await sandbox.run('edit_file', { path: 'bom.txt', old: 'keep', new: 'kept' });
     expect(await readFile(path.join(sandbox.workspace, 'bom.txt'))).toEqual(Buffer.from('\ufeffkept me\n', 'utf8'));
     await put('latin1.txt', Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
-    await expect(sandbox.run('edit_file', { path: 'latin1.txt', old: 'caf', new: 'tea' })).rejects.toThrow(/not valid UTF-8/);
+    await expect(sandbox.run('edit_file', { path: 'latin1.txt', old: 'caf', new: 'tea' })).rejects.toThrow(
+      /not valid UTF-8/,
+    );
   });
 });

@@ -28,7 +28,12 @@ interface Kind {
 }
 
 const kinds: Kind[] = [{ name: 'the in-process writer', make: () => new InProcessWriter() }];
-if (ROOT) kinds.push({ name: "a root bot's run-as writer", make: () => new RunAsWriter(DEFAULT_RUN_AS), owner: DEFAULT_RUN_AS });
+if (ROOT)
+  kinds.push({
+    name: "a root bot's run-as writer",
+    make: () => new RunAsWriter(DEFAULT_RUN_AS),
+    owner: DEFAULT_RUN_AS,
+  });
 
 async function folderFor(kind: Kind): Promise<{ root: string; outside: string; writer: FolderWriter }> {
   const dir = await tempDir();
@@ -43,7 +48,12 @@ async function folderFor(kind: Kind): Promise<{ root: string; outside: string; w
   return { root, outside, writer };
 }
 
-async function writeAll(writer: FolderWriter, at: { root: string; steps: string[] }, name: string, text: string): Promise<string> {
+async function writeAll(
+  writer: FolderWriter,
+  at: { root: string; steps: string[] },
+  name: string,
+  text: string,
+): Promise<string> {
   const file = await writer.createUnique(at, name);
   await file.write(Buffer.from(text));
   await file.close();
@@ -68,10 +78,14 @@ describe.each(kinds)('$name', (kind) => {
     await mkdir(join(root, 'uploads'));
     if (kind.owner) await chown(join(root, 'uploads'), kind.owner.uid, kind.owner.gid);
     await symlink(outside, join(root, 'uploads', 'thread-b'));
-    const refused = await writer.createUnique({ root, steps: ['uploads', 'thread-b'] }, 'a.csv').catch((error: unknown) => error);
+    const refused = await writer
+      .createUnique({ root, steps: ['uploads', 'thread-b'] }, 'a.csv')
+      .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(NotAFolderError);
     expect((refused as NotAFolderError).shown).toBe('uploads/thread-b');
-    await expect(writer.makeFolder({ root, steps: ['uploads', 'thread-b', 'deeper'] })).rejects.toThrow('uploads/thread-b is not a folder (a link or a file has its name)');
+    await expect(writer.makeFolder({ root, steps: ['uploads', 'thread-b', 'deeper'] })).rejects.toThrow(
+      'uploads/thread-b is not a folder (a link or a file has its name)',
+    );
     expect(await readdir(outside)).toEqual([]);
   });
 
@@ -80,7 +94,11 @@ describe.each(kinds)('$name', (kind) => {
     const at = { root, steps: ['notes'] };
     await writeAll(writer, at, 'todo.txt', 'first draft');
     const existing = await writer.openForWriting(at, 'todo.txt');
-    expect({ created: existing.created, size: existing.size, nlink: existing.nlink }).toEqual({ created: false, size: 11, nlink: 1 });
+    expect({ created: existing.created, size: existing.size, nlink: existing.nlink }).toEqual({
+      created: false,
+      size: 11,
+      nlink: 1,
+    });
     await existing.truncate();
     await existing.write(Buffer.from('second'));
     expect(await existing.close()).toBe(6);
@@ -131,7 +149,12 @@ describe.runIf(ROOT)("a root bot's run-as writer, held to the run-as user's righ
     const file = await writer.createUnique({ root, steps: ['uploads'] }, 'a.csv');
     const helper = (writer as RunAsWriter).pid!;
     const status = await readFile(`/proc/${helper}/status`, 'utf8');
-    expect(status).toMatch(new RegExp(`^Uid:\\s+${DEFAULT_RUN_AS.uid}\\s+${DEFAULT_RUN_AS.uid}\\s+${DEFAULT_RUN_AS.uid}\\s+${DEFAULT_RUN_AS.uid}$`, 'm'));
+    expect(status).toMatch(
+      new RegExp(
+        `^Uid:\\s+${DEFAULT_RUN_AS.uid}\\s+${DEFAULT_RUN_AS.uid}\\s+${DEFAULT_RUN_AS.uid}\\s+${DEFAULT_RUN_AS.uid}$`,
+        'm',
+      ),
+    );
     expect(status).toMatch(/^Groups:\s*$/m);
     expect(await readFile(`/proc/${helper}/environ`, 'utf8')).toBe('');
     await file.write(Buffer.from('x'));
@@ -149,8 +172,12 @@ describe.runIf(ROOT)("a root bot's run-as writer, held to the run-as user's righ
     await mkdir(rootsOnly);
     await chmod(rootsOnly, 0o755);
     await writeFile(join(rootsOnly, 'config.ini'), 'root wrote this', { mode: 0o644 });
-    await expect(writer.openForWriting({ root: rootsOnly, steps: [] }, 'config.ini')).rejects.toMatchObject({ code: 'EACCES' });
-    await expect(writer.openForWriting({ root: rootsOnly, steps: [] }, 'new.txt')).rejects.toMatchObject({ code: 'EACCES' });
+    await expect(writer.openForWriting({ root: rootsOnly, steps: [] }, 'config.ini')).rejects.toMatchObject({
+      code: 'EACCES',
+    });
+    await expect(writer.openForWriting({ root: rootsOnly, steps: [] }, 'new.txt')).rejects.toMatchObject({
+      code: 'EACCES',
+    });
     await expect(writer.makeFolder({ root: rootsOnly, steps: ['sub'] })).rejects.toMatchObject({ code: 'EACCES' });
     expect(await readdir(rootsOnly)).toEqual(['config.ini']);
     expect(await readFile(join(rootsOnly, 'config.ini'), 'utf8')).toBe('root wrote this');

@@ -32,9 +32,10 @@ describe('glob filters for search', () => {
 
 describe('HTML reduced to text', () => {
   it('drops scripts, styles and comments, even when unclosed', () => {
-    expect(htmlToText('<p>keep</p><script>drop()</script><style>.x{}</style><!-- gone --><p>also</p><script>never closed').text).toBe(
-      'keep\n\nalso',
-    );
+    expect(
+      htmlToText('<p>keep</p><script>drop()</script><style>.x{}</style><!-- gone --><p>also</p><script>never closed')
+        .text,
+    ).toBe('keep\n\nalso');
   });
 
   it('keeps unknown entities as written and never invents text from names like "constructor"', () => {
@@ -49,10 +50,14 @@ describe('HTML reduced to text', () => {
     });
   });
 
-  it('reads the title from the head, but not the head itself nor an icon\'s title', () => {
-    const page = '<html><head><title>The\n  page</title><meta charset="utf-8"><style>p{}</style></head><body><svg><title>icon</title></svg><h1>Hello</h1><p>World</p></body></html>';
+  it("reads the title from the head, but not the head itself nor an icon's title", () => {
+    const page =
+      '<html><head><title>The\n  page</title><meta charset="utf-8"><style>p{}</style></head><body><svg><title>icon</title></svg><h1>Hello</h1><p>World</p></body></html>';
     expect(htmlToText(page)).toEqual({ title: 'The page', text: 'Hello\n\nWorld' });
-    expect(htmlToText('<head><title>t</title><body>a head never closed')).toEqual({ title: 't', text: 'a head never closed' });
+    expect(htmlToText('<head><title>t</title><body>a head never closed')).toEqual({
+      title: 't',
+      text: 'a head never closed',
+    });
   });
 
   it('treats a comment or declaration left open as running to the end, as a browser does', () => {
@@ -63,9 +68,9 @@ describe('HTML reduced to text', () => {
   });
 
   it('collapses spaces, keeps one blank line between paragraphs, and breaks lines at <br> and <hr>', () => {
-    expect(htmlToText('<div>  one \t two  </div>\n\n\n\n<div>three<br>four<hr>five</div><ul><li>x<li>y</ul>').text).toBe(
-      'one two\n\nthree\nfour\n---\nfive\n\n- x\n- y',
-    );
+    expect(
+      htmlToText('<div>  one \t two  </div>\n\n\n\n<div>three<br>four<hr>five</div><ul><li>x<li>y</ul>').text,
+    ).toBe('one two\n\nthree\nfour\n---\nfive\n\n- x\n- y');
   });
 
   it('gives the same text read at once or in slices, whatever falls on a slice boundary', async () => {
@@ -76,6 +81,8 @@ describe('HTML reduced to text', () => {
   });
 
   it('turns table cells and list items into readable lines', () => {
-    expect(htmlToText('<table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>').text).toBe('a b\nc d');
+    expect(htmlToText('<table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>').text).toBe(
+      'a b\nc d',
+    );
   });
 });

@@ -108,7 +108,9 @@ describe('the network guard', () => {
     const judged = resolvePublicAddresses(new URL(url).hostname, { resolveHost: resolver });
     if (verdict === 'refused') {
       await expect(judged).rejects.toThrow(BlockedHostError);
-      await expect(judged).rejects.toThrow(/^refused: .* is a private or local address \(.+\); fetch_url only reaches the public internet/);
+      await expect(judged).rejects.toThrow(
+        /^refused: .* is a private or local address \(.+\); fetch_url only reaches the public internet/,
+      );
     } else {
       expect((await judged).length).toBeGreaterThan(0);
     }
@@ -119,7 +121,9 @@ describe('the network guard', () => {
     expect(specialPurposeRange('198.18.0.1')).toBe('198.18.0.0/15 benchmarking');
     expect(specialPurposeRange('255.255.255.255')).toBe('255.255.255.255/32 broadcast');
     expect(specialPurposeRange('::ffff:7f00:1')).toBe('IPv4-mapped 127.0.0.1: 127.0.0.0/8 loopback');
-    expect(specialPurposeRange('64:ff9b::a9fe:a9fe')).toBe('NAT64 for 169.254.169.254: 169.254.0.0/16 link-local, cloud metadata');
+    expect(specialPurposeRange('64:ff9b::a9fe:a9fe')).toBe(
+      'NAT64 for 169.254.169.254: 169.254.0.0/16 link-local, cloud metadata',
+    );
     expect(specialPurposeRange('2002:7f00:1::')).toBe('2002::/16 6to4 (deprecated), carrying 127.0.0.1');
     expect(specialPurposeRange('::7f00:1')).toBe('::/96 IPv4-compatible (deprecated), carrying 127.0.0.1');
     expect(specialPurposeRange('fe80::1%eth0')).toBe('fe80::/10 link-local');
@@ -137,16 +141,24 @@ describe('the network guard', () => {
     };
     await resolvePublicAddresses('public.example', { resolveHost: counting });
     await resolvePublicAddresses('[2606:4700:4700::1111]', { resolveHost: counting });
-    await expect(resolvePublicAddresses('localhost', { resolveHost: counting })).rejects.toThrow(/localhost is a private or local address \(a name for this machine\)/);
+    await expect(resolvePublicAddresses('localhost', { resolveHost: counting })).rejects.toThrow(
+      /localhost is a private or local address \(a name for this machine\)/,
+    );
     expect(asked).toEqual(['public.example']);
   });
 });
 
 describe('the lookup the HTTP client connects through', () => {
-  const lookupOnce = (lookup: ReturnType<typeof vettedLookup>, host: string, options: { all?: boolean; family?: number }) =>
-    new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>((resolve) => {
-      lookup(host, options, (error, address, family) => resolve({ error, address, family }));
-    });
+  const lookupOnce = (
+    lookup: ReturnType<typeof vettedLookup>,
+    host: string,
+    options: { all?: boolean; family?: number },
+  ) =>
+    new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>(
+      (resolve) => {
+        lookup(host, options, (error, address, family) => resolve({ error, address, family }));
+      },
+    );
 
   it('hands the socket exactly the addresses it judged, in the shape it asked for', async () => {
     const lookup = vettedLookup({ resolveHost: resolver });
@@ -158,14 +170,24 @@ describe('the lookup the HTTP client connects through', () => {
       ],
       family: undefined,
     });
-    expect(await lookupOnce(lookup, 'public6.example', {})).toEqual({ error: null, address: '2606:4700:4700::1111', family: 6 });
-    expect(await lookupOnce(lookup, 'public6.example', { family: 4 })).toEqual({ error: null, address: '93.184.215.14', family: 4 });
+    expect(await lookupOnce(lookup, 'public6.example', {})).toEqual({
+      error: null,
+      address: '2606:4700:4700::1111',
+      family: 6,
+    });
+    expect(await lookupOnce(lookup, 'public6.example', { family: 4 })).toEqual({
+      error: null,
+      address: '93.184.215.14',
+      family: 4,
+    });
   });
 
   it('fails the connection when any answer is private', async () => {
     const { error } = await lookupOnce(vettedLookup({ resolveHost: resolver }), 'mixed.example', { all: true });
     expect(error).toBeInstanceOf(BlockedHostError);
-    expect(error?.message).toMatch(/^refused: mixed\.example \(10\.0\.0\.7\) is a private or local address \(10\.0\.0\.0\/8 private network\)/);
+    expect(error?.message).toMatch(
+      /^refused: mixed\.example \(10\.0\.0\.7\) is a private or local address \(10\.0\.0\.0\/8 private network\)/,
+    );
   });
 
   it('lets private answers through when private networks are allowed', async () => {

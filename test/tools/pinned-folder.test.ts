@@ -37,7 +37,9 @@ async function fillUploads(root: string, thread: string): Promise<void> {
   const data = join(root, 'uploads', thread, 'data');
   await mkdir(data, { recursive: true });
   for (let i = 0; i < FILES_PER_FOLDER; i++) await writeFile(join(data, `u${i}.txt`), 'upload');
-  if (OWNER) for (const made of [join(root, 'uploads'), join(root, 'uploads', thread), data]) await chown(made, OWNER.uid, OWNER.gid);
+  if (OWNER)
+    for (const made of [join(root, 'uploads'), join(root, 'uploads', thread), data])
+      await chown(made, OWNER.uid, OWNER.gid);
 }
 
 describe('folders held by descriptor', () => {
@@ -52,33 +54,39 @@ describe('folders held by descriptor', () => {
     const { root } = await layout();
     const linked = `${root}-link`;
     await symlink(root, linked);
-    await expect(openPinnedFolder({ root: linked, steps: [] })).rejects.toThrow('is not where it was (a link leads there)');
+    await expect(openPinnedFolder({ root: linked, steps: [] })).rejects.toThrow(
+      'is not where it was (a link leads there)',
+    );
   });
 
-  it("removing a thread's uploads while a command swaps a folder in them for a link removes nothing where the link leads", { timeout: 120_000 }, async () => {
-    const { root, guarded, names } = await layout();
-    let swaps = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      const thread = `thread-${round}`;
-      await fillUploads(root, thread);
-      const data = join(root, 'uploads', thread, 'data');
-      const swapper = await startSwapper(data, join(root, 'uploads', thread, 'held'), guarded, OWNER);
-      // A command that keeps adding to the folder, or swapping a name, may make the removal give up; it never goes elsewhere.
-      let outcome: unknown;
-      try {
-        outcome = await removePinnedTree({ root, steps: ['uploads', thread] }).then(
-          () => 'removed',
-          (error: NodeJS.ErrnoException) => error.code,
-        );
-      } finally {
-        swaps += await swapper.stop();
+  it(
+    "removing a thread's uploads while a command swaps a folder in them for a link removes nothing where the link leads",
+    { timeout: 120_000 },
+    async () => {
+      const { root, guarded, names } = await layout();
+      let swaps = 0;
+      for (let round = 0; round < ROUNDS; round++) {
+        const thread = `thread-${round}`;
+        await fillUploads(root, thread);
+        const data = join(root, 'uploads', thread, 'data');
+        const swapper = await startSwapper(data, join(root, 'uploads', thread, 'held'), guarded, OWNER);
+        // A command that keeps adding to the folder, or swapping a name, may make the removal give up; it never goes elsewhere.
+        let outcome: unknown;
+        try {
+          outcome = await removePinnedTree({ root, steps: ['uploads', thread] }).then(
+            () => 'removed',
+            (error: NodeJS.ErrnoException) => error.code,
+          );
+        } finally {
+          swaps += await swapper.stop();
+        }
+        expect(['removed', 'ENOTEMPTY', 'EISDIR', 'EPERM']).toContain(outcome);
+        expect((await readdir(guarded)).sort()).toEqual([...names].sort());
+        // Once the loop has stopped, what it left goes too.
+        await removePinnedTree({ root, steps: ['uploads', thread] });
+        expect(existsSync(join(root, 'uploads', thread))).toBe(false);
       }
-      expect(['removed', 'ENOTEMPTY', 'EISDIR', 'EPERM']).toContain(outcome);
-      expect((await readdir(guarded)).sort()).toEqual([...names].sort());
-      // Once the loop has stopped, what it left goes too.
-      await removePinnedTree({ root, steps: ['uploads', thread] });
-      expect(existsSync(join(root, 'uploads', thread))).toBe(false);
-    }
-    expect(swaps).toBeGreaterThan(ROUNDS);
-  });
+      expect(swaps).toBeGreaterThan(ROUNDS);
+    },
+  );
 });

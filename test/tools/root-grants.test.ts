@@ -32,7 +32,12 @@ async function host() {
   // What the bot's commands may use: their run-as user's.
   if (ROOT) await chown(shared, DEFAULT_RUN_AS.uid, DEFAULT_RUN_AS.gid);
   const open = (options: { botUid: number; grantRoots?: string }) =>
-    Workspace.open(workspace, { botUid: options.botUid, owner: DEFAULT_RUN_AS, grantRoots: parseGrantRoots(options.grantRoots), homeDir: path.join(dir.path, 'home') });
+    Workspace.open(workspace, {
+      botUid: options.botUid,
+      owner: DEFAULT_RUN_AS,
+      grantRoots: parseGrantRoots(options.grantRoots),
+      homeDir: path.join(dir.path, 'home'),
+    });
   return { dir: dir.path, alice, shared, open };
 }
 
@@ -41,7 +46,9 @@ describe('a bot running as root grants only its own folders without GRANT_ROOTS'
     const { open } = await host();
     const workspace = open({ botUid: 0 });
     for (const tree of ROOT_BOT_RESERVED_TREES) {
-      expect(workspace.grantRefusal(tree), tree).toBe(`refused: ${tree} is where other people's and services' files are, and this bot runs as root; an operator may allow it by listing it in GRANT_ROOTS`);
+      expect(workspace.grantRefusal(tree), tree).toBe(
+        `refused: ${tree} is where other people's and services' files are, and this bot runs as root; an operator may allow it by listing it in GRANT_ROOTS`,
+      );
       expect(workspace.grantRefusal(`${tree}/some-project`), tree).toBe(
         `refused: ${tree}/some-project is in ${tree}, where other people's and services' files are, and this bot runs as root; an operator may allow it by listing it in GRANT_ROOTS`,
       );
@@ -52,7 +59,9 @@ describe('a bot running as root grants only its own folders without GRANT_ROOTS'
   it("refuses another user's folder and any folder inside one, naming whose it is", async () => {
     const { alice, open } = await host();
     const workspace = open({ botUid: 0 });
-    expect(workspace.grantRefusal(alice)).toBe(`refused: ${alice} belongs to another user (uid ${ALICE}), and this bot runs as root; an operator may allow it by listing it in GRANT_ROOTS`);
+    expect(workspace.grantRefusal(alice)).toBe(
+      `refused: ${alice} belongs to another user (uid ${ALICE}), and this bot runs as root; an operator may allow it by listing it in GRANT_ROOTS`,
+    );
     // As root, the project folder inside alice's is root's own; otherwise it is the tests' user's too.
     const project = path.join(alice, 'project');
     expect(workspace.grantRefusal(project)).toBe(
@@ -82,7 +91,8 @@ describe('a bot that is not root', () => {
   it('is judged as before: the reserved trees and other users’ folders are not refused for that', async () => {
     const { alice, open } = await host();
     const workspace = open({ botUid: 1000 });
-    for (const tree of ROOT_BOT_RESERVED_TREES) expect(workspace.grantRefusal(tree) ?? '').not.toContain('runs as root');
+    for (const tree of ROOT_BOT_RESERVED_TREES)
+      expect(workspace.grantRefusal(tree) ?? '').not.toContain('runs as root');
     expect(workspace.grantRefusal(path.join(alice, 'project'))).toBeNull();
   });
 });

@@ -12,7 +12,9 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-async function shell(options: Parameters<typeof createSandbox>[0] = {}): Promise<{ sh: (command: string, signal?: AbortSignal) => Promise<Record<string, unknown>>; box: Sandbox }> {
+async function shell(
+  options: Parameters<typeof createSandbox>[0] = {},
+): Promise<{ sh: (command: string, signal?: AbortSignal) => Promise<Record<string, unknown>>; box: Sandbox }> {
   const box = await createSandbox(options);
   sandbox = box;
   return { box, sh: async (command, signal) => asRecord(await box.run('run_shell', { command }, signal)) };
@@ -40,11 +42,21 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | 'late'> {
 describe('run_shell: exit codes and output', () => {
   it('returns the exit code, the cwd and stdout and stderr interleaved', async () => {
     const { sh } = await shell();
-    expect(await sh('echo one; echo two >&2; echo three')).toEqual({ exitCode: 0, cwd: '.', output: 'one\ntwo\nthree\n' });
+    expect(await sh('echo one; echo two >&2; echo three')).toEqual({
+      exitCode: 0,
+      cwd: '.',
+      output: 'one\ntwo\nthree\n',
+    });
     expect(await sh('exit 3')).toMatchObject({ exitCode: 3 });
     expect(await sh('false')).toMatchObject({ exitCode: 1 });
-    expect(await sh('no-such-command-here')).toMatchObject({ exitCode: 127, output: expect.stringContaining('command not found') });
-    expect(await sh('mkdir -p kept && cd kept\nif then')).toMatchObject({ exitCode: 2, output: expect.stringContaining('syntax error') });
+    expect(await sh('no-such-command-here')).toMatchObject({
+      exitCode: 127,
+      output: expect.stringContaining('command not found'),
+    });
+    expect(await sh('mkdir -p kept && cd kept\nif then')).toMatchObject({
+      exitCode: 2,
+      output: expect.stringContaining('syntax error'),
+    });
   });
 
   it('trims long output from the middle and says how much was cut', async () => {
@@ -67,12 +79,31 @@ describe('run_shell: exit codes and output', () => {
     expect(await sh('read line; echo "got [$line] $?"')).toMatchObject({ output: 'got [] 1\n' });
   });
 
-  it('hands commands an environment built from an allow-list, never the bot\'s own', () => {
+  it("hands commands an environment built from an allow-list, never the bot's own", () => {
     const env = shellEnvironment(
-      { PATH: '/usr/bin', LANG: 'C.UTF-8', LC_ALL: 'C', OPENAI_API_KEY: 'sk-1', STORE_URL: 'postgresql://bot:hunter2@db/x', HOME: '/home/x', EXTRA: 'yes', OTHER: 'no' },
+      {
+        PATH: '/usr/bin',
+        LANG: 'C.UTF-8',
+        LC_ALL: 'C',
+        OPENAI_API_KEY: 'sk-1',
+        STORE_URL: 'postgresql://bot:hunter2@db/x',
+        HOME: '/home/x',
+        EXTRA: 'yes',
+        OTHER: 'no',
+      },
       { home: '/work/ws', pass: ['EXTRA'] },
     );
-    expect(env).toEqual({ PATH: '/usr/bin', LANG: 'C.UTF-8', LC_ALL: 'C', EXTRA: 'yes', HOME: '/work/ws', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat', GIT_TERMINAL_PROMPT: '0' });
+    expect(env).toEqual({
+      PATH: '/usr/bin',
+      LANG: 'C.UTF-8',
+      LC_ALL: 'C',
+      EXTRA: 'yes',
+      HOME: '/work/ws',
+      TERM: 'dumb',
+      PAGER: 'cat',
+      GIT_PAGER: 'cat',
+      GIT_TERMINAL_PROMPT: '0',
+    });
   });
 });
 

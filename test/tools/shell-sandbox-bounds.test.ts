@@ -30,10 +30,14 @@ afterEach(async () => {
   await builtin?.dispose();
   builtin = undefined;
   // Each test starts from an empty workspace, whatever the one before left.
-  for (const entry of readdirSync(bot.workspace)) await rm(path.join(bot.workspace, entry), { recursive: true, force: true });
+  for (const entry of readdirSync(bot.workspace))
+    await rm(path.join(bot.workspace, entry), { recursive: true, force: true });
 });
 
-function tools(sandbox: BwrapSandbox, options: { workspaceMaxBytes?: number; quotaCheckMs?: number } = {}): BuiltinTools {
+function tools(
+  sandbox: BwrapSandbox,
+  options: { workspaceMaxBytes?: number; quotaCheckMs?: number } = {},
+): BuiltinTools {
   builtin = createBuiltinTools({ workspaceDir: bot.workspace, shell: { kind: 'sandbox', sandbox }, ...options });
   return builtin;
 }
@@ -42,12 +46,20 @@ type Answer = { exitCode: unknown; output: string; note?: string };
 
 async function call(box: BuiltinTools, name: string, input: Record<string, unknown>): Promise<Record<string, unknown>> {
   const tool = box.tools.find((candidate) => candidate.name === name)!;
-  return (await tool.execute(input, { signal: new AbortController().signal, toolCallId: 'call', sessionId: 'session' })) as Record<string, unknown>;
+  return (await tool.execute(input, {
+    signal: new AbortController().signal,
+    toolCallId: 'call',
+    sessionId: 'session',
+  })) as Record<string, unknown>;
 }
 
 async function sh(box: BuiltinTools, command: string): Promise<Answer> {
   const result = await call(box, 'run_shell', { command });
-  return { exitCode: result.exitCode, output: String(result.output), note: typeof result.note === 'string' ? result.note : undefined };
+  return {
+    exitCode: result.exitCode,
+    output: String(result.output),
+    note: typeof result.note === 'string' ? result.note : undefined,
+  };
 }
 
 describe('a root bot: no host-wide setting can be changed from a command', () => {
@@ -60,12 +72,21 @@ describe('a root bot: no host-wide setting can be changed from a command', () =>
 
   it('writing the current value back to core_pattern and printk_ratelimit fails; /proc/sysrq-trigger is not writable', async () => {
     const box = tools(await sandboxFor(bot));
-    const before = { core: await readFile('/proc/sys/kernel/core_pattern', 'utf8'), printk: await readFile('/proc/sys/kernel/printk_ratelimit', 'utf8') };
+    const before = {
+      core: await readFile('/proc/sys/kernel/core_pattern', 'utf8'),
+      printk: await readFile('/proc/sys/kernel/printk_ratelimit', 'utf8'),
+    };
     // The same value, never a new one: before the fix this succeeded and changed nothing.
-    const writeBack = (file: string) => `v=$(cat ${file}); printf '%s\\n' "$v" > ${file} && echo "${path.basename(file)}: written" || echo "${path.basename(file)}: refused"`;
+    const writeBack = (file: string) =>
+      `v=$(cat ${file}); printf '%s\\n' "$v" > ${file} && echo "${path.basename(file)}: written" || echo "${path.basename(file)}: refused"`;
     const { output } = await sh(
       box,
-      [writeBack('/proc/sys/kernel/core_pattern'), writeBack('/proc/sys/kernel/printk_ratelimit'), 'test -w /proc/sysrq-trigger && echo sysrq: writable || echo sysrq: not writable', 'test -w /proc/sys/kernel/core_pattern && echo sys: writable || echo sys: not writable'].join('; '),
+      [
+        writeBack('/proc/sys/kernel/core_pattern'),
+        writeBack('/proc/sys/kernel/printk_ratelimit'),
+        'test -w /proc/sysrq-trigger && echo sysrq: writable || echo sysrq: not writable',
+        'test -w /proc/sys/kernel/core_pattern && echo sys: writable || echo sys: not writable',
+      ].join('; '),
     );
     expect(output).toContain('core_pattern: refused');
     expect(output).toContain('printk_ratelimit: refused');
@@ -96,7 +117,9 @@ describe('a root bot: the bounds of one command', () => {
     expect(result.output).not.toContain('allocated');
     expect(result.output).toContain('MemoryError');
     expect(result.exitCode).not.toBe(0);
-    expect(result.note).toMatch(/memory running out: the memory cap allows each process at most 256 MB of address space \(SHELL_MAX_MEMORY_MB\)/);
+    expect(result.note).toMatch(
+      /memory running out: the memory cap allows each process at most 256 MB of address space \(SHELL_MAX_MEMORY_MB\)/,
+    );
     expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
   });
 
@@ -106,14 +129,20 @@ describe('a root bot: the bounds of one command', () => {
   it(`the memory cap holds for the command as a whole: three processes of 120 MB under 256 MB lose one to the kernel, not the bot; the next command works (cgroup v${CGROUP_V2.kind === 'delegated' ? 2 : 1} here)`, async () => {
     const sandbox = await sandboxFor(bot, { limits: { maxMemoryBytes: 256 * MB } });
     // CI runs as root in a VM (cgroup v1 here, or a delegated v2), where the bot may make memory cgroups: this never skips there.
-    expect(sandbox.cgroups, 'no memory cgroup could be made (cgroup v1 memory writable, or cgroup v2 delegated)').not.toBeNull();
+    expect(
+      sandbox.cgroups,
+      'no memory cgroup could be made (cgroup v1 memory writable, or cgroup v2 delegated)',
+    ).not.toBeNull();
     expect(sandbox.cgroups?.version).toBe(CGROUP_V2.kind === 'delegated' ? 2 : 1);
     await threeProcessesUnderTheCap(sandbox);
   }, 60_000);
 
   it('/tmp and /dev/shm hold no more than their size; /dev itself takes nothing', async () => {
     const box = tools(await sandboxFor(bot, { limits: { tmpBytes: 1 * MB } }));
-    const result = await sh(box, 'head -c 3000000 /dev/zero > /tmp/big; echo "tmp $?"; head -c 3000000 /dev/zero > /dev/shm/big; echo "shm $?"; touch /dev/planted; echo "dev $?"; echo fine > /dev/null && echo null-ok');
+    const result = await sh(
+      box,
+      'head -c 3000000 /dev/zero > /tmp/big; echo "tmp $?"; head -c 3000000 /dev/zero > /dev/shm/big; echo "shm $?"; touch /dev/planted; echo "dev $?"; echo fine > /dev/null && echo null-ok',
+    );
     expect(result.output).toMatch(/No space left on device/);
     expect(result.output).toMatch(/tmp [1-9]/);
     expect(result.output).toMatch(/shm [1-9]/);
@@ -123,19 +152,26 @@ describe('a root bot: the bounds of one command', () => {
   });
 });
 
-describe('a root bot: the workspace\'s cap on disk, measured (WORKSPACE_MAX_MB, no disk of its own)', () => {
+describe("a root bot: the workspace's cap on disk, measured (WORKSPACE_MAX_MB, no disk of its own)", () => {
   it('a command past the cap is ended, the next is refused and so is write_file, until files are deleted', async () => {
     const box = tools(await sandboxFor(bot), { workspaceMaxBytes: 1 * MB, quotaCheckMs: 50 });
     // Many files, each smaller than what is left: only the walk while it runs can catch it.
     // Then it waits for nothing but its end: the watcher is the only way out (the test's timeout bounds it).
-    const filling = await sh(box, 'mkdir -p fill && for i in $(seq 1 40); do head -c 100000 /dev/zero > fill/f$i || break; done; while :; do sleep 0.05; done; echo not-stopped');
+    const filling = await sh(
+      box,
+      'mkdir -p fill && for i in $(seq 1 40); do head -c 100000 /dev/zero > fill/f$i || break; done; while :; do sleep 0.05; done; echo not-stopped',
+    );
     expect(filling.output).not.toContain('not-stopped');
     expect(filling.note).toMatch(/ended: the workspace passed its cap of 1\.00 MB \(WORKSPACE_MAX_MB\)/);
 
     const refused = await sh(box, 'echo more > more.txt');
     expect(refused.exitCode).toBeNull();
-    expect(refused.note).toMatch(/not started: the workspace holds .* MB, past its cap of 1\.00 MB \(WORKSPACE_MAX_MB\); delete files/);
-    await expect(call(box, 'write_file', { path: 'note.txt', content: 'x' })).rejects.toThrow(/refused: writing .* past its cap of 1\.00 MB \(WORKSPACE_MAX_MB\); delete files/);
+    expect(refused.note).toMatch(
+      /not started: the workspace holds .* MB, past its cap of 1\.00 MB \(WORKSPACE_MAX_MB\); delete files/,
+    );
+    await expect(call(box, 'write_file', { path: 'note.txt', content: 'x' })).rejects.toThrow(
+      /refused: writing .* past its cap of 1\.00 MB \(WORKSPACE_MAX_MB\); delete files/,
+    );
 
     // Deleting is what the words ask for, and it is let through.
     expect(await sh(box, 'rm -rf fill')).toMatchObject({ exitCode: 0 });
@@ -158,7 +194,10 @@ describe('a root bot: the workspace\'s cap on disk, measured (WORKSPACE_MAX_MB, 
 
   it('hard links count once: a file and twenty links to it fill the workspace no more than the file', async () => {
     const box = tools(await sandboxFor(bot), { workspaceMaxBytes: 1 * MB });
-    const linked = await sh(box, 'head -c 600000 /dev/zero > a.bin && for i in $(seq 1 20); do ln a.bin l$i.bin; done; echo linked');
+    const linked = await sh(
+      box,
+      'head -c 600000 /dev/zero > a.bin && for i in $(seq 1 20); do ln a.bin l$i.bin; done; echo linked',
+    );
     expect(linked.output).toContain('linked');
     // 12 MB if each name counted; 0.6 MB on disk.
     expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
@@ -168,12 +207,18 @@ describe('a root bot: the workspace\'s cap on disk, measured (WORKSPACE_MAX_MB, 
 
   it('one file may not be larger than what is left of the cap, and the note says so', async () => {
     const box = tools(await sandboxFor(bot), { workspaceMaxBytes: 1 * MB });
-    expect(await call(box, 'write_file', { path: 'half.bin', content: 'h'.repeat(600_000) })).toMatchObject({ bytesWritten: 600_000 });
+    expect(await call(box, 'write_file', { path: 'half.bin', content: 'h'.repeat(600_000) })).toMatchObject({
+      bytesWritten: 600_000,
+    });
     const result = await sh(box, 'head -c 600000 /dev/zero > rest.bin; echo "status $?"');
     expect(result.output).toMatch(/File size limit exceeded/);
-    expect(result.note).toMatch(/a file stopped at what was left of the workspace's cap \(0\.\d+ MB, WORKSPACE_MAX_MB\)/);
+    expect(result.note).toMatch(
+      /a file stopped at what was left of the workspace's cap \(0\.\d+ MB, WORKSPACE_MAX_MB\)/,
+    );
     expect((await stat(path.join(bot.workspace, 'rest.bin'))).size).toBeLessThan(1 * MB - 600_000);
-    await expect(call(box, 'write_file', { path: 'more.bin', content: 'm'.repeat(500_000) })).rejects.toThrow(/past its cap of 1\.00 MB/);
+    await expect(call(box, 'write_file', { path: 'more.bin', content: 'm'.repeat(500_000) })).rejects.toThrow(
+      /past its cap of 1\.00 MB/,
+    );
     await sh(box, 'rm -f half.bin rest.bin');
   });
 });
@@ -182,17 +227,24 @@ describe('a root bot: the workspace belongs to the uid commands run as', () => {
   it('a file write_file made (in a new folder) a command can change, and edit_file can change what a command made', async () => {
     const box = tools(await sandboxFor(bot));
     await call(box, 'write_file', { path: 'made/by-tool.txt', content: 'from the tool\n' });
-    expect(await sh(box, 'echo from the command >> made/by-tool.txt && touch made/beside && echo > made/by-command.txt && echo ok')).toMatchObject({ exitCode: 0, output: 'ok\n' });
+    expect(
+      await sh(
+        box,
+        'echo from the command >> made/by-tool.txt && touch made/beside && echo > made/by-command.txt && echo ok',
+      ),
+    ).toMatchObject({ exitCode: 0, output: 'ok\n' });
     await call(box, 'edit_file', { path: 'made/by-command.txt', old: '\n', new: 'edited\n' });
-    expect(await readFile(path.join(bot.workspace, 'made/by-tool.txt'), 'utf8')).toBe('from the tool\nfrom the command\n');
+    expect(await readFile(path.join(bot.workspace, 'made/by-tool.txt'), 'utf8')).toBe(
+      'from the tool\nfrom the command\n',
+    );
     expect(await readFile(path.join(bot.workspace, 'made/by-command.txt'), 'utf8')).toBe('edited\n');
     if (ROOT) expect((await stat(path.join(bot.workspace, 'made'))).uid).toBe(DEFAULT_RUN_AS.uid);
     await sh(box, 'rm -rf made');
   });
 });
 
-describe('the commands\' PATH inside the sandbox', () => {
-  it('holds only system folders and SHELL_READ_PATHS programs, not the host\'s other entries', async () => {
+describe("the commands' PATH inside the sandbox", () => {
+  it("holds only system folders and SHELL_READ_PATHS programs, not the host's other entries", async () => {
     const toolchain = path.join(path.dirname(bot.dir), 'toolchain');
     await mkdir(path.join(toolchain, 'bin'), { recursive: true });
     await writeFile(path.join(toolchain, 'bin', 'hello-tool'), '#!/bin/sh\necho hello from the toolchain\n');
@@ -203,7 +255,15 @@ describe('the commands\' PATH inside the sandbox', () => {
       const box = tools(await sandboxFor(bot, { readOnlyPaths: [toolchain] }));
       const { output } = await sh(box, 'echo "$PATH"; hello-tool');
       const entries = output.split('\n')[0]!.split(':');
-      const allowed = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin', path.join(toolchain, 'bin')];
+      const allowed = [
+        '/usr/local/sbin',
+        '/usr/local/bin',
+        '/usr/sbin',
+        '/usr/bin',
+        '/sbin',
+        '/bin',
+        path.join(toolchain, 'bin'),
+      ];
       for (const entry of entries) expect(allowed, `PATH entry ${entry}`).toContain(entry);
       expect(entries).toContain('/usr/bin');
       expect(output).toContain('hello from the toolchain');
@@ -236,10 +296,15 @@ async function threeProcessesUnderTheCap(sandbox: BwrapSandbox): Promise<void> {
       '',
     ].join('\n'),
   });
-  const result = await sh(box, 'for i in 1 2 3; do python3 hold.py $i & done; wait -n; touch /tmp/released; wait; echo done');
+  const result = await sh(
+    box,
+    'for i in 1 2 3; do python3 hold.py $i & done; wait -n; touch /tmp/released; wait; echo done',
+  );
   const held = result.output.match(/^held \d$/gm) ?? [];
   expect(held.length, result.output).toBeLessThan(3);
-  expect(result.note).toMatch(/reached its memory cap \(256 MB for all its processes together, SHELL_MAX_MEMORY_MB\) and the kernel ended/);
+  expect(result.note).toMatch(
+    /reached its memory cap \(256 MB for all its processes together, SHELL_MAX_MEMORY_MB\) and the kernel ended/,
+  );
   expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
   // Each command's cgroup goes with it.
   await waitFor(() => commandCgroups(sandbox.cgroups!.folder).length <= cgroupsBefore.length, 10_000);

@@ -12,7 +12,14 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBuiltinTools, type BuiltinTools } from '../../src/tools/index.js';
 import { waitFor } from '../support/engine-kit.js';
-import { ENV_SECRET, fakeBot, hostProcessesWith, sandboxFor, STORE_SECRET, type FakeBot } from '../support/sandbox-kit.js';
+import {
+  ENV_SECRET,
+  fakeBot,
+  hostProcessesWith,
+  sandboxFor,
+  STORE_SECRET,
+  type FakeBot,
+} from '../support/sandbox-kit.js';
 import type { BwrapSandbox } from '../../src/sandbox/index.js';
 
 const run = promisify(execFile);
@@ -43,18 +50,41 @@ function tools(options: { sandbox?: BwrapSandbox; timeoutMs?: number; envNames?:
   return builtin;
 }
 
-async function sh(command: string, options: { signal?: AbortSignal; box?: BuiltinTools } = {}): Promise<{ exitCode: unknown; output: string; cwd: unknown; note?: unknown; interrupted?: unknown; timedOut?: unknown }> {
+async function sh(
+  command: string,
+  options: { signal?: AbortSignal; box?: BuiltinTools } = {},
+): Promise<{
+  exitCode: unknown;
+  output: string;
+  cwd: unknown;
+  note?: unknown;
+  interrupted?: unknown;
+  timedOut?: unknown;
+}> {
   const box = options.box ?? builtin ?? tools();
   const runShell = box.tools.find((tool) => tool.name === 'run_shell')!;
-  const result = (await runShell.execute({ command }, { signal: options.signal ?? new AbortController().signal, toolCallId: 'call', sessionId: 'session' })) as Record<string, unknown>;
+  const result = (await runShell.execute(
+    { command },
+    { signal: options.signal ?? new AbortController().signal, toolCallId: 'call', sessionId: 'session' },
+  )) as Record<string, unknown>;
   return { ...result, output: String(result.output), exitCode: result.exitCode, cwd: result.cwd };
 }
 
-describe('the sandbox: the bot\'s environment and processes are out of sight', () => {
-  const SECRETS = { OPENAI_API_KEY: 'sk-proc-environ-4b1d9e', SLACK_BOT_TOKEN: 'xoxb-proc-environ-77aa', STORE_URL: 'postgresql://bot:pg-password-31c@db/bot' };
+describe("the sandbox: the bot's environment and processes are out of sight", () => {
+  const SECRETS = {
+    OPENAI_API_KEY: 'sk-proc-environ-4b1d9e',
+    SLACK_BOT_TOKEN: 'xoxb-proc-environ-77aa',
+    STORE_URL: 'postgresql://bot:pg-password-31c@db/bot',
+  };
   const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const CHILD = fileURLToPath(new URL('../support/shell-child.ts', import.meta.url));
-  const PROBES = ['cat /proc/$PPID/environ | tr "\\0" "\\n"', 'cat /proc/1/environ | tr "\\0" "\\n"', 'env', 'ps -eo pid,args', 'ls /proc'];
+  const PROBES = [
+    'cat /proc/$PPID/environ | tr "\\0" "\\n"',
+    'cat /proc/1/environ | tr "\\0" "\\n"',
+    'env',
+    'ps -eo pid,args',
+    'ls /proc',
+  ];
 
   async function inBot(mode: 'sandbox' | 'host'): Promise<string[]> {
     const request = { mode, workspace: bot.workspace, botDir: bot.dir, home: bot.home, commands: PROBES };
@@ -72,12 +102,34 @@ describe('the sandbox: the bot\'s environment and processes are out of sight', (
       expect(output).not.toMatch(/OPENAI_API_KEY|SLACK_BOT_TOKEN|STORE_URL/);
     }
     // Only the allow-list: bwrap itself was started with it.
-    const names = (text: string) => text.split('\n').filter(Boolean).map((line) => line.slice(0, line.indexOf('=')));
-    const allowed = ['PATH', 'LANG', 'LANGUAGE', 'TZ', 'HOME', 'TERM', 'PAGER', 'GIT_PAGER', 'GIT_TERMINAL_PROMPT', 'CHAT_AGENT_CWD_FILE', 'PWD', 'SHLVL', '_'];
-    for (const name of [...names(parent!), ...names(init!), ...names(env!)]) expect(allowed.includes(name) || name.startsWith('LC_')).toBe(true);
+    const names = (text: string) =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.slice(0, line.indexOf('=')));
+    const allowed = [
+      'PATH',
+      'LANG',
+      'LANGUAGE',
+      'TZ',
+      'HOME',
+      'TERM',
+      'PAGER',
+      'GIT_PAGER',
+      'GIT_TERMINAL_PROMPT',
+      'CHAT_AGENT_CWD_FILE',
+      'PWD',
+      'SHLVL',
+      '_',
+    ];
+    for (const name of [...names(parent!), ...names(init!), ...names(env!)])
+      expect(allowed.includes(name) || name.startsWith('LC_')).toBe(true);
     // The process table is the sandbox's own: bwrap's reaper, bash, ps. No node, no vitest.
     expect(ps).not.toMatch(/node|vitest|tsx/);
-    const pids = proc!.split('\n').filter((name) => /^\d+$/.test(name)).map(Number);
+    const pids = proc!
+      .split('\n')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number);
     expect(pids.length).toBeGreaterThan(0);
     expect(Math.max(...pids)).toBeLessThan(50);
   });
@@ -88,7 +140,7 @@ describe('the sandbox: the bot\'s environment and processes are out of sight', (
   });
 });
 
-describe('the sandbox: the bot\'s files are not visible', () => {
+describe("the sandbox: the bot's files are not visible", () => {
   it('.env, the store, the MCP config, the home folder and the project folder cannot be read', async () => {
     tools();
     const { output } = await sh(
@@ -115,10 +167,28 @@ describe('the sandbox: the bot\'s files are not visible', () => {
 
   it('cd / then ls shows only the system, read-only, and a private /tmp', async () => {
     tools();
-    const { output, cwd, note } = await sh('cd / && ls -a && touch /usr/x /etc/x 2>&1; echo tmp > /tmp/t && cat /tmp/t');
+    const { output, cwd, note } = await sh(
+      'cd / && ls -a && touch /usr/x /etc/x 2>&1; echo tmp > /tmp/t && cat /tmp/t',
+    );
     const entries = output.split('\n').slice(0, output.split('\n').indexOf('tmp') + 1);
     const workspaceTop = bot.workspace.split('/')[1];
-    for (const entry of entries) expect(['.', '..', 'bin', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'proc', 'sbin', 'tmp', 'usr', workspaceTop]).toContain(entry);
+    for (const entry of entries)
+      expect([
+        '.',
+        '..',
+        'bin',
+        'dev',
+        'etc',
+        'lib',
+        'lib32',
+        'lib64',
+        'libx32',
+        'proc',
+        'sbin',
+        'tmp',
+        'usr',
+        workspaceTop,
+      ]).toContain(entry);
     expect(output).toMatch(/touch: cannot touch '\/usr\/x': Read-only file system/);
     expect(output).toMatch(/tmp\n$/);
     // And the shell's working directory is still confined to the workspace.
@@ -137,7 +207,10 @@ describe('the sandbox: the bot\'s files are not visible', () => {
 
   it('the workspace is writable and a file written there is seen by the host', async () => {
     tools();
-    expect(await sh('echo from-the-sandbox > made.txt && cat made.txt')).toMatchObject({ exitCode: 0, output: 'from-the-sandbox\n' });
+    expect(await sh('echo from-the-sandbox > made.txt && cat made.txt')).toMatchObject({
+      exitCode: 0,
+      output: 'from-the-sandbox\n',
+    });
     expect(existsSync(path.join(bot.workspace, 'made.txt'))).toBe(true);
   });
 });
@@ -166,7 +239,10 @@ describe('the sandbox: granted folders', () => {
     const box = tools();
     expect((await sh(`ls ${granted} 2>&1`)).output).toMatch(/No such file or directory/);
     box.workspace.grant(granted);
-    expect(await sh(`echo shared > ${granted}/note.txt && cat ${granted}/note.txt`)).toMatchObject({ exitCode: 0, output: 'shared\n' });
+    expect(await sh(`echo shared > ${granted}/note.txt && cat ${granted}/note.txt`)).toMatchObject({
+      exitCode: 0,
+      output: 'shared\n',
+    });
     expect(await readFile(path.join(granted, 'note.txt'), 'utf8')).toBe('shared\n');
     expect((await sh(`cat ${sibling}/private.txt 2>&1`)).output).not.toContain('sibling-content');
   });
@@ -194,7 +270,9 @@ describe('the sandbox: nothing a command starts outlives it', () => {
     tools();
     const marker = '4242.101';
     const controller = new AbortController();
-    const running = sh(`setsid -f sleep ${marker}; touch started; trap 'echo got-int; exit 3' INT; sleep 100 & wait`, { signal: controller.signal });
+    const running = sh(`setsid -f sleep ${marker}; touch started; trap 'echo got-int; exit 3' INT; sleep 100 & wait`, {
+      signal: controller.signal,
+    });
     await waitFor(() => existsSync(path.join(bot.workspace, 'started')), 10_000);
     expect(hostProcessesWith(marker).length).toBeGreaterThan(0);
     controller.abort();
@@ -227,7 +305,10 @@ describe('the sandbox: nothing a command starts outlives it', () => {
   it('a background job ends with the command that started it', async () => {
     tools();
     const marker = '4242.303';
-    expect(await sh(`sleep ${marker} & setsid -f sleep ${marker}; echo started`)).toMatchObject({ exitCode: 0, output: 'started\n' });
+    expect(await sh(`sleep ${marker} & setsid -f sleep ${marker}; echo started`)).toMatchObject({
+      exitCode: 0,
+      output: 'started\n',
+    });
     await waitFor(() => hostProcessesWith(marker).length === 0, 10_000);
   });
 });
@@ -236,11 +317,14 @@ describe('the sandbox: network and limits', () => {
   async function listener(): Promise<{ port: number; close: () => Promise<void> }> {
     const server = net.createServer((socket) => socket.end('hello-from-host\n'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { port: (server.address() as net.AddressInfo).port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+    return {
+      port: (server.address() as net.AddressInfo).port,
+      close: () => new Promise((resolve) => server.close(() => resolve())),
+    };
   }
   const connect = (port: number) => `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3 || echo no-connection`;
 
-  it('without SHELL_NETWORK=on, a listener on the host\'s 127.0.0.1 cannot be reached', async () => {
+  it("without SHELL_NETWORK=on, a listener on the host's 127.0.0.1 cannot be reached", async () => {
     const server = await listener();
     try {
       tools();
@@ -267,7 +351,9 @@ describe('the sandbox: network and limits', () => {
 
   it('caps processes and file size', async () => {
     tools();
-    const { output } = await sh('echo "processes $(ulimit -u) blocks $(ulimit -f)"; head -c 2000000 /dev/zero > big; echo "status $? size $(stat -c %s big)"');
+    const { output } = await sh(
+      'echo "processes $(ulimit -u) blocks $(ulimit -f)"; head -c 2000000 /dev/zero > big; echo "status $? size $(stat -c %s big)"',
+    );
     expect(output).toContain('processes 900 blocks 1024');
     expect(output).toContain('File size limit exceeded');
     const size = /status (\d+) size (\d+)/.exec(output);

@@ -23,19 +23,30 @@ describe('run_shell under the engine', () => {
         callTools(call('run_shell', { command: 'echo second turn' })),
         say('done'),
       ],
-      { tools: box.builtin.tools, ports: { policy: createPermissionPolicy({ mode: 'auto' }) }, hooks: { onInterrupt: [box.builtin.interruptHook] } },
+      {
+        tools: box.builtin.tools,
+        ports: { policy: createPermissionPolicy({ mode: 'auto' }) },
+        hooks: { onInterrupt: [box.builtin.interruptHook] },
+      },
     );
-    const stopping = waitFor(() => existsSync(path.join(box.workspace, 'marker')), 10_000).then(() => engine.requestInterrupt());
+    const stopping = waitFor(() => existsSync(path.join(box.workspace, 'marker')), 10_000).then(() =>
+      engine.requestInterrupt(),
+    );
     const first = await collect(engine.run('run the long thing'));
     expect(await stopping).toBe(true);
     expect(only(first, 'turn_end')[0]).toMatchObject({ status: 'interrupted' });
     const result = engine.messages.find((m) => m.role === 'tool');
-    expect(result?.role === 'tool' && (JSON.parse(result.content) as { interrupted: string; output: string })).toMatchObject({
+    expect(
+      result?.role === 'tool' && (JSON.parse(result.content) as { interrupted: string; output: string }),
+    ).toMatchObject({
       interrupted: 'interrupted by user',
       output: expect.stringContaining('"output":"started\\n"'),
     });
 
     const second = await collect(engine.run('try again'));
-    expect(only(second, 'tool_finished')[0]).toMatchObject({ status: 'ok', resultPreview: expect.stringContaining('second turn') });
+    expect(only(second, 'tool_finished')[0]).toMatchObject({
+      status: 'ok',
+      resultPreview: expect.stringContaining('second turn'),
+    });
   });
 });

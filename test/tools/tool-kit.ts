@@ -72,7 +72,8 @@ export function processGone(pid: number): boolean {
 }
 
 export function asRecord(result: ToolResult): Record<string, unknown> {
-  if (result === null || typeof result !== 'object' || Array.isArray(result)) throw new Error(`not an object: ${JSON.stringify(result)}`);
+  if (result === null || typeof result !== 'object' || Array.isArray(result))
+    throw new Error(`not an object: ${JSON.stringify(result)}`);
   return result;
 }
 

@@ -57,7 +57,13 @@ async function conversation(): Promise<BuiltinTools> {
   await mkdir(folder, { mode: 0o700 });
   await chown(folder, DEFAULT_RUN_AS.uid, DEFAULT_RUN_AS.gid);
   disk = await disks.hold(folder);
-  builtin = createBuiltinTools({ workspaceDir: folder, workspaceBase: bot.workspace, shell: { kind: 'sandbox', sandbox }, workspaceMaxBytes: CAP, workspaceDisk: disk });
+  builtin = createBuiltinTools({
+    workspaceDir: folder,
+    workspaceBase: bot.workspace,
+    shell: { kind: 'sandbox', sandbox },
+    workspaceMaxBytes: CAP,
+    workspaceDisk: disk,
+  });
   return builtin;
 }
 
@@ -65,12 +71,20 @@ type Answer = { exitCode: unknown; output: string; note?: string };
 
 async function call(box: BuiltinTools, name: string, input: Record<string, unknown>): Promise<Record<string, unknown>> {
   const tool = box.tools.find((candidate) => candidate.name === name)!;
-  return (await tool.execute(input, { signal: new AbortController().signal, toolCallId: 'call', sessionId: 'session' })) as Record<string, unknown>;
+  return (await tool.execute(input, {
+    signal: new AbortController().signal,
+    toolCallId: 'call',
+    sessionId: 'session',
+  })) as Record<string, unknown>;
 }
 
 async function sh(box: BuiltinTools, command: string): Promise<Answer> {
   const result = await call(box, 'run_shell', { command });
-  return { exitCode: result.exitCode, output: String(result.output), note: typeof result.note === 'string' ? result.note : undefined };
+  return {
+    exitCode: result.exitCode,
+    output: String(result.output),
+    note: typeof result.note === 'string' ? result.note : undefined,
+  };
 }
 
 /** What the folder takes on the host's disk, as the file system counts it. */
@@ -78,7 +92,8 @@ async function used(): Promise<number> {
   return (await measureFolder(folder)).bytes;
 }
 
-const FULL_NOTE = /the workspace is full, at its cap of 2\.\d\d MB \(WORKSPACE_MAX_MB, held by a disk of its own\); delete files/;
+const FULL_NOTE =
+  /the workspace is full, at its cap of 2\.\d\d MB \(WORKSPACE_MAX_MB, held by a disk of its own\); delete files/;
 
 describe('a conversation folder on a disk of its own: one command cannot pass the cap', () => {
   it('100 allocations of 1.9 MB under a 2 MB cap (the reported one: 185.6 MB before) leave at most 2.2 MB, and the note names the cap', async () => {
@@ -92,7 +107,10 @@ describe('a conversation folder on a disk of its own: one command cannot pass th
 
   it('thousands of small files stop at the cap (blocks or inodes, whichever runs out first)', async () => {
     const box = await conversation();
-    const result = await sh(box, 'mkdir many && for i in $(seq 1 20000); do head -c 700 /dev/zero > many/s$i || break; done; ls many | wc -l');
+    const result = await sh(
+      box,
+      'mkdir many && for i in $(seq 1 20000); do head -c 700 /dev/zero > many/s$i || break; done; ls many | wc -l',
+    );
     expect(result.output).toMatch(/No space left on device/);
     expect(await used()).toBeLessThanOrEqual(HELD);
     expect(Number(result.output.trim().split('\n').at(-1))).toBeLessThan(20_000);
@@ -103,14 +121,20 @@ describe('a conversation folder on a disk of its own: one command cannot pass th
     // No file may be larger than what is left of the cap (RLIMIT_FSIZE), sparse or not: 1.9 MB each.
     const sparse = await sh(box, 'truncate -s 1900K hole.bin && du -k hole.bin');
     expect(sparse.output).toMatch(/^0\thole\.bin\n$/);
-    const result = await sh(box, 'for i in $(seq 1 20); do truncate -s 1900K s$i.bin && dd if=/dev/zero of=s$i.bin bs=64K seek=8 count=16 conv=notrunc 2>&1 | grep -v records; done; echo done');
+    const result = await sh(
+      box,
+      'for i in $(seq 1 20); do truncate -s 1900K s$i.bin && dd if=/dev/zero of=s$i.bin bs=64K seek=8 count=16 conv=notrunc 2>&1 | grep -v records; done; echo done',
+    );
     expect(result.output).toMatch(/No space left on device/);
     expect(await used()).toBeLessThanOrEqual(HELD);
   });
 
   it('hard links cost nothing more: a 1.5 MB file and fifty links to it; the next command and write_file still work', async () => {
     const box = await conversation();
-    const result = await sh(box, 'head -c 1500000 /dev/zero > a.bin && for i in $(seq 1 50); do ln a.bin l$i.bin; done; ls | wc -l');
+    const result = await sh(
+      box,
+      'head -c 1500000 /dev/zero > a.bin && for i in $(seq 1 50); do ln a.bin l$i.bin; done; ls | wc -l',
+    );
     expect(result.output.trim()).toBe('51');
     expect(await used()).toBeLessThanOrEqual(HELD);
     expect(await sh(box, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
@@ -119,7 +143,10 @@ describe('a conversation folder on a disk of its own: one command cannot pass th
 
   it('rm -rf in a full disk runs to its end, and the space is there again after it', async () => {
     const box = await conversation();
-    await sh(box, 'mkdir fill && for i in $(seq 1 400); do head -c 8000 /dev/zero > fill/f$i || break; done; fallocate -l 1900K big.bin');
+    await sh(
+      box,
+      'mkdir fill && for i in $(seq 1 400); do head -c 8000 /dev/zero > fill/f$i || break; done; fallocate -l 1900K big.bin',
+    );
     const removed = await sh(box, 'rm -rf fill big.bin');
     expect(removed).toMatchObject({ exitCode: 0 });
     expect(removed.note ?? '').not.toMatch(/ended/);
@@ -133,7 +160,10 @@ describe('a conversation folder gets its disk at its first command, with what it
     const box = await conversation();
     expect(mountedAt(folder)).toBeNull();
     await call(box, 'write_file', { path: 'notes/plan.md', content: '# plan\n' });
-    expect(await sh(box, 'cat notes/plan.md; stat -c %u notes/plan.md; ls -A')).toMatchObject({ exitCode: 0, output: `# plan\n${DEFAULT_RUN_AS.uid}\nnotes\n` });
+    expect(await sh(box, 'cat notes/plan.md; stat -c %u notes/plan.md; ls -A')).toMatchObject({
+      exitCode: 0,
+      output: `# plan\n${DEFAULT_RUN_AS.uid}\nnotes\n`,
+    });
     expect(mountedAt(folder)?.backingFile).toBe(disks.imageOf(folder));
     // The session ends: the disk is unmounted, and beneath it the folder is empty (nothing was hidden by the mount).
     await builtin!.dispose();

@@ -21,14 +21,22 @@ describe('every path argument stays inside the workspace', () => {
   });
 
   it('refuses a ../ escape', async () => {
-    await expect(sandbox.run('read_file', { path: '../outside/secret.txt' })).rejects.toThrow(/^path escapes the workspace: \.\.\/outside\/secret\.txt/);
-    await expect(sandbox.run('write_file', { path: '../x', content: 'no' })).rejects.toThrow(/path escapes the workspace/);
+    await expect(sandbox.run('read_file', { path: '../outside/secret.txt' })).rejects.toThrow(
+      /^path escapes the workspace: \.\.\/outside\/secret\.txt/,
+    );
+    await expect(sandbox.run('write_file', { path: '../x', content: 'no' })).rejects.toThrow(
+      /path escapes the workspace/,
+    );
     await expect(sandbox.run('list_dir', { path: '..' })).rejects.toThrow(/path escapes the workspace/);
   });
 
   it('refuses an absolute path outside', async () => {
-    await expect(sandbox.run('read_file', { path: '/etc/passwd' })).rejects.toThrow(/path escapes the workspace: \/etc\/passwd/);
-    await expect(sandbox.run('search', { pattern: 'root', path: '/etc' })).rejects.toThrow(/path escapes the workspace/);
+    await expect(sandbox.run('read_file', { path: '/etc/passwd' })).rejects.toThrow(
+      /path escapes the workspace: \/etc\/passwd/,
+    );
+    await expect(sandbox.run('search', { pattern: 'root', path: '/etc' })).rejects.toThrow(
+      /path escapes the workspace/,
+    );
   });
 
   it('accepts an absolute path inside, and a ../ that comes back in', async () => {
@@ -39,8 +47,12 @@ describe('every path argument stays inside the workspace', () => {
 
   it('refuses a symlink inside the workspace that points outside', async () => {
     await symlink(path.join(sandbox.outside, 'secret.txt'), path.join(sandbox.workspace, 'innocent.txt'));
-    await expect(sandbox.run('read_file', { path: 'innocent.txt' })).rejects.toThrow(/path escapes the workspace: innocent\.txt/);
-    await expect(sandbox.run('edit_file', { path: 'innocent.txt', old: 'outside', new: 'pwned' })).rejects.toThrow(/path escapes/);
+    await expect(sandbox.run('read_file', { path: 'innocent.txt' })).rejects.toThrow(
+      /path escapes the workspace: innocent\.txt/,
+    );
+    await expect(sandbox.run('edit_file', { path: 'innocent.txt', old: 'outside', new: 'pwned' })).rejects.toThrow(
+      /path escapes/,
+    );
     expect(await readFile(path.join(sandbox.outside, 'secret.txt'), 'utf8')).toBe('outside secret\n');
   });
 
@@ -49,7 +61,9 @@ describe('every path argument stays inside the workspace', () => {
     await expect(sandbox.run('write_file', { path: 'linked/new.txt', content: 'x' })).rejects.toThrow(
       /path escapes the workspace: linked\/new\.txt/,
     );
-    await expect(sandbox.run('write_file', { path: 'linked/deeper/new.txt', content: 'x' })).rejects.toThrow(/path escapes/);
+    await expect(sandbox.run('write_file', { path: 'linked/deeper/new.txt', content: 'x' })).rejects.toThrow(
+      /path escapes/,
+    );
     await expect(stat(path.join(sandbox.outside, 'new.txt'))).rejects.toThrow();
   });
 
@@ -84,12 +98,16 @@ describe('every path argument stays inside the workspace', () => {
 
 describe('a directory a person granted (request_directory)', () => {
   it('becomes reachable, by absolute path, with the same confinement rules inside it', async () => {
-    await expect(sandbox.run('read_file', { path: path.join(sandbox.outside, 'secret.txt') })).rejects.toThrow(/path escapes the workspace/);
+    await expect(sandbox.run('read_file', { path: path.join(sandbox.outside, 'secret.txt') })).rejects.toThrow(
+      /path escapes the workspace/,
+    );
     const real = sandbox.builtin.workspace.grant(sandbox.outside);
     expect(sandbox.builtin.workspace.roots).toEqual([sandbox.workspace, real]);
     expect(await sandbox.run('read_file', { path: path.join(sandbox.outside, 'secret.txt') })).toBe('outside secret');
     // Granting one directory does not open its parent.
-    await expect(sandbox.run('read_file', { path: path.join(sandbox.outside, '..', 'elsewhere.txt') })).rejects.toThrow(/path escapes the workspace/);
+    await expect(sandbox.run('read_file', { path: path.join(sandbox.outside, '..', 'elsewhere.txt') })).rejects.toThrow(
+      /path escapes the workspace/,
+    );
     expect(() => sandbox.builtin.workspace.grant(path.join(sandbox.outside, 'secret.txt'))).toThrow(/not a directory/);
   });
 });
@@ -109,7 +127,11 @@ describe('request_directory never grants the bot itself', () => {
     workspace = Workspace.open(path.join(host, 'srv/agent/ws'), {
       homeDir: path.join(host, 'home/bot'),
       // Given through a link: it is judged by where it really is.
-      protectedPaths: [path.join(host, 'bot-link/.env'), path.join(host, 'srv/store'), path.join(host, 'srv/config/mcp.json')],
+      protectedPaths: [
+        path.join(host, 'bot-link/.env'),
+        path.join(host, 'srv/store'),
+        path.join(host, 'srv/config/mcp.json'),
+      ],
     });
   });
   const at = (relative: string) => path.join(host, relative);
@@ -117,25 +139,35 @@ describe('request_directory never grants the bot itself', () => {
   it('refuses the whole file system, the home folder and what holds it', () => {
     expect(() => workspace.grant('/')).toThrow('refused: / is the whole file system');
     expect(() => workspace.grant(at('home/bot'))).toThrow(`refused: ${at('home/bot')} is the bot's home folder`);
-    expect(() => workspace.grant(at('home'))).toThrow(`refused: ${at('home')} holds the bot's home folder (${at('home/bot')})`);
+    expect(() => workspace.grant(at('home'))).toThrow(
+      `refused: ${at('home')} holds the bot's home folder (${at('home/bot')})`,
+    );
   });
 
   it('refuses a folder holding the workspace, and takes the workspace itself as already granted', () => {
-    expect(() => workspace.grant(at('srv/agent'))).toThrow(`refused: ${at('srv/agent')} holds the workspace (${workspace.root}); grant a folder beside it`);
+    expect(() => workspace.grant(at('srv/agent'))).toThrow(
+      `refused: ${at('srv/agent')} holds the workspace (${workspace.root}); grant a folder beside it`,
+    );
     expect(workspace.grant(workspace.root)).toBe(workspace.root);
     expect(workspace.grant('.')).toBe(workspace.root);
     expect(workspace.roots).toEqual([workspace.root]);
   });
 
   it("refuses a folder holding the bot's own files, one of them, or one inside them", () => {
-    expect(() => workspace.grant(at('srv/bot'))).toThrow(`refused: ${at('srv/bot')} holds the bot's own files (${at('srv/bot/.env')})`);
+    expect(() => workspace.grant(at('srv/bot'))).toThrow(
+      `refused: ${at('srv/bot')} holds the bot's own files (${at('srv/bot/.env')})`,
+    );
     expect(() => workspace.grant(at('bot-link'))).toThrow(/holds the bot's own files/);
-    expect(() => workspace.grant(at('srv/store'))).toThrow(`refused: ${at('srv/store')} is one of the bot's own folders`);
+    expect(() => workspace.grant(at('srv/store'))).toThrow(
+      `refused: ${at('srv/store')} is one of the bot's own folders`,
+    );
     expect(() => workspace.grant(at('srv/store/sessions'))).toThrow(
       `refused: ${at('srv/store/sessions')} is inside the bot's own files (${at('srv/store')})`,
     );
     // A protected path that does not exist (yet) still guards the folder it would be in.
-    expect(() => workspace.grant(at('srv/config'))).toThrow(`refused: ${at('srv/config')} holds the bot's own files (${at('srv/config/mcp.json')})`);
+    expect(() => workspace.grant(at('srv/config'))).toThrow(
+      `refused: ${at('srv/config')} holds the bot's own files (${at('srv/config/mcp.json')})`,
+    );
     expect(workspace.roots).toEqual([workspace.root]);
   });
 
@@ -147,7 +179,9 @@ describe('request_directory never grants the bot itself', () => {
 
   const home = existsSync(os.homedir()) ? realpathSync(os.homedir()) : '/';
   it.skipIf(home === '/')('refuses the real home folder by default', () => {
-    expect(() => Workspace.open(path.join(host, 'srv/agent/ws')).grant(home)).toThrow(`refused: ${home} is the bot's home folder`);
+    expect(() => Workspace.open(path.join(host, 'srv/agent/ws')).grant(home)).toThrow(
+      `refused: ${home} is the bot's home folder`,
+    );
   });
 });
 
@@ -165,7 +199,8 @@ describe('what a grant card says about a folder (grantPreview)', () => {
     expect(workspace.grantPreview(path.join(sandbox.outside, 'alias'))).toEqual({
       path: path.join(sandbox.outside, 'project'),
       access: { files: true, shell: false },
-      accessText: 'read and write for the file tools (they can change and delete files there); shell commands can only read it',
+      accessText:
+        'read and write for the file tools (they can change and delete files there); shell commands can only read it',
     });
     expect(asked).toEqual([path.join(sandbox.outside, 'project')]);
   });

@@ -5,7 +5,16 @@ import { chromium, type Browser, type Locator, type Page } from 'playwright-core
 import { afterAll, beforeAll } from 'vitest';
 
 export const CHROMIUM = '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -21,7 +30,8 @@ export function chromiumForFile(): () => Browser {
     await browser?.close();
   });
   return () => {
-    if (!browser) throw new Error('Chromium is not running: chromiumForFile() must be called at the top of a test file');
+    if (!browser)
+      throw new Error('Chromium is not running: chromiumForFile() must be called at the top of a test file');
     return browser;
   };
 }
@@ -41,7 +51,8 @@ export async function reply(page: Page, text: string): Promise<void> {
 export const thread = (page: Page): Locator => page.locator('#thread-messages');
 
 /** An answer of the open thread that holds `text`. */
-export const answerWith = (page: Page, text: string): Locator => thread(page).locator('li[data-kind="answer"]', { hasText: text });
+export const answerWith = (page: Page, text: string): Locator =>
+  thread(page).locator('li[data-kind="answer"]', { hasText: text });
 
 /** Until the open thread's turn is over (its status line says so). */
 export async function idle(page: Page): Promise<void> {
@@ -58,7 +69,12 @@ interface ListItem {
 export async function threadOrder(page: Page): Promise<string[]> {
   return thread(page)
     .locator('> li')
-    .evaluateAll((items: ListItem[]) => items.map((item) => `${item.getAttribute('data-kind') ?? '?'}: ${(item.querySelector('.msg-body')?.textContent ?? '').trim().slice(0, 40)}`));
+    .evaluateAll((items: ListItem[]) =>
+      items.map(
+        (item) =>
+          `${item.getAttribute('data-kind') ?? '?'}: ${(item.querySelector('.msg-body')?.textContent ?? '').trim().slice(0, 40)}`,
+      ),
+    );
 }
 
 /** Until at least `count` elements match. */

@@ -36,33 +36,74 @@ describe('the blocks of an answer', () => {
           [{ type: 'paragraph', text: 'Build' }],
           [
             { type: 'paragraph', text: 'Test' },
-            { type: 'list', ordered: false, start: 1, items: [[{ type: 'paragraph', text: 'unit' }], [{ type: 'paragraph', text: 'browser' }]] },
+            {
+              type: 'list',
+              ordered: false,
+              start: 1,
+              items: [[{ type: 'paragraph', text: 'unit' }], [{ type: 'paragraph', text: 'browser' }]],
+            },
           ],
           [{ type: 'paragraph', text: 'Ship' }],
         ],
       },
-      { type: 'list', ordered: false, start: 1, items: [[{ type: 'paragraph', text: 'a' }], [{ type: 'paragraph', text: 'b' }]] },
+      {
+        type: 'list',
+        ordered: false,
+        start: 1,
+        items: [[{ type: 'paragraph', text: 'a' }], [{ type: 'paragraph', text: 'b' }]],
+      },
     ]);
-    expect(parseBlocks('3) three\n4) four')).toEqual([{ type: 'list', ordered: true, start: 3, items: [[{ type: 'paragraph', text: 'three' }], [{ type: 'paragraph', text: 'four' }]] }]);
+    expect(parseBlocks('3) three\n4) four')).toEqual([
+      {
+        type: 'list',
+        ordered: true,
+        start: 3,
+        items: [[{ type: 'paragraph', text: 'three' }], [{ type: 'paragraph', text: 'four' }]],
+      },
+    ]);
     // A year that wraps onto a new line is not a list; "+1" and "-x" are not items.
-    expect(parseBlocks('It was\n1986. A good year\n+1 from me\n-x')).toEqual([{ type: 'paragraph', text: 'It was\n1986. A good year\n+1 from me\n-x' }]);
+    expect(parseBlocks('It was\n1986. A good year\n+1 from me\n-x')).toEqual([
+      { type: 'paragraph', text: 'It was\n1986. A good year\n+1 from me\n-x' },
+    ]);
   });
 
   it('a block quote, and a table with its alignment, a short row padded and an escaped pipe kept', () => {
-    expect(parseBlocks('> quoted **words**\n> - and a list\n\n| Name | Size | Note |\n|:-----|-----:|:----:|\n| a.txt | 10 | x \\| y |\n| b |')).toEqual([
-      { type: 'quote', blocks: [{ type: 'paragraph', text: 'quoted **words**' }, { type: 'list', ordered: false, start: 1, items: [[{ type: 'paragraph', text: 'and a list' }]] }] },
-      { type: 'table', align: ['left', 'right', 'center'], header: ['Name', 'Size', 'Note'], rows: [['a.txt', '10', 'x | y'], ['b', '', '']] },
+    expect(
+      parseBlocks(
+        '> quoted **words**\n> - and a list\n\n| Name | Size | Note |\n|:-----|-----:|:----:|\n| a.txt | 10 | x \\| y |\n| b |',
+      ),
+    ).toEqual([
+      {
+        type: 'quote',
+        blocks: [
+          { type: 'paragraph', text: 'quoted **words**' },
+          { type: 'list', ordered: false, start: 1, items: [[{ type: 'paragraph', text: 'and a list' }]] },
+        ],
+      },
+      {
+        type: 'table',
+        align: ['left', 'right', 'center'],
+        header: ['Name', 'Size', 'Note'],
+        rows: [
+          ['a.txt', '10', 'x | y'],
+          ['b', '', ''],
+        ],
+      },
     ]);
     // A pipe without a delimiter row under it is text.
     expect(parseBlocks('a | b\nc | d')).toEqual([{ type: 'paragraph', text: 'a | b\nc | d' }]);
   });
 
   it('HTML is a paragraph of text, never a block of HTML', () => {
-    expect(parseBlocks('<script>alert(1)</script>\n<img src=x onerror=alert(1)>')).toEqual([{ type: 'paragraph', text: '<script>alert(1)</script>\n<img src=x onerror=alert(1)>' }]);
+    expect(parseBlocks('<script>alert(1)</script>\n<img src=x onerror=alert(1)>')).toEqual([
+      { type: 'paragraph', text: '<script>alert(1)</script>\n<img src=x onerror=alert(1)>' },
+    ]);
   });
 
   it('nesting a hostile depth of quotes and lists stops at a bound instead of recursing without end', () => {
-    const blocks = parseBlocks(`${'>'.repeat(5_000)} deep\n${Array.from({ length: 400 }, (_, i) => `${' '.repeat(i * 2)}- level ${i}`).join('\n')}`);
+    const blocks = parseBlocks(
+      `${'>'.repeat(5_000)} deep\n${Array.from({ length: 400 }, (_, i) => `${' '.repeat(i * 2)}- level ${i}`).join('\n')}`,
+    );
     let depth = 0;
     let node = blocks[0];
     while (node?.type === 'quote') {
@@ -89,7 +130,10 @@ describe('the marks inside a block', () => {
       text(': *not emphasis*'),
     ]);
     // Inside code a backslash is a backslash; snake_case is not emphasis; a lone star is a star.
-    expect(parseInline('`C:\\path\\` my_var_name 2 * 3 * 4')).toEqual([{ type: 'code', text: 'C:\\path\\' }, text(' my_var_name 2 * 3 * 4')]);
+    expect(parseInline('`C:\\path\\` my_var_name 2 * 3 * 4')).toEqual([
+      { type: 'code', text: 'C:\\path\\' },
+      text(' my_var_name 2 * 3 * 4'),
+    ]);
     expect(parseInline('***both*** and **a *nested* one**')).toEqual([
       { type: 'strong', children: [{ type: 'em', children: [text('both')] }] },
       text(' and '),
@@ -98,7 +142,9 @@ describe('the marks inside a block', () => {
   });
 
   it('links to http(s) only; any other address stays text, exactly as written', () => {
-    expect(parseInline('See [the docs](https://example.com/a_(b) "title"), <https://x.y/z> and https://e.org/p.')).toEqual([
+    expect(
+      parseInline('See [the docs](https://example.com/a_(b) "title"), <https://x.y/z> and https://e.org/p.'),
+    ).toEqual([
       text('See '),
       { type: 'link', href: 'https://example.com/a_(b)', children: [text('the docs')] },
       text(', '),
@@ -107,11 +153,20 @@ describe('the marks inside a block', () => {
       { type: 'link', href: 'https://e.org/p', children: [text('https://e.org/p')] },
       text('.'),
     ]);
-    for (const hostile of ['[click](javascript:alert(1))', '[x](JaVaScRiPt:alert(1))', '[x](data:text/html,<b>)', '[x](/api/stop)', '[x](//evil.example/)', '[x](vbscript:msgbox)']) {
+    for (const hostile of [
+      '[click](javascript:alert(1))',
+      '[x](JaVaScRiPt:alert(1))',
+      '[x](data:text/html,<b>)',
+      '[x](/api/stop)',
+      '[x](//evil.example/)',
+      '[x](vbscript:msgbox)',
+    ]) {
       expect(parseInline(hostile), hostile).toEqual([text(hostile)]);
     }
     // An image is never loaded: it is a link to its address, named by its alt text.
-    expect(parseInline('![a chart](https://example.com/c.png)')).toEqual([{ type: 'link', href: 'https://example.com/c.png', children: [text('a chart')] }]);
+    expect(parseInline('![a chart](https://example.com/c.png)')).toEqual([
+      { type: 'link', href: 'https://example.com/c.png', children: [text('a chart')] },
+    ]);
     expect(parseInline('![x](javascript:1) !not')).toEqual([text('![x](javascript:1) !not')]);
     expect(safeHref('https://example.com/a b')).toBe('https://example.com/a%20b');
     expect(safeHref(' javascript:alert(1)')).toBeNull();

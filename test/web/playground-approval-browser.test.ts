@@ -25,7 +25,12 @@ describe('Show all in the playground', () => {
     const command = `echo start; ${'true && '.repeat(600)}echo the-end-of-it`;
     llm.replyToolCalls([{ name: 'run_shell', arguments: { command } }]);
     llm.replyText('Ran it.');
-    const bot = await BotProcess.start({ ...coreTestEnv(dir.path, llm), PERMISSION_MODE: 'interactive' }, dir.path, 20_000, { waitFor: 'playground' });
+    const bot = await BotProcess.start(
+      { ...coreTestEnv(dir.path, llm), PERMISSION_MODE: 'interactive' },
+      dir.path,
+      20_000,
+      { waitFor: 'playground' },
+    );
     cleanups.push(() => bot.kill());
     // The address printed for the person, its token in the fragment (the log line has none).
     const url = printedUrl(bot.stdout);

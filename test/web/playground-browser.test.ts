@@ -21,7 +21,16 @@ import { inOnlyConversation } from '../support/conversation-folders.js';
 import { printedUrl } from './browser.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const SCREENSHOT = fileURLToPath(new URL('../../docs/playground.png', import.meta.url));
 
 let browser: Browser;
@@ -36,7 +45,6 @@ const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
 
 async function setup(env: Record<string, string> = {}) {
   const dir = await tempDir();
@@ -82,7 +90,16 @@ const thread = (page: Page) => page.locator('#thread-messages');
 describe('the playground in a browser', () => {
   it('a mention streams the answer; a write asks on its card; Approve runs it once and the card updates in place', async () => {
     const { dir, llm, boot, page } = await setup();
-    llm.replyAnswer({ text: 'Sure, I will write the note first.', toolCalls: [{ id: 'call_note', name: 'write_file', arguments: { path: 'notes.txt', content: 'Ship the playground on Friday.\n' } }] });
+    llm.replyAnswer({
+      text: 'Sure, I will write the note first.',
+      toolCalls: [
+        {
+          id: 'call_note',
+          name: 'write_file',
+          arguments: { path: 'notes.txt', content: 'Ship the playground on Friday.\n' },
+        },
+      ],
+    });
     // Model text is text: markup in it must show as written, never run.
     llm.replyText('Done: **notes.txt** now holds your note. <img src=x onerror="document.title=\'pwned\'">');
     const bot = await boot();
@@ -94,7 +111,9 @@ describe('the playground in a browser', () => {
     const card = thread(page).locator('li[data-kind="card"]');
     await card.locator('button[data-choice="once"]').waitFor();
     expect(await card.locator('.card').textContent()).toContain('Ship the playground on Friday.');
-    await expect(card.locator('button').allTextContents()).resolves.toEqual(expect.arrayContaining(['Approve', 'Deny']));
+    await expect(card.locator('button').allTextContents()).resolves.toEqual(
+      expect.arrayContaining(['Approve', 'Deny']),
+    );
     const cardId = await card.getAttribute('data-id');
 
     const shot = process.env.UPDATE_SCREENSHOT === '1' ? SCREENSHOT : join(dir, 'playground.png');
@@ -106,7 +125,9 @@ describe('the playground in a browser', () => {
     expect(await thread(page).locator('li[data-kind="card"]').count()).toBe(1);
     expect(await card.getAttribute('data-id')).toBe(cardId);
     expect(await card.locator('button').count()).toBe(0);
-    expect(await readFile(inOnlyConversation(join(dir, 'workspace'), 'notes.txt'), 'utf8')).toBe('Ship the playground on Friday.\n');
+    expect(await readFile(inOnlyConversation(join(dir, 'workspace'), 'notes.txt'), 'utf8')).toBe(
+      'Ship the playground on Friday.\n',
+    );
     expect(llm.requests).toHaveLength(2);
     // Rendered as text: the bold mark is a <strong>, nothing else became markup.
     expect(await thread(page).locator('li[data-kind="answer"] strong').last().textContent()).toBe('notes.txt');
@@ -118,7 +139,9 @@ describe('the playground in a browser', () => {
 
   it('a reply while the model works steers the running turn, and its answer is a new message below the reply', async () => {
     const { llm, boot, page } = await setup();
-    const held = llm.replyTextHeld('Deploying to production: checking the build, then the migrations, then the rollout.');
+    const held = llm.replyTextHeld(
+      'Deploying to production: checking the build, then the migrations, then the rollout.',
+    );
     llm.replyText('Understood: staging it is.');
     const bot = await boot();
     await page.goto(urlOf(bot));
@@ -135,7 +158,15 @@ describe('the playground in a browser', () => {
     expect(JSON.stringify(llm.bodies[1]!.messages)).toContain('no, use staging');
     // In the thread's order: the first answer, the reply, then the answer to the reply.
     const texts = await thread(page).locator('li[data-kind="answer"], li[data-kind="input"]').allTextContents();
-    const order = texts.map((text) => (text.includes('staging it is') ? 'second' : text.includes('no, use staging') ? 'reply' : text.includes('Deploying') ? 'first' : 'other'));
+    const order = texts.map((text) =>
+      text.includes('staging it is')
+        ? 'second'
+        : text.includes('no, use staging')
+          ? 'reply'
+          : text.includes('Deploying')
+            ? 'first'
+            : 'other',
+    );
     expect(order.filter((o) => o !== 'other')).toEqual(['first', 'reply', 'second']);
   });
 
@@ -155,12 +186,16 @@ describe('the playground in a browser', () => {
     await llm.waitForClientClose(0, 5_000);
     await thread(page).locator('li[data-kind="answer"]', { hasText: 'Again, from the top.' }).waitFor();
     expect(JSON.stringify(llm.bodies[1]!.messages.at(-1))).toContain('again');
-    expect(await thread(page).locator('li[data-kind="input"]', { hasText: 'again' }).locator('.mark-dropped').count()).toBe(0);
+    expect(
+      await thread(page).locator('li[data-kind="input"]', { hasText: 'again' }).locator('.mark-dropped').count(),
+    ).toBe(0);
   });
 
   it('after a restart with an approval pending, the open tab says the token changed; the click in the page at the new address approves and runs the call once', async () => {
     const { dir, llm, boot, page } = await setup({ PLAYGROUND_PORT: String(await freePort()) });
-    llm.replyToolCalls([{ id: 'call_restart', name: 'write_file', arguments: { path: 'after-restart.txt', content: 'written once\n' } }]);
+    llm.replyToolCalls([
+      { id: 'call_restart', name: 'write_file', arguments: { path: 'after-restart.txt', content: 'written once\n' } },
+    ]);
     const first = await boot();
     const url = urlOf(first);
     await page.goto(url);
@@ -184,7 +219,9 @@ describe('the playground in a browser', () => {
     await thread(page).locator('li[data-kind="answer"]', { hasText: 'Written after the restart.' }).waitFor();
     await card.locator('.status', { hasText: 'Approved by @you' }).waitFor();
     expect(await thread(page).locator('li[data-kind="card"]').count()).toBe(1);
-    expect(await readFile(inOnlyConversation(join(dir, 'workspace'), 'after-restart.txt'), 'utf8')).toBe('written once\n');
+    expect(await readFile(inOnlyConversation(join(dir, 'workspace'), 'after-restart.txt'), 'utf8')).toBe(
+      'written once\n',
+    );
     expect(llm.requests).toHaveLength(2);
   });
 });

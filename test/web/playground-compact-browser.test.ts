@@ -41,13 +41,18 @@ describe('compact mode and feedback on the playground page', () => {
     const card = thread(page).locator('li[data-kind="card"]');
     await card.locator('button[data-choice="once"]').waitFor();
     expect(await progress.count()).toBe(1);
-    expect(await progress.locator('.step').evaluateAll((steps: { getAttribute(name: string): string | null }[]) => steps.map((s) => `${s.getAttribute('data-step')}:${s.getAttribute('data-status')}`))).toEqual([
-      'call_look:pending',
-      'call_write:pending',
-    ]);
+    expect(
+      await progress
+        .locator('.step')
+        .evaluateAll((steps: { getAttribute(name: string): string | null }[]) =>
+          steps.map((s) => `${s.getAttribute('data-step')}:${s.getAttribute('data-status')}`),
+        ),
+    ).toEqual(['call_look:pending', 'call_write:pending']);
     expect(await progress.locator('.step[data-step="call_write"] .step-title').textContent()).toBe('write_file');
     // Arguments are text, never markup.
-    expect(await progress.locator('.step[data-step="call_write"] .step-details').textContent()).toContain('<b>mode</b>');
+    expect(await progress.locator('.step[data-step="call_write"] .step-details').textContent()).toContain(
+      '<b>mode</b>',
+    );
     expect(await progress.locator('.step b').count()).toBe(0);
     // No 👍 / 👎 on a reply that is not the turn's final answer.
     expect(await thread(page).locator('.feedback').count()).toBe(0);
@@ -59,7 +64,11 @@ describe('compact mode and feedback on the playground page', () => {
     expect(await progress.locator('.step[data-status="complete"]').count()).toBe(2);
     expect(await progress.locator('.step-mark').allTextContents()).toEqual(['✓', '✓']);
     expect(await progress.count()).toBe(1);
-    const kinds = await thread(page).locator('> li').evaluateAll((items: { getAttribute(name: string): string | null }[]) => items.map((item) => item.getAttribute('data-kind')));
+    const kinds = await thread(page)
+      .locator('> li')
+      .evaluateAll((items: { getAttribute(name: string): string | null }[]) =>
+        items.map((item) => item.getAttribute('data-kind')),
+      );
     expect(kinds).toEqual(['input', 'answer', 'progress', 'card', 'answer']);
 
     const final = answerWith(page, 'All done.');

@@ -29,8 +29,12 @@ async function boot(options: Parameters<typeof bootWebBot>[0] = {}): Promise<Web
 
 const messagesOf = (bot: WebBot, thread: string): PageMessage[] => bot.connector.threads.get(thread)?.messages ?? [];
 const progressOf = (bot: WebBot, thread: string) => messagesOf(bot, thread).filter((m) => m.kind === 'progress');
-const statusOf = (bot: WebBot, thread: string, step: string) => progressOf(bot, thread).flatMap((m) => (m.kind === 'progress' ? m.steps : [])).find((s) => s.id === step)?.status;
-const askingCard = (bot: WebBot, thread: string) => messagesOf(bot, thread).find((m) => m.kind === 'card' && m.card.buttons.length > 0);
+const statusOf = (bot: WebBot, thread: string, step: string) =>
+  progressOf(bot, thread)
+    .flatMap((m) => (m.kind === 'progress' ? m.steps : []))
+    .find((s) => s.id === step)?.status;
+const askingCard = (bot: WebBot, thread: string) =>
+  messagesOf(bot, thread).find((m) => m.kind === 'card' && m.card.buttons.length > 0);
 
 /** A look around (auto-approved) and a write (asks), with text before them; then the final answer. */
 function scriptLookAndWrite(llm: FakeOpenAI): void {
@@ -112,7 +116,9 @@ describe('compact mode in the playground', () => {
 
   it('with a stop in the middle: the running step ends as an error, none is left running, and the thread says it was stopped', async () => {
     const bot = await boot({ env: { PERMISSION_MODE: 'auto' } });
-    bot.llm.replyToolCalls([{ id: 'call_sleep', name: 'run_shell', arguments: { command: 'sleep 30' } }], { text: 'Waiting a while.' });
+    bot.llm.replyToolCalls([{ id: 'call_sleep', name: 'run_shell', arguments: { command: 'sleep 30' } }], {
+      text: 'Waiting a while.',
+    });
     bot.llm.replyText('Never said.');
     const thread = (await bot.act('/api/messages', { text: '@bot wait a while' })).body.thread as string;
     await waitFor(() => statusOf(bot, thread, 'call_sleep') === 'in_progress', 15_000);
@@ -122,7 +128,8 @@ describe('compact mode in the playground', () => {
     const messages = messagesOf(bot, thread);
     expect(messages.map((m) => m.kind)).toEqual(['input', 'answer', 'progress', 'note']);
     expect(statusOf(bot, thread, 'call_sleep')).toBe('error');
-    for (const step of progressOf(bot, thread).flatMap((m) => (m.kind === 'progress' ? m.steps : []))) expect(['complete', 'error']).toContain(step.status);
+    for (const step of progressOf(bot, thread).flatMap((m) => (m.kind === 'progress' ? m.steps : [])))
+      expect(['complete', 'error']).toContain(step.status);
     expect(messages[3]).toMatchObject({ kind: 'note', text: expect.stringMatching(/Stopped by @you/) });
     // A stopped turn's answer takes no 👍 / 👎.
     expect(messages.some((m) => 'feedback' in m)).toBe(false);
@@ -156,7 +163,9 @@ describe('compact mode in the playground', () => {
     ]);
 
     const card = askingCard(second, thread)!;
-    expect((await second.act('/api/click', { item: card.kind === 'card' ? card.card.itemId : '', choice: 'once' })).status).toBe(200);
+    expect(
+      (await second.act('/api/click', { item: card.kind === 'card' ? card.card.itemId : '', choice: 'once' })).status,
+    ).toBe(200);
     await waitFor(() => messagesOf(second, thread).some((m) => m.kind === 'answer' && m.text === 'All done.'), 10_000);
     await second.idle();
     expect(await readFile(inOnlyConversation(join(dir.path, 'workspace'), 'notes.txt'), 'utf8')).toBe('compact\n');
@@ -198,11 +207,18 @@ describe('compact mode in the playground', () => {
     await first.stop();
 
     const second = await boot({ dir: dir.path, llm, env });
-    await waitFor(() => messagesOf(second, thread).some((m) => m.kind === 'answer' && m.text === 'Carried on after the restart.'), 15_000);
+    await waitFor(
+      () => messagesOf(second, thread).some((m) => m.kind === 'answer' && m.text === 'Carried on after the restart.'),
+      15_000,
+    );
     await second.idle();
     expect(progressOf(second, thread).map((m) => m.id)).toEqual([progressId]);
     expect(statusOf(second, thread, 'call_echo')).toBe('complete');
     expect(statusOf(second, thread, 'call_sleep')).toBe('error');
-    expect(messagesOf(second, thread).at(-1)).toMatchObject({ kind: 'answer', text: 'Carried on after the restart.', feedback: {} });
+    expect(messagesOf(second, thread).at(-1)).toMatchObject({
+      kind: 'answer',
+      text: 'Carried on after the restart.',
+      feedback: {},
+    });
   });
 });

@@ -58,7 +58,9 @@ describe('npm run playground without a model', () => {
     await writeCard.locator('button[data-choice="once"]').click();
     await answerWith(page, `Done: I wrote ${DEMO_NOTE_PATH}`).waitFor();
     await writeCard.locator('.status', { hasText: 'Approved by @you' }).waitFor();
-    expect(await readFile(inOnlyConversation(join(dir.path, 'workspace'), DEMO_NOTE_PATH), 'utf8')).toBe(DEMO_NOTE_CONTENT);
+    expect(await readFile(inOnlyConversation(join(dir.path, 'workspace'), DEMO_NOTE_PATH), 'utf8')).toBe(
+      DEMO_NOTE_CONTENT,
+    );
     await idle(page);
 
     // A command that asks first, approved, and what it printed.

@@ -17,12 +17,17 @@ describe('/feedback in the playground', () => {
     bot.llm.replyText('Noted.');
     const thread = (await bot.act('/api/messages', { text: '@bot note this' })).body.thread as string;
     await bot.idle();
-    const answer = bot.connector.threads.get(thread)!.messages.filter((m) => m.kind === 'answer').at(-1)!;
+    const answer = bot.connector.threads
+      .get(thread)!
+      .messages.filter((m) => m.kind === 'answer')
+      .at(-1)!;
     expect((await bot.act('/api/feedback', { message: answer.id, value: 'down' })).status).toBe(200);
     expect((await bot.act('/api/feedback-reason', { message: answer.id, reason: 'Too *short*' })).status).toBe(200);
 
     expect((await bot.act('/api/messages', { text: '/feedback', thread })).body.status).toBe('command');
-    const whisper = await live.next((e) => e.event === 'whisper' && String(e.data.text).includes('Feedback on answers'));
+    const whisper = await live.next(
+      (e) => e.event === 'whisper' && String(e.data.text).includes('Feedback on answers'),
+    );
     expect(whisper.data).toMatchObject({ threadId: thread });
     expect(whisper.data.text).toContain('**Feedback on answers:** 0 👍 · 1 👎 (0% positive)');
     // The reason, escaped for the page's markdown.

@@ -20,7 +20,10 @@ async function boot(env: Record<string, string> = {}): Promise<WebBot> {
 const messagesOf = (bot: WebBot, thread: string): PageMessage[] => bot.connector.threads.get(thread)?.messages ?? [];
 
 /** A turn with a tool round (two answer segments), answered in full: its thread and its messages. */
-async function answeredTurn(bot: WebBot, text = '@bot look around'): Promise<{ thread: string; first: PageMessage; last: PageMessage; input: PageMessage }> {
+async function answeredTurn(
+  bot: WebBot,
+  text = '@bot look around',
+): Promise<{ thread: string; first: PageMessage; last: PageMessage; input: PageMessage }> {
   bot.llm.replyToolCalls([{ name: 'list_dir', arguments: { path: '.' } }], { text: 'Looking first.' });
   bot.llm.replyText('Nothing there.');
   const thread = (await bot.act('/api/messages', { text })).body.thread as string;
@@ -38,7 +41,9 @@ describe('feedback on answers in the playground', () => {
     expect(last).toMatchObject({ kind: 'answer', text: 'Nothing there.', feedback: {} });
     expect(messagesOf(bot, thread).filter((m) => 'feedback' in m)).toHaveLength(1);
 
-    bot.llm.replyError(400, { error: { message: 'The model is having a bad day.', type: 'invalid_request_error', param: null, code: null } });
+    bot.llm.replyError(400, {
+      error: { message: 'The model is having a bad day.', type: 'invalid_request_error', param: null, code: null },
+    });
     const failed = (await bot.act('/api/messages', { text: '@bot fail please' })).body.thread as string;
     await bot.idle();
     expect(messagesOf(bot, failed).some((m) => m.kind === 'note')).toBe(true);
@@ -76,13 +81,18 @@ describe('feedback on answers in the playground', () => {
     expect(early.body.message).toMatch(/vote 👎 first/);
 
     await bot.act('/api/feedback', { message: last.id, value: 'down' });
-    const given = await bot.act('/api/feedback-reason', { message: last.id, reason: `It listed the wrong folder; my token is ${bot.token}` });
+    const given = await bot.act('/api/feedback-reason', {
+      message: last.id,
+      reason: `It listed the wrong folder; my token is ${bot.token}`,
+    });
     expect(given).toMatchObject({ status: 200, body: { ok: true } });
     const { reasons } = await bot.core.feedback.totals();
     expect(reasons).toHaveLength(1);
     expect(reasons[0]!.reason).toMatch(/^It listed the wrong folder/);
     expect(reasons[0]!.reason).not.toContain(bot.token);
-    expect(messagesOf(bot, thread).find((m) => m.id === last.id)).toMatchObject({ feedback: { vote: 'down', reason: true } });
+    expect(messagesOf(bot, thread).find((m) => m.id === last.id)).toMatchObject({
+      feedback: { vote: 'down', reason: true },
+    });
 
     const empty = await bot.act('/api/feedback-reason', { message: last.id, reason: '   ' });
     expect(empty.status).toBe(400);
@@ -97,7 +107,12 @@ describe('feedback on answers in the playground', () => {
       expect(forged.body.message).toMatch(/no answer to rate/);
     }
     // What the body says besides the message is not looked at: no session, no key taken from it.
-    const extra = await bot.act('/api/feedback', { message: first.id, value: 'up', sessionId: 'web:playground:general:x', key: 'web:x' });
+    const extra = await bot.act('/api/feedback', {
+      message: first.id,
+      value: 'up',
+      sessionId: 'web:playground:general:x',
+      key: 'web:x',
+    });
     expect(extra.status).toBe(404);
     expect(await bot.core.feedback.totals()).toMatchObject({ up: 0, down: 0, reasons: [] });
     const bad = await bot.act('/api/feedback', { message: first.id, value: 'sideways' });

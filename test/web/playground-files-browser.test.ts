@@ -39,7 +39,11 @@ async function setup(env: Record<string, string> = {}): Promise<{ bot: WebBot; p
 }
 
 /** Choose files with the composer's 📎 button, through the browser's file chooser. */
-async function attachWithButton(page: Page, composer: string, files: { name: string; mimeType: string; buffer: Buffer }[]): Promise<void> {
+async function attachWithButton(
+  page: Page,
+  composer: string,
+  files: { name: string; mimeType: string; buffer: Buffer }[],
+): Promise<void> {
   const chooser = page.waitForEvent('filechooser');
   await page.locator(`${composer} button.attach`).click();
   await (await chooser).setFiles(files);
@@ -51,9 +55,16 @@ describe('files through npm run playground', () => {
     cleanups.push(dir.remove);
     const llm = await new FakeOpenAI().start();
     cleanups.push(() => llm.stop());
-    llm.replyToolCalls([{ name: 'attach_file', arguments: { path: 'uploads/cities.csv', comment: 'Your table, back.' } }]);
+    llm.replyToolCalls([
+      { name: 'attach_file', arguments: { path: 'uploads/cities.csv', comment: 'Your table, back.' } },
+    ]);
     llm.replyText('Posted it.');
-    const bot = await BotProcess.start({ ...coreTestEnv(dir.path, llm), PERMISSION_MODE: 'interactive' }, dir.path, 20_000, { waitFor: 'playground' });
+    const bot = await BotProcess.start(
+      { ...coreTestEnv(dir.path, llm), PERMISSION_MODE: 'interactive' },
+      dir.path,
+      20_000,
+      { waitFor: 'playground' },
+    );
     cleanups.push(() => bot.kill());
     const url = printedUrl(bot.stdout);
     const token = new URLSearchParams(new URL(url).hash.slice(1)).get('token')!;
@@ -69,19 +80,30 @@ describe('files through npm run playground', () => {
       { name: 'cities.csv', mimeType: 'text/csv', buffer: csv },
       { name: 'screen.png', mimeType: 'image/png', buffer: TINY_PNG },
     ]);
-    expect(await page.locator('#channel-composer .attached .file-chip .name').allTextContents()).toEqual(['cities.csv', 'screen.png']);
+    expect(await page.locator('#channel-composer .attached .file-chip .name').allTextContents()).toEqual([
+      'cities.csv',
+      'screen.png',
+    ]);
     await mention(page, '@bot give me my table back');
-    expect(await thread(page).locator('li[data-kind="input"]').first().locator('.file-chip .name').allTextContents()).toEqual(['cities.csv', 'screen.png']);
+    expect(
+      await thread(page).locator('li[data-kind="input"]').first().locator('.file-chip .name').allTextContents(),
+    ).toEqual(['cities.csv', 'screen.png']);
 
     // The model's first request: the CSV named with its path, the PNG as an image part.
     const card = thread(page).locator('li[data-kind="card"]');
     await card.locator('button[data-choice="once"]').waitFor();
     const user = llm.bodies[0]!.messages.filter((message) => message.role === 'user').at(-1)!;
-    const parts = (Array.isArray(user.content) ? user.content : [{ type: 'text', text: user.content }]) as { type: string; text?: string; image_url?: { url: string } }[];
+    const parts = (Array.isArray(user.content) ? user.content : [{ type: 'text', text: user.content }]) as {
+      type: string;
+      text?: string;
+      image_url?: { url: string };
+    }[];
     expect(parts[0]!.text).toContain('give me my table back');
     expect(parts[0]!.text).toContain('uploads/cities.csv');
     expect(parts[0]!.text).toContain('uploads/screen.png');
-    expect(parts.filter((part) => part.type === 'image_url').map((part) => part.image_url!.url)).toEqual([`data:image/png;base64,${TINY_PNG.toString('base64')}`]);
+    expect(parts.filter((part) => part.type === 'image_url').map((part) => part.image_url!.url)).toEqual([
+      `data:image/png;base64,${TINY_PNG.toString('base64')}`,
+    ]);
 
     // attach_file asks first, like a write; approved, the file shows in the thread with its link.
     await card.locator('button[data-choice="once"]').click();
@@ -130,7 +152,10 @@ describe('files in the playground page', () => {
       clipboard.items.add(new File(['pasted words'], 'pasted.txt', { type: 'text/plain' }));
       document.querySelector('#thread-composer textarea').dispatchEvent(new ClipboardEvent('paste', { clipboardData: clipboard, bubbles: true, cancelable: true }));
     })()`);
-    expect(await page.locator('#thread-composer .attached .file-chip .name').allTextContents()).toEqual(['screenshot.png', 'pasted.txt']);
+    expect(await page.locator('#thread-composer .attached .file-chip .name').allTextContents()).toEqual([
+      'screenshot.png',
+      'pasted.txt',
+    ]);
     await page.locator('#thread-composer button.send').click();
     await answerWith(page, 'A picture, I see.').waitFor();
     const inputs = thread(page).locator('li[data-kind="input"]');
@@ -145,7 +170,9 @@ describe('files in the playground page', () => {
 
   it('a file over MAX_FILE_BYTES is refused on the page, naming the cap, before any upload', async () => {
     const { page, requested } = await setup({ MAX_FILE_BYTES: '1024' });
-    await attachWithButton(page, '#channel-composer', [{ name: 'big.bin', mimeType: 'application/octet-stream', buffer: randomBytes(4096) }]);
+    await attachWithButton(page, '#channel-composer', [
+      { name: 'big.bin', mimeType: 'application/octet-stream', buffer: randomBytes(4096) },
+    ]);
     await page.locator('#channel-messages li.whisper', { hasText: 'MAX_FILE_BYTES' }).waitFor();
     expect(await page.locator('#channel-messages li.whisper').textContent()).toContain('big.bin is 4 KB, over 1 KB');
     expect(await page.locator('#channel-composer .attached .file-chip').count()).toBe(0);

@@ -34,7 +34,12 @@ interface UploadAnswer {
 }
 
 /** POST one file as the page does: its bytes as the body, its name URI-encoded in X-File-Name. */
-async function upload(bot: WebBot, name: string, bytes: Buffer | Readable, options: { token?: string | null; type?: string } = {}): Promise<UploadAnswer> {
+async function upload(
+  bot: WebBot,
+  name: string,
+  bytes: Buffer | Readable,
+  options: { token?: string | null; type?: string } = {},
+): Promise<UploadAnswer> {
   const token = options.token === undefined ? bot.token : options.token;
   const streamed = bytes instanceof Readable;
   const response = await fetch(`${bot.origin}/api/uploads`, {
@@ -62,7 +67,12 @@ async function readAll(body: unknown): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-const incoming = (id: string, url = `web-upload:${id}`): IncomingFile => ({ platform: 'web', id, name: 'data.csv', url });
+const incoming = (id: string, url = `web-upload:${id}`): IncomingFile => ({
+  platform: 'web',
+  id,
+  name: 'data.csv',
+  url,
+});
 
 describe('uploading a file', () => {
   it('needs the access token: none is refused (401), a wrong one too (403), and nothing is staged', async () => {
@@ -78,13 +88,17 @@ describe('uploading a file', () => {
     const bot = await boot({ MAX_FILE_BYTES: '1024' });
     const announced = await upload(bot, 'big.bin', randomBytes(4096));
     expect(announced.status).toBe(413);
-    expect(announced.body.message).toBe('big.bin is 4 KB, over 1 KB, the most the playground takes in one file (MAX_FILE_BYTES).');
+    expect(announced.body.message).toBe(
+      'big.bin is 4 KB, over 1 KB, the most the playground takes in one file (MAX_FILE_BYTES).',
+    );
 
     // Chunked, so the server learns the size only while it streams: it stops at the cap.
     const chunks = Array.from({ length: 64 }, () => randomBytes(256));
     const chunked = await upload(bot, 'stream.bin', Readable.from(chunks));
     expect(chunked.status).toBe(413);
-    expect(chunked.body.message).toBe('stream.bin is larger than 1 KB, the most the playground takes in one file (MAX_FILE_BYTES).');
+    expect(chunked.body.message).toBe(
+      'stream.bin is larger than 1 KB, the most the playground takes in one file (MAX_FILE_BYTES).',
+    );
     expect(await stagedNames(bot)).toEqual([]);
 
     // At the cap exactly, it is taken.
@@ -99,7 +113,12 @@ describe('uploading a file', () => {
     const answer = await upload(bot, '../../.env', bytes, { type: 'text/plain' });
     expect(answer.status).toBe(200);
     const staged = answer.body.upload!;
-    expect(staged).toEqual({ id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), name: '../../.env', size: bytes.length, mimeType: 'text/plain' });
+    expect(staged).toEqual({
+      id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+      name: '../../.env',
+      size: bytes.length,
+      mimeType: 'text/plain',
+    });
     expect(await stagedNames(bot)).toEqual([staged.id]);
     expect(await readFile(join(bot.filesDir, 'uploads', staged.id))).toEqual(bytes);
     // Nothing landed where the name points, from the staging folder or from the bot's folder.
@@ -122,7 +141,10 @@ describe('a message with files', () => {
     expect(posted.status).toBe(200);
     await bot.idle();
     const root = bot.connector.threads.get(posted.body.thread as string)!.messages[0]!;
-    expect(root).toMatchObject({ kind: 'input', files: [{ id: staged!.id, name: 'cities.csv', size: csv.length, mimeType: 'text/csv' }] });
+    expect(root).toMatchObject({
+      kind: 'input',
+      files: [{ id: staged!.id, name: 'cities.csv', size: csv.length, mimeType: 'text/csv' }],
+    });
     await live.next((event) => messageOf(event)?.kind === 'answer');
     // The model was told of the file, saved in the conversation's uploads/.
     const told = JSON.stringify(bot.llm.bodies[0]!.messages.filter((message) => message.role === 'user'));
@@ -160,7 +182,9 @@ describe('a message with files', () => {
     const second = (await upload(bot, 'b.csv', Buffer.from('b\n'))).body.upload!;
     const posted = await bot.act('/api/messages', { text: '@bot read both', files: [first.id, second.id] });
     expect(posted.status).toBe(200);
-    expect(posted.body.notice).toBe('This file was not taken, so the bot does not see it:\n• b.csv: a message may bring at most 1 file (MAX_FILES_PER_MESSAGE)');
+    expect(posted.body.notice).toBe(
+      'This file was not taken, so the bot does not see it:\n• b.csv: a message may bring at most 1 file (MAX_FILES_PER_MESSAGE)',
+    );
     await bot.idle();
     const asked = JSON.stringify(bot.llm.bodies[0]!.messages.at(-1));
     expect(asked).toContain('uploads/a.csv');
@@ -181,7 +205,9 @@ describe('a message with files', () => {
     await bot.idle();
     expect(bot.llm.requests).toHaveLength(2);
     expect(JSON.stringify(bot.llm.bodies[1]!.messages.at(-1))).toContain('uploads/notes.md');
-    const message = bot.connector.threads.get(thread)!.messages.find((candidate) => candidate.id === only.body.message)!;
+    const message = bot.connector.threads
+      .get(thread)!
+      .messages.find((candidate) => candidate.id === only.body.message)!;
     expect(message).toMatchObject({ kind: 'input', text: '', files: [{ name: 'notes.md' }] });
 
     const again = await bot.act('/api/messages', { thread, text: 'and again', files: [staged!.id] });
@@ -199,7 +225,9 @@ describe('a message with files', () => {
     expect(await stagedNames(bot)).toEqual([staged!.id]);
     const posted = await bot.act('/api/messages', { text: 'look at this, everyone', files: [staged!.id] });
     expect(posted.body.status).toBe('posted');
-    expect(bot.connector.threads.get(posted.body.thread as string)!.messages[0]).toMatchObject({ files: [{ name: 'photo.png' }] });
+    expect(bot.connector.threads.get(posted.body.thread as string)!.messages[0]).toMatchObject({
+      files: [{ name: 'photo.png' }],
+    });
     expect(await stagedNames(bot)).toEqual([]);
     expect(bot.llm.requests).toHaveLength(0);
   });
@@ -213,18 +241,31 @@ describe('with the demo model (the playground without MODEL)', () => {
     const started = await bot.act('/api/messages', { text: '@bot hello', files: [staged!.id] });
     const thread = started.body.thread as string;
     const messages = () => bot.connector.threads.get(thread)!.messages;
-    await waitFor(() => messages().some((message) => message.kind === 'card' && message.card.buttons.length > 0), 15_000);
+    await waitFor(
+      () => messages().some((message) => message.kind === 'card' && message.card.buttons.length > 0),
+      15_000,
+    );
     const card = messages().find((message) => message.kind === 'card')!;
     if (card.kind !== 'card') throw new Error('no card');
     expect(card.card.name).toBe('attach_file');
-    expect(messages().find((message) => message.kind === 'answer')).toMatchObject({ text: expect.stringContaining('You shared `uploads/cities.csv`') as unknown });
+    expect(messages().find((message) => message.kind === 'answer')).toMatchObject({
+      text: expect.stringContaining('You shared `uploads/cities.csv`') as unknown,
+    });
     expect((await bot.act('/api/click', { item: card.card.itemId, choice: 'once' })).status).toBe(200);
-    await waitFor(() => messages().some((message) => message.kind === 'answer' && message.text.startsWith('Posted:')), 15_000);
+    await waitFor(
+      () => messages().some((message) => message.kind === 'answer' && message.text.startsWith('Posted:')),
+      15_000,
+    );
     await bot.idle();
     const file = messages().find((message) => message.kind === 'file');
     if (file?.kind !== 'file') throw new Error('no file message');
-    expect(file).toMatchObject({ comment: 'Your file, back from the demo model.', file: { name: 'cities.csv', size: csv.length } });
-    const response = await fetch(`${bot.origin}/api/files/${file.file.id}`, { headers: { authorization: `Bearer ${bot.token}` } });
+    expect(file).toMatchObject({
+      comment: 'Your file, back from the demo model.',
+      file: { name: 'cities.csv', size: csv.length },
+    });
+    const response = await fetch(`${bot.origin}/api/files/${file.file.id}`, {
+      headers: { authorization: `Bearer ${bot.token}` },
+    });
     expect(Buffer.from(await response.arrayBuffer())).toEqual(csv);
   });
 });
@@ -236,10 +277,24 @@ describe('while an approval waits', () => {
     bot.llm.replyText('I will use your notes.');
     const started = await bot.act('/api/messages', { text: '@bot write the plan' });
     const thread = started.body.thread as string;
-    await waitFor(() => bot.connector.threads.get(thread)!.messages.some((message) => message.kind === 'card' && message.card.buttons.length > 0), 8_000);
+    await waitFor(
+      () =>
+        bot.connector.threads
+          .get(thread)!
+          .messages.some((message) => message.kind === 'card' && message.card.buttons.length > 0),
+      8_000,
+    );
     const { upload: staged } = (await upload(bot, 'notes.md', Buffer.from('# notes\n'))).body;
-    expect((await bot.act('/api/messages', { thread, text: 'use these notes instead', files: [staged!.id] })).status).toBe(200);
-    await waitFor(() => bot.connector.threads.get(thread)!.messages.some((message) => message.kind === 'answer' && message.text === 'I will use your notes.'), 8_000);
+    expect(
+      (await bot.act('/api/messages', { thread, text: 'use these notes instead', files: [staged!.id] })).status,
+    ).toBe(200);
+    await waitFor(
+      () =>
+        bot.connector.threads
+          .get(thread)!
+          .messages.some((message) => message.kind === 'answer' && message.text === 'I will use your notes.'),
+      8_000,
+    );
     await bot.idle();
     const card = bot.connector.threads.get(thread)!.messages.find((message) => message.kind === 'card');
     expect(card).toMatchObject({ card: { phase: 'denied' } });
@@ -256,7 +311,13 @@ describe('a file the bot posts', () => {
     const key: SessionKey = { platform: 'web', workspace: 'playground', channel: 'general', thread };
     const path = join(bot.dir, 'to-post.bin');
     await writeFile(path, bytes);
-    const result = await bot.core.files.sink('web')!.post(key, { path, name, mimeType: 'text/csv', size: bytes.length, comment: 'Here it is.' }, new AbortController().signal);
+    const result = await bot.core.files
+      .sink('web')!
+      .post(
+        key,
+        { path, name, mimeType: 'text/csv', size: bytes.length, comment: 'Here it is.' },
+        new AbortController().signal,
+      );
     return { thread, result, path };
   }
 
@@ -269,14 +330,20 @@ describe('a file the bot posts', () => {
     expect(link.pathname).toMatch(/^\/api\/files\/[A-Za-z0-9_-]{22}$/);
     expect(link.href).not.toContain(bot.token);
     const message = bot.connector.threads.get(thread)!.messages.at(-1)!;
-    expect(message).toMatchObject({ kind: 'file', comment: 'Here it is.', file: { id: link.pathname.split('/').at(-1), name: 'cleaned data.csv', size: bytes.length } });
+    expect(message).toMatchObject({
+      kind: 'file',
+      comment: 'Here it is.',
+      file: { id: link.pathname.split('/').at(-1), name: 'cleaned data.csv', size: bytes.length },
+    });
 
     // What was posted is a copy: the conversation's file changing later does not change it.
     await writeFile(path, 'changed');
     const response = await fetch(link, { headers: { authorization: `Bearer ${bot.token}` } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/octet-stream');
-    expect(response.headers.get('content-disposition')).toBe(`attachment; filename="cleaned data.csv"; filename*=UTF-8''cleaned%20data.csv`);
+    expect(response.headers.get('content-disposition')).toBe(
+      `attachment; filename="cleaned data.csv"; filename*=UTF-8''cleaned%20data.csv`,
+    );
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(Buffer.from(await response.arrayBuffer())).toEqual(bytes);
 
@@ -287,7 +354,7 @@ describe('a file the bot posts', () => {
   it('is served by its id only: an unknown id, a path, or an upload of the person is refused', async () => {
     const bot = await boot();
     await postedFile(bot, Buffer.from('the bytes the bot posted'));
-    const { upload: staged } = (await upload(bot, 'mine.txt', Buffer.from('the person\'s own upload'))).body;
+    const { upload: staged } = (await upload(bot, 'mine.txt', Buffer.from("the person's own upload"))).body;
     const get = (path: string) => fetch(`${bot.origin}${path}`, { headers: { authorization: `Bearer ${bot.token}` } });
     for (const path of [
       `/api/files/${randomBytes(16).toString('base64url')}`,
@@ -328,9 +395,14 @@ describe('a file the bot posts', () => {
 
       const second = await bootWebBot({ dir: dir.path, llm });
       bots.push(second);
-      expect(second.connector.threads.get(thread)!.messages.at(-1)).toMatchObject({ kind: 'file', file: { name: 'cleaned data.csv' } });
+      expect(second.connector.threads.get(thread)!.messages.at(-1)).toMatchObject({
+        kind: 'file',
+        file: { name: 'cleaned data.csv' },
+      });
       const link = new URL(result.link!);
-      const response = await fetch(`${second.origin}${link.pathname}`, { headers: { authorization: `Bearer ${second.token}` } });
+      const response = await fetch(`${second.origin}${link.pathname}`, {
+        headers: { authorization: `Bearer ${second.token}` },
+      });
       expect(response.status).toBe(404);
       expect(((await response.json()) as { message: string }).message).toMatch(/while it runs.*attach it again/);
       await second.stop();

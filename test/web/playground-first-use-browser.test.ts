@@ -89,7 +89,9 @@ describe('the playground for a newcomer', () => {
     await idle(page);
     await reply(page, '/forget');
     await page.locator('#thread-pane').waitFor({ state: 'hidden' });
-    const confirmation = page.locator('#channel-messages li.whisper', { hasText: 'Forgotten: everything I stored for this thread is deleted.' });
+    const confirmation = page.locator('#channel-messages li.whisper', {
+      hasText: 'Forgotten: everything I stored for this thread is deleted.',
+    });
     await confirmation.waitFor();
     expect(await confirmation.isVisible()).toBe(true);
   });
@@ -98,9 +100,18 @@ describe('the playground for a newcomer', () => {
     const { bot, page } = await setup({ width: 400, height: 760 });
     expect(await overflowing(page)).toEqual([]);
     const longLine = `echo ${'x'.repeat(300)}`;
-    bot.llm.replyToolCalls([{ id: 'call_w', name: 'write_file', arguments: { path: `notes/${'long-folder-name/'.repeat(5)}a.txt`, content: `${longLine}\n` } }], {
-      text: `Plan: see https://example.com/${'a-very-long-path-segment/'.repeat(6)} and\n\n\`\`\`\n${longLine}\n\`\`\`\n\n| Column one | Column two | Column three | Column four |\n|---|---|---|---|\n| ${'cell '.repeat(8)} | b | c | d |`,
-    });
+    bot.llm.replyToolCalls(
+      [
+        {
+          id: 'call_w',
+          name: 'write_file',
+          arguments: { path: `notes/${'long-folder-name/'.repeat(5)}a.txt`, content: `${longLine}\n` },
+        },
+      ],
+      {
+        text: `Plan: see https://example.com/${'a-very-long-path-segment/'.repeat(6)} and\n\n\`\`\`\n${longLine}\n\`\`\`\n\n| Column one | Column two | Column three | Column four |\n|---|---|---|---|\n| ${'cell '.repeat(8)} | b | c | d |`,
+      },
+    );
     await mention(page, `@bot write the notes ${'please '.repeat(20)}`);
     const card = thread(page).locator('li[data-kind="card"]');
     await card.locator('button[data-choice="once"]').waitFor();
@@ -108,7 +119,11 @@ describe('the playground for a newcomer', () => {
     expect(await page.locator('#thread-pane').isVisible()).toBe(true);
     expect(await overflowing(page)).toEqual([]);
     // The approve buttons and the reply box are within reach.
-    for (const control of [card.locator('button[data-choice="once"]'), page.locator('#thread-composer textarea'), page.locator('#thread-close')]) {
+    for (const control of [
+      card.locator('button[data-choice="once"]'),
+      page.locator('#thread-composer textarea'),
+      page.locator('#thread-close'),
+    ]) {
       const box = await control.boundingBox();
       expect(box && box.x >= 0 && box.x + box.width <= 400).toBe(true);
     }

@@ -44,10 +44,10 @@ const ANSWER = [
   'npm test',
   '```',
   '',
-  'Hostile: [click me](javascript:document.title=\'pwned\') <img src=x onerror="document.title=\'pwned\'"><script>document.title=\'pwned\'</script>',
+  "Hostile: [click me](javascript:document.title='pwned') <img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>",
 ].join('\n');
 
-describe('a model\'s Markdown on the playground page', () => {
+describe("a model's Markdown on the playground page", () => {
   it('renders headings, lists, links, tables, quotes and code, and shows hostile markup as text', async () => {
     const { bot, page } = await setup();
     bot.llm.replyText(ANSWER);
@@ -69,7 +69,12 @@ describe('a model\'s Markdown on the playground page', () => {
     expect(await answer.locator('blockquote').textContent()).toBe('Measure twice.');
     expect(await answer.locator('table th').allTextContents()).toEqual(['File', 'Lines']);
     expect(await answer.locator('table td').allTextContents()).toEqual(['a.ts', '120']);
-    expect(await answer.locator('table td').last().evaluate((cell: { style: { textAlign: string } }) => cell.style.textAlign)).toBe('right');
+    expect(
+      await answer
+        .locator('table td')
+        .last()
+        .evaluate((cell: { style: { textAlign: string } }) => cell.style.textAlign),
+    ).toBe('right');
     expect(await answer.locator('pre code').textContent()).toBe('npm test');
 
     // The hostile line: no element made of it, every character shown, nothing run.
@@ -82,7 +87,7 @@ describe('a model\'s Markdown on the playground page', () => {
     expect(await page.title()).not.toBe('pwned');
   });
 
-  it('a tool\'s JSON result reads as lines on its card, wrapped, and the toggle shows the whole result', async () => {
+  it("a tool's JSON result reads as lines on its card, wrapped, and the toggle shows the whole result", async () => {
     const { bot, page } = await setup({ PERMISSION_MODE: 'auto' });
     const path = `reports/${'a-rather-long-folder-name/'.repeat(6)}summary.md`;
     bot.llm.replyToolCalls([{ id: 'call_write', name: 'write_file', arguments: { path, content: '# Summary\n' } }]);
@@ -94,19 +99,27 @@ describe('a model\'s Markdown on the playground page', () => {
     await result.waitFor();
     expect((await result.textContent())?.split('\n')).toEqual([`path: ${path}`, 'bytesWritten: 10', 'created: true']);
     // Wrapped in the card: nothing runs past its edge.
-    expect(await result.evaluate((pre: { scrollWidth: number; clientWidth: number }) => pre.scrollWidth <= pre.clientWidth)).toBe(true);
+    expect(
+      await result.evaluate((pre: { scrollWidth: number; clientWidth: number }) => pre.scrollWidth <= pre.clientWidth),
+    ).toBe(true);
 
     const toggle = card.locator('details.result-full');
     await toggle.locator('summary').click();
     await toggle.locator('summary', { hasText: 'Full result (JSON)' }).waitFor();
-    expect(JSON.parse((await toggle.locator('pre').textContent()) ?? '')).toEqual({ path, bytesWritten: 10, created: true });
+    expect(JSON.parse((await toggle.locator('pre').textContent()) ?? '')).toEqual({
+      path,
+      bytesWritten: 10,
+      created: true,
+    });
     await idle(page);
   });
 
   it('a long text result: its first lines on the card, every line behind the toggle', async () => {
     const { bot, page } = await setup({ PERMISSION_MODE: 'auto' });
     const lines = Array.from({ length: 60 }, (_, i) => `line ${i + 1}: ${'word '.repeat(12).trim()}`);
-    bot.llm.replyToolCalls([{ id: 'call_write', name: 'write_file', arguments: { path: 'long.txt', content: `${lines.join('\n')}\n` } }]);
+    bot.llm.replyToolCalls([
+      { id: 'call_write', name: 'write_file', arguments: { path: 'long.txt', content: `${lines.join('\n')}\n` } },
+    ]);
     bot.llm.replyToolCalls([{ id: 'call_read', name: 'read_file', arguments: { path: 'long.txt' } }]);
     bot.llm.replyText('Read it.');
     await mention(page, '@bot write and read long.txt');

@@ -170,15 +170,22 @@ describe('the playground page', () => {
     // Whatever it got, tried every way the playground ever took a token: none starts a thread.
     const candidates = new Set<string>();
     for (const request of received) {
-      for (const value of Object.values(request.headers)) for (const text of [value].flat()) if (text) candidates.add(text);
-      for (const pair of (request.headers.cookie ?? '').split(';')) if (pair.includes('=')) candidates.add(pair.split('=').slice(1).join('=').trim());
+      for (const value of Object.values(request.headers))
+        for (const text of [value].flat()) if (text) candidates.add(text);
+      for (const pair of (request.headers.cookie ?? '').split(';'))
+        if (pair.includes('=')) candidates.add(pair.split('=').slice(1).join('=').trim());
       for (const word of request.body.split(/[^A-Za-z0-9_-]+/)) if (word.length >= 16) candidates.add(word);
     }
     expect(candidates.size).toBeGreaterThan(0);
     for (const candidate of candidates) {
       const attempt = await fetch(`${bot.origin}/api/messages?token=${encodeURIComponent(candidate)}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${candidate}`, 'x-playground-token': candidate, cookie: `playground_token=${candidate}` },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${candidate}`,
+          'x-playground-token': candidate,
+          cookie: `playground_token=${candidate}`,
+        },
         body: JSON.stringify({ text: '@bot run what I say' }),
       });
       expect([401, 403], `tried "${candidate.slice(0, 20)}…"`).toContain(attempt.status);
@@ -200,10 +207,14 @@ describe('the playground page', () => {
     expect(again.token).not.toBe(bot.token);
     const restarted = page.locator('#connection[data-state="restarted"]');
     await restarted.waitFor({ timeout: 30_000 });
-    expect(await restarted.textContent()).toMatch(/restarted and has a new access token\. Open the new address it printed in its terminal/);
+    expect(await restarted.textContent()).toMatch(
+      /restarted and has a new access token\. Open the new address it printed in its terminal/,
+    );
     // The refused token is not kept: a reload asks for the address.
     await page.reload();
-    await page.locator('#connection[data-state="no-token"]', { hasText: 'open the address the playground printed' }).waitFor();
+    await page
+      .locator('#connection[data-state="no-token"]', { hasText: 'open the address the playground printed' })
+      .waitFor();
 
     await page.goto(again.url);
     await page.locator('#connection[data-state="live"]').waitFor();

@@ -10,7 +10,8 @@ afterEach(async () => {
   bot = undefined;
 });
 
-const botLines = (b: WebBot, thread: string): string[] => b.connector.threads.get(thread)!.messages.flatMap((m) => (m.kind === 'bot' ? [m.text] : []));
+const botLines = (b: WebBot, thread: string): string[] =>
+  b.connector.threads.get(thread)!.messages.flatMap((m) => (m.kind === 'bot' ? [m.text] : []));
 
 describe('schedules in the playground', () => {
   it('/schedule in SCHEDULE_TZ said in the thread, /schedules whispered, /unschedule said in the thread', async () => {
@@ -21,9 +22,16 @@ describe('schedules in the playground', () => {
     const thread = (await bot.act('/api/messages', { text: '@bot hello' })).body.thread as string;
     await bot.idle();
 
-    expect((await bot.act('/api/messages', { text: '/schedule every monday at 8:30 plan the *week*', thread })).body.status).toBe('command');
+    expect(
+      (await bot.act('/api/messages', { text: '/schedule every monday at 8:30 plan the *week*', thread })).body.status,
+    ).toBe('command');
     const [made] = await desk.list({ platform: 'web', workspace: 'playground' });
-    expect(made).toMatchObject({ creator: 'local', task: 'plan the *week*', timezone: 'America/New_York', spec: { kind: 'cron', pattern: '30 8 * * 1', timezone: 'America/New_York' } });
+    expect(made).toMatchObject({
+      creator: 'local',
+      task: 'plan the *week*',
+      timezone: 'America/New_York',
+      spec: { kind: 'cron', pattern: '30 8 * * 1', timezone: 'America/New_York' },
+    });
     const said = botLines(bot, thread).find((text) => text.includes('set schedule'))!;
     // The person's words escaped for the page's markdown; the author named as the page names them.
     expect(said).toContain('plan the \\*week\\*');
@@ -35,7 +43,11 @@ describe('schedules in the playground', () => {
     expect(listed.data.text).toContain('every schedule in this channel');
 
     await bot.act('/api/messages', { text: `/unschedule ${made!.id}`, thread });
-    expect(botLines(bot, thread).some((text) => text.includes(`Schedule \`${made!.id}\``) && text.includes('was ended by @you'))).toBe(true);
+    expect(
+      botLines(bot, thread).some(
+        (text) => text.includes(`Schedule \`${made!.id}\``) && text.includes('was ended by @you'),
+      ),
+    ).toBe(true);
     expect(await desk.list({ platform: 'web', workspace: 'playground' })).toEqual([]);
   });
 

@@ -40,23 +40,41 @@ describe('the access token', () => {
   it('every /api/ route, the live stream included, refuses a request without it (401) or with a wrong one (403); a query, a cookie or another header do not count', async () => {
     const bot = await boot();
     const call = (method: string, path: string, headers: Record<string, string> = {}) =>
-      fetch(`${bot.origin}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, ...(method === 'POST' ? { body: '{"text":"@bot hi","thread":"t","item":"i","choice":"once","message":"m"}' } : {}) });
+      fetch(`${bot.origin}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...headers },
+        ...(method === 'POST'
+          ? { body: '{"text":"@bot hi","thread":"t","item":"i","choice":"once","message":"m"}' }
+          : {}),
+      });
 
     for (const [method, path] of API_ROUTES) {
       const none = await call(method, path);
       expect(none.status, `${method} ${path} without a token`).toBe(401);
       expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
       expect(((await none.json()) as { message: string }).message).toMatch(/access token/);
-      expect((await call(method, path, { authorization: 'Bearer wrong' })).status, `${method} ${path} with a wrong token`).toBe(403);
+      expect(
+        (await call(method, path, { authorization: 'Bearer wrong' })).status,
+        `${method} ${path} with a wrong token`,
+      ).toBe(403);
       // A token of another length, or sharing a prefix, is just as wrong.
       expect((await call(method, path, { authorization: `Bearer ${bot.token}x` })).status).toBe(403);
       expect((await call(method, path, { authorization: `Bearer ${bot.token.slice(0, -1)}` })).status).toBe(403);
       // The right token anywhere but the Authorization header is no token at all: the query
       // (history, logs), a cookie (sent to every port of 127.0.0.1), the old header.
       expect((await call(method, `${path}?token=${bot.token}`)).status, `${method} ${path} with ?token=`).toBe(401);
-      expect((await call(method, path, { cookie: `playground_token=${bot.token}` })).status, `${method} ${path} with a cookie`).toBe(401);
-      expect((await call(method, path, { 'x-playground-token': bot.token })).status, `${method} ${path} with x-playground-token`).toBe(401);
-      expect((await call(method, path, { authorization: `Basic ${Buffer.from(`x:${bot.token}`).toString('base64')}` })).status).toBe(401);
+      expect(
+        (await call(method, path, { cookie: `playground_token=${bot.token}` })).status,
+        `${method} ${path} with a cookie`,
+      ).toBe(401);
+      expect(
+        (await call(method, path, { 'x-playground-token': bot.token })).status,
+        `${method} ${path} with x-playground-token`,
+      ).toBe(401);
+      expect(
+        (await call(method, path, { authorization: `Basic ${Buffer.from(`x:${bot.token}`).toString('base64')}` }))
+          .status,
+      ).toBe(401);
     }
     expect(bot.connector.threads.all()).toHaveLength(0);
     expect(bot.llm.requests).toHaveLength(0);
@@ -73,7 +91,27 @@ describe('the access token', () => {
     const posted = await bot.act('/api/messages', { text: '@bot where is the plan?' });
     await bot.idle();
     const responses: Response[] = [];
-    for (const file of ['/', '/index.html', '/app.js', '/render.js', '/markdown.js', '/markdown-blocks.js', '/markdown-inline.js', '/style.css', '/access-token.js', '/live-stream.js', '/composer.js', '/file-transfer.js', '/progress-view.js', '/tool-result.js', '/full-view.js', '/private-answers.js', '/thread-status.js', '/feedback-buttons.js', '/page-view.js']) {
+    for (const file of [
+      '/',
+      '/index.html',
+      '/app.js',
+      '/render.js',
+      '/markdown.js',
+      '/markdown-blocks.js',
+      '/markdown-inline.js',
+      '/style.css',
+      '/access-token.js',
+      '/live-stream.js',
+      '/composer.js',
+      '/file-transfer.js',
+      '/progress-view.js',
+      '/tool-result.js',
+      '/full-view.js',
+      '/private-answers.js',
+      '/thread-status.js',
+      '/feedback-buttons.js',
+      '/page-view.js',
+    ]) {
       const response = await fetch(`${bot.origin}${file}`);
       expect(response.status, file).toBe(200);
       const text = await response.text();
@@ -87,8 +125,20 @@ describe('the access token', () => {
     const stream = await fetch(`${bot.origin}/api/events`, { headers: { authorization: `Bearer ${bot.token}` } });
     responses.push(stream);
     await stream.body?.cancel();
-    responses.push(await fetch(`${bot.origin}/api/messages`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bot.token}` }, body: '{"text":"hi"}' }));
-    responses.push(await fetch(`${bot.origin}/api/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"hi"}' }));
+    responses.push(
+      await fetch(`${bot.origin}/api/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${bot.token}` },
+        body: '{"text":"hi"}',
+      }),
+    );
+    responses.push(
+      await fetch(`${bot.origin}/api/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"text":"hi"}',
+      }),
+    );
     responses.push(await fetch(`${bot.origin}/nothing-here`));
     for (const response of responses) expect(response.headers.get('set-cookie'), response.url).toBeNull();
   });
@@ -96,7 +146,11 @@ describe('the access token', () => {
   it('refuses a request from another origin (another port of 127.0.0.1), even with the token', async () => {
     const bot = await boot();
     const post = (origin: string) =>
-      fetch(`${bot.origin}/api/messages`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bot.token}`, origin }, body: '{"text":"@bot hi"}' });
+      fetch(`${bot.origin}/api/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${bot.token}`, origin },
+        body: '{"text":"@bot hi"}',
+      });
     expect((await post(`http://127.0.0.1:${bot.connector.port + 1}`)).status).toBe(403);
     expect((await post('null')).status).toBe(403);
     expect((await post('http://evil.example')).status).toBe(403);
@@ -167,10 +221,18 @@ describe('the access token', () => {
     const { request } = await import('node:http');
     const statusOf = (path: string) =>
       new Promise<number>((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port: bot.connector.port, path, headers: { host: `evil.example:${bot.connector.port}`, authorization: `Bearer ${bot.token}` } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: bot.connector.port,
+            path,
+            headers: { host: `evil.example:${bot.connector.port}`, authorization: `Bearer ${bot.token}` },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on('error', reject);
         req.end();
       });
@@ -184,7 +246,11 @@ describe('the access token', () => {
     const empty = await bot.act('/api/messages', { text: '   ' });
     expect(empty.status).toBe(400);
     expect(empty.body.message).toMatch(/text/);
-    const notJson = await fetch(`${bot.origin}/api/messages`, { method: 'POST', headers: { 'content-type': 'text/plain', authorization: `Bearer ${bot.token}` }, body: 'hi' });
+    const notJson = await fetch(`${bot.origin}/api/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', authorization: `Bearer ${bot.token}` },
+      body: 'hi',
+    });
     expect(notJson.status).toBe(415);
   });
 });
@@ -202,7 +268,7 @@ describe('a thread in the playground', () => {
     const threadId = posted.body.thread as string;
 
     const opened = await live.next((e) => e.event === 'message' && messageOf(e)?.kind === 'answer');
-    expect((opened.data.threadId as string)).toBe(threadId);
+    expect(opened.data.threadId as string).toBe(threadId);
     await live.next((e) => e.event === 'append');
     await bot.idle();
     const finished = await live.next((e) => messageOf(e)?.kind === 'answer' && messageOf(e)?.streaming === false);
@@ -226,14 +292,24 @@ describe('a thread in the playground', () => {
   it('a tool call gets one card, updated in place; Approve runs it once; a second click is refused as already answered', async () => {
     const bot = await boot();
     const live = await bot.stream();
-    bot.llm.replyToolCalls([{ id: 'call_w1', name: 'write_file', arguments: { path: 'notes.txt', content: 'hello <b>world</b>\n' } }]);
+    bot.llm.replyToolCalls([
+      { id: 'call_w1', name: 'write_file', arguments: { path: 'notes.txt', content: 'hello <b>world</b>\n' } },
+    ]);
     bot.llm.replyText('Written.');
 
     const posted = await bot.act('/api/messages', { text: '@bot write my notes' });
     const threadId = posted.body.thread as string;
-    const asking = await live.next((e) => messageOf(e)?.kind === 'card' && ((messageOf(e)?.card as { buttons: unknown[] }).buttons.length > 0));
+    const asking = await live.next(
+      (e) => messageOf(e)?.kind === 'card' && (messageOf(e)?.card as { buttons: unknown[] }).buttons.length > 0,
+    );
     const card = messageOf(asking)!;
-    const model = card.card as { itemId: string; name: string; parts: { label: string; text: string }[]; buttons: { label: string; choice: string }[]; status: string };
+    const model = card.card as {
+      itemId: string;
+      name: string;
+      parts: { label: string; text: string }[];
+      buttons: { label: string; choice: string }[];
+      status: string;
+    };
     expect(model.name).toBe('write_file');
     expect(model.parts).toEqual([
       { label: 'File', text: 'notes.txt' },
@@ -246,7 +322,9 @@ describe('a thread in the playground', () => {
     const click = await bot.act('/api/click', { item: model.itemId, choice: 'once' });
     expect(click.status).toBe(200);
     await bot.idle();
-    expect(await readFile(inOnlyConversation(join(bot.dir, 'workspace'), 'notes.txt'), 'utf8')).toBe('hello <b>world</b>\n');
+    expect(await readFile(inOnlyConversation(join(bot.dir, 'workspace'), 'notes.txt'), 'utf8')).toBe(
+      'hello <b>world</b>\n',
+    );
 
     const cards = bot.connector.threads.get(threadId)!.messages.filter((m) => m.kind === 'card');
     expect(cards).toHaveLength(1);
@@ -287,7 +365,9 @@ describe('a thread in the playground', () => {
 
   it('a failed turn gets a note with Retry; Retry runs the request again and the button goes', async () => {
     const bot = await boot();
-    bot.llm.replyError(400, { error: { message: 'The model is having a bad day.', type: 'invalid_request_error', param: null, code: null } });
+    bot.llm.replyError(400, {
+      error: { message: 'The model is having a bad day.', type: 'invalid_request_error', param: null, code: null },
+    });
     bot.llm.replyText('Second time lucky.');
     const posted = await bot.act('/api/messages', { text: '@bot try this' });
     const thread = posted.body.thread as string;
@@ -317,7 +397,9 @@ describe('a thread in the playground', () => {
 
       const second = await boot({ dir: dir.path, llm });
       const live = await second.stream();
-      const snapshot = live.events[0]!.data as { threads: { id: string; messages: { kind: string; text?: string }[] }[] };
+      const snapshot = live.events[0]!.data as {
+        threads: { id: string; messages: { kind: string; text?: string }[] }[];
+      };
       const thread = snapshot.threads.find((t) => t.id === posted.body.thread);
       expect(thread?.messages.map((m) => m.kind)).toEqual(['input', 'answer']);
       expect(thread?.messages[1]!.text).toBe('Kept.');

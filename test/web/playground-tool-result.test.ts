@@ -12,9 +12,11 @@ afterEach(async () => {
 });
 
 describe('the Full result of a card', () => {
-  it('is the call\'s whole result from the transcript, for the token holder only', async () => {
+  it("is the call's whole result from the transcript, for the token holder only", async () => {
     bot = await bootWebBot({ env: { PERMISSION_MODE: 'auto' } });
-    bot.llm.replyToolCalls([{ id: 'call_w', name: 'write_file', arguments: { path: 'a.txt', content: 'line\n'.repeat(200) } }]);
+    bot.llm.replyToolCalls([
+      { id: 'call_w', name: 'write_file', arguments: { path: 'a.txt', content: 'line\n'.repeat(200) } },
+    ]);
     bot.llm.replyText('Written.');
     const thread = (await bot.act('/api/messages', { text: '@bot write a.txt' })).body.thread as string;
     await bot.idle();

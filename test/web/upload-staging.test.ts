@@ -18,10 +18,17 @@ async function staging(maxStagedBytes = 1_000_000) {
   const dir = await tempDir();
   cleanups.push(dir.remove);
   const clock = { now: 1_000_000 };
-  const uploads = new UploadStaging({ dir: join(dir.path, 'uploads'), maxFileBytes: 10_000, maxStagedBytes, now: () => clock.now });
+  const uploads = new UploadStaging({
+    dir: join(dir.path, 'uploads'),
+    maxFileBytes: 10_000,
+    maxStagedBytes,
+    now: () => clock.now,
+  });
   cleanups.push(async () => uploads.close());
   const add = async (text: string) => {
-    const result = await uploads.receive(Readable.from([Buffer.from(text)]) as unknown as IncomingMessage, { name: `${text}.txt` });
+    const result = await uploads.receive(Readable.from([Buffer.from(text)]) as unknown as IncomingMessage, {
+      name: `${text}.txt`,
+    });
     if (!result.ok) throw new Error(result.message);
     return result.upload.id;
   };
@@ -58,14 +65,20 @@ describe('staged uploads', () => {
     await uploads.sweep();
     expect(onDisk(id)).toBe(true);
 
-    expect(await drain((await uploads.source.open(taken.incoming[0]!, new AbortController().signal)).body)).toBe('sent');
+    expect(await drain((await uploads.source.open(taken.incoming[0]!, new AbortController().signal)).body)).toBe(
+      'sent',
+    );
     clock.now += READ_GRACE_MS - 1;
     await uploads.sweep();
-    expect(await drain((await uploads.source.open(taken.incoming[0]!, new AbortController().signal)).body)).toBe('sent');
+    expect(await drain((await uploads.source.open(taken.incoming[0]!, new AbortController().signal)).body)).toBe(
+      'sent',
+    );
     clock.now += 1;
     await uploads.sweep();
     expect(onDisk(id)).toBe(false);
-    await expect(uploads.source.open(taken.incoming[0]!, new AbortController().signal)).rejects.toThrow(/no longer has this upload.*attach it again/);
+    await expect(uploads.source.open(taken.incoming[0]!, new AbortController().signal)).rejects.toThrow(
+      /no longer has this upload.*attach it again/,
+    );
   });
 
   it('a sent upload never read goes after SENT_TTL_MS; one discarded goes at once', async () => {
@@ -86,8 +99,14 @@ describe('staged uploads', () => {
   it('what all staged files may hold is capped (MAX_CONVERSATION_FILE_BYTES), and space comes back as they go', async () => {
     const { uploads, add } = await staging(10);
     const first = await add('123456');
-    const refused = await uploads.receive(Readable.from([Buffer.from('78901')]) as unknown as IncomingMessage, { name: 'more.txt' });
-    expect(refused).toMatchObject({ ok: false, status: 507, message: expect.stringMatching(/MAX_CONVERSATION_FILE_BYTES/) as unknown });
+    const refused = await uploads.receive(Readable.from([Buffer.from('78901')]) as unknown as IncomingMessage, {
+      name: 'more.txt',
+    });
+    expect(refused).toMatchObject({
+      ok: false,
+      status: 507,
+      message: expect.stringMatching(/MAX_CONVERSATION_FILE_BYTES/) as unknown,
+    });
     await uploads.discard([first]);
     await add('78901');
   });

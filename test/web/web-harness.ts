@@ -34,14 +34,20 @@ export interface WebBot {
   /** What tool results are masked with (the access token included). */
   secrets: SecretMasker;
   /** POST an action as the page does; `token: null` sends none. */
-  act(path: string, body: unknown, options?: { token?: string | null }): Promise<{ status: number; body: Record<string, unknown> }>;
+  act(
+    path: string,
+    body: unknown,
+    options?: { token?: string | null },
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Open the live stream; events accumulate in `events` until `close`. */
   stream(): Promise<LiveStream>;
   idle(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function bootWebBot(options: { env?: Record<string, string>; dir?: string; llm?: FakeOpenAI } = {}): Promise<WebBot> {
+export async function bootWebBot(
+  options: { env?: Record<string, string>; dir?: string; llm?: FakeOpenAI } = {},
+): Promise<WebBot> {
   const own = options.dir === undefined ? await tempDir() : undefined;
   const dir = options.dir ?? own!.path;
   const llm = options.llm ?? (await new FakeOpenAI().start());
@@ -73,7 +79,10 @@ export async function bootWebBot(options: { env?: Record<string, string>; dir?: 
       const given = o.token === undefined ? token : o.token;
       const response = await fetch(`${origin}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(given === null ? {} : { authorization: `Bearer ${given}` }) },
+        headers: {
+          'content-type': 'application/json',
+          ...(given === null ? {} : { authorization: `Bearer ${given}` }),
+        },
         body: JSON.stringify(body),
       });
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -102,7 +111,10 @@ export class LiveStream {
 
   static async open(url: string, token: string): Promise<LiveStream> {
     const live = new LiveStream();
-    const response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: live.controller.signal });
+    const response = await fetch(url, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: live.controller.signal,
+    });
     if (response.status !== 200 || !response.body) throw new Error(`the live stream answered ${response.status}`);
     void live.read(response.body);
     await waitFor(() => live.events.length > 0, 5_000);
@@ -124,7 +136,8 @@ export class LiveStream {
             if (line.startsWith('event: ')) event = line.slice(7);
             else if (line.startsWith('data: ')) data.push(line.slice(6));
           }
-          if (data.length > 0) this.events.push({ event, data: JSON.parse(data.join('\n')) as Record<string, unknown> });
+          if (data.length > 0)
+            this.events.push({ event, data: JSON.parse(data.join('\n')) as Record<string, unknown> });
         }
       }
     } catch {

@@ -122,7 +122,10 @@ function parseJson(text) {
 
 function connect() {
   if (!token) {
-    setConnection('no-token', 'This page needs the playground\'s access token: open the address the playground printed in its terminal (it ends in #token=…).');
+    setConnection(
+      'no-token',
+      "This page needs the playground's access token: open the address the playground printed in its terminal (it ends in #token=…).",
+    );
     return;
   }
   const stream = new LiveStream('/api/events', token);
@@ -134,58 +137,88 @@ function connect() {
     const { state, text } = downWords(down);
     setConnection(state, text);
   });
-  on(stream, 'snapshot', /** @param {{ user: Person, bot: Person, threads: PageThread[], demo: boolean, maxFileBytes: number }} snapshot */ (snapshot) => {
-    maxFileBytes = snapshot.maxFileBytes;
-    people.user = snapshot.user;
-    people.bot = snapshot.bot;
-    byId('demo-banner').hidden = !snapshot.demo;
-    threads.clear();
-    for (const thread of snapshot.threads) threads.set(thread.id, thread);
-    drawChannel();
-    drawThread();
-  });
-  on(stream, 'thread', /** @param {{ thread: PageThread }} data */ ({ thread }) => {
-    threads.set(thread.id, thread);
-    drawChannelItem(thread);
-    const root = thread.messages[0];
-    if (mentionSent && root?.kind === 'input' && root.author.id === people.user.id && root.text === mentionSent) {
-      mentionSent = '';
-      openThread(thread.id);
-    } else if (thread.id === openThreadId()) drawThread();
-  });
-  on(stream, 'message', /** @param {{ threadId: string, message: PageMessage }} data */ ({ threadId, message }) => {
-    const thread = threads.get(threadId);
-    if (!thread) return;
-    const index = thread.messages.findIndex((known) => known.id === message.id);
-    if (index >= 0) thread.messages[index] = message;
-    else thread.messages.push(message);
-    drawChannelItem(thread);
-    if (threadId === openThreadId()) {
-      drawMessage(message);
-      drawStatus(thread);
-    }
-  });
-  on(stream, 'append', /** @param {{ threadId: string, messageId: string, text: string }} data */ ({ threadId, messageId, text }) => {
-    const message = threads.get(threadId)?.messages.find((known) => known.id === messageId);
-    if (message?.kind !== 'answer') return;
-    message.text += text;
-    if (threadId === openThreadId()) view.drawAnswerText(message);
-  });
-  on(stream, 'status', /** @param {{ threadId: string, status: 'thinking' | 'idle', waiting: number | null }} update */ (update) => {
-    const thread = threads.get(update.threadId);
-    if (!thread) return;
-    thread.status = update.status;
-    thread.waiting = update.waiting;
-    drawChannelItem(thread);
-    if (thread.id === openThreadId()) drawStatus(thread);
-  });
-  on(stream, 'removed', /** @param {{ threadId: string }} data */ ({ threadId }) => {
-    threads.delete(threadId);
-    view.dropThread(threadId);
-  });
-  on(stream, 'whisper', /** @param {{ threadId?: string, text: string, at: number }} whisper */ (whisper) => {
-    showWhisper(whisper.text, whisper.threadId, whisper.at);
-  });
+  on(
+    stream,
+    'snapshot',
+    /** @param {{ user: Person, bot: Person, threads: PageThread[], demo: boolean, maxFileBytes: number }} snapshot */ (
+      snapshot,
+    ) => {
+      maxFileBytes = snapshot.maxFileBytes;
+      people.user = snapshot.user;
+      people.bot = snapshot.bot;
+      byId('demo-banner').hidden = !snapshot.demo;
+      threads.clear();
+      for (const thread of snapshot.threads) threads.set(thread.id, thread);
+      drawChannel();
+      drawThread();
+    },
+  );
+  on(
+    stream,
+    'thread',
+    /** @param {{ thread: PageThread }} data */ ({ thread }) => {
+      threads.set(thread.id, thread);
+      drawChannelItem(thread);
+      const root = thread.messages[0];
+      if (mentionSent && root?.kind === 'input' && root.author.id === people.user.id && root.text === mentionSent) {
+        mentionSent = '';
+        openThread(thread.id);
+      } else if (thread.id === openThreadId()) drawThread();
+    },
+  );
+  on(
+    stream,
+    'message',
+    /** @param {{ threadId: string, message: PageMessage }} data */ ({ threadId, message }) => {
+      const thread = threads.get(threadId);
+      if (!thread) return;
+      const index = thread.messages.findIndex((known) => known.id === message.id);
+      if (index >= 0) thread.messages[index] = message;
+      else thread.messages.push(message);
+      drawChannelItem(thread);
+      if (threadId === openThreadId()) {
+        drawMessage(message);
+        drawStatus(thread);
+      }
+    },
+  );
+  on(
+    stream,
+    'append',
+    /** @param {{ threadId: string, messageId: string, text: string }} data */ ({ threadId, messageId, text }) => {
+      const message = threads.get(threadId)?.messages.find((known) => known.id === messageId);
+      if (message?.kind !== 'answer') return;
+      message.text += text;
+      if (threadId === openThreadId()) view.drawAnswerText(message);
+    },
+  );
+  on(
+    stream,
+    'status',
+    /** @param {{ threadId: string, status: 'thinking' | 'idle', waiting: number | null }} update */ (update) => {
+      const thread = threads.get(update.threadId);
+      if (!thread) return;
+      thread.status = update.status;
+      thread.waiting = update.waiting;
+      drawChannelItem(thread);
+      if (thread.id === openThreadId()) drawStatus(thread);
+    },
+  );
+  on(
+    stream,
+    'removed',
+    /** @param {{ threadId: string }} data */ ({ threadId }) => {
+      threads.delete(threadId);
+      view.dropThread(threadId);
+    },
+  );
+  on(
+    stream,
+    'whisper',
+    /** @param {{ threadId?: string, text: string, at: number }} whisper */ (whisper) => {
+      showWhisper(whisper.text, whisper.threadId, whisper.at);
+    },
+  );
   stream.start();
 }
 
@@ -213,11 +246,20 @@ async function send(path, body) {
       headers: withToken(token, { 'content-type': 'application/json' }),
       body: JSON.stringify(body),
     });
-    const answer = /** @type {{ ok: boolean, message?: string, thread?: string, status?: string, notice?: string }} */ (parseJson(await response.text()));
+    const answer = /** @type {{ ok: boolean, message?: string, thread?: string, status?: string, notice?: string }} */ (
+      parseJson(await response.text())
+    );
     if (!answer.ok) showWhisper(answer.message ?? `The bot refused (${response.status}).`, body.thread);
     // Files of the message past a cap: said to this person alone, like a refusal.
     if (answer.ok && answer.notice) showWhisper(answer.notice, body.thread ?? answer.thread);
-    else if (path === '/api/messages' && !body.thread && answer.thread && answer.status !== 'posted' && answer.thread !== openThreadId()) openThread(answer.thread);
+    else if (
+      path === '/api/messages' &&
+      !body.thread &&
+      answer.thread &&
+      answer.status !== 'posted' &&
+      answer.thread !== openThreadId()
+    )
+      openThread(answer.thread);
     return answer.ok;
   } catch {
     showWhisper('Could not reach the bot: is the playground still running?', body.thread);

@@ -29,8 +29,18 @@ export function composer(form, zone, threadOf, actions) {
   const attach = form.querySelector('button.attach');
   const sendButton = form.querySelector('button.send');
   const chips = form.querySelector('.attached');
-  if (!(form instanceof HTMLFormElement) || !(input instanceof HTMLTextAreaElement) || !(picker instanceof HTMLInputElement)) return;
-  if (!(attach instanceof HTMLButtonElement) || !(sendButton instanceof HTMLButtonElement) || !(chips instanceof window.HTMLElement)) return;
+  if (
+    !(form instanceof HTMLFormElement) ||
+    !(input instanceof HTMLTextAreaElement) ||
+    !(picker instanceof HTMLInputElement)
+  )
+    return;
+  if (
+    !(attach instanceof HTMLButtonElement) ||
+    !(sendButton instanceof HTMLButtonElement) ||
+    !(chips instanceof window.HTMLElement)
+  )
+    return;
   /** @type {File[]} */
   let files = [];
   let sending = false;
@@ -59,7 +69,11 @@ export function composer(form, zone, threadOf, actions) {
   const addFiles = (added) => {
     for (const file of added) {
       const max = actions.maxFileBytes();
-      if (file.size > max) actions.whisper(`${file.name} is ${sizeText(file.size)}, over ${sizeText(max)}, the most the playground takes in one file (MAX_FILE_BYTES).`, threadOf());
+      if (file.size > max)
+        actions.whisper(
+          `${file.name} is ${sizeText(file.size)}, over ${sizeText(max)}, the most the playground takes in one file (MAX_FILE_BYTES).`,
+          threadOf(),
+        );
       else files.push(file);
     }
     drawFiles();

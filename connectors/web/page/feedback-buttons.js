@@ -64,7 +64,9 @@ export function feedbackRow(messageId, mark, actions) {
     ['up', '👍', 'Good answer'],
     ['down', '👎', 'Bad answer'],
   ])) {
-    const button = /** @type {HTMLButtonElement} */ (node('button', `vote${mark.vote === value ? ' voted' : ''}`, face));
+    const button = /** @type {HTMLButtonElement} */ (
+      node('button', `vote${mark.vote === value ? ' voted' : ''}`, face)
+    );
     button.type = 'button';
     button.dataset.vote = value;
     button.title = label;

@@ -15,10 +15,15 @@ export async function uploadFile(token, file) {
   try {
     const response = await fetch('/api/uploads', {
       method: 'POST',
-      headers: withToken(token, { 'content-type': file.type || 'application/octet-stream', 'x-file-name': encodeURIComponent(file.name) }),
+      headers: withToken(token, {
+        'content-type': file.type || 'application/octet-stream',
+        'x-file-name': encodeURIComponent(file.name),
+      }),
       body: file,
     });
-    const answer = /** @type {{ ok: boolean, message?: string, upload?: { id: string } }} */ (parseJson(await response.text()));
+    const answer = /** @type {{ ok: boolean, message?: string, upload?: { id: string } }} */ (
+      parseJson(await response.text())
+    );
     if (answer.ok && answer.upload) return { id: answer.upload.id };
     return { message: answer.message ?? `The bot refused ${file.name} (${response.status}).` };
   } catch {

@@ -23,7 +23,9 @@ export async function openFullView(token, itemId, page) {
       headers: withToken(token, { 'content-type': 'application/json' }),
       body: JSON.stringify({ item: itemId }),
     });
-    const answer = /** @type {{ ok: boolean, message?: string, view?: FullView, proof?: string }} */ (parseJson(await response.text()));
+    const answer = /** @type {{ ok: boolean, message?: string, view?: FullView, proof?: string }} */ (
+      parseJson(await response.text())
+    );
     const { view, proof } = answer;
     if (!answer.ok || !view || !proof) {
       whisper(answer.message ?? `The bot refused (${response.status}).`);

@@ -31,10 +31,16 @@ const FAILURES_BEFORE_ADVICE = 3;
 export function downWords(down) {
   switch (down.reason) {
     case 'refused':
-      return { state: 'restarted', text: 'The playground was restarted and has a new access token. Open the new address it printed in its terminal (…/#token=…).' };
+      return {
+        state: 'restarted',
+        text: 'The playground was restarted and has a new access token. Open the new address it printed in its terminal (…/#token=…).',
+      };
     case 'moved':
       // Something answered at this address, but not with our live stream: another program took the port.
-      return { state: 'moved', text: 'The playground no longer answers at this address: it was restarted at another one. Open the address it printed in its terminal.' };
+      return {
+        state: 'moved',
+        text: 'The playground no longer answers at this address: it was restarted at another one. Open the address it printed in its terminal.',
+      };
     case 'unreachable':
       return {
         state: 'reconnecting',
@@ -68,7 +74,11 @@ export class LiveStream extends EventTarget {
     /** @type {StreamDown['reason']} */
     let reason = 'unreachable';
     try {
-      const response = await fetch(this.path, { headers: withToken(this.token, { accept: 'text/event-stream' }), cache: 'no-store', signal: this.controller.signal });
+      const response = await fetch(this.path, {
+        headers: withToken(this.token, { accept: 'text/event-stream' }),
+        cache: 'no-store',
+        signal: this.controller.signal,
+      });
       const type = response.headers.get('content-type') ?? '';
       if (response.status === 401 || response.status === 403) reason = 'refused';
       else if (!response.ok || !type.startsWith('text/event-stream') || !response.body) reason = 'moved';
@@ -82,7 +92,9 @@ export class LiveStream extends EventTarget {
     }
     if (this.controller.signal.aborted) return;
     this.failures += 1;
-    this.dispatchEvent(new CustomEvent('down', { detail: /** @type {StreamDown} */ ({ reason, failures: this.failures }) }));
+    this.dispatchEvent(
+      new CustomEvent('down', { detail: /** @type {StreamDown} */ ({ reason, failures: this.failures }) }),
+    );
     if (reason !== 'unreachable') return;
     const delay = Math.min(RETRY_FIRST_MS * 2 ** (this.failures - 1), RETRY_MAX_MS);
     setTimeout(() => void this.connect(), delay);

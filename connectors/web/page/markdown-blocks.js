@@ -196,7 +196,15 @@ function readList(lines, at, depth, blocks) {
  */
 function readTable(lines, at, blocks) {
   const header = cellsOf(lines[at] ?? '');
-  const align = cellsOf(lines[at + 1] ?? '').map((cell) => (cell.startsWith(':') && cell.endsWith(':') ? 'center' : cell.endsWith(':') ? 'right' : cell.startsWith(':') ? 'left' : null));
+  const align = cellsOf(lines[at + 1] ?? '').map((cell) =>
+    cell.startsWith(':') && cell.endsWith(':')
+      ? 'center'
+      : cell.endsWith(':')
+        ? 'right'
+        : cell.startsWith(':')
+          ? 'left'
+          : null,
+  );
   const rows = [];
   let next = at + 2;
   for (; next < lines.length; next++) {
@@ -238,9 +246,20 @@ function readParagraph(lines, at, blocks) {
 function startsBlock(lines, at, inParagraph = false) {
   const line = lines[at] ?? '';
   const fence = FENCE.exec(line);
-  if ((fence && !(fence[2]?.startsWith('`') && fence[3]?.includes('`'))) || HEADING.test(line) || RULE.test(line) || QUOTE.test(line)) return true;
+  if (
+    (fence && !(fence[2]?.startsWith('`') && fence[3]?.includes('`'))) ||
+    HEADING.test(line) ||
+    RULE.test(line) ||
+    QUOTE.test(line)
+  )
+    return true;
   const item = ITEM.exec(line);
-  if (item && (!inParagraph || !/\d/.test(item[2] ?? '') || Number.parseInt(item[2] ?? '', 10) === 1) && (item[4] ?? '').trim() !== '') return true;
+  if (
+    item &&
+    (!inParagraph || !/\d/.test(item[2] ?? '') || Number.parseInt(item[2] ?? '', 10) === 1) &&
+    (item[4] ?? '').trim() !== ''
+  )
+    return true;
   return tableStartsAt(lines, at);
 }
 

@@ -98,7 +98,8 @@ class InlineReader {
     }
     if (char === '`') return this.code(i);
     if (!this.inLink && char === '<') return this.autolink(i);
-    if (!this.inLink && (char === 'h' || char === 'H') && !/[\p{L}\p{N}]/u.test(text[i - 1] ?? '')) return this.bareUrl(i);
+    if (!this.inLink && (char === 'h' || char === 'H') && !/[\p{L}\p{N}]/u.test(text[i - 1] ?? ''))
+      return this.bareUrl(i);
     if (!this.inLink && char === '[') return this.link(i, false);
     if (!this.inLink && char === '!' && text[i + 1] === '[') return this.link(i + 1, true);
     if (this.depth < MAX_DEPTH && (char === '*' || char === '_' || char === '~')) return this.emphasis(i);
@@ -131,7 +132,8 @@ class InlineReader {
       return i + run;
     }
     let content = text.slice(i + run, close).replace(/\n/g, ' ');
-    if (content.length > 2 && content.startsWith(' ') && content.endsWith(' ') && content.trim()) content = content.slice(1, -1);
+    if (content.length > 2 && content.startsWith(' ') && content.endsWith(' ') && content.trim())
+      content = content.slice(1, -1);
     this.emit({ type: 'code', text: content });
     return close + run;
   }
@@ -179,7 +181,9 @@ class InlineReader {
       return destination.end;
     }
     const label = text.slice(open + 1, close);
-    const children = image ? [{ type: /** @type {const} */ ('text'), text: label || href }] : new InlineReader(label, this.depth + 1, true).read();
+    const children = image
+      ? [{ type: /** @type {const} */ ('text'), text: label || href }]
+      : new InlineReader(label, this.depth + 1, true).read();
     this.emit({ type: 'link', href, children: children.length > 0 ? children : [{ type: 'text', text: href }] });
     return destination.end;
   }
@@ -210,7 +214,11 @@ class InlineReader {
       const inner = new InlineReader(text.slice(i + run, close), this.depth + 1, this.inLink).read();
       /** @type {Inline} */
       const node =
-        char === '~' ? { type: 'del', children: inner } : size === 3 ? { type: 'strong', children: [{ type: 'em', children: inner }] } : { type: size === 2 ? 'strong' : 'em', children: inner };
+        char === '~'
+          ? { type: 'del', children: inner }
+          : size === 3
+            ? { type: 'strong', children: [{ type: 'em', children: inner }] }
+            : { type: size === 2 ? 'strong' : 'em', children: inner };
       this.emit(node);
       return close + size;
     }

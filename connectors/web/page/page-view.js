@@ -64,7 +64,9 @@ export function pageView({ threads, people, actions, whispers, elements }) {
     item.dataset.thread = thread.id;
     const replies = thread.messages.length - 1;
     if (replies > 0 || thread.sessionId) {
-      const link = /** @type {HTMLButtonElement} */ (element('button', 'replies', replies === 1 ? '1 reply' : `${replies} replies`));
+      const link = /** @type {HTMLButtonElement} */ (
+        element('button', 'replies', replies === 1 ? '1 reply' : `${replies} replies`)
+      );
       link.type = 'button';
       link.addEventListener('click', () => openThread(thread.id));
       const { asking } = threadStatus(thread);
@@ -174,9 +176,23 @@ export function pageView({ threads, people, actions, whispers, elements }) {
 
   /** @param {string | undefined} threadId */
   function openThread(threadId) {
-    history.replaceState(null, '', `${location.pathname}${location.search}${threadId ? `#thread=${encodeURIComponent(threadId)}` : ''}`);
+    history.replaceState(
+      null,
+      '',
+      `${location.pathname}${location.search}${threadId ? `#thread=${encodeURIComponent(threadId)}` : ''}`,
+    );
     drawThread();
   }
 
-  return { drawChannel, drawChannelItem, dropThread, drawThread, drawMessage, drawAnswerText, drawStatus, showWhisper, openThread };
+  return {
+    drawChannel,
+    drawChannelItem,
+    dropThread,
+    drawThread,
+    drawMessage,
+    drawAnswerText,
+    drawStatus,
+    showWhisper,
+    openThread,
+  };
 }

@@ -68,7 +68,11 @@ export class PrivateAnswers {
    */
   laterThan(list, at) {
     let before = null;
-    for (let node = list.lastElementChild; node?.classList.contains('whisper') && Number(/** @type {HTMLElement} */ (node).dataset.at) > at; node = node.previousElementSibling) {
+    for (
+      let node = list.lastElementChild;
+      node?.classList.contains('whisper') && Number(/** @type {HTMLElement} */ (node).dataset.at) > at;
+      node = node.previousElementSibling
+    ) {
       before = node;
     }
     return before;
@@ -91,7 +95,8 @@ export class PrivateAnswers {
     const item = whisperElement(whisper.text, this.bot(), whisper.at);
     item.dataset.at = String(whisper.at);
     let after = list.lastElementChild;
-    while (after && Number(/** @type {HTMLElement} */ (after).dataset.at) > whisper.at) after = after.previousElementSibling;
+    while (after && Number(/** @type {HTMLElement} */ (after).dataset.at) > whisper.at)
+      after = after.previousElementSibling;
     list.insertBefore(item, after ? after.nextElementSibling : list.firstElementChild);
   }
 }

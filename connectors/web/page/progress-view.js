@@ -7,8 +7,18 @@
  * @typedef {{ id: string, title: string, status: 'pending' | 'in_progress' | 'complete' | 'error', details?: string, output?: string }} ProgressStep
  */
 
-const MARKS = /** @type {Record<ProgressStep['status'], string>} */ ({ pending: '○', in_progress: '◐', complete: '✓', error: '✗' });
-const WORDS = /** @type {Record<ProgressStep['status'], string>} */ ({ pending: 'Waiting', in_progress: 'Running', complete: 'Done', error: 'Failed or stopped' });
+const MARKS = /** @type {Record<ProgressStep['status'], string>} */ ({
+  pending: '○',
+  in_progress: '◐',
+  complete: '✓',
+  error: '✗',
+});
+const WORDS = /** @type {Record<ProgressStep['status'], string>} */ ({
+  pending: 'Waiting',
+  in_progress: 'Running',
+  complete: 'Done',
+  error: 'Failed or stopped',
+});
 
 /**
  * @param {string} tag

@@ -81,7 +81,11 @@ function frame(message, author, isBot) {
   const head = element('div', 'msg-head');
   head.append(element('span', 'author', author.name));
   if (isBot) head.append(element('span', 'badge', 'APP'));
-  const time = element('time', 'time', new Date(message.at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }));
+  const time = element(
+    'time',
+    'time',
+    new Date(message.at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }),
+  );
   time.setAttribute('datetime', new Date(message.at).toISOString());
   head.append(time);
   const body = element('div', 'msg-body');
@@ -192,7 +196,11 @@ export function messageElement(message, context) {
  */
 export function fileChip(file) {
   const chip = element('span', 'file-chip');
-  chip.append(element('span', 'icon', '📄'), element('span', 'name', file.name), element('span', 'size', sizeText(file.size)));
+  chip.append(
+    element('span', 'icon', '📄'),
+    element('span', 'name', file.name),
+    element('span', 'size', sizeText(file.size)),
+  );
   chip.title = file.name;
   return chip;
 }
@@ -260,7 +268,14 @@ function cardElement(card, messageId, actions) {
     );
     box.append(labelled(part.label, glimpse));
   }
-  if (card.showAll) box.append(element('div', 'context', '🔍 Not all of it fits on this card: Show all to decide opens every character, with the approve buttons under it.'));
+  if (card.showAll)
+    box.append(
+      element(
+        'div',
+        'context',
+        '🔍 Not all of it fits on this card: Show all to decide opens every character, with the approve buttons under it.',
+      ),
+    );
   if (card.result) box.append(resultElement(card.result, messageId, actions.loadResult));
   box.append(element('div', 'context status', card.status));
   if (card.itemId && card.buttons.length > 0) {
@@ -271,7 +286,9 @@ function cardElement(card, messageId, actions) {
       button.type = 'button';
       button.dataset.choice = choice.choice;
       // Show all is not an answer: it opens the expanded view, where the approve buttons are.
-      button.addEventListener('click', () => (choice.choice === 'show_all' ? actions.showAll(itemId, button) : actions.click(itemId, choice.choice, button)));
+      button.addEventListener('click', () =>
+        choice.choice === 'show_all' ? actions.showAll(itemId, button) : actions.click(itemId, choice.choice, button),
+      );
       row.append(button);
     }
     box.append(row);

@@ -8,7 +8,9 @@
  * @returns {{ text: string, asking: 'approval' | 'answer' | undefined, canStop: boolean }}
  */
 export function threadStatus(thread) {
-  const card = thread.messages.find((message) => message.kind === 'card' && message.card.itemId !== undefined && message.card.buttons.length > 0);
+  const card = thread.messages.find(
+    (message) => message.kind === 'card' && message.card.itemId !== undefined && message.card.buttons.length > 0,
+  );
   const asking = card?.kind === 'card' ? (card.card.phase === 'awaiting_answer' ? 'answer' : 'approval') : undefined;
   const text =
     thread.waiting !== null

@@ -55,7 +55,9 @@ export async function fetchToolResult(token, thread, message) {
       headers: withToken(token, { 'content-type': 'application/json' }),
       body: JSON.stringify({ thread, message }),
     });
-    const answer = /** @type {{ ok: boolean, message?: string, text?: string, json?: boolean }} */ (parseJson(await response.text()));
+    const answer = /** @type {{ ok: boolean, message?: string, text?: string, json?: boolean }} */ (
+      parseJson(await response.text())
+    );
     if (answer.ok && typeof answer.text === 'string') return { text: answer.text, json: answer.json === true };
     return { message: answer.message ?? `The bot could not show the result (${response.status}).` };
   } catch {

@@ -24,14 +24,20 @@ const defaultStreams: ExportStreams = {
   err: (line) => console.error(line),
 };
 
-export async function runAuditExport(argv: readonly string[], env: NodeJS.ProcessEnv, streams: ExportStreams = defaultStreams): Promise<number> {
+export async function runAuditExport(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  streams: ExportStreams = defaultStreams,
+): Promise<number> {
   const args = parseAuditArgs(argv);
   if (!args.ok) {
     streams.err(`npm run audit: ${args.error}\n${AUDIT_USAGE}`);
     return 2;
   }
   if (args.help) {
-    await streams.out(`${AUDIT_USAGE}\nPrints the audit trail as JSON Lines, oldest first. --user matches who acted (started, decided, stopped, switched, granted, revoked, continued, forgot).\n`);
+    await streams.out(
+      `${AUDIT_USAGE}\nPrints the audit trail as JSON Lines, oldest first. --user matches who acted (started, decided, stopped, switched, granted, revoked, continued, forgot).\n`,
+    );
     return 0;
   }
   let config: Config;
@@ -45,7 +51,9 @@ export async function runAuditExport(argv: readonly string[], env: NodeJS.Proces
   const url = storeUrlOf(config);
   // A store file that is not there is a wrong folder or STORE_URL, not an empty trail: opening it would create it.
   if (/^sqlite:\/\//i.test(url) && !existsSync(resolve(url.slice('sqlite://'.length)))) {
-    streams.err(`npm run audit: no store at ${resolve(url.slice('sqlite://'.length))} (STORE_URL); run it where the bot runs, with its .env`);
+    streams.err(
+      `npm run audit: no store at ${resolve(url.slice('sqlite://'.length))} (STORE_URL); run it where the bot runs, with its .env`,
+    );
     return 1;
   }
   let opened: Awaited<ReturnType<typeof openKeyvStore>>;
@@ -57,7 +65,9 @@ export async function runAuditExport(argv: readonly string[], env: NodeJS.Proces
   }
   try {
     const cluster = clustered(config) && opened.redis ? { redis: opened.redis, keys: clusterKeys() } : undefined;
-    const { unreadable } = await readAudit(auditStore(opened.keyv, cluster), args.query, (records) => streams.out(records.map((record) => `${JSON.stringify(record)}\n`).join('')));
+    const { unreadable } = await readAudit(auditStore(opened.keyv, cluster), args.query, (records) =>
+      streams.out(records.map((record) => `${JSON.stringify(record)}\n`).join('')),
+    );
     if (unreadable > 0) streams.err(`npm run audit: skipped ${unreadable} stored entries that are not audit records`);
     return 0;
   } catch (error) {

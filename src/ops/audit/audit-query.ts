@@ -10,7 +10,8 @@ import { dayOf, type AuditStore } from './audit-store.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-export const AUDIT_USAGE = 'usage: npm run audit -- [--since DATE] [--until DATE] [--channel ID] [--user ID]   (DATE: 2026-12-01 or 2026-12-01T09:30Z, UTC)';
+export const AUDIT_USAGE =
+  'usage: npm run audit -- [--since DATE] [--until DATE] [--channel ID] [--user ID]   (DATE: 2026-12-01 or 2026-12-01T09:30Z, UTC)';
 
 export interface AuditQuery {
   /** First moment included (ms). */
@@ -32,12 +33,17 @@ export function parseAuditArgs(argv: readonly string[]): ParsedArgs {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--help' || arg === '-h') return { ok: true, query: {}, help: true };
-    const [name, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    if (!(FLAGS as readonly string[]).includes(name)) return { ok: false, error: `unknown argument ${JSON.stringify(arg)}` };
+    const [name, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
+    if (!(FLAGS as readonly string[]).includes(name))
+      return { ok: false, error: `unknown argument ${JSON.stringify(arg)}` };
     const flag = name as Flag;
     if (values.has(flag)) return { ok: false, error: `${flag} is given twice` };
     const value = inline ?? argv[++i];
-    if (value === undefined || value.trim() === '' || (inline === undefined && value.startsWith('--'))) return { ok: false, error: `${flag} needs a value` };
+    if (value === undefined || value.trim() === '' || (inline === undefined && value.startsWith('--')))
+      return { ok: false, error: `${flag} needs a value` };
     values.set(flag, value.trim());
   }
   const query: AuditQuery = {};
@@ -51,7 +57,8 @@ export function parseAuditArgs(argv: readonly string[]): ParsedArgs {
       else query.until = moment;
     }
   }
-  if (query.since !== undefined && query.until !== undefined && query.since >= query.until) return { ok: false, error: '--since must come before --until' };
+  if (query.since !== undefined && query.until !== undefined && query.since >= query.until)
+    return { ok: false, error: '--since must come before --until' };
   return { ok: true, query, help: false };
 }
 
@@ -70,7 +77,8 @@ function parseMoment(text: string, edge: 'start' | 'end'): number | string {
     if (dayOf(start) !== text) return 'no such day';
     return edge === 'start' ? start : start + DAY_MS;
   }
-  if (/^\d{4}-\d{2}-\d{2}T/.test(text) && !MOMENT.test(text)) return 'a moment needs a zone, e.g. 2026-12-01T09:30Z or 2026-12-01T09:30+01:00';
+  if (/^\d{4}-\d{2}-\d{2}T/.test(text) && !MOMENT.test(text))
+    return 'a moment needs a zone, e.g. 2026-12-01T09:30Z or 2026-12-01T09:30+01:00';
   const at = MOMENT.test(text) ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(at)) return 'not a date: use 2026-12-01 or 2026-12-01T09:30Z';
   return edge === 'start' ? at : at + 1;
@@ -89,7 +97,11 @@ export function matches(record: AuditRecord, query: AuditQuery): boolean {
  * day's matches, so a long export never holds the whole trail). Resolves with how many
  * stored entries were not records (a damaged entry is skipped, not fatal).
  */
-export async function readAudit(store: AuditStore, query: AuditQuery, each: (records: AuditRecord[]) => Promise<void>): Promise<{ unreadable: number }> {
+export async function readAudit(
+  store: AuditStore,
+  query: AuditQuery,
+  each: (records: AuditRecord[]) => Promise<void>,
+): Promise<{ unreadable: number }> {
   const first = query.since === undefined ? undefined : dayOf(query.since);
   const last = query.until === undefined ? undefined : dayOf(query.until - 1);
   let unreadable = 0;

@@ -66,11 +66,19 @@ export function isAudited(event: OpsEvent): event is Audited {
  * configured secrets in what came from a tool call (its argument summary, a granted command):
  * the summary is masked where it is made, and masking again costs little.
  */
-export function auditRecordOf(event: OpsEvent, mask: (text: string) => string = (text) => text): AuditRecord | undefined {
+export function auditRecordOf(
+  event: OpsEvent,
+  mask: (text: string) => string = (text) => text,
+): AuditRecord | undefined {
   if (!isAudited(event)) return undefined;
   const { place } = event;
   const head = { time: new Date(event.at).toISOString(), at: event.at, type: event.type };
-  const where = { platform: place.platform, workspace: place.workspace, channel: place.channel, sessionId: place.sessionId };
+  const where = {
+    platform: place.platform,
+    workspace: place.workspace,
+    channel: place.channel,
+    sessionId: place.sessionId,
+  };
   const id = recordIdOf(event);
   switch (event.type) {
     case 'turn_started':
@@ -105,7 +113,13 @@ export function auditRecordOf(event: OpsEvent, mask: (text: string) => string = 
     case 'stop_requested':
       return { ...head, by: event.by, ...where, id };
     case 'stopped':
-      return { ...head, ...by(event.by), ...where, ...(event.latencyMs !== undefined ? { latencyMs: event.latencyMs } : {}), id };
+      return {
+        ...head,
+        ...by(event.by),
+        ...where,
+        ...(event.latencyMs !== undefined ? { latencyMs: event.latencyMs } : {}),
+        id,
+      };
     case 'model_switched':
       return { ...head, by: event.by, ...where, from: event.from, to: event.to, id };
     case 'budget_continued':

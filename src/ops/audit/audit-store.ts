@@ -166,7 +166,9 @@ class RedisAuditStore implements AuditStore {
   async drop(day: string): Promise<void> {
     const length = Number((await this.redis.get(this.lengthKey(day))) ?? 0);
     for (let start = 0; start < length; start += READ_BATCH) {
-      await this.keyv.deleteMany(Array.from({ length: Math.min(READ_BATCH, length - start) }, (_, i) => recordKey(day, start + i)));
+      await this.keyv.deleteMany(
+        Array.from({ length: Math.min(READ_BATCH, length - start) }, (_, i) => recordKey(day, start + i)),
+      );
     }
     await this.redis.del(this.lengthKey(day));
     await this.redis.srem(this.keys.audit('days'), day);

@@ -108,7 +108,11 @@ export class AuditTrail implements OpsSink {
         await this.store.drop(day);
         dropped.push(day);
       }
-      if (dropped.length > 0) this.options.logger?.info({ days: dropped.length, oldestKept }, 'deleted audit records past AUDIT_RETENTION_DAYS');
+      if (dropped.length > 0)
+        this.options.logger?.info(
+          { days: dropped.length, oldestKept },
+          'deleted audit records past AUDIT_RETENTION_DAYS',
+        );
     } catch (error) {
       this.options.logger?.error({ err: error }, 'audit retention sweep failed');
     }
@@ -118,10 +122,12 @@ export class AuditTrail implements OpsSink {
   private startDrain(): void {
     if (this.draining) return;
     // Outside the emitting session's fence scope: see the header.
-    this.draining = fenceScope.exit(() => this.writeQueued()).finally(() => {
-      this.draining = undefined;
-      if (this.queue.length > 0 && !this.retryTimer && !this.closed) this.startDrain();
-    });
+    this.draining = fenceScope
+      .exit(() => this.writeQueued())
+      .finally(() => {
+        this.draining = undefined;
+        if (this.queue.length > 0 && !this.retryTimer && !this.closed) this.startDrain();
+      });
   }
 
   /** Write the queue in order. On a failure: keep the rest queued and retry later, or (flushing) log and drop it. */
@@ -134,14 +140,20 @@ export class AuditTrail implements OpsSink {
         this.retryMs = RETRY_FIRST_MS;
       } catch (error) {
         if (this.flushing) {
-          this.options.logger?.error({ err: error, lost: this.queue.length }, 'could not write audit records at shutdown; they are lost');
+          this.options.logger?.error(
+            { err: error, lost: this.queue.length },
+            'could not write audit records at shutdown; they are lost',
+          );
           // Given back where the store still answers, so another instance that saw the same facts may write them.
           for (const id of this.claimedHere) await this.store.release(id).catch(() => undefined);
           this.claimedHere.clear();
           this.queue = [];
           return;
         }
-        this.options.logger?.warn({ err: error, queued: this.queue.length, retryInMs: this.retryMs }, 'could not write an audit record; trying again');
+        this.options.logger?.warn(
+          { err: error, queued: this.queue.length, retryInMs: this.retryMs },
+          'could not write an audit record; trying again',
+        );
         this.scheduleRetry();
         return;
       }
@@ -171,7 +183,10 @@ export class AuditTrail implements OpsSink {
 
   private reportDropped(): void {
     if (this.dropped === 0) return;
-    this.options.logger?.error({ dropped: this.dropped }, `the audit trail dropped records: ${MAX_QUEUED} already waited for the store`);
+    this.options.logger?.error(
+      { dropped: this.dropped },
+      `the audit trail dropped records: ${MAX_QUEUED} already waited for the store`,
+    );
     this.dropped = 0;
   }
 }

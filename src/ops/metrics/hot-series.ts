@@ -65,7 +65,9 @@ export class HotCounter extends HotFamily<CounterSeries & { value: number }> {
 
   get(): Promise<{ name: string; help: string; type: string; values: MetricValueWithName<string>[] }> {
     // Like prom-client's: a series shows once it has counted something.
-    const values = [...this.children.values()].filter(({ series }) => series.value > 0).map(({ labels, series }) => ({ labels, value: series.value }));
+    const values = [...this.children.values()]
+      .filter(({ series }) => series.value > 0)
+      .map(({ labels, series }) => ({ labels, value: series.value }));
     return Promise.resolve({ name: this.name, help: this.help, type: this.type, values });
   }
 }

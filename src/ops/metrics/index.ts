@@ -16,14 +16,25 @@ export interface LoadSources {
   modelCalls(): { running: number; waiting: number };
 }
 
-export function metricsOn(settings: { METRICS: boolean; METRICS_TOKEN?: string | undefined }, ops: OpsBus, sources: LoadSources, knownTools: KnownTools): MetricsEndpoint | undefined {
+export function metricsOn(
+  settings: { METRICS: boolean; METRICS_TOKEN?: string | undefined },
+  ops: OpsBus,
+  sources: LoadSources,
+  knownTools: KnownTools,
+): MetricsEndpoint | undefined {
   if (!settings.METRICS) return undefined;
   const sink = new MetricsSink({
     knownTools,
     load: () => {
       const sessions = sources.sessions();
       const calls = sources.modelCalls();
-      return { liveSessions: sessions.live, workingSessions: sessions.working, queuedSteering: sessions.queuedSteering, modelCallsRunning: calls.running, modelCallsWaiting: calls.waiting };
+      return {
+        liveSessions: sessions.live,
+        workingSessions: sessions.working,
+        queuedSteering: sessions.queuedSteering,
+        modelCallsRunning: calls.running,
+        modelCallsWaiting: calls.waiting,
+      };
     },
   });
   ops.add(sink);

@@ -66,7 +66,12 @@ export function metricFamilies(registry: Registry, load?: () => LoadReading) {
       registry,
     ),
     /** Labels: gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, gen_ai_token_type (input, output). */
-    tokenUsage: new HotHistogram('gen_ai_client_token_usage', 'Number of input and output tokens used per model call (input includes cached input).', TOKEN_BUCKETS, registry),
+    tokenUsage: new HotHistogram(
+      'gen_ai_client_token_usage',
+      'Number of input and output tokens used per model call (input includes cached input).',
+      TOKEN_BUCKETS,
+      registry,
+    ),
     /** Labels: gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model. */
     firstChunk: new HotHistogram(
       'gen_ai_client_operation_time_to_first_chunk_seconds',
@@ -75,9 +80,17 @@ export function metricFamilies(registry: Registry, load?: () => LoadReading) {
       registry,
     ),
     /** Labels: gen_ai_provider_name, gen_ai_request_model, token_type. */
-    modelTokens: new HotCounter('chat_agent_model_tokens_total', 'Tokens of model calls by type: input, cached_input, cache_write, output, reasoning.', registry),
+    modelTokens: new HotCounter(
+      'chat_agent_model_tokens_total',
+      'Tokens of model calls by type: input, cached_input, cache_write, output, reasoning.',
+      registry,
+    ),
     /** Labels: tool, outcome. */
-    toolCalls: new HotCounter('chat_agent_tool_calls_total', 'Tool calls ended, by tool and outcome (ok, error, denied, interrupted).', registry),
+    toolCalls: new HotCounter(
+      'chat_agent_tool_calls_total',
+      'Tool calls ended, by tool and outcome (ok, error, denied, interrupted).',
+      registry,
+    ),
     approvals: new Counter({
       name: 'chat_agent_approvals_total',
       help: 'Waits on a person that ended, by kind (approval, question, plan, directory) and decision.',
@@ -140,10 +153,26 @@ export function metricFamilies(registry: Registry, load?: () => LoadReading) {
       registers: [registry],
     }),
     liveSessions: gauge('chat_agent_live_sessions', 'Conversations whose engine is in memory.', (r) => r.liveSessions),
-    workingSessions: gauge('chat_agent_working_sessions', 'Conversations with a turn running now.', (r) => r.workingSessions),
-    queuedSteering: gauge('chat_agent_queued_steering_inputs', 'Replies waiting to be given to a running turn, over all conversations.', (r) => r.queuedSteering),
-    modelCallsRunning: gauge('chat_agent_model_calls_running', 'Model calls holding a slot of MAX_CONCURRENT_MODEL_CALLS.', (r) => r.modelCallsRunning),
-    modelCallsWaiting: gauge('chat_agent_model_calls_waiting', 'Model calls waiting in line for a slot (the queue depth).', (r) => r.modelCallsWaiting),
+    workingSessions: gauge(
+      'chat_agent_working_sessions',
+      'Conversations with a turn running now.',
+      (r) => r.workingSessions,
+    ),
+    queuedSteering: gauge(
+      'chat_agent_queued_steering_inputs',
+      'Replies waiting to be given to a running turn, over all conversations.',
+      (r) => r.queuedSteering,
+    ),
+    modelCallsRunning: gauge(
+      'chat_agent_model_calls_running',
+      'Model calls holding a slot of MAX_CONCURRENT_MODEL_CALLS.',
+      (r) => r.modelCallsRunning,
+    ),
+    modelCallsWaiting: gauge(
+      'chat_agent_model_calls_waiting',
+      'Model calls waiting in line for a slot (the queue depth).',
+      (r) => r.modelCallsWaiting,
+    ),
   };
 }
 

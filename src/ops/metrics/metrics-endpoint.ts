@@ -32,11 +32,15 @@ export function metricsEndpoint(source: MetricsSource, options: { token?: string
   return {
     async answer(request, response) {
       if (request.method !== 'GET' && request.method !== 'HEAD') {
-        response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
+        response
+          .writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' })
+          .end('method not allowed\n');
         return;
       }
       if (!authorised(request.headers.authorization)) {
-        response.writeHead(401, { 'www-authenticate': 'Bearer realm="metrics"', 'content-type': 'text/plain; charset=utf-8' }).end('unauthorized\n');
+        response
+          .writeHead(401, { 'www-authenticate': 'Bearer realm="metrics"', 'content-type': 'text/plain; charset=utf-8' })
+          .end('unauthorized\n');
         return;
       }
       try {

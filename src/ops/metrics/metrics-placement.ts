@@ -41,7 +41,12 @@ export interface MetricsPlacement {
 /** Where /metrics is answered; undefined with METRICS=off. */
 export function metricsPlacement(settings: MetricsSettings): MetricsPlacement | undefined {
   if (!settings.METRICS) return undefined;
-  return { host: METRICS_HOST, port: settings.METRICS_PORT ?? DEFAULT_METRICS_PORT, portSet: settings.METRICS_PORT !== undefined, sharedPorts: settings.METRICS_TOKEN !== undefined };
+  return {
+    host: METRICS_HOST,
+    port: settings.METRICS_PORT ?? DEFAULT_METRICS_PORT,
+    portSet: settings.METRICS_PORT !== undefined,
+    sharedPorts: settings.METRICS_TOKEN !== undefined,
+  };
 }
 
 /** Whether the Slack HTTP receiver and the health server answer /metrics. */
@@ -54,11 +59,17 @@ export function placementWords(settings: MetricsSettings, listening?: number): s
   const placement = metricsPlacement(settings);
   if (!placement) return 'off (METRICS=off): no /metrics anywhere';
   const port = listening ?? placement.port;
-  const own = port === 0 ? `${placement.host} on a free port (METRICS_PORT=0; the start logs which)` : `${placement.host}:${port}`;
+  const own =
+    port === 0
+      ? `${placement.host} on a free port (METRICS_PORT=0; the start logs which)`
+      : `${placement.host}:${port}`;
   if (!placement.sharedPorts) {
     return `GET /metrics on ${own}, this machine only; not on PORT or HEALTH_PORT (set METRICS_TOKEN to scrape them from another host, with the token as a bearer token)`;
   }
   const slackHttp = settings.SLACK_BOT_TOKEN !== undefined && settings.SLACK_APP_TOKEN === undefined;
-  const shared = [...(slackHttp ? [`PORT ${settings.PORT} (Slack's HTTP mode)`] : []), ...(settings.HEALTH_PORT !== undefined ? [`HEALTH_PORT ${settings.HEALTH_PORT}`] : [])];
+  const shared = [
+    ...(slackHttp ? [`PORT ${settings.PORT} (Slack's HTTP mode)`] : []),
+    ...(settings.HEALTH_PORT !== undefined ? [`HEALTH_PORT ${settings.HEALTH_PORT}`] : []),
+  ];
   return `GET /metrics only with METRICS_TOKEN as a bearer token, on ${own}${shared.length > 0 ? ` and on ${shared.join(' and ')}` : ''}`;
 }

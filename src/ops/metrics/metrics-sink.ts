@@ -96,7 +96,10 @@ export class MetricsSink implements OpsSink {
     const m = this.m;
     switch (event.type) {
       case 'turn_ended':
-        m.turns.inc({ platform: this.labels.platform.of(event.place.platform), outcome: event.errorKind === 'budget' ? 'budget_paused' : event.status });
+        m.turns.inc({
+          platform: this.labels.platform.of(event.place.platform),
+          outcome: event.errorKind === 'budget' ? 'budget_paused' : event.status,
+        });
         return;
       case 'model_call_started':
         if (this.openCalls.size >= MAX_OPEN_CALLS) this.openCalls.delete(this.openCalls.keys().next().value!);
@@ -124,13 +127,18 @@ export class MetricsSink implements OpsSink {
         m.stopRequests.inc({ platform: this.labels.platform.of(event.place.platform) });
         return;
       case 'stopped':
-        if (event.latencyMs !== undefined && event.latencyMs >= 0) m.stopLatency.observe({ platform: this.labels.platform.of(event.place.platform) }, event.latencyMs / 1000);
+        if (event.latencyMs !== undefined && event.latencyMs >= 0)
+          m.stopLatency.observe({ platform: this.labels.platform.of(event.place.platform) }, event.latencyMs / 1000);
         return;
       case 'steered':
         m.steering.inc({ platform: this.labels.platform.of(event.place.platform) });
         return;
       case 'platform_call':
-        m.platformCalls.inc({ platform: this.labels.platform.of(event.platform), method: this.labels.method.of(event.method), outcome: event.outcome });
+        m.platformCalls.inc({
+          platform: this.labels.platform.of(event.platform),
+          method: this.labels.method.of(event.method),
+          outcome: event.outcome,
+        });
         return;
       case 'spend':
         this.spend(event);
@@ -166,8 +174,15 @@ export class MetricsSink implements OpsSink {
     const known = this.models.get(provider)?.get(model);
     if (known) return known;
     const m = this.m;
-    const base = { gen_ai_operation_name: 'chat', gen_ai_provider_name: this.labels.provider.of(provider), gen_ai_request_model: this.labels.model.of(model) };
-    const counted = { gen_ai_provider_name: base.gen_ai_provider_name, gen_ai_request_model: base.gen_ai_request_model };
+    const base = {
+      gen_ai_operation_name: 'chat',
+      gen_ai_provider_name: this.labels.provider.of(provider),
+      gen_ai_request_model: this.labels.model.of(model),
+    };
+    const counted = {
+      gen_ai_provider_name: base.gen_ai_provider_name,
+      gen_ai_request_model: base.gen_ai_request_model,
+    };
     const series: ModelSeries = {
       duration: m.operationDuration.series(base),
       failed: new Map(),
@@ -206,7 +221,9 @@ export class MetricsSink implements OpsSink {
     const known = this.tools.get(tool);
     if (known) return known;
     const label = this.labels.tool.of(tool);
-    const series = Object.fromEntries(TOOL_OUTCOMES.map((outcome) => [outcome, this.m.toolCalls.series({ tool: label, outcome })]));
+    const series = Object.fromEntries(
+      TOOL_OUTCOMES.map((outcome) => [outcome, this.m.toolCalls.series({ tool: label, outcome })]),
+    );
     if (this.cached < MAX_CACHED) {
       this.cached++;
       this.tools.set(tool, series);
@@ -217,7 +234,8 @@ export class MetricsSink implements OpsSink {
   private spend(event: OpsEventOf<'spend'>): void {
     const m = this.m;
     if (event.usd === undefined) {
-      for (const [type, count] of tokenTypes(event.tokens)) if (count > 0) m.unpricedTokens.inc({ token_type: type }, count);
+      for (const [type, count] of tokenTypes(event.tokens))
+        if (count > 0) m.unpricedTokens.inc({ token_type: type }, count);
       return;
     }
     if (!(event.usd > 0)) return;

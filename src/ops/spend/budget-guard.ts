@@ -110,7 +110,9 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
     const now = this.ledger.now();
     const at = this.ledger.periods.at(now);
     const price = this.ledger.prices.priceOf(model);
-    const addNusd = price ? Math.round((estimate.inputTokens * price.input + estimate.maxOutputTokens * price.output) * 1_000) : 0;
+    const addNusd = price
+      ? Math.round((estimate.inputTokens * price.input + estimate.maxOutputTokens * price.output) * 1_000)
+      : 0;
     const addTokens = estimate.inputTokens + estimate.maxOutputTokens;
     const applied = this.applied(limits, place, requester, at, ticket.turnCounter);
     const checks: LimitCheck[] = [];
@@ -120,7 +122,13 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
       const capNusd = price && limit.amount.usd !== undefined ? Math.round(limit.amount.usd * NANO) : undefined;
       const capTokens = limit.amount.tokens;
       if (capNusd === undefined && capTokens === undefined) continue;
-      checks.push({ counter: limit.counter, ...(capNusd !== undefined ? { capNusd } : {}), ...(capTokens !== undefined ? { capTokens } : {}), addNusd, addTokens });
+      checks.push({
+        counter: limit.counter,
+        ...(capNusd !== undefined ? { capNusd } : {}),
+        ...(capTokens !== undefined ? { capTokens } : {}),
+        addNusd,
+        addTokens,
+      });
       behind.push(limit);
     }
     const result = await this.ledger.counters.reserve(ticket.id, checks, this.holdMs);
@@ -148,7 +156,8 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
       const at = this.ledger.periods.at(now);
       if (!usage) {
         // The call failed or was stopped before it reported usage: only the reservation goes.
-        if (ticket.reserved.length > 0) await this.ledger.counters.settle(ticket.id, ticket.reserved, [], this.ledger.addOf(ticket.model, ZERO));
+        if (ticket.reserved.length > 0)
+          await this.ledger.counters.settle(ticket.id, ticket.reserved, [], this.ledger.addOf(ticket.model, ZERO));
         return;
       }
       const add = this.ledger.addOf(ticket.model, usage);
@@ -165,11 +174,21 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
       if (ticket.turnCounter) targets.push({ counter: ticket.turnCounter, ttlMs: TURN_TTL_MS });
       const after = await this.ledger.counters.settle(ticket.id, ticket.reserved, targets, add);
       const limits = this.limitsOf(ticket.place);
-      if (limits) await this.warnPast80(limits, ticket, at, now, new Map(targets.map((target, index) => [target.counter, after[index]!])));
+      if (limits)
+        await this.warnPast80(
+          limits,
+          ticket,
+          at,
+          now,
+          new Map(targets.map((target, index) => [target.counter, after[index]!])),
+        );
     } catch (error) {
       // A shutdown fenced the store: this call's spend is lost with the turn it ended, quietly.
       if (isWritesFenced(error)) return;
-      this.options.logger?.warn({ err: error, sessionId: ticket.place.sessionId }, 'could not record what a model call spent');
+      this.options.logger?.warn(
+        { err: error, sessionId: ticket.place.sessionId },
+        'could not record what a model call spent',
+      );
     }
   }
 
@@ -211,7 +230,8 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
     } else if (event.type === 'turn_ended') {
       // The turn id stays in the store (a retry continues it); memory holds working sessions only.
       this.turnIds.delete(sessionId);
-      if (event.errorKind !== 'budget') this.queue(sessionId, () => this.ledger.counters.deleteValue(allowanceKey(sessionId)));
+      if (event.errorKind !== 'budget')
+        this.queue(sessionId, () => this.ledger.counters.deleteValue(allowanceKey(sessionId)));
     }
   }
 
@@ -229,18 +249,48 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
   }
 
   /** The limits a call or request in `place` for `requester` spends against. */
-  private applied(limits: BudgetLimits, place: Place, requester: string | undefined, at: PeriodKeys, turn: string | undefined): Applied[] {
+  private applied(
+    limits: BudgetLimits,
+    place: Place,
+    requester: string | undefined,
+    at: PeriodKeys,
+    turn: string | undefined,
+  ): Applied[] {
     const applied: Applied[] = [];
     const { user_daily: user, channel_daily: channel, workspace_daily: workspace } = limits;
-    if (user && requester) applied.push({ limit: 'user_daily', amount: user, counter: dayCounter('user', scopeId('user', place, requester), at), resetsAt: at.dayEndsAt });
-    if (channel) applied.push({ limit: 'channel_daily', amount: channel, counter: dayCounter('channel', scopeId('channel', place), at), resetsAt: at.dayEndsAt });
-    if (workspace) applied.push({ limit: 'workspace_daily', amount: workspace, counter: dayCounter('workspace', scopeId('workspace', place), at), resetsAt: at.dayEndsAt });
+    if (user && requester)
+      applied.push({
+        limit: 'user_daily',
+        amount: user,
+        counter: dayCounter('user', scopeId('user', place, requester), at),
+        resetsAt: at.dayEndsAt,
+      });
+    if (channel)
+      applied.push({
+        limit: 'channel_daily',
+        amount: channel,
+        counter: dayCounter('channel', scopeId('channel', place), at),
+        resetsAt: at.dayEndsAt,
+      });
+    if (workspace)
+      applied.push({
+        limit: 'workspace_daily',
+        amount: workspace,
+        counter: dayCounter('workspace', scopeId('workspace', place), at),
+        resetsAt: at.dayEndsAt,
+      });
     if (limits.turn && turn) applied.push({ limit: 'turn', amount: limits.turn, counter: turn });
     return applied;
   }
 
   /** Tell the thread once per limit, scope and period that a limit passed 80 %. */
-  private async warnPast80(limits: BudgetLimits, ticket: Ticket, at: PeriodKeys, now: number, after: Map<string, { nusd: number; tokens: number }>): Promise<void> {
+  private async warnPast80(
+    limits: BudgetLimits,
+    ticket: Ticket,
+    at: PeriodKeys,
+    now: number,
+    after: Map<string, { nusd: number; tokens: number }>,
+  ): Promise<void> {
     if (!this.options.notify) return;
     for (const limit of this.applied(limits, ticket.place, ticket.requester, at, ticket.turnCounter)) {
       const spent = after.get(limit.counter);
@@ -256,7 +306,10 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
       try {
         await this.options.notify(ticket.place, warningWords(reading, now, this.ledger.periods.zone));
       } catch (error) {
-        this.options.logger?.warn({ err: error, sessionId: ticket.place.sessionId }, 'could not tell the thread that a spend limit is near');
+        this.options.logger?.warn(
+          { err: error, sessionId: ticket.place.sessionId },
+          'could not tell the thread that a spend limit is near',
+        );
       }
     }
   }
@@ -276,7 +329,11 @@ export class BudgetGuard implements SpendGuard, BudgetGate, OpsSink {
 
   private queue(sessionId: string, work: () => Promise<void>): void {
     const previous = this.writes.get(sessionId) ?? Promise.resolve();
-    const next = previous.then(work).catch((error: unknown) => this.options.logger?.warn({ err: error, sessionId }, 'could not record a turn for the spend limits'));
+    const next = previous
+      .then(work)
+      .catch((error: unknown) =>
+        this.options.logger?.warn({ err: error, sessionId }, 'could not record a turn for the spend limits'),
+      );
     this.writes.set(sessionId, next);
     void next.then(() => {
       if (this.writes.get(sessionId) === next) this.writes.delete(sessionId);
@@ -289,8 +346,10 @@ const ZERO: TokenCounts = { input: 0, cachedInput: 0, cacheWrite: 0, output: 0, 
 /** The limit's reading when `share` of it is reached (USD first), else undefined. */
 function reached(limit: Applied, nusd: number, tokens: number, share = 1): LimitReading | undefined {
   const base = { limit: limit.limit, ...(limit.resetsAt !== undefined ? { resetsAt: limit.resetsAt } : {}) };
-  if (limit.amount.usd !== undefined && nusd >= limit.amount.usd * NANO * share) return { ...base, unit: 'usd', cap: limit.amount.usd, spent: nusd / NANO };
-  if (limit.amount.tokens !== undefined && tokens >= limit.amount.tokens * share) return { ...base, unit: 'tokens', cap: limit.amount.tokens, spent: tokens };
+  if (limit.amount.usd !== undefined && nusd >= limit.amount.usd * NANO * share)
+    return { ...base, unit: 'usd', cap: limit.amount.usd, spent: nusd / NANO };
+  if (limit.amount.tokens !== undefined && tokens >= limit.amount.tokens * share)
+    return { ...base, unit: 'tokens', cap: limit.amount.tokens, spent: tokens };
   return undefined;
 }
 
@@ -307,5 +366,10 @@ function turnCounter(sessionId: string, turnId: string): string {
 }
 
 function isTicket(value: unknown): value is Ticket {
-  return typeof value === 'object' && value !== null && typeof (value as Ticket).id === 'string' && Array.isArray((value as Ticket).reserved);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Ticket).id === 'string' &&
+    Array.isArray((value as Ticket).reserved)
+  );
 }

@@ -25,7 +25,8 @@ export const LIMIT_SETTINGS: Readonly<Record<BudgetLimitName, string>> = {
   turn: 'BUDGET_TURN',
 };
 
-export const LIMIT_FORMAT = 'must be an amount in USD ("5", "5.50", "$5") or in tokens ("500000 tokens", "2M tokens"), or one of each comma-separated ("$5, 2M tokens")';
+export const LIMIT_FORMAT =
+  'must be an amount in USD ("5", "5.50", "$5") or in tokens ("500000 tokens", "2M tokens"), or one of each comma-separated ("$5, 2M tokens")';
 
 const USD = /^\$?\s*(\d+(?:\.\d+)?)\s*(?:usd)?$/i;
 const TOKENS = /^(\d+(?:\.\d+)?)\s*([kmb])?\s*tokens?$/i;
@@ -57,7 +58,10 @@ export function parseLimit(text: string): { ok: true; limit: LimitAmount } | { o
 export const limitSetting = z.string().transform((text, context): LimitAmount => {
   const parsed = parseLimit(text);
   if (!parsed.ok) {
-    context.addIssue({ code: 'custom', message: parsed.reason === LIMIT_FORMAT ? LIMIT_FORMAT : `${parsed.reason} (${LIMIT_FORMAT})` });
+    context.addIssue({
+      code: 'custom',
+      message: parsed.reason === LIMIT_FORMAT ? LIMIT_FORMAT : `${parsed.reason} (${LIMIT_FORMAT})`,
+    });
     return z.NEVER;
   }
   return parsed.limit;
@@ -95,7 +99,11 @@ export interface PlaceBudgets {
 export function limitsWith(env: BudgetLimits, budgets: PlaceBudgets | undefined): BudgetLimits | undefined {
   if (!budgets) return undefined;
   const limits: BudgetLimits = { ...env };
-  for (const [name, amount] of [['user_daily', budgets.userDaily], ['channel_daily', budgets.channelDaily], ['turn', budgets.turn]] as const) {
+  for (const [name, amount] of [
+    ['user_daily', budgets.userDaily],
+    ['channel_daily', budgets.channelDaily],
+    ['turn', budgets.turn],
+  ] as const) {
     if (amount && (amount.usd !== undefined || amount.tokens !== undefined)) limits[name] = amount;
   }
   return limits;
@@ -110,9 +118,13 @@ export function hasLimits(limits: BudgetLimits): boolean {
  * models (MODEL, MODELS, COMPACTION_MODEL) and the settings.
  */
 export function unpricedWarnings(limits: BudgetLimits, models: string[], prices: ModelPrices): string[] {
-  const usdOnly = (Object.entries(limits) as [BudgetLimitName, LimitAmount][]).filter(([, amount]) => amount.tokens === undefined).map(([name]) => LIMIT_SETTINGS[name]);
+  const usdOnly = (Object.entries(limits) as [BudgetLimitName, LimitAmount][])
+    .filter(([, amount]) => amount.tokens === undefined)
+    .map(([name]) => LIMIT_SETTINGS[name]);
   if (usdOnly.length === 0) return [];
-  const unpriced = [...new Set(models.map((model) => model.trim()).filter((model) => model && prices.priceOf(model) === undefined))];
+  const unpriced = [
+    ...new Set(models.map((model) => model.trim()).filter((model) => model && prices.priceOf(model) === undefined)),
+  ];
   if (unpriced.length === 0) return [];
   return [
     `${usdOnly.join(', ')} ${usdOnly.length === 1 ? 'is' : 'are'} in USD only, and ${unpriced.join(', ')} ${unpriced.length === 1 ? 'has' : 'have'} no price: calls to ${unpriced.length === 1 ? 'it' : 'them'} are not held by ${usdOnly.length === 1 ? 'that limit' : 'those limits'}. Give ${unpriced.length === 1 ? 'it' : 'them'} a price in MODEL_PRICES, or add a token amount (e.g. "$5, 2M tokens").`,

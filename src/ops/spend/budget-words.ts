@@ -49,7 +49,12 @@ export function limitLabel(limit: BudgetLimitName): string {
 
 /** "00:00 UTC" in the budget's zone. */
 export function clockTime(at: number, zone: string): string {
-  const text = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(at));
+  const text = new Intl.DateTimeFormat('en-GB', {
+    timeZone: zone,
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).format(new Date(at));
   return `${text} ${zone.toUpperCase() === 'UTC' ? 'UTC' : zone}`;
 }
 
@@ -71,7 +76,8 @@ export function resetWords(resetsAt: number, now: number, zone: string): string 
 function reachedWords(reading: LimitReading, now: number, zone: string): string {
   const { unit, cap, spent } = reading;
   const reset = reading.resetsAt !== undefined ? `; ${resetWords(reading.resetsAt, now, zone)}` : '';
-  if (spent >= cap || reading.estimate === undefined) return `${limitLabel(reading.limit)} of ${formatAmount(unit, cap)} is spent (${formatAmount(unit, spent)} so far${reset})`;
+  if (spent >= cap || reading.estimate === undefined)
+    return `${limitLabel(reading.limit)} of ${formatAmount(unit, cap)} is spent (${formatAmount(unit, spent)} so far${reset})`;
   return `${limitLabel(reading.limit)} of ${formatAmount(unit, cap)} would be passed by the next model call (${formatAmount(unit, spent)} spent so far, and the call may use up to ${formatAmount(unit, reading.estimate)}${reset})`;
 }
 

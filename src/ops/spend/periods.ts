@@ -26,7 +26,9 @@ export function checkTimeZone(zone: string): string {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
   } catch {
-    throw new Error(`BUDGET_TIMEZONE: "${zone}" is not a time zone name this Node knows (use an IANA name such as Europe/Paris, or leave it unset for UTC)`);
+    throw new Error(
+      `BUDGET_TIMEZONE: "${zone}" is not a time zone name this Node knows (use an IANA name such as Europe/Paris, or leave it unset for UTC)`,
+    );
   }
   return zone;
 }
@@ -39,7 +41,16 @@ export class Periods {
     this.format =
       zone.toUpperCase() === 'UTC'
         ? undefined
-        : new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+        : new Intl.DateTimeFormat('en-US', {
+            timeZone: zone,
+            hourCycle: 'h23',
+            year: 'numeric',
+            month: 'numeric',
+            day: 'numeric',
+            hour: 'numeric',
+            minute: 'numeric',
+            second: 'numeric',
+          });
   }
 
   at(now: number): PeriodKeys {
@@ -54,13 +65,36 @@ export class Periods {
   }
 
   /** The local calendar date and time of an instant. */
-  private wallClock(instant: number): { year: number; month: number; day: number; hour: number; minute: number; second: number } {
+  private wallClock(instant: number): {
+    year: number;
+    month: number;
+    day: number;
+    hour: number;
+    minute: number;
+    second: number;
+  } {
     if (!this.format) {
       const d = new Date(instant);
-      return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
+      return {
+        year: d.getUTCFullYear(),
+        month: d.getUTCMonth() + 1,
+        day: d.getUTCDate(),
+        hour: d.getUTCHours(),
+        minute: d.getUTCMinutes(),
+        second: d.getUTCSeconds(),
+      };
     }
-    const parts = Object.fromEntries(this.format.formatToParts(new Date(instant)).map((part) => [part.type, part.value]));
-    return { year: Number(parts.year), month: Number(parts.month), day: Number(parts.day), hour: Number(parts.hour), minute: Number(parts.minute), second: Number(parts.second) };
+    const parts = Object.fromEntries(
+      this.format.formatToParts(new Date(instant)).map((part) => [part.type, part.value]),
+    );
+    return {
+      year: Number(parts.year),
+      month: Number(parts.month),
+      day: Number(parts.day),
+      hour: Number(parts.hour),
+      minute: Number(parts.minute),
+      second: Number(parts.second),
+    };
   }
 
   /** The instant of local midnight starting the given date (day and month may overflow: Date.UTC carries them). */

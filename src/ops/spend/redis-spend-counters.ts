@@ -13,7 +13,15 @@
 // - Every key carries the `{spend}` hash tag: the script touches several counters at once,
 //   which Redis Cluster allows only on one slot.
 import type { Redis } from 'ioredis';
-import { emptyTotals, type CounterAdd, type CounterTarget, type CounterTotals, type LimitCheck, type ReserveResult, type SpendCounters } from './spend-counters.js';
+import {
+  emptyTotals,
+  type CounterAdd,
+  type CounterTarget,
+  type CounterTotals,
+  type LimitCheck,
+  type ReserveResult,
+  type SpendCounters,
+} from './spend-counters.js';
 
 const RESERVE = `
   local t = redis.call('TIME')
@@ -62,14 +70,37 @@ export class RedisSpendCounters implements SpendCounters {
   async reserve(id: string, checks: LimitCheck[], holdMs: number): Promise<ReserveResult> {
     if (checks.length === 0) return { ok: true };
     const keys = checks.flatMap((check) => [this.counterKey(check.counter), this.holdsKey(check.counter)]);
-    const args = checks.flatMap((check) => [check.capNusd === undefined ? '' : Math.round(check.capNusd), check.capTokens === undefined ? '' : Math.round(check.capTokens), Math.round(check.addNusd), Math.round(check.addTokens)]);
+    const args = checks.flatMap((check) => [
+      check.capNusd === undefined ? '' : Math.round(check.capNusd),
+      check.capTokens === undefined ? '' : Math.round(check.capTokens),
+      Math.round(check.addNusd),
+      Math.round(check.addTokens),
+    ]);
     const command = (this.redis as unknown as Record<'spendReserve', ReserveCommand>).spendReserve;
-    const reply = (await command.call(this.redis, keys.length, ...keys, id, Math.max(1, Math.round(holdMs)), ...args)) as (number | string)[];
+    const reply = (await command.call(
+      this.redis,
+      keys.length,
+      ...keys,
+      id,
+      Math.max(1, Math.round(holdMs)),
+      ...args,
+    )) as (number | string)[];
     if (Number(reply[0]) === 1) return { ok: true };
-    return { ok: false, index: Number(reply[1]) - 1, unit: Number(reply[2]) === 1 ? 'usd' : 'tokens', spentNusd: Number(reply[3]), spentTokens: Number(reply[4]) };
+    return {
+      ok: false,
+      index: Number(reply[1]) - 1,
+      unit: Number(reply[2]) === 1 ? 'usd' : 'tokens',
+      spentNusd: Number(reply[3]),
+      spentTokens: Number(reply[4]),
+    };
   }
 
-  async settle(id: string, reserved: string[], targets: CounterTarget[], add: CounterAdd): Promise<{ nusd: number; tokens: number }[]> {
+  async settle(
+    id: string,
+    reserved: string[],
+    targets: CounterTarget[],
+    add: CounterAdd,
+  ): Promise<{ nusd: number; tokens: number }[]> {
     const tokens = add.input + add.cachedInput + add.cacheWrite + add.output;
     const multi = this.redis.multi();
     for (const counter of reserved) multi.hdel(this.holdsKey(counter), id);
@@ -100,7 +131,10 @@ export class RedisSpendCounters implements SpendCounters {
   }
 
   async read(counter: string): Promise<CounterTotals> {
-    const [fields, unpriced] = await Promise.all([this.redis.hgetall(this.counterKey(counter)), this.redis.smembers(this.unpricedKey(counter))]);
+    const [fields, unpriced] = await Promise.all([
+      this.redis.hgetall(this.counterKey(counter)),
+      this.redis.smembers(this.unpricedKey(counter)),
+    ]);
     const totals = emptyTotals();
     for (const field of FIELDS) totals[field] = Number(fields[field] ?? 0);
     totals.unpriced = unpriced.sort();
@@ -108,7 +142,9 @@ export class RedisSpendCounters implements SpendCounters {
   }
 
   async claim(key: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.set(`${this.prefix}claim:${key}`, '1', 'PX', Math.max(1, Math.round(ttlMs)), 'NX')) === 'OK';
+    return (
+      (await this.redis.set(`${this.prefix}claim:${key}`, '1', 'PX', Math.max(1, Math.round(ttlMs)), 'NX')) === 'OK'
+    );
   }
 
   async getValue(key: string): Promise<string | undefined> {

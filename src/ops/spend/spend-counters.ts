@@ -42,7 +42,8 @@ export interface LimitCheck {
   addTokens: number;
 }
 
-export type ReserveResult = { ok: true } | { ok: false; index: number; unit: 'usd' | 'tokens'; spentNusd: number; spentTokens: number };
+export type ReserveResult =
+  { ok: true } | { ok: false; index: number; unit: 'usd' | 'tokens'; spentNusd: number; spentTokens: number };
 
 /** A counter a settle adds to, kept `ttlMs` after its last change. */
 export interface CounterTarget {
@@ -54,7 +55,12 @@ export interface SpendCounters {
   /** All checks pass and the estimate is reserved on each, or none is and the first failing check is named. */
   reserve(id: string, checks: LimitCheck[], holdMs: number): Promise<ReserveResult>;
   /** Drop reservation `id` from `reserved` and add `add` to each target, in one step; the targets' spent {nusd, tokens} after. */
-  settle(id: string, reserved: string[], targets: CounterTarget[], add: CounterAdd): Promise<{ nusd: number; tokens: number }[]>;
+  settle(
+    id: string,
+    reserved: string[],
+    targets: CounterTarget[],
+    add: CounterAdd,
+  ): Promise<{ nusd: number; tokens: number }[]>;
   read(counter: string): Promise<CounterTotals>;
   /** True for the first caller only, for `ttlMs` (the 80 % note's once-only claim). */
   claim(key: string, ttlMs: number): Promise<boolean>;
@@ -69,7 +75,17 @@ export function tokensOf(counts: Pick<CounterAdd, 'input' | 'cachedInput' | 'cac
 }
 
 export function emptyTotals(): CounterTotals {
-  return { nusd: 0, input: 0, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0, calls: 0, estimated: 0, unpriced: [] };
+  return {
+    nusd: 0,
+    input: 0,
+    cachedInput: 0,
+    cacheWrite: 0,
+    output: 0,
+    reasoning: 0,
+    calls: 0,
+    estimated: 0,
+    unpriced: [],
+  };
 }
 
 interface Hold {
@@ -96,8 +112,10 @@ export class KeyvSpendCounters implements SpendCounters {
         const spent = await this.read(check.counter);
         const held = this.heldOn(check.counter, now);
         const spentTokens = tokensOf(spent);
-        if (check.capNusd !== undefined && spent.nusd + held.nusd + check.addNusd > check.capNusd) return { ok: false, index, unit: 'usd', spentNusd: spent.nusd, spentTokens };
-        if (check.capTokens !== undefined && spentTokens + held.tokens + check.addTokens > check.capTokens) return { ok: false, index, unit: 'tokens', spentNusd: spent.nusd, spentTokens };
+        if (check.capNusd !== undefined && spent.nusd + held.nusd + check.addNusd > check.capNusd)
+          return { ok: false, index, unit: 'usd', spentNusd: spent.nusd, spentTokens };
+        if (check.capTokens !== undefined && spentTokens + held.tokens + check.addTokens > check.capTokens)
+          return { ok: false, index, unit: 'tokens', spentNusd: spent.nusd, spentTokens };
       }
       for (const check of checks) {
         const holds = this.holds.get(check.counter) ?? new Map<string, Hold>();
@@ -108,7 +126,12 @@ export class KeyvSpendCounters implements SpendCounters {
     });
   }
 
-  settle(id: string, reserved: string[], targets: CounterTarget[], add: CounterAdd): Promise<{ nusd: number; tokens: number }[]> {
+  settle(
+    id: string,
+    reserved: string[],
+    targets: CounterTarget[],
+    add: CounterAdd,
+  ): Promise<{ nusd: number; tokens: number }[]> {
     return this.mutex.run('spend', async () => {
       for (const counter of reserved) this.drop(counter, id);
       const after: { nusd: number; tokens: number }[] = [];
@@ -123,7 +146,10 @@ export class KeyvSpendCounters implements SpendCounters {
           reasoning: totals.reasoning + add.reasoning,
           calls: totals.calls + add.calls,
           estimated: totals.estimated + add.estimated,
-          unpriced: add.unpriced && !totals.unpriced.includes(add.unpriced) ? [...totals.unpriced, add.unpriced] : totals.unpriced,
+          unpriced:
+            add.unpriced && !totals.unpriced.includes(add.unpriced)
+              ? [...totals.unpriced, add.unpriced]
+              : totals.unpriced,
         };
         await this.keyv.set(this.key(target.counter), next, target.ttlMs);
         after.push({ nusd: next.nusd, tokens: tokensOf(next) });

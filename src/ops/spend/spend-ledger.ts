@@ -10,7 +10,13 @@ import type { ModelPrices } from '../pricing.js';
 import type { SpendReader, SpendTotals, UsageReport, UsageScope } from '../spend-report.js';
 import { LIMIT_SETTINGS, type BudgetLimits } from './budget-limits.js';
 import { Periods, type PeriodKeys } from './periods.js';
-import { tokensOf, type CounterAdd, type CounterTarget, type CounterTotals, type SpendCounters } from './spend-counters.js';
+import {
+  tokensOf,
+  type CounterAdd,
+  type CounterTarget,
+  type CounterTotals,
+  type SpendCounters,
+} from './spend-counters.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const DAY_COUNTER_TTL_MS = 40 * DAY_MS;
@@ -21,7 +27,11 @@ export const NANO = 1e9;
 export type ScopeKind = 'user' | 'channel' | 'workspace' | 'conversation' | 'model';
 
 /** A scope's id within its kind (a person is one person on one platform's workspace). */
-export function scopeId(kind: ScopeKind, place: Pick<Place, 'platform' | 'workspace' | 'channel' | 'sessionId'>, other?: string): string {
+export function scopeId(
+  kind: ScopeKind,
+  place: Pick<Place, 'platform' | 'workspace' | 'channel' | 'sessionId'>,
+  other?: string,
+): string {
   switch (kind) {
     case 'user':
       return `${place.platform}:${place.workspace}:${other ?? ''}`;
@@ -49,7 +59,13 @@ export function costOf(prices: ModelPrices, model: string, tokens: TokenCounts):
   const price = prices.priceOf(model);
   if (!price) return undefined;
   // USD per million tokens = 1,000 nano-dollars per token per USD.
-  return Math.round((tokens.input * price.input + tokens.cachedInput * price.cacheRead + tokens.cacheWrite * price.cacheWrite + tokens.output * price.output) * 1_000);
+  return Math.round(
+    (tokens.input * price.input +
+      tokens.cachedInput * price.cacheRead +
+      tokens.cacheWrite * price.cacheWrite +
+      tokens.output * price.output) *
+      1_000,
+  );
 }
 
 export interface SpendLedgerOptions {
@@ -116,8 +132,12 @@ export class SpendLedger implements SpendReader {
     const at = this.periods.at(now);
     const place = { platform: scope.platform, workspace: scope.workspace, channel: scope.id, sessionId: '' };
     const id = scopeId(scope.kind, place, scope.id);
-    const [today, month] = await Promise.all([this.counters.read(dayCounter(scope.kind, id, at)), this.counters.read(monthCounter(scope.kind, id, at))]);
-    const limitName = scope.kind === 'user' ? 'user_daily' : scope.kind === 'channel' ? 'channel_daily' : 'workspace_daily';
+    const [today, month] = await Promise.all([
+      this.counters.read(dayCounter(scope.kind, id, at)),
+      this.counters.read(monthCounter(scope.kind, id, at)),
+    ]);
+    const limitName =
+      scope.kind === 'user' ? 'user_daily' : scope.kind === 'channel' ? 'channel_daily' : 'workspace_daily';
     // A channel's own limit where its profile sets one; a person's and the workspace's are the environment's (a person's differs by channel).
     const limits = (scope.kind === 'channel' ? this.limitsAt?.(place) : undefined) ?? this.limits;
     const amount = limits[limitName];
@@ -133,7 +153,13 @@ export class SpendLedger implements SpendReader {
 export function totalsOf(counter: CounterTotals): SpendTotals {
   return {
     usd: counter.nusd / NANO,
-    tokens: { input: counter.input, cachedInput: counter.cachedInput, cacheWrite: counter.cacheWrite, output: counter.output, reasoning: counter.reasoning },
+    tokens: {
+      input: counter.input,
+      cachedInput: counter.cachedInput,
+      cacheWrite: counter.cacheWrite,
+      output: counter.output,
+      reasoning: counter.reasoning,
+    },
     calls: counter.calls,
     estimatedCalls: counter.estimated,
     unpricedModels: [...counter.unpriced].sort(),

@@ -48,7 +48,14 @@ export function spendFrom(settings: SpendSettings, options: SpendSetupOptions): 
   const counters = options.redis ? new RedisSpendCounters(options.redis) : new KeyvSpendCounters(options.keyv, now);
   const budgetsAt = options.budgetsAt;
   const limitsAt = budgetsAt ? (place: Place) => limitsWith(limits, budgetsAt(place)) : undefined;
-  const ledger = new SpendLedger({ counters, prices: options.prices, periods: new Periods(settings.BUDGET_TIMEZONE ?? 'UTC'), now, limits, ...(limitsAt ? { limitsAt } : {}) });
+  const ledger = new SpendLedger({
+    counters,
+    prices: options.prices,
+    periods: new Periods(settings.BUDGET_TIMEZONE ?? 'UTC'),
+    now,
+    limits,
+    ...(limitsAt ? { limitsAt } : {}),
+  });
   const guard = new BudgetGuard({
     ledger,
     limits,
@@ -57,6 +64,8 @@ export function spendFrom(settings: SpendSettings, options: SpendSetupOptions): 
     ...(options.notify ? { notify: options.notify } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
-  const models = [settings.MODEL, settings.COMPACTION_MODEL, ...(settings.MODELS ?? '').split(',')].filter((model): model is string => !!model && model.trim() !== '' && model.trim() !== 'demo');
+  const models = [settings.MODEL, settings.COMPACTION_MODEL, ...(settings.MODELS ?? '').split(',')].filter(
+    (model): model is string => !!model && model.trim() !== '' && model.trim() !== 'demo',
+  );
   return { ledger, guard, warnings: unpricedWarnings(limits, models, options.prices) };
 }

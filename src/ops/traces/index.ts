@@ -8,12 +8,18 @@ import { traceSettingsFrom, type TraceConfig } from './trace-settings.js';
 export { traceSettingsFrom, signalUrl, type TraceSettings, type TraceConfig } from './trace-settings.js';
 
 /** The trace sink when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set, else undefined (and nothing loaded). */
-export async function tracingFrom(config: TraceConfig, options: { mask: (text: string) => string; logger: EngineLogger; knownTools: KnownTools }): Promise<OpsSink | undefined> {
+export async function tracingFrom(
+  config: TraceConfig,
+  options: { mask: (text: string) => string; logger: EngineLogger; knownTools: KnownTools },
+): Promise<OpsSink | undefined> {
   const settings = traceSettingsFrom(config);
   if (!settings) return undefined;
   const { startTracing } = await import('./trace-pipeline.js');
   const sink = await startTracing(settings, options);
   // The URL, never the headers (they hold the backend's key).
-  options.logger.info({ url: settings.url, encoding: settings.encoding, content: settings.captureContent }, 'traces are exported over OTLP');
+  options.logger.info(
+    { url: settings.url, encoding: settings.encoding, content: settings.captureContent },
+    'traces are exported over OTLP',
+  );
   return sink;
 }

@@ -32,7 +32,13 @@ export function outputMessagesJson(turn: AssistantTurn, mask: Mask): string {
   const parts: Part[] = [];
   if (turn.reasoning) parts.push({ type: 'reasoning', content: mask(turn.reasoning) });
   if (turn.text) parts.push({ type: 'text', content: mask(turn.text) });
-  for (const call of turn.toolCalls) parts.push({ type: 'tool_call', id: call.id ?? null, name: call.name, arguments: callArguments(call.arguments, mask) });
+  for (const call of turn.toolCalls)
+    parts.push({
+      type: 'tool_call',
+      id: call.id ?? null,
+      name: call.name,
+      arguments: callArguments(call.arguments, mask),
+    });
   return JSON.stringify([{ role: 'assistant', parts, finish_reason: turn.finishReason }]);
 }
 
@@ -41,7 +47,8 @@ function inputMessage(message: OutboundMessage, mask: Mask): ChatMessage {
     case 'system':
       return { role: 'system', parts: [{ type: 'text', content: mask(message.content) }] };
     case 'user':
-      if (typeof message.content === 'string') return { role: 'user', parts: [{ type: 'text', content: mask(message.content) }] };
+      if (typeof message.content === 'string')
+        return { role: 'user', parts: [{ type: 'text', content: mask(message.content) }] };
       return {
         role: 'user',
         parts: message.content.map((part): Part => {
@@ -60,11 +67,20 @@ function inputMessage(message: OutboundMessage, mask: Mask): ChatMessage {
     case 'assistant': {
       const parts: Part[] = [];
       if (message.content) parts.push({ type: 'text', content: mask(message.content) });
-      for (const call of message.tool_calls ?? []) parts.push({ type: 'tool_call', id: call.id, name: call.function.name, arguments: callArguments(call.function.arguments, mask) });
+      for (const call of message.tool_calls ?? [])
+        parts.push({
+          type: 'tool_call',
+          id: call.id,
+          name: call.function.name,
+          arguments: callArguments(call.function.arguments, mask),
+        });
       return { role: 'assistant', parts };
     }
     case 'tool':
-      return { role: 'tool', parts: [{ type: 'tool_call_response', id: message.tool_call_id, response: mask(message.content) }] };
+      return {
+        role: 'tool',
+        parts: [{ type: 'tool_call_response', id: message.tool_call_id, response: mask(message.content) }],
+      };
   }
 }
 
@@ -80,6 +96,7 @@ function callArguments(raw: string, mask: Mask): unknown {
 function maskDeep(value: unknown, mask: Mask): unknown {
   if (typeof value === 'string') return mask(value);
   if (Array.isArray(value)) return value.map((item) => maskDeep(item, mask));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [mask(key), maskDeep(item, mask)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [mask(key), maskDeep(item, mask)]));
   return value;
 }

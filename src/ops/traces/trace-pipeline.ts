@@ -23,14 +23,29 @@ export interface TracingOptions {
 export async function startTracing(settings: TraceSettings, options: TracingOptions): Promise<OpsSink> {
   const { logger } = options;
   // OpenTelemetry reports a failed export on its diagnostics channel, silent by default: warnings and errors go to the log.
-  if (logger) diag.setLogger({ error: (message) => logger.warn({ detail: message }, 'traces: an export failed'), warn: (message) => logger.warn({ detail: message }, 'traces: OpenTelemetry warns'), info: () => undefined, debug: () => undefined, verbose: () => undefined }, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+  if (logger)
+    diag.setLogger(
+      {
+        error: (message) => logger.warn({ detail: message }, 'traces: an export failed'),
+        warn: (message) => logger.warn({ detail: message }, 'traces: OpenTelemetry warns'),
+        info: () => undefined,
+        debug: () => undefined,
+        verbose: () => undefined,
+      },
+      { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+    );
   const exporter = await otlpExporter(settings);
   const processor = new BatchSpanProcessor(exporter);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
     spanProcessors: [processor],
   });
-  const sink = new TraceSink(provider.getTracer('chat-agent'), { agentName: settings.serviceName, captureContent: settings.captureContent, mask: options.mask, knownTools: options.knownTools });
+  const sink = new TraceSink(provider.getTracer('chat-agent'), {
+    agentName: settings.serviceName,
+    captureContent: settings.captureContent,
+    mask: options.mask,
+    knownTools: options.knownTools,
+  });
   // A collector that is down must not stop the bot's shutdown, nor leave it without a word:
   // the failure is logged here (the exporter has retried for its timeout by then).
   const settle = async (work: () => Promise<void>): Promise<void> => {
@@ -53,6 +68,7 @@ export async function startTracing(settings: TraceSettings, options: TracingOpti
 /** Both exporters take the whole URL and the headers; each reads the OTEL_* variables too, under what is given here. */
 async function otlpExporter(settings: TraceSettings): Promise<SpanExporter> {
   const config = { url: settings.url, headers: settings.headers };
-  if (settings.encoding === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter(config);
+  if (settings.encoding === 'http/json')
+    return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter(config);
   return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter(config);
 }

@@ -30,7 +30,9 @@ export const DEFAULT_SERVICE_NAME = 'chat-agent';
 
 /** The settings when an endpoint is set; undefined (traces off) otherwise. */
 export function traceSettingsFrom(config: TraceConfig): TraceSettings | undefined {
-  const url = config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (config.OTEL_EXPORTER_OTLP_ENDPOINT ? signalUrl(config.OTEL_EXPORTER_OTLP_ENDPOINT) : undefined);
+  const url =
+    config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (config.OTEL_EXPORTER_OTLP_ENDPOINT ? signalUrl(config.OTEL_EXPORTER_OTLP_ENDPOINT) : undefined);
   if (!url) return undefined;
   return {
     url,

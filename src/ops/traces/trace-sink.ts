@@ -16,7 +16,17 @@
 //   A tool is named only if the bot registered it: a name the model made up is `unknown` in the
 //   span's name and its `gen_ai.tool.name` (tool-names.ts).
 // - Every span left open ends at shutdown, so a stop of the bot still exports what it had.
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type HrTime, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type HrTime,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { OpsEvent, OpsEventOf, OpsSink, TokenCounts, WaitKind } from '../ops-events.js';
 import { parseModelRef } from '../../providers/model-ref.js';
 import { NO_KNOWN_TOOLS, reportedToolName, type KnownTools } from '../tool-names.js';
@@ -85,10 +95,20 @@ export class TraceSink implements OpsSink {
       case 'stop_requested':
       case 'stopped':
       case 'steered':
-        this.turns.get(event.place.sessionId)?.span.addEvent(`${OWN}.${event.type}`, event.type === 'stopped' && event.latencyMs !== undefined ? { [`${OWN}.stop.latency_ms`]: event.latencyMs } : {}, epochTime(event.at));
+        this.turns
+          .get(event.place.sessionId)
+          ?.span.addEvent(
+            `${OWN}.${event.type}`,
+            event.type === 'stopped' && event.latencyMs !== undefined
+              ? { [`${OWN}.stop.latency_ms`]: event.latencyMs }
+              : {},
+            epochTime(event.at),
+          );
         return;
       case 'budget_refused':
-        this.turns.get(event.place.sessionId)?.span.addEvent(`${OWN}.budget_refused`, { [`${OWN}.budget.limit`]: event.limit }, epochTime(event.at));
+        this.turns
+          .get(event.place.sessionId)
+          ?.span.addEvent(`${OWN}.budget_refused`, { [`${OWN}.budget.limit`]: event.limit }, epochTime(event.at));
         return;
       default:
         return;
@@ -98,7 +118,12 @@ export class TraceSink implements OpsSink {
   /** Ends every span still open (a turn cut by the shutdown, a wait nobody answered). */
   endOpen(): void {
     const at = this.now();
-    const spans = [...this.waits.values(), ...this.tools.values(), ...[...this.calls.values()].map((call) => call.span), ...[...this.turns.values()].map((turn) => turn.span)];
+    const spans = [
+      ...this.waits.values(),
+      ...this.tools.values(),
+      ...[...this.calls.values()].map((call) => call.span),
+      ...[...this.turns.values()].map((turn) => turn.span),
+    ];
     for (const span of spans) {
       span.setAttribute(`${OWN}.open_at_shutdown`, true);
       span.end(epochTime(at));
@@ -158,7 +183,11 @@ export class TraceSink implements OpsSink {
       [`${OWN}.call.purpose`]: event.purpose,
     };
     if (event.maxOutputTokens !== undefined) attributes['gen_ai.request.max_tokens'] = event.maxOutputTokens;
-    const span = this.tracer.startSpan(`chat ${model}`, { kind: SpanKind.CLIENT, startTime: epochTime(event.at), attributes }, this.parentOf(event.place.sessionId));
+    const span = this.tracer.startSpan(
+      `chat ${model}`,
+      { kind: SpanKind.CLIENT, startTime: epochTime(event.at), attributes },
+      this.parentOf(event.place.sessionId),
+    );
     this.calls.set(event.callId, { span, started: event.at });
   }
 
@@ -173,7 +202,8 @@ export class TraceSink implements OpsSink {
     if (event.error) failed(span, event.error);
     if (this.options.captureContent && event.content) {
       span.setAttribute('gen_ai.input.messages', inputMessagesJson(event.content.input, this.options.mask));
-      if (event.content.output) span.setAttribute('gen_ai.output.messages', outputMessagesJson(event.content.output, this.options.mask));
+      if (event.content.output)
+        span.setAttribute('gen_ai.output.messages', outputMessagesJson(event.content.output, this.options.mask));
     }
     span.end(epochTime(event.at));
   }
@@ -187,7 +217,9 @@ export class TraceSink implements OpsSink {
   private toolEnded(event: OpsEventOf<'tool_ended'>): void {
     const key = `${event.place.sessionId} ${event.toolCallId}`;
     // A call refused before it ran (denied, or stopped while it waited) never started: its span is the instant it was settled.
-    const span = this.tools.get(key) ?? this.toolSpan(event.place.sessionId, event.tool, event.toolCallId, event.at - (event.durationMs ?? 0));
+    const span =
+      this.tools.get(key) ??
+      this.toolSpan(event.place.sessionId, event.tool, event.toolCallId, event.at - (event.durationMs ?? 0));
     this.tools.delete(key);
     span.setAttribute(`${OWN}.tool.outcome`, event.outcome);
     if (event.outcome === 'error') failed(span, 'tool_error');
@@ -201,7 +233,12 @@ export class TraceSink implements OpsSink {
       {
         kind: SpanKind.INTERNAL,
         startTime: epochTime(at),
-        attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool, 'gen_ai.tool.call.id': toolCallId, 'gen_ai.tool.type': 'function' },
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': tool,
+          'gen_ai.tool.call.id': toolCallId,
+          'gen_ai.tool.type': 'function',
+        },
       },
       this.parentOf(sessionId),
     );

@@ -26,13 +26,19 @@ let redis: RedisServer;
 
 /** Three days of records in two channels, written newest first (the export orders them). */
 function history(): OpsEvent[] {
-  return [...everyKind(NOW, place('C2')), ...everyKind(NOW - DAY_MS, place('C1')), ...everyKind(NOW - 2 * DAY_MS, place('C1'))];
+  return [
+    ...everyKind(NOW, place('C2')),
+    ...everyKind(NOW - DAY_MS, place('C1')),
+    ...everyKind(NOW - 2 * DAY_MS, place('C1')),
+  ];
 }
 
 async function fill(url: string, cluster: boolean): Promise<void> {
   const keys = clusterKeys();
   const opened = await openKeyvStore(url, 'bot', cluster ? { keys } : {});
-  const trail = new AuditTrail(auditStore(opened.keyv, cluster ? { redis: opened.redis!, keys } : undefined), { retentionDays: 90 });
+  const trail = new AuditTrail(auditStore(opened.keyv, cluster ? { redis: opened.redis!, keys } : undefined), {
+    retentionDays: 90,
+  });
   for (const event of history()) trail.handle(event);
   await trail.close();
   await opened.close();
@@ -60,7 +66,13 @@ interface Run {
 /** `npm start -- --audit …` (what `npm run audit -- …` runs), in `cwd`, with only the variables given. */
 function audit(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
   const { command, args: startArgs } = startCommand(['--audit', ...args]);
-  return collect(spawn(command, startArgs, { cwd: options.cwd ?? dir.path, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  return collect(
+    spawn(command, startArgs, {
+      cwd: options.cwd ?? dir.path,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
 }
 
 function collect(child: ReturnType<typeof spawn>): Promise<Run> {
@@ -69,7 +81,17 @@ function collect(child: ReturnType<typeof spawn>): Promise<Run> {
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve) =>
-    child.on('close', (code) => resolve({ code, stdout, stderr, records: stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>) })),
+    child.on('close', (code) =>
+      resolve({
+        code,
+        stdout,
+        stderr,
+        records: stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as Record<string, unknown>),
+      }),
+    ),
   );
 }
 
@@ -83,7 +105,12 @@ describe('npm run audit', () => {
     expect(run.records).toHaveLength(33);
     const moments = run.records.map((record) => record.at as number);
     expect(moments).toEqual([...moments].sort((a, b) => a - b));
-    expect(run.records[0]).toMatchObject({ type: 'turn_started', by: 'U1', channel: 'C1', time: new Date(NOW - 2 * DAY_MS).toISOString() });
+    expect(run.records[0]).toMatchObject({
+      type: 'turn_started',
+      by: 'U1',
+      channel: 'C1',
+      time: new Date(NOW - 2 * DAY_MS).toISOString(),
+    });
   }, 60_000);
 
   it('--since and --until take whole UTC days, or moments with their zone', async () => {
@@ -93,9 +120,18 @@ describe('npm run audit', () => {
     expect(since.records.every((record) => (record.at as number) >= NOW - DAY_MS - 12 * 60 * 60 * 1000)).toBe(true);
     const until = await audit(['--until', day(-1)]);
     expect(until.records).toHaveLength(22); // the whole of that day is in
-    const window = await audit([`--since=${new Date(NOW - DAY_MS + 2).toISOString()}`, '--until', new Date(NOW - DAY_MS + 5).toISOString().replace('Z', '+00:00')]);
+    const window = await audit([
+      `--since=${new Date(NOW - DAY_MS + 2).toISOString()}`,
+      '--until',
+      new Date(NOW - DAY_MS + 5).toISOString().replace('Z', '+00:00'),
+    ]);
     expect(window.code).toBe(0);
-    expect(window.records.map((record) => record.at)).toEqual([NOW - DAY_MS + 2, NOW - DAY_MS + 3, NOW - DAY_MS + 4, NOW - DAY_MS + 5]);
+    expect(window.records.map((record) => record.at)).toEqual([
+      NOW - DAY_MS + 2,
+      NOW - DAY_MS + 3,
+      NOW - DAY_MS + 4,
+      NOW - DAY_MS + 5,
+    ]);
   }, 60_000);
 
   it('--channel keeps one channel, --user what one person did (decided, stopped, granted, continued…)', async () => {
@@ -140,7 +176,7 @@ describe('npm run audit', () => {
     }
   }, 60_000);
 
-  it('reads cluster mode\'s Redis when COORDINATION_URL is set', async () => {
+  it("reads cluster mode's Redis when COORDINATION_URL is set", async () => {
     const run = await audit(['--channel', 'C1', '--user', 'U2'], { cwd: ROOT, env: { COORDINATION_URL: redis.url } });
     expect(run.stderr).toBe('');
     expect(run.records.map((record) => [record.type, record.at])).toEqual([
@@ -154,9 +190,16 @@ describe('npm run audit', () => {
   it('is the package script: npm run audit -- --channel C2', async () => {
     const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'audit', '--', '--channel', 'C2'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', STORE_URL: `sqlite://${dir.path}/data/bot.sqlite` },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        STORE_URL: `sqlite://${dir.path}/data/bot.sqlite`,
+      },
     });
-    const records = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const records = stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records).toHaveLength(11);
     expect(records.every((record) => record.channel === 'C2')).toBe(true);
   }, 60_000);

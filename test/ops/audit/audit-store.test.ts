@@ -88,7 +88,17 @@ describe('the audit trail in cluster mode (two instances, one Redis)', () => {
     expect(records).toHaveLength(2 * RECORDED_PER_BATCH);
     expect(new Set(records.map((record) => record.id)).size).toBe(records.length);
     expect(records.map((record) => record.type).slice(0, RECORDED_PER_BATCH)).toEqual([
-      'turn_started', 'tool_ended', 'wait_ended', 'wait_ended', 'grant_changed', 'stop_requested', 'stopped', 'model_switched', 'budget_refused', 'budget_continued', 'forgotten',
+      'turn_started',
+      'tool_ended',
+      'wait_ended',
+      'wait_ended',
+      'grant_changed',
+      'stop_requested',
+      'stopped',
+      'model_switched',
+      'budget_refused',
+      'budget_continued',
+      'forgotten',
     ]);
     // Either instance reads the same trail.
     expect(await all(b.store)).toEqual(records);
@@ -99,7 +109,16 @@ describe('the audit trail in cluster mode (two instances, one Redis)', () => {
     const [a, b] = [await redisInstance(shared), await redisInstance(shared)];
     const [left, right] = [trail(a.store), trail(b.store)];
     const where = place('C3');
-    const ended = (at: number, outcome: 'ok' | 'interrupted', durationMs: number): OpsEvent => ({ type: 'tool_ended', at, place: where, toolCallId: 'call_9', tool: 'read_file', outcome, durationMs, args: '{"path":"a"}' });
+    const ended = (at: number, outcome: 'ok' | 'interrupted', durationMs: number): OpsEvent => ({
+      type: 'tool_ended',
+      at,
+      place: where,
+      toolCallId: 'call_9',
+      tool: 'read_file',
+      outcome,
+      durationMs,
+      args: '{"path":"a"}',
+    });
     left.handle(ended(NOW, 'ok', 12));
     right.handle(ended(NOW + 5_000, 'ok', 15)); // the instance that took over saw the same end later
     right.handle(ended(NOW + 6_000, 'interrupted', 1)); // and, say, an interrupted re-run: another fact
@@ -120,7 +139,7 @@ describe('the audit trail in cluster mode (two instances, one Redis)', () => {
     expect(records[0]).toMatchObject({ durationMs: 12 });
   });
 
-  it('writes a record heard inside a session\'s fence scope as the bot\'s, not under that session\'s lease', async () => {
+  it("writes a record heard inside a session's fence scope as the bot's, not under that session's lease", async () => {
     const instance = await redisInstance(`audit-scope-${++prefixes}:`);
     const sink = trail(instance.store);
     // A turn whose lease this instance no longer holds (another took the session over): its
@@ -138,7 +157,10 @@ describe('the audit trail in cluster mode (two instances, one Redis)', () => {
     await redis.stop();
     try {
       for (const event of everyKind(NOW)) sink.handle(event); // synchronous: nothing here waits for Redis
-      await waitFor(() => logger.lines.some((line) => line.message.includes('could not write an audit record')), 15_000);
+      await waitFor(
+        () => logger.lines.some((line) => line.message.includes('could not write an audit record')),
+        15_000,
+      );
     } finally {
       await redis.restart();
     }

@@ -44,7 +44,10 @@ describe('the audit trail of two instances sharing one Redis', () => {
       }
       const [a, b] = cores as [Core, Core];
       const prompts: InboxItem[] = [];
-      for (const core of cores) core.observers.add('test', { onEvent: (_session, _event, prompt) => void (prompt ? prompts.push(prompt) : undefined) });
+      for (const core of cores)
+        core.observers.add('test', {
+          onEvent: (_session, _event, prompt) => void (prompt ? prompts.push(prompt) : undefined),
+        });
 
       fake.replyToolCalls([{ name: 'write_file', arguments: { path: 'x.md', content: 'x' } }]);
       fake.replyText('Written.');
@@ -68,8 +71,17 @@ describe('the audit trail of two instances sharing one Redis', () => {
     }
 
     let text = '';
-    expect(await runAuditExport([], { COORDINATION_URL: redis.url }, { out: async (chunk) => void (text += chunk), err: () => undefined })).toBe(0);
-    const records = text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(
+      await runAuditExport(
+        [],
+        { COORDINATION_URL: redis.url },
+        { out: async (chunk) => void (text += chunk), err: () => undefined },
+      ),
+    ).toBe(0);
+    const records = text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records.map((record) => [record.type, record.by ?? null, record.channel])).toEqual([
       ['turn_started', 'U1', 'C1'],
       ['wait_ended', 'U1', 'C1'],

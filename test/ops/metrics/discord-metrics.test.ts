@@ -22,7 +22,9 @@ describe('/metrics on HEALTH_PORT (Discord, npm start)', () => {
     const fakes = await startDiscordBotFakes(cleanups);
     const { dir, fake, llm } = fakes;
     llm.replyText('Hello from the process.');
-    const bot = await BotProcess.start(discordEnv(fakes, { HEALTH_PORT: '0', METRICS_TOKEN: TOKEN }), dir, 30_000, { waitFor: 'discord' });
+    const bot = await BotProcess.start(discordEnv(fakes, { HEALTH_PORT: '0', METRICS_TOKEN: TOKEN }), dir, 30_000, {
+      waitFor: 'discord',
+    });
     cleanups.push(() => bot.kill());
     let port = 0;
     await waitFor(() => {
@@ -46,7 +48,12 @@ describe('/metrics on HEALTH_PORT (Discord, npm start)', () => {
       m = await scrape(`${base}/metrics`, bearer);
     }
     expect(m.value('chat_agent_turns_total', { platform: 'discord', outcome: 'completed' })).toBe(1);
-    expect(m.count('gen_ai_client_operation_duration_seconds', { gen_ai_provider_name: 'openai', gen_ai_request_model: 'gpt-4.1' })).toBe(1);
+    expect(
+      m.count('gen_ai_client_operation_duration_seconds', {
+        gen_ai_provider_name: 'openai',
+        gen_ai_request_model: 'gpt-4.1',
+      }),
+    ).toBe(1);
     // Each post the fake answered is counted once on its route template, the 429 included.
     const posts = fake.rest.calls.filter((call) => call.route === 'POST /channels/:channel/messages').length;
     const post = { platform: 'discord', method: 'POST /channels/:id/messages' };

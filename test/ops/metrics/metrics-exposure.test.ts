@@ -25,51 +25,65 @@ async function metricsListener(bot: BotProcess): Promise<{ host: string; port: n
   let found: { host: string; port: number } | undefined;
   await waitFor(() => {
     const line = bot.lines().find((l) => typeof l.msg === 'string' && l.msg.startsWith('metrics endpoint: '));
-    if (line && typeof line.port === 'number' && typeof line.host === 'string') found = { host: line.host, port: line.port };
+    if (line && typeof line.port === 'number' && typeof line.host === 'string')
+      found = { host: line.host, port: line.port };
     return found !== undefined;
   }, 15_000);
   return found!;
 }
 
 describe('what /metrics and the traces show, and to whom', () => {
-  it('a tool name the model made up is `unknown` on /metrics and in the spans; PORT has no /metrics without a token; the listener binds 127.0.0.1', { timeout: 60_000 }, async () => {
-    const fakes = await startBotFakes(cleanups);
-    const collector = await new FakeCollector().start();
-    cleanups.push(() => collector.stop());
-    fakes.llm.replyToolCalls([{ name: MADE_UP, arguments: { rows: 'all' } }]);
-    fakes.llm.replyText('I have no such tool; here is what I can do instead.');
-    const bot = await BotProcess.start(slackHttpEnv(fakes, 'secret', { LOG_FORMAT: 'json', OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint }), fakes.dir);
-    cleanups.push(() => bot.kill());
+  it(
+    'a tool name the model made up is `unknown` on /metrics and in the spans; PORT has no /metrics without a token; the listener binds 127.0.0.1',
+    { timeout: 60_000 },
+    async () => {
+      const fakes = await startBotFakes(cleanups);
+      const collector = await new FakeCollector().start();
+      cleanups.push(() => collector.stop());
+      fakes.llm.replyToolCalls([{ name: MADE_UP, arguments: { rows: 'all' } }]);
+      fakes.llm.replyText('I have no such tool; here is what I can do instead.');
+      const bot = await BotProcess.start(
+        slackHttpEnv(fakes, 'secret', { LOG_FORMAT: 'json', OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint }),
+        fakes.dir,
+      );
+      cleanups.push(() => bot.kill());
 
-    const mention = appMention({ text: 'send me the list' });
-    await sendEvent(bot.eventsUrl, 'secret', eventCallback(mention));
-    await waitFor(() => fakes.slack.thread(SLACK_IDS.channelId, mention.ts).some((message) => message.user === SLACK_IDS.botUserId && message.text.includes('what I can do instead')), 20_000);
+      const mention = appMention({ text: 'send me the list' });
+      await sendEvent(bot.eventsUrl, 'secret', eventCallback(mention));
+      await waitFor(
+        () =>
+          fakes.slack
+            .thread(SLACK_IDS.channelId, mention.ts)
+            .some((message) => message.user === SLACK_IDS.botUserId && message.text.includes('what I can do instead')),
+        20_000,
+      );
 
-    // The port Slack posts to answers no /metrics without METRICS_TOKEN (and /healthz as ever).
-    expect((await fetch(`http://127.0.0.1:${bot.port}/metrics`)).status).toBe(404);
-    expect((await fetch(`http://127.0.0.1:${bot.port}/healthz`)).status).toBe(200);
+      // The port Slack posts to answers no /metrics without METRICS_TOKEN (and /healthz as ever).
+      expect((await fetch(`http://127.0.0.1:${bot.port}/metrics`)).status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${bot.port}/healthz`)).status).toBe(200);
 
-    const listener = await metricsListener(bot);
-    expect(listener.host).toBe('127.0.0.1');
-    const response = await fetch(`http://127.0.0.1:${listener.port}/metrics`);
-    expect(response.status).toBe(200);
-    const page = await response.text();
-    expect(page).not.toMatch(/layoffs|alice|corp\.com/);
-    const m = await parseMetrics(page);
-    expect(m.value('chat_agent_tool_calls_total', { tool: 'unknown', outcome: 'error' })).toBe(1);
-    expect([...(m.labelValues().get('chat_agent_tool_calls_total{tool}') ?? [])]).toEqual(['unknown']);
-    // Bound to loopback's 127.0.0.1 alone: another address of this host (127.0.0.2 is one on Linux) is refused.
-    const elsewhere = await fetch(`http://127.0.0.2:${listener.port}/metrics`).then(
-      (answer) => `answered ${answer.status}`,
-      (error: unknown) => String((error as { cause?: { code?: string } }).cause?.code),
-    );
-    expect(elsewhere).toBe('ECONNREFUSED');
+      const listener = await metricsListener(bot);
+      expect(listener.host).toBe('127.0.0.1');
+      const response = await fetch(`http://127.0.0.1:${listener.port}/metrics`);
+      expect(response.status).toBe(200);
+      const page = await response.text();
+      expect(page).not.toMatch(/layoffs|alice|corp\.com/);
+      const m = await parseMetrics(page);
+      expect(m.value('chat_agent_tool_calls_total', { tool: 'unknown', outcome: 'error' })).toBe(1);
+      expect([...(m.labelValues().get('chat_agent_tool_calls_total{tool}') ?? [])]).toEqual(['unknown']);
+      // Bound to loopback's 127.0.0.1 alone: another address of this host (127.0.0.2 is one on Linux) is refused.
+      const elsewhere = await fetch(`http://127.0.0.2:${listener.port}/metrics`).then(
+        (answer) => `answered ${answer.status}`,
+        (error: unknown) => String((error as { cause?: { code?: string } }).cause?.code),
+      );
+      expect(elsewhere).toBe('ECONNREFUSED');
 
-    bot.signal('SIGTERM');
-    expect(await bot.exited).toBe(0);
-    const spans = collector.spans;
-    expect(JSON.stringify(spans)).not.toMatch(/layoffs|alice|corp\.com/);
-    const tool = spans.find((span) => span.name === 'execute_tool unknown');
-    expect(tool?.attributes).toMatchObject({ 'gen_ai.tool.name': 'unknown', 'chat_agent.tool.outcome': 'error' });
-  });
+      bot.signal('SIGTERM');
+      expect(await bot.exited).toBe(0);
+      const spans = collector.spans;
+      expect(JSON.stringify(spans)).not.toMatch(/layoffs|alice|corp\.com/);
+      const tool = spans.find((span) => span.name === 'execute_tool unknown');
+      expect(tool?.attributes).toMatchObject({ 'gen_ai.tool.name': 'unknown', 'chat_agent.tool.outcome': 'error' });
+    },
+  );
 });

@@ -11,7 +11,8 @@ const place: Place = { sessionId: 'sess-7f3a9c', platform: 'slack', workspace: '
 const tokens: TokenCounts = { input: 1200, cachedInput: 800, cacheWrite: 0, output: 300, reasoning: 50 };
 
 /** The registry's names, as core.ts gives them: the built-ins here, and the cap test's MCP tools. */
-const knownTools = (name: string): boolean => ['run_shell', 'write_file', 'fetch_url'].includes(name) || name.startsWith('mcp__server__tool_');
+const knownTools = (name: string): boolean =>
+  ['run_shell', 'write_file', 'fetch_url'].includes(name) || name.startsWith('mcp__server__tool_');
 
 function sinkOnBus(load?: () => LoadReading) {
   const sink = new MetricsSink({ knownTools, ...(load ? { load } : {}) });
@@ -20,9 +21,15 @@ function sinkOnBus(load?: () => LoadReading) {
   return { sink, emit: (event: OpsEvent) => bus.emit(event), read: async () => parseMetrics(await sink.render()) };
 }
 
-function modelCall(emit: (event: OpsEvent) => void, callId: string, model: string, options: { error?: string; firstTokenAfterMs?: number; durationMs?: number } = {}) {
+function modelCall(
+  emit: (event: OpsEvent) => void,
+  callId: string,
+  model: string,
+  options: { error?: string; firstTokenAfterMs?: number; durationMs?: number } = {},
+) {
   emit({ type: 'model_call_started', at: 1_000, place, callId, provider: 'openai', model, purpose: 'turn' });
-  if (options.firstTokenAfterMs !== undefined) emit({ type: 'model_call_first_token', at: 1_000 + options.firstTokenAfterMs, place, callId });
+  if (options.firstTokenAfterMs !== undefined)
+    emit({ type: 'model_call_first_token', at: 1_000 + options.firstTokenAfterMs, place, callId });
   emit({
     type: 'model_call_ended',
     at: 1_000 + (options.durationMs ?? 2_000),
@@ -59,14 +66,29 @@ describe('the metrics sink', () => {
     modelCall(emit, 'b', 'openai:gpt-4.1', { error: 'rate_limit', durationMs: 100 });
     const m = await read();
     const chat = { gen_ai_operation_name: 'chat', gen_ai_provider_name: 'openai', gen_ai_request_model: 'gpt-4.1' };
-    const ok = m.samples('gen_ai_client_operation_duration_seconds', chat).find((s) => s.labels.error_type === undefined)!;
+    const ok = m
+      .samples('gen_ai_client_operation_duration_seconds', chat)
+      .find((s) => s.labels.error_type === undefined)!;
     expect(ok).toMatchObject({ count: 1, sum: 2 });
-    expect(m.samples('gen_ai_client_operation_duration_seconds', { ...chat, error_type: 'rate_limit' })[0]).toMatchObject({ count: 1, sum: 0.1 });
-    expect(m.samples('gen_ai_client_operation_time_to_first_chunk_seconds', chat)[0]).toMatchObject({ count: 1, sum: 0.25 });
-    expect(m.samples('gen_ai_client_token_usage', { ...chat, gen_ai_token_type: 'input' })[0]).toMatchObject({ count: 1, sum: 1200 });
-    expect(m.samples('gen_ai_client_token_usage', { ...chat, gen_ai_token_type: 'output' })[0]).toMatchObject({ count: 1, sum: 300 });
+    expect(
+      m.samples('gen_ai_client_operation_duration_seconds', { ...chat, error_type: 'rate_limit' })[0],
+    ).toMatchObject({ count: 1, sum: 0.1 });
+    expect(m.samples('gen_ai_client_operation_time_to_first_chunk_seconds', chat)[0]).toMatchObject({
+      count: 1,
+      sum: 0.25,
+    });
+    expect(m.samples('gen_ai_client_token_usage', { ...chat, gen_ai_token_type: 'input' })[0]).toMatchObject({
+      count: 1,
+      sum: 1200,
+    });
+    expect(m.samples('gen_ai_client_token_usage', { ...chat, gen_ai_token_type: 'output' })[0]).toMatchObject({
+      count: 1,
+      sum: 300,
+    });
     // The conventions' two token types only; the rest in a counter of the bot's own.
-    expect(new Set(m.samples('gen_ai_client_token_usage').map((s) => s.labels.gen_ai_token_type))).toEqual(new Set(['input', 'output']));
+    expect(new Set(m.samples('gen_ai_client_token_usage').map((s) => s.labels.gen_ai_token_type))).toEqual(
+      new Set(['input', 'output']),
+    );
     expect(m.value('chat_agent_model_tokens_total', { token_type: 'cached_input' })).toBe(800);
     expect(m.value('chat_agent_model_tokens_total', { token_type: 'reasoning' })).toBe(50);
     expect(m.samples('chat_agent_model_tokens_total', { token_type: 'cache_write' })).toEqual([]);
@@ -88,9 +110,18 @@ describe('the metrics sink', () => {
   it('caps every open-ended label: tools, models and methods past their cap count as `other`', async () => {
     const { emit, read } = sinkOnBus();
     const tools = LABEL_CAPS.tool + 10;
-    for (let i = 0; i < tools; i++) emit({ type: 'tool_ended', at: i, place, toolCallId: `call-${i}`, tool: `mcp__server__tool_${i}`, outcome: 'ok' });
+    for (let i = 0; i < tools; i++)
+      emit({
+        type: 'tool_ended',
+        at: i,
+        place,
+        toolCallId: `call-${i}`,
+        tool: `mcp__server__tool_${i}`,
+        outcome: 'ok',
+      });
     for (let i = 0; i < LABEL_CAPS.model + 5; i++) modelCall(emit, `m${i}`, `openai:model-${i}`);
-    for (let i = 0; i < LABEL_CAPS.method + 5; i++) emit({ type: 'platform_call', at: i, platform: 'discord', method: `GET /route-${i}/:id`, outcome: 'ok' });
+    for (let i = 0; i < LABEL_CAPS.method + 5; i++)
+      emit({ type: 'platform_call', at: i, platform: 'discord', method: `GET /route-${i}/:id`, outcome: 'ok' });
     const m = await read();
     const toolValues = m.samples('chat_agent_tool_calls_total').map((s) => s.labels.tool);
     expect(toolValues).toHaveLength(LABEL_CAPS.tool + 1);
@@ -103,23 +134,49 @@ describe('the metrics sink', () => {
 
   it('a tool name the model made up is `unknown`, never a label of its own, however many it makes up', async () => {
     const { emit, read, sink } = sinkOnBus();
-    const madeUp = ['Q3 layoffs list: alice@corp.com', 'write_file ', 'WRITE_FILE', ...Array.from({ length: 300 }, (_unused, i) => `leak ${i}`)];
-    for (const [i, tool] of madeUp.entries()) emit({ type: 'tool_ended', at: i, place, toolCallId: `call-${i}`, tool, outcome: 'error' });
+    const madeUp = [
+      'Q3 layoffs list: alice@corp.com',
+      'write_file ',
+      'WRITE_FILE',
+      ...Array.from({ length: 300 }, (_unused, i) => `leak ${i}`),
+    ];
+    for (const [i, tool] of madeUp.entries())
+      emit({ type: 'tool_ended', at: i, place, toolCallId: `call-${i}`, tool, outcome: 'error' });
     emit({ type: 'tool_ended', at: 999, place, toolCallId: 'call-ok', tool: 'write_file', outcome: 'ok' });
     const page = await sink.render();
     expect(page).not.toMatch(/layoffs|alice|leak|WRITE_FILE/);
     const m = await read();
     expect(m.value('chat_agent_tool_calls_total', { tool: 'unknown', outcome: 'error' })).toBe(madeUp.length);
     expect(m.value('chat_agent_tool_calls_total', { tool: 'write_file', outcome: 'ok' })).toBe(1);
-    expect(new Set(m.samples('chat_agent_tool_calls_total').map((s) => s.labels.tool))).toEqual(new Set(['unknown', 'write_file']));
+    expect(new Set(m.samples('chat_agent_tool_calls_total').map((s) => s.labels.tool))).toEqual(
+      new Set(['unknown', 'write_file']),
+    );
   });
 
   it('keeps no id and no text of an event: the place, the requester, a tool call id, argument summaries', async () => {
     const { sink, emit } = sinkOnBus();
     emit({ type: 'turn_started', at: 1, place, kind: 'run', by: 'U0SECRET03', model: 'openai:gpt-4.1' });
     emit({ type: 'wait_started', at: 2, place, toolCallId: 'call_SECRET04', tool: 'run_shell', kind: 'approval' });
-    emit({ type: 'wait_ended', at: 3, place, toolCallId: 'call_SECRET04', tool: 'run_shell', kind: 'approval', decision: 'deny', by: 'U0SECRET03', waitedMs: 4_000 });
-    emit({ type: 'tool_ended', at: 4, place, toolCallId: 'call_SECRET04', tool: 'run_shell', outcome: 'denied', args: 'rm -rf SECRET05' });
+    emit({
+      type: 'wait_ended',
+      at: 3,
+      place,
+      toolCallId: 'call_SECRET04',
+      tool: 'run_shell',
+      kind: 'approval',
+      decision: 'deny',
+      by: 'U0SECRET03',
+      waitedMs: 4_000,
+    });
+    emit({
+      type: 'tool_ended',
+      at: 4,
+      place,
+      toolCallId: 'call_SECRET04',
+      tool: 'run_shell',
+      outcome: 'denied',
+      args: 'rm -rf SECRET05',
+    });
     emit({ type: 'stop_requested', at: 5, place, by: 'U0SECRET03' });
     emit({ type: 'stopped', at: 6, place, by: 'U0SECRET03', latencyMs: 120 });
     emit({ type: 'grant_changed', at: 7, place, by: 'U0SECRET03', change: 'given', what: 'SECRET06', scope: 'thread' });
@@ -128,9 +185,15 @@ describe('the metrics sink', () => {
     expect(text).not.toMatch(/SECRET|sess-7f3a9c/);
     const m = await parseMetrics(text);
     expect(m.value('chat_agent_approvals_total', { kind: 'approval', decision: 'deny' })).toBe(1);
-    expect(m.samples('chat_agent_approval_wait_seconds', { kind: 'approval', decision: 'deny' })[0]).toMatchObject({ count: 1, sum: 4 });
+    expect(m.samples('chat_agent_approval_wait_seconds', { kind: 'approval', decision: 'deny' })[0]).toMatchObject({
+      count: 1,
+      sum: 4,
+    });
     expect(m.value('chat_agent_tool_calls_total', { tool: 'run_shell', outcome: 'denied' })).toBe(1);
-    expect(m.samples('chat_agent_stop_latency_seconds', { platform: 'slack' })[0]).toMatchObject({ count: 1, sum: 0.12 });
+    expect(m.samples('chat_agent_stop_latency_seconds', { platform: 'slack' })[0]).toMatchObject({
+      count: 1,
+      sum: 0.12,
+    });
   });
 
   it('reads the gauges once per scrape from the load callback', async () => {

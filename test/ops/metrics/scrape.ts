@@ -31,7 +31,9 @@ export class Scrape {
 
   /** The samples of a family whose labels include `labels`. */
   samples(name: string, labels: Record<string, string> = {}): Sample[] {
-    return this.family(name).metrics.filter((sample) => Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
+    return this.family(name).metrics.filter((sample) =>
+      Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+    );
   }
 
   /** A counter's or gauge's value summed over the matching samples (0 when none match). */
@@ -62,7 +64,14 @@ export class Scrape {
 
 export async function parseMetrics(text: string): Promise<Scrape> {
   const parsed = Families.parse(await getMetricsFromIterator(text.split('\n')[Symbol.iterator]()));
-  return new Scrape(Object.entries(parsed).map(([name, family]) => ({ name, type: family.type, help: family.help, metrics: family.data })));
+  return new Scrape(
+    Object.entries(parsed).map(([name, family]) => ({
+      name,
+      type: family.type,
+      help: family.help,
+      metrics: family.data,
+    })),
+  );
 }
 
 /** GET the metrics page; throws on anything but a 200 in Prometheus text format. */

@@ -35,10 +35,16 @@ describe('Slack API calls on the operations bus', () => {
     await client.chat.postMessage({ channel: SLACK_IDS.channelId, text: 'hello' });
     slack.failNext('reactions.add', { status: 429, headers: { 'retry-after': '0' } });
     slack.failNext('chat.update', { status: 500 });
-    await client.reactions.add({ channel: SLACK_IDS.channelId, timestamp: '1700000000.000100', name: 'eyes' }).catch(() => undefined);
-    await client.chat.update({ channel: SLACK_IDS.channelId, ts: '1700000000.000100', text: 'x' }).catch(() => undefined);
+    await client.reactions
+      .add({ channel: SLACK_IDS.channelId, timestamp: '1700000000.000100', name: 'eyes' })
+      .catch(() => undefined);
+    await client.chat
+      .update({ channel: SLACK_IDS.channelId, ts: '1700000000.000100', text: 'x' })
+      .catch(() => undefined);
     slack.failNext('chat.delete', 'message_not_found');
-    await expect(client.chat.delete({ channel: SLACK_IDS.channelId, ts: '1700000000.000100' })).rejects.toThrow(/message_not_found/);
+    await expect(client.chat.delete({ channel: SLACK_IDS.channelId, ts: '1700000000.000100' })).rejects.toThrow(
+      /message_not_found/,
+    );
     // A body's outcome is read from a clone after the WebClient got the answer.
     await waitFor(() => calls.length === slack.calls.length);
     const seen = calls.map((call) => `${call.method} ${call.outcome}`);

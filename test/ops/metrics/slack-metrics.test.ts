@@ -52,7 +52,9 @@ describe('GET /metrics on PORT (Slack HTTP mode)', () => {
     const held = bot.llm.replyTextHeld('The first answer, to the end.');
     bot.llm.replyText('You said: shorter.');
     const second = await bot.mention('tell me something');
-    await waitFor(() => bot!.slack.thread(C, second).some((m) => m.user === SLACK_IDS.botUserId && (m.text ?? '').length > 0));
+    await waitFor(() =>
+      bot!.slack.thread(C, second).some((m) => m.user === SLACK_IDS.botUserId && (m.text ?? '').length > 0),
+    );
     const reply = await bot.reply(second, 'actually, shorter');
     await waitFor(() => bot!.slack.reactionsOn(C, reply).some((r) => r.name === 'eyes'));
     const during = await scrape(metricsAt);
@@ -96,8 +98,16 @@ describe('GET /metrics on PORT (Slack HTTP mode)', () => {
     expect(m.count('chat_agent_stop_latency_seconds', { platform: 'slack' })).toBe(1);
     expect(m.value('chat_agent_steering_inputs_total', { platform: 'slack' })).toBe(1);
     // Slack's API: the 429 counted once, on its method; the retry and the other calls ok.
-    expect(m.value('chat_agent_platform_calls_total', { platform: 'slack', method: 'reactions.add', outcome: 'rate_limited' })).toBe(1);
-    expect(m.value('chat_agent_platform_calls_total', { platform: 'slack', method: 'reactions.add', outcome: 'ok' })).toBe(bot.slack.callsOf('reactions.add').filter((call) => call.status === 200).length);
+    expect(
+      m.value('chat_agent_platform_calls_total', {
+        platform: 'slack',
+        method: 'reactions.add',
+        outcome: 'rate_limited',
+      }),
+    ).toBe(1);
+    expect(
+      m.value('chat_agent_platform_calls_total', { platform: 'slack', method: 'reactions.add', outcome: 'ok' }),
+    ).toBe(bot.slack.callsOf('reactions.add').filter((call) => call.status === 200).length);
     expect(m.value('chat_agent_platform_calls_total', { platform: 'slack', outcome: 'ok' })).toBeGreaterThan(10);
     // Idle again.
     expect(m.value('chat_agent_working_sessions')).toBe(0);
@@ -108,13 +118,21 @@ describe('GET /metrics on PORT (Slack HTTP mode)', () => {
     expect(sessions).toHaveLength(3);
     for (const [label, values] of m.labelValues()) {
       for (const value of values) {
-        expect(ids.some((id) => value.includes(id)), `${label}="${value}"`).toBe(false);
-        expect(sessions.some((id) => value.includes(id)), `${label}="${value}"`).toBe(false);
+        expect(
+          ids.some((id) => value.includes(id)),
+          `${label}="${value}"`,
+        ).toBe(false);
+        expect(
+          sessions.some((id) => value.includes(id)),
+          `${label}="${value}"`,
+        ).toBe(false);
         expect(value, `${label}`).not.toMatch(/\d{6,}|[CUT]0[A-Z0-9]{6,}/);
       }
     }
     // And each label takes only the values its kind has.
-    expect([...m.labelValues().get('chat_agent_platform_calls_total{method}')!].every((v) => /^[a-z]+\.[\w.]+$/.test(v))).toBe(true);
+    expect(
+      [...m.labelValues().get('chat_agent_platform_calls_total{method}')!].every((v) => /^[a-z]+\.[\w.]+$/.test(v)),
+    ).toBe(true);
   });
 });
 
@@ -132,7 +150,9 @@ describe('who may read /metrics on PORT', () => {
     const refused = await fetch(metricsUrl(bot));
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer/);
-    expect((await fetch(metricsUrl(bot), { headers: { authorization: 'Bearer not-the-token-at-all-0000' } })).status).toBe(401);
+    expect(
+      (await fetch(metricsUrl(bot), { headers: { authorization: 'Bearer not-the-token-at-all-0000' } })).status,
+    ).toBe(401);
     const m = await scrape(metricsUrl(bot), { authorization: `Bearer ${token}` });
     expect(m.value('chat_agent_turns_total')).toBe(0);
     expect((await fetch(bot.url.replace('/slack/events', '/healthz'))).status).toBe(200);

@@ -35,7 +35,14 @@ function turnStarted(where: Place, kind: 'run' | 'retry' | 'resume', at = 0) {
 }
 
 function turnEnded(where: Place, errorKind?: string) {
-  return { type: 'turn_ended' as const, at: 0, place: where, status: errorKind ? ('error' as const) : ('completed' as const), iterations: 1, ...(errorKind ? { errorKind } : {}) };
+  return {
+    type: 'turn_ended' as const,
+    at: 0,
+    place: where,
+    status: errorKind ? ('error' as const) : ('completed' as const),
+    iterations: 1,
+    ...(errorKind ? { errorKind } : {}),
+  };
 }
 
 describe.each<Backend>(['sqlite', 'redis'])('spend limits on %s', (backend) => {
@@ -56,7 +63,9 @@ describe.each<Backend>(['sqlite', 'redis'])('spend limits on %s', (backend) => {
     );
     if (small.ok) await kit.guard.settle(small.ticket, tokens(50_000, 5_000)); // $0.14: $5.04 spent
     const after = await kit.guard.admit(estimate(here, 'U1', 10, 10));
-    expect(after.ok ? '' : after.message).toContain("this channel's daily budget of $5.00 is spent ($5.04 so far; it resets at 00:00 UTC, in 3 h 12 min)");
+    expect(after.ok ? '' : after.message).toContain(
+      "this channel's daily budget of $5.00 is spent ($5.04 so far; it resets at 00:00 UTC, in 3 h 12 min)",
+    );
     // Another channel of the workspace is not held by this one's limit.
     expect((await kit.guard.admit(estimate(place('s2', 'C2'), 'U1', 10, 10))).ok).toBe(true);
     clock.at = Date.UTC(2026, 11, 4, 0, 0, 1);
@@ -65,24 +74,35 @@ describe.each<Backend>(['sqlite', 'redis'])('spend limits on %s', (backend) => {
 
   it('hold a model with no price by a token amount only, and every call by tokens', async () => {
     const clock = new Clock(EVENING);
-    const kit = guardOn((await backends.counters(backend, clock)).counters, clock, { user_daily: { usd: 1 }, workspace_daily: { tokens: 100_000 } });
+    const kit = guardOn((await backends.counters(backend, clock)).counters, clock, {
+      user_daily: { usd: 1 },
+      workspace_daily: { tokens: 100_000 },
+    });
     const here = place();
     // $1 spent by the person: a priced call is refused by the USD amount...
     await spend(kit, here, 'U1', tokens(500_000, 0));
     expect(await kit.guard.admit(estimate(here, 'U1', 10, 10))).toMatchObject({ ok: false, limit: 'user_daily' });
     // ...an unpriced one is not (it costs nothing in USD) but is held by the workspace's tokens.
     expect((await kit.guard.admit(estimate(place('s9'), 'U1', 10, 10, 'openai:llama-local'))).ok).toBe(false);
-    const other = guardOn((await backends.counters(backend, clock)).counters, clock, { user_daily: { usd: 1 }, workspace_daily: { tokens: 100_000 } });
+    const other = guardOn((await backends.counters(backend, clock)).counters, clock, {
+      user_daily: { usd: 1 },
+      workspace_daily: { tokens: 100_000 },
+    });
     await spend(other, here, 'U1', tokens(90_000, 0), 'openai:llama-local');
     const unpriced = await other.guard.admit(estimate(here, 'U1', 5_000, 6_000, 'openai:llama-local'));
     expect(unpriced).toMatchObject({ ok: false, limit: 'workspace_daily' });
-    expect(unpriced.ok ? '' : unpriced.message).toContain("this workspace's daily budget of 100,000 tokens would be passed by the next model call (90,000 tokens spent so far");
+    expect(unpriced.ok ? '' : unpriced.message).toContain(
+      "this workspace's daily budget of 100,000 tokens would be passed by the next model call (90,000 tokens spent so far",
+    );
     expect((await other.guard.admit(estimate(here, 'U1', 4_000, 6_000, 'openai:llama-local'))).ok).toBe(true);
   });
 
   it('refuse a new request once a limit it spends against is reached, privately, in plain words', async () => {
     const clock = new Clock(EVENING);
-    const kit = guardOn((await backends.counters(backend, clock)).counters, clock, { user_daily: { usd: 2 }, turn: { usd: 0.01 } });
+    const kit = guardOn((await backends.counters(backend, clock)).counters, clock, {
+      user_daily: { usd: 2 },
+      turn: { usd: 0.01 },
+    });
     const here = place();
     expect(await kit.guard.mayStart(here, 'U1')).toEqual({ ok: true });
     kit.guard.handle(turnStarted(here, 'run', 1));
@@ -92,25 +112,41 @@ describe.each<Backend>(['sqlite', 'redis'])('spend limits on %s', (backend) => {
     expect(await kit.guard.mayStart(here, 'U1')).toEqual({ ok: true });
     kit.guard.handle(turnStarted(here, 'run', 2));
     await spend(kit, here, 'U1', tokens(1, 0));
-    expect(await kit.guard.mayStart(here, 'U1')).toEqual({ ok: false, reason: 'Not started: your daily budget of $2.00 is spent ($2.00 so far; it resets at 00:00 UTC, in 3 h 12 min).' });
-    expect(kit.events).toContainEqual(expect.objectContaining({ type: 'budget_refused', limit: 'user_daily', what: 'new_request' }));
+    expect(await kit.guard.mayStart(here, 'U1')).toEqual({
+      ok: false,
+      reason: 'Not started: your daily budget of $2.00 is spent ($2.00 so far; it resets at 00:00 UTC, in 3 h 12 min).',
+    });
+    expect(kit.events).toContainEqual(
+      expect.objectContaining({ type: 'budget_refused', limit: 'user_daily', what: 'new_request' }),
+    );
     // Someone else in the same channel is not held by this person's limit.
     expect(await kit.guard.mayStart(here, 'U2')).toEqual({ ok: true });
   });
 
   it('tell the thread once per limit and day when 80 % is passed', async () => {
     const clock = new Clock(EVENING);
-    const kit = guardOn((await backends.counters(backend, clock)).counters, clock, { channel_daily: { usd: 1 }, user_daily: { tokens: 10_000_000 } });
+    const kit = guardOn((await backends.counters(backend, clock)).counters, clock, {
+      channel_daily: { usd: 1 },
+      user_daily: { tokens: 10_000_000 },
+    });
     const here = place();
     await spend(kit, here, 'U1', tokens(350_000, 0)); // $0.70
     expect(kit.notes).toEqual([]);
     await spend(kit, here, 'U1', tokens(50_000, 0)); // $0.80
     await spend(kit, here, 'U1', tokens(25_000, 0)); // $0.85
     await spend(kit, here, 'U2', tokens(25_000, 0)); // $0.90
-    expect(kit.notes).toEqual([{ place: here, text: "This channel's daily budget is 80 % spent ($0.80 of $1.00; it resets at 00:00 UTC, in 3 h 12 min)." }]);
+    expect(kit.notes).toEqual([
+      {
+        place: here,
+        text: "This channel's daily budget is 80 % spent ($0.80 of $1.00; it resets at 00:00 UTC, in 3 h 12 min).",
+      },
+    ]);
     clock.at = Date.UTC(2026, 11, 4, 9, 0);
     await spend(kit, here, 'U1', tokens(400_000, 0));
-    expect(kit.notes.map((note) => note.text)).toEqual([expect.stringContaining('80 %'), "This channel's daily budget is 80 % spent ($0.80 of $1.00; it resets at 00:00 UTC, in 15 h)."]);
+    expect(kit.notes.map((note) => note.text)).toEqual([
+      expect.stringContaining('80 %'),
+      "This channel's daily budget is 80 % spent ($0.80 of $1.00; it resets at 00:00 UTC, in 15 h).",
+    ]);
   });
 
   it("let an admin's Continue carry the turn past every limit until it ends, recording what it spends", async () => {
@@ -130,7 +166,9 @@ describe.each<Backend>(['sqlite', 'redis'])('spend limits on %s', (backend) => {
     kit.guard.handle(turnEnded(here));
     await kit.guard.flush();
     expect((await kit.guard.admit(estimate(here, 'U1', 10, 10))).ok).toBe(false);
-    expect((await kit.ledger.usage({ kind: 'channel', platform: 'slack', workspace: 'T1', id: 'C1' })).today.usd).toBeCloseTo(1.4, 9);
+    expect(
+      (await kit.ledger.usage({ kind: 'channel', platform: 'slack', workspace: 'T1', id: 'C1' })).today.usd,
+    ).toBeCloseTo(1.4, 9);
   });
 
   it('an allowance ends with a new turn, and outlives a turn end that paused again', async () => {
@@ -174,7 +212,12 @@ describe.each<Backend>(['sqlite', 'redis'])('spend limits on %s', (backend) => {
 
   it('let a reservation lapse when its call never settles (the process died)', async () => {
     const clock = new Clock(EVENING);
-    const kit = guardOn((await backends.counters(backend, clock)).counters, clock, { workspace_daily: { tokens: 1_000 } }, { holdMs: 40 });
+    const kit = guardOn(
+      (await backends.counters(backend, clock)).counters,
+      clock,
+      { workspace_daily: { tokens: 1_000 } },
+      { holdMs: 40 },
+    );
     const here = place();
     expect((await kit.guard.admit(estimate(here, 'U1', 400, 400))).ok).toBe(true);
     expect((await kit.guard.admit(estimate(here, 'U1', 400, 400))).ok).toBe(false);
@@ -189,7 +232,9 @@ describe.each<Backend>(['sqlite', 'redis'])('spend limits on %s', (backend) => {
     const kit = guardOn((await backends.counters(backend, clock)).counters, clock, {});
     await spend(kit, place(), 'U1', tokens(123, 45));
     expect(await kit.guard.mayStart(place(), 'U1')).toEqual({ ok: true });
-    expect((await kit.ledger.usage({ kind: 'user', platform: 'slack', workspace: 'T1', id: 'U1' })).today.tokens.output).toBe(45);
+    expect(
+      (await kit.ledger.usage({ kind: 'user', platform: 'slack', workspace: 'T1', id: 'U1' })).today.tokens.output,
+    ).toBe(45);
   });
 });
 
@@ -201,7 +246,11 @@ describe('a store that refuses writes', () => {
       const fence = fenceWrites(opened.keyv);
       const clock = new Clock(EVENING);
       const logger = memoryLogger();
-      const ledger = new SpendLedger({ counters: new KeyvSpendCounters(opened.keyv, clock.now), prices: new ModelPrices(), now: clock.now });
+      const ledger = new SpendLedger({
+        counters: new KeyvSpendCounters(opened.keyv, clock.now),
+        prices: new ModelPrices(),
+        now: clock.now,
+      });
       const guard = new BudgetGuard({ ledger, limits: { channel_daily: { usd: 1 } }, logger });
       const admission = await guard.admit(estimate(place(), 'U1', 10, 10));
       expect(admission.ok).toBe(true);
@@ -224,7 +273,11 @@ describe('two instances on one Redis', () => {
     const one = guardOn(a, clock, limits);
     const two = guardOn(b, clock, limits);
     await spend(one, place('s1'), 'U1', tokens(390_000, 0));
-    await Promise.all([spend(one, place('s1'), 'U1', tokens(10_000, 0)), spend(two, place('s2'), 'U2', tokens(10_000, 0)), spend(two, place('s3'), 'U3', tokens(10_000, 0))]);
+    await Promise.all([
+      spend(one, place('s1'), 'U1', tokens(10_000, 0)),
+      spend(two, place('s2'), 'U2', tokens(10_000, 0)),
+      spend(two, place('s3'), 'U3', tokens(10_000, 0)),
+    ]);
     await spend(one, place('s1'), 'U1', tokens(10_000, 0));
     expect([...one.notes, ...two.notes]).toHaveLength(1);
   });

@@ -16,13 +16,16 @@ const EVENING = Date.UTC(2026, 11, 3, 20, 48);
 const OPS = 'C0OPS';
 
 /** Budgets as core.ts finds them: the ops channel's profile sets some, every other place none. */
-const budgetsIn = (budgets: PlaceBudgets) => (env: BudgetLimits) => (where: Place) => limitsWith(env, where.channel === OPS ? budgets : undefined);
+const budgetsIn = (budgets: PlaceBudgets) => (env: BudgetLimits) => (where: Place) =>
+  limitsWith(env, where.channel === OPS ? budgets : undefined);
 
 describe("a profile's budgets", () => {
   it("a lower channel limit holds in the profile's channel and not in another, where the environment's holds", async () => {
     const clock = new Clock(EVENING);
     const env: BudgetLimits = { channel_daily: { usd: 5 } };
-    const kit = guardOn((await backends.counters('sqlite', clock)).counters, clock, env, { limitsAt: budgetsIn({ channelDaily: { usd: 1 } })(env) });
+    const kit = guardOn((await backends.counters('sqlite', clock)).counters, clock, env, {
+      limitsAt: budgetsIn({ channelDaily: { usd: 1 } })(env),
+    });
     const ops = place('s-ops', OPS);
     const general = place('s-general', 'C0GENERAL');
     // $1.20 spent in each ($2 per million input tokens on gpt-4.1).
@@ -46,13 +49,20 @@ describe("a profile's budgets", () => {
 
   it('a profile may set a limit the environment does not (and the 80 % note follows it); a turn limit only its place', async () => {
     const clock = new Clock(EVENING);
-    const kit = guardOn((await backends.counters('sqlite', clock)).counters, clock, {}, { limitsAt: budgetsIn({ userDaily: { tokens: 1_000 }, turn: { tokens: 500 } })({}) });
+    const kit = guardOn(
+      (await backends.counters('sqlite', clock)).counters,
+      clock,
+      {},
+      { limitsAt: budgetsIn({ userDaily: { tokens: 1_000 }, turn: { tokens: 500 } })({}) },
+    );
     const ops = place('s-ops', OPS);
     const general = place('s-general', 'C0GENERAL');
     kit.bus.emit({ type: 'turn_started', at: 0, place: ops, kind: 'run', model: 'openai:gpt-4.1' });
     await spend(kit, ops, 'U1', tokens(400, 10));
     await kit.guard.flush();
-    expect(kit.notes.map((note) => [note.place.channel, note.text])).toEqual([[OPS, "This turn's budget is 82 % spent (410 tokens of 500 tokens)."]]);
+    expect(kit.notes.map((note) => [note.place.channel, note.text])).toEqual([
+      [OPS, "This turn's budget is 82 % spent (410 tokens of 500 tokens)."],
+    ]);
     // The turn's 500 tokens: 410 spent, a call that may use 100 more is held.
     expect(await kit.guard.admit(estimate(ops, 'U1', 50, 50))).toMatchObject({ ok: false, limit: 'turn' });
     // Elsewhere nothing holds: 10,000 tokens pass.
@@ -89,9 +99,19 @@ describe("a profile's budgets", () => {
   });
 
   it('limitsWith: each budget given replaces its BUDGET_* setting, the others and the workspace limit stay', () => {
-    const env: BudgetLimits = { user_daily: { usd: 2 }, channel_daily: { usd: 5 }, workspace_daily: { usd: 50 }, turn: { tokens: 100 } };
+    const env: BudgetLimits = {
+      user_daily: { usd: 2 },
+      channel_daily: { usd: 5 },
+      workspace_daily: { usd: 50 },
+      turn: { tokens: 100 },
+    };
     expect(limitsWith(env, undefined)).toBeUndefined();
-    expect(limitsWith(env, { channelDaily: { usd: 10 } })).toEqual({ user_daily: { usd: 2 }, channel_daily: { usd: 10 }, workspace_daily: { usd: 50 }, turn: { tokens: 100 } });
+    expect(limitsWith(env, { channelDaily: { usd: 10 } })).toEqual({
+      user_daily: { usd: 2 },
+      channel_daily: { usd: 10 },
+      workspace_daily: { usd: 50 },
+      turn: { tokens: 100 },
+    });
     expect(limitsWith({}, { turn: { tokens: 7 } })).toEqual({ turn: { tokens: 7 } });
   });
 });

@@ -44,7 +44,9 @@ async function race(kits: GuardKit[]): Promise<Run> {
         const output = 500 + Math.floor(random() * 8_000);
         // gpt-4.1: $2 in, $8 out per million tokens.
         run.largestEstimateUsd = Math.max(run.largestEstimateUsd, (input * 2 + output * 8) / 1e6);
-        const admission = await kit.guard.admit(estimate({ ...here, sessionId: `s-${worker}` }, `U${worker}`, input, output));
+        const admission = await kit.guard.admit(
+          estimate({ ...here, sessionId: `s-${worker}` }, `U${worker}`, input, output),
+        );
         if (!admission.ok) {
           run.refused++;
           await pause();
@@ -53,11 +55,19 @@ async function race(kits: GuardKit[]): Promise<Run> {
         run.admitted++;
         await pause();
         // What the call really used: up to its estimate.
-        await kit.guard.settle(admission.ticket, tokens(Math.floor(input * (0.5 + random() / 2)), Math.floor(output * random())));
+        await kit.guard.settle(
+          admission.ticket,
+          tokens(Math.floor(input * (0.5 + random() / 2)), Math.floor(output * random())),
+        );
       }
     }),
   );
-  const usage = await kits[0]!.ledger.usage({ kind: 'workspace', platform: 'slack', workspace: 'T-race', id: 'T-race' });
+  const usage = await kits[0]!.ledger.usage({
+    kind: 'workspace',
+    platform: 'slack',
+    workspace: 'T-race',
+    id: 'T-race',
+  });
   run.spentUsd = usage.today.usd;
   return run;
 }

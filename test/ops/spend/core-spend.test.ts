@@ -35,24 +35,43 @@ describe.each(['sqlite', 'cluster mode on Redis'])('spend in the assembled core 
     cleanups.push(dir.remove);
     const fake = await new FakeOpenAI().start();
     cleanups.push(() => fake.stop());
-    const config = loadConfig({ ...coreTestEnv(dir.path, fake), BUDGET_CHANNEL_DAILY: '$1', MODELS: 'openai:gpt-4.1,openai:llama-local', ...(mode === 'sqlite' ? {} : { STORE_URL: redis.url, COORDINATION_URL: redis.url }) });
+    const config = loadConfig({
+      ...coreTestEnv(dir.path, fake),
+      BUDGET_CHANNEL_DAILY: '$1',
+      MODELS: 'openai:gpt-4.1,openai:llama-local',
+      ...(mode === 'sqlite' ? {} : { STORE_URL: redis.url, COORDINATION_URL: redis.url }),
+    });
     let now = Date.UTC(2026, 11, 3, 20, 48);
     const core = await startCore(config, { logger: memoryLogger(), spendClock: () => now });
     cleanups.push(() => core.close());
     const shown: EngineEvent[] = [];
     const notices: ThreadNotice[] = [];
-    core.observers.add('test', { onEvent: (_s, event) => void shown.push(event), onNotice: (_s, notice) => void notices.push(notice) });
+    core.observers.add('test', {
+      onEvent: (_s, event) => void shown.push(event),
+      onNotice: (_s, notice) => void notices.push(notice),
+    });
     await core.recover();
     const spend = core.spend;
     if (!spend) throw new Error('the core has no spend reader');
-    expect(core.warnings.some((warning) => warning.includes('BUDGET_CHANNEL_DAILY') && warning.includes('openai:llama-local'))).toBe(true);
+    expect(
+      core.warnings.some(
+        (warning) => warning.includes('BUDGET_CHANNEL_DAILY') && warning.includes('openai:llama-local'),
+      ),
+    ).toBe(true);
 
     // $0.80 of $1 ($2 per million input tokens on gpt-4.1).
     fake.replyText('First answer.', { usage: { prompt_tokens: 400_000, completion_tokens: 0 } });
     await core.manager.deliver(key, { text: 'first', userId: 'U1', eventId: 'e1' });
     await core.manager.idle();
     await waitFor(() => notices.length > 0);
-    expect(notices).toEqual([{ kind: 'budget_warning', text: expect.stringMatching(/^This channel's daily budget is 80 % spent \(\$0\.80 of \$1\.00; it resets at 00:00 UTC, in 3 h 12 min\)\.$/) }]);
+    expect(notices).toEqual([
+      {
+        kind: 'budget_warning',
+        text: expect.stringMatching(
+          /^This channel's daily budget is 80 % spent \(\$0\.80 of \$1\.00; it resets at 00:00 UTC, in 3 h 12 min\)\.$/,
+        ),
+      },
+    ]);
     const usage = await spend.usage({ kind: 'channel', platform: 'test', workspace: 'W1', id: 'C1' });
     expect(usage.today.usd).toBeCloseTo(0.8, 9);
     expect(usage.limit).toMatchObject({ setting: 'BUDGET_CHANNEL_DAILY', usd: 1 });
@@ -70,7 +89,12 @@ describe.each(['sqlite', 'cluster mode on Redis'])('spend in the assembled core 
     await core.manager.idle();
     expect(fake.requests).toHaveLength(1);
     const error = shown.find((event): event is Extract<EngineEvent, { type: 'error' }> => event.type === 'error');
-    expect(error).toMatchObject({ errorKind: 'budget', message: expect.stringContaining("Paused: this channel's daily budget of $1.00 would be passed by the next model call") });
+    expect(error).toMatchObject({
+      errorKind: 'budget',
+      message: expect.stringContaining(
+        "Paused: this channel's daily budget of $1.00 would be passed by the next model call",
+      ),
+    });
     expect(notices).toHaveLength(1);
 
     // Past midnight the channel's day starts afresh: the same request goes through.

@@ -40,7 +40,11 @@ function usagesOf(shown: EngineEvent[]): Usage[] {
 describe('usage where the server puts it', () => {
   it("a Kimi stream's usage, inside the choice of its last chunk, is counted, and a token limit holds for it", async () => {
     const { core, fake, shown } = await boot({ MODEL: 'openai:kimi-k2.5', BUDGET_USER_DAILY: '40000 tokens' });
-    fake.replyText('A long answer.', { model: 'kimi-k2.5', usageAt: 'choice', usage: { prompt_tokens: 30_000, completion_tokens: 40, cached_tokens: 20_000 } });
+    fake.replyText('A long answer.', {
+      model: 'kimi-k2.5',
+      usageAt: 'choice',
+      usage: { prompt_tokens: 30_000, completion_tokens: 40, cached_tokens: 20_000 },
+    });
     await core.manager.deliver(key, { text: 'first', userId: 'U1', eventId: 'e1' });
     await core.manager.idle();
 
@@ -70,7 +74,10 @@ describe('usage where the server puts it', () => {
     expect(today).toMatchObject({ calls: 1, estimatedCalls: 1, tokens: { input: usage!.input, output: 10 } });
     expect(today.usd).toBeGreaterThan(0);
     // /usage says which calls are estimates, and why.
-    const text = await usageText(core.spend!, usageScopes(key, 'U1', { kind: 'self' }), { bold: (t) => t, escape: (t) => t });
+    const text = await usageText(core.spend!, usageScopes(key, 'U1', { kind: 'self' }), {
+      bold: (t) => t,
+      escape: (t) => t,
+    });
     expect(text).toContain('1 call, 1 estimated');
     expect(text).toContain('the model server reported no usage');
   });

@@ -33,7 +33,11 @@ export class Backends {
   constructor(private readonly redisUrl: () => string) {}
 
   /** Counters on a fresh SQLite file, or on the shared Redis under a fresh prefix (or `prefix`: another instance of the same bot). */
-  async counters(backend: Backend, clock: Clock, prefix = `test-${randomUUID().slice(0, 8)}:{spend}:`): Promise<{ counters: SpendCounters; prefix: string }> {
+  async counters(
+    backend: Backend,
+    clock: Clock,
+    prefix = `test-${randomUUID().slice(0, 8)}:{spend}:`,
+  ): Promise<{ counters: SpendCounters; prefix: string }> {
     if (backend === 'sqlite') {
       const dir = await mkdtemp(join(tmpdir(), 'spend-'));
       this.dirs.push(dir);
@@ -64,7 +68,12 @@ export function guardOn(
   counters: SpendCounters,
   clock: Clock,
   limits: BudgetLimits,
-  options: { prices?: ModelPrices; zone?: string; holdMs?: number; limitsAt?: (place: Place) => BudgetLimits | undefined } = {},
+  options: {
+    prices?: ModelPrices;
+    zone?: string;
+    holdMs?: number;
+    limitsAt?: (place: Place) => BudgetLimits | undefined;
+  } = {},
 ): GuardKit {
   const bus = new OpsBus();
   const events: OpsEvent[] = [];
@@ -94,7 +103,13 @@ export function place(sessionId = 's1', channel = 'C1', workspace = 'T1', platfo
   return { sessionId, platform, workspace, channel };
 }
 
-export function estimate(where: Place, requester: string, inputTokens: number, maxOutputTokens: number, model = 'openai:gpt-4.1'): CallEstimate {
+export function estimate(
+  where: Place,
+  requester: string,
+  inputTokens: number,
+  maxOutputTokens: number,
+  model = 'openai:gpt-4.1',
+): CallEstimate {
   return { place: where, requester, model, purpose: 'turn', inputTokens, maxOutputTokens };
 }
 
@@ -103,7 +118,13 @@ export function tokens(input: number, output: number, extra: Partial<TokenCounts
 }
 
 /** Admit and settle one call with this usage; throws if it was refused. */
-export async function spend(kit: GuardKit, where: Place, requester: string, used: TokenCounts, model = 'openai:gpt-4.1'): Promise<void> {
+export async function spend(
+  kit: GuardKit,
+  where: Place,
+  requester: string,
+  used: TokenCounts,
+  model = 'openai:gpt-4.1',
+): Promise<void> {
   const admission = await kit.guard.admit(estimate(where, requester, 0, 0, model));
   if (!admission.ok) throw new Error(`refused: ${admission.message}`);
   await kit.guard.settle(admission.ticket, used);

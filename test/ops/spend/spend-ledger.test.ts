@@ -31,7 +31,13 @@ describe.each<Backend>(['sqlite', 'redis'])('the spend ledger on %s', (backend) 
 
     const user = await kit.ledger.usage({ kind: 'user', platform: 'slack', workspace: 'T1', id: 'U1' });
     expect(user.today.usd).toBeCloseTo(expected, 9);
-    expect(user.today.tokens).toEqual({ input: 1_000_000, cachedInput: 400_000, cacheWrite: 0, output: 100_000, reasoning: 60_000 });
+    expect(user.today.tokens).toEqual({
+      input: 1_000_000,
+      cachedInput: 400_000,
+      cacheWrite: 0,
+      output: 100_000,
+      reasoning: 60_000,
+    });
     expect(user.today.calls).toBe(1);
     expect(user.month).toEqual(user.today);
     expect(user.limit).toBeUndefined();
@@ -42,7 +48,9 @@ describe.each<Backend>(['sqlite', 'redis'])('the spend ledger on %s', (backend) 
     expect(workspace.today.usd).toBeCloseTo(expected + 1, 9);
     expect(workspace.today.calls).toBe(2);
     // Another platform's workspace of the same id is another scope.
-    expect((await kit.ledger.usage({ kind: 'workspace', platform: 'discord', workspace: 'T1', id: 'T1' })).today.calls).toBe(0);
+    expect(
+      (await kit.ledger.usage({ kind: 'workspace', platform: 'discord', workspace: 'T1', id: 'T1' })).today.calls,
+    ).toBe(0);
 
     const conversation = await kit.ledger.counters.read(`d:2026-12-03|conversation|s1`);
     expect(conversation.calls).toBe(1);
@@ -52,7 +60,13 @@ describe.each<Backend>(['sqlite', 'redis'])('the spend ledger on %s', (backend) 
 
     const spends = kit.events.filter((event) => event.type === 'spend');
     expect(spends).toHaveLength(2);
-    expect(spends[0]).toMatchObject({ type: 'spend', place: here, requester: 'U1', model: 'openai:gpt-4.1', tokens: { input: 1_000_000, reasoning: 60_000 } });
+    expect(spends[0]).toMatchObject({
+      type: 'spend',
+      place: here,
+      requester: 'U1',
+      model: 'openai:gpt-4.1',
+      tokens: { input: 1_000_000, reasoning: 60_000 },
+    });
     expect((spends[0] as { usd: number }).usd).toBeCloseTo(expected, 9);
   });
 
@@ -60,7 +74,13 @@ describe.each<Backend>(['sqlite', 'redis'])('the spend ledger on %s', (backend) 
     const clock = new Clock(NOON);
     const kit = guardOn((await backends.counters(backend, clock)).counters, clock, {});
     // claude-sonnet-4: $3 input, $0.30 cache read, $3.75 cache write, $15 output.
-    await spend(kit, place(), 'U1', tokens(100_000, 200_000, { cachedInput: 1_000_000, cacheWrite: 400_000, reasoning: 150_000 }), 'anthropic:claude-sonnet-4-5');
+    await spend(
+      kit,
+      place(),
+      'U1',
+      tokens(100_000, 200_000, { cachedInput: 1_000_000, cacheWrite: 400_000, reasoning: 150_000 }),
+      'anthropic:claude-sonnet-4-5',
+    );
     const usage = await kit.ledger.usage({ kind: 'user', platform: 'slack', workspace: 'T1', id: 'U1' });
     expect(usage.today.usd).toBeCloseTo(0.3 + 0.3 + 1.5 + 3, 9);
   });
@@ -99,9 +119,18 @@ describe.each<Backend>(['sqlite', 'redis'])('the spend ledger on %s', (backend) 
 
   it('shows the daily limit on a scope with its reset time', async () => {
     const clock = new Clock(Date.UTC(2026, 11, 3, 20, 48));
-    const kit = guardOn((await backends.counters(backend, clock)).counters, clock, { channel_daily: { usd: 5, tokens: 2_000_000 } });
+    const kit = guardOn((await backends.counters(backend, clock)).counters, clock, {
+      channel_daily: { usd: 5, tokens: 2_000_000 },
+    });
     const report = await kit.ledger.usage({ kind: 'channel', platform: 'slack', workspace: 'T1', id: 'C1' });
-    expect(report.limit).toEqual({ setting: 'BUDGET_CHANNEL_DAILY', usd: 5, tokens: 2_000_000, resetsAt: Date.UTC(2026, 11, 4) });
-    expect((await kit.ledger.usage({ kind: 'user', platform: 'slack', workspace: 'T1', id: 'U1' })).limit).toBeUndefined();
+    expect(report.limit).toEqual({
+      setting: 'BUDGET_CHANNEL_DAILY',
+      usd: 5,
+      tokens: 2_000_000,
+      resetsAt: Date.UTC(2026, 11, 4),
+    });
+    expect(
+      (await kit.ledger.usage({ kind: 'user', platform: 'slack', workspace: 'T1', id: 'U1' })).limit,
+    ).toBeUndefined();
   });
 });

@@ -3,7 +3,12 @@
 // span, a wait asked before a restart and answered after it (drawn from how long it waited),
 // a call refused before it ran, a stop and a steer as events of the turn, a compaction
 // call's purpose, and a person's answer that never becomes an attribute.
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import type { OpsEvent } from '../../../src/ops/ops-events.js';
 import { TraceSink } from '../../../src/ops/traces/trace-sink.js';
@@ -14,7 +19,13 @@ function sink(captureContent = false) {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const knownTools = (name: string): boolean => ['ask_user', 'run_shell', 'fetch_url', 'write_file'].includes(name);
-  const traces = new TraceSink(provider.getTracer('test'), { agentName: 'chat-agent', captureContent, mask: (text) => text.replaceAll('hunter2-secret', '[secret]'), knownTools, now: () => 9_000 });
+  const traces = new TraceSink(provider.getTracer('test'), {
+    agentName: 'chat-agent',
+    captureContent,
+    mask: (text) => text.replaceAll('hunter2-secret', '[secret]'),
+    knownTools,
+    now: () => 9_000,
+  });
   const feed = (...events: OpsEvent[]) => events.forEach((event) => traces.handle(event));
   const spans = () => exporter.getFinishedSpans();
   const named = (name: string): ReadableSpan => {
@@ -33,7 +44,17 @@ describe('the trace sink', () => {
     feed(
       { type: 'turn_started', at: 1_000, place, kind: 'run', by: 'U1', model: 'anthropic:claude-sonnet-4-6' },
       { type: 'wait_started', at: 1_100, place, toolCallId: 'toolu_1', tool: 'ask_user', kind: 'question' },
-      { type: 'wait_ended', at: 1_600, place, toolCallId: 'toolu_1', tool: 'ask_user', kind: 'question', decision: 'answered', by: 'U1', waitedMs: 500 },
+      {
+        type: 'wait_ended',
+        at: 1_600,
+        place,
+        toolCallId: 'toolu_1',
+        tool: 'ask_user',
+        kind: 'question',
+        decision: 'answered',
+        by: 'U1',
+        waitedMs: 500,
+      },
       { type: 'steered', at: 1_700, place },
       { type: 'stop_requested', at: 1_800, place, by: 'U1' },
       { type: 'stopped', at: 1_850, place, by: 'U1', latencyMs: 50 },
@@ -43,9 +64,19 @@ describe('the trace sink', () => {
     const wait = named('await_question');
     expect(wait.parentSpanContext?.spanId).toBe(turn.spanContext().spanId);
     expect(wait.spanContext().traceId).toBe(turn.spanContext().traceId);
-    expect(wait.attributes).toEqual({ 'chat_agent.wait.kind': 'question', 'gen_ai.tool.name': 'ask_user', 'gen_ai.tool.call.id': 'toolu_1', 'chat_agent.wait.decision': 'answered', 'chat_agent.wait.answered': true });
+    expect(wait.attributes).toEqual({
+      'chat_agent.wait.kind': 'question',
+      'gen_ai.tool.name': 'ask_user',
+      'gen_ai.tool.call.id': 'toolu_1',
+      'chat_agent.wait.decision': 'answered',
+      'chat_agent.wait.answered': true,
+    });
     expect([ms(wait, 'startTime'), ms(wait, 'endTime')]).toEqual([1_100, 1_600]);
-    expect(turn.attributes).toMatchObject({ 'gen_ai.provider.name': 'anthropic', 'gen_ai.request.model': 'claude-sonnet-4-6', 'chat_agent.turn.status': 'interrupted' });
+    expect(turn.attributes).toMatchObject({
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.request.model': 'claude-sonnet-4-6',
+      'chat_agent.turn.status': 'interrupted',
+    });
     expect(turn.status.code).toBe(0);
     expect(turn.events.map((event) => [event.name, event.attributes])).toEqual([
       ['chat_agent.steered', {}],
@@ -58,10 +89,28 @@ describe('the trace sink', () => {
     const { feed, named, spans } = sink();
     feed(
       { type: 'turn_started', at: 5_000, place, kind: 'resume', model: 'openai:gpt-4.1' },
-      { type: 'wait_ended', at: 6_000, place, toolCallId: 'call_9', tool: 'run_shell', kind: 'approval', decision: 'deny', by: 'U2', waitedMs: 4_000 },
+      {
+        type: 'wait_ended',
+        at: 6_000,
+        place,
+        toolCallId: 'call_9',
+        tool: 'run_shell',
+        kind: 'approval',
+        decision: 'deny',
+        by: 'U2',
+        waitedMs: 4_000,
+      },
       { type: 'tool_ended', at: 6_001, place, toolCallId: 'call_9', tool: 'run_shell', outcome: 'denied' },
       // A wait whose start is unknown and whose length is too: nothing to draw.
-      { type: 'wait_ended', at: 6_002, place, toolCallId: 'call_10', tool: 'run_shell', kind: 'approval', decision: 'closed' },
+      {
+        type: 'wait_ended',
+        at: 6_002,
+        place,
+        toolCallId: 'call_10',
+        tool: 'run_shell',
+        kind: 'approval',
+        decision: 'closed',
+      },
       { type: 'turn_ended', at: 6_100, place, status: 'completed', iterations: 1 },
     );
     const wait = named('await_approval run_shell');
@@ -78,15 +127,56 @@ describe('the trace sink', () => {
     const { traces, feed, named } = sink();
     feed(
       { type: 'turn_started', at: 1_000, place, kind: 'run', model: 'openai:gpt-4.1' },
-      { type: 'model_call_started', at: 1_010, place, callId: 'c1', provider: 'openai', model: 'openai:gpt-4.1-mini', purpose: 'compaction', maxOutputTokens: 4_096 },
-      { type: 'model_call_ended', at: 1_200, place, callId: 'c1', provider: 'openai', model: 'openai:gpt-4.1-mini', purpose: 'compaction', durationMs: 190, finishReason: 'stop', tokens: { input: 900, cachedInput: 0, cacheWrite: 0, output: 80, reasoning: 20 } },
+      {
+        type: 'model_call_started',
+        at: 1_010,
+        place,
+        callId: 'c1',
+        provider: 'openai',
+        model: 'openai:gpt-4.1-mini',
+        purpose: 'compaction',
+        maxOutputTokens: 4_096,
+      },
+      {
+        type: 'model_call_ended',
+        at: 1_200,
+        place,
+        callId: 'c1',
+        provider: 'openai',
+        model: 'openai:gpt-4.1-mini',
+        purpose: 'compaction',
+        durationMs: 190,
+        finishReason: 'stop',
+        tokens: { input: 900, cachedInput: 0, cacheWrite: 0, output: 80, reasoning: 20 },
+      },
       { type: 'tool_started', at: 1_300, place, toolCallId: 'call_1', tool: 'fetch_url' },
-      { type: 'tool_ended', at: 1_400, place, toolCallId: 'call_1', tool: 'fetch_url', outcome: 'error', durationMs: 100 },
-      { type: 'model_call_started', at: 1_500, place, callId: 'c2', provider: 'openai', model: 'openai:gpt-4.1', purpose: 'turn' },
+      {
+        type: 'tool_ended',
+        at: 1_400,
+        place,
+        toolCallId: 'call_1',
+        tool: 'fetch_url',
+        outcome: 'error',
+        durationMs: 100,
+      },
+      {
+        type: 'model_call_started',
+        at: 1_500,
+        place,
+        callId: 'c2',
+        provider: 'openai',
+        model: 'openai:gpt-4.1',
+        purpose: 'turn',
+      },
     );
     traces.endOpen();
     const compaction = named('chat gpt-4.1-mini');
-    expect(compaction.attributes).toMatchObject({ 'chat_agent.call.purpose': 'compaction', 'gen_ai.request.max_tokens': 4_096, 'gen_ai.usage.input_tokens': 900, 'gen_ai.usage.reasoning.output_tokens': 20 });
+    expect(compaction.attributes).toMatchObject({
+      'chat_agent.call.purpose': 'compaction',
+      'gen_ai.request.max_tokens': 4_096,
+      'gen_ai.usage.input_tokens': 900,
+      'gen_ai.usage.reasoning.output_tokens': 20,
+    });
     expect(compaction.attributes).not.toHaveProperty('gen_ai.usage.cache_read.input_tokens');
     const tool = named('execute_tool fetch_url');
     expect(tool.attributes['error.type']).toBe('tool_error');
@@ -101,12 +191,43 @@ describe('the trace sink', () => {
     const content = {
       input: [
         { role: 'system' as const, content: 'Be brief.' },
-        { role: 'user' as const, content: [{ type: 'text' as const, text: 'my password is hunter2-secret' }, { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,AAAA' } }] },
+        {
+          role: 'user' as const,
+          content: [
+            { type: 'text' as const, text: 'my password is hunter2-secret' },
+            { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,AAAA' } },
+          ],
+        },
       ],
-      output: { text: null, toolCalls: [{ id: 'call_1', name: 'write_file', arguments: '{"path":"p.txt","content":"hunter2-secret \\"quoted\\""}' }], finishReason: 'tool_calls' as const },
+      output: {
+        text: null,
+        toolCalls: [
+          { id: 'call_1', name: 'write_file', arguments: '{"path":"p.txt","content":"hunter2-secret \\"quoted\\""}' },
+        ],
+        finishReason: 'tool_calls' as const,
+      },
     };
-    const ended = { type: 'model_call_ended' as const, at: 2_000, place, callId: 'c1', provider: 'openai', model: 'openai:gpt-4.1', purpose: 'turn' as const, durationMs: 1_000, finishReason: 'tool_calls', content };
-    const started = { type: 'model_call_started' as const, at: 1_000, place, callId: 'c1', provider: 'openai', model: 'openai:gpt-4.1', purpose: 'turn' as const };
+    const ended = {
+      type: 'model_call_ended' as const,
+      at: 2_000,
+      place,
+      callId: 'c1',
+      provider: 'openai',
+      model: 'openai:gpt-4.1',
+      purpose: 'turn' as const,
+      durationMs: 1_000,
+      finishReason: 'tool_calls',
+      content,
+    };
+    const started = {
+      type: 'model_call_started' as const,
+      at: 1_000,
+      place,
+      callId: 'c1',
+      provider: 'openai',
+      model: 'openai:gpt-4.1',
+      purpose: 'turn' as const,
+    };
 
     const off = sink(false);
     off.feed(started, ended);
@@ -120,7 +241,18 @@ describe('the trace sink', () => {
       { role: 'user', parts: [{ type: 'text', content: 'my password is [secret]' }, { type: 'image' }] },
     ]);
     expect(JSON.parse(String(attributes['gen_ai.output.messages']))).toEqual([
-      { role: 'assistant', finish_reason: 'tool_calls', parts: [{ type: 'tool_call', id: 'call_1', name: 'write_file', arguments: { path: 'p.txt', content: '[secret] "quoted"' } }] },
+      {
+        role: 'assistant',
+        finish_reason: 'tool_calls',
+        parts: [
+          {
+            type: 'tool_call',
+            id: 'call_1',
+            name: 'write_file',
+            arguments: { path: 'p.txt', content: '[secret] "quoted"' },
+          },
+        ],
+      },
     ]);
     expect(JSON.stringify(attributes)).not.toContain('hunter2');
     expect(JSON.stringify(attributes)).not.toContain('AAAA');
