@@ -30,12 +30,12 @@ export interface BusVariant {
   goal?: number;
 }
 
-export const METRICS_OFF: BusVariant = {
+const METRICS_OFF: BusVariant = {
   name: 'metrics_off',
   note: 'operations bus with no sink (METRICS=off)',
   setup: () => undefined,
 };
-export const METRICS_ON: BusVariant = {
+const METRICS_ON: BusVariant = {
   name: 'metrics_on',
   note: 'the metrics sink on the bus',
   goal: 1.05,
@@ -69,7 +69,7 @@ const session: SessionRecord = {
 };
 
 /** One turn of ITERATIONS tool rounds with the session's operations wiring; ms per iteration. */
-export async function timeEngineWithOps(setup: (bus: OpsBus) => void): Promise<number> {
+async function timeEngineWithOps(setup: (bus: OpsBus) => void): Promise<number> {
   const bus = new OpsBus();
   setup(bus);
   const observer = new OpsObserver(bus, { mask: (text) => text });

@@ -36,7 +36,7 @@ export function discordConfigured(config: { DISCORD_TOKEN?: string }): boolean {
 }
 
 /** Slack is configured when a bot token and one way of receiving events are set. */
-export function slackProblems(config: SlackSettings): string[] {
+function slackProblems(config: SlackSettings): string[] {
   if (!slackConfigured(config)) return [];
   const problems: string[] = [];
   if (!config.SLACK_BOT_TOKEN) problems.push('SLACK_BOT_TOKEN: missing (the xoxb-… token from OAuth & Permissions)');

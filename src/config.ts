@@ -21,7 +21,7 @@ import { traceSettings } from './config/trace-settings.js';
 import { turnSettings } from './config/turn-settings.js';
 import { workspaceSettings } from './config/workspace-settings.js';
 
-export { discordConfigured, discordGuildIds, slackConfigured, slackProblems } from './config-checks.js';
+export { discordConfigured, discordGuildIds, slackConfigured } from './config-checks.js';
 
 /**
  * Every setting, each declared with its description for the settings page in src/config/.

@@ -28,6 +28,6 @@ export function countRestCalls(rest: REST, ops: OpsBus, now: () => number = Date
 }
 
 /** discord.js's route, with any long number it left (not a 17-19 digit snowflake) made `:id` too. */
-export function routeTemplate(route: string): string {
+function routeTemplate(route: string): string {
   return route.replace(/\/\d{5,}(?=\/|$)/g, '/:id');
 }

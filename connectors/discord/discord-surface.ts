@@ -47,7 +47,7 @@ export interface DiscordSurfaceDeps {
 }
 
 const REACTION: Record<InputMark, string> = { received: '👀', taken: '✅', dropped: '❌' };
-export const WAITING_REACTION = '⏳';
+const WAITING_REACTION = '⏳';
 const TYPING_RENEW_MS = 8_000;
 
 export class DiscordSurface implements ThreadSurface {
@@ -171,7 +171,7 @@ export function discordMessageKey(channelId: string, messageId: string): string 
  * The nonce of one of a call's messages (`kind`: c the card, a its arguments file): the same
  * in every process, unique per session and call, within Discord's 25 characters.
  */
-export function messageNonce(kind: 'c' | 'a', sessionId: string, toolCallId: string): string {
+function messageNonce(kind: 'c' | 'a', sessionId: string, toolCallId: string): string {
   const digest = createHash('sha256').update(`${sessionId}\n${toolCallId}`).digest('base64url');
   return `${kind}${digest}`.slice(0, NONCE_MAX);
 }

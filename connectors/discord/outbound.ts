@@ -47,7 +47,7 @@ export interface OutgoingMessage {
 /** Discord's limit for a message nonce. */
 export const NONCE_MAX = 25;
 
-export function allowedMentions(pingUsers: readonly string[] = []): {
+function allowedMentions(pingUsers: readonly string[] = []): {
   parse: [];
   users?: string[];
   replied_user: false;

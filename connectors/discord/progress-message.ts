@@ -12,7 +12,7 @@ import { escapeMarkdown } from 'discord.js';
 import type { ProgressStep } from '../shared/thread-surface.js';
 
 /** How each status is marked; a step the draft closed on unfinished shows `paused` (its outcome is told below). */
-export const STEP_MARK = { pending: '⬜', in_progress: '⏳', complete: '✅', error: '❌', paused: '⏸️' } as const;
+const STEP_MARK = { pending: '⬜', in_progress: '⏳', complete: '✅', error: '❌', paused: '⏸️' } as const;
 
 /** One line each: the longest a title, details or output may be on it. */
 const TITLE_MAX = 100;

@@ -9,7 +9,7 @@ import { sessionStoppedAt, stopThread, type ThreadStopDeps } from '../shared/thr
 import { discordMessageKey } from './discord-surface.js';
 import { sessionIdOfReacted, type ChannelLookup } from './session-places.js';
 
-export const STOP_EMOJI = ['🛑', 'octagonal_sign'];
+const STOP_EMOJI = ['🛑', 'octagonal_sign'];
 
 export interface StopReactionDeps {
   manager: ThreadStopDeps['manager'];

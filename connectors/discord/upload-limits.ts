@@ -9,12 +9,12 @@ import { Routes, type Guild, type REST } from 'discord.js';
 import type { SessionKey } from '../../src/sessions/thread-records.js';
 
 const MIB = 1024 * 1024;
-export const DEFAULT_UPLOAD_LIMIT = 10 * MIB;
+const DEFAULT_UPLOAD_LIMIT = 10 * MIB;
 /** How long a server's tier, once read, is trusted (boosts change rarely). */
 const TIER_TTL_MS = 10 * 60_000;
 
 /** The upload limit of a server at a boost tier (`premium_tier`, 0–3). */
-export function uploadLimitForTier(tier: number): number {
+function uploadLimitForTier(tier: number): number {
   if (tier >= 3) return 100 * MIB;
   if (tier === 2) return 50 * MIB;
   return DEFAULT_UPLOAD_LIMIT;

@@ -9,7 +9,7 @@
 
 export type CommandPlatform = 'slack' | 'discord' | 'web';
 
-export interface ThreadCommandSpec {
+interface ThreadCommandSpec {
   /** What follows the slash. */
   readonly name: string;
   /** How its arguments are written (`<required> [optional]`), '' when it takes none. */

@@ -44,7 +44,7 @@ export function parseFenceOpening(line: string): Fence | undefined {
 }
 
 /** Whether a line closes the given fence: same character, at least as long, nothing after it. */
-export function closesFence(line: string, fence: Fence): boolean {
+function closesFence(line: string, fence: Fence): boolean {
   const trimmed = stripCarriageReturn(line).trim();
   const char = fence.marker.charAt(0);
   if (trimmed.length < fence.marker.length) return false;

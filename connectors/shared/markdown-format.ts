@@ -20,8 +20,6 @@ import { tablesToCodeBlocks } from './markdown-tables.js';
 
 // Part of the formatting toolkit, but it lives in truncate.ts: the tool card uses it too and
 // should not load the Slack converter to get it.
-export { truncateForDisplay } from './truncate.js';
-
 /** Plain text for mrkdwn: Slack reads `&`, `<` and `>` as control characters, everything else literally. */
 export function escapeSlackText(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -10,7 +10,7 @@ import type { Profile } from '../../src/profiles/profile-schema.js';
 export type ChannelSeen = { seen: true; note?: string } | { seen: false; reason: string };
 
 /** Bounds the calls at start; more channels than this are left unchecked (and the log says so). */
-export const MAX_CHANNEL_LOOKUPS = 100;
+const MAX_CHANNEL_LOOKUPS = 100;
 
 export interface ProfileChannelCheck {
   platform: 'Slack' | 'Discord';

@@ -70,7 +70,7 @@ export class ProgressSteps {
 }
 
 /** A card's state as a step. */
-export function stepOf(state: ToolCardState): ProgressStep {
+function stepOf(state: ToolCardState): ProgressStep {
   const step: ProgressStep = {
     id: state.toolCallId,
     title: ellipsize(state.name, TITLE_MAX),

@@ -17,11 +17,7 @@ import { sessionIdOf } from '../../src/sessions/thread-records.js';
 import type { ThreadCommandName } from './command-table.js';
 import type { CommandContext, CommandMarkup } from './command-context.js';
 
-export const SCHEDULE_COMMANDS = [
-  'schedule',
-  'schedules',
-  'unschedule',
-] as const satisfies readonly ThreadCommandName[];
+const SCHEDULE_COMMANDS = ['schedule', 'schedules', 'unschedule'] as const satisfies readonly ThreadCommandName[];
 export type ScheduleCommand = (typeof SCHEDULE_COMMANDS)[number];
 
 /** The longest task text a list line shows (the whole task is in the thread's "set" line). */

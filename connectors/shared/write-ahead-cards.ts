@@ -12,7 +12,7 @@ import type { ThreadRecords } from '../../src/sessions/thread-records.js';
 import type { CardLocator, MessageId } from './thread-surface.js';
 
 /** What a platform does with a card whose post began (at `postingAt`, epoch ms) and was never recorded as done: its message, if it can find it. */
-export type RecoverCardPost = (toolCallId: string, postingAt: number) => Promise<MessageId | undefined>;
+type RecoverCardPost = (toolCallId: string, postingAt: number) => Promise<MessageId | undefined>;
 
 export interface WriteAheadCardsDeps {
   records: Pick<ThreadRecords, 'cardPlace' | 'cardPosting' | 'cardPosted'>;

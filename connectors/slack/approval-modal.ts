@@ -31,12 +31,12 @@ import {
 } from './block-kit.js';
 import { thousands } from '../../src/text/thousands.js';
 
-export const FULL_TEXT_CALLBACK = 'agent_full_text';
+const FULL_TEXT_CALLBACK = 'agent_full_text';
 
 /** In sentences: about how much plain text one modal holds. */
 export const MODAL_CAPACITY_WORDS = 'about 290,000 characters';
 
-export interface FullTextModal {
+interface FullTextModal {
   type: 'modal';
   callback_id: string;
   title: PlainText;
@@ -47,7 +47,7 @@ export interface FullTextModal {
 }
 
 /** Which call the modal shows and which card it was opened from (for a private answer to a click in it). */
-export const FullTextMetadataSchema = z.object({
+const FullTextMetadataSchema = z.object({
   call: z.string().min(1),
   channel: z.string().min(1),
   thread: z.string().min(1),

@@ -48,7 +48,7 @@ const PHASE_ICON: Record<ToolCardState['phase'], string> = {
 };
 
 /** Slack mrkdwn needs &, < and > escaped in text we did not write. */
-export const escape = escapeSlackText;
+const escape = escapeSlackText;
 
 function inlineCode(text: string): string {
   return `\`${escape(text).replace(/`/g, "'")}\``;

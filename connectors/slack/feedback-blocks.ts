@@ -17,10 +17,10 @@ import { LIMITS, plain, section, type SlackBlock } from './block-kit.js';
 export type FeedbackVote = 'up' | 'down';
 
 /** The values the two buttons carry. */
-export const FEEDBACK_VALUES: Record<FeedbackVote, string> = { up: 'up', down: 'down' };
+const FEEDBACK_VALUES: Record<FeedbackVote, string> = { up: 'up', down: 'down' };
 
 /** The block id, so a reader of the message can tell the block from others. */
-export const FEEDBACK_BLOCK_ID = 'agent_feedback';
+const FEEDBACK_BLOCK_ID = 'agent_feedback';
 
 /** The 👍 / 👎 block for a final answer. */
 export function feedbackBlock(): SlackBlock {

@@ -15,7 +15,7 @@ import type { SessionKey } from '../../src/sessions/thread-records.js';
 import { ABORTED, raceAbort } from '../../src/engine/index.js';
 
 /** Slack's largest file: 1 GB (docs.slack.dev, files.getUploadURLExternal). */
-export const SLACK_MAX_FILE_BYTES = 1024 * 1024 * 1024;
+const SLACK_MAX_FILE_BYTES = 1024 * 1024 * 1024;
 
 /** Platform errors a second try can get past; the others (a missing scope, a channel the bot left) cannot. */
 const TRANSIENT_ERRORS = new Set([

@@ -29,7 +29,7 @@ import { LOOK_UP_WITH_FILES_INFO } from './inbound-files.js';
  * either: they serve pages, not files. Only on HTTPS's own port: another port of a Slack host
  * is not the file service, and the token goes to nothing Slack does not document.
  */
-export const SLACK_FILE_HOSTS: readonly string[] = [
+const SLACK_FILE_HOSTS: readonly string[] = [
   'files.slack.com',
   'files-edu.slack.com',
   'files-origin.slack.com',

@@ -174,8 +174,6 @@ const ReactionAddedBody = z.object({
     }),
 });
 
-export type ReactionDelivery = z.infer<typeof ReactionAddedBody>;
-
 const ButtonAction = z.object({ action_id: z.string(), value: z.string().optional() });
 
 const ButtonClickBody = z.object({
@@ -211,8 +209,6 @@ const AgentSessionStoppedBody = z.object({
     event_ts: SlackTs,
   }),
 });
-
-export type AgentSessionStopped = z.infer<typeof AgentSessionStoppedBody>;
 
 const READERS = {
   reaction_added: ReactionAddedBody,

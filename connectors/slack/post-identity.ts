@@ -18,7 +18,7 @@ export interface SlackIdentity {
 }
 
 /** The Web API arguments of an identity; Slack's icon_emoji overrides icon_url, so only one is sent. */
-export function identityArguments(identity: SlackIdentity | undefined): {
+function identityArguments(identity: SlackIdentity | undefined): {
   username?: string;
   icon_url?: string;
   icon_emoji?: string;

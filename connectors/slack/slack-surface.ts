@@ -54,7 +54,7 @@ const POSTED_AND_EDITED: StreamingSupport = { native: false };
 const REACTION: Record<InputMark, string> = { received: 'eyes', taken: 'white_check_mark', dropped: 'x' };
 
 /** On a channel thread's first message while its model call waits for a free slot. */
-export const WAITING_REACTION = 'hourglass_flowing_sand';
+const WAITING_REACTION = 'hourglass_flowing_sand';
 
 export class SlackSurface implements ThreadSurface {
   readonly platform = 'Slack';

@@ -44,6 +44,6 @@ export function listenForStopButton(app: App, deps: StopButtonDeps): void {
 }
 
 /** One click's id: the same on every delivery of it, different for the next click. */
-export function stopEventId(teamId: string, channel: string, threadTs: string, eventTs: string): string {
+function stopEventId(teamId: string, channel: string, threadTs: string, eventTs: string): string {
   return `slack:${teamId}:stop:${channel}:${threadTs}:${eventTs}`;
 }

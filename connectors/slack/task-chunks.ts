@@ -22,9 +22,9 @@ type PlanBlock = types.PlanBlock;
 type RichTextBlock = types.RichTextBlock;
 
 /** Slack's cap on a task's `details` and `output`. */
-export const TASK_TEXT_MAX = 256;
+const TASK_TEXT_MAX = 256;
 /** Reported cap on the task cards one plan block holds. */
-export const PLAN_TASKS_MAX = 50;
+const PLAN_TASKS_MAX = 50;
 
 /**
  * What one streamed message shows of its tasks, as far as this stream told Slack: the details
@@ -121,13 +121,13 @@ export class PlanMessage {
 }
 
 /** A plan message's text (for notifications and clients without blocks) and its one plan block. */
-export function planMessage(steps: readonly ProgressStep[]): { text: string; blocks: PlanBlock[] } {
+function planMessage(steps: readonly ProgressStep[]): { text: string; blocks: PlanBlock[] } {
   const title = planTitle(steps);
   return { text: title, blocks: [{ type: 'plan', title, tasks: steps.map(taskCard) }] };
 }
 
 /** What the plan says of itself: working while a step is open, else how many are done. */
-export function planTitle(steps: readonly ProgressStep[]): string {
+function planTitle(steps: readonly ProgressStep[]): string {
   if (steps.some((step) => step.status === 'pending' || step.status === 'in_progress')) return 'Working…';
   const failed = steps.filter((step) => step.status === 'error').length;
   const done = `${steps.length} ${steps.length === 1 ? 'step' : 'steps'} done`;
@@ -135,7 +135,7 @@ export function planTitle(steps: readonly ProgressStep[]): string {
 }
 
 /** A step as a `task_card` block (inside a plan). */
-export function taskCard(step: ProgressStep): TaskCardBlock {
+function taskCard(step: ProgressStep): TaskCardBlock {
   const card: TaskCardBlock = {
     type: 'task_card',
     task_id: step.id,

@@ -15,7 +15,7 @@ import type Keyv from 'keyv';
 const RETIRED_TOKEN_KEY = 'web:access-token';
 
 /** 32 random bytes, URL-safe: unguessable, and fine in a URL's fragment as it is. */
-export function newAccessToken(): string {
+function newAccessToken(): string {
   return randomBytes(32).toString('base64url');
 }
 

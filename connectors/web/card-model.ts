@@ -48,7 +48,7 @@ const ButtonSchema = z.object({
   choice: z.string(),
   style: z.enum(['primary', 'danger', 'default']),
 });
-export type CardButton = z.infer<typeof ButtonSchema>;
+type CardButton = z.infer<typeof ButtonSchema>;
 
 export const CardModelSchema = z.object({
   name: z.string(),
@@ -146,14 +146,13 @@ function glimpsed(part: ShownPart): CardModel['parts'][number] {
 }
 
 /** What the expanded view of a call shows: every character, the warnings, and the buttons the full view offers. */
-export const FullViewSchema = z.object({
-  name: z.string(),
-  notes: z.array(z.string()),
-  parts: z.array(z.object({ label: z.string(), text: z.string() })),
-  itemId: z.string(),
-  buttons: z.array(ButtonSchema),
-});
-export type FullViewModel = z.infer<typeof FullViewSchema>;
+export interface FullViewModel {
+  name: string;
+  notes: string[];
+  parts: { label: string; text: string }[];
+  itemId: string;
+  buttons: CardButton[];
+}
 
 export function fullViewModel(call: CallText, item: InboxItem, grantScope?: CardPrompt['grantScope']): FullViewModel {
   const shown = approvalView(call.parts, item.command);
@@ -192,7 +191,7 @@ function promptButtons(
 }
 
 /** The pseudo-choice of the card's Show all button: the page opens the expanded view instead of sending it. */
-export const SHOW_ALL_CHOICE = 'show_all';
+const SHOW_ALL_CHOICE = 'show_all';
 
 function choiceButtons(
   name: string,

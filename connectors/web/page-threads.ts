@@ -25,34 +25,33 @@ const threadKey = (id: string): string => `web:thread:${id}`;
 /** How often a growing answer's text is written while it streams. */
 const ANSWER_SAVE_MS = 300;
 
-export const PersonSchema = z.object({ id: z.string(), name: z.string() });
+const PersonSchema = z.object({ id: z.string(), name: z.string() });
 export type Person = z.infer<typeof PersonSchema>;
 
 const base = { id: z.string(), at: z.number() };
 /** A file as a message shows it: its name (untrusted, shown as text), size and type. */
-export const ShownFileSchema = z.object({
+const ShownFileSchema = z.object({
   id: z.string(),
   name: z.string(),
   size: z.number(),
   mimeType: z.string().optional(),
 });
-export type ShownFile = z.infer<typeof ShownFileSchema>;
 /**
  * 👍 / 👎 under a turn's final answer (its presence offers them): how the person at the page
  * voted, and whether they gave a reason with a 👎. What counts is core's feedback book; this
  * is only what the page shows.
  */
-export const FeedbackMarkSchema = z.object({ vote: z.enum(['up', 'down']).optional(), reason: z.boolean().optional() });
+const FeedbackMarkSchema = z.object({ vote: z.enum(['up', 'down']).optional(), reason: z.boolean().optional() });
 export type FeedbackMark = z.infer<typeof FeedbackMarkSchema>;
 /** One tool call as a step of a compact reply (shared/thread-surface.ts ProgressStep). */
-export const ProgressStepSchema = z.object({
+const ProgressStepSchema = z.object({
   id: z.string(),
   title: z.string(),
   status: z.enum(['pending', 'in_progress', 'complete', 'error']),
   details: z.string().optional(),
   output: z.string().optional(),
 });
-export const PageMessageSchema = z.discriminatedUnion('kind', [
+const PageMessageSchema = z.discriminatedUnion('kind', [
   /** What a person wrote (the thread's root is one), with the marks the bot put on it. */
   z.object({
     ...base,

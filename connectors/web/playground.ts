@@ -20,7 +20,7 @@ import { DEMO_MODEL, isDemoModel } from '../../src/providers/model-ref.js';
 import type { ChatConnector } from '../shared/chat-connector.js';
 import { WebConnector } from './web-connector.js';
 
-export const PLAYGROUND_STORE_URL = 'sqlite://data/playground.sqlite';
+const PLAYGROUND_STORE_URL = 'sqlite://data/playground.sqlite';
 
 /** The configuration the playground runs with: its own store unless STORE_URL was set, the demo model unless MODEL was. */
 export function playgroundConfig(config: Config, env: NodeJS.ProcessEnv): Config {
@@ -32,7 +32,7 @@ export function playgroundConfig(config: Config, env: NodeJS.ProcessEnv): Config
 }
 
 /** What the terminal says about the model when it is the demo (undefined for a real one). */
-export function demoModelNotice(model: string | undefined, defaulted: boolean): string | undefined {
+function demoModelNotice(model: string | undefined, defaulted: boolean): string | undefined {
   if (!isDemoModel(model)) return undefined;
   return [
     `${defaulted ? 'No MODEL is set, so the playground runs the demo model' : 'MODEL=demo: the demo model'}: scripted answers, no AI, no key needed.`,

@@ -19,7 +19,7 @@ import type { SessionKey } from '../../src/sessions/thread-records.js';
 import { newMessageId, type PageThreads } from './page-threads.js';
 
 /** 16 random bytes, base64url: unguessable, and the file's name on disk. */
-export const POSTED_ID = /^[A-Za-z0-9_-]{22}$/;
+const POSTED_ID = /^[A-Za-z0-9_-]{22}$/;
 
 interface Posted {
   path: string;
@@ -93,6 +93,6 @@ export class PostedFiles {
 }
 
 /** Where the page downloads a posted file (with its token in the header). */
-export function downloadPath(id: string): string {
+function downloadPath(id: string): string {
   return `/api/files/${id}`;
 }

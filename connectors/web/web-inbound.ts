@@ -42,9 +42,9 @@ import type { UploadStaging } from './upload-staging.js';
 import type { z } from 'zod';
 
 /** The person at the page. One user: they start (and so may approve in) every thread they open. */
-export const LOCAL_USER: Person = { id: 'local', name: 'you' };
+const LOCAL_USER: Person = { id: 'local', name: 'you' };
 /** The bot, as the page names it: mention `@bot` to start a thread. */
-export const BOT: Person = { id: 'bot', name: 'bot' };
+const BOT: Person = { id: 'bot', name: 'bot' };
 /** Where the playground's sessions live: one workspace, one channel. */
 const WORKSPACE = 'playground';
 const CHANNEL = 'general';
@@ -60,8 +60,7 @@ export const COMMAND_HELP = [
 ].join('\n');
 
 /** What the bot says to a mention with nothing after it. */
-export const BARE_MENTION_REPLY =
-  '👋 Yes? Reply in this thread with what you need, or `/help` for the thread commands.';
+const BARE_MENTION_REPLY = '👋 Yes? Reply in this thread with what you need, or `/help` for the thread commands.';
 
 /**
  * The page renders Markdown (page/markdown.js): a backslash makes a mark literal. A person's

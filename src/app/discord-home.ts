@@ -10,14 +10,14 @@ import { discordGuildIds, type Config } from '../config.js';
 import { call, DEFAULT_DISCORD_API_URL, type CheckOptions, type CheckResult } from './preflight.js';
 
 /** The fields of Discord's application object this reads (`GET /applications/@me`). */
-export const DiscordApplicationSchema = z.object({
+const DiscordApplicationSchema = z.object({
   id: z.string(),
   name: z.string(),
   bot_public: z.boolean(),
 });
 export type DiscordApplication = z.infer<typeof DiscordApplicationSchema>;
 
-export const PUBLIC_BOT_FIX =
+const PUBLIC_BOT_FIX =
   'Set DISCORD_GUILD_ID to your server id (several: comma-separated), and turn off "Public Bot" in the Discord Developer Portal → your application → Bot tab';
 
 export interface HomeVerdict {

@@ -51,7 +51,7 @@ export async function checkProfiles(config: Config, env: NodeJS.ProcessEnv): Pro
 }
 
 /** What a profile matches, in words: `Slack channel C0OPS`, `DMs in Slack workspace T1`. */
-export function placesOf(profile: Profile): string {
+function placesOf(profile: Profile): string {
   const { match } = profile;
   const listed = (one: string, many: string, ids: string[] | undefined): string | undefined =>
     ids ? `${ids.length === 1 ? one : many} ${ids.join(', ')}` : undefined;

@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { discordConfigured, slackConfigured } from '../config.js';
 
-export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
+const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
 export const DEFAULT_DISCORD_API_URL = 'https://discord.com/api';
 /** Generous for a slow link, short enough that a silent host does not look like a hang. */
 export const CHECK_TIMEOUT_MS = 10_000;

@@ -34,7 +34,7 @@ const NOTHING_CONFIGURED = [
 ].join('\n');
 
 /** How long a shutdown may take before the process exits anyway (non-zero). */
-export const SHUTDOWN_DEADLINE_MS = 20_000;
+const SHUTDOWN_DEADLINE_MS = 20_000;
 
 export interface RunOptions {
   config: Config;

@@ -52,7 +52,7 @@ export interface ClusterTimings {
   pollMs: number;
 }
 
-export const DEFAULT_CLUSTER_TIMINGS: ClusterTimings = { leaseMs: 15_000, sweepMs: 2_000, pollMs: 1_000 };
+const DEFAULT_CLUSTER_TIMINGS: ClusterTimings = { leaseMs: 15_000, sweepMs: 2_000, pollMs: 1_000 };
 
 export interface RedisCoordinatorOptions {
   /** For commands and scripts. */

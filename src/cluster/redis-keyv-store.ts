@@ -29,7 +29,7 @@ import { clusterKeys, type ClusterKeys } from './cluster-keys.js';
 import { fenceScope, type FenceScope } from './fence-scope.js';
 
 /** How long one command may go unanswered (a paused or partitioned Redis) before it rejects. */
-export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
+const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
 
 /**
  * The ioredis settings of a store of record, shared with the coordinator so both fail alike.
@@ -54,7 +54,7 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
  * A blocking command (`XREAD BLOCK`, `SUBSCRIBE`) needs its own connection (`duplicate()`):
  * `commandTimeout` would cut it, and a subscribed connection takes no other command.
  */
-export function storeClientOptions(commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): RedisOptions {
+function storeClientOptions(commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): RedisOptions {
   return {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -66,7 +66,7 @@ export function storeClientOptions(commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS
 }
 
 /** Connect to the Redis of a STORE_URL (redis:// or rediss://, TLS), or throw a message that names the host, never the password. */
-export async function connectStoreClient(url: string, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): Promise<Redis> {
+async function connectStoreClient(url: string, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): Promise<Redis> {
   const client = new Redis(url, storeClientOptions(commandTimeoutMs));
   // Without a listener ioredis prints every failed reconnection attempt. Each command
   // rejects with its own error, which is what reaches the caller; the connection's own

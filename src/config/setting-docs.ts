@@ -34,7 +34,7 @@ export interface SettingRow {
 }
 
 /** A setting documented in another's row (the three daily budgets share one), declared right after it. */
-export interface SharedRow {
+interface SharedRow {
   sameRowAs: string;
 }
 

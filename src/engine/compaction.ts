@@ -62,7 +62,7 @@ export function estimateTokens(messages: readonly Message[]): number {
 }
 
 /** What one message costs in the model's view (sidecars and notices never reach it). */
-export function estimateMessageTokens(message: Message): number {
+function estimateMessageTokens(message: Message): number {
   switch (message.role) {
     case 'notice':
       return 0;

@@ -51,7 +51,7 @@ export interface TurnEngineOptions {
 }
 
 /** The numeric bounds a turn is held to. */
-export interface TurnLimits {
+interface TurnLimits {
   /** Model calls allowed per user turn (default 12). */
   maxIterations?: number;
   /** At most this many tool calls of one model response run (default 20); the rest get an error result. */
@@ -67,7 +67,7 @@ export interface TurnLimits {
 }
 
 /** The collaborators the engine asks, each with a default that keeps a bare engine safe. */
-export interface TurnPorts {
+interface TurnPorts {
   /** Decides whether a tool call runs, asks, or is refused (default: by the tool's risk). */
   policy?: PermissionPolicy;
   /** Asks a person to approve a call the policy will not allow alone (default: refuses). */
@@ -106,7 +106,7 @@ export interface TurnPorts {
 }
 
 /** What the engine reports as it happens. */
-export interface TurnHooks {
+interface TurnHooks {
   /** Called (and awaited) for every message appended: the persistence checkpoint. */
   onAppend?: (message: Message, index: number) => void | Promise<void>;
   onGrantsChanged?: (grants: GrantsSnapshot) => void | Promise<void>;

@@ -15,23 +15,23 @@ interface InteractiveRequestBase {
   signal: AbortSignal;
 }
 
-export const AskUserArgs = z.object({
+const AskUserArgs = z.object({
   question: z.string().min(1).describe('The question, in one or two sentences.'),
   options: z.array(z.string().min(1)).max(10).optional().describe('Suggested answers the user can pick with a click.'),
 });
-export const ProposePlanArgs = z.object({
+const ProposePlanArgs = z.object({
   plan: z.string().min(1).describe('The plan, as a short numbered list in markdown.'),
 });
-export const RequestDirectoryArgs = z.object({
+const RequestDirectoryArgs = z.object({
   path: z.string().min(1).describe('The directory you need access to.'),
   reason: z.string().min(1).describe('Why you need it.'),
   writable: z.boolean().optional().describe('Whether you need to write there.'),
 });
 
-export interface AskUserAnswer {
+interface AskUserAnswer {
   answer: string;
 }
-export interface PlanDecision {
+interface PlanDecision {
   approved: boolean;
   feedback?: string;
 }
@@ -61,7 +61,7 @@ export interface InteractiveCallbacks {
   grantAnswered?: (path: string) => Promise<DirectoryDecision>;
 }
 
-export interface DirectoryPreview {
+interface DirectoryPreview {
   /** The folder's real path. */
   path: string;
   /** Whether it becomes writable, and for which tools, in words (the card's "Access"). */

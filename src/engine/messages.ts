@@ -7,7 +7,7 @@
 // other provider strips them.
 import { z } from 'zod';
 
-export const NOTICE_KINDS = ['error', 'interrupted', 'model_switch', 'compacted', 'max_iterations', 'budget'] as const;
+const NOTICE_KINDS = ['error', 'interrupted', 'model_switch', 'compacted', 'max_iterations', 'budget'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 /** Where a user message came from: the connector fills this; the model never sees it. */
@@ -24,7 +24,7 @@ export const MessageSourceSchema = z.looseObject({
 export type MessageSource = z.infer<typeof MessageSourceSchema>;
 
 /** Token counts of one model call, tagged with the model that produced them. */
-export const UsageSchema = z.object({
+const UsageSchema = z.object({
   model: z.string(),
   input: z.number(),
   output: z.number(),
@@ -36,12 +36,12 @@ export const UsageSchema = z.object({
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
-export const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
-export const ImagePartSchema = z.object({
+const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
+const ImagePartSchema = z.object({
   type: z.literal('image_url'),
   image_url: z.object({ url: z.string(), detail: z.string().optional() }),
 });
-export const FilePartSchema = z.object({
+const FilePartSchema = z.object({
   type: z.literal('file'),
   file: z.object({ filename: z.string().optional(), file_data: z.string().optional() }),
 });
@@ -50,7 +50,7 @@ export const FilePartSchema = z.object({
  * folder, never its bytes. The outbound view turns it into what the model can take (an image
  * or a document part, extracted text, or a line saying where it is) at each call.
  */
-export const StoredFileSchema = z.object({
+const StoredFileSchema = z.object({
   /** Relative to the conversation's folder, e.g. `uploads/screenshot.png`. */
   path: z.string(),
   /** The name as shared (untrusted: shown, never used as a path). */
@@ -67,17 +67,16 @@ export const StoredFileSchema = z.object({
   unreadable: z.string().optional(),
 });
 export type StoredFile = z.infer<typeof StoredFileSchema>;
-export const AttachmentPartSchema = z.object({ type: z.literal('attachment'), attachment: StoredFileSchema });
+const AttachmentPartSchema = z.object({ type: z.literal('attachment'), attachment: StoredFileSchema });
 export type AttachmentPart = z.infer<typeof AttachmentPartSchema>;
 
-export const ContentPartSchema = z.discriminatedUnion('type', [
+const ContentPartSchema = z.discriminatedUnion('type', [
   TextPartSchema,
   ImagePartSchema,
   FilePartSchema,
   AttachmentPartSchema,
 ]);
-export type TextPart = z.infer<typeof TextPartSchema>;
-export type ImagePart = z.infer<typeof ImagePartSchema>;
+type TextPart = z.infer<typeof TextPartSchema>;
 export type FilePart = z.infer<typeof FilePartSchema>;
 export type ContentPart = z.infer<typeof ContentPartSchema>;
 
@@ -106,10 +105,10 @@ export function unresolvedAttachmentText(part: AttachmentPart): string {
   return `[file shared: ${file.path} (${file.mimeType}, ${file.size} bytes)]`;
 }
 
-export const UserContentSchema = z.union([z.string(), z.array(ContentPartSchema)]);
+const UserContentSchema = z.union([z.string(), z.array(ContentPartSchema)]);
 export type UserContent = z.infer<typeof UserContentSchema>;
 
-export const ToolCallSchema = z.object({
+const ToolCallSchema = z.object({
   id: z.string(),
   type: z.literal('function'),
   function: z.object({ name: z.string(), arguments: z.string() }),
@@ -120,8 +119,8 @@ const sidecars = {
   ts: z.number().optional(),
 };
 
-export const SystemMessageSchema = z.object({ role: z.literal('system'), content: z.string(), ...sidecars });
-export const UserMessageSchema = z.object({
+const SystemMessageSchema = z.object({ role: z.literal('system'), content: z.string(), ...sidecars });
+const UserMessageSchema = z.object({
   role: z.literal('user'),
   content: UserContentSchema,
   ...sidecars,
@@ -129,7 +128,7 @@ export const UserMessageSchema = z.object({
   _display: z.unknown().optional(),
 });
 // Loose: provider-private `_extras` ride along and must survive a reload untouched.
-export const AssistantMessageSchema = z.looseObject({
+const AssistantMessageSchema = z.looseObject({
   role: z.literal('assistant'),
   content: z.string().nullable(),
   tool_calls: z.array(ToolCallSchema).optional(),
@@ -137,25 +136,25 @@ export const AssistantMessageSchema = z.looseObject({
   reasoning: z.string().optional(),
   usage: UsageSchema.optional(),
 });
-export const ToolMessageSchema = z.object({
+const ToolMessageSchema = z.object({
   role: z.literal('tool'),
   tool_call_id: z.string(),
   content: z.string(),
   ...sidecars,
   _display: z.unknown().optional(),
 });
-export const NoticeMessageSchema = z.object({
+const NoticeMessageSchema = z.object({
   role: z.literal('notice'),
   kind: z.enum(NOTICE_KINDS),
   text: z.string().optional(),
   ...sidecars,
 });
 
-export type SystemMessage = z.infer<typeof SystemMessageSchema>;
-export type UserMessage = z.infer<typeof UserMessageSchema>;
+type SystemMessage = z.infer<typeof SystemMessageSchema>;
+type UserMessage = z.infer<typeof UserMessageSchema>;
 export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
 export type ToolMessage = z.infer<typeof ToolMessageSchema>;
-export type NoticeMessage = z.infer<typeof NoticeMessageSchema>;
+type NoticeMessage = z.infer<typeof NoticeMessageSchema>;
 
 export const MessageSchema = z.discriminatedUnion('role', [
   SystemMessageSchema,
@@ -173,15 +172,6 @@ export function parseMessage(raw: unknown): Message {
 
 /** Display-only fields: persisted with the transcript, never sent to a provider. */
 export const SIDECAR_KEYS = ['ts', 'source', '_display', 'reasoning', 'usage'] as const;
-
-/** Provider-private extras on an assistant message: `_`-keys that are not display sidecars. */
-export function providerExtras(message: AssistantMessage): Record<string, unknown> {
-  const extras: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(message)) {
-    if (key.startsWith('_') && key !== '_display') extras[key] = value;
-  }
-  return extras;
-}
 
 export function textOf(content: UserContent | null | undefined): string {
   if (content == null) return '';

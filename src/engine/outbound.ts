@@ -30,7 +30,7 @@ export type PdfAdapter = (part: FilePart) => ContentPart[];
 
 export const IMAGE_PLACEHOLDER = '[image attachment — not viewable by this model]';
 
-export const placeholderPdfAdapter: PdfAdapter = (part) => [
+const placeholderPdfAdapter: PdfAdapter = (part) => [
   {
     type: 'text',
     text: `[PDF attachment${part.file.filename ? ` "${part.file.filename}"` : ''} — not readable by this model]`,

@@ -97,7 +97,7 @@ export interface GrantsSnapshot {
 export type Requesters = readonly (string | undefined)[];
 
 /** Whether a grant covers a turn: everyone's, or one only its giver asked for. */
-export function grantCovers(owner: GrantOwner, requesters: Requesters): boolean {
+function grantCovers(owner: GrantOwner, requesters: Requesters): boolean {
   if (owner.everyone) return true;
   return requesters.length > 0 && requesters.every((requester) => requester === owner.by);
 }

@@ -5,7 +5,7 @@
 import type { FinishReason } from './provider.js';
 
 /** Raw junk longer than this is shrunk to a preview in history. */
-export const RAW_PREVIEW_CHARS = 200;
+const RAW_PREVIEW_CHARS = 200;
 
 export type ParsedArguments =
   { ok: true; value: Record<string, unknown>; stored: string } | { ok: false; raw: string; stored: string };

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { ToolSchema } from './provider.js';
 
-export type RiskLevel = 'low' | 'medium' | 'high';
+type RiskLevel = 'low' | 'medium' | 'high';
 
 export interface ToolMetadata {
   risk: RiskLevel;

@@ -11,10 +11,10 @@ import { isPdf, sniffImageType } from './file-kind.js';
 import { IMAGE_LIMITS } from './image-prep.js';
 
 /** The largest PDF sent as a document: Anthropic takes requests up to 32 MB, base64 makes it 4/3. */
-export const MAX_NATIVE_PDF_BYTES = 20 * 1024 * 1024;
+const MAX_NATIVE_PDF_BYTES = 20 * 1024 * 1024;
 
 /** Extracted text inlined into a user turn, at most (the tool results' cap: nothing is inlined past it). */
-export const MAX_INLINED_TEXT_CHARS = 20_000;
+const MAX_INLINED_TEXT_CHARS = 20_000;
 
 export function attachmentViewFor(folder: string): AttachmentView {
   return (file, capabilities) => view(folder, file, capabilities);

@@ -13,7 +13,7 @@ import { folderPathBelow, removePinnedTree } from '../tools/pinned-folder.js';
 import type { FileIntake, UploadPlace } from './intake.js';
 import { userContentWithFiles } from './user-turn.js';
 
-export const UPLOADS_FOLDER = 'uploads';
+const UPLOADS_FOLDER = 'uploads';
 
 export function uploadPlace(folder: string, scope: WorkspaceScope, key: ConversationKey): UploadPlace {
   const uploads =
@@ -35,7 +35,7 @@ export function inputPreparer(intake: FileIntake, place: UploadPlace): InputPrep
  * turns: one user of one workspace of one platform. A message without a source is nobody's
  * in particular, and such messages share one turn.
  */
-export function requesterOf(source: MessageSource | undefined): string {
+function requesterOf(source: MessageSource | undefined): string {
   return source ? [source.platform, source.workspace ?? '', source.userId ?? ''].join(':') : '';
 }
 

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import type { StoredFile } from '../engine/index.js';
 
-export type FileKind = StoredFile['kind'];
+type FileKind = StoredFile['kind'];
 
 /** How many leading bytes the judgement needs. */
 export const SNIFF_BYTES = 8192;

@@ -29,7 +29,7 @@ async function loadSharp(): Promise<SharpModule['default']> {
   return (await sharpModule).default;
 }
 
-export type ImageMimeType = NonNullable<ReturnType<typeof sniffImageType>>;
+type ImageMimeType = NonNullable<ReturnType<typeof sniffImageType>>;
 
 export interface ImageLimits {
   /** Largest file sent, in raw bytes (before base64). */
@@ -68,7 +68,7 @@ export const IMAGE_LIMITS: Readonly<ImageLimits> = {
 };
 
 /** JPEG quality of a copy; lowered step by step only when a copy is still over maxBytes. */
-export const JPEG_QUALITY = 85;
+const JPEG_QUALITY = 85;
 
 export type PreparedImage =
   | { kind: 'as-is'; mimeType: ImageMimeType; width: number; height: number }

@@ -9,7 +9,7 @@ import type { MediaPreparers } from './intake.js';
 import { thousands } from '../text/thousands.js';
 
 /** The most of a PDF's text kept beside it: about 300 pages of dense prose, 1 MB as a .txt. */
-export const PDF_TEXT_MAX_CHARS = 1_000_000;
+const PDF_TEXT_MAX_CHARS = 1_000_000;
 
 export interface MediaPreparerOptions {
   pdfTextMaxChars?: number;

@@ -85,7 +85,7 @@ export type PdfTextResult =
     }
   | { error: string };
 
-export const PDF_TEXT_DEFAULTS = { maxPages: 2000, timeLimitMs: 30_000, maxMemoryMb: 512 } as const;
+const PDF_TEXT_DEFAULTS = { maxPages: 2000, timeLimitMs: 30_000, maxMemoryMb: 512 } as const;
 
 /** How often the reader's memory is read: often enough that a fast grower overshoots little. */
 const POLL_MS = 20;

@@ -12,9 +12,9 @@ import { z } from 'zod';
  * names of `^[a-zA-Z0-9_-]{1,64}$` only. Capping the prefix at 32 leaves every tool at
  * least 30 characters of its own name.
  */
-export const SERVER_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,32}$/;
+const SERVER_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,32}$/;
 
-export interface StdioServerConfig {
+interface StdioServerConfig {
   name: string;
   transport: 'stdio';
   command: string;
@@ -24,7 +24,7 @@ export interface StdioServerConfig {
   cwd?: string;
 }
 
-export interface HttpServerConfig {
+interface HttpServerConfig {
   name: string;
   transport: 'http';
   url: URL;
@@ -189,7 +189,7 @@ const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
  * empty string: a server started with an empty token fails later with a 401 that says
  * nothing about the missing variable.
  */
-export function expandReferences(value: string, env: NodeJS.ProcessEnv): { value: string; missing: string[] } {
+function expandReferences(value: string, env: NodeJS.ProcessEnv): { value: string; missing: string[] } {
   const missing: string[] = [];
   const expanded = value.replace(REFERENCE, (_match, variable: string) => {
     const found = env[variable];

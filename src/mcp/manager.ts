@@ -11,12 +11,12 @@ import { DEFAULT_MAX_RESULT_CHARS } from './result-text.js';
 import { engineToolName } from './tool-names.js';
 
 /** Generous: an `npx -y some-server` downloads its package on first start. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 /**
  * The SDK's own default is 60 s, which cuts off honest long tools (a build, a crawl). The
  * user's stop ends any call at once; this only catches a server that wedged.
  */
-export const DEFAULT_CALL_TIMEOUT_MS = 5 * 60_000;
+const DEFAULT_CALL_TIMEOUT_MS = 5 * 60_000;
 
 export interface McpManagerOptions {
   logger?: McpLogger;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
-export const MAX_TOOL_NAME_LENGTH = 64;
+const MAX_TOOL_NAME_LENGTH = 64;
 const SEPARATOR = '__';
 const HASH_LENGTH = 6;
 

@@ -184,7 +184,7 @@ async function* meteredStream(
   }
 }
 
-export function countsOf(usage: TokenUsage): TokenCounts {
+function countsOf(usage: TokenUsage): TokenCounts {
   const counts: TokenCounts = {
     input: usage.input,
     cachedInput: usage.cacheRead ?? 0,
@@ -201,19 +201,19 @@ export function countsOf(usage: TokenUsage): TokenCounts {
  * and the answer's text, reasoning and tool calls at four characters a token (the input's
  * rule), at most the call's output ceiling.
  */
-export function estimatedUsage(answer: AssistantTurn, inputTokens: number, maxOutputTokens: number): TokenUsage {
+function estimatedUsage(answer: AssistantTurn, inputTokens: number, maxOutputTokens: number): TokenUsage {
   let chars = (answer.text?.length ?? 0) + (answer.reasoning?.length ?? 0);
   for (const call of answer.toolCalls) chars += call.name.length + call.arguments.length;
   return { input: inputTokens, output: Math.min(maxOutputTokens, Math.ceil(chars / 4)), estimated: true };
 }
 
 /** What a call cut short after its answer began used, by estimate: its input, and what it streamed at four characters a token. */
-export function cutShortUsage(streamedChars: number, inputTokens: number, maxOutputTokens: number): TokenUsage {
+function cutShortUsage(streamedChars: number, inputTokens: number, maxOutputTokens: number): TokenUsage {
   return { input: inputTokens, output: Math.min(maxOutputTokens, Math.ceil(streamedChars / 4)), estimated: true };
 }
 
 /** The vendor of a model as the session names it (`openai`, `anthropic`, `demo`). */
-export function providerNameOf(model: string, fallback: string): string {
+function providerNameOf(model: string, fallback: string): string {
   try {
     return parseModelRef(model).provider;
   } catch {

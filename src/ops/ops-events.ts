@@ -40,7 +40,7 @@ export interface CallContent {
   output?: AssistantTurn;
 }
 
-export type ToolOutcome = 'ok' | 'error' | 'denied' | 'interrupted';
+type ToolOutcome = 'ok' | 'error' | 'denied' | 'interrupted';
 export type WaitKind = 'approval' | 'question' | 'plan' | 'directory';
 export type BudgetLimitName = 'user_daily' | 'channel_daily' | 'workspace_daily' | 'turn';
 
@@ -135,7 +135,7 @@ export type OpsEvent =
   /** A call to a platform's API (`method`: e.g. chat.postMessage, or a Discord route template). */
   | { type: 'platform_call'; at: number; platform: string; method: string; outcome: 'ok' | 'rate_limited' | 'error' };
 
-export type OpsEventType = OpsEvent['type'];
+type OpsEventType = OpsEvent['type'];
 export type OpsEventOf<T extends OpsEventType> = Extract<OpsEvent, { type: T }>;
 
 export interface OpsSink {
@@ -192,6 +192,3 @@ export function placeOf(session: { id: string; key: { platform: string; workspac
     channel: session.key.channel,
   };
 }
-
-/** A bus nobody listens to (tests, code paths without a core). */
-export const QUIET_BUS = new OpsBus();

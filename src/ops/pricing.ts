@@ -25,7 +25,7 @@ export interface ModelPrice {
  * "gpt-4o". OpenAI charges nothing extra to write its cache, so its `cacheWrite` is the input
  * price; Anthropic's is the 5-minute cache write (1.25× input).
  */
-export const BUILT_IN_PRICES: Readonly<Record<string, ModelPrice>> = {
+const BUILT_IN_PRICES: Readonly<Record<string, ModelPrice>> = {
   'gpt-4.1': { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 2 },
   'gpt-4.1-mini': { input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0.4 },
   'gpt-4.1-nano': { input: 0.1, output: 0.4, cacheRead: 0.025, cacheWrite: 0.1 },

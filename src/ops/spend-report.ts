@@ -21,7 +21,7 @@ export interface UsageScope {
   id: string;
 }
 
-export interface UsageLimitView {
+interface UsageLimitView {
   /** The setting's name, e.g. BUDGET_USER_DAILY. */
   setting: string;
   usd?: number;

@@ -6,7 +6,7 @@
 // text at all (a sentence, a person's address, something secret the model read), and what
 // /metrics and the exported traces carry leaves the bot. The audit trail, which stays in the
 // store and is read by admins, keeps the name as called.
-export const UNKNOWN_TOOL = 'unknown';
+const UNKNOWN_TOOL = 'unknown';
 
 /** Whether the bot registered a tool by this name. */
 export type KnownTools = (name: string) => boolean;

@@ -4,13 +4,13 @@
 // ("readonly", "Auto ") must fail loudly at start-up, never fall back to some mode the
 // user did not choose — least of all a more permissive one.
 
-export const PERMISSION_MODES = ['interactive', 'auto', 'read-only'] as const;
+const PERMISSION_MODES = ['interactive', 'auto', 'read-only'] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
 
 /** Reads run; writes, shell commands and network calls ask unless a grant covers them. */
 export const DEFAULT_PERMISSION_MODE: PermissionMode = 'interactive';
 
-export function isPermissionMode(value: unknown): value is PermissionMode {
+function isPermissionMode(value: unknown): value is PermissionMode {
   return typeof value === 'string' && (PERMISSION_MODES as readonly string[]).includes(value);
 }
 

@@ -5,8 +5,8 @@
 // its category, or misspells it, must never become a read by accident.
 import type { ToolMetadata } from '../engine/index.js';
 
-export const RISK_CLASSES = ['read', 'write', 'exec', 'external'] as const;
-export type RiskClass = (typeof RISK_CLASSES)[number];
+const RISK_CLASSES = ['read', 'write', 'exec', 'external'] as const;
+type RiskClass = (typeof RISK_CLASSES)[number];
 
 /** How each class is explained to the person reading an approval card. */
 const MEANING: Record<RiskClass, string> = {

@@ -143,7 +143,7 @@ export function splitShellWords(text: string): string[] | null {
   return words;
 }
 
-export type AllowListVerdict = { allowed: true; entry: string } | { allowed: false; reason: string };
+type AllowListVerdict = { allowed: true; entry: string } | { allowed: false; reason: string };
 
 export interface ShellAllowList {
   readonly entries: readonly string[];

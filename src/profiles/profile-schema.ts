@@ -48,7 +48,7 @@ function ids(rule: IdRule) {
   });
 }
 
-export const ProfileMatchSchema = z
+const ProfileMatchSchema = z
   .object({
     slackChannel: ids(
       slackId('slackChannel', 'channel', 'C…', "in Slack: the channel's name → About, at the bottom"),

@@ -21,7 +21,7 @@ export interface AnthropicExtras {
 }
 
 /** One converted message. Content is always an array, so a cache breakpoint can be placed on it. */
-export interface AnthropicTurn {
+interface AnthropicTurn {
   role: 'user' | 'assistant';
   content: Anthropic.ContentBlockParam[];
 }
@@ -46,7 +46,7 @@ const ExtrasSchema = z.object({
 });
 
 /** The replayable blocks stored on an assistant message; an unreadable record replays nothing. */
-export function replayBlocksOf(extras: unknown): ReplayBlock[] {
+function replayBlocksOf(extras: unknown): ReplayBlock[] {
   const parsed = ExtrasSchema.safeParse(extras);
   return parsed.success ? parsed.data.blocks : [];
 }

@@ -29,10 +29,10 @@ import {
 } from '../engine/index.js';
 
 /** The assistant-message key this provider owns (see messages.ts: provider-private extras). */
-export const OPENAI_EXTRAS_KEY = '_openai';
+const OPENAI_EXTRAS_KEY = '_openai';
 
 /** What an answer keeps for the next call: its reasoning, for a server that demands it back. */
-export interface OpenAIExtras {
+interface OpenAIExtras {
   reasoning_content: string;
 }
 
@@ -260,7 +260,7 @@ export class ChatTurnAssembler {
   }
 }
 
-export function mapFinishReason(reason: string): FinishReason {
+function mapFinishReason(reason: string): FinishReason {
   switch (reason) {
     case 'stop':
       return 'stop';

@@ -43,7 +43,7 @@ export interface OpenAIProviderOptions {
   fetch?: never;
 }
 
-export const DEFAULT_HEADERS_TIMEOUT_MS = 60_000;
+const DEFAULT_HEADERS_TIMEOUT_MS = 60_000;
 
 /** Sent when a compatible server needs no key: the SDK refuses to start without one. */
 const NO_KEY_NEEDED = 'not-needed';

@@ -34,7 +34,7 @@ import type { CommandCgroup, CommandCgroups } from './cgroup-port.js';
 import { processAlive } from './process-alive.js';
 
 /** The leaf the bot's processes move to, so their cgroup may give controllers to its children. */
-export const BOT_LEAF = 'bot';
+const BOT_LEAF = 'bot';
 const UNIFIED_ROOT = '/sys/fs/cgroup';
 /** Controllers a command's cgroup gets, where the bot's cgroup has them to give. */
 const WANTED = ['memory', 'pids'];

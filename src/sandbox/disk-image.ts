@@ -223,7 +223,7 @@ function unescapeMountPath(raw: string): string {
 }
 
 /** The file behind /dev/loopN, from sysfs; null for anything else. */
-export function loopBackingFile(device: string): string | null {
+function loopBackingFile(device: string): string | null {
   const match = /^\/dev\/(loop\d+)$/.exec(device);
   if (!match) return null;
   try {

@@ -47,7 +47,7 @@ function projectFolder(): string | null {
 }
 
 /** The SQLite file's folder for a sqlite:// URL; other backends keep no files here. */
-export function storeFolderOf(storeUrl: string, workingDir: string): string | null {
+function storeFolderOf(storeUrl: string, workingDir: string): string | null {
   if (!/^sqlite:\/\//i.test(storeUrl)) return null;
   const file = storeUrl.slice('sqlite://'.length);
   return file ? path.dirname(path.resolve(workingDir, file)) : null;

@@ -32,7 +32,7 @@ export interface RunAsDecision {
 }
 
 /** Parse `uid:gid` (already checked by the config schema; checked again for direct callers). */
-export function parseRunAs(raw: string): SandboxOwner {
+function parseRunAs(raw: string): SandboxOwner {
   const match = /^(\d+):(\d+)$/.exec(raw.trim());
   if (!match) throw new Error(`SHELL_RUN_AS: must be uid:gid, e.g. 65534:65534 (got "${raw}")`);
   const owner = { uid: Number(match[1]), gid: Number(match[2]) };

@@ -14,7 +14,7 @@ import { unreachableBy, type SandboxOwner } from './run-as.js';
 import { systemView } from './system-mounts.js';
 import { thousands } from '../text/thousands.js';
 
-export type SandboxMode = 'auto' | 'bwrap' | 'off';
+type SandboxMode = 'auto' | 'bwrap' | 'off';
 
 export interface ShellSandboxSettings {
   mode: SandboxMode;

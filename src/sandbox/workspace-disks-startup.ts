@@ -14,7 +14,7 @@ import type { EngineLogger } from '../engine/logger.js';
 import { findDiskTools, makeImage, mountImage, unmountFolder, type DiskTools } from './disk-image.js';
 import { imageRootOf, WorkspaceDisks } from './workspace-disks.js';
 
-export type WorkspaceDisksMode = 'auto' | 'on' | 'off';
+type WorkspaceDisksMode = 'auto' | 'on' | 'off';
 
 const MB = 1024 * 1024;
 

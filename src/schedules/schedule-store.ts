@@ -15,7 +15,7 @@ import { KeyvIdSet } from '../store/keyv-id-set.js';
 import type { SharedIdSet } from '../store/shared-id-set.js';
 import { ScheduleSchema, type Schedule } from './schedule-types.js';
 
-export const SCHEDULE_INDEX_KEY = 'schedules';
+const SCHEDULE_INDEX_KEY = 'schedules';
 const RECORD_PREFIX = 'schedule:';
 /** Records read per getMany when everything is loaded: 1,000+ schedules in a few round trips. */
 const READ_BATCH = 200;

@@ -16,7 +16,6 @@ import type { ScheduleDesk } from './schedule-types.js';
 
 // The name lives with the configuration's checks (DISABLED_TOOLS), which must not load this module.
 import { SCHEDULE_TOOL_NAME } from '../config-checks.js';
-export { SCHEDULE_TOOL_NAME };
 /** The names a profile's `tools` may list for this module (core.ts `known.tools`). */
 export const SCHEDULE_TOOL_NAMES: readonly string[] = [SCHEDULE_TOOL_NAME];
 

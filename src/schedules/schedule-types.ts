@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { SessionKeySchema, type SessionKey } from '../store/session-store.js';
 
 /** When a schedule fires: once at an instant, or on a cron pattern read in a time zone. */
-export const ScheduleSpecSchema = z.discriminatedUnion('kind', [
+const ScheduleSpecSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('once'), at: z.number().int() }),
   /** `pattern`: 5 or 6 fields as croner reads them (minute first, or second first with 6). */
   z.object({ kind: z.literal('cron'), pattern: z.string().min(1), timezone: z.string().min(1) }),

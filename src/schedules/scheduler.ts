@@ -60,7 +60,7 @@ export interface SchedulerOptions {
   logger?: EngineLogger;
 }
 
-export const DEFAULT_SCHEDULE_REFRESH_MS = 30_000;
+const DEFAULT_SCHEDULE_REFRESH_MS = 30_000;
 /** After a claim or a read that failed (Redis or the store down), the occurrence is tried again this soon. */
 const RETRY_MS = 5_000;
 

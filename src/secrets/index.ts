@@ -2,13 +2,5 @@
 // leaves the process (whole texts and streamed ones), and check the `.env` file's permissions
 // at start-up.
 export { SecretMasker, SECRET_MASK, FRAGMENT_LENGTH, INNER_PIECE_LENGTH } from './secret-masker.js';
-export { StreamMasker } from './stream-masker.js';
-export {
-  configSecretValues,
-  mcpSecretValues,
-  looksSecretName,
-  urlCredentials,
-  MIN_SECRET_LENGTH,
-  MIN_SECRET_USERNAME_LENGTH,
-} from './secret-values.js';
+export { configSecretValues, mcpSecretValues, looksSecretName, urlCredentials } from './secret-values.js';
 export { envFileWarning } from './env-file.js';

@@ -18,7 +18,7 @@ export const MIN_SECRET_LENGTH = 6;
  * `deploy`) that appear in ordinary text; a long one is usually a token used as a username
  * (`https://<token>@github.com`) or an access key id.
  */
-export const MIN_SECRET_USERNAME_LENGTH = 16;
+const MIN_SECRET_USERNAME_LENGTH = 16;
 
 /** The settings that are secrets by definition, whatever the name rule below decides. */
 const KNOWN_SECRET_SETTINGS = [

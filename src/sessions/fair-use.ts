@@ -21,7 +21,7 @@ export interface FairUseLimits {
   threadsPerUser: number;
 }
 
-export const DEFAULT_FAIR_USE: FairUseLimits = {
+const DEFAULT_FAIR_USE: FairUseLimits = {
   maxQueuedInputs: 20,
   maxQueuedBytes: 256 * 1024,
   turnsPerUserPerMinute: 10,

@@ -200,7 +200,7 @@ export async function buildLiveSession(input: {
 }
 
 /** The thread's grants and the channel's, as one snapshot (SessionGrants drops repeats). */
-export function mergeGrants(a: GrantsSnapshot, b: GrantsSnapshot): GrantsSnapshot {
+function mergeGrants(a: GrantsSnapshot, b: GrantsSnapshot): GrantsSnapshot {
   return new SessionGrants({ tools: [...a.tools, ...b.tools], commands: [...a.commands, ...b.commands] }).snapshot();
 }
 

@@ -31,7 +31,7 @@ export interface LiveSessionsOptions {
   profiles?: SessionProfiles;
 }
 
-export const DEFAULT_MAX_LIVE = 500;
+const DEFAULT_MAX_LIVE = 500;
 
 export function isBusy(live: LiveSession): boolean {
   return live.engine.isRunning || live.turn !== null;

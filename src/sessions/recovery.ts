@@ -55,7 +55,7 @@ export interface RecoveryDeps {
 }
 
 /** Restarts in a row that may resume one turn; the next one gives it up. */
-export const MAX_RESTART_RESUMES = 2;
+const MAX_RESTART_RESUMES = 2;
 const GIVEN_UP =
   'The bot restarted during this turn several times in a row, so it stopped here rather than loop. Retry to go on.';
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { IncomingFileSchema, MessageSourceSchema } from '../engine/index.js';
 import { SessionKeySchema } from '../store/session-store.js';
 
-export const RoutedCommandSchema = z.discriminatedUnion('kind', [
+const RoutedCommandSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('deliver'),
     /** Also the pending input's id: a command applied twice (a crash between apply and consume) records one input. */

@@ -41,13 +41,11 @@ import { TurnDriver } from './turn-driver.js';
 import type { DeliveryFileCaps } from '../files/delivery-caps.js';
 
 export type { InputDisposition, SessionObserver } from './session-observer.js';
-export type { BudgetGate, SessionOps } from './session-ops.js';
-export type { SessionProfile, SessionProfiles } from './session-profiles.js';
 export type { PromptChoice } from './prompt-replies.js';
 export type { RecoveryReport } from './recovery.js';
 export type { InFlightTurn } from './session-lifecycle.js';
 export type { DeliverResult, InboundMessage } from './message-delivery.js';
-export type { ControlResult, LookResult, ModelMenu, ThreadStatus } from './thread-controls.js';
+export type { ControlResult } from './thread-controls.js';
 
 export type { ResolveOutcome } from './prompt-answers.js';
 

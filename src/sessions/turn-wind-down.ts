@@ -12,7 +12,7 @@
 import type { LiveSession } from './live-session.js';
 
 /** How long a control waits for a winding-down turn. Milliseconds normally; a platform's rate limit can stretch it to seconds. */
-export const WIND_DOWN_WAIT_MS = 10_000;
+const WIND_DOWN_WAIT_MS = 10_000;
 
 /**
  * Resolves once the session's winding-down turn has ended (its next turn, if replies started

@@ -40,7 +40,7 @@ export interface OpenedStore {
   documentKey?(storeKey: string): string;
 }
 
-export const DEFAULT_STORE_URL = 'sqlite://data/bot.sqlite';
+const DEFAULT_STORE_URL = 'sqlite://data/bot.sqlite';
 
 /**
  * The Keyv backends opened by URL from a package the operator installs (not a dependency:

@@ -11,7 +11,7 @@ import type Keyv from 'keyv';
 import { z } from 'zod';
 import { IncomingFileSchema, type MessageSource } from '../engine/index.js';
 
-export const PendingInputSchema = z.object({
+const PendingInputSchema = z.object({
   id: z.string(),
   text: z.string(),
   source: z.looseObject({ platform: z.string() }).optional(),

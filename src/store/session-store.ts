@@ -49,10 +49,7 @@ const IdListSchema = z.array(z.string());
 
 // The stored shapes and the ports the store is built on, for those who hold a store.
 export {
-  MessageRefSchema,
-  OpenAnswerSchema,
   SessionKeySchema,
-  SessionRecordSchema,
   sessionIdOf,
   sessionKeyOf,
   type MessageRef,
@@ -60,7 +57,7 @@ export {
   type SessionKey,
   type SessionRecord,
 } from './session-records.js';
-export { PendingInputSchema, type PendingInput, type QueueLoad } from './pending-inputs.js';
+export { type PendingInput, type QueueLoad } from './pending-inputs.js';
 export type { SharedIdSet } from './shared-id-set.js';
 
 export class SessionStore {

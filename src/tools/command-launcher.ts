@@ -95,7 +95,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
  * Whether any process of the group still exists. Zombies count (they are not reaped where
  * PID 1 does not reap orphans), which only means a redundant SIGKILL at the end of a grace.
  */
-export function groupAlive(pgid: number): boolean {
+function groupAlive(pgid: number): boolean {
   if (pgid <= 0) return false;
   try {
     process.kill(-pgid, 0);

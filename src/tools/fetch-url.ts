@@ -32,7 +32,7 @@ export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
 export const DEFAULT_FETCH_MAX_BYTES = 2 * 1024 * 1024;
 
 /** What fetch_url sends: undici's fetch, so that `dispatcher` (the vetted connection) applies. */
-export interface FetchInit {
+interface FetchInit {
   method: 'GET';
   redirect: 'manual';
   signal: AbortSignal;
@@ -41,7 +41,7 @@ export interface FetchInit {
 }
 
 /** The parts of a response fetch_url reads. */
-export interface FetchedResponse {
+interface FetchedResponse {
   status: number;
   statusText: string;
   url: string;

@@ -63,7 +63,7 @@ export interface FolderWriter {
 }
 
 /** A file name made unique with a counter before its extension: `report-2.csv`. */
-export function numberedName(name: string, n: number): string {
+function numberedName(name: string, n: number): string {
   if (n === 1) return name;
   const ext = path.extname(name);
   const stem = ext ? name.slice(0, -ext.length) : name;
@@ -71,7 +71,7 @@ export function numberedName(name: string, n: number): string {
 }
 
 /** A name past MAX_UNIQUE_NAMES taken. */
-export function tooManyNames(name: string): Error {
+function tooManyNames(name: string): Error {
   return new Error(`a thousand files named like ${name} are already here`);
 }
 

@@ -10,7 +10,7 @@ import { capOutput, formatCount } from './output.js';
 import { walkTree, type WalkEntry } from './walk.js';
 import type { Workspace } from './workspace.js';
 
-export const DEFAULT_LIST_ENTRIES = 500;
+const DEFAULT_LIST_ENTRIES = 500;
 const MAX_LIST_ENTRIES = 5000;
 
 const schema = z.object({

@@ -20,7 +20,7 @@ export type HostLookup = (host: string) => Promise<string[]>;
 /** Why an address may not be reached (a range and its name), or undefined when it is public. */
 export type AddressPolicy = (address: string) => string | undefined;
 
-export const systemLookup: HostLookup = async (host) =>
+const systemLookup: HostLookup = async (host) =>
   (await dnsLookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
 
 /** A refusal by the guard, told apart from network failures so the tool can say it plainly. */
@@ -166,7 +166,7 @@ function ipv6Bytes(address: string): Uint8Array {
  * on this machine or its network: localhost (RFC 6761), .local (mDNS), .home.arpa, .internal,
  * and single-label names, which the resolver completes with the local search domains.
  */
-export function localOnlyName(name: string): string | undefined {
+function localOnlyName(name: string): string | undefined {
   const host = name.toLowerCase().replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return 'a name for this machine';
   if (/\.(?:local|home\.arpa|internal)$/.test(host)) return 'a name of the local network';

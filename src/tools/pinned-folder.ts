@@ -38,7 +38,7 @@ const MAX_REMOVAL_PASSES = 10;
 /** Times a missing folder is made again when it goes between its mkdir and its open. */
 const MAX_MAKE_ATTEMPTS = 3;
 let procfsMounted: boolean | undefined;
-export function hasProcfs(): boolean {
+function hasProcfs(): boolean {
   procfsMounted ??= existsSync(PROC_FD);
   return procfsMounted;
 }

@@ -25,7 +25,7 @@ const schema = z.object({
 export type ShellConfinement = { sandboxed: true; network: boolean } | { sandboxed: false };
 
 /** The sentence an approver reads after "Runs": true, including what is not covered. */
-export function confinementText(confinement: ShellConfinement): string {
+function confinementText(confinement: ShellConfinement): string {
   if (!confinement.sandboxed) {
     return 'WITHOUT a sandbox (SHELL_SANDBOX=off): the command can read and change everything the bot’s user can, the bot’s tokens included';
   }

@@ -22,14 +22,14 @@ import { looksBinary, readPrefix } from './text-file.js';
 import { NOT_DESCENDED, walkTree } from './walk.js';
 import type { Workspace } from './workspace.js';
 
-export const DEFAULT_SEARCH_RESULTS = 100;
+const DEFAULT_SEARCH_RESULTS = 100;
 const MAX_SEARCH_RESULTS = 1000;
 /** Larger files are skipped (and counted): they are logs or data, not what a search means. */
-export const MAX_SEARCH_FILE_BYTES = 4 * 1024 * 1024;
+const MAX_SEARCH_FILE_BYTES = 4 * 1024 * 1024;
 /** A matching line is shown up to this many characters, around the match. */
 const MAX_LINE_CHARS = 300;
 /** A regular expression may spend this long matching, over the whole search. */
-export const DEFAULT_SEARCH_TIME_LIMIT_MS = 10_000;
+const DEFAULT_SEARCH_TIME_LIMIT_MS = 10_000;
 /**
  * Files go to the matcher in batches of about this many characters (and at most
  * BATCH_FILES files): one message per file would cost a round trip per tiny file, one

@@ -33,7 +33,7 @@ import type { WorkspaceQuota } from './workspace-usage.js';
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 /** Between SIGINT and SIGKILL: long enough for a test runner to print its summary. */
-export const DEFAULT_KILL_GRACE_MS = 2_000;
+const DEFAULT_KILL_GRACE_MS = 2_000;
 /**
  * After a stop, how long to wait for the command to exit before answering anyway. Under
  * the engine's 50 ms grace, so the partial output reaches the model instead of "did not
@@ -45,7 +45,7 @@ const STOP_SETTLE_MS = 20;
 const DRAIN_AFTER_EXIT_MS = 50;
 const GROUP_POLL_MS = 25;
 /** How often a running command's workspace is measured against its cap. */
-export const DEFAULT_QUOTA_CHECK_MS = 2_000;
+const DEFAULT_QUOTA_CHECK_MS = 2_000;
 
 export interface ShellSessionOptions {
   maxOutputChars: number;

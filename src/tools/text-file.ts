@@ -7,9 +7,9 @@ import type { FileHandle } from 'node:fs/promises';
 import type { OpenedFile } from './safe-open.js';
 import { thousands } from '../text/thousands.js';
 
-export const BINARY_SNIFF_BYTES = 8000;
+const BINARY_SNIFF_BYTES = 8000;
 
-export class BinaryFileError extends Error {
+class BinaryFileError extends Error {
   constructor(shownPath: string, size: number) {
     super(`${shownPath} is a binary file (${thousands(size)} bytes); only text files can be read`);
     this.name = 'BinaryFileError';

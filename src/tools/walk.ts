@@ -15,7 +15,7 @@ import type { Workspace } from './workspace.js';
 
 export const NOT_DESCENDED = new Set(['.git', 'node_modules']);
 
-export type EntryKind = 'file' | 'dir' | 'symlink' | 'other';
+type EntryKind = 'file' | 'dir' | 'symlink' | 'other';
 
 export interface WalkEntry {
   realPath: string;

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { thousands } from '../text/thousands.js';
 
 /** More than this many files and folders and the workspace counts as full. */
-export const DEFAULT_MAX_WORKSPACE_ENTRIES = 200_000;
+const DEFAULT_MAX_WORKSPACE_ENTRIES = 200_000;
 
 export interface WorkspaceUsage {
   /** Bytes the walk found (a lower bound when `complete` is false). */
@@ -131,7 +131,7 @@ export class WorkspaceQuota {
   }
 }
 
-export function megabytes(bytes: number): string {
+function megabytes(bytes: number): string {
   const mb = bytes / (1024 * 1024);
   return `${mb < 10 ? mb.toFixed(2) : thousands(Math.round(mb))} MB`;
 }

@@ -38,7 +38,7 @@ import {
 } from './grant-rules.js';
 
 /** A request_directory grant the workspace will not make, with the reason in plain words. */
-export class GrantRefusedError extends Error {
+class GrantRefusedError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'GrantRefusedError';
@@ -83,7 +83,7 @@ export interface WorkspaceOwner {
   gid: number;
 }
 
-export class WorkspaceEscapeError extends Error {
+class WorkspaceEscapeError extends Error {
   constructor(input: string) {
     // Never where it led: that would say what exists outside (another conversation's files).
     super(`path escapes the workspace: ${input} is outside it`);

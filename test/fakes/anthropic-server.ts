@@ -7,7 +7,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { HttpFake, type FakeReply, type RecordedRequest, type ReplyScript, type SseEvent } from './http-fake.js';
 
-export interface FakeUsage {
+interface FakeUsage {
   input?: number;
   output?: number;
   cacheRead?: number;
@@ -100,7 +100,7 @@ export function messageEvents(blocks: FakeBlock[], options: StreamOptions = {}):
 }
 
 /** A `text_delta` event for block `index`: the smallest unit of a streamed answer. */
-export function textDeltaEvent(index: number, text: string): SseEvent {
+function textDeltaEvent(index: number, text: string): SseEvent {
   return event('content_block_delta', { index, delta: { type: 'text_delta', text } });
 }
 
@@ -270,7 +270,7 @@ function gate(request: RecordedRequest): FakeReply | undefined {
 }
 
 /** The ids `GET /v1/models` lists. */
-export const FAKE_ANTHROPIC_MODELS = ['claude-sonnet-4-6', 'claude-opus-4-1', 'claude-haiku-4-5'];
+const FAKE_ANTHROPIC_MODELS = ['claude-sonnet-4-6', 'claude-opus-4-1', 'claude-haiku-4-5'];
 
 /** `GET /v1/models` as the API answers it, behind the same key check as the Messages API. */
 function modelList(request: RecordedRequest): FakeReply {
@@ -300,7 +300,7 @@ function echoLastUserText(request: RecordedRequest): FakeReply {
 }
 
 /** The text blocks of the last user message of a Messages API body (tool results excluded). */
-export function lastUserText(body: unknown): string {
+function lastUserText(body: unknown): string {
   if (typeof body !== 'object' || body === null || !('messages' in body) || !Array.isArray(body.messages)) return '';
   const messages = body.messages as unknown[];
   for (let i = messages.length - 1; i >= 0; i--) {

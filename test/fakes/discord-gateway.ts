@@ -33,11 +33,11 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { DISCORD_IDS, until, userObject } from './discord-payloads.js';
 import type { FakeDiscordGuild } from './discord-guild.js';
 
-export const GATEWAY_PATH = '/gateway';
-export const RESUME_PATH = '/gateway/resume';
+const GATEWAY_PATH = '/gateway';
+const RESUME_PATH = '/gateway/resume';
 
 /** Gateway opcodes (discord-api-types `GatewayOpcodes`), spelled out so a reader of frames can follow. */
-export const OP = {
+const OP = {
   dispatch: 0,
   heartbeat: 1,
   identify: 2,
@@ -52,7 +52,7 @@ export const OP = {
 } as const;
 
 /** Intent bits (discord-api-types `GatewayIntentBits`) the fake routes and checks. */
-export const INTENT = {
+const INTENT = {
   guilds: 1 << 0,
   guildMembers: 1 << 1,
   guildPresences: 1 << 8,

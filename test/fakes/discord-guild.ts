@@ -73,7 +73,7 @@ export interface FakeOtherGuild extends FakeOtherGuildSpec {
   channelId: string;
 }
 
-export type GuildChannel = APITextChannel | APIThreadChannel;
+type GuildChannel = APITextChannel | APIThreadChannel;
 export type AnyChannel = GuildChannel | APIDMChannel;
 
 /** The channel type as the number on the wire: 0 text, 1 DM, 5 announcement, 10/11/12 threads. */

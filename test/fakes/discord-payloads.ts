@@ -28,7 +28,7 @@ import type {
 } from 'discord.js';
 
 /** Discord's epoch (2015-01-01T00:00:00Z), the zero of every snowflake's time part. */
-export const DISCORD_EPOCH_MS = 1_420_070_400_000;
+const DISCORD_EPOCH_MS = 1_420_070_400_000;
 
 /** A snowflake fixed forever: the ids of the seeded guild do not change between runs. */
 function fixedSnowflake(iso: string, increment: number): string {

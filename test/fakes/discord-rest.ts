@@ -55,7 +55,7 @@ import {
 } from './discord-payloads.js';
 
 /** The routes the fake serves, as `METHOD /template`: the names `calls`, `failNext` and `waitForCall` take. */
-export const DISCORD_ROUTES = [
+const DISCORD_ROUTES = [
   'GET /gateway',
   'GET /gateway/bot',
   'POST /attachments/refresh-urls',

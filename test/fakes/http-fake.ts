@@ -175,7 +175,7 @@ export class HttpFake {
   }
 }
 
-export function formatSse(event: SseEvent): string {
+function formatSse(event: SseEvent): string {
   const data = typeof event.data === 'string' ? event.data : JSON.stringify(event.data);
   return `${event.event ? `event: ${event.event}\n` : ''}data: ${data}\n\n`;
 }

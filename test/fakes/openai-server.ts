@@ -6,7 +6,7 @@
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { HttpFake, type FakeReply, type RecordedRequest, type SseEvent } from './http-fake.js';
 
-export interface FakeUsage {
+interface FakeUsage {
   prompt_tokens: number;
   completion_tokens: number;
   /** Sent as `prompt_tokens_details.cached_tokens` (part of prompt_tokens, as OpenAI counts). */
@@ -60,7 +60,7 @@ export interface StreamOptions {
 }
 
 /** Error bodies as the API sends them. */
-export const OPENAI_ERROR_BODIES = {
+const OPENAI_ERROR_BODIES = {
   400: {
     error: {
       message:
@@ -109,7 +109,7 @@ export const OPENAI_ERROR_BODIES = {
 const DEFAULT_CHUNK = 8;
 
 /** DeepSeek's answer to a thinking-mode request whose earlier tool-call turn lost its `reasoning_content`. */
-export const DEEPSEEK_REASONING_REPLAY_ERROR = {
+const DEEPSEEK_REASONING_REPLAY_ERROR = {
   error: {
     message: 'The reasoning_content in the thinking mode must be passed back to the API.',
     type: 'invalid_request_error',
@@ -122,7 +122,7 @@ const STALLING_TEXT = 'This answer starts, then the server goes quiet forever.';
 let nextCallId = 1;
 
 /** The ids `GET /v1/models` lists by default. */
-export const FAKE_OPENAI_MODELS = ['gpt-4.1', 'gpt-4.1-mini', 'gpt-4o'];
+const FAKE_OPENAI_MODELS = ['gpt-4.1', 'gpt-4.1-mini', 'gpt-4o'];
 
 export class FakeOpenAI extends HttpFake {
   /** What `GET /v1/models` lists (`npm run doctor` checks MODEL against it); change it freely. */

@@ -10,8 +10,8 @@
 // sessions call, and a stopStream that carries a `session_status`, answers that error.
 import type { SlackAnswer, SlackArgs } from './slack-server.js';
 
-export const SESSION_STATUSES = ['processing', 'active', 'suspended', 'closed'] as const;
-export type FakeSessionStatus = (typeof SESSION_STATUSES)[number];
+const SESSION_STATUSES = ['processing', 'active', 'suspended', 'closed'] as const;
+type FakeSessionStatus = (typeof SESSION_STATUSES)[number];
 
 export interface AgentSessionState {
   channel: string;

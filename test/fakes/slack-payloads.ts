@@ -63,7 +63,7 @@ function triggerId(): string {
   return `1337.${Date.now()}.${randomUUID().replace(/-/g, '').slice(0, 16)}`;
 }
 
-export type ChannelType = 'channel' | 'group' | 'im' | 'mpim';
+type ChannelType = 'channel' | 'group' | 'im' | 'mpim';
 
 // ---------------------------------------------------------------------------
 // Events API
@@ -141,7 +141,7 @@ export interface ReactionEventPayload<
   event_ts: string;
 }
 
-export type SlackEventPayload =
+type SlackEventPayload =
   AppMentionEventPayload | UserMessageEventPayload | BotMessageEventPayload | ReactionEventPayload;
 
 /** The Events API body (`type: 'event_callback'`) that wraps one event, as POSTed to the bot. */
@@ -372,10 +372,6 @@ export function reactionAdded(input: ReactionInput): ReactionEventPayload<'react
   return reaction('reaction_added', input);
 }
 
-export function reactionRemoved(input: ReactionInput): ReactionEventPayload<'reaction_removed'> {
-  return reaction('reaction_removed', input);
-}
-
 function reaction<T extends 'reaction_added' | 'reaction_removed'>(
   type: T,
   input: ReactionInput,
@@ -427,7 +423,7 @@ export function agentSessionStopped(input: AgentSessionStoppedInput): AgentSessi
 // Interactivity
 // ---------------------------------------------------------------------------
 
-export interface ButtonActionPayload {
+interface ButtonActionPayload {
   /** A plain button, or the 👍 / 👎 of a `feedback_buttons` element (its value is the clicked side's). */
   type: 'button' | 'feedback_buttons';
   action_id: string;

@@ -51,7 +51,7 @@ export interface SlackCall {
  */
 export type ScriptedFailure = string | { status: number; headers?: Record<string, string>; body?: unknown };
 
-export type StreamState = 'streaming' | 'stopped';
+type StreamState = 'streaming' | 'stopped';
 
 /** A message as the fake workspace holds it now (after updates and appends). */
 export interface StoredMessage {
@@ -150,7 +150,7 @@ const tier = (n: 1 | 2 | 3 | 4): RateRule => ({ limit: { 1: 1, 2: 20, 3: 50, 4: 
  * Slack's published limits per method (per workspace, per app). "Special" methods are given the
  * tier that matches their documented behaviour. Unlisted methods are not limited.
  */
-export const SLACK_RATE_RULES: Readonly<Record<string, RateRule>> = {
+const SLACK_RATE_RULES: Readonly<Record<string, RateRule>> = {
   'auth.test': tier(4), // "Special": generous in practice
   'apps.connections.open': tier(1),
   // "1 message per second per channel, short bursts allowed" (also a workspace-wide cap, not
@@ -194,7 +194,7 @@ export interface RateTierOptions {
 }
 
 /** Form fields that carry JSON (the WebClient JSON-encodes every non-scalar argument). */
-export const JSON_FIELDS: readonly string[] = [
+const JSON_FIELDS: readonly string[] = [
   'blocks',
   'chunks',
   'metadata',
@@ -214,7 +214,7 @@ export interface OpenedView {
 }
 
 /** How long a trigger_id is good for (Slack: 3 seconds after the interaction). */
-export const TRIGGER_TTL_MS = 3_000;
+const TRIGGER_TTL_MS = 3_000;
 
 const DEFAULT_USERS: FakeUser[] = [
   { id: SLACK_IDS.humanUserId, name: 'ada', realName: 'Ada Lovelace', displayName: 'ada' },

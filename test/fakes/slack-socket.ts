@@ -44,7 +44,7 @@ export interface DeliverOptions {
   acceptsResponsePayload?: boolean;
 }
 
-export const SOCKET_PATH = '/socket';
+const SOCKET_PATH = '/socket';
 
 interface PendingAck {
   socket: WebSocket;

@@ -10,7 +10,7 @@
 // shows them twice, which a test can see). A plan holds at most 50 task cards; `plan` and
 // `task_card` blocks are never mixed in one message.
 
-export const TASK_STATUSES: readonly string[] = ['pending', 'in_progress', 'complete', 'error'];
+const TASK_STATUSES: readonly string[] = ['pending', 'in_progress', 'complete', 'error'];
 const TASK_TEXT_MAX = 256;
 const PLAN_TASKS_MAX = 50;
 const DISPLAY_MODES: readonly string[] = ['timeline', 'plan'];

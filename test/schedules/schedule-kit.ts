@@ -87,7 +87,7 @@ export function scheduleOf(
   };
 }
 
-export interface Recorded {
+interface Recorded {
   id: string;
   dueAt: number;
   /** The clock when the call came. */

@@ -24,7 +24,7 @@ export interface StoreBackend {
   dispose(): Promise<void>;
 }
 
-export function localBackend(): StoreBackend {
+function localBackend(): StoreBackend {
   const dirs: (() => Promise<void>)[] = [];
   return {
     name: 'local (memory and SQLite)',
@@ -44,7 +44,7 @@ export function localBackend(): StoreBackend {
   };
 }
 
-export function redisBackend(): StoreBackend {
+function redisBackend(): StoreBackend {
   let server: Promise<RedisServer> | undefined;
   let stores = 0;
   const open = async (prefix: string) =>

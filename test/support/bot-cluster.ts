@@ -23,11 +23,11 @@ import { BotProcess } from './bot-process.js';
 import type { RedisServer } from './redis-server.js';
 import { RoundRobinProxy } from './round-robin-proxy.js';
 
-export const CLUSTER_SECRET = 'cluster-signing-secret';
+const CLUSTER_SECRET = 'cluster-signing-secret';
 /** The log line each instance prints when cluster mode starts (src/cluster/cluster-setup.ts), with its `node` id. */
 const CLUSTER_LINE = 'cluster mode: sessions are shared through Redis';
 /** The prefix of every key the bot writes (src/cluster/cluster-keys.ts, the default). */
-export const KEY_PREFIX = 'chat-agent:';
+const KEY_PREFIX = 'chat-agent:';
 /** How long one instance may take to start: generous, as several start at once on a machine that may be busy. */
 const START_TIMEOUT_MS = 60_000;
 /** What an instance logs when its sweep took a session over (src/sessions/cluster-routing.ts). */

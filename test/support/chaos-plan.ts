@@ -5,7 +5,7 @@
 import { mulberry32 } from './seeded-random.js';
 
 /** Where a SIGKILL lands. */
-export type KillPhase =
+type KillPhase =
   /** While the model streams an answer: the k-th request of the life, `delayMs` into its stream. */
   | 'stream'
   /** While an approval card waits: the k-th new Approve button of the life, before anyone clicks it. */
@@ -17,7 +17,7 @@ export type KillPhase =
   /** Between calls: `delayMs` after the k-th step of the life is seen finished (its card shows Done, or the model gets its result). */
   | 'between';
 
-export const KILL_PHASES: readonly KillPhase[] = ['stream', 'card', 'click', 'command', 'between'];
+const KILL_PHASES: readonly KillPhase[] = ['stream', 'card', 'click', 'command', 'between'];
 
 export interface KillMoment {
   phase: KillPhase;

@@ -23,7 +23,7 @@ import { describePlan, type ChaosPlan, type KillMoment } from './chaos-plan.js';
 import { inOnlyConversation } from './conversation-folders.js';
 
 export const STEPS = 6;
-export const FINAL_TEXT = 'All six steps are done.';
+const FINAL_TEXT = 'All six steps are done.';
 /** What the model is told about a call the restart cut (the start of its error reason). */
 export const INTERRUPTED_RESULT = 'interrupted by a restart';
 const SECRET = 'chaos-signing-secret';
@@ -39,7 +39,7 @@ const RUN_DEADLINE_MS = 45_000;
 const STREAM_EVENT_DELAY_MS = 20;
 
 /** A side effect that shows how often it ran: one line per run, then 300 ms "mid-command". */
-export const stepCommand = (step: number) => `echo step-${step} >> chaos.txt && sleep 0.3`;
+const stepCommand = (step: number) => `echo step-${step} >> chaos.txt && sleep 0.3`;
 
 // ---------------------------------------------------------------------------------------
 // The model's side of the wire
@@ -88,7 +88,7 @@ export function resultsByStep(messages: WireMessage[]): Map<number, string> {
  * the plan says), or the final text once all six were. A "continue" gets the same logic; a
  * step whose call is in the history is never asked for again, whatever its result says.
  */
-export function nextAnswer(plan: ChaosPlan, messages: WireMessage[]): { answer: FakeAnswer; steps: number[] } {
+function nextAnswer(plan: ChaosPlan, messages: WireMessage[]): { answer: FakeAnswer; steps: number[] } {
   const asked = Math.max(0, ...callsIn(messages).map((call) => stepOf(call) ?? 0));
   if (asked >= STEPS) return { answer: { text: FINAL_TEXT, chunkSize: 16 }, steps: [] };
   const end = plan.groupEnds.find((groupEnd) => groupEnd > asked) ?? STEPS;

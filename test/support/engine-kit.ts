@@ -122,10 +122,6 @@ export function engineWith(
   return { engine, provider };
 }
 
-export function nextTick(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
 /** Resolves once `predicate` holds; the default bound is generous, for a busy machine (it only lengthens a failure). */
 export function waitFor(predicate: () => boolean, timeoutMs = 15_000): Promise<void> {
   const started = Date.now();

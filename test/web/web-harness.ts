@@ -105,7 +105,7 @@ export async function bootWebBot(
 }
 
 /** An SSE connection read the way the page reads one: `event:` and `data:` lines, a blank line ends an event. */
-export class LiveStream {
+class LiveStream {
   readonly events: StreamEvent[] = [];
   private readonly controller = new AbortController();
 

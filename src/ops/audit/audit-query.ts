@@ -84,7 +84,7 @@ function parseMoment(text: string, edge: 'start' | 'end'): number | string {
   return edge === 'start' ? at : at + 1;
 }
 
-export function matches(record: AuditRecord, query: AuditQuery): boolean {
+function matches(record: AuditRecord, query: AuditQuery): boolean {
   if (query.since !== undefined && record.at < query.since) return false;
   if (query.until !== undefined && record.at >= query.until) return false;
   if (query.channel !== undefined && record.channel !== query.channel) return false;

@@ -23,7 +23,7 @@ import { z } from 'zod';
 import type { OpsEvent } from '../ops-events.js';
 
 /** The event types the trail records (see the header for why these). */
-export const AUDITED_TYPES = [
+const AUDITED_TYPES = [
   'turn_started',
   'tool_ended',
   'wait_ended',
@@ -35,7 +35,7 @@ export const AUDITED_TYPES = [
   'budget_refused',
   'forgotten',
 ] as const satisfies readonly OpsEvent['type'][];
-export type AuditedType = (typeof AUDITED_TYPES)[number];
+type AuditedType = (typeof AUDITED_TYPES)[number];
 type Audited = Extract<OpsEvent, { type: AuditedType }>;
 
 /**
@@ -57,7 +57,7 @@ export const AuditRecordSchema = z.looseObject({
 });
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 
-export function isAudited(event: OpsEvent): event is Audited {
+function isAudited(event: OpsEvent): event is Audited {
   return (AUDITED_TYPES as readonly string[]).includes(event.type);
 }
 
@@ -136,7 +136,7 @@ export function auditRecordOf(
 }
 
 /** The record's id: a hash of the facts that make it one (see the header for the rule). */
-export function recordIdOf(event: Audited): string {
+function recordIdOf(event: Audited): string {
   const { sessionId } = event.place;
   let facts: unknown[];
   switch (event.type) {

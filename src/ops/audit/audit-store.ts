@@ -24,7 +24,7 @@ import type { AuditRecord } from './audit-record.js';
 export const AUDIT_KEY_PREFIX = 'audit:';
 const DAYS_DOCUMENT = `${AUDIT_KEY_PREFIX}days`;
 /** How long a record id stays claimed: a duplicate comes from a takeover or a restart, within minutes; a day is ample. */
-export const CLAIM_TTL_MS = 24 * 60 * 60 * 1000;
+const CLAIM_TTL_MS = 24 * 60 * 60 * 1000;
 /** One process: the ids it remembers having written (a duplicate there is a replay of a recent event). */
 const CLAIMS_KEPT = 10_000;
 const READ_BATCH = 500;

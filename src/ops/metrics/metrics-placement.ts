@@ -14,9 +14,9 @@
 //   posts to, so it faces the internet, and a container publishes HEALTH_PORT beside it.
 // There is no METRICS_HOST: a scraper on another host has the token route, and a listener on
 // every interface without a token is exactly what this decision closes.
-export const DEFAULT_METRICS_PORT = 9464;
+const DEFAULT_METRICS_PORT = 9464;
 /** Loopback only: what reaches it is on this machine. */
-export const METRICS_HOST = '127.0.0.1';
+const METRICS_HOST = '127.0.0.1';
 
 export interface MetricsSettings {
   METRICS: boolean;

@@ -35,9 +35,9 @@ const TURN_TTL_MS = 7 * DAY_MS;
 /** How long an admin's allowance lasts if the turn's end is never heard (a crash). */
 const ALLOWANCE_TTL_MS = DAY_MS;
 /** A reservation lapses after this (a process that died mid-call holds nothing for long). */
-export const DEFAULT_HOLD_MS = 10 * 60 * 1000;
+const DEFAULT_HOLD_MS = 10 * 60 * 1000;
 /** The share of a limit at which the thread is told, once. */
-export const WARN_AT = 0.8;
+const WARN_AT = 0.8;
 
 export interface BudgetGuardOptions {
   ledger: SpendLedger;

@@ -25,7 +25,7 @@ export const LIMIT_SETTINGS: Readonly<Record<BudgetLimitName, string>> = {
   turn: 'BUDGET_TURN',
 };
 
-export const LIMIT_FORMAT =
+const LIMIT_FORMAT =
   'must be an amount in USD ("5", "5.50", "$5") or in tokens ("500000 tokens", "2M tokens"), or one of each comma-separated ("$5, 2M tokens")';
 
 const USD = /^\$?\s*(\d+(?:\.\d+)?)\s*(?:usd)?$/i;

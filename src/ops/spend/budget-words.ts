@@ -25,16 +25,16 @@ export function formatUsd(usd: number): string {
 }
 
 /** "2,000,000 tokens" */
-export function formatTokens(tokens: number): string {
+function formatTokens(tokens: number): string {
   return `${thousands(Math.round(tokens))} tokens`;
 }
 
-export function formatAmount(unit: 'usd' | 'tokens', amount: number): string {
+function formatAmount(unit: 'usd' | 'tokens', amount: number): string {
   return unit === 'usd' ? formatUsd(amount) : formatTokens(amount);
 }
 
 /** "your daily budget", "this channel's daily budget", … */
-export function limitLabel(limit: BudgetLimitName): string {
+function limitLabel(limit: BudgetLimitName): string {
   switch (limit) {
     case 'user_daily':
       return 'your daily budget';
@@ -48,7 +48,7 @@ export function limitLabel(limit: BudgetLimitName): string {
 }
 
 /** "00:00 UTC" in the budget's zone. */
-export function clockTime(at: number, zone: string): string {
+function clockTime(at: number, zone: string): string {
   const text = new Intl.DateTimeFormat('en-GB', {
     timeZone: zone,
     hour: '2-digit',
@@ -69,7 +69,7 @@ export function durationWords(ms: number): string {
 }
 
 /** "it resets at 00:00 UTC, in 3 h 12 min" */
-export function resetWords(resetsAt: number, now: number, zone: string): string {
+function resetWords(resetsAt: number, now: number, zone: string): string {
   return `it resets at ${clockTime(resetsAt, zone)}, in ${durationWords(resetsAt - now)}`;
 }
 

@@ -21,7 +21,7 @@ export interface PeriodKeys {
  * Throws a clear error for a name Intl does not know. UTC needs no check: it is the default,
  * and asking Intl would load ICU's time zone data into every bot at start for nothing.
  */
-export function checkTimeZone(zone: string): string {
+function checkTimeZone(zone: string): string {
   if (zone.toUpperCase() === 'UTC') return zone;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });

@@ -19,8 +19,8 @@ import {
 } from './spend-counters.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-export const DAY_COUNTER_TTL_MS = 40 * DAY_MS;
-export const MONTH_COUNTER_TTL_MS = 400 * DAY_MS;
+const DAY_COUNTER_TTL_MS = 40 * DAY_MS;
+const MONTH_COUNTER_TTL_MS = 400 * DAY_MS;
 /** A nano-dollar: what the counters count money in. */
 export const NANO = 1e9;
 
@@ -50,12 +50,12 @@ export function dayCounter(kind: ScopeKind, id: string, periods: PeriodKeys): st
   return `d:${periods.day}|${kind}|${id}`;
 }
 
-export function monthCounter(kind: ScopeKind, id: string, periods: PeriodKeys): string {
+function monthCounter(kind: ScopeKind, id: string, periods: PeriodKeys): string {
   return `m:${periods.month}|${kind}|${id}`;
 }
 
 /** What one call cost, in nano-dollars (undefined: the model has no price). */
-export function costOf(prices: ModelPrices, model: string, tokens: TokenCounts): number | undefined {
+function costOf(prices: ModelPrices, model: string, tokens: TokenCounts): number | undefined {
   const price = prices.priceOf(model);
   if (!price) return undefined;
   // USD per million tokens = 1,000 nano-dollars per token per USD.
@@ -150,7 +150,7 @@ export class SpendLedger implements SpendReader {
   }
 }
 
-export function totalsOf(counter: CounterTotals): SpendTotals {
+function totalsOf(counter: CounterTotals): SpendTotals {
   return {
     usd: counter.nusd / NANO,
     tokens: {

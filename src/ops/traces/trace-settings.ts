@@ -3,7 +3,7 @@
 // the bot never loads it (index.ts).
 import type { Config } from '../../config.js';
 
-export type OtlpEncoding = 'http/protobuf' | 'http/json';
+type OtlpEncoding = 'http/protobuf' | 'http/json';
 
 export interface TraceSettings {
   /** Where spans are POSTed, whole (`…/v1/traces`). */
@@ -26,7 +26,7 @@ export type TraceConfig = Pick<
   | 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT'
 >;
 
-export const DEFAULT_SERVICE_NAME = 'chat-agent';
+const DEFAULT_SERVICE_NAME = 'chat-agent';
 
 /** The settings when an endpoint is set; undefined (traces off) otherwise. */
 export function traceSettingsFrom(config: TraceConfig): TraceSettings | undefined {
@@ -44,6 +44,6 @@ export function traceSettingsFrom(config: TraceConfig): TraceSettings | undefine
 }
 
 /** The generic endpoint is a base: the traces path goes after whatever path it has (`/otlp` → `/otlp/v1/traces`). */
-export function signalUrl(endpoint: string): string {
+function signalUrl(endpoint: string): string {
   return `${endpoint.replace(/\/+$/, '')}/v1/traces`;
 }
