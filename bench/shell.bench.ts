@@ -6,7 +6,9 @@
 import { chmod, chown, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { botPaths, decideShellSandbox, shellEnvironment } from '../src/sandbox/index.js';
+import { botPaths } from '../src/sandbox/protected-paths.js';
+import { decideShellSandbox } from '../src/sandbox/shell-sandbox.js';
+import { shellEnvironment } from '../src/sandbox/shell-environment.js';
 import { decideRunAs } from '../src/sandbox/run-as.js';
 import { createBuiltinTools, type ShellSetup } from '../src/tools/index.js';
 import { elapsedSince, median, percentile } from './stats.js';

@@ -13,7 +13,7 @@ import { coreTestEnv } from './support/core-env.js';
 import { memoryLogger, waitFor } from './support/engine-kit.js';
 import { brokenBwrap } from './support/sandbox-kit.js';
 import { tempDir } from './support/test-connector.js';
-import { UNCONFINED_WARNING } from '../src/sandbox/index.js';
+import { UNCONFINED_WARNING } from '../src/sandbox/shell-sandbox.js';
 import { threadFolder } from './support/conversation-folders.js';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -12,7 +12,7 @@ import { loadConfig } from '../src/config.js';
 import { startCore, type Core } from '../src/core.js';
 import type { InboxItem } from '../src/engine/index.js';
 import { sessionIdOf, type SessionKey } from '../src/store/session-store.js';
-import { conversationFolderName } from '../src/tools/index.js';
+import { conversationFolderName } from '../src/tools/conversation-folder.js';
 import { FakeOpenAI } from './fakes/openai-server.js';
 import { coreTestEnv } from './support/core-env.js';
 import { memoryLogger, waitFor } from './support/engine-kit.js';

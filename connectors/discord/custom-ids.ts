@@ -15,6 +15,7 @@
 //   t:why                  the modal a 👎 opens, for its optional reason
 import { z } from 'zod';
 
+/** @internal */
 export const CUSTOM_ID_MAX = 100;
 
 export type ButtonAction =

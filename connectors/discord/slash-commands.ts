@@ -30,6 +30,7 @@ import { commandDescription, commandHelpLines, commandsOn, type ThreadCommandNam
 import { runThreadCommand, type CommandContext, type CommandMarkup } from '../shared/thread-commands.js';
 import { safeContent, type DiscordOutbound } from './outbound.js';
 
+/** @internal */
 export const DISCORD_COMMAND_HELP = [
   'Commands, run in a thread where I work (or in a DM with me):',
   ...commandHelpLines('discord', { bullet: '•' }),
@@ -85,7 +86,10 @@ const SLASH_OPTIONS: Partial<Record<ThreadCommandName, ApplicationCommandOptionD
   ],
 };
 
-/** The commands as Discord registers them (names, descriptions and options only; the roles are the session layer's). */
+/**
+ * The commands as Discord registers them (names, descriptions and options only; the roles are the session layer's).
+ * @internal
+ */
 export const SLASH_COMMANDS: ApplicationCommandDataResolvable[] = commandsOn('discord').map((command) => {
   const options = SLASH_OPTIONS[command.name];
   return { name: command.name, description: commandDescription(command), ...(options ? { options } : {}) };

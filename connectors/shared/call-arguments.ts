@@ -77,6 +77,7 @@ export function argumentsLength(parts: readonly ArgumentPart[]): number {
  * JSON with object keys sorted at every depth and two-space indentation: the same arguments
  * always read the same, whatever order the model wrote them in. A value JSON cannot hold is
  * shown as text rather than thrown.
+ * @internal
  */
 export function stableJson(value: unknown): string {
   try {

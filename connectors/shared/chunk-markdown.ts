@@ -25,6 +25,7 @@ export interface MarkdownPiece {
 /**
  * Below this, a piece could not hold a reopened fence, a closing fence and some code. Real
  * limits are 2,000 (Discord) and up; a tiny limit is a programming error, so it throws.
+ * @internal
  */
 export const MIN_SPLIT_LIMIT = 32;
 

@@ -73,7 +73,10 @@ const TABLE = [
 export type ThreadCommandName = (typeof TABLE)[number]['name'];
 export type ThreadCommand = ThreadCommandSpec & { readonly name: ThreadCommandName };
 
-/** Every thread command, in the order helps list them. */
+/**
+ * Every thread command, in the order helps list them.
+ * @internal
+ */
 export const THREAD_COMMANDS: readonly ThreadCommand[] = TABLE;
 
 /** The command a name (or one of its aliases) means, or undefined for a name nobody knows. Platforms lower-case what was typed. */
@@ -86,7 +89,10 @@ export function commandsOn(platform: CommandPlatform): ThreadCommand[] {
   return THREAD_COMMANDS.filter((command) => !command.platforms || command.platforms.includes(platform));
 }
 
-/** How the command is written on this platform: `/revoke <tool> [command]`. */
+/**
+ * How the command is written on this platform: `/revoke <tool> [command]`.
+ * @internal
+ */
 export function commandUsage(command: ThreadCommand, platform?: CommandPlatform): string {
   const args = (platform ? command.argsOn?.[platform] : undefined) ?? command.args;
   return args ? `/${command.name} ${args}` : `/${command.name}`;
@@ -118,7 +124,10 @@ export function commandHelpLines(platform: CommandPlatform, options: HelpLineOpt
   );
 }
 
-/** The table as Markdown, for the README: every command, and where it is offered when not everywhere. */
+/**
+ * The table as Markdown, for the README: every command, and where it is offered when not everywhere.
+ * @internal
+ */
 export function commandTableMarkdown(): string {
   const cell = (text: string): string => text.replace(/\|/g, '\\|');
   const rows = THREAD_COMMANDS.map((command) => {

@@ -34,7 +34,10 @@ export interface FenceSpan {
 
 const OPENING = /^([ \t]*)(`{3,}|~{3,})(.*)$/;
 
-/** The fence a line opens, if it opens one. A backtick fence's info may not contain backticks (CommonMark 4.5). */
+/**
+ * The fence a line opens, if it opens one. A backtick fence's info may not contain backticks (CommonMark 4.5).
+ * @internal
+ */
 export function parseFenceOpening(line: string): Fence | undefined {
   const match = OPENING.exec(stripCarriageReturn(line));
   if (!match) return undefined;

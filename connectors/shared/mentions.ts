@@ -99,7 +99,10 @@ function neutraliseWhole(text: string, dialect: MentionDialect): string {
   }
 }
 
-/** True when the text holds nothing that `neutraliseBroadcasts` would change (for tests and asserts). */
+/**
+ * True when the text holds nothing that `neutraliseBroadcasts` would change (for tests and asserts).
+ * @internal
+ */
 export function isBroadcastFree(text: string, dialect: MentionDialect): boolean {
   return neutraliseBroadcasts(text, dialect) === text;
 }

@@ -15,7 +15,10 @@ import { staleClickText } from './card-words.js';
 import { storedCallText } from './stored-call-text.js';
 import type { ThreadPresenter } from './thread-presenter.js';
 
-/** What a clicker reads when the click could not be recorded. */
+/**
+ * What a clicker reads when the click could not be recorded.
+ * @internal
+ */
 export const CLICK_NOT_RECORDED =
   'I could not record that answer: the bot cannot reach its store right now. Click again in a moment.';
 

@@ -63,7 +63,10 @@ export function newToolCard(event: EventOf<'tool_proposed'>): ToolCardState {
   };
 }
 
-/** Whether the card will change no more. */
+/**
+ * Whether the card will change no more.
+ * @internal
+ */
 export function isFinished(phase: ToolPhase): boolean {
   return FINISHED.has(phase);
 }
@@ -211,6 +214,7 @@ const LEADING_FIELDS = ['command', 'path', 'url', 'query'] as const;
  * The arguments on one line of at most `max` characters: a `command`, `path`, `url` or `query`
  * field first (`git status`, then the other fields as JSON), otherwise compact JSON; newlines
  * shown as "\n"; cut with "…". Raw text (arguments the model mangled) is shown as it came.
+ * @internal
  */
 export function summarizeArguments(args: unknown, max = 120): string {
   if (args === undefined || args === null) return '';

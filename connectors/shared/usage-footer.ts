@@ -6,7 +6,10 @@ import type { Usage } from '../../src/engine/index.js';
 import { BUILT_IN, sumPerModel, type ModelPrices } from '../../src/ops/pricing.js';
 import { thousands } from '../../src/text/thousands.js';
 
-/** The turn's estimated cost in USD, or undefined when any model in it has no known price. */
+/**
+ * The turn's estimated cost in USD, or undefined when any model in it has no known price.
+ * @internal
+ */
 export function estimateCostUsd(usages: readonly Usage[], prices: ModelPrices = BUILT_IN): number | undefined {
   return prices.estimate(usages).usd;
 }
@@ -39,7 +42,10 @@ export function formatUsage(usages: readonly Usage[], prices: ModelPrices = BUIL
   return parts.join(' · ');
 }
 
-/** Dollars at a precision that still says something: "$0.0123", "$1.23", "< $0.0001". */
+/**
+ * Dollars at a precision that still says something: "$0.0123", "$1.23", "< $0.0001".
+ * @internal
+ */
 export function formatUsd(amount: number): string {
   if (amount === 0) return '$0';
   if (amount < 0.0001) return '< $0.0001';

@@ -5,6 +5,7 @@ import type { EngineLogger } from '../../src/engine/index.js';
 import { readInbound } from './inbound-events.js';
 import { slackCommandLines } from './thread-commands.js';
 
+/** @internal */
 export const HELP_TEXT = [
   '*How to use me*',
   '• Mention me in a channel with a task; I work in a thread under your message. Reply in that thread to steer me.',

@@ -21,9 +21,13 @@ import { neutraliseBroadcasts } from '../shared/mentions.js';
 import type { StatusDetails, WorkStatus } from '../shared/thread-surface.js';
 import { slackError } from './slack-errors.js';
 
-/** The lifecycle values agents.sessions.setStatus (and chat.stopStream's session_status) accept. */
+/**
+ * The lifecycle values agents.sessions.setStatus (and chat.stopStream's session_status) accept.
+ * @internal
+ */
 export type SessionStatus = 'processing' | 'suspended' | 'active' | 'closed';
 
+/** @internal */
 export const SESSION_STATUS: Readonly<Record<WorkStatus, SessionStatus>> = {
   thinking: 'processing',
   waiting: 'suspended',
@@ -31,7 +35,10 @@ export const SESSION_STATUS: Readonly<Record<WorkStatus, SessionStatus>> = {
   closed: 'closed',
 };
 
-/** Slack's cap on a session title. */
+/**
+ * Slack's cap on a session title.
+ * @internal
+ */
 export const TITLE_LIMIT = 200;
 
 /**
@@ -78,6 +85,7 @@ export interface SessionThread {
  * (`<@U1|ada>` → `@ada`, `<#C1|ops>` → `#ops`, `<!here>` → `@here`, `<https://x|x>` → `x`),
  * broadcast words made inert (a word joiner after the `@`), whitespace folded to one line,
  * and cut to TITLE_LIMIT characters with an ellipsis. Empty when nothing is left.
+ * @internal
  */
 export function sessionTitle(text: string): string {
   const words = text

@@ -68,6 +68,7 @@ export function codeBlock(text: string): string {
  * `text` as consecutive code blocks, each (fences included) at most `limit` characters: in
  * order, every character in exactly one of them. A block ends after a line break when one is
  * near its end, and never inside a surrogate pair or a ⟨U+XXXX⟩ mark.
+ * @internal
  */
 export function codeSections(text: string, limit: number = LIMITS.sectionText): string[] {
   return splitForCode(text, limit).map(codeBlock);

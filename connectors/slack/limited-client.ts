@@ -7,6 +7,7 @@
 // `apiCall`) passes through one semaphore per wrapped client, in call order.
 import type { WebClient } from '@slack/web-api';
 
+/** @internal */
 export class Semaphore {
   private active = 0;
   private readonly waiting: (() => void)[] = [];

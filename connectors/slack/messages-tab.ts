@@ -18,12 +18,16 @@ import type { EngineLogger } from '../../src/engine/index.js';
 import type { SessionKey } from '../../src/sessions/thread-records.js';
 import { readInboundEvent, SlackId, SlackTs } from './inbound-events.js';
 
+/** @internal */
 export interface SuggestedPrompt {
   title: string;
   message: string;
 }
 
-/** What a click on each sends, standing alone (a prompt cannot carry a file or wait for more). */
+/**
+ * What a click on each sends, standing alone (a prompt cannot carry a file or wait for more).
+ * @internal
+ */
 export const DEFAULT_SUGGESTED_PROMPTS: readonly SuggestedPrompt[] = [
   { title: 'What can you do?', message: 'What can you do here, and how do I steer you or stop you while you work?' },
   { title: 'Tour your workspace', message: 'Look through your workspace folder and tell me what is in it.' },
@@ -34,7 +38,10 @@ export const DEFAULT_SUGGESTED_PROMPTS: readonly SuggestedPrompt[] = [
   { title: 'Plan a task with me', message: 'Help me plan a task step by step. Ask me what the task is first.' },
 ];
 
-/** Above the prompts in the tab. */
+/**
+ * Above the prompts in the tab.
+ * @internal
+ */
 export const PROMPTS_TITLE = 'Try one of these';
 
 export interface MessagesTabDeps {

@@ -40,14 +40,20 @@ export function guardedFetch(inner?: FetchFunction): FetchFunction {
   };
 }
 
-/** A request body with every text Slack would show made broadcast-free; the same object when nothing changed. */
+/**
+ * A request body with every text Slack would show made broadcast-free; the same object when nothing changed.
+ * @internal
+ */
 export function guardBody<B>(body: B, type = '', method = ''): B {
   if (typeof body === 'string') return guardString(body, type, method) as B;
   if (typeof FormData !== 'undefined' && body instanceof FormData) return guardForm(body, method) as B;
   return body;
 }
 
-/** Web API arguments (or a response_url payload) as objects: every shown text made broadcast-free. */
+/**
+ * Web API arguments (or a response_url payload) as objects: every shown text made broadcast-free.
+ * @internal
+ */
 export function guardSlackArguments(args: Record<string, unknown>, method = ''): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(args)) out[field] = guardField(field, value, method);

@@ -18,7 +18,10 @@ export interface RecordFirstReceiverOptions extends SocketModeReceiverOptions {
   onConnectionCount?: (count: number) => void;
 }
 
-/** The warning when Slack says several Socket Mode connections are open for the app. */
+/**
+ * The warning when Slack says several Socket Mode connections are open for the app.
+ * @internal
+ */
 export function socketConnectionsWarning(count: number): string {
   return `Slack Socket Mode: ${count} connections are open for this app; Slack spreads events over them. Run several instances in HTTP mode (README: Several instances), or at most 10 in Socket Mode.`;
 }

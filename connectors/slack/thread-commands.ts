@@ -13,6 +13,7 @@ export function slackCommandLines(bullet: string): string[] {
   return commandHelpLines('slack', { bullet });
 }
 
+/** @internal */
 export const COMMAND_HELP = [
   'Thread commands (mention me first):',
   ...slackCommandLines('•'),

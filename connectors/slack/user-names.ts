@@ -22,6 +22,7 @@ export interface UserNameLimits {
   lookupWaitMs: number;
 }
 
+/** @internal */
 export const USER_NAME_LIMITS: UserNameLimits = {
   lookupsPerMessage: 20,
   failureTtlMs: 10 * 60 * 1000,

@@ -100,6 +100,7 @@ const PageMessageSchema = z.discriminatedUnion('kind', [
 export type PageMessage = z.infer<typeof PageMessageSchema>;
 export type MessageOf<K extends PageMessage['kind']> = Extract<PageMessage, { kind: K }>;
 
+/** @internal */
 export const PageThreadSchema = z.object({
   /** The root message's id. */
   id: z.string(),

@@ -23,8 +23,11 @@ import { pipeline } from 'node:stream/promises';
 import type { IncomingFile } from '../../src/engine/index.js';
 import { FileTransferError, formatBytes, type FileDownload, type FileSource } from '../../src/files/index.js';
 
+/** @internal */
 export const UNSENT_TTL_MS = 10 * 60_000;
+/** @internal */
 export const READ_GRACE_MS = 10 * 60_000;
+/** @internal */
 export const SENT_TTL_MS = 24 * 60 * 60_000;
 const SWEEP_MS = 60_000;
 /** 16 random bytes, base64url: the upload's id, its file's name on disk, and its `web-upload:` URL. */

@@ -51,7 +51,10 @@ const CHANNEL = 'general';
 const MENTION = /(^|\s)@bot(?![\p{L}\p{N}_])/giu;
 const COMMAND = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i;
 
-/** The command table's commands as a Markdown list: the page's person runs the bot, so no command is marked for admins. */
+/**
+ * The command table's commands as a Markdown list: the page's person runs the bot, so no command is marked for admins.
+ * @internal
+ */
 export const COMMAND_HELP = [
   'Thread commands (type them in a thread):',
   ...commandHelpLines('web', { bullet: '-', readerIsAdmin: true }),

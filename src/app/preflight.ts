@@ -46,6 +46,7 @@ export function checkPlatforms(config: Config, options: CheckOptions = {}): Prom
   ]);
 }
 
+/** @internal */
 export async function checkSlack(
   token: string,
   apiUrl = DEFAULT_SLACK_API_URL,
@@ -70,6 +71,7 @@ export async function checkSlack(
   };
 }
 
+/** @internal */
 export async function checkDiscord(
   token: string,
   apiUrl = DEFAULT_DISCORD_API_URL,
@@ -178,7 +180,10 @@ export function whatRunsWhere(config: Config): Record<string, unknown> {
   };
 }
 
-/** A URL with its password (a database's) replaced: the line is for reading over a shoulder. */
+/**
+ * A URL with its password (a database's) replaced: the line is for reading over a shoulder.
+ * @internal
+ */
 export function maskedUrl(url: string): string {
   try {
     const parsed = new URL(url);

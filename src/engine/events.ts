@@ -63,5 +63,6 @@ export type EngineEvent =
   | { type: 'interrupted'; iterations: number }
   | { type: 'turn_end'; status: TurnEndStatus; iterations: number; pendingSteering: number };
 
+/** @internal */
 export type EngineEventType = EngineEvent['type'];
 export type EventOf<T extends EngineEventType> = Extract<EngineEvent, { type: T }>;

@@ -165,7 +165,10 @@ export const MessageSchema = z.discriminatedUnion('role', [
 ]);
 export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage | NoticeMessage;
 
-/** Parse a stored or foreign record into a canonical message; throws a zod error naming the bad field. */
+/**
+ * Parse a stored or foreign record into a canonical message; throws a zod error naming the bad field.
+ * @internal
+ */
 export function parseMessage(raw: unknown): Message {
   return MessageSchema.parse(raw);
 }

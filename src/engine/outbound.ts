@@ -28,6 +28,7 @@ export type AttachmentView = (file: StoredFile, capabilities: ModelCapabilities)
 /** Turns a PDF part into something a model without native PDF support can read. */
 export type PdfAdapter = (part: FilePart) => ContentPart[];
 
+/** @internal */
 export const IMAGE_PLACEHOLDER = '[image attachment — not viewable by this model]';
 
 const placeholderPdfAdapter: PdfAdapter = (part) => [

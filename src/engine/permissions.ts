@@ -19,6 +19,7 @@ export const APPROVAL_OUTCOMES = [
 ] as const;
 export type ApprovalOutcome = (typeof APPROVAL_OUTCOMES)[number];
 
+/** @internal */
 export interface PermissionRequest {
   toolName: string;
   arguments: Record<string, unknown>;

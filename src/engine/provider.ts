@@ -131,7 +131,10 @@ export function describeProviderError(error: unknown): { message: string; kind: 
   return { message: `The model call failed: ${message}`, kind: 'other' };
 }
 
-/** Safe capabilities for a model nobody told us about: tools yes, media no, a modest window. */
+/**
+ * Safe capabilities for a model nobody told us about: tools yes, media no, a modest window.
+ * @internal
+ */
 export const UNKNOWN_MODEL_CAPABILITIES: ModelCapabilities = {
   tools: true,
   vision: false,

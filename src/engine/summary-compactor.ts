@@ -32,6 +32,7 @@ export interface SummarizingCompactorOptions {
   maxTranscriptChars?: number;
 }
 
+/** @internal */
 export const SUMMARY_SYSTEM_PROMPT = `You compact the history of a conversation between a user and an AI agent that uses tools, so the agent can continue the work without the full transcript.
 Write a faithful summary in markdown with exactly these sections:
 ## Goals and constraints

@@ -48,6 +48,7 @@ import { ToolRegistry } from './tools.js';
 import type { ActiveTurn, EngineParts } from './engine-parts.js';
 import { driveTurn, newTurn, toolPassContext, type Opening } from './turn-loop.js';
 
+/** @internal */
 export class EngineBusyError extends Error {
   constructor(what: string) {
     super(`${what}: a turn is already running in this session`);

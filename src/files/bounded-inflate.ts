@@ -7,7 +7,10 @@ import { createGunzip, createInflate, createInflateRaw, type Gunzip, type Inflat
 
 export type CompressedStream = 'deflate' | 'gzip' | 'zlib';
 
-/** How many bytes the inflater hands over at a time: what may be inflated past a cap before it stops. */
+/**
+ * How many bytes the inflater hands over at a time: what may be inflated past a cap before it stops.
+ * @internal
+ */
 export const INFLATE_CHUNK_BYTES = 64 * 1024;
 
 export type Inflated =

@@ -22,6 +22,7 @@ import { formatBytes } from './sizes.js';
 import { TooManyMembers, UnreadableZip, zipMembers, type ZipMember } from './zip-members.js';
 import { thousands } from '../text/thousands.js';
 
+/** @internal */
 export interface InflateLimits {
   /** Bytes read out of the file in all (inflated, or stored in a zip), over every member of every layer. */
   totalBytes: number;
@@ -40,6 +41,7 @@ export interface InflateLimits {
  * inflates to about 150 MiB only when its cells are near-identical); 100:1 is past what real
  * documents reach (spreadsheet XML deflates about 10:1, text 3 to 10:1) and far below what a
  * bomb does (zeros deflate about 1000:1).
+ * @internal
  */
 export const INFLATE_LIMITS: InflateLimits = {
   totalBytes: 64 * 1024 * 1024,
@@ -49,7 +51,10 @@ export const INFLATE_LIMITS: InflateLimits = {
   depth: 3,
 };
 
-/** What the check has read so far: one per file, shared by every layer of it. */
+/**
+ * What the check has read so far: one per file, shared by every layer of it.
+ * @internal
+ */
 export class InflateBudget {
   /** Bytes inflated (or read stored), counted chunk by chunk as the inflater hands them over. */
   read = 0;

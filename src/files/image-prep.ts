@@ -14,6 +14,7 @@ import { FairQueue } from './fair-queue.js';
 import { sniffImageType } from './file-kind.js';
 
 // The same judgement intake.ts makes of a download's first bytes, exported here too for callers of this module.
+/** @internal */
 export { sniffImageType };
 
 type SharpModule = typeof import('sharp');

@@ -5,5 +5,5 @@ export { attachmentViewFor } from './attachment-view.js';
 export { mediaPreparers } from './media-preparers.js';
 export { attachFileTool } from './attach-file.js';
 export { inputPreparer, removeThreadUploads, uploadPlace } from './conversation-files.js';
-export { safeFileName } from './safe-name.js';
+
 export { formatBytes } from './sizes.js';

@@ -64,6 +64,7 @@ export interface PdfTextOptions {
   onReaderExit?(report: ReaderReport): void;
 }
 
+/** @internal */
 export interface ReaderReport {
   pid: number;
   /** The most the reader held resident, as last read (0 where the system has no /proc). */

@@ -43,6 +43,7 @@ export interface McpConfig {
   skipped?: { server: string; error: string }[];
 }
 
+/** @internal */
 export class McpConfigError extends Error {
   constructor(
     readonly source: string,
@@ -111,6 +112,7 @@ export interface ParseOptions {
   unsetVariables?: 'error' | 'skip';
 }
 
+/** @internal */
 export function parseMcpConfig(json: unknown, options: ParseOptions = {}): McpConfig {
   const { env = process.env, source = 'mcp.json', baseDir = process.cwd() } = options;
   const file = fileShape.safeParse(json);

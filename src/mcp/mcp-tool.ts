@@ -9,7 +9,10 @@ import { defineTool, type ToolDefinition, type ToolMetadata } from '../engine/in
 import type { McpConnection } from './connection.js';
 import { resultText } from './result-text.js';
 
-/** The text of an `isError` result; the engine records it as the tool's error. */
+/**
+ * The text of an `isError` result; the engine records it as the tool's error.
+ * @internal
+ */
 export class McpToolError extends Error {
   constructor(message: string) {
     super(message);
@@ -53,6 +56,7 @@ export function mcpToolDefinition(
  * destroys, or reaches the open world, always asks: an open-world read can still carry
  * data out (a URL built from a secret). No hints at all is neither: medium risk, which
  * asks in interactive mode.
+ * @internal
  */
 export function toolMetadataOf(annotations: ToolAnnotations | undefined): ToolMetadata {
   const hints = annotations ?? {};
@@ -75,6 +79,7 @@ export function toolMetadataOf(annotations: ToolAnnotations | undefined): ToolMe
  * The model still sees the server's schema: zod merges `.meta()` into `z.toJSONSchema`'s
  * output, which is what the engine's `toolSchemaOf` sends. (A raw `parameters` field on
  * the engine's ToolDefinition would say this more plainly, without leaning on zod.)
+ * @internal
  */
 export function argumentsSchemaOf(inputSchema: Tool['inputSchema']): z.ZodType<Record<string, unknown>> {
   // `id` is the one key zod's `.meta()` treats as its own (it would move the schema into

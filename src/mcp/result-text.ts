@@ -66,6 +66,7 @@ function sizeOfBase64(data: string): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
+/** @internal */
 export function capText(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   let kept = text.slice(0, maxChars);

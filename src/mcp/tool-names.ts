@@ -6,6 +6,7 @@
 // gets a short hash of the original, so two tools never end up with the same name.
 import { createHash } from 'node:crypto';
 
+/** @internal */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 const MAX_TOOL_NAME_LENGTH = 64;
 const SEPARATOR = '__';

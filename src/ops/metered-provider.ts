@@ -224,6 +224,7 @@ function providerNameOf(model: string, fallback: string): string {
 /**
  * The most output tokens a call may produce: what the request's settings cap it at, else the
  * provider's default cap (Anthropic calls send 8192: anthropic.ts), else the model's output limit.
+ * @internal
  */
 export function outputCeiling(request: ProviderRequest): number {
   const settings = request.settings ?? {};
@@ -259,7 +260,10 @@ const OUTPUT_LIMITS: [string, number][] = (
 ).sort((a, b) => b[0].length - a[0].length);
 const DEFAULT_OUTPUT_LIMIT = 16_384;
 
-/** Input tokens of a request, roughly: four characters a token, 1,000 per image or document. */
+/**
+ * Input tokens of a request, roughly: four characters a token, 1,000 per image or document.
+ * @internal
+ */
 export function estimateRequestTokens(request: ProviderRequest): number {
   let chars = 0;
   let media = 0;

@@ -11,7 +11,10 @@ import type { SessionObserver } from '../sessions/session-observer.js';
 import type { SessionRecord } from '../store/session-store.js';
 import { placeOf, type OpsBus, type WaitKind } from './ops-events.js';
 
-/** The longest argument summary the audit trail keeps. */
+/**
+ * The longest argument summary the audit trail keeps.
+ * @internal
+ */
 export const ARGS_SUMMARY_CHARS = 200;
 
 interface ToolMemory {

@@ -54,7 +54,10 @@ export function sessionOps(bus: OpsBus, observer: OpsObserver, now: () => number
   };
 }
 
-/** A resolution in one word or two, never the person's text (a question's answer stays out). */
+/**
+ * A resolution in one word or two, never the person's text (a question's answer stays out).
+ * @internal
+ */
 export function decisionOf(resolution: InboxResolution): string {
   switch (resolution.kind) {
     case 'approval':

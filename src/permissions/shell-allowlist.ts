@@ -55,7 +55,10 @@ const TILDE_MAY_FOLLOW = /[A-Za-z0-9~^]/;
 /** A first word like `FOO=1`: bash reads it as a variable for the command, not a program. */
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
 
-/** The first disqualifying character in `command`, described for a human; undefined if none. */
+/**
+ * The first disqualifying character in `command`, described for a human; undefined if none.
+ * @internal
+ */
 export function findShellOperator(command: string): string | undefined {
   let previous = '';
   for (const character of command) {
@@ -79,6 +82,7 @@ export function findShellOperator(command: string): string | undefined {
  * a backslash outside quotes escapes the next character, `#` at a word start begins a
  * comment. Returns null for unbalanced quotes or a trailing backslash. It expands nothing:
  * callers must refuse text containing `$`, backticks or globs they care about first.
+ * @internal
  */
 export function splitShellWords(text: string): string[] | null {
   const words: string[] = [];

@@ -16,7 +16,10 @@ export interface ProfilePlace {
   channel: string;
 }
 
-/** Slack DMs are channels `D…`; Discord's connector files DMs under the workspace `dm`. */
+/**
+ * Slack DMs are channels `D…`; Discord's connector files DMs under the workspace `dm`.
+ * @internal
+ */
 export function isDirectMessage(place: ProfilePlace): boolean {
   return (
     (place.platform === 'slack' && place.channel.startsWith('D')) ||
@@ -24,7 +27,10 @@ export function isDirectMessage(place: ProfilePlace): boolean {
   );
 }
 
-/** How specific a match is: 0 when it does not match; a channel 3, DMs and the playground 2, a workspace 1. */
+/**
+ * How specific a match is: 0 when it does not match; a channel 3, DMs and the playground 2, a workspace 1.
+ * @internal
+ */
 export function matchRank(match: ProfileMatch, place: ProfilePlace): number {
   const checks: { given: boolean; holds: boolean; rank: number }[] = [
     {

@@ -46,7 +46,10 @@ export async function readProfilesFile(path: string, checks: ProfileChecks = () 
   return parseProfiles(text, checks);
 }
 
-/** The file's text, parsed and checked. */
+/**
+ * The file's text, parsed and checked.
+ * @internal
+ */
 export function parseProfiles(text: string, checks: ProfileChecks = () => []): ProfilesReading {
   let raw: unknown;
   try {

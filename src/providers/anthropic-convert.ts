@@ -31,7 +31,10 @@ export interface AnthropicPrompt {
   messages: AnthropicTurn[];
 }
 
-/** Sent when a history starts with the assistant (e.g. after compaction): "first message must use the user role". */
+/**
+ * Sent when a history starts with the assistant (e.g. after compaction): "first message must use the user role".
+ * @internal
+ */
 export const CONTINUATION_TEXT = '(conversation continues)';
 
 // `_anthropic` comes back from persisted transcripts, so it is parsed, not trusted. A thinking

@@ -52,6 +52,7 @@ const RULES: CapabilityRule[] = [
   { provider: 'anthropic', prefix: 'claude-3-5-haiku', capabilities: full(200_000, false) },
 ];
 
+/** @internal */
 export const FALLBACK_CAPABILITIES: Record<ProviderName, ModelCapabilities> = {
   // An OpenAI-compatible server (Ollama, vLLM, LM Studio) may run anything: assume little.
   openai: { tools: true, vision: false, pdf: false, contextWindow: 32_768 },

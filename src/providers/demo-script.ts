@@ -19,8 +19,12 @@ import type { OutboundMessage } from '../engine/messages.js';
 import type { ProviderRequest, ProviderToolCall } from '../engine/provider.js';
 import { asksFor, isCommand, steerOf, type DemoSteer } from './demo-asks.js';
 
-/** The file the demo writes, relative to the workspace. */
+/**
+ * The file the demo writes, relative to the workspace.
+ * @internal
+ */
 export const DEMO_NOTE_PATH = 'demo-note.md';
+/** @internal */
 export const DEMO_NOTE_CONTENT = [
   '# A note from the demo model',
   '',
@@ -59,6 +63,7 @@ const HELP = [
   HOW_TO_SET_A_MODEL,
 ].join('\n');
 
+/** @internal */
 export const DEMO_STORY = [
   'Once upon a time, in a workspace not far from here, there lived a small bot.',
   'Every morning it read the messages in its threads, one by one, and answered each as well as it could.',
@@ -71,7 +76,10 @@ export const DEMO_STORY = [
   'The end. (That was the long answer: next time, press **🛑 Stop** halfway, or reply while it is being written.)',
 ].join(' ');
 
-/** The story, as the steer "make it short" asks for it. */
+/**
+ * The story, as the steer "make it short" asks for it.
+ * @internal
+ */
 export const DEMO_STORY_SHORT =
   'A small bot answered every message in its threads, asked before it changed anything, took replies as they came and stopped when told. The end.';
 

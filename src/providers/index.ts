@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import { SummarizingCompactor, type Provider, type ProviderResolver } from '../engine/index.js';
 import { AnthropicProvider, type AnthropicProviderOptions } from './anthropic.js';
 import { DemoProvider, type DemoProviderOptions } from './demo-provider.js';
-import { parseModelRef, resolveModelRef, type ProviderName } from './model-ref.js';
+import { resolveModelRef, type ProviderName } from './model-ref.js';
 import { OpenAIProvider, type OpenAIProviderOptions } from './openai.js';
 
 export interface ProviderSettings {
@@ -65,5 +65,5 @@ export function compactorFrom(config: Config, resolve: ProviderResolver): Summar
   });
 }
 
-export { AnthropicProvider, OpenAIProvider, parseModelRef, resolveModelRef };
+export { resolveModelRef };
 export type { ProviderName };

@@ -19,7 +19,10 @@ export interface SandboxOwner {
   gid: number;
 }
 
-/** nobody:nogroup on Debian and most others: owns nothing of the host's. */
+/**
+ * nobody:nogroup on Debian and most others: owns nothing of the host's.
+ * @internal
+ */
 export const DEFAULT_RUN_AS: SandboxOwner = { uid: 65534, gid: 65534 };
 
 export interface RunAsDecision {

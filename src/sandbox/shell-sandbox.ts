@@ -48,6 +48,7 @@ const HOW_TO_FIX =
   'and allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04+, an AppArmor profile for bwrap), ' +
   'or set SHELL_SANDBOX=off to run commands unconfined (see docs/security.md, "The shell sandbox")';
 
+/** @internal */
 export const UNCONFINED_WARNING =
   "SHELL_SANDBOX=off: shell commands run WITHOUT a sandbox; an approved command can read the bot's .env, tokens, store and every " +
   "file the bot's user can, and reach the network";
@@ -127,7 +128,10 @@ function unreachableFolder(settings: ShellSandboxSettings, owner: SandboxOwner):
   return null;
 }
 
-/** The bounds of one command, in words, for the start-up line. */
+/**
+ * The bounds of one command, in words, for the start-up line.
+ * @internal
+ */
 export function boundsText(
   limits: SandboxLimits,
   workspaceMaxBytes: number | undefined,

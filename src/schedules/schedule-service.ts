@@ -33,6 +33,7 @@ export interface ScheduleServiceOptions {
 /** `s-` and 6 base32 characters: short enough to type after /unschedule, 2^30 of them. */
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 const ID_LENGTH = 6;
+/** @internal */
 export const SCHEDULE_ID_PATTERN = /^s-[a-z2-7]{6}$/;
 const ID_ATTEMPTS = 20;
 

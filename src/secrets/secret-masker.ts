@@ -19,12 +19,16 @@ import { mergedSpans, replaceSpans, SECRET_MASK, type Span } from './spans.js';
 import { StreamMasker } from './stream-masker.js';
 import { viewOf, type TextView } from './text-view.js';
 
-export { SECRET_MASK };
-
-/** The shortest piece of a secret's start or end that is masked on its own. */
+/**
+ * The shortest piece of a secret's start or end that is masked on its own.
+ * @internal
+ */
 export const FRAGMENT_LENGTH = 8;
 
-/** The shortest piece from anywhere inside a secret that is masked on its own. */
+/**
+ * The shortest piece from anywhere inside a secret that is masked on its own.
+ * @internal
+ */
 export const INNER_PIECE_LENGTH = 12;
 
 /**

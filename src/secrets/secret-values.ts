@@ -55,7 +55,10 @@ const LOCATION_VARIABLES: ReadonlySet<string> = new Set([
   'SSH_AUTH_SOCK',
 ]);
 
-/** Does this setting, environment variable or header name say its value is a secret? */
+/**
+ * Does this setting, environment variable or header name say its value is a secret?
+ * @internal
+ */
 export function looksSecretName(name: string): boolean {
   if (LOCATION_VARIABLES.has(name)) return false;
   const words = name
@@ -73,6 +76,7 @@ const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@/i;
  * The credentials inside a URL's userinfo: the password as written, percent-decoded and as
  * a URL parser normalises it (a tool may print any of the three), and the username when it
  * is long enough to be a secret.
+ * @internal
  */
 export function urlCredentials(text: string): string[] {
   const match = USERINFO.exec(text.trim());

@@ -15,7 +15,10 @@ import { placeOf } from '../ops/ops-events.js';
 import type { ModelMenu, SessionProfiles } from './session-profiles.js';
 import { afterWindDown } from './turn-wind-down.js';
 
-/** Why a member's Continue on a turn a spend limit paused is refused. */
+/**
+ * Why a member's Continue on a turn a spend limit paused is refused.
+ * @internal
+ */
 export const CONTINUE_NEEDS_ADMIN = 'Only an admin can let a turn go on past a spending limit.';
 
 export type { ModelMenu } from './session-profiles.js';

@@ -45,6 +45,7 @@ const DEFAULT_STORE_URL = 'sqlite://data/bot.sqlite';
 /**
  * The Keyv backends opened by URL from a package the operator installs (not a dependency:
  * most deployments never need them). SQLite and Redis are built in.
+ * @internal
  */
 export const STORE_PACKAGES: Readonly<Record<string, string>> = {
   postgres: '@keyv/postgres',

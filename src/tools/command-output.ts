@@ -263,6 +263,7 @@ type EscapeState = 'ground' | 'escape' | 'intermediate' | 'csi' | 'string' | 'st
  * CR LF and a lone CR become LF (a progress bar's redraws become lines); every other control
  * character but tab and LF becomes its Control Picture (U+2400 + code, DEL as ␡). One pass,
  * one state per character: linear in the output, however it is split into chunks.
+ * @internal
  */
 export class TerminalText {
   private state: EscapeState = 'ground';

@@ -17,7 +17,10 @@ import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { isInside } from './real-paths.js';
 
-/** Top-level folders that belong to the system, never to a project; `/lib*` is matched by prefix. */
+/**
+ * Top-level folders that belong to the system, never to a project; `/lib*` is matched by prefix.
+ * @internal
+ */
 export const SYSTEM_FOLDERS: readonly string[] = [
   '/proc',
   '/sys',
@@ -78,6 +81,7 @@ export function parseGrantRoots(raw: string | undefined): string[] {
  * Trees a bot running as root grants nothing in unless GRANT_ROOTS names them: people's homes
  * (/home), software and data installed beside the system (/opt, /srv) and mounted disks
  * (/mnt, /media). `/root` is the bot's own home, refused for every bot.
+ * @internal
  */
 export const ROOT_BOT_RESERVED_TREES: readonly string[] = ['/home', '/opt', '/srv', '/mnt', '/media'];
 

@@ -71,6 +71,7 @@ export interface PageText {
  * The readable text of a page, in one synchronous pass. Linear, but a 2 MiB page of hostile
  * markup still takes tens of milliseconds: where the event loop matters, use
  * `htmlToTextAsync`.
+ * @internal
  */
 export function htmlToText(html: string): PageText {
   const reader = new PageReader(html);

@@ -130,7 +130,10 @@ export function specialPurposeRange(address: string): string | undefined {
   return undefined;
 }
 
-/** Loopback, private, link-local, metadata, multicast, reserved or otherwise special-purpose. */
+/**
+ * Loopback, private, link-local, metadata, multicast, reserved or otherwise special-purpose.
+ * @internal
+ */
 export function isPrivateAddress(address: string): boolean {
   return specialPurposeRange(address) !== undefined;
 }
@@ -200,6 +203,7 @@ export function assertPublicHost(hostname: string, addressPolicy: AddressPolicy 
  * Resolves `hostname` once and returns its addresses if every one is public; throws otherwise.
  * Refusing when any answer is private (not only the first) leaves no choice to the connector's
  * address selection or a retry.
+ * @internal
  */
 export async function resolvePublicAddresses(hostname: string, options: GuardOptions = {}): Promise<string[]> {
   const policy = options.addressPolicy ?? specialPurposeRange;

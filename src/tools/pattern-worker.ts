@@ -96,7 +96,10 @@ parentPort.on('message', ({ texts, limit }) => {
 
 let running = 0;
 
-/** How many pattern workers are alive in this process (for tests and diagnostics). */
+/**
+ * How many pattern workers are alive in this process (for tests and diagnostics).
+ * @internal
+ */
 export function runningPatternWorkers(): number {
   return running;
 }

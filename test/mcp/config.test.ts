@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadMcpConfig, McpConfigError, parseMcpConfig } from '../../src/mcp/index.js';
+import { loadMcpConfig } from '../../src/mcp/index.js';
+import { McpConfigError, parseMcpConfig } from '../../src/mcp/config.js';
 
 function problemsOf(json: unknown, env: NodeJS.ProcessEnv = {}): string[] {
   try {

@@ -1,7 +1,8 @@
 // MCP tools inside a real TurnEngine turn: the stdio notes server, a scripted model.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PermissionRequest, ToolDefinition } from '../../src/engine/index.js';
-import { McpManager, parseMcpConfig } from '../../src/mcp/index.js';
+import { McpManager } from '../../src/mcp/index.js';
+import { parseMcpConfig } from '../../src/mcp/config.js';
 import { call, callTools, say } from '../fakes/scripted-provider.js';
 import { collect, engineWith, memoryLogger, only, waitFor } from '../support/engine-kit.js';
 import { notesServerEntry } from './fixtures/launch.js';

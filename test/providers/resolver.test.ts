@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { SummarizingCompactor } from '../../src/engine/index.js';
 import {
-  AnthropicProvider,
   compactorFrom,
   createProviderResolver,
-  OpenAIProvider,
-  parseModelRef,
   providerSettingsFrom,
   resolveModelRef,
 } from '../../src/providers/index.js';
+import { AnthropicProvider } from '../../src/providers/anthropic.js';
+import { OpenAIProvider } from '../../src/providers/openai.js';
+import { parseModelRef } from '../../src/providers/model-ref.js';
 import { capabilitiesOf, FALLBACK_CAPABILITIES } from '../../src/providers/capabilities.js';
 
 describe('model names', () => {

@@ -8,7 +8,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { ProviderChunk, ProviderRequest } from '../../src/engine/index.js';
 import { capabilitiesOf, FALLBACK_CAPABILITIES } from '../../src/providers/capabilities.js';
-import { AnthropicProvider, compactorFrom, createProviderResolver, OpenAIProvider } from '../../src/providers/index.js';
+import { compactorFrom, createProviderResolver } from '../../src/providers/index.js';
+import { AnthropicProvider } from '../../src/providers/anthropic.js';
+import { OpenAIProvider } from '../../src/providers/openai.js';
 import { FakeAnthropic } from '../fakes/anthropic-server.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 

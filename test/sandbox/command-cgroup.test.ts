@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { assessCgroupV2, CgroupV2Commands } from '../../src/sandbox/cgroup-v2.js';
 import { openCommandCgroups } from '../../src/sandbox/command-cgroup.js';
 import { boundsText } from '../../src/sandbox/shell-sandbox.js';
-import { DEFAULT_SANDBOX_LIMITS } from '../../src/sandbox/index.js';
+import { DEFAULT_SANDBOX_LIMITS } from '../../src/sandbox/bwrap-sandbox.js';
 
 const MB = 1024 * 1024;
 const UNIT = 'system.slice/chat-agent.service';

@@ -16,7 +16,7 @@ import { prepareShell } from '../../src/sandbox/shell-startup.js';
 import { WorkspaceDisks } from '../../src/sandbox/workspace-disks.js';
 import { openWorkspaceDisks } from '../../src/sandbox/workspace-disks-startup.js';
 import { sessionIdOf, type SessionKey } from '../../src/store/session-store.js';
-import { conversationFolderName } from '../../src/tools/index.js';
+import { conversationFolderName } from '../../src/tools/conversation-folder.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { coreTestEnv } from '../support/core-env.js';
 import { memoryLogger, waitFor } from '../support/engine-kit.js';

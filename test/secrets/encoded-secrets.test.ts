@@ -3,7 +3,8 @@
 // two across results, and arriving in pieces (a stream). Each is masked; ordinary text that
 // only looks encoded is left as it was.
 import { describe, expect, it } from 'vitest';
-import { FRAGMENT_LENGTH, INNER_PIECE_LENGTH, SecretMasker } from '../../src/secrets/index.js';
+import { SecretMasker } from '../../src/secrets/index.js';
+import { FRAGMENT_LENGTH, INNER_PIECE_LENGTH } from '../../src/secrets/secret-masker.js';
 
 const SECRET = 'ghp-Secret~Token?8c2f1a>9e';
 const masker = new SecretMasker([SECRET]);

@@ -2,14 +2,9 @@
 // text that leaves the bot, becomes `[secret]`; ordinary text is left alone.
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { parseMcpConfig } from '../../src/mcp/index.js';
-import {
-  configSecretValues,
-  looksSecretName,
-  mcpSecretValues,
-  SecretMasker,
-  urlCredentials,
-} from '../../src/secrets/index.js';
+import { parseMcpConfig } from '../../src/mcp/config.js';
+import { configSecretValues, mcpSecretValues, SecretMasker } from '../../src/secrets/index.js';
+import { looksSecretName, urlCredentials } from '../../src/secrets/secret-values.js';
 
 const config = (env: Record<string, string>) => loadConfig({ MODEL: 'openai:gpt-4.1', ...env });
 

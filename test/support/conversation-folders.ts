@@ -2,7 +2,7 @@
 // thread works in a folder of its own under WORKSPACE_DIR (src/tools/conversation-folder.ts).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { conversationFolderName, type ConversationKey } from '../../src/tools/index.js';
+import { conversationFolderName, type ConversationKey } from '../../src/tools/conversation-folder.js';
 
 /** The folder thread `key` works in. */
 export function threadFolder(workspaceDir: string, key: ConversationKey): string {

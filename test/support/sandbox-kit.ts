@@ -6,14 +6,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  botPaths,
-  decideShellSandbox,
-  shellEnvironment,
-  type BotPaths,
-  type BwrapSandbox,
-} from '../../src/sandbox/index.js';
-import type { SandboxLimits } from '../../src/sandbox/index.js';
+import { botPaths, type BotPaths } from '../../src/sandbox/protected-paths.js';
+import { decideShellSandbox } from '../../src/sandbox/shell-sandbox.js';
+import { shellEnvironment } from '../../src/sandbox/shell-environment.js';
+import type { BwrapSandbox } from '../../src/sandbox/bwrap-sandbox.js';
+import type { SandboxLimits } from '../../src/sandbox/bwrap-sandbox.js';
 import { decideRunAs } from '../../src/sandbox/run-as.js';
 
 export const ENV_SECRET = 'envfile-secret-7f3a9c1e5b';

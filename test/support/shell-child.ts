@@ -3,7 +3,9 @@
 // in a test changes nothing there). Started with the bot's secrets in its environment, it
 // builds the shell as the core does and runs each command of its argument, printing the raw
 // results as one JSON line: no masking in between, so a leak is seen as it is.
-import { botPaths, decideShellSandbox, shellEnvironment } from '../../src/sandbox/index.js';
+import { botPaths } from '../../src/sandbox/protected-paths.js';
+import { decideShellSandbox } from '../../src/sandbox/shell-sandbox.js';
+import { shellEnvironment } from '../../src/sandbox/shell-environment.js';
 import { createBuiltinTools, type ShellSetup } from '../../src/tools/index.js';
 
 interface Request {

@@ -2,7 +2,7 @@
 // through the engine, where the tool message content is what is measured (50 MB
 // of zeros once became a 119,607-character tool result under a 20,000-character cap).
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_OUTPUT_CHARS } from '../../src/tools/index.js';
+import { DEFAULT_MAX_OUTPUT_CHARS } from '../../src/tools/output.js';
 import { createPermissionPolicy } from '../../src/permissions/index.js';
 import { call, callTools, say } from '../fakes/scripted-provider.js';
 import { collect, engineWith } from '../support/engine-kit.js';

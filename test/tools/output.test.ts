@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { capOutput, MiddleTrimmedText } from '../../src/tools/index.js';
+import { capOutput, MiddleTrimmedText } from '../../src/tools/output.js';
 
 describe('capOutput', () => {
   it('leaves text that fits alone', () => {

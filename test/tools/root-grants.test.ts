@@ -6,7 +6,8 @@ import { chown, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_RUN_AS } from '../../src/sandbox/run-as.js';
-import { parseGrantRoots, Workspace } from '../../src/tools/index.js';
+import { parseGrantRoots } from '../../src/tools/index.js';
+import { Workspace } from '../../src/tools/workspace.js';
 import { ROOT_BOT_RESERVED_TREES } from '../../src/tools/grant-rules.js';
 import { tempDir } from '../support/test-connector.js';
 

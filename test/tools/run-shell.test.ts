@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { shellEnvironment } from '../../src/sandbox/index.js';
+import { shellEnvironment } from '../../src/sandbox/shell-environment.js';
 import { waitFor } from '../support/engine-kit.js';
 import { asRecord, createSandbox, processGone, type Sandbox } from './tool-kit.js';
 

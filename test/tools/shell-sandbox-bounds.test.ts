@@ -7,7 +7,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { chmod, chown as chownPath, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { BwrapSandbox } from '../../src/sandbox/index.js';
+import type { BwrapSandbox } from '../../src/sandbox/bwrap-sandbox.js';
 import { assessCgroupV2 } from '../../src/sandbox/cgroup-v2.js';
 import { DEFAULT_RUN_AS } from '../../src/sandbox/run-as.js';
 import { createBuiltinTools, type BuiltinTools } from '../../src/tools/index.js';

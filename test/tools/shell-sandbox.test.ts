@@ -20,7 +20,7 @@ import {
   STORE_SECRET,
   type FakeBot,
 } from '../support/sandbox-kit.js';
-import type { BwrapSandbox } from '../../src/sandbox/index.js';
+import type { BwrapSandbox } from '../../src/sandbox/bwrap-sandbox.js';
 
 const run = promisify(execFile);
 const PROJECT = fileURLToPath(new URL('../..', import.meta.url));

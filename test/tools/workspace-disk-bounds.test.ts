@@ -12,7 +12,7 @@ import { mountedAt } from '../../src/sandbox/disk-image.js';
 import { DEFAULT_RUN_AS } from '../../src/sandbox/run-as.js';
 import type { WorkspaceDisk, WorkspaceDisks } from '../../src/sandbox/workspace-disks.js';
 import { openWorkspaceDisks } from '../../src/sandbox/workspace-disks-startup.js';
-import type { BwrapSandbox } from '../../src/sandbox/index.js';
+import type { BwrapSandbox } from '../../src/sandbox/bwrap-sandbox.js';
 import { createBuiltinTools, type BuiltinTools } from '../../src/tools/index.js';
 import { measureFolder } from '../../src/tools/workspace-usage.js';
 import { fakeBot, sandboxFor, type FakeBot } from '../support/sandbox-kit.js';

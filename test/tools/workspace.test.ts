@@ -3,7 +3,7 @@ import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Workspace } from '../../src/tools/index.js';
+import { Workspace } from '../../src/tools/workspace.js';
 import { createSandbox, type Sandbox } from './tool-kit.js';
 
 let sandbox: Sandbox;

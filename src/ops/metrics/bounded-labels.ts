@@ -5,7 +5,10 @@
 // `other`. Values are also clipped and reduced to a plain alphabet, so a label can never carry
 // a sentence (no label value here ever comes from what a person wrote; this is a second lock).
 
-/** What a value past the cap, or an empty one, is counted as. */
+/**
+ * What a value past the cap, or an empty one, is counted as.
+ * @internal
+ */
 export const OTHER = 'other';
 
 const MAX_VALUE_CHARS = 80;
@@ -47,6 +50,7 @@ export class BoundedLabel {
  * A label value reduced to letters, digits, spaces and `_ . : / - @ +` (an MCP tool's name, a model
  * id, `chat.postMessage`, a route `POST /channels/:id/messages`), at most 80 characters.
  * Anything else becomes `_`; nothing at all becomes `other`.
+ * @internal
  */
 export function cleanLabelValue(value: string | undefined): string {
   if (!value) return OTHER;

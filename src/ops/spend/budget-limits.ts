@@ -32,7 +32,10 @@ const USD = /^\$?\s*(\d+(?:\.\d+)?)\s*(?:usd)?$/i;
 const TOKENS = /^(\d+(?:\.\d+)?)\s*([kmb])?\s*tokens?$/i;
 const SCALE: Record<string, number> = { k: 1_000, m: 1_000_000, b: 1_000_000_000 };
 
-/** Parses a BUDGET_* value; undefined with the reason for one that is not an amount. */
+/**
+ * Parses a BUDGET_* value; undefined with the reason for one that is not an amount.
+ * @internal
+ */
 export function parseLimit(text: string): { ok: true; limit: LimitAmount } | { ok: false; reason: string } {
   const limit: LimitAmount = {};
   const parts = text.split(',').map((part) => part.trim());

@@ -5,7 +5,7 @@ import type { OpsSink } from '../ops-events.js';
 import type { KnownTools } from '../tool-names.js';
 import { traceSettingsFrom, type TraceConfig } from './trace-settings.js';
 
-export { traceSettingsFrom, type TraceConfig } from './trace-settings.js';
+export { type TraceConfig } from './trace-settings.js';
 
 /** The trace sink when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set, else undefined (and nothing loaded). */
 export async function tracingFrom(

@@ -4,7 +4,7 @@
 // value), and the headers' values known to the secret masker.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config.js';
-import { traceSettingsFrom } from '../../../src/ops/traces/index.js';
+import { traceSettingsFrom } from '../../../src/ops/traces/trace-settings.js';
 import { configSecretValues } from '../../../src/secrets/index.js';
 
 function problemsOf(env: Record<string, string>): string[] {

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { startCore, type Core } from '../../../src/core.js';
 import type { InboxItem } from '../../../src/engine/index.js';
-import { SECRET_MASK } from '../../../src/secrets/index.js';
+import { SECRET_MASK } from '../../../src/secrets/spans.js';
 import { FakeAnthropic } from '../../fakes/anthropic-server.js';
 import { FakeOpenAI } from '../../fakes/openai-server.js';
 import { FakeCollector, type ReceivedSpan } from '../../fakes/otlp-receiver.js';
