@@ -194,7 +194,9 @@ describe('an owner that dies', () => {
       { a: [slowA], b: [recordingTool('migrate', { risk: 'low', category: 'write' }, { log: logB })] },
     );
     await a.bot.say('T1', 'U1', 'migrate');
-    await a.bot.waitForEvent('T1', 'tool_started');
+    // Dies once the tool runs, not at its card: between the two the start is written ahead, and
+    // an instance killed before that write never runs the tool at all (another scenario).
+    await waitFor(() => finishA !== undefined);
     await a.bot.die();
     await waitFor(() => b.provider.requests.length === 1, 5_000);
     await waitFor(() => b.bot.events('T1').some((event) => event.type === 'turn_end'), 5_000);
