@@ -5,5 +5,4 @@ export { attachmentViewFor } from './attachment-view.js';
 export { mediaPreparers } from './media-preparers.js';
 export { attachFileTool } from './attach-file.js';
 export { inputPreparer, removeThreadUploads, uploadPlace } from './conversation-files.js';
-
 export { formatBytes } from './sizes.js';

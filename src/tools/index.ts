@@ -1,5 +1,5 @@
-// The built-in tools' public surface: the per-session factory, and the pieces a session
-// or a connector may want on their own (workspace confinement, output caps).
+// The built-in tools' public surface: the per-session factory, the grant roots it is given,
+// and the conversation folders a session opens and removes.
 export * from './builtin-tools.js';
 
 export { openConversationFolder, removeThreadFolder } from './conversation-folder.js';
